@@ -1,0 +1,52 @@
+# etlkit - convenience targets around CMake. `make demo` and `make test` are the
+# README's Quick start: each installs what it needs (apt-get, only what is missing).
+
+BUILD       ?= build
+ASAN_BUILD  ?= build-asan
+FUZZ_BUILD  ?= build-fuzz
+FUZZ_SECONDS ?= 60
+JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
+SHARED      ?= $(CURDIR)/../shared
+DEMO_TRACE  ?= samples/kernel-shutdown-x64.etl
+
+.PHONY: all build demo test test-unit test-asan fuzz deps deps-test clean
+
+all: build
+
+deps:
+	@sh scripts/deps.sh build
+
+deps-test:
+	@sh scripts/deps.sh test
+
+build: deps
+	cmake -S . -B $(BUILD) -DETLKIT_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	$(BUILD)/etlkit info $(DEMO_TRACE)
+	$(BUILD)/etlkit dump --limit 12 $(DEMO_TRACE)
+
+# Everything CI runs: unit + golden + CLI tests, the same under ASan+UBSan, then the fuzzers.
+test: deps-test test-unit test-asan fuzz
+
+test-unit:
+	cmake -S . -B $(BUILD)-test -DETLKIT_SHARED_DIR=$(SHARED) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD)-test -j$(JOBS)
+	ctest --test-dir $(BUILD)-test --output-on-failure -j$(JOBS)
+
+test-asan:
+	cmake -S . -B $(ASAN_BUILD) -DETLKIT_SANITIZE=ON -DETLKIT_SHARED_DIR=$(SHARED) \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS)
+
+fuzz:
+	cmake -S . -B $(FUZZ_BUILD) -DETLKIT_FUZZ=ON -DETLKIT_TESTS=OFF -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(FUZZ_BUILD) -j$(JOBS)
+	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(SHARED)/samples
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-test $(ASAN_BUILD) $(FUZZ_BUILD)

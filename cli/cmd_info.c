@@ -1,0 +1,342 @@
+/* cmd_info.c - `etlkit info`: what a trace is, at a glance, or as one JSON object. */
+#include <stdlib.h>
+#include <string.h>
+#include "common.h"
+
+typedef struct provider_count {
+    etl_guid guid;
+    uint64_t count;
+    int used;
+} provider_count;
+
+typedef struct info_counts {
+    uint64_t by_htype[256];
+    uint64_t *by_hook;          /* 65536 counters */
+    provider_count *prov;       /* open-addressing table keyed by GUID */
+    size_t prov_cap, prov_n;
+    uint64_t records, first_ts, last_ts;
+    uint64_t cpu_records[2048];
+} info_counts;
+
+static size_t guid_hash(const etl_guid *g)
+{
+    return (size_t)(g->data1 * 2654435761u) ^ g->data2 ^ ((size_t)g->data3 << 7) ^ g->data4[7];
+}
+
+static int prov_add(info_counts *c, const etl_guid *g)
+{
+    if ((c->prov_n + 1) * 2 > c->prov_cap) {
+        size_t ncap = c->prov_cap ? c->prov_cap * 2 : 64;
+        provider_count *n = calloc(ncap, sizeof *n);
+        if (!n) return -1;
+        for (size_t i = 0; i < c->prov_cap; i++) {
+            if (!c->prov[i].used) continue;
+            size_t j = guid_hash(&c->prov[i].guid) & (ncap - 1);
+            while (n[j].used) j = (j + 1) & (ncap - 1);
+            n[j] = c->prov[i];
+        }
+        free(c->prov);
+        c->prov = n;
+        c->prov_cap = ncap;
+    }
+    size_t j = guid_hash(g) & (c->prov_cap - 1);
+    while (c->prov[j].used && memcmp(&c->prov[j].guid, g, sizeof *g) != 0) j = (j + 1) & (c->prov_cap - 1);
+    if (!c->prov[j].used) {
+        c->prov[j].used = 1;
+        c->prov[j].guid = *g;
+        c->prov_n++;
+    }
+    c->prov[j].count++;
+    return 0;
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+    const provider_count *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return memcmp(&x->guid, &y->guid, sizeof x->guid);
+}
+
+static void print_utc(FILE *f, const char *label, uint64_t ft)
+{
+    char buf[40];
+    etl_filetime_format(ft, buf);
+    fprintf(f, "%-20s %s\n", label, buf);
+}
+
+static void print_text(const char *path, etl_reader *r, info_counts *c, const etl_stats *st)
+{
+    const etl_logfile_header *h = etl_reader_header(r);
+    const etl_clock *clk = etl_reader_clock(r);
+    char modes[512];
+    log_file_mode_names(h->log_file_mode, modes, sizeof modes);
+    printf("%-20s %s (%llu bytes)\n", "File:", path, (unsigned long long)etl_reader_file_size(r));
+    printf("%-20s %s\n", "Logger name:", h->logger_name);
+    printf("%-20s %s\n", "Log file name:", h->log_file_name);
+    printf("%-20s %u.%u build %u (ETL format %u.%u)\n", "OS version:", h->os_major, h->os_minor,
+           h->provider_version, h->sub_version, h->sub_minor_version);
+    printf("%-20s %u\n", "CPUs:", h->num_processors);
+    printf("%-20s %u MHz\n", "CPU speed:", h->cpu_speed_mhz);
+    printf("%-20s %u bytes (%s)\n", "Pointer size:", h->pointer_size,
+           h->header_type == ETL_HTYPE_SYSTEM64 ? "64-bit header" : "32-bit header");
+    printf("%-20s %s (%u), %llu ticks/s\n", "Clock:", clock_type_name(h->clock_type), h->clock_type,
+           (unsigned long long)clk->ticks_per_sec);
+    printf("%-20s %llu Hz\n", "Perf frequency:", (unsigned long long)h->perf_freq);
+    printf("%-20s %u.%04u ms\n", "Timer resolution:", h->timer_resolution / 10000, h->timer_resolution % 10000);
+    print_utc(stdout, "Start time (UTC):", h->start_time);
+    print_utc(stdout, "End time (UTC):", h->end_time);
+    print_utc(stdout, "Boot time (UTC):", h->boot_time);
+    if (c->records) {
+        int64_t a = etl_clock_ns(clk, c->first_ts), b = etl_clock_ns(clk, c->last_ts);
+        printf("%-20s %lld.%09lld s (first to last record)\n", "Duration:", (long long)((b - a) / 1000000000),
+               (long long)((b - a) % 1000000000));
+    }
+    printf("%-20s %u bytes\n", "Buffer size:", h->buffer_size);
+    printf("%-20s %u\n", "Buffers written:", h->buffers_written);
+    printf("%-20s %llu (%llu compressed%s%s)\n", "Buffers in file:", (unsigned long long)st->buffers,
+           (unsigned long long)st->compressed_buffers, st->compressed_buffers ? ", " : "",
+           st->compressed_buffers ? etl_compression_name((etl_compression)etl_reader_compression(r)) : "");
+    printf("%-20s %u\n", "Events lost:", h->events_lost);
+    printf("%-20s %u\n", "Buffers lost:", h->buffers_lost);
+    printf("%-20s 0x%08x %s\n", "Log file mode:", h->log_file_mode, modes);
+    printf("%-20s %llu\n", "Records:", (unsigned long long)c->records);
+
+    printf("\nBy header type:\n");
+    for (int t = 0; t < 256; t++)
+        if (c->by_htype[t]) printf("  %-18s %12llu\n", etl_htype_name((uint8_t)t), (unsigned long long)c->by_htype[t]);
+    int any = 0;
+    for (unsigned k = 0; k < 65536; k++) {
+        if (!c->by_hook[k]) continue;
+        if (!any++) printf("\nBy hook (SYSTEM, COMPACT, PERFINFO):\n");
+        const char *name = etl_hook_name((uint16_t)k);
+        printf("  0x%04x %-28s %12llu\n", k, name ? name : "", (unsigned long long)c->by_hook[k]);
+    }
+    if (c->prov_n) {
+        printf("\nBy provider:\n");
+        for (size_t i = 0; i < c->prov_n; i++) {
+            char g[37];
+            etl_guid_format(&c->prov[i].guid, g);
+            printf("  %s %12llu\n", g, (unsigned long long)c->prov[i].count);
+        }
+    }
+    printf("\nRecords by CPU:\n");
+    for (unsigned i = 0; i < etl_reader_cpu_count(r) && i < 2048; i++)
+        if (c->cpu_records[i]) printf("  cpu %-4u %12llu\n", i, (unsigned long long)c->cpu_records[i]);
+
+    printf("\nRecovery:\n");
+    printf("  %-22s %llu\n", "bad buffers", (unsigned long long)st->bad_buffers);
+    printf("  %-22s %llu\n", "bad records", (unsigned long long)st->bad_records);
+    printf("  %-22s %llu\n", "skipped bytes", (unsigned long long)st->skipped_bytes);
+    printf("  %-22s %llu\n", "truncated buffers", (unsigned long long)st->truncated_buffers);
+    printf("  %-22s %llu\n", "decompress errors", (unsigned long long)st->decompress_errors);
+    printf("  %-22s %llu\n", "unsupported buffers", (unsigned long long)st->unsupported_buffers);
+    if (st->first_problem_offset != UINT64_MAX)
+        printf("  %-22s 0x%llx: %s\n", "first problem at", (unsigned long long)st->first_problem_offset,
+               st->first_problem);
+}
+
+static void jkey(const char *k, int *first)
+{
+    printf("%s\"%s\":", *first ? "" : ",", k);
+    *first = 0;
+}
+
+static void ju(const char *k, uint64_t v, int *first)
+{
+    jkey(k, first);
+    printf("%llu", (unsigned long long)v);
+}
+
+static void js(const char *k, const char *v, int *first)
+{
+    jkey(k, first);
+    json_str(stdout, v);
+}
+
+static void print_json(const char *path, etl_reader *r, info_counts *c, const etl_stats *st)
+{
+    const etl_logfile_header *h = etl_reader_header(r);
+    const etl_clock *clk = etl_reader_clock(r);
+    int f = 1;
+    char buf[512];
+    putchar('{');
+    js("file", path, &f);
+    ju("file_size", etl_reader_file_size(r), &f);
+    ju("buffer_size", h->buffer_size, &f);
+    ju("os_major", h->os_major, &f);
+    ju("os_minor", h->os_minor, &f);
+    ju("os_build", h->provider_version, &f);
+    ju("format_major", h->sub_version, &f);
+    ju("format_minor", h->sub_minor_version, &f);
+    ju("num_cpus", h->num_processors, &f);
+    ju("end_time", h->end_time, &f);
+    etl_filetime_format(h->end_time, buf);
+    js("end_time_utc", buf, &f);
+    ju("timer_resolution", h->timer_resolution, &f);
+    ju("log_file_mode", h->log_file_mode, &f);
+    log_file_mode_names(h->log_file_mode, buf, sizeof buf);
+    js("log_file_mode_names", buf, &f);
+    ju("buffers_written", h->buffers_written, &f);
+    ju("pointer_size", h->pointer_size, &f);
+    ju("events_lost", h->events_lost, &f);
+    ju("cpu_mhz", h->cpu_speed_mhz, &f);
+    ju("boot_time", h->boot_time, &f);
+    etl_filetime_format(h->boot_time, buf);
+    js("boot_time_utc", buf, &f);
+    ju("perf_freq", h->perf_freq, &f);
+    ju("start_time", h->start_time, &f);
+    etl_filetime_format(h->start_time, buf);
+    js("start_time_utc", buf, &f);
+    ju("clock_type", h->clock_type, &f);
+    js("clock_name", clock_type_name(h->clock_type), &f);
+    ju("ticks_per_second", clk->ticks_per_sec, &f);
+    ju("buffers_lost", h->buffers_lost, &f);
+    js("logger_name", h->logger_name, &f);
+    js("log_file_name", h->log_file_name, &f);
+    ju("header_ts", h->header_ts, &f);
+    ju("buffers", st->buffers, &f);
+    ju("compressed_buffers", st->compressed_buffers, &f);
+    js("compression", st->compressed_buffers ? etl_compression_name((etl_compression)etl_reader_compression(r)) : "none", &f);
+    ju("cpus_seen", etl_reader_cpu_count(r), &f);
+    ju("records", c->records, &f);
+    if (c->records) {
+        ju("first_ts", c->first_ts, &f);
+        ju("last_ts", c->last_ts, &f);
+        jkey("duration_ns", &f);
+        printf("%lld", (long long)(etl_clock_ns(clk, c->last_ts) - etl_clock_ns(clk, c->first_ts)));
+    }
+    jkey("by_header_type", &f);
+    int g = 1;
+    putchar('{');
+    for (int t = 0; t < 256; t++)
+        if (c->by_htype[t]) ju(etl_htype_name((uint8_t)t), c->by_htype[t], &g);
+    putchar('}');
+    jkey("by_hook", &f);
+    putchar('[');
+    g = 1;
+    for (unsigned k = 0; k < 65536; k++) {
+        if (!c->by_hook[k]) continue;
+        printf("%s{\"hook\":%u,", g ? "" : ",", k);
+        g = 0;
+        const char *name = etl_hook_name((uint16_t)k);
+        if (name) {
+            printf("\"name\":");
+            json_str(stdout, name);
+            putchar(',');
+        }
+        printf("\"count\":%llu}", (unsigned long long)c->by_hook[k]);
+    }
+    putchar(']');
+    jkey("by_provider", &f);
+    putchar('[');
+    for (size_t i = 0; i < c->prov_n; i++) {
+        char gs[37];
+        etl_guid_format(&c->prov[i].guid, gs);
+        printf("%s{\"provider\":\"%s\",\"count\":%llu}", i ? "," : "", gs, (unsigned long long)c->prov[i].count);
+    }
+    putchar(']');
+    jkey("recovery", &f);
+    g = 1;
+    putchar('{');
+    ju("bad_buffers", st->bad_buffers, &g);
+    ju("bad_records", st->bad_records, &g);
+    ju("skipped_bytes", st->skipped_bytes, &g);
+    ju("truncated_buffers", st->truncated_buffers, &g);
+    ju("decompress_errors", st->decompress_errors, &g);
+    ju("unsupported_buffers", st->unsupported_buffers, &g);
+    if (st->first_problem_offset != UINT64_MAX) {
+        ju("first_problem_offset", st->first_problem_offset, &g);
+        js("first_problem", st->first_problem, &g);
+    }
+    putchar('}');
+    printf("}\n");
+}
+
+static void help(void)
+{
+    printf("Usage: %s info [--json] [--quiet] FILE\n\n"
+           "Summarises an ETL file: the logfile header (OS, CPUs, clock, times in UTC, sizes,\n"
+           "log file mode), the buffers (count, compression), record counts by header type,\n"
+           "by hook and by provider, and the recovery counters of any damage found.\n\n"
+           "  --json     print one JSON object instead of text\n"
+           "  --quiet    do not print a warning for each damaged buffer\n"
+           "  -h, --help this help\n\n"
+           "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 damaged input, 64 usage.\n", prog);
+}
+
+int cmd_info(int argc, char **argv)
+{
+    int json = 0, quiet = 0;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            help();
+            return EXIT_OK;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+            quiet = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("info", "unknown option '%s'", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return cli_usage_error("info", "one FILE only");
+        }
+    }
+    if (!path) return cli_usage_error("info", "missing FILE");
+
+    cli_input in;
+    int rc = cli_open(&in, path, quiet);
+    if (rc != EXIT_OK) return rc;
+    info_counts *c = calloc(1, sizeof *c);
+    if (c) c->by_hook = calloc(65536, sizeof *c->by_hook);
+    etl_iter *it = NULL;
+    if (!c || !c->by_hook || etl_iter_open(in.reader, ETL_ORDER_FILE, &it) != ETL_OK) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        if (c) free(c->by_hook);
+        free(c);
+        cli_close(&in, NULL);
+        return EXIT_IO;
+    }
+    cli_progress prog_bar;
+    cli_progress_start(&prog_bar, etl_reader_file_size(in.reader));
+    etl_record rec;
+    int oom = 0;
+    while (etl_iter_next(it, &rec) == ETL_OK) {
+        if ((c->records & 0xFFFF) == 0) cli_progress_update(&prog_bar, etl_iter_progress(it));
+        c->records++;
+        c->by_htype[rec.htype]++;
+        if (rec.cpu < 2048) c->cpu_records[rec.cpu]++;
+        if (rec.has & ETL_REC_HOOK) c->by_hook[rec.hook]++;
+        else if ((rec.has & ETL_REC_PROVIDER) && prov_add(c, &rec.provider) != 0) oom = 1;
+        if (rec.has & ETL_REC_TS) {
+            if (!c->first_ts || rec.ts < c->first_ts) c->first_ts = rec.ts;
+            if (rec.ts > c->last_ts) c->last_ts = rec.ts;
+        }
+    }
+    cli_progress_end(&prog_bar);
+    /* Compact the provider table, most frequent first. */
+    size_t n = 0;
+    for (size_t i = 0; i < c->prov_cap; i++)
+        if (c->prov[i].used) c->prov[n++] = c->prov[i];
+    if (n) qsort(c->prov, n, sizeof *c->prov, by_count_desc);
+    c->prov_n = n;
+
+    etl_stats st = *etl_iter_stats(it);
+    if (json)
+        print_json(path, in.reader, c, &st);
+    else
+        print_text(path, in.reader, c, &st);
+    etl_iter_close(it);
+    free(c->by_hook);
+    free(c->prov);
+    free(c);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "%s: write error on standard output\n", prog);
+        cli_close(&in, NULL);
+        return EXIT_IO;
+    }
+    rc = cli_close(&in, &st);
+    return oom ? EXIT_IO : rc;
+}

@@ -1,0 +1,194 @@
+/* common.c - input opening with capped diagnostics, progress bar, output helpers. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "common.h"
+
+#define DIAG_MAX_LINES 20
+
+const char *prog = "etlkit";
+
+static void on_diag(void *ctx, const etl_diag *d)
+{
+    cli_input *in = ctx;
+    if (in->quiet) return;
+    if (in->diag_printed >= DIAG_MAX_LINES) {
+        in->diag_suppressed++;
+        return;
+    }
+    in->diag_printed++;
+    fprintf(stderr, "%s: %s: warning: %s\n", prog, in->path, d->msg);
+}
+
+int cli_open(cli_input *in, const char *path, int quiet)
+{
+    memset(in, 0, sizeof *in);
+    in->path = path;
+    in->quiet = quiet;
+    etl_reader_options o = {sizeof o, on_diag, in};
+    etl_diag d = {0};
+    etl_status st = etl_reader_open(path, &o, &in->reader, &d);
+    if (st == ETL_OK) return EXIT_OK;
+    if (st == ETL_E_NOT_ETL) {
+        fprintf(stderr, "%s: %s: %s\n", prog, path, d.msg);
+        return EXIT_NOT_ETL;
+    }
+    fprintf(stderr, "%s: %s\n", prog, d.msg[0] ? d.msg : etl_status_str(st));
+    return EXIT_IO;
+}
+
+int cli_close(cli_input *in, const etl_stats *st)
+{
+    if (in->diag_suppressed)
+        fprintf(stderr, "%s: %s: warning: %u more problems not shown\n", prog, in->path,
+                in->diag_suppressed);
+    int damaged = st && (st->bad_buffers || st->bad_records || st->truncated_buffers ||
+                         st->decompress_errors || st->unsupported_buffers);
+    etl_reader_close(in->reader);
+    in->reader = NULL;
+    return damaged ? EXIT_DAMAGED : EXIT_OK;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    fprintf(stderr, "%s%s%s: ", prog, cmd ? " " : "", cmd ? cmd : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry '%s%s%s --help'.\n", prog, cmd ? " " : "", cmd ? cmd : "");
+    return EXIT_USAGE;
+}
+
+int cli_is_help(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+void cli_progress_start(cli_progress *p, uint64_t total)
+{
+    p->on = total >= (64u << 20) && isatty(STDERR_FILENO);
+    p->total = total ? total : 1;
+    p->last_pct = 101;
+}
+
+void cli_progress_update(cli_progress *p, uint64_t done)
+{
+    if (!p->on) return;
+    unsigned pct = (unsigned)(done * 100 / p->total);
+    if (pct > 100) pct = 100;
+    if (pct == p->last_pct) return;
+    p->last_pct = pct;
+    char bar[41];
+    unsigned fill = pct * 40 / 100;
+    memset(bar, '#', fill);
+    memset(bar + fill, '.', 40 - fill);
+    bar[40] = 0;
+    fprintf(stderr, "\r[%s] %3u%%", bar, pct);
+}
+
+void cli_progress_end(cli_progress *p)
+{
+    if (p->on) fprintf(stderr, "\r%60s\r", "");
+}
+
+size_t json_str_buf(char *buf, size_t len, size_t cap, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (len + 2 > cap) return len;
+    buf[len++] = '"';
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (len + 8 > cap) break;
+        if (c == '"' || c == '\\') {
+            buf[len++] = '\\';
+            buf[len++] = (char)c;
+        } else if (c < 0x20) {
+            buf[len++] = '\\';
+            switch (c) {
+            case '\n': buf[len++] = 'n'; break;
+            case '\r': buf[len++] = 'r'; break;
+            case '\t': buf[len++] = 't'; break;
+            default:
+                buf[len++] = 'u';
+                buf[len++] = '0';
+                buf[len++] = '0';
+                buf[len++] = hex[c >> 4];
+                buf[len++] = hex[c & 15];
+            }
+        } else {
+            buf[len++] = (char)c;
+        }
+    }
+    buf[len++] = '"';
+    return len;
+}
+
+void json_str(FILE *f, const char *s)
+{
+    char buf[4096];
+    size_t n = json_str_buf(buf, 0, sizeof buf, s);
+    fwrite(buf, 1, n, f);
+}
+
+size_t fmt_u64(char *p, uint64_t v)
+{
+    char t[20];
+    size_t n = 0;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++) p[i] = t[n - 1 - i];
+    return n;
+}
+
+size_t fmt_i64(char *p, int64_t v)
+{
+    if (v >= 0) return fmt_u64(p, (uint64_t)v);
+    p[0] = '-';
+    return 1 + fmt_u64(p + 1, (uint64_t)0 - (uint64_t)v);
+}
+
+void log_file_mode_names(uint32_t mode, char *out, size_t cap)
+{
+    static const struct { uint32_t bit; const char *name; } names[] = {
+        {0x00000001, "FILE_MODE_SEQUENTIAL"}, {0x00000002, "FILE_MODE_CIRCULAR"},
+        {0x00000004, "FILE_MODE_APPEND"}, {0x00000008, "FILE_MODE_NEWFILE"},
+        {0x00000010, "USE_MS_FLUSH_TIMER"}, {0x00000020, "FILE_MODE_PREALLOCATE"},
+        {0x00000040, "NONSTOPPABLE_MODE"}, {0x00000080, "SECURE_MODE"},
+        {0x00000100, "REAL_TIME_MODE"}, {0x00000200, "DELAY_OPEN_FILE_MODE"},
+        {0x00000400, "BUFFERING_MODE"}, {0x00000800, "PRIVATE_LOGGER_MODE"},
+        {0x00001000, "ADD_HEADER_MODE"}, {0x00002000, "USE_KBYTES_FOR_SIZE"},
+        {0x00004000, "USE_GLOBAL_SEQUENCE"}, {0x00008000, "USE_LOCAL_SEQUENCE"},
+        {0x00010000, "RELOG_MODE"}, {0x00020000, "PRIVATE_IN_PROC"},
+        {0x00080000, "KD_FILTER_MODE"}, {0x00100000, "MODE_RESERVED"},
+        {0x00400000, "STOP_ON_HYBRID_SHUTDOWN"}, {0x00800000, "PERSIST_ON_HYBRID_SHUTDOWN"},
+        {0x01000000, "USE_PAGED_MEMORY"}, {0x02000000, "SYSTEM_LOGGER_MODE"},
+        {0x04000000, "COMPRESSED_MODE"}, {0x08000000, "INDEPENDENT_SESSION_MODE"},
+        {0x10000000, "NO_PER_PROCESSOR_BUFFERING"}, {0x20000000, "BLOCKING_MODE"},
+        {0x80000000, "ADDTO_TRIAGE_DUMP"},
+    };
+    size_t n = 0;
+    out[0] = 0;
+    uint32_t left = mode;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!(mode & names[i].bit)) continue;
+        left &= ~names[i].bit;
+        n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s", n ? " | " : "", names[i].name);
+    }
+    if (left) snprintf(out + n, n < cap ? cap - n : 0, "%s0x%x", n ? " | " : "", left);
+    if (!mode) snprintf(out, cap, "FILE_MODE_NONE");
+}
+
+const char *clock_type_name(uint32_t t)
+{
+    switch (t) {
+    case ETL_CLOCK_RAW: return "raw";
+    case ETL_CLOCK_QPC: return "qpc";
+    case ETL_CLOCK_SYSTEM_TIME: return "system-time";
+    case ETL_CLOCK_CPU_CYCLES: return "cpu-cycles";
+    default: return "unknown";
+    }
+}

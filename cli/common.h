@@ -1,0 +1,64 @@
+/* common.h - what every etlkit subcommand shares: exit codes, options, output helpers. */
+#ifndef ETLKIT_CLI_COMMON_H
+#define ETLKIT_CLI_COMMON_H
+
+#include <stdio.h>
+#include "etlkit/etlkit.h"
+
+/* Exit statuses (documented in etlkit(1)). */
+enum {
+    EXIT_OK = 0,        /* done, and the input had no problem */
+    EXIT_IO = 1,        /* cannot open or read the input, cannot write the output, out of memory */
+    EXIT_NOT_ETL = 2,   /* the input is not an ETL file */
+    EXIT_DAMAGED = 3,   /* done, but parts of the input were damaged and skipped (see stderr) */
+    EXIT_USAGE = 64     /* bad command line */
+};
+
+extern const char *prog;
+
+/* A reader opened for a subcommand: diagnostics go to stderr, capped. */
+typedef struct cli_input {
+    const char *path;
+    etl_reader *reader;
+    unsigned diag_printed;
+    unsigned diag_suppressed;
+    int quiet;
+} cli_input;
+
+/* Opens path; on failure prints one line and returns the exit status (else EXIT_OK). */
+int cli_open(cli_input *in, const char *path, int quiet);
+/* Prints the "N more problems" line, closes, and returns EXIT_DAMAGED if stats show damage. */
+int cli_close(cli_input *in, const etl_stats *st);
+
+/* Usage error: one line, then a pointer to --help. Returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* True if arg is -h or --help. */
+int cli_is_help(const char *arg);
+
+/* Progress bar on stderr, only when stderr is a terminal and the input is large. */
+typedef struct cli_progress {
+    int on;
+    uint64_t total;
+    unsigned last_pct;
+} cli_progress;
+void cli_progress_start(cli_progress *p, uint64_t total);
+void cli_progress_update(cli_progress *p, uint64_t done);
+void cli_progress_end(cli_progress *p);
+
+/* JSON string (quotes included), escaping as RFC 8259 requires. */
+void json_str(FILE *f, const char *s);
+/* Appends a JSON-escaped string to a line buffer; returns the new length. */
+size_t json_str_buf(char *buf, size_t len, size_t cap, const char *s);
+
+/* Fast unsigned/signed decimal formatting into p; returns characters written. */
+size_t fmt_u64(char *p, uint64_t v);
+size_t fmt_i64(char *p, int64_t v);
+
+/* Names of LogFileMode bits, " | "-joined, into out. */
+void log_file_mode_names(uint32_t mode, char *out, size_t cap);
+const char *clock_type_name(uint32_t t);
+
+int cmd_info(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+
+#endif

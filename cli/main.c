@@ -1,0 +1,44 @@
+/* main.c - etlkit's entry point: dispatches to one builtin per subcommand (perf style). */
+#include <stdio.h>
+#include <string.h>
+#include "common.h"
+
+static const struct cmd {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} cmds[] = {
+    {"info", cmd_info, "summarise a trace: logfile header, buffers, event counts, damage"},
+    {"dump", cmd_dump, "print every record, as JSON lines, CSV or text"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: %s [--version] [--help] COMMAND [ARGS]\n\n"
+               "Reads and writes Windows Event Trace Log (.etl) files.\n\nCommands:\n", prog);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
+    fprintf(f, "\nRun '%s COMMAND --help' for a command's options. See etlkit(1).\n"
+               "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged (parts skipped),\n"
+               "64 usage error.\n", prog);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *c = argv[1];
+    if (cli_is_help(c) || strcmp(c, "help") == 0) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(c, "--version") == 0 || strcmp(c, "-V") == 0 || strcmp(c, "version") == 0) {
+        printf("etlkit %s\n", ETLKIT_VERSION_STRING);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (strcmp(c, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
+    return cli_usage_error(NULL, "unknown command '%s'", c);
+}

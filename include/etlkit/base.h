@@ -1,0 +1,67 @@
+/*
+ * etlkit/base.h - status codes, byte spans and diagnostics shared by every stage.
+ *
+ * Every call that can fail returns an etl_status. Negative values are errors,
+ * ETL_OK is success and ETL_END says an iterator is exhausted. Where a call can
+ * say more (which buffer, which file offset), it fills an etl_diag.
+ */
+#ifndef ETLKIT_BASE_H
+#define ETLKIT_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ETLKIT_VERSION_MAJOR 0
+#define ETLKIT_VERSION_MINOR 1
+#define ETLKIT_VERSION_PATCH 0
+#define ETLKIT_VERSION_STRING "0.1.0"
+
+typedef enum etl_status {
+    ETL_OK = 0,
+    ETL_END = 1,              /* iterator exhausted: not an error */
+    ETL_E_IO = -1,            /* open/read/mmap failed (errno kept in the diag) */
+    ETL_E_NOMEM = -2,
+    ETL_E_NOT_ETL = -3,       /* the file does not start with an ETL logfile header */
+    ETL_E_TRUNCATED = -4,     /* a structure runs past the end of its span */
+    ETL_E_CORRUPT = -5,       /* a field holds an impossible value */
+    ETL_E_UNSUPPORTED = -6,   /* a valid but unimplemented feature (e.g. compression format) */
+    ETL_E_INVALID_ARG = -7,   /* the caller passed an invalid value (e.g. below a kernel minimum) */
+    ETL_E_RANGE = -8          /* a value does not fit the field it must be encoded into */
+} etl_status;
+
+/* A short lowercase name for a status ("ok", "truncated", ...). Never NULL. */
+const char *etl_status_str(etl_status st);
+
+/* A read-only view of bytes. Never owns its memory. */
+typedef struct etl_span {
+    const uint8_t *p;
+    size_t n;
+} etl_span;
+
+/* A problem, with where it was found. file_offset is UINT64_MAX when unknown. */
+typedef struct etl_diag {
+    etl_status status;
+    uint64_t file_offset;
+    char msg[256];
+} etl_diag;
+
+/* A GUID in its in-memory Windows layout (Data1..3 little-endian on disk). */
+typedef struct etl_guid {
+    uint32_t data1;
+    uint16_t data2;
+    uint16_t data3;
+    uint8_t data4[8];
+} etl_guid;
+
+/* Formats "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lowercase) into out[37]. */
+void etl_guid_format(const etl_guid *g, char out[37]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,325 @@
+/*
+ * etlkit/container.h - the ETL container: files, buffers, records, clocks.
+ *
+ * Reading a file is three calls, libpcap style:
+ *
+ *     etl_reader *r;  etl_iter *it;  etl_record rec;
+ *     etl_reader_open(path, NULL, &r, &diag);
+ *     etl_iter_open(r, ETL_ORDER_TIME, &it);
+ *     while (etl_iter_next(it, &rec) == ETL_OK) { ... }
+ *     etl_iter_close(it); etl_reader_close(r);
+ *
+ * A record is a view into the mapped file or into the iterator's decompression
+ * buffer: it stays valid until the next etl_iter_next() on that iterator.
+ * Nothing is allocated per record. Bad buffers and records are skipped, counted
+ * in etl_iter_stats and reported through the options' diagnostic callback; only a
+ * file that is not an ETL at all fails to open.
+ */
+#ifndef ETLKIT_CONTAINER_H
+#define ETLKIT_CONTAINER_H
+
+#include "etlkit/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- sizes and constants (container.md) ---------------------------------- */
+
+#define ETL_BUFFER_HEADER_SIZE 0x48u
+#define ETL_RECORD_ALIGN 8u
+
+/* WMI_BUFFER_HEADER.BufferFlag */
+enum {
+    ETL_BUFFER_FLAG_FLUSH_MARKER = 0x0001,
+    ETL_BUFFER_FLAG_EVENTS_LOST = 0x0002,
+    ETL_BUFFER_FLAG_BUFFER_LOST = 0x0004,
+    ETL_BUFFER_FLAG_RTBACKUP_CORRUPT = 0x0008,
+    ETL_BUFFER_FLAG_RTBACKUP = 0x0010,
+    ETL_BUFFER_FLAG_PROC_INDEX = 0x0020,
+    ETL_BUFFER_FLAG_COMPRESSED = 0x0040
+};
+
+/* WMI_BUFFER_HEADER.BufferType */
+enum {
+    ETL_BUFFER_TYPE_GENERIC = 0,
+    ETL_BUFFER_TYPE_RUNDOWN = 1,
+    ETL_BUFFER_TYPE_CTX_SWAP = 2,
+    ETL_BUFFER_TYPE_REFTIME = 3,
+    ETL_BUFFER_TYPE_HEADER = 4,
+    ETL_BUFFER_TYPE_BATCHED = 5,
+    ETL_BUFFER_TYPE_EMPTY_MARKER = 6,
+    ETL_BUFFER_TYPE_DBG_INFO = 7
+};
+
+/* TRACE_HEADER_TYPE_* (byte 2 of a record's marker). */
+enum {
+    ETL_HTYPE_SYSTEM32 = 0x01,
+    ETL_HTYPE_SYSTEM64 = 0x02,
+    ETL_HTYPE_COMPACT32 = 0x03,
+    ETL_HTYPE_COMPACT64 = 0x04,
+    ETL_HTYPE_FULL_HEADER32 = 0x0A,
+    ETL_HTYPE_INSTANCE32 = 0x0B,
+    ETL_HTYPE_TIMED = 0x0C,
+    ETL_HTYPE_ERROR = 0x0D,
+    ETL_HTYPE_WNODE_HEADER = 0x0E,
+    ETL_HTYPE_MESSAGE = 0x0F,
+    ETL_HTYPE_PERFINFO32 = 0x10,
+    ETL_HTYPE_PERFINFO64 = 0x11,
+    ETL_HTYPE_EVENT_HEADER32 = 0x12,
+    ETL_HTYPE_EVENT_HEADER64 = 0x13,
+    ETL_HTYPE_FULL_HEADER64 = 0x14,
+    ETL_HTYPE_INSTANCE64 = 0x15
+};
+
+/* Bits of the Version word of SYSTEM/COMPACT/PERFINFO headers (ntwmi.h). */
+#define ETL_TRACE_HEADER_PEBS_INDEX_FLAG 0x8000u
+#define ETL_TRACE_HEADER_PMC_COUNTERS_MASK 0x0700u
+#define ETL_TRACE_HEADER_PMC_COUNTERS_SHIFT 8
+
+/* LogFileMode bits etlkit names (EVENT_TRACE_*_MODE). */
+#define ETL_LOG_FILE_MODE_COMPRESSED 0x04000000u
+
+/* EVENT_TRACE_CLOCK_* (TRACE_LOGFILE_HEADER.ReservedFlags). */
+enum {
+    ETL_CLOCK_RAW = 0,
+    ETL_CLOCK_QPC = 1,
+    ETL_CLOCK_SYSTEM_TIME = 2,
+    ETL_CLOCK_CPU_CYCLES = 3
+};
+
+/* ---- WMI_BUFFER_HEADER ---------------------------------------------------- */
+
+typedef struct etl_buffer_header {
+    uint32_t buffer_size;      /* on-disk bytes incl. header (compressed size when compressed) */
+    uint32_t saved_offset;
+    uint32_t current_offset;
+    uint32_t reference_count;
+    uint64_t timestamp;        /* flush time, session clock */
+    uint64_t sequence_number;
+    uint64_t clock_union;      /* ClockType/Frequency or list pointers: informational only */
+    uint16_t processor_index;  /* ProcessorIndex & 0x7FF with PROC_INDEX, else ProcessorNumber */
+    uint16_t logger_id;
+    uint32_t state;
+    uint32_t offset;           /* end of valid data incl. header (decompressed) */
+    uint16_t buffer_flag;
+    uint16_t buffer_type;
+    uint64_t ref_start_time;   /* ETW_REF_CLOCK.StartTime, when the union holds one */
+    uint64_t ref_start_perf_clock;
+} etl_buffer_header;
+
+/* Decodes the 0x48 bytes at the start of s. ETL_E_TRUNCATED if s is shorter. */
+etl_status etl_buffer_header_decode(etl_span s, etl_buffer_header *h);
+/* Writes the 0x48-byte header. processor_index is written as a u16 (PROC_INDEX layout). */
+void etl_buffer_header_encode(const etl_buffer_header *h, uint8_t out[ETL_BUFFER_HEADER_SIZE]);
+
+/* ---- TRACE_LOGFILE_HEADER (hook 0x0000) ----------------------------------- */
+
+typedef struct etl_logfile_header {
+    uint32_t buffer_size;
+    uint8_t os_major, os_minor;         /* Version bytes 0, 1 */
+    uint8_t sub_version, sub_minor_version; /* ETL layout version, bytes 2, 3 */
+    uint32_t provider_version;          /* OS build */
+    uint32_t num_processors;
+    uint64_t end_time;                  /* FILETIME */
+    uint32_t timer_resolution;          /* 100 ns units */
+    uint32_t maximum_file_size;         /* MB */
+    uint32_t log_file_mode;
+    uint32_t buffers_written;
+    uint32_t start_buffers;
+    uint32_t pointer_size;
+    uint32_t events_lost;
+    uint32_t cpu_speed_mhz;
+    uint64_t logger_name_ptr;           /* not usable pointers (kept raw) */
+    uint64_t log_file_name_ptr;
+    int32_t tz_bias;                    /* TIME_ZONE_INFORMATION.Bias, minutes */
+    char tz_standard_name[96];          /* UTF-8 */
+    uint64_t boot_time;                 /* FILETIME */
+    uint64_t perf_freq;
+    uint64_t start_time;                /* FILETIME */
+    uint32_t clock_type;                /* ReservedFlags: ETL_CLOCK_* */
+    uint32_t buffers_lost;
+    char logger_name[512];              /* UTF-8, converted from the UTF-16 after the struct */
+    char log_file_name[1024];
+    /* From the SYSTEM header of the record that carries it: */
+    uint8_t header_type;                /* ETL_HTYPE_SYSTEM32 or ETL_HTYPE_SYSTEM64 */
+    uint32_t header_tid, header_pid;
+    uint64_t header_ts;                 /* raw time of the header record: the clock's T0 */
+} etl_logfile_header;
+
+/* Size of TRACE_LOGFILE_HEADER's fixed part for a pointer size (0x110 or 0x118). */
+size_t etl_logfile_header_size(unsigned pointer_size);
+/*
+ * Decodes the whole logfile-header record (its SYSTEM32/64 header, the struct and
+ * the two UTF-16 names). ETL_E_NOT_ETL when the record is not a hook 0x0000 event.
+ */
+etl_status etl_logfile_header_decode(etl_span record, etl_logfile_header *h);
+
+/* ---- records ------------------------------------------------------------- */
+
+/* Bits of etl_record.has: which header fields the record's header type carries. */
+enum {
+    ETL_REC_HOOK = 1u << 0,      /* hook (SYSTEM, COMPACT, PERFINFO) */
+    ETL_REC_TID = 1u << 1,       /* tid and pid */
+    ETL_REC_TS = 1u << 2,        /* ts */
+    ETL_REC_PROVIDER = 1u << 3,  /* provider GUID (FULL, INSTANCE, EVENT_HEADER, MESSAGE with GUID) */
+    ETL_REC_ID = 1u << 4,        /* EVENT_DESCRIPTOR Id */
+    ETL_REC_OPCODE = 1u << 5,    /* opcode (EVENT_HEADER descriptor, FULL Class.Type) */
+    ETL_REC_VERSION = 1u << 6,   /* version */
+    ETL_REC_CPU_TIME = 1u << 7,  /* kernel_time and user_time */
+    ETL_REC_PMC = 1u << 8,       /* pmc_count counters at pmc */
+    ETL_REC_PEBS = 1u << 9,      /* pebs_index */
+    ETL_REC_LEVEL = 1u << 10,    /* level (EVENT_HEADER, FULL) */
+    ETL_REC_KEYWORD = 1u << 11,  /* keyword, task, channel (EVENT_HEADER) */
+    ETL_REC_INSTANCE = 1u << 12, /* instance_id, parent_instance_id, parent_guid */
+    ETL_REC_ACTIVITY = 1u << 13  /* activity_id (EVENT_HEADER) */
+};
+
+typedef struct etl_record {
+    const uint8_t *data;         /* the record, starting at its marker */
+    uint32_t size;               /* the Size field: header + ext items + payload, no pad */
+    uint32_t offset;             /* from the start of its (decompressed) buffer */
+    uint32_t buffer_index;       /* buffer, in file order (0-based) */
+    uint16_t cpu;                /* the buffer's processor */
+    uint8_t htype;               /* ETL_HTYPE_* */
+    uint8_t marker_flags;        /* byte 3 of the marker (0xC0, 0x90 for WPP) */
+    uint8_t pointer_size;        /* 4 or 8, from the header type (and EVENT_HEADER flags) */
+    uint8_t pmc_count;
+    uint16_t version_word;       /* raw Version word (SYSTEM/COMPACT/PERFINFO) */
+    uint32_t has;                /* ETL_REC_* */
+    uint16_t version;            /* event version: low byte of the Version word, Class.Version, descriptor Version */
+    uint16_t hook;
+    uint32_t tid, pid;
+    uint64_t ts;
+    uint32_t kernel_time, user_time;
+    etl_guid provider;
+    uint16_t id;
+    uint8_t opcode, level, channel;
+    uint16_t task;
+    uint64_t keyword;
+    uint16_t event_flags;        /* EVENT_HEADER Flags, MESSAGE OptionFlags */
+    uint16_t event_property;
+    uint32_t instance_id, parent_instance_id;
+    etl_guid parent_guid;
+    etl_guid activity_id;
+    uint64_t pebs_index;
+    const uint8_t *pmc;          /* pmc_count little-endian u64 counters (unaligned) */
+    etl_span ext;                /* EVENT_HEADER extended data items, raw */
+    etl_span payload;            /* event data after the header and its ext items */
+} etl_record;
+
+/* Reads PMC counter i (0 <= i < pmc_count). */
+uint64_t etl_record_pmc(const etl_record *r, unsigned i);
+
+/* Header size of a header type (SYSTEM 0x20, PERFINFO 0x10, ...), 0 if unknown. */
+size_t etl_htype_header_size(uint8_t htype);
+/* A name such as "SYSTEM64" or "PERFINFO64"; "UNKNOWN" otherwise. */
+const char *etl_htype_name(uint8_t htype);
+
+/*
+ * Frames the record at `off` in `buf` (a whole decompressed buffer, header
+ * included, cut at its Offset). On ETL_OK, *next is the offset of the following
+ * record (8-byte aligned). ETL_END at a 0xFFFFFFFF marker or when fewer than 4
+ * bytes remain. ETL_E_CORRUPT / ETL_E_TRUNCATED when the record cannot be framed:
+ * the caller must then skip the rest of the buffer. cpu/buffer_index are left to the caller.
+ */
+etl_status etl_record_frame(etl_span buf, size_t off, etl_record *r, size_t *next);
+
+/* EVENT_HEADER extended data item. */
+typedef struct etl_ext_item {
+    uint16_t ext_type;
+    etl_span data;
+} etl_ext_item;
+/* Iterates a record's ext items: *pos starts at 0. ETL_END when done. */
+etl_status etl_record_next_ext(const etl_record *r, size_t *pos, etl_ext_item *item);
+
+/* ---- clocks ---------------------------------------------------------------- */
+
+typedef struct etl_clock {
+    uint32_t type;          /* ETL_CLOCK_* */
+    uint64_t ticks_per_sec; /* PerfFreq, 10^7 or CpuSpeedInMHz * 10^6 */
+    uint64_t start_time;    /* FILETIME of t0 */
+    uint64_t t0;            /* raw timestamp of the logfile-header record */
+} etl_clock;
+
+void etl_clock_init(etl_clock *c, const etl_logfile_header *h);
+/* Exact (floor) nanoseconds of a raw tick count, 128-bit intermediate. */
+int64_t etl_clock_ticks_to_ns(const etl_clock *c, int64_t ticks);
+/* Nanoseconds since trace start (the header record's time); negative before it. */
+int64_t etl_clock_ns(const etl_clock *c, uint64_t ts);
+/* Nanoseconds since 1970-01-01 UTC. */
+int64_t etl_clock_unix_ns(const etl_clock *c, uint64_t ts);
+/* FILETIME (100 ns since 1601) of a raw timestamp. */
+int64_t etl_clock_filetime(const etl_clock *c, uint64_t ts);
+/* Formats a FILETIME as "2020-02-10T12:34:56.1234567Z" into out[40]. */
+void etl_filetime_format(uint64_t filetime, char out[40]);
+/* Formats Unix nanoseconds as "2020-02-10T12:34:56.123456789Z" into out[40]. */
+void etl_unix_ns_format(int64_t unix_ns, char out[40]);
+
+/* ---- the reader -------------------------------------------------------------- */
+
+typedef struct etl_reader etl_reader;
+typedef struct etl_iter etl_iter;
+
+typedef void (*etl_diag_fn)(void *ctx, const etl_diag *d);
+
+typedef struct etl_reader_options {
+    size_t sz;              /* sizeof(etl_reader_options): lets the struct grow (libbpf style) */
+    etl_diag_fn on_diag;    /* called for every problem found (may be NULL) */
+    void *diag_ctx;
+} etl_reader_options;
+
+/* Recovery counters: what was skipped, and where the first problem was. */
+typedef struct etl_stats {
+    uint64_t buffers;              /* buffers seen */
+    uint64_t compressed_buffers;
+    uint64_t records;              /* records yielded */
+    uint64_t bad_buffers;          /* buffers skipped whole or in part */
+    uint64_t bad_records;          /* records that could not be framed (rest of their buffer skipped) */
+    uint64_t skipped_bytes;        /* bytes of event data not yielded because of a problem */
+    uint64_t decompress_errors;    /* compressed buffers that did not expand to their size */
+    uint64_t unsupported_buffers;  /* buffers in a compression format etlkit does not read */
+    uint64_t truncated_buffers;    /* buffers cut by the end of the file */
+    uint64_t first_problem_offset; /* file offset of the first problem, UINT64_MAX if none */
+    char first_problem[256];
+} etl_stats;
+
+/* Opens a file (mmap, or read() for pipes; "-" is standard input). */
+etl_status etl_reader_open(const char *path, const etl_reader_options *opts, etl_reader **out,
+                           etl_diag *diag);
+/* Opens bytes in memory; they must outlive the reader (not copied). */
+etl_status etl_reader_open_memory(const void *data, size_t size, const etl_reader_options *opts,
+                                  etl_reader **out, etl_diag *diag);
+void etl_reader_close(etl_reader *r);
+
+const etl_logfile_header *etl_reader_header(const etl_reader *r);
+const etl_clock *etl_reader_clock(const etl_reader *r);
+/* The compression format of compressed buffers (etl_compression value). */
+int etl_reader_compression(const etl_reader *r);
+/* Problems found while indexing the buffers (before any iteration). */
+const etl_stats *etl_reader_stats(const etl_reader *r);
+size_t etl_reader_buffer_count(const etl_reader *r);
+/* The header of buffer i (file order) and its file offset. */
+etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_header *h, uint64_t *file_offset);
+/* One more than the highest processor index of any buffer. */
+unsigned etl_reader_cpu_count(const etl_reader *r);
+uint64_t etl_reader_file_size(const etl_reader *r);
+
+typedef enum etl_order {
+    ETL_ORDER_FILE = 0, /* buffers as they lie in the file, records as they lie in each buffer */
+    ETL_ORDER_TIME = 1  /* per-CPU buffers by SequenceNumber, merged by timestamp */
+} etl_order;
+
+etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out);
+/* ETL_OK with the next record, ETL_END at the end. Never fails on bad input. */
+etl_status etl_iter_next(etl_iter *it, etl_record *rec);
+/* Reader stats plus what this iterator skipped so far. */
+const etl_stats *etl_iter_stats(const etl_iter *it);
+/* Bytes of the file's buffers consumed so far (for progress bars). */
+uint64_t etl_iter_progress(const etl_iter *it);
+void etl_iter_close(etl_iter *it);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,97 @@
+/*
+ * mapfile.c - maps a file read-only. Regular files are mmap'ed (zero copy, the
+ * page cache does the I/O); pipes and other non-regular files are read whole
+ * with read(), since buffers must be addressable at random for the ordered walk.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "base/mapfile.h"
+
+void etl_diag_set(etl_diag *d, etl_status st, uint64_t file_offset, const char *fmt, ...)
+{
+    if (!d) return;
+    d->status = st;
+    d->file_offset = file_offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+}
+
+static etl_status read_all(int fd, etl_map *m, const char *path, etl_diag *diag)
+{
+    size_t cap = 1 << 20, n = 0;
+    uint8_t *buf = malloc(cap);
+    if (!buf) return ETL_E_NOMEM;
+    for (;;) {
+        if (n == cap) {
+            uint8_t *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                return ETL_E_NOMEM;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t k = read(fd, buf + n, cap - n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: read: %s", path, strerror(errno));
+            free(buf);
+            return ETL_E_IO;
+        }
+        if (k == 0) break;
+        n += (size_t)k;
+    }
+    m->heap = buf;
+    m->data = buf;
+    m->size = n;
+    return ETL_OK;
+}
+
+etl_status etl_map_open(const char *path, etl_map *m, etl_diag *diag)
+{
+    memset(m, 0, sizeof *m);
+    int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
+        return ETL_E_IO;
+    }
+    struct stat st;
+    etl_status rc = ETL_OK;
+    if (fstat(fd, &st) != 0) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
+        rc = ETL_E_IO;
+    } else if (S_ISDIR(st.st_mode)) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: is a directory", path);
+        rc = ETL_E_IO;
+    } else if (S_ISREG(st.st_mode) && st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            rc = read_all(fd, m, path, diag);
+        } else {
+            m->mapped = p;
+            m->mapped_size = (size_t)st.st_size;
+            m->data = p;
+            m->size = (size_t)st.st_size;
+        }
+    } else {
+        rc = read_all(fd, m, path, diag);
+    }
+    if (fd != STDIN_FILENO) close(fd);
+    return rc;
+}
+
+void etl_map_close(etl_map *m)
+{
+    if (m->mapped) munmap(m->mapped, m->mapped_size);
+    free(m->heap);
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,23 @@
+/* mapfile.h - a whole file as bytes: mmap for regular files, read() otherwise. */
+#ifndef ETLKIT_SRC_BASE_MAPFILE_H
+#define ETLKIT_SRC_BASE_MAPFILE_H
+
+#include "etlkit/base.h"
+
+typedef struct etl_map {
+    const uint8_t *data;
+    size_t size;
+    void *heap;     /* read() copy, freed on close */
+    void *mapped;   /* mmap base, unmapped on close */
+    size_t mapped_size;
+} etl_map;
+
+/* "-" reads standard input. ETL_E_IO with errno text in diag on failure. */
+etl_status etl_map_open(const char *path, etl_map *m, etl_diag *diag);
+void etl_map_close(etl_map *m);
+
+/* Fills a diag: printf-style message, status and file offset. */
+void etl_diag_set(etl_diag *d, etl_status st, uint64_t file_offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * clock.c - raw timestamps to nanoseconds and UTC, exactly.
+ *
+ * UTC(ts) = StartTime + (ts - t0) * scale, with t0 the raw time of the logfile
+ * header record (kernel-events.md §4). All arithmetic is in 128-bit integers with
+ * floor division, so no drift accumulates however long the trace.
+ */
+#include <stdio.h>
+#include <time.h>
+#include "etlkit/container.h"
+
+#define FILETIME_UNIX_EPOCH 116444736000000000LL /* 1970-01-01 in 100 ns since 1601 */
+
+void etl_clock_init(etl_clock *c, const etl_logfile_header *h)
+{
+    c->type = h->clock_type;
+    c->start_time = h->start_time;
+    c->t0 = h->header_ts;
+    switch (h->clock_type) {
+    case ETL_CLOCK_SYSTEM_TIME:
+        c->ticks_per_sec = 10000000;
+        break;
+    case ETL_CLOCK_CPU_CYCLES:
+        c->ticks_per_sec = (uint64_t)h->cpu_speed_mhz * 1000000u;
+        break;
+    default: /* QPC, and raw/unknown types: the performance counter is the best guess */
+        c->ticks_per_sec = h->perf_freq;
+        break;
+    }
+    if (c->ticks_per_sec == 0) c->ticks_per_sec = 10000000; /* unusable header: 100 ns ticks */
+}
+
+static int64_t floor_div(__int128 a, __int128 b)
+{
+    __int128 q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    if (q > INT64_MAX) return INT64_MAX;
+    if (q < INT64_MIN) return INT64_MIN;
+    return (int64_t)q;
+}
+
+int64_t etl_clock_ticks_to_ns(const etl_clock *c, int64_t ticks)
+{
+    return floor_div((__int128)ticks * 1000000000, (__int128)c->ticks_per_sec);
+}
+
+int64_t etl_clock_ns(const etl_clock *c, uint64_t ts)
+{
+    __int128 d = (__int128)ts - (__int128)c->t0;
+    return floor_div(d * 1000000000, (__int128)c->ticks_per_sec);
+}
+
+int64_t etl_clock_filetime(const etl_clock *c, uint64_t ts)
+{
+    __int128 d = (__int128)ts - (__int128)c->t0;
+    return floor_div((__int128)c->start_time * (__int128)c->ticks_per_sec + d * 10000000,
+                     (__int128)c->ticks_per_sec);
+}
+
+int64_t etl_clock_unix_ns(const etl_clock *c, uint64_t ts)
+{
+    __int128 d = (__int128)ts - (__int128)c->t0;
+    __int128 start_ns = ((__int128)c->start_time - FILETIME_UNIX_EPOCH) * 100;
+    return floor_div(start_ns * (__int128)c->ticks_per_sec + d * 1000000000,
+                     (__int128)c->ticks_per_sec);
+}
+
+/* Civil date from days since 1970-01-01 (Howard Hinnant's algorithm), any range. */
+static void civil(int64_t days, int64_t *y, unsigned *m, unsigned *d)
+{
+    days += 719468;
+    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+    unsigned doe = (unsigned)(days - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+static void format_parts(int64_t secs, unsigned frac, int digits, char out[40])
+{
+    int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
+    int64_t sod = secs - days * 86400;
+    int64_t y;
+    unsigned mo, d;
+    civil(days, &y, &mo, &d);
+    snprintf(out, 40, "%04lld-%02u-%02uT%02u:%02u:%02u.%0*uZ", (long long)y, mo, d,
+             (unsigned)(sod / 3600), (unsigned)(sod / 60 % 60), (unsigned)(sod % 60), digits, frac);
+}
+
+void etl_unix_ns_format(int64_t unix_ns, char out[40])
+{
+    int64_t secs = unix_ns >= 0 ? unix_ns / 1000000000 : -((-(unix_ns + 1)) / 1000000000) - 1;
+    format_parts(secs, (unsigned)(unix_ns - secs * 1000000000), 9, out);
+}
+
+void etl_filetime_format(uint64_t filetime, char out[40])
+{
+    int64_t t = (int64_t)(filetime > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : filetime) - FILETIME_UNIX_EPOCH;
+    int64_t secs = t >= 0 ? t / 10000000 : -((-(t + 1)) / 10000000) - 1;
+    format_parts(secs, (unsigned)(t - secs * 10000000), 7, out);
+}

@@ -1,0 +1,231 @@
+/*
+ * iter.c - the two record iterators.
+ *
+ * File order: one cursor over all buffers as they lie in the file.
+ * Time order: one cursor per CPU over that CPU's buffers sorted by
+ * SequenceNumber (events of one CPU are time-ordered, container.md §7), and a
+ * binary min-heap on (timestamp, cpu) that merges the cursors' head records.
+ *
+ * A cursor's head record points into its current buffer (the mapped file, or the
+ * cursor's own decompression scratch), so the cursor that produced the record
+ * just returned is advanced lazily, on the next call, keeping the returned view
+ * valid until then. Allocation happens in etl_iter_open only.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "container/reader_internal.h"
+
+/* Total decompression scratch one iterator may hold: bounds memory on hostile files. */
+#define SCRATCH_BUDGET (512u << 20)
+
+typedef struct cursor {
+    const etl_buf_ent **list; /* this cursor's buffers, in reading order */
+    size_t n, next_buf;
+    etl_span data;            /* current buffer's bytes, cut at its data end */
+    const etl_buf_ent *buf;   /* current buffer, NULL when none */
+    size_t pos;               /* next record offset in data */
+    uint8_t *scratch;
+    size_t scratch_cap;
+    etl_record head;
+} cursor;
+
+struct etl_iter {
+    etl_reader *r;
+    etl_order order;
+    etl_stats stats;
+    cursor *cur;
+    unsigned ncur;
+    const etl_buf_ent **lists;
+    unsigned *heap;
+    unsigned heap_n;
+    int pending;              /* cursor whose head was returned last, -1 if none */
+    uint64_t progress;
+    size_t scratch_total;
+};
+
+static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
+{
+    const etl_reader *r = it->r;
+    it->progress += b->disk_size;
+    if (b->compressed && c->scratch_cap < b->data_end) {
+        size_t want = b->data_end;
+        if (it->scratch_total - c->scratch_cap + want > SCRATCH_BUDGET) {
+            it->stats.bad_buffers++;
+            it->stats.skipped_bytes += b->data_end;
+            etl_reader_problem(r, &it->stats, ETL_E_NOMEM, b->file_off,
+                               "buffer %u at offset 0x%llx: claims %u decompressed bytes, over the memory budget",
+                               b->index, (unsigned long long)b->file_off, b->data_end);
+            return ETL_E_NOMEM;
+        }
+        uint8_t *s = realloc(c->scratch, want);
+        if (!s) {
+            it->stats.bad_buffers++;
+            etl_reader_problem(r, &it->stats, ETL_E_NOMEM, b->file_off,
+                               "buffer %u at offset 0x%llx: out of memory for %zu bytes", b->index,
+                               (unsigned long long)b->file_off, want);
+            return ETL_E_NOMEM;
+        }
+        it->scratch_total = it->scratch_total - c->scratch_cap + want;
+        c->scratch = s;
+        c->scratch_cap = want;
+    }
+    etl_status rc = etl_reader_load_buffer(r, b, c->scratch, c->scratch_cap, &c->data, &it->stats);
+    if (rc != ETL_OK) return rc;
+    if (b->truncated && !b->compressed && c->data.n > b->disk_size) c->data.n = b->disk_size;
+    c->buf = b;
+    c->pos = ETL_BUFFER_HEADER_SIZE;
+    return ETL_OK;
+}
+
+/* Frames the cursor's next record into c->head. ETL_END when the cursor is exhausted. */
+static etl_status cursor_advance(etl_iter *it, cursor *c)
+{
+    for (;;) {
+        if (!c->buf) {
+            if (c->next_buf >= c->n) return ETL_END;
+            if (cursor_load(it, c, c->list[c->next_buf++]) != ETL_OK) continue;
+        }
+        size_t next = 0;
+        etl_status rc = etl_record_frame(c->data, c->pos, &c->head, &next);
+        if (rc == ETL_OK) {
+            c->head.cpu = c->buf->cpu;
+            c->head.buffer_index = c->buf->index;
+            c->pos = next;
+            return ETL_OK;
+        }
+        if (rc != ETL_END) {
+            const etl_buf_ent *b = c->buf;
+            uint64_t at = b->compressed ? b->file_off : b->file_off + c->pos;
+            uint16_t sz = 0;
+            if (c->pos + 6 <= c->data.n) {
+                const uint8_t *p = c->data.p + c->pos;
+                uint8_t t = p[2];
+                bool k = t <= 4 || t == 0x10 || t == 0x11;
+                sz = (uint16_t)(p[k ? 4 : 0] | p[k ? 5 : 1] << 8);
+            }
+            it->stats.bad_records++;
+            it->stats.bad_buffers++;
+            it->stats.skipped_bytes += c->data.n - c->pos;
+            etl_reader_problem(it->r, &it->stats, rc, at,
+                               "buffer %u at offset 0x%llx: record at +0x%zx: %s (size %u, %zu bytes left in buffer); rest of buffer skipped",
+                               b->index, (unsigned long long)b->file_off, c->pos,
+                               rc == ETL_E_TRUNCATED ? "size runs past the buffer's data" : "corrupt header",
+                               sz, c->data.n - c->pos);
+        }
+        c->buf = NULL;
+    }
+}
+
+static int by_cpu_seq(const void *a, const void *b)
+{
+    const etl_buf_ent *x = *(const etl_buf_ent *const *)a, *y = *(const etl_buf_ent *const *)b;
+    if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
+    if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static bool heap_less(const etl_iter *it, unsigned a, unsigned b)
+{
+    const etl_record *x = &it->cur[a].head, *y = &it->cur[b].head;
+    if (x->ts != y->ts) return x->ts < y->ts;
+    return a < b;
+}
+
+static void heap_down(etl_iter *it, unsigned i)
+{
+    unsigned *h = it->heap;
+    for (;;) {
+        unsigned l = 2 * i + 1, m = i;
+        if (l < it->heap_n && heap_less(it, h[l], h[m])) m = l;
+        if (l + 1 < it->heap_n && heap_less(it, h[l + 1], h[m])) m = l + 1;
+        if (m == i) return;
+        unsigned t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out)
+{
+    *out = NULL;
+    etl_iter *it = calloc(1, sizeof *it);
+    if (!it) return ETL_E_NOMEM;
+    it->r = r;
+    it->order = order;
+    it->stats = r->stats;
+    it->stats.records = 0;
+    it->pending = -1;
+    it->lists = malloc((r->nbufs ? r->nbufs : 1) * sizeof *it->lists);
+    for (size_t i = 0; it->lists && i < r->nbufs; i++) it->lists[i] = &r->bufs[i];
+
+    if (order == ETL_ORDER_TIME) {
+        if (it->lists) qsort(it->lists, r->nbufs, sizeof *it->lists, by_cpu_seq);
+        it->ncur = r->ncpu;
+    } else {
+        it->ncur = 1;
+    }
+    it->cur = calloc(it->ncur ? it->ncur : 1, sizeof *it->cur);
+    it->heap = calloc(it->ncur ? it->ncur : 1, sizeof *it->heap);
+    if (!it->lists || !it->cur || !it->heap) {
+        etl_iter_close(it);
+        return ETL_E_NOMEM;
+    }
+    if (order == ETL_ORDER_TIME) {
+        size_t i = 0;
+        while (i < r->nbufs) {
+            size_t j = i;
+            unsigned cpu = it->lists[i]->cpu;
+            while (j < r->nbufs && it->lists[j]->cpu == cpu) j++;
+            it->cur[cpu].list = it->lists + i;
+            it->cur[cpu].n = j - i;
+            i = j;
+        }
+    } else {
+        it->cur[0].list = it->lists;
+        it->cur[0].n = r->nbufs;
+    }
+    if (order == ETL_ORDER_TIME) {
+        for (unsigned c = 0; c < it->ncur; c++)
+            if (cursor_advance(it, &it->cur[c]) == ETL_OK) it->heap[it->heap_n++] = c;
+        for (unsigned i = it->heap_n; i-- > 0;) heap_down(it, i);
+    }
+    *out = it;
+    return ETL_OK;
+}
+
+etl_status etl_iter_next(etl_iter *it, etl_record *rec)
+{
+    if (it->order == ETL_ORDER_FILE) {
+        if (cursor_advance(it, &it->cur[0]) != ETL_OK) return ETL_END;
+        *rec = it->cur[0].head;
+        it->stats.records++;
+        return ETL_OK;
+    }
+    if (it->pending >= 0) {
+        /* The cursor at the heap top produced the last record: refill it in place. */
+        cursor *c = &it->cur[it->pending];
+        if (cursor_advance(it, c) != ETL_OK) it->heap[0] = it->heap[--it->heap_n];
+        if (it->heap_n) heap_down(it, 0);
+        it->pending = -1;
+    }
+    if (it->heap_n == 0) return ETL_END;
+    unsigned top = it->heap[0];
+    *rec = it->cur[top].head;
+    it->pending = (int)top;
+    it->stats.records++;
+    return ETL_OK;
+}
+
+const etl_stats *etl_iter_stats(const etl_iter *it) { return &it->stats; }
+uint64_t etl_iter_progress(const etl_iter *it) { return it->progress; }
+
+void etl_iter_close(etl_iter *it)
+{
+    if (!it) return;
+    for (unsigned c = 0; it->cur && c < it->ncur; c++) free(it->cur[c].scratch);
+    free(it->cur);
+    free(it->heap);
+    free(it->lists);
+    free(it);
+}

@@ -1,0 +1,303 @@
+/*
+ * reader.c - opens a file and indexes its buffers.
+ *
+ * Opening reads only the 0x48-byte header of each buffer (a few KB for a GB file)
+ * and the logfile header in buffer 0. Buffers are walked by each one's own
+ * BufferSize (compressed buffers have odd on-disk sizes). A buffer whose header
+ * is impossible is skipped by searching forward for the next plausible header;
+ * a buffer cut by the end of the file keeps the records that fit. Only a file
+ * whose first buffer does not start with a logfile header is refused.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "etlkit/compress.h"
+#include "container/reader_internal.h"
+#include "base/bytes.h"
+
+void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, uint64_t file_off,
+                        const char *fmt, ...)
+{
+    etl_diag d;
+    d.status = status;
+    d.file_offset = file_off;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d.msg, sizeof d.msg, fmt, ap);
+    va_end(ap);
+    if (st->first_problem_offset == UINT64_MAX) {
+        st->first_problem_offset = file_off;
+        snprintf(st->first_problem, sizeof st->first_problem, "%s", d.msg);
+    }
+    if (r->opts.on_diag) r->opts.on_diag(r->opts.diag_ctx, &d);
+}
+
+/* Could a buffer header start here? Cheap checks only; used to resynchronise. */
+static bool plausible_header(const etl_reader *r, size_t off)
+{
+    etl_buffer_header h;
+    if (etl_buffer_header_decode(etl_span_from((etl_span){r->data, r->size}, off), &h) != ETL_OK)
+        return false;
+    if (h.buffer_size < ETL_BUFFER_HEADER_SIZE || h.buffer_size > ETL_MAX_BUFFER_SIZE) return false;
+    if (h.offset < ETL_BUFFER_HEADER_SIZE || h.offset > ETL_MAX_BUFFER_SIZE) return false;
+    if (h.buffer_type > ETL_BUFFER_TYPE_DBG_INFO || (h.buffer_flag & ~0x7Fu)) return false;
+    if (!(h.buffer_flag & ETL_BUFFER_FLAG_COMPRESSED)) {
+        if (h.offset > h.buffer_size) return false;
+        if (off + ETL_BUFFER_HEADER_SIZE + 4 <= r->size && h.offset > ETL_BUFFER_HEADER_SIZE)
+            return (r->data[off + ETL_BUFFER_HEADER_SIZE + 3] & 0x80) != 0;
+    }
+    return true;
+}
+
+static size_t resync(const etl_reader *r, size_t bad)
+{
+    size_t nominal = r->hdr.buffer_size;
+    if (nominal >= ETL_BUFFER_HEADER_SIZE && bad + nominal < r->size && plausible_header(r, bad + nominal))
+        return bad + nominal;
+    for (size_t off = bad + 1; off + ETL_BUFFER_HEADER_SIZE <= r->size; off++)
+        if (plausible_header(r, off)) return off;
+    return r->size;
+}
+
+static etl_status push_buffer(etl_reader *r, size_t *cap, const etl_buf_ent *e)
+{
+    if (r->nbufs == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        etl_buf_ent *nb = realloc(r->bufs, ncap * sizeof *nb);
+        if (!nb) return ETL_E_NOMEM;
+        r->bufs = nb;
+        *cap = ncap;
+    }
+    r->bufs[r->nbufs++] = *e;
+    return ETL_OK;
+}
+
+static etl_status index_buffers(etl_reader *r)
+{
+    size_t cap = 0, off = 0;
+    etl_stats *st = &r->stats;
+    while (off < r->size) {
+        if (r->size - off < ETL_BUFFER_HEADER_SIZE) {
+            st->truncated_buffers++;
+            st->bad_buffers++;
+            st->skipped_bytes += r->size - off;
+            etl_reader_problem(r, st, ETL_E_TRUNCATED, off,
+                               "buffer %zu at offset 0x%zx: %zu bytes left, less than a buffer header",
+                               r->nbufs, off, r->size - off);
+            break;
+        }
+        etl_buffer_header h;
+        etl_buffer_header_decode((etl_span){r->data + off, r->size - off}, &h);
+        if (h.buffer_size < ETL_BUFFER_HEADER_SIZE || h.buffer_size > ETL_MAX_BUFFER_SIZE) {
+            size_t next = resync(r, off);
+            st->bad_buffers++;
+            st->skipped_bytes += next - off;
+            etl_reader_problem(r, st, ETL_E_CORRUPT, off,
+                               "buffer %zu at offset 0x%zx: BufferSize %u is impossible; skipped %zu bytes",
+                               r->nbufs, off, h.buffer_size, next - off);
+            off = next;
+            continue;
+        }
+        etl_buf_ent e = {0};
+        e.file_off = off;
+        e.seq = h.sequence_number;
+        e.index = (uint32_t)r->nbufs;
+        e.cpu = h.processor_index;
+        e.flags = h.buffer_flag;
+        e.type = h.buffer_type;
+        e.compressed = (h.buffer_flag & ETL_BUFFER_FLAG_COMPRESSED) != 0;
+        e.disk_size = h.buffer_size;
+        if (h.buffer_size > r->size - off) {
+            e.disk_size = (uint32_t)(r->size - off);
+            e.truncated = 1;
+            st->truncated_buffers++;
+            etl_reader_problem(r, st, ETL_E_TRUNCATED, off,
+                               "buffer %zu at offset 0x%zx: BufferSize %u runs past the end of the file (%zu bytes left)",
+                               r->nbufs, off, h.buffer_size, r->size - off);
+        }
+        e.data_end = h.offset;
+        if (h.offset < ETL_BUFFER_HEADER_SIZE || h.offset > ETL_MAX_BUFFER_SIZE ||
+            (!e.compressed && h.offset > h.buffer_size)) {
+            /* Offset is unusable; SavedOffset is the only other end marker. */
+            uint32_t alt = h.saved_offset;
+            bool alt_ok = alt >= ETL_BUFFER_HEADER_SIZE && alt <= ETL_MAX_BUFFER_SIZE &&
+                          (e.compressed || alt <= h.buffer_size);
+            e.data_end = alt_ok ? alt : (e.compressed ? ETL_BUFFER_HEADER_SIZE : h.buffer_size);
+            st->bad_buffers++;
+            etl_reader_problem(r, st, ETL_E_CORRUPT, off,
+                               "buffer %zu at offset 0x%zx: Offset %u is impossible (BufferSize %u); using %u",
+                               r->nbufs, off, h.offset, h.buffer_size, e.data_end);
+        }
+        if (e.compressed && e.data_end > r->max_data) r->max_data = e.data_end;
+        if (e.cpu + 1u > r->ncpu) r->ncpu = e.cpu + 1u;
+        st->buffers++;
+        if (e.compressed) st->compressed_buffers++;
+        etl_status rc = push_buffer(r, &cap, &e);
+        if (rc != ETL_OK) return rc;
+        off += h.buffer_size < r->size - off ? h.buffer_size : r->size - off;
+    }
+    return ETL_OK;
+}
+
+etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uint8_t *scratch,
+                                  size_t cap, etl_span *out, etl_stats *st)
+{
+    const uint8_t *p = r->data + b->file_off;
+    if (!b->compressed) {
+        out->p = p;
+        out->n = b->data_end < b->disk_size ? b->data_end : b->disk_size;
+        return ETL_OK;
+    }
+    size_t want = b->data_end - ETL_BUFFER_HEADER_SIZE;
+    if (r->compression != ETL_COMPRESSION_LZNT1 && r->compression != ETL_COMPRESSION_XPRESS &&
+        r->compression != ETL_COMPRESSION_XPRESS_HUFF) {
+        st->unsupported_buffers++;
+        st->bad_buffers++;
+        st->skipped_bytes += want;
+        etl_reader_problem(r, st, ETL_E_UNSUPPORTED, b->file_off,
+                           "buffer %u at offset 0x%llx: compression format %d is not supported",
+                           b->index, (unsigned long long)b->file_off, r->compression);
+        return ETL_E_UNSUPPORTED;
+    }
+    if (b->data_end > cap) return ETL_E_RANGE; /* cannot happen: cap is the largest data_end */
+    memcpy(scratch, p, ETL_BUFFER_HEADER_SIZE);
+    size_t got = 0;
+    etl_span in = {p + ETL_BUFFER_HEADER_SIZE, b->disk_size - ETL_BUFFER_HEADER_SIZE};
+    etl_status rc = etl_decompress((etl_compression)r->compression, in, scratch + ETL_BUFFER_HEADER_SIZE,
+                                   want, &got);
+    if (rc != ETL_OK || got != want) {
+        st->decompress_errors++;
+        st->bad_buffers++;
+        st->skipped_bytes += want;
+        etl_reader_problem(r, st, rc != ETL_OK ? rc : ETL_E_CORRUPT, b->file_off,
+                           "buffer %u at offset 0x%llx: %s payload of %u bytes expanded to %zu of %zu bytes (%s)",
+                           b->index, (unsigned long long)b->file_off,
+                           etl_compression_name((etl_compression)r->compression),
+                           b->disk_size - ETL_BUFFER_HEADER_SIZE, got, want, etl_status_str(rc));
+        return rc != ETL_OK ? rc : ETL_E_CORRUPT;
+    }
+    out->p = scratch;
+    out->n = b->data_end;
+    return ETL_OK;
+}
+
+/* The logfile header is the first record of buffer 0; without it there is no clock. */
+static etl_status read_logfile_header(etl_reader *r, etl_diag *diag)
+{
+    if (r->nbufs == 0 || r->bufs[0].file_off != 0) {
+        etl_diag_set(diag, ETL_E_NOT_ETL, 0, "not an ETL file: no buffer header at offset 0");
+        return ETL_E_NOT_ETL;
+    }
+    const etl_buf_ent *b = &r->bufs[0];
+    uint8_t *scratch = NULL;
+    etl_span data;
+    etl_stats tmp = r->stats;
+    if (b->compressed) {
+        scratch = malloc(b->data_end);
+        if (!scratch) return ETL_E_NOMEM;
+    }
+    etl_status rc = etl_reader_load_buffer(r, b, scratch, b->data_end, &data, &tmp);
+    if (rc == ETL_OK) {
+        etl_span rec = etl_span_from(data, ETL_BUFFER_HEADER_SIZE);
+        rc = etl_logfile_header_decode(rec, &r->hdr);
+    }
+    free(scratch);
+    if (rc != ETL_OK) {
+        etl_diag_set(diag, ETL_E_NOT_ETL, ETL_BUFFER_HEADER_SIZE,
+                     "not an ETL file: no logfile header (hook 0x0000) at offset 0x48");
+        return ETL_E_NOT_ETL;
+    }
+    return ETL_OK;
+}
+
+static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl_reader **out,
+                              etl_diag *diag)
+{
+    if (opts) memcpy(&r->opts, opts, opts->sz && opts->sz < sizeof r->opts ? opts->sz : sizeof r->opts);
+    r->opts.sz = sizeof r->opts;
+    r->stats.first_problem_offset = UINT64_MAX;
+    if (r->size < ETL_BUFFER_HEADER_SIZE + 0x20) {
+        etl_diag_set(diag, ETL_E_NOT_ETL, 0, "not an ETL file: only %zu bytes", r->size);
+        etl_reader_close(r);
+        return ETL_E_NOT_ETL;
+    }
+    /* Buffer 0 first, alone: a non-ETL file must not be scanned for headers. */
+    etl_buffer_header h0;
+    etl_buffer_header_decode((etl_span){r->data, r->size}, &h0);
+    if (h0.buffer_size < ETL_BUFFER_HEADER_SIZE + 0x20 || h0.buffer_size > ETL_MAX_BUFFER_SIZE ||
+        h0.offset < ETL_BUFFER_HEADER_SIZE + 0x20) {
+        etl_diag_set(diag, ETL_E_NOT_ETL, 0, "not an ETL file: no buffer header at offset 0");
+        etl_reader_close(r);
+        return ETL_E_NOT_ETL;
+    }
+    /* The compression format is needed to read buffer 0 if it is compressed. */
+    r->compression = ETL_COMPRESSION_XPRESS;
+    etl_status rc = index_buffers(r);
+    if (rc == ETL_OK) rc = read_logfile_header(r, diag);
+    if (rc != ETL_OK) {
+        if (rc == ETL_E_NOMEM) etl_diag_set(diag, rc, UINT64_MAX, "out of memory");
+        etl_reader_close(r);
+        return rc;
+    }
+    /* COMPRESSION_FORMAT_* sits in the low 16 bits of buffer 0's State (snail). */
+    if (r->hdr.log_file_mode & ETL_LOG_FILE_MODE_COMPRESSED) {
+        etl_buffer_header b0;
+        etl_buffer_header_decode((etl_span){r->data, r->size}, &b0);
+        r->compression = (int)(b0.state & 0xFFFF);
+    }
+    etl_clock_init(&r->clock, &r->hdr);
+    *out = r;
+    return ETL_OK;
+}
+
+etl_status etl_reader_open_memory(const void *data, size_t size, const etl_reader_options *opts,
+                                  etl_reader **out, etl_diag *diag)
+{
+    *out = NULL;
+    etl_reader *r = calloc(1, sizeof *r);
+    if (!r) return ETL_E_NOMEM;
+    r->data = data;
+    r->size = size;
+    return finish_open(r, opts, out, diag);
+}
+
+etl_status etl_reader_open(const char *path, const etl_reader_options *opts, etl_reader **out,
+                           etl_diag *diag)
+{
+    *out = NULL;
+    etl_reader *r = calloc(1, sizeof *r);
+    if (!r) return ETL_E_NOMEM;
+    etl_status rc = etl_map_open(path, &r->map, diag);
+    if (rc != ETL_OK) {
+        free(r);
+        return rc;
+    }
+    r->data = r->map.data;
+    r->size = r->map.size;
+    return finish_open(r, opts, out, diag);
+}
+
+void etl_reader_close(etl_reader *r)
+{
+    if (!r) return;
+    etl_map_close(&r->map);
+    free(r->bufs);
+    free(r);
+}
+
+const etl_logfile_header *etl_reader_header(const etl_reader *r) { return &r->hdr; }
+const etl_clock *etl_reader_clock(const etl_reader *r) { return &r->clock; }
+int etl_reader_compression(const etl_reader *r) { return r->compression; }
+const etl_stats *etl_reader_stats(const etl_reader *r) { return &r->stats; }
+size_t etl_reader_buffer_count(const etl_reader *r) { return r->nbufs; }
+unsigned etl_reader_cpu_count(const etl_reader *r) { return r->ncpu; }
+uint64_t etl_reader_file_size(const etl_reader *r) { return r->size; }
+
+etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_header *h, uint64_t *file_offset)
+{
+    if (i >= r->nbufs) return ETL_E_INVALID_ARG;
+    const etl_buf_ent *b = &r->bufs[i];
+    if (file_offset) *file_offset = b->file_off;
+    return etl_buffer_header_decode((etl_span){r->data + b->file_off, r->size - b->file_off}, h);
+}

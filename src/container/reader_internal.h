@@ -1,0 +1,52 @@
+/* reader_internal.h - the reader's buffer index, shared by reader.c and iter.c. */
+#ifndef ETLKIT_SRC_CONTAINER_READER_INTERNAL_H
+#define ETLKIT_SRC_CONTAINER_READER_INTERNAL_H
+
+#include "etlkit/container.h"
+#include "base/mapfile.h"
+
+/* Largest buffer etlkit accepts (decompressed); Windows caps buffers at 16 MiB. */
+#define ETL_MAX_BUFFER_SIZE (64u << 20)
+
+/* One buffer of the file, as indexed at open. */
+typedef struct etl_buf_ent {
+    uint64_t file_off;
+    uint64_t seq;       /* SequenceNumber */
+    uint32_t disk_size; /* bytes present in the file (cut at EOF when truncated) */
+    uint32_t data_end;  /* Offset: end of event data, in decompressed coordinates */
+    uint32_t index;     /* file order */
+    uint16_t cpu;
+    uint16_t flags;     /* BufferFlag */
+    uint16_t type;      /* BufferType */
+    uint8_t compressed;
+    uint8_t truncated;
+} etl_buf_ent;
+
+struct etl_reader {
+    etl_map map;
+    const uint8_t *data;
+    size_t size;
+    etl_reader_options opts;
+    etl_logfile_header hdr;
+    etl_clock clock;
+    int compression;       /* etl_compression of compressed buffers */
+    etl_buf_ent *bufs;
+    size_t nbufs;
+    unsigned ncpu;
+    uint32_t max_data;     /* largest data_end of any compressed buffer */
+    etl_stats stats;
+};
+
+/* Records a problem in stats (first one kept) and tells the diag callback. */
+void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, uint64_t file_off,
+                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/*
+ * The event bytes of buffer b, header included, cut at its data end: a view into
+ * the map, or decompressed into scratch (cap bytes). On failure the problem is
+ * reported into st and an error returned: the caller skips the buffer.
+ */
+etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uint8_t *scratch,
+                                  size_t cap, etl_span *out, etl_stats *st);
+
+#endif

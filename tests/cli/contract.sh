@@ -1,0 +1,64 @@
+#!/bin/sh
+# contract.sh ETLKIT SAMPLES - the CLI's promises: exit statuses, help, one-line errors,
+# data on stdout and diagnostics on stderr, pipes as input.
+set -u
+etlkit=$1; samples=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0; passes=0
+check() { # check NAME EXPECTED_STATUS ACTUAL_STATUS
+  if [ "$2" = "$3" ]; then passes=$((passes+1)); else echo "FAIL: $1: exit $3, expected $2" >&2; fails=$((fails+1)); fi
+}
+expect() { # expect NAME CONDITION...
+  name=$1; shift
+  if "$@"; then passes=$((passes+1)); else echo "FAIL: $name" >&2; fails=$((fails+1)); fi
+}
+k=$samples/kernel-shutdown-x64.etl
+
+"$etlkit" --version >"$tmp/out" 2>&1; check version 0 $?
+expect "version text" grep -q '^etlkit [0-9]' "$tmp/out"
+"$etlkit" --help >"$tmp/out" 2>&1; check help 0 $?
+for c in info dump; do
+  "$etlkit" $c --help >"$tmp/out" 2>&1; check "$c --help" 0 $?
+  expect "$c --help text" grep -q "Usage: etlkit $c" "$tmp/out"
+  "$etlkit" $c >/dev/null 2>&1; check "$c without FILE" 64 $?
+  "$etlkit" $c --bogus "$k" >/dev/null 2>&1; check "$c bad option" 64 $?
+done
+"$etlkit" frobnicate >/dev/null 2>&1; check "unknown command" 64 $?
+"$etlkit" >/dev/null 2>&1; check "no command" 64 $?
+
+# Not an ETL file: exit 2, exactly one line on stderr, nothing on stdout.
+printf 'hello, this is not a trace\n' > "$tmp/text.etl"
+for f in "$tmp/text.etl" /dev/null; do
+  "$etlkit" info "$f" >"$tmp/out" 2>"$tmp/err"; check "not ETL $f" 2 $?
+  expect "not ETL one line ($f)" [ "$(wc -l < "$tmp/err")" -eq 1 ]
+  expect "not ETL no stdout ($f)" [ ! -s "$tmp/out" ]
+done
+head -c 4096 /dev/urandom > "$tmp/random.etl"
+"$etlkit" dump "$tmp/random.etl" >/dev/null 2>"$tmp/err"; check "random bytes" 2 $?
+"$etlkit" info "$tmp/does-not-exist.etl" >/dev/null 2>"$tmp/err"; check "missing file" 1 $?
+expect "missing file one line" [ "$(wc -l < "$tmp/err")" -eq 1 ]
+"$etlkit" info "$tmp" >/dev/null 2>&1; check "directory" 1 $?
+
+# A clean sample: exit 0 and no stderr.
+"$etlkit" info "$k" >"$tmp/out" 2>"$tmp/err"; check "info clean" 0 $?
+expect "info clean stderr empty" [ ! -s "$tmp/err" ]
+"$etlkit" dump --format jsonl "$k" >"$tmp/a" 2>/dev/null; check "dump clean" 0 $?
+# A pipe gives the same records as the file.
+cat "$k" | "$etlkit" dump --format jsonl - >"$tmp/b" 2>/dev/null; check "dump pipe" 0 $?
+expect "pipe equals file" cmp -s "$tmp/a" "$tmp/b"
+"$etlkit" dump --format csv --limit 5 "$k" >"$tmp/out"; check "csv" 0 $?
+expect "csv header + 5 rows" [ "$(wc -l < "$tmp/out")" -eq 6 ]
+
+# A truncated file: exit 3, warnings on stderr, the records before the cut on stdout.
+head -c 100000 "$k" > "$tmp/trunc.etl"
+"$etlkit" dump --format jsonl "$tmp/trunc.etl" >"$tmp/out" 2>"$tmp/err"; check "truncated" 3 $?
+expect "truncated has records" [ "$(wc -l < "$tmp/out")" -gt 100 ]
+expect "truncated warns with offset" grep -q "offset 0x" "$tmp/err"
+# A corrupt buffer in the middle: the others are still read.
+cp "$k" "$tmp/corrupt.etl"
+printf '\000\000\000\000' | dd of="$tmp/corrupt.etl" bs=1 seek=$((65536*3)) conv=notrunc 2>/dev/null
+"$etlkit" info --json "$tmp/corrupt.etl" >"$tmp/out" 2>"$tmp/err"; check "corrupt buffer" 3 $?
+expect "corrupt buffer counted" grep -q '"bad_buffers":1' "$tmp/out"
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,42 @@
+#!/bin/sh
+# run.sh BUILD SECONDS SAMPLES - runs every libFuzzer target for SECONDS, two at a time,
+# seeded with tests/fuzz/seeds/NAME and, for the reader, the head of every real sample.
+# Fails if any target finds a crash; the input is kept in BUILD/fuzz-artifacts.
+set -eu
+build=$1; secs=$2; samples=$3
+here=$(cd "$(dirname "$0")" && pwd)
+work="$build/fuzz-work"; art="$build/fuzz-artifacts"
+rm -rf "$work"; mkdir -p "$work" "$art"
+pids=""; names=""
+fail=0
+for bin in "$build"/tests/fuzz/fuzz_*; do
+  [ -x "$bin" ] || continue
+  name=$(basename "$bin")
+  corpus="$work/$name"; mkdir -p "$corpus"
+  [ -d "$here/seeds/$name" ] && cp "$here/seeds/$name"/* "$corpus"/ 2>/dev/null || true
+  if [ "$name" = fuzz_reader ]; then
+    for s in "$samples"/*.etl "$here"/../data/*.etl; do
+      [ -f "$s" ] && head -c 131072 "$s" > "$corpus/$(basename "$s")"
+    done
+  fi
+  echo "fuzz: $name for ${secs}s" >&2
+  "$bin" "$corpus" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=262144 -timeout=20 \
+      -artifact_prefix="$art/$name-" -print_final_stats=1 > "$work/$name.log" 2>&1 &
+  pids="$pids $!"; names="$names $name"
+  # Two cores: keep at most two fuzzers running.
+  if [ "$(echo $pids | wc -w)" -ge 2 ]; then
+    for p in $pids; do wait "$p" || fail=1; done
+    pids=""
+  fi
+done
+for p in $pids; do wait "$p" || fail=1; done
+for n in $names; do
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$n.log" | grep -o '[0-9]*$' || echo '?')
+  echo "fuzz: $n: $runs runs" >&2
+done
+if [ "$fail" -ne 0 ]; then
+  echo "fuzz: a target failed; logs in $work, inputs in $art" >&2
+  for n in $names; do grep -l -E "ERROR|deadly signal|runtime error" "$work/$n.log" >/dev/null 2>&1 && tail -40 "$work/$n.log" >&2; done
+  exit 1
+fi
+echo "fuzz: all targets clean" >&2

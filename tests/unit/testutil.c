@@ -1,0 +1,36 @@
+#include <ctype.h>
+#include "testutil.h"
+
+static int nib(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    c = tolower(c);
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+size_t tu_hex(const char *hex, uint8_t *out, size_t cap)
+{
+    size_t n = 0;
+    int hi = -1;
+    for (; *hex; hex++) {
+        int v = nib((unsigned char)*hex);
+        if (v < 0) continue;
+        if (hi < 0) {
+            hi = v;
+        } else {
+            if (n < cap) out[n] = (uint8_t)(hi << 4 | v);
+            n++;
+            hi = -1;
+        }
+    }
+    return n;
+}
+
+uint64_t tu_rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
