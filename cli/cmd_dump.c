@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
+#include "fields.h"
 
 typedef enum { FMT_JSONL, FMT_CSV, FMT_TEXT } dump_format;
 
@@ -10,129 +11,84 @@ typedef struct dump_opts {
     etl_order order;
     uint64_t limit;
     int quiet;
+    int expand;
+    int bias;            /* StateWr bias override, -1 = from the OS build */
+    uint8_t *hooks;      /* --filter: 65536 flags, NULL = everything */
 } dump_opts;
 
-#define LINE_CAP 8192
+#define LINE_CAP (1u << 18)
 
-/* Appends ,"key": to a JSON line. */
-static size_t jk(char *b, size_t n, const char *key)
+static void out_line(line *l)
 {
-    b[n++] = ',';
-    b[n++] = '"';
-    size_t k = strlen(key);
-    memcpy(b + n, key, k);
-    n += k;
-    b[n++] = '"';
-    b[n++] = ':';
-    return n;
-}
-
-static size_t jl_u(char *b, size_t n, const char *key, uint64_t v)
-{
-    n = jk(b, n, key);
-    return n + fmt_u64(b + n, v);
-}
-
-static size_t line_jsonl(char *b, const etl_record *r, const etl_clock *clk)
-{
-    size_t n = 0;
-    memcpy(b, "{\"buf\":", 7);
-    n = 7;
-    n += fmt_u64(b + n, r->buffer_index);
-    n = jl_u(b, n, "off", r->offset);
-    n = jl_u(b, n, "cpu", r->cpu);
-    n = jl_u(b, n, "htype", r->htype);
-    n = jl_u(b, n, "size", r->size);
-    if (r->has & ETL_REC_VERSION) n = jl_u(b, n, "ver", r->version);
-    if (r->has & ETL_REC_HOOK) n = jl_u(b, n, "hook", r->hook);
-    if (r->has & ETL_REC_PROVIDER) {
-        n = jk(b, n, "provider");
-        b[n++] = '"';
-        etl_guid_format(&r->provider, b + n);
-        n += 36;
-        b[n++] = '"';
+    if (l->cut) {
+        /* Never emit broken JSON: a line that did not fit says so instead. */
+        l->n = 0;
+        l->cut = 0;
+        ln_raw(l, l->json ? "{\"error\":\"line too long\"" : "line too long", l->json ? 24 : 13);
     }
-    if (r->has & ETL_REC_ID) n = jl_u(b, n, "id", r->id);
-    if (r->has & ETL_REC_OPCODE) n = jl_u(b, n, "opcode", r->opcode);
+    if (l->json) ln_raw(l, "}", 1);
+    l->b[l->n++] = '\n';
+    fwrite(l->b, 1, l->n, stdout);
+}
+
+/* The record's header keys, JSON or text. */
+static void header_json(line *l, const etl_record *r, const etl_clock *clk)
+{
+    ln_raw(l, "{", 1);
+    l->first = 1;
+    ln_u(l, "buf", r->buffer_index);
+    ln_u(l, "off", r->offset);
+    ln_u(l, "cpu", r->cpu);
+    ln_u(l, "htype", r->htype);
+    ln_u(l, "size", r->size);
+    if (r->has & ETL_REC_VERSION) ln_u(l, "ver", r->version);
+    if (r->has & ETL_REC_HOOK) ln_u(l, "hook", r->hook);
+    if (r->has & ETL_REC_PROVIDER) {
+        char g[37];
+        etl_guid_format(&r->provider, g);
+        ln_s(l, "provider", g);
+    }
+    if (r->has & ETL_REC_ID) ln_u(l, "id", r->id);
+    if (r->has & ETL_REC_OPCODE) ln_u(l, "opcode", r->opcode);
     if (r->has & ETL_REC_TID) {
-        n = jl_u(b, n, "tid", r->tid);
-        n = jl_u(b, n, "pid", r->pid);
+        ln_u(l, "tid", r->tid);
+        ln_u(l, "pid", r->pid);
     }
     if (r->has & ETL_REC_TS) {
-        n = jl_u(b, n, "ts", r->ts);
-        n = jk(b, n, "ns");
-        n += fmt_i64(b + n, etl_clock_ns(clk, r->ts));
+        ln_u(l, "ts", r->ts);
+        ln_i(l, "ns", etl_clock_ns(clk, r->ts));
     }
     if (r->has & ETL_REC_PMC) {
-        n = jk(b, n, "pmc");
-        b[n++] = '[';
+        char t[8 * 24];
+        size_t n = 0;
+        t[n++] = '[';
         for (unsigned i = 0; i < r->pmc_count; i++) {
-            if (i) b[n++] = ',';
-            n += fmt_u64(b + n, etl_record_pmc(r, i));
+            if (i) t[n++] = ',';
+            n += fmt_u64(t + n, etl_record_pmc(r, i));
         }
-        b[n++] = ']';
+        t[n++] = ']';
+        ln_key(l, "pmc");
+        ln_raw(l, t, n);
     }
-    if (r->has & ETL_REC_PEBS) n = jl_u(b, n, "pebs", r->pebs_index);
-    n = jl_u(b, n, "len", r->payload.n);
-    b[n++] = '}';
-    b[n++] = '\n';
-    return n;
+    if (r->has & ETL_REC_PEBS) ln_u(l, "pebs", r->pebs_index);
+    ln_u(l, "len", r->payload.n);
 }
 
-static const char csv_header[] = "buf,off,cpu,htype,size,ver,hook,provider,id,opcode,tid,pid,ts,ns,pmc,pebs,len\n";
-
-static size_t csv_u(char *b, size_t n, int present, uint64_t v)
+static void ts_text(char *t, size_t cap, int64_t ns)
 {
-    if (present) n += fmt_u64(b + n, v);
-    b[n++] = ',';
-    return n;
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    snprintf(t, cap, "%s%llu.%09llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000000000),
+             (unsigned long long)(a % 1000000000));
 }
 
-static size_t line_csv(char *b, const etl_record *r, const etl_clock *clk)
-{
-    size_t n = 0;
-    n = csv_u(b, n, 1, r->buffer_index);
-    n = csv_u(b, n, 1, r->offset);
-    n = csv_u(b, n, 1, r->cpu);
-    n = csv_u(b, n, 1, r->htype);
-    n = csv_u(b, n, 1, r->size);
-    n = csv_u(b, n, r->has & ETL_REC_VERSION, r->version);
-    n = csv_u(b, n, r->has & ETL_REC_HOOK, r->hook);
-    if (r->has & ETL_REC_PROVIDER) {
-        etl_guid_format(&r->provider, b + n);
-        n += 36;
-    }
-    b[n++] = ',';
-    n = csv_u(b, n, r->has & ETL_REC_ID, r->id);
-    n = csv_u(b, n, r->has & ETL_REC_OPCODE, r->opcode);
-    n = csv_u(b, n, r->has & ETL_REC_TID, r->tid);
-    n = csv_u(b, n, r->has & ETL_REC_TID, r->pid);
-    n = csv_u(b, n, r->has & ETL_REC_TS, r->ts);
-    if (r->has & ETL_REC_TS) n += fmt_i64(b + n, etl_clock_ns(clk, r->ts));
-    b[n++] = ',';
-    for (unsigned i = 0; i < r->pmc_count; i++) {
-        if (i) b[n++] = ';';
-        n += fmt_u64(b + n, etl_record_pmc(r, i));
-    }
-    b[n++] = ',';
-    n = csv_u(b, n, r->has & ETL_REC_PEBS, r->pebs_index);
-    n += fmt_u64(b + n, r->payload.n);
-    b[n++] = '\n';
-    return n;
-}
-
-static size_t line_text(char *b, const etl_record *r, const etl_clock *clk)
+static void header_text(line *l, const etl_record *r, const etl_clock *clk)
 {
     char ts[32] = "", name[64] = "", ids[40] = "";
-    if (r->has & ETL_REC_TS) {
-        int64_t ns = etl_clock_ns(clk, r->ts);
-        uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-        snprintf(ts, sizeof ts, "%s%llu.%09llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000000000),
-                 (unsigned long long)(a % 1000000000));
-    }
-    if (r->has & ETL_REC_HOOK) {
-        const char *hn = etl_hook_name(r->hook);
-        snprintf(name, sizeof name, "0x%04x %s", r->hook, hn ? hn : "");
+    if (r->has & ETL_REC_TS) ts_text(ts, sizeof ts, etl_clock_ns(clk, r->ts));
+    uint16_t hook;
+    if (etl_record_kernel_hook(r, &hook)) {
+        const char *hn = etl_hook_name(hook);
+        snprintf(name, sizeof name, "0x%04x %s", hook, hn ? hn : "");
     } else if (r->has & ETL_REC_PROVIDER) {
         etl_guid_format(&r->provider, name);
         if (r->has & ETL_REC_ID)
@@ -141,25 +97,192 @@ static size_t line_text(char *b, const etl_record *r, const etl_clock *clk)
             snprintf(name + 36, sizeof name - 36, " op %u", r->opcode);
     }
     if (r->has & ETL_REC_TID) snprintf(ids, sizeof ids, "tid %6u pid %6u", r->tid, r->pid);
-    int k = snprintf(b, LINE_CAP, "%16s cpu %3u %-14s v%-2u %-48s %-22s len %u\n", ts, r->cpu,
+    char t[256];
+    int k = snprintf(t, sizeof t, "%16s cpu %3u %-14s v%-2u %-44s %-22s len %5u", ts, r->cpu,
                      etl_htype_name(r->htype), r->version, name, ids, (unsigned)r->payload.n);
-    return k < 0 ? 0 : (size_t)k < LINE_CAP ? (size_t)k : LINE_CAP - 1;
+    ln_raw(l, t, k < 0 ? 0 : (size_t)k < sizeof t ? (size_t)k : sizeof t - 1);
+}
+
+static const char csv_header[] =
+    "buf,off,cpu,htype,size,ver,hook,provider,id,opcode,tid,pid,ts,ns,pmc,pebs,len,fields\n";
+
+static void csv_u(line *l, int present, uint64_t v)
+{
+    char t[24];
+    if (present) ln_raw(l, t, fmt_u64(t, v));
+    ln_raw(l, ",", 1);
+}
+
+static void header_csv(line *l, const etl_record *r, const etl_clock *clk)
+{
+    csv_u(l, 1, r->buffer_index);
+    csv_u(l, 1, r->offset);
+    csv_u(l, 1, r->cpu);
+    csv_u(l, 1, r->htype);
+    csv_u(l, 1, r->size);
+    csv_u(l, r->has & ETL_REC_VERSION, r->version);
+    csv_u(l, r->has & ETL_REC_HOOK, r->hook);
+    if (r->has & ETL_REC_PROVIDER) {
+        char g[37];
+        etl_guid_format(&r->provider, g);
+        ln_raw(l, g, 36);
+    }
+    ln_raw(l, ",", 1);
+    csv_u(l, r->has & ETL_REC_ID, r->id);
+    csv_u(l, r->has & ETL_REC_OPCODE, r->opcode);
+    csv_u(l, r->has & ETL_REC_TID, r->tid);
+    csv_u(l, r->has & ETL_REC_TID, r->pid);
+    csv_u(l, r->has & ETL_REC_TS, r->ts);
+    char t[24];
+    if (r->has & ETL_REC_TS) ln_raw(l, t, fmt_i64(t, etl_clock_ns(clk, r->ts)));
+    ln_raw(l, ",", 1);
+    for (unsigned i = 0; i < r->pmc_count; i++) {
+        if (i) ln_raw(l, ";", 1);
+        ln_raw(l, t, fmt_u64(t, etl_record_pmc(r, i)));
+    }
+    ln_raw(l, ",", 1);
+    csv_u(l, r->has & ETL_REC_PEBS, r->pebs_index);
+    ln_raw(l, t, fmt_u64(t, r->payload.n));
+    ln_raw(l, ",", 1);
+}
+
+/* A CSV field in quotes, quotes doubled. */
+static void csv_quote(line *l, const char *s, size_t n)
+{
+    ln_raw(l, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        ln_raw(l, s + i, 1);
+        if (s[i] == '"') ln_raw(l, "\"", 1);
+    }
+    ln_raw(l, "\"", 1);
+}
+
+/* CSV's last column: the fields as a JSON object, quoted with "" doubling. */
+static void csv_fields(line *l, const etl_event *ev, unsigned bias)
+{
+    static char jb[LINE_CAP];
+    line j = {jb, 0, sizeof jb, 1, 1, 0};
+    ln_raw(&j, "{", 1);
+    fields_event(&j, ev, bias);
+    ln_raw(&j, "}", 1);
+    if (j.cut || j.n <= 2) return;
+    csv_quote(l, jb, j.n);
+}
+
+static void emit_record(line *l, dump_format f, const etl_record *r, const etl_event *ev,
+                        const etl_clock *clk, unsigned bias)
+{
+    l->n = 0;
+    l->cut = 0;
+    l->json = f == FMT_JSONL;
+    if (f == FMT_JSONL) {
+        header_json(l, r, clk);
+        if (ev->kind != ETL_EVENT_OTHER && ev->status == ETL_OK) {
+            ln_open(l, "fields");
+            fields_event(l, ev, bias);
+            ln_close(l);
+        } else if (ev->kind != ETL_EVENT_OTHER) {
+            ln_s(l, "error", etl_status_str(ev->status));
+        }
+    } else if (f == FMT_TEXT) {
+        header_text(l, r, clk);
+        if (ev->kind != ETL_EVENT_OTHER && ev->status == ETL_OK) fields_event(l, ev, bias);
+        else if (ev->kind != ETL_EVENT_OTHER) ln_s(l, "error", etl_status_str(ev->status));
+    } else {
+        header_csv(l, r, clk);
+        if (ev->kind != ETL_EVENT_OTHER && ev->status == ETL_OK) csv_fields(l, ev, bias);
+    }
+    if (f == FMT_CSV) l->json = 0;
+    out_line(l);
+}
+
+/* An expanded compact switch: the batch's header keys that still hold, then the switch. */
+static void emit_switch(line *l, dump_format f, const etl_cswitch *sw, const etl_clock *clk)
+{
+    l->n = 0;
+    l->cut = 0;
+    l->json = f == FMT_JSONL;
+    char t[64];
+    if (f == FMT_JSONL) {
+        ln_raw(l, "{", 1);
+        l->first = 1;
+        ln_u(l, "cpu", sw->cpu);
+        ln_u(l, "hook", ETL_HOOK_CSWITCH_BATCH);
+        ln_u(l, "ver", sw->version);
+        ln_u(l, "ts", sw->ts);
+        ln_i(l, "ns", etl_clock_ns(clk, sw->ts));
+        ln_s(l, "expanded", "compact");
+        ln_open(l, "fields");
+        fields_cswitch(l, sw);
+        ln_close(l);
+    } else if (f == FMT_TEXT) {
+        char ts[32];
+        ts_text(ts, sizeof ts, etl_clock_ns(clk, sw->ts));
+        int k = snprintf(t, sizeof t, "%16s cpu %3u %-14s v%-2u ", ts, sw->cpu, "compact", sw->version);
+        ln_raw(l, t, (size_t)k);
+        ln_raw(l, "0x0525 Thread/CSwitch (expanded)", 32);
+        fields_cswitch(l, sw);
+    } else {
+        /* buf,off,cpu,htype,size,ver,hook,provider,id,opcode,tid,pid,ts,ns,pmc,pebs,len,fields */
+        ln_raw(l, ",,", 2);
+        ln_raw(l, t, fmt_u64(t, sw->cpu));
+        ln_raw(l, ",,,", 3);
+        ln_raw(l, t, fmt_u64(t, sw->version));
+        ln_raw(l, ",1317,,,,,,", 11);
+        ln_raw(l, t, fmt_u64(t, sw->ts));
+        ln_raw(l, ",", 1);
+        ln_raw(l, t, fmt_i64(t, etl_clock_ns(clk, sw->ts)));
+        ln_raw(l, ",,,,", 4);
+        static char jb[4096];
+        line j = {jb, 0, sizeof jb, 1, 1, 0};
+        ln_raw(&j, "{", 1);
+        fields_cswitch(&j, sw);
+        ln_raw(&j, "}", 1);
+        csv_quote(l, jb, j.n);
+    }
+    out_line(l);
 }
 
 static void help(void)
 {
     printf("Usage: %s dump [OPTIONS] FILE\n\n"
-           "Prints one line per record of an ETL file.\n\n"
+           "Prints one line per record of an ETL file, with the decoded payload of the kernel\n"
+           "scheduler events (CSwitch, compact batches, SpinLock, ReadyThread, Thread, Process,\n"
+           "header extension) under \"fields\".\n\n"
            "  --order time|file     time: per-CPU streams merged by timestamp (default);\n"
            "                        file: buffers and records as they lie in the file\n"
            "  --format jsonl|csv|text  output format (default text)\n"
-           "  --limit N             stop after N records\n"
+           "  --filter LIST         only these events: comma-separated hook names or ids\n"
+           "                        (Thread/CSwitch, CSwitch, ReadyThread, 0x0529, Process/Start...)\n"
+           "  --expand              print each compact context-switch batch (0x0525) as one line\n"
+           "                        per switch, the new thread paired from the next switch on the\n"
+           "                        same CPU (needs --order time)\n"
+           "  --max-wait-reason N   the StateWr bias of compact batches (default: from the OS build)\n"
+           "  --limit N             stop after N lines\n"
            "  --quiet               do not print a warning for each damaged buffer\n"
            "  -h, --help            this help\n\n"
            "JSON keys, in this order, each only where the record's header has it:\n"
-           "  buf off cpu htype size ver hook provider id opcode tid pid ts ns pmc pebs len\n"
-           "ts is the raw timestamp, ns nanoseconds since the logfile header's time.\n\n"
+           "  buf off cpu htype size ver hook provider id opcode tid pid ts ns pmc pebs len fields\n"
+           "ts is the raw timestamp, ns nanoseconds since the logfile header's time. An expanded\n"
+           "switch has cpu hook ver ts ns \"expanded\" fields; fields a compact record does not carry\n"
+           "are absent, and the last switch of each CPU has no NewThreadId.\n\n"
            "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 damaged input, 64 usage.\n", prog);
+}
+
+static int parse_filter(dump_opts *o, const char *list)
+{
+    if (!o->hooks) o->hooks = calloc(65536, 1);
+    if (!o->hooks) return cli_usage_error("dump", "out of memory");
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int h = etl_hook_by_name(tok);
+        if (h == ETL_HOOK_AMBIGUOUS)
+            return cli_usage_error("dump", "--filter: '%s' names events of several groups; say Group/Event", tok);
+        if (h < 0) return cli_usage_error("dump", "--filter: unknown event '%s'", tok);
+        o->hooks[h] = 1;
+    }
+    return 0;
 }
 
 static int parse(int argc, char **argv, dump_opts *o, const char **path)
@@ -168,34 +291,49 @@ static int parse(int argc, char **argv, dump_opts *o, const char **path)
     o->format = FMT_TEXT;
     o->order = ETL_ORDER_TIME;
     o->limit = UINT64_MAX;
+    o->bias = -1;
+    int order_set = 0;
     *path = NULL;
+    static const char *valued[] = {"--order", "--format", "--limit", "--filter", "--max-wait-reason"};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = NULL;
+        const char *a = argv[i], *v = NULL, *opt = a;
+        char name[32] = "";
         if (cli_is_help(a)) {
             help();
             return -1;
         }
-        if ((strcmp(a, "--order") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "--limit") == 0)) {
-            if (i + 1 >= argc) return cli_usage_error("dump", "%s needs a value", a);
-            v = argv[++i];
-        } else if (strncmp(a, "--order=", 8) == 0 || strncmp(a, "--format=", 9) == 0 ||
-                   strncmp(a, "--limit=", 8) == 0) {
-            v = strchr(a, '=') + 1;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) {
+            size_t len = strlen(valued[k]);
+            if (strncmp(a, valued[k], len) == 0 && (a[len] == 0 || a[len] == '=')) {
+                snprintf(name, sizeof name, "%s", valued[k]);
+                if (a[len] == '=') v = a + len + 1;
+                else if (i + 1 < argc) v = argv[++i];
+                else return cli_usage_error("dump", "%s needs a value", a);
+                opt = name;
+            }
         }
-        if (strncmp(a, "--order", 7) == 0 && v) {
+        if (strcmp(opt, "--order") == 0) {
+            order_set = 1;
             if (strcmp(v, "time") == 0) o->order = ETL_ORDER_TIME;
             else if (strcmp(v, "file") == 0) o->order = ETL_ORDER_FILE;
             else return cli_usage_error("dump", "--order must be time or file, not '%s'", v);
-        } else if (strncmp(a, "--format", 8) == 0 && v) {
+        } else if (strcmp(opt, "--format") == 0) {
             if (strcmp(v, "jsonl") == 0 || strcmp(v, "json") == 0) o->format = FMT_JSONL;
             else if (strcmp(v, "csv") == 0) o->format = FMT_CSV;
             else if (strcmp(v, "text") == 0) o->format = FMT_TEXT;
             else return cli_usage_error("dump", "--format must be jsonl, csv or text, not '%s'", v);
-        } else if (strncmp(a, "--limit", 7) == 0 && v) {
+        } else if (strcmp(opt, "--limit") == 0 || strcmp(opt, "--max-wait-reason") == 0) {
             char *end;
-            o->limit = strtoull(v, &end, 10);
-            if (!*v || *end) return cli_usage_error("dump", "--limit needs a number, not '%s'", v);
+            unsigned long long n = strtoull(v, &end, 0);
+            if (!*v || *end) return cli_usage_error("dump", "%s needs a number, not '%s'", opt, v);
+            if (opt[2] == 'l') o->limit = n;
+            else if (n > 63) return cli_usage_error("dump", "--max-wait-reason must be 0..63");
+            else o->bias = (int)n;
+        } else if (strcmp(opt, "--filter") == 0) {
+            int rc = parse_filter(o, v);
+            if (rc) return rc;
+        } else if (strcmp(a, "--expand") == 0) {
+            o->expand = 1;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             o->quiet = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -207,6 +345,8 @@ static int parse(int argc, char **argv, dump_opts *o, const char **path)
         }
     }
     if (!*path) return cli_usage_error("dump", "missing FILE");
+    if (o->expand && order_set && o->order != ETL_ORDER_TIME)
+        return cli_usage_error("dump", "--expand pairs switches in time order; it cannot go with --order file");
     return 0;
 }
 
@@ -215,40 +355,73 @@ int cmd_dump(int argc, char **argv)
     dump_opts o;
     const char *path;
     int prc = parse(argc, argv, &o, &path);
-    if (prc < 0) return EXIT_OK;
-    if (prc > 0) return prc;
-
+    if (prc) {
+        free(o.hooks);
+        return prc < 0 ? EXIT_OK : prc;
+    }
     cli_input in;
     int rc = cli_open(&in, path, o.quiet);
-    if (rc != EXIT_OK) return rc;
-    etl_iter *it;
-    if (etl_iter_open(in.reader, o.order, &it) != ETL_OK) {
+    if (rc != EXIT_OK) {
+        free(o.hooks);
+        return rc;
+    }
+    unsigned ncpu = etl_reader_cpu_count(in.reader);
+    etl_iter *it = NULL;
+    etl_batch_expand_cpu *cpus = calloc(ncpu ? ncpu : 1, sizeof *cpus);
+    static char lbuf[LINE_CAP + 2];
+    line l = {lbuf, 0, LINE_CAP, 0, 1, 0};
+    if (!cpus || etl_iter_open(in.reader, o.order, &it) != ETL_OK) {
         fprintf(stderr, "%s: out of memory\n", prog);
+        free(cpus);
+        free(o.hooks);
         cli_close(&in, NULL);
         return EXIT_IO;
     }
+    etl_batch_expander x;
+    etl_batch_expand_init(&x, cpus, ncpu);
+    const etl_logfile_header *h = etl_reader_header(in.reader);
+    unsigned bias = o.bias >= 0 ? (unsigned)o.bias : etl_max_wait_reason_for_build(h->provider_version);
     static char obuf[1 << 20];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     const etl_clock *clk = etl_reader_clock(in.reader);
     if (o.format == FMT_CSV) fputs(csv_header, stdout);
     cli_progress bar;
     cli_progress_start(&bar, etl_reader_file_size(in.reader));
-    char line[LINE_CAP];
     etl_record rec;
-    uint64_t n = 0;
+    etl_event ev;
+    etl_cswitch sw;
+    uint64_t n = 0, seen = 0;
     while (n < o.limit && etl_iter_next(it, &rec) == ETL_OK) {
-        size_t len;
-        switch (o.format) {
-        case FMT_JSONL: len = line_jsonl(line, &rec, clk); break;
-        case FMT_CSV: len = line_csv(line, &rec, clk); break;
-        default: len = line_text(line, &rec, clk); break;
+        if ((++seen & 0xFFFF) == 0) cli_progress_update(&bar, etl_iter_progress(it));
+        uint16_t hook;
+        int kernel = etl_record_kernel_hook(&rec, &hook);
+        if (o.hooks && (!kernel || !o.hooks[hook])) continue;
+        etl_event_decode(&rec, &ev);
+        if (o.expand && ev.kind == ETL_EVENT_CCSWAP_BATCH) {
+            etl_batch_expand_begin(&x, rec.cpu, rec.payload, bias, (uint8_t)rec.version);
+            while (n < o.limit && etl_batch_expand_next(&x, &sw) == ETL_OK) {
+                emit_switch(&l, o.format, &sw, clk);
+                n++;
+            }
+            continue;
         }
-        fwrite(line, 1, len, stdout);
-        if ((++n & 0xFFFF) == 0) cli_progress_update(&bar, etl_iter_progress(it));
+        emit_record(&l, o.format, &rec, &ev, clk, bias);
+        n++;
+    }
+    while (o.expand && n < o.limit && etl_batch_expand_finish(&x, &sw) == ETL_OK) {
+        emit_switch(&l, o.format, &sw, clk);
+        n++;
     }
     cli_progress_end(&bar);
+    if (o.expand && (x.stats.bad_index || x.stats.truncated || x.stats.bad_cpu || x.stats.short_batches) && !o.quiet)
+        fprintf(stderr, "%s: %s: warning: compact batches: %llu bad indexes, %llu truncated records, "
+                        "%llu short batches, %llu on unknown CPUs\n", prog, path,
+                (unsigned long long)x.stats.bad_index, (unsigned long long)x.stats.truncated,
+                (unsigned long long)x.stats.short_batches, (unsigned long long)x.stats.bad_cpu);
     etl_stats st = *etl_iter_stats(it);
     etl_iter_close(it);
+    free(cpus);
+    free(o.hooks);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "%s: write error on standard output\n", prog);
         cli_close(&in, NULL);

@@ -10,5 +10,7 @@
 #include "etlkit/compress.h"
 #include "etlkit/container.h"
 #include "etlkit/kernel.h"
+#include "etlkit/ccswap.h"
+#include "etlkit/event.h"
 
 #endif

@@ -6,6 +6,7 @@
  * floor division, so no drift accumulates however long the trace.
  */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include "etlkit/container.h"
 
@@ -46,20 +47,20 @@ int64_t etl_clock_ticks_to_ns(const etl_clock *c, int64_t ticks)
 
 int64_t etl_clock_ns(const etl_clock *c, uint64_t ts)
 {
-    __int128 d = (__int128)ts - (__int128)c->t0;
+    __int128 d = (__int128)(int64_t)ts - (__int128)(int64_t)c->t0; /* LARGE_INTEGERs */
     return floor_div(d * 1000000000, (__int128)c->ticks_per_sec);
 }
 
 int64_t etl_clock_filetime(const etl_clock *c, uint64_t ts)
 {
-    __int128 d = (__int128)ts - (__int128)c->t0;
+    __int128 d = (__int128)(int64_t)ts - (__int128)(int64_t)c->t0; /* LARGE_INTEGERs */
     return floor_div((__int128)c->start_time * (__int128)c->ticks_per_sec + d * 10000000,
                      (__int128)c->ticks_per_sec);
 }
 
 int64_t etl_clock_unix_ns(const etl_clock *c, uint64_t ts)
 {
-    __int128 d = (__int128)ts - (__int128)c->t0;
+    __int128 d = (__int128)(int64_t)ts - (__int128)(int64_t)c->t0; /* LARGE_INTEGERs */
     __int128 start_ns = ((__int128)c->start_time - FILETIME_UNIX_EPOCH) * 100;
     return floor_div(start_ns * (__int128)c->ticks_per_sec + d * 1000000000,
                      (__int128)c->ticks_per_sec);
@@ -86,19 +87,26 @@ static void format_parts(int64_t secs, unsigned frac, int digits, char out[40])
     int64_t y;
     unsigned mo, d;
     civil(days, &y, &mo, &d);
-    snprintf(out, 40, "%04lld-%02u-%02uT%02u:%02u:%02u.%0*uZ", (long long)y, mo, d,
+    char tmp[96]; /* a year of up to 20 digits would not fit out[40]: cut, never overflow */
+    snprintf(tmp, sizeof tmp, "%04lld-%02u-%02uT%02u:%02u:%02u.%0*uZ", (long long)y, mo, d,
              (unsigned)(sod / 3600), (unsigned)(sod / 60 % 60), (unsigned)(sod % 60), digits, frac);
+    memcpy(out, tmp, 39);
+    out[39] = 0;
 }
 
 void etl_unix_ns_format(int64_t unix_ns, char out[40])
 {
-    int64_t secs = unix_ns >= 0 ? unix_ns / 1000000000 : -((-(unix_ns + 1)) / 1000000000) - 1;
-    format_parts(secs, (unsigned)(unix_ns - secs * 1000000000), 9, out);
+    int64_t secs = unix_ns / 1000000000, rem = unix_ns % 1000000000;
+    if (rem < 0) {
+        rem += 1000000000;
+        secs--;
+    }
+    format_parts(secs, (unsigned)rem, 9, out);
 }
 
 void etl_filetime_format(uint64_t filetime, char out[40])
 {
-    int64_t t = (int64_t)(filetime > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : filetime) - FILETIME_UNIX_EPOCH;
-    int64_t secs = t >= 0 ? t / 10000000 : -((-(t + 1)) / 10000000) - 1;
-    format_parts(secs, (unsigned)(t - secs * 10000000), 7, out);
+    /* Seconds since 1970 from 100 ns since 1601; unsigned math cannot overflow here. */
+    int64_t secs = (int64_t)(filetime / 10000000) - FILETIME_UNIX_EPOCH / 10000000;
+    format_parts(secs, (unsigned)(filetime % 10000000), 7, out);
 }

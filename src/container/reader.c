@@ -33,8 +33,8 @@ void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, u
     if (r->opts.on_diag) r->opts.on_diag(r->opts.diag_ctx, &d);
 }
 
-/* Could a buffer header start here? Cheap checks only; used to resynchronise. */
-static bool plausible_header(const etl_reader *r, size_t off)
+/* Could a buffer header start here? Cheap checks on the header alone. */
+static bool plausible_alone(const etl_reader *r, size_t off)
 {
     etl_buffer_header h;
     if (etl_buffer_header_decode(etl_span_from((etl_span){r->data, r->size}, off), &h) != ETL_OK)
@@ -50,9 +50,18 @@ static bool plausible_header(const etl_reader *r, size_t off)
     return true;
 }
 
+/* A plausible header whose BufferSize leads to the end of the file or to another one. */
+static bool plausible_header(const etl_reader *r, size_t off)
+{
+    if (!plausible_alone(r, off)) return false;
+    size_t next = off + etl_rd_u32(r->data + off);
+    return next >= r->size || plausible_alone(r, next);
+}
+
+/* After an impossible buffer header at `bad`: the next plausible one, or the end of the file. */
 static size_t resync(const etl_reader *r, size_t bad)
 {
-    size_t nominal = r->hdr.buffer_size;
+    size_t nominal = r->nominal_buffer_size;
     if (nominal >= ETL_BUFFER_HEADER_SIZE && bad + nominal < r->size && plausible_header(r, bad + nominal))
         return bad + nominal;
     for (size_t off = bad + 1; off + ETL_BUFFER_HEADER_SIZE <= r->size; off++)
@@ -129,7 +138,6 @@ static etl_status index_buffers(etl_reader *r)
                                "buffer %zu at offset 0x%zx: Offset %u is impossible (BufferSize %u); using %u",
                                r->nbufs, off, h.offset, h.buffer_size, e.data_end);
         }
-        if (e.compressed && e.data_end > r->max_data) r->max_data = e.data_end;
         if (e.cpu + 1u > r->ncpu) r->ncpu = e.cpu + 1u;
         st->buffers++;
         if (e.compressed) st->compressed_buffers++;
@@ -231,6 +239,7 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
         etl_reader_close(r);
         return ETL_E_NOT_ETL;
     }
+    r->nominal_buffer_size = h0.buffer_size;
     /* The compression format is needed to read buffer 0 if it is compressed. */
     r->compression = ETL_COMPRESSION_XPRESS;
     etl_status rc = index_buffers(r);

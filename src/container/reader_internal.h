@@ -33,7 +33,7 @@ struct etl_reader {
     etl_buf_ent *bufs;
     size_t nbufs;
     unsigned ncpu;
-    uint32_t max_data;     /* largest data_end of any compressed buffer */
+    uint32_t nominal_buffer_size; /* buffer 0's BufferSize: the stride tried first when resynchronising */
     etl_stats stats;
 };
 

@@ -187,9 +187,9 @@ size_t etl_xpress_compress_bound(size_t n)
     return n + flags;
 }
 
-static inline uint32_t xp_hash(uint32_t v)
+static inline uint32_t xp_hash(uint32_t v, unsigned bits)
 {
-    return (v * 2654435761u) >> (32 - XP_HASH_BITS);
+    return (v * 2654435761u) >> (32 - bits);
 }
 
 /* The output cursor and the pending flag word of the encoder. */
@@ -307,14 +307,16 @@ etl_status etl_xpress_compress(const uint8_t *in, size_t n, uint8_t *out, size_t
 
     if (n >= 16) {
         uint32_t table[1u << XP_HASH_BITS];
-        memset(table, 0, sizeof table);
+        unsigned hbits = XP_HASH_BITS; /* smaller inputs clear a smaller table */
+        while (hbits > 8 && ((size_t)1 << hbits) > n) hbits--;
+        memset(table, 0, sizeof table[0] << hbits);
         /* Positions are stored mod 2^32; a candidate is only used after its
          * bytes compare equal, so a stale entry cannot cause a wrong match. */
         const size_t last = n - XP_MIN_MATCH; /* last position a 4-byte hash can start */
         size_t i = 0;
         while (i <= last) {
             uint32_t v = etl_rd_u32(in + i);
-            uint32_t h = xp_hash(v);
+            uint32_t h = xp_hash(v, hbits);
             uint32_t dist = (uint32_t)i - table[h];
             table[h] = (uint32_t)i;
             if (dist - 1u < XP_MAX_OFFSET && dist <= i && etl_rd_u32(in + i - dist) == v) {
@@ -332,7 +334,7 @@ etl_status etl_xpress_compress(const uint8_t *in, size_t n, uint8_t *out, size_t
                 i += len;
                 anchor = i;
                 /* Seed the table near the end of the match for the next search. */
-                if (i - 2 <= last) table[xp_hash(etl_rd_u32(in + i - 2))] = (uint32_t)(i - 2);
+                if (i - 2 <= last) table[xp_hash(etl_rd_u32(in + i - 2), hbits)] = (uint32_t)(i - 2);
             } else {
                 /* Step faster through data that does not compress. */
                 i += 1 + ((i - anchor) >> 6);

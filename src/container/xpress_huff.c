@@ -16,7 +16,8 @@
  * the words already loaded into the window, and the next block's table starts
  * there too: the bits left in the window are dropped.
  * Symbol 256 ends the stream when it is the last thing in the input; elsewhere
- * it is the match (length 3, offset 1) its value says.
+ * it is the match (length 3, offset 1) its value says. Once the output is full
+ * only that symbol or zero padding may follow (else ETL_E_RANGE).
  */
 #include "etlkit/compress.h"
 #include "base/bytes.h"
@@ -97,6 +98,13 @@ static inline unsigned xh_decode(const xh_table *t, uint32_t w, unsigned *bits)
     return 0;
 }
 
+static bool xh_all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i]) return false;
+    return true;
+}
+
 etl_status etl_xpress_huff_decompress(etl_span in, uint8_t *out, size_t out_cap, size_t *out_len)
 {
     static const uint8_t empty[1] = {0};
@@ -118,6 +126,7 @@ etl_status etl_xpress_huff_decompress(etl_span in, uint8_t *out, size_t out_cap,
             st = op == oend ? ETL_OK : ETL_E_TRUNCATED;
             goto done;
         }
+        if (op == oend && xh_all_zero(src + ip, n - ip)) { st = ETL_OK; goto done; } /* padding */
         if (!xh_build(src + ip, &t)) { st = ETL_E_CORRUPT; goto done; }
         ip += 256;
 
@@ -159,8 +168,10 @@ etl_status etl_xpress_huff_decompress(etl_span in, uint8_t *out, size_t out_cap,
             unsigned bits;
             unsigned sym = xh_decode(&t, w, &bits);
             if (op == oend) {
-                /* Output full: only the end-of-stream symbol may follow. */
-                st = sym == 256 ? ETL_OK : ETL_E_RANGE;
+                /* Output full: what follows must be the end-of-stream symbol,
+                 * or padding (no set bit in the rest of the input). */
+                bool pad = (real <= 0 || (w >> (32 - real)) == 0) && xh_all_zero(src + ip, n - ip);
+                st = (sym == 256 || pad) ? ETL_OK : ETL_E_RANGE;
                 goto done;
             }
             XH_CONSUME(bits);

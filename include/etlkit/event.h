@@ -1,0 +1,71 @@
+/*
+ * etlkit/event.h - from a framed record to a decoded kernel event.
+ *
+ * etl_event_decode() picks the codec from the record's hook (SYSTEM, COMPACT and
+ * PERFINFO headers) or from the classic kernel provider GUID and opcode (FULL and
+ * INSTANCE headers, as Vista-era and relogged files carry Process and Thread
+ * events), with the record's event version and pointer size. For a CSwitch it
+ * also fills the time, the CPU and the PMC/PEBS items from the record header.
+ * Nothing is allocated; strings and spans point into the record.
+ */
+#ifndef ETLKIT_EVENT_H
+#define ETLKIT_EVENT_H
+
+#include "etlkit/container.h"
+#include "etlkit/kernel.h"
+#include "etlkit/ccswap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* PERFINFO_LOG_TYPE_CONTEXTSWAP_BATCH */
+#define ETL_HOOK_CSWITCH_BATCH 0x0525
+
+typedef enum etl_event_kind {
+    ETL_EVENT_OTHER = 0,       /* not an event etlkit decodes */
+    ETL_EVENT_CSWITCH,         /* 0x0524 */
+    ETL_EVENT_CCSWAP_BATCH,    /* 0x0525: u.batch is an opened walker */
+    ETL_EVENT_SPINLOCK,        /* 0x0529 */
+    ETL_EVENT_READY_THREAD,    /* 0x0532 */
+    ETL_EVENT_THREAD,          /* 0x0501..0x0504 */
+    ETL_EVENT_THREAD_SET_NAME, /* 0x0548 */
+    ETL_EVENT_PROCESS,         /* 0x0301..0x0304, 0x0327 */
+    ETL_EVENT_GROUP_MASK       /* 0x0005, 0x0020 */
+} etl_event_kind;
+
+typedef struct etl_event {
+    etl_event_kind kind;
+    etl_status status;   /* the codec's result; kind is set even when decoding failed */
+    uint16_t hook;       /* kernel hook id (derived from GUID + opcode for FULL headers) */
+    uint16_t version;    /* event version the codec was given */
+    union {
+        etl_cswitch cswitch;
+        etl_ccswap_walker batch;
+        etl_spinlock spinlock;
+        etl_ready_thread ready;
+        etl_thread thread;
+        etl_thread_setname set_name;
+        etl_process process;
+        etl_groupmask group_mask;
+    } u;
+} etl_event;
+
+/*
+ * The kernel hook a record stands for: its HookId, or for FULL/INSTANCE headers
+ * whose provider is a classic kernel group GUID, (group << 8) | Class.Type.
+ * Returns false when the record carries neither.
+ */
+bool etl_record_kernel_hook(const etl_record *rec, uint16_t *hook);
+
+/*
+ * Decodes rec's payload. ETL_OK with ev->kind set; ETL_END (kind OTHER) for a
+ * record etlkit has no codec for; a codec error (ETL_E_TRUNCATED, ...) with
+ * ev->kind set and ev->status the same.
+ */
+etl_status etl_event_decode(const etl_record *rec, etl_event *ev);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

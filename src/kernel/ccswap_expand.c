@@ -1,0 +1,150 @@
+/*
+ * ccswap_expand.c - compact batches to complete switches (kernel-events.md 6.6).
+ *
+ * A processor runs one thread between two switches, so the new thread of switch i
+ * on a CPU is the old thread of switch i+1 on the same CPU, possibly in that CPU's
+ * next batch. Each CPU therefore holds exactly one pending record; when the next
+ * record of the CPU arrives, the pending one is completed (NEW_TID = the arriving
+ * record's old thread, 0 for an idle form) and returned, and the arriving record
+ * becomes pending. At end of trace the pending records are returned with NEW_TID
+ * unknown.
+ *
+ * When switches are lost between the pending record and the next one (a truncated
+ * record, a batch too short for its header, a batch abandoned half-read), the CPU
+ * is marked broken and the pending switch is completed with NEW_TID unknown
+ * instead of being paired with the wrong successor.
+ */
+#include "etlkit/ccswap.h"
+#include "base/bytes.h"
+
+etl_status etl_batch_expand_init(etl_batch_expander *x, etl_batch_expand_cpu *cpus, size_t ncpu)
+{
+    if (!x || !cpus || ncpu == 0 || ncpu > 65536) return ETL_E_INVALID_ARG;
+    memset(x, 0, sizeof *x);
+    memset(cpus, 0, ncpu * sizeof *cpus);
+    x->cpus = cpus;
+    x->ncpu = ncpu;
+    x->last_status = ETL_OK;
+    return ETL_OK;
+}
+
+static void note_error(etl_batch_expander *x, etl_status st, size_t offset)
+{
+    x->last_status = st;
+    x->last_cpu = (unsigned)x->cur;
+    x->last_offset = offset;
+}
+
+etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, etl_span payload,
+                                  unsigned bias, uint8_t version)
+{
+    if (!x || !x->cpus) return ETL_E_INVALID_ARG;
+    if (x->active && x->walk.pos < x->walk.n) {
+        /* The rest of the previous batch is dropped: its CPU loses the chain. */
+        x->stats.abandoned++;
+        x->cpus[x->cur].broken = 1;
+    }
+    x->active = false;
+    if (cpu >= x->ncpu) {
+        x->stats.bad_cpu++;
+        x->last_status = ETL_E_RANGE;
+        x->last_cpu = cpu;
+        x->last_offset = 0;
+        return ETL_E_RANGE;
+    }
+    x->cur = cpu;
+    x->bias = (uint8_t)(bias > 64 ? 64 : bias); /* > 63: every 6-bit value is a wait reason */
+    x->version = version;
+    x->stats.batches++;
+    etl_status st = etl_ccswap_open(&x->walk, payload);
+    if (st != ETL_OK) {
+        x->stats.short_batches++;
+        x->cpus[cpu].broken = 1;
+        note_error(x, st, payload.n);
+        return st;
+    }
+    x->active = true;
+    return ETL_OK;
+}
+
+/* The completed form of a CPU's pending switch; its successor (if known) is set by
+ * the caller. */
+static void emit_pending(const etl_batch_expand_cpu *c, size_t cpu, etl_cswitch *sw)
+{
+    etl_ccswap_to_cswitch(&c->pending, (uint16_t)cpu, c->bias, c->version, sw);
+}
+
+etl_status etl_batch_expand_next(etl_batch_expander *x, etl_cswitch *sw)
+{
+    if (!x || !x->active) return ETL_END;
+    etl_batch_expand_cpu *c = &x->cpus[x->cur];
+    etl_ccswap_record r;
+
+    for (;;) {
+        etl_status st = etl_ccswap_next(&x->walk, &r);
+        if (st == ETL_END) {
+            x->active = false;
+            return ETL_END;
+        }
+        if (st == ETL_E_TRUNCATED) {
+            x->stats.truncated++;
+            note_error(x, st, r.offset);
+            c->broken = 1;
+            x->active = false;
+            return ETL_END;
+        }
+        if (st == ETL_E_CORRUPT) {
+            x->stats.bad_index++;
+            note_error(x, st, r.offset);
+        }
+        x->stats.records++;
+        if (c->has_time && r.time < c->last_time) x->stats.time_backwards++;
+        c->last_time = r.time;
+        c->has_time = 1;
+        if (r.form >= ETL_CCSWAP_LITE && r.state_wr >= x->bias &&
+            (unsigned)r.state_wr - x->bias > ETL_CCSWAP_STATE_MAX)
+            x->stats.bad_state++;
+
+        bool had = c->has_pending;
+        if (had) {
+            emit_pending(c, x->cur, sw);
+            if (!c->broken && !(r.flags & ETL_CCSWAP_REC_BAD_INDEX)) {
+                sw->new_tid = r.old_tid;
+                sw->known |= ETL_CSW_NEW_TID;
+            } else {
+                x->stats.broken_chains++;
+            }
+            x->stats.switches++;
+        }
+        c->pending = r;
+        c->bias = x->bias;
+        c->version = x->version;
+        c->has_pending = 1;
+        c->broken = 0;
+        if (had) return ETL_OK;
+    }
+}
+
+etl_status etl_batch_expand_finish(etl_batch_expander *x, etl_cswitch *sw)
+{
+    if (!x || !x->cpus) return ETL_END;
+    x->active = false;
+    while (x->drain < x->ncpu) {
+        etl_batch_expand_cpu *c = &x->cpus[x->drain];
+        if (c->has_pending) {
+            emit_pending(c, x->drain, sw);
+            c->has_pending = 0;
+            x->stats.open_switches++;
+            x->stats.switches++;
+            x->drain++;
+            return ETL_OK;
+        }
+        x->drain++;
+    }
+    for (size_t i = 0; i < x->ncpu; i++) {
+        x->cpus[i].has_time = 0;
+        x->cpus[i].broken = 0;
+    }
+    x->drain = 0;
+    return ETL_END;
+}

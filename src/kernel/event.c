@@ -1,0 +1,103 @@
+/*
+ * event.c - dispatch from a framed record to the kernel codecs.
+ *
+ * The header type, not the hook, says the pointer size (kernel-events.md §12.5:
+ * decoders dispatch on the HeaderType byte), and the event version is the low
+ * byte of the Version word (or Class.Version of a FULL header).
+ */
+#include <string.h>
+#include "etlkit/event.h"
+
+bool etl_record_kernel_hook(const etl_record *rec, uint16_t *hook)
+{
+    if (rec->has & ETL_REC_HOOK) {
+        *hook = rec->hook;
+        return true;
+    }
+    if ((rec->htype == ETL_HTYPE_FULL_HEADER32 || rec->htype == ETL_HTYPE_FULL_HEADER64 ||
+         rec->htype == ETL_HTYPE_INSTANCE32 || rec->htype == ETL_HTYPE_INSTANCE64) &&
+        (rec->has & ETL_REC_PROVIDER)) {
+        for (unsigned g = 0; g < 0x20; g++) {
+            const etl_guid *gg = etl_group_guid(g);
+            if (gg && memcmp(gg, &rec->provider, sizeof *gg) == 0) {
+                *hook = (uint16_t)(g << 8 | rec->opcode);
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static void cswitch_header(const etl_record *rec, etl_cswitch *sw)
+{
+    sw->ts = rec->ts;
+    sw->cpu = rec->cpu;
+    sw->known |= ETL_CSW_TIME | ETL_CSW_CPU;
+    if (rec->has & ETL_REC_PEBS) {
+        sw->pebs_index = rec->pebs_index;
+        sw->known |= ETL_CSW_PEBS;
+    }
+    if (rec->has & ETL_REC_PMC) {
+        sw->pmc_count = rec->pmc_count;
+        for (unsigned i = 0; i < rec->pmc_count && i < 7; i++) sw->pmc[i] = etl_record_pmc(rec, i);
+        sw->known |= ETL_CSW_PMC;
+    }
+}
+
+etl_status etl_event_decode(const etl_record *rec, etl_event *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    uint16_t hook;
+    if (!etl_record_kernel_hook(rec, &hook)) return ETL_END;
+    unsigned ver = rec->version, ptr = rec->pointer_size;
+    ev->hook = hook;
+    ev->version = (uint16_t)ver;
+    etl_status st;
+    switch (hook) {
+    case ETL_HOOK_CSWITCH:
+        ev->kind = ETL_EVENT_CSWITCH;
+        st = etl_cswitch_decode(rec->payload, ver, &ev->u.cswitch);
+        if (st == ETL_OK) cswitch_header(rec, &ev->u.cswitch);
+        break;
+    case ETL_HOOK_CSWITCH_BATCH:
+        ev->kind = ETL_EVENT_CCSWAP_BATCH;
+        st = etl_ccswap_open(&ev->u.batch, rec->payload);
+        break;
+    case ETL_HOOK_SPINLOCK:
+        ev->kind = ETL_EVENT_SPINLOCK;
+        st = etl_spinlock_decode(rec->payload, ptr, &ev->u.spinlock);
+        break;
+    case ETL_HOOK_READY_THREAD:
+        ev->kind = ETL_EVENT_READY_THREAD;
+        st = etl_ready_thread_decode(rec->payload, &ev->u.ready);
+        break;
+    case ETL_HOOK_THREAD_START:
+    case ETL_HOOK_THREAD_END:
+    case ETL_HOOK_THREAD_DC_START:
+    case ETL_HOOK_THREAD_DC_END:
+        ev->kind = ETL_EVENT_THREAD;
+        st = etl_thread_decode(rec->payload, ver, ptr, &ev->u.thread);
+        break;
+    case ETL_HOOK_THREAD_SET_NAME:
+        ev->kind = ETL_EVENT_THREAD_SET_NAME;
+        st = etl_thread_setname_decode(rec->payload, &ev->u.set_name);
+        break;
+    case ETL_HOOK_PROCESS_START:
+    case ETL_HOOK_PROCESS_END:
+    case ETL_HOOK_PROCESS_DC_START:
+    case ETL_HOOK_PROCESS_DC_END:
+    case ETL_HOOK_PROCESS_DEFUNCT:
+        ev->kind = ETL_EVENT_PROCESS;
+        st = etl_process_decode(rec->payload, ver, ptr, &ev->u.process);
+        break;
+    case ETL_HOOK_HEADER_EXTENSION:
+    case ETL_HOOK_GROUP_MASKS_END:
+        ev->kind = ETL_EVENT_GROUP_MASK;
+        st = etl_groupmask_decode(rec->payload, &ev->u.group_mask);
+        break;
+    default:
+        return ETL_END;
+    }
+    ev->status = st;
+    return st;
+}

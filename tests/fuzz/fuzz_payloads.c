@@ -1,0 +1,193 @@
+/*
+ * fuzz_payloads.c - one libFuzzer target over every payload decoder of
+ * etlkit/kernel.h. Byte 0 picks the codec, byte 1 the version (low nibble, so
+ * versions past the newest are tried too) and the pointer size (bit 7); the
+ * rest is the payload. When a decode succeeds, the struct is encoded and
+ * decoded again: everything the first decode knew must come back unchanged.
+ * Strings may come back terminated where the input was cut, and fields the
+ * first decode lacked may appear (encoders write the whole layout).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "etlkit/kernel.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c)) abort();                                                                         \
+    } while (0)
+
+enum { OUT_CAP = 1 << 19 }; /* run.sh gives inputs up to 256 KiB */
+static uint8_t out[OUT_CAP];
+
+static bool same_text(const etl_kstr *a, const etl_kstr *b)
+{
+    return a->text.n == b->text.n && (!a->text.n || !memcmp(a->text.p, b->text.p, a->text.n));
+}
+
+static bool same_span(etl_span a, etl_span b)
+{
+    return a.n == b.n && (!a.n || !memcmp(a.p, b.p, a.n));
+}
+
+static void cswitch(etl_span in, unsigned version)
+{
+    etl_cswitch a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    if (etl_cswitch_decode(in, version, &a) != ETL_OK) return;
+    size_t n;
+    CHECK(etl_cswitch_encode(&a, version, out, OUT_CAP, &n) == ETL_OK);
+    CHECK(n == etl_cswitch_size(version) && !memcmp(out, in.p, n));
+    CHECK(etl_cswitch_decode((etl_span){out, n}, version, &b) == ETL_OK);
+    CHECK(!memcmp(&a, &b, sizeof a));
+}
+
+static void spinlock(etl_span in, unsigned ptr_size)
+{
+    etl_spinlock a, b;
+    if (etl_spinlock_decode(in, ptr_size, &a) != ETL_OK) return;
+    size_t n;
+    CHECK(etl_spinlock_encode(&a, ptr_size, out, OUT_CAP, &n) == ETL_OK);
+    CHECK(!memcmp(out, in.p, n));
+    CHECK(etl_spinlock_decode((etl_span){out, n}, ptr_size, &b) == ETL_OK);
+    CHECK(a.spin_lock_address == b.spin_lock_address && a.caller_address == b.caller_address &&
+          a.acquire_time == b.acquire_time && a.release_time == b.release_time &&
+          a.wait_time_in_cycles == b.wait_time_in_cycles && a.spin_count == b.spin_count &&
+          a.thread_id == b.thread_id && a.interrupt_count == b.interrupt_count &&
+          a.irql == b.irql && a.acquire_depth == b.acquire_depth && a.flags == b.flags &&
+          a.acquire_mode == b.acquire_mode && a.execute_dpc == b.execute_dpc &&
+          a.execute_isr == b.execute_isr && a.has_reserved == b.has_reserved &&
+          !memcmp(a.reserved, b.reserved, sizeof a.reserved));
+    (void)etl_spinlock_hold_cycles(&a);
+}
+
+static void spinlock_info(etl_span in)
+{
+    etl_spinlock_info a, b;
+    if (etl_spinlock_info_decode(in, &a) != ETL_OK) return;
+    size_t n;
+    CHECK(etl_spinlock_info_encode(&a, out, OUT_CAP, &n) == ETL_OK);
+    CHECK(!memcmp(out, in.p, n));
+    CHECK(etl_spinlock_info_decode((etl_span){out, n}, &b) == ETL_OK);
+    CHECK(a.spin_lock_spin_threshold == b.spin_lock_spin_threshold &&
+          a.spin_lock_acquire_sample_rate == b.spin_lock_acquire_sample_rate &&
+          a.spin_lock_contention_sample_rate == b.spin_lock_contention_sample_rate &&
+          a.spin_lock_hold_threshold == b.spin_lock_hold_threshold &&
+          a.has_hold_threshold == b.has_hold_threshold);
+    /* the sampler must run on any config that validates */
+    etl_spinlock_cpu_counters per_cpu[2];
+    etl_spinlock_sampler s;
+    if (etl_spinlock_sampler_init(&s, &a, per_cpu, 2) == ETL_OK)
+        for (unsigned i = 0; i < 4; i++)
+            (void)etl_spinlock_should_log(&s, i % 3, i < 2 ? 0 : a.spin_lock_spin_threshold,
+                                          a.spin_lock_hold_threshold + i);
+}
+
+static void ready(etl_span in)
+{
+    etl_ready_thread a, b;
+    if (etl_ready_thread_decode(in, &a) != ETL_OK) return;
+    size_t n;
+    CHECK(etl_ready_thread_encode(&a, out, OUT_CAP, &n) == ETL_OK && n == 8);
+    CHECK(!memcmp(out, in.p, n));
+    CHECK(etl_ready_thread_decode((etl_span){out, n}, &b) == ETL_OK);
+    CHECK(a.thread_id == b.thread_id && a.adjust_reason == b.adjust_reason &&
+          a.adjust_increment == b.adjust_increment && a.flags == b.flags &&
+          a.reserved == b.reserved);
+}
+
+static void groupmask(etl_span in)
+{
+    etl_groupmask a, b;
+    if (etl_groupmask_decode(in, &a) != ETL_OK) return;
+    size_t n;
+    CHECK(etl_groupmask_encode(&a, out, OUT_CAP, &n) == ETL_OK);
+    CHECK(etl_groupmask_decode((etl_span){out, n}, &b) == ETL_OK);
+    CHECK(!memcmp(&a, &b, sizeof a));
+    const char *names[8];
+    CHECK(etl_groupmask_names(&a, names, 8) <= 29 * 8);
+}
+
+static void thread(etl_span in, unsigned version, unsigned ptr_size)
+{
+    etl_thread a, b;
+    if (etl_thread_decode(in, version, ptr_size, &a) != ETL_OK) return;
+    size_t n;
+    CHECK(etl_thread_encode(&a, version, ptr_size, out, OUT_CAP, &n) == ETL_OK);
+    CHECK(etl_thread_decode((etl_span){out, n}, version, ptr_size, &b) == ETL_OK);
+    CHECK((a.known & ~b.known) == 0 && a.version == b.version);
+    CHECK(a.process_id == b.process_id && a.thread_id == b.thread_id);
+    if (a.known & ETL_THR_STACKS)
+        CHECK(a.stack_base == b.stack_base && a.stack_limit == b.stack_limit &&
+              a.user_stack_base == b.user_stack_base && a.user_stack_limit == b.user_stack_limit &&
+              a.start_address == b.start_address && a.win32_start_address == b.win32_start_address);
+    if (a.known & ETL_THR_WAIT_MODE) CHECK(a.wait_mode == b.wait_mode);
+    if (a.known & ETL_THR_TEB)
+        CHECK(a.teb_base == b.teb_base && a.sub_process_tag == b.sub_process_tag);
+    if (a.known & ETL_THR_PRIORITIES)
+        CHECK(a.base_priority == b.base_priority && a.page_priority == b.page_priority &&
+              a.io_priority == b.io_priority && a.flags == b.flags);
+    if (a.known & ETL_THR_NAME)
+        CHECK(same_text(&a.thread_name, &b.thread_name) && b.thread_name.terminated);
+}
+
+static void setname(etl_span in)
+{
+    etl_thread_setname a, b;
+    if (etl_thread_setname_decode(in, &a) != ETL_OK) return;
+    size_t n;
+    CHECK(etl_thread_setname_encode(&a, out, OUT_CAP, &n) == ETL_OK);
+    CHECK(etl_thread_setname_decode((etl_span){out, n}, &b) == ETL_OK);
+    CHECK(a.process_id == b.process_id && a.thread_id == b.thread_id &&
+          same_text(&a.thread_name, &b.thread_name) && b.thread_name.terminated);
+}
+
+static void process(etl_span in, unsigned version, unsigned ptr_size)
+{
+    etl_process a, b;
+    if (etl_process_decode(in, version, ptr_size, &a) != ETL_OK) return;
+    size_t n;
+    etl_status st = etl_process_encode(&a, version, ptr_size, out, OUT_CAP, &n);
+    if (st == ETL_E_RANGE && !a.user_sid.n) return; /* no-SID bytes that would read as a SID */
+    CHECK(st == ETL_OK);
+    CHECK(etl_process_decode((etl_span){out, n}, version, ptr_size, &b) == ETL_OK);
+    CHECK((a.known & ~b.known) == 0 && a.version == b.version);
+    CHECK(a.process_id == b.process_id && a.parent_id == b.parent_id);
+    if (a.known & ETL_PROC_KEY) CHECK(a.unique_process_key == b.unique_process_key);
+    if (a.known & ETL_PROC_SESSION)
+        CHECK(a.session_id == b.session_id && a.exit_status == b.exit_status);
+    if (a.known & ETL_PROC_DTB) CHECK(a.directory_table_base == b.directory_table_base);
+    if (a.known & ETL_PROC_FLAGS) CHECK(a.flags == b.flags);
+    CHECK(same_span(a.user_sid, b.user_sid));
+    if (a.user_sid.n)
+        CHECK(a.token_user[0] == b.token_user[0] && a.token_user[1] == b.token_user[1]);
+    const etl_kstr *sa[4] = {&a.image_file_name, &a.command_line, &a.package_full_name,
+                             &a.application_id};
+    const etl_kstr *sb[4] = {&b.image_file_name, &b.command_line, &b.package_full_name,
+                             &b.application_id};
+    static const uint32_t bits[4] = {ETL_PROC_IMAGE, ETL_PROC_COMMAND_LINE, ETL_PROC_PACKAGE,
+                                     ETL_PROC_APP_ID};
+    for (unsigned i = 0; i < 4; i++)
+        if (a.known & bits[i]) CHECK(same_text(sa[i], sb[i]) && sb[i]->terminated);
+    if (a.known & ETL_PROC_EXIT_TIME) CHECK(a.exit_time == b.exit_time);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2 || size > OUT_CAP / 2) return 0;
+    unsigned version = data[1] & 0x0F, ptr_size = data[1] & 0x80 ? 8 : 4;
+    etl_span in = {data + 2, size - 2};
+    switch (data[0] % 8) {
+    case 0: cswitch(in, version); break;
+    case 1: spinlock(in, ptr_size); break;
+    case 2: spinlock_info(in); break;
+    case 3: ready(in); break;
+    case 4: thread(in, version, ptr_size); break;
+    case 5: setname(in); break;
+    case 6: process(in, version, ptr_size); break;
+    default: groupmask(in); break;
+    }
+    return 0;
+}
