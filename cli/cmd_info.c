@@ -16,7 +16,51 @@ typedef struct info_counts {
     size_t prov_cap, prov_n;
     uint64_t records, first_ts, last_ts;
     uint64_t cpu_records[2048];
+    /* Kernel events */
+    etl_groupmask flags;        /* union of every header extension's masks */
+    uint32_t kernel_event_version;
+    uint64_t group_mask_events;
+    uint64_t cswitch, batches, compact_switches, compact_bad, spinlock, ready, thread, process, decode_errors;
 } info_counts;
+
+/* Counts what the kernel codecs see; compact batches are walked to count their switches. */
+static void count_kernel(info_counts *c, const etl_record *rec)
+{
+    etl_event ev;
+    etl_status st = etl_event_decode(rec, &ev);
+    if (st == ETL_END) return;
+    if (st != ETL_OK) {
+        c->decode_errors++;
+        return;
+    }
+    switch (ev.kind) {
+    case ETL_EVENT_CSWITCH: c->cswitch++; break;
+    case ETL_EVENT_SPINLOCK: c->spinlock++; break;
+    case ETL_EVENT_READY_THREAD: c->ready++; break;
+    case ETL_EVENT_THREAD: c->thread++; break;
+    case ETL_EVENT_PROCESS: c->process++; break;
+    case ETL_EVENT_CCSWAP_BATCH: {
+        c->batches++;
+        etl_ccswap_record r;
+        etl_status rs;
+        while ((rs = etl_ccswap_next(&ev.u.batch, &r)) != ETL_END) {
+            if (rs == ETL_E_TRUNCATED) {
+                c->compact_bad++;
+                break;
+            }
+            if (rs != ETL_OK) c->compact_bad++;
+            c->compact_switches++;
+        }
+        break;
+    }
+    case ETL_EVENT_GROUP_MASK:
+        c->group_mask_events++;
+        for (int i = 0; i < 8; i++) c->flags.masks[i] |= ev.u.group_mask.masks[i];
+        if (ev.u.group_mask.kernel_event_version) c->kernel_event_version = ev.u.group_mask.kernel_event_version;
+        break;
+    default: break;
+    }
+}
 
 static size_t guid_hash(const etl_guid *g)
 {
@@ -61,7 +105,7 @@ static void print_utc(FILE *f, const char *label, uint64_t ft)
 {
     char buf[40];
     etl_filetime_format(ft, buf);
-    fprintf(f, "%-20s %s\n", label, buf);
+    fprintf(f, "%-22s %s\n", label, buf);
 }
 
 static void print_text(const char *path, etl_reader *r, info_counts *c, const etl_stats *st)
@@ -70,36 +114,52 @@ static void print_text(const char *path, etl_reader *r, info_counts *c, const et
     const etl_clock *clk = etl_reader_clock(r);
     char modes[512];
     log_file_mode_names(h->log_file_mode, modes, sizeof modes);
-    printf("%-20s %s (%llu bytes)\n", "File:", path, (unsigned long long)etl_reader_file_size(r));
-    printf("%-20s %s\n", "Logger name:", h->logger_name);
-    printf("%-20s %s\n", "Log file name:", h->log_file_name);
-    printf("%-20s %u.%u build %u (ETL format %u.%u)\n", "OS version:", h->os_major, h->os_minor,
+    printf("%-22s %s (%llu bytes)\n", "File:", path, (unsigned long long)etl_reader_file_size(r));
+    printf("%-22s %s\n", "Logger name:", h->logger_name);
+    printf("%-22s %s\n", "Log file name:", h->log_file_name);
+    printf("%-22s %u.%u build %u (ETL format %u.%u)\n", "OS version:", h->os_major, h->os_minor,
            h->provider_version, h->sub_version, h->sub_minor_version);
-    printf("%-20s %u\n", "CPUs:", h->num_processors);
-    printf("%-20s %u MHz\n", "CPU speed:", h->cpu_speed_mhz);
-    printf("%-20s %u bytes (%s)\n", "Pointer size:", h->pointer_size,
+    printf("%-22s %u\n", "CPUs:", h->num_processors);
+    printf("%-22s %u MHz\n", "CPU speed:", h->cpu_speed_mhz);
+    printf("%-22s %u bytes (%s)\n", "Pointer size:", h->pointer_size,
            h->header_type == ETL_HTYPE_SYSTEM64 ? "64-bit header" : "32-bit header");
-    printf("%-20s %s (%u), %llu ticks/s\n", "Clock:", clock_type_name(h->clock_type), h->clock_type,
+    printf("%-22s %s (%u), %llu ticks/s\n", "Clock:", clock_type_name(h->clock_type), h->clock_type,
            (unsigned long long)clk->ticks_per_sec);
-    printf("%-20s %llu Hz\n", "Perf frequency:", (unsigned long long)h->perf_freq);
-    printf("%-20s %u.%04u ms\n", "Timer resolution:", h->timer_resolution / 10000, h->timer_resolution % 10000);
+    printf("%-22s %llu Hz\n", "Perf frequency:", (unsigned long long)h->perf_freq);
+    printf("%-22s %u.%04u ms\n", "Timer resolution:", h->timer_resolution / 10000, h->timer_resolution % 10000);
     print_utc(stdout, "Start time (UTC):", h->start_time);
     print_utc(stdout, "End time (UTC):", h->end_time);
     print_utc(stdout, "Boot time (UTC):", h->boot_time);
     if (c->records) {
         int64_t a = etl_clock_ns(clk, c->first_ts), b = etl_clock_ns(clk, c->last_ts);
-        printf("%-20s %lld.%09lld s (first to last record)\n", "Duration:", (long long)((b - a) / 1000000000),
+        printf("%-22s %lld.%09lld s (first to last record)\n", "Duration:", (long long)((b - a) / 1000000000),
                (long long)((b - a) % 1000000000));
     }
-    printf("%-20s %u bytes\n", "Buffer size:", h->buffer_size);
-    printf("%-20s %u\n", "Buffers written:", h->buffers_written);
-    printf("%-20s %llu (%llu compressed%s%s)\n", "Buffers in file:", (unsigned long long)st->buffers,
+    printf("%-22s %u bytes\n", "Buffer size:", h->buffer_size);
+    printf("%-22s %u\n", "Buffers written:", h->buffers_written);
+    printf("%-22s %llu (%llu compressed%s%s)\n", "Buffers in file:", (unsigned long long)st->buffers,
            (unsigned long long)st->compressed_buffers, st->compressed_buffers ? ", " : "",
            st->compressed_buffers ? etl_compression_name((etl_compression)etl_reader_compression(r)) : "");
-    printf("%-20s %u\n", "Events lost:", h->events_lost);
-    printf("%-20s %u\n", "Buffers lost:", h->buffers_lost);
-    printf("%-20s 0x%08x %s\n", "Log file mode:", h->log_file_mode, modes);
-    printf("%-20s %llu\n", "Records:", (unsigned long long)c->records);
+    printf("%-22s %u\n", "Events lost:", h->events_lost);
+    printf("%-22s %u\n", "Buffers lost:", h->buffers_lost);
+    printf("%-22s 0x%08x %s\n", "Log file mode:", h->log_file_mode, modes);
+    printf("%-22s %llu\n", "Records:", (unsigned long long)c->records);
+
+    if (c->group_mask_events) {
+        const char *names[256];
+        size_t n = etl_groupmask_names(&c->flags, names, 256);
+        printf("%-22s", "Kernel flags:");
+        for (size_t i = 0; i < n && i < 256; i++) printf("%s%s", i ? " | " : " ", names[i]);
+        printf("%s\n", n ? "" : " none");
+        printf("%-22s %u\n", "Kernel event version:", c->kernel_event_version);
+    }
+    printf("%-22s %llu CSwitch, %llu in %llu compact batches%s, %llu ReadyThread, %llu SpinLock\n",
+           "Scheduler events:", (unsigned long long)c->cswitch, (unsigned long long)c->compact_switches,
+           (unsigned long long)c->batches, c->compact_bad ? " (some damaged)" : "",
+           (unsigned long long)c->ready, (unsigned long long)c->spinlock);
+    printf("%-22s %llu Thread, %llu Process\n", "Lifetime events:", (unsigned long long)c->thread,
+           (unsigned long long)c->process);
+    if (c->decode_errors) printf("%-22s %llu\n", "Undecodable events:", (unsigned long long)c->decode_errors);
 
     printf("\nBy header type:\n");
     for (int t = 0; t < 256; t++)
@@ -205,6 +265,27 @@ static void print_json(const char *path, etl_reader *r, info_counts *c, const et
         jkey("duration_ns", &f);
         printf("%lld", (long long)(etl_clock_ns(clk, c->last_ts) - etl_clock_ns(clk, c->first_ts)));
     }
+    jkey("kernel_flags", &f);
+    putchar('[');
+    if (c->group_mask_events) {
+        const char *names[256];
+        size_t n = etl_groupmask_names(&c->flags, names, 256);
+        for (size_t i = 0; i < n && i < 256; i++) {
+            if (i) putchar(',');
+            json_str(stdout, names[i]);
+        }
+    }
+    putchar(']');
+    if (c->group_mask_events) ju("kernel_event_version", c->kernel_event_version, &f);
+    ju("cswitch_events", c->cswitch, &f);
+    ju("compact_batches", c->batches, &f);
+    ju("compact_switches", c->compact_switches, &f);
+    ju("compact_bad_records", c->compact_bad, &f);
+    ju("ready_thread_events", c->ready, &f);
+    ju("spinlock_events", c->spinlock, &f);
+    ju("thread_events", c->thread, &f);
+    ju("process_events", c->process, &f);
+    ju("undecodable_events", c->decode_errors, &f);
     jkey("by_header_type", &f);
     int g = 1;
     putchar('{');
@@ -310,6 +391,7 @@ int cmd_info(int argc, char **argv)
         if (rec.cpu < 2048) c->cpu_records[rec.cpu]++;
         if (rec.has & ETL_REC_HOOK) c->by_hook[rec.hook]++;
         else if ((rec.has & ETL_REC_PROVIDER) && prov_add(c, &rec.provider) != 0) oom = 1;
+        count_kernel(c, &rec);
         if (rec.has & ETL_REC_TS) {
             if (!c->first_ts || rec.ts < c->first_ts) c->first_ts = rec.ts;
             if (rec.ts > c->last_ts) c->last_ts = rec.ts;

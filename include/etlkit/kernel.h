@@ -548,6 +548,8 @@ const etl_guid *etl_group_guid(unsigned group);
  * A hook id from a name, case-insensitive: "Thread/CSwitch", a bare event name
  * when only one group has it ("CSwitch"; "Start" is ETL_HOOK_AMBIGUOUS), or a
  * number ("0x0524", "1316", any value up to 0xFFFF). ETL_HOOK_UNKNOWN otherwise.
+ * A name two ids share ("Image/Load": 0x030A, and 0x140A for relogged files)
+ * gives the lower id.
  */
 int etl_hook_by_name(const char *name);
 

@@ -99,10 +99,12 @@ const etl_guid *etl_group_guid(unsigned group)
 
 /*
  * Hook names, sorted by id. "Group/Event" with TraceEvent's (MOF) event names
- * where they exist, else a name made from the ntwmi.h constant. Two notes:
+ * where they exist, else a name made from the ntwmi.h constant. Notes:
  * 0x030A is in the Process group but consumers re-home it to ImageLoadGuid, so
- * it is "Image/Load"; 0x0525 is "Thread/CompCS" as in Microsoft's MOF and
- * TraceEvent (the compact context-switch batch).
+ * it is "Image/Load", and so is 0x140A, the id a relogged FULL header with
+ * ImageLoadGuid and opcode 10 stands for (a name may appear twice: the lowest
+ * id is its canonical one); 0x0525 is "Thread/CompCS" as in Microsoft's MOF
+ * and TraceEvent (the compact context-switch batch).
  */
 typedef struct hook_entry {
     uint16_t hook;
@@ -271,6 +273,7 @@ static const hook_entry hooks[] = {
     {0x1402, "Image/Unload"},
     {0x1403, "Image/DCStart"},
     {0x1404, "Image/DCEnd"},
+    {0x140A, "Image/Load"},
     {0x1421, "Image/KernelBase"},
     {0x1820, "StackWalk/Stack"},
     {0x1A21, "ALPC/SendMessage"},
@@ -318,15 +321,15 @@ int etl_hook_by_name(const char *name)
     if (!name || !*name) return ETL_HOOK_UNKNOWN;
     int number = parse_number(name);
     if (number >= 0) return number;
-    int found = ETL_HOOK_UNKNOWN;
+    const hook_entry *found = NULL;
     bool qualified = strchr(name, '/') != NULL;
     for (size_t i = 0; i < COUNT(hooks); i++) {
         const char *event = strchr(hooks[i].name, '/') + 1;
         if (!same(name, qualified ? hooks[i].name : event)) continue;
-        if (found != ETL_HOOK_UNKNOWN) return ETL_HOOK_AMBIGUOUS;
-        found = hooks[i].hook;
+        if (!found) found = &hooks[i];
+        else if (strcmp(found->name, hooks[i].name)) return ETL_HOOK_AMBIGUOUS;
     }
-    return found;
+    return found ? found->hook : ETL_HOOK_UNKNOWN;
 }
 
 /*

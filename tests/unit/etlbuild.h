@@ -515,12 +515,16 @@ static inline size_t eb_add(eb_file *f, const void *rec, size_t n)
 
 static inline size_t eb_add_rec(eb_file *f, const eb_rec *r) { return eb_add(f, r->b, r->n); }
 
-/* Closes the open buffer: SavedOffset, CurrentOffset and Offset = the end of its data. */
+/*
+ * Closes the open buffer: SavedOffset and Offset = the end of its data.
+ * CurrentOffset gets BufferSize + 0x48, a value seen in real files (container.md
+ * §12: it is unreliable and must not be used).
+ */
 static inline void eb_end(eb_file *f)
 {
     uint8_t *h = f->p + f->cur;
     eb_w32(h + 0x04, (uint32_t)f->pos);
-    eb_w32(h + 0x08, (uint32_t)f->pos);
+    eb_w32(h + 0x08, (uint32_t)(f->cur_size + 0x48));
     eb_w32(h + 0x30, (uint32_t)f->pos);
 }
 

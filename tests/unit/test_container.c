@@ -720,6 +720,63 @@ static void test_reader_time_order(void **state)
     eb_free(&f);
 }
 
+/*
+ * HEADER buffers whose SavedOffset is 0 (Vista/7, relogger) or stops after the
+ * logfile header (PerfView): Offset is the end of the data (container.md §12).
+ */
+static void test_reader_header_saved_offset(void **state)
+{
+    (void)state;
+    eb_file f;
+    want w[REF_RECORDS];
+    eb_lfh lh = eb_lfh_default();
+    build_ref(&f, &lh, 0, 0, w);
+    assert_int_equal(w[1].tag, 0x001);
+    const uint32_t saved[] = {0, (uint32_t)w[1].offset};
+    for (int i = 0; i < 2; i++) {
+        eb_put32(&f, 0x04, saved[i]);
+        diags d = {0};
+        etl_reader *r = open_ok(&f, &d);
+        assert_int_equal(d.n, 0);
+        assert_clean_stats(etl_reader_stats(r));
+        got g[32];
+        etl_stats st;
+        size_t n = collect(r, ETL_ORDER_FILE, g, 32, &st, NULL);
+        check_want(g, n, w, REF_RECORDS);
+        assert_clean_stats(&st);
+        etl_reader_close(r);
+    }
+    eb_free(&f);
+}
+
+/* Two buffers of one CPU with the same SequenceNumber: both read, in file order. */
+static void test_reader_duplicate_sequence(void **state)
+{
+    (void)state;
+    eb_file f;
+    eb_init(&f);
+    eb_lfh lh = eb_lfh_default();
+    eb_header_buffer(&f, &lh, 0);
+    eb_end(&f);
+    const uint64_t seqs[3] = {7, 7, 3};
+    for (int b = 0; b < 3; b++) {
+        eb_begin(&f, &(eb_bufopt){.seq = seqs[b], .cpu = 1});
+        add_tagged(&f, 1, 2000000 + (uint64_t)b, 0x10 + (uint32_t)b, 0);
+        eb_end(&f);
+    }
+    diags d = {0};
+    etl_reader *r = open_ok(&f, &d);
+    assert_int_equal(d.n, 0);
+    got g[8];
+    size_t n = collect(r, ETL_ORDER_TIME, g, 8, NULL, NULL);
+    const uint32_t tt[] = {TAG_HEADER, 0x12, 0x10, 0x11};
+    /* Within a CPU the SequenceNumber decides (0x12, seq 3, although its time is
+     * the latest), and equal SequenceNumbers keep file order. */
+    check_tags(g, n, tt, 4);
+    etl_reader_close(r);
+    eb_free(&f);
+}
+
 /* Two iterators over one reader are independent, and their views stay valid until their next call. */
 static void test_reader_two_iterators(void **state)
 {
@@ -1049,16 +1106,12 @@ static void test_reader_zero_buffer_size(void **state)
 static void test_reader_resync_prefers_nominal_size(void **state)
 {
     (void)state;
-    /* BUG: reader.c resync() reads r->hdr.buffer_size ("nominal") to try
-     * bad + nominal first, but index_buffers() runs before read_logfile_header()
-     * in finish_open(), so r->hdr is still all zero and the nominal-size check
-     * is dead code: the byte-by-byte scan takes the first plausible-looking
-     * header inside the bad buffer's own event data. Input: this file (7 x 0x400,
-     * buffer 2 at 0x800 with BufferSize 0 and a payload holding a fake header at
-     * 0x800+0x48+0x20). Expected: buffers at 0, 0x400, 0xC00, ... (6 buffers,
-     * bad_buffers 1, skipped_bytes 0x400). Actual: a bogus buffer is indexed at
-     * 0x868, then more resynchronisation. */
-    if (getenv("ETLKIT_RUN_BUGS") == NULL) skip();
+    /* Regression test. BUG (commit 6d39077, reader.c resync()): the nominal
+     * stride was read from r->hdr.buffer_size, which index_buffers() runs before
+     * read_logfile_header() fills, so it was always 0 and the byte scan took the
+     * first plausible-looking header inside the bad buffer's own data (here the
+     * fake one at 0x868: 7 buffers instead of 6). Fixed in the working tree
+     * (nominal_buffer_size = buffer 0's BufferSize). */
     eb_file f;
     eb_init(&f);
     eb_lfh lh = eb_lfh_default();
@@ -1433,6 +1486,86 @@ static void test_reader_unsupported_compression(void **state)
     eb_free(&f);
 }
 
+/*
+ * Seeded corruption of the reference file (plain and compressed): opening never
+ * crashes, a file that opens iterates to ETL_END in both orders, every record of
+ * an uncompressed buffer lies inside the file, and no more bytes are yielded than
+ * the file holds. (Run under ASan/UBSan in the sanitizer build.)
+ */
+static bool check_mutant(const uint8_t *p, size_t n, bool compressed)
+{
+    etl_reader *r = NULL;
+    etl_diag dg;
+    etl_status st = etl_reader_open_memory(p, n, NULL, &r, &dg);
+    if (st != ETL_OK) {
+        assert_null(r);
+        assert_true(st == ETL_E_NOT_ETL || st == ETL_E_NOMEM);
+        return false;
+    }
+    for (int order = 0; order <= 1; order++) {
+        etl_iter *it;
+        assert_int_equal(etl_iter_open(r, order ? ETL_ORDER_TIME : ETL_ORDER_FILE, &it), ETL_OK);
+        etl_record rec;
+        size_t k = 0;
+        uint64_t bytes = 0;
+        while (etl_iter_next(it, &rec) == ETL_OK) {
+            assert_true(rec.size >= 4);
+            assert_true(rec.payload.p >= rec.data);
+            assert_true(rec.payload.p + rec.payload.n <= rec.data + rec.size);
+            if (!compressed) {
+                assert_true(rec.data >= p);
+                assert_true(rec.data + rec.size <= p + n);
+            }
+            bytes += rec.size;
+            assert_true(++k < 100000);
+        }
+        if (!compressed) assert_true(bytes <= n);
+        assert_int_equal(etl_iter_next(it, &rec), ETL_END);
+        etl_iter_close(it);
+    }
+    etl_reader_close(r);
+    return true;
+}
+
+static void test_reader_mutations(void **state)
+{
+    (void)state;
+    eb_file f, c;
+    want w[REF_RECORDS];
+    eb_lfh lh = eb_lfh_default();
+    lh.log_file_mode = 0x04000000;
+    build_ref(&f, &lh, 3, 40, w);
+    size_t offs[8];
+    compress_file(&f, &c, 0x7E, offs);
+    uint8_t *m = malloc(f.n > c.n ? f.n : c.n);
+    uint64_t seed = 0xC0FFEE;
+    int opened = 0;
+    int iters = 3000; /* ETLKIT_MUTATIONS=n runs more, for a longer hunt */
+    if (getenv("ETLKIT_MUTATIONS")) iters = atoi(getenv("ETLKIT_MUTATIONS"));
+    for (int iter = 0; iter < iters; iter++) {
+        bool comp = iter & 1;
+        const eb_file *src = comp ? &c : &f;
+        memcpy(m, src->p, src->n);
+        size_t n = src->n;
+        int edits = 1 + (int)(tu_rand(&seed) % 4);
+        for (int e = 0; e < edits; e++) {
+            uint64_t x = tu_rand(&seed);
+            size_t at = (size_t)(x % n);
+            switch ((x >> 32) % 4) {
+            case 0: m[at] ^= (uint8_t)(1u << ((x >> 40) % 8)); break;   /* flip a bit */
+            case 1: m[at] = (uint8_t)(x >> 40); break;                  /* any byte */
+            case 2: if (at + 4 <= n) eb_w32(m + at, (uint32_t)(x >> 40) & 0xFFF); break; /* small u32 */
+            default: if (at > 0x100) n = at; break;                     /* truncate */
+            }
+        }
+        opened += check_mutant(m, n, comp);
+    }
+    assert_true(opened > iters / 2); /* most mutants are still ETL files: the iterators were exercised */
+    free(m);
+    eb_free(&c);
+    eb_free(&f);
+}
+
 /* An options struct from an older caller (sz covers only sz): no callback is read. */
 static void test_reader_options_size(void **state)
 {
@@ -1470,6 +1603,8 @@ int main(void)
         cmocka_unit_test(test_reader_clean_file_order),
         cmocka_unit_test(test_reader_time_order),
         cmocka_unit_test(test_reader_two_iterators),
+        cmocka_unit_test(test_reader_header_saved_offset),
+        cmocka_unit_test(test_reader_duplicate_sequence),
         cmocka_unit_test(test_reader_open_path_32bit),
         cmocka_unit_test(test_reader_not_etl),
         cmocka_unit_test(test_reader_truncated_mid_record),
@@ -1482,6 +1617,7 @@ int main(void)
         cmocka_unit_test(test_reader_compressed),
         cmocka_unit_test(test_reader_compressed_bad),
         cmocka_unit_test(test_reader_unsupported_compression),
+        cmocka_unit_test(test_reader_mutations),
         cmocka_unit_test(test_reader_options_size),
     };
     return cmocka_run_group_tests_name("container", tests, NULL, NULL);

@@ -88,11 +88,20 @@ static void test_hook_names(void **state)
     assert_null(etl_hook_name(0x0526));
     assert_null(etl_hook_name(0xFFFF));
 
-    /* every name in the table maps back to its hook */
+    /* every name in the table maps back to its hook, or to its alias's lower id */
+    unsigned named = 0;
     for (unsigned h = 0; h <= 0xFFFF; h++) {
         const char *n = etl_hook_name((uint16_t)h);
-        if (n) assert_int_equal(etl_hook_by_name(n), (int)h);
+        if (!n) continue;
+        named++;
+        int back = etl_hook_by_name(n);
+        assert_true(back >= 0 && back <= (int)h);
+        assert_string_equal(etl_hook_name((uint16_t)back), n);
     }
+    assert_true(named > 150);
+    assert_string_equal(etl_hook_name(0x140A), "Image/Load");
+    assert_int_equal(etl_hook_by_name("Image/Load"), 0x030A);
+    assert_int_equal(etl_hook_by_name("load"), 0x030A);
 }
 
 static void test_hook_by_name(void **state)
