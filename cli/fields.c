@@ -76,6 +76,14 @@ void ln_close(line *l)
     l->first = 0;
 }
 
+/* Addresses as "0x..." strings: JSON numbers above 2^53 lose precision or fail to parse. */
+static void ln_ptr(line *l, const char *key, uint64_t v)
+{
+    char t[24];
+    snprintf(t, sizeof t, "0x%llx", (unsigned long long)v);
+    ln_s(l, key, t);
+}
+
 static void ln_name(line *l, const char *key, const char *name)
 {
     if (name) ln_s(l, key, name);
@@ -216,8 +224,8 @@ void fields_event(line *l, const etl_event *ev, unsigned bias)
         break;
     case ETL_EVENT_SPINLOCK: {
         const etl_spinlock *s = &ev->u.spinlock;
-        ln_u(l, "SpinLockAddress", s->spin_lock_address);
-        ln_u(l, "CallerAddress", s->caller_address);
+        ln_ptr(l, "SpinLockAddress", s->spin_lock_address);
+        ln_ptr(l, "CallerAddress", s->caller_address);
         ln_u(l, "AcquireTime", s->acquire_time);
         ln_u(l, "ReleaseTime", s->release_time);
         ln_u(l, "HoldTimeInCycles", etl_spinlock_hold_cycles(s));
@@ -252,16 +260,16 @@ void fields_event(line *l, const etl_event *ev, unsigned bias)
         ln_u(l, "ProcessId", t->process_id);
         ln_u(l, "TThreadId", t->thread_id);
         if (t->known & ETL_THR_STACKS) {
-            ln_u(l, "StackBase", t->stack_base);
-            ln_u(l, "StackLimit", t->stack_limit);
-            ln_u(l, "UserStackBase", t->user_stack_base);
-            ln_u(l, "UserStackLimit", t->user_stack_limit);
-            ln_u(l, "StartAddr", t->start_address);
-            ln_u(l, "Win32StartAddr", t->win32_start_address);
+            ln_ptr(l, "StackBase", t->stack_base);
+            ln_ptr(l, "StackLimit", t->stack_limit);
+            ln_ptr(l, "UserStackBase", t->user_stack_base);
+            ln_ptr(l, "UserStackLimit", t->user_stack_limit);
+            ln_ptr(l, "StartAddr", t->start_address);
+            ln_ptr(l, "Win32StartAddr", t->win32_start_address);
         }
         if (t->known & ETL_THR_WAIT_MODE) ln_i(l, "WaitMode", t->wait_mode);
         if (t->known & ETL_THR_TEB) {
-            ln_u(l, "TebBase", t->teb_base);
+            ln_ptr(l, "TebBase", t->teb_base);
             ln_u(l, "SubProcessTag", t->sub_process_tag);
         }
         if (t->known & ETL_THR_PRIORITIES) {
@@ -280,7 +288,7 @@ void fields_event(line *l, const etl_event *ev, unsigned bias)
         break;
     case ETL_EVENT_PROCESS: {
         const etl_process *p = &ev->u.process;
-        if (p->known & ETL_PROC_KEY) ln_u(l, "UniqueProcessKey", p->unique_process_key);
+        if (p->known & ETL_PROC_KEY) ln_ptr(l, "UniqueProcessKey", p->unique_process_key);
         if (p->known & ETL_PROC_IDS) {
             ln_u(l, "ProcessId", p->process_id);
             ln_u(l, "ParentId", p->parent_id);
@@ -289,7 +297,7 @@ void fields_event(line *l, const etl_event *ev, unsigned bias)
             ln_u(l, "SessionId", p->session_id);
             ln_i(l, "ExitStatus", p->exit_status);
         }
-        if (p->known & ETL_PROC_DTB) ln_u(l, "DirectoryTableBase", p->directory_table_base);
+        if (p->known & ETL_PROC_DTB) ln_ptr(l, "DirectoryTableBase", p->directory_table_base);
         if (p->known & ETL_PROC_FLAGS) ln_u(l, "Flags", p->flags);
         if ((p->known & ETL_PROC_SID) && p->user_sid.n) ln_sid(l, "UserSID", p->user_sid);
         if (p->known & ETL_PROC_IMAGE) ln_ansi(l, "ImageFileName", &p->image_file_name);

@@ -154,6 +154,13 @@ size_t etl_logfile_header_size(unsigned pointer_size);
  * the two UTF-16 names). ETL_E_NOT_ETL when the record is not a hook 0x0000 event.
  */
 etl_status etl_logfile_header_decode(etl_span record, etl_logfile_header *h);
+/*
+ * The inverse: the whole record (SYSTEM32 or SYSTEM64 header by pointer_size,
+ * hook 0x0000, version 2, the struct, both names as UTF-16). Names are UTF-8;
+ * characters outside the BMP are written as surrogate pairs.
+ */
+etl_status etl_logfile_header_encode(const etl_logfile_header *h, unsigned pointer_size, uint8_t *out,
+                                     size_t cap, size_t *len);
 
 /* ---- records ------------------------------------------------------------- */
 

@@ -145,11 +145,11 @@ enum {
 
 /* EVENT_TRACE_SPINLOCK_INFORMATION (spec section 8). */
 typedef struct etl_spinlock_info {
-    uint32_t spin_lock_spin_threshold;        /* SpinLockSpinThreshold, >= 1 */
-    uint32_t spin_lock_acquire_sample_rate;   /* SpinLockAcquireSampleRate, >= 1000 */
+    uint32_t spin_lock_spin_threshold;         /* SpinLockSpinThreshold, >= 1 */
+    uint32_t spin_lock_acquire_sample_rate;    /* SpinLockAcquireSampleRate, >= 1000 */
     uint32_t spin_lock_contention_sample_rate; /* SpinLockContentionSampleRate, >= 1 */
-    uint32_t spin_lock_hold_threshold;        /* SpinLockHoldThreshold, 0 or >= 1000000 (6.3+) */
-    bool has_hold_threshold;                  /* the 0x14-byte 6.3+ form */
+    uint32_t spin_lock_hold_threshold;         /* SpinLockHoldThreshold, 0 or >= 1000000 */
+    bool has_hold_threshold;                   /* the 0x14-byte 6.3+ form, with the above */
 } etl_spinlock_info;
 
 /*

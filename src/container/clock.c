@@ -51,19 +51,31 @@ int64_t etl_clock_ns(const etl_clock *c, uint64_t ts)
     return floor_div(d * 1000000000, (__int128)c->ticks_per_sec);
 }
 
-int64_t etl_clock_filetime(const etl_clock *c, uint64_t ts)
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+    return a + b;
+}
+
+/* StartTime (from the file, any u64) in `unit` per 100 ns, plus the exact offset of ts. */
+static int64_t absolute(const etl_clock *c, uint64_t ts, int64_t epoch, int64_t per_100ns)
 {
     __int128 d = (__int128)(int64_t)ts - (__int128)(int64_t)c->t0; /* LARGE_INTEGERs */
-    return floor_div((__int128)c->start_time * (__int128)c->ticks_per_sec + d * 10000000,
-                     (__int128)c->ticks_per_sec);
+    __int128 base = ((__int128)c->start_time - epoch) * per_100ns;
+    int64_t b = base > INT64_MAX ? INT64_MAX : base < INT64_MIN ? INT64_MIN : (int64_t)base;
+    /* |d| < 2^64, so d * 10^9 < 2^94 fits; the sum is saturated, not wrapped. */
+    return sat_add(b, floor_div(d * 10000000 * per_100ns, (__int128)c->ticks_per_sec));
+}
+
+int64_t etl_clock_filetime(const etl_clock *c, uint64_t ts)
+{
+    return absolute(c, ts, 0, 1);
 }
 
 int64_t etl_clock_unix_ns(const etl_clock *c, uint64_t ts)
 {
-    __int128 d = (__int128)(int64_t)ts - (__int128)(int64_t)c->t0; /* LARGE_INTEGERs */
-    __int128 start_ns = ((__int128)c->start_time - FILETIME_UNIX_EPOCH) * 100;
-    return floor_div(start_ns * (__int128)c->ticks_per_sec + d * 1000000000,
-                     (__int128)c->ticks_per_sec);
+    return absolute(c, ts, FILETIME_UNIX_EPOCH, 100);
 }
 
 /* Civil date from days since 1970-01-01 (Howard Hinnant's algorithm), any range. */

@@ -80,3 +80,84 @@ etl_status etl_logfile_header_decode(etl_span rec, etl_logfile_header *h)
     }
     return ETL_OK;
 }
+
+/* UTF-8 to NUL-terminated UTF-16LE at out; returns bytes written incl. the NUL, 0 if no room. */
+static size_t put_utf16(const char *s, uint8_t *out, size_t cap)
+{
+    size_t o = 0;
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        uint32_t cp = *u++;
+        int extra = cp >= 0xF0 ? 3 : cp >= 0xE0 ? 2 : cp >= 0xC0 ? 1 : 0;
+        if (extra) cp &= 0x3Fu >> extra;
+        for (int i = 0; i < extra && (*u & 0xC0) == 0x80; i++) cp = cp << 6 | (*u++ & 0x3F);
+        if (cp >= 0x10000) {
+            if (o + 4 > cap) return 0;
+            cp -= 0x10000;
+            etl_wr_u16(out + o, (uint16_t)(0xD800 | cp >> 10));
+            etl_wr_u16(out + o + 2, (uint16_t)(0xDC00 | (cp & 0x3FF)));
+            o += 4;
+        } else {
+            if (o + 2 > cap) return 0;
+            etl_wr_u16(out + o, (uint16_t)cp);
+            o += 2;
+        }
+    }
+    if (o + 2 > cap) return 0;
+    etl_wr_u16(out + o, 0);
+    return o + 2;
+}
+
+etl_status etl_logfile_header_encode(const etl_logfile_header *h, unsigned ptr, uint8_t *out, size_t cap,
+                                     size_t *len)
+{
+    if (ptr != 4 && ptr != 8) return ETL_E_INVALID_ARG;
+    size_t fixed = etl_logfile_header_size(ptr);
+    if (cap < SYSTEM_HEADER_SIZE + fixed + 4) return ETL_E_RANGE;
+    memset(out, 0, SYSTEM_HEADER_SIZE + fixed);
+    uint8_t *b = out + SYSTEM_HEADER_SIZE;
+    etl_wr_u32(b + 0x00, h->buffer_size);
+    b[0x04] = h->os_major;
+    b[0x05] = h->os_minor;
+    b[0x06] = h->sub_version;
+    b[0x07] = h->sub_minor_version;
+    etl_wr_u32(b + 0x08, h->provider_version);
+    etl_wr_u32(b + 0x0C, h->num_processors);
+    etl_wr_u64(b + 0x10, h->end_time);
+    etl_wr_u32(b + 0x18, h->timer_resolution);
+    etl_wr_u32(b + 0x1C, h->maximum_file_size);
+    etl_wr_u32(b + 0x20, h->log_file_mode);
+    etl_wr_u32(b + 0x24, h->buffers_written);
+    etl_wr_u32(b + 0x28, h->start_buffers);
+    etl_wr_u32(b + 0x2C, h->pointer_size);
+    etl_wr_u32(b + 0x30, h->events_lost);
+    etl_wr_u32(b + 0x34, h->cpu_speed_mhz);
+    etl_wr_ptr(b + 0x38, h->logger_name_ptr, ptr);
+    etl_wr_ptr(b + 0x38 + ptr, h->log_file_name_ptr, ptr);
+    size_t tz = 0x38 + 2 * ptr;
+    etl_wr_u32(b + tz, (uint32_t)h->tz_bias);
+    put_utf16(h->tz_standard_name, b + tz + 4, 62); /* StandardName[32], NUL kept in the last unit */
+    size_t t = tz + TZ_SIZE + 4;
+    etl_wr_u64(b + t, h->boot_time);
+    etl_wr_u64(b + t + 8, h->perf_freq);
+    etl_wr_u64(b + t + 16, h->start_time);
+    etl_wr_u32(b + t + 24, h->clock_type);
+    etl_wr_u32(b + t + 28, h->buffers_lost);
+    size_t o = SYSTEM_HEADER_SIZE + fixed;
+    size_t n1 = put_utf16(h->logger_name, out + o, cap - o);
+    if (!n1) return ETL_E_RANGE;
+    o += n1;
+    size_t n2 = put_utf16(h->log_file_name, out + o, cap - o);
+    if (!n2) return ETL_E_RANGE;
+    o += n2;
+    if (o > 0xFFFF) return ETL_E_RANGE;
+    uint8_t htype = ptr == 8 ? ETL_HTYPE_SYSTEM64 : ETL_HTYPE_SYSTEM32;
+    etl_wr_u32(out, 0xC0000000u | (uint32_t)htype << 16 | 2u);
+    etl_wr_u16(out + 4, (uint16_t)o);
+    etl_wr_u16(out + 6, 0x0000);
+    etl_wr_u32(out + 8, h->header_tid);
+    etl_wr_u32(out + 12, h->header_pid);
+    etl_wr_u64(out + 16, h->header_ts);
+    *len = o;
+    return ETL_OK;
+}

@@ -25,8 +25,8 @@ static etl_status lznt1_chunk(const uint8_t *ip, const uint8_t *iend, uint8_t **
     uint8_t *op = *opp;
     uint8_t *const cstart = op;
     etl_status st = ETL_OK;
-    unsigned dbits = 4;                                  /* offset bits at this position */
-    size_t dlimit = 16;                                  /* ...valid while position <= dlimit */
+    unsigned dbits = 4;  /* offset bits at this position */
+    size_t dlimit = 16;  /* ...valid while position <= dlimit */
 
     while (ip < iend) {
         unsigned flags = *ip++;

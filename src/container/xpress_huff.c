@@ -144,22 +144,24 @@ etl_status etl_xpress_huff_decompress(etl_span in, uint8_t *out, size_t out_cap,
                 ip = n;
             }
         }
-#define XH_CONSUME(nb)                                    \
-    do {                                                  \
-        unsigned nb_ = (nb);                              \
-        w = nb_ >= 32 ? 0 : w << nb_;                     \
-        extra -= (int)nb_;                                \
-        real -= (int)nb_;                                 \
-        if (extra < 0) {                                  \
-            if (n - ip >= 2) {                            \
-                w |= (uint32_t)etl_rd_u16(src + ip) << -extra; \
-                ip += 2;                                  \
-                real += 16;                               \
-            } else {                                      \
-                ip = n;                                   \
-            }                                             \
-            extra += 16;                                  \
-        }                                                 \
+/* Drops nb (<= 16) bits from the window and loads the next word once fewer
+ * than 16 remain; past the end of the input the word is zero fill. */
+#define XH_CONSUME(nb)                                                 \
+    do {                                                               \
+        unsigned nb_ = (nb);                                           \
+        w <<= nb_;                                                     \
+        extra -= (int)nb_;                                             \
+        real -= (int)nb_;                                              \
+        if (extra < 0) {                                               \
+            if (n - ip >= 2) {                                         \
+                w |= (uint32_t)etl_rd_u16(src + ip) << -extra;         \
+                ip += 2;                                               \
+                real += 16;                                            \
+            } else {                                                   \
+                ip = n;                                                \
+            }                                                          \
+            extra += 16;                                               \
+        }                                                              \
     } while (0)
 
         uint8_t *const block_start = op;

@@ -148,12 +148,12 @@ etl_status etl_process_decode(etl_span payload, unsigned version, unsigned ptr_s
 
     /* Each string is present if bytes are left where it starts. */
     etl_span rest = etl_span_from(payload, at + used);
-    etl_kstr *wide[3] = {&out->command_line, &out->package_full_name, &out->application_id};
+    etl_kstr *strs[4] = {&out->image_file_name, &out->command_line, &out->package_full_name,
+                         &out->application_id};
     static const uint32_t bits[4] = {ETL_PROC_IMAGE, ETL_PROC_COMMAND_LINE, ETL_PROC_PACKAGE,
                                      ETL_PROC_APP_ID};
     for (unsigned i = 0; i <= wide_strings(layout) && rest.n; i++) {
-        etl_kstr *s = i ? wide[i - 1] : &out->image_file_name;
-        *s = take_str(&rest, i ? 2 : 1);
+        *strs[i] = take_str(&rest, i ? 2 : 1);
         out->known |= bits[i];
     }
     if (layout == 5 && (out->known & ETL_PROC_APP_ID) && out->application_id.terminated) {

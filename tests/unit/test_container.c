@@ -480,6 +480,28 @@ static void test_logfile_header_64(void **state)
     assert_int_equal(etl_logfile_header_size(8), 0x118);
 }
 
+/* The header type, not the PointerSize field, says where the fields after the pointers are. */
+static void test_logfile_header_pointer_size_field(void **state)
+{
+    (void)state;
+    for (int is64 = 0; is64 <= 1; is64++) {
+        uint8_t names[64];
+        size_t nn = eb_utf16z(names, "P");
+        eb_lfh lh = lfh_full(is64, names, nn);
+        lh.pointer_size = is64 ? 4 : 8; /* lies */
+        eb_rec rec;
+        eb_rec_lfh(&rec, &lh);
+        etl_logfile_header h;
+        assert_int_equal(etl_logfile_header_decode((etl_span){rec.b, rec.n}, &h), ETL_OK);
+        assert_int_equal(h.pointer_size, is64 ? 4 : 8);
+        assert_int_equal(h.boot_time, 132273530000000000ull);
+        assert_int_equal(h.perf_freq, 14318180);
+        assert_int_equal(h.start_time, 132273542277445790ull);
+        assert_int_equal(h.buffers_lost, 5);
+        assert_string_equal(h.logger_name, "P");
+    }
+}
+
 static void test_logfile_header_32(void **state)
 {
     (void)state;
@@ -1596,6 +1618,7 @@ int main(void)
         cmocka_unit_test(test_buffer_header_truncated),
         cmocka_unit_test(test_logfile_header_64),
         cmocka_unit_test(test_logfile_header_32),
+        cmocka_unit_test(test_logfile_header_pointer_size_field),
         cmocka_unit_test(test_logfile_header_unterminated_name),
         cmocka_unit_test(test_logfile_header_names_missing),
         cmocka_unit_test(test_logfile_header_not_header),

@@ -712,7 +712,8 @@ static void test_frame_message_plain(void **state)
 static void test_frame_message_options(void **state)
 {
     (void)state;
-    /* Every subset of {sequence, GUID | component id, timestamp, system info}. */
+    /* Every subset of {sequence, GUID | component id, timestamp, system info}. GUID and
+     * component id are mutually exclusive (TraceMessage docs), so never both. */
     for (unsigned mask = 0; mask < 32; mask++) {
         uint16_t opt = 0;
         if (mask & 1) opt |= 0x1;

@@ -1,0 +1,99 @@
+/*
+ * etlkit/writer.h - writes ETL files the way an NT Kernel Logger session flushes them.
+ *
+ * Buffer 0 (BufferType HEADER) holds the logfile header event (hook 0x0000) and
+ * the header extension with the group masks (hook 0x0005). Events go to the
+ * buffer of the CPU they are logged on; a CPU's buffer is written to the file
+ * when the next event does not fit, with the next SequenceNumber, so the file
+ * interleaves CPUs as a real one does. Records are 8-byte aligned and the rest
+ * of each buffer is 0xFF. With compression, each buffer's event bytes are
+ * Plain LZ77 (MS-XCA) and BufferSize is the on-disk size. Memory is one buffer
+ * per CPU, whatever the size of the file.
+ *
+ * Events of one CPU must be written in time order (the reader's ordered
+ * iterator relies on it, as it does on real files).
+ */
+#ifndef ETLKIT_WRITER_H
+#define ETLKIT_WRITER_H
+
+#include <stdio.h>
+#include "etlkit/container.h"
+#include "etlkit/kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct etl_writer etl_writer;
+
+typedef struct etl_writer_options {
+    size_t sz;                  /* sizeof(etl_writer_options) */
+    unsigned pointer_size;      /* 4 or 8 (32-bit or 64-bit header types); default 8 */
+    uint32_t clock_type;        /* ETL_CLOCK_QPC (default), _SYSTEM_TIME or _CPU_CYCLES */
+    uint64_t perf_freq;         /* QPC ticks per second; default 10,000,000 */
+    uint32_t cpu_mhz;           /* CpuSpeedInMHz; default 3000 (the cycle clock's rate) */
+    uint32_t ncpu;              /* NumberOfProcessors; events may use CPUs 0..ncpu-1; default 1 */
+    uint32_t buffer_size;       /* bytes per buffer; default 65536; at least 4096 */
+    uint8_t os_major, os_minor; /* default 10.0 */
+    uint32_t os_build;          /* ProviderVersion; default 19041 */
+    uint64_t start_time;        /* FILETIME of start_ts; default 2026-01-01T00:00:00Z */
+    uint64_t boot_time;         /* FILETIME; default start_time minus start_ts */
+    uint64_t start_ts;          /* raw timestamp of the logfile header event (t0) */
+    uint32_t timer_resolution;  /* 100 ns units; default 156250 */
+    uint32_t log_file_mode;     /* default EVENT_TRACE_FILE_MODE_SEQUENTIAL | SYSTEM_LOGGER_MODE */
+    bool compress;              /* Plain LZ77 buffers (adds EVENT_TRACE_COMPRESSED_MODE) */
+    const char *logger_name;    /* default "NT Kernel Logger" */
+    const char *log_file_name;  /* default the path */
+    etl_groupmask group_mask;   /* the header extension's masks: what the session logs */
+    uint32_t header_tid, header_pid; /* ids in the SYSTEM header of buffer 0's events */
+} etl_writer_options;
+
+/* Creates path (truncating it). The output must be seekable: buffer 0 is completed at close. */
+etl_status etl_writer_open(const char *path, const etl_writer_options *opts, etl_writer **out,
+                           etl_diag *diag);
+
+/* Header types an event can be written with. */
+typedef enum etl_writer_header {
+    ETL_WH_SYSTEM = 0,   /* SYSTEM32/64: tid, pid, kernel/user time */
+    ETL_WH_COMPACT = 1,  /* COMPACT32/64: tid, pid */
+    ETL_WH_PERFINFO = 2  /* PERFINFO32/64: time only, PMC/PEBS items allowed */
+} etl_writer_header;
+
+/* One event. payload/len are the event data; the writer adds the header. */
+typedef struct etl_write_event {
+    uint16_t cpu;
+    uint8_t header;            /* etl_writer_header */
+    uint8_t version;           /* event version (low byte of the Version word) */
+    uint16_t hook;
+    uint32_t tid, pid;         /* SYSTEM/COMPACT */
+    uint32_t kernel_time, user_time; /* SYSTEM */
+    uint64_t ts;               /* raw session clock */
+    uint8_t pmc_count;         /* 0..7 counters in pmc (any header type) */
+    bool has_pebs;
+    uint64_t pebs_index;
+    const uint64_t *pmc;
+    const void *payload;
+    size_t len;
+} etl_write_event;
+
+/* Appends an event. ETL_E_RANGE if it cannot fit a buffer or a u16 Size; ETL_E_IO on write errors. */
+etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev);
+
+/* Writes every CPU's partial buffer now (the kernel does so at a flush timer). */
+etl_status etl_writer_flush(etl_writer *w);
+
+/* Counters, for callers that size their output (bytes written so far, buffers, events). */
+uint64_t etl_writer_bytes(const etl_writer *w);
+uint64_t etl_writer_buffers(const etl_writer *w);
+uint64_t etl_writer_events(const etl_writer *w);
+
+/*
+ * Flushes the partial buffers, completes buffer 0 (EndTime = the FILETIME of
+ * end_ts, BuffersWritten) and closes the file. Frees w whatever the result.
+ */
+etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,324 @@
+/*
+ * writer.c - an ETL file as an NT Kernel Logger session flushes it.
+ *
+ * Layout: buffer 0 (HEADER) = logfile header event + header extension, written
+ * first with placeholders and rewritten at close once BuffersWritten and
+ * EndTime are known (it is never compressed, as in the real compressed samples,
+ * so its size does not change). Then per-CPU GENERIC buffers, each written when
+ * the next event of its CPU does not fit, with PROC_INDEX set, SavedOffset ==
+ * CurrentOffset == Offset == bytes used, the flush time in TimeStamp and 0xFF
+ * after the data. SequenceNumber counts buffers in the order they are flushed,
+ * which is time order within each CPU.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "etlkit/writer.h"
+#include "etlkit/compress.h"
+#include "base/bytes.h"
+#include "base/mapfile.h"
+
+#define FILETIME_2026 134116992000000000ull /* 2026-01-01T00:00:00Z */
+#define EVENT_TRACE_FILE_MODE_SEQUENTIAL 0x00000001u
+#define EVENT_TRACE_SYSTEM_LOGGER_MODE 0x02000000u
+#define BUFFER_STATE_FLUSH 3u
+
+typedef struct cpu_buf {
+    uint8_t *p;
+    uint32_t used;     /* bytes of header + events */
+    uint64_t last_ts;  /* newest event: the flush time */
+} cpu_buf;
+
+struct etl_writer {
+    FILE *f;
+    etl_writer_options o;
+    etl_logfile_header hdr;
+    cpu_buf *cpus;
+    uint8_t *zbuf;           /* compression output */
+    size_t zcap;
+    uint32_t header_size;    /* buffer 0's size on disk */
+    uint64_t seq;
+    uint64_t bytes, buffers, events;
+    etl_status err;
+};
+
+static void set_defaults(etl_writer_options *o, const char *path)
+{
+    if (o->pointer_size != 4) o->pointer_size = 8;
+    if (o->clock_type != ETL_CLOCK_SYSTEM_TIME && o->clock_type != ETL_CLOCK_CPU_CYCLES)
+        o->clock_type = ETL_CLOCK_QPC;
+    if (!o->perf_freq) o->perf_freq = 10000000;
+    if (!o->cpu_mhz) o->cpu_mhz = 3000;
+    if (!o->ncpu) o->ncpu = 1;
+    if (!o->buffer_size) o->buffer_size = 65536;
+    if (!o->os_major && !o->os_minor) o->os_major = 10;
+    if (!o->os_build) o->os_build = 19041;
+    if (!o->start_time) o->start_time = FILETIME_2026;
+    if (!o->timer_resolution) o->timer_resolution = 156250;
+    if (!o->log_file_mode) o->log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_SYSTEM_LOGGER_MODE;
+    if (o->compress) o->log_file_mode |= ETL_LOG_FILE_MODE_COMPRESSED;
+    if (!o->logger_name) o->logger_name = "NT Kernel Logger";
+    if (!o->log_file_name) o->log_file_name = path;
+}
+
+/* Raw ticks per 100 ns unit of the chosen clock, as a ratio: the boot time default needs it. */
+static uint64_t ticks_to_filetime(const etl_writer_options *o, uint64_t ticks)
+{
+    uint64_t per_sec = o->clock_type == ETL_CLOCK_SYSTEM_TIME ? 10000000
+                       : o->clock_type == ETL_CLOCK_CPU_CYCLES ? (uint64_t)o->cpu_mhz * 1000000
+                                                               : o->perf_freq;
+    return (uint64_t)((unsigned __int128)ticks * 10000000 / per_sec);
+}
+
+static etl_status put(etl_writer *w, const void *p, size_t n)
+{
+    if (w->err) return w->err;
+    if (fwrite(p, 1, n, w->f) != n) w->err = ETL_E_IO;
+    w->bytes += n;
+    return w->err;
+}
+
+/* A kernel-style header (SYSTEM, COMPACT or PERFINFO) plus its ext items. */
+static size_t header_len(const etl_write_event *ev)
+{
+    size_t fixed = ev->header == ETL_WH_SYSTEM ? 0x20 : ev->header == ETL_WH_COMPACT ? 0x18 : 0x10;
+    return fixed + (ev->has_pebs ? 8 : 0) + 8u * ev->pmc_count;
+}
+
+static void encode_event(const etl_writer *w, const etl_write_event *ev, uint8_t *p, size_t size)
+{
+    bool b64 = w->o.pointer_size == 8;
+    uint8_t htype = ev->header == ETL_WH_SYSTEM    ? (b64 ? ETL_HTYPE_SYSTEM64 : ETL_HTYPE_SYSTEM32)
+                    : ev->header == ETL_WH_COMPACT ? (b64 ? ETL_HTYPE_COMPACT64 : ETL_HTYPE_COMPACT32)
+                                                   : (b64 ? ETL_HTYPE_PERFINFO64 : ETL_HTYPE_PERFINFO32);
+    uint32_t version = ev->version | (uint32_t)ev->pmc_count << ETL_TRACE_HEADER_PMC_COUNTERS_SHIFT |
+                       (ev->has_pebs ? ETL_TRACE_HEADER_PEBS_INDEX_FLAG : 0);
+    etl_wr_u32(p, 0xC0000000u | (uint32_t)htype << 16 | version);
+    etl_wr_u16(p + 4, (uint16_t)size);
+    etl_wr_u16(p + 6, ev->hook);
+    size_t o;
+    if (ev->header == ETL_WH_PERFINFO) {
+        etl_wr_u64(p + 8, ev->ts);
+        o = 0x10;
+    } else {
+        etl_wr_u32(p + 8, ev->tid);
+        etl_wr_u32(p + 12, ev->pid);
+        etl_wr_u64(p + 16, ev->ts);
+        o = 0x18;
+        if (ev->header == ETL_WH_SYSTEM) {
+            etl_wr_u32(p + 0x18, ev->kernel_time);
+            etl_wr_u32(p + 0x1C, ev->user_time);
+            o = 0x20;
+        }
+    }
+    if (ev->has_pebs) {
+        etl_wr_u64(p + o, ev->pebs_index);
+        o += 8;
+    }
+    for (unsigned i = 0; i < ev->pmc_count; i++, o += 8) etl_wr_u64(p + o, ev->pmc[i]);
+    if (ev->len) memcpy(p + o, ev->payload, ev->len);
+}
+
+static void buffer_header(const etl_writer *w, uint8_t *p, uint32_t disk_size, uint32_t used, uint16_t cpu,
+                          uint16_t type, uint16_t flags, uint64_t ts, uint64_t seq)
+{
+    etl_buffer_header h = {0};
+    h.buffer_size = disk_size;
+    h.saved_offset = used;
+    h.current_offset = used;
+    h.timestamp = ts;
+    h.sequence_number = seq;
+    h.processor_index = cpu;
+    h.logger_id = 0; /* NT Kernel Logger */
+    h.state = BUFFER_STATE_FLUSH;
+    h.offset = used;
+    h.buffer_flag = (uint16_t)(flags | ETL_BUFFER_FLAG_PROC_INDEX);
+    h.buffer_type = type;
+    (void)w;
+    etl_buffer_header_encode(&h, p);
+}
+
+static etl_status flush_cpu(etl_writer *w, uint16_t cpu)
+{
+    cpu_buf *b = &w->cpus[cpu];
+    if (b->used <= ETL_BUFFER_HEADER_SIZE) return w->err;
+    uint32_t size = w->o.buffer_size;
+    if (w->o.compress) {
+        size_t zn = 0;
+        etl_status st = etl_xpress_compress(b->p + ETL_BUFFER_HEADER_SIZE, b->used - ETL_BUFFER_HEADER_SIZE,
+                                            w->zbuf + ETL_BUFFER_HEADER_SIZE, w->zcap - ETL_BUFFER_HEADER_SIZE, &zn);
+        if (st != ETL_OK) return w->err = st;
+        buffer_header(w, w->zbuf, (uint32_t)(ETL_BUFFER_HEADER_SIZE + zn), b->used, cpu, ETL_BUFFER_TYPE_GENERIC,
+                      ETL_BUFFER_FLAG_COMPRESSED, b->last_ts, w->seq++);
+        put(w, w->zbuf, ETL_BUFFER_HEADER_SIZE + zn);
+    } else {
+        buffer_header(w, b->p, size, b->used, cpu, ETL_BUFFER_TYPE_GENERIC, 0, b->last_ts, w->seq++);
+        memset(b->p + b->used, 0xFF, size - b->used);
+        put(w, b->p, size);
+    }
+    w->buffers++;
+    b->used = ETL_BUFFER_HEADER_SIZE;
+    return w->err;
+}
+
+/* Buffer 0: the logfile header event and the header extension. */
+static etl_status write_header_buffer(etl_writer *w, bool final)
+{
+    uint8_t *p = calloc(1, w->o.buffer_size);
+    if (!p) return ETL_E_NOMEM;
+    size_t o = ETL_BUFFER_HEADER_SIZE, n = 0;
+    etl_status st = etl_logfile_header_encode(&w->hdr, w->o.pointer_size, p + o, w->o.buffer_size - o, &n);
+    if (st == ETL_OK) {
+        o += (n + 7) & ~(size_t)7;
+        uint8_t ext[ETL_GROUPMASK_SIZE];
+        size_t en = 0;
+        etl_groupmask gm = w->o.group_mask;
+        st = etl_groupmask_encode(&gm, ext, sizeof ext, &en);
+        etl_write_event ev = {0};
+        ev.header = ETL_WH_SYSTEM;
+        ev.version = 2;
+        ev.hook = ETL_HOOK_HEADER_EXTENSION;
+        ev.tid = w->o.header_tid;
+        ev.pid = w->o.header_pid;
+        ev.ts = w->o.start_ts;
+        ev.payload = ext;
+        ev.len = en;
+        size_t size = header_len(&ev) + en;
+        if (st == ETL_OK && o + size <= w->o.buffer_size) {
+            encode_event(w, &ev, p + o, size);
+            o += (size + 7) & ~(size_t)7;
+        } else if (st == ETL_OK) {
+            st = ETL_E_RANGE;
+        }
+    }
+    if (st == ETL_OK) {
+        memset(p + o, 0xFF, w->o.buffer_size - o);
+        buffer_header(w, p, w->o.buffer_size, (uint32_t)o, 0, ETL_BUFFER_TYPE_HEADER, ETL_BUFFER_FLAG_FLUSH_MARKER,
+                      w->o.start_ts, 0);
+        if (final) {
+            if (fflush(w->f) != 0 || fseeko(w->f, 0, SEEK_SET) != 0) st = ETL_E_IO;
+            if (st == ETL_OK && fwrite(p, 1, w->o.buffer_size, w->f) != w->o.buffer_size) st = ETL_E_IO;
+        } else {
+            st = put(w, p, w->o.buffer_size);
+            w->buffers++;
+        }
+    }
+    free(p);
+    return st;
+}
+
+etl_status etl_writer_open(const char *path, const etl_writer_options *opts, etl_writer **out, etl_diag *diag)
+{
+    *out = NULL;
+    etl_writer *w = calloc(1, sizeof *w);
+    if (!w) return ETL_E_NOMEM;
+    if (opts) memcpy(&w->o, opts, opts->sz && opts->sz < sizeof w->o ? opts->sz : sizeof w->o);
+    set_defaults(&w->o, path);
+    if (w->o.buffer_size < 4096 || w->o.buffer_size > (16u << 20) || w->o.buffer_size % 8 || w->o.ncpu > 2048) {
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX,
+                     "buffer size must be a multiple of 8 from 4096 to 16 MiB, and at most 2048 CPUs");
+        free(w);
+        return ETL_E_INVALID_ARG;
+    }
+    etl_logfile_header *h = &w->hdr;
+    h->buffer_size = w->o.buffer_size;
+    h->os_major = w->o.os_major;
+    h->os_minor = w->o.os_minor;
+    h->sub_version = w->o.compress ? 2 : 1; /* ETL layout 1.5; 2.0 with compression (ntwmi.h) */
+    h->sub_minor_version = w->o.compress ? 0 : 5;
+    h->provider_version = w->o.os_build;
+    h->num_processors = w->o.ncpu;
+    h->timer_resolution = w->o.timer_resolution;
+    h->log_file_mode = w->o.log_file_mode;
+    h->pointer_size = w->o.pointer_size;
+    h->cpu_speed_mhz = w->o.cpu_mhz;
+    h->perf_freq = w->o.perf_freq;
+    h->start_time = w->o.start_time;
+    h->boot_time = w->o.boot_time ? w->o.boot_time : w->o.start_time - ticks_to_filetime(&w->o, w->o.start_ts);
+    h->clock_type = w->o.clock_type;
+    h->end_time = w->o.start_time;
+    h->header_tid = w->o.header_tid;
+    h->header_pid = w->o.header_pid;
+    h->header_ts = w->o.start_ts;
+    snprintf(h->logger_name, sizeof h->logger_name, "%s", w->o.logger_name);
+    snprintf(h->log_file_name, sizeof h->log_file_name, "%s", w->o.log_file_name);
+    snprintf(h->tz_standard_name, sizeof h->tz_standard_name, "Coordinated Universal Time");
+    w->o.logger_name = w->o.log_file_name = NULL; /* copied: the caller's strings may go */
+
+    w->cpus = calloc(w->o.ncpu, sizeof *w->cpus);
+    w->zcap = ETL_BUFFER_HEADER_SIZE + etl_xpress_compress_bound(w->o.buffer_size);
+    w->zbuf = w->o.compress ? malloc(w->zcap) : NULL;
+    bool ok = w->cpus && (!w->o.compress || w->zbuf);
+    for (uint32_t c = 0; ok && c < w->o.ncpu; c++) {
+        w->cpus[c].p = malloc(w->o.buffer_size);
+        w->cpus[c].used = ETL_BUFFER_HEADER_SIZE;
+        ok = w->cpus[c].p != NULL;
+    }
+    w->seq = 1;
+    w->f = ok ? fopen(path, "wb") : NULL;
+    if (!w->f) {
+        etl_status st = ok ? ETL_E_IO : ETL_E_NOMEM;
+        etl_diag_set(diag, st, UINT64_MAX, "%s: %s", path, ok ? strerror(errno) : "out of memory");
+        for (uint32_t c = 0; w->cpus && c < w->o.ncpu; c++) free(w->cpus[c].p);
+        free(w->cpus);
+        free(w->zbuf);
+        free(w);
+        return st;
+    }
+    etl_status st = write_header_buffer(w, false);
+    if (st != ETL_OK) {
+        etl_diag_set(diag, st, 0, "%s: cannot write the header buffer: %s", path, etl_status_str(st));
+        etl_writer_close(w, w->o.start_ts, NULL);
+        return st;
+    }
+    *out = w;
+    return ETL_OK;
+}
+
+etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev)
+{
+    if (w->err) return w->err;
+    if (ev->cpu >= w->o.ncpu || ev->pmc_count > 7 || ev->header > ETL_WH_PERFINFO) return ETL_E_INVALID_ARG;
+    size_t size = header_len(ev) + ev->len;
+    size_t aligned = (size + 7) & ~(size_t)7;
+    if (size > 0xFFFF || aligned > w->o.buffer_size - ETL_BUFFER_HEADER_SIZE) return ETL_E_RANGE;
+    cpu_buf *b = &w->cpus[ev->cpu];
+    if (b->used + aligned > w->o.buffer_size && flush_cpu(w, ev->cpu) != ETL_OK) return w->err;
+    uint8_t *p = b->p + b->used;
+    encode_event(w, ev, p, size);
+    memset(p + size, 0, aligned - size); /* padding: deterministic bytes */
+    b->used += (uint32_t)aligned;
+    b->last_ts = ev->ts;
+    w->events++;
+    return ETL_OK;
+}
+
+etl_status etl_writer_flush(etl_writer *w)
+{
+    for (uint32_t c = 0; c < w->o.ncpu; c++)
+        if (flush_cpu(w, (uint16_t)c) != ETL_OK) break;
+    return w->err;
+}
+
+uint64_t etl_writer_bytes(const etl_writer *w) { return w->bytes; }
+uint64_t etl_writer_buffers(const etl_writer *w) { return w->buffers; }
+uint64_t etl_writer_events(const etl_writer *w) { return w->events; }
+
+etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
+{
+    etl_status st = etl_writer_flush(w);
+    if (st == ETL_OK) {
+        etl_clock clk;
+        etl_clock_init(&clk, &w->hdr);
+        w->hdr.end_time = (uint64_t)etl_clock_filetime(&clk, end_ts);
+        w->hdr.buffers_written = (uint32_t)w->buffers;
+        st = write_header_buffer(w, true);
+    }
+    if (fclose(w->f) != 0 && st == ETL_OK) st = ETL_E_IO;
+    if (st != ETL_OK) etl_diag_set(diag, st, UINT64_MAX, "cannot complete the trace: %s", etl_status_str(st));
+    for (uint32_t c = 0; c < w->o.ncpu; c++) free(w->cpus[c].p);
+    free(w->cpus);
+    free(w->zbuf);
+    free(w);
+    return st;
+}
