@@ -9,7 +9,7 @@
 
 const char *prog = "etlkit";
 
-static void on_diag(void *ctx, const etl_diag *d)
+void cli_diag_printer(void *ctx, const etl_diag *d)
 {
     cli_input *in = ctx;
     if (in->quiet) return;
@@ -26,7 +26,7 @@ int cli_open(cli_input *in, const char *path, int quiet)
     memset(in, 0, sizeof *in);
     in->path = path;
     in->quiet = quiet;
-    etl_reader_options o = {sizeof o, on_diag, in};
+    etl_reader_options o = {sizeof o, cli_diag_printer, in};
     etl_diag d = {0};
     etl_status st = etl_reader_open(path, &o, &in->reader, &d);
     if (st == ETL_OK) return EXIT_OK;

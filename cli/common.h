@@ -25,6 +25,8 @@ typedef struct cli_input {
     int quiet;
 } cli_input;
 
+/* The diag callback that prints capped warnings for a cli_input (ctx). */
+void cli_diag_printer(void *ctx, const etl_diag *d);
 /* Opens path; on failure prints one line and returns the exit status (else EXIT_OK). */
 int cli_open(cli_input *in, const char *path, int quiet);
 /* Prints the "N more problems" line, closes, and returns EXIT_DAMAGED if stats show damage. */
@@ -60,5 +62,6 @@ const char *clock_type_name(uint32_t t);
 
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif

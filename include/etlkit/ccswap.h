@@ -193,7 +193,8 @@ typedef struct etl_batch_expand_stats {
 /*
  * The expander. stats and the last_* fields may be read at any time; the rest is
  * private. last_status is the most recent error (ETL_OK if none), with its CPU
- * and its byte offset in that batch's payload.
+ * and its byte offset in that batch's payload (the record's offset; for a short
+ * batch, the payload length; for a bad CPU, 0).
  */
 typedef struct etl_batch_expander {
     etl_batch_expand_stats stats;

@@ -79,6 +79,12 @@ typedef struct etl_write_event {
 /* Appends an event. ETL_E_RANGE if it cannot fit a buffer or a u16 Size; ETL_E_IO on write errors. */
 etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev);
 
+/*
+ * Appends a record as it is, whatever its header type (size = its Size field,
+ * at most 0xFFFF), to cpu's buffer; ts is its time, kept as the buffer's flush time.
+ */
+etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, const uint8_t *rec, size_t size);
+
 /* Writes every CPU's partial buffer now (the kernel does so at a flush timer). */
 etl_status etl_writer_flush(etl_writer *w);
 
@@ -92,6 +98,51 @@ uint64_t etl_writer_events(const etl_writer *w);
  * end_ts, BuffersWritten) and closes the file. Frees w whatever the result.
  */
 etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag);
+
+/* ---- rewriting a trace ------------------------------------------------------ */
+
+#include "etlkit/ccswap.h"
+
+typedef enum etl_cswitch_format {
+    ETL_CSWITCH_KEEP = 0,    /* switches as they are */
+    ETL_CSWITCH_FULL = 1,    /* compact batches become CSwitch events */
+    ETL_CSWITCH_COMPACT = 2  /* CSwitch events become compact batches */
+} etl_cswitch_format;
+
+typedef struct etl_convert_options {
+    size_t sz;            /* sizeof(etl_convert_options) */
+    int cswitch;          /* etl_cswitch_format */
+    int compress;         /* -1 as the input, 0 off, 1 Plain LZ77 */
+    uint32_t buffer_size; /* 0: as the input */
+    int bias;             /* StateWr bias, -1: from the OS build */
+    etl_diag_fn on_diag;  /* problems of the input */
+    void *diag_ctx;
+} etl_convert_options;
+
+typedef struct etl_convert_stats {
+    uint64_t records_in, records_out, records_dropped;
+    uint64_t cswitch_in;          /* CSwitch events turned into compact records */
+    uint64_t switches_encoded, switches_dropped;
+    uint64_t batches_out;
+    uint64_t batches_in;          /* batches expanded */
+    uint64_t switches_expanded;   /* CSwitch events written from batches */
+    uint64_t cswitch_out;
+    uint64_t order_overflows;     /* times a CPU's held events outgrew the queue (order not kept) */
+    uint64_t input_damaged;       /* bad buffers and records of the input */
+    etl_ccswap_encoder_stats encoder;
+    etl_batch_expand_stats expander;
+} etl_convert_stats;
+
+/*
+ * Rewrites in_path into out_path (see convert.c for what changes). CSwitch events
+ * made from batches are version 2, with the fields a batch does not carry set to
+ * all ones (NewThreadId 0xFFFFFFFF for the last switch of a CPU, NewThreadPriority
+ * -1, PreviousCState/SpareByte/OldThreadWaitMode/OldThreadWaitIdealProcessor 0xFF,
+ * OldThreadWaitReason 0xFF when the thread was not waiting, NewThreadWaitTime
+ * 0xFFFFFFFF when the record's form has none, OldThreadRemainingQuantum INT32_MIN).
+ */
+etl_status etl_convert(const char *in_path, const char *out_path, const etl_convert_options *o,
+                       etl_convert_stats *st, etl_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -293,6 +293,22 @@ etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev)
     return ETL_OK;
 }
 
+etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, const uint8_t *rec, size_t size)
+{
+    if (w->err) return w->err;
+    if (cpu >= w->o.ncpu) return ETL_E_INVALID_ARG;
+    size_t aligned = (size + 7) & ~(size_t)7;
+    if (size > 0xFFFF || aligned > w->o.buffer_size - ETL_BUFFER_HEADER_SIZE) return ETL_E_RANGE;
+    cpu_buf *b = &w->cpus[cpu];
+    if (b->used + aligned > w->o.buffer_size && flush_cpu(w, cpu) != ETL_OK) return w->err;
+    memcpy(b->p + b->used, rec, size);
+    memset(b->p + b->used + size, 0, aligned - size);
+    b->used += (uint32_t)aligned;
+    b->last_ts = ts;
+    w->events++;
+    return ETL_OK;
+}
+
 etl_status etl_writer_flush(etl_writer *w)
 {
     for (uint32_t c = 0; c < w->o.ncpu; c++)

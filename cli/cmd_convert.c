@@ -1,0 +1,133 @@
+/* cmd_convert.c - `etlkit convert`: rewrite a trace, CSwitch events <-> compact batches. */
+#include <stdlib.h>
+#include <string.h>
+#include "common.h"
+#include "etlkit/writer.h"
+
+static void help(void)
+{
+    printf("Usage: %s convert IN.etl -o OUT.etl [OPTIONS]\n\n"
+           "Rewrites a trace. Every record is kept, in its CPU's buffers and in time order,\n"
+           "except the context switches when --cswitch asks for the other format:\n\n"
+           "  -o, --output FILE        the ETL file to write (required)\n"
+           "  --cswitch keep|compact|full\n"
+           "                           compact: CSwitch events (0x0524) become compact batches\n"
+           "                           (0x0525) cut by the kernel's five flush rules;\n"
+           "                           full: batches become CSwitch v2 events, the new thread\n"
+           "                           paired from the next switch on the CPU, and every field a\n"
+           "                           batch does not carry written as all ones (never invented)\n"
+           "  --compress / --no-compress  Plain LZ77 buffers (default: as the input)\n"
+           "  --buffer-size N          bytes per buffer (default: as the input)\n"
+           "  --max-wait-reason N      StateWr bias of the batches (default: from the OS build)\n"
+           "  --json                   print the counts as one JSON object on stdout\n"
+           "  --quiet                  no warnings about the input\n"
+           "  -h, --help               this help\n\n"
+           "Exit status: 0 ok, 1 I/O error, 2 input not an ETL file, 3 input damaged, 64 usage.\n",
+           prog);
+}
+
+int cmd_convert(int argc, char **argv)
+{
+    etl_convert_options o = {0};
+    o.sz = sizeof o;
+    o.compress = -1;
+    o.bias = -1;
+    const char *in = NULL, *out = NULL;
+    int json = 0, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cli_is_help(a)) {
+            help();
+            return EXIT_OK;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (!v) return cli_usage_error("convert", "%s needs a file", a);
+            out = v;
+            i++;
+        } else if (strcmp(a, "--cswitch") == 0) {
+            if (!v) return cli_usage_error("convert", "--cswitch needs keep, compact or full");
+            if (strcmp(v, "keep") == 0) o.cswitch = ETL_CSWITCH_KEEP;
+            else if (strcmp(v, "compact") == 0) o.cswitch = ETL_CSWITCH_COMPACT;
+            else if (strcmp(v, "full") == 0) o.cswitch = ETL_CSWITCH_FULL;
+            else return cli_usage_error("convert", "--cswitch must be keep, compact or full, not '%s'", v);
+            i++;
+        } else if (strcmp(a, "--compress") == 0) {
+            o.compress = 1;
+        } else if (strcmp(a, "--no-compress") == 0) {
+            o.compress = 0;
+        } else if (strcmp(a, "--buffer-size") == 0 || strcmp(a, "--max-wait-reason") == 0) {
+            char *end;
+            unsigned long n = v ? strtoul(v, &end, 0) : 0;
+            if (!v || !*v || *end) return cli_usage_error("convert", "%s needs a number", a);
+            if (a[2] == 'b') {
+                if (n < 4096 || n > (16u << 20) || n % 8)
+                    return cli_usage_error("convert", "--buffer-size must be a multiple of 8 from 4096 to 16777216");
+                o.buffer_size = (uint32_t)n;
+            } else {
+                if (n > 63) return cli_usage_error("convert", "--max-wait-reason must be 0..63");
+                o.bias = (int)n;
+            }
+            i++;
+        } else if (strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("convert", "unknown option '%s'", a);
+        } else if (!in) {
+            in = a;
+        } else {
+            return cli_usage_error("convert", "one input file only");
+        }
+    }
+    if (!in) return cli_usage_error("convert", "missing IN.etl");
+    if (!out) return cli_usage_error("convert", "missing -o OUT.etl");
+
+    cli_input ci = {0};
+    ci.path = in;
+    ci.quiet = quiet;
+    o.on_diag = quiet ? NULL : cli_diag_printer;
+    o.diag_ctx = &ci;
+    etl_convert_stats st;
+    etl_diag d = {0};
+    etl_status rc = etl_convert(in, out, &o, &st, &d);
+    if (rc == ETL_E_NOT_ETL) {
+        fprintf(stderr, "%s: %s: %s\n", prog, in, d.msg);
+        return EXIT_NOT_ETL;
+    }
+    if (rc != ETL_OK) {
+        fprintf(stderr, "%s: %s\n", prog, d.msg[0] ? d.msg : etl_status_str(rc));
+        return EXIT_IO;
+    }
+    if (json) {
+        printf("{\"records_in\":%llu,\"records_out\":%llu,\"records_dropped\":%llu,\"cswitch_in\":%llu,"
+               "\"switches_encoded\":%llu,\"switches_dropped\":%llu,\"batches_out\":%llu,\"batches_in\":%llu,"
+               "\"switches_expanded\":%llu,\"cswitch_out\":%llu,\"order_overflows\":%llu,\"input_damaged\":%llu,"
+               "\"flushes\":{",
+               (unsigned long long)st.records_in, (unsigned long long)st.records_out,
+               (unsigned long long)st.records_dropped, (unsigned long long)st.cswitch_in,
+               (unsigned long long)st.switches_encoded, (unsigned long long)st.switches_dropped,
+               (unsigned long long)st.batches_out, (unsigned long long)st.batches_in,
+               (unsigned long long)st.switches_expanded, (unsigned long long)st.cswitch_out,
+               (unsigned long long)st.order_overflows, (unsigned long long)st.input_damaged);
+        for (unsigned i = 1; i < ETL_CCSWAP_FLUSH_REASONS; i++)
+            printf("%s\"%s\":%llu", i > 1 ? "," : "", etl_ccswap_flush_reason_name(i),
+                   (unsigned long long)st.encoder.flushes[i]);
+        printf("}}\n");
+    } else if (!quiet) {
+        fprintf(stderr, "%s: %s: %llu records in, %llu out", prog, out, (unsigned long long)st.records_in,
+                (unsigned long long)st.records_out);
+        if (st.switches_encoded)
+            fprintf(stderr, "; %llu CSwitch events -> %llu compact batches", (unsigned long long)st.switches_encoded,
+                    (unsigned long long)st.batches_out);
+        if (st.batches_in)
+            fprintf(stderr, "; %llu compact batches -> %llu CSwitch events", (unsigned long long)st.batches_in,
+                    (unsigned long long)st.cswitch_out);
+        fprintf(stderr, "\n");
+    }
+    if (st.order_overflows && !quiet)
+        fprintf(stderr, "%s: warning: %llu times a CPU held too many events to keep time order\n", prog,
+                (unsigned long long)st.order_overflows);
+    if (fflush(stdout) != 0) return EXIT_IO;
+    return st.input_damaged ? EXIT_DAMAGED : EXIT_OK;
+}

@@ -1,0 +1,449 @@
+/*
+ * convert.c - rewrites a trace, turning CSwitch events into compact batches with
+ * the kernel's rules, or compact batches into CSwitch events.
+ *
+ * Records are read in time order and written to the buffer of the CPU they came
+ * from, unchanged, except:
+ *  - the logfile header and buffer 0's header extension, which the writer makes;
+ *  - group-mask events, whose PERF_COMPACT_CSWITCH bit follows the new format;
+ *  - to compact: each CSwitch goes through the batch encoder; a finished batch is
+ *    written as a PERFINFO 0x0525 v2 event at the time of the switch that
+ *    flushed it (the end-of-trace batches at their CPU's last time);
+ *  - to full: each batch is expanded (new thread paired from the next switch on
+ *    the CPU) and every switch written as a CSwitch v2 event. Fields a batch does
+ *    not carry are written all-ones, a value no kernel writes (see
+ *    etl_convert_unknown below), never invented. A batch is written when it is
+ *    flushed, after the events of its period, so each CPU keeps a queue of the
+ *    events later than its newest switch and releases them once every switch
+ *    before them is known: each CPU's output stays in time order.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "etlkit/writer.h"
+#include "etlkit/event.h"
+#include "base/bytes.h"
+#include "base/mapfile.h"
+
+#define QUEUE_LIMIT (64u << 20) /* bytes a CPU may hold back; beyond, order is given up (counted) */
+
+/* A record held back: its bytes live in the CPU's arena. */
+typedef struct held {
+    uint64_t ts;
+    size_t off, size;
+} held;
+
+typedef struct cpu_queue {
+    uint8_t *arena;
+    size_t arena_n, arena_cap;
+    held *rec;
+    size_t rec_head, rec_n, rec_cap;
+    etl_cswitch *sw;
+    size_t sw_head, sw_n, sw_cap;
+    uint64_t last_ts;   /* newest time written to this CPU */
+} cpu_queue;
+
+/* Thread base priorities, from Thread events: a compact batch records them. */
+typedef struct prio_map {
+    uint32_t *key;
+    int8_t *val;
+    size_t cap, n;
+} prio_map;
+
+typedef struct conv {
+    const etl_convert_options *o;
+    etl_convert_stats *st;
+    etl_writer *w;
+    unsigned ncpu, bias, cswitch_version;
+    cpu_queue *q;
+    etl_ccswap_encoder enc;
+    etl_ccswap_encoder_cpu *enc_cpus;
+    etl_batch_expander exp;
+    etl_batch_expand_cpu *exp_cpus;
+    prio_map prio;
+    etl_status err;
+} conv;
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return true;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q) return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+static int8_t *prio_slot(prio_map *m, uint32_t tid, bool insert)
+{
+    if (insert && (m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 1024;
+        uint32_t *k = calloc(ncap, sizeof *k);
+        int8_t *v = calloc(ncap, 1);
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return NULL;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->key[i]) continue;
+            size_t j = (m->key[i] * 2654435761u) & (ncap - 1);
+            while (k[j]) j = (j + 1) & (ncap - 1);
+            k[j] = m->key[i];
+            v[j] = m->val[i];
+        }
+        free(m->key);
+        free(m->val);
+        m->key = k;
+        m->val = v;
+        m->cap = ncap;
+    }
+    if (!m->cap || !tid) return NULL;
+    size_t j = (tid * 2654435761u) & (m->cap - 1);
+    while (m->key[j] && m->key[j] != tid) j = (j + 1) & (m->cap - 1);
+    if (!m->key[j]) {
+        if (!insert) return NULL;
+        m->key[j] = tid;
+        m->n++;
+    }
+    return &m->val[j];
+}
+
+static etl_status write_raw(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, size_t n)
+{
+    etl_status st = etl_writer_write_record(c->w, cpu, ts, p, n);
+    if (st == ETL_OK) {
+        c->st->records_out++;
+        if (ts > c->q[cpu].last_ts) c->q[cpu].last_ts = ts;
+    }
+    return st;
+}
+
+/* The CSwitch v2 payload of a switch, with all-ones where the source did not carry a field. */
+static etl_status write_cswitch(conv *c, const etl_cswitch *in)
+{
+    etl_cswitch sw = *in;
+    uint32_t k = in->known;
+    if (!(k & ETL_CSW_NEW_TID)) sw.new_tid = UINT32_MAX;
+    if (!(k & ETL_CSW_OLD_TID)) sw.old_tid = UINT32_MAX;
+    if (!(k & ETL_CSW_NEW_PRIORITY)) sw.new_priority = -1;
+    if (!(k & ETL_CSW_OLD_PRIORITY)) sw.old_priority = -1;
+    if (!(k & ETL_CSW_PREVIOUS_CSTATE)) sw.previous_cstate = 0xFF;
+    if (!(k & ETL_CSW_SPARE_BYTE)) sw.spare_byte = 0xFF;
+    if (!(k & ETL_CSW_WAIT_REASON)) sw.old_wait_reason = 0xFF;
+    if (!(k & ETL_CSW_WAIT_MODE)) sw.old_wait_mode = 0xFF;
+    if (!(k & ETL_CSW_STATE)) sw.old_state = 0xFF;
+    if (!(k & ETL_CSW_IDEAL_PROCESSOR)) sw.old_ideal_processor = 0xFF;
+    if (!(k & ETL_CSW_NEW_WAIT_TIME)) sw.new_wait_time = UINT32_MAX;
+    if (!(k & ETL_CSW_REMAINING_QUANTUM)) sw.old_remaining_quantum = INT32_MIN;
+    uint8_t payload[32];
+    size_t n;
+    etl_status st = etl_cswitch_encode(&sw, c->cswitch_version, payload, sizeof payload, &n);
+    if (st != ETL_OK) return st;
+    etl_write_event ev = {0};
+    ev.cpu = in->cpu;
+    ev.header = ETL_WH_PERFINFO;
+    ev.version = (uint8_t)c->cswitch_version;
+    ev.hook = ETL_HOOK_CSWITCH;
+    ev.ts = in->ts;
+    ev.payload = payload;
+    ev.len = n;
+    st = etl_writer_write(c->w, &ev);
+    if (st == ETL_OK) {
+        c->st->records_out++;
+        c->st->cswitch_out++;
+        if (in->ts > c->q[in->cpu].last_ts) c->q[in->cpu].last_ts = in->ts;
+    }
+    return st;
+}
+
+/* Writes held records and switches of cpu in time order while they are earlier than `until`. */
+static etl_status release(conv *c, unsigned cpu, uint64_t until, bool all)
+{
+    cpu_queue *q = &c->q[cpu];
+    etl_status st = ETL_OK;
+    while (st == ETL_OK) {
+        bool has_r = q->rec_head < q->rec_n, has_s = q->sw_head < q->sw_n;
+        if (!has_r && !has_s) break;
+        /* Equal times: the record first (it was logged before the batch was). */
+        bool take_r = has_r && (!has_s || q->rec[q->rec_head].ts <= q->sw[q->sw_head].ts);
+        uint64_t ts = take_r ? q->rec[q->rec_head].ts : q->sw[q->sw_head].ts;
+        if (!all && ts > until) break;
+        if (take_r) {
+            const held *h = &q->rec[q->rec_head++];
+            st = write_raw(c, (uint16_t)cpu, h->ts, q->arena + h->off, h->size);
+        } else {
+            st = write_cswitch(c, &q->sw[q->sw_head++]);
+        }
+    }
+    if (q->rec_head == q->rec_n) q->rec_head = q->rec_n = q->arena_n = 0;
+    if (q->sw_head == q->sw_n) q->sw_head = q->sw_n = 0;
+    return st;
+}
+
+static etl_status hold_record(conv *c, const etl_record *r)
+{
+    cpu_queue *q = &c->q[r->cpu];
+    if (q->arena_n + r->size > QUEUE_LIMIT) {
+        /* Give up order rather than memory: release what is held, count it. */
+        c->st->order_overflows++;
+        etl_status st = release(c, r->cpu, 0, true);
+        if (st != ETL_OK) return st;
+        return write_raw(c, r->cpu, r->ts, r->data, r->size);
+    }
+    if (!grow((void **)&q->arena, &q->arena_cap, q->arena_n + r->size, 1) ||
+        !grow((void **)&q->rec, &q->rec_cap, q->rec_n + 1, sizeof *q->rec))
+        return ETL_E_NOMEM;
+    memcpy(q->arena + q->arena_n, r->data, r->size);
+    q->rec[q->rec_n++] = (held){r->ts, q->arena_n, r->size};
+    q->arena_n += r->size;
+    return ETL_OK;
+}
+
+static etl_status queue_switch(conv *c, const etl_cswitch *sw)
+{
+    cpu_queue *q = &c->q[sw->cpu];
+    if (!grow((void **)&q->sw, &q->sw_cap, q->sw_n + 1, sizeof *q->sw)) return ETL_E_NOMEM;
+    q->sw[q->sw_n++] = *sw;
+    c->st->switches_expanded++;
+    return ETL_OK;
+}
+
+/* Compact -> full: expand the batch, queue its switches, release what is now in order. */
+static etl_status expand_batch(conv *c, const etl_record *r)
+{
+    c->st->batches_in++;
+    etl_batch_expand_begin(&c->exp, r->cpu, r->payload, c->bias, (uint8_t)r->version);
+    etl_cswitch sw;
+    etl_status st = ETL_OK;
+    while (st == ETL_OK && etl_batch_expand_next(&c->exp, &sw) == ETL_OK) {
+        if (sw.cpu < c->ncpu) st = queue_switch(c, &sw);
+    }
+    if (st != ETL_OK) return st;
+    /* Every switch before this CPU's pending one is queued: earlier events may go. */
+    const etl_batch_expand_cpu *pc = r->cpu < c->exp.ncpu ? &c->exp.cpus[r->cpu] : NULL;
+    uint64_t until = pc && pc->has_pending ? pc->pending.time : UINT64_MAX;
+    return release(c, r->cpu, until, until == UINT64_MAX);
+}
+
+static etl_status write_batch(conv *c, const etl_ccswap_batch *b, uint64_t ts)
+{
+    if (!b->size) return ETL_OK;
+    etl_write_event ev = {0};
+    ev.cpu = b->cpu;
+    ev.header = ETL_WH_PERFINFO;
+    ev.version = 2; /* PERFINFO_CCSWAP_BUFFER events are version 2 on Windows 10 (spec §6.2) */
+    ev.hook = ETL_HOOK_CSWITCH_BATCH;
+    ev.ts = ts > c->q[b->cpu].last_ts ? ts : c->q[b->cpu].last_ts;
+    ev.payload = b->data;
+    ev.len = b->size;
+    etl_status st = etl_writer_write(c->w, &ev);
+    if (st == ETL_OK) {
+        c->st->records_out++;
+        c->st->batches_out++;
+        c->q[b->cpu].last_ts = ev.ts;
+    }
+    return st;
+}
+
+/* Full -> compact: one switch into the encoder; a finished batch is written now. */
+static etl_status encode_switch(conv *c, const etl_cswitch *sw)
+{
+    etl_ccswap_switch in = {0};
+    in.time = sw->ts;
+    in.cpu = sw->cpu;
+    in.old_tid = sw->old_tid;
+    in.old_priority = sw->old_priority;
+    const int8_t *bp = prio_slot(&c->prio, sw->old_tid, false);
+    in.old_base_priority = bp ? *bp : sw->old_priority;
+    in.old_state = sw->old_state;
+    in.old_wait_reason = sw->old_wait_reason;
+    in.new_wait_time = sw->new_wait_time;
+    etl_ccswap_batch b;
+    etl_status st = etl_ccswap_encoder_add(&c->enc, &in, &b);
+    if (st != ETL_OK) {
+        c->st->switches_dropped++;
+        return ETL_OK;
+    }
+    c->st->switches_encoded++;
+    return write_batch(c, &b, sw->ts);
+}
+
+static etl_status rewrite_group_mask(conv *c, const etl_record *r, const etl_groupmask *gm)
+{
+    etl_groupmask m = *gm;
+    if (etl_groupmask_test(&m, ETL_PERF_CONTEXT_SWITCH)) {
+        if (c->o->cswitch == ETL_CSWITCH_COMPACT) etl_groupmask_set(&m, ETL_PERF_COMPACT_CSWITCH);
+        else if (c->o->cswitch == ETL_CSWITCH_FULL) m.masks[1] &= ~(ETL_PERF_COMPACT_CSWITCH & 0x1FFFFFFFu);
+    }
+    uint8_t out[0x10000];
+    size_t hl = (size_t)(r->payload.p - r->data), n = 0;
+    if (hl + r->payload.n > sizeof out) return write_raw(c, r->cpu, r->ts, r->data, r->size);
+    memcpy(out, r->data, hl + r->payload.n);
+    etl_status st = etl_groupmask_encode(&m, out + hl, r->payload.n, &n);
+    if (st != ETL_OK) return write_raw(c, r->cpu, r->ts, r->data, r->size); /* keep what we cannot redo */
+    return write_raw(c, r->cpu, r->ts, out, r->size);
+}
+
+static etl_status one_record(conv *c, const etl_record *r)
+{
+    c->st->records_in++;
+    if (r->cpu >= c->ncpu) {
+        c->st->records_dropped++;
+        return ETL_OK;
+    }
+    etl_event ev;
+    etl_status dst = etl_event_decode(r, &ev);
+    bool header_buffer = r->buffer_index == 0;
+    if (dst == ETL_OK && ev.kind == ETL_EVENT_THREAD && (ev.u.thread.known & ETL_THR_PRIORITIES)) {
+        int8_t *slot = prio_slot(&c->prio, ev.u.thread.thread_id, true);
+        if (slot) *slot = (int8_t)ev.u.thread.base_priority;
+    }
+    if (header_buffer && (ev.hook == ETL_HOOK_HEADER || (dst != ETL_END && ev.hook == ETL_HOOK_HEADER_EXTENSION))) {
+        if (ev.hook == ETL_HOOK_HEADER || ev.kind == ETL_EVENT_GROUP_MASK) return ETL_OK; /* the writer makes them */
+    }
+    if (dst == ETL_OK && ev.kind == ETL_EVENT_GROUP_MASK) return rewrite_group_mask(c, r, &ev.u.group_mask);
+    if (c->o->cswitch == ETL_CSWITCH_COMPACT) {
+        if (ev.kind == ETL_EVENT_CSWITCH && dst == ETL_OK) {
+            c->st->cswitch_in++;
+            return encode_switch(c, &ev.u.cswitch);
+        }
+        return write_raw(c, r->cpu, r->ts, r->data, r->size);
+    }
+    if (c->o->cswitch == ETL_CSWITCH_FULL) {
+        if (ev.kind == ETL_EVENT_CCSWAP_BATCH) return expand_batch(c, r);
+        cpu_queue *q = &c->q[r->cpu];
+        const etl_batch_expand_cpu *pc = &c->exp.cpus[r->cpu];
+        bool later = pc->has_pending && r->ts >= pc->pending.time;
+        if (later || q->rec_n > q->rec_head) return hold_record(c, r);
+        return write_raw(c, r->cpu, r->ts, r->data, r->size);
+    }
+    return write_raw(c, r->cpu, r->ts, r->data, r->size);
+}
+
+/* The first header extension of buffer 0: the session's group masks. */
+static void find_group_mask(etl_reader *rd, etl_groupmask *gm)
+{
+    etl_iter *it;
+    if (etl_iter_open(rd, ETL_ORDER_FILE, &it) != ETL_OK) return;
+    etl_record r;
+    etl_event ev;
+    while (etl_iter_next(it, &r) == ETL_OK && r.buffer_index == 0) {
+        if (etl_event_decode(&r, &ev) == ETL_OK && ev.kind == ETL_EVENT_GROUP_MASK) {
+            *gm = ev.u.group_mask;
+            break;
+        }
+    }
+    etl_iter_close(it);
+}
+
+static void cleanup(conv *c)
+{
+    for (unsigned i = 0; c->q && i < c->ncpu; i++) {
+        free(c->q[i].arena);
+        free(c->q[i].rec);
+        free(c->q[i].sw);
+    }
+    free(c->q);
+    free(c->enc_cpus);
+    free(c->exp_cpus);
+    free(c->prio.key);
+    free(c->prio.val);
+}
+
+etl_status etl_convert(const char *in_path, const char *out_path, const etl_convert_options *o,
+                       etl_convert_stats *st, etl_diag *diag)
+{
+    memset(st, 0, sizeof *st);
+    etl_reader_options ro = {sizeof ro, o->on_diag, o->diag_ctx};
+    etl_reader *rd;
+    etl_status rc = etl_reader_open(in_path, &ro, &rd, diag);
+    if (rc != ETL_OK) return rc;
+    const etl_logfile_header *h = etl_reader_header(rd);
+    conv c = {0};
+    c.o = o;
+    c.st = st;
+    c.ncpu = etl_reader_cpu_count(rd) > h->num_processors ? etl_reader_cpu_count(rd) : h->num_processors;
+    if (c.ncpu == 0) c.ncpu = 1;
+    if (c.ncpu > 2048) c.ncpu = 2048;
+    c.bias = o->bias >= 0 ? (unsigned)o->bias : etl_max_wait_reason_for_build(h->provider_version);
+    c.cswitch_version = 2; /* the layout whose every byte can say "not carried" (WaitMode is a whole byte) */
+
+    etl_writer_options wo = {0};
+    wo.sz = sizeof wo;
+    wo.pointer_size = h->header_type == ETL_HTYPE_SYSTEM32 ? 4 : 8;
+    wo.clock_type = h->clock_type;
+    wo.perf_freq = h->perf_freq;
+    wo.cpu_mhz = h->cpu_speed_mhz;
+    wo.ncpu = c.ncpu;
+    wo.buffer_size = o->buffer_size ? o->buffer_size : h->buffer_size;
+    if (wo.buffer_size < 4096 || wo.buffer_size > (16u << 20) || wo.buffer_size % 8) wo.buffer_size = 65536;
+    wo.os_major = h->os_major;
+    wo.os_minor = h->os_minor;
+    wo.os_build = h->provider_version;
+    wo.start_time = h->start_time;
+    wo.boot_time = h->boot_time;
+    wo.start_ts = h->header_ts;
+    wo.timer_resolution = h->timer_resolution;
+    bool in_compressed = (h->log_file_mode & ETL_LOG_FILE_MODE_COMPRESSED) != 0;
+    wo.compress = o->compress < 0 ? in_compressed : o->compress != 0;
+    wo.log_file_mode = h->log_file_mode & ~ETL_LOG_FILE_MODE_COMPRESSED;
+    wo.logger_name = h->logger_name;
+    wo.header_tid = h->header_tid;
+    wo.header_pid = h->header_pid;
+    find_group_mask(rd, &wo.group_mask);
+    if (etl_groupmask_test(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH) || o->cswitch == ETL_CSWITCH_COMPACT) {
+        if (o->cswitch == ETL_CSWITCH_COMPACT) {
+            etl_groupmask_set(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH);
+            etl_groupmask_set(&wo.group_mask, ETL_PERF_COMPACT_CSWITCH);
+        } else if (o->cswitch == ETL_CSWITCH_FULL) {
+            wo.group_mask.masks[1] &= ~(ETL_PERF_COMPACT_CSWITCH & 0x1FFFFFFFu);
+        }
+    }
+
+    c.q = calloc(c.ncpu, sizeof *c.q);
+    c.enc_cpus = calloc(c.ncpu, sizeof *c.enc_cpus);
+    c.exp_cpus = calloc(c.ncpu, sizeof *c.exp_cpus);
+    if (!c.q || !c.enc_cpus || !c.exp_cpus) {
+        cleanup(&c);
+        etl_reader_close(rd);
+        return ETL_E_NOMEM;
+    }
+    const etl_clock *clk = etl_reader_clock(rd);
+    rc = etl_ccswap_encoder_init(&c.enc, c.enc_cpus, c.ncpu, c.bias,
+                                 etl_ccswap_max_age(h->timer_resolution, clk->ticks_per_sec));
+    if (rc == ETL_OK) rc = etl_batch_expand_init(&c.exp, c.exp_cpus, c.ncpu);
+    if (rc == ETL_OK) rc = etl_writer_open(out_path, &wo, &c.w, diag);
+    etl_iter *it = NULL;
+    if (rc == ETL_OK) rc = etl_iter_open(rd, ETL_ORDER_TIME, &it);
+    etl_record r;
+    uint64_t last_ts = h->header_ts;
+    while (rc == ETL_OK && etl_iter_next(it, &r) == ETL_OK) {
+        if (r.ts > last_ts) last_ts = r.ts;
+        rc = one_record(&c, &r);
+    }
+    /* End of trace: the open batches, the open switches, what is still held. */
+    etl_ccswap_batch b;
+    while (rc == ETL_OK && etl_ccswap_encoder_flush(&c.enc, &b) == ETL_OK) rc = write_batch(&c, &b, b.last_time);
+    etl_cswitch sw;
+    while (rc == ETL_OK && etl_batch_expand_finish(&c.exp, &sw) == ETL_OK)
+        if (sw.cpu < c.ncpu) rc = queue_switch(&c, &sw);
+    for (unsigned i = 0; rc == ETL_OK && i < c.ncpu; i++) rc = release(&c, i, 0, true);
+    if (it) {
+        const etl_stats *is = etl_iter_stats(it);
+        st->input_damaged = is->bad_buffers + is->bad_records;
+        etl_iter_close(it);
+    }
+    st->encoder = c.enc.stats;
+    st->expander = c.exp.stats;
+    if (c.w) {
+        etl_status cr = etl_writer_close(c.w, last_ts, rc == ETL_OK ? diag : NULL);
+        if (rc == ETL_OK) rc = cr;
+    }
+    if (rc != ETL_OK && diag && !diag->msg[0])
+        etl_diag_set(diag, rc, UINT64_MAX, "%s: %s", out_path, etl_status_str(rc));
+    cleanup(&c);
+    etl_reader_close(rd);
+    return rc;
+}
