@@ -9,7 +9,7 @@ JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 SHARED      ?= $(CURDIR)/../shared
 DEMO_TRACE  ?= samples/kernel-shutdown-x64.etl
 
-.PHONY: all build demo test test-unit test-asan fuzz deps deps-test clean
+.PHONY: all build demo test test-unit test-asan fuzz bench deps deps-test clean
 
 all: build
 
@@ -47,6 +47,10 @@ fuzz:
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(FUZZ_BUILD) -j$(JOBS)
 	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(SHARED)/samples
+
+# Read throughput on the real samples and, if present, synthesized large files (not a test).
+bench: build
+	$(BUILD)/bench_read -n 5 $(SHARED)/samples/*.etl $(wildcard $(BUILD)/bench-*.etl)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-test $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -341,7 +341,7 @@ etl_status etl_xpress_compress(const uint8_t *in, size_t n, uint8_t *out, size_t
             }
         }
     }
-    if (!xp_put_literals(&e, in + anchor, n - anchor)) return ETL_E_RANGE;
+    if (n > anchor && !xp_put_literals(&e, in + anchor, n - anchor)) return ETL_E_RANGE; /* in may be NULL when n is 0 */
 
     /* Close the last group: unused flags are ones, so the decoder sees a match
      * flag with no input left, which ends the stream (MS-XCA 2.3.4). */

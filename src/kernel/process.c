@@ -8,6 +8,7 @@
  */
 #include "etlkit/kernel.h"
 #include "base/bytes.h"
+#include "kernel/kstr.h"
 
 enum { MAX_SUB_AUTHORITIES = 15, NO_SID_SIZE = 4, SID_HEAD = 8, EXIT_TIME_SIZE = 8 };
 
@@ -29,33 +30,6 @@ static size_t sid_offset(unsigned layout, unsigned ptr_size)
 static unsigned wide_strings(unsigned layout) { return layout < 2 ? 0 : layout < 4 ? 1 : 3; }
 
 static bool ptr_fits(uint64_t v, unsigned ptr_size) { return ptr_size == 8 || v <= UINT32_MAX; }
-
-/* A NUL-terminated string of unit-byte characters from the front of *rest. */
-static etl_kstr take_str(etl_span *rest, unsigned unit)
-{
-    etl_kstr s;
-    size_t n = unit == 2 ? etl_utf16_len(*rest, &s.terminated) : etl_ansi_len(*rest, &s.terminated);
-    s.text = etl_span_sub(*rest, 0, n);
-    *rest = etl_span_from(*rest, s.terminated ? n + unit : rest->n);
-    return s;
-}
-
-/* Bytes a string takes with its terminator; 0 if it cannot be written. */
-static size_t str_size(const etl_kstr *s, unsigned unit)
-{
-    const uint8_t *t = s->text.p;
-    if (s->text.n % unit) return 0;
-    for (size_t i = 0; i < s->text.n; i += unit)
-        if (t[i] == 0 && (unit == 1 || t[i + 1] == 0)) return 0;
-    return s->text.n + unit;
-}
-
-static uint8_t *put_str(uint8_t *o, const etl_kstr *s, unsigned unit)
-{
-    if (s->text.n) memcpy(o, s->text.p, s->text.n);
-    memset(o + s->text.n, 0, unit);
-    return o + s->text.n + unit;
-}
 
 /* The length of a well-formed SID at the start of sid (8 + 4 * count), or 0. */
 static size_t sid_len(etl_span sid)
@@ -153,7 +127,7 @@ etl_status etl_process_decode(etl_span payload, unsigned version, unsigned ptr_s
     static const uint32_t bits[4] = {ETL_PROC_IMAGE, ETL_PROC_COMMAND_LINE, ETL_PROC_PACKAGE,
                                      ETL_PROC_APP_ID};
     for (unsigned i = 0; i <= wide_strings(layout) && rest.n; i++) {
-        *strs[i] = take_str(&rest, i ? 2 : 1);
+        *strs[i] = kstr_take(&rest, i ? 2 : 1);
         out->known |= bits[i];
     }
     if (layout == 5 && (out->known & ETL_PROC_APP_ID) && out->application_id.terminated) {
@@ -192,7 +166,7 @@ etl_status etl_process_encode(const etl_process *in, unsigned version, unsigned 
         (layout >= 3 && !ptr_fits(in->directory_table_base, ptr_size)))
         return ETL_E_RANGE;
     for (unsigned i = 0; i <= wide_strings(layout); i++) {
-        size_t n = str_size(strs[i], i ? 2 : 1);
+        size_t n = kstr_size(strs[i], i ? 2 : 1);
         if (!n) return ETL_E_RANGE;
         need += n;
     }
@@ -224,7 +198,7 @@ etl_status etl_process_encode(const etl_process *in, unsigned version, unsigned 
         memset(o, 0, NO_SID_SIZE);
     }
     o += sid;
-    for (unsigned i = 0; i <= wide_strings(layout); i++) o = put_str(o, strs[i], i ? 2 : 1);
+    for (unsigned i = 0; i <= wide_strings(layout); i++) o = kstr_put(o, strs[i], i ? 2 : 1);
     if (layout == 5) etl_wr_u64(o, in->exit_time);
     /* Without a SID, the strings must not read back as a zeroed TOKEN_USER + SID. */
     if (!in->user_sid.n && zeroed_token_then_sid(etl_span_from((etl_span){out, need}, at),

@@ -9,6 +9,7 @@
  */
 #include "etlkit/kernel.h"
 #include "base/bytes.h"
+#include "kernel/kstr.h"
 
 enum { IDS_SIZE = 8 };
 
@@ -22,33 +23,6 @@ static size_t fixed_size(unsigned layout, unsigned ptr_size)
 }
 
 static bool ptr_fits(uint64_t v, unsigned ptr_size) { return ptr_size == 8 || v <= UINT32_MAX; }
-
-/* A NUL-terminated UTF-16LE string from the front of *rest, which moves past it. */
-static etl_kstr take_utf16(etl_span *rest)
-{
-    etl_kstr s;
-    size_t n = etl_utf16_len(*rest, &s.terminated);
-    s.text = etl_span_sub(*rest, 0, n);
-    *rest = etl_span_from(*rest, s.terminated ? n + 2 : rest->n);
-    return s;
-}
-
-/* Bytes a UTF-16 string takes with its terminator; 0 if it cannot be written. */
-static size_t utf16_size(const etl_kstr *s)
-{
-    const uint8_t *t = s->text.p;
-    if (s->text.n % 2) return 0;
-    for (size_t i = 0; i < s->text.n; i += 2)
-        if (t[i] == 0 && t[i + 1] == 0) return 0;
-    return s->text.n + 2;
-}
-
-static uint8_t *put_utf16(uint8_t *o, const etl_kstr *s)
-{
-    if (s->text.n) memcpy(o, s->text.p, s->text.n);
-    o[s->text.n] = o[s->text.n + 1] = 0;
-    return o + s->text.n + 2;
-}
 
 etl_status etl_thread_decode(etl_span payload, unsigned version, unsigned ptr_size, etl_thread *out)
 {
@@ -94,7 +68,7 @@ etl_status etl_thread_decode(etl_span payload, unsigned version, unsigned ptr_si
         out->known |= ETL_THR_PRIORITIES;
         etl_span rest = etl_span_from(payload, fixed_size(layout, ptr_size));
         if (rest.n) {
-            out->thread_name = take_utf16(&rest);
+            out->thread_name = kstr_take(&rest, 2);
             out->known |= ETL_THR_NAME;
         }
     }
@@ -120,7 +94,7 @@ etl_status etl_thread_encode(const etl_thread *in, unsigned version, unsigned pt
         need = layout == 1 ? stacks_end(ptr_size) + 1 : fixed_size(layout, ptr_size);
     }
     if (name) {
-        name_size = utf16_size(&in->thread_name);
+        name_size = kstr_size(&in->thread_name, 2);
         if (!name_size) return ETL_E_RANGE;
         need += name_size;
     }
@@ -154,7 +128,7 @@ etl_status etl_thread_encode(const etl_thread *in, unsigned version, unsigned pt
             q[3] = in->flags;
         }
     }
-    if (name) put_utf16(out + need - name_size, &in->thread_name);
+    if (name) kstr_put(out + need - name_size, &in->thread_name, 2);
     *len = need;
     return ETL_OK;
 }
@@ -166,7 +140,7 @@ etl_status etl_thread_setname_decode(etl_span payload, etl_thread_setname *out)
     out->process_id = etl_rd_u32(payload.p);
     out->thread_id = etl_rd_u32(payload.p + 4);
     etl_span rest = etl_span_from(payload, IDS_SIZE);
-    out->thread_name = take_utf16(&rest);
+    out->thread_name = kstr_take(&rest, 2);
     return ETL_OK;
 }
 
@@ -174,7 +148,7 @@ etl_status etl_thread_setname_encode(const etl_thread_setname *in, uint8_t *out,
                                      size_t *len)
 {
     if (!in || !len) return ETL_E_INVALID_ARG;
-    size_t name_size = utf16_size(&in->thread_name);
+    size_t name_size = kstr_size(&in->thread_name, 2);
     *len = 0;
     if (!name_size) return ETL_E_RANGE;
     size_t need = IDS_SIZE + name_size;
@@ -184,7 +158,7 @@ etl_status etl_thread_setname_encode(const etl_thread_setname *in, uint8_t *out,
     }
     etl_wr_u32(out, in->process_id);
     etl_wr_u32(out + 4, in->thread_id);
-    put_utf16(out + IDS_SIZE, &in->thread_name);
+    kstr_put(out + IDS_SIZE, &in->thread_name, 2);
     *len = need;
     return ETL_OK;
 }
