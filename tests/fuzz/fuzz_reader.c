@@ -1,7 +1,8 @@
 /*
  * fuzz_reader.c - the whole read path on arbitrary bytes: open, index, decompress,
- * frame every record in both orders. Nothing may crash, leak or read out of bounds,
- * and both orders must yield the same number of records.
+ * frame every record in both orders, decode every kernel event and expand the
+ * compact batches. Nothing may crash, leak or read out of bounds, and both orders
+ * must yield the same number of records.
  */
 #include <stdlib.h>
 #include "etlkit/etlkit.h"
@@ -12,7 +13,13 @@ static uint64_t walk(etl_reader *r, etl_order order)
 {
     etl_iter *it;
     if (etl_iter_open(r, order, &it) != ETL_OK) return 0;
+    unsigned ncpu = etl_reader_cpu_count(r) ? etl_reader_cpu_count(r) : 1;
+    etl_batch_expand_cpu *cpus = calloc(ncpu, sizeof *cpus);
+    etl_batch_expander x;
+    if (!cpus || etl_batch_expand_init(&x, cpus, ncpu) != ETL_OK) abort();
     etl_record rec;
+    etl_event ev;
+    etl_cswitch sw;
     uint64_t n = 0, sum = 0;
     while (etl_iter_next(it, &rec) == ETL_OK) {
         n++;
@@ -23,8 +30,14 @@ static uint64_t walk(etl_reader *r, etl_order order)
         etl_ext_item item;
         while (etl_record_next_ext(&rec, &pos, &item) == ETL_OK)
             for (size_t i = 0; i < item.data.n; i++) sum += item.data.p[i];
+        if (etl_event_decode(&rec, &ev) == ETL_OK && ev.kind == ETL_EVENT_CCSWAP_BATCH) {
+            etl_batch_expand_begin(&x, rec.cpu, rec.payload, 39, (uint8_t)rec.version);
+            while (etl_batch_expand_next(&x, &sw) == ETL_OK) sum += sw.old_tid;
+        }
     }
+    while (etl_batch_expand_finish(&x, &sw) == ETL_OK) sum += sw.ts;
     etl_iter_close(it);
+    free(cpus);
     sink += sum;
     return n;
 }

@@ -16,11 +16,11 @@ for bin in "$build"/tests/fuzz/fuzz_*; do
   [ -d "$here/seeds/$name" ] && cp "$here/seeds/$name"/* "$corpus"/ 2>/dev/null || true
   if [ "$name" = fuzz_reader ]; then
     for s in "$samples"/*.etl "$here"/../data/*.etl; do
-      [ -f "$s" ] && head -c 131072 "$s" > "$corpus/$(basename "$s")"
+      [ -f "$s" ] && head -c 65536 "$s" > "$corpus/$(basename "$s")"
     done
   fi
   echo "fuzz: $name for ${secs}s" >&2
-  "$bin" "$corpus" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=262144 -timeout=20 \
+  "$bin" "$corpus" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=131072 -timeout=20 \
       -artifact_prefix="$art/$name-" -print_final_stats=1 > "$work/$name.log" 2>&1 &
   pids="$pids $!"; names="$names $name"
   # Two cores: keep at most two fuzzers running.
