@@ -60,7 +60,7 @@ typedef struct conv {
     etl_batch_expander exp;
     etl_batch_expand_cpu *exp_cpus;
     prio_map prio;
-    etl_status err;
+    bool expect_batches; /* the session logged compact switches: hold events until each CPU's first batch */
 } conv;
 
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -315,7 +315,7 @@ static etl_status one_record(conv *c, const etl_record *r)
         if (ev.kind == ETL_EVENT_CCSWAP_BATCH) return expand_batch(c, r);
         cpu_queue *q = &c->q[r->cpu];
         const etl_batch_expand_cpu *pc = &c->exp.cpus[r->cpu];
-        bool later = pc->has_pending && r->ts >= pc->pending.time;
+        bool later = pc->has_pending ? r->ts >= pc->pending.time : c->expect_batches;
         if (later || q->rec_n > q->rec_head) return hold_record(c, r);
         return write_raw(c, r->cpu, r->ts, r->data, r->size);
     }
@@ -393,6 +393,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     wo.header_tid = h->header_tid;
     wo.header_pid = h->header_pid;
     find_group_mask(rd, &wo.group_mask);
+    c.expect_batches = etl_groupmask_test(&wo.group_mask, ETL_PERF_COMPACT_CSWITCH);
     if (etl_groupmask_test(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH) || o->cswitch == ETL_CSWITCH_COMPACT) {
         if (o->cswitch == ETL_CSWITCH_COMPACT) {
             etl_groupmask_set(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH);
