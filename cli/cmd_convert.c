@@ -4,6 +4,13 @@
 #include "common.h"
 #include "etlkit/writer.h"
 
+static void progress(void *ctx, uint64_t done, uint64_t total)
+{
+    cli_progress *p = ctx;
+    if (!p->total) cli_progress_start(p, total); /* first call: decide whether to show it */
+    cli_progress_update(p, done);
+}
+
 static void help(void)
 {
     printf("Usage: %s convert IN.etl -o OUT.etl [OPTIONS]\n\n"
@@ -88,9 +95,13 @@ int cmd_convert(int argc, char **argv)
     ci.quiet = quiet;
     o.on_diag = quiet ? NULL : cli_diag_printer;
     o.diag_ctx = &ci;
+    cli_progress bar = {0, 0, 101};
+    o.on_progress = progress;
+    o.progress_ctx = &bar;
     etl_convert_stats st;
     etl_diag d = {0};
     etl_status rc = etl_convert(in, out, &o, &st, &d);
+    cli_progress_end(&bar);
     if (rc == ETL_E_NOT_ETL) {
         fprintf(stderr, "%s: %s: %s\n", prog, in, d.msg);
         return EXIT_NOT_ETL;

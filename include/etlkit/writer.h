@@ -117,6 +117,9 @@ typedef struct etl_convert_options {
     int bias;             /* StateWr bias, -1: from the OS build */
     etl_diag_fn on_diag;  /* problems of the input */
     void *diag_ctx;
+    /* Called now and then with input bytes consumed and the input size (may be NULL). */
+    void (*on_progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
 } etl_convert_options;
 
 typedef struct etl_convert_stats {

@@ -420,8 +420,10 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     if (rc == ETL_OK) rc = etl_iter_open(rd, ETL_ORDER_TIME, &it);
     etl_record r;
     uint64_t last_ts = h->header_ts;
+    uint64_t total = etl_reader_file_size(rd);
     while (rc == ETL_OK && etl_iter_next(it, &r) == ETL_OK) {
         if (r.ts > last_ts) last_ts = r.ts;
+        if (o->on_progress && (st->records_in & 0xFFFF) == 0) o->on_progress(o->progress_ctx, etl_iter_progress(it), total);
         rc = one_record(&c, &r);
     }
     /* End of trace: the open batches, the open switches, what is still held. */
