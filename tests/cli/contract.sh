@@ -26,6 +26,13 @@ done
 "$etlkit" frobnicate >/dev/null 2>&1; check "unknown command" 64 $?
 "$etlkit" >/dev/null 2>&1; check "no command" 64 $?
 
+"$etlkit" convert --help >"$tmp/out" 2>&1; check "convert --help" 0 $?
+"$etlkit" convert "$k" >/dev/null 2>&1; check "convert without -o" 64 $?
+"$etlkit" convert "$k" -o "$tmp/c.etl" --cswitch sideways >/dev/null 2>&1; check "convert bad --cswitch" 64 $?
+"$etlkit" dump --filter NoSuchEvent "$k" >/dev/null 2>&1; check "dump unknown filter" 64 $?
+"$etlkit" dump --filter Start "$k" >/dev/null 2>&1; check "dump ambiguous filter" 64 $?
+"$etlkit" dump --expand --order file "$k" >/dev/null 2>&1; check "dump --expand --order file" 64 $?
+
 # Not an ETL file: exit 2, exactly one line on stderr, nothing on stdout.
 printf 'hello, this is not a trace\n' > "$tmp/text.etl"
 for f in "$tmp/text.etl" /dev/null; do
@@ -48,6 +55,21 @@ cat "$k" | "$etlkit" dump --format jsonl - >"$tmp/b" 2>/dev/null; check "dump pi
 expect "pipe equals file" cmp -s "$tmp/a" "$tmp/b"
 "$etlkit" dump --format csv --limit 5 "$k" >"$tmp/out"; check "csv" 0 $?
 expect "csv header + 5 rows" [ "$(wc -l < "$tmp/out")" -eq 6 ]
+
+# Filters and decoded fields.
+"$etlkit" dump --format jsonl --filter Process/DCStart "$k" >"$tmp/out" 2>/dev/null; check "dump --filter" 0 $?
+expect "filter keeps only that hook" [ "$(grep -c '"hook":771,' "$tmp/out")" -eq "$(wc -l < "$tmp/out")" ]
+expect "filter finds the rundown" [ "$(wc -l < "$tmp/out")" -gt 50 ]
+expect "process fields decoded" grep -q '"ImageFileName":"System"' "$tmp/out"
+"$etlkit" info --json "$k" >"$tmp/out"; check "info json" 0 $?
+expect "info names the kernel flags" grep -q '"kernel_flags":\["PERF_PROCESS","PERF_THREAD","PERF_LOADER"\]' "$tmp/out"
+
+# convert: a lossless rewrite reads back with as many records; errors have their statuses.
+"$etlkit" convert "$k" -o "$tmp/conv.etl" --compress 2>/dev/null; check "convert" 0 $?
+"$etlkit" info --json "$tmp/conv.etl" >"$tmp/out"; check "converted file reads" 0 $?
+expect "converted file compressed" grep -q '"compression":"xpress"' "$tmp/out"
+"$etlkit" convert "$tmp/text.etl" -o "$tmp/c2.etl" 2>"$tmp/err"; check "convert not ETL" 2 $?
+"$etlkit" convert "$k" -o "$tmp/no/such/dir/c.etl" 2>"$tmp/err"; check "convert unwritable" 1 $?
 
 # A truncated file: exit 3, warnings on stderr, the records before the cut on stdout.
 head -c 100000 "$k" > "$tmp/trunc.etl"
