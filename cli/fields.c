@@ -328,6 +328,7 @@ void fields_event(line *l, const etl_event *ev, unsigned bias)
                 ln_raw(l, names[i], strlen(names[i]));
             }
         }
+        if (!l->json && n == 0) ln_raw(l, "-", 1);
         ln_raw(l, l->json ? "]" : "", l->json ? 1 : 0);
         break;
     }
