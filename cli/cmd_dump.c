@@ -44,9 +44,12 @@ static void header_json(line *l, const etl_record *r, const etl_clock *clk)
     if (r->has & ETL_REC_VERSION) ln_u(l, "ver", r->version);
     if (r->has & ETL_REC_HOOK) ln_u(l, "hook", r->hook);
     if (r->has & ETL_REC_PROVIDER) {
-        char g[37];
-        etl_guid_format(&r->provider, g);
-        ln_s(l, "provider", g);
+        char g[40];
+        g[0] = '"';
+        etl_guid_format(&r->provider, g + 1);
+        g[37] = '"';
+        ln_key(l, "provider");
+        ln_raw(l, g, 38); /* a GUID needs no escaping */
     }
     if (r->has & ETL_REC_ID) ln_u(l, "id", r->id);
     if (r->has & ETL_REC_OPCODE) ln_u(l, "opcode", r->opcode);

@@ -134,14 +134,26 @@ void json_str(FILE *f, const char *s)
 
 size_t fmt_u64(char *p, uint64_t v)
 {
+    /* Two digits per division: this runs for every number of every dumped line. */
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
     char t[20];
-    size_t n = 0;
-    do {
-        t[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++) p[i] = t[n - 1 - i];
-    return n;
+    size_t n = 20;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        t[--n] = pairs[d + 1];
+        t[--n] = pairs[d];
+    }
+    if (v >= 10) {
+        t[--n] = pairs[v * 2 + 1];
+        t[--n] = pairs[v * 2];
+    } else {
+        t[--n] = (char)('0' + v);
+    }
+    memcpy(p, t + n, 20 - n);
+    return 20 - n;
 }
 
 size_t fmt_i64(char *p, int64_t v)

@@ -16,16 +16,26 @@ void ln_raw(line *l, const char *s, size_t n)
 
 void ln_key(line *l, const char *key)
 {
-    if (l->json) {
-        if (!l->first) ln_raw(l, ",", 1);
-        ln_raw(l, "\"", 1);
-        ln_raw(l, key, strlen(key));
-        ln_raw(l, "\":", 2);
-    } else {
-        ln_raw(l, " ", 1);
-        ln_raw(l, key, strlen(key));
-        ln_raw(l, "=", 1);
+    size_t k = strlen(key);
+    if (l->n + k + 5 > l->cap) {
+        l->cut = 1;
+        return;
     }
+    char *o = l->b + l->n;
+    if (l->json) {
+        if (!l->first) *o++ = ',';
+        *o++ = '"';
+        memcpy(o, key, k);
+        o += k;
+        *o++ = '"';
+        *o++ = ':';
+    } else {
+        *o++ = ' ';
+        memcpy(o, key, k);
+        o += k;
+        *o++ = '=';
+    }
+    l->n = (size_t)(o - l->b);
     l->first = 0;
 }
 

@@ -1,5 +1,4 @@
 /* status.c - names for status codes, and GUID formatting. */
-#include <stdio.h>
 #include "etlkit/base.h"
 
 const char *etl_status_str(etl_status st)
@@ -21,7 +20,16 @@ const char *etl_status_str(etl_status st)
 
 void etl_guid_format(const etl_guid *g, char out[37])
 {
-    snprintf(out, 37, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", (unsigned)g->data1,
-             (unsigned)g->data2, (unsigned)g->data3, g->data4[0], g->data4[1], g->data4[2],
-             g->data4[3], g->data4[4], g->data4[5], g->data4[6], g->data4[7]);
+    static const char hex[] = "0123456789abcdef";
+    uint8_t b[16] = {(uint8_t)(g->data1 >> 24), (uint8_t)(g->data1 >> 16), (uint8_t)(g->data1 >> 8),
+                     (uint8_t)g->data1, (uint8_t)(g->data2 >> 8), (uint8_t)g->data2, (uint8_t)(g->data3 >> 8),
+                     (uint8_t)g->data3};
+    for (int i = 0; i < 8; i++) b[8 + i] = g->data4[i];
+    size_t o = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out[o++] = '-';
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 15];
+    }
+    out[o] = 0;
 }
