@@ -62,6 +62,7 @@ const char *clock_type_name(uint32_t t);
 
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 
 #endif

@@ -10,6 +10,7 @@ static const struct cmd {
 } cmds[] = {
     {"info", cmd_info, "summarise a trace: logfile header, buffers, event counts, damage"},
     {"dump", cmd_dump, "print every record, as JSON lines, CSV or text"},
+    {"synth", cmd_synth, "write a simulated kernel trace (seeded) and its ground truth"},
     {"convert", cmd_convert, "rewrite a trace: CSwitch events <-> compact batches, recompress"},
 };
 
