@@ -194,9 +194,9 @@ static void append(synth_pipe *p, const rec *r, const uint64_t *pmc, const void 
     chunk *c = &p->c[p->fill];
     memcpy(c->buf + c->len, r, sizeof *r);
     c->len += sizeof *r;
-    if (np) memcpy(c->buf + c->len, pmc, np * sizeof(uint64_t));
+    if (np && pmc) memcpy(c->buf + c->len, pmc, np * sizeof(uint64_t));
     c->len += np * sizeof(uint64_t);
-    if (len) memcpy(c->buf + c->len, payload, len);
+    if (len && payload) memcpy(c->buf + c->len, payload, len); /* markers pass NULLs */
     c->len += len;
 }
 

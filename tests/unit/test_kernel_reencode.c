@@ -54,7 +54,7 @@ static size_t walk(const sample *s, void (*fn)(const record *, void *), void *ct
             const uint8_t *h = s->data + o;
             uint32_t marker = u32(h);
             if (marker == 0 || marker == 0xFFFFFFFF) break;
-            record r;
+            record r = {0};
             size_t head = 0, size = 0;
             uint8_t type = h[2];
             if (type == 0x01 || type == 0x02 || type == 0x10 || type == 0x11) {

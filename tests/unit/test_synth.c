@@ -885,7 +885,7 @@ static void test_determinism(void **state)
     run(b, &o, NULL, NULL);
     set(&o, "seed", "2");
     run(c, &o, NULL, NULL);
-    size_t na, nb, nc;
+    size_t na = 0, nb = 0, nc = 0;
     uint8_t *pa = slurp(a, &na), *pb = slurp(b, &nb), *pc = slurp(c, &nc);
     assert_non_null(pa);
     assert_non_null(pb);
@@ -920,7 +920,7 @@ static void test_size_target(void **state)
     assert_true(s1.bytes < (3u << 20) + (3u << 20));
     assert_int_equal(s1.bytes, s2.bytes);
     assert_int_equal(s1.events, s2.events);
-    size_t na, nb;
+    size_t na = 0, nb = 0;
     uint8_t *pa = slurp(a, &na), *pb = slurp(b, &nb);
     assert_int_equal(na, s1.bytes);
     assert_int_equal(na, nb);
@@ -1196,7 +1196,7 @@ static void test_fixtures(void **state)
         tmp_path(path, sizeof path, out);
         truth t;
         run(path, &o, &t, NULL);
-        size_t na, nb;
+        size_t na = 0, nb = 0;
         uint8_t *a = slurp(fixture, &na), *b = slurp(path, &nb);
         if (!a) fail_msg("%s: missing", fixture);
         assert_true(na <= 300 * 1024);
