@@ -3,6 +3,8 @@
  * page cache does the I/O); pipes and other non-regular files are read whole
  * with read(), since buffers must be addressable at random for the ordered walk.
  */
+/* madvise(MADV_DONTNEED) is not POSIX (glibc makes posix_madvise's DONTNEED a no-op). */
+#define _DEFAULT_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -87,6 +89,15 @@ etl_status etl_map_open(const char *path, etl_map *m, etl_diag *diag)
     }
     if (fd != STDIN_FILENO) close(fd);
     return rc;
+}
+
+void etl_map_release(const etl_map *m, uint64_t off, uint64_t len)
+{
+    if (!m->mapped || off >= m->mapped_size) return;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t end = off + len < m->mapped_size ? off + len : m->mapped_size;
+    uint64_t a = (off + page - 1) / page * page, b = end / page * page;
+    if (b > a) madvise((uint8_t *)m->mapped + a, (size_t)(b - a), MADV_DONTNEED);
 }
 
 void etl_map_close(etl_map *m)

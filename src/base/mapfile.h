@@ -16,6 +16,13 @@ typedef struct etl_map {
 etl_status etl_map_open(const char *path, etl_map *m, etl_diag *diag);
 void etl_map_close(etl_map *m);
 
+/*
+ * Done with [off, off+len) for now: drops the mapped pages wholly inside it, so
+ * that a walk over a large file keeps a bounded resident set (they are read
+ * again from the file if touched later). No effect on a read() copy.
+ */
+void etl_map_release(const etl_map *m, uint64_t off, uint64_t len);
+
 /* Fills a diag: printf-style message, status and file offset. */
 void etl_diag_set(etl_diag *d, etl_status st, uint64_t file_offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

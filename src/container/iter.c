@@ -112,6 +112,7 @@ static etl_status cursor_advance(etl_iter *it, cursor *c)
                                rc == ETL_E_TRUNCATED ? "size runs past the buffer's data" : "corrupt header",
                                sz, c->data.n - c->pos);
         }
+        etl_map_release(&it->r->map, c->buf->file_off, c->buf->disk_size);
         c->buf = NULL;
     }
 }

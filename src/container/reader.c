@@ -84,9 +84,14 @@ static etl_status push_buffer(etl_reader *r, size_t *cap, const etl_buf_ent *e)
 
 static etl_status index_buffers(etl_reader *r)
 {
-    size_t cap = 0, off = 0;
+    size_t cap = 0, off = 0, released = 0;
     etl_stats *st = &r->stats;
     while (off < r->size) {
+        /* Touching each header faults in the pages around it: drop them as we go. */
+        if (off - released >= ((size_t)16 << 20)) {
+            etl_map_release(&r->map, released, off - released);
+            released = off;
+        }
         if (r->size - off < ETL_BUFFER_HEADER_SIZE) {
             st->truncated_buffers++;
             st->bad_buffers++;
@@ -243,6 +248,7 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
     /* The compression format is needed to read buffer 0 if it is compressed. */
     r->compression = ETL_COMPRESSION_XPRESS;
     etl_status rc = index_buffers(r);
+    etl_map_release(&r->map, 0, r->size); /* the walks page in what they read */
     if (rc == ETL_OK) rc = read_logfile_header(r, diag);
     if (rc != ETL_OK) {
         if (rc == ETL_E_NOMEM) etl_diag_set(diag, rc, UINT64_MAX, "out of memory");
