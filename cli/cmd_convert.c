@@ -108,19 +108,21 @@ int cmd_convert(int argc, char **argv)
     }
     if (rc != ETL_OK) {
         fprintf(stderr, "%s: %s\n", prog, d.msg[0] ? d.msg : etl_status_str(rc));
-        return EXIT_IO;
+        return rc == ETL_E_INVALID_ARG ? EXIT_USAGE : EXIT_IO;
     }
     if (json) {
         printf("{\"records_in\":%llu,\"records_out\":%llu,\"records_dropped\":%llu,\"cswitch_in\":%llu,"
                "\"switches_encoded\":%llu,\"switches_dropped\":%llu,\"batches_out\":%llu,\"batches_in\":%llu,"
-               "\"switches_expanded\":%llu,\"cswitch_out\":%llu,\"order_overflows\":%llu,\"input_damaged\":%llu,"
+               "\"switches_expanded\":%llu,\"cswitch_out\":%llu,\"order_overflows\":%llu,\"duplicates_dropped\":%llu,"
+               "\"input_damaged\":%llu,"
                "\"flushes\":{",
                (unsigned long long)st.records_in, (unsigned long long)st.records_out,
                (unsigned long long)st.records_dropped, (unsigned long long)st.cswitch_in,
                (unsigned long long)st.switches_encoded, (unsigned long long)st.switches_dropped,
                (unsigned long long)st.batches_out, (unsigned long long)st.batches_in,
                (unsigned long long)st.switches_expanded, (unsigned long long)st.cswitch_out,
-               (unsigned long long)st.order_overflows, (unsigned long long)st.input_damaged);
+               (unsigned long long)st.order_overflows, (unsigned long long)st.duplicates_dropped,
+               (unsigned long long)st.input_damaged);
         for (unsigned i = 1; i < ETL_CCSWAP_FLUSH_REASONS; i++)
             printf("%s\"%s\":%llu", i > 1 ? "," : "", etl_ccswap_flush_reason_name(i),
                    (unsigned long long)st.encoder.flushes[i]);

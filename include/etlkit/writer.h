@@ -131,6 +131,7 @@ typedef struct etl_convert_stats {
     uint64_t switches_expanded;   /* CSwitch events written from batches */
     uint64_t cswitch_out;
     uint64_t order_overflows;     /* times a CPU's held events outgrew the queue (order not kept) */
+    uint64_t duplicates_dropped;  /* switches present in both forms: the form a CPU showed second is dropped */
     uint64_t input_damaged;       /* bad buffers and records of the input */
     etl_ccswap_encoder_stats encoder;
     etl_batch_expand_stats expander;

@@ -19,6 +19,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "etlkit/writer.h"
 #include "etlkit/event.h"
 #include "base/bytes.h"
@@ -60,8 +62,13 @@ typedef struct conv {
     etl_batch_expander exp;
     etl_batch_expand_cpu *exp_cpus;
     prio_map prio;
+    uint8_t *src;        /* per CPU: which switches it has (SRC_*): the first kind seen wins */
     bool expect_batches; /* the session logged compact switches: hold events until each CPU's first batch */
+    bool seen_header, seen_mask; /* buffer 0's logfile header and extension, which the writer makes anew */
 } conv;
+
+/* A trace may carry both CSwitch events and batches (--cswitch both): use one kind per CPU. */
+enum { SRC_UNKNOWN = 0, SRC_CSWITCH = 1, SRC_BATCH = 2 };
 
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -182,23 +189,39 @@ static etl_status release(conv *c, unsigned cpu, uint64_t until, bool all)
     return st;
 }
 
-static etl_status hold_record(conv *c, const etl_record *r)
+static etl_status hold_record(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, size_t size)
 {
-    cpu_queue *q = &c->q[r->cpu];
-    if (q->arena_n + r->size > QUEUE_LIMIT) {
+    cpu_queue *q = &c->q[cpu];
+    if (q->arena_n + size > QUEUE_LIMIT) {
         /* Give up order rather than memory: release what is held, count it. */
         c->st->order_overflows++;
-        etl_status st = release(c, r->cpu, 0, true);
+        etl_status st = release(c, cpu, 0, true);
         if (st != ETL_OK) return st;
-        return write_raw(c, r->cpu, r->ts, r->data, r->size);
+        return write_raw(c, cpu, ts, p, size);
     }
-    if (!grow((void **)&q->arena, &q->arena_cap, q->arena_n + r->size, 1) ||
+    if (!grow((void **)&q->arena, &q->arena_cap, q->arena_n + size, 1) ||
         !grow((void **)&q->rec, &q->rec_cap, q->rec_n + 1, sizeof *q->rec))
         return ETL_E_NOMEM;
-    memcpy(q->arena + q->arena_n, r->data, r->size);
-    q->rec[q->rec_n++] = (held){r->ts, q->arena_n, r->size};
-    q->arena_n += r->size;
+    memcpy(q->arena + q->arena_n, p, size);
+    q->rec[q->rec_n++] = (held){ts, q->arena_n, size};
+    q->arena_n += size;
     return ETL_OK;
+}
+
+/*
+ * Every record that goes out as bytes comes here. Making CSwitch events from
+ * batches, a CPU's events later than its newest known switch wait until the
+ * switches before them are known (see the file comment).
+ */
+static etl_status emit(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, size_t size)
+{
+    if (c->o->cswitch == ETL_CSWITCH_FULL && c->src[cpu] != SRC_CSWITCH) {
+        cpu_queue *q = &c->q[cpu];
+        const etl_batch_expand_cpu *pc = &c->exp.cpus[cpu];
+        bool later = pc->has_pending ? ts >= pc->pending.time : c->expect_batches;
+        if (later || q->rec_n > q->rec_head) return hold_record(c, cpu, ts, p, size);
+    }
+    return write_raw(c, cpu, ts, p, size);
 }
 
 static etl_status queue_switch(conv *c, const etl_cswitch *sw)
@@ -277,13 +300,13 @@ static etl_status rewrite_group_mask(conv *c, const etl_record *r, const etl_gro
         if (c->o->cswitch == ETL_CSWITCH_COMPACT) etl_groupmask_set(&m, ETL_PERF_COMPACT_CSWITCH);
         else if (c->o->cswitch == ETL_CSWITCH_FULL) m.masks[1] &= ~(ETL_PERF_COMPACT_CSWITCH & 0x1FFFFFFFu);
     }
-    uint8_t out[0x10000];
+    uint8_t out[256]; /* header + ext items + ETW_KERNEL_HEADER_EXTENSION */
     size_t hl = (size_t)(r->payload.p - r->data), n = 0;
-    if (hl + r->payload.n > sizeof out) return write_raw(c, r->cpu, r->ts, r->data, r->size);
-    memcpy(out, r->data, hl + r->payload.n);
-    etl_status st = etl_groupmask_encode(&m, out + hl, r->payload.n, &n);
-    if (st != ETL_OK) return write_raw(c, r->cpu, r->ts, r->data, r->size); /* keep what we cannot redo */
-    return write_raw(c, r->cpu, r->ts, out, r->size);
+    if (r->size > sizeof out) return emit(c, r->cpu, r->ts, r->data, r->size); /* keep what we cannot redo */
+    memcpy(out, r->data, r->size);
+    if (etl_groupmask_encode(&m, out + hl, r->payload.n, &n) != ETL_OK)
+        return emit(c, r->cpu, r->ts, r->data, r->size);
+    return emit(c, r->cpu, r->ts, out, r->size);
 }
 
 static etl_status one_record(conv *c, const etl_record *r)
@@ -295,31 +318,45 @@ static etl_status one_record(conv *c, const etl_record *r)
     }
     etl_event ev;
     etl_status dst = etl_event_decode(r, &ev);
-    bool header_buffer = r->buffer_index == 0;
+    uint16_t hook = 0;
+    bool kernel = etl_record_kernel_hook(r, &hook);
     if (dst == ETL_OK && ev.kind == ETL_EVENT_THREAD && (ev.u.thread.known & ETL_THR_PRIORITIES)) {
         int8_t *slot = prio_slot(&c->prio, ev.u.thread.thread_id, true);
         if (slot) *slot = (int8_t)ev.u.thread.base_priority;
     }
-    if (header_buffer && (ev.hook == ETL_HOOK_HEADER || (dst != ETL_END && ev.hook == ETL_HOOK_HEADER_EXTENSION))) {
-        if (ev.hook == ETL_HOOK_HEADER || ev.kind == ETL_EVENT_GROUP_MASK) return ETL_OK; /* the writer makes them */
+    /* Buffer 0's logfile header and first header extension are made anew by the writer. */
+    if (r->buffer_index == 0 && kernel && hook == ETL_HOOK_HEADER && !c->seen_header) {
+        c->seen_header = true;
+        return ETL_OK;
+    }
+    if (r->buffer_index == 0 && dst == ETL_OK && ev.kind == ETL_EVENT_GROUP_MASK && !c->seen_mask) {
+        c->seen_mask = true;
+        return ETL_OK;
     }
     if (dst == ETL_OK && ev.kind == ETL_EVENT_GROUP_MASK) return rewrite_group_mask(c, r, &ev.u.group_mask);
-    if (c->o->cswitch == ETL_CSWITCH_COMPACT) {
-        if (ev.kind == ETL_EVENT_CSWITCH && dst == ETL_OK) {
+
+    bool is_cswitch = ev.kind == ETL_EVENT_CSWITCH && dst == ETL_OK, is_batch = ev.kind == ETL_EVENT_CCSWAP_BATCH;
+    if (c->o->cswitch != ETL_CSWITCH_KEEP && (is_cswitch || is_batch)) {
+        uint8_t *src = &c->src[r->cpu];
+        if (*src == SRC_UNKNOWN) {
+            *src = is_cswitch ? SRC_CSWITCH : SRC_BATCH;
+            /* A CPU with CSwitch events expands no batch: what it held can go. */
+            if (*src == SRC_CSWITCH && c->o->cswitch == ETL_CSWITCH_FULL) {
+                etl_status st = release(c, r->cpu, 0, true);
+                if (st != ETL_OK) return st;
+            }
+        }
+        if (*src != (is_cswitch ? SRC_CSWITCH : SRC_BATCH)) {
+            c->st->duplicates_dropped++; /* the same switches in the other form */
+            return ETL_OK;
+        }
+        if (c->o->cswitch == ETL_CSWITCH_COMPACT && is_cswitch) {
             c->st->cswitch_in++;
             return encode_switch(c, &ev.u.cswitch);
         }
-        return write_raw(c, r->cpu, r->ts, r->data, r->size);
+        if (c->o->cswitch == ETL_CSWITCH_FULL && is_batch) return expand_batch(c, r);
     }
-    if (c->o->cswitch == ETL_CSWITCH_FULL) {
-        if (ev.kind == ETL_EVENT_CCSWAP_BATCH) return expand_batch(c, r);
-        cpu_queue *q = &c->q[r->cpu];
-        const etl_batch_expand_cpu *pc = &c->exp.cpus[r->cpu];
-        bool later = pc->has_pending ? r->ts >= pc->pending.time : c->expect_batches;
-        if (later || q->rec_n > q->rec_head) return hold_record(c, r);
-        return write_raw(c, r->cpu, r->ts, r->data, r->size);
-    }
-    return write_raw(c, r->cpu, r->ts, r->data, r->size);
+    return emit(c, r->cpu, r->ts, r->data, r->size);
 }
 
 /* The first header extension of buffer 0: the session's group masks. */
@@ -346,6 +383,7 @@ static void cleanup(conv *c)
         free(c->q[i].sw);
     }
     free(c->q);
+    free(c->src);
     free(c->enc_cpus);
     free(c->exp_cpus);
     free(c->prio.key);
@@ -356,6 +394,12 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
                        etl_convert_stats *st, etl_diag *diag)
 {
     memset(st, 0, sizeof *st);
+    /* Writing over the input would truncate the file the reader has mapped. */
+    struct stat si, so;
+    if (stat(in_path, &si) == 0 && stat(out_path, &so) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s: the output is the input file", out_path);
+        return ETL_E_INVALID_ARG;
+    }
     etl_reader_options ro = {sizeof ro, o->on_diag, o->diag_ctx};
     etl_reader *rd;
     etl_status rc = etl_reader_open(in_path, &ro, &rd, diag);
@@ -404,9 +448,10 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     }
 
     c.q = calloc(c.ncpu, sizeof *c.q);
+    c.src = calloc(c.ncpu, 1);
     c.enc_cpus = calloc(c.ncpu, sizeof *c.enc_cpus);
     c.exp_cpus = calloc(c.ncpu, sizeof *c.exp_cpus);
-    if (!c.q || !c.enc_cpus || !c.exp_cpus) {
+    if (!c.q || !c.src || !c.enc_cpus || !c.exp_cpus) {
         cleanup(&c);
         etl_reader_close(rd);
         return ETL_E_NOMEM;
@@ -440,12 +485,14 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     }
     st->encoder = c.enc.stats;
     st->expander = c.exp.stats;
+    bool opened = c.w != NULL;
     if (c.w) {
         etl_status cr = etl_writer_close(c.w, last_ts, rc == ETL_OK ? diag : NULL);
         if (rc == ETL_OK) rc = cr;
     }
     if (rc != ETL_OK && diag && !diag->msg[0])
         etl_diag_set(diag, rc, UINT64_MAX, "%s: %s", out_path, etl_status_str(rc));
+    if (rc != ETL_OK && opened) unlink(out_path); /* no half-written trace */
     cleanup(&c);
     etl_reader_close(rd);
     return rc;

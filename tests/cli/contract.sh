@@ -71,6 +71,17 @@ expect "converted file compressed" grep -q '"compression":"xpress"' "$tmp/out"
 "$etlkit" convert "$tmp/text.etl" -o "$tmp/c2.etl" 2>"$tmp/err"; check "convert not ETL" 2 $?
 "$etlkit" convert "$k" -o "$tmp/no/such/dir/c.etl" 2>"$tmp/err"; check "convert unwritable" 1 $?
 
+# A trace with both CSwitch events and batches converts to one form, each switch once.
+both=$(dirname "$0")/../data/synth-64-qpc-both-z.etl
+"$etlkit" convert "$both" -o "$tmp/full.etl" --cswitch full --json >"$tmp/out" 2>/dev/null; check "convert both->full" 0 $?
+expect "both->full drops the duplicate form" grep -q '"duplicates_dropped":37' "$tmp/out"
+"$etlkit" info --json "$tmp/full.etl" >"$tmp/out"; check "both->full reads" 0 $?
+expect "both->full: CSwitch only" grep -q '"cswitch_events":4998,"compact_batches":0' "$tmp/out"
+"$etlkit" convert "$tmp/full.etl" -o "$tmp/full.etl" 2>"$tmp/err"; check "convert onto its input" 64 $?
+"$etlkit" info "$tmp/full.etl" >/dev/null 2>&1; check "input intact after refused convert" 0 $?
+"$etlkit" dump --expand --format jsonl "$(dirname "$0")/../data/synth-64-qpc-compact.etl" >"$tmp/out" 2>/dev/null; check "dump --expand" 0 $?
+expect "expanded switches carry the paired new thread" grep -q '"expanded":"compact","fields":{"NewThreadId":' "$tmp/out"
+
 # A truncated file: exit 3, warnings on stderr, the records before the cut on stdout.
 head -c 100000 "$k" > "$tmp/trunc.etl"
 "$etlkit" dump --format jsonl "$tmp/trunc.etl" >"$tmp/out" 2>"$tmp/err"; check "truncated" 3 $?
