@@ -15,6 +15,7 @@ typedef struct info_counts {
     provider_count *prov;       /* open-addressing table keyed by GUID */
     size_t prov_cap, prov_n;
     uint64_t records, first_ts, last_ts;
+    int have_ts;
     uint64_t cpu_records[2048];
     /* Kernel events */
     etl_groupmask flags;        /* union of every header extension's masks */
@@ -101,6 +102,13 @@ static int by_count_desc(const void *a, const void *b)
     return memcmp(&x->guid, &y->guid, sizeof x->guid);
 }
 
+/* last - first in ns, saturated: hostile timestamps must not overflow. */
+static int64_t duration_ns(const etl_clock *clk, const info_counts *c)
+{
+    __int128 d = (__int128)etl_clock_ns(clk, c->last_ts) - etl_clock_ns(clk, c->first_ts);
+    return d > INT64_MAX ? INT64_MAX : d < INT64_MIN ? INT64_MIN : (int64_t)d;
+}
+
 static void print_utc(FILE *f, const char *label, uint64_t ft)
 {
     char buf[40];
@@ -114,9 +122,14 @@ static void print_text(const char *path, etl_reader *r, info_counts *c, const et
     const etl_clock *clk = etl_reader_clock(r);
     char modes[512];
     log_file_mode_names(h->log_file_mode, modes, sizeof modes);
-    printf("%-22s %s (%llu bytes)\n", "File:", path, (unsigned long long)etl_reader_file_size(r));
-    printf("%-22s %s\n", "Logger name:", h->logger_name);
-    printf("%-22s %s\n", "Log file name:", h->log_file_name);
+    printf("%-22s ", "File:");
+    text_str(stdout, path);
+    printf(" (%llu bytes)\n", (unsigned long long)etl_reader_file_size(r));
+    printf("%-22s ", "Logger name:");
+    text_str(stdout, h->logger_name);
+    printf("\n%-22s ", "Log file name:");
+    text_str(stdout, h->log_file_name);
+    putchar('\n');
     printf("%-22s %u.%u build %u (ETL format %u.%u)\n", "OS version:", h->os_major, h->os_minor,
            h->provider_version, h->sub_version, h->sub_minor_version);
     printf("%-22s %u\n", "CPUs:", h->num_processors);
@@ -130,10 +143,11 @@ static void print_text(const char *path, etl_reader *r, info_counts *c, const et
     print_utc(stdout, "Start time (UTC):", h->start_time);
     print_utc(stdout, "End time (UTC):", h->end_time);
     print_utc(stdout, "Boot time (UTC):", h->boot_time);
-    if (c->records) {
-        int64_t a = etl_clock_ns(clk, c->first_ts), b = etl_clock_ns(clk, c->last_ts);
-        printf("%-22s %lld.%09lld s (first to last record)\n", "Duration:", (long long)((b - a) / 1000000000),
-               (long long)((b - a) % 1000000000));
+    if (c->have_ts) {
+        int64_t d = duration_ns(clk, c);
+        uint64_t a = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+        printf("%-22s %s%llu.%09llu s (first to last record)\n", "Duration:", d < 0 ? "-" : "",
+               (unsigned long long)(a / 1000000000), (unsigned long long)(a % 1000000000));
     }
     printf("%-22s %u bytes\n", "Buffer size:", h->buffer_size);
     printf("%-22s %u\n", "Buffers written:", h->buffers_written);
@@ -259,11 +273,11 @@ static void print_json(const char *path, etl_reader *r, info_counts *c, const et
     js("compression", st->compressed_buffers ? etl_compression_name((etl_compression)etl_reader_compression(r)) : "none", &f);
     ju("cpus_seen", etl_reader_cpu_count(r), &f);
     ju("records", c->records, &f);
-    if (c->records) {
+    if (c->have_ts) {
         ju("first_ts", c->first_ts, &f);
         ju("last_ts", c->last_ts, &f);
         jkey("duration_ns", &f);
-        printf("%lld", (long long)(etl_clock_ns(clk, c->last_ts) - etl_clock_ns(clk, c->first_ts)));
+        printf("%lld", (long long)duration_ns(clk, c));
     }
     jkey("kernel_flags", &f);
     putchar('[');
@@ -393,8 +407,9 @@ int cmd_info(int argc, char **argv)
         else if ((rec.has & ETL_REC_PROVIDER) && prov_add(c, &rec.provider) != 0) oom = 1;
         count_kernel(c, &rec);
         if (rec.has & ETL_REC_TS) {
-            if (!c->first_ts || rec.ts < c->first_ts) c->first_ts = rec.ts;
-            if (rec.ts > c->last_ts) c->last_ts = rec.ts;
+            if (!c->have_ts || rec.ts < c->first_ts) c->first_ts = rec.ts;
+            if (!c->have_ts || rec.ts > c->last_ts) c->last_ts = rec.ts;
+            c->have_ts = 1;
         }
     }
     cli_progress_end(&prog_bar);

@@ -43,8 +43,7 @@ int cli_close(cli_input *in, const etl_stats *st)
     if (in->diag_suppressed)
         fprintf(stderr, "%s: %s: warning: %u more problems not shown\n", prog, in->path,
                 in->diag_suppressed);
-    int damaged = st && (st->bad_buffers || st->bad_records || st->truncated_buffers ||
-                         st->decompress_errors || st->unsupported_buffers);
+    int damaged = st && etl_stats_damaged(st);
     etl_reader_close(in->reader);
     in->reader = NULL;
     return damaged ? EXIT_DAMAGED : EXIT_OK;
@@ -93,33 +92,66 @@ void cli_progress_end(cli_progress *p)
     if (p->on) fprintf(stderr, "\r%60s\r", "");
 }
 
-size_t json_str_buf(char *buf, size_t len, size_t cap, const char *s)
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if s does not start one. */
+static size_t utf8_seq(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (n == 2 && c < 0xC2) return 0;                      /* overlong */
+    if (n == 3 && c == 0xE0 && s[1] < 0xA0) return 0;      /* overlong */
+    if (n == 3 && c == 0xED && s[1] >= 0xA0) return 0;     /* surrogate */
+    if (n == 4 && ((c == 0xF0 && s[1] < 0x90) || c > 0xF4 || (c == 0xF4 && s[1] >= 0x90))) return 0;
+    return n;
+}
+
+size_t json_str_buf(char *buf, size_t len, size_t cap, const char *str)
 {
     static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)str;
     if (len + 2 > cap) return len;
     buf[len++] = '"';
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (len + 8 > cap) break;
+    while (*s) {
+        char esc[8];
+        size_t en = 0, take = 1;
+        unsigned c = *s;
         if (c == '"' || c == '\\') {
-            buf[len++] = '\\';
-            buf[len++] = (char)c;
-        } else if (c < 0x20) {
-            buf[len++] = '\\';
-            switch (c) {
-            case '\n': buf[len++] = 'n'; break;
-            case '\r': buf[len++] = 'r'; break;
-            case '\t': buf[len++] = 't'; break;
-            default:
-                buf[len++] = 'u';
-                buf[len++] = '0';
-                buf[len++] = '0';
-                buf[len++] = hex[c >> 4];
-                buf[len++] = hex[c & 15];
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            en = 2;
+        } else if (c < 0x20 || c == 0x7F) {
+            esc[0] = '\\';
+            esc[1] = 'u';
+            esc[2] = '0';
+            esc[3] = '0';
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            en = 6;
+        } else if (c >= 0x80) {
+            take = utf8_seq(s);
+            if (take) {
+                memcpy(esc, s, take);
+                en = take;
+            } else { /* not UTF-8: U+FFFD, so the output always is */
+                memcpy(esc, "\xef\xbf\xbd", 3);
+                en = 3;
+                take = 1;
             }
         } else {
-            buf[len++] = (char)c;
+            esc[0] = (char)c;
+            en = 1;
         }
+        if (len + en + 4 > cap) { /* no room: end cleanly, with an ellipsis if it fits */
+            if (len + 4 <= cap) {
+                memcpy(buf + len, "\xe2\x80\xa6", 3);
+                len += 3;
+            }
+            break;
+        }
+        memcpy(buf + len, esc, en);
+        len += en;
+        s += take;
     }
     buf[len++] = '"';
     return len;
@@ -127,9 +159,17 @@ size_t json_str_buf(char *buf, size_t len, size_t cap, const char *s)
 
 void json_str(FILE *f, const char *s)
 {
-    char buf[4096];
+    static char buf[1 << 16]; /* header names are at most a few KB */
     size_t n = json_str_buf(buf, 0, sizeof buf, s);
     fwrite(buf, 1, n, f);
+}
+
+void text_str(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7F) fprintf(f, "\\x%02x", *p);
+        else putc(*p, f);
+    }
 }
 
 size_t fmt_u64(char *p, uint64_t v)
@@ -185,12 +225,12 @@ void log_file_mode_names(uint32_t mode, char *out, size_t cap)
     size_t n = 0;
     out[0] = 0;
     uint32_t left = mode;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && n < cap; i++) {
         if (!(mode & names[i].bit)) continue;
         left &= ~names[i].bit;
-        n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s", n ? " | " : "", names[i].name);
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? " | " : "", names[i].name);
     }
-    if (left) snprintf(out + n, n < cap ? cap - n : 0, "%s0x%x", n ? " | " : "", left);
+    if (left && n < cap) snprintf(out + n, cap - n, "%s0x%x", n ? " | " : "", left);
     if (!mode) snprintf(out, cap, "FILE_MODE_NONE");
 }
 

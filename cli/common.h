@@ -49,8 +49,14 @@ void cli_progress_end(cli_progress *p);
 
 /* JSON string (quotes included), escaping as RFC 8259 requires. */
 void json_str(FILE *f, const char *s);
-/* Appends a JSON-escaped string to a line buffer; returns the new length. */
+/*
+ * Appends s as a JSON string to buf[len..cap) and returns the new length. Always
+ * valid JSON and UTF-8: invalid bytes become U+FFFD, and a string that does not fit
+ * is cut at a character boundary and ends with U+2026.
+ */
 size_t json_str_buf(char *buf, size_t len, size_t cap, const char *s);
+/* Text for a terminal: control characters as \xNN, so a name cannot break the line. */
+void text_str(FILE *f, const char *s);
 
 /* Fast unsigned/signed decimal formatting into p; returns characters written. */
 size_t fmt_u64(char *p, uint64_t v);

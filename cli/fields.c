@@ -56,21 +56,27 @@ void ln_i(line *l, const char *key, int64_t v)
 void ln_s(line *l, const char *key, const char *s)
 {
     ln_key(l, key);
+    if (l->cut) return;
     if (l->json) {
-        size_t need = strlen(s) * 6 + 3;
-        if (l->n + need + 1 > l->cap) {
-            l->cut = 1;
-            ln_raw(l, "\"\"", 2);
-            return;
-        }
-        l->n = json_str_buf(l->b, l->n, l->cap, s);
-    } else {
-        /* Text: quote values with spaces so the line stays splittable. */
-        int q = strchr(s, ' ') != NULL || !*s;
-        if (q) ln_raw(l, "\"", 1);
-        ln_raw(l, s, strlen(s));
-        if (q) ln_raw(l, "\"", 1);
+        /* Leave room for the rest of the line: a long value is cut, not the record. */
+        size_t room = l->cap - l->n;
+        size_t cap = room > 4096 ? l->n + room - 1024 : l->cap;
+        l->n = json_str_buf(l->b, l->n, cap, s);
+        return;
     }
+    /* Text: quoted when it has spaces or is empty, control characters as \xNN. */
+    int q = strchr(s, ' ') != NULL || !*s;
+    if (q) ln_raw(l, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7F) {
+            char t[5];
+            snprintf(t, sizeof t, "\\x%02x", *p);
+            ln_raw(l, t, 4);
+        } else {
+            ln_raw(l, (const char *)p, 1);
+        }
+    }
+    if (q) ln_raw(l, "\"", 1);
 }
 
 void ln_open(line *l, const char *key)

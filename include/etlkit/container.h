@@ -291,6 +291,9 @@ typedef struct etl_stats {
     char first_problem[256];
 } etl_stats;
 
+/* True if st records any damage (a buffer or record skipped, truncated, not decompressed). */
+bool etl_stats_damaged(const etl_stats *st);
+
 /* Opens a file (mmap, or read() for pipes; "-" is standard input). */
 etl_status etl_reader_open(const char *path, const etl_reader_options *opts, etl_reader **out,
                            etl_diag *diag);

@@ -132,7 +132,7 @@ typedef struct etl_convert_stats {
     uint64_t cswitch_out;
     uint64_t order_overflows;     /* times a CPU's held events outgrew the queue (order not kept) */
     uint64_t duplicates_dropped;  /* switches present in both forms: the form a CPU showed second is dropped */
-    uint64_t input_damaged;       /* bad buffers and records of the input */
+    uint64_t input_damaged;       /* 1 if the input had damage (etl_stats_damaged) */
     etl_ccswap_encoder_stats encoder;
     etl_batch_expand_stats expander;
 } etl_convert_stats;

@@ -31,11 +31,15 @@ static etl_status read_all(int fd, etl_map *m, const char *path, etl_diag *diag)
 {
     size_t cap = 1 << 20, n = 0;
     uint8_t *buf = malloc(cap);
-    if (!buf) return ETL_E_NOMEM;
+    if (!buf) {
+        etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "%s: out of memory", path);
+        return ETL_E_NOMEM;
+    }
     for (;;) {
         if (n == cap) {
             uint8_t *nb = realloc(buf, cap * 2);
             if (!nb) {
+                etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "%s: out of memory after %zu bytes", path, n);
                 free(buf);
                 return ETL_E_NOMEM;
             }
@@ -50,7 +54,14 @@ static etl_status read_all(int fd, etl_map *m, const char *path, etl_diag *diag)
             return ETL_E_IO;
         }
         if (k == 0) break;
+        size_t before = n;
         n += (size_t)k;
+        /* An endless stream (/dev/zero) must not eat all memory: once the first
+         * buffer header is in, stop unless its BufferSize is one a file can have. */
+        if (before < 0x48 && n >= 0x48) {
+            uint32_t bs = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 | (uint32_t)buf[2] << 16 | (uint32_t)buf[3] << 24;
+            if (bs < 0x68 || bs > (64u << 20)) break;
+        }
     }
     m->heap = buf;
     m->data = buf;

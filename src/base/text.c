@@ -39,6 +39,7 @@ static size_t put_cp(char *out, size_t cap, size_t o, uint32_t cp)
 size_t etl_utf16_to_utf8(etl_span s, char *out, size_t cap)
 {
     size_t o = 0, full = 0;
+    bool fits = true; /* once a character does not fit, nothing after it is written */
     for (size_t i = 0; i + 1 < s.n; i += 2) {
         uint32_t u = etl_rd_u16(s.p + i);
         if (u == 0) break;
@@ -53,8 +54,11 @@ size_t etl_utf16_to_utf8(etl_span s, char *out, size_t cap)
         } else if (u >= 0xD800 && u < 0xE000) {
             u = 0xFFFD;
         }
-        size_t n = put_cp(out, cap, o, u);
-        if (cap && o + n < cap) o += n;
+        size_t n = put_cp(out, fits ? cap : 0, o, u);
+        if (fits && cap && o + n < cap)
+            o += n;
+        else
+            fits = false;
         full += n;
     }
     if (cap) out[o] = '\0';

@@ -301,6 +301,12 @@ void etl_reader_close(etl_reader *r)
     free(r);
 }
 
+bool etl_stats_damaged(const etl_stats *st)
+{
+    return st->bad_buffers || st->bad_records || st->truncated_buffers || st->decompress_errors ||
+           st->unsupported_buffers;
+}
+
 const etl_logfile_header *etl_reader_header(const etl_reader *r) { return &r->hdr; }
 const etl_clock *etl_reader_clock(const etl_reader *r) { return &r->clock; }
 int etl_reader_compression(const etl_reader *r) { return r->compression; }

@@ -480,7 +480,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     for (unsigned i = 0; rc == ETL_OK && i < c.ncpu; i++) rc = release(&c, i, 0, true);
     if (it) {
         const etl_stats *is = etl_iter_stats(it);
-        st->input_damaged = is->bad_buffers + is->bad_records;
+        st->input_damaged = etl_stats_damaged(is);
         etl_iter_close(it);
     }
     st->encoder = c.enc.stats;
