@@ -70,7 +70,14 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
         c->scratch_cap = want;
     }
     etl_status rc = etl_reader_load_buffer(r, b, c->scratch, c->scratch_cap, &c->data, &it->stats);
-    if (rc != ETL_OK) return rc;
+    if (rc != ETL_OK) {
+        /* A buffer that lied about its size must not keep its memory from the others. */
+        it->scratch_total -= c->scratch_cap;
+        free(c->scratch);
+        c->scratch = NULL;
+        c->scratch_cap = 0;
+        return rc;
+    }
     if (b->truncated && !b->compressed && c->data.n > b->disk_size) c->data.n = b->disk_size;
     c->buf = b;
     c->pos = ETL_BUFFER_HEADER_SIZE;

@@ -113,6 +113,18 @@ static etl_status index_buffers(etl_reader *r)
             off = next;
             continue;
         }
+        /* Uncompressed files have one buffer size (container.md §1): an in-range but
+         * different BufferSize is believed only if no buffer starts at the usual stride. */
+        uint32_t nominal = r->nominal_buffer_size;
+        if (r->uniform && h.buffer_size != nominal && !(h.buffer_flag & ETL_BUFFER_FLAG_COMPRESSED) &&
+            off + nominal < r->size && plausible_header(r, off + nominal)) {
+            st->bad_buffers++;
+            etl_reader_problem(r, st, ETL_E_CORRUPT, off,
+                               "buffer %zu at offset 0x%zx: BufferSize %u differs from the file's %u; using %u",
+                               r->nbufs, off, h.buffer_size, nominal, nominal);
+            h.buffer_size = nominal;
+            if (h.offset > nominal) h.offset = nominal;
+        }
         etl_buf_ent e = {0};
         e.file_off = off;
         e.seq = h.sequence_number;
@@ -224,6 +236,23 @@ static etl_status read_logfile_header(etl_reader *r, etl_diag *diag)
     return ETL_OK;
 }
 
+/*
+ * The logfile header read straight from its record at 0x48, bounded by its own
+ * Size: a damaged buffer 0 header (BufferSize, Offset) must not hide it.
+ */
+static etl_status read_logfile_header_direct(etl_reader *r, etl_diag *diag)
+{
+    etl_span rec = etl_span_from((etl_span){r->data, r->size}, ETL_BUFFER_HEADER_SIZE);
+    uint16_t size = 0;
+    if (etl_ld_u16(rec, 4, &size) && size <= rec.n) rec.n = size;
+    if (etl_logfile_header_decode(rec, &r->hdr) != ETL_OK) {
+        etl_diag_set(diag, ETL_E_NOT_ETL, ETL_BUFFER_HEADER_SIZE,
+                     "not an ETL file: no logfile header (hook 0x0000) at offset 0x48");
+        return ETL_E_NOT_ETL;
+    }
+    return ETL_OK;
+}
+
 static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl_reader **out,
                               etl_diag *diag)
 {
@@ -235,32 +264,45 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
         etl_reader_close(r);
         return ETL_E_NOT_ETL;
     }
-    /* Buffer 0 first, alone: a non-ETL file must not be scanned for headers. */
     etl_buffer_header h0;
     etl_buffer_header_decode((etl_span){r->data, r->size}, &h0);
-    if (h0.buffer_size < ETL_BUFFER_HEADER_SIZE + 0x20 || h0.buffer_size > ETL_MAX_BUFFER_SIZE ||
-        h0.offset < ETL_BUFFER_HEADER_SIZE + 0x20) {
-        etl_diag_set(diag, ETL_E_NOT_ETL, 0, "not an ETL file: no buffer header at offset 0");
-        etl_reader_close(r);
-        return ETL_E_NOT_ETL;
-    }
+    bool h0_ok = h0.buffer_size >= ETL_BUFFER_HEADER_SIZE + 0x20 && h0.buffer_size <= ETL_MAX_BUFFER_SIZE &&
+                 h0.offset >= ETL_BUFFER_HEADER_SIZE + 0x20;
+    bool direct = !(h0.buffer_flag & ETL_BUFFER_FLAG_COMPRESSED);
+    etl_status rc = ETL_OK;
     r->nominal_buffer_size = h0.buffer_size;
-    /* The compression format is needed to read buffer 0 if it is compressed. */
-    r->compression = ETL_COMPRESSION_XPRESS;
-    etl_status rc = index_buffers(r);
+    r->compression = ETL_COMPRESSION_XPRESS; /* to read a compressed buffer 0; fixed below */
+    if (direct) {
+        rc = read_logfile_header_direct(r, diag);
+        if (rc == ETL_OK && r->hdr.buffer_size >= ETL_BUFFER_HEADER_SIZE + 0x20 &&
+            r->hdr.buffer_size <= ETL_MAX_BUFFER_SIZE && (!h0_ok || h0.buffer_size == r->hdr.buffer_size))
+            r->nominal_buffer_size = r->hdr.buffer_size;
+        r->uniform = rc == ETL_OK && !(r->hdr.log_file_mode & ETL_LOG_FILE_MODE_COMPRESSED);
+    } else if (!h0_ok) {
+        /* A compressed buffer 0 needs its own header to be read at all. */
+        etl_diag_set(diag, ETL_E_NOT_ETL, 0, "not an ETL file: no buffer header at offset 0");
+        rc = ETL_E_NOT_ETL;
+    }
+    if (rc == ETL_OK) rc = index_buffers(r);
     etl_map_release(&r->map, 0, r->size); /* the walks page in what they read */
-    if (rc == ETL_OK) rc = read_logfile_header(r, diag);
+    if (rc == ETL_OK && !direct) rc = read_logfile_header(r, diag);
+    if (rc == ETL_OK && direct) {
+        /* Read outside buffer 0's data: say so, the file is damaged there. */
+        uint32_t need = ETL_BUFFER_HEADER_SIZE + etl_rd_u16(r->data + ETL_BUFFER_HEADER_SIZE + 4);
+        if (r->nbufs == 0 || r->bufs[0].file_off != 0 || r->bufs[0].data_end < need) {
+            r->stats.bad_buffers++;
+            etl_reader_problem(r, &r->stats, ETL_E_CORRUPT, 0,
+                               "buffer 0 at offset 0x0: its header does not cover the logfile header record (%u bytes); read it anyway",
+                               need);
+        }
+    }
     if (rc != ETL_OK) {
         if (rc == ETL_E_NOMEM) etl_diag_set(diag, rc, UINT64_MAX, "out of memory");
         etl_reader_close(r);
         return rc;
     }
     /* COMPRESSION_FORMAT_* sits in the low 16 bits of buffer 0's State (snail). */
-    if (r->hdr.log_file_mode & ETL_LOG_FILE_MODE_COMPRESSED) {
-        etl_buffer_header b0;
-        etl_buffer_header_decode((etl_span){r->data, r->size}, &b0);
-        r->compression = (int)(b0.state & 0xFFFF);
-    }
+    if (r->hdr.log_file_mode & ETL_LOG_FILE_MODE_COMPRESSED) r->compression = (int)(h0.state & 0xFFFF);
     etl_clock_init(&r->clock, &r->hdr);
     *out = r;
     return ETL_OK;

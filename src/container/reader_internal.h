@@ -33,7 +33,8 @@ struct etl_reader {
     etl_buf_ent *bufs;
     size_t nbufs;
     unsigned ncpu;
-    uint32_t nominal_buffer_size; /* buffer 0's BufferSize: the stride tried first when resynchronising */
+    uint32_t nominal_buffer_size; /* the logfile header's BufferSize: the stride tried first when resynchronising */
+    bool uniform;          /* not a compressed log: every buffer has the nominal size */
     etl_stats stats;
 };
 
