@@ -196,10 +196,11 @@ etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uin
         st->bad_buffers++;
         st->skipped_bytes += want;
         etl_reader_problem(r, st, rc != ETL_OK ? rc : ETL_E_CORRUPT, b->file_off,
-                           "buffer %u at offset 0x%llx: %s payload of %u bytes expanded to %zu of %zu bytes (%s)",
+                           "buffer %u at offset 0x%llx: %s payload of %u bytes expanded to %zu of the %zu bytes its Offset says (%s)",
                            b->index, (unsigned long long)b->file_off,
                            etl_compression_name((etl_compression)r->compression),
-                           b->disk_size - ETL_BUFFER_HEADER_SIZE, got, want, etl_status_str(rc));
+                           b->disk_size - ETL_BUFFER_HEADER_SIZE, got, want,
+                           rc == ETL_OK ? "stream ended early" : etl_status_str(rc));
         return rc != ETL_OK ? rc : ETL_E_CORRUPT;
     }
     out->p = scratch;

@@ -22,6 +22,7 @@
 #define EVENT_TRACE_FILE_MODE_SEQUENTIAL 0x00000001u
 #define EVENT_TRACE_SYSTEM_LOGGER_MODE 0x02000000u
 #define BUFFER_STATE_FLUSH 3u
+#define COMPRESSION_FORMAT_XPRESS 3u /* buffer 0's State says the format of a compressed log */
 
 typedef struct cpu_buf {
     uint8_t *p;
@@ -119,8 +120,8 @@ static void encode_event(const etl_writer *w, const etl_write_event *ev, uint8_t
     if (ev->len) memcpy(p + o, ev->payload, ev->len);
 }
 
-static void buffer_header(const etl_writer *w, uint8_t *p, uint32_t disk_size, uint32_t used, uint16_t cpu,
-                          uint16_t type, uint16_t flags, uint64_t ts, uint64_t seq)
+static void buffer_header(uint8_t *p, uint32_t disk_size, uint32_t used, uint16_t cpu, uint16_t type,
+                          uint16_t flags, uint64_t ts, uint64_t seq, uint32_t state)
 {
     etl_buffer_header h = {0};
     h.buffer_size = disk_size;
@@ -130,29 +131,36 @@ static void buffer_header(const etl_writer *w, uint8_t *p, uint32_t disk_size, u
     h.sequence_number = seq;
     h.processor_index = cpu;
     h.logger_id = 0; /* NT Kernel Logger */
-    h.state = BUFFER_STATE_FLUSH;
+    h.state = state;
     h.offset = used;
     h.buffer_flag = (uint16_t)(flags | ETL_BUFFER_FLAG_PROC_INDEX);
     h.buffer_type = type;
-    (void)w;
     etl_buffer_header_encode(&h, p);
+}
+
+/* The CPU's buffer, allocated on its first event: a header may claim many more CPUs than log. */
+static cpu_buf *cpu_buffer(etl_writer *w, uint16_t cpu)
+{
+    cpu_buf *b = &w->cpus[cpu];
+    if (!b->p && !(b->p = malloc(w->o.buffer_size))) w->err = ETL_E_NOMEM;
+    return b->p ? b : NULL;
 }
 
 static etl_status flush_cpu(etl_writer *w, uint16_t cpu)
 {
     cpu_buf *b = &w->cpus[cpu];
-    if (b->used <= ETL_BUFFER_HEADER_SIZE) return w->err;
+    if (!b->p || b->used <= ETL_BUFFER_HEADER_SIZE) return w->err;
     uint32_t size = w->o.buffer_size;
     if (w->o.compress) {
         size_t zn = 0;
         etl_status st = etl_xpress_compress(b->p + ETL_BUFFER_HEADER_SIZE, b->used - ETL_BUFFER_HEADER_SIZE,
                                             w->zbuf + ETL_BUFFER_HEADER_SIZE, w->zcap - ETL_BUFFER_HEADER_SIZE, &zn);
         if (st != ETL_OK) return w->err = st;
-        buffer_header(w, w->zbuf, (uint32_t)(ETL_BUFFER_HEADER_SIZE + zn), b->used, cpu, ETL_BUFFER_TYPE_GENERIC,
-                      ETL_BUFFER_FLAG_COMPRESSED, b->last_ts, w->seq++);
+        buffer_header(w->zbuf, (uint32_t)(ETL_BUFFER_HEADER_SIZE + zn), b->used, cpu, ETL_BUFFER_TYPE_GENERIC,
+                      ETL_BUFFER_FLAG_COMPRESSED, b->last_ts, w->seq++, BUFFER_STATE_FLUSH);
         put(w, w->zbuf, ETL_BUFFER_HEADER_SIZE + zn);
     } else {
-        buffer_header(w, b->p, size, b->used, cpu, ETL_BUFFER_TYPE_GENERIC, 0, b->last_ts, w->seq++);
+        buffer_header(b->p, size, b->used, cpu, ETL_BUFFER_TYPE_GENERIC, 0, b->last_ts, w->seq++, BUFFER_STATE_FLUSH);
         memset(b->p + b->used, 0xFF, size - b->used);
         put(w, b->p, size);
     }
@@ -193,8 +201,8 @@ static etl_status write_header_buffer(etl_writer *w, bool final)
     }
     if (st == ETL_OK) {
         memset(p + o, 0xFF, w->o.buffer_size - o);
-        buffer_header(w, p, w->o.buffer_size, (uint32_t)o, 0, ETL_BUFFER_TYPE_HEADER, ETL_BUFFER_FLAG_FLUSH_MARKER,
-                      w->o.start_ts, 0);
+        buffer_header(p, w->o.buffer_size, (uint32_t)o, 0, ETL_BUFFER_TYPE_HEADER, ETL_BUFFER_FLAG_FLUSH_MARKER,
+                      w->o.start_ts, 0, w->o.compress ? COMPRESSION_FORMAT_XPRESS : BUFFER_STATE_FLUSH);
         if (final) {
             if (fflush(w->f) != 0 || fseeko(w->f, 0, SEEK_SET) != 0) st = ETL_E_IO;
             if (st == ETL_OK && fwrite(p, 1, w->o.buffer_size, w->f) != w->o.buffer_size) st = ETL_E_IO;
@@ -249,11 +257,7 @@ etl_status etl_writer_open(const char *path, const etl_writer_options *opts, etl
     w->zcap = ETL_BUFFER_HEADER_SIZE + etl_xpress_compress_bound(w->o.buffer_size);
     w->zbuf = w->o.compress ? malloc(w->zcap) : NULL;
     bool ok = w->cpus && (!w->o.compress || w->zbuf);
-    for (uint32_t c = 0; ok && c < w->o.ncpu; c++) {
-        w->cpus[c].p = malloc(w->o.buffer_size);
-        w->cpus[c].used = ETL_BUFFER_HEADER_SIZE;
-        ok = w->cpus[c].p != NULL;
-    }
+    for (uint32_t c = 0; ok && c < w->o.ncpu; c++) w->cpus[c].used = ETL_BUFFER_HEADER_SIZE; /* allocated on first use */
     w->seq = 1;
     w->f = ok ? fopen(path, "wb") : NULL;
     if (!w->f) {
@@ -282,7 +286,8 @@ etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev)
     size_t size = header_len(ev) + ev->len;
     size_t aligned = (size + 7) & ~(size_t)7;
     if (size > 0xFFFF || aligned > w->o.buffer_size - ETL_BUFFER_HEADER_SIZE) return ETL_E_RANGE;
-    cpu_buf *b = &w->cpus[ev->cpu];
+    cpu_buf *b = cpu_buffer(w, ev->cpu);
+    if (!b) return w->err;
     if (b->used + aligned > w->o.buffer_size && flush_cpu(w, ev->cpu) != ETL_OK) return w->err;
     uint8_t *p = b->p + b->used;
     encode_event(w, ev, p, size);
@@ -299,7 +304,8 @@ etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, con
     if (cpu >= w->o.ncpu) return ETL_E_INVALID_ARG;
     size_t aligned = (size + 7) & ~(size_t)7;
     if (size > 0xFFFF || aligned > w->o.buffer_size - ETL_BUFFER_HEADER_SIZE) return ETL_E_RANGE;
-    cpu_buf *b = &w->cpus[cpu];
+    cpu_buf *b = cpu_buffer(w, cpu);
+    if (!b) return w->err;
     if (b->used + aligned > w->o.buffer_size && flush_cpu(w, cpu) != ETL_OK) return w->err;
     memcpy(b->p + b->used, rec, size);
     memset(b->p + b->used + size, 0, aligned - size);
