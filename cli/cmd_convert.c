@@ -141,6 +141,9 @@ int cmd_convert(int argc, char **argv)
     if (st.order_overflows && !quiet)
         fprintf(stderr, "%s: warning: %llu times a CPU held too many events to keep time order\n", prog,
                 (unsigned long long)st.order_overflows);
-    if (fflush(stdout) != 0) return EXIT_IO;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "%s: write error on standard output\n", prog);
+        return EXIT_IO;
+    }
     return st.input_damaged ? EXIT_DAMAGED : EXIT_OK;
 }

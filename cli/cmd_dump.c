@@ -395,7 +395,10 @@ int cmd_dump(int argc, char **argv)
     etl_cswitch sw;
     uint64_t n = 0, seen = 0;
     while (n < o.limit && etl_iter_next(it, &rec) == ETL_OK) {
-        if ((++seen & 0xFFFF) == 0) cli_progress_update(&bar, etl_iter_progress(it));
+        if ((++seen & 0xFFFF) == 0) {
+            cli_progress_update(&bar, etl_iter_progress(it));
+            if (ferror(stdout)) break; /* a closed pipe or a full disk: no use going on */
+        }
         uint16_t hook;
         int kernel = etl_record_kernel_hook(&rec, &hook);
         if (o.hooks && (!kernel || !o.hooks[hook])) continue;
