@@ -14,7 +14,7 @@ for bin in "$build"/tests/fuzz/fuzz_*; do
   name=$(basename "$bin")
   corpus="$work/$name"; mkdir -p "$corpus"
   [ -d "$here/seeds/$name" ] && cp "$here/seeds/$name"/* "$corpus"/ 2>/dev/null || true
-  if [ "$name" = fuzz_reader ]; then
+  if [ "$name" = fuzz_reader ] || [ "$name" = fuzz_convert ]; then
     for s in "$samples"/*.etl "$here"/../data/*.etl; do
       [ -f "$s" ] && head -c 65536 "$s" > "$corpus/$(basename "$s")"
     done
