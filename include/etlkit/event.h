@@ -19,9 +19,6 @@
 extern "C" {
 #endif
 
-/* PERFINFO_LOG_TYPE_CONTEXTSWAP_BATCH */
-#define ETL_HOOK_CSWITCH_BATCH 0x0525
-
 typedef enum etl_event_kind {
     ETL_EVENT_OTHER = 0,       /* not an event etlkit decodes */
     ETL_EVENT_CSWITCH,         /* 0x0524 */

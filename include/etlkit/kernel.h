@@ -51,6 +51,7 @@ enum {
     ETL_HOOK_THREAD_DC_START = 0x0503,
     ETL_HOOK_THREAD_DC_END = 0x0504,
     ETL_HOOK_CSWITCH = 0x0524,          /* etl_cswitch */
+    ETL_HOOK_CSWITCH_BATCH = 0x0525,    /* PERFINFO_CCSWAP_BUFFER: etlkit/ccswap.h */
     ETL_HOOK_SPINLOCK = 0x0529,         /* etl_spinlock */
     ETL_HOOK_READY_THREAD = 0x0532,     /* etl_ready_thread */
     ETL_HOOK_THREAD_SET_NAME = 0x0548   /* etl_thread_setname */

@@ -16,17 +16,6 @@
 #include <unistd.h>
 #include "base/mapfile.h"
 
-void etl_diag_set(etl_diag *d, etl_status st, uint64_t file_offset, const char *fmt, ...)
-{
-    if (!d) return;
-    d->status = st;
-    d->file_offset = file_offset;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
-    va_end(ap);
-}
-
 static etl_status read_all(int fd, etl_map *m, const char *path, etl_diag *diag)
 {
     size_t cap = 1 << 20, n = 0;

@@ -3,6 +3,7 @@
 #define ETLKIT_SRC_BASE_MAPFILE_H
 
 #include "etlkit/base.h"
+#include "base/diag.h"
 
 typedef struct etl_map {
     const uint8_t *data;
@@ -22,9 +23,5 @@ void etl_map_close(etl_map *m);
  * again from the file if touched later). No effect on a read() copy.
  */
 void etl_map_release(const etl_map *m, uint64_t off, uint64_t len);
-
-/* Fills a diag: printf-style message, status and file offset. */
-void etl_diag_set(etl_diag *d, etl_status st, uint64_t file_offset, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -1,5 +1,8 @@
 /* status.c - names for status codes, and GUID formatting. */
+#include <stdarg.h>
+#include <stdio.h>
 #include "etlkit/base.h"
+#include "base/diag.h"
 
 const char *etl_status_str(etl_status st)
 {
@@ -32,4 +35,15 @@ void etl_guid_format(const etl_guid *g, char out[37])
         out[o++] = hex[b[i] & 15];
     }
     out[o] = 0;
+}
+
+void etl_diag_set(etl_diag *d, etl_status st, uint64_t file_offset, const char *fmt, ...)
+{
+    if (!d) return;
+    d->status = st;
+    d->file_offset = file_offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "container/reader_internal.h"
+#include "base/bytes.h"
 
 /* Total decompression scratch one iterator may hold: bounds memory on hostile files. */
 #define SCRATCH_BUDGET (512u << 20)
@@ -103,21 +104,16 @@ static etl_status cursor_advance(etl_iter *it, cursor *c)
         if (rc != ETL_END) {
             const etl_buf_ent *b = c->buf;
             uint64_t at = b->compressed ? b->file_off : b->file_off + c->pos;
-            uint16_t sz = 0;
-            if (c->pos + 6 <= c->data.n) {
-                const uint8_t *p = c->data.p + c->pos;
-                uint8_t t = p[2];
-                bool k = t <= 4 || t == 0x10 || t == 0x11;
-                sz = (uint16_t)(p[k ? 4 : 0] | p[k ? 5 : 1] << 8);
-            }
+            uint32_t marker = 0;
+            etl_ld_u32(c->data, c->pos, &marker);
             it->stats.bad_records++;
             it->stats.bad_buffers++;
             it->stats.skipped_bytes += c->data.n - c->pos;
             etl_reader_problem(it->r, &it->stats, rc, at,
-                               "buffer %u at offset 0x%llx: record at +0x%zx: %s (size %u, %zu bytes left in buffer); rest of buffer skipped",
-                               b->index, (unsigned long long)b->file_off, c->pos,
-                               rc == ETL_E_TRUNCATED ? "size runs past the buffer's data" : "corrupt header",
-                               sz, c->data.n - c->pos);
+                               "buffer %u at offset 0x%llx: record at +0x%zx (marker 0x%08x): %s, %zu bytes left in buffer; rest of buffer skipped",
+                               b->index, (unsigned long long)b->file_off, c->pos, marker,
+                               rc == ETL_E_TRUNCATED ? "its size runs past the buffer's data" : "not a valid trace header",
+                               c->data.n - c->pos);
         }
         etl_map_release(&it->r->map, c->buf->file_off, c->buf->disk_size);
         c->buf = NULL;
