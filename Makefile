@@ -48,9 +48,15 @@ fuzz:
 	cmake --build $(FUZZ_BUILD) -j$(JOBS)
 	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(SHARED)/samples
 
-# Read throughput on the real samples and, if present, synthesized large files (not a test).
-bench: build
-	$(BUILD)/bench_read -n 5 $(SHARED)/samples/*.etl $(wildcard $(BUILD)/bench-*.etl)
+# Read throughput on the real samples and on 1 GiB synthesized traces, made on first use (not a test).
+$(BUILD)/bench-large-full.etl: | build
+	$(BUILD)/etlkit synth --preset large --cswitch full -o $@
+
+$(BUILD)/bench-large-compact.etl: | build
+	$(BUILD)/etlkit synth --preset large --cswitch compact -o $@
+
+bench: build $(BUILD)/bench-large-full.etl $(BUILD)/bench-large-compact.etl
+	$(BUILD)/bench_read -n 3 $(SHARED)/samples/*.etl $(BUILD)/bench-large-full.etl $(BUILD)/bench-large-compact.etl
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-test $(ASAN_BUILD) $(FUZZ_BUILD)
