@@ -2,7 +2,7 @@
 # deps.sh [build|test] - installs the Debian packages etlkit needs, only those missing.
 # "build" is what compiling the tool needs; "test" adds the test, sanitizer and fuzz tools.
 set -eu
-want="gcc make cmake pkg-config libsqlite3-dev"
+want="gcc make cmake pkg-config"
 if [ "${1:-build}" = test ]; then
   want="$want libcmocka-dev libjansson-dev zlib1g-dev clang libclang-rt-14-dev"
 fi
