@@ -184,8 +184,25 @@ static etl_status release(conv *c, unsigned cpu, uint64_t until, bool all)
             st = write_cswitch(c, &q->sw[q->sw_head++]);
         }
     }
-    if (q->rec_head == q->rec_n) q->rec_head = q->rec_n = q->arena_n = 0;
-    if (q->sw_head == q->sw_n) q->sw_head = q->sw_n = 0;
+    /* Reuse the space of what went out, so that a CPU that always holds something stays small. */
+    if (q->rec_head == q->rec_n) {
+        q->rec_head = q->rec_n = q->arena_n = 0;
+    } else if (q->rec_head * 2 > q->rec_n) {
+        size_t base = q->rec[q->rec_head].off, left = q->rec_n - q->rec_head;
+        memmove(q->arena, q->arena + base, q->arena_n - base);
+        q->arena_n -= base;
+        memmove(q->rec, q->rec + q->rec_head, left * sizeof *q->rec);
+        for (size_t i = 0; i < left; i++) q->rec[i].off -= base;
+        q->rec_head = 0;
+        q->rec_n = left;
+    }
+    if (q->sw_head == q->sw_n) {
+        q->sw_head = q->sw_n = 0;
+    } else if (q->sw_head * 2 > q->sw_n) {
+        memmove(q->sw, q->sw + q->sw_head, (q->sw_n - q->sw_head) * sizeof *q->sw);
+        q->sw_n -= q->sw_head;
+        q->sw_head = 0;
+    }
     return st;
 }
 
