@@ -116,7 +116,8 @@ static etl_status index_buffers(etl_reader *r)
         /* Uncompressed files have one buffer size (container.md §1): an in-range but
          * different BufferSize is believed only if no buffer starts at the usual stride. */
         uint32_t nominal = r->nominal_buffer_size;
-        if (r->uniform && h.buffer_size != nominal && !(h.buffer_flag & ETL_BUFFER_FLAG_COMPRESSED) &&
+        bool nominal_ok = nominal >= ETL_BUFFER_HEADER_SIZE + 0x20 && nominal <= ETL_MAX_BUFFER_SIZE;
+        if (r->uniform && nominal_ok && h.buffer_size != nominal && !(h.buffer_flag & ETL_BUFFER_FLAG_COMPRESSED) &&
             off + nominal < r->size && plausible_header(r, off + nominal)) {
             st->bad_buffers++;
             etl_reader_problem(r, st, ETL_E_CORRUPT, off,
@@ -160,6 +161,7 @@ static etl_status index_buffers(etl_reader *r)
         if (e.compressed) st->compressed_buffers++;
         etl_status rc = push_buffer(r, &cap, &e);
         if (rc != ETL_OK) return rc;
+        /* h.buffer_size >= 0x48 here: every turn moves forward. */
         off += h.buffer_size < r->size - off ? h.buffer_size : r->size - off;
     }
     return ETL_OK;

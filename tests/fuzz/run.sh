@@ -15,6 +15,7 @@ for bin in "$build"/tests/fuzz/fuzz_*; do
   corpus="$work/$name"; mkdir -p "$corpus"
   [ -d "$here/seeds/$name" ] && cp "$here/seeds/$name"/* "$corpus"/ 2>/dev/null || true
   if [ "$name" = fuzz_reader ] || [ "$name" = fuzz_convert ]; then
+    cp "$here"/../data/regressions/*.etl "$corpus"/ 2>/dev/null || true
     for s in "$samples"/*.etl "$here"/../data/*.etl; do
       [ -f "$s" ] && head -c 65536 "$s" > "$corpus/$(basename "$s")"
     done
