@@ -40,6 +40,8 @@ for f in "$tmp/text.etl" /dev/null; do
   expect "not ETL one line ($f)" [ "$(wc -l < "$tmp/err")" -eq 1 ]
   expect "not ETL no stdout ($f)" [ ! -s "$tmp/out" ]
 done
+# An endless stream that is not a trace stops at its first header instead of eating memory.
+timeout 20 "$etlkit" info /dev/zero >/dev/null 2>&1; check "/dev/zero" 2 $?
 head -c 4096 /dev/urandom > "$tmp/random.etl"
 "$etlkit" dump "$tmp/random.etl" >/dev/null 2>"$tmp/err"; check "random bytes" 2 $?
 "$etlkit" info "$tmp/does-not-exist.etl" >/dev/null 2>"$tmp/err"; check "missing file" 1 $?
