@@ -515,8 +515,9 @@ etl_status etl_groupmask_encode(const etl_groupmask *in, uint8_t *out, size_t ca
 /* True if any bit of perf_const is set in its mask (the kernel's PerfIsGroupOnInGroupMask). */
 bool etl_groupmask_test(const etl_groupmask *m, uint32_t perf_const);
 
-/* Sets perf_const's bits in its mask. */
+/* Sets / clears perf_const's bits in its mask. */
 void etl_groupmask_set(etl_groupmask *m, uint32_t perf_const);
+void etl_groupmask_clear(etl_groupmask *m, uint32_t perf_const);
 
 /*
  * Names of the set flags, one per single-bit constant ("PERF_CONTEXT_SWITCH";

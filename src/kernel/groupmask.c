@@ -41,6 +41,11 @@ void etl_groupmask_set(etl_groupmask *m, uint32_t perf_const)
     m->masks[MASK_INDEX(perf_const)] |= MASK_BITS(perf_const);
 }
 
+void etl_groupmask_clear(etl_groupmask *m, uint32_t perf_const)
+{
+    m->masks[MASK_INDEX(perf_const)] &= ~MASK_BITS(perf_const);
+}
+
 /*
  * One name per single bit, in mask order. Masks[0] bits are the documented
  * EVENT_TRACE_FLAG_* values; where ntwmi.h gives no single-bit PERF_ alias

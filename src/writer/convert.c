@@ -310,13 +310,18 @@ static etl_status encode_switch(conv *c, const etl_cswitch *sw)
     return write_batch(c, &b, sw->ts);
 }
 
+/* A mask that logs context switches says in which form: the one this conversion writes. */
+static void set_switch_form(etl_groupmask *m, int cswitch)
+{
+    if (!etl_groupmask_test(m, ETL_PERF_CONTEXT_SWITCH)) return;
+    if (cswitch == ETL_CSWITCH_COMPACT) etl_groupmask_set(m, ETL_PERF_COMPACT_CSWITCH);
+    else if (cswitch == ETL_CSWITCH_FULL) etl_groupmask_clear(m, ETL_PERF_COMPACT_CSWITCH);
+}
+
 static etl_status rewrite_group_mask(conv *c, const etl_record *r, const etl_groupmask *gm)
 {
     etl_groupmask m = *gm;
-    if (etl_groupmask_test(&m, ETL_PERF_CONTEXT_SWITCH)) {
-        if (c->o->cswitch == ETL_CSWITCH_COMPACT) etl_groupmask_set(&m, ETL_PERF_COMPACT_CSWITCH);
-        else if (c->o->cswitch == ETL_CSWITCH_FULL) m.masks[1] &= ~(ETL_PERF_COMPACT_CSWITCH & 0x1FFFFFFFu);
-    }
+    set_switch_form(&m, c->o->cswitch);
     uint8_t out[256]; /* header + ext items + ETW_KERNEL_HEADER_EXTENSION */
     size_t hl = (size_t)(r->payload.p - r->data), n = 0;
     if (r->size > sizeof out) return emit(c, r->cpu, r->ts, r->data, r->size); /* keep what we cannot redo */
@@ -455,14 +460,8 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     wo.header_pid = h->header_pid;
     find_group_mask(rd, &wo.group_mask);
     c.expect_batches = etl_groupmask_test(&wo.group_mask, ETL_PERF_COMPACT_CSWITCH);
-    if (etl_groupmask_test(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH) || o->cswitch == ETL_CSWITCH_COMPACT) {
-        if (o->cswitch == ETL_CSWITCH_COMPACT) {
-            etl_groupmask_set(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH);
-            etl_groupmask_set(&wo.group_mask, ETL_PERF_COMPACT_CSWITCH);
-        } else if (o->cswitch == ETL_CSWITCH_FULL) {
-            wo.group_mask.masks[1] &= ~(ETL_PERF_COMPACT_CSWITCH & 0x1FFFFFFFu);
-        }
-    }
+    if (o->cswitch == ETL_CSWITCH_COMPACT) etl_groupmask_set(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH); /* it writes batches */
+    set_switch_form(&wo.group_mask, o->cswitch);
 
     c.q = calloc(c.ncpu, sizeof *c.q);
     c.src = calloc(c.ncpu, 1);
