@@ -1,0 +1,52 @@
+/*
+ * idmap.h - the project's one hash table: 64-bit ids (thread ids, process ids,
+ * hashed GUIDs, addresses) to 32-bit values (usually an index into an array the
+ * caller owns). Open addressing with linear probing over a well-mixed hash
+ * (the splitmix64 finalizer), so ids that differ only in high or low bits (TIDs
+ * that are multiples of 65536, GUIDs that differ in one byte) spread evenly and
+ * every operation is O(1) expected whatever the input. Deletion shifts entries
+ * back, so no tombstones build up. Grows by doubling at half load.
+ */
+#ifndef ETLKIT_IDMAP_H
+#define ETLKIT_IDMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include "etlkit/base.h"
+
+#define ETL_IDMAP_EMPTY UINT32_MAX /* the one value that cannot be stored */
+
+typedef struct etl_idmap {
+    uint64_t *keys;
+    uint32_t *vals; /* ETL_IDMAP_EMPTY marks a free slot */
+    size_t cap;     /* 0 or a power of two */
+    size_t count;
+} etl_idmap;
+
+/* A 64-bit mixer with full avalanche (splitmix64's finalizer). */
+static inline uint64_t etl_hash_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+/* Hashes n bytes into 64 bits (every byte counts). */
+uint64_t etl_hash_bytes(const void *p, size_t n);
+
+void etl_idmap_init(etl_idmap *m);
+void etl_idmap_free(etl_idmap *m);
+/* Empties the map, keeping its memory. */
+void etl_idmap_clear(etl_idmap *m);
+/* The value stored for key, or ETL_IDMAP_EMPTY. */
+uint32_t etl_idmap_get(const etl_idmap *m, uint64_t key);
+/* Inserts or overwrites. ETL_E_INVALID_ARG for val == ETL_IDMAP_EMPTY; ETL_E_NOMEM. */
+etl_status etl_idmap_put(etl_idmap *m, uint64_t key, uint32_t val);
+/* Removes key; returns whether it was there. */
+bool etl_idmap_remove(etl_idmap *m, uint64_t key);
+
+#endif
