@@ -70,5 +70,8 @@ int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_cpu(int argc, char **argv);
+int cmd_waits(int argc, char **argv);
+int cmd_switches(int argc, char **argv);
 
 #endif

@@ -12,6 +12,9 @@ static const struct cmd {
     {"dump", cmd_dump, "print every record, as JSON lines, CSV or text"},
     {"synth", cmd_synth, "write a simulated kernel trace (seeded) and its ground truth"},
     {"convert", cmd_convert, "rewrite a trace: CSwitch events <-> compact batches, recompress"},
+    {"cpu", cmd_cpu, "CPU time per CPU, process and thread (CPU Usage (Precise))"},
+    {"waits", cmd_waits, "ready latency and waits per thread and per wait reason"},
+    {"switches", cmd_switches, "the CPU Usage (Precise) rows: one per switch-in, WPA's columns"},
 };
 
 static void usage(FILE *f)

@@ -321,6 +321,12 @@ typedef enum etl_order {
 } etl_order;
 
 etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out);
+/*
+ * One CPU's records alone, in time order (its buffers by SequenceNumber): a second
+ * cursor over a CPU's stream, e.g. to read its compact batches ahead of the rest.
+ * The stats count only what this iterator reads.
+ */
+etl_status etl_iter_open_cpu(etl_reader *r, unsigned cpu, etl_iter **out);
 /* ETL_OK with the next record, ETL_END at the end. Never fails on bad input. */
 etl_status etl_iter_next(etl_iter *it, etl_record *rec);
 /* Reader stats plus what this iterator skipped so far. */

@@ -48,7 +48,8 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
 {
     const etl_reader *r = it->r;
     it->progress += b->disk_size;
-    if (b->compressed && c->scratch_cap < b->data_end) {
+    /* Over the session's BufferSize, etl_reader_load_buffer refuses it: no memory for it. */
+    if (b->compressed && c->scratch_cap < b->data_end && b->data_end <= etl_reader_data_cap(r)) {
         size_t want = b->data_end;
         if (it->scratch_total - c->scratch_cap + want > SCRATCH_BUDGET) {
             it->stats.bad_buffers++;
@@ -150,7 +151,8 @@ static void heap_down(etl_iter *it, unsigned i)
     }
 }
 
-etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out)
+/* only_cpu < 0: every CPU; otherwise a time-order iterator over that CPU's buffers alone. */
+static etl_status iter_open(etl_reader *r, etl_order order, long only_cpu, etl_iter **out)
 {
     *out = NULL;
     etl_iter *it = calloc(1, sizeof *it);
@@ -181,8 +183,10 @@ etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out)
             size_t j = i;
             unsigned cpu = it->lists[i]->cpu;
             while (j < r->nbufs && it->lists[j]->cpu == cpu) j++;
-            it->cur[cpu].list = it->lists + i;
-            it->cur[cpu].n = j - i;
+            if (only_cpu < 0 || (long)cpu == only_cpu) {
+                it->cur[cpu].list = it->lists + i;
+                it->cur[cpu].n = j - i;
+            }
             i = j;
         }
     } else {
@@ -196,6 +200,16 @@ etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out)
     }
     *out = it;
     return ETL_OK;
+}
+
+etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out)
+{
+    return iter_open(r, order, -1, out);
+}
+
+etl_status etl_iter_open_cpu(etl_reader *r, unsigned cpu, etl_iter **out)
+{
+    return iter_open(r, ETL_ORDER_TIME, cpu, out);
 }
 
 etl_status etl_iter_next(etl_iter *it, etl_record *rec)

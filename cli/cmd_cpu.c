@@ -1,0 +1,297 @@
+/* cmd_cpu.c - `etlkit cpu`: CPU time per CPU, process and thread (WPA's CPU Usage (Precise) by process). */
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+
+static void help(void)
+{
+    printf("Usage: %s cpu FILE [OPTIONS]\n\n"
+           "CPU time per CPU, per process and per thread, from the context switches (CSwitch\n"
+           "events or compact batches): each switch-in runs until the next switch on its CPU.\n"
+           "Busy + idle = the window on every CPU; threads and processes sorted by CPU time.\n\n"
+           "  --interval T             also the utilisation per interval of T (e.g. 100ms), per CPU\n"
+           "                           and per top process, slices split at interval edges\n",
+           prog);
+    rep_help_common();
+    printf("\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n");
+}
+
+/* Hundredths of a percent of part over whole, rounded down. */
+static int64_t pct100(int64_t part, int64_t whole)
+{
+    return whole > 0 ? (int64_t)((__int128)part * 10000 / whole) : 0;
+}
+
+static void json_thread(jw *w, const rep_run *run, const etl_usage_thread *t)
+{
+    const etl_sched_thread *st = etl_sched_thread_at(run->model, t->thread);
+    char label[256];
+    jw_obj(w, NULL);
+    jw_u64(w, "tid", st->tid);
+    if (st->pid != UINT32_MAX) jw_u64(w, "pid", st->pid);
+    else jw_null(w, "pid");
+    jw_str(w, "process", etl_sched_process_name(run->model, t->thread));
+    jw_str(w, "process_label", rep_process_label(run->model, t->thread, label));
+    jw_str(w, "name", rep_thread_name(run->model, t->thread));
+    jw_i64(w, "cpu_ns", t->cpu_ns);
+    jw_u64(w, "switches", t->switches);
+    jw_u64(w, "voluntary", t->voluntary);
+    jw_u64(w, "involuntary", t->involuntary);
+    jw_i64(w, "first_ns", t->first_ns);
+    jw_i64(w, "last_ns", t->last_ns);
+    jw_obj_end(w);
+}
+
+static int process_selected(const rep_args *a, const rep_run *run, const etl_usage *u, const etl_usage_process *p)
+{
+    if (!a->process && a->thread < 0) return 1;
+    for (size_t i = 0; i < u->nthreads; i++) {
+        const etl_sched_thread *t = etl_sched_thread_at(run->model, u->threads[i].thread);
+        uint32_t proc = t->process < (uint32_t)-2 ? t->process : ETL_SCHED_NONE;
+        if (proc == p->process && rep_thread_selected(a, run->model, u->threads[i].thread)) return 1;
+    }
+    return 0;
+}
+
+static const char *proc_name(const rep_run *run, const etl_usage_process *p, char label[256], uint32_t *pid)
+{
+    const etl_sched_process *sp = etl_sched_process_at(run->model, p->process);
+    *pid = sp ? sp->pid : UINT32_MAX;
+    if (!sp) return strcpy(label, "Unknown");
+    snprintf(label, 256, "%s", sp->name ? etl_sched_names(run->model) + sp->name : "Unknown");
+    return label;
+}
+
+static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u)
+{
+    jw w;
+    jw_init(&w, stdout);
+    jw_obj(&w, NULL);
+    jw_str(&w, "file", run->in.path);
+    jw_obj(&w, "window");
+    jw_i64(&w, "start_ns", u->o.v0);
+    jw_i64(&w, "end_ns", u->o.v1);
+    jw_obj_end(&w);
+    jw_u64(&w, "num_cpus", u->ncpus);
+    int64_t busy = 0, idle = 0, unknown = 0;
+    jw_arr(&w, "cpus");
+    for (size_t c = 0; c < u->ncpus; c++) {
+        const etl_usage_cpu *k = &u->cpus[c];
+        busy += k->busy_ns;
+        idle += k->idle_ns;
+        unknown += k->unknown_ns;
+        jw_obj(&w, NULL);
+        jw_u64(&w, "cpu", c);
+        jw_i64(&w, "busy_ns", k->busy_ns);
+        jw_i64(&w, "idle_ns", k->idle_ns);
+        jw_i64(&w, "unknown_ns", k->unknown_ns);
+        jw_u64(&w, "switches", k->switches);
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    jw_i64(&w, "busy_ns", busy);
+    jw_i64(&w, "idle_ns", idle);
+    jw_i64(&w, "unknown_ns", unknown);
+    jw_arr(&w, "processes");
+    unsigned shown = 0;
+    for (size_t i = 0; i < u->nprocesses && (!a->top || shown < a->top); i++) {
+        const etl_usage_process *p = &u->processes[i];
+        if (!process_selected(a, run, u, p)) continue;
+        shown++;
+        char label[256];
+        uint32_t pid;
+        proc_name(run, p, label, &pid);
+        jw_obj(&w, NULL);
+        if (pid != UINT32_MAX) jw_u64(&w, "pid", pid);
+        else jw_null(&w, "pid");
+        jw_str(&w, "name", label);
+        jw_i64(&w, "cpu_ns", p->cpu_ns);
+        jw_u64(&w, "switches", p->switches);
+        jw_u64(&w, "threads", p->threads);
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    jw_arr(&w, "threads");
+    shown = 0;
+    for (size_t i = 0; i < u->nthreads && (!a->top || shown < a->top); i++) {
+        if (!rep_thread_selected(a, run->model, u->threads[i].thread)) continue;
+        shown++;
+        json_thread(&w, run, &u->threads[i]);
+    }
+    jw_arr_end(&w);
+    if (u->o.interval_ns > 0) {
+        size_t np = u->nprocesses < (a->top ? a->top : 10) ? u->nprocesses : (a->top ? a->top : 10);
+        jw_arr(&w, "intervals");
+        for (size_t b = 0; b < u->nbuckets; b++) {
+            int64_t s = u->o.v0 + (int64_t)b * u->o.interval_ns, e = s + u->o.interval_ns;
+            if (e > u->o.v1) e = u->o.v1;
+            jw_obj(&w, NULL);
+            jw_i64(&w, "start_ns", s);
+            jw_i64(&w, "end_ns", e);
+            int64_t tot = 0;
+            jw_arr(&w, "cpus");
+            for (size_t c = 0; c < u->bucket_stride; c++) {
+                int64_t v = u->bucket_cpu_busy[b * u->bucket_stride + c];
+                tot += v;
+                jw_i64(&w, NULL, v);
+            }
+            jw_arr_end(&w);
+            jw_i64(&w, "busy_ns", tot);
+            jw_arr(&w, "processes");
+            for (size_t j = 0; u->bucket_proc_busy && j < np; j++) {
+                char label[256];
+                uint32_t pid;
+                proc_name(run, &u->processes[j], label, &pid);
+                jw_obj(&w, NULL);
+                if (pid != UINT32_MAX) jw_u64(&w, "pid", pid);
+                else jw_null(&w, "pid");
+                jw_str(&w, "name", label);
+                jw_i64(&w, "busy_ns", u->bucket_proc_busy[b * u->nprocesses + j]);
+                jw_obj_end(&w);
+            }
+            jw_arr_end(&w);
+            jw_obj_end(&w);
+        }
+        jw_arr_end(&w);
+    }
+    rep_json_anomalies(run, &w);
+    jw_obj_end(&w);
+    jw_end(&w);
+}
+
+static void print_table(const rep_args *a, const rep_run *run, const etl_usage *u)
+{
+    int64_t win = (u->o.v1 - u->o.v0) * (int64_t)(u->ncpus ? u->ncpus : 1);
+    char b1[32], b2[32], b3[32], b4[32], b5[32], label[256];
+    if (a->format == FMT_TEXT) {
+        rep_print_header(run, "etlkit cpu");
+        printf("\n");
+        static const char *const ch[] = {"=CPU", "=Busy", "=Idle", "=Unknown", "=Busy %", "=Switches"};
+        tbl t;
+        tbl_init(&t, 6, ch);
+        int64_t busy = 0, idle = 0, unk = 0;
+        uint64_t sw = 0;
+        for (size_t c = 0; c < u->ncpus; c++) {
+            const etl_usage_cpu *k = &u->cpus[c];
+            busy += k->busy_ns;
+            idle += k->idle_ns;
+            unk += k->unknown_ns;
+            sw += k->switches;
+            snprintf(b5, sizeof b5, "%zu", c);
+            char s[24];
+            snprintf(s, sizeof s, "%llu", (unsigned long long)k->switches);
+            const char *row[] = {b5, fmt_dur(b1, k->busy_ns), fmt_dur(b2, k->idle_ns), fmt_dur(b3, k->unknown_ns),
+                                 fmt_fixed(b4, pct100(k->busy_ns, u->o.v1 - u->o.v0), 2), s};
+            tbl_row(&t, row);
+        }
+        char s[24];
+        snprintf(s, sizeof s, "%llu", (unsigned long long)sw);
+        const char *row[] = {"all", fmt_dur(b1, busy), fmt_dur(b2, idle), fmt_dur(b3, unk),
+                             fmt_fixed(b4, pct100(busy, win), 2), s};
+        tbl_row(&t, row);
+        tbl_print_text(&t, stdout, "");
+        tbl_free(&t);
+        printf("\n");
+        static const char *const ph[] = {"Process", "=PID", "=CPU time", "=% CPU", "=Threads", "=Switches"};
+        tbl_init(&t, 6, ph);
+        unsigned shown = 0;
+        for (size_t i = 0; i < u->nprocesses && shown < (a->top ? a->top : 20); i++) {
+            const etl_usage_process *p = &u->processes[i];
+            if (!process_selected(a, run, u, p)) continue;
+            shown++;
+            uint32_t pid;
+            proc_name(run, p, label, &pid);
+            char ps[16], th[16], sws[24];
+            snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
+            snprintf(th, sizeof th, "%u", p->threads);
+            snprintf(sws, sizeof sws, "%llu", (unsigned long long)p->switches);
+            const char *r[] = {label, ps, fmt_dur(b1, p->cpu_ns), fmt_fixed(b2, pct100(p->cpu_ns, win), 2), th, sws};
+            tbl_row(&t, r);
+        }
+        tbl_print_text(&t, stdout, "");
+        tbl_free(&t);
+        printf("\n");
+    }
+    static const char *const th[] = {"=TID", "Process", "Thread name", "=CPU time", "=% CPU", "=Switches",
+                                     "=Voluntary", "=Involuntary"};
+    static const char *const thc[] = {"tid", "process", "name", "cpu_ns", "cpu_pct", "switches", "voluntary",
+                                      "involuntary"};
+    tbl t;
+    tbl_init(&t, 8, a->format == FMT_CSV ? thc : th);
+    unsigned shown = 0;
+    unsigned limit = a->top ? a->top : a->format == FMT_CSV ? 0 : 20;
+    for (size_t i = 0; i < u->nthreads && (!limit || shown < limit); i++) {
+        const etl_usage_thread *x = &u->threads[i];
+        if (!rep_thread_selected(a, run->model, x->thread)) continue;
+        shown++;
+        char tid[16], sw[24], vol[24], inv[24], cpu[32];
+        snprintf(tid, sizeof tid, "%u", etl_sched_thread_at(run->model, x->thread)->tid);
+        snprintf(sw, sizeof sw, "%llu", (unsigned long long)x->switches);
+        snprintf(vol, sizeof vol, "%llu", (unsigned long long)x->voluntary);
+        snprintf(inv, sizeof inv, "%llu", (unsigned long long)x->involuntary);
+        if (a->format == FMT_CSV) snprintf(cpu, sizeof cpu, "%lld", (long long)x->cpu_ns);
+        else fmt_dur(cpu, x->cpu_ns);
+        const char *r[] = {tid, rep_process_label(run->model, x->thread, label), rep_thread_name(run->model, x->thread),
+                           cpu, fmt_fixed(b2, pct100(x->cpu_ns, win), 2), sw, vol, inv};
+        tbl_row(&t, r);
+    }
+    if (a->format == FMT_CSV) tbl_print_csv(&t, stdout, 0);
+    else tbl_print_text(&t, stdout, "");
+    tbl_free(&t);
+    if (a->format == FMT_TEXT) rep_print_anomalies(run, stdout);
+}
+
+int cmd_cpu(int argc, char **argv)
+{
+    rep_args a;
+    rep_args_init(&a, "cpu");
+    int64_t interval = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            help();
+            return EXIT_OK;
+        }
+        int r = rep_arg(&a, argc, argv, &i);
+        if (r == EXIT_USAGE) return r;
+        if (r) continue;
+        if (strcmp(argv[i], "--interval") == 0) {
+            if (i + 1 >= argc || rep_parse_duration(argv[i + 1], &interval) || interval <= 0)
+                return cli_usage_error("cpu", "--interval needs a positive time such as 100ms");
+            i++;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("cpu", "unknown option '%s'", argv[i]);
+        } else if (!a.path) {
+            a.path = argv[i];
+        } else {
+            return cli_usage_error("cpu", "one FILE only");
+        }
+    }
+    if (!a.path) return cli_usage_error("cpu", "no FILE given");
+    etl_usage u;
+    memset(&u, 0, sizeof u);
+    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval};
+    rep_run run;
+    int rc = rep_run_open(&run, &a, etl_usage_add, &u, NULL);
+    if (rc != EXIT_OK) return rc;
+    if (etl_usage_init(&u, run.model, &uo) != ETL_OK) {
+        fprintf(stderr, "%s cpu: out of memory\n", prog);
+        rep_run_close(&run);
+        return EXIT_IO;
+    }
+    rep_run_go(&run, &a);
+    etl_usage_finish(&u, run.end_ns);
+    if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
+        /* said so; an empty table is no answer */
+    } else if (a.format == FMT_JSON) {
+        print_json(&a, &run, &u);
+    } else {
+        print_table(&a, &run, &u);
+    }
+    etl_usage_free(&u);
+    rc = rep_run_close(&run);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "%s cpu: cannot write the output\n", prog);
+        return EXIT_IO;
+    }
+    return rc;
+}

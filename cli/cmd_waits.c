@@ -1,0 +1,325 @@
+/* cmd_waits.c - `etlkit waits`: ready latency and waits per thread and per wait reason. */
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+
+static void help(void)
+{
+    printf("Usage: %s waits FILE [OPTIONS]\n\n"
+           "Why threads were not running: Ready (from readied or preempted to switched in) and\n"
+           "Waits (from switched out waiting to readied), per thread, per wait reason, and the\n"
+           "longest single intervals with who readied the thread. Ready percentiles are exact\n"
+           "nearest-rank values over every switch-in whose Ready Time is known (`ready_*`) and\n"
+           "over those readied by a ReadyThread event (`woken_*`).\n\n"
+           "  --longest N              how many longest waits and ready delays to list (default 10)\n",
+           prog);
+    rep_help_common();
+    printf("\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n");
+}
+
+static int by_ready_desc(const void *a, const void *b)
+{
+    const etl_usage_thread *x = a, *y = b;
+    int64_t kx = x->ready.sum_ns + x->wait_ns, ky = y->ready.sum_ns + y->wait_ns;
+    if (kx != ky) return kx > ky ? -1 : 1;
+    return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+static void json_latency(jw *w, const char *prefix, const etl_latency *l)
+{
+    char k[32];
+    snprintf(k, sizeof k, "%s_count", prefix);
+    jw_u64(w, k, l->count);
+    snprintf(k, sizeof k, "%s_ns", prefix);
+    jw_i64(w, k, l->sum_ns);
+    snprintf(k, sizeof k, "%s_mean_ns", prefix);
+    jw_i64(w, k, l->count ? l->sum_ns / (int64_t)l->count : 0);
+    snprintf(k, sizeof k, "%s_p50_ns", prefix);
+    jw_i64(w, k, l->p50_ns);
+    snprintf(k, sizeof k, "%s_p90_ns", prefix);
+    jw_i64(w, k, l->p90_ns);
+    snprintf(k, sizeof k, "%s_p99_ns", prefix);
+    jw_i64(w, k, l->p99_ns);
+    snprintf(k, sizeof k, "%s_p999_ns", prefix);
+    jw_i64(w, k, l->p999_ns);
+    snprintf(k, sizeof k, "%s_max_ns", prefix);
+    jw_i64(w, k, l->max_ns);
+}
+
+static void thread_ids(jw *w, const rep_run *run, uint32_t thread, const char *prefix)
+{
+    char k[32], label[256];
+    const etl_sched_thread *t = etl_sched_thread_at(run->model, thread);
+    snprintf(k, sizeof k, "%stid", prefix);
+    if (thread == ETL_SCHED_IDLE) jw_u64(w, k, 0);
+    else if (t) jw_u64(w, k, t->tid);
+    else jw_null(w, k);
+    snprintf(k, sizeof k, "%spid", prefix);
+    if (thread == ETL_SCHED_IDLE) jw_u64(w, k, 0);
+    else if (t && t->pid != UINT32_MAX) jw_u64(w, k, t->pid);
+    else jw_null(w, k);
+    snprintf(k, sizeof k, "%sprocess", prefix);
+    jw_str(w, k, thread == ETL_SCHED_NONE ? "Unknown" : etl_sched_process_name(run->model, thread));
+    snprintf(k, sizeof k, "%sprocess_label", prefix);
+    jw_str(w, k, rep_process_label(run->model, thread, label));
+    snprintf(k, sizeof k, "%sname", prefix);
+    jw_str(w, k, thread == ETL_SCHED_IDLE ? "Idle" : rep_thread_name(run->model, thread));
+}
+
+static void json_intervals(jw *w, const rep_run *run, const char *key, const etl_usage_interval *v, size_t n,
+                           int waits)
+{
+    jw_arr(w, key);
+    for (size_t i = 0; i < n; i++) {
+        jw_obj(w, NULL);
+        thread_ids(w, run, v[i].thread, "");
+        jw_u64(w, "cpu", v[i].cpu);
+        jw_i64(w, "start_ns", v[i].start_ns);
+        jw_i64(w, "end_ns", v[i].start_ns + v[i].dur_ns);
+        jw_i64(w, "duration_ns", v[i].dur_ns);
+        if (waits) {
+            jw_u64(w, "reason_code", v[i].reason);
+            const char *rn = etl_wait_reason_name(v[i].reason);
+            if (rn) jw_str(w, "reason", rn);
+            else jw_null(w, "reason");
+        }
+        if (v[i].has_readier) {
+            if (v[i].ready_flags & ETL_READY_EXECUTING_DPC) jw_str(w, "readier", "DPC");
+            else if (v[i].readier_thread == ETL_SCHED_NONE) jw_str(w, "readier", "Unknown");
+            else jw_str(w, "readier", "thread");
+            thread_ids(w, run, v[i].readier_thread, "readier_");
+            jw_u64(w, "ready_cpu", v[i].ready_cpu);
+            jw_bool(w, "ready_in_dpc", (v[i].ready_flags & ETL_READY_EXECUTING_DPC) != 0);
+        } else {
+            jw_null(w, "readier");
+        }
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
+}
+
+static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u)
+{
+    jw w;
+    jw_init(&w, stdout);
+    jw_obj(&w, NULL);
+    jw_str(&w, "file", run->in.path);
+    jw_obj(&w, "window");
+    jw_i64(&w, "start_ns", u->o.v0);
+    jw_i64(&w, "end_ns", u->o.v1);
+    jw_obj_end(&w);
+    jw_obj(&w, "ready");
+    json_latency(&w, "ready", &u->ready_all);
+    json_latency(&w, "woken", &u->woken_all);
+    jw_obj_end(&w);
+    jw_arr(&w, "threads");
+    unsigned shown = 0;
+    for (size_t i = 0; i < u->nthreads && (!a->top || shown < a->top); i++) {
+        const etl_usage_thread *t = &u->threads[i];
+        if (!rep_thread_selected(a, run->model, t->thread)) continue;
+        shown++;
+        jw_obj(&w, NULL);
+        thread_ids(&w, run, t->thread, "");
+        json_latency(&w, "ready", &t->ready);
+        json_latency(&w, "woken", &t->woken);
+        jw_u64(&w, "wait_count", t->wait_count);
+        jw_i64(&w, "wait_ns", t->wait_ns);
+        jw_i64(&w, "wait_max_ns", t->wait_max_ns);
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    jw_arr(&w, "by_reason");
+    for (unsigned c = 0; c < 64; c++) {
+        const etl_usage_reason *r = &u->reasons[c];
+        if (!r->count) continue;
+        jw_obj(&w, NULL);
+        jw_u64(&w, "code", c);
+        const char *rn = etl_wait_reason_name(c);
+        if (rn) jw_str(&w, "reason", rn);
+        else jw_null(&w, "reason");
+        jw_u64(&w, "count", r->count);
+        jw_i64(&w, "wait_ns", r->wait_ns);
+        jw_i64(&w, "max_ns", r->max_ns);
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    json_intervals(&w, run, "longest_waits", u->longest_waits, u->n_longest_waits, 1);
+    json_intervals(&w, run, "longest_ready", u->longest_ready, u->n_longest_ready, 0);
+    rep_json_anomalies(run, &w);
+    jw_obj_end(&w);
+    jw_end(&w);
+}
+
+static const char *readier_label(const rep_run *run, const etl_usage_interval *v, char out[300])
+{
+    char label[256];
+    if (!v->has_readier) return strcpy(out, "-");
+    if (v->ready_flags & ETL_READY_EXECUTING_DPC) {
+        snprintf(out, 300, "DPC (CPU %u)", v->ready_cpu);
+        return out;
+    }
+    if (v->readier_thread == ETL_SCHED_NONE) return strcpy(out, "Unknown");
+    rep_process_label(run->model, v->readier_thread, label);
+    const etl_sched_thread *t = etl_sched_thread_at(run->model, v->readier_thread);
+    snprintf(out, 300, "%s tid %u", label, t ? t->tid : 0);
+    return out;
+}
+
+static void print_intervals(const rep_run *run, const char *title, const etl_usage_interval *v, size_t n, int waits)
+{
+    if (!n) return;
+    printf("\n%s\n", title);
+    static const char *const h[] = {"=Duration", "=Start (s)", "=CPU", "=TID", "Process", "Reason", "Readied by"};
+    tbl t;
+    tbl_init(&t, waits ? 7 : 7, h);
+    for (size_t i = 0; i < n; i++) {
+        char d[32], s[32], c[16], tid[16], label[256], rd[300];
+        const etl_sched_thread *th = etl_sched_thread_at(run->model, v[i].thread);
+        snprintf(c, sizeof c, "%u", v[i].cpu);
+        snprintf(tid, sizeof tid, "%u", th ? th->tid : 0);
+        const char *rn = waits ? etl_wait_reason_name(v[i].reason) : "-";
+        char rc[8];
+        if (!rn) {
+            snprintf(rc, sizeof rc, "%u", v[i].reason);
+            rn = rc;
+        }
+        const char *r[] = {fmt_dur(d, v[i].dur_ns), fmt_fixed(s, v[i].start_ns / 1000, 6), c, tid,
+                           rep_process_label(run->model, v[i].thread, label), rn, readier_label(run, &v[i], rd)};
+        tbl_row(&t, r);
+    }
+    tbl_print_text(&t, stdout, "  ");
+    tbl_free(&t);
+}
+
+static void print_table(const rep_args *a, const rep_run *run, const etl_usage *u)
+{
+    char b[8][32], label[256];
+    if (a->format == FMT_TEXT) {
+        rep_print_header(run, "etlkit waits");
+        const etl_latency *l = &u->ready_all;
+        printf("\nReady latency of %llu switch-ins: mean %s, p50 %s, p90 %s, p99 %s, max %s\n",
+               (unsigned long long)l->count, fmt_dur(b[0], l->count ? l->sum_ns / (int64_t)l->count : 0),
+               fmt_dur(b[1], l->p50_ns), fmt_dur(b[2], l->p90_ns), fmt_dur(b[3], l->p99_ns), fmt_dur(b[4], l->max_ns));
+        l = &u->woken_all;
+        printf("  of which readied by a ReadyThread: %llu, p50 %s, p99 %s, max %s\n", (unsigned long long)l->count,
+               fmt_dur(b[1], l->p50_ns), fmt_dur(b[3], l->p99_ns), fmt_dur(b[4], l->max_ns));
+        printf("\nWaits by reason\n");
+        static const char *const rh[] = {"Reason", "=Code", "=Count", "=Total", "=Max"};
+        tbl t;
+        tbl_init(&t, 5, rh);
+        /* Biggest total first. */
+        unsigned order[64], n = 0;
+        for (unsigned c = 0; c < 64; c++)
+            if (u->reasons[c].count) order[n++] = c;
+        for (unsigned i = 1; i < n; i++)
+            for (unsigned j = i; j > 0 && u->reasons[order[j]].wait_ns > u->reasons[order[j - 1]].wait_ns; j--) {
+                unsigned x = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = x;
+            }
+        for (unsigned i = 0; i < n; i++) {
+            const etl_usage_reason *r = &u->reasons[order[i]];
+            char code[8], cnt[24];
+            snprintf(code, sizeof code, "%u", order[i]);
+            snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)r->count);
+            const char *rn = etl_wait_reason_name(order[i]);
+            const char *row[] = {rn ? rn : code, code, cnt, fmt_dur(b[0], r->wait_ns), fmt_dur(b[1], r->max_ns)};
+            tbl_row(&t, row);
+        }
+        tbl_print_text(&t, stdout, "  ");
+        tbl_free(&t);
+        printf("\nThreads by time not running (ready + waiting)\n");
+    }
+    static const char *const th[] = {"=TID", "Process", "Thread name", "=Ready", "=Total ready", "=Mean",
+                                     "=p50", "=p90", "=p99", "=Max", "=Waits", "=Total waiting"};
+    static const char *const thc[] = {"tid", "process", "name", "ready_count", "ready_ns", "ready_mean_ns",
+                                      "ready_p50_ns", "ready_p90_ns", "ready_p99_ns", "ready_max_ns", "wait_count",
+                                      "wait_ns"};
+    tbl t;
+    tbl_init(&t, 12, a->format == FMT_CSV ? thc : th);
+    unsigned shown = 0, limit = a->top ? a->top : a->format == FMT_CSV ? 0 : 20;
+    for (size_t i = 0; i < u->nthreads && (!limit || shown < limit); i++) {
+        const etl_usage_thread *x = &u->threads[i];
+        if (!rep_thread_selected(a, run->model, x->thread)) continue;
+        shown++;
+        char tid[16], rc[24], wc[24];
+        snprintf(tid, sizeof tid, "%u", etl_sched_thread_at(run->model, x->thread)->tid);
+        snprintf(rc, sizeof rc, "%llu", (unsigned long long)x->ready.count);
+        snprintf(wc, sizeof wc, "%llu", (unsigned long long)x->wait_count);
+        int64_t v[7] = {x->ready.sum_ns, x->ready.count ? x->ready.sum_ns / (int64_t)x->ready.count : 0,
+                        x->ready.p50_ns, x->ready.p90_ns, x->ready.p99_ns, x->ready.max_ns, x->wait_ns};
+        for (int k = 0; k < 7; k++) {
+            if (a->format == FMT_CSV) snprintf(b[k], 32, "%lld", (long long)v[k]);
+            else fmt_dur(b[k], v[k]);
+        }
+        const char *r[] = {tid, rep_process_label(run->model, x->thread, label), rep_thread_name(run->model, x->thread),
+                           rc, b[0], b[1], b[2], b[3], b[4], b[5], wc, b[6]};
+        tbl_row(&t, r);
+    }
+    if (a->format == FMT_CSV) tbl_print_csv(&t, stdout, 0);
+    else tbl_print_text(&t, stdout, "  ");
+    tbl_free(&t);
+    if (a->format == FMT_TEXT) {
+        print_intervals(run, "Longest waits", u->longest_waits, u->n_longest_waits, 1);
+        print_intervals(run, "Longest ready delays", u->longest_ready, u->n_longest_ready, 0);
+        rep_print_anomalies(run, stdout);
+    }
+}
+
+int cmd_waits(int argc, char **argv)
+{
+    rep_args a;
+    rep_args_init(&a, "waits");
+    unsigned longest = 10;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            help();
+            return EXIT_OK;
+        }
+        int r = rep_arg(&a, argc, argv, &i);
+        if (r == EXIT_USAGE) return r;
+        if (r) continue;
+        if (strcmp(argv[i], "--longest") == 0) {
+            char *e;
+            unsigned long n = i + 1 < argc ? strtoul(argv[i + 1], &e, 10) : 0;
+            if (i + 1 >= argc || *e || n < 1 || n > 100000)
+                return cli_usage_error("waits", "--longest needs a count from 1 to 100000");
+            longest = (unsigned)n;
+            i++;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("waits", "unknown option '%s'", argv[i]);
+        } else if (!a.path) {
+            a.path = argv[i];
+        } else {
+            return cli_usage_error("waits", "one FILE only");
+        }
+    }
+    if (!a.path) return cli_usage_error("waits", "no FILE given");
+    etl_usage u;
+    memset(&u, 0, sizeof u);
+    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, longest, 0};
+    rep_run run;
+    int rc = rep_run_open(&run, &a, etl_usage_add, &u, NULL);
+    if (rc != EXIT_OK) return rc;
+    if (etl_usage_init(&u, run.model, &uo) != ETL_OK) {
+        fprintf(stderr, "%s waits: out of memory\n", prog);
+        rep_run_close(&run);
+        return EXIT_IO;
+    }
+    rep_run_go(&run, &a);
+    etl_usage_finish(&u, run.end_ns);
+    qsort(u.threads, u.nthreads, sizeof *u.threads, by_ready_desc);
+    if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
+    } else if (a.format == FMT_JSON) {
+        print_json(&a, &run, &u);
+    } else {
+        print_table(&a, &run, &u);
+    }
+    etl_usage_free(&u);
+    rc = rep_run_close(&run);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "%s waits: cannot write the output\n", prog);
+        return EXIT_IO;
+    }
+    return rc;
+}

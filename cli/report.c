@@ -1,0 +1,270 @@
+/* report.c - see report.h. */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void rep_args_init(rep_args *a, const char *cmd)
+{
+    memset(a, 0, sizeof *a);
+    a->cmd = cmd;
+    a->thread = -1;
+    a->bias = -1;
+}
+
+int rep_parse_duration(const char *s, int64_t *ns)
+{
+    /* Exact decimal: integer and up to 9 fraction digits, then a unit (default s). */
+    const char *p = s;
+    int neg = 0;
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    }
+    if (!(*p >= '0' && *p <= '9') && *p != '.') return -1;
+    uint64_t whole = 0, frac = 0;
+    unsigned fdigits = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (whole > (UINT64_MAX - 9) / 10) return -1;
+        whole = whole * 10 + (uint64_t)(*p - '0');
+    }
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+            if (fdigits == 18) return -1;
+            frac = frac * 10 + (uint64_t)(*p - '0');
+            fdigits++;
+        }
+    }
+    uint64_t unit; /* ns per unit */
+    if (*p == 0 || strcmp(p, "s") == 0) unit = 1000000000u;
+    else if (strcmp(p, "ms") == 0) unit = 1000000u;
+    else if (strcmp(p, "us") == 0) unit = 1000u;
+    else if (strcmp(p, "ns") == 0) unit = 1u;
+    else return -1;
+    unsigned __int128 v = (unsigned __int128)whole * unit;
+    unsigned __int128 f = (unsigned __int128)frac * unit;
+    for (unsigned i = 0; i < fdigits; i++) f /= 10;
+    v += f;
+    if (v > INT64_MAX) return -1;
+    *ns = neg ? -(int64_t)v : (int64_t)v;
+    return 0;
+}
+
+int rep_arg(rep_args *a, int argc, char **argv, int *i)
+{
+    const char *o = argv[*i];
+    const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (strcmp(o, "--json") == 0) a->format = FMT_JSON;
+    else if (strcmp(o, "--csv") == 0) a->format = FMT_CSV;
+    else if (strcmp(o, "--quiet") == 0 || strcmp(o, "-q") == 0) a->quiet = 1;
+    else if (strcmp(o, "--complete-only") == 0) a->complete_only = 1;
+    else if (strcmp(o, "--range") == 0) {
+        if (*i + 2 >= argc) return cli_usage_error(a->cmd, "--range needs START and END");
+        if (rep_parse_duration(argv[*i + 1], &a->v0) || rep_parse_duration(argv[*i + 2], &a->v1))
+            return cli_usage_error(a->cmd, "--range takes times such as 1.5, 250ms, 10us or 42ns, not '%s %s'",
+                                   argv[*i + 1], argv[*i + 2]);
+        if (a->v1 <= a->v0) return cli_usage_error(a->cmd, "--range END must be after START");
+        a->has_range = 1;
+        *i += 2;
+        return 1;
+    } else if (strcmp(o, "--top") == 0) {
+        char *e;
+        unsigned long n = v ? strtoul(v, &e, 10) : 0;
+        if (!v || *e || !*v || n > 1000000) return cli_usage_error(a->cmd, "--top needs a count (0 = all)");
+        a->top = (unsigned)n;
+        ++*i;
+    } else if (strcmp(o, "--process") == 0) {
+        if (!v || !*v) return cli_usage_error(a->cmd, "--process needs a name or a PID");
+        a->process = v;
+        ++*i;
+    } else if (strcmp(o, "--thread") == 0) {
+        char *e;
+        unsigned long long n = v ? strtoull(v, &e, 0) : 0;
+        if (!v || *e || !*v || n > UINT32_MAX) return cli_usage_error(a->cmd, "--thread needs a thread id");
+        a->thread = (long long)n;
+        ++*i;
+    } else if (strcmp(o, "--max-wait-reason") == 0) {
+        char *e;
+        unsigned long n = v ? strtoul(v, &e, 10) : 0;
+        if (!v || *e || !*v || n < 1 || n > 54)
+            return cli_usage_error(a->cmd, "--max-wait-reason must be 1..54");
+        a->bias = (int)n;
+        ++*i;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+void rep_help_common(void)
+{
+    printf("  --json                   one JSON object on stdout\n"
+           "  --csv                    one CSV table on stdout\n"
+           "  --range START END        only this window, from the trace start: seconds, or with\n"
+           "                           a ms/us/ns suffix (e.g. --range 1.5 2500ms); intervals are clipped\n"
+           "  --top N                  the N biggest rows of each table (0 = all)\n"
+           "  --process NAME|PID       only threads of processes with this image name or PID\n"
+           "  --thread TID             only this thread id\n"
+           "  --complete-only          drop each CPU's head and tail slice (WPA-like)\n"
+           "  --max-wait-reason N      StateWr bias of compact batches, 1..54 (default: from the OS build)\n"
+           "  --quiet                  no warnings about the input\n"
+           "  -h, --help               this help\n");
+}
+
+static void progress_event(cli_progress *p, etl_sched_source *s, uint64_t *n)
+{
+    if (!p->on || (++*n & 0xFFFF)) return;
+    cli_progress_update(p, etl_sched_source_progress(s));
+}
+
+int rep_run_open(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void *ctx,
+                 void (*on_event)(void *ctx, const etl_sched_event *ev))
+{
+    memset(run, 0, sizeof *run);
+    int rc = cli_open(&run->in, a->path, a->quiet);
+    if (rc != EXIT_OK) return rc;
+    etl_reader *r = run->in.reader;
+    etl_sched_source_options so = {sizeof so, a->bias};
+    etl_sched_options mo = {sizeof mo, on_row, ctx, a->complete_only != 0};
+    if (etl_sched_source_open(r, &so, &run->src) != ETL_OK ||
+        etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &run->model) != ETL_OK) {
+        fprintf(stderr, "%s %s: out of memory\n", prog, a->cmd);
+        rep_run_close(run);
+        return EXIT_IO;
+    }
+    run->on_event = on_event;
+    run->ctx = ctx;
+    run->v0 = a->has_range ? a->v0 : 0;
+    return EXIT_OK;
+}
+
+void rep_run_go(rep_run *run, const rep_args *a)
+{
+    etl_reader *r = run->in.reader;
+    void (*on_event)(void *, const etl_sched_event *) = run->on_event;
+    void *ctx = run->ctx;
+    cli_progress bar = {0};
+    cli_progress_start(&bar, etl_reader_file_size(r));
+    etl_sched_event ev;
+    uint64_t n = 0;
+    while (etl_sched_source_next(run->src, &ev) == ETL_OK) {
+        if (on_event) on_event(ctx, &ev);
+        etl_sched_push(run->model, &ev);
+        progress_event(&bar, run->src, &n);
+    }
+    cli_progress_end(&bar);
+    run->end_ts = etl_sched_end_ts(r, etl_sched_source_stats_get(run->src)->last_ts);
+    run->end_ns = etl_clock_ns(etl_reader_clock(r), run->end_ts);
+    etl_sched_finish(run->model, run->end_ts);
+    etl_sched_source_damage(run->src, &run->damage);
+    run->v1 = a->has_range ? a->v1 : run->end_ns;
+}
+
+int rep_run_close(rep_run *run)
+{
+    etl_sched_close(run->model);
+    etl_sched_source_close(run->src);
+    run->model = NULL;
+    run->src = NULL;
+    if (!run->in.reader) return EXIT_OK;
+    return cli_close(&run->in, &run->damage);
+}
+
+const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256])
+{
+    if (thread == ETL_SCHED_IDLE) return strcpy(out, "Idle (0)");
+    const etl_sched_thread *t = etl_sched_thread_at(m, thread);
+    const etl_sched_process *p = t ? etl_sched_process_at(m, t->process) : NULL;
+    if (!p) return strcpy(out, "Unknown");
+    snprintf(out, 256, "%s (%u)", p->name ? etl_sched_names(m) + p->name : "Unknown", p->pid);
+    return out;
+}
+
+const char *rep_thread_name(const etl_sched *m, uint32_t thread)
+{
+    const etl_sched_thread *t = etl_sched_thread_at(m, thread);
+    return t && t->name ? etl_sched_names(m) + t->name : "";
+}
+
+int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread)
+{
+    const etl_sched_thread *t = etl_sched_thread_at(m, thread);
+    if (a->thread >= 0 && (!t || t->tid != (uint64_t)a->thread)) return 0;
+    if (a->process) {
+        if (!t) return 0;
+        char *e;
+        unsigned long pid = strtoul(a->process, &e, 0);
+        if (!*e) return t->pid == pid;
+        const etl_sched_process *p = etl_sched_process_at(m, t->process);
+        const char *name = p && p->name ? etl_sched_names(m) + p->name : "Unknown";
+        /* "svchost" matches "svchost.exe", as people type it. */
+        size_t n = strlen(a->process);
+        if (strncasecmp(name, a->process, n) != 0) return 0;
+        return name[n] == 0 || strcasecmp(name + n, ".exe") == 0;
+    }
+    return 1;
+}
+
+void rep_print_header(const rep_run *run, const char *title)
+{
+    char a[32], b[32], d[32];
+    printf("%s: %s, window %s s .. %s s (%s), %u CPUs\n", title, run->in.path, fmt_fixed(a, run->v0 / 1000, 6),
+           fmt_fixed(b, run->v1 / 1000, 6), fmt_dur(d, run->v1 - run->v0), etl_sched_cpu_count(run->model));
+}
+
+typedef struct anomaly {
+    const char *key;
+    uint64_t v;
+    const char *text;
+} anomaly;
+
+static size_t anomalies(const rep_run *run, anomaly *out)
+{
+    const etl_logfile_header *h = etl_reader_header(run->in.reader);
+    const etl_sched_stats *m = etl_sched_stats_get(run->model);
+    const etl_sched_source_stats *s = etl_sched_source_stats_get(run->src);
+    const etl_stats *d = &run->damage;
+    anomaly all[] = {
+        {"events_lost", h->events_lost, "events the session lost (EventsLost)"},
+        {"buffers_lost", h->buffers_lost, "buffers the session lost (BuffersLost)"},
+        {"bad_buffers", d->bad_buffers, "damaged buffers skipped in whole or part"},
+        {"decompress_errors", d->decompress_errors, "compressed buffers that did not expand"},
+        {"truncated_buffers", d->truncated_buffers, "buffers cut by the end of the file"},
+        {"broken_chains", s->broken_chains, "compact switches whose successor was lost (new thread unknown)"},
+        {"duplicates_dropped", s->duplicates_dropped, "switches dropped: a CPU logged both forms"},
+        {"undecodable", s->undecodable, "scheduler events that did not decode"},
+        {"cswitch_chain_mismatch", m->cswitch_chain_mismatch, "switches whose old thread was not the planned one"},
+        {"time_backwards", m->time_backwards, "events out of time order"},
+        {"ready_unmatched", m->ready_unmatched, "threads readied but never switched in before the end"},
+        {"unknown_threads", m->unknown_threads, "threads seen without a Thread event"},
+    };
+    memcpy(out, all, sizeof all);
+    return sizeof all / sizeof all[0];
+}
+
+void rep_print_anomalies(const rep_run *run, FILE *f)
+{
+    anomaly a[16];
+    size_t n = anomalies(run, a);
+    for (size_t i = 0; i < n; i++)
+        if (a[i].v) fprintf(f, "note: %llu %s\n", (unsigned long long)a[i].v, a[i].text);
+}
+
+void rep_json_anomalies(const rep_run *run, jw *w)
+{
+    anomaly a[16];
+    size_t n = anomalies(run, a);
+    jw_obj(w, "anomalies");
+    for (size_t i = 0; i < n; i++) jw_u64(w, a[i].key, a[i].v);
+    jw_obj_end(w);
+}
+
+int rep_no_switches(const rep_run *run, const rep_args *a)
+{
+    if (etl_sched_stats_get(run->model)->switches) return 0;
+    if (a->format == FMT_TEXT)
+        printf("%s: no context switches in this trace (no CSwitch events or compact batches): nothing to report\n",
+               run->in.path);
+    return 1;
+}

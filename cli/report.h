@@ -1,0 +1,81 @@
+/*
+ * report.h - what the scheduler reports (cpu, waits, switches, ...) share: their
+ * common options, the run of a trace through the source and the model with a
+ * progress bar, and the names of threads and processes as people read them.
+ */
+#ifndef ETLKIT_CLI_REPORT_H
+#define ETLKIT_CLI_REPORT_H
+
+#include "common.h"
+#include "out.h"
+#include "etlkit/sched.h"
+#include "etlkit/report.h"
+
+enum { FMT_TEXT = 0, FMT_JSON = 1, FMT_CSV = 2 };
+
+typedef struct rep_args {
+    const char *cmd;
+    const char *path;
+    int format;            /* FMT_* */
+    int quiet;
+    int has_range;
+    int64_t v0, v1;        /* --range, ns from the trace start */
+    unsigned top;          /* --top N, 0 = all */
+    const char *process;   /* --process NAME|PID */
+    long long thread;      /* --thread TID, -1 = any */
+    int complete_only;
+    int bias;              /* --max-wait-reason, -1 = from the OS build */
+} rep_args;
+
+void rep_args_init(rep_args *a, const char *cmd);
+/*
+ * Parses argv[*i] if it is a common option (consuming its value); returns 1 if
+ * it was, 0 if not, or EXIT_USAGE (after printing the error) when its value is bad.
+ */
+int rep_arg(rep_args *a, int argc, char **argv, int *i);
+/* The help lines of the common options. */
+void rep_help_common(void);
+/* Parses "1.5", "250ms", "10us", "42ns", "2s" into ns; returns 0 on success. */
+int rep_parse_duration(const char *s, int64_t *ns);
+
+/* A trace run through the model; stays open while the report is written. */
+typedef struct rep_run {
+    cli_input in;
+    etl_sched_source *src;
+    etl_sched *model;
+    etl_stats damage;
+    uint64_t end_ts;
+    int64_t end_ns;
+    int64_t v0, v1;        /* the window in effect (v1 after rep_run_go) */
+    void (*on_event)(void *ctx, const etl_sched_event *ev);
+    void *ctx;
+} rep_run;
+
+/*
+ * Opens a->path with a source and a model that sends rows to on_row. On failure
+ * prints one line and returns the exit status; else EXIT_OK with run open.
+ * on_event, when set, sees every event before the model does.
+ */
+int rep_run_open(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void *ctx,
+                 void (*on_event)(void *ctx, const etl_sched_event *ev));
+/* Pushes every event through the model (progress bar on a terminal) and finishes it. */
+void rep_run_go(rep_run *run, const rep_args *a);
+/* Closes everything and returns the exit status (EXIT_DAMAGED when the input had damage). */
+int rep_run_close(rep_run *run);
+
+/* "image (PID)" of a thread instance ("Idle (0)", "Unknown"), into out[256]. */
+const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256]);
+/* A thread's name ("" when none). */
+const char *rep_thread_name(const etl_sched *m, uint32_t thread);
+/* Whether a thread instance passes --process and --thread. */
+int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread);
+
+/* The one-line header of text reports: trace, window and its length, CPUs. */
+void rep_print_header(const rep_run *run, const char *title);
+/* The model's and source's anomaly counters, as text lines or a JSON object "anomalies". */
+void rep_print_anomalies(const rep_run *run, FILE *f);
+void rep_json_anomalies(const rep_run *run, jw *w);
+/* When the trace has no switch at all: says so (text) and returns 1. */
+int rep_no_switches(const rep_run *run, const rep_args *a);
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * etlkit/report.h - aggregations of the scheduler model's rows (spec analyses.md
+ * §2): CPU time per thread, process and CPU, per interval, switch counts,
+ * ready latency with exact nearest-rank percentiles, waits per reason and the
+ * longest single intervals. Everything is in canonical nanoseconds and clipped
+ * to a window [v0, v1).
+ *
+ * Feed it rows (etl_usage_add is an etl_sched_row_fn), then etl_usage_finish
+ * computes percentiles and sorts; the results are plain arrays.
+ */
+#ifndef ETLKIT_REPORT_H
+#define ETLKIT_REPORT_H
+
+#include "etlkit/sched.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Ready-latency statistics of one set of intervals. */
+typedef struct etl_latency {
+    uint64_t count;
+    int64_t sum_ns;
+    int64_t p50_ns, p90_ns, p99_ns, p999_ns, max_ns; /* nearest rank; 0 when count is 0 */
+} etl_latency;
+
+typedef struct etl_usage_thread {
+    uint32_t thread;          /* instance index (etl_sched_thread_at) */
+    int64_t cpu_ns;           /* CPU Usage (in view) */
+    uint64_t switches;        /* switch-ins in the window */
+    uint64_t voluntary;       /* switch-outs in a waiting state */
+    uint64_t involuntary;     /* switch-outs runnable (preempted, quantum end) */
+    int64_t first_ns, last_ns;/* first switch-in, last switch-out in the window (-1: none) */
+    etl_latency ready;        /* `all` variant */
+    etl_latency woken;        /* rows with a ReadyThread */
+    uint64_t wait_count;
+    int64_t wait_ns;
+    int64_t wait_max_ns;
+} etl_usage_thread;
+
+typedef struct etl_usage_process {
+    uint32_t process;         /* instance index, or ETL_SCHED_NONE for threads of no known process */
+    int64_t cpu_ns;
+    uint64_t switches;
+    uint32_t threads;         /* threads with any row in the window */
+    etl_latency ready;
+    uint64_t wait_count;
+    int64_t wait_ns;
+} etl_usage_process;
+
+typedef struct etl_usage_cpu {
+    int64_t busy_ns, idle_ns, unknown_ns; /* unknown: a compact CPU's last slice, whose thread is not recorded */
+    uint64_t switches;
+} etl_usage_cpu;
+
+typedef struct etl_usage_reason {
+    uint8_t code;             /* KWAIT_REASON */
+    uint64_t count;
+    int64_t wait_ns, max_ns;
+} etl_usage_reason;
+
+/* One long interval (a wait or a ready delay). */
+typedef struct etl_usage_interval {
+    int64_t start_ns, dur_ns;
+    uint32_t thread;          /* the thread that waited / was ready */
+    uint32_t tid;
+    uint16_t cpu;             /* where it was switched in */
+    uint8_t reason;           /* wait reason (waits) */
+    uint8_t has_readier;
+    uint32_t readier_tid, readier_thread;
+    uint16_t ready_cpu;
+    uint8_t ready_flags;
+} etl_usage_interval;
+
+typedef struct etl_usage_options {
+    size_t sz;
+    int64_t v0, v1;           /* window, canonical ns; v1 <= v0: the whole trace (set by finish) */
+    uint32_t longest;         /* how many longest waits / ready delays to keep (default 10) */
+    int64_t interval_ns;      /* > 0: utilisation per interval of this length from v0 */
+} etl_usage_options;
+
+typedef struct etl_usage {
+    etl_usage_options o;
+    const etl_sched *model;
+    etl_usage_thread *threads;   /* after finish: every thread with a row in the window */
+    size_t nthreads;
+    etl_usage_process *processes;
+    size_t nprocesses;
+    etl_usage_cpu *cpus;
+    size_t ncpus;
+    etl_usage_reason reasons[64]; /* by code; count 0 = none */
+    etl_latency ready_all;       /* over every non-idle row */
+    etl_latency woken_all;
+    etl_usage_interval *longest_waits, *longest_ready; /* descending, n_* each */
+    size_t n_longest_waits, n_longest_ready;
+    uint64_t rows;
+    /* per interval: nbuckets x ncpus busy ns, and nbuckets x process busy ns */
+    size_t nbuckets;
+    size_t bucket_stride;        /* the trace's CPU count */
+    int64_t *bucket_cpu_busy;    /* [bucket * bucket_stride + cpu] */
+    int64_t *bucket_proc_busy;   /* [bucket * nprocesses + process index in processes[]] after finish */
+    struct etl_usage_priv *priv;
+} etl_usage;
+
+/* v1 may be unknown until the end: pass v1 <= v0 and give the end to finish. */
+etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o);
+/* An etl_sched_row_fn (ctx = the etl_usage). */
+void etl_usage_add(void *ctx, const etl_sched_row *row);
+/* Computes percentiles, totals and orderings (threads and processes by CPU time, descending). */
+etl_status etl_usage_finish(etl_usage *u, int64_t end_ns);
+void etl_usage_free(etl_usage *u);
+
+/* Nearest-rank percentile p/1000 (p = 500 for p50) of v[0..n) sorted ascending. */
+int64_t etl_percentile_sorted(const int64_t *v, size_t n, unsigned per_mille);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

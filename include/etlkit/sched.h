@@ -1,0 +1,209 @@
+/*
+ * etlkit/sched.h - the scheduler model: who ran where, who waited on what, who
+ * woke whom (spec analyses.md §0-§2).
+ *
+ * Two layers, both pull-driven and allocation-free per event:
+ *
+ *   source   etl_sched_source_next(): the scheduler's events of a trace in time
+ *            order: CSwitch events and compact batches alike as switches
+ *            (batches expanded; their switches read ahead of the other records,
+ *            since a batch is logged when it is flushed, after the events of its
+ *            period), ReadyThread, Thread, SetName, Process and SpinLock.
+ *   model    etl_sched_push(): consumes those events and calls back with one
+ *            "CPU Usage (Precise)" row per switch-in once the row is complete
+ *            (at the next switch on that CPU, or at the end), with Ready Time,
+ *            the readying thread, waits and the previous and next states.
+ *
+ * Times: every row carries raw timestamps (session clock ticks) and canonical
+ * nanoseconds since the trace start, t = floor((ts - t0) * 10^9 / F), so that
+ * durations are differences of canonical times and sums are exact.
+ *
+ * Threads and processes are instances, not ids: a TID or PID that is reused is
+ * a new instance with its own name and lifetime. The idle thread (TID 0) is one
+ * per CPU and never belongs to a process (ETL_SCHED_IDLE).
+ */
+#ifndef ETLKIT_SCHED_H
+#define ETLKIT_SCHED_H
+
+#include "etlkit/container.h"
+#include "etlkit/kernel.h"
+#include "etlkit/ccswap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- time-ordered scheduler events ------------------------------------------ */
+
+typedef enum etl_sched_kind {
+    ETL_SCHED_SWITCH = 1, /* u.sw: CSwitch or expanded compact record */
+    ETL_SCHED_READY,      /* u.ready */
+    ETL_SCHED_THREAD,     /* u.thread; hook tells Start/End/DCStart/DCEnd */
+    ETL_SCHED_SET_NAME,   /* u.set_name */
+    ETL_SCHED_PROCESS,    /* u.process; hook tells Start/End/DCStart/DCEnd/Defunct */
+    ETL_SCHED_SPINLOCK    /* u.spinlock */
+} etl_sched_kind;
+
+typedef struct etl_sched_event {
+    etl_sched_kind kind;
+    uint16_t cpu;
+    uint16_t hook;
+    uint64_t ts;          /* raw session clock */
+    union {
+        etl_cswitch sw;
+        etl_ready_thread ready;
+        etl_thread thread;
+        etl_thread_setname set_name;
+        etl_process process;
+        etl_spinlock spinlock;
+    } u;                  /* strings are views into the record: valid until the next call */
+} etl_sched_event;
+
+typedef struct etl_sched_source_options {
+    size_t sz;            /* sizeof(etl_sched_source_options) */
+    int bias;             /* StateWr bias for compact batches; < 0: from the OS build */
+} etl_sched_source_options;
+
+typedef struct etl_sched_source_stats {
+    uint64_t switches;            /* switches returned */
+    uint64_t full_switches;       /* of which from CSwitch events */
+    uint64_t compact_switches;    /* of which from compact batches */
+    uint64_t duplicates_dropped;  /* switches of the form a CPU did not show first (traces with both) */
+    uint64_t undecodable;         /* scheduler records whose payload did not decode */
+    uint64_t late_batches;        /* batches merged when seen, not read ahead (no group mask said so) */
+    uint64_t broken_chains;       /* compact switches whose successor was lost (new thread unknown) */
+    uint64_t last_ts;             /* largest record timestamp seen */
+} etl_sched_source_stats;
+
+typedef struct etl_sched_source etl_sched_source;
+
+/* The reader must outlive the source. */
+etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *opts,
+                                 etl_sched_source **out);
+/* ETL_OK with the next event, ETL_END at the end. Never fails on bad input. */
+etl_status etl_sched_source_next(etl_sched_source *s, etl_sched_event *ev);
+const etl_sched_source_stats *etl_sched_source_stats_get(const etl_sched_source *s);
+/* The container's damage counters over every cursor the source reads. */
+void etl_sched_source_damage(const etl_sched_source *s, etl_stats *out);
+/* Bytes of the file consumed so far (progress bars). */
+uint64_t etl_sched_source_progress(const etl_sched_source *s);
+void etl_sched_source_close(etl_sched_source *s);
+
+/* ---- the model ---------------------------------------------------------------- */
+
+#define ETL_SCHED_IDLE UINT32_MAX   /* the thread index of a CPU's idle thread */
+#define ETL_SCHED_NONE (UINT32_MAX - 1) /* no thread (unknown readier, no process) */
+
+/* A thread instance. */
+typedef struct etl_sched_thread {
+    uint32_t tid;
+    uint32_t pid;          /* UINT32_MAX when no Thread event named its process */
+    uint32_t process;      /* process instance index, or ETL_SCHED_NONE */
+    uint32_t name;         /* offset of its name in etl_sched_names(), 0 = "" */
+    uint64_t start_ts;     /* Start/DCStart time, or first sight */
+    uint64_t end_ts;       /* End time, 0 if none */
+    uint8_t started;       /* a Start or DCStart event was seen */
+    uint8_t ended;         /* an End event was seen */
+    uint8_t base_priority; /* from Thread v3+, 0 if unknown */
+} etl_sched_thread;
+
+/* A process instance. */
+typedef struct etl_sched_process {
+    uint32_t pid;
+    uint32_t name;         /* ImageFileName, offset in etl_sched_names() */
+    uint32_t command_line;
+    uint64_t start_ts, end_ts;
+    uint8_t started, ended;
+} etl_sched_process;
+
+/* Bits of etl_sched_row.flags. */
+enum {
+    ETL_ROW_HEAD = 1u << 0,        /* the head slice [t0, first switch): no switch-in event */
+    ETL_ROW_TAIL = 1u << 1,        /* runs to the trace end: no next switch-out (NSO = t_end) */
+    ETL_ROW_PREV = 1u << 2,        /* P known: LSO and the New Prev columns are valid */
+    ETL_ROW_READY_TIME = 1u << 3,  /* RT known: Ready valid (and Waits when PREV) */
+    ETL_ROW_READIED = 1u << 4,     /* R present: readier, flags, adjust are valid */
+    ETL_ROW_WAITED = 1u << 5,      /* Count: Waits = 1 (P waiting) */
+    ETL_ROW_MISMATCH = 1u << 6     /* the switch-in planned another thread (cswitch_chain_mismatch) */
+};
+
+/* One "CPU Usage (Precise)" row: thread X switched in on cpu at SI, out at NSO. */
+typedef struct etl_sched_row {
+    uint32_t flags;              /* ETL_ROW_* */
+    uint16_t cpu;
+    uint32_t new_tid, old_tid;   /* X (observed) and e's old thread */
+    uint32_t new_thread;         /* instance index of X, or ETL_SCHED_IDLE */
+    uint32_t old_thread;
+    uint64_t si_ts, nso_ts;      /* raw */
+    int64_t si, nso;             /* canonical ns */
+    uint64_t lso_ts, rt_ts;      /* raw, with PREV / READY_TIME */
+    int64_t lso, rt;             /* canonical ns */
+    int64_t prev_switch;         /* time of the previous switch on this CPU (Old Switch-In Time), ns */
+    uint32_t readier_tid;        /* with READIED: the thread running on R's CPU at R */
+    uint32_t readier_thread;     /* its instance, ETL_SCHED_IDLE, or ETL_SCHED_NONE (Unknown) */
+    uint32_t first_readier_tid;  /* the first candidate's readier (wait chains) */
+    uint16_t ready_cpu;          /* R's CPU */
+    etl_ready_thread ready;      /* R itself (AdjustReason, Increment, Flags) */
+    uint32_t ready_while_runnable; /* candidates ignored because P was runnable */
+    /* P: X's previous switch-out (with PREV) */
+    uint8_t prev_state, prev_wait_reason, prev_wait_mode;
+    int8_t prev_out_priority;
+    uint32_t prev_known;         /* ETL_CSW_* bits of P */
+    const etl_cswitch *in;       /* e, the switch-in (NULL for a HEAD row) */
+    const etl_cswitch *out;      /* N, the next switch-out (NULL for a TAIL row) */
+} etl_sched_row;
+
+typedef void (*etl_sched_row_fn)(void *ctx, const etl_sched_row *row);
+
+typedef struct etl_sched_stats {
+    uint64_t switches;
+    uint64_t rows;
+    uint64_t cswitch_chain_mismatch; /* a switch's old thread is not the previous switch's new one */
+    uint64_t ready_unmatched;        /* ReadyThread events with no later switch-in of their thread */
+    uint64_t ready_while_runnable;
+    uint64_t time_backwards;         /* events earlier than the previous one (ignored) */
+    uint64_t threads, processes;     /* instances */
+    uint64_t unknown_threads;        /* instances made from a switch or ReadyThread alone */
+} etl_sched_stats;
+
+typedef struct etl_sched etl_sched;
+
+typedef struct etl_sched_options {
+    size_t sz;            /* sizeof(etl_sched_options) */
+    etl_sched_row_fn on_row;
+    void *ctx;
+    bool complete_only;   /* drop the head and tail slices (WPA-like) */
+} etl_sched_options;
+
+/* ncpu: the trace's CPU count (more are added as switches name them). */
+etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched_options *opts,
+                          etl_sched **out);
+/* One event, in time order. */
+etl_status etl_sched_push(etl_sched *m, const etl_sched_event *ev);
+/*
+ * End of trace at raw time end_ts (the later of the last record and EndTime):
+ * closes every CPU's last row (NSO = end) and emits them.
+ */
+etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts);
+void etl_sched_close(etl_sched *m);
+
+const etl_sched_stats *etl_sched_stats_get(const etl_sched *m);
+unsigned etl_sched_cpu_count(const etl_sched *m);
+/* The thread and process instances so far (indices are stable). */
+const etl_sched_thread *etl_sched_threads(const etl_sched *m, size_t *n);
+const etl_sched_process *etl_sched_processes(const etl_sched *m, size_t *n);
+/* The name pool: NUL-terminated UTF-8 strings at the offsets the instances hold. */
+const char *etl_sched_names(const etl_sched *m);
+/* The instance a thread index names (NULL for IDLE / NONE). */
+const etl_sched_thread *etl_sched_thread_at(const etl_sched *m, uint32_t index);
+const etl_sched_process *etl_sched_process_at(const etl_sched *m, uint32_t index);
+/* "image" of a thread's process: the name, "Idle" for IDLE, "Unknown" when none. */
+const char *etl_sched_process_name(const etl_sched *m, uint32_t thread_index);
+
+/* The trace end a reader implies: the later of the source's last record and EndTime on the session clock. */
+uint64_t etl_sched_end_ts(const etl_reader *r, uint64_t last_record_ts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

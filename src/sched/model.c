@@ -1,0 +1,536 @@
+/*
+ * model.c - the scheduler model (spec analyses.md §0, §1).
+ *
+ * Per CPU, the last switch s_i opens a row for the thread it switches in; the
+ * next switch s_{i+1} closes it (NSO) and says who really ran (its old thread).
+ * Per thread instance, the state between two switch-ins: the previous
+ * switch-out P (state, wait reason) and the ReadyThread candidates since the
+ * previous switch-in, from which a switch-in takes its Ready Time and readier:
+ *   P runnable            RT = LSO, Waits = 0, no R (candidates are counted);
+ *   P waiting or absent   R = the last candidate, RT = max(t(R), LSO);
+ *   no candidate          RT unknown.
+ * Memory: one small record per thread and process instance, a name pool, and
+ * one open row per CPU; nothing per event.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "etlkit/sched.h"
+#include "etlkit/text.h"
+#include "base/idmap.h"
+
+/* Live state of a thread instance, beside its public record. */
+typedef struct mthr {
+    uint64_t in_ts;          /* I_prev: the last switch-in */
+    uint64_t out_ts;         /* LSO: the last switch-out */
+    uint64_t r_ts;           /* the last ReadyThread candidate */
+    etl_ready_thread r;
+    uint32_t r_readier_tid, r_readier_thread, first_readier_tid;
+    uint32_t ncand;
+    uint32_t out_known;
+    uint16_t r_cpu;
+    uint8_t has_in, has_out;
+    uint8_t out_state, out_reason, out_mode;
+    int8_t out_priority;
+} mthr;
+
+typedef struct mcpu {
+    etl_cswitch prev;        /* s_i, the last switch (valid with has_prev) */
+    etl_sched_row row;       /* the row s_i opened */
+    bool has_prev;
+    int64_t prev_prev_ns;    /* the switch before s_i */
+    bool has_prev_prev;
+} mcpu;
+
+struct etl_sched {
+    etl_clock clock;
+    etl_sched_options opts;
+    etl_sched_stats st;
+    mcpu *cpus;
+    unsigned ncpu;
+    etl_sched_thread *thr;
+    mthr *live;
+    size_t nthr, capthr;
+    etl_sched_process *proc;
+    size_t nproc, capproc;
+    etl_idmap tid_map;       /* TID -> current instance */
+    etl_idmap pid_map;       /* PID -> current instance */
+    char *names;
+    size_t nnames, capnames;
+    uint64_t last_ts;
+    char scratch[1024];
+};
+
+static inline int64_t ns_of(const etl_sched *m, uint64_t ts) { return etl_clock_ns(&m->clock, ts); }
+
+static uint32_t intern(etl_sched *m, const char *s, size_t n)
+{
+    if (n == 0) return 0;
+    if (m->nnames + n + 1 > m->capnames) {
+        size_t cap = m->capnames * 2;
+        while (cap < m->nnames + n + 1) cap *= 2;
+        if (cap > UINT32_MAX) return 0;
+        char *p = realloc(m->names, cap);
+        if (!p) return 0;
+        m->names = p;
+        m->capnames = cap;
+    }
+    uint32_t off = (uint32_t)m->nnames;
+    memcpy(m->names + off, s, n);
+    m->names[off + n] = 0;
+    m->nnames += n + 1;
+    return off;
+}
+
+static uint32_t intern_utf16(etl_sched *m, const etl_kstr *k)
+{
+    if (!k->text.n) return 0;
+    etl_utf16_to_utf8(k->text, m->scratch, sizeof m->scratch);
+    return intern(m, m->scratch, strlen(m->scratch));
+}
+
+/* ANSI bytes as Latin-1, the reader's convention for ImageFileName. */
+static uint32_t intern_ansi(etl_sched *m, const etl_kstr *k)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < k->text.n && o + 3 < sizeof m->scratch; i++) {
+        uint8_t c = k->text.p[i];
+        if (c < 0x80) {
+            m->scratch[o++] = (char)c;
+        } else {
+            m->scratch[o++] = (char)(0xC0 | c >> 6);
+            m->scratch[o++] = (char)(0x80 | (c & 0x3F));
+        }
+    }
+    return intern(m, m->scratch, o);
+}
+
+static uint32_t new_process(etl_sched *m, uint32_t pid, uint64_t ts)
+{
+    if (m->nproc == m->capproc) {
+        size_t cap = m->capproc ? m->capproc * 2 : 64;
+        etl_sched_process *p = realloc(m->proc, cap * sizeof *p);
+        if (!p) return ETL_SCHED_NONE;
+        m->proc = p;
+        m->capproc = cap;
+    }
+    uint32_t i = (uint32_t)m->nproc++;
+    memset(&m->proc[i], 0, sizeof m->proc[i]);
+    m->proc[i].pid = pid;
+    m->proc[i].start_ts = ts;
+    etl_idmap_put(&m->pid_map, pid, i);
+    m->st.processes++;
+    return i;
+}
+
+static uint32_t new_thread(etl_sched *m, uint32_t tid, uint64_t ts)
+{
+    if (m->nthr == m->capthr) {
+        size_t cap = m->capthr ? m->capthr * 2 : 256;
+        etl_sched_thread *t = realloc(m->thr, cap * sizeof *t);
+        if (t) m->thr = t;
+        mthr *l = realloc(m->live, cap * sizeof *l);
+        if (l) m->live = l;
+        if (!t || !l) return ETL_SCHED_NONE;
+        m->capthr = cap;
+    }
+    uint32_t i = (uint32_t)m->nthr++;
+    memset(&m->thr[i], 0, sizeof m->thr[i]);
+    memset(&m->live[i], 0, sizeof m->live[i]);
+    m->thr[i].tid = tid;
+    m->thr[i].pid = UINT32_MAX;
+    m->thr[i].process = ETL_SCHED_NONE;
+    m->thr[i].start_ts = ts;
+    etl_idmap_put(&m->tid_map, tid, i);
+    m->st.threads++;
+    return i;
+}
+
+/* The instance a TID names now; made (unknown) on first sight. TID 0 is the idle thread. */
+static uint32_t thread_of(etl_sched *m, uint32_t tid, uint64_t ts)
+{
+    if (tid == 0) return ETL_SCHED_IDLE;
+    uint32_t i = etl_idmap_get(&m->tid_map, tid);
+    if (i != ETL_IDMAP_EMPTY) return i;
+    i = new_thread(m, tid, ts);
+    if (i != ETL_SCHED_NONE) m->st.unknown_threads++;
+    return i;
+}
+
+static mcpu *cpu_at(etl_sched *m, unsigned c)
+{
+    if (c >= m->ncpu) {
+        if (c >= 4096) return NULL;
+        mcpu *p = realloc(m->cpus, (c + 1u) * sizeof *p);
+        if (!p) return NULL;
+        memset(p + m->ncpu, 0, (c + 1u - m->ncpu) * sizeof *p);
+        m->cpus = p;
+        m->ncpu = c + 1u;
+    }
+    return &m->cpus[c];
+}
+
+static bool is_waiting(uint8_t state) { return state == 5 || state == 6 || state == 9; }
+static bool is_runnable(uint8_t state) { return state == 1 || state == 2 || state == 3 || state == 7; }
+
+static void emit(etl_sched *m, etl_sched_row *row)
+{
+    m->st.rows++;
+    if (m->opts.on_row) m->opts.on_row(m->opts.ctx, row);
+}
+
+/* Fills the switch-in half of a row: X, SI, and from X's state P, RT and R. */
+static void switch_in(etl_sched *m, etl_sched_row *row, uint32_t x, uint64_t t)
+{
+    row->new_thread = x;
+    if (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE) return;
+    mthr *l = &m->live[x];
+    uint32_t ncand = l->ncand;
+    if (l->has_in && ncand && l->r_ts <= l->in_ts) ncand = 0; /* I_prev < t(R) */
+    if (l->has_out) {
+        row->flags |= ETL_ROW_PREV;
+        row->lso_ts = l->out_ts;
+        row->lso = ns_of(m, l->out_ts);
+        row->prev_known = l->out_known;
+        row->prev_state = l->out_state;
+        row->prev_wait_reason = l->out_reason;
+        row->prev_wait_mode = l->out_mode;
+        row->prev_out_priority = l->out_priority;
+    }
+    bool runnable = l->has_out && (l->out_known & ETL_CSW_STATE) && is_runnable(l->out_state);
+    if (l->has_out && (l->out_known & ETL_CSW_STATE) && is_waiting(l->out_state)) row->flags |= ETL_ROW_WAITED;
+    if (runnable) {
+        row->flags |= ETL_ROW_READY_TIME;
+        row->rt_ts = l->out_ts;
+        row->ready_while_runnable = ncand;
+        m->st.ready_while_runnable += ncand;
+    } else if (ncand) {
+        row->flags |= ETL_ROW_READY_TIME | ETL_ROW_READIED;
+        row->rt_ts = l->has_out && l->out_ts > l->r_ts ? l->out_ts : l->r_ts;
+        row->ready = l->r;
+        row->ready_cpu = l->r_cpu;
+        row->readier_tid = l->r_readier_tid;
+        row->readier_thread = l->r_readier_thread;
+        row->first_readier_tid = l->first_readier_tid;
+    }
+    if (row->flags & ETL_ROW_READY_TIME) row->rt = ns_of(m, row->rt_ts);
+    l->ncand = 0;
+    l->has_in = 1;
+    l->in_ts = t;
+}
+
+/* Records X's switch-out at e (P for its next switch-in). */
+static void switch_out(etl_sched *m, uint32_t x, const etl_cswitch *e)
+{
+    if (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE) return;
+    mthr *l = &m->live[x];
+    l->has_out = 1;
+    l->out_ts = e->ts;
+    l->out_known = e->known;
+    l->out_state = e->old_state;
+    l->out_reason = e->old_wait_reason;
+    l->out_mode = e->old_wait_mode;
+    l->out_priority = e->old_priority;
+}
+
+static void on_switch(etl_sched *m, const etl_cswitch *e)
+{
+    mcpu *c = cpu_at(m, e->cpu);
+    if (!c) return;
+    m->st.switches++;
+    uint64_t t = e->ts;
+    bool old_known = (e->known & ETL_CSW_OLD_TID) != 0;
+    uint32_t old = old_known ? thread_of(m, e->old_tid, t) : ETL_SCHED_NONE;
+    if (c->has_prev) {
+        etl_sched_row *row = &c->row;
+        if (old_known && row->new_tid != e->old_tid) {
+            if (row->new_thread != ETL_SCHED_NONE || row->new_tid != UINT32_MAX) {
+                /* Planned one thread, another ran: keep the observed one, forget the planned one's readying. */
+                row->flags = (row->flags & ~(ETL_ROW_PREV | ETL_ROW_READY_TIME | ETL_ROW_READIED | ETL_ROW_WAITED)) |
+                             ETL_ROW_MISMATCH;
+                m->st.cswitch_chain_mismatch++;
+                row->new_tid = e->old_tid;
+                row->new_thread = old;
+            } else {
+                /* The new thread was not recorded (compact chain broken): learn it now. */
+                row->new_tid = e->old_tid;
+                switch_in(m, row, old, row->si_ts);
+            }
+        }
+        row->nso_ts = t;
+        row->nso = ns_of(m, t);
+        row->out = e;
+        row->in = &c->prev;
+        emit(m, row);
+        c->prev_prev_ns = ns_of(m, c->prev.ts);
+        c->has_prev_prev = true;
+    } else if (!m->opts.complete_only) {
+        /* The head slice [t0, first switch) belongs to the thread this switch takes off the CPU. */
+        etl_sched_row head;
+        memset(&head, 0, sizeof head);
+        head.flags = ETL_ROW_HEAD;
+        head.cpu = e->cpu;
+        head.new_tid = old_known ? e->old_tid : UINT32_MAX;
+        head.new_thread = old;
+        head.old_tid = UINT32_MAX;
+        head.old_thread = ETL_SCHED_NONE;
+        head.si_ts = m->clock.t0;
+        head.si = 0;
+        head.nso_ts = t;
+        head.nso = ns_of(m, t);
+        head.out = e;
+        if (t >= m->clock.t0) emit(m, &head);
+    }
+    switch_out(m, old, e);
+
+    /* Open the row of the thread e switches in. */
+    etl_sched_row *row = &c->row;
+    memset(row, 0, sizeof *row);
+    row->cpu = e->cpu;
+    row->old_tid = old_known ? e->old_tid : UINT32_MAX;
+    row->old_thread = old;
+    row->si_ts = t;
+    row->si = ns_of(m, t);
+    row->prev_switch = c->has_prev ? ns_of(m, c->prev.ts) : row->si;
+    if (e->known & ETL_CSW_NEW_TID) {
+        row->new_tid = e->new_tid;
+        switch_in(m, row, thread_of(m, e->new_tid, t), t);
+    } else {
+        row->new_tid = UINT32_MAX;
+        row->new_thread = ETL_SCHED_NONE;
+    }
+    c->prev = *e;
+    c->has_prev = true;
+}
+
+static void on_ready(etl_sched *m, const etl_sched_event *ev)
+{
+    uint32_t tid = ev->u.ready.thread_id;
+    if (tid == 0) return;
+    uint32_t x = thread_of(m, tid, ev->ts);
+    if (x == ETL_SCHED_NONE) return;
+    mcpu *c = ev->cpu < m->ncpu ? &m->cpus[ev->cpu] : NULL;
+    uint32_t rtid = UINT32_MAX, rthr = ETL_SCHED_NONE;
+    if (c && c->has_prev && c->row.new_thread != ETL_SCHED_NONE) {
+        rtid = c->row.new_tid;
+        rthr = c->row.new_thread;
+    }
+    mthr *l = &m->live[x];
+    if (l->ncand == 0 || (l->has_in && l->r_ts <= l->in_ts)) {
+        l->ncand = 0;
+        l->first_readier_tid = rtid;
+    }
+    l->ncand++;
+    l->r_ts = ev->ts;
+    l->r = ev->u.ready;
+    l->r_cpu = ev->cpu;
+    l->r_readier_tid = rtid;
+    l->r_readier_thread = rthr;
+}
+
+/* Start/DCStart make a new instance unless the current one was only seen, never started. */
+static uint32_t start_thread(etl_sched *m, uint32_t tid, uint32_t pid, uint64_t ts, bool dc)
+{
+    uint32_t i = etl_idmap_get(&m->tid_map, tid);
+    if (i != ETL_IDMAP_EMPTY) {
+        etl_sched_thread *t = &m->thr[i];
+        bool same = !t->started || (dc && !t->ended && t->pid == pid);
+        if (same) return i;
+    }
+    return new_thread(m, tid, ts);
+}
+
+static void on_thread(etl_sched *m, const etl_sched_event *ev)
+{
+    const etl_thread *th = &ev->u.thread;
+    if (!(th->known & ETL_THR_IDS) || th->thread_id == 0) return;
+    uint32_t tid = th->thread_id;
+    bool start = ev->hook == ETL_HOOK_THREAD_START || ev->hook == ETL_HOOK_THREAD_DC_START;
+    uint32_t i = start ? start_thread(m, tid, th->process_id, ev->ts, ev->hook == ETL_HOOK_THREAD_DC_START)
+                       : thread_of(m, tid, ev->ts);
+    if (i == ETL_SCHED_NONE || i == ETL_SCHED_IDLE) return;
+    etl_sched_thread *t = &m->thr[i];
+    if (start && !t->started) {
+        t->started = 1;
+        if (ev->ts < t->start_ts) t->start_ts = ev->ts;
+    }
+    if (t->pid != th->process_id) {
+        t->pid = th->process_id;
+        uint32_t p = etl_idmap_get(&m->pid_map, th->process_id);
+        t->process = p != ETL_IDMAP_EMPTY ? p : new_process(m, th->process_id, ev->ts);
+    }
+    if (th->known & ETL_THR_PRIORITIES) t->base_priority = th->base_priority;
+    if ((th->known & ETL_THR_NAME) && th->thread_name.text.n) t->name = intern_utf16(m, &th->thread_name);
+    if (ev->hook == ETL_HOOK_THREAD_END) {
+        t->ended = 1;
+        t->end_ts = ev->ts;
+    }
+}
+
+static void on_set_name(etl_sched *m, const etl_sched_event *ev)
+{
+    if (ev->u.set_name.thread_id == 0) return;
+    uint32_t i = thread_of(m, ev->u.set_name.thread_id, ev->ts);
+    if (i == ETL_SCHED_NONE) return;
+    m->thr[i].name = intern_utf16(m, &ev->u.set_name.thread_name);
+}
+
+static void on_process(etl_sched *m, const etl_sched_event *ev)
+{
+    const etl_process *p = &ev->u.process;
+    if (!(p->known & ETL_PROC_IDS)) return;
+    uint32_t pid = p->process_id;
+    bool start = ev->hook == ETL_HOOK_PROCESS_START || ev->hook == ETL_HOOK_PROCESS_DC_START;
+    uint32_t i = etl_idmap_get(&m->pid_map, pid);
+    if (start) {
+        bool dc = ev->hook == ETL_HOOK_PROCESS_DC_START;
+        if (i == ETL_IDMAP_EMPTY || (m->proc[i].started && (!dc || m->proc[i].ended)))
+            i = new_process(m, pid, ev->ts);
+        if (i == ETL_SCHED_NONE) return;
+        if (!m->proc[i].started) {
+            m->proc[i].started = 1;
+            if (ev->ts < m->proc[i].start_ts) m->proc[i].start_ts = ev->ts;
+        }
+    } else if (i == ETL_IDMAP_EMPTY) {
+        i = new_process(m, pid, ev->ts);
+        if (i == ETL_SCHED_NONE) return;
+    }
+    etl_sched_process *pr = &m->proc[i];
+    if ((p->known & ETL_PROC_IMAGE) && p->image_file_name.text.n) pr->name = intern_ansi(m, &p->image_file_name);
+    if ((p->known & ETL_PROC_COMMAND_LINE) && p->command_line.text.n)
+        pr->command_line = intern_utf16(m, &p->command_line);
+    if (ev->hook == ETL_HOOK_PROCESS_END || ev->hook == ETL_HOOK_PROCESS_DEFUNCT) {
+        pr->ended = 1;
+        pr->end_ts = ev->ts;
+    }
+}
+
+etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched_options *opts,
+                          etl_sched **out)
+{
+    *out = NULL;
+    etl_sched *m = calloc(1, sizeof *m);
+    if (!m) return ETL_E_NOMEM;
+    m->clock = *clock;
+    if (opts && opts->sz >= sizeof *opts) m->opts = *opts;
+    etl_idmap_init(&m->tid_map);
+    etl_idmap_init(&m->pid_map);
+    m->capnames = 4096;
+    m->names = malloc(m->capnames);
+    m->nnames = 1;
+    if (!m->names || (ncpu && !cpu_at(m, ncpu - 1))) {
+        etl_sched_close(m);
+        return ETL_E_NOMEM;
+    }
+    m->names[0] = 0;
+    m->last_ts = 0;
+    *out = m;
+    return ETL_OK;
+}
+
+etl_status etl_sched_push(etl_sched *m, const etl_sched_event *ev)
+{
+    if (ev->ts < m->last_ts) {
+        /* Out of order: a switch would break its CPU's chain; anything else is harmless. */
+        m->st.time_backwards++;
+        if (ev->kind == ETL_SCHED_SWITCH) {
+            const mcpu *c = ev->cpu < m->ncpu ? &m->cpus[ev->cpu] : NULL;
+            if (c && c->has_prev && ev->ts < c->prev.ts) return ETL_OK;
+        }
+    } else {
+        m->last_ts = ev->ts;
+    }
+    switch (ev->kind) {
+    case ETL_SCHED_SWITCH: on_switch(m, &ev->u.sw); break;
+    case ETL_SCHED_READY: on_ready(m, ev); break;
+    case ETL_SCHED_THREAD: on_thread(m, ev); break;
+    case ETL_SCHED_SET_NAME: on_set_name(m, ev); break;
+    case ETL_SCHED_PROCESS: on_process(m, ev); break;
+    default: break;
+    }
+    return ETL_OK;
+}
+
+etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts)
+{
+    for (unsigned i = 0; i < m->ncpu; i++) {
+        mcpu *c = &m->cpus[i];
+        if (!c->has_prev) continue;
+        c->has_prev = false;
+        if (m->opts.complete_only) continue;
+        etl_sched_row *row = &c->row;
+        row->flags |= ETL_ROW_TAIL;
+        row->nso_ts = end_ts > row->si_ts ? end_ts : row->si_ts;
+        row->nso = ns_of(m, row->nso_ts);
+        row->in = &c->prev;
+        row->out = NULL;
+        emit(m, row);
+    }
+    /* Readied threads that never switched in again. */
+    for (size_t i = 0; i < m->nthr; i++) {
+        mthr *l = &m->live[i];
+        if (l->ncand && !(l->has_in && l->r_ts <= l->in_ts)) m->st.ready_unmatched++;
+        l->ncand = 0;
+    }
+    return ETL_OK;
+}
+
+void etl_sched_close(etl_sched *m)
+{
+    if (!m) return;
+    free(m->cpus);
+    free(m->thr);
+    free(m->live);
+    free(m->proc);
+    free(m->names);
+    etl_idmap_free(&m->tid_map);
+    etl_idmap_free(&m->pid_map);
+    free(m);
+}
+
+const etl_sched_stats *etl_sched_stats_get(const etl_sched *m) { return &m->st; }
+unsigned etl_sched_cpu_count(const etl_sched *m) { return m->ncpu; }
+
+const etl_sched_thread *etl_sched_threads(const etl_sched *m, size_t *n)
+{
+    *n = m->nthr;
+    return m->thr;
+}
+
+const etl_sched_process *etl_sched_processes(const etl_sched *m, size_t *n)
+{
+    *n = m->nproc;
+    return m->proc;
+}
+
+const char *etl_sched_names(const etl_sched *m) { return m->names; }
+
+const etl_sched_thread *etl_sched_thread_at(const etl_sched *m, uint32_t index)
+{
+    return index < m->nthr ? &m->thr[index] : NULL;
+}
+
+const etl_sched_process *etl_sched_process_at(const etl_sched *m, uint32_t index)
+{
+    return index < m->nproc ? &m->proc[index] : NULL;
+}
+
+const char *etl_sched_process_name(const etl_sched *m, uint32_t thread_index)
+{
+    if (thread_index == ETL_SCHED_IDLE) return "Idle";
+    const etl_sched_thread *t = etl_sched_thread_at(m, thread_index);
+    const etl_sched_process *p = t ? etl_sched_process_at(m, t->process) : NULL;
+    return p && p->name ? m->names + p->name : "Unknown";
+}
+
+uint64_t etl_sched_end_ts(const etl_reader *r, uint64_t last_record_ts)
+{
+    const etl_logfile_header *h = etl_reader_header(r);
+    const etl_clock *c = etl_reader_clock(r);
+    uint64_t end = last_record_ts > c->t0 ? last_record_ts : c->t0;
+    /* EndTime (FILETIME) onto the session clock, when it lies after the last record. */
+    if (h->end_time > c->start_time && c->ticks_per_sec) {
+        unsigned __int128 d = (unsigned __int128)(h->end_time - c->start_time) * c->ticks_per_sec / 10000000u;
+        if (d < (unsigned __int128)(UINT64_MAX - c->t0) && c->t0 + (uint64_t)d > end) end = c->t0 + (uint64_t)d;
+    }
+    return end;
+}

@@ -1,0 +1,449 @@
+/*
+ * usage.c - CPU time, switch counts, ready latency and waits from the model's
+ * rows (spec analyses.md §2), clipped to a window.
+ *
+ * Accumulators are indexed by thread instance (dense indices), so adding a row
+ * is a few additions; ready-latency values are kept per thread (one u64 each:
+ * the duration, bit 63 set when a ReadyThread readied it) because exact
+ * nearest-rank percentiles need them all.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "etlkit/report.h"
+#include "base/idmap.h"
+
+#define WOKEN_BIT (1ull << 63)
+
+typedef struct vals {
+    uint64_t *v;
+    size_t n, cap;
+} vals;
+
+struct etl_usage_priv {
+    etl_usage_thread *t;  /* by instance */
+    vals *lat;            /* by instance */
+    uint8_t *seen;        /* by instance: has a row in the window */
+    size_t cap;
+    etl_idmap bucket_map; /* (bucket << 32 | process + 1) -> index in bucket_vals */
+    int64_t *bucket_vals;
+    uint64_t *bucket_keys;
+    size_t nbv, capbv;
+};
+
+static bool push(vals *x, uint64_t v)
+{
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 16;
+        uint64_t *p = realloc(x->v, cap * sizeof *p);
+        if (!p) return false;
+        x->v = p;
+        x->cap = cap;
+    }
+    x->v[x->n++] = v;
+    return true;
+}
+
+etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o)
+{
+    memset(u, 0, sizeof *u);
+    u->model = model;
+    if (o && o->sz >= sizeof *o) u->o = *o;
+    if (!u->o.longest) u->o.longest = 10;
+    u->bucket_stride = etl_sched_cpu_count(model) ? etl_sched_cpu_count(model) : 1;
+    u->priv = calloc(1, sizeof *u->priv);
+    u->longest_waits = calloc(u->o.longest, sizeof *u->longest_waits);
+    u->longest_ready = calloc(u->o.longest, sizeof *u->longest_ready);
+    if (!u->priv || !u->longest_waits || !u->longest_ready) {
+        etl_usage_free(u);
+        return ETL_E_NOMEM;
+    }
+    etl_idmap_init(&u->priv->bucket_map);
+    return ETL_OK;
+}
+
+static etl_usage_thread *thr(etl_usage *u, uint32_t i)
+{
+    struct etl_usage_priv *p = u->priv;
+    if (i >= p->cap) {
+        size_t cap = p->cap ? p->cap : 256;
+        while (cap <= i) cap *= 2;
+        etl_usage_thread *t = realloc(p->t, cap * sizeof *t);
+        if (t) p->t = t;
+        vals *l = realloc(p->lat, cap * sizeof *l);
+        if (l) p->lat = l;
+        uint8_t *s = realloc(p->seen, cap);
+        if (s) p->seen = s;
+        if (!t || !l || !s) return NULL;
+        memset(t + p->cap, 0, (cap - p->cap) * sizeof *t);
+        memset(l + p->cap, 0, (cap - p->cap) * sizeof *l);
+        memset(s + p->cap, 0, cap - p->cap);
+        for (size_t k = p->cap; k < cap; k++) {
+            t[k].thread = (uint32_t)k;
+            t[k].first_ns = t[k].last_ns = -1;
+        }
+        p->cap = cap;
+    }
+    p->seen[i] = 1;
+    return &p->t[i];
+}
+
+static etl_usage_cpu *cpu(etl_usage *u, unsigned c)
+{
+    if (c >= u->ncpus) {
+        etl_usage_cpu *p = realloc(u->cpus, (c + 1u) * sizeof *p);
+        if (!p) return NULL;
+        memset(p + u->ncpus, 0, (c + 1u - u->ncpus) * sizeof *p);
+        u->cpus = p;
+        u->ncpus = c + 1u;
+    }
+    return &u->cpus[c];
+}
+
+/* Overlap of [a, b) with the window. */
+static int64_t clip(const etl_usage *u, int64_t a, int64_t b, int64_t *ca)
+{
+    if (a < u->o.v0) a = u->o.v0;
+    if (u->o.v1 > u->o.v0 && b > u->o.v1) b = u->o.v1;
+    *ca = a;
+    return b > a ? b - a : 0;
+}
+
+static bool in_window(const etl_usage *u, int64_t t)
+{
+    return t >= u->o.v0 && (u->o.v1 <= u->o.v0 || t < u->o.v1);
+}
+
+/* Keeps the n longest, descending; ties by start, CPU, TID. */
+static bool longer(const etl_usage_interval *a, const etl_usage_interval *b)
+{
+    if (a->dur_ns != b->dur_ns) return a->dur_ns > b->dur_ns;
+    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns;
+    if (a->cpu != b->cpu) return a->cpu < b->cpu;
+    return a->tid < b->tid;
+}
+
+static void keep_longest(etl_usage_interval *top, size_t *n, size_t cap, const etl_usage_interval *x)
+{
+    if (*n == cap && !longer(x, &top[cap - 1])) return;
+    size_t i = *n < cap ? (*n)++ : cap - 1;
+    while (i > 0 && longer(x, &top[i - 1])) {
+        top[i] = top[i - 1];
+        i--;
+    }
+    top[i] = *x;
+}
+
+static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uint16_t c)
+{
+    int64_t len = u->o.interval_ns;
+    while (a < b) {
+        int64_t k = (a - u->o.v0) / len;
+        int64_t end = u->o.v0 + (k + 1) * len;
+        int64_t piece = (b < end ? b : end) - a;
+        if (k >= 1000000) return; /* far more columns than anyone draws */
+        size_t bk = (size_t)k;
+        if (bk >= u->nbuckets) {
+            size_t nb = u->nbuckets ? u->nbuckets : 64;
+            while (nb <= bk) nb *= 2;
+            size_t w = u->bucket_stride;
+            int64_t *p = realloc(u->bucket_cpu_busy, nb * w * sizeof *p);
+            if (!p) return;
+            memset(p + u->nbuckets * w, 0, (nb - u->nbuckets) * w * sizeof *p);
+            u->bucket_cpu_busy = p;
+            u->nbuckets = nb;
+        }
+        if (c < u->bucket_stride) u->bucket_cpu_busy[bk * u->bucket_stride + c] += piece;
+        struct etl_usage_priv *pv = u->priv;
+        uint64_t key = (uint64_t)bk << 32 | (uint64_t)(process + 1u);
+        uint32_t idx = etl_idmap_get(&pv->bucket_map, key);
+        if (idx == ETL_IDMAP_EMPTY) {
+            if (pv->nbv == pv->capbv) {
+                size_t cap = pv->capbv ? pv->capbv * 2 : 256;
+                int64_t *v = realloc(pv->bucket_vals, cap * sizeof *v);
+                if (v) pv->bucket_vals = v;
+                uint64_t *kk = realloc(pv->bucket_keys, cap * sizeof *kk);
+                if (kk) pv->bucket_keys = kk;
+                if (!v || !kk) return;
+                pv->capbv = cap;
+            }
+            idx = (uint32_t)pv->nbv++;
+            pv->bucket_vals[idx] = 0;
+            pv->bucket_keys[idx] = key;
+            etl_idmap_put(&pv->bucket_map, key, idx);
+        }
+        pv->bucket_vals[idx] += piece;
+        a += piece;
+    }
+}
+
+void etl_usage_add(void *ctx, const etl_sched_row *row)
+{
+    etl_usage *u = ctx;
+    u->rows++;
+    etl_usage_cpu *c = cpu(u, row->cpu);
+    if (!c) return;
+    int64_t a;
+    int64_t used = clip(u, row->si, row->nso, &a);
+    bool head = (row->flags & ETL_ROW_HEAD) != 0;
+    bool counted_in = !head && in_window(u, row->si);
+    uint32_t x = row->new_thread;
+    if (x == ETL_SCHED_IDLE) c->idle_ns += used;
+    else if (x == ETL_SCHED_NONE) c->unknown_ns += used;
+    else c->busy_ns += used;
+    if (counted_in) c->switches++;
+    if (u->o.interval_ns > 0 && used > 0 && x != ETL_SCHED_IDLE) {
+        uint32_t proc = ETL_SCHED_NONE;
+        const etl_sched_thread *t = x != ETL_SCHED_NONE ? etl_sched_thread_at(u->model, x) : NULL;
+        if (t) proc = t->process;
+        add_bucket(u, proc, a, a + used, row->cpu);
+    }
+    if (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE) return;
+    etl_usage_thread *t = thr(u, x);
+    if (!t) return;
+    t->cpu_ns += used;
+    if (counted_in) t->switches++;
+    if (used > 0 || counted_in) {
+        if (t->first_ns < 0 || a < t->first_ns) t->first_ns = a;
+        if (a + used > t->last_ns) t->last_ns = a + used;
+    }
+    if (row->out && in_window(u, row->nso)) {
+        if ((row->out->known & ETL_CSW_STATE) && (row->out->old_state == 5 || row->out->old_state == 6 ||
+                                                  row->out->old_state == 9))
+            t->voluntary++;
+        else if (row->out->known & ETL_CSW_STATE)
+            t->involuntary++;
+    }
+    if (head) return;
+    etl_usage_interval iv;
+    memset(&iv, 0, sizeof iv);
+    iv.thread = x;
+    iv.tid = row->new_tid;
+    iv.cpu = row->cpu;
+    iv.has_readier = (row->flags & ETL_ROW_READIED) != 0;
+    iv.readier_tid = row->readier_tid;
+    iv.readier_thread = row->readier_thread;
+    iv.ready_cpu = row->ready_cpu;
+    iv.ready_flags = row->ready.flags;
+    if (row->flags & ETL_ROW_READY_TIME) {
+        int64_t rs;
+        int64_t ready = clip(u, row->rt, row->si, &rs);
+        if (ready > 0 || in_window(u, row->si)) {
+            uint64_t v = (uint64_t)ready | (iv.has_readier ? WOKEN_BIT : 0);
+            push(&u->priv->lat[x], v);
+            iv.start_ns = rs;
+            iv.dur_ns = ready;
+            keep_longest(u->longest_ready, &u->n_longest_ready, u->o.longest, &iv);
+        }
+        if ((row->flags & ETL_ROW_PREV) && (row->flags & ETL_ROW_WAITED)) {
+            int64_t ws;
+            int64_t wait = clip(u, row->lso, row->rt, &ws);
+            if (wait > 0 || in_window(u, row->rt)) {
+                t->wait_count++;
+                t->wait_ns += wait;
+                if (wait > t->wait_max_ns) t->wait_max_ns = wait;
+                etl_usage_reason *r = &u->reasons[row->prev_wait_reason & 63];
+                r->code = row->prev_wait_reason & 63;
+                r->count++;
+                r->wait_ns += wait;
+                if (wait > r->max_ns) r->max_ns = wait;
+                iv.start_ns = ws;
+                iv.dur_ns = wait;
+                iv.reason = row->prev_wait_reason;
+                keep_longest(u->longest_waits, &u->n_longest_waits, u->o.longest, &iv);
+            }
+        }
+    }
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int64_t etl_percentile_sorted(const int64_t *v, size_t n, unsigned per_mille)
+{
+    if (n == 0) return 0;
+    /* r = max(1, ceil(p * N / 100)) with p in per mille: ceil(per_mille * N / 1000). */
+    uint64_t r = ((uint64_t)per_mille * n + 999) / 1000;
+    if (r < 1) r = 1;
+    if (r > n) r = n;
+    return v[r - 1];
+}
+
+/* Fills l from values v[0..n) (sorted in place). */
+static void latency(etl_latency *l, int64_t *v, size_t n)
+{
+    memset(l, 0, sizeof *l);
+    if (!n) return;
+    qsort(v, n, sizeof *v, cmp_i64);
+    l->count = n;
+    for (size_t i = 0; i < n; i++) l->sum_ns += v[i];
+    l->p50_ns = etl_percentile_sorted(v, n, 500);
+    l->p90_ns = etl_percentile_sorted(v, n, 900);
+    l->p99_ns = etl_percentile_sorted(v, n, 990);
+    l->p999_ns = etl_percentile_sorted(v, n, 999);
+    l->max_ns = v[n - 1];
+}
+
+/* Values of lat (woken only if woken) into out; returns the count. */
+static size_t gather(const vals *lat, bool woken, int64_t *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < lat->n; i++)
+        if (!woken || (lat->v[i] & WOKEN_BIT)) out[n++] = (int64_t)(lat->v[i] & ~WOKEN_BIT);
+    return n;
+}
+
+static int by_cpu_desc_thread(const void *a, const void *b)
+{
+    const etl_usage_thread *x = a, *y = b;
+    if (x->cpu_ns != y->cpu_ns) return x->cpu_ns > y->cpu_ns ? -1 : 1;
+    return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+static int by_cpu_desc_process(const void *a, const void *b)
+{
+    const etl_usage_process *x = a, *y = b;
+    if (x->cpu_ns != y->cpu_ns) return x->cpu_ns > y->cpu_ns ? -1 : 1;
+    return x->process < y->process ? -1 : x->process > y->process;
+}
+
+etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
+{
+    struct etl_usage_priv *p = u->priv;
+    if (u->o.v1 <= u->o.v0) u->o.v1 = end_ns > u->o.v0 ? end_ns : u->o.v0;
+    size_t nthr = 0, total = 0;
+    for (size_t i = 0; i < p->cap; i++)
+        if (p->seen[i]) {
+            nthr++;
+            total += p->lat[i].n;
+        }
+    int64_t *buf = malloc((total ? total : 1) * sizeof *buf);
+    int64_t *all = malloc((total ? total : 1) * sizeof *all);
+    u->threads = calloc(nthr ? nthr : 1, sizeof *u->threads);
+    size_t nproc_model = 0;
+    etl_sched_processes(u->model, &nproc_model);
+    /* processes[]: one per process instance with threads, plus one for threads of no process. */
+    uint32_t *pmap = malloc((nproc_model + 1) * sizeof *pmap);
+    u->processes = calloc(nproc_model + 1, sizeof *u->processes);
+    if (!buf || !all || !u->threads || !pmap || !u->processes) {
+        free(buf);
+        free(all);
+        free(pmap);
+        return ETL_E_NOMEM;
+    }
+    for (size_t i = 0; i <= nproc_model; i++) pmap[i] = UINT32_MAX;
+    size_t nall = 0, k = 0;
+    for (size_t i = 0; i < p->cap; i++) {
+        if (!p->seen[i]) continue;
+        etl_usage_thread *t = &p->t[i];
+        size_t n = gather(&p->lat[i], false, buf);
+        memcpy(all + nall, buf, n * sizeof *buf);
+        nall += n;
+        latency(&t->ready, buf, n);
+        latency(&t->woken, buf, gather(&p->lat[i], true, buf));
+        u->threads[k++] = *t;
+        const etl_sched_thread *st = etl_sched_thread_at(u->model, (uint32_t)i);
+        size_t pk = st && st->process < nproc_model ? st->process : nproc_model;
+        if (pmap[pk] == UINT32_MAX) {
+            pmap[pk] = (uint32_t)u->nprocesses++;
+            u->processes[pmap[pk]].process = pk < nproc_model ? (uint32_t)pk : ETL_SCHED_NONE;
+        }
+        etl_usage_process *pr = &u->processes[pmap[pk]];
+        pr->cpu_ns += t->cpu_ns;
+        pr->switches += t->switches;
+        pr->threads++;
+        pr->wait_count += t->wait_count;
+        pr->wait_ns += t->wait_ns;
+    }
+    u->nthreads = k;
+    /* Process latencies: their threads' values together. */
+    for (size_t j = 0; j < u->nprocesses; j++) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->cap; i++) {
+            if (!p->seen[i]) continue;
+            const etl_sched_thread *st = etl_sched_thread_at(u->model, (uint32_t)i);
+            uint32_t proc = st && st->process < nproc_model ? st->process : ETL_SCHED_NONE;
+            if (proc != u->processes[j].process) continue;
+            n += gather(&p->lat[i], false, buf + n);
+        }
+        latency(&u->processes[j].ready, buf, n);
+    }
+    latency(&u->ready_all, all, nall);
+    size_t nw = 0;
+    for (size_t i = 0; i < p->cap; i++)
+        if (p->seen[i]) nw += gather(&p->lat[i], true, buf + nw);
+    latency(&u->woken_all, buf, nw);
+    /* Per-interval process busy time, re-indexed to processes[]. */
+    if (u->o.interval_ns > 0 && u->nbuckets) {
+        u->bucket_proc_busy = calloc(u->nbuckets * (u->nprocesses ? u->nprocesses : 1), sizeof *u->bucket_proc_busy);
+        if (u->bucket_proc_busy)
+            for (size_t i = 0; i < p->nbv; i++) {
+                uint64_t key = p->bucket_keys[i];
+                size_t bk = (size_t)(key >> 32);
+                uint32_t proc = (uint32_t)key - 1u;
+                size_t pk = proc < nproc_model ? proc : nproc_model;
+                if (pmap[pk] != UINT32_MAX && bk < u->nbuckets)
+                    u->bucket_proc_busy[bk * u->nprocesses + pmap[pk]] += p->bucket_vals[i];
+            }
+    }
+    /* Sort after the bucket re-index: it relies on pmap's order. */
+    if (u->bucket_proc_busy) {
+        /* Sort a permutation and apply it to the buckets' columns. */
+        size_t np = u->nprocesses;
+        etl_usage_process *sorted = malloc((np ? np : 1) * sizeof *sorted);
+        int64_t *nb = calloc(u->nbuckets * (np ? np : 1), sizeof *nb);
+        if (sorted && nb) {
+            memcpy(sorted, u->processes, np * sizeof *sorted);
+            qsort(sorted, np, sizeof *sorted, by_cpu_desc_process);
+            for (size_t j = 0; j < np; j++) {
+                uint32_t proc = sorted[j].process;
+                size_t pk = proc < nproc_model ? proc : nproc_model;
+                size_t old = pmap[pk];
+                for (size_t b = 0; b < u->nbuckets; b++) nb[b * np + j] = u->bucket_proc_busy[b * np + old];
+            }
+            memcpy(u->processes, sorted, np * sizeof *sorted);
+            free(u->bucket_proc_busy);
+            u->bucket_proc_busy = nb;
+            nb = NULL;
+        }
+        free(sorted);
+        free(nb);
+    } else {
+        qsort(u->processes, u->nprocesses, sizeof *u->processes, by_cpu_desc_process);
+    }
+    qsort(u->threads, u->nthreads, sizeof *u->threads, by_cpu_desc_thread);
+    /* Trim trailing buckets past the window. */
+    if (u->o.interval_ns > 0) {
+        size_t want = (size_t)((u->o.v1 - u->o.v0 + u->o.interval_ns - 1) / u->o.interval_ns);
+        if (want < u->nbuckets) u->nbuckets = want;
+    }
+    free(buf);
+    free(all);
+    free(pmap);
+    return ETL_OK;
+}
+
+void etl_usage_free(etl_usage *u)
+{
+    struct etl_usage_priv *p = u->priv;
+    if (p) {
+        for (size_t i = 0; i < p->cap; i++) free(p->lat[i].v);
+        free(p->t);
+        free(p->lat);
+        free(p->seen);
+        free(p->bucket_vals);
+        free(p->bucket_keys);
+        etl_idmap_free(&p->bucket_map);
+        free(p);
+    }
+    free(u->threads);
+    free(u->processes);
+    free(u->cpus);
+    free(u->longest_waits);
+    free(u->longest_ready);
+    free(u->bucket_cpu_busy);
+    free(u->bucket_proc_busy);
+    memset(u, 0, sizeof *u);
+}

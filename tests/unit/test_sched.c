@@ -1,0 +1,549 @@
+/*
+ * test_sched.c - the scheduler model and its aggregations against the
+ * simulator's ground truth.
+ *
+ * For each flavour (CPU count, pointer size, clock, full / compact / both,
+ * compression) a trace is synthesized with its truth captured in memory. The
+ * expected answers are computed here from the truth records alone (every
+ * switch with its true new thread, every ReadyThread with `logged`), by the
+ * spec's rules (analyses.md §1, §2), then compared with what the model reads
+ * back from the file: CPU time per thread and per CPU to the nanosecond, idle
+ * and unknown time, switch counts, Ready and Waits per thread, per wait reason,
+ * exact nearest-rank percentiles, and (for clocks of 10 MHz, where a tick is
+ * exactly 100 ns) the truth's own per-thread running totals. A compact trace
+ * must give the same answers as the full trace of the same seed, but for each
+ * CPU's last slice, whose thread a batch does not record.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "testutil.h"
+#include "etlkit/etlkit.h"
+#include "etlkit/synth.h"
+#include "etlkit/sched.h"
+#include "etlkit/report.h"
+#include "base/idmap.h"
+
+typedef struct truth {
+    etl_synth_meta meta;
+    etl_synth_end end;
+    etl_synth_switch *sw;
+    size_t nsw, capsw;
+    etl_synth_ready *rd;
+    size_t nrd, caprd;
+    etl_synth_thread_total *tt;
+    size_t ntt, captt;
+} truth;
+
+#define PUSH(arr, n, cap)                                                                          \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            (cap) = (cap) ? 2 * (cap) : 256;                                                       \
+            (arr) = realloc((arr), (cap) * sizeof *(arr));                                         \
+            if (!(arr)) return 1;                                                                  \
+        }                                                                                          \
+    } while (0)
+
+static int capture(void *ctx, const etl_synth_rec *r)
+{
+    truth *t = ctx;
+    switch (r->type) {
+    case ETL_SYNTH_REC_META: t->meta = r->u.meta; break;
+    case ETL_SYNTH_REC_END: t->end = r->u.end; break;
+    case ETL_SYNTH_REC_SWITCH:
+        PUSH(t->sw, t->nsw, t->capsw);
+        t->sw[t->nsw++] = r->u.sw;
+        break;
+    case ETL_SYNTH_REC_READY:
+        if (!r->u.ready.logged) break;
+        PUSH(t->rd, t->nrd, t->caprd);
+        t->rd[t->nrd++] = r->u.ready;
+        break;
+    case ETL_SYNTH_REC_THREAD_TOTAL:
+        PUSH(t->tt, t->ntt, t->captt);
+        t->tt[t->ntt] = r->u.thread_total;
+        t->tt[t->ntt++].name = NULL;
+        break;
+    default: break;
+    }
+    return 0;
+}
+
+static void set(etl_synth_options *o, const char *name, const char *value)
+{
+    etl_diag d;
+    memset(&d, 0, sizeof d);
+    if (etl_synth_set(o, name, value, &d) != ETL_OK) fail_msg("--%s %s: %s", name, value ? value : "", d.msg);
+}
+
+/* ---- expected answers from the truth -------------------------------------------------------- */
+
+typedef struct exp_thread {
+    uint32_t tid;
+    int64_t cpu_ns;
+    uint64_t switches;
+    int64_t *ready;   /* every Ready value (`all` variant) */
+    size_t nready, capready;
+    uint64_t woken;
+    uint64_t wait_count;
+    int64_t wait_ns;
+    /* walking state */
+    bool has_in, has_out;
+    uint64_t in_ts, out_ts;
+    uint8_t out_state, out_reason;
+    bool has_r;
+    uint64_t r_ts;
+} exp_thread;
+
+typedef struct expected {
+    exp_thread *t;
+    size_t n;
+    etl_idmap map;
+    int64_t *busy, *idle, *unknown;
+    uint64_t *cpu_switches;
+    unsigned ncpu;
+    uint64_t reason_count[64];
+    int64_t reason_ns[64], reason_max[64];
+    int64_t *all;
+    size_t nall;
+} expected;
+
+static exp_thread *ethr(expected *e, uint32_t tid)
+{
+    uint32_t i = etl_idmap_get(&e->map, tid);
+    if (i != ETL_IDMAP_EMPTY) return &e->t[i];
+    e->t = realloc(e->t, (e->n + 1) * sizeof *e->t);
+    memset(&e->t[e->n], 0, sizeof e->t[e->n]);
+    e->t[e->n].tid = tid;
+    etl_idmap_put(&e->map, tid, (uint32_t)e->n);
+    return &e->t[e->n++];
+}
+
+typedef struct item {
+    uint64_t ts;
+    int kind; /* 0 ready, 1 switch */
+    size_t i;
+} item;
+
+static int by_time(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    if (x->kind != y->kind) return x->kind - y->kind;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static bool waiting(uint8_t s) { return s == 5 || s == 6 || s == 9; }
+static bool runnable(uint8_t s) { return s == 1 || s == 2 || s == 3 || s == 7; }
+
+static void add_cpu(expected *e, uint32_t tid, bool known, unsigned cpu, int64_t a, int64_t b)
+{
+    if (!known) e->unknown[cpu] += b - a;
+    else if (tid == 0) e->idle[cpu] += b - a;
+    else {
+        e->busy[cpu] += b - a;
+        ethr(e, tid)->cpu_ns += b - a;
+    }
+}
+
+static void compute(expected *e, const truth *t, const etl_clock *clk, bool compact_tail, uint64_t end_ts)
+{
+    memset(e, 0, sizeof *e);
+    etl_idmap_init(&e->map);
+    e->ncpu = t->meta.ncpu;
+    e->busy = calloc(e->ncpu, sizeof *e->busy);
+    e->idle = calloc(e->ncpu, sizeof *e->idle);
+    e->unknown = calloc(e->ncpu, sizeof *e->unknown);
+    e->cpu_switches = calloc(e->ncpu, sizeof *e->cpu_switches);
+    /* A compact CPU's last switch does not record its new thread: no switch-in is known there. */
+    bool *last = calloc(t->nsw + 1, sizeof *last);
+    for (unsigned c = 0; compact_tail && c < e->ncpu; c++) {
+        size_t li = SIZE_MAX;
+        for (size_t i = 0; i < t->nsw; i++)
+            if (t->sw[i].cpu == c) li = i;
+        if (li != SIZE_MAX) last[li] = true;
+    }
+    /* Slices, per CPU: the truth's switches of each CPU are in time order. */
+    for (unsigned c = 0; c < e->ncpu; c++) {
+        const etl_synth_switch *prev = NULL;
+        for (size_t i = 0; i < t->nsw; i++) {
+            const etl_synth_switch *s = &t->sw[i];
+            if (s->cpu != c) continue;
+            e->cpu_switches[c]++;
+            if (s->new_tid && !last[i]) ethr(e, s->new_tid)->switches++;
+            if (!prev) add_cpu(e, s->old_tid, true, c, 0, etl_clock_ns(clk, s->time));
+            else add_cpu(e, prev->new_tid, true, c, etl_clock_ns(clk, prev->time), etl_clock_ns(clk, s->time));
+            prev = s;
+        }
+        if (prev) add_cpu(e, prev->new_tid, !compact_tail, c, etl_clock_ns(clk, prev->time), etl_clock_ns(clk, end_ts));
+    }
+    /* Ready and Waits: every switch and logged ReadyThread in time order (one thread's are strictly ordered). */
+    item *it = malloc((t->nsw + t->nrd) * sizeof *it);
+    size_t n = 0;
+    for (size_t i = 0; i < t->nrd; i++) it[n++] = (item){t->rd[i].time, 0, i};
+    for (size_t i = 0; i < t->nsw; i++) it[n++] = (item){t->sw[i].time, 1, i};
+    qsort(it, n, sizeof *it, by_time);
+    e->all = malloc((t->nsw + 1) * sizeof *e->all);
+    for (size_t k = 0; k < n; k++) {
+        if (it[k].kind == 0) {
+            const etl_synth_ready *r = &t->rd[it[k].i];
+            exp_thread *x = ethr(e, r->tid);
+            x->has_r = true;
+            x->r_ts = r->time;
+            continue;
+        }
+        const etl_synth_switch *s = &t->sw[it[k].i];
+        if (s->old_tid) {
+            exp_thread *o = ethr(e, s->old_tid);
+            o->has_out = true;
+            o->out_ts = s->time;
+            o->out_state = s->old_state;
+            o->out_reason = s->old_wait_reason;
+        }
+        if (!s->new_tid || last[it[k].i]) continue;
+        exp_thread *x = ethr(e, s->new_tid);
+        bool cand = x->has_r && (!x->has_in || x->r_ts > x->in_ts);
+        bool has_rt = false;
+        uint64_t rt = 0;
+        if (x->has_out && runnable(x->out_state)) {
+            has_rt = true;
+            rt = x->out_ts;
+        } else if (cand) {
+            has_rt = true;
+            rt = x->has_out && x->out_ts > x->r_ts ? x->out_ts : x->r_ts;
+            x->woken++;
+        }
+        if (has_rt) {
+            int64_t v = etl_clock_ns(clk, s->time) - etl_clock_ns(clk, rt);
+            if (x->nready == x->capready) {
+                x->capready = x->capready ? 2 * x->capready : 16;
+                x->ready = realloc(x->ready, x->capready * sizeof *x->ready);
+            }
+            x->ready[x->nready++] = v;
+            e->all[e->nall++] = v;
+            if (x->has_out && waiting(x->out_state)) {
+                int64_t w = etl_clock_ns(clk, rt) - etl_clock_ns(clk, x->out_ts);
+                x->wait_count++;
+                x->wait_ns += w;
+                unsigned rc = x->out_reason & 63;
+                e->reason_count[rc]++;
+                e->reason_ns[rc] += w;
+                if (w > e->reason_max[rc]) e->reason_max[rc] = w;
+            }
+        }
+        x->has_in = true;
+        x->in_ts = s->time;
+    }
+    free(it);
+    free(last);
+}
+
+static void expected_free(expected *e)
+{
+    for (size_t i = 0; i < e->n; i++) free(e->t[i].ready);
+    free(e->t);
+    free(e->busy);
+    free(e->idle);
+    free(e->unknown);
+    free(e->cpu_switches);
+    free(e->all);
+    etl_idmap_free(&e->map);
+}
+
+static int cmp64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest rank, computed the textbook way (r = ceil(p * N / 100), 1-based), independently of the library. */
+static int64_t rank(int64_t *v, size_t n, unsigned pct10)
+{
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, cmp64);
+    size_t r = 1;
+    while ((uint64_t)r * 1000 < (uint64_t)pct10 * n) r++;
+    return v[r - 1];
+}
+
+/* ---- reading back ---------------------------------------------------------------------------- */
+
+typedef struct result {
+    etl_reader *r;
+    etl_sched *m;
+    etl_usage u;
+    uint64_t end_ts;
+    etl_sched_source_stats src;
+} result;
+
+static void read_back(const char *path, result *res)
+{
+    memset(res, 0, sizeof *res);
+    etl_diag d;
+    assert_int_equal(etl_reader_open(path, NULL, &res->r, &d), ETL_OK);
+    etl_sched_source *s;
+    assert_int_equal(etl_sched_source_open(res->r, NULL, &s), ETL_OK);
+    etl_sched_options mo = {sizeof mo, etl_usage_add, &res->u, false};
+    assert_int_equal(etl_sched_open(etl_reader_clock(res->r), etl_reader_cpu_count(res->r), &mo, &res->m), ETL_OK);
+    etl_usage_options uo = {sizeof uo, 0, 0, 5, 0};
+    assert_int_equal(etl_usage_init(&res->u, res->m, &uo), ETL_OK);
+    etl_sched_event ev;
+    while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(res->m, &ev);
+    res->src = *etl_sched_source_stats_get(s);
+    res->end_ts = etl_sched_end_ts(res->r, res->src.last_ts);
+    etl_sched_finish(res->m, res->end_ts);
+    assert_int_equal(etl_usage_finish(&res->u, etl_clock_ns(etl_reader_clock(res->r), res->end_ts)), ETL_OK);
+    etl_sched_source_close(s);
+}
+
+static void result_free(result *res)
+{
+    etl_usage_free(&res->u);
+    etl_sched_close(res->m);
+    etl_reader_close(res->r);
+}
+
+static const etl_usage_thread *find(const result *res, uint32_t tid)
+{
+    for (size_t i = 0; i < res->u.nthreads; i++)
+        if (etl_sched_thread_at(res->m, res->u.threads[i].thread)->tid == tid) return &res->u.threads[i];
+    return NULL;
+}
+
+static void check(const char *what, const truth *t, const result *res, bool compact)
+{
+    const etl_clock *clk = etl_reader_clock(res->r);
+    /*
+     * The window ends at the later of the last record and EndTime (spec §1, Trace edges): here the
+     * rundown written after the simulation's end, so each CPU's last slice runs a few ticks longer
+     * than in the truth's totals.
+     */
+    if (res->end_ts < t->end.end || res->end_ts < res->src.last_ts)
+        fail_msg("%s: trace end %llu, truth %llu, last record %llu", what, (unsigned long long)res->end_ts,
+                 (unsigned long long)t->end.end, (unsigned long long)res->src.last_ts);
+    assert_int_equal(clk->t0, t->meta.start);
+    expected e;
+    compute(&e, t, clk, compact, res->end_ts);
+    const etl_sched_stats *ms = etl_sched_stats_get(res->m);
+    assert_int_equal(ms->switches, t->nsw);
+    assert_int_equal(ms->cswitch_chain_mismatch, 0);
+    assert_int_equal(ms->time_backwards, 0);
+    int64_t window = etl_clock_ns(clk, res->end_ts);
+    for (unsigned c = 0; c < e.ncpu; c++) {
+        const etl_usage_cpu *k = &res->u.cpus[c];
+        if (k->busy_ns != e.busy[c] || k->idle_ns != e.idle[c] || k->unknown_ns != e.unknown[c] ||
+            k->switches != e.cpu_switches[c])
+            fail_msg("%s: cpu %u: busy %lld idle %lld unknown %lld switches %llu; truth %lld %lld %lld %llu", what, c,
+                     (long long)k->busy_ns, (long long)k->idle_ns, (long long)k->unknown_ns,
+                     (unsigned long long)k->switches, (long long)e.busy[c], (long long)e.idle[c],
+                     (long long)e.unknown[c], (unsigned long long)e.cpu_switches[c]);
+        assert_int_equal(k->busy_ns + k->idle_ns + k->unknown_ns, window);
+    }
+    for (size_t i = 0; i < e.n; i++) {
+        exp_thread *x = &e.t[i];
+        const etl_usage_thread *g = find(res, x->tid);
+        if (!g) {
+            if (x->cpu_ns || x->nready) fail_msg("%s: tid %u missing", what, x->tid);
+            continue;
+        }
+        int64_t sum = 0;
+        for (size_t k = 0; k < x->nready; k++) sum += x->ready[k];
+        if (g->cpu_ns != x->cpu_ns || g->switches != x->switches || g->ready.count != x->nready ||
+            g->ready.sum_ns != sum || g->wait_count != x->wait_count || g->wait_ns != x->wait_ns ||
+            g->woken.count != x->woken)
+            fail_msg("%s: tid %u: cpu %lld switches %llu ready %llu/%lld woken %llu waits %llu/%lld; truth cpu %lld "
+                     "switches %llu ready %zu/%lld woken %llu waits %llu/%lld",
+                     what, x->tid, (long long)g->cpu_ns, (unsigned long long)g->switches,
+                     (unsigned long long)g->ready.count, (long long)g->ready.sum_ns, (unsigned long long)g->woken.count,
+                     (unsigned long long)g->wait_count, (long long)g->wait_ns, (long long)x->cpu_ns,
+                     (unsigned long long)x->switches, x->nready, (long long)sum, (unsigned long long)x->woken,
+                     (unsigned long long)x->wait_count, (long long)x->wait_ns);
+        assert_int_equal(g->ready.p50_ns, rank(x->ready, x->nready, 500));
+        assert_int_equal(g->ready.p90_ns, rank(x->ready, x->nready, 900));
+        assert_int_equal(g->ready.p99_ns, rank(x->ready, x->nready, 990));
+        assert_int_equal(g->ready.max_ns, x->nready ? x->ready[x->nready - 1] : 0);
+    }
+    assert_int_equal(res->u.ready_all.count, e.nall);
+    assert_int_equal(res->u.ready_all.p50_ns, rank(e.all, e.nall, 500));
+    assert_int_equal(res->u.ready_all.p99_ns, rank(e.all, e.nall, 990));
+    assert_int_equal(res->u.ready_all.p999_ns, rank(e.all, e.nall, 999));
+    for (unsigned rc = 0; rc < 64; rc++) {
+        const etl_usage_reason *r = &res->u.reasons[rc];
+        if (r->count != e.reason_count[rc] || r->wait_ns != e.reason_ns[rc] || r->max_ns != e.reason_max[rc])
+            fail_msg("%s: reason %u: %llu/%lld/%lld, truth %llu/%lld/%lld", what, rc, (unsigned long long)r->count,
+                     (long long)r->wait_ns, (long long)r->max_ns, (unsigned long long)e.reason_count[rc],
+                     (long long)e.reason_ns[rc], (long long)e.reason_max[rc]);
+    }
+    /* Longest waits: the top one is the largest wait of any reason. */
+    int64_t top = 0;
+    for (unsigned rc = 0; rc < 64; rc++)
+        if (e.reason_max[rc] > top) top = e.reason_max[rc];
+    if (res->u.n_longest_waits) assert_int_equal(res->u.longest_waits[0].dur_ns, top);
+    /* At 10 MHz a tick is exactly 100 ns: the truth's own running totals, to the tick. */
+    if (t->meta.ticks_per_sec == 10000000 && !compact) {
+        for (size_t i = 0; i < t->ntt; i++) {
+            const etl_usage_thread *g = find(res, t->tt[i].tid);
+            int64_t want = (int64_t)t->tt[i].running * 100;
+            for (unsigned c = 0; c < t->meta.ncpu; c++) {
+                uint32_t last = 0;
+                for (size_t k = 0; k < t->nsw; k++)
+                    if (t->sw[k].cpu == c) last = t->sw[k].new_tid;
+                if (last == t->tt[i].tid) want += etl_clock_ns(clk, res->end_ts) - etl_clock_ns(clk, t->end.end);
+            }
+            if ((g ? g->cpu_ns : 0) != want)
+                fail_msg("%s: tid %u: cpu %lld ns, truth running %llu ticks", what, t->tt[i].tid,
+                         (long long)(g ? g->cpu_ns : 0), (unsigned long long)t->tt[i].running);
+            if (g) assert_int_equal(g->switches, t->tt[i].switches_in);
+        }
+    }
+    expected_free(&e);
+}
+
+typedef struct flavour {
+    const char *bits, *clock, *format, *cpus;
+    bool z;
+} flavour;
+
+static const flavour flavours[] = {
+    {"64", "qpc", "full", "4", false},     {"64", "qpc", "compact", "4", false}, {"64", "qpc", "both", "3", true},
+    {"32", "cycles", "full", "2", false},  {"32", "system", "compact", "4", true}, {"64", "cycles", "compact", "8", true},
+    {"64", "system", "full", "1", false},
+};
+
+static void synth(const flavour *f, const char *seed, const char *format, const char *path, truth *t)
+{
+    etl_synth_options o;
+    etl_synth_options_init(&o);
+    set(&o, "seed", seed);
+    set(&o, "cpus", f->cpus);
+    set(&o, "threads", "40");
+    set(&o, "processes", "8");
+    set(&o, "duration", "0.25");
+    set(&o, "pointer-size", f->bits);
+    set(&o, "clock", f->clock);
+    set(&o, "cswitch", format);
+    set(&o, "buffer-size", "16K");
+    set(&o, "churn", "100");
+    set(&o, f->z ? "compress" : "no-compress", NULL);
+    memset(t, 0, sizeof *t);
+    o.on_truth = capture;
+    o.truth_ctx = t;
+    etl_diag d;
+    etl_synth_summary s;
+    if (etl_synth_run(path, &o, &s, &d) != ETL_OK) fail_msg("synth: %s", d.msg);
+}
+
+static void truth_free(truth *t)
+{
+    free(t->sw);
+    free(t->rd);
+    free(t->tt);
+}
+
+static void tmp(char *out, size_t cap, const char *name)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(out, cap, "%s/etlkit-sched-%d-%s", dir && *dir ? dir : "/tmp", (int)getpid(), name);
+}
+
+static void test_truth_flavours(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof flavours / sizeof flavours[0]; i++) {
+        const flavour *f = &flavours[i];
+        char path[512], what[128], seed[16];
+        snprintf(what, sizeof what, "%s-%s-%s-%scpu%s", f->bits, f->clock, f->format, f->cpus, f->z ? "-z" : "");
+        snprintf(seed, sizeof seed, "%zu", 7 + i);
+        tmp(path, sizeof path, "t.etl");
+        truth t;
+        synth(f, seed, f->format, path, &t);
+        result res;
+        read_back(path, &res);
+        check(what, &t, &res, strcmp(f->format, "compact") == 0);
+        if (strcmp(f->format, "compact") == 0) assert_true(res.src.compact_switches > 0);
+        if (strcmp(f->format, "both") == 0) assert_true(res.src.duplicates_dropped > 0);
+        result_free(&res);
+        truth_free(&t);
+        unlink(path);
+    }
+}
+
+/* The same seed written as full CSwitch events and as compact batches: the same answers but for the tails. */
+static void test_compact_equals_full(void **state)
+{
+    (void)state;
+    const flavour f = {"64", "qpc", "full", "4", false};
+    char pf[512], pc[512];
+    tmp(pf, sizeof pf, "full.etl");
+    tmp(pc, sizeof pc, "compact.etl");
+    truth tf, tc;
+    synth(&f, "99", "full", pf, &tf);
+    synth(&f, "99", "compact", pc, &tc);
+    assert_int_equal(tf.nsw, tc.nsw);
+    result rf, rc;
+    read_back(pf, &rf);
+    read_back(pc, &rc);
+    /* Threads running at the end differ only by their tail; everything else is equal. */
+    uint32_t tail_tid[64];
+    unsigned ntail = 0;
+    for (unsigned c = 0; c < tf.meta.ncpu && c < 64; c++) {
+        uint32_t last = 0;
+        for (size_t i = 0; i < tf.nsw; i++)
+            if (tf.sw[i].cpu == c) last = tf.sw[i].new_tid;
+        tail_tid[ntail++] = last;
+    }
+    size_t compared = 0;
+    for (size_t i = 0; i < rf.u.nthreads; i++) {
+        uint32_t tid = etl_sched_thread_at(rf.m, rf.u.threads[i].thread)->tid;
+        const etl_usage_thread *a = &rf.u.threads[i], *b = find(&rc, tid);
+        assert_non_null(b);
+        bool tail = false;
+        for (unsigned k = 0; k < ntail; k++) tail |= tail_tid[k] == tid;
+        if (!tail) {
+            assert_int_equal(a->cpu_ns, b->cpu_ns);
+            compared++;
+        }
+        assert_int_equal(a->switches, b->switches);
+        assert_int_equal(a->ready.count, b->ready.count);
+        assert_int_equal(a->ready.sum_ns, b->ready.sum_ns);
+        assert_int_equal(a->ready.p99_ns, b->ready.p99_ns);
+        assert_int_equal(a->wait_count, b->wait_count);
+        assert_int_equal(a->wait_ns, b->wait_ns);
+    }
+    assert_true(compared > 10);
+    for (unsigned r = 0; r < 64; r++) {
+        assert_int_equal(rf.u.reasons[r].count, rc.u.reasons[r].count);
+        assert_int_equal(rf.u.reasons[r].wait_ns, rc.u.reasons[r].wait_ns);
+    }
+    result_free(&rf);
+    result_free(&rc);
+    truth_free(&tf);
+    truth_free(&tc);
+    unlink(pf);
+    unlink(pc);
+}
+
+/* Percentiles by nearest rank on hand-made values. */
+static void test_percentile(void **state)
+{
+    (void)state;
+    int64_t v[] = {10, 20, 30, 40, 50, 60, 70, 80, 90, 100};
+    assert_int_equal(etl_percentile_sorted(v, 10, 500), 50);
+    assert_int_equal(etl_percentile_sorted(v, 10, 900), 90);
+    assert_int_equal(etl_percentile_sorted(v, 10, 990), 100);
+    assert_int_equal(etl_percentile_sorted(v, 10, 1), 10);
+    assert_int_equal(etl_percentile_sorted(v, 1, 500), 10);
+    assert_int_equal(etl_percentile_sorted(v, 0, 500), 0);
+    assert_int_equal(etl_percentile_sorted(v, 3, 500), 20); /* ceil(1.5) = 2 */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_percentile),
+        cmocka_unit_test(test_truth_flavours),
+        cmocka_unit_test(test_compact_equals_full),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
