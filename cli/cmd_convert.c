@@ -25,7 +25,7 @@ static void help(void)
            "                           batch does not carry written as all ones (never invented)\n"
            "  --compress / --no-compress  Plain LZ77 buffers (default: as the input)\n"
            "  --buffer-size N          bytes per buffer (default: as the input)\n"
-           "  --max-wait-reason N      StateWr bias of the batches (default: from the OS build)\n"
+           "  --max-wait-reason N      StateWr bias of the batches, 1..54 (default: from the OS build)\n"
            "  --json                   print the counts as one JSON object on stdout\n"
            "  --quiet                  no warnings about the input\n"
            "  -h, --help               this help\n\n"
@@ -65,13 +65,16 @@ int cmd_convert(int argc, char **argv)
         } else if (strcmp(a, "--buffer-size") == 0 || strcmp(a, "--max-wait-reason") == 0) {
             char *end;
             unsigned long n = v ? strtoul(v, &end, 0) : 0;
-            if (!v || !*v || *end) return cli_usage_error("convert", "%s needs a number", a);
+            if (!v || !*v || *end || *v == '-') return cli_usage_error("convert", "%s needs a number", a);
             if (a[2] == 'b') {
                 if (n < 4096 || n > (16u << 20) || n % 8)
                     return cli_usage_error("convert", "--buffer-size must be a multiple of 8 from 4096 to 16777216");
                 o.buffer_size = (uint32_t)n;
             } else {
-                if (n > 63) return cli_usage_error("convert", "--max-wait-reason must be 0..63");
+                /* The encoder's range: every state 0..9 above the bias must fit StateWr's 6 bits. */
+                if (n < 1 || n > ETL_CCSWAP_STATE_WR_MAX - ETL_CCSWAP_STATE_MAX)
+                    return cli_usage_error("convert", "--max-wait-reason must be 1..%u, not '%s'",
+                                           ETL_CCSWAP_STATE_WR_MAX - ETL_CCSWAP_STATE_MAX, v);
                 o.bias = (int)n;
             }
             i++;

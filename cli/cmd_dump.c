@@ -260,7 +260,7 @@ static void help(void)
            "  --expand              print each compact context-switch batch (0x0525) as one line\n"
            "                        per switch, the new thread paired from the next switch on the\n"
            "                        same CPU (needs --order time)\n"
-           "  --max-wait-reason N   the StateWr bias of compact batches (default: from the OS build)\n"
+           "  --max-wait-reason N   the StateWr bias of compact batches, 1..54 (default: from the OS build)\n"
            "  --limit N             stop after N lines\n"
            "  --quiet               do not print a warning for each damaged buffer\n"
            "  -h, --help            this help\n\n"
@@ -330,7 +330,9 @@ static int parse(int argc, char **argv, dump_opts *o, const char **path)
             unsigned long long n = strtoull(v, &end, 0);
             if (!*v || *end) return cli_usage_error("dump", "%s needs a number, not '%s'", opt, v);
             if (opt[2] == 'l') o->limit = n;
-            else if (n > 63) return cli_usage_error("dump", "--max-wait-reason must be 0..63");
+            else if (n < 1 || n > ETL_CCSWAP_STATE_WR_MAX - ETL_CCSWAP_STATE_MAX) /* what convert's encoder takes */
+                return cli_usage_error("dump", "--max-wait-reason must be 1..%u, not '%s'",
+                                       ETL_CCSWAP_STATE_WR_MAX - ETL_CCSWAP_STATE_MAX, v);
             else o->bias = (int)n;
         } else if (strcmp(opt, "--filter") == 0) {
             int rc = parse_filter(o, v);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
+#include "base/idmap.h"
 
 typedef struct provider_count {
     etl_guid guid;
@@ -63,10 +64,8 @@ static void count_kernel(info_counts *c, const etl_record *rec)
     }
 }
 
-static size_t guid_hash(const etl_guid *g)
-{
-    return (size_t)(g->data1 * 2654435761u) ^ g->data2 ^ ((size_t)g->data3 << 7) ^ g->data4[7];
-}
+/* Every byte counts: WPP GUIDs of one component may differ only in Data4. */
+static size_t guid_hash(const etl_guid *g) { return (size_t)etl_hash_bytes(g, sizeof *g); }
 
 static int prov_add(info_counts *c, const etl_guid *g)
 {

@@ -68,7 +68,14 @@ etl_status etl_map_open(const char *path, etl_map *m, etl_diag *diag)
     }
     struct stat st;
     etl_status rc = ETL_OK;
-    if (fstat(fd, &st) != 0) {
+    bool have = fstat(fd, &st) == 0;
+    if (have) {
+        /* Who we read, whatever the name ("-" included): a writer must not truncate it. */
+        m->has_id = true;
+        m->dev = (uint64_t)st.st_dev;
+        m->ino = (uint64_t)st.st_ino;
+    }
+    if (!have) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
         rc = ETL_E_IO;
     } else if (S_ISDIR(st.st_mode)) {

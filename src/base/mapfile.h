@@ -11,6 +11,8 @@ typedef struct etl_map {
     void *heap;     /* read() copy, freed on close */
     void *mapped;   /* mmap base, unmapped on close */
     size_t mapped_size;
+    bool has_id;             /* dev/ino are those of the descriptor read (a file, or stdin) */
+    uint64_t dev, ino;
 } etl_map;
 
 /* "-" reads standard input. ETL_E_IO with errno text in diag on failure. */

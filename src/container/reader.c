@@ -167,6 +167,12 @@ static etl_status index_buffers(etl_reader *r)
     return ETL_OK;
 }
 
+uint32_t etl_reader_data_cap(const etl_reader *r)
+{
+    uint32_t bs = r->hdr.buffer_size;
+    return bs >= ETL_BUFFER_HEADER_SIZE + 0x20 && bs <= ETL_MAX_BUFFER_SIZE ? bs : ETL_MAX_BUFFER_SIZE;
+}
+
 etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uint8_t *scratch,
                                   size_t cap, etl_span *out, etl_stats *st)
 {
@@ -186,6 +192,16 @@ etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uin
                            "buffer %u at offset 0x%llx: compression format %d is not supported",
                            b->index, (unsigned long long)b->file_off, r->compression);
         return ETL_E_UNSUPPORTED;
+    }
+    uint32_t session = etl_reader_data_cap(r);
+    if (b->data_end > session) {
+        st->decompress_errors++;
+        st->bad_buffers++;
+        st->skipped_bytes += b->disk_size;
+        etl_reader_problem(r, st, ETL_E_CORRUPT, b->file_off,
+                           "buffer %u at offset 0x%llx: Offset %u claims more event data than the session's BufferSize %u; not decompressed",
+                           b->index, (unsigned long long)b->file_off, b->data_end, session);
+        return ETL_E_CORRUPT;
     }
     if (b->data_end > cap) return ETL_E_RANGE; /* cannot happen: cap is the largest data_end */
     memcpy(scratch, p, ETL_BUFFER_HEADER_SIZE);

@@ -50,4 +50,11 @@ void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, u
 etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uint8_t *scratch,
                                   size_t cap, etl_span *out, etl_stats *st);
 
+/*
+ * The most event data a buffer can hold once decompressed: the session's
+ * BufferSize (logfile header) when it is a possible one, else ETL_MAX_BUFFER_SIZE.
+ * A compressed buffer whose Offset claims more is damage, not a reason to inflate.
+ */
+uint32_t etl_reader_data_cap(const etl_reader *r);
+
 #endif

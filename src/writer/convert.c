@@ -17,16 +17,28 @@
  *    events later than its newest switch and releases them once every switch
  *    before them is known: each CPU's output stays in time order.
  */
+/* realpath(NULL buffer) and fchmod/fchown are XSI, beyond the build's POSIX level. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "etlkit/writer.h"
 #include "etlkit/event.h"
 #include "base/bytes.h"
+#include "base/idmap.h"
 #include "base/mapfile.h"
+#include "container/reader_internal.h"
+#include "writer/writer_internal.h"
 
-#define QUEUE_LIMIT (64u << 20) /* bytes a CPU may hold back; beyond, order is given up (counted) */
+#define QUEUE_LIMIT (64u << 20)  /* bytes a CPU may hold back; beyond, order is given up (counted) */
+#define CONVERT_BUFFER_MAX (1u << 20) /* output buffer size unless --buffer-size says otherwise */
+#define HOLD_LIMIT (256u << 20)  /* bytes all CPUs may hold back together (the same, for the largest queue) */
 
 /* A record held back: its bytes live in the CPU's arena. */
 typedef struct held {
@@ -44,13 +56,6 @@ typedef struct cpu_queue {
     uint64_t last_ts;   /* newest time written to this CPU */
 } cpu_queue;
 
-/* Thread base priorities, from Thread events: a compact batch records them. */
-typedef struct prio_map {
-    uint32_t *key;
-    int8_t *val;
-    size_t cap, n;
-} prio_map;
-
 typedef struct conv {
     const etl_convert_options *o;
     etl_convert_stats *st;
@@ -61,7 +66,8 @@ typedef struct conv {
     etl_ccswap_encoder_cpu *enc_cpus;
     etl_batch_expander exp;
     etl_batch_expand_cpu *exp_cpus;
-    prio_map prio;
+    etl_idmap prio;      /* thread id -> base priority (from Thread events): a compact batch records them */
+    size_t held;         /* bytes of all the queues' arenas and record lists (their capacities) */
     uint8_t *src;        /* per CPU: which switches it has (SRC_*): the first kind seen wins */
     bool expect_batches; /* the session logged compact switches: hold events until each CPU's first batch */
     bool seen_header, seen_mask; /* buffer 0's logfile header and extension, which the writer makes anew */
@@ -80,41 +86,6 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
     *p = q;
     *cap = n;
     return true;
-}
-
-static int8_t *prio_slot(prio_map *m, uint32_t tid, bool insert)
-{
-    if (insert && (m->n + 1) * 2 > m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 1024;
-        uint32_t *k = calloc(ncap, sizeof *k);
-        int8_t *v = calloc(ncap, 1);
-        if (!k || !v) {
-            free(k);
-            free(v);
-            return NULL;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->key[i]) continue;
-            size_t j = (m->key[i] * 2654435761u) & (ncap - 1);
-            while (k[j]) j = (j + 1) & (ncap - 1);
-            k[j] = m->key[i];
-            v[j] = m->val[i];
-        }
-        free(m->key);
-        free(m->val);
-        m->key = k;
-        m->val = v;
-        m->cap = ncap;
-    }
-    if (!m->cap || !tid) return NULL;
-    size_t j = (tid * 2654435761u) & (m->cap - 1);
-    while (m->key[j] && m->key[j] != tid) j = (j + 1) & (m->cap - 1);
-    if (!m->key[j]) {
-        if (!insert) return NULL;
-        m->key[j] = tid;
-        m->n++;
-    }
-    return &m->val[j];
 }
 
 static etl_status write_raw(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, size_t n)
@@ -206,19 +177,53 @@ static etl_status release(conv *c, unsigned cpu, uint64_t until, bool all)
     return st;
 }
 
+static size_t queue_bytes(const cpu_queue *q) { return q->arena_cap + q->rec_cap * sizeof *q->rec; }
+
+/* The capacity grow() would give for need. */
+static size_t grown(size_t cap, size_t need)
+{
+    if (need <= cap) return cap;
+    size_t n = cap ? cap : 64;
+    while (n < need) n *= 2;
+    return n;
+}
+
+/* Order given up for one CPU: what it holds goes out now, and its memory is given back. */
+static etl_status overflow(conv *c, unsigned cpu)
+{
+    cpu_queue *q = &c->q[cpu];
+    c->st->order_overflows++;
+    etl_status st = release(c, cpu, 0, true);
+    c->held -= queue_bytes(q);
+    free(q->arena);
+    free(q->rec);
+    q->arena = NULL;
+    q->rec = NULL;
+    q->arena_n = q->arena_cap = q->rec_head = q->rec_n = q->rec_cap = 0;
+    return st;
+}
+
 static etl_status hold_record(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, size_t size)
 {
     cpu_queue *q = &c->q[cpu];
-    if (q->arena_n + size > QUEUE_LIMIT) {
-        /* Give up order rather than memory: release what is held, count it. */
-        c->st->order_overflows++;
-        etl_status st = release(c, cpu, 0, true);
+    for (;;) {
+        size_t more = grown(q->arena_cap, q->arena_n + size) - q->arena_cap +
+                      (grown(q->rec_cap, q->rec_n + 1) - q->rec_cap) * sizeof *q->rec;
+        bool cpu_full = q->arena_n + size > QUEUE_LIMIT;
+        if (!cpu_full && c->held + more <= HOLD_LIMIT) break;
+        /* Give up order rather than memory: the fullest queue (this CPU's when it is over its own bound) goes. */
+        unsigned victim = cpu;
+        for (unsigned i = 0; !cpu_full && i < c->ncpu; i++)
+            if (queue_bytes(&c->q[i]) > queue_bytes(&c->q[victim])) victim = i;
+        etl_status st = overflow(c, victim);
         if (st != ETL_OK) return st;
-        return write_raw(c, cpu, ts, p, size);
+        if (victim == cpu) return write_raw(c, cpu, ts, p, size);
     }
-    if (!grow((void **)&q->arena, &q->arena_cap, q->arena_n + size, 1) ||
-        !grow((void **)&q->rec, &q->rec_cap, q->rec_n + 1, sizeof *q->rec))
-        return ETL_E_NOMEM;
+    size_t before = queue_bytes(q);
+    bool ok = grow((void **)&q->arena, &q->arena_cap, q->arena_n + size, 1) &&
+              grow((void **)&q->rec, &q->rec_cap, q->rec_n + 1, sizeof *q->rec);
+    c->held += queue_bytes(q) - before;
+    if (!ok) return ETL_E_NOMEM;
     memcpy(q->arena + q->arena_n, p, size);
     q->rec[q->rec_n++] = (held){ts, q->arena_n, size};
     q->arena_n += size;
@@ -295,8 +300,8 @@ static etl_status encode_switch(conv *c, const etl_cswitch *sw)
     in.cpu = sw->cpu;
     in.old_tid = sw->old_tid;
     in.old_priority = sw->old_priority;
-    const int8_t *bp = prio_slot(&c->prio, sw->old_tid, false);
-    in.old_base_priority = bp ? *bp : sw->old_priority;
+    uint32_t bp = etl_idmap_get(&c->prio, sw->old_tid);
+    in.old_base_priority = bp != ETL_IDMAP_EMPTY ? (int8_t)(uint8_t)bp : sw->old_priority;
     in.old_state = sw->old_state;
     in.old_wait_reason = sw->old_wait_reason;
     in.new_wait_time = sw->new_wait_time;
@@ -343,8 +348,8 @@ static etl_status one_record(conv *c, const etl_record *r)
     uint16_t hook = 0;
     bool kernel = etl_record_kernel_hook(r, &hook);
     if (dst == ETL_OK && ev.kind == ETL_EVENT_THREAD && (ev.u.thread.known & ETL_THR_PRIORITIES)) {
-        int8_t *slot = prio_slot(&c->prio, ev.u.thread.thread_id, true);
-        if (slot) *slot = (int8_t)ev.u.thread.base_priority;
+        /* Out of memory here only costs a batch the exact base priority; TID 0 is the idle thread. */
+        if (ev.u.thread.thread_id) (void)etl_idmap_put(&c->prio, ev.u.thread.thread_id, (uint8_t)ev.u.thread.base_priority);
     }
     /* Buffer 0's logfile header and first header extension are made anew by the writer. */
     if (r->buffer_index == 0 && kernel && hook == ETL_HOOK_HEADER && !c->seen_header) {
@@ -408,26 +413,121 @@ static void cleanup(conv *c)
     free(c->src);
     free(c->enc_cpus);
     free(c->exp_cpus);
-    free(c->prio.key);
-    free(c->prio.val);
+    etl_idmap_free(&c->prio);
+}
+
+/*
+ * The output. convert writes a new file beside the target and renames it into
+ * place on success, so that a failure leaves whatever was there as it was, the
+ * input (even when it is the same file under another name, or stdin) is never
+ * truncated under the reader, and nothing is removed but our own temporary file.
+ */
+typedef struct out_file {
+    char *target;   /* the path renamed over: -o, or the file its symbolic link names */
+    char *tmp;      /* the temporary file, once created */
+    bool exists;
+    struct stat st; /* of the existing target */
+} out_file;
+
+static etl_status output_check(const char *path, out_file *of, etl_diag *diag)
+{
+    memset(of, 0, sizeof *of);
+    struct stat ls;
+    if (lstat(path, &ls) != 0) {
+        if (errno != ENOENT) {
+            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
+            return ETL_E_IO;
+        }
+    } else if (stat(path, &of->st) != 0) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: a symbolic link to nothing (%s); not followed", path,
+                     strerror(errno));
+        return ETL_E_IO;
+    } else {
+        of->exists = true;
+        /* The writer seeks, and renaming over a FIFO or a device would replace the node itself. */
+        if (!S_ISREG(of->st.st_mode)) {
+            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: not a regular file; the output must be a new or regular file",
+                         path);
+            return ETL_E_IO;
+        }
+        /* A file the user may not write stays as it is, as a plain open() would leave it. */
+        if (access(path, W_OK) != 0) {
+            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
+            return ETL_E_IO;
+        }
+    }
+    /* Through a symbolic link, the file it names is replaced and the link kept. */
+    char *target = S_ISLNK(ls.st_mode) && of->exists ? realpath(path, NULL) : strdup(path);
+    if (!target) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
+        return ETL_E_IO;
+    }
+    of->target = target;
+    return ETL_OK;
+}
+
+/* Creates the temporary file in the target's directory (rename() stays within one file system). */
+static etl_status output_create(out_file *of, FILE **f, etl_diag *diag)
+{
+    const char *slash = strrchr(of->target, '/');
+    size_t dirlen = slash ? (size_t)(slash - of->target) + 1 : 0;
+    const char *base = slash ? slash + 1 : of->target;
+    size_t n = dirlen + strlen(base) + 40;
+    char *tmp = malloc(n);
+    if (!tmp) return ETL_E_NOMEM;
+    int fd = -1;
+    unsigned long salt = (unsigned long)getpid() * 2654435761ul ^ (unsigned long)time(NULL);
+    /* O_EXCL with the mode a plain create would use: the umask (and a default ACL) apply as usual. */
+    for (unsigned i = 0; fd < 0 && i < 100; i++) {
+        snprintf(tmp, n, "%.*s.%s.%08lx.tmp", (int)dirlen, of->target, base, (salt + i * 0x9E3779B9ul) & 0xFFFFFFFFul);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, of->exists ? 0600 : 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot create a file in its directory: %s", of->target,
+                     strerror(errno));
+        free(tmp);
+        return ETL_E_IO;
+    }
+    of->tmp = tmp;
+    if (of->exists) {
+        /* Replacing a file: it keeps its permissions (and, when we may, its owner). */
+        if (fchown(fd, of->st.st_uid, of->st.st_gid) != 0) { /* only root may give a file away */ }
+        fchmod(fd, of->st.st_mode & 07777);
+    }
+    *f = fdopen(fd, "wb");
+    if (!*f) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", tmp, strerror(errno));
+        close(fd);
+        return ETL_E_IO;
+    }
+    return ETL_OK;
 }
 
 etl_status etl_convert(const char *in_path, const char *out_path, const etl_convert_options *o,
                        etl_convert_stats *st, etl_diag *diag)
 {
     memset(st, 0, sizeof *st);
-    /* Writing over the input would truncate the file the reader has mapped. */
-    struct stat si, so;
-    if (stat(in_path, &si) == 0 && stat(out_path, &so) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s: the output is the input file", out_path);
-        return ETL_E_INVALID_ARG;
-    }
+    out_file of;
+    etl_status rc = output_check(out_path, &of, diag); /* before reading anything: a refusal costs nothing */
+    if (rc != ETL_OK) return rc;
     etl_reader_options ro = {sizeof ro, o->on_diag, o->diag_ctx};
     etl_reader *rd;
-    etl_status rc = etl_reader_open(in_path, &ro, &rd, diag);
-    if (rc != ETL_OK) return rc;
+    rc = etl_reader_open(in_path, &ro, &rd, diag);
+    if (rc != ETL_OK) {
+        free(of.target);
+        return rc;
+    }
+    /* The descriptor read, whatever its name ("-" too): replacing it would lose the user's only copy. */
+    if (of.exists && rd->map.has_id && rd->map.dev == (uint64_t)of.st.st_dev && rd->map.ino == (uint64_t)of.st.st_ino) {
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s: the output is the input file", out_path);
+        free(of.target);
+        etl_reader_close(rd);
+        return ETL_E_INVALID_ARG;
+    }
     const etl_logfile_header *h = etl_reader_header(rd);
     conv c = {0};
+    etl_idmap_init(&c.prio);
     c.o = o;
     c.st = st;
     c.ncpu = etl_reader_cpu_count(rd) > h->num_processors ? etl_reader_cpu_count(rd) : h->num_processors;
@@ -444,6 +544,8 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     wo.cpu_mhz = h->cpu_speed_mhz;
     wo.ncpu = c.ncpu;
     wo.buffer_size = o->buffer_size ? o->buffer_size : h->buffer_size;
+    /* A claimed 16 MiB times every CPU would be written (and held) whole: by default, at most 1 MiB. */
+    if (!o->buffer_size && wo.buffer_size > CONVERT_BUFFER_MAX) wo.buffer_size = CONVERT_BUFFER_MAX;
     if (wo.buffer_size < 4096 || wo.buffer_size > (16u << 20) || wo.buffer_size % 8) wo.buffer_size = 65536;
     wo.os_major = h->os_major;
     wo.os_minor = h->os_minor;
@@ -458,6 +560,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     wo.logger_name = h->logger_name;
     wo.header_tid = h->header_tid;
     wo.header_pid = h->header_pid;
+    wo.log_file_name = out_path; /* not the temporary name */
     find_group_mask(rd, &wo.group_mask);
     c.expect_batches = etl_groupmask_test(&wo.group_mask, ETL_PERF_COMPACT_CSWITCH);
     if (o->cswitch == ETL_CSWITCH_COMPACT) etl_groupmask_set(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH); /* it writes batches */
@@ -476,7 +579,9 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     rc = etl_ccswap_encoder_init(&c.enc, c.enc_cpus, c.ncpu, c.bias,
                                  etl_ccswap_max_age(h->timer_resolution, clk->ticks_per_sec));
     if (rc == ETL_OK) rc = etl_batch_expand_init(&c.exp, c.exp_cpus, c.ncpu);
-    if (rc == ETL_OK) rc = etl_writer_open(out_path, &wo, &c.w, diag);
+    FILE *f = NULL;
+    if (rc == ETL_OK) rc = output_create(&of, &f, diag);
+    if (rc == ETL_OK) rc = etl_writer_open_stream(f, out_path, true, &wo, &c.w, diag);
     etl_iter *it = NULL;
     if (rc == ETL_OK) rc = etl_iter_open(rd, ETL_ORDER_TIME, &it);
     etl_record r;
@@ -501,14 +606,19 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     }
     st->encoder = c.enc.stats;
     st->expander = c.exp.stats;
-    bool opened = c.w != NULL;
     if (c.w) {
         etl_status cr = etl_writer_close(c.w, last_ts, rc == ETL_OK ? diag : NULL);
         if (rc == ETL_OK) rc = cr;
     }
     if (rc != ETL_OK && diag && !diag->msg[0])
         etl_diag_set(diag, rc, UINT64_MAX, "%s: %s", out_path, etl_status_str(rc));
-    if (rc != ETL_OK && opened) unlink(out_path); /* no half-written trace */
+    if (rc == ETL_OK && of.tmp && rename(of.tmp, of.target) != 0) {
+        rc = ETL_E_IO;
+        etl_diag_set(diag, rc, UINT64_MAX, "%s: cannot rename %s into place: %s", out_path, of.tmp, strerror(errno));
+    }
+    if (rc != ETL_OK && of.tmp) unlink(of.tmp); /* ours alone: the old output, if any, is as it was */
+    free(of.tmp);
+    free(of.target);
     cleanup(&c);
     etl_reader_close(rd);
     return rc;

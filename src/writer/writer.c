@@ -11,18 +11,21 @@
  * which is time order within each CPU.
  */
 #include <errno.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/writer.h"
 #include "etlkit/compress.h"
 #include "base/bytes.h"
 #include "base/mapfile.h"
+#include "writer/writer_internal.h"
 
 #define FILETIME_2026 134116992000000000ull /* 2026-01-01T00:00:00Z */
 #define EVENT_TRACE_FILE_MODE_SEQUENTIAL 0x00000001u
 #define EVENT_TRACE_SYSTEM_LOGGER_MODE 0x02000000u
 #define BUFFER_STATE_FLUSH 3u
 #define COMPRESSION_FORMAT_XPRESS 3u /* buffer 0's State says the format of a compressed log */
+#define WRITER_MEMORY (256u << 20)   /* CPU buffers held at once; beyond, the fullest is written early */
 
 typedef struct cpu_buf {
     uint8_t *p;
@@ -41,6 +44,8 @@ struct etl_writer {
     uint64_t seq;
     uint64_t bytes, buffers, events;
     etl_status err;
+    bool sync;               /* fsync at close */
+    size_t held;             /* bytes of allocated CPU buffers */
 };
 
 static void set_defaults(etl_writer_options *o, const char *path)
@@ -138,13 +143,6 @@ static void buffer_header(uint8_t *p, uint32_t disk_size, uint32_t used, uint16_
     etl_buffer_header_encode(&h, p);
 }
 
-/* The CPU's buffer, allocated on its first event: a header may claim many more CPUs than log. */
-static cpu_buf *cpu_buffer(etl_writer *w, uint16_t cpu)
-{
-    cpu_buf *b = &w->cpus[cpu];
-    if (!b->p && !(b->p = malloc(w->o.buffer_size))) w->err = ETL_E_NOMEM;
-    return b->p ? b : NULL;
-}
 
 static etl_status flush_cpu(etl_writer *w, uint16_t cpu)
 {
@@ -167,6 +165,32 @@ static etl_status flush_cpu(etl_writer *w, uint16_t cpu)
     w->buffers++;
     b->used = ETL_BUFFER_HEADER_SIZE;
     return w->err;
+}
+
+/*
+ * The CPU's buffer, allocated on its first event: a header may claim many more
+ * CPUs than log. Memory stays under WRITER_MEMORY whatever the CPU count: when
+ * a new buffer would pass it, the fullest other buffer is written now, partial,
+ * as the kernel writes buffers at its flush timer, and given back.
+ */
+static cpu_buf *cpu_buffer(etl_writer *w, uint16_t cpu)
+{
+    cpu_buf *b = &w->cpus[cpu];
+    while (!b->p && w->held + w->o.buffer_size > WRITER_MEMORY) {
+        uint32_t victim = UINT32_MAX;
+        for (uint32_t c = 0; c < w->o.ncpu; c++)
+            if (w->cpus[c].p && (victim == UINT32_MAX || w->cpus[c].used > w->cpus[victim].used)) victim = c;
+        if (victim == UINT32_MAX) break;
+        if (flush_cpu(w, (uint16_t)victim) != ETL_OK) return NULL;
+        free(w->cpus[victim].p);
+        w->cpus[victim].p = NULL;
+        w->held -= w->o.buffer_size;
+    }
+    if (!b->p) {
+        if (!(b->p = malloc(w->o.buffer_size))) w->err = ETL_E_NOMEM;
+        else w->held += w->o.buffer_size;
+    }
+    return b->p ? b : NULL;
 }
 
 /* Buffer 0: the logfile header event and the header extension. */
@@ -215,16 +239,23 @@ static etl_status write_header_buffer(etl_writer *w, bool final)
     return st;
 }
 
-etl_status etl_writer_open(const char *path, const etl_writer_options *opts, etl_writer **out, etl_diag *diag)
+/* f: an open stream to write (taken over), or NULL to create path. */
+static etl_status writer_open(const char *path, FILE *f, bool sync, const etl_writer_options *opts, etl_writer **out,
+                              etl_diag *diag)
 {
     *out = NULL;
     etl_writer *w = calloc(1, sizeof *w);
-    if (!w) return ETL_E_NOMEM;
+    if (!w) {
+        if (f) fclose(f);
+        return ETL_E_NOMEM;
+    }
+    w->sync = sync;
     if (opts) memcpy(&w->o, opts, opts->sz && opts->sz < sizeof w->o ? opts->sz : sizeof w->o);
     set_defaults(&w->o, path);
     if (w->o.buffer_size < 4096 || w->o.buffer_size > (16u << 20) || w->o.buffer_size % 8 || w->o.ncpu > 2048) {
         etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX,
                      "buffer size must be a multiple of 8 from 4096 to 16 MiB, and at most 2048 CPUs");
+        if (f) fclose(f);
         free(w);
         return ETL_E_INVALID_ARG;
     }
@@ -259,8 +290,9 @@ etl_status etl_writer_open(const char *path, const etl_writer_options *opts, etl
     bool ok = w->cpus && (!w->o.compress || w->zbuf);
     for (uint32_t c = 0; ok && c < w->o.ncpu; c++) w->cpus[c].used = ETL_BUFFER_HEADER_SIZE; /* allocated on first use */
     w->seq = 1;
-    w->f = ok ? fopen(path, "wb") : NULL;
-    if (!w->f) {
+    w->f = f ? f : ok ? fopen(path, "wb") : NULL;
+    if (!ok || !w->f) {
+        if (f) fclose(f);
         etl_status st = ok ? ETL_E_IO : ETL_E_NOMEM;
         etl_diag_set(diag, st, UINT64_MAX, "%s: %s", path, ok ? strerror(errno) : "out of memory");
         for (uint32_t c = 0; w->cpus && c < w->o.ncpu; c++) free(w->cpus[c].p);
@@ -277,6 +309,17 @@ etl_status etl_writer_open(const char *path, const etl_writer_options *opts, etl
     }
     *out = w;
     return ETL_OK;
+}
+
+etl_status etl_writer_open(const char *path, const etl_writer_options *opts, etl_writer **out, etl_diag *diag)
+{
+    return writer_open(path, NULL, false, opts, out, diag);
+}
+
+etl_status etl_writer_open_stream(FILE *f, const char *name, bool sync, const etl_writer_options *opts,
+                                  etl_writer **out, etl_diag *diag)
+{
+    return writer_open(name, f, sync, opts, out, diag);
 }
 
 etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev)
@@ -336,6 +379,8 @@ etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
         w->hdr.buffers_written = (uint32_t)w->buffers;
         st = write_header_buffer(w, true);
     }
+    /* A file about to replace another must be on disk before the rename makes it the only copy. */
+    if (st == ETL_OK && w->sync && (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)) st = ETL_E_IO;
     if (fclose(w->f) != 0 && st == ETL_OK) st = ETL_E_IO;
     if (st != ETL_OK) etl_diag_set(diag, st, UINT64_MAX, "cannot complete the trace: %s", etl_status_str(st));
     for (uint32_t c = 0; c < w->o.ncpu; c++) free(w->cpus[c].p);

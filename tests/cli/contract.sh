@@ -29,6 +29,14 @@ done
 "$etlkit" convert --help >"$tmp/out" 2>&1; check "convert --help" 0 $?
 "$etlkit" convert "$k" >/dev/null 2>&1; check "convert without -o" 64 $?
 "$etlkit" convert "$k" -o "$tmp/c.etl" --cswitch sideways >/dev/null 2>&1; check "convert bad --cswitch" 64 $?
+# --max-wait-reason: one range (what the encoder takes), checked when parsing, the error naming it.
+for c in "convert -o $tmp/mwr.etl --cswitch keep" dump; do
+  for n in 0 55; do
+    "$etlkit" $c "$k" --max-wait-reason $n >/dev/null 2>"$tmp/err"; check "$c --max-wait-reason $n" 64 $?
+    expect "$c --max-wait-reason $n names the range" grep -q -- '--max-wait-reason must be 1\.\.54' "$tmp/err"
+  done
+done
+"$etlkit" convert "$k" -o "$tmp/mwr.etl" --cswitch compact --max-wait-reason 54 2>/dev/null; check "convert --max-wait-reason 54" 0 $?
 "$etlkit" dump --filter NoSuchEvent "$k" >/dev/null 2>&1; check "dump unknown filter" 64 $?
 "$etlkit" dump --filter Start "$k" >/dev/null 2>&1; check "dump ambiguous filter" 64 $?
 "$etlkit" dump --expand --order file "$k" >/dev/null 2>&1; check "dump --expand --order file" 64 $?

@@ -1,0 +1,154 @@
+#!/bin/sh
+# hostile.sh ETLKIT GEN_HOSTILE SAMPLES [plain|asan] - hostile inputs (issue 12).
+#  1. Every subcommand on crafted traces (gen_hostile) under `ulimit -v` 1 GiB (not under ASan, which
+#     reserves terabytes of address space) and a time limit that grows with the file's size.
+#  2. The crafted traces that were quadratic cost no more than their benign twins of the same shape.
+#  3. Every way convert can fail or refuse leaves every file it did not create as it was.
+# Never touches a real device node: device outputs are a symbolic link in the temporary directory.
+set -u
+etlkit=$1; gen=$2; samples=$3; mode=${4:-plain}
+tmp=$(mktemp -d); trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+fails=0; passes=0
+ok() { passes=$((passes+1)); }
+bad() { echo "FAIL: $*" >&2; fails=$((fails+1)); }
+check() { # check NAME EXPECTED_STATUS ACTUAL_STATUS
+  if [ "$2" = "$3" ]; then ok; else bad "$1: exit $3, expected $2"; fi
+}
+expect() { # expect NAME CONDITION...
+  name=$1; shift
+  if "$@"; then ok; else bad "$name"; fi
+}
+k=$samples/kernel-shutdown-x64.etl
+scale=1; [ "$mode" = asan ] && scale=10
+
+# bounded SECONDS CMD...: runs CMD under the memory limit and a time limit; its status, 124 on timeout.
+bounded() {
+  secs=$(( $1 * scale )); shift
+  ( [ "$mode" = asan ] || ulimit -v 1048576; exec timeout -k 5 "$secs" "$@" )
+}
+# limit FILE: seconds allowed for a file: 5 s plus 1 s per MiB.
+limit() { echo $(( 5 + $(wc -c < "$1") / 1048576 )); }
+ms() { date +%s%N | cut -c1-13; }
+
+"$gen" "$tmp" || { echo "FAIL: gen_hostile" >&2; exit 1; }
+
+# --- 1. each subcommand on each crafted file: no crash, no timeout, no memory blow-up -------------
+for f in "$tmp"/*.etl; do
+  n=$(basename "$f" .etl); t=$(limit "$f")
+  bounded "$t" "$etlkit" info "$f" >/dev/null 2>"$tmp/err"; rc=$?
+  expect "info $n: exit $rc" [ "$rc" -eq 0 -o "$rc" -eq 3 ]
+  bounded "$t" "$etlkit" dump --format jsonl "$f" >/dev/null 2>"$tmp/err"; rc=$?
+  expect "dump $n: exit $rc" [ "$rc" -eq 0 -o "$rc" -eq 3 ]
+  bounded "$t" "$etlkit" dump --expand "$f" >/dev/null 2>"$tmp/err"; rc=$?
+  expect "dump --expand $n: exit $rc" [ "$rc" -eq 0 -o "$rc" -eq 3 ]
+  for cs in keep compact full; do
+    t2=$t; [ "$n" = hold-queue ] && t2=60 # 1.3 GB of records once decompressed: the cost is the data's
+    bounded "$t2" "$etlkit" convert "$f" -o "$tmp/out.etl" --cswitch $cs --compress -q 2>"$tmp/err"; rc=$?
+    expect "convert --cswitch $cs $n: exit $rc ($(head -c 200 "$tmp/err"))" [ "$rc" -eq 0 -o "$rc" -eq 3 ]
+    rm -f "$tmp/out.etl"
+  done
+done
+
+# A decompression bomb is damage (exit 3) that says where, and costs nothing.
+"$etlkit" info --json "$tmp/bomb-records.etl" >"$tmp/out" 2>"$tmp/err"; check "bomb counted" 3 $?
+expect "bomb: every buffer refused" grep -q '"decompress_errors":10' "$tmp/out"
+expect "bomb: the offset is named" grep -q "at offset 0x10000: Offset 67108864 claims more event data than the session's BufferSize 65536" "$tmp/err"
+"$etlkit" dump --format jsonl "$tmp/bomb-records.etl" >"$tmp/out" 2>/dev/null
+expect "bomb: no record from a refused buffer" [ "$(wc -l < "$tmp/out")" -le 1 ] # the logfile header
+
+# A session claiming 16 MiB buffers on 128 CPUs: convert writes 1 MiB buffers (the default cap).
+"$etlkit" convert "$tmp/cpus-128.etl" -o "$tmp/c128.etl" -q; check "cpus-128 convert" 0 $?
+"$etlkit" info --json "$tmp/c128.etl" >"$tmp/out"; check "cpus-128 output reads" 0 $?
+expect "cpus-128: 1 MiB buffers" grep -q '"buffer_size":1048576' "$tmp/out"
+rm -f "$tmp/c128.etl"
+
+# --- 2. hash tables: crafted ids cost what benign ids cost -------------------------------------
+# cost NAME CMD...: milliseconds of the best of two runs.
+cost() {
+  best=999999
+  for _ in 1 2; do
+    a=$(ms); "$@" >/dev/null 2>&1; b=$(ms)
+    [ $((b - a)) -lt "$best" ] && best=$((b - a))
+  done
+  echo "$best"
+}
+same_cost() { # same_cost NAME CRAFTED_MS CONTROL_MS: at most 4x the control plus 300 ms (x scale)
+  if [ "$2" -le $(( (4 * $3 + 300) * scale )) ]; then ok; else bad "$1: $2 ms against $3 ms for distinct ids"; fi
+}
+a=$(cost "$etlkit" info "$tmp/wpp-guids.etl"); b=$(cost "$etlkit" info "$tmp/wpp-guids-control.etl")
+same_cost "info: GUIDs differing only in Data4" "$a" "$b"
+a=$(cost "$etlkit" convert "$tmp/threads.etl" -o "$tmp/t.etl" --cswitch compact)
+b=$(cost "$etlkit" convert "$tmp/threads-control.etl" -o "$tmp/t.etl" --cswitch compact)
+same_cost "convert: thread ids multiple of 65536" "$a" "$b"
+rm -f "$tmp/t.etl"
+
+# --- 3. convert never loses a file it did not create -------------------------------------------
+# snap DIR: names, types, modes, sizes, link targets and checksums of everything in DIR.
+snap() {
+  (cd "$1" && for e in * .[!.]*; do
+     [ -e "$e" ] || [ -L "$e" ] || continue
+     if [ -L "$e" ]; then echo "$e -> $(readlink "$e")"
+     elif [ -f "$e" ]; then echo "$e $(stat -c '%a %s' "$e") $(cksum < "$e")"
+     else echo "$e $(stat -c '%F %a' "$e")"; fi
+   done)
+}
+d=$tmp/safe; mkdir "$d"
+cp "$k" "$d/in.etl"; cp "$samples/lxcore-x64.etl" "$d/old.etl"; chmod 644 "$d/in.etl" "$d/old.etl"
+printf 'not a trace\n' > "$d/text.etl"
+mkfifo "$d/fifo"; mkdir "$d/dir"
+ln -s old.etl "$d/link.etl"; ln -s nowhere.etl "$d/dangling.etl"; ln -s /dev/null "$d/devnull.etl"
+ln "$d/in.etl" "$d/hard.etl"
+before=$(snap "$d")
+unchanged() { # unchanged NAME: nothing in $d changed, nothing left behind
+  after=$(snap "$d")
+  if [ "$before" = "$after" ]; then ok; else
+    bad "$1: files changed:"; echo "$before" > "$tmp/b"; echo "$after" > "$tmp/a"; diff -u "$tmp/b" "$tmp/a" >&2
+  fi
+}
+# (timeout: a FIFO opened for writing would block forever)
+timeout 20 "$etlkit" convert - -o "$d/in.etl" < "$d/in.etl" 2>"$tmp/err"; check "stdin onto itself" 64 $?
+expect "stdin onto itself: one line" [ "$(wc -l < "$tmp/err")" -eq 1 ]
+unchanged "stdin onto itself"
+timeout 20 "$etlkit" convert "$d/in.etl" -o "$d/hard.etl" 2>/dev/null; check "onto a hard link of the input" 64 $?
+unchanged "onto a hard link of the input"
+ln -s in.etl "$d/inlink.etl"; before=$(snap "$d")
+timeout 20 "$etlkit" convert "$d/in.etl" -o "$d/inlink.etl" 2>/dev/null; check "onto a link to the input" 64 $?
+unchanged "onto a link to the input"
+for o in fifo dir dangling.etl devnull.etl; do
+  timeout 20 "$etlkit" convert "$k" -o "$d/$o" 2>"$tmp/err"; check "onto $o" 1 $?
+  expect "onto $o: one line" [ "$(wc -l < "$tmp/err")" -eq 1 ]
+  unchanged "onto $o"
+done
+expect "/dev/null still a device" [ -c /dev/null ]
+timeout 20 "$etlkit" convert "$d/text.etl" -o "$d/old.etl" 2>/dev/null; check "not ETL over a file" 2 $?
+unchanged "not ETL over a file"
+timeout 20 "$etlkit" convert "$d/text.etl" -o "$d/link.etl" 2>/dev/null; check "not ETL through a link" 2 $?
+unchanged "not ETL through a link"
+timeout 20 "$etlkit" convert "$k" -o "$d/old.etl" --max-wait-reason 0 2>/dev/null; check "usage error over a file" 64 $?
+unchanged "usage error over a file"
+# A write that fails midway (file size limit): the old output stays, no temporary file is left.
+( trap '' XFSZ; ulimit -f 200; exec timeout 20 "$etlkit" convert "$k" -o "$d/old.etl" -q 2>/dev/null ); check "write fails midway" 1 $?
+unchanged "write fails midway"
+( trap '' XFSZ; ulimit -f 200; exec timeout 20 "$etlkit" convert "$k" -o "$d/link.etl" -q 2>/dev/null ); check "write fails midway through a link" 1 $?
+unchanged "write fails midway through a link"
+# A read-only directory (meaningless as root, who may write anyway).
+if [ "$(id -u)" -ne 0 ]; then
+  chmod a-w "$d"
+  timeout 20 "$etlkit" convert "$k" -o "$d/old.etl" -q 2>/dev/null; check "read-only directory" 1 $?
+  chmod u+w "$d"
+  unchanged "read-only directory"
+fi
+# Success through a link: the file it names is replaced, the link stays; a replaced file keeps its mode.
+chmod 640 "$d/old.etl"
+timeout 20 "$etlkit" convert "$k" -o "$d/link.etl" -q; check "through a link" 0 $?
+expect "link kept" [ -L "$d/link.etl" ]
+expect "target replaced" "$etlkit" info "$d/old.etl" >/dev/null
+expect "mode kept" [ "$(stat -c %a "$d/old.etl")" = 640 ]
+expect "input untouched" cmp -s "$d/in.etl" "$k"
+expect "no temporary left" [ -z "$(ls -A "$d" | grep '\.tmp$')" ]
+# A new file gets the umask's mode, as any created file.
+( umask 027; timeout 20 "$etlkit" convert "$k" -o "$d/new.etl" -q ); check "new file" 0 $?
+expect "new file mode from umask" [ "$(stat -c %a "$d/new.etl")" = 640 ]
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
