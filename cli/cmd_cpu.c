@@ -269,7 +269,7 @@ int cmd_cpu(int argc, char **argv)
     if (!a.path) return cli_usage_error("cpu", "no FILE given");
     etl_usage u;
     memset(&u, 0, sizeof u);
-    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval};
+    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval, true};
     rep_run run;
     int rc = rep_run_open(&run, &a, etl_usage_add, &u, NULL);
     if (rc != EXIT_OK) return rc;

@@ -77,6 +77,7 @@ typedef struct etl_usage_options {
     int64_t v0, v1;           /* window, canonical ns; v1 <= v0: the whole trace (set by finish) */
     uint32_t longest;         /* how many longest waits / ready delays to keep (default 10) */
     int64_t interval_ns;      /* > 0: utilisation per interval of this length from v0 */
+    bool no_latency;          /* skip Ready values and percentiles (CPU time only: no memory per row) */
 } etl_usage_options;
 
 typedef struct etl_usage {

@@ -47,6 +47,19 @@ int64_t etl_clock_ticks_to_ns(const etl_clock *c, int64_t ticks)
 
 int64_t etl_clock_ns(const etl_clock *c, uint64_t ts)
 {
+    /* Fast exact paths for the usual clocks (10 MHz QPC and system time, whole-GHz cycle counters). */
+    int64_t d64;
+    uint64_t f = c->ticks_per_sec;
+    if (!__builtin_sub_overflow((int64_t)ts, (int64_t)c->t0, &d64) && d64 > -(INT64_C(1) << 53) &&
+        d64 < (INT64_C(1) << 53)) {
+        if (f <= 1000000000u && 1000000000u % f == 0) {
+            int64_t mul = (int64_t)(1000000000u / f);
+            if (d64 < INT64_MAX / mul && d64 > INT64_MIN / mul) return d64 * mul;
+        } else if (f % 1000000000u == 0) {
+            int64_t div = (int64_t)(f / 1000000000u), q = d64 / div;
+            return d64 % div != 0 && d64 < 0 ? q - 1 : q;
+        }
+    }
     __int128 d = (__int128)(int64_t)ts - (__int128)(int64_t)c->t0; /* LARGE_INTEGERs */
     return floor_div(d * 1000000000, (__int128)c->ticks_per_sec);
 }

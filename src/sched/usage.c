@@ -229,7 +229,7 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
         int64_t ready = clip(u, row->rt, row->si, &rs);
         if (ready > 0 || in_window(u, row->si)) {
             uint64_t v = (uint64_t)ready | (iv.has_readier ? WOKEN_BIT : 0);
-            push(&u->priv->lat[x], v);
+            if (!u->o.no_latency) push(&u->priv->lat[x], v);
             iv.start_ns = rs;
             iv.dur_ns = ready;
             keep_longest(u->longest_ready, &u->n_longest_ready, u->o.longest, &iv);
@@ -295,6 +295,13 @@ static size_t gather(const vals *lat, bool woken, int64_t *out)
     return n;
 }
 
+/* A thread's process as an index into pmap: its process instance, or nproc for none. */
+static size_t proc_slot(const etl_usage *u, uint32_t thread, size_t nproc)
+{
+    const etl_sched_thread *st = etl_sched_thread_at(u->model, thread);
+    return st && st->process < nproc ? st->process : nproc;
+}
+
 static int by_cpu_desc_thread(const void *a, const void *b)
 {
     const etl_usage_thread *x = a, *y = b;
@@ -344,8 +351,7 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
         latency(&t->ready, buf, n);
         latency(&t->woken, buf, gather(&p->lat[i], true, buf));
         u->threads[k++] = *t;
-        const etl_sched_thread *st = etl_sched_thread_at(u->model, (uint32_t)i);
-        size_t pk = st && st->process < nproc_model ? st->process : nproc_model;
+        size_t pk = proc_slot(u, (uint32_t)i, nproc_model);
         if (pmap[pk] == UINT32_MAX) {
             pmap[pk] = (uint32_t)u->nprocesses++;
             u->processes[pmap[pk]].process = pk < nproc_model ? (uint32_t)pk : ETL_SCHED_NONE;
@@ -358,17 +364,25 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
         pr->wait_ns += t->wait_ns;
     }
     u->nthreads = k;
-    /* Process latencies: their threads' values together. */
-    for (size_t j = 0; j < u->nprocesses; j++) {
-        size_t n = 0;
-        for (size_t i = 0; i < p->cap; i++) {
-            if (!p->seen[i]) continue;
-            const etl_sched_thread *st = etl_sched_thread_at(u->model, (uint32_t)i);
-            uint32_t proc = st && st->process < nproc_model ? st->process : ETL_SCHED_NONE;
-            if (proc != u->processes[j].process) continue;
-            n += gather(&p->lat[i], false, buf + n);
+    /* Process latencies: their threads' values together, gathered in one pass by process slot. */
+    if (!u->o.no_latency && u->nprocesses) {
+        size_t *start = calloc(u->nprocesses + 1, sizeof *start);
+        if (start) {
+            for (size_t i = 0; i < p->cap; i++)
+                if (p->seen[i]) start[pmap[proc_slot(u, (uint32_t)i, nproc_model)] + 1] += p->lat[i].n;
+            for (size_t j = 0; j < u->nprocesses; j++) start[j + 1] += start[j];
+            size_t *fill = calloc(u->nprocesses, sizeof *fill);
+            if (fill) {
+                for (size_t i = 0; i < p->cap; i++) {
+                    if (!p->seen[i]) continue;
+                    size_t j = pmap[proc_slot(u, (uint32_t)i, nproc_model)];
+                    fill[j] += gather(&p->lat[i], false, buf + start[j] + fill[j]);
+                }
+                for (size_t j = 0; j < u->nprocesses; j++) latency(&u->processes[j].ready, buf + start[j], fill[j]);
+                free(fill);
+            }
+            free(start);
         }
-        latency(&u->processes[j].ready, buf, n);
     }
     latency(&u->ready_all, all, nall);
     size_t nw = 0;

@@ -325,6 +325,28 @@ static void test_clock_from_reader(void **state)
     eb_free(&f);
 }
 
+/* The fast paths of etl_clock_ns (whole ns per tick, whole ticks per ns) give the 128-bit floor exactly. */
+static void test_clock_fast_paths(void **state)
+{
+    (void)state;
+    static const uint64_t freqs[] = {10000000, 1000000000, 3000000000u, 2500000000u, 1, 3117777, 2000000000};
+    uint64_t rs = 7;
+    for (size_t k = 0; k < sizeof freqs / sizeof freqs[0]; k++) {
+        etl_clock c;
+        memset(&c, 0, sizeof c);
+        c.ticks_per_sec = freqs[k];
+        for (int i = 0; i < 20000; i++) {
+            c.t0 = i % 3 == 0 ? tu_rand(&rs) : tu_rand(&rs) >> (tu_rand(&rs) % 64);
+            uint64_t ts = i % 2 ? c.t0 + (tu_rand(&rs) >> (tu_rand(&rs) % 64)) : c.t0 - (tu_rand(&rs) >> (tu_rand(&rs) % 64));
+            __int128 d = (__int128)(int64_t)ts - (__int128)(int64_t)c.t0;
+            __int128 n = d * 1000000000, q = n / (__int128)c.ticks_per_sec;
+            if (n % (__int128)c.ticks_per_sec != 0 && n < 0) q--;
+            int64_t want = q > INT64_MAX ? INT64_MAX : q < INT64_MIN ? INT64_MIN : (int64_t)q;
+            assert_true(etl_clock_ns(&c, ts) == want);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_filetime_format),
         cmocka_unit_test(test_unix_ns_format),
         cmocka_unit_test(test_clock_from_reader),
+        cmocka_unit_test(test_clock_fast_paths),
     };
     return cmocka_run_group_tests_name("clock", tests, NULL, NULL);
 }
