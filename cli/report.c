@@ -126,7 +126,7 @@ int rep_run_open(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void 
     if (rc != EXIT_OK) return rc;
     etl_reader *r = run->in.reader;
     etl_sched_source_options so = {sizeof so, a->bias};
-    etl_sched_options mo = {sizeof mo, on_row, ctx, a->complete_only != 0};
+    etl_sched_options mo = {sizeof mo, on_row, ctx, a->complete_only != 0, a->on_ready};
     if (etl_sched_source_open(r, &so, &run->src) != ETL_OK ||
         etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &run->model) != ETL_OK) {
         fprintf(stderr, "%s %s: out of memory\n", prog, a->cmd);

@@ -25,6 +25,7 @@ typedef struct rep_args {
     long long thread;      /* --thread TID, -1 = any */
     int complete_only;
     int bias;              /* --max-wait-reason, -1 = from the OS build */
+    etl_sched_ready_fn on_ready; /* optional: the model's ReadyThreads (ctx as for on_row) */
 } rep_args;
 
 void rep_args_init(rep_args *a, const char *cmd);

@@ -155,6 +155,19 @@ typedef struct etl_sched_row {
 
 typedef void (*etl_sched_row_fn)(void *ctx, const etl_sched_row *row);
 
+/* A ReadyThread as the model reads it: who was readied and who readied it (spec §0 "Readier"). */
+typedef struct etl_sched_ready {
+    uint64_t ts;
+    int64_t ns;
+    uint16_t cpu;               /* the readying CPU */
+    etl_ready_thread ready;     /* the event's fields */
+    uint32_t thread;            /* the readied thread's instance */
+    uint32_t readier_tid;       /* the thread running on cpu at that moment, UINT32_MAX if unknown */
+    uint32_t readier_thread;    /* its instance, ETL_SCHED_IDLE, or ETL_SCHED_NONE (Unknown) */
+} etl_sched_ready;
+
+typedef void (*etl_sched_ready_fn)(void *ctx, const etl_sched_ready *r);
+
 typedef struct etl_sched_stats {
     uint64_t switches;
     uint64_t rows;
@@ -173,6 +186,7 @@ typedef struct etl_sched_options {
     etl_sched_row_fn on_row;
     void *ctx;
     bool complete_only;   /* drop the head and tail slices (WPA-like) */
+    etl_sched_ready_fn on_ready; /* optional: every ReadyThread with its readier */
 } etl_sched_options;
 
 /* ncpu: the trace's CPU count (more are added as switches name them). */

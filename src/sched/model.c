@@ -314,6 +314,10 @@ static void on_ready(etl_sched *m, const etl_sched_event *ev)
         rtid = c->row.new_tid;
         rthr = c->row.new_thread;
     }
+    if (m->opts.on_ready) {
+        etl_sched_ready r = {ev->ts, ns_of(m, ev->ts), ev->cpu, ev->u.ready, x, rtid, rthr};
+        m->opts.on_ready(m->opts.ctx, &r);
+    }
     mthr *l = &m->live[x];
     if (l->ncand == 0 || (l->has_in && l->r_ts <= l->in_ts)) {
         l->ncand = 0;

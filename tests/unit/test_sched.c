@@ -284,7 +284,7 @@ static void read_back(const char *path, result *res)
     assert_int_equal(etl_reader_open(path, NULL, &res->r, &d), ETL_OK);
     etl_sched_source *s;
     assert_int_equal(etl_sched_source_open(res->r, NULL, &s), ETL_OK);
-    etl_sched_options mo = {sizeof mo, etl_usage_add, &res->u, false};
+    etl_sched_options mo = {sizeof mo, etl_usage_add, &res->u, false, NULL};
     assert_int_equal(etl_sched_open(etl_reader_clock(res->r), etl_reader_cpu_count(res->r), &mo, &res->m), ETL_OK);
     etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false};
     assert_int_equal(etl_usage_init(&res->u, res->m, &uo), ETL_OK);
