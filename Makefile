@@ -5,11 +5,12 @@ BUILD       ?= build
 ASAN_BUILD  ?= build-asan
 FUZZ_BUILD  ?= build-fuzz
 FUZZ_SECONDS ?= 60
+FUZZ_LONG_SECONDS ?= 3600
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 SHARED      ?= $(CURDIR)/../shared
 DEMO_TRACE  ?= samples/kernel-shutdown-x64.etl
 
-.PHONY: all build demo test test-unit test-asan fuzz bench deps deps-test clean
+.PHONY: all build demo test test-unit test-asan fuzz fuzz-long bench deps deps-test clean
 
 all: build
 
@@ -47,6 +48,13 @@ fuzz:
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(FUZZ_BUILD) -j$(JOBS)
 	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(SHARED)/samples
+
+# Not in CI: every fuzzer for FUZZ_LONG_SECONDS (an hour) each, corpora kept in $(FUZZ_BUILD)/fuzz-corpus.
+fuzz-long:
+	cmake -S . -B $(FUZZ_BUILD) -DETLKIT_FUZZ=ON -DETLKIT_TESTS=OFF -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(FUZZ_BUILD) -j$(JOBS)
+	sh tests/fuzz/long.sh $(FUZZ_BUILD) $(FUZZ_LONG_SECONDS) $(SHARED)/samples
 
 # Read throughput on the real samples and on 1 GiB synthesized traces, made on first use (not a test).
 $(BUILD)/bench-large-full.etl: | build
