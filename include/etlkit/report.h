@@ -17,6 +17,9 @@
 extern "C" {
 #endif
 
+/* Per-interval utilisation keeps at most this many intervals from v0 (later time is not bucketed). */
+#define ETL_USAGE_MAX_BUCKETS 100000
+
 /* Ready-latency statistics of one set of intervals. */
 typedef struct etl_latency {
     uint64_t count;

@@ -174,6 +174,14 @@ static bool is_runnable(uint8_t state) { return state == 1 || state == 2 || stat
 
 static void emit(etl_sched *m, etl_sched_row *row)
 {
+    /*
+     * Raw times are ordered as unsigned, canonical ns as the signed LARGE_INTEGERs they are: on a
+     * hostile file (times past 2^63) the two disagree. Keep every duration non-negative regardless.
+     */
+    if (row->nso < row->si) row->nso = row->si;
+    if ((row->flags & ETL_ROW_READY_TIME) && row->rt > row->si) row->rt = row->si;
+    if ((row->flags & ETL_ROW_PREV) && row->lso > row->si) row->lso = row->si;
+    if ((row->flags & ETL_ROW_READY_TIME) && (row->flags & ETL_ROW_PREV) && row->lso > row->rt) row->lso = row->rt;
     m->st.rows++;
     if (m->opts.on_row) m->opts.on_row(m->opts.ctx, row);
 }
@@ -186,6 +194,8 @@ static void switch_in(etl_sched *m, etl_sched_row *row, uint32_t x, uint64_t t)
     mthr *l = &m->live[x];
     uint32_t ncand = l->ncand;
     if (l->has_in && ncand && l->r_ts <= l->in_ts) ncand = 0; /* I_prev < t(R) */
+    if (ncand && l->r_ts > t) ncand = 0;                       /* t(R) <= SI, even out of order */
+    if (l->has_out && l->out_ts > t) l->has_out = 0;           /* a switch-out after SI is no P */
     if (l->has_out) {
         row->flags |= ETL_ROW_PREV;
         row->lso_ts = l->out_ts;

@@ -30,6 +30,12 @@ struct etl_usage_priv {
     size_t nbv, capbv;
 };
 
+/* Sums of durations saturate: hostile timestamps can make any single one near INT64_MAX. */
+static inline void add_sat(int64_t *acc, int64_t v)
+{
+    if (__builtin_add_overflow(*acc, v, acc)) *acc = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
 static bool push(vals *x, uint64_t v)
 {
     if (x->n == x->cap) {
@@ -105,7 +111,8 @@ static int64_t clip(const etl_usage *u, int64_t a, int64_t b, int64_t *ca)
     if (a < u->o.v0) a = u->o.v0;
     if (u->o.v1 > u->o.v0 && b > u->o.v1) b = u->o.v1;
     *ca = a;
-    return b > a ? b - a : 0;
+    int64_t d;
+    return b > a ? (__builtin_sub_overflow(b, a, &d) ? INT64_MAX : d) : 0;
 }
 
 static bool in_window(const etl_usage *u, int64_t t)
@@ -137,10 +144,13 @@ static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uin
 {
     int64_t len = u->o.interval_ns;
     while (a < b) {
-        int64_t k = (a - u->o.v0) / len;
-        int64_t end = u->o.v0 + (k + 1) * len;
+        int64_t off;
+        if (__builtin_sub_overflow(a, u->o.v0, &off) || off / len >= ETL_USAGE_MAX_BUCKETS)
+            return; /* far more columns than anyone draws */
+        int64_t k = off / len;
+        int64_t end;
+        if (__builtin_mul_overflow(k + 1, len, &end) || __builtin_add_overflow(end, u->o.v0, &end)) end = INT64_MAX;
         int64_t piece = (b < end ? b : end) - a;
-        if (k >= 1000000) return; /* far more columns than anyone draws */
         size_t bk = (size_t)k;
         if (bk >= u->nbuckets) {
             size_t nb = u->nbuckets ? u->nbuckets : 64;
@@ -152,7 +162,7 @@ static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uin
             u->bucket_cpu_busy = p;
             u->nbuckets = nb;
         }
-        if (c < u->bucket_stride) u->bucket_cpu_busy[bk * u->bucket_stride + c] += piece;
+        if (c < u->bucket_stride) add_sat(&u->bucket_cpu_busy[bk * u->bucket_stride + c], piece);
         struct etl_usage_priv *pv = u->priv;
         uint64_t key = (uint64_t)bk << 32 | (uint64_t)(process + 1u);
         uint32_t idx = etl_idmap_get(&pv->bucket_map, key);
@@ -171,7 +181,7 @@ static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uin
             pv->bucket_keys[idx] = key;
             etl_idmap_put(&pv->bucket_map, key, idx);
         }
-        pv->bucket_vals[idx] += piece;
+        add_sat(&pv->bucket_vals[idx], piece);
         a += piece;
     }
 }
@@ -187,9 +197,9 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
     bool head = (row->flags & ETL_ROW_HEAD) != 0;
     bool counted_in = !head && in_window(u, row->si);
     uint32_t x = row->new_thread;
-    if (x == ETL_SCHED_IDLE) c->idle_ns += used;
-    else if (x == ETL_SCHED_NONE) c->unknown_ns += used;
-    else c->busy_ns += used;
+    if (x == ETL_SCHED_IDLE) add_sat(&c->idle_ns, used);
+    else if (x == ETL_SCHED_NONE) add_sat(&c->unknown_ns, used);
+    else add_sat(&c->busy_ns, used);
     if (counted_in) c->switches++;
     if (u->o.interval_ns > 0 && used > 0 && x != ETL_SCHED_IDLE) {
         uint32_t proc = ETL_SCHED_NONE;
@@ -200,7 +210,7 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
     if (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE) return;
     etl_usage_thread *t = thr(u, x);
     if (!t) return;
-    t->cpu_ns += used;
+    add_sat(&t->cpu_ns, used);
     if (counted_in) t->switches++;
     if (used > 0 || counted_in) {
         if (t->first_ns < 0 || a < t->first_ns) t->first_ns = a;
@@ -239,12 +249,12 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
             int64_t wait = clip(u, row->lso, row->rt, &ws);
             if (wait > 0 || in_window(u, row->rt)) {
                 t->wait_count++;
-                t->wait_ns += wait;
+                add_sat(&t->wait_ns, wait);
                 if (wait > t->wait_max_ns) t->wait_max_ns = wait;
                 etl_usage_reason *r = &u->reasons[row->prev_wait_reason & 63];
                 r->code = row->prev_wait_reason & 63;
                 r->count++;
-                r->wait_ns += wait;
+                add_sat(&r->wait_ns, wait);
                 if (wait > r->max_ns) r->max_ns = wait;
                 iv.start_ns = ws;
                 iv.dur_ns = wait;
@@ -278,7 +288,7 @@ static void latency(etl_latency *l, int64_t *v, size_t n)
     if (!n) return;
     qsort(v, n, sizeof *v, cmp_i64);
     l->count = n;
-    for (size_t i = 0; i < n; i++) l->sum_ns += v[i];
+    for (size_t i = 0; i < n; i++) add_sat(&l->sum_ns, v[i]);
     l->p50_ns = etl_percentile_sorted(v, n, 500);
     l->p90_ns = etl_percentile_sorted(v, n, 900);
     l->p99_ns = etl_percentile_sorted(v, n, 990);
@@ -357,11 +367,11 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
             u->processes[pmap[pk]].process = pk < nproc_model ? (uint32_t)pk : ETL_SCHED_NONE;
         }
         etl_usage_process *pr = &u->processes[pmap[pk]];
-        pr->cpu_ns += t->cpu_ns;
+        add_sat(&pr->cpu_ns, t->cpu_ns);
         pr->switches += t->switches;
         pr->threads++;
         pr->wait_count += t->wait_count;
-        pr->wait_ns += t->wait_ns;
+        add_sat(&pr->wait_ns, t->wait_ns);
     }
     u->nthreads = k;
     /* Process latencies: their threads' values together, gathered in one pass by process slot. */
@@ -399,7 +409,7 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
                 uint32_t proc = (uint32_t)key - 1u;
                 size_t pk = proc < nproc_model ? proc : nproc_model;
                 if (pmap[pk] != UINT32_MAX && bk < u->nbuckets)
-                    u->bucket_proc_busy[bk * u->nprocesses + pmap[pk]] += p->bucket_vals[i];
+                    add_sat(&u->bucket_proc_busy[bk * u->nprocesses + pmap[pk]], p->bucket_vals[i]);
             }
     }
     /* Sort after the bucket re-index: it relies on pmap's order. */
@@ -430,8 +440,10 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
     qsort(u->threads, u->nthreads, sizeof *u->threads, by_cpu_desc_thread);
     /* Trim trailing buckets past the window. */
     if (u->o.interval_ns > 0) {
-        size_t want = (size_t)((u->o.v1 - u->o.v0 + u->o.interval_ns - 1) / u->o.interval_ns);
-        if (want < u->nbuckets) u->nbuckets = want;
+        /* ceil(|W| / interval), without overflow */
+        uint64_t w = (uint64_t)u->o.v1 - (uint64_t)u->o.v0, len = (uint64_t)u->o.interval_ns;
+        uint64_t want = w / len + (w % len != 0);
+        if (want < u->nbuckets) u->nbuckets = (size_t)want;
     }
     free(buf);
     free(all);

@@ -14,6 +14,12 @@ for bin in "$build"/tests/fuzz/fuzz_*; do
   name=$(basename "$bin")
   corpus="$work/$name"; mkdir -p "$corpus"
   [ -d "$here/seeds/$name" ] && cp "$here/seeds/$name"/* "$corpus"/ 2>/dev/null || true
+  if [ "$name" = fuzz_sched ]; then
+    # An ETL file behind a 0 byte: the synthesized fixtures, whose switches the model reads.
+    for s in "$here"/../data/synth-*.etl; do
+      [ -f "$s" ] && { printf '\000'; head -c 131000 "$s"; } > "$corpus/$(basename "$s")"
+    done
+  fi
   if [ "$name" = fuzz_reader ] || [ "$name" = fuzz_convert ]; then
     cp "$here"/../data/regressions/*.etl "$corpus"/ 2>/dev/null || true
     for s in "$samples"/*.etl "$here"/../data/*.etl; do

@@ -13,6 +13,8 @@
 #include "testutil.h"
 #include "etlkit/etlkit.h"
 #include "etlkit/writer.h"
+#include "etlkit/sched.h"
+#include "etlkit/report.h"
 
 #define DIR_PATH ETLKIT_TEST_DATA "/regressions"
 
@@ -40,6 +42,34 @@ static void walk(etl_reader *r, etl_order order)
     free(cpus);
 }
 
+/* The scheduler model and its aggregations: no negative duration, whatever the input. */
+static void model(etl_reader *r)
+{
+    etl_usage u;
+    memset(&u, 0, sizeof u);
+    etl_sched_options mo = {.sz = sizeof mo, .on_row = etl_usage_add, .ctx = &u};
+    etl_usage_options uo = {.sz = sizeof uo, .interval_ns = 1000000};
+    etl_sched_source *s;
+    etl_sched *m;
+    assert_int_equal(etl_sched_source_open(r, NULL, &s), ETL_OK);
+    assert_int_equal(etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &m), ETL_OK);
+    assert_int_equal(etl_usage_init(&u, m, &uo), ETL_OK);
+    etl_sched_event ev;
+    while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(m, &ev);
+    uint64_t end = etl_sched_end_ts(r, etl_sched_source_stats_get(s)->last_ts);
+    etl_sched_finish(m, end);
+    etl_usage_finish(&u, etl_clock_ns(etl_reader_clock(r), end));
+    for (size_t i = 0; i < u.nthreads; i++) {
+        assert_true(u.threads[i].cpu_ns >= 0);
+        assert_true(u.threads[i].ready.sum_ns >= 0);
+        assert_true(u.threads[i].wait_ns >= 0);
+    }
+    for (size_t c = 0; c < u.ncpus; c++) assert_true(u.cpus[c].busy_ns >= 0 && u.cpus[c].idle_ns >= 0);
+    etl_usage_free(&u);
+    etl_sched_close(m);
+    etl_sched_source_close(s);
+}
+
 static void one(const char *path)
 {
     etl_reader *r;
@@ -47,6 +77,7 @@ static void one(const char *path)
     if (etl_reader_open(path, NULL, &r, &d) == ETL_OK) {
         walk(r, ETL_ORDER_FILE);
         walk(r, ETL_ORDER_TIME);
+        model(r);
         etl_reader_close(r);
     }
     char out[64];

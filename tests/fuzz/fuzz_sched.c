@@ -1,0 +1,125 @@
+/*
+ * fuzz_sched.c - the scheduler model and its aggregations on arbitrary input, two ways:
+ *   first byte even: the bytes are an ETL file, read through the time-ordered source
+ *                    (compact batches read ahead per CPU) into the model;
+ *   first byte odd:  the bytes are a sequence of events pushed straight into the model:
+ *                    out-of-order times, unknown threads, TID reuse, switch-outs of
+ *                    threads never switched in, ReadyThreads for anyone.
+ * Nothing may crash or leak, and no row or aggregate may hold a negative duration.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "etlkit/etlkit.h"
+#include "etlkit/sched.h"
+#include "etlkit/report.h"
+
+static void check_row(void *ctx, const etl_sched_row *r)
+{
+    if (r->nso < r->si) abort();
+    if ((r->flags & ETL_ROW_READY_TIME) && r->rt > r->si) abort();
+    if ((r->flags & ETL_ROW_READY_TIME) && (r->flags & ETL_ROW_PREV) && r->lso > r->rt) abort();
+    etl_usage_add(ctx, r);
+}
+
+static void check_usage(const etl_usage *u)
+{
+    for (size_t i = 0; i < u->nthreads; i++) {
+        const etl_usage_thread *t = &u->threads[i];
+        if (t->cpu_ns < 0 || t->wait_ns < 0 || t->ready.sum_ns < 0 || t->ready.p99_ns > t->ready.max_ns) abort();
+    }
+    for (size_t c = 0; c < u->ncpus; c++)
+        if (u->cpus[c].busy_ns < 0 || u->cpus[c].idle_ns < 0 || u->cpus[c].unknown_ns < 0) abort();
+}
+
+static uint64_t rd(const uint8_t **p, const uint8_t *end, unsigned n)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n && *p < end; i++) v |= (uint64_t)*(*p)++ << (8 * i);
+    return v;
+}
+
+static void events(etl_sched *m, const uint8_t *p, const uint8_t *end)
+{
+    uint64_t ts = 1000;
+    while (p < end) {
+        etl_sched_event ev;
+        memset(&ev, 0, sizeof ev);
+        unsigned k = (unsigned)rd(&p, end, 1);
+        ev.cpu = (uint16_t)(rd(&p, end, 1) % 6);
+        int8_t dt = (int8_t)rd(&p, end, 1);
+        ts += (uint64_t)(int64_t)dt; /* may go back */
+        ev.ts = ts;
+        uint32_t a = (uint32_t)rd(&p, end, 1) % 12, b = (uint32_t)rd(&p, end, 1) % 12;
+        switch (k % 5) {
+        case 0:
+        case 1:
+            ev.kind = ETL_SCHED_SWITCH;
+            ev.hook = ETL_HOOK_CSWITCH;
+            ev.u.sw.ts = ts;
+            ev.u.sw.cpu = ev.cpu;
+            ev.u.sw.known = (uint32_t)rd(&p, end, 2) | ETL_CSW_TIME | ETL_CSW_CPU;
+            ev.u.sw.new_tid = a;
+            ev.u.sw.old_tid = b;
+            ev.u.sw.old_state = (uint8_t)(k >> 3) % 11;
+            ev.u.sw.old_wait_reason = (uint8_t)rd(&p, end, 1);
+            break;
+        case 2:
+            ev.kind = ETL_SCHED_READY;
+            ev.u.ready.thread_id = a;
+            ev.u.ready.flags = (uint8_t)b;
+            break;
+        case 3:
+            ev.kind = ETL_SCHED_THREAD;
+            ev.hook = (uint16_t)(ETL_HOOK_THREAD_START + (b & 3));
+            ev.u.thread.known = ETL_THR_IDS;
+            ev.u.thread.thread_id = a;
+            ev.u.thread.process_id = b;
+            break;
+        default:
+            ev.kind = ETL_SCHED_PROCESS;
+            ev.hook = (uint16_t)(ETL_HOOK_PROCESS_START + (a & 3));
+            ev.u.process.known = ETL_PROC_IDS;
+            ev.u.process.process_id = b;
+            break;
+        }
+        etl_sched_push(m, &ev);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    etl_usage u;
+    memset(&u, 0, sizeof u);
+    etl_sched_options mo = {.sz = sizeof mo, .on_row = check_row, .ctx = &u};
+    etl_usage_options uo = {.sz = sizeof uo, .longest = 3, .interval_ns = 1000000};
+    etl_sched *m = NULL;
+    if (data[0] & 1) {
+        etl_clock clk = {.type = ETL_CLOCK_QPC, .ticks_per_sec = 10000000, .t0 = 1000};
+        if (etl_sched_open(&clk, 4, &mo, &m) != ETL_OK || etl_usage_init(&u, m, &uo) != ETL_OK) abort();
+        events(m, data + 1, data + size);
+        etl_sched_finish(m, 5000);
+        etl_usage_finish(&u, 400000);
+    } else {
+        etl_reader *r;
+        etl_diag d;
+        if (etl_reader_open_memory(data + 1, size - 1, NULL, &r, &d) != ETL_OK) return 0;
+        etl_sched_source *s;
+        if (etl_sched_source_open(r, NULL, &s) != ETL_OK) abort();
+        if (etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &m) != ETL_OK ||
+            etl_usage_init(&u, m, &uo) != ETL_OK)
+            abort();
+        etl_sched_event ev;
+        while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(m, &ev);
+        uint64_t end = etl_sched_end_ts(r, etl_sched_source_stats_get(s)->last_ts);
+        etl_sched_finish(m, end);
+        etl_usage_finish(&u, etl_clock_ns(etl_reader_clock(r), end));
+        etl_sched_source_close(s);
+        etl_reader_close(r);
+    }
+    check_usage(&u);
+    etl_usage_free(&u);
+    etl_sched_close(m);
+    return 0;
+}
