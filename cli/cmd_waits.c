@@ -169,9 +169,10 @@ static void print_intervals(const rep_run *run, const char *title, const etl_usa
 {
     if (!n) return;
     printf("\n%s\n", title);
-    static const char *const h[] = {"=Duration", "=Start (s)", "=CPU", "=TID", "Process", "Reason", "Readied by"};
+    static const char *const hw[] = {"=Duration", "=Start (s)", "=CPU", "=TID", "Process", "Reason", "Readied by"};
+    static const char *const hr[] = {"=Duration", "=Start (s)", "=CPU", "=TID", "Process", "Readied by"};
     tbl t;
-    tbl_init(&t, waits ? 7 : 7, h);
+    tbl_init(&t, waits ? 7 : 6, waits ? hw : hr);
     for (size_t i = 0; i < n; i++) {
         char d[32], s[32], c[16], tid[16], label[256], rd[300];
         const etl_sched_thread *th = etl_sched_thread_at(run->model, v[i].thread);
@@ -183,8 +184,9 @@ static void print_intervals(const rep_run *run, const char *title, const etl_usa
             snprintf(rc, sizeof rc, "%u", v[i].reason);
             rn = rc;
         }
+        const char *who = v[i].has_readier || waits ? readier_label(run, &v[i], rd) : "(preempted: ready from its switch-out)";
         const char *r[] = {fmt_dur(d, v[i].dur_ns), fmt_fixed(s, v[i].start_ns / 1000, 6), c, tid,
-                           rep_process_label(run->model, v[i].thread, label), rn, readier_label(run, &v[i], rd)};
+                           rep_process_label(run->model, v[i].thread, label), waits ? rn : who, who};
         tbl_row(&t, r);
     }
     tbl_print_text(&t, stdout, "  ");
