@@ -19,6 +19,8 @@ extern "C" {
 
 /* Per-interval utilisation keeps at most this many intervals from v0 (later time is not bucketed). */
 #define ETL_USAGE_MAX_BUCKETS 100000
+/* ... and at most this many (interval, process) cells; more are dropped and counted. */
+#define ETL_USAGE_MAX_PROCESS_CELLS (1u << 20)
 
 /* Ready-latency statistics of one set of intervals. */
 typedef struct etl_latency {
@@ -100,6 +102,7 @@ typedef struct etl_usage {
     uint64_t rows;
     /* per interval: nbuckets x ncpus busy ns, and nbuckets x process busy ns */
     size_t nbuckets;
+    uint64_t interval_cells_dropped; /* (interval, process) cells over ETL_USAGE_MAX_PROCESS_CELLS */
     size_t bucket_stride;        /* the trace's CPU count */
     int64_t *bucket_cpu_busy;    /* [bucket * bucket_stride + cpu] */
     int64_t *bucket_proc_busy;   /* [bucket * nprocesses + process index in processes[]] after finish */

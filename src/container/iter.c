@@ -167,7 +167,7 @@ static etl_status iter_open(etl_reader *r, etl_order order, long only_cpu, etl_i
 
     if (order == ETL_ORDER_TIME) {
         if (it->lists) qsort(it->lists, r->nbufs, sizeof *it->lists, by_cpu_seq);
-        it->ncur = r->ncpu;
+        it->ncur = only_cpu < 0 ? r->ncpu : 1; /* one CPU: one cursor, in slot 0 */
     } else {
         it->ncur = 1;
     }
@@ -184,8 +184,9 @@ static etl_status iter_open(etl_reader *r, etl_order order, long only_cpu, etl_i
             unsigned cpu = it->lists[i]->cpu;
             while (j < r->nbufs && it->lists[j]->cpu == cpu) j++;
             if (only_cpu < 0 || (long)cpu == only_cpu) {
-                it->cur[cpu].list = it->lists + i;
-                it->cur[cpu].n = j - i;
+                cursor *c = &it->cur[only_cpu < 0 ? cpu : 0];
+                c->list = it->lists + i;
+                c->n = j - i;
             }
             i = j;
         }

@@ -282,13 +282,26 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
         s->late_cpus = calloc(ncpu, sizeof *s->late_cpus);
         st = s->late_cpus ? etl_batch_expand_init(&s->late, s->late_cpus, ncpu) : ETL_E_NOMEM;
     }
+    /* Only CPUs that have buffers get a cursor: a hostile file may name CPU 2047 and no other. */
+    uint8_t *has = s->nb ? calloc(s->nb, 1) : NULL;
+    for (size_t i = 0; has && i < etl_reader_buffer_count(r); i++) {
+        etl_buffer_header h;
+        uint64_t off;
+        if (etl_reader_buffer(r, i, &h, &off) == ETL_OK && h.processor_index < s->nb) has[h.processor_index] = 1;
+    }
+    if (s->nb && !has) st = ETL_E_NOMEM;
     for (unsigned c = 0; st == ETL_OK && c < s->nb; c++) {
         bsrc *b = &s->b[c];
         b->cpu = c;
+        if (!has[c]) {
+            b->done = true;
+            continue;
+        }
         b->xcpus = calloc(c + 1, sizeof *b->xcpus);
         st = b->xcpus ? etl_iter_open_cpu(r, c, &b->it) : ETL_E_NOMEM;
         if (st == ETL_OK) st = etl_batch_expand_init(&b->x, b->xcpus, c + 1);
     }
+    free(has);
     if (st != ETL_OK) {
         etl_sched_source_close(s);
         return st;

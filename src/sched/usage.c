@@ -145,8 +145,10 @@ static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uin
     int64_t len = u->o.interval_ns;
     while (a < b) {
         int64_t off;
-        if (__builtin_sub_overflow(a, u->o.v0, &off) || off / len >= ETL_USAGE_MAX_BUCKETS)
-            return; /* far more columns than anyone draws */
+        /* Far more columns than anyone draws: at most ETL_USAGE_MAX_BUCKETS, and 16 M cells of CPUs. */
+        if (__builtin_sub_overflow(a, u->o.v0, &off) || off / len >= ETL_USAGE_MAX_BUCKETS ||
+            (uint64_t)(off / len) * u->bucket_stride >= (1u << 24))
+            return;
         int64_t k = off / len;
         int64_t end;
         if (__builtin_mul_overflow(k + 1, len, &end) || __builtin_add_overflow(end, u->o.v0, &end)) end = INT64_MAX;
@@ -166,7 +168,9 @@ static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uin
         struct etl_usage_priv *pv = u->priv;
         uint64_t key = (uint64_t)bk << 32 | (uint64_t)(process + 1u);
         uint32_t idx = etl_idmap_get(&pv->bucket_map, key);
-        if (idx == ETL_IDMAP_EMPTY) {
+        if (idx == ETL_IDMAP_EMPTY && pv->nbv >= ETL_USAGE_MAX_PROCESS_CELLS) {
+            u->interval_cells_dropped++;
+        } else if (idx == ETL_IDMAP_EMPTY) {
             if (pv->nbv == pv->capbv) {
                 size_t cap = pv->capbv ? pv->capbv * 2 : 256;
                 int64_t *v = realloc(pv->bucket_vals, cap * sizeof *v);
@@ -181,7 +185,7 @@ static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uin
             pv->bucket_keys[idx] = key;
             etl_idmap_put(&pv->bucket_map, key, idx);
         }
-        add_sat(&pv->bucket_vals[idx], piece);
+        if (idx != ETL_IDMAP_EMPTY) add_sat(&pv->bucket_vals[idx], piece);
         a += piece;
     }
 }

@@ -93,10 +93,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     etl_usage u;
     memset(&u, 0, sizeof u);
     etl_sched_options mo = {.sz = sizeof mo, .on_row = check_row, .ctx = &u};
-    etl_usage_options uo = {.sz = sizeof uo, .longest = 3, .interval_ns = 1000000};
+    /* Intervals cost one step per column a slice crosses (at most ETL_USAGE_MAX_BUCKETS): only when asked. */
+    etl_usage_options uo = {.sz = sizeof uo, .longest = 3, .interval_ns = (data[0] & 2) ? 100000000 : 0};
     etl_sched *m = NULL;
     if (data[0] & 1) {
         etl_clock clk = {.type = ETL_CLOCK_QPC, .ticks_per_sec = 10000000, .t0 = 1000};
+        uo.interval_ns = 1000;
         if (etl_sched_open(&clk, 4, &mo, &m) != ETL_OK || etl_usage_init(&u, m, &uo) != ETL_OK) abort();
         events(m, data + 1, data + size);
         etl_sched_finish(m, 5000);
