@@ -73,5 +73,6 @@ int cmd_convert(int argc, char **argv);
 int cmd_cpu(int argc, char **argv);
 int cmd_waits(int argc, char **argv);
 int cmd_switches(int argc, char **argv);
+int cmd_wakeups(int argc, char **argv);
 
 #endif

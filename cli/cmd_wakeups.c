@@ -1,0 +1,282 @@
+/* cmd_wakeups.c - `etlkit wakeups`: who wakes idle CPUs, per process and thread (like UIforETW's IdleWakeups). */
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+#include "etlkit/analysis.h"
+
+static void help(void)
+{
+    printf("Usage: %s wakeups FILE [OPTIONS]\n\n"
+           "Who wakes idle CPUs: every switch-in whose old thread is the idle thread, charged to\n"
+           "the readier of the thread switched in (the thread running where its ReadyThread was\n"
+           "logged; `DPC` when it was readied from a DPC; `Idle`; `Unknown` when no ReadyThread\n"
+           "readied it), per process and thread, per second of the window, with the C-states left\n"
+           "(PreviousCState, when the switch carries it) and the idle time before each wake.\n"
+           "--process and --thread select the threads woken.\n\n",
+           prog);
+    rep_help_common();
+    printf("\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n");
+}
+
+typedef struct ctx {
+    etl_wakeups w;
+    rep_args *a;
+    rep_run *run;
+} ctx;
+
+static void on_row(void *p, const etl_sched_row *row)
+{
+    ctx *c = p;
+    if ((c->a->process || c->a->thread >= 0) && !rep_thread_selected(c->a, c->run->model, row->new_thread)) return;
+    etl_wakeups_add(&c->w, row);
+}
+
+static const char *const idle_labels[ETL_WAKEUP_IDLE_BUCKETS] = {"< 10 us", "10-100 us", "100 us-1 ms", "1-10 ms",
+                                                                 "10-100 ms", "100 ms-1 s", ">= 1 s"};
+static const int64_t idle_lo[ETL_WAKEUP_IDLE_BUCKETS] = {0, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+
+/* Thousandths of an event per second of the window. */
+static int64_t rate(uint64_t n, int64_t window)
+{
+    return window > 0 ? (int64_t)((__int128)n * 1000000000000 / window) : 0;
+}
+
+static const char *kind_name(unsigned k)
+{
+    return k == ETL_WAKER_DPC ? "DPC" : k == ETL_WAKER_IDLE ? "Idle" : "Unknown";
+}
+
+static void proc_of(const rep_run *run, const etl_wakeup_waker *x, char name[256], uint32_t *pid)
+{
+    const etl_sched_process *sp = etl_sched_process_at(run->model, x->process);
+    *pid = UINT32_MAX;
+    if (x->kind != ETL_WAKER_THREAD) {
+        strcpy(name, kind_name(x->kind));
+        if (x->kind == ETL_WAKER_IDLE) *pid = 0;
+        return;
+    }
+    if (!sp) {
+        strcpy(name, "Unknown");
+        return;
+    }
+    *pid = sp->pid;
+    snprintf(name, 256, "%s", sp->name ? etl_sched_names(run->model) + sp->name : "Unknown");
+}
+
+static void print_json(const rep_args *a, const rep_run *run, const etl_wakeups *w, int64_t window)
+{
+    jw j;
+    jw_init(&j, stdout);
+    jw_obj(&j, NULL);
+    jw_str(&j, "file", run->in.path);
+    jw_obj(&j, "window");
+    jw_i64(&j, "start_ns", run->v0);
+    jw_i64(&j, "end_ns", run->v1);
+    jw_obj_end(&j);
+    jw_u64(&j, "total", w->total);
+    jw_fixed(&j, "per_second", rate(w->total, window), 3);
+    jw_obj(&j, "by_waker");
+    jw_u64(&j, "thread", w->by_kind[ETL_WAKER_THREAD]);
+    jw_u64(&j, "dpc", w->by_kind[ETL_WAKER_DPC]);
+    jw_u64(&j, "idle", w->by_kind[ETL_WAKER_IDLE]);
+    jw_u64(&j, "unknown", w->by_kind[ETL_WAKER_UNKNOWN]);
+    jw_obj_end(&j);
+    jw_arr(&j, "by_process");
+    for (size_t i = 0; i < w->nprocesses && (!a->top || i < a->top); i++) {
+        char name[256];
+        uint32_t pid;
+        proc_of(run, &w->processes[i], name, &pid);
+        jw_obj(&j, NULL);
+        if (pid != UINT32_MAX) jw_u64(&j, "pid", pid);
+        else jw_null(&j, "pid");
+        jw_str(&j, "name", name);
+        jw_u64(&j, "count", w->processes[i].count);
+        jw_fixed(&j, "per_second", rate(w->processes[i].count, window), 3);
+        jw_obj_end(&j);
+    }
+    jw_arr_end(&j);
+    jw_arr(&j, "by_thread");
+    for (size_t i = 0; i < w->nthreads && (!a->top || i < a->top); i++) {
+        const etl_wakeup_waker *x = &w->threads[i];
+        char name[256];
+        uint32_t pid;
+        proc_of(run, x, name, &pid);
+        jw_obj(&j, NULL);
+        const etl_sched_thread *t = etl_sched_thread_at(run->model, x->thread);
+        if (t) jw_u64(&j, "tid", t->tid);
+        else if (x->kind == ETL_WAKER_IDLE) jw_u64(&j, "tid", 0);
+        else jw_null(&j, "tid");
+        if (pid != UINT32_MAX) jw_u64(&j, "pid", pid);
+        else jw_null(&j, "pid");
+        jw_str(&j, "process", name);
+        jw_str(&j, "name", t ? rep_thread_name(run->model, x->thread) : kind_name(x->kind));
+        jw_u64(&j, "count", x->count);
+        jw_fixed(&j, "per_second", rate(x->count, window), 3);
+        jw_obj_end(&j);
+    }
+    jw_arr_end(&j);
+    jw_arr(&j, "cstates");
+    for (unsigned c = 0; c < 256; c++) {
+        if (!w->cstate[c]) continue;
+        jw_obj(&j, NULL);
+        jw_u64(&j, "cstate", c);
+        jw_u64(&j, "count", w->cstate[c]);
+        jw_obj_end(&j);
+    }
+    jw_arr_end(&j);
+    jw_u64(&j, "cstate_unknown", w->cstate_unknown);
+    jw_arr(&j, "idle_before");
+    for (unsigned b = 0; b < ETL_WAKEUP_IDLE_BUCKETS; b++) {
+        jw_obj(&j, NULL);
+        jw_i64(&j, "min_ns", idle_lo[b]);
+        if (b + 1 < ETL_WAKEUP_IDLE_BUCKETS) jw_i64(&j, "max_ns", idle_lo[b + 1]);
+        else jw_null(&j, "max_ns");
+        jw_u64(&j, "count", w->idle_hist[b]);
+        jw_obj_end(&j);
+    }
+    jw_arr_end(&j);
+    jw_i64(&j, "idle_ns", w->idle_ns);
+    jw_arr(&j, "by_cpu");
+    for (size_t c = 0; c < w->ncpus; c++) jw_u64(&j, NULL, w->per_cpu[c]);
+    jw_arr_end(&j);
+    rep_json_anomalies(run, &j);
+    jw_obj_end(&j);
+    jw_end(&j);
+}
+
+static const char *pct(char out[32], uint64_t part, uint64_t whole)
+{
+    return fmt_fixed(out, whole ? (int64_t)(part * 10000 / whole) : 0, 2);
+}
+
+static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups *w, int64_t window)
+{
+    char b1[32], b2[32], b3[32];
+    int csv = a->format == FMT_CSV;
+    if (!csv) {
+        rep_print_header(run, "etlkit wakeups");
+        printf("\n%llu idle wake-ups, %s per second: %llu by threads, %llu by DPCs, %llu by the idle thread, "
+               "%llu unknown\n",
+               (unsigned long long)w->total, fmt_fixed(b1, rate(w->total, window), 3),
+               (unsigned long long)w->by_kind[ETL_WAKER_THREAD], (unsigned long long)w->by_kind[ETL_WAKER_DPC],
+               (unsigned long long)w->by_kind[ETL_WAKER_IDLE], (unsigned long long)w->by_kind[ETL_WAKER_UNKNOWN]);
+        printf("\nWoken by process\n");
+        static const char *const ph[] = {"Process", "=PID", "=Wake-ups", "=Per second", "=%"};
+        tbl t;
+        tbl_init(&t, 5, ph);
+        for (size_t i = 0; i < w->nprocesses && i < (a->top ? a->top : 20); i++) {
+            char name[256], ps[16], cnt[24];
+            uint32_t pid;
+            proc_of(run, &w->processes[i], name, &pid);
+            snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
+            snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)w->processes[i].count);
+            const char *r[] = {name, ps, cnt, fmt_fixed(b1, rate(w->processes[i].count, window), 3),
+                               pct(b2, w->processes[i].count, w->total)};
+            tbl_row(&t, r);
+        }
+        tbl_print_text(&t, stdout, "  ");
+        tbl_free(&t);
+        printf("\nWoken by thread\n");
+    }
+    static const char *const th[] = {"=TID", "Process", "Thread name", "=Wake-ups", "=Per second", "=%"};
+    static const char *const thc[] = {"tid", "process", "name", "count", "per_second", "pct"};
+    tbl t;
+    tbl_init(&t, 6, csv ? thc : th);
+    unsigned limit = a->top ? a->top : csv ? 0 : 20;
+    for (size_t i = 0; i < w->nthreads && (!limit || i < limit); i++) {
+        const etl_wakeup_waker *x = &w->threads[i];
+        char label[256], tid[16], cnt[24];
+        const etl_sched_thread *st = etl_sched_thread_at(run->model, x->thread);
+        if (st) {
+            snprintf(tid, sizeof tid, "%u", st->tid);
+            rep_process_label(run->model, x->thread, label);
+        } else {
+            strcpy(tid, x->kind == ETL_WAKER_IDLE ? "0" : "-");
+            strcpy(label, x->kind == ETL_WAKER_IDLE ? "Idle (0)" : kind_name(x->kind));
+        }
+        snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)x->count);
+        const char *r[] = {tid, label, st ? rep_thread_name(run->model, x->thread) : "", cnt,
+                           fmt_fixed(b1, rate(x->count, window), 3), pct(b2, x->count, w->total)};
+        tbl_row(&t, r);
+    }
+    if (csv) tbl_print_csv(&t, stdout, 0);
+    else tbl_print_text(&t, stdout, "  ");
+    tbl_free(&t);
+    if (csv) return;
+    printf("\nC-states left (PreviousCState)\n");
+    for (unsigned c = 0; c < 256; c++)
+        if (w->cstate[c])
+            printf("  C%u  %llu (%s%%)\n", c, (unsigned long long)w->cstate[c], pct(b1, w->cstate[c], w->total));
+    if (w->cstate_unknown)
+        printf("  not recorded  %llu (compact records and CSwitch v1 carry none)\n",
+               (unsigned long long)w->cstate_unknown);
+    printf("\nIdle time before the wake (mean %s)\n",
+           fmt_dur(b3, w->total ? w->idle_ns / (int64_t)w->total : 0));
+    static const char *const ih[] = {"Idle for", "=Wake-ups", "=%"};
+    tbl_init(&t, 3, ih);
+    for (unsigned b = 0; b < ETL_WAKEUP_IDLE_BUCKETS; b++) {
+        char cnt[24];
+        snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)w->idle_hist[b]);
+        const char *r[] = {idle_labels[b], cnt, pct(b1, w->idle_hist[b], w->total)};
+        tbl_row(&t, r);
+    }
+    tbl_print_text(&t, stdout, "  ");
+    tbl_free(&t);
+    printf("\nPer CPU:");
+    for (size_t c = 0; c < w->ncpus; c++) printf(" %zu: %llu", c, (unsigned long long)w->per_cpu[c]);
+    printf("\n");
+    rep_print_anomalies(run, stdout);
+}
+
+int cmd_wakeups(int argc, char **argv)
+{
+    rep_args a;
+    rep_args_init(&a, "wakeups");
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            help();
+            return EXIT_OK;
+        }
+        int r = rep_arg(&a, argc, argv, &i);
+        if (r == EXIT_USAGE) return r;
+        if (r) continue;
+        if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("wakeups", "unknown option '%s'", argv[i]);
+        if (a.path) return cli_usage_error("wakeups", "one FILE only");
+        a.path = argv[i];
+    }
+    if (!a.path) return cli_usage_error("wakeups", "no FILE given");
+    ctx c;
+    memset(&c, 0, sizeof c);
+    rep_run run;
+    c.a = &a;
+    c.run = &run;
+    int rc = rep_run_open(&run, &a, on_row, &c, NULL);
+    if (rc != EXIT_OK) return rc;
+    etl_wakeups_options wo = {.sz = sizeof wo, .v0 = a.v0, .v1 = a.has_range ? a.v1 : a.v0};
+    if (etl_wakeups_init(&c.w, run.model, &wo) != ETL_OK) {
+        fprintf(stderr, "%s wakeups: out of memory\n", prog);
+        rep_run_close(&run);
+        return EXIT_IO;
+    }
+    rep_run_go(&run, &a);
+    if (etl_wakeups_finish(&c.w) != ETL_OK) {
+        fprintf(stderr, "%s wakeups: out of memory\n", prog);
+        etl_wakeups_free(&c.w);
+        rep_run_close(&run);
+        return EXIT_IO;
+    }
+    int64_t window = run.v1 - run.v0;
+    if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
+    } else if (a.format == FMT_JSON) {
+        print_json(&a, &run, &c.w, window);
+    } else {
+        print_text(&a, &run, &c.w, window);
+    }
+    etl_wakeups_free(&c.w);
+    rc = rep_run_close(&run);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "%s wakeups: cannot write the output\n", prog);
+        return EXIT_IO;
+    }
+    return rc;
+}
