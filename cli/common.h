@@ -73,6 +73,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_cpu(int argc, char **argv);
 int cmd_waits(int argc, char **argv);
 int cmd_switches(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_wakeups(int argc, char **argv);
 
 #endif

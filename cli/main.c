@@ -15,6 +15,7 @@ static const struct cmd {
     {"cpu", cmd_cpu, "CPU time per CPU, process and thread (CPU Usage (Precise))"},
     {"waits", cmd_waits, "ready latency and waits per thread and per wait reason"},
     {"switches", cmd_switches, "the CPU Usage (Precise) rows: one per switch-in, WPA's columns"},
+    {"export", cmd_export, "the trace as SQLite, CSV tables, a Perfetto trace or ftrace text"},
     {"wakeups", cmd_wakeups, "who wakes idle CPUs, per process and thread, C-states left"},
 };
 

@@ -1,0 +1,340 @@
+/*
+ * schema.c - the one definition of the exported tables and views. The SQLite
+ * loader creates them from here, the CSV writer takes its headers from here, and
+ * `etlkit export --schema` prints them as the Markdown that is docs/schema.md, so
+ * the three cannot drift (a test compares them with PRAGMA table_info).
+ */
+#include <string.h>
+#include "etlkit/export.h"
+
+#define I "INTEGER"
+#define T "TEXT"
+
+static const etl_xcolumn trace_cols[] = {
+    {"key", T, "what: `os_build`, `num_cpus`, `start_time_utc`, `events_lost`, ... (listed below)"},
+    {"value", T, "its value as text"},
+    {"int_value", I, "its value when it is a number, else NULL"},
+};
+
+static const etl_xcolumn process_cols[] = {
+    {"upid", I, "process instance: a PID that is reused is a new instance"},
+    {"pid", I, "ProcessId"},
+    {"name", T, "ImageFileName, NULL when no Process event named it"},
+    {"command_line", T, "CommandLine (Process v2+), NULL when none"},
+    {"start_ts", I, "Start/DCStart time, or first sight, raw session clock ticks"},
+    {"end_ts", I, "End time (ticks), NULL when it did not end in the trace"},
+    {"start_ns", I, "start_ts in ns since the trace start"},
+    {"end_ns", I, "end_ts in ns since the trace start"},
+    {"started", I, "1 when a Start or DCStart event was seen"},
+};
+
+static const etl_xcolumn thread_cols[] = {
+    {"utid", I, "thread instance: a TID that is reused is a new instance; the idle thread has none"},
+    {"tid", I, "ThreadId"},
+    {"upid", I, "its process instance, NULL when no Thread event named the process"},
+    {"pid", I, "ProcessId, NULL when unknown"},
+    {"name", T, "thread name (Thread v3+ or SetName), NULL when none"},
+    {"start_ts", I, "Start/DCStart time, or first sight (ticks)"},
+    {"end_ts", I, "End time (ticks), NULL when it did not end in the trace"},
+    {"start_ns", I, "start_ts in ns"},
+    {"end_ns", I, "end_ts in ns"},
+    {"base_priority", I, "BasePriority (Thread v3+), NULL when unknown"},
+    {"started", I, "1 when a Start or DCStart event was seen"},
+};
+
+static const etl_xcolumn cswitch_cols[] = {
+    {"ts", I, "raw timestamp, session clock ticks"},
+    {"ns", I, "ns since the trace start: floor((ts - t0) * 10^9 / F)"},
+    {"cpu", I, "processor"},
+    {"new_tid", I, "NewThreadId (NULL: a compact switch whose successor was lost)"},
+    {"old_tid", I, "OldThreadId"},
+    {"new_priority", I, "NewThreadPriority"},
+    {"old_priority", I, "OldThreadPriority"},
+    {"previous_cstate", I, "PreviousCState (v1: NewThreadQuantum)"},
+    {"spare_byte", I, "SpareByte / NewThreadPriorityDecrement (v1: OldThreadQuantum)"},
+    {"old_wait_reason", I, "OldThreadWaitReason (KWAIT_REASON; names in enum_name)"},
+    {"old_wait_mode", I, "OldThreadWaitMode: 0 KernelMode, 1 UserMode"},
+    {"old_state", I, "OldThreadState (KTHREAD_STATE; names in enum_name)"},
+    {"old_ideal_processor", I, "OldThreadWaitIdealProcessor"},
+    {"new_wait_time", I, "NewThreadWaitTime (clock-interrupt ticks)"},
+    {"old_remaining_quantum", I, "OldThreadRemainingQuantum (v2+)"},
+    {"flags", I, "raw byte 0x0D (v3/v4)"},
+    {"old_bam", I, "OldBamEppImportant (v3) / OldThreadBamQosLevel (v4)"},
+    {"new_bam", I, "NewBamEppImportant (v3) / NewThreadBamQosLevel (v4)"},
+    {"version", I, "event version (CSwitch) or batch version (compact)"},
+    {"source", T, "`full` (a CSwitch event) or `compact` (a record of a compact batch, expanded)"},
+};
+
+static const etl_xcolumn slice_cols[] = {
+    {"cpu", I, "processor"},
+    {"utid", I, "the thread that ran (observed: the next switch's old thread); NULL for idle and unknown"},
+    {"tid", I, "its TID: 0 for the idle thread, NULL when unknown (a compact CPU's last slice)"},
+    {"start_ts", I, "Switch-In Time (ticks); the trace start for a head slice"},
+    {"end_ts", I, "Next Switch-Out Time (ticks); the trace end for a tail slice"},
+    {"start_ns", I, "start_ts in ns"},
+    {"end_ns", I, "end_ts in ns; end_ns - start_ns is the slice's CPU Usage"},
+    {"end_state", I, "OldThreadState of the switch that ended it (New State), NULL for a tail"},
+    {"end_wait_reason", I, "OldThreadWaitReason of that switch (New Wait Reason)"},
+    {"priority", I, "NewThreadPriority of the switch-in (New In Pri)"},
+    {"old_utid", I, "the thread the switch-in took off the CPU (Old Thread)"},
+    {"old_tid", I, "its TID (0 idle), NULL for a head slice"},
+    {"head", I, "1: the head slice [trace start, first switch), charged to that switch's old thread"},
+    {"tail", I, "1: the CPU's last slice, run to the trace end"},
+    {"mismatch", I, "1: the switch-in planned another thread (cswitch_chain_mismatch)"},
+    {"prev_state", I, "New Prev State: the thread's previous switch-out state, NULL for its first"},
+    {"prev_wait_reason", I, "New Prev Wait Reason"},
+    {"last_switch_out_ts", I, "Last Switch-Out Time (ticks), NULL for its first slice"},
+    {"last_switch_out_ns", I, "Last Switch-Out Time (ns)"},
+    {"ready_time_ts", I, "Ready Time (ticks), NULL when unknown"},
+    {"ready_time_ns", I, "Ready Time (ns); Ready = start_ns - ready_time_ns"},
+    {"waited", I, "Count: Waits: 1 when the previous switch-out was a wait; Waits = ready_time_ns - last_switch_out_ns"},
+    {"readying_utid", I, "Readying Thread instance (NULL: idle, a DPC on an idle CPU, or unknown)"},
+    {"readying_tid", I, "Readying Thread Id (0: idle), NULL when no ReadyThread readied it"},
+    {"ready_flags", I, "the ReadyThread's Flags (1 in DPC, 2 kernel stack not resident, 4 process out of memory, 8 direct switch)"},
+};
+
+static const etl_xcolumn thread_state_cols[] = {
+    {"utid", I, "thread instance"},
+    {"tid", I, "its TID"},
+    {"state", I, "KTHREAD_STATE: 2 Running (on cpu), 1 Ready (readied, not yet running), or the state it switched out in"},
+    {"wait_reason", I, "the switch-out's wait reason (NULL for Running and Ready)"},
+    {"start_ts", I, "ticks"},
+    {"end_ts", I, "ticks"},
+    {"start_ns", I, "ns"},
+    {"end_ns", I, "ns"},
+    {"cpu", I, "processor while Running, else NULL"},
+};
+
+static const etl_xcolumn ready_cols[] = {
+    {"ts", I, "ticks"},
+    {"ns", I, "ns"},
+    {"cpu", I, "the readying processor (where the event was logged)"},
+    {"utid", I, "the thread readied"},
+    {"tid", I, "its TID"},
+    {"readying_utid", I, "the thread running on cpu at that moment (NULL: idle or unknown)"},
+    {"readying_tid", I, "its TID (0: idle), NULL when unknown"},
+    {"adjust_reason", I, "AdjustReason (names in enum_name)"},
+    {"adjust_increment", I, "AdjustIncrement"},
+    {"flags", I, "Flags: 1 in DPC, 2 kernel stack not resident, 4 process out of memory, 8 direct switch"},
+};
+
+static const etl_xcolumn spinlock_cols[] = {
+    {"ts", I, "ticks"},
+    {"ns", I, "ns"},
+    {"cpu", I, "processor"},
+    {"spin_lock_address", T, "SpinLockAddress, hex (`0x...`): pointers do not fit a signed 64-bit integer"},
+    {"caller_address", T, "CallerAddress, hex"},
+    {"acquire_time", I, "AcquireTime (rdtsc cycles)"},
+    {"release_time", I, "ReleaseTime (rdtsc cycles)"},
+    {"wait_time_in_cycles", I, "WaitTimeInCycles"},
+    {"spin_count", I, "SpinCount"},
+    {"thread_id", I, "ThreadId"},
+    {"interrupt_count", I, "InterruptCount"},
+    {"irql", I, "Irql"},
+    {"acquire_depth", I, "AcquireDepth"},
+    {"flags", I, "Flags, raw"},
+    {"acquire_mode", I, "Flags & 0x3F (names in enum_name)"},
+    {"execute_dpc", I, "Flags bit 6"},
+    {"execute_isr", I, "Flags bit 7"},
+};
+
+static const etl_xcolumn pmc_cols[] = {
+    {"ts", I, "ticks of the CSwitch that carried the counters"},
+    {"ns", I, "ns"},
+    {"cpu", I, "processor"},
+    {"counter", I, "index of the counter in the event header (0..6)"},
+    {"value", I, "the counter's value"},
+};
+
+static const etl_xcolumn enum_cols[] = {
+    {"kind", T, "`wait_reason`, `thread_state`, `wait_mode`, `adjust_reason`, `acquire_mode`"},
+    {"code", I, "the number stored in the other tables"},
+    {"name", T, "its name (`WrQueue`, `Waiting`, ...)"},
+};
+
+static const char *const process_idx[] = {"CREATE INDEX process_pid ON process(pid)", NULL};
+static const char *const thread_idx[] = {"CREATE INDEX thread_tid ON thread(tid)", "CREATE INDEX thread_upid ON thread(upid)",
+                                         NULL};
+static const char *const cswitch_idx[] = {"CREATE INDEX cswitch_cpu_ts ON cswitch(cpu, ts)",
+                                          "CREATE INDEX cswitch_new_tid ON cswitch(new_tid)",
+                                          "CREATE INDEX cswitch_old_tid ON cswitch(old_tid)", NULL};
+static const char *const slice_idx[] = {"CREATE INDEX slice_utid ON slice(utid)",
+                                        "CREATE INDEX slice_cpu_start ON slice(cpu, start_ns)", NULL};
+static const char *const state_idx[] = {"CREATE INDEX thread_state_utid ON thread_state(utid, start_ns)", NULL};
+static const char *const ready_idx[] = {"CREATE INDEX ready_utid ON ready(utid)", "CREATE INDEX ready_ns ON ready(ns)",
+                                        NULL};
+static const char *const spin_idx[] = {"CREATE INDEX spinlock_address ON spinlock(spin_lock_address)", NULL};
+static const char *const none_idx[] = {NULL};
+
+#define N(a) (unsigned)(sizeof a / sizeof a[0])
+
+static const etl_xtable tables[ETL_XT_COUNT] = {
+    [ETL_XT_TRACE] = {"trace", "Key/value metadata: the logfile header, the export, and every recovery and anomaly counter.",
+                      trace_cols, N(trace_cols), none_idx},
+    [ETL_XT_PROCESS] = {"process", "Process instances (names and lifetimes from Process events).", process_cols,
+                        N(process_cols), process_idx},
+    [ETL_XT_THREAD] = {"thread", "Thread instances (names and lifetimes from Thread and SetName events).", thread_cols,
+                       N(thread_cols), thread_idx},
+    [ETL_XT_CSWITCH] = {"cswitch",
+                        "Every context switch in time order, CSwitch events and expanded compact batches alike, with "
+                        "every field the record carries (NULL where its form does not carry it).",
+                        cswitch_cols, N(cswitch_cols), cswitch_idx},
+    [ETL_XT_SLICE] = {"slice",
+                      "One row per switch-in (WPA's CPU Usage (Precise)): who ran on a CPU from one switch to the next, "
+                      "with the Ready and Waits that preceded it.",
+                      slice_cols, N(slice_cols), slice_idx},
+    [ETL_XT_THREAD_STATE] = {"thread_state",
+                             "Each thread's timeline between its slices: Running on a CPU, then its switch-out state "
+                             "(Waiting with a wait reason, ...) until readied, then Ready until switched in. Zero-length "
+                             "intervals are left out; when no ReadyThread says when it was readied, the whole gap carries "
+                             "the switch-out state.",
+                             thread_state_cols, N(thread_state_cols), state_idx},
+    [ETL_XT_READY] = {"ready", "Every ReadyThread event with the thread that readied it.", ready_cols, N(ready_cols),
+                      ready_idx},
+    [ETL_XT_SPINLOCK] = {"spinlock", "Every sampled spin lock release (SpinLock events), every field.", spinlock_cols,
+                         N(spinlock_cols), spin_idx},
+    [ETL_XT_PMC] = {"pmc", "PMC counters carried on CSwitch event headers, one row per counter (empty when none).",
+                    pmc_cols, N(pmc_cols), none_idx},
+    [ETL_XT_ENUM_NAME] = {"enum_name", "Names of the enumerations stored as numbers.", enum_cols, N(enum_cols),
+                          none_idx},
+};
+
+const etl_xtable *etl_export_tables(void) { return tables; }
+
+int etl_export_table_find(const char *name)
+{
+    for (int i = 0; i < ETL_XT_COUNT; i++)
+        if (strcmp(tables[i].name, name) == 0) return i;
+    return -1;
+}
+
+/* ---- views ------------------------------------------------------------------------------- */
+
+/* Each slice's CPU time clipped to the window, as etlkit cpu counts it (analyses.md §2). */
+#define CLIP(a, b) "MAX(0, MIN(" b ", COALESCE(w.v1, " b ")) - MAX(" a ", w.v0))"
+#define IN_WINDOW(t) "(" t " >= w.v0 AND (w.v1 IS NULL OR " t " < w.v1))"
+
+static const etl_xcolumn window_vcols[] = {
+    {"v0", I, "window start, ns (0: the trace start)"},
+    {"v1", I, "window end, ns; NULL: the whole trace"},
+};
+static const etl_xcolumn cpu_thread_vcols[] = {
+    {"utid", I, "thread instance"},
+    {"tid", I, "TID"},
+    {"pid", I, "PID"},
+    {"process", T, "image name"},
+    {"name", T, "thread name"},
+    {"cpu_ns", I, "CPU time in the window (= `etlkit cpu` cpu_ns)"},
+    {"switches", I, "switch-ins in the window (= `etlkit cpu` switches)"},
+};
+static const etl_xcolumn cpu_cpu_vcols[] = {
+    {"cpu", I, "processor"},
+    {"busy_ns", I, "time running threads"},
+    {"idle_ns", I, "time running the idle thread"},
+    {"unknown_ns", I, "time of slices whose thread is unknown"},
+    {"switches", I, "switch-ins in the window"},
+};
+static const etl_xcolumn waits_reason_vcols[] = {
+    {"code", I, "KWAIT_REASON"},
+    {"reason", T, "its name"},
+    {"count", I, "waits (Count: Waits) whose Ready Time is known"},
+    {"wait_ns", I, "their total, clipped to the window (= `etlkit waits` by_reason)"},
+    {"max_ns", I, "the longest"},
+};
+static const etl_xcolumn waits_thread_vcols[] = {
+    {"utid", I, "thread instance"},
+    {"tid", I, "TID"},
+    {"wait_count", I, "waits"},
+    {"wait_ns", I, "total (= `etlkit waits` wait_ns)"},
+    {"wait_max_ns", I, "the longest"},
+};
+
+#define WAIT_ROWS                                                                                                   \
+    "SELECT s.utid AS utid, s.tid AS tid, s.prev_wait_reason & 63 AS code, "                                        \
+    CLIP("s.last_switch_out_ns", "s.ready_time_ns") " AS d, " IN_WINDOW("s.ready_time_ns") " AS in_w "            \
+    "FROM slice s CROSS JOIN trace_window w WHERE s.utid IS NOT NULL AND s.head = 0 AND s.waited = 1 "             \
+    "AND s.ready_time_ns IS NOT NULL AND s.last_switch_out_ns IS NOT NULL"
+
+static const etl_xview views[] = {
+    {"trace_window", "The exported window (`--range`), from `trace`.",
+     "CREATE VIEW trace_window AS SELECT (SELECT int_value FROM trace WHERE key = 'window_start_ns') AS v0, "
+     "(SELECT int_value FROM trace WHERE key = 'window_end_ns') AS v1",
+     window_vcols, N(window_vcols)},
+    {"cpu_by_thread", "CPU time and switch-ins per thread instance, as `etlkit cpu` reports them.",
+     "CREATE VIEW cpu_by_thread AS SELECT s.utid AS utid, t.tid AS tid, t.pid AS pid, p.name AS process, "
+     "t.name AS name, SUM(" CLIP("s.start_ns", "s.end_ns") ") AS cpu_ns, SUM(s.head = 0 AND " IN_WINDOW("s.start_ns")
+     ") AS switches FROM slice s CROSS JOIN trace_window w JOIN thread t ON t.utid = s.utid "
+     "LEFT JOIN process p ON p.upid = t.upid WHERE s.utid IS NOT NULL GROUP BY s.utid ORDER BY cpu_ns DESC, s.utid",
+     cpu_thread_vcols, N(cpu_thread_vcols)},
+    {"cpu_by_cpu", "Busy, idle and unknown time and switch-ins per processor, as `etlkit cpu` reports them.",
+     "CREATE VIEW cpu_by_cpu AS SELECT cpu, SUM(CASE WHEN tid != 0 THEN d ELSE 0 END) AS busy_ns, "
+     "SUM(CASE WHEN tid = 0 THEN d ELSE 0 END) AS idle_ns, SUM(CASE WHEN tid IS NULL THEN d ELSE 0 END) AS unknown_ns, "
+     "SUM(n) AS switches FROM (SELECT s.cpu AS cpu, s.tid AS tid, " CLIP("s.start_ns", "s.end_ns") " AS d, "
+     "(s.head = 0 AND " IN_WINDOW("s.start_ns") ") AS n FROM slice s CROSS JOIN trace_window w) GROUP BY cpu ORDER BY cpu",
+     cpu_cpu_vcols, N(cpu_cpu_vcols)},
+    {"waits_by_reason", "Waits per wait reason of the switch-out (New Prev Wait Reason), as `etlkit waits` reports them.",
+     "CREATE VIEW waits_by_reason AS SELECT x.code AS code, e.name AS reason, COUNT(*) AS count, SUM(x.d) AS wait_ns, "
+     "MAX(x.d) AS max_ns FROM (" WAIT_ROWS ") x LEFT JOIN enum_name e ON e.kind = 'wait_reason' AND e.code = x.code "
+     "WHERE x.d > 0 OR x.in_w GROUP BY x.code ORDER BY wait_ns DESC, x.code",
+     waits_reason_vcols, N(waits_reason_vcols)},
+    {"waits_by_thread", "Waits per thread instance, as `etlkit waits` reports them.",
+     "CREATE VIEW waits_by_thread AS SELECT x.utid AS utid, x.tid AS tid, COUNT(*) AS wait_count, SUM(x.d) AS wait_ns, "
+     "MAX(x.d) AS wait_max_ns FROM (" WAIT_ROWS ") x WHERE x.d > 0 OR x.in_w GROUP BY x.utid ORDER BY wait_ns DESC, x.utid",
+     waits_thread_vcols, N(waits_thread_vcols)},
+};
+
+const etl_xview *etl_export_views(size_t *n)
+{
+    *n = N(views);
+    return views;
+}
+
+/* The trace table's keys, for the documentation (etl_xtab_finish writes them). */
+static const char *const trace_keys =
+    "`trace_id`, `file`, `file_size`, `etlkit_version`, `export_target`, `logger_name`, `os_version`, `os_build`, "
+    "`num_cpus`, `cpus_seen`, `pointer_size`, `clock_type`, `clock_name`, `ticks_per_second`, `perf_freq`, `cpu_mhz`, "
+    "`timer_resolution`, `t0_ts` (the logfile header's timestamp: ns are counted from it), `start_time`, "
+    "`start_time_utc`, `end_time`, `end_time_utc`, `boot_time_utc`, `end_ts`, `end_ns` (the trace end: the later of the "
+    "last record and EndTime), `window_start_ns`, `window_end_ns` (NULL without `--range`), `events_lost`, "
+    "`buffers_lost`, `buffers`, `compressed_buffers`, `bad_buffers`, `bad_records`, `skipped_bytes`, "
+    "`truncated_buffers`, `decompress_errors`, `unsupported_buffers`, `first_problem` (when there was one), `switches`, "
+    "`full_switches`, `compact_switches`, `duplicates_dropped`, `undecodable`, `late_batches`, `broken_chains`, "
+    "`cswitch_chain_mismatch`, `time_backwards`, `ready_unmatched`, `unknown_threads`, `threads`, `processes`.";
+
+static void md_cols(FILE *f, const etl_xcolumn *c, unsigned n)
+{
+    fprintf(f, "| Column | Type | Meaning |\n|---|---|---|\n");
+    for (unsigned i = 0; i < n; i++) fprintf(f, "| `%s` | %s | %s |\n", c[i].name, c[i].type, c[i].desc);
+}
+
+void etl_export_schema_markdown(FILE *f)
+{
+    fprintf(f, "# etlkit export: the table schema\n\n"
+               "Generated by `etlkit export --schema` from the one definition in `src/export/schema.c`; a test\n"
+               "checks that this file, that output and SQLite's `PRAGMA table_info` agree.\n\n"
+               "`etlkit export FILE --to sqlite` writes these tables and views to one SQLite file; `--to csv` writes\n"
+               "each table as `OUT/<table>.csv` with the same columns after a first `trace_id` column. Times come\n"
+               "twice: raw `*_ts` in session clock ticks and `*_ns`, nanoseconds since the trace start\n"
+               "(`floor((ts - t0) * 10^9 / F)`, exact), so durations are differences and sums are exact. NULL means\n"
+               "unknown (a field the record's form does not carry), never 0. `utid` and `upid` are thread and process\n"
+               "instances: TIDs and PIDs are reused.\n\n## Tables\n");
+    for (int i = 0; i < ETL_XT_COUNT; i++) {
+        const etl_xtable *t = &tables[i];
+        fprintf(f, "\n### %s\n\n%s\n\n", t->name, t->desc);
+        md_cols(f, t->cols, t->ncols);
+        if (i == ETL_XT_TRACE) fprintf(f, "\nKeys: %s\n", trace_keys);
+        if (t->indexes[0]) {
+            fprintf(f, "\nIndexes:");
+            for (unsigned k = 0; t->indexes[k]; k++) {
+                const char *on = strstr(t->indexes[k], " ON ");
+                fprintf(f, "%s `%s`", k ? "," : "", on ? on + 4 : t->indexes[k]);
+            }
+            fprintf(f, "\n");
+        }
+    }
+    fprintf(f, "\n## Views (SQLite only)\n");
+    for (size_t i = 0; i < N(views); i++) {
+        fprintf(f, "\n### %s\n\n%s\n\n", views[i].name, views[i].desc);
+        md_cols(f, views[i].cols, views[i].ncols);
+    }
+}

@@ -1,0 +1,151 @@
+/*
+ * sqlite.c - the SQLite loader (library etlkit_export, linked with Debian's
+ * libsqlite3): tables from schema.c, one prepared INSERT per table, rows in
+ * large transactions with the journal and syncs off while loading (the file is a
+ * temporary one until the export succeeds, so a crash loses nothing of value),
+ * then the indexes and the views.
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include "etlkit/export.h"
+
+#define ROWS_PER_TRANSACTION 1000000u
+
+struct etl_xsqlite {
+    sqlite3 *db;
+    sqlite3_stmt *ins[ETL_XT_COUNT];
+    uint64_t in_tx;
+    int failed;
+    char err[256];
+};
+
+static int exec(etl_xsqlite *s, const char *sql)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
+    snprintf(s->err, sizeof s->err, "%s", msg ? msg : sqlite3_errmsg(s->db));
+    sqlite3_free(msg);
+    return -1;
+}
+
+static void fail(etl_xsqlite *s, char err[256])
+{
+    if (err) snprintf(err, 256, "%s", s->err[0] ? s->err : sqlite3_errmsg(s->db));
+}
+
+static void close_db(etl_xsqlite *s)
+{
+    for (int i = 0; i < ETL_XT_COUNT; i++) sqlite3_finalize(s->ins[i]);
+    sqlite3_close(s->db);
+    free(s);
+}
+
+etl_status etl_xsqlite_open(const char *path, etl_xsqlite **out, char err[256])
+{
+    *out = NULL;
+    etl_xsqlite *s = calloc(1, sizeof *s);
+    if (!s) return ETL_E_NOMEM;
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        snprintf(err, 256, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
+        close_db(s);
+        return ETL_E_IO;
+    }
+    /* The load: no journal, no syncs, one writer; 64 MiB of page cache bounds the memory. */
+    if (exec(s, "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
+                "PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536; PRAGMA temp_store = FILE")) {
+        fail(s, err);
+        close_db(s);
+        return ETL_E_IO;
+    }
+    const etl_xtable *t = etl_export_tables();
+    char sql[4096];
+    for (int i = 0; i < ETL_XT_COUNT; i++) {
+        size_t n = (size_t)snprintf(sql, sizeof sql, "CREATE TABLE %s (", t[i].name);
+        for (unsigned c = 0; c < t[i].ncols; c++)
+            n += (size_t)snprintf(sql + n, sizeof sql - n, "%s%s %s", c ? ", " : "", t[i].cols[c].name, t[i].cols[c].type);
+        snprintf(sql + n, sizeof sql - n, ")");
+        if (exec(s, sql)) {
+            fail(s, err);
+            close_db(s);
+            return ETL_E_IO;
+        }
+        n = (size_t)snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (", t[i].name);
+        for (unsigned c = 0; c < t[i].ncols; c++) n += (size_t)snprintf(sql + n, sizeof sql - n, "%s?", c ? ", " : "");
+        snprintf(sql + n, sizeof sql - n, ")");
+        if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->ins[i], NULL) != SQLITE_OK) {
+            fail(s, err);
+            close_db(s);
+            return ETL_E_IO;
+        }
+    }
+    if (exec(s, "BEGIN")) {
+        fail(s, err);
+        close_db(s);
+        return ETL_E_IO;
+    }
+    *out = s;
+    return ETL_OK;
+}
+
+int etl_xsqlite_row(void *ctx, etl_xtable_id table, const etl_xval *v)
+{
+    etl_xsqlite *s = ctx;
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->ins[table];
+    unsigned n = etl_export_tables()[table].ncols;
+    for (unsigned c = 0; c < n; c++) {
+        int rc;
+        if (v[c].kind == ETL_XV_INT) rc = sqlite3_bind_int64(st, (int)c + 1, v[c].i);
+        else if (v[c].kind == ETL_XV_TEXT) rc = sqlite3_bind_text(st, (int)c + 1, v[c].s, -1, SQLITE_TRANSIENT);
+        else rc = sqlite3_bind_null(st, (int)c + 1);
+        if (rc != SQLITE_OK) goto bad;
+    }
+    if (sqlite3_step(st) != SQLITE_DONE) goto bad;
+    sqlite3_reset(st);
+    if (++s->in_tx >= ROWS_PER_TRANSACTION) {
+        s->in_tx = 0;
+        if (exec(s, "COMMIT; BEGIN")) {
+            s->failed = 1;
+            return -1;
+        }
+    }
+    return 0;
+bad:
+    snprintf(s->err, sizeof s->err, "%s", sqlite3_errmsg(s->db));
+    sqlite3_reset(st);
+    s->failed = 1;
+    return -1;
+}
+
+etl_status etl_xsqlite_close(etl_xsqlite *s, int commit, char err[256])
+{
+    if (!s) return ETL_OK;
+    etl_status rc = ETL_OK;
+    if (commit && !s->failed) {
+        const etl_xtable *t = etl_export_tables();
+        size_t nv;
+        const etl_xview *v = etl_export_views(&nv);
+        int bad = exec(s, "COMMIT");
+        for (int i = 0; !bad && i < ETL_XT_COUNT; i++)
+            for (unsigned k = 0; !bad && t[i].indexes[k]; k++) bad = exec(s, t[i].indexes[k]);
+        for (size_t i = 0; !bad && i < nv; i++) bad = exec(s, v[i].sql);
+        /* Readers get the ordinary rollback journal back. */
+        if (!bad) bad = exec(s, "ANALYZE; PRAGMA journal_mode = DELETE");
+        if (bad) rc = ETL_E_IO;
+    } else if (commit) {
+        rc = ETL_E_IO;
+    }
+    if (rc != ETL_OK) fail(s, err);
+    for (int i = 0; i < ETL_XT_COUNT; i++) {
+        sqlite3_finalize(s->ins[i]);
+        s->ins[i] = NULL;
+    }
+    if (sqlite3_close(s->db) != SQLITE_OK && rc == ETL_OK) {
+        snprintf(err, 256, "%s", sqlite3_errmsg(s->db));
+        rc = ETL_E_IO;
+    }
+    s->db = NULL;
+    free(s);
+    return rc;
+}

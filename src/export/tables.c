@@ -1,0 +1,438 @@
+/*
+ * tables.c - the table producer: scheduler events, model rows and ReadyThreads
+ * in, rows of typed values out (schema.c has the columns, in this order).
+ *
+ * Streaming: each call fills one row in a fixed array of values and hands it to
+ * the sink; nothing is kept per event. The thread, process and trace tables are
+ * written by etl_xtab_finish from the model's instances and the run's counters.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "etlkit/export.h"
+
+#define MAXCOLS 32
+
+struct etl_xtab {
+    etl_xtab_options o;
+    etl_clock clock;
+    etl_xtab_stats st;
+    int failed;
+    etl_xval v[MAXCOLS];
+};
+
+etl_status etl_xtab_open(const etl_clock *clock, const etl_xtab_options *o, etl_xtab **out)
+{
+    *out = NULL;
+    if (!o || o->sz < sizeof *o || !o->on_row) return ETL_E_INVALID_ARG;
+    etl_xtab *x = calloc(1, sizeof *x);
+    if (!x) return ETL_E_NOMEM;
+    x->o = *o;
+    x->clock = *clock;
+    if (!x->o.tables) x->o.tables = (1u << ETL_XT_COUNT) - 1;
+    x->o.tables |= 1u << ETL_XT_TRACE | 1u << ETL_XT_ENUM_NAME;
+    *out = x;
+    return ETL_OK;
+}
+
+const etl_xtab_stats *etl_xtab_stats_get(const etl_xtab *x) { return &x->st; }
+void etl_xtab_close(etl_xtab *x) { free(x); }
+
+static bool want(const etl_xtab *x, etl_xtable_id t) { return !x->failed && (x->o.tables >> t & 1u); }
+
+static void clear(etl_xtab *x, etl_xtable_id t)
+{
+    unsigned n = etl_export_tables()[t].ncols;
+    for (unsigned i = 0; i < n; i++) x->v[i].kind = ETL_XV_NULL;
+}
+
+static void vi(etl_xtab *x, unsigned k, int64_t v)
+{
+    x->v[k].kind = ETL_XV_INT;
+    x->v[k].i = v;
+}
+
+/* Unsigned values past INT64_MAX do not fit SQLite's integers: NULL (only hostile files have them). */
+static void vu(etl_xtab *x, unsigned k, uint64_t v)
+{
+    if (v <= INT64_MAX) vi(x, k, (int64_t)v);
+}
+
+static void vs(etl_xtab *x, unsigned k, const char *s)
+{
+    if (!s) return;
+    x->v[k].kind = ETL_XV_TEXT;
+    x->v[k].s = s;
+}
+
+static void emit(etl_xtab *x, etl_xtable_id t)
+{
+    if (x->failed) return;
+    x->st.rows[t]++;
+    if (x->o.on_row(x->o.ctx, t, x->v)) x->failed = 1;
+}
+
+static int64_t ns(const etl_xtab *x, uint64_t ts) { return etl_clock_ns(&x->clock, ts); }
+
+static bool in_window(const etl_xtab *x, int64_t t) { return !x->o.has_range || (t >= x->o.v0 && t < x->o.v1); }
+
+static bool thread_ok(uint32_t i) { return i != ETL_SCHED_IDLE && i != ETL_SCHED_NONE; }
+
+/* ---- events: cswitch, pmc, spinlock ----------------------------------------------------- */
+
+static void cswitch_row(etl_xtab *x, const etl_cswitch *e)
+{
+    uint32_t k = e->known;
+    clear(x, ETL_XT_CSWITCH);
+    vu(x, 0, e->ts);
+    vi(x, 1, ns(x, e->ts));
+    vi(x, 2, e->cpu);
+    if (k & ETL_CSW_NEW_TID) vi(x, 3, e->new_tid);
+    if (k & ETL_CSW_OLD_TID) vi(x, 4, e->old_tid);
+    if (k & ETL_CSW_NEW_PRIORITY) vi(x, 5, e->new_priority);
+    if (k & ETL_CSW_OLD_PRIORITY) vi(x, 6, e->old_priority);
+    if (k & ETL_CSW_PREVIOUS_CSTATE) vi(x, 7, e->previous_cstate);
+    if (k & ETL_CSW_SPARE_BYTE) vi(x, 8, e->spare_byte);
+    if (k & ETL_CSW_WAIT_REASON) vi(x, 9, e->old_wait_reason);
+    if (k & ETL_CSW_WAIT_MODE) vi(x, 10, e->old_wait_mode);
+    if (k & ETL_CSW_STATE) vi(x, 11, e->old_state);
+    if (k & ETL_CSW_IDEAL_PROCESSOR) vi(x, 12, e->old_ideal_processor);
+    if (k & ETL_CSW_NEW_WAIT_TIME) vi(x, 13, e->new_wait_time);
+    if (k & ETL_CSW_REMAINING_QUANTUM) vi(x, 14, e->old_remaining_quantum);
+    if (k & ETL_CSW_FLAGS) {
+        vi(x, 15, e->flags);
+        vi(x, 16, e->old_bam);
+        vi(x, 17, e->new_bam);
+    }
+    vi(x, 18, e->version);
+    vs(x, 19, e->source == ETL_CSW_SRC_COMPACT ? "compact" : "full");
+    emit(x, ETL_XT_CSWITCH);
+}
+
+static void pmc_rows(etl_xtab *x, const etl_cswitch *e)
+{
+    if (!(e->known & ETL_CSW_PMC)) return;
+    for (unsigned i = 0; i < e->pmc_count && i < 7; i++) {
+        clear(x, ETL_XT_PMC);
+        vu(x, 0, e->ts);
+        vi(x, 1, ns(x, e->ts));
+        vi(x, 2, e->cpu);
+        vi(x, 3, i);
+        vu(x, 4, e->pmc[i]);
+        emit(x, ETL_XT_PMC);
+    }
+}
+
+static void spinlock_row(etl_xtab *x, const etl_sched_event *ev)
+{
+    const etl_spinlock *s = &ev->u.spinlock;
+    char a[24], c[24];
+    snprintf(a, sizeof a, "0x%" PRIx64, s->spin_lock_address);
+    snprintf(c, sizeof c, "0x%" PRIx64, s->caller_address);
+    clear(x, ETL_XT_SPINLOCK);
+    vu(x, 0, ev->ts);
+    vi(x, 1, ns(x, ev->ts));
+    vi(x, 2, ev->cpu);
+    vs(x, 3, a);
+    vs(x, 4, c);
+    vu(x, 5, s->acquire_time);
+    vu(x, 6, s->release_time);
+    vi(x, 7, s->wait_time_in_cycles);
+    vi(x, 8, s->spin_count);
+    vi(x, 9, s->thread_id);
+    vi(x, 10, s->interrupt_count);
+    vi(x, 11, s->irql);
+    vi(x, 12, s->acquire_depth);
+    vi(x, 13, s->flags);
+    vi(x, 14, s->acquire_mode);
+    vi(x, 15, s->execute_dpc);
+    vi(x, 16, s->execute_isr);
+    emit(x, ETL_XT_SPINLOCK);
+}
+
+void etl_xtab_event(etl_xtab *x, const etl_sched_event *ev)
+{
+    if (x->failed) return;
+    if (ev->kind != ETL_SCHED_SWITCH && ev->kind != ETL_SCHED_SPINLOCK) return;
+    if (!in_window(x, ns(x, ev->ts))) return;
+    if (ev->kind == ETL_SCHED_SWITCH) {
+        if (want(x, ETL_XT_CSWITCH)) cswitch_row(x, &ev->u.sw);
+        if (want(x, ETL_XT_PMC)) pmc_rows(x, &ev->u.sw);
+    } else if (want(x, ETL_XT_SPINLOCK)) {
+        spinlock_row(x, ev);
+    }
+}
+
+/* ---- model rows: slice, thread_state ------------------------------------------------------ */
+
+static void state_row(etl_xtab *x, const etl_sched_row *r, int state, int reason, uint64_t a_ts, int64_t a,
+                      uint64_t b_ts, int64_t b, bool running)
+{
+    if (b <= a) return;
+    clear(x, ETL_XT_THREAD_STATE);
+    vi(x, 0, r->new_thread);
+    vi(x, 1, r->new_tid);
+    if (state >= 0) vi(x, 2, state);
+    if (reason >= 0) vi(x, 3, reason);
+    vu(x, 4, a_ts);
+    vu(x, 5, b_ts);
+    vi(x, 6, a);
+    vi(x, 7, b);
+    if (running) vi(x, 8, r->cpu);
+    emit(x, ETL_XT_THREAD_STATE);
+}
+
+void etl_xtab_row(void *ctx, const etl_sched_row *r)
+{
+    etl_xtab *x = ctx;
+    if (x->failed) return;
+    if (x->o.has_range && !(r->nso > x->o.v0 && r->si < x->o.v1) && !(r->nso == r->si && in_window(x, r->si))) return;
+    uint32_t f = r->flags;
+    bool ok = thread_ok(r->new_thread);
+    if (want(x, ETL_XT_SLICE)) {
+        clear(x, ETL_XT_SLICE);
+        vi(x, 0, r->cpu);
+        if (ok) vi(x, 1, r->new_thread);
+        if (r->new_thread == ETL_SCHED_IDLE) vi(x, 2, 0);
+        else if (r->new_tid != UINT32_MAX || ok) vi(x, 2, r->new_tid);
+        vu(x, 3, r->si_ts);
+        vu(x, 4, r->nso_ts);
+        vi(x, 5, r->si);
+        vi(x, 6, r->nso);
+        if (r->out && (r->out->known & ETL_CSW_STATE)) vi(x, 7, r->out->old_state);
+        if (r->out && (r->out->known & ETL_CSW_WAIT_REASON)) vi(x, 8, r->out->old_wait_reason);
+        if (r->in && !(f & ETL_ROW_MISMATCH) && (r->in->known & ETL_CSW_NEW_PRIORITY)) vi(x, 9, r->in->new_priority);
+        if (thread_ok(r->old_thread)) vi(x, 10, r->old_thread);
+        if (r->old_thread == ETL_SCHED_IDLE) vi(x, 11, 0);
+        else if (r->old_tid != UINT32_MAX) vi(x, 11, r->old_tid);
+        vi(x, 12, (f & ETL_ROW_HEAD) != 0);
+        vi(x, 13, (f & ETL_ROW_TAIL) != 0);
+        vi(x, 14, (f & ETL_ROW_MISMATCH) != 0);
+        if (f & ETL_ROW_PREV) {
+            if (r->prev_known & ETL_CSW_STATE) vi(x, 15, r->prev_state);
+            if (r->prev_known & ETL_CSW_WAIT_REASON) vi(x, 16, r->prev_wait_reason);
+            vu(x, 17, r->lso_ts);
+            vi(x, 18, r->lso);
+        }
+        if (f & ETL_ROW_READY_TIME) {
+            vu(x, 19, r->rt_ts);
+            vi(x, 20, r->rt);
+        }
+        vi(x, 21, (f & ETL_ROW_WAITED) != 0);
+        if (f & ETL_ROW_READIED) {
+            if (thread_ok(r->readier_thread)) vi(x, 22, r->readier_thread);
+            if (r->readier_thread == ETL_SCHED_IDLE) vi(x, 23, 0);
+            else if (r->readier_thread != ETL_SCHED_NONE) vi(x, 23, r->readier_tid);
+            vi(x, 24, r->ready.flags);
+        }
+        emit(x, ETL_XT_SLICE);
+    }
+    if (ok && want(x, ETL_XT_THREAD_STATE)) {
+        if ((f & ETL_ROW_PREV) && !(f & ETL_ROW_HEAD)) {
+            int st = (r->prev_known & ETL_CSW_STATE) ? r->prev_state : -1;
+            int wr = (r->prev_known & ETL_CSW_WAIT_REASON) ? r->prev_wait_reason : -1;
+            if (f & ETL_ROW_READY_TIME) {
+                state_row(x, r, st, wr, r->lso_ts, r->lso, r->rt_ts, r->rt, false);
+                state_row(x, r, 1, -1, r->rt_ts, r->rt, r->si_ts, r->si, false);
+            } else {
+                state_row(x, r, st, wr, r->lso_ts, r->lso, r->si_ts, r->si, false);
+            }
+        }
+        state_row(x, r, 2, -1, r->si_ts, r->si, r->nso_ts, r->nso, true);
+    }
+}
+
+void etl_xtab_ready(void *ctx, const etl_sched_ready *r)
+{
+    etl_xtab *x = ctx;
+    if (!want(x, ETL_XT_READY) || !in_window(x, r->ns)) return;
+    clear(x, ETL_XT_READY);
+    vu(x, 0, r->ts);
+    vi(x, 1, r->ns);
+    vi(x, 2, r->cpu);
+    if (thread_ok(r->thread)) vi(x, 3, r->thread);
+    vi(x, 4, r->ready.thread_id);
+    if (thread_ok(r->readier_thread)) vi(x, 5, r->readier_thread);
+    if (r->readier_thread == ETL_SCHED_IDLE) vi(x, 6, 0);
+    else if (r->readier_thread != ETL_SCHED_NONE) vi(x, 6, r->readier_tid);
+    vi(x, 7, r->ready.adjust_reason);
+    vi(x, 8, r->ready.adjust_increment);
+    vi(x, 9, r->ready.flags);
+    emit(x, ETL_XT_READY);
+}
+
+/* ---- the end: thread, process, enum_name, trace --------------------------------------------- */
+
+static void kv(etl_xtab *x, const char *key, const char *text, bool is_int, int64_t v)
+{
+    char buf[24];
+    clear(x, ETL_XT_TRACE);
+    vs(x, 0, key);
+    if (is_int) {
+        snprintf(buf, sizeof buf, "%" PRId64, v);
+        vs(x, 1, buf);
+        vi(x, 2, v);
+    } else {
+        vs(x, 1, text);
+    }
+    emit(x, ETL_XT_TRACE);
+}
+
+static void kv_u(etl_xtab *x, const char *key, uint64_t v)
+{
+    if (v <= INT64_MAX) {
+        kv(x, key, NULL, true, (int64_t)v);
+    } else {
+        char buf[24];
+        snprintf(buf, sizeof buf, "%" PRIu64, v);
+        kv(x, key, buf, false, 0);
+    }
+}
+
+static void kv_s(etl_xtab *x, const char *key, const char *s) { kv(x, key, s, false, 0); }
+
+static void kv_ft(etl_xtab *x, const char *key, uint64_t ft)
+{
+    char buf[40];
+    etl_filetime_format(ft, buf);
+    kv_s(x, key, buf);
+}
+
+static void trace_rows(etl_xtab *x, const etl_xtab_end *e)
+{
+    const etl_logfile_header *h = etl_reader_header(e->reader);
+    const etl_clock *c = etl_reader_clock(e->reader);
+    const etl_stats *d = e->damage;
+    const etl_sched_source_stats *s = e->source;
+    const etl_sched_stats *m = etl_sched_stats_get(e->model);
+    char buf[64];
+    kv_s(x, "trace_id", x->o.trace_id ? x->o.trace_id : e->path);
+    kv_s(x, "file", e->path);
+    kv_u(x, "file_size", etl_reader_file_size(e->reader));
+    kv_s(x, "etlkit_version", ETLKIT_VERSION_STRING);
+    if (x->o.target) kv_s(x, "export_target", x->o.target);
+    kv_s(x, "logger_name", h->logger_name);
+    snprintf(buf, sizeof buf, "%u.%u", h->os_major, h->os_minor);
+    kv_s(x, "os_version", buf);
+    kv_u(x, "os_build", h->provider_version);
+    kv_u(x, "num_cpus", h->num_processors);
+    kv_u(x, "cpus_seen", etl_sched_cpu_count(e->model));
+    kv_u(x, "pointer_size", h->pointer_size);
+    kv_u(x, "clock_type", h->clock_type);
+    kv_s(x, "clock_name", h->clock_type == 1 ? "QPC" : h->clock_type == 2 ? "SystemTime" : h->clock_type == 3 ? "CPUCycle"
+                                                                                                              : "unknown");
+    kv_u(x, "ticks_per_second", c->ticks_per_sec);
+    kv_u(x, "perf_freq", h->perf_freq);
+    kv_u(x, "cpu_mhz", h->cpu_speed_mhz);
+    kv_u(x, "timer_resolution", h->timer_resolution);
+    kv_u(x, "t0_ts", c->t0);
+    kv_u(x, "start_time", h->start_time);
+    kv_ft(x, "start_time_utc", h->start_time);
+    kv_u(x, "end_time", h->end_time);
+    kv_ft(x, "end_time_utc", h->end_time);
+    kv_ft(x, "boot_time_utc", h->boot_time);
+    kv_u(x, "end_ts", e->end_ts);
+    kv(x, "end_ns", NULL, true, etl_clock_ns(c, e->end_ts));
+    kv(x, "window_start_ns", NULL, true, x->o.has_range ? x->o.v0 : 0);
+    if (x->o.has_range) kv(x, "window_end_ns", NULL, true, x->o.v1);
+    else {
+        clear(x, ETL_XT_TRACE);
+        vs(x, 0, "window_end_ns");
+        emit(x, ETL_XT_TRACE);
+    }
+    kv_u(x, "events_lost", h->events_lost);
+    kv_u(x, "buffers_lost", h->buffers_lost);
+    kv_u(x, "buffers", d->buffers);
+    kv_u(x, "compressed_buffers", d->compressed_buffers);
+    kv_u(x, "bad_buffers", d->bad_buffers);
+    kv_u(x, "bad_records", d->bad_records);
+    kv_u(x, "skipped_bytes", d->skipped_bytes);
+    kv_u(x, "truncated_buffers", d->truncated_buffers);
+    kv_u(x, "decompress_errors", d->decompress_errors);
+    kv_u(x, "unsupported_buffers", d->unsupported_buffers);
+    if (d->first_problem_offset != UINT64_MAX) {
+        char p[300];
+        snprintf(p, sizeof p, "offset 0x%" PRIx64 ": %s", d->first_problem_offset, d->first_problem);
+        kv_s(x, "first_problem", p);
+    }
+    kv_u(x, "switches", s->switches);
+    kv_u(x, "full_switches", s->full_switches);
+    kv_u(x, "compact_switches", s->compact_switches);
+    kv_u(x, "duplicates_dropped", s->duplicates_dropped);
+    kv_u(x, "undecodable", s->undecodable);
+    kv_u(x, "late_batches", s->late_batches);
+    kv_u(x, "broken_chains", s->broken_chains);
+    kv_u(x, "cswitch_chain_mismatch", m->cswitch_chain_mismatch);
+    kv_u(x, "time_backwards", m->time_backwards);
+    kv_u(x, "ready_unmatched", m->ready_unmatched);
+    kv_u(x, "unknown_threads", m->unknown_threads);
+    kv_u(x, "threads", m->threads);
+    kv_u(x, "processes", m->processes);
+}
+
+static void enum_rows(etl_xtab *x)
+{
+    static const struct {
+        const char *kind;
+        const char *(*name)(unsigned);
+    } kinds[] = {
+        {"wait_reason", etl_wait_reason_name},         {"thread_state", etl_thread_state_name},
+        {"wait_mode", etl_processor_mode_name},        {"adjust_reason", etl_adjust_reason_name},
+        {"acquire_mode", etl_spinlock_acquire_mode_name},
+    };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (unsigned c = 0; c < 256; c++) {
+            const char *n = kinds[k].name(c);
+            if (!n) continue;
+            clear(x, ETL_XT_ENUM_NAME);
+            vs(x, 0, kinds[k].kind);
+            vi(x, 1, c);
+            vs(x, 2, n);
+            emit(x, ETL_XT_ENUM_NAME);
+        }
+}
+
+int etl_xtab_finish(etl_xtab *x, const etl_xtab_end *e)
+{
+    const etl_sched *m = e->model;
+    const char *names = etl_sched_names(m);
+    const etl_clock *c = etl_reader_clock(e->reader);
+    size_t n;
+    const etl_sched_process *p = etl_sched_processes(m, &n);
+    for (size_t i = 0; want(x, ETL_XT_PROCESS) && i < n; i++) {
+        clear(x, ETL_XT_PROCESS);
+        vi(x, 0, (int64_t)i);
+        vi(x, 1, p[i].pid);
+        if (p[i].name) vs(x, 2, names + p[i].name);
+        if (p[i].command_line) vs(x, 3, names + p[i].command_line);
+        vu(x, 4, p[i].start_ts);
+        vi(x, 6, etl_clock_ns(c, p[i].start_ts));
+        if (p[i].ended) {
+            vu(x, 5, p[i].end_ts);
+            vi(x, 7, etl_clock_ns(c, p[i].end_ts));
+        }
+        vi(x, 8, p[i].started);
+        emit(x, ETL_XT_PROCESS);
+    }
+    const etl_sched_thread *t = etl_sched_threads(m, &n);
+    for (size_t i = 0; want(x, ETL_XT_THREAD) && i < n; i++) {
+        clear(x, ETL_XT_THREAD);
+        vi(x, 0, (int64_t)i);
+        vi(x, 1, t[i].tid);
+        if (t[i].process != ETL_SCHED_NONE && t[i].process != ETL_SCHED_IDLE) vi(x, 2, t[i].process);
+        if (t[i].pid != UINT32_MAX) vi(x, 3, t[i].pid);
+        if (t[i].name) vs(x, 4, names + t[i].name);
+        vu(x, 5, t[i].start_ts);
+        vi(x, 7, etl_clock_ns(c, t[i].start_ts));
+        if (t[i].ended) {
+            vu(x, 6, t[i].end_ts);
+            vi(x, 8, etl_clock_ns(c, t[i].end_ts));
+        }
+        if (t[i].base_priority) vi(x, 9, t[i].base_priority);
+        vi(x, 10, t[i].started);
+        emit(x, ETL_XT_THREAD);
+    }
+    enum_rows(x);
+    trace_rows(x, e);
+    return x->failed;
+}
