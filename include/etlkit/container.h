@@ -311,6 +311,8 @@ const etl_stats *etl_reader_stats(const etl_reader *r);
 size_t etl_reader_buffer_count(const etl_reader *r);
 /* The header of buffer i (file order) and its file offset. */
 etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_header *h, uint64_t *file_offset);
+/* The processor of buffer i, from the index (the file's pages are not touched). */
+unsigned etl_reader_buffer_cpu(const etl_reader *r, size_t i);
 /* One more than the highest processor index of any buffer. */
 unsigned etl_reader_cpu_count(const etl_reader *r);
 uint64_t etl_reader_file_size(const etl_reader *r);

@@ -205,7 +205,7 @@ static etl_status iter_open(etl_reader *r, etl_order order, long only_cpu, etl_i
     it->stats = r->stats;
     it->stats.records = 0;
     it->pending = -1;
-    it->release = true;
+    it->release = only_cpu < 0; /* a read-ahead cursor leaves its pages to the main one, which passes them later */
     it->lists = malloc((r->nbufs ? r->nbufs : 1) * sizeof *it->lists);
     for (size_t i = 0; it->lists && i < r->nbufs; i++) it->lists[i] = &r->bufs[i];
 

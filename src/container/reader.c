@@ -376,6 +376,11 @@ size_t etl_reader_buffer_count(const etl_reader *r) { return r->nbufs; }
 unsigned etl_reader_cpu_count(const etl_reader *r) { return r->ncpu; }
 uint64_t etl_reader_file_size(const etl_reader *r) { return r->size; }
 
+unsigned etl_reader_buffer_cpu(const etl_reader *r, size_t i)
+{
+    return i < r->nbufs ? r->bufs[i].cpu : 0;
+}
+
 etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_header *h, uint64_t *file_offset)
 {
     if (i >= r->nbufs) return ETL_E_INVALID_ARG;

@@ -285,9 +285,8 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
     /* Only CPUs that have buffers get a cursor: a hostile file may name CPU 2047 and no other. */
     uint8_t *has = s->nb ? calloc(s->nb, 1) : NULL;
     for (size_t i = 0; has && i < etl_reader_buffer_count(r); i++) {
-        etl_buffer_header h;
-        uint64_t off;
-        if (etl_reader_buffer(r, i, &h, &off) == ETL_OK && h.processor_index < s->nb) has[h.processor_index] = 1;
+        unsigned c = etl_reader_buffer_cpu(r, i);
+        if (c < s->nb) has[c] = 1;
     }
     if (s->nb && !has) st = ETL_E_NOMEM;
     for (unsigned c = 0; st == ETL_OK && c < s->nb; c++) {

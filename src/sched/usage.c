@@ -3,25 +3,21 @@
  * rows (spec analyses.md §2), clipped to a window.
  *
  * Accumulators are indexed by thread instance (dense indices), so adding a row
- * is a few additions; ready-latency values are kept per thread (one u64 each:
- * the duration, bit 63 set when a ReadyThread readied it) because exact
- * nearest-rank percentiles need them all.
+ * is a few additions; ready-latency values are kept per thread, 4 bytes each, in
+ * two vectors (readied by a ReadyThread, and the others), because exact
+ * nearest-rank percentiles need them all (latency.h selects ranks without copying).
  */
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/report.h"
 #include "base/idmap.h"
+#include "sched/latency.h"
 
-#define WOKEN_BIT (1ull << 63)
-
-typedef struct vals {
-    uint64_t *v;
-    size_t n, cap;
-} vals;
 
 struct etl_usage_priv {
     etl_usage_thread *t;  /* by instance */
-    vals *lat;            /* by instance */
+    lat_vec *woken;       /* by instance: Ready values of switch-ins readied by a ReadyThread */
+    lat_vec *other;       /* by instance: the other Ready values (preempted, quantum end) */
     uint8_t *seen;        /* by instance: has a row in the window */
     size_t cap;
     etl_idmap bucket_map; /* (bucket << 32 | process + 1) -> index in bucket_vals */
@@ -34,19 +30,6 @@ struct etl_usage_priv {
 static inline void add_sat(int64_t *acc, int64_t v)
 {
     if (__builtin_add_overflow(*acc, v, acc)) *acc = v > 0 ? INT64_MAX : INT64_MIN;
-}
-
-static bool push(vals *x, uint64_t v)
-{
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? x->cap * 2 : 16;
-        uint64_t *p = realloc(x->v, cap * sizeof *p);
-        if (!p) return false;
-        x->v = p;
-        x->cap = cap;
-    }
-    x->v[x->n++] = v;
-    return true;
 }
 
 etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o)
@@ -75,13 +58,16 @@ static etl_usage_thread *thr(etl_usage *u, uint32_t i)
         while (cap <= i) cap *= 2;
         etl_usage_thread *t = realloc(p->t, cap * sizeof *t);
         if (t) p->t = t;
-        vals *l = realloc(p->lat, cap * sizeof *l);
-        if (l) p->lat = l;
+        lat_vec *w = realloc(p->woken, cap * sizeof *w);
+        if (w) p->woken = w;
+        lat_vec *o = realloc(p->other, cap * sizeof *o);
+        if (o) p->other = o;
         uint8_t *s = realloc(p->seen, cap);
         if (s) p->seen = s;
-        if (!t || !l || !s) return NULL;
+        if (!t || !w || !o || !s) return NULL;
         memset(t + p->cap, 0, (cap - p->cap) * sizeof *t);
-        memset(l + p->cap, 0, (cap - p->cap) * sizeof *l);
+        memset(w + p->cap, 0, (cap - p->cap) * sizeof *w);
+        memset(o + p->cap, 0, (cap - p->cap) * sizeof *o);
         memset(s + p->cap, 0, cap - p->cap);
         for (size_t k = p->cap; k < cap; k++) {
             t[k].thread = (uint32_t)k;
@@ -242,8 +228,7 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
         int64_t rs;
         int64_t ready = clip(u, row->rt, row->si, &rs);
         if (ready > 0 || in_window(u, row->si)) {
-            uint64_t v = (uint64_t)ready | (iv.has_readier ? WOKEN_BIT : 0);
-            if (!u->o.no_latency) push(&u->priv->lat[x], v);
+            if (!u->o.no_latency) lat_push(iv.has_readier ? &u->priv->woken[x] : &u->priv->other[x], (uint64_t)ready);
             iv.start_ns = rs;
             iv.dur_ns = ready;
             keep_longest(u->longest_ready, &u->n_longest_ready, u->o.longest, &iv);
@@ -269,12 +254,6 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
     }
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 int64_t etl_percentile_sorted(const int64_t *v, size_t n, unsigned per_mille)
 {
     if (n == 0) return 0;
@@ -285,28 +264,33 @@ int64_t etl_percentile_sorted(const int64_t *v, size_t n, unsigned per_mille)
     return v[r - 1];
 }
 
-/* Fills l from values v[0..n) (sorted in place). */
-static void latency(etl_latency *l, int64_t *v, size_t n)
+/* The nearest rank r = max(1, ceil(per_mille * n / 1000)). */
+static uint64_t rank_of(uint64_t n, unsigned per_mille)
 {
-    memset(l, 0, sizeof *l);
-    if (!n) return;
-    qsort(v, n, sizeof *v, cmp_i64);
-    l->count = n;
-    for (size_t i = 0; i < n; i++) add_sat(&l->sum_ns, v[i]);
-    l->p50_ns = etl_percentile_sorted(v, n, 500);
-    l->p90_ns = etl_percentile_sorted(v, n, 900);
-    l->p99_ns = etl_percentile_sorted(v, n, 990);
-    l->p999_ns = etl_percentile_sorted(v, n, 999);
-    l->max_ns = v[n - 1];
+    uint64_t r = (uint64_t)(((unsigned __int128)per_mille * n + 999) / 1000);
+    return r < 1 ? 1 : r > n ? n : r;
 }
 
-/* Values of lat (woken only if woken) into out; returns the count. */
-static size_t gather(const vals *lat, bool woken, int64_t *out)
+static int64_t clamp64(uint64_t v) { return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
+
+/* Fills l from the union of k sorted vectors. */
+static void latency(etl_latency *l, const lat_vec *const *x, size_t k)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < lat->n; i++)
-        if (!woken || (lat->v[i] & WOKEN_BIT)) out[n++] = (int64_t)(lat->v[i] & ~WOKEN_BIT);
-    return n;
+    memset(l, 0, sizeof *l);
+    uint64_t n = 0, sum = 0, max = 0;
+    for (size_t i = 0; i < k; i++) {
+        n += lat_count(x[i]);
+        if (__builtin_add_overflow(sum, lat_sum(x[i]), &sum)) sum = UINT64_MAX;
+        if (lat_count(x[i]) && lat_max(x[i]) > max) max = lat_max(x[i]);
+    }
+    if (!n) return;
+    l->count = n;
+    l->sum_ns = clamp64(sum);
+    l->p50_ns = clamp64(lat_select(x, k, rank_of(n, 500)));
+    l->p90_ns = clamp64(lat_select(x, k, rank_of(n, 900)));
+    l->p99_ns = clamp64(lat_select(x, k, rank_of(n, 990)));
+    l->p999_ns = clamp64(lat_select(x, k, rank_of(n, 999)));
+    l->max_ns = clamp64(max);
 }
 
 /* A thread's process as an index into pmap: its process instance, or nproc for none. */
@@ -334,36 +318,34 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
 {
     struct etl_usage_priv *p = u->priv;
     if (u->o.v1 <= u->o.v0) u->o.v1 = end_ns > u->o.v0 ? end_ns : u->o.v0;
-    size_t nthr = 0, total = 0;
-    for (size_t i = 0; i < p->cap; i++)
-        if (p->seen[i]) {
-            nthr++;
-            total += p->lat[i].n;
-        }
-    int64_t *buf = malloc((total ? total : 1) * sizeof *buf);
-    int64_t *all = malloc((total ? total : 1) * sizeof *all);
+    size_t nthr = 0;
+    for (size_t i = 0; i < p->cap; i++) nthr += p->seen[i];
+    /* Two vectors a thread: the whole trace's set, and per process, as pointers. */
+    const lat_vec **all = malloc((2 * nthr + 1) * sizeof *all), **pv = malloc((2 * nthr + 1) * sizeof *pv);
     u->threads = calloc(nthr ? nthr : 1, sizeof *u->threads);
     size_t nproc_model = 0;
     etl_sched_processes(u->model, &nproc_model);
     /* processes[]: one per process instance with threads, plus one for threads of no process. */
     uint32_t *pmap = malloc((nproc_model + 1) * sizeof *pmap);
     u->processes = calloc(nproc_model + 1, sizeof *u->processes);
-    if (!buf || !all || !u->threads || !pmap || !u->processes) {
-        free(buf);
+    if (!all || !pv || !u->threads || !pmap || !u->processes) {
         free(all);
+        free(pv);
         free(pmap);
         return ETL_E_NOMEM;
     }
     for (size_t i = 0; i <= nproc_model; i++) pmap[i] = UINT32_MAX;
-    size_t nall = 0, k = 0;
+    size_t nall = 0, nwoken = 0, k = 0;
     for (size_t i = 0; i < p->cap; i++) {
         if (!p->seen[i]) continue;
         etl_usage_thread *t = &p->t[i];
-        size_t n = gather(&p->lat[i], false, buf);
-        memcpy(all + nall, buf, n * sizeof *buf);
-        nall += n;
-        latency(&t->ready, buf, n);
-        latency(&t->woken, buf, gather(&p->lat[i], true, buf));
+        lat_sort(&p->woken[i]);
+        lat_sort(&p->other[i]);
+        const lat_vec *both[2] = {&p->woken[i], &p->other[i]};
+        latency(&t->ready, both, 2);
+        latency(&t->woken, both, 1);
+        all[nall++] = &p->woken[i]; /* woken first: the woken variant is all[0..nwoken) */
+        nwoken++;
         u->threads[k++] = *t;
         size_t pk = proc_slot(u, (uint32_t)i, nproc_model);
         if (pmap[pk] == UINT32_MAX) {
@@ -378,31 +360,29 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
         add_sat(&pr->wait_ns, t->wait_ns);
     }
     u->nthreads = k;
-    /* Process latencies: their threads' values together, gathered in one pass by process slot. */
-    if (!u->o.no_latency && u->nprocesses) {
-        size_t *start = calloc(u->nprocesses + 1, sizeof *start);
-        if (start) {
-            for (size_t i = 0; i < p->cap; i++)
-                if (p->seen[i]) start[pmap[proc_slot(u, (uint32_t)i, nproc_model)] + 1] += p->lat[i].n;
-            for (size_t j = 0; j < u->nprocesses; j++) start[j + 1] += start[j];
-            size_t *fill = calloc(u->nprocesses, sizeof *fill);
-            if (fill) {
-                for (size_t i = 0; i < p->cap; i++) {
-                    if (!p->seen[i]) continue;
-                    size_t j = pmap[proc_slot(u, (uint32_t)i, nproc_model)];
-                    fill[j] += gather(&p->lat[i], false, buf + start[j] + fill[j]);
-                }
-                for (size_t j = 0; j < u->nprocesses; j++) latency(&u->processes[j].ready, buf + start[j], fill[j]);
-                free(fill);
-            }
-            free(start);
+    for (size_t i = 0; i < p->cap; i++)
+        if (p->seen[i]) all[nall++] = &p->other[i];
+    /* Process latencies: the vectors of their threads, grouped by process slot in one pass. */
+    size_t *start = u->o.no_latency ? NULL : calloc(u->nprocesses + 1, sizeof *start);
+    if (start) {
+        for (size_t i = 0; i < p->cap; i++)
+            if (p->seen[i]) start[pmap[proc_slot(u, (uint32_t)i, nproc_model)] + 1] += 2;
+        for (size_t j = 0; j < u->nprocesses; j++) start[j + 1] += start[j];
+        for (size_t i = 0; i < p->cap; i++) {
+            if (!p->seen[i]) continue;
+            size_t j = pmap[proc_slot(u, (uint32_t)i, nproc_model)];
+            pv[start[j]++] = &p->woken[i];
+            pv[start[j]++] = &p->other[i];
         }
+        /* start[j] now ends process j; it began where j - 1 ended. */
+        for (size_t j = 0; j < u->nprocesses; j++) {
+            size_t from = j ? start[j - 1] : 0;
+            latency(&u->processes[j].ready, pv + from, start[j] - from);
+        }
+        free(start);
     }
     latency(&u->ready_all, all, nall);
-    size_t nw = 0;
-    for (size_t i = 0; i < p->cap; i++)
-        if (p->seen[i]) nw += gather(&p->lat[i], true, buf + nw);
-    latency(&u->woken_all, buf, nw);
+    latency(&u->woken_all, all, nwoken);
     /* Per-interval process busy time, re-indexed to processes[]. */
     if (u->o.interval_ns > 0 && u->nbuckets) {
         u->bucket_proc_busy = calloc(u->nbuckets * (u->nprocesses ? u->nprocesses : 1), sizeof *u->bucket_proc_busy);
@@ -449,8 +429,8 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
         uint64_t want = w / len + (w % len != 0);
         if (want < u->nbuckets) u->nbuckets = (size_t)want;
     }
-    free(buf);
     free(all);
+    free(pv);
     free(pmap);
     return ETL_OK;
 }
@@ -459,9 +439,13 @@ void etl_usage_free(etl_usage *u)
 {
     struct etl_usage_priv *p = u->priv;
     if (p) {
-        for (size_t i = 0; i < p->cap; i++) free(p->lat[i].v);
+        for (size_t i = 0; i < p->cap; i++) {
+            lat_free(&p->woken[i]);
+            lat_free(&p->other[i]);
+        }
         free(p->t);
-        free(p->lat);
+        free(p->woken);
+        free(p->other);
         free(p->seen);
         free(p->bucket_vals);
         free(p->bucket_keys);
