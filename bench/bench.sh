@@ -1,0 +1,98 @@
+#!/bin/sh
+# bench.sh ETLKIT DIR SIZES... - the ratio table of `make bench`: for each synthesized input
+# (SIZE in M or G, full CSwitch events and compact batches, made in DIR on first use and
+# kept), the raw read (cat FILE > /dev/null: the physical limit) and each etlkit command
+# that exists: median wall time of RUNS (5) runs after a warm-up, MB/s, millions of
+# records (or switches) per second, peak resident memory, and the ratio to the raw read of
+# the same file in the same run; then the growth of each command's time from the smallest
+# input to the others, which should follow the size. A measurement, never a test.
+set -eu
+etlkit=$1; dir=$2; shift 2
+runs=${RUNS:-5}
+mkdir -p "$dir"
+
+now() { date +%s%N; }
+
+# median of the numbers on stdin
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# run_one CMD...: wall ns and peak RSS KB of one run, as "ns kb"
+run_one() {
+  t0=$(now)
+  kb=$( { /usr/bin/time -f "%M" sh -c "$* >/dev/null 2>&1" ; } 2>&1 | tail -1)
+  t1=$(now)
+  echo "$((t1 - t0)) $kb"
+}
+
+# measure NAME CMD...: warm-up, RUNS runs; prints "median_ns max_kb"
+measure() {
+  run_one "$@" >/dev/null
+  i=0; : > "$dir/.times"; : > "$dir/.rss"
+  while [ $i -lt "$runs" ]; do
+    r=$(run_one "$@")
+    echo "${r% *}" >> "$dir/.times"; echo "${r#* }" >> "$dir/.rss"
+    i=$((i + 1))
+  done
+  echo "$(median < "$dir/.times") $(sort -n "$dir/.rss" | tail -1)"
+}
+
+has_cmd() { "$etlkit" --help 2>/dev/null | grep -q "^  $1 "; }
+
+input() { # input SIZE FORM -> path (made on first use)
+  f="$dir/bench-$1-$2.etl"
+  if [ ! -f "$f" ]; then
+    echo "bench: synthesizing $f" >&2
+    "$etlkit" synth --preset large --size "$1" --cswitch "$2" -o "$f.tmp" 2>/dev/null && mv "$f.tmp" "$f"
+  fi
+  echo "$f"
+}
+
+printf '%-26s %-10s %9s %9s %10s %9s %8s\n' "input" "command" "median s" "MB/s" "M rec/s" "peak MB" "x raw"
+: > "$dir/.growth"
+for size in "$@"; do
+  for form in full compact; do
+    f=$(input "$size" "$form")
+    bytes=$(stat -c %s "$f")
+    json=$("$etlkit" info --json "$f")
+    records=$(printf '%s' "$json" | grep -o '"records":[0-9]*' | head -1 | cut -d: -f2)
+    sw=$(printf '%s' "$json" | grep -o '"cswitch_events":[0-9]*' | cut -d: -f2)
+    csw=$(printf '%s' "$json" | grep -o '"compact_switches":[0-9]*' | cut -d: -f2)
+    switches=$((sw + csw))
+    raw=""
+    for cmd in raw info dump cpu waits switches spinlocks pmc export; do
+      case $cmd in
+        raw) line="cat '$f'"; n=$records ;;
+        info) line="'$etlkit' info '$f'"; n=$records ;;
+        dump) line="'$etlkit' dump --format jsonl '$f'"; n=$records ;;
+        export) has_cmd export || continue
+                line="'$etlkit' export '$f' --to sqlite --force -o '$dir/bench.sqlite'"; n=$records ;;
+        *) has_cmd "$cmd" || continue; line="'$etlkit' $cmd '$f'"; n=$switches ;;
+      esac
+      m=$(measure "$line")
+      ns=${m% *}; kb=${m#* }
+      [ "$cmd" = raw ] && raw=$ns
+      awk -v name="$(basename "$f")" -v c="$cmd" -v ns="$ns" -v kb="$kb" -v b="$bytes" -v n="$n" -v raw="$raw" \
+        'BEGIN { s = ns / 1e9; printf "%-26s %-10s %9.3f %9.0f %10.1f %9.1f %8.1f\n", name, c, s, b / 1e6 / s, n / 1e6 / s, kb / 1024, ns / raw }'
+      echo "$form $cmd $size $ns" >> "$dir/.growth"
+    done
+  done
+done
+
+# Growth: each command's time on every size against the smallest, beside the size ratio.
+first=$1
+if [ $# -gt 1 ]; then
+  echo
+  echo "growth (time / time at $first; linear = the size ratio)"
+  awk -v first="$first" '
+    function mb(s) { return s ~ /G$/ ? substr(s, 1, length(s) - 1) * 1024 : substr(s, 1, length(s) - 1) + 0 }
+    { key = $1 " " $2; t[key, $3] = $4; sizes[$3] = 1; keys[key] = 1 }
+    END {
+      for (k in keys) {
+        line = sprintf("%-20s", k)
+        for (s in sizes) if (s != first && t[k, first] > 0)
+          line = line sprintf("  %s: %.1fx (size %.1fx)", s, t[k, s] / t[k, first], mb(s) / mb(first))
+        print line
+      }
+    }' "$dir/.growth" | sort
+fi
+rm -f "$dir/.times" "$dir/.rss" "$dir/bench.sqlite"
