@@ -74,6 +74,7 @@ int cmd_cpu(int argc, char **argv);
 int cmd_waits(int argc, char **argv);
 int cmd_switches(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_waitchain(int argc, char **argv);
 int cmd_wakeups(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@ static const struct cmd {
     {"waits", cmd_waits, "ready latency and waits per thread and per wait reason"},
     {"switches", cmd_switches, "the CPU Usage (Precise) rows: one per switch-in, WPA's columns"},
     {"export", cmd_export, "the trace as SQLite, CSV tables, a Perfetto trace or ftrace text"},
+    {"waitchain", cmd_waitchain, "why a thread was slow: its waits, who readied it, what they did"},
     {"wakeups", cmd_wakeups, "who wakes idle CPUs, per process and thread, C-states left"},
 };
 

@@ -123,6 +123,7 @@ typedef struct etl_chain_node {
     uint32_t tid;
     int64_t start, end;
     uint32_t depth;         /* 0 for the root */
+    uint32_t parent;        /* the parent node, UINT32_MAX for the root */
     uint32_t parent_seg;    /* the segment (index into segs) it explains, UINT32_MAX for the root */
     uint32_t first, count;  /* its segments in etl_chain.segs */
 } etl_chain_node;
@@ -145,8 +146,9 @@ typedef struct etl_chain_options {
     bool has_from;
     int64_t from;           /* default: the start of the off-CPU gap before `at` */
     int64_t v0, v1;         /* the default search looks at switch-ins in [v0, v1) (v1 <= v0: all) */
-    unsigned depth;         /* descents, default 8 (0: no descent) */
-    int64_t min_ns;         /* shortest wait descended into; < 0: default 1 ms */
+    unsigned depth;         /* deepest descent; 0: the default, 8 */
+    bool no_descent;        /* leaves only (--depth 0) */
+    int64_t min_ns;         /* shortest wait descended into; 0: the default, 1 ms; < 0: any length */
 } etl_chain_options;
 
 typedef enum etl_chain_status {
@@ -190,8 +192,12 @@ void etl_chain_row(void *ctx, const etl_sched_row *row);
 bool etl_chain_pass_done(const etl_chain *c);
 etl_status etl_chain_end_pass(etl_chain *c);
 void etl_chain_free(etl_chain *c);
-/* Every pass on an open reader (each pass a new source and model over r). */
-etl_status etl_chain_run(etl_reader *r, etl_chain *c, int bias);
+/*
+ * Every pass on an open reader (each pass a new source and model over r; bias as
+ * etl_sched_source_options). The last pass's model (names of the instances) goes
+ * to *model when model is not NULL (close it with etl_sched_close), else is closed.
+ */
+etl_status etl_chain_run(etl_reader *r, etl_chain *c, int bias, etl_sched **model);
 
 const char *etl_chain_state_name(unsigned state);  /* "running", "ready", "waiting", "off-cpu", "unknown" */
 const char *etl_chain_leaf_name(unsigned leaf);    /* "dpc", "idle", "unknown", "short", "depth", "cycle", ... */

@@ -1,0 +1,466 @@
+/* cmd_waitchain.c - `etlkit waitchain`: why a thread was slow, hop by hop (spec analyses.md §3). */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+#include "etlkit/analysis.h"
+
+static void help(void)
+{
+    printf("Usage: %s waitchain FILE --thread TID|PROCESS [--at T] [--from T0] [--depth N] [--min T]\n\n"
+           "Walks a thread back from T: its running slices, ready gaps and waits with their\n"
+           "reason and readier. A wait of at least --min readied by another thread descends into\n"
+           "what that thread did until it readied this one (one level deeper), down to --depth;\n"
+           "DPC and unknown readiers are leaves, and a thread is never entered twice on one path.\n"
+           "The leaves are the critical path: they add up to the interval exactly.\n\n"
+           "  --thread TID|NAME        the thread; a process name or PID takes its slowest thread\n"
+           "  --at T                   the end of the interval (default: the end of the longest\n"
+           "                           off-CPU gap of the thread, or of the process's threads)\n"
+           "  --from T0                its start (default: the start of the off-CPU gap before T)\n"
+           "  --depth N                deepest descent (default 8; 0: no descent)\n"
+           "  --min T                  shortest wait to descend into (default 1ms)\n"
+           "  --json                   the tree as one JSON object\n"
+           "  --range START END        where the default --at is looked for\n"
+           "  --max-wait-reason N      StateWr bias of compact batches, 1..54\n"
+           "  --quiet                  no warnings about the input\n"
+           "  -h, --help               this help\n\n"
+           "Times are from the trace start: seconds, or with a ms/us/ns suffix. The trace is read\n"
+           "once to find the interval and once per level of the chain (FILE must be a file, not -).\n"
+           "\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage;\n"
+           "4 no such thread or no interval.\n",
+           prog);
+}
+
+enum { EXIT_NOTHING = 4 };
+
+typedef struct out {
+    const etl_chain *c;
+    const etl_sched *m;
+} out;
+
+static const char *thread_label(const etl_sched *m, uint32_t thread, uint32_t tid, char buf[320])
+{
+    char label[256];
+    rep_process_label(m, thread, label);
+    snprintf(buf, 320, "%s tid %u", label, tid);
+    return buf;
+}
+
+static const char *waker_label(const etl_sched *m, const etl_chain_seg *s, char buf[320])
+{
+    if (!s->has_waker) return strcpy(buf, s->state == ETL_CHAIN_WAITING ? "Unknown" : "");
+    switch (s->waker) {
+    case ETL_WAKER_DPC: snprintf(buf, 320, "DPC (CPU %u)", s->ready_cpu); return buf;
+    case ETL_WAKER_IDLE: return strcpy(buf, "Idle (0)");
+    case ETL_WAKER_UNKNOWN: return strcpy(buf, "Unknown");
+    default: return thread_label(m, s->waker_thread, s->waker_tid, buf);
+    }
+}
+
+static const char *reason_of(const etl_chain_seg *s, char buf[16])
+{
+    if (!s->has_reason) return "";
+    const char *n = etl_wait_reason_name(s->reason);
+    if (n) return n;
+    snprintf(buf, 16, "%u", s->reason);
+    return buf;
+}
+
+/* ---- text --------------------------------------------------------------------- */
+
+static void tree_rows(const out *o, tbl *t, uint32_t ni, unsigned indent)
+{
+    const etl_chain_node *n = &o->c->nodes[ni];
+    char ind[80];
+    unsigned k = indent * 2 < sizeof ind - 1 ? indent * 2 : sizeof ind - 1;
+    memset(ind, ' ', k);
+    ind[k] = 0;
+    for (uint32_t i = n->first; i < n->first + n->count; i++) {
+        const etl_chain_seg *s = &o->c->segs[i];
+        char st[128], start[32], dur[32], cpu[16], rs[16], wk[320], th[320], note[48];
+        snprintf(st, sizeof st, "%s%s", ind, etl_chain_state_name(s->state));
+        snprintf(cpu, sizeof cpu, "%u", s->cpu);
+        const char *leaf = etl_chain_leaf_name(s->leaf);
+        snprintf(note, sizeof note, "%s", leaf && s->leaf != ETL_LEAF_DPC && s->leaf != ETL_LEAF_UNKNOWN &&
+                                                  s->leaf != ETL_LEAF_IDLE ? leaf : s->child != UINT32_MAX ? "v" : "");
+        const char *r[] = {st, thread_label(o->m, n->thread, n->tid, th), fmt_fixed(start, s->start / 1000, 6),
+                           fmt_dur(dur, s->end - s->start), s->state == ETL_CHAIN_UNKNOWN ? "" : cpu,
+                           reason_of(s, rs), waker_label(o->m, s, wk), note};
+        tbl_row(t, r);
+        if (s->child != UINT32_MAX) tree_rows(o, t, s->child, indent + 1);
+    }
+}
+
+/* Appends to buf (always terminated). */
+static void cat(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cat(char *buf, size_t cap, const char *fmt, ...)
+{
+    size_t n = strlen(buf);
+    if (n + 1 >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, cap - n, fmt, ap);
+    va_end(ap);
+}
+
+/* The biggest waiting group of a set of nodes: same readier and reason. Returns its total (0: none). */
+static int64_t top_wait(const etl_chain *c, const uint32_t *nodes, size_t nn, etl_chain_seg *key)
+{
+    int64_t best = 0;
+    for (size_t a = 0; a < nn; a++) {
+        const etl_chain_node *n = &c->nodes[nodes[a]];
+        for (uint32_t i = n->first; i < n->first + n->count; i++) {
+            const etl_chain_seg *s = &c->segs[i];
+            if (s->state != ETL_CHAIN_WAITING) continue;
+            int64_t sum = 0;
+            for (size_t b = 0; b < nn; b++) {
+                const etl_chain_node *m = &c->nodes[nodes[b]];
+                for (uint32_t j = m->first; j < m->first + m->count; j++) {
+                    const etl_chain_seg *x = &c->segs[j];
+                    if (x->state == ETL_CHAIN_WAITING && x->has_waker == s->has_waker && x->waker == s->waker &&
+                        x->waker_thread == s->waker_thread && x->reason == s->reason)
+                        sum += x->end - x->start;
+                }
+            }
+            if (sum > best) {
+                best = sum;
+                *key = *s;
+            }
+        }
+    }
+    return best;
+}
+
+static void summary_level(const out *o, const uint32_t *nodes, size_t nn, char *buf, size_t cap, int first)
+{
+    const etl_chain *c = o->c;
+    etl_chain_seg key;
+    int64_t w = top_wait(c, nodes, nn, &key);
+    if (!w) return;
+    char d[32], wk[320], rs[16];
+    cat(buf, cap, first ? "%s waiting on %s" : ", of which %s it waited on %s", fmt_dur(d, w), waker_label(o->m, &key, wk));
+    if (key.has_reason) cat(buf, cap, " for %s", reason_of(&key, rs));
+    /* The nodes descended into from that group, one level down. */
+    uint32_t *kids = malloc((c->nnodes + 1) * sizeof *kids);
+    size_t nk = 0;
+    int64_t run = 0, rdy = 0;
+    for (size_t a = 0; kids && a < nn; a++) {
+        const etl_chain_node *n = &c->nodes[nodes[a]];
+        for (uint32_t i = n->first; i < n->first + n->count; i++) {
+            const etl_chain_seg *x = &c->segs[i];
+            if (x->state == ETL_CHAIN_WAITING && x->child != UINT32_MAX && x->has_waker == key.has_waker &&
+                x->waker == key.waker && x->waker_thread == key.waker_thread && x->reason == key.reason)
+                kids[nk++] = x->child;
+        }
+    }
+    for (size_t a = 0; a < nk; a++) {
+        const etl_chain_node *n = &c->nodes[kids[a]];
+        for (uint32_t i = n->first; i < n->first + n->count; i++) {
+            const etl_chain_seg *x = &c->segs[i];
+            if (x->state == ETL_CHAIN_RUNNING) run += x->end - x->start;
+            if (x->state == ETL_CHAIN_READY) rdy += x->end - x->start;
+        }
+    }
+    if (nk) {
+        size_t before = strlen(buf);
+        summary_level(o, kids, nk, buf, cap, 0);
+        if (run) cat(buf, cap, "%s%s it ran", strlen(buf) > before ? ", " : ", of which ", fmt_dur(d, run));
+        if (rdy) cat(buf, cap, ", %s it was ready", fmt_dur(d, rdy));
+    }
+    free(kids);
+}
+
+static void summary(const out *o, char *buf, size_t cap)
+{
+    const etl_chain *c = o->c;
+    const etl_chain_node *root = &c->nodes[0];
+    char d[32], d2[32];
+    int64_t waiting = 0, ready = 0, running = 0, off = 0, unknown = 0;
+    for (uint32_t i = root->first; i < root->first + root->count; i++) {
+        const etl_chain_seg *s = &c->segs[i];
+        int64_t x = s->end - s->start;
+        if (s->state == ETL_CHAIN_WAITING) waiting += x;
+        else if (s->state == ETL_CHAIN_READY) ready += x;
+        else if (s->state == ETL_CHAIN_RUNNING) running += x;
+        else if (s->state == ETL_CHAIN_OFFCPU) off += x;
+        else unknown += x;
+    }
+    buf[0] = 0;
+    cat(buf, cap, "of %s: ", fmt_dur(d, root->end - root->start));
+    uint32_t r0 = 0;
+    etl_chain_seg key;
+    int64_t top = top_wait(c, &r0, 1, &key);
+    if (top) {
+        summary_level(o, &r0, 1, buf, cap, 1);
+        if (waiting > top) cat(buf, cap, "; %s waiting on others", fmt_dur(d, waiting - top));
+        cat(buf, cap, "; ");
+    }
+    cat(buf, cap, "%s ready; %s running", fmt_dur(d, ready), fmt_dur(d2, running));
+    if (off) cat(buf, cap, "; %s off-CPU (no ReadyThread)", fmt_dur(d, off));
+    if (unknown) cat(buf, cap, "; %s unknown", fmt_dur(d, unknown));
+}
+
+static void print_text(const rep_run *run, const out *o)
+{
+    const etl_chain *c = o->c;
+    const etl_chain_node *root = &c->nodes[0];
+    char a[32], b[32], d[32], mn[32], th[320], sum[4096];
+    rep_print_header(run, "etlkit waitchain");
+    const char *name = rep_thread_name(o->m, root->thread);
+    printf("\n%s%s%s%s, %s s .. %s s (%s), depth %u, min %s, %u passes\n\n", thread_label(o->m, root->thread, root->tid, th),
+           *name ? " \"" : "", name, *name ? "\"" : "", fmt_fixed(a, root->start / 1000, 6),
+           fmt_fixed(b, root->end / 1000, 6), fmt_dur(d, root->end - root->start), c->o.depth, fmt_dur(mn, c->o.min_ns),
+           c->passes);
+    static const char *const h[] = {"State", "Thread", "=Start (s)", "=Duration", "=CPU", "Reason", "Readied by",
+                                    "Note"};
+    tbl t;
+    tbl_init(&t, 8, h);
+    tree_rows(o, &t, 0, 0);
+    tbl_print_text(&t, stdout, "  ");
+    tbl_free(&t);
+    summary(o, sum, sizeof sum);
+    printf("\nSummary: %s\n\nCritical path (each nanosecond charged to the deepest segment)\n", sum);
+    static const char *const ph[] = {"=Time", "=%", "State", "Reason", "=Depth", "Thread"};
+    tbl_init(&t, 6, ph);
+    int64_t len = root->end - root->start;
+    for (size_t i = 0; i < c->npath; i++) {
+        const etl_chain_path *p = &c->path[i];
+        char pc[32], rs[16], dp[16];
+        const etl_sched_thread *st = etl_sched_thread_at(o->m, p->thread);
+        etl_chain_seg tmp = {.has_reason = p->has_reason, .reason = p->reason};
+        snprintf(dp, sizeof dp, "%u", p->depth);
+        const char *r[] = {fmt_dur(d, p->ns), fmt_fixed(pc, len ? (int64_t)((__int128)p->ns * 10000 / len) : 0, 2),
+                           etl_chain_state_name(p->state), reason_of(&tmp, rs), dp,
+                           thread_label(o->m, p->thread, st ? st->tid : 0, th)};
+        tbl_row(&t, r);
+    }
+    tbl_print_text(&t, stdout, "  ");
+    tbl_free(&t);
+    printf("\nLegend: v = descended into the readier (rows below, indented); short = under --min; depth = at\n"
+           "--depth; cycle = the readier is already on the path.\n");
+    rep_print_anomalies(run, stdout);
+}
+
+/* ---- JSON --------------------------------------------------------------------- */
+
+static void json_thread(jw *w, const etl_sched *m, uint32_t thread, uint32_t tid)
+{
+    char label[256];
+    const etl_sched_thread *t = etl_sched_thread_at(m, thread);
+    jw_u64(w, "tid", tid);
+    if (t && t->pid != UINT32_MAX) jw_u64(w, "pid", t->pid);
+    else jw_null(w, "pid");
+    jw_str(w, "process", etl_sched_process_name(m, thread));
+    jw_str(w, "process_label", rep_process_label(m, thread, label));
+    jw_str(w, "name", rep_thread_name(m, thread));
+}
+
+static void json_node(jw *w, const out *o, uint32_t ni)
+{
+    const etl_chain_node *n = &o->c->nodes[ni];
+    json_thread(w, o->m, n->thread, n->tid);
+    jw_u64(w, "depth", n->depth);
+    jw_i64(w, "start_ns", n->start);
+    jw_i64(w, "end_ns", n->end);
+    jw_arr(w, "segments");
+    for (uint32_t i = n->first; i < n->first + n->count; i++) {
+        const etl_chain_seg *s = &o->c->segs[i];
+        jw_obj(w, NULL);
+        jw_str(w, "state", etl_chain_state_name(s->state));
+        jw_i64(w, "start_ns", s->start);
+        jw_i64(w, "end_ns", s->end);
+        jw_i64(w, "duration_ns", s->end - s->start);
+        if (s->state != ETL_CHAIN_UNKNOWN) jw_u64(w, "cpu", s->cpu);
+        else jw_null(w, "cpu");
+        if (s->has_reason) {
+            jw_u64(w, "reason_code", s->reason);
+            const char *rn = etl_wait_reason_name(s->reason);
+            if (rn) jw_str(w, "reason", rn);
+            else jw_null(w, "reason");
+        } else {
+            jw_null(w, "reason");
+        }
+        if (s->has_waker) {
+            jw_obj(w, "readier");
+            static const char *const kinds[] = {"thread", "idle", "dpc", "unknown"};
+            jw_str(w, "kind", kinds[s->waker & 3]);
+            if (s->waker == ETL_WAKER_THREAD) json_thread(w, o->m, s->waker_thread, s->waker_tid);
+            jw_u64(w, "ready_cpu", s->ready_cpu);
+            jw_obj_end(w);
+        } else {
+            jw_null(w, "readier");
+        }
+        const char *leaf = etl_chain_leaf_name(s->leaf);
+        if (leaf) jw_str(w, "leaf", leaf);
+        else jw_null(w, "leaf");
+        if (s->child != UINT32_MAX) {
+            jw_obj(w, "chain");
+            json_node(w, o, s->child);
+            jw_obj_end(w);
+        }
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
+}
+
+static void print_json(const rep_run *run, const out *o)
+{
+    const etl_chain *c = o->c;
+    const etl_chain_node *root = &c->nodes[0];
+    char sum[4096];
+    jw w;
+    jw_init(&w, stdout);
+    jw_obj(&w, NULL);
+    jw_str(&w, "file", run->in.path);
+    jw_i64(&w, "from_ns", root->start);
+    jw_i64(&w, "at_ns", root->end);
+    jw_i64(&w, "duration_ns", root->end - root->start);
+    jw_u64(&w, "depth", c->o.depth);
+    jw_i64(&w, "min_ns", c->o.min_ns);
+    jw_u64(&w, "passes", c->passes);
+    jw_obj(&w, "totals");
+    jw_i64(&w, "running_ns", c->totals[ETL_CHAIN_RUNNING]);
+    jw_i64(&w, "ready_ns", c->totals[ETL_CHAIN_READY]);
+    jw_i64(&w, "waiting_ns", c->totals[ETL_CHAIN_WAITING]);
+    jw_i64(&w, "offcpu_ns", c->totals[ETL_CHAIN_OFFCPU]);
+    jw_i64(&w, "unknown_ns", c->totals[ETL_CHAIN_UNKNOWN]);
+    jw_obj_end(&w);
+    summary(o, sum, sizeof sum);
+    jw_str(&w, "summary", sum);
+    jw_obj(&w, "chain");
+    json_node(&w, o, 0);
+    jw_obj_end(&w);
+    jw_arr(&w, "critical_path");
+    for (size_t i = 0; i < c->npath; i++) {
+        const etl_chain_path *p = &c->path[i];
+        const etl_sched_thread *st = etl_sched_thread_at(o->m, p->thread);
+        jw_obj(&w, NULL);
+        json_thread(&w, o->m, p->thread, st ? st->tid : 0);
+        jw_u64(&w, "depth", p->depth);
+        jw_str(&w, "state", etl_chain_state_name(p->state));
+        const char *rn = p->has_reason ? etl_wait_reason_name(p->reason) : NULL;
+        if (rn) jw_str(&w, "reason", rn);
+        else jw_null(&w, "reason");
+        jw_i64(&w, "ns", p->ns);
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    rep_json_anomalies(run, &w);
+    jw_obj_end(&w);
+    jw_end(&w);
+}
+
+/* ---- main --------------------------------------------------------------------- */
+
+int cmd_waitchain(int argc, char **argv)
+{
+    rep_args a;
+    rep_args_init(&a, "waitchain");
+    etl_chain_options co = {.sz = sizeof co};
+    const char *who = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cli_is_help(o)) {
+            help();
+            return EXIT_OK;
+        }
+        if (strcmp(o, "--thread") == 0) {
+            if (!v || !*v) return cli_usage_error("waitchain", "--thread needs a thread id or a process name");
+            who = v;
+            i++;
+        } else if (strcmp(o, "--at") == 0 || strcmp(o, "--from") == 0 || strcmp(o, "--min") == 0) {
+            int64_t t;
+            if (!v || rep_parse_duration(v, &t) || t < 0)
+                return cli_usage_error("waitchain", "%s takes a time such as 1.5, 250ms, 10us or 42ns", o);
+            if (o[2] == 'a') co.has_at = true, co.at = t;
+            else if (o[2] == 'f') co.has_from = true, co.from = t;
+            else co.min_ns = t ? t : -1;
+            i++;
+        } else if (strcmp(o, "--depth") == 0) {
+            char *e;
+            unsigned long n = v ? strtoul(v, &e, 10) : 0;
+            if (!v || !*v || *e || n > 64) return cli_usage_error("waitchain", "--depth needs 0..64");
+            if (n == 0) co.no_descent = true;
+            else co.depth = (unsigned)n;
+            i++;
+        } else if (strcmp(o, "--top") == 0 || strcmp(o, "--csv") == 0 || strcmp(o, "--complete-only") == 0) {
+            return cli_usage_error("waitchain", "%s does not apply to waitchain", o);
+        } else {
+            int r = rep_arg(&a, argc, argv, &i);
+            if (r == EXIT_USAGE) return r;
+            if (r) continue;
+            if (o[0] == '-' && o[1]) return cli_usage_error("waitchain", "unknown option '%s'", o);
+            if (a.path) return cli_usage_error("waitchain", "one FILE only");
+            a.path = o;
+        }
+    }
+    if (!a.path) return cli_usage_error("waitchain", "no FILE given");
+    if (strcmp(a.path, "-") == 0)
+        return cli_usage_error("waitchain", "reads FILE several times: standard input will not do");
+    if (!who && a.process) who = a.process;
+    if (!who) return cli_usage_error("waitchain", "--thread TID or a process name is required");
+    char *e;
+    unsigned long long tid = strtoull(who, &e, 0);
+    if (!*e && tid > 0 && tid <= UINT32_MAX && !a.process) co.tid = (uint32_t)tid;
+    else co.process = who;
+    if (co.has_from && co.has_at && co.from >= co.at) return cli_usage_error("waitchain", "--from must be before --at");
+    co.v0 = a.v0;
+    co.v1 = a.has_range ? a.v1 : a.v0;
+    a.process = NULL;
+    a.thread = -1;
+
+    etl_chain c;
+    if (etl_chain_init(&c, &co) != ETL_OK) {
+        fprintf(stderr, "%s waitchain: out of memory\n", prog);
+        return EXIT_IO;
+    }
+    int status = EXIT_OK;
+    rep_run run;
+    int have_run = 0;
+    while (etl_chain_next_pass(&c)) {
+        int rc = rep_run_open(&run, &a, etl_chain_row, &c, NULL);
+        if (rc != EXIT_OK) {
+            etl_chain_free(&c);
+            return rc;
+        }
+        etl_chain_bind(&c, run.model);
+        rep_run_go(&run, &a);
+        etl_status st = etl_chain_end_pass(&c);
+        a.quiet = 1; /* the first pass said what was wrong with the input */
+        if (st != ETL_OK) {
+            fprintf(stderr, "%s waitchain: out of memory\n", prog);
+            rep_run_close(&run);
+            etl_chain_free(&c);
+            return EXIT_IO;
+        }
+        if (!etl_chain_next_pass(&c)) {
+            have_run = 1;
+            break;
+        }
+        rc = rep_run_close(&run);
+        if (rc > status) status = rc;
+    }
+    int rc = EXIT_OK;
+    if (c.status != ETL_CHAIN_OK) {
+        if (!rep_no_switches(&run, &a))
+            fprintf(stderr, "%s waitchain: %s\n", prog,
+                    c.status == ETL_CHAIN_NO_THREAD
+                        ? (co.process ? "no thread of that process ever switched in" : "that thread never switched in")
+                        : co.has_at ? "no switch-in of that thread covers --at (or --from is after it)"
+                                    : "that thread has no off-CPU gap with a known start in the window");
+        rc = EXIT_NOTHING;
+    } else {
+        out o = {&c, run.model};
+        if (a.format == FMT_JSON) print_json(&run, &o);
+        else print_text(&run, &o);
+    }
+    int rc2 = have_run ? rep_run_close(&run) : EXIT_OK;
+    etl_chain_free(&c);
+    if (rc2 > status) status = rc2;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "%s waitchain: cannot write the output\n", prog);
+        return EXIT_IO;
+    }
+    if (status == EXIT_IO || status == EXIT_NOT_ETL) return status;
+    return rc != EXIT_OK ? rc : status;
+}
