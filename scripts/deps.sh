@@ -2,9 +2,9 @@
 # deps.sh [build|test] - installs the Debian packages etlkit needs, only those missing.
 # "build" is what compiling the tool needs; "test" adds the test, sanitizer and fuzz tools.
 set -eu
-want="gcc make cmake pkg-config"
+want="gcc make cmake pkg-config libsqlite3-dev"
 if [ "${1:-build}" = test ]; then
-  want="$want libcmocka-dev libjansson-dev zlib1g-dev clang libclang-rt-14-dev"
+  want="$want libcmocka-dev libjansson-dev zlib1g-dev clang libclang-rt-14-dev sqlite3 protobuf-compiler"
 fi
 missing=""
 for p in $want; do
