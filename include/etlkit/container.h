@@ -247,6 +247,8 @@ typedef struct etl_clock {
     uint64_t ticks_per_sec; /* PerfFreq, 10^7 or CpuSpeedInMHz * 10^6 */
     uint64_t start_time;    /* FILETIME of t0 */
     uint64_t t0;            /* raw timestamp of the logfile-header record */
+    uint64_t ns_mul;        /* set by etl_clock_init: 10^9 / ticks_per_sec when exact, else 0 */
+    uint64_t ns_div;        /* ... ticks_per_sec / 10^9 when exact, else 0 (both 0: 128-bit path) */
 } etl_clock;
 
 void etl_clock_init(etl_clock *c, const etl_logfile_header *h);

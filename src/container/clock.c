@@ -29,6 +29,8 @@ void etl_clock_init(etl_clock *c, const etl_logfile_header *h)
         break;
     }
     if (c->ticks_per_sec == 0) c->ticks_per_sec = 10000000; /* unusable header: 100 ns ticks */
+    c->ns_mul = c->ticks_per_sec <= 1000000000u && 1000000000u % c->ticks_per_sec == 0 ? 1000000000u / c->ticks_per_sec : 0;
+    c->ns_div = c->ticks_per_sec % 1000000000u == 0 ? c->ticks_per_sec / 1000000000u : 0;
 }
 
 static int64_t floor_div(__int128 a, __int128 b)
@@ -49,14 +51,13 @@ int64_t etl_clock_ns(const etl_clock *c, uint64_t ts)
 {
     /* Fast exact paths for the usual clocks (10 MHz QPC and system time, whole-GHz cycle counters). */
     int64_t d64;
-    uint64_t f = c->ticks_per_sec;
-    if (!__builtin_sub_overflow((int64_t)ts, (int64_t)c->t0, &d64) && d64 > -(INT64_C(1) << 53) &&
-        d64 < (INT64_C(1) << 53)) {
-        if (f <= 1000000000u && 1000000000u % f == 0) {
-            int64_t mul = (int64_t)(1000000000u / f);
-            if (d64 < INT64_MAX / mul && d64 > INT64_MIN / mul) return d64 * mul;
-        } else if (f % 1000000000u == 0) {
-            int64_t div = (int64_t)(f / 1000000000u), q = d64 / div;
+    if ((c->ns_mul | c->ns_div) && !__builtin_sub_overflow((int64_t)ts, (int64_t)c->t0, &d64) &&
+        d64 > -(INT64_C(1) << 53) && d64 < (INT64_C(1) << 53)) {
+        if (c->ns_mul) {
+            int64_t ns;
+            if (!__builtin_mul_overflow(d64, (int64_t)c->ns_mul, &ns)) return ns;
+        } else {
+            int64_t div = (int64_t)c->ns_div, q = d64 / div;
             return d64 % div != 0 && d64 < 0 ? q - 1 : q;
         }
     }

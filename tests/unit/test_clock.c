@@ -333,8 +333,12 @@ static void test_clock_fast_paths(void **state)
     uint64_t rs = 7;
     for (size_t k = 0; k < sizeof freqs / sizeof freqs[0]; k++) {
         etl_clock c;
-        memset(&c, 0, sizeof c);
-        c.ticks_per_sec = freqs[k];
+        etl_logfile_header h;
+        memset(&h, 0, sizeof h);
+        h.clock_type = ETL_CLOCK_QPC;
+        h.perf_freq = freqs[k];
+        etl_clock_init(&c, &h);
+        assert_true(c.ticks_per_sec == freqs[k]);
         for (int i = 0; i < 20000; i++) {
             c.t0 = i % 3 == 0 ? tu_rand(&rs) : tu_rand(&rs) >> (tu_rand(&rs) % 64);
             uint64_t ts = i % 2 ? c.t0 + (tu_rand(&rs) >> (tu_rand(&rs) % 64)) : c.t0 - (tu_rand(&rs) >> (tu_rand(&rs) % 64));
