@@ -78,8 +78,8 @@ static void radix_u32(uint32_t *v, size_t n)
 
 void lat_sort(lat_vec *x)
 {
-    radix_u32(x->v, x->n);
-    qsort(x->big, x->nbig, sizeof *x->big, cmp_u64);
+    if (x->n) radix_u32(x->v, x->n); /* empty vectors may be NULL, which qsort must not get */
+    if (x->nbig) qsort(x->big, x->nbig, sizeof *x->big, cmp_u64);
 }
 
 size_t lat_count(const lat_vec *x) { return x->n + x->nbig; }
