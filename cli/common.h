@@ -76,5 +76,6 @@ int cmd_switches(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_waitchain(int argc, char **argv);
 int cmd_wakeups(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

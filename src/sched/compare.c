@@ -1,0 +1,392 @@
+/*
+ * compare.c - two traces' `cpu` and `waits` reports (etl_usage) side by side,
+ * matched by name since ids differ between traces: processes by image name,
+ * threads by "image/thread name", waits by reason. Amounts (CPU time, waiting
+ * time, switch-ins) are per second of each trace's window, so traces of
+ * different lengths compare; latency percentiles are durations and stay as they
+ * are. Several process instances of one name are summed; their percentiles
+ * cannot be merged from the summaries, so a name's percentile is the largest of
+ * its instances' (an upper bound of the merged one, exact with one instance:
+ * p_exact).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "etlkit/analysis.h"
+
+int64_t etl_per_second(int64_t v, int64_t window_ns)
+{
+    if (window_ns <= 0) return 0;
+    __int128 x = (__int128)v * 1000000000 / window_ns;
+    return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
+}
+
+static int64_t per_second_milli(uint64_t n, int64_t window_ns)
+{
+    if (window_ns <= 0) return 0;
+    __int128 x = (__int128)n * 1000000000000 / window_ns;
+    return x > INT64_MAX ? INT64_MAX : (int64_t)x;
+}
+
+const char *etl_cmp_metric_name(unsigned metric)
+{
+    static const char *const n[] = {"cpu", "wait", "switches", "ready_p50", "ready_p90", "ready_p99", "ready_max"};
+    return metric < ETL_CMP_NMETRICS ? n[metric] : "?";
+}
+
+typedef struct entry {
+    char *name;
+    uint8_t scope, side;
+    uint32_t instances;
+    int64_t v[ETL_CMP_NMETRICS];
+} entry;
+
+typedef struct list {
+    entry *e;
+    size_t n, cap;
+    bool nomem;
+} list;
+
+static void add(list *l, uint8_t scope, uint8_t side, const char *name, const int64_t *v)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        entry *p = realloc(l->e, cap * sizeof *p);
+        if (!p) {
+            l->nomem = true;
+            return;
+        }
+        l->e = p;
+        l->cap = cap;
+    }
+    entry *x = &l->e[l->n];
+    x->name = strdup(name);
+    if (!x->name) {
+        l->nomem = true;
+        return;
+    }
+    x->scope = scope;
+    x->side = side;
+    x->instances = 1;
+    memcpy(x->v, v, sizeof x->v);
+    l->n++;
+}
+
+static void lat(int64_t *v, const etl_latency *l)
+{
+    v[ETL_CMP_READY_P50] = l->p50_ns;
+    v[ETL_CMP_READY_P90] = l->p90_ns;
+    v[ETL_CMP_READY_P99] = l->p99_ns;
+    v[ETL_CMP_READY_MAX] = l->max_ns;
+}
+
+static const char *proc_name(const etl_sched *m, uint32_t process)
+{
+    const etl_sched_process *p = etl_sched_process_at(m, process);
+    return p && p->name ? etl_sched_names(m) + p->name : "Unknown";
+}
+
+static void gather(list *l, const etl_usage *u, uint8_t side, etl_cmp_row *total, int64_t *window)
+{
+    int64_t w = u->o.v1 - u->o.v0;
+    *window = w;
+    int64_t v[ETL_CMP_NMETRICS];
+    memset(v, 0, sizeof v);
+    int64_t busy = 0, wait = 0;
+    uint64_t sw = 0;
+    for (size_t c = 0; c < u->ncpus; c++) busy += u->cpus[c].busy_ns;
+    for (unsigned r = 0; r < 64; r++) wait += u->reasons[r].wait_ns;
+    for (size_t i = 0; i < u->nthreads; i++) sw += u->threads[i].switches;
+    v[ETL_CMP_CPU] = etl_per_second(busy, w);
+    v[ETL_CMP_WAIT] = etl_per_second(wait, w);
+    v[ETL_CMP_SWITCHES] = per_second_milli(sw, w);
+    lat(v, &u->ready_all);
+    memcpy(side ? total->after : total->before, v, sizeof v);
+    if (side) total->in_after = 1;
+    else total->in_before = 1;
+    total->p_exact = 1;
+    for (size_t i = 0; i < u->nprocesses; i++) {
+        const etl_usage_process *p = &u->processes[i];
+        memset(v, 0, sizeof v);
+        v[ETL_CMP_CPU] = etl_per_second(p->cpu_ns, w);
+        v[ETL_CMP_WAIT] = etl_per_second(p->wait_ns, w);
+        v[ETL_CMP_SWITCHES] = per_second_milli(p->switches, w);
+        lat(v, &p->ready);
+        add(l, ETL_CMP_PROCESS, side, p->process == ETL_SCHED_NONE ? "Unknown" : proc_name(u->model, p->process), v);
+    }
+    for (size_t i = 0; i < u->nthreads; i++) {
+        const etl_usage_thread *t = &u->threads[i];
+        const etl_sched_thread *st = etl_sched_thread_at(u->model, t->thread);
+        char name[600];
+        snprintf(name, sizeof name, "%s/%s", st ? proc_name(u->model, st->process) : "Unknown",
+                 st && st->name ? etl_sched_names(u->model) + st->name : "");
+        memset(v, 0, sizeof v);
+        v[ETL_CMP_CPU] = etl_per_second(t->cpu_ns, w);
+        v[ETL_CMP_WAIT] = etl_per_second(t->wait_ns, w);
+        v[ETL_CMP_SWITCHES] = per_second_milli(t->switches, w);
+        lat(v, &t->ready);
+        add(l, ETL_CMP_THREAD, side, name, v);
+    }
+    for (unsigned r = 0; r < 64; r++) {
+        const etl_usage_reason *x = &u->reasons[r];
+        if (!x->count) continue;
+        char code[16];
+        const char *rn = etl_wait_reason_name(r);
+        if (!rn) {
+            snprintf(code, sizeof code, "%u", r);
+            rn = code;
+        }
+        memset(v, 0, sizeof v);
+        v[ETL_CMP_WAIT] = etl_per_second(x->wait_ns, w);
+        v[ETL_CMP_SWITCHES] = per_second_milli(x->count, w); /* waits per second */
+        v[ETL_CMP_READY_MAX] = x->max_ns;                    /* the longest wait */
+        add(l, ETL_CMP_REASON, side, rn, v);
+    }
+}
+
+static int by_scope_name_side(const void *a, const void *b)
+{
+    const entry *x = a, *y = b;
+    if (x->scope != y->scope) return x->scope - y->scope;
+    int c = strcmp(x->name, y->name);
+    if (c) return c;
+    return x->side - y->side;
+}
+
+static int64_t absdiff(const etl_cmp_row *r, unsigned m)
+{
+    int64_t d = r->after[m] - r->before[m];
+    return d < 0 ? -d : d;
+}
+
+static int by_change(const void *a, const void *b)
+{
+    const etl_cmp_row *x = a, *y = b;
+    unsigned m = x->scope == ETL_CMP_REASON ? ETL_CMP_WAIT : ETL_CMP_CPU;
+    int64_t dx = absdiff(x, m), dy = absdiff(y, m);
+    if (dx != dy) return dx > dy ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_usage *after)
+{
+    memset(c, 0, sizeof *c);
+    list l = {0};
+    c->total.name = strdup("total");
+    gather(&l, before, 0, &c->total, &c->window_before);
+    gather(&l, after, 1, &c->total, &c->window_after);
+    if (l.nomem || !c->total.name) goto nomem;
+    qsort(l.e, l.n, sizeof *l.e, by_scope_name_side);
+    etl_cmp_row *rows = calloc(l.n ? l.n : 1, sizeof *rows);
+    if (!rows) goto nomem;
+    size_t nr = 0;
+    uint32_t inst[2] = {0, 0};
+    for (size_t i = 0; i < l.n; i++) {
+        entry *e = &l.e[i];
+        etl_cmp_row *r = nr ? &rows[nr - 1] : NULL;
+        if (!r || r->scope != e->scope || strcmp(r->name, e->name) != 0) {
+            r = &rows[nr++];
+            r->name = e->name;
+            e->name = NULL;
+            r->scope = e->scope;
+            r->p_exact = 1;
+            inst[0] = inst[1] = 0;
+        }
+        int64_t *v = e->side ? r->after : r->before;
+        if (e->side) r->in_after = 1;
+        else r->in_before = 1;
+        if (++inst[e->side] > 1) r->p_exact = 0;
+        v[ETL_CMP_CPU] += e->v[ETL_CMP_CPU];
+        v[ETL_CMP_WAIT] += e->v[ETL_CMP_WAIT];
+        v[ETL_CMP_SWITCHES] += e->v[ETL_CMP_SWITCHES];
+        for (unsigned m = ETL_CMP_READY_P50; m < ETL_CMP_NMETRICS; m++)
+            if (e->v[m] > v[m]) v[m] = e->v[m];
+    }
+    for (size_t i = 0; i < l.n; i++) free(l.e[i].name);
+    free(l.e);
+    /* Split by scope (rows are sorted by scope), each sorted by the biggest change. */
+    size_t counts[4] = {0};
+    for (size_t i = 0; i < nr; i++) counts[rows[i].scope]++;
+    etl_cmp_row *parts[4] = {NULL};
+    for (unsigned s = 1; s < 4; s++) {
+        parts[s] = malloc((counts[s] ? counts[s] : 1) * sizeof *parts[s]);
+        if (!parts[s]) {
+            for (size_t i = 0; i < nr; i++) free(rows[i].name);
+            free(rows);
+            for (unsigned k = 1; k < 4; k++) free(parts[k]);
+            goto nomem_rows;
+        }
+    }
+    size_t fill[4] = {0};
+    for (size_t i = 0; i < nr; i++) parts[rows[i].scope][fill[rows[i].scope]++] = rows[i];
+    free(rows);
+    for (unsigned s = 1; s < 4; s++) qsort(parts[s], counts[s], sizeof *parts[s], by_change);
+    c->processes = parts[ETL_CMP_PROCESS];
+    c->nprocesses = counts[ETL_CMP_PROCESS];
+    c->threads = parts[ETL_CMP_THREAD];
+    c->nthreads = counts[ETL_CMP_THREAD];
+    c->reasons = parts[ETL_CMP_REASON];
+    c->nreasons = counts[ETL_CMP_REASON];
+    return ETL_OK;
+nomem:
+    for (size_t i = 0; i < l.n; i++) free(l.e[i].name);
+    free(l.e);
+nomem_rows:
+    etl_compare_free(c);
+    return ETL_E_NOMEM;
+}
+
+void etl_compare_free(etl_compare *c)
+{
+    free(c->total.name);
+    etl_cmp_row *parts[3] = {c->processes, c->threads, c->reasons};
+    size_t n[3] = {c->nprocesses, c->nthreads, c->nreasons};
+    for (unsigned s = 0; s < 3; s++) {
+        for (size_t i = 0; i < n[s]; i++) free(parts[s][i].name);
+        free(parts[s]);
+    }
+    memset(c, 0, sizeof *c);
+}
+
+/* "svchost" matches "svchost.exe", case-insensitively. */
+static bool image_match(const char *name, size_t nlen, const char *want, size_t wlen)
+{
+    if (nlen == wlen && strncasecmp(name, want, wlen) == 0) return true;
+    return nlen == wlen + 4 && strncasecmp(name, want, wlen) == 0 && strncasecmp(name + wlen, ".exe", 4) == 0;
+}
+
+const etl_cmp_row *etl_compare_find(const etl_compare *c, unsigned scope, const char *name)
+{
+    if (scope == ETL_CMP_TOTAL) return &c->total;
+    const etl_cmp_row *v = scope == ETL_CMP_PROCESS ? c->processes : scope == ETL_CMP_THREAD ? c->threads : c->reasons;
+    size_t n = scope == ETL_CMP_PROCESS ? c->nprocesses : scope == ETL_CMP_THREAD ? c->nthreads : c->nreasons;
+    const char *slash = scope == ETL_CMP_THREAD ? strchr(name, '/') : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *rn = v[i].name;
+        if (scope == ETL_CMP_THREAD) {
+            const char *rs = strchr(rn, '/');
+            if (!slash || !rs) continue;
+            if (image_match(rn, (size_t)(rs - rn), name, (size_t)(slash - name)) && strcasecmp(rs + 1, slash + 1) == 0)
+                return &v[i];
+        } else if (image_match(rn, strlen(rn), name, strlen(name))) {
+            return &v[i];
+        }
+    }
+    return NULL;
+}
+
+/* ---- --fail-if ----------------------------------------------------------------- */
+
+static etl_status bad(char *err, size_t cap, const char *msg)
+{
+    if (cap) snprintf(err, cap, "%s", msg);
+    return ETL_E_INVALID_ARG;
+}
+
+etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t cap)
+{
+    memset(e, 0, sizeof *e);
+    char buf[512];
+    size_t n = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == ' ' || *p == '\t') continue;
+        if (n + 1 >= sizeof buf) return bad(err, cap, "expression too long");
+        buf[n++] = *p;
+    }
+    buf[n] = 0;
+    char *open = strchr(buf, '(');
+    char *close = strrchr(buf, ')');
+    if (!open || !close || close < open)
+        return bad(err, cap, "expected METRIC(SCOPE) OP THRESHOLD, e.g. 'cpu(total) > +10%'");
+    *open = 0;
+    unsigned m;
+    for (m = 0; m < ETL_CMP_NMETRICS; m++)
+        if (strcmp(buf, etl_cmp_metric_name(m)) == 0) break;
+    if (m == ETL_CMP_NMETRICS)
+        return bad(err, cap, "unknown metric: use cpu, wait, switches, ready_p50, ready_p90, ready_p99 or ready_max");
+    e->metric = (uint8_t)m;
+    *close = 0;
+    const char *scope = open + 1;
+    const char *eq = strchr(scope, '=');
+    if (strcmp(scope, "total") == 0) {
+        e->scope = ETL_CMP_TOTAL;
+    } else if (eq) {
+        size_t k = (size_t)(eq - scope);
+        if (k == 7 && strncmp(scope, "process", 7) == 0) e->scope = ETL_CMP_PROCESS;
+        else if (k == 6 && strncmp(scope, "thread", 6) == 0) e->scope = ETL_CMP_THREAD;
+        else if (k == 6 && strncmp(scope, "reason", 6) == 0) e->scope = ETL_CMP_REASON;
+        else return bad(err, cap, "scope must be total, process=NAME, thread=PROCESS/NAME or reason=WAITREASON");
+        if (!eq[1]) return bad(err, cap, "the scope needs a name after '='");
+        if (strlen(eq + 1) >= sizeof e->name) return bad(err, cap, "name too long");
+        strcpy(e->name, eq + 1);
+        if (e->scope == ETL_CMP_THREAD && !strchr(e->name, '/'))
+            return bad(err, cap, "thread=PROCESS/THREADNAME (threads are matched by name, ids differ)");
+    } else {
+        return bad(err, cap, "scope must be total, process=NAME, thread=PROCESS/NAME or reason=WAITREASON");
+    }
+    if (e->scope == ETL_CMP_REASON && e->metric != ETL_CMP_WAIT && e->metric != ETL_CMP_SWITCHES)
+        return bad(err, cap, "reason=... goes with wait (time) or switches (waits per second)");
+    const char *p = close + 1;
+    if (p[0] == '>' && p[1] == '=') e->op = 1, p += 2;
+    else if (p[0] == '<' && p[1] == '=') e->op = 3, p += 2;
+    else if (p[0] == '>') e->op = 0, p += 1;
+    else if (p[0] == '<') e->op = 2, p += 1;
+    else return bad(err, cap, "expected an operator >, >=, < or <= after the scope");
+    int neg = 0;
+    if (*p == '+' || *p == '-') neg = *p++ == '-';
+    if (!(*p >= '0' && *p <= '9') && *p != '.') return bad(err, cap, "expected a number after the operator");
+    uint64_t whole = 0, frac = 0, scale = 1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (whole > 1000000000000ull) return bad(err, cap, "number too large");
+        whole = whole * 10 + (uint64_t)(*p - '0');
+    }
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            if (scale < 1000000000ull) {
+                frac = frac * 10 + (uint64_t)(*p - '0');
+                scale *= 10;
+            }
+    uint64_t unit;
+    bool time_metric = e->metric != ETL_CMP_SWITCHES;
+    if (strcmp(p, "%") == 0) {
+        e->relative = 1;
+        unit = 100; /* hundredths of a percent */
+    } else if (!*p) {
+        if (time_metric) return bad(err, cap, "a time threshold needs a unit (ns, us, ms, s) or %");
+        unit = 1000; /* thousandths of a switch per second */
+    } else {
+        if (!time_metric) return bad(err, cap, "switches take a plain number (per second) or %");
+        if (strcmp(p, "ns") == 0) unit = 1;
+        else if (strcmp(p, "us") == 0) unit = 1000;
+        else if (strcmp(p, "ms") == 0) unit = 1000000;
+        else if (strcmp(p, "s") == 0) unit = 1000000000;
+        else return bad(err, cap, "unknown unit: use %, ns, us, ms or s");
+    }
+    unsigned __int128 v = (unsigned __int128)whole * unit + (unsigned __int128)frac * unit / scale;
+    if (v > INT64_MAX) return bad(err, cap, "number too large");
+    e->threshold = neg ? -(int64_t)v : (int64_t)v;
+    return ETL_OK;
+}
+
+int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delta, int *found)
+{
+    const etl_cmp_row *r = etl_compare_find(c, e->scope, e->name);
+    *found = r != NULL;
+    *delta = 0;
+    if (!r) return 0;
+    int64_t b = r->before[e->metric], a = r->after[e->metric], d;
+    if (e->relative) {
+        if (b == 0) d = a > 0 ? INT64_MAX : a < 0 ? INT64_MIN : 0;
+        else d = (int64_t)((__int128)(a - b) * 10000 / (b < 0 ? -b : b));
+    } else {
+        d = a - b;
+    }
+    *delta = d;
+    switch (e->op) {
+    case 0: return d > e->threshold;
+    case 1: return d >= e->threshold;
+    case 2: return d < e->threshold;
+    default: return d <= e->threshold;
+    }
+}

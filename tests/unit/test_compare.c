@@ -1,0 +1,222 @@
+/*
+ * test_compare.c - `compare`: a trace against itself changes nothing; a higher
+ * --load (same seed) raises CPU time in the expected direction; --fail-if
+ * thresholds are crossed exactly when the change passes them; the expression
+ * parser accepts the documented forms and rejects the rest with a reason.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "testutil.h"
+#include "etlkit/etlkit.h"
+#include "etlkit/synth.h"
+#include "etlkit/sched.h"
+#include "etlkit/report.h"
+#include "etlkit/analysis.h"
+
+typedef struct trace {
+    char path[512];
+    etl_reader *r;
+    etl_sched *m;
+    etl_usage u;
+} trace;
+
+static void make(trace *t, const char *name, const char *load, const char *duration)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(t->path, sizeof t->path, "%s/etlkit-compare-%d-%s.etl", dir && *dir ? dir : "/tmp", (int)getpid(), name);
+    etl_synth_options o;
+    etl_synth_options_init(&o);
+    const char *kv[][2] = {{"seed", "21"}, {"cpus", "4"}, {"threads", "40"}, {"duration", duration}, {"load", load}};
+    etl_diag d;
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+        if (etl_synth_set(&o, kv[i][0], kv[i][1], &d) != ETL_OK) fail_msg("%s", d.msg);
+    if (etl_synth_run(t->path, &o, NULL, &d) != ETL_OK) fail_msg("synth: %s", d.msg);
+    assert_int_equal(etl_reader_open(t->path, NULL, &t->r, &d), ETL_OK);
+    etl_sched_source *s;
+    assert_int_equal(etl_sched_source_open(t->r, NULL, &s), ETL_OK);
+    etl_sched_options mo = {.sz = sizeof mo, .on_row = etl_usage_add, .ctx = &t->u};
+    assert_int_equal(etl_sched_open(etl_reader_clock(t->r), etl_reader_cpu_count(t->r), &mo, &t->m), ETL_OK);
+    etl_usage_options uo = {.sz = sizeof uo};
+    assert_int_equal(etl_usage_init(&t->u, t->m, &uo), ETL_OK);
+    etl_sched_event ev;
+    while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(t->m, &ev);
+    uint64_t end = etl_sched_end_ts(t->r, etl_sched_source_stats_get(s)->last_ts);
+    etl_sched_finish(t->m, end);
+    assert_int_equal(etl_usage_finish(&t->u, etl_clock_ns(etl_reader_clock(t->r), end)), ETL_OK);
+    etl_sched_source_close(s);
+}
+
+static void drop(trace *t)
+{
+    etl_usage_free(&t->u);
+    etl_sched_close(t->m);
+    etl_reader_close(t->r);
+    unlink(t->path);
+}
+
+static int64_t busy(const etl_usage *u)
+{
+    int64_t b = 0;
+    for (size_t c = 0; c < u->ncpus; c++) b += u->cpus[c].busy_ns;
+    return b;
+}
+
+static int crossed(const etl_compare *c, const char *expr)
+{
+    etl_cmp_expr e;
+    char err[200];
+    if (etl_cmp_expr_parse(expr, &e, err, sizeof err) != ETL_OK) fail_msg("'%s': %s", expr, err);
+    int64_t d;
+    int found;
+    int r = etl_cmp_expr_eval(c, &e, &d, &found);
+    assert_true(found);
+    return r;
+}
+
+static void test_self(void **state)
+{
+    (void)state;
+    trace a;
+    make(&a, "self", "35", "0.3");
+    etl_compare c;
+    assert_int_equal(etl_compare_build(&c, &a.u, &a.u), ETL_OK);
+    assert_true(c.nprocesses > 3 && c.nthreads > 3 && c.nreasons > 3);
+    const etl_cmp_row *all[3] = {c.processes, c.threads, c.reasons};
+    size_t n[3] = {c.nprocesses, c.nthreads, c.nreasons};
+    for (unsigned s = 0; s < 3; s++)
+        for (size_t i = 0; i < n[s]; i++) {
+            assert_true(all[s][i].in_before && all[s][i].in_after);
+            assert_memory_equal(all[s][i].before, all[s][i].after, sizeof all[s][i].before);
+        }
+    assert_memory_equal(c.total.before, c.total.after, sizeof c.total.before);
+    /* Normalised per second of window, from exactly what etl_usage reports. */
+    assert_int_equal(c.total.before[ETL_CMP_CPU], etl_per_second(busy(&a.u), a.u.o.v1 - a.u.o.v0));
+    assert_int_equal(c.total.before[ETL_CMP_READY_P99], a.u.ready_all.p99_ns);
+    assert_false(crossed(&c, "cpu(total) > 0%"));
+    assert_true(crossed(&c, "cpu(total) >= 0%"));
+    assert_false(crossed(&c, "cpu(total) > 0ns"));
+    assert_false(crossed(&c, "wait(reason=WrQueue) > +1ns"));
+    assert_false(crossed(&c, "ready_p99(process=svchost) > +0%"));
+    assert_false(crossed(&c, "switches(total) < 0"));
+    /* Process rows sum to the total CPU (every thread has one process row). */
+    int64_t sum = 0;
+    for (size_t i = 0; i < c.nprocesses; i++) sum += c.processes[i].before[ETL_CMP_CPU];
+    assert_true(sum <= c.total.before[ETL_CMP_CPU] && sum >= c.total.before[ETL_CMP_CPU] - (int64_t)c.nprocesses);
+    etl_compare_free(&c);
+    drop(&a);
+}
+
+static void test_load(void **state)
+{
+    (void)state;
+    trace lo, hi;
+    make(&lo, "lo", "20", "0.3");
+    make(&hi, "hi", "80", "0.3");
+    etl_compare c;
+    assert_int_equal(etl_compare_build(&c, &lo.u, &hi.u), ETL_OK);
+    assert_true(c.total.after[ETL_CMP_CPU] > c.total.before[ETL_CMP_CPU]);
+    assert_true(crossed(&c, "cpu(total) > +10%"));
+    assert_false(crossed(&c, "cpu(total) < 0%"));
+    /* The threshold is crossed exactly at the change: d - 1 ns crosses, d does not (>), d does (>=). */
+    int64_t d = c.total.after[ETL_CMP_CPU] - c.total.before[ETL_CMP_CPU];
+    char e[128];
+    snprintf(e, sizeof e, "cpu(total) > +%lldns", (long long)(d - 1));
+    assert_true(crossed(&c, e));
+    snprintf(e, sizeof e, "cpu(total) > %lldns", (long long)d);
+    assert_false(crossed(&c, e));
+    snprintf(e, sizeof e, "cpu(total) >= %lldns", (long long)d);
+    assert_true(crossed(&c, e));
+    /* Reversed, the direction flips. */
+    etl_compare r;
+    assert_int_equal(etl_compare_build(&r, &hi.u, &lo.u), ETL_OK);
+    assert_true(crossed(&r, "cpu(total) < -10%"));
+    assert_false(crossed(&r, "cpu(total) > 0%"));
+    /* Sorted by the biggest change of CPU time. */
+    for (size_t i = 1; i < c.nprocesses; i++) {
+        int64_t x = c.processes[i - 1].after[0] - c.processes[i - 1].before[0];
+        int64_t y = c.processes[i].after[0] - c.processes[i].before[0];
+        assert_true((x < 0 ? -x : x) >= (y < 0 ? -y : y));
+    }
+    etl_compare_free(&c);
+    etl_compare_free(&r);
+    drop(&lo);
+    drop(&hi);
+}
+
+/* Traces of different lengths: amounts per second of each window. */
+static void test_lengths(void **state)
+{
+    (void)state;
+    trace s, l;
+    make(&s, "short", "35", "0.2");
+    make(&l, "long", "35", "0.4");
+    etl_compare c;
+    assert_int_equal(etl_compare_build(&c, &s.u, &l.u), ETL_OK);
+    assert_true(c.window_after > c.window_before);
+    assert_int_equal(c.total.before[ETL_CMP_CPU], etl_per_second(busy(&s.u), c.window_before));
+    assert_int_equal(c.total.after[ETL_CMP_CPU], etl_per_second(busy(&l.u), c.window_after));
+    /* Four CPUs: never more than 4 s of CPU per second. */
+    assert_true(c.total.after[ETL_CMP_CPU] <= 4000000000);
+    etl_compare_free(&c);
+    drop(&s);
+    drop(&l);
+    assert_int_equal(etl_per_second(5, 2000000000), 2);
+    assert_int_equal(etl_per_second(3000000, 1000000000), 3000000);
+}
+
+static void test_parse(void **state)
+{
+    (void)state;
+    etl_cmp_expr e;
+    char err[200];
+    assert_int_equal(etl_cmp_expr_parse("cpu(total) > +10%", &e, err, sizeof err), ETL_OK);
+    assert_int_equal(e.metric, ETL_CMP_CPU);
+    assert_int_equal(e.scope, ETL_CMP_TOTAL);
+    assert_true(e.relative);
+    assert_int_equal(e.threshold, 1000);
+    assert_int_equal(etl_cmp_expr_parse("cpu(process=svchost.exe)>+5ms", &e, err, sizeof err), ETL_OK);
+    assert_int_equal(e.scope, ETL_CMP_PROCESS);
+    assert_string_equal(e.name, "svchost.exe");
+    assert_int_equal(e.threshold, 5000000);
+    assert_int_equal(etl_cmp_expr_parse("ready_p99(process=dwm) > +20%", &e, err, sizeof err), ETL_OK);
+    assert_int_equal(e.metric, ETL_CMP_READY_P99);
+    assert_int_equal(etl_cmp_expr_parse("wait(reason=WrQueue) > +1s", &e, err, sizeof err), ETL_OK);
+    assert_int_equal(e.threshold, 1000000000);
+    assert_int_equal(etl_cmp_expr_parse("wait(total) <= -1.5ms", &e, err, sizeof err), ETL_OK);
+    assert_int_equal(e.op, 3);
+    assert_int_equal(e.threshold, -1500000);
+    assert_int_equal(etl_cmp_expr_parse("switches(thread=a.exe/worker) > 12.5", &e, err, sizeof err), ETL_OK);
+    assert_int_equal(e.threshold, 12500);
+    static const char *const bad[] = {"",
+                                      "cpu",
+                                      "cpu(total)",
+                                      "cpu(total) > ",
+                                      "cpu(total) = 5ms",
+                                      "cpu(total) > 5",
+                                      "cpu(total) > 5 parsecs",
+                                      "switches(total) > 5ms",
+                                      "heat(total) > 5%",
+                                      "cpu(everything) > 5%",
+                                      "cpu(process=) > 5%",
+                                      "cpu(thread=worker) > 5%",
+                                      "ready_p99(reason=WrQueue) > 5%",
+                                      "cpu(total) > 99999999999999999999s"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        if (etl_cmp_expr_parse(bad[i], &e, err, sizeof err) != ETL_E_INVALID_ARG) fail_msg("accepted '%s'", bad[i]);
+        assert_true(err[0] != 0);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_self),
+        cmocka_unit_test(test_load),
+        cmocka_unit_test(test_lengths),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
