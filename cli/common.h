@@ -76,6 +76,8 @@ int cmd_switches(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_waitchain(int argc, char **argv);
 int cmd_wakeups(int argc, char **argv);
+int cmd_spinlocks(int argc, char **argv);
+int cmd_pmc(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 
 #endif

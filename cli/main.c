@@ -18,6 +18,8 @@ static const struct cmd {
     {"export", cmd_export, "the trace as SQLite, CSV tables, a Perfetto trace or ftrace text"},
     {"waitchain", cmd_waitchain, "why a thread was slow: its waits, who readied it, what they did"},
     {"wakeups", cmd_wakeups, "who wakes idle CPUs, per process and thread, C-states left"},
+    {"spinlocks", cmd_spinlocks, "spin lock contention per lock, caller and mode, with estimated totals"},
+    {"pmc", cmd_pmc, "PMC counter deltas per thread and process: IPC, CPI, misses per 1000 instructions"},
     {"compare", cmd_compare, "cpu and waits of two traces side by side; --fail-if gates a CI"},
 };
 

@@ -1,0 +1,224 @@
+/*
+ * etlkit/reports_extra.h - spin locks (spec analyses.md §5) and PMC counters per
+ * thread (§6): the aggregations behind `etlkit spinlocks` and `etlkit pmc`.
+ *
+ * Both are fed from a run of the scheduler model (etlkit/sched.h) and clipped
+ * to a window [v0, v1) of canonical nanoseconds (v1 <= v0: the whole trace, the
+ * end given to finish):
+ *
+ *   spin locks   etl_spinlocks_add() takes every source event (others are
+ *                ignored); one SpinLock event counts in the window if its time
+ *                does. Aggregated per (lock, caller, AcquireMode) cell, then
+ *                per lock, caller, (lock, caller) pair, AcquireMode and in total.
+ *   PMC          etl_pmc_add() is an etl_sched_row_fn: a row whose switch-in and
+ *                next switch-out both carry counters charges their difference
+ *                to the row's thread (the observed one; the idle thread too).
+ *
+ * Memory: spin locks keep, per cell, the hold and wait cycles of its events (4
+ * bytes each; exact nearest-rank p50/p99 need them all) and one entry per
+ * distinct (cell, thread) and (cell, CPU); cells are capped at
+ * ETL_SPIN_MAX_CELLS (the events of further cells are counted, not aggregated).
+ * PMC keeps sums per thread instance and per CPU, nothing per row.
+ */
+#ifndef ETLKIT_REPORTS_EXTRA_H
+#define ETLKIT_REPORTS_EXTRA_H
+
+#include "etlkit/sched.h"
+#include "etlkit/report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- spin locks (§5) --------------------------------------------------------- */
+
+/* Classes of a SpinLock event by the rule that logged it (re-evaluated on its fields). */
+typedef enum etl_spin_class {
+    ETL_SPIN_L = 0,   /* held longer than H (H != 0): always logged, weight 1 */
+    ETL_SPIN_C,       /* spins >= S: 1 in M contentions per CPU, weight M */
+    ETL_SPIN_U,       /* spins == 0: 1 in A uncontended acquisitions per CPU, weight A */
+    ETL_SPIN_X,       /* none of these (0 < spins < S, hold <= H): spinlock_unexplained, weight 1 */
+    ETL_SPIN_CLASSES
+} etl_spin_class;
+
+#define ETL_SPIN_IRQLS 32      /* IRQL 0..30; the last bucket is 31 and above */
+#define ETL_SPIN_MODES 6       /* AcquireMode 0..4 (etl_spinlock_acquire_mode_name); the last bucket: others */
+#define ETL_SPIN_MAX_CELLS (1u << 18)
+
+/*
+ * Sums over a set of events. w is the event's weight (1, M, A, 1 by class).
+ * Sums saturate at UINT64_MAX (saturated says so).
+ */
+typedef struct etl_spin_acc {
+    uint64_t events;
+    uint64_t cls[ETL_SPIN_CLASSES];
+    uint64_t contended;       /* events with spins > 0 */
+    uint64_t irq;             /* events with InterruptCount > 0: left out of the hold figures */
+    uint64_t est_acq;         /* Σw: estimated acquisitions */
+    uint64_t est_contended;   /* Σw over spins > 0 */
+    uint64_t w_wait;          /* Σw·WaitTimeInCycles */
+    uint64_t w_wait_contended;/* Σw·wait over spins > 0 */
+    uint64_t w_spins;         /* Σw·SpinCount */
+    uint64_t w_hold;          /* Σw·hold over events without interrupts */
+    uint64_t w_nonirq;        /* Σw over events without interrupts (the mean hold's denominator) */
+    uint64_t max_hold;        /* over events without interrupts */
+    uint64_t max_wait, max_spins;
+    uint64_t irql[ETL_SPIN_IRQLS];
+    uint64_t mode[ETL_SPIN_MODES];
+    bool saturated;
+} etl_spin_acc;
+
+/* One row: a lock, a caller, a (lock, caller) pair, an AcquireMode, or the total. */
+typedef struct etl_spin_group {
+    uint64_t lock;            /* SpinLockAddress (locks, pairs) */
+    uint64_t caller;          /* CallerAddress (callers, pairs) */
+    uint32_t mode;            /* AcquireMode (modes) */
+    etl_spin_acc a;
+    uint64_t hold_p50, hold_p99;  /* nearest rank over the events without interrupts (cycles) */
+    uint64_t wait_p50, wait_p99;  /* nearest rank over the events (cycles) */
+    uint64_t mean_wait, mean_hold;/* weighted sum / weights, floor (cycles) */
+    uint64_t mean_spins_x1000;    /* Σw·spins / Σw, thousandths */
+    int64_t acq_pct;          /* % acquisition: 100·Σw·wait / (cycles(W)·NCPU), 10^-4 %; -1 without MHz */
+    int64_t cont_pct;         /* % contention: the same over contended events */
+    int64_t collision_pct;    /* 100·est_contended / est_acq, 10^-4 % */
+    int64_t acq_rate, cont_rate, spin_rate; /* estimates per second of the window, thousandths */
+    uint32_t nthreads, ncpus; /* distinct ThreadIds and CPUs seen */
+    const uint32_t *tids;     /* nthreads TIDs, ascending */
+    const uint32_t *cpus;     /* ncpus CPU numbers, ascending */
+} etl_spin_group;
+
+/* Counts of one CPU's events by class (the bounds are per CPU). */
+typedef struct etl_spin_cpu {
+    uint64_t u, c, l0, l1, x; /* U, C, L uncontended, L contended, unexplained */
+} etl_spin_cpu;
+
+/* Bounds on a true count: lo <= true <= hi; hi_known false: no upper bound. */
+typedef struct etl_spin_bounds {
+    uint64_t est, lo, hi;
+    bool hi_known;
+} etl_spin_bounds;
+
+typedef struct etl_spinlocks_options {
+    size_t sz;                /* sizeof(etl_spinlocks_options) */
+    int64_t v0, v1;           /* window, canonical ns; v1 <= v0: the whole trace (set by finish) */
+    etl_spinlock_info params; /* S, A, M, H; H applies only with has_hold_threshold */
+    uint32_t mhz;             /* CpuSpeedInMHz: cycles(W) = |W| ns * MHz / 1000; 0 = unknown */
+    unsigned ncpu;            /* the trace's CPU count (NCPU); more are added as events name them */
+} etl_spinlocks_options;
+
+typedef struct etl_spinlocks {
+    etl_spinlocks_options o;
+    const etl_clock *clock;
+    /* After finish, each sorted by Σw·wait, then Σw·hold (both descending), then address. */
+    etl_spin_group *locks, *callers, *pairs, *modes;
+    size_t nlocks, ncallers, npairs, nmodes;
+    etl_spin_group total;
+    etl_spin_cpu *cpus;       /* per CPU, ncpus */
+    size_t ncpus;
+    etl_spin_bounds acquisitions, uncontended, contended; /* the true counts in the window */
+    uint64_t events;          /* SpinLock events seen, in the window or not */
+    uint64_t outside;         /* ... of which outside the window */
+    uint64_t cells_dropped;   /* events of cells past ETL_SPIN_MAX_CELLS (not aggregated) */
+    uint64_t values_dropped;  /* hold/wait values not kept (out of memory): percentiles inexact */
+    uint64_t hold_at_threshold; /* events held exactly H cycles (">" vs ">=" is unknown) */
+    uint64_t backwards_hold;  /* ReleaseTime < AcquireTime (hold taken as 0) */
+    struct etl_spinlocks_priv *priv;
+} etl_spinlocks;
+
+/* The class and weight of one event under params (H applies only with has_hold_threshold and H != 0). */
+etl_spin_class etl_spin_classify(const etl_spinlock_info *params, const etl_spinlock *e, uint64_t *weight);
+
+etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const etl_spinlocks_options *o);
+/* Any source event; only ETL_SCHED_SPINLOCK counts. Never fails (out of memory: counted as dropped). */
+void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev);
+/* Folds the cells into groups, percentiles, bounds and ratios; end_ns closes an open window. */
+etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns);
+void etl_spinlocks_free(etl_spinlocks *s);
+
+/* ---- PMC per thread (§6) ------------------------------------------------------ */
+
+#define ETL_PMC_MAX 7   /* counters a CSwitch header can carry */
+
+/* What a counter slot counts (the file does not say: the user names the slots). */
+typedef enum etl_pmc_kind {
+    ETL_PMC_OTHER = 0,
+    ETL_PMC_CYCLES,
+    ETL_PMC_INSTRUCTIONS,
+    ETL_PMC_LLC_MISSES,      /* "llc" */
+    ETL_PMC_BRANCH_MISSES,   /* "branch": mispredicted branches */
+    ETL_PMC_BRANCHES         /* "branches": branch instructions */
+} etl_pmc_kind;
+
+/* "cycles", "instructions", "llc", "branch", "branches" (a few aliases too); else ETL_PMC_OTHER. */
+etl_pmc_kind etl_pmc_kind_from_name(const char *name);
+const char *etl_pmc_kind_name(etl_pmc_kind k);
+
+typedef struct etl_pmc_sums {
+    uint64_t slices;          /* slices counted */
+    int64_t cpu_ns;           /* their CPU time (NSO - SI, whole) */
+    uint64_t delta[ETL_PMC_MAX]; /* Σ counter deltas (saturating) */
+} etl_pmc_sums;
+
+/* Ratios from sums (spec §6); each is -1 when its counters are not named or the divisor is 0. */
+typedef struct etl_pmc_ratios {
+    int64_t ipc_x1000;        /* ΣInstructions / ΣCycles */
+    int64_t cpi_x1000;        /* ΣCycles / ΣInstructions */
+    int64_t llc_mpki_x1000;   /* 1000·ΣLLC misses / ΣInstructions */
+    int64_t branch_mpki_x1000;/* 1000·ΣBranch misses / ΣInstructions */
+    int64_t branch_miss_pct_x100; /* 100·ΣBranch misses / ΣBranches */
+    int64_t ghz_x1000;        /* ΣCycles / ΣCPU ns */
+} etl_pmc_ratios;
+
+typedef struct etl_pmc_thread {
+    uint32_t thread;          /* instance index, or ETL_SCHED_IDLE (every CPU's idle thread together) */
+    etl_pmc_sums s;
+} etl_pmc_thread;
+
+typedef struct etl_pmc_process {
+    uint32_t process;         /* instance, ETL_SCHED_NONE (threads of no known process) or ETL_SCHED_IDLE */
+    uint32_t threads;
+    etl_pmc_sums s;
+} etl_pmc_process;
+
+typedef struct etl_pmc_options {
+    size_t sz;                /* sizeof(etl_pmc_options) */
+    int64_t v0, v1;           /* window: a slice counts if its switch-in time is in [v0, v1) */
+    unsigned nkinds;          /* slots named; later slots are ETL_PMC_OTHER */
+    etl_pmc_kind kinds[ETL_PMC_MAX];
+} etl_pmc_options;
+
+typedef struct etl_pmc {
+    etl_pmc_options o;
+    const etl_sched *model;
+    /* After finish, by Σcycles (the first slot when no slot is cycles), descending. */
+    etl_pmc_thread *threads;
+    size_t nthreads;
+    etl_pmc_process *processes;
+    size_t nprocesses;
+    etl_pmc_sums *cpus;       /* per CPU */
+    size_t ncpus;
+    etl_pmc_sums total;
+    unsigned counters;        /* the most counters a switch carried */
+    uint64_t switches_pmc;    /* switch-ins with counters (rows' switch-ins) */
+    uint64_t switches_no_pmc; /* switch-ins without */
+    uint64_t slices_unpaired; /* rows in the window whose switch-in or switch-out lacks counters */
+    uint64_t pmc_counter_reset;  /* slices dropped: a counter went backwards */
+    uint64_t pmc_count_mismatch; /* slices dropped: the two switches carry different counter counts */
+    struct etl_pmc_priv *priv;
+} etl_pmc;
+
+/* The default names by position, as `etlkit synth --pmc` writes them: cycles, instructions, llc, branch. */
+void etl_pmc_options_init(etl_pmc_options *o);
+etl_status etl_pmc_init(etl_pmc *p, const etl_sched *model, const etl_pmc_options *o);
+/* An etl_sched_row_fn (ctx = the etl_pmc). */
+void etl_pmc_add(void *ctx, const etl_sched_row *row);
+etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns);
+void etl_pmc_free(etl_pmc *p);
+void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *out);
+/* The slot of a kind, or -1 when no slot has that name. */
+int etl_pmc_slot(const etl_pmc *p, etl_pmc_kind k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

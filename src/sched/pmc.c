@@ -1,0 +1,274 @@
+/*
+ * pmc.c - PMC counters per thread and process (spec analyses.md §6).
+ *
+ * A CSwitch may carry up to 7 counters read on its CPU at the switch; they are
+ * cumulative per CPU. The model's row for a slice [SI, NSO) holds both
+ * switches (in, out): when both carry counters, out - in of each counter is
+ * what the slice's thread (the observed one, the idle thread too) spent. A
+ * counter that went backwards drops the whole slice (pmc_counter_reset), so
+ * the ratios are always over the same slices; so does a pair of switches with
+ * different counter counts. The head slice (no switch-in) and the tail slice
+ * (no switch-out) get nothing. A slice counts in the window when SI does.
+ *
+ * Memory: sums per thread instance and per CPU; nothing per row.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "etlkit/reports_extra.h"
+
+struct etl_pmc_priv {
+    etl_pmc_sums *t;      /* by instance */
+    size_t cap;
+    etl_pmc_sums idle;
+};
+
+static const struct {
+    const char *name;
+    etl_pmc_kind k;
+} kind_names[] = {
+    {"cycles", ETL_PMC_CYCLES},
+    {"cpu-cycles", ETL_PMC_CYCLES},
+    {"instructions", ETL_PMC_INSTRUCTIONS},
+    {"inst", ETL_PMC_INSTRUCTIONS},
+    {"instr", ETL_PMC_INSTRUCTIONS},
+    {"llc", ETL_PMC_LLC_MISSES},
+    {"llc-misses", ETL_PMC_LLC_MISSES},
+    {"cache-misses", ETL_PMC_LLC_MISSES},
+    {"branch", ETL_PMC_BRANCH_MISSES},
+    {"branch-misses", ETL_PMC_BRANCH_MISSES},
+    {"branch-mispredicts", ETL_PMC_BRANCH_MISSES},
+    {"branches", ETL_PMC_BRANCHES},
+    {"branch-instructions", ETL_PMC_BRANCHES},
+};
+
+etl_pmc_kind etl_pmc_kind_from_name(const char *name)
+{
+    for (size_t i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
+        if (strcasecmp(name, kind_names[i].name) == 0) return kind_names[i].k;
+    return ETL_PMC_OTHER;
+}
+
+const char *etl_pmc_kind_name(etl_pmc_kind k)
+{
+    switch (k) {
+    case ETL_PMC_CYCLES: return "cycles";
+    case ETL_PMC_INSTRUCTIONS: return "instructions";
+    case ETL_PMC_LLC_MISSES: return "llc";
+    case ETL_PMC_BRANCH_MISSES: return "branch";
+    case ETL_PMC_BRANCHES: return "branches";
+    default: return "other";
+    }
+}
+
+void etl_pmc_options_init(etl_pmc_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->sz = sizeof *o;
+    o->nkinds = 4;
+    o->kinds[0] = ETL_PMC_CYCLES;
+    o->kinds[1] = ETL_PMC_INSTRUCTIONS;
+    o->kinds[2] = ETL_PMC_LLC_MISSES;
+    o->kinds[3] = ETL_PMC_BRANCH_MISSES;
+}
+
+etl_status etl_pmc_init(etl_pmc *p, const etl_sched *model, const etl_pmc_options *o)
+{
+    memset(p, 0, sizeof *p);
+    p->model = model;
+    if (o && o->sz >= sizeof *o) p->o = *o;
+    else etl_pmc_options_init(&p->o);
+    if (p->o.nkinds > ETL_PMC_MAX) p->o.nkinds = ETL_PMC_MAX;
+    for (unsigned k = p->o.nkinds; k < ETL_PMC_MAX; k++) p->o.kinds[k] = ETL_PMC_OTHER;
+    p->priv = calloc(1, sizeof *p->priv);
+    return p->priv ? ETL_OK : ETL_E_NOMEM;
+}
+
+int etl_pmc_slot(const etl_pmc *p, etl_pmc_kind k)
+{
+    for (unsigned i = 0; i < p->o.nkinds && i < ETL_PMC_MAX; i++)
+        if (p->o.kinds[i] == k) return (int)i;
+    return -1;
+}
+
+static void sat_add(uint64_t *acc, uint64_t v)
+{
+    if (__builtin_add_overflow(*acc, v, acc)) *acc = UINT64_MAX;
+}
+
+static void sums_add(etl_pmc_sums *d, const etl_pmc_sums *x, unsigned n)
+{
+    d->slices += x->slices;
+    if (__builtin_add_overflow(d->cpu_ns, x->cpu_ns, &d->cpu_ns)) d->cpu_ns = INT64_MAX;
+    for (unsigned k = 0; k < n; k++) sat_add(&d->delta[k], x->delta[k]);
+}
+
+static etl_pmc_sums *thread_sums(etl_pmc *p, uint32_t i)
+{
+    struct etl_pmc_priv *v = p->priv;
+    if (i == ETL_SCHED_IDLE) return &v->idle;
+    if (i >= ETL_SCHED_NONE) return NULL;
+    if (i >= v->cap) {
+        size_t cap = v->cap ? v->cap : 256;
+        while (cap <= i) cap *= 2;
+        etl_pmc_sums *t = realloc(v->t, cap * sizeof *t);
+        if (!t) return NULL;
+        memset(t + v->cap, 0, (cap - v->cap) * sizeof *t);
+        v->t = t;
+        v->cap = cap;
+    }
+    return &v->t[i];
+}
+
+void etl_pmc_add(void *ctx, const etl_sched_row *row)
+{
+    etl_pmc *p = ctx;
+    if (!p->priv) return;
+    const etl_cswitch *in = row->in, *out = row->out;
+    if (in) {
+        if (in->known & ETL_CSW_PMC) {
+            p->switches_pmc++;
+            if (in->pmc_count > p->counters) p->counters = in->pmc_count;
+        } else {
+            p->switches_no_pmc++;
+        }
+    }
+    if (!in || !out) return; /* head and tail slices: no counter at one end */
+    if (row->si < p->o.v0 || (p->o.v1 > p->o.v0 && row->si >= p->o.v1)) return;
+    if (!(in->known & ETL_CSW_PMC) || !(out->known & ETL_CSW_PMC)) {
+        p->slices_unpaired++;
+        return;
+    }
+    if (in->pmc_count != out->pmc_count) {
+        p->pmc_count_mismatch++;
+        return;
+    }
+    unsigned n = in->pmc_count < ETL_PMC_MAX ? in->pmc_count : ETL_PMC_MAX;
+    etl_pmc_sums one;
+    memset(&one, 0, sizeof one);
+    for (unsigned k = 0; k < n; k++) {
+        if (out->pmc[k] < in->pmc[k]) {
+            p->pmc_counter_reset++;
+            return;
+        }
+        one.delta[k] = out->pmc[k] - in->pmc[k];
+    }
+    one.slices = 1;
+    one.cpu_ns = row->nso - row->si;
+    etl_pmc_sums *t = thread_sums(p, row->new_thread);
+    if (t) sums_add(t, &one, n);
+    if (row->cpu >= p->ncpus) {
+        size_t nc = (size_t)row->cpu + 1;
+        etl_pmc_sums *c = realloc(p->cpus, nc * sizeof *c);
+        if (c) {
+            memset(c + p->ncpus, 0, (nc - p->ncpus) * sizeof *c);
+            p->cpus = c;
+            p->ncpus = nc;
+        }
+    }
+    if (row->cpu < p->ncpus) sums_add(&p->cpus[row->cpu], &one, n);
+    sums_add(&p->total, &one, n);
+}
+
+/* The sort key: cycles when a slot is named so, else the first counter. */
+static _Thread_local int g_sort_slot;
+
+static int cmp_sums(const etl_pmc_sums *x, const etl_pmc_sums *y)
+{
+    uint64_t a = x->delta[g_sort_slot], b = y->delta[g_sort_slot];
+    if (a != b) return a > b ? -1 : 1;
+    return x->cpu_ns > y->cpu_ns ? -1 : x->cpu_ns < y->cpu_ns;
+}
+
+static int cmp_thread(const void *pa, const void *pb)
+{
+    const etl_pmc_thread *x = pa, *y = pb;
+    int c = cmp_sums(&x->s, &y->s);
+    return c ? c : x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+static int cmp_process(const void *pa, const void *pb)
+{
+    const etl_pmc_process *x = pa, *y = pb;
+    int c = cmp_sums(&x->s, &y->s);
+    return c ? c : x->process < y->process ? -1 : x->process > y->process;
+}
+
+etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns)
+{
+    struct etl_pmc_priv *v = p->priv;
+    if (!v) return ETL_E_NOMEM;
+    if (p->o.v1 <= p->o.v0) p->o.v1 = end_ns > p->o.v0 ? end_ns : p->o.v0;
+    size_t nt = 0;
+    for (size_t i = 0; i < v->cap; i++) nt += v->t[i].slices != 0;
+    nt += v->idle.slices != 0;
+    p->threads = calloc(nt ? nt : 1, sizeof *p->threads);
+    /* Processes: one per process instance index, plus NONE and IDLE at the end. */
+    size_t nproc = 0;
+    etl_sched_processes(p->model, &nproc);
+    etl_pmc_process *pr = calloc(nproc + 2, sizeof *pr);
+    if (!p->threads || !pr) {
+        free(pr);
+        return ETL_E_NOMEM;
+    }
+    for (size_t i = 0; i < v->cap; i++) {
+        if (!v->t[i].slices) continue;
+        p->threads[p->nthreads++] = (etl_pmc_thread){(uint32_t)i, v->t[i]};
+        const etl_sched_thread *t = etl_sched_thread_at(p->model, (uint32_t)i);
+        size_t j = t && t->process < nproc ? t->process : nproc;
+        sums_add(&pr[j].s, &v->t[i], ETL_PMC_MAX);
+        pr[j].threads++;
+    }
+    if (v->idle.slices) {
+        p->threads[p->nthreads++] = (etl_pmc_thread){ETL_SCHED_IDLE, v->idle};
+        pr[nproc + 1].s = v->idle;
+        pr[nproc + 1].threads = 1;
+    }
+    size_t n = 0;
+    for (size_t j = 0; j < nproc + 2; j++) {
+        if (!pr[j].s.slices) continue;
+        pr[n] = pr[j];
+        pr[n].process = j < nproc ? (uint32_t)j : j == nproc ? ETL_SCHED_NONE : ETL_SCHED_IDLE;
+        n++;
+    }
+    p->processes = pr;
+    p->nprocesses = n;
+    int slot = etl_pmc_slot(p, ETL_PMC_CYCLES);
+    g_sort_slot = slot >= 0 ? slot : 0;
+    qsort(p->threads, p->nthreads, sizeof *p->threads, cmp_thread);
+    qsort(p->processes, p->nprocesses, sizeof *p->processes, cmp_process);
+    return ETL_OK;
+}
+
+static int64_t ratio(uint64_t num, uint64_t den, int64_t scale)
+{
+    if (!den) return -1;
+    unsigned __int128 v = (unsigned __int128)num * (uint64_t)scale / den;
+    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *out)
+{
+    int cy = etl_pmc_slot(p, ETL_PMC_CYCLES), in = etl_pmc_slot(p, ETL_PMC_INSTRUCTIONS);
+    int llc = etl_pmc_slot(p, ETL_PMC_LLC_MISSES), bm = etl_pmc_slot(p, ETL_PMC_BRANCH_MISSES);
+    int br = etl_pmc_slot(p, ETL_PMC_BRANCHES);
+    bool have_cy = cy >= 0 && (unsigned)cy < p->counters, have_in = in >= 0 && (unsigned)in < p->counters;
+    bool have_llc = llc >= 0 && (unsigned)llc < p->counters, have_bm = bm >= 0 && (unsigned)bm < p->counters;
+    bool have_br = br >= 0 && (unsigned)br < p->counters;
+    out->ipc_x1000 = have_cy && have_in ? ratio(s->delta[in], s->delta[cy], 1000) : -1;
+    out->cpi_x1000 = have_cy && have_in ? ratio(s->delta[cy], s->delta[in], 1000) : -1;
+    out->llc_mpki_x1000 = have_llc && have_in ? ratio(s->delta[llc], s->delta[in], 1000000) : -1;
+    out->branch_mpki_x1000 = have_bm && have_in ? ratio(s->delta[bm], s->delta[in], 1000000) : -1;
+    out->branch_miss_pct_x100 = have_bm && have_br ? ratio(s->delta[bm], s->delta[br], 10000) : -1;
+    out->ghz_x1000 = have_cy && s->cpu_ns > 0 ? ratio(s->delta[cy], (uint64_t)s->cpu_ns, 1000) : -1;
+}
+
+void etl_pmc_free(etl_pmc *p)
+{
+    if (p->priv) free(p->priv->t);
+    free(p->priv);
+    free(p->threads);
+    free(p->processes);
+    free(p->cpus);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,522 @@
+/*
+ * spinlocks.c - spin lock aggregates (spec analyses.md §5) from SpinLock
+ * (0x0529) events.
+ *
+ * Every event is classed by re-evaluating the kernel's logging rules (KE §8.1)
+ * on its own fields: L (held longer than H: always logged, weight 1), C (spins
+ * >= S: 1 in M contentions per CPU, weight M), U (no spin: 1 in A per CPU,
+ * weight A), else unexplained (weight 1). Events accumulate per cell (lock,
+ * caller, AcquireMode); finish folds the cells into the per lock, caller, pair
+ * and mode rows, so an event costs four hash lookups and two set insertions.
+ *
+ * Percentiles are exact nearest ranks over events: each cell keeps its hold
+ * (events without interrupts) and wait cycles, 4 bytes each (sched/latency.h),
+ * and a group's rank is selected across its cells' sorted vectors.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "etlkit/reports_extra.h"
+#include "base/idmap.h"
+#include "sched/latency.h"
+
+typedef struct cell {
+    uint32_t lock, caller, pair;
+    uint8_t mode;
+    etl_spin_acc a;
+    lat_vec hold, wait;
+} cell;
+
+/* The distinct-set index of the total (no cell has it). */
+#define TOTAL_CELL ETL_SPIN_MAX_CELLS
+
+typedef struct addr_tab {
+    etl_idmap map;
+    uint64_t *v;
+    size_t n, cap;
+} addr_tab;
+
+struct etl_spinlocks_priv {
+    addr_tab locks, callers, pairs; /* pairs: key lock << 32 | caller */
+    etl_idmap cell_map;             /* pair << 6 | mode -> cell */
+    cell *cells;
+    size_t ncell, capcell;
+    etl_idmap seen;                 /* cell << 33 | what << 32 | value (what 0: tid, 1: cpu) */
+    uint32_t *pools[5];             /* tids and cpus of each kind's groups */
+};
+
+static void sat_add(etl_spin_acc *a, uint64_t *acc, uint64_t v)
+{
+    if (__builtin_add_overflow(*acc, v, acc)) {
+        *acc = UINT64_MAX;
+        a->saturated = true;
+    }
+}
+
+static uint64_t sat_mul(etl_spin_acc *a, uint64_t x, uint64_t y)
+{
+    uint64_t r;
+    if (__builtin_mul_overflow(x, y, &r)) {
+        a->saturated = true;
+        return UINT64_MAX;
+    }
+    return r;
+}
+
+etl_spin_class etl_spin_classify(const etl_spinlock_info *p, const etl_spinlock *e, uint64_t *weight)
+{
+    uint64_t hold = etl_spinlock_hold_cycles(e);
+    uint32_t h = p->has_hold_threshold ? p->spin_lock_hold_threshold : 0;
+    uint32_t s = p->spin_lock_spin_threshold ? p->spin_lock_spin_threshold : 1;
+    if (h && hold > h) {
+        *weight = 1;
+        return ETL_SPIN_L;
+    }
+    if (e->spin_count >= s) {
+        *weight = p->spin_lock_contention_sample_rate ? p->spin_lock_contention_sample_rate : 1;
+        return ETL_SPIN_C;
+    }
+    if (e->spin_count == 0) {
+        *weight = p->spin_lock_acquire_sample_rate ? p->spin_lock_acquire_sample_rate : 1;
+        return ETL_SPIN_U;
+    }
+    *weight = 1;
+    return ETL_SPIN_X;
+}
+
+etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const etl_spinlocks_options *o)
+{
+    memset(s, 0, sizeof *s);
+    s->clock = clock;
+    if (o && o->sz >= sizeof *o) s->o = *o;
+    else s->o.params = etl_spinlock_info_defaults();
+    s->priv = calloc(1, sizeof *s->priv);
+    if (!s->priv) return ETL_E_NOMEM;
+    struct etl_spinlocks_priv *p = s->priv;
+    etl_idmap_init(&p->locks.map);
+    etl_idmap_init(&p->callers.map);
+    etl_idmap_init(&p->pairs.map);
+    etl_idmap_init(&p->cell_map);
+    etl_idmap_init(&p->seen);
+    return ETL_OK;
+}
+
+/* The index of key in t, added if new; UINT32_MAX when out of memory. */
+static uint32_t tab_get(addr_tab *t, uint64_t key)
+{
+    uint32_t i = etl_idmap_get(&t->map, key);
+    if (i != ETL_IDMAP_EMPTY) return i;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        uint64_t *v = realloc(t->v, cap * sizeof *v);
+        if (!v) return UINT32_MAX;
+        t->v = v;
+        t->cap = cap;
+    }
+    if (etl_idmap_put(&t->map, key, (uint32_t)t->n) != ETL_OK) return UINT32_MAX;
+    t->v[t->n] = key;
+    return (uint32_t)t->n++;
+}
+
+static void acc_add(etl_spin_acc *a, const etl_spinlock *e, etl_spin_class c, uint64_t w, uint64_t hold)
+{
+    bool cont = e->spin_count > 0, irq = e->interrupt_count > 0;
+    a->events++;
+    a->cls[c]++;
+    sat_add(a, &a->est_acq, w);
+    uint64_t ww = sat_mul(a, w, e->wait_time_in_cycles);
+    sat_add(a, &a->w_wait, ww);
+    sat_add(a, &a->w_spins, sat_mul(a, w, e->spin_count));
+    if (cont) {
+        a->contended++;
+        sat_add(a, &a->est_contended, w);
+        sat_add(a, &a->w_wait_contended, ww);
+    }
+    if (irq) {
+        a->irq++;
+    } else {
+        sat_add(a, &a->w_hold, sat_mul(a, w, hold));
+        sat_add(a, &a->w_nonirq, w);
+        if (hold > a->max_hold) a->max_hold = hold;
+    }
+    if (e->wait_time_in_cycles > a->max_wait) a->max_wait = e->wait_time_in_cycles;
+    if (e->spin_count > a->max_spins) a->max_spins = e->spin_count;
+    a->irql[e->irql < ETL_SPIN_IRQLS - 1 ? e->irql : ETL_SPIN_IRQLS - 1]++;
+    a->mode[e->acquire_mode < ETL_SPIN_MODES - 1 ? e->acquire_mode : ETL_SPIN_MODES - 1]++;
+}
+
+static void acc_merge(etl_spin_acc *d, const etl_spin_acc *x)
+{
+    d->events += x->events;
+    for (unsigned k = 0; k < ETL_SPIN_CLASSES; k++) d->cls[k] += x->cls[k];
+    d->contended += x->contended;
+    d->irq += x->irq;
+    sat_add(d, &d->est_acq, x->est_acq);
+    sat_add(d, &d->est_contended, x->est_contended);
+    sat_add(d, &d->w_wait, x->w_wait);
+    sat_add(d, &d->w_wait_contended, x->w_wait_contended);
+    sat_add(d, &d->w_spins, x->w_spins);
+    sat_add(d, &d->w_hold, x->w_hold);
+    sat_add(d, &d->w_nonirq, x->w_nonirq);
+    if (x->max_hold > d->max_hold) d->max_hold = x->max_hold;
+    if (x->max_wait > d->max_wait) d->max_wait = x->max_wait;
+    if (x->max_spins > d->max_spins) d->max_spins = x->max_spins;
+    for (unsigned k = 0; k < ETL_SPIN_IRQLS; k++) d->irql[k] += x->irql[k];
+    for (unsigned k = 0; k < ETL_SPIN_MODES; k++) d->mode[k] += x->mode[k];
+    d->saturated |= x->saturated;
+}
+
+static cell *cell_of(etl_spinlocks *s, const etl_spinlock *e)
+{
+    struct etl_spinlocks_priv *p = s->priv;
+    uint32_t li = tab_get(&p->locks, e->spin_lock_address);
+    uint32_t ci = tab_get(&p->callers, e->caller_address);
+    if (li == UINT32_MAX || ci == UINT32_MAX) return NULL;
+    uint32_t pi = tab_get(&p->pairs, (uint64_t)li << 32 | ci);
+    if (pi == UINT32_MAX) return NULL;
+    uint8_t mode = e->acquire_mode & 0x3F;
+    uint64_t key = (uint64_t)pi << 6 | mode;
+    uint32_t k = etl_idmap_get(&p->cell_map, key);
+    if (k != ETL_IDMAP_EMPTY) return &p->cells[k];
+    if (p->ncell >= ETL_SPIN_MAX_CELLS) return NULL;
+    if (p->ncell == p->capcell) {
+        size_t cap = p->capcell ? p->capcell * 2 : 64;
+        cell *c = realloc(p->cells, cap * sizeof *c);
+        if (!c) return NULL;
+        p->cells = c;
+        p->capcell = cap;
+    }
+    if (etl_idmap_put(&p->cell_map, key, (uint32_t)p->ncell) != ETL_OK) return NULL;
+    cell *c = &p->cells[p->ncell++];
+    memset(c, 0, sizeof *c);
+    c->lock = li;
+    c->caller = ci;
+    c->pair = pi;
+    c->mode = mode;
+    return c;
+}
+
+static void seen_put(struct etl_spinlocks_priv *p, uint64_t cellix, unsigned what, uint32_t v)
+{
+    uint64_t key = cellix << 33 | (uint64_t)what << 32 | v;
+    if (etl_idmap_get(&p->seen, key) == ETL_IDMAP_EMPTY) etl_idmap_put(&p->seen, key, 0);
+}
+
+void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev)
+{
+    if (ev->kind != ETL_SCHED_SPINLOCK || !s->priv) return;
+    const etl_spinlock *e = &ev->u.spinlock;
+    s->events++;
+    int64_t ns = etl_clock_ns(s->clock, ev->ts);
+    if (ns < s->o.v0 || (s->o.v1 > s->o.v0 && ns >= s->o.v1)) {
+        s->outside++;
+        return;
+    }
+    struct etl_spinlocks_priv *p = s->priv;
+    uint64_t w;
+    etl_spin_class c = etl_spin_classify(&s->o.params, e, &w);
+    uint64_t hold = etl_spinlock_hold_cycles(e);
+    if (e->release_time < e->acquire_time) s->backwards_hold++;
+    if (s->o.params.has_hold_threshold && s->o.params.spin_lock_hold_threshold &&
+        hold == s->o.params.spin_lock_hold_threshold)
+        s->hold_at_threshold++;
+    /* Per CPU, for the bounds. */
+    if (ev->cpu >= s->ncpus) {
+        size_t n = (size_t)ev->cpu + 1;
+        etl_spin_cpu *v = realloc(s->cpus, n * sizeof *v);
+        if (v) {
+            memset(v + s->ncpus, 0, (n - s->ncpus) * sizeof *v);
+            s->cpus = v;
+            s->ncpus = n;
+        }
+    }
+    if (ev->cpu < s->ncpus) {
+        etl_spin_cpu *k = &s->cpus[ev->cpu];
+        switch (c) {
+        case ETL_SPIN_L:
+            if (e->spin_count) k->l1++;
+            else k->l0++;
+            break;
+        case ETL_SPIN_C: k->c++; break;
+        case ETL_SPIN_U: k->u++; break;
+        default: k->x++; break;
+        }
+    }
+    acc_add(&s->total.a, e, c, w, hold);
+    seen_put(p, TOTAL_CELL, 0, e->thread_id);
+    seen_put(p, TOTAL_CELL, 1, ev->cpu);
+    cell *x = cell_of(s, e);
+    if (!x) {
+        s->cells_dropped++;
+        s->values_dropped++;
+        return;
+    }
+    acc_add(&x->a, e, c, w, hold);
+    if (!e->interrupt_count && !lat_push(&x->hold, hold)) s->values_dropped++;
+    if (!lat_push(&x->wait, e->wait_time_in_cycles)) s->values_dropped++;
+    seen_put(p, (uint64_t)(x - p->cells), 0, e->thread_id);
+    seen_put(p, (uint64_t)(x - p->cells), 1, ev->cpu);
+}
+
+/* ---- finish ---------------------------------------------------------------------------- */
+
+enum { K_LOCK = 0, K_CALLER, K_PAIR, K_MODE, K_TOTAL };
+
+static uint32_t group_of(const struct etl_spinlocks_priv *p, unsigned kind, size_t cellix)
+{
+    if (cellix == TOTAL_CELL) return 0;
+    const cell *c = &p->cells[cellix];
+    switch (kind) {
+    case K_LOCK: return c->lock;
+    case K_CALLER: return c->caller;
+    case K_PAIR: return c->pair;
+    default: return c->mode;
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t rank_of(uint64_t n, unsigned per_mille)
+{
+    uint64_t r = (per_mille * n + 999) / 1000;
+    return r < 1 ? 1 : r;
+}
+
+/* Distinct TIDs and CPUs per group of a kind, into a pool the groups point into. */
+static etl_status distinct(etl_spinlocks *s, unsigned kind, etl_spin_group *g, size_t ng)
+{
+    struct etl_spinlocks_priv *p = s->priv;
+    etl_idmap *m = &p->seen;
+    size_t n = 0;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->vals[i] != ETL_IDMAP_EMPTY && ((m->keys[i] >> 33) == TOTAL_CELL) == (kind == K_TOTAL)) n++;
+    uint64_t *k = malloc((n ? n : 1) * sizeof *k);
+    if (!k) return ETL_E_NOMEM;
+    size_t j = 0;
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->vals[i] == ETL_IDMAP_EMPTY) continue;
+        uint64_t key = m->keys[i], cx = key >> 33;
+        if ((cx == TOTAL_CELL) != (kind == K_TOTAL)) continue;
+        k[j++] = (uint64_t)group_of(p, kind, (size_t)cx) << 33 | (key & 0x1FFFFFFFFull);
+    }
+    qsort(k, n, sizeof *k, cmp_u64);
+    uint32_t *pool = malloc((n ? n : 1) * sizeof *pool);
+    if (!pool) {
+        free(k);
+        return ETL_E_NOMEM;
+    }
+    p->pools[kind] = pool;
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && k[i] == k[i - 1]) continue;
+        uint64_t gi = k[i] >> 33;
+        unsigned what = (unsigned)(k[i] >> 32) & 1;
+        if (gi >= ng) continue;
+        etl_spin_group *x = &g[gi];
+        pool[np] = (uint32_t)k[i];
+        if (what == 0) {
+            if (!x->nthreads) x->tids = &pool[np];
+            x->nthreads++;
+        } else {
+            if (!x->ncpus) x->cpus = &pool[np];
+            x->ncpus++;
+        }
+        np++;
+    }
+    free(k);
+    return ETL_OK;
+}
+
+static int64_t clamp64(__int128 v) { return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
+
+static void ratios(const etl_spinlocks *s, etl_spin_group *g, unsigned ncpu)
+{
+    const etl_spin_acc *a = &g->a;
+    int64_t win = s->o.v1 - s->o.v0;
+    g->mean_wait = a->est_acq ? a->w_wait / a->est_acq : 0;
+    g->mean_hold = a->w_nonirq ? a->w_hold / a->w_nonirq : 0;
+    g->mean_spins_x1000 = a->est_acq ? (uint64_t)((unsigned __int128)a->w_spins * 1000 / a->est_acq) : 0;
+    __int128 cyc = (__int128)(win > 0 ? win : 0) * s->o.mhz / 1000 * (ncpu ? ncpu : 1);
+    g->acq_pct = cyc > 0 ? clamp64((__int128)a->w_wait * 1000000 / cyc) : -1;
+    g->cont_pct = cyc > 0 ? clamp64((__int128)a->w_wait_contended * 1000000 / cyc) : -1;
+    g->collision_pct = a->est_acq ? clamp64((__int128)a->est_contended * 1000000 / a->est_acq) : 0;
+    g->acq_rate = win > 0 ? clamp64((__int128)a->est_acq * 1000000000000 / win) : 0;
+    g->cont_rate = win > 0 ? clamp64((__int128)a->est_contended * 1000000000000 / win) : 0;
+    g->spin_rate = win > 0 ? clamp64((__int128)a->w_spins * 1000000000000 / win) : 0;
+}
+
+static int cmp_group(const void *pa, const void *pb)
+{
+    const etl_spin_group *x = pa, *y = pb;
+    if (x->a.w_wait != y->a.w_wait) return x->a.w_wait > y->a.w_wait ? -1 : 1;
+    if (x->a.w_hold != y->a.w_hold) return x->a.w_hold > y->a.w_hold ? -1 : 1;
+    if (x->lock != y->lock) return x->lock < y->lock ? -1 : 1;
+    if (x->caller != y->caller) return x->caller < y->caller ? -1 : 1;
+    return x->mode < y->mode ? -1 : x->mode > y->mode;
+}
+
+/* Folds cells into groups of a kind: sums, percentiles over the union of their cells' values. */
+static etl_status fold(etl_spinlocks *s, unsigned kind, etl_spin_group **out, size_t *nout)
+{
+    struct etl_spinlocks_priv *p = s->priv;
+    size_t ng = kind == K_LOCK ? p->locks.n : kind == K_CALLER ? p->callers.n : kind == K_PAIR ? p->pairs.n
+              : kind == K_MODE ? 64 : 1;
+    etl_spin_group *g = calloc(ng ? ng : 1, sizeof *g);
+    size_t *start = calloc(ng + 1, sizeof *start);
+    size_t *order = malloc((p->ncell ? p->ncell : 1) * sizeof *order);
+    const lat_vec **hv = malloc((p->ncell ? p->ncell : 1) * sizeof *hv);
+    const lat_vec **wv = malloc((p->ncell ? p->ncell : 1) * sizeof *wv);
+    etl_status st = ETL_E_NOMEM;
+    if (!g || !start || !order || !hv || !wv) goto out;
+    for (size_t i = 0; i < ng; i++) {
+        if (kind == K_LOCK) g[i].lock = p->locks.v[i];
+        else if (kind == K_CALLER) g[i].caller = p->callers.v[i];
+        else if (kind == K_PAIR) {
+            g[i].lock = p->locks.v[p->pairs.v[i] >> 32];
+            g[i].caller = p->callers.v[(uint32_t)p->pairs.v[i]];
+        } else if (kind == K_MODE) g[i].mode = (uint32_t)i;
+    }
+    /* Cells by group (counting sort). */
+    for (size_t c = 0; c < p->ncell; c++) start[kind == K_TOTAL ? 1 : group_of(p, kind, c) + 1]++;
+    for (size_t i = 0; i < ng; i++) start[i + 1] += start[i];
+    size_t *pos = calloc(ng ? ng : 1, sizeof *pos);
+    if (!pos) goto out;
+    for (size_t c = 0; c < p->ncell; c++) {
+        uint32_t gi = kind == K_TOTAL ? 0 : group_of(p, kind, c);
+        order[start[gi] + pos[gi]++] = c;
+    }
+    free(pos);
+    for (size_t i = 0; i < ng; i++) {
+        size_t k = 0;
+        uint64_t nh = 0, nw = 0;
+        for (size_t j = start[i]; j < start[i + 1]; j++) {
+            const cell *c = &p->cells[order[j]];
+            if (kind != K_TOTAL) acc_merge(&g[i].a, &c->a);
+            hv[k] = &c->hold;
+            wv[k] = &c->wait;
+            nh += lat_count(&c->hold);
+            nw += lat_count(&c->wait);
+            k++;
+        }
+        if (nh) {
+            g[i].hold_p50 = lat_select(hv, k, rank_of(nh, 500));
+            g[i].hold_p99 = lat_select(hv, k, rank_of(nh, 990));
+        }
+        if (nw) {
+            g[i].wait_p50 = lat_select(wv, k, rank_of(nw, 500));
+            g[i].wait_p99 = lat_select(wv, k, rank_of(nw, 990));
+        }
+    }
+    if (kind == K_TOTAL) {
+        g[0].a = s->total.a;
+    }
+    st = distinct(s, kind, g, ng);
+    if (st != ETL_OK) goto out;
+    unsigned ncpu = s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus;
+    size_t n = 0;
+    for (size_t i = 0; i < ng; i++) {
+        if (!g[i].a.events) continue;
+        ratios(s, &g[i], ncpu);
+        g[n++] = g[i];
+    }
+    if (kind != K_TOTAL) qsort(g, n, sizeof *g, cmp_group);
+    *out = g;
+    *nout = n;
+    g = NULL;
+out:
+    free(g);
+    free(start);
+    free(order);
+    free(hv);
+    free(wv);
+    return st;
+}
+
+/*
+ * Bounds of the true counts (spec §5 "Exact scaling is impossible"). On each CPU the kernel logs
+ * every N-th event of a running count that started at an unknown phase: k logged multiples mean
+ * between N(k-1)+1 and N(k+1)-1 events (and at least those seen). An L event may also have been
+ * such a multiple (one event per release), so the multiples are k..k+#L. Contentions with fewer than
+ * S spins are never logged unless L: with S > 1 there is no upper bound.
+ */
+static void bounds(etl_spinlocks *s)
+{
+    const etl_spinlock_info *pr = &s->o.params;
+    uint64_t a = pr->spin_lock_acquire_sample_rate ? pr->spin_lock_acquire_sample_rate : 1;
+    uint64_t m = pr->spin_lock_contention_sample_rate ? pr->spin_lock_contention_sample_rate : 1;
+    bool s1 = pr->spin_lock_spin_threshold <= 1;
+    unsigned ncpu = s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus;
+    etl_spin_bounds u = {0, 0, 0, true}, c = {0, 0, 0, s1};
+    for (unsigned i = 0; i < ncpu; i++) {
+        etl_spin_cpu k = i < s->ncpus ? s->cpus[i] : (etl_spin_cpu){0, 0, 0, 0, 0};
+        uint64_t seen_u = k.u + k.l0, lo_u = k.u ? a * (k.u - 1) + 1 : 0;
+        u.lo += lo_u > seen_u ? lo_u : seen_u;
+        u.hi += a * (k.u + k.l0 + 1) - 1;
+        u.est += a * k.u + k.l0;
+        uint64_t seen_c = k.c + k.l1 + k.x, lo_c = k.c ? m * (k.c - 1) + 1 : 0;
+        c.lo += lo_c > seen_c ? lo_c : seen_c;
+        c.hi += m * (k.c + k.l1 + 1) - 1;
+        c.est += m * k.c + k.l1 + k.x;
+    }
+    if (!c.hi_known) c.hi = 0;
+    s->uncontended = u;
+    s->contended = c;
+    s->acquisitions = (etl_spin_bounds){u.est + c.est, u.lo + c.lo, c.hi_known ? u.hi + c.hi : 0, c.hi_known};
+}
+
+etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns)
+{
+    if (!s->priv) return ETL_E_NOMEM;
+    struct etl_spinlocks_priv *p = s->priv;
+    if (s->o.v1 <= s->o.v0) s->o.v1 = end_ns > s->o.v0 ? end_ns : s->o.v0;
+    for (size_t i = 0; i < p->ncell; i++) {
+        lat_sort(&p->cells[i].hold);
+        lat_sort(&p->cells[i].wait);
+    }
+    etl_status st;
+    etl_spin_group *t = NULL;
+    size_t nt = 0;
+    if ((st = fold(s, K_LOCK, &s->locks, &s->nlocks)) != ETL_OK ||
+        (st = fold(s, K_CALLER, &s->callers, &s->ncallers)) != ETL_OK ||
+        (st = fold(s, K_PAIR, &s->pairs, &s->npairs)) != ETL_OK ||
+        (st = fold(s, K_MODE, &s->modes, &s->nmodes)) != ETL_OK || (st = fold(s, K_TOTAL, &t, &nt)) != ETL_OK)
+        return st;
+    if (nt) s->total = t[0];
+    else {
+        unsigned ncpu = s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus;
+        ratios(s, &s->total, ncpu);
+    }
+    free(t);
+    bounds(s);
+    return ETL_OK;
+}
+
+void etl_spinlocks_free(etl_spinlocks *s)
+{
+    struct etl_spinlocks_priv *p = s->priv;
+    if (p) {
+        for (size_t i = 0; i < p->ncell; i++) {
+            lat_free(&p->cells[i].hold);
+            lat_free(&p->cells[i].wait);
+        }
+        free(p->cells);
+        addr_tab *tabs[] = {&p->locks, &p->callers, &p->pairs};
+        for (unsigned i = 0; i < 3; i++) {
+            etl_idmap_free(&tabs[i]->map);
+            free(tabs[i]->v);
+        }
+        etl_idmap_free(&p->cell_map);
+        etl_idmap_free(&p->seen);
+        for (unsigned i = 0; i < 5; i++) free(p->pools[i]);
+        free(p);
+    }
+    free(s->locks);
+    free(s->callers);
+    free(s->pairs);
+    free(s->modes);
+    free(s->cpus);
+    memset(s, 0, sizeof *s);
+}
