@@ -1,0 +1,76 @@
+#!/bin/sh
+# analysis.sh ETLKIT - waitchain, wakeups and compare from the command line (issue 10): exit statuses,
+# usage errors, --fail-if crossing exactly when the change passes the threshold, JSON keys.
+set -u
+etlkit=$1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0; passes=0
+check() { # check NAME EXPECTED_STATUS ACTUAL_STATUS
+  if [ "$2" = "$3" ]; then passes=$((passes+1)); else echo "FAIL: $1: exit $3, expected $2" >&2; fails=$((fails+1)); fi
+}
+expect() { # expect NAME CONDITION...
+  name=$1; shift
+  if "$@"; then passes=$((passes+1)); else echo "FAIL: $name" >&2; fails=$((fails+1)); fi
+}
+lo=$tmp/lo.etl; hi=$tmp/hi.etl
+"$etlkit" synth --quiet --seed 9 --cpus 2 --threads 30 --duration 0.3 --load 20 -o "$lo"; check "synth lo" 0 $?
+"$etlkit" synth --quiet --seed 9 --cpus 2 --threads 30 --duration 0.3 --load 80 -o "$hi"; check "synth hi" 0 $?
+
+for c in waitchain wakeups compare; do
+  "$etlkit" $c --help >"$tmp/out" 2>&1; check "$c --help" 0 $?
+  expect "$c --help text" grep -q "Usage: etlkit $c" "$tmp/out"
+  "$etlkit" $c >/dev/null 2>&1; check "$c without FILE" 64 $?
+  "$etlkit" $c --bogus "$lo" >/dev/null 2>&1; check "$c bad option" 64 $?
+done
+
+# wakeups
+"$etlkit" wakeups "$lo" >"$tmp/out" 2>&1; check "wakeups" 0 $?
+expect "wakeups text" grep -q "idle wake-ups" "$tmp/out"
+"$etlkit" wakeups --json "$lo" >"$tmp/out" 2>&1; check "wakeups --json" 0 $?
+for k in '"total":' '"by_process":\[{"pid":' '"by_thread":\[{"tid":' '"name":"DPC"' '"cstates":'; do
+  expect "wakeups key $k" grep -q "$k" "$tmp/out"
+done
+"$etlkit" wakeups --csv "$lo" >"$tmp/out" 2>&1; check "wakeups --csv" 0 $?
+expect "wakeups csv header" grep -q '^tid,process,name,count,per_second,pct' "$tmp/out"
+
+# waitchain
+"$etlkit" waitchain "$lo" --thread svchost >"$tmp/out" 2>&1; check "waitchain process" 0 $?
+expect "waitchain summary" grep -q "^Summary: of " "$tmp/out"
+"$etlkit" waitchain "$lo" --thread svchost --json >"$tmp/out" 2>&1; check "waitchain --json" 0 $?
+for k in '"chain":{"tid":' '"segments":\[' '"critical_path":\[' '"summary":"of '; do
+  expect "waitchain key $k" grep -q "$k" "$tmp/out"
+done
+"$etlkit" waitchain "$lo" --thread 999999 >/dev/null 2>&1; check "waitchain no such thread" 4 $?
+"$etlkit" waitchain "$lo" >/dev/null 2>&1; check "waitchain without --thread" 64 $?
+"$etlkit" waitchain - --thread 4 </dev/null >/dev/null 2>&1; check "waitchain stdin" 64 $?
+"$etlkit" waitchain "$lo" --thread 4 --depth x >/dev/null 2>&1; check "waitchain bad --depth" 64 $?
+"$etlkit" waitchain "$lo" --thread 4 --at soon >/dev/null 2>&1; check "waitchain bad --at" 64 $?
+"$etlkit" waitchain "$lo" --thread 4 --from 2 --at 1 >/dev/null 2>&1; check "waitchain --from after --at" 64 $?
+
+# compare
+"$etlkit" compare "$lo" "$lo" --fail-if 'cpu(total) > 0%' --fail-if 'wait(total) > 0ns' >"$tmp/out" 2>&1
+check "compare self" 0 $?
+"$etlkit" compare "$lo" "$hi" --fail-if 'cpu(total) > +10%' >/dev/null 2>&1; check "compare crossed" 1 $?
+"$etlkit" compare "$lo" "$hi" --fail-if 'cpu(total) < -10%' >/dev/null 2>&1; check "compare not crossed" 0 $?
+"$etlkit" compare "$hi" "$lo" --fail-if 'cpu(total) < -10%' >/dev/null 2>&1; check "compare reversed" 1 $?
+"$etlkit" compare "$lo" "$hi" --json >"$tmp/out" 2>&1; check "compare --json" 0 $?
+for k in '"processes":\[{"name":' '"before_cpu_ns":' '"after_cpu_ns":' '"delta_ns":' '"delta_pct":' '"failed":false'; do
+  expect "compare key $k" grep -q "$k" "$tmp/out"
+done
+# Exactly at the threshold: the change itself is not > but is >=.
+d=$(sed -n 's/.*"total":{[^}]*"delta_ns":\(-\{0,1\}[0-9]*\).*/\1/p' "$tmp/out")
+expect "compare total delta" test -n "$d"
+"$etlkit" compare "$lo" "$hi" --fail-if "cpu(total) > ${d}ns" >/dev/null 2>&1; check "compare at threshold >" 0 $?
+"$etlkit" compare "$lo" "$hi" --fail-if "cpu(total) >= ${d}ns" >/dev/null 2>&1; check "compare at threshold >=" 1 $?
+"$etlkit" compare "$lo" "$hi" --fail-if "cpu(total) > $((d - 1))ns" >/dev/null 2>&1; check "compare below threshold" 1 $?
+"$etlkit" compare "$lo" "$hi" --fail-if 'cpu(process=nosuch) > 1ms' >/dev/null 2>"$tmp/err"; check "compare absent name" 0 $?
+expect "compare absent name warns" grep -q "no such name" "$tmp/err"
+for bad in 'cpu' 'cpu(total) > 5' 'heat(total) > 5%' 'cpu(total) = 5ms' 'switches(total) > 5ms'; do
+  "$etlkit" compare "$lo" "$hi" --fail-if "$bad" >/dev/null 2>"$tmp/err"; check "compare --fail-if '$bad'" 64 $?
+  expect "compare --fail-if '$bad' says why" grep -q -- "--fail-if" "$tmp/err"
+done
+"$etlkit" compare "$lo" >/dev/null 2>&1; check "compare one FILE" 64 $?
+"$etlkit" compare "$lo" "$tmp/missing.etl" >/dev/null 2>&1; check "compare missing FILE" 1 $?
+
+echo "analysis.sh: $passes passed, $fails failed" >&2
+[ "$fails" -eq 0 ]
