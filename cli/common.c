@@ -116,6 +116,12 @@ size_t json_str_buf(char *buf, size_t len, size_t cap, const char *str)
         char esc[8];
         size_t en = 0, take = 1;
         unsigned c = *s;
+        /* Plain ASCII, the common case, one byte at a time while the ellipsis still fits. */
+        if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\' && len + 5 <= cap) {
+            buf[len++] = (char)c;
+            s++;
+            continue;
+        }
         if (c == '"' || c == '\\') {
             esc[0] = '\\';
             esc[1] = (char)c;
