@@ -155,14 +155,11 @@ static const etl_xcolumn enum_cols[] = {
 static const char *const process_idx[] = {"CREATE INDEX process_pid ON process(pid)", NULL};
 static const char *const thread_idx[] = {"CREATE INDEX thread_tid ON thread(tid)", "CREATE INDEX thread_upid ON thread(upid)",
                                          NULL};
-static const char *const cswitch_idx[] = {"CREATE INDEX cswitch_cpu_ts ON cswitch(cpu, ts)",
-                                          "CREATE INDEX cswitch_new_tid ON cswitch(new_tid)",
-                                          "CREATE INDEX cswitch_old_tid ON cswitch(old_tid)", NULL};
+static const char *const cswitch_idx[] = {"CREATE INDEX cswitch_cpu_ts ON cswitch(cpu, ts)", NULL};
 static const char *const slice_idx[] = {"CREATE INDEX slice_utid ON slice(utid)",
                                         "CREATE INDEX slice_cpu_start ON slice(cpu, start_ns)", NULL};
-static const char *const state_idx[] = {"CREATE INDEX thread_state_utid ON thread_state(utid, start_ns)", NULL};
-static const char *const ready_idx[] = {"CREATE INDEX ready_utid ON ready(utid)", "CREATE INDEX ready_ns ON ready(ns)",
-                                        NULL};
+static const char *const state_idx[] = {"CREATE INDEX thread_state_utid ON thread_state(utid)", NULL};
+static const char *const ready_idx[] = {"CREATE INDEX ready_utid ON ready(utid)", NULL};
 static const char *const spin_idx[] = {"CREATE INDEX spinlock_address ON spinlock(spin_lock_address)", NULL};
 static const char *const none_idx[] = {NULL};
 
