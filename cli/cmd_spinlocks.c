@@ -304,7 +304,9 @@ static const char *mix(char *out, size_t cap, const uint64_t *h, unsigned n, uin
         if (best == n) break;
         used[r] = best;
         char nm[24];
-        if (modes) snprintf(nm, sizeof nm, "%s", best + 1 < ETL_SPIN_MODES ? mode_name(best) : "Other");
+        static const char *const short_modes[ETL_SPIN_MODES] = {"Spin", "Queued", "ExShared", "ExExclusive",
+                                                                "ExConverted", "Other"};
+        if (modes) snprintf(nm, sizeof nm, "%s", short_modes[best]);
         else snprintf(nm, sizeof nm, best + 1 < ETL_SPIN_IRQLS ? "%u" : "%u+", best);
         len += (size_t)snprintf(out + len, cap - len, "%s%s:%llu%%", r ? " " : "", nm,
                                 (unsigned long long)(h[best] * 100 / total));

@@ -205,7 +205,7 @@ etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns)
     p->threads = calloc(nt ? nt : 1, sizeof *p->threads);
     /* Processes: one per process instance index, plus NONE and IDLE at the end. */
     size_t nproc = 0;
-    etl_sched_processes(p->model, &nproc);
+    if (p->model) etl_sched_processes(p->model, &nproc);
     etl_pmc_process *pr = calloc(nproc + 2, sizeof *pr);
     if (!p->threads || !pr) {
         free(pr);
@@ -214,7 +214,7 @@ etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns)
     for (size_t i = 0; i < v->cap; i++) {
         if (!v->t[i].slices) continue;
         p->threads[p->nthreads++] = (etl_pmc_thread){(uint32_t)i, v->t[i]};
-        const etl_sched_thread *t = etl_sched_thread_at(p->model, (uint32_t)i);
+        const etl_sched_thread *t = p->model ? etl_sched_thread_at(p->model, (uint32_t)i) : NULL;
         size_t j = t && t->process < nproc ? t->process : nproc;
         sums_add(&pr[j].s, &v->t[i], ETL_PMC_MAX);
         pr[j].threads++;
