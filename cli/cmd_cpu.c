@@ -241,32 +241,23 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
     if (a->format == FMT_TEXT) rep_print_anomalies(run, stdout);
 }
 
+static int cpu_option(void *ctx, int argc, char **argv, int *i)
+{
+    int64_t *interval = ctx;
+    if (strcmp(argv[*i], "--interval") != 0) return 0;
+    if (*i + 1 >= argc || rep_parse_duration(argv[*i + 1], interval) || *interval <= 0)
+        return cli_usage_error("cpu", "--interval needs a positive time such as 100ms");
+    ++*i;
+    return 1;
+}
+
 int cmd_cpu(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "cpu");
     int64_t interval = 0;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            help();
-            return EXIT_OK;
-        }
-        int r = rep_arg(&a, argc, argv, &i);
-        if (r == EXIT_USAGE) return r;
-        if (r) continue;
-        if (strcmp(argv[i], "--interval") == 0) {
-            if (i + 1 >= argc || rep_parse_duration(argv[i + 1], &interval) || interval <= 0)
-                return cli_usage_error("cpu", "--interval needs a positive time such as 100ms");
-            i++;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("cpu", "unknown option '%s'", argv[i]);
-        } else if (!a.path) {
-            a.path = argv[i];
-        } else {
-            return cli_usage_error("cpu", "one FILE only");
-        }
-    }
-    if (!a.path) return cli_usage_error("cpu", "no FILE given");
+    int pr = rep_parse(&a, argc, argv, help, cpu_option, &interval);
+    if (pr >= 0) return pr;
     etl_usage u;
     memset(&u, 0, sizeof u);
     etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval, true};
@@ -288,10 +279,5 @@ int cmd_cpu(int argc, char **argv)
         print_table(&a, &run, &u);
     }
     etl_usage_free(&u);
-    rc = rep_run_close(&run);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s cpu: cannot write the output\n", prog);
-        return EXIT_IO;
-    }
-    return rc;
+    return rep_finish(&run, "cpu");
 }

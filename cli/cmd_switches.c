@@ -203,19 +203,8 @@ int cmd_switches(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "switches");
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            help();
-            return EXIT_OK;
-        }
-        int r = rep_arg(&a, argc, argv, &i);
-        if (r == EXIT_USAGE) return r;
-        if (r) continue;
-        if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("switches", "unknown option '%s'", argv[i]);
-        if (a.path) return cli_usage_error("switches", "one FILE only");
-        a.path = argv[i];
-    }
-    if (!a.path) return cli_usage_error("switches", "no FILE given");
+    int pr = rep_parse(&a, argc, argv, help, NULL, NULL);
+    if (pr >= 0) return pr;
     ctx c;
     memset(&c, 0, sizeof c);
     c.a = &a;
@@ -240,10 +229,5 @@ int cmd_switches(int argc, char **argv)
         if (!etl_sched_stats_get(run.model)->switches) rep_no_switches(&run, &a);
         rep_print_anomalies(&run, stderr);
     }
-    rc = rep_run_close(&run);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s switches: cannot write the output\n", prog);
-        return EXIT_IO;
-    }
-    return rc;
+    return rep_finish(&run, "switches");
 }

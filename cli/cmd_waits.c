@@ -268,35 +268,26 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
     }
 }
 
+static int waits_option(void *ctx, int argc, char **argv, int *i)
+{
+    unsigned *longest = ctx;
+    if (strcmp(argv[*i], "--longest") != 0) return 0;
+    char *e;
+    unsigned long n = *i + 1 < argc ? strtoul(argv[*i + 1], &e, 10) : 0;
+    if (*i + 1 >= argc || *e || n < 1 || n > 100000)
+        return cli_usage_error("waits", "--longest needs a count from 1 to 100000");
+    *longest = (unsigned)n;
+    ++*i;
+    return 1;
+}
+
 int cmd_waits(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "waits");
     unsigned longest = 10;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            help();
-            return EXIT_OK;
-        }
-        int r = rep_arg(&a, argc, argv, &i);
-        if (r == EXIT_USAGE) return r;
-        if (r) continue;
-        if (strcmp(argv[i], "--longest") == 0) {
-            char *e;
-            unsigned long n = i + 1 < argc ? strtoul(argv[i + 1], &e, 10) : 0;
-            if (i + 1 >= argc || *e || n < 1 || n > 100000)
-                return cli_usage_error("waits", "--longest needs a count from 1 to 100000");
-            longest = (unsigned)n;
-            i++;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("waits", "unknown option '%s'", argv[i]);
-        } else if (!a.path) {
-            a.path = argv[i];
-        } else {
-            return cli_usage_error("waits", "one FILE only");
-        }
-    }
-    if (!a.path) return cli_usage_error("waits", "no FILE given");
+    int pr = rep_parse(&a, argc, argv, help, waits_option, &longest);
+    if (pr >= 0) return pr;
     etl_usage u;
     memset(&u, 0, sizeof u);
     etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, longest, 0, false};
@@ -318,10 +309,5 @@ int cmd_waits(int argc, char **argv)
         print_table(&a, &run, &u);
     }
     etl_usage_free(&u);
-    rc = rep_run_close(&run);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s waits: cannot write the output\n", prog);
-        return EXIT_IO;
-    }
-    return rc;
+    return rep_finish(&run, "waits");
 }

@@ -97,6 +97,35 @@ int rep_arg(rep_args *a, int argc, char **argv, int *i)
     return 1;
 }
 
+int rep_parse(rep_args *a, int argc, char **argv, void (*help)(void), rep_extra_fn extra, void *ctx)
+{
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            help();
+            return EXIT_OK;
+        }
+        int r = rep_arg(a, argc, argv, &i);
+        if (r == 0 && extra) r = extra(ctx, argc, argv, &i);
+        if (r == EXIT_USAGE) return r;
+        if (r) continue;
+        if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(a->cmd, "unknown option '%s'", argv[i]);
+        if (a->path) return cli_usage_error(a->cmd, "one FILE only");
+        a->path = argv[i];
+    }
+    if (!a->path) return cli_usage_error(a->cmd, "no FILE given");
+    return -1;
+}
+
+int rep_finish(rep_run *run, const char *cmd)
+{
+    int rc = rep_run_close(run);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "%s %s: cannot write the output\n", prog, cmd);
+        return EXIT_IO;
+    }
+    return rc;
+}
+
 void rep_help_common(void)
 {
     printf("  --json                   one JSON object on stdout\n"

@@ -34,6 +34,17 @@ void rep_args_init(rep_args *a, const char *cmd);
  * it was, 0 if not, or EXIT_USAGE (after printing the error) when its value is bad.
  */
 int rep_arg(rep_args *a, int argc, char **argv, int *i);
+/*
+ * A command's option extra to the common ones: returns 1 if argv[*i] was its option
+ * (consuming its value), 0 if not, EXIT_USAGE after printing a usage error.
+ */
+typedef int (*rep_extra_fn)(void *ctx, int argc, char **argv, int *i);
+/*
+ * Parses a report's command line: --help (prints it, returns EXIT_OK), the common
+ * options, the command's own through extra (may be NULL), and exactly one FILE.
+ * Returns -1 when the command should run, else the exit status to return.
+ */
+int rep_parse(rep_args *a, int argc, char **argv, void (*help)(void), rep_extra_fn extra, void *ctx);
 /* The help lines of the common options. */
 void rep_help_common(void);
 /* Parses "1.5", "250ms", "10us", "42ns", "2s" into ns; returns 0 on success. */
@@ -63,6 +74,8 @@ int rep_run_open(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void 
 void rep_run_go(rep_run *run, const rep_args *a);
 /* Closes everything and returns the exit status (EXIT_DAMAGED when the input had damage). */
 int rep_run_close(rep_run *run);
+/* Closes the run, then checks that stdout was written: the exit status. */
+int rep_finish(rep_run *run, const char *cmd);
 
 /* "image (PID)" of a thread instance ("Idle (0)", "Unknown"), into out[256]. */
 const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256]);
