@@ -4,7 +4,10 @@
  * File order: one cursor over all buffers as they lie in the file.
  * Time order: one cursor per CPU over that CPU's buffers sorted by
  * SequenceNumber (events of one CPU are time-ordered, container.md §7), and a
- * binary min-heap on (timestamp, cpu) that merges the cursors' head records.
+ * tournament (loser) tree on (timestamp, cpu) that merges the cursors' head records:
+ * replacing the winner costs one comparison per level, half what a binary heap's
+ * sift-down costs, and the CPUs' records interleave finely, so it is replaced at
+ * almost every record.
  *
  * A cursor's head record points into its current buffer (the mapped file, or the
  * cursor's own decompression scratch), so the cursor that produced the record
@@ -48,8 +51,8 @@ struct etl_iter {
     cursor *cur;
     unsigned ncur;
     const etl_buf_ent **lists;
-    unsigned *heap;
-    unsigned heap_n;
+    unsigned *loser;          /* loser[n] for internal nodes 1..ncur-1; loser[0] = the winner */
+    uint8_t *done;            /* per cursor: exhausted (loses to everything) */
     int pending;              /* cursor whose head was returned last, -1 if none */
     uint64_t progress;
     size_t scratch_total;
@@ -172,26 +175,45 @@ static int by_cpu_seq(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static bool heap_less(const etl_iter *it, unsigned a, unsigned b)
+/* (timestamp, cursor) order; an exhausted cursor is greater than any other. */
+static inline bool lt_less(const etl_iter *it, unsigned a, unsigned b)
 {
+    if (it->done[a] || it->done[b]) return !it->done[a] && it->done[b];
     const etl_record *x = &it->cur[a].head, *y = &it->cur[b].head;
     if (x->ts != y->ts) return x->ts < y->ts;
     return a < b;
 }
 
-static void heap_down(etl_iter *it, unsigned i)
+/* Cursor c's head changed: replay its matches up to the root. Leaves are nodes ncur..2*ncur-1. */
+static void lt_replay(etl_iter *it, unsigned c)
 {
-    unsigned *h = it->heap;
-    for (;;) {
-        unsigned l = 2 * i + 1, m = i;
-        if (l < it->heap_n && heap_less(it, h[l], h[m])) m = l;
-        if (l + 1 < it->heap_n && heap_less(it, h[l + 1], h[m])) m = l + 1;
-        if (m == i) return;
-        unsigned t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
+    unsigned w = c;
+    for (unsigned n = (it->ncur + c) / 2; n >= 1; n /= 2) {
+        if (lt_less(it, it->loser[n], w)) {
+            unsigned t = it->loser[n];
+            it->loser[n] = w;
+            w = t;
+        }
     }
+    it->loser[0] = w;
+}
+
+static etl_status lt_build(etl_iter *it)
+{
+    unsigned k = it->ncur;
+    if (k == 0) return ETL_OK;
+    unsigned *win = malloc(2 * (size_t)k * sizeof *win);
+    if (!win) return ETL_E_NOMEM;
+    for (unsigned i = 0; i < k; i++) win[k + i] = i;
+    for (unsigned n = k - 1; n >= 1; n--) {
+        unsigned a = win[2 * n], b = win[2 * n + 1];
+        bool al = lt_less(it, a, b);
+        win[n] = al ? a : b;
+        it->loser[n] = al ? b : a;
+    }
+    it->loser[0] = k > 1 ? win[1] : 0;
+    free(win);
+    return ETL_OK;
 }
 
 /* only_cpu < 0: every CPU; otherwise a time-order iterator over that CPU's buffers alone. */
@@ -216,8 +238,9 @@ static etl_status iter_open(etl_reader *r, etl_order order, long only_cpu, etl_i
         it->ncur = 1;
     }
     it->cur = calloc(it->ncur ? it->ncur : 1, sizeof *it->cur);
-    it->heap = calloc(it->ncur ? it->ncur : 1, sizeof *it->heap);
-    if (!it->lists || !it->cur || !it->heap) {
+    it->loser = calloc(it->ncur ? it->ncur : 1, sizeof *it->loser);
+    it->done = calloc(it->ncur ? it->ncur : 1, 1);
+    if (!it->lists || !it->cur || !it->loser || !it->done) {
         etl_iter_close(it);
         return ETL_E_NOMEM;
     }
@@ -240,8 +263,11 @@ static etl_status iter_open(etl_reader *r, etl_order order, long only_cpu, etl_i
     }
     if (order == ETL_ORDER_TIME) {
         for (unsigned c = 0; c < it->ncur; c++)
-            if (cursor_advance(it, &it->cur[c]) == ETL_OK) it->heap[it->heap_n++] = c;
-        for (unsigned i = it->heap_n; i-- > 0;) heap_down(it, i);
+            it->done[c] = cursor_advance(it, &it->cur[c]) != ETL_OK;
+        if (lt_build(it) != ETL_OK) {
+            etl_iter_close(it);
+            return ETL_E_NOMEM;
+        }
     }
     *out = it;
     return ETL_OK;
@@ -266,14 +292,14 @@ etl_status etl_iter_next(etl_iter *it, etl_record *rec)
         return ETL_OK;
     }
     if (it->pending >= 0) {
-        /* The cursor at the heap top produced the last record: refill it in place. */
+        /* The winner produced the last record: refill it and replay its path. */
         cursor *c = &it->cur[it->pending];
-        if (cursor_advance(it, c) != ETL_OK) it->heap[0] = it->heap[--it->heap_n];
-        if (it->heap_n) heap_down(it, 0);
+        if (cursor_advance(it, c) != ETL_OK) it->done[it->pending] = 1;
+        lt_replay(it, (unsigned)it->pending);
         it->pending = -1;
     }
-    if (it->heap_n == 0) return ETL_END;
-    unsigned top = it->heap[0];
+    unsigned top = it->loser[0];
+    if (it->ncur == 0 || it->done[top]) return ETL_END;
     *rec = it->cur[top].head;
     it->pending = (int)top;
     it->stats.records++;
@@ -289,7 +315,8 @@ void etl_iter_close(etl_iter *it)
     if (it->nrel) release_flush(it);
     for (unsigned c = 0; it->cur && c < it->ncur; c++) free(it->cur[c].scratch);
     free(it->cur);
-    free(it->heap);
+    free(it->loser);
+    free(it->done);
     free(it->lists);
     free(it);
 }
