@@ -205,6 +205,8 @@ static void make_head(const ctx *c, cols *h, const char *const *keys, unsigned n
     for (unsigned k = 0; k < c->p.counters; k++) {
         char b[48];
         const char *nm = column_name(c->p.o.kinds[k], c->labels[k], k, b);
+        if (csv && c->p.o.kinds[k] != ETL_PMC_OTHER) nm = etl_pmc_kind_name(c->p.o.kinds[k]);
+        else if (csv && !c->labels[k][0]) snprintf(b, sizeof b, "pmc%u", k);
         snprintf(h->names[k], sizeof h->names[k], "%s%s", csv ? "" : "=", nm);
         h->head[h->n++] = h->names[k];
     }
