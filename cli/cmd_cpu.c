@@ -256,6 +256,8 @@ int cmd_cpu(int argc, char **argv)
     rep_args a;
     rep_args_init(&a, "cpu");
     int64_t interval = 0;
+    /* CPU time needs the switches and the names, not who readied whom nor the spin locks. */
+    a.skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK;
     int pr = rep_parse(&a, argc, argv, help, cpu_option, &interval);
     if (pr >= 0) return pr;
     etl_usage u;

@@ -154,7 +154,7 @@ int rep_run_open(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void 
     int rc = cli_open(&run->in, a->path, a->quiet);
     if (rc != EXIT_OK) return rc;
     etl_reader *r = run->in.reader;
-    etl_sched_source_options so = {sizeof so, a->bias};
+    etl_sched_source_options so = {.sz = sizeof so, .bias = a->bias, .skip = a->skip};
     etl_sched_options mo = {sizeof mo, on_row, ctx, a->complete_only != 0, a->on_ready};
     if (etl_sched_source_open(r, &so, &run->src) != ETL_OK ||
         etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &run->model) != ETL_OK) {
@@ -163,6 +163,7 @@ int rep_run_open(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void 
         return EXIT_IO;
     }
     run->on_event = on_event;
+    run->skip = a->skip;
     run->ctx = ctx;
     run->v0 = a->has_range ? a->v0 : 0;
     return EXIT_OK;
@@ -265,7 +266,8 @@ static size_t anomalies(const rep_run *run, anomaly *out)
         {"undecodable", s->undecodable, "scheduler events that did not decode"},
         {"cswitch_chain_mismatch", m->cswitch_chain_mismatch, "switches whose old thread was not the planned one"},
         {"time_backwards", m->time_backwards, "events out of time order"},
-        {"ready_unmatched", m->ready_unmatched, "threads readied but never switched in before the end"},
+        {(run->skip & 1u << ETL_SCHED_READY) ? NULL : "ready_unmatched", m->ready_unmatched,
+         "threads readied but never switched in before the end"},
         {"unknown_threads", m->unknown_threads, "threads seen without a Thread event"},
     };
     memcpy(out, all, sizeof all);
@@ -277,7 +279,7 @@ void rep_print_anomalies(const rep_run *run, FILE *f)
     anomaly a[16];
     size_t n = anomalies(run, a);
     for (size_t i = 0; i < n; i++)
-        if (a[i].v) fprintf(f, "note: %llu %s\n", (unsigned long long)a[i].v, a[i].text);
+        if (a[i].key && a[i].v) fprintf(f, "note: %llu %s\n", (unsigned long long)a[i].v, a[i].text);
 }
 
 void rep_json_anomalies(const rep_run *run, jw *w)
@@ -285,7 +287,8 @@ void rep_json_anomalies(const rep_run *run, jw *w)
     anomaly a[16];
     size_t n = anomalies(run, a);
     jw_obj(w, "anomalies");
-    for (size_t i = 0; i < n; i++) jw_u64(w, a[i].key, a[i].v);
+    for (size_t i = 0; i < n; i++)
+        if (a[i].key) jw_u64(w, a[i].key, a[i].v); /* a kind the report skipped has no count */
     jw_obj_end(w);
 }
 

@@ -26,6 +26,7 @@ typedef struct rep_args {
     int complete_only;
     int bias;              /* --max-wait-reason, -1 = from the OS build */
     etl_sched_ready_fn on_ready; /* optional: the model's ReadyThreads (ctx as for on_row) */
+    uint32_t skip;         /* event kinds the report does not need (etl_sched_source_options.skip) */
 } rep_args;
 
 void rep_args_init(rep_args *a, const char *cmd);
@@ -61,6 +62,7 @@ typedef struct rep_run {
     int64_t v0, v1;        /* the window in effect (v1 after rep_run_go) */
     void (*on_event)(void *ctx, const etl_sched_event *ev);
     void *ctx;
+    uint32_t skip;         /* the kinds the source skipped */
 } rep_run;
 
 /*

@@ -62,6 +62,7 @@ typedef struct etl_sched_event {
 typedef struct etl_sched_source_options {
     size_t sz;            /* sizeof(etl_sched_source_options) */
     int bias;             /* StateWr bias for compact batches; < 0: from the OS build */
+    uint32_t skip;        /* kinds not to decode or return: bits 1u << ETL_SCHED_READY, ... */
 } etl_sched_source_options;
 
 typedef struct etl_sched_source_stats {

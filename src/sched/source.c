@@ -57,15 +57,21 @@ struct etl_sched_source {
     uint8_t *form;    /* per CPU */
     unsigned nform;
     unsigned bias;
+    uint32_t skip;    /* kinds the caller does not want */
     etl_sched_source_stats st;
 };
 
-static bool wanted_hook(uint16_t h)
+/* The kind a hook decodes to, 0 for the hooks the model does not use. */
+static unsigned kind_of(uint16_t h)
 {
-    return h == ETL_HOOK_CSWITCH || h == ETL_HOOK_CSWITCH_BATCH || h == ETL_HOOK_READY_THREAD ||
-           h == ETL_HOOK_SPINLOCK || (h >= ETL_HOOK_THREAD_START && h <= ETL_HOOK_THREAD_DC_END) ||
-           h == ETL_HOOK_THREAD_SET_NAME || (h >= ETL_HOOK_PROCESS_START && h <= ETL_HOOK_PROCESS_DC_END) ||
-           h == ETL_HOOK_PROCESS_DEFUNCT;
+    if (h == ETL_HOOK_CSWITCH || h == ETL_HOOK_CSWITCH_BATCH) return ETL_SCHED_SWITCH;
+    if (h == ETL_HOOK_READY_THREAD) return ETL_SCHED_READY;
+    if (h == ETL_HOOK_SPINLOCK) return ETL_SCHED_SPINLOCK;
+    if (h >= ETL_HOOK_THREAD_START && h <= ETL_HOOK_THREAD_DC_END) return ETL_SCHED_THREAD;
+    if (h == ETL_HOOK_THREAD_SET_NAME) return ETL_SCHED_SET_NAME;
+    if ((h >= ETL_HOOK_PROCESS_START && h <= ETL_HOOK_PROCESS_DC_END) || h == ETL_HOOK_PROCESS_DEFUNCT)
+        return ETL_SCHED_PROCESS;
+    return 0;
 }
 
 static void switch_event(etl_sched_event *ev, const etl_cswitch *sw, uint16_t hook)
@@ -81,8 +87,11 @@ static void switch_event(etl_sched_event *ev, const etl_cswitch *sw, uint16_t ho
 static int decode(etl_sched_source *s, const etl_record *rec, etl_sched_event *ev)
 {
     uint16_t hook;
-    if (!etl_record_kernel_hook(rec, &hook) || !wanted_hook(hook)) return 0;
+    if (!etl_record_kernel_hook(rec, &hook)) return 0;
+    unsigned kind = kind_of(hook);
+    if (!kind) return 0;
     if (rec->ts > s->st.last_ts) s->st.last_ts = rec->ts;
+    if (s->skip & (1u << kind)) return 0;
     etl_event e;
     if (etl_event_decode(rec, &e) != ETL_OK) {
         s->st.undecodable++;
@@ -268,6 +277,7 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
     s->r = r;
     s->pending = -1;
     int bias = opts && opts->sz >= sizeof *opts ? opts->bias : -1;
+    s->skip = opts && opts->sz >= sizeof *opts ? opts->skip : 0;
     s->bias = bias >= 0 ? (unsigned)bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
     unsigned ncpu = etl_reader_cpu_count(r);
     s->nform = ncpu ? ncpu : 1;
