@@ -256,7 +256,7 @@ static void pf_name(etl_xtrace *w, int64_t ns, unsigned field, const uint8_t *a,
         memcpy(p, s2, l2);
         p += l2;
     }
-    memcpy(p, z, nz);
+    if (nz) memcpy(p, z, nz);
     p += nz;
     w->names.n = (size_t)(p - w->names.p);
     w->st.names++;

@@ -129,8 +129,8 @@ static int cmp_tup(const void *a, const void *b)
 
 static void same(const char *what, tups *a, tups *b)
 {
-    qsort(a->t, a->n, sizeof *a->t, cmp_tup);
-    qsort(b->t, b->n, sizeof *b->t, cmp_tup);
+    if (a->n) qsort(a->t, a->n, sizeof *a->t, cmp_tup);
+    if (b->n) qsort(b->t, b->n, sizeof *b->t, cmp_tup);
     size_t bad = a->n == b->n ? 0 : 1;
     size_t first = 0;
     for (size_t i = 0; !bad && i < a->n; i++)
@@ -447,7 +447,7 @@ static void check_perfetto(const char *proto_dir)
     CHECK(bad_rd == 0, "%llu ready_thread events without t_thread_id or thread_id", bad_rd);
     /* Rebuilt slices: per CPU in time order, [t_i, t_i+1) run by switch i+1's old thread. */
     tups rebuilt = {0};
-    qsort(sw.t, sw.n, sizeof *sw.t, cmp_tup);
+    if (sw.n) qsort(sw.t, sw.n, sizeof *sw.t, cmp_tup);
     for (size_t k = 0; k + 1 < sw.n; k++)
         if (sw.t[k].v[0] == sw.t[k + 1].v[0])
             add(&rebuilt, sw.t[k].v[0], sw.t[k].v[1], sw.t[k + 1].v[1], sw.t[k + 1].v[3], 0);
