@@ -352,6 +352,33 @@ static void print_json(const rep_run *run, const out *o)
 
 /* ---- main --------------------------------------------------------------------- */
 
+/* rep_run_go, but a collecting pass stops once every requested thread has a row past its interval. */
+static void go(rep_run *run, const rep_args *a, const etl_chain *c)
+{
+    etl_reader *r = run->in.reader;
+    cli_progress bar = {0};
+    cli_progress_start(&bar, etl_reader_file_size(r));
+    etl_sched_event ev;
+    uint64_t n = 0;
+    bool early = false;
+    while (etl_sched_source_next(run->src, &ev) == ETL_OK) {
+        etl_sched_push(run->model, &ev);
+        if ((++n & 0xFFFF) == 0) {
+            if (etl_chain_pass_done(c)) {
+                early = true;
+                break;
+            }
+            if (bar.on) cli_progress_update(&bar, etl_sched_source_progress(run->src));
+        }
+    }
+    cli_progress_end(&bar);
+    run->end_ts = etl_sched_end_ts(r, etl_sched_source_stats_get(run->src)->last_ts);
+    run->end_ns = etl_clock_ns(etl_reader_clock(r), run->end_ts);
+    if (!early) etl_sched_finish(run->model, run->end_ts);
+    etl_sched_source_damage(run->src, &run->damage);
+    run->v1 = a->has_range ? a->v1 : run->end_ns;
+}
+
 int cmd_waitchain(int argc, char **argv)
 {
     rep_args a;
@@ -424,7 +451,7 @@ int cmd_waitchain(int argc, char **argv)
             return rc;
         }
         etl_chain_bind(&c, run.model);
-        rep_run_go(&run, &a);
+        go(&run, &a, &c);
         etl_status st = etl_chain_end_pass(&c);
         a.quiet = 1; /* the first pass said what was wrong with the input */
         if (st != ETL_OK) {
