@@ -75,11 +75,12 @@ static void json_sums(jw *w, const ctx *c, const etl_pmc_sums *s)
     for (unsigned k = 0; k < c->p.counters; k++) {
         char key[48];
         if (c->p.o.kinds[k] != ETL_PMC_OTHER) snprintf(key, sizeof key, "%s", etl_pmc_kind_name(c->p.o.kinds[k]));
-        else snprintf(key, sizeof key, "%s", c->labels[k][0] ? c->labels[k] : "pmc");
+        else if (c->labels[k][0]) snprintf(key, sizeof key, "%s", c->labels[k]);
+        else snprintf(key, sizeof key, "pmc%u", k);
         /* Keys must be unique: a repeated name gets its slot number. */
         for (unsigned j = 0; j < k; j++)
             if (c->p.o.kinds[j] == c->p.o.kinds[k] &&
-                (c->p.o.kinds[k] != ETL_PMC_OTHER || strcmp(c->labels[j], c->labels[k]) == 0))
+                (c->p.o.kinds[k] != ETL_PMC_OTHER || (c->labels[k][0] && strcmp(c->labels[j], c->labels[k]) == 0)))
                 snprintf(key + strlen(key), sizeof key - strlen(key), "_%u", k);
         jw_u64(w, key, s->delta[k]);
     }
@@ -327,6 +328,38 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
     rep_print_anomalies(run, stdout);
 }
 
+typedef struct opts {
+    ctx *c;
+    etl_pmc_options *po;
+} opts;
+
+static int pmc_option(void *p, int argc, char **argv, int *i)
+{
+    opts *o = p;
+    ctx *c = o->c;
+    if (strcmp(argv[*i], "--counters") != 0) return 0;
+    if (*i + 1 >= argc || !argv[*i + 1][0])
+        return cli_usage_error("pmc", "--counters needs names, e.g. cycles,instructions");
+    const char *s = argv[++*i];
+    unsigned n = 0;
+    memset(o->po->kinds, 0, sizeof o->po->kinds);
+    memset(c->labels, 0, sizeof c->labels);
+    while (*s) {
+        if (n == ETL_PMC_MAX) return cli_usage_error("pmc", "--counters names at most %d slots", ETL_PMC_MAX);
+        size_t len = strcspn(s, ",");
+        if (len >= sizeof c->labels[n]) return cli_usage_error("pmc", "--counters: a name is too long");
+        memcpy(c->labels[n], s, len);
+        c->labels[n][len] = 0;
+        o->po->kinds[n] = etl_pmc_kind_from_name(c->labels[n]);
+        n++;
+        s += len;
+        if (*s == ',') s++;
+    }
+    o->po->nkinds = n;
+    c->named = 1;
+    return 1;
+}
+
 int cmd_pmc(int argc, char **argv)
 {
     rep_args a;
@@ -335,42 +368,9 @@ int cmd_pmc(int argc, char **argv)
     memset(&c, 0, sizeof c);
     etl_pmc_options po;
     etl_pmc_options_init(&po);
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            help();
-            return EXIT_OK;
-        }
-        int r = rep_arg(&a, argc, argv, &i);
-        if (r == EXIT_USAGE) return r;
-        if (r) continue;
-        if (strcmp(argv[i], "--counters") == 0) {
-            if (i + 1 >= argc || !argv[i + 1][0]) return cli_usage_error("pmc", "--counters needs names, e.g. cycles,instructions");
-            const char *s = argv[++i];
-            unsigned n = 0;
-            memset(po.kinds, 0, sizeof po.kinds);
-            memset(c.labels, 0, sizeof c.labels);
-            while (*s) {
-                if (n == ETL_PMC_MAX) return cli_usage_error("pmc", "--counters names at most %d slots", ETL_PMC_MAX);
-                size_t len = strcspn(s, ",");
-                if (len >= sizeof c.labels[n]) return cli_usage_error("pmc", "--counters: a name is too long");
-                memcpy(c.labels[n], s, len);
-                c.labels[n][len] = 0;
-                po.kinds[n] = etl_pmc_kind_from_name(c.labels[n]);
-                n++;
-                s += len;
-                if (*s == ',') s++;
-            }
-            po.nkinds = n;
-            c.named = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("pmc", "unknown option '%s'", argv[i]);
-        } else if (!a.path) {
-            a.path = argv[i];
-        } else {
-            return cli_usage_error("pmc", "one FILE only");
-        }
-    }
-    if (!a.path) return cli_usage_error("pmc", "no FILE given");
+    opts o = {&c, &po};
+    int pr = rep_parse(&a, argc, argv, help, pmc_option, &o);
+    if (pr >= 0) return pr;
     rep_run run;
     c.a = &a;
     c.run = &run;
@@ -404,11 +404,6 @@ int cmd_pmc(int argc, char **argv)
         print_text(&a, &run, &c);
     }
     etl_pmc_free(&c.p);
-    int rc2 = rep_run_close(&run);
-    if (rc == EXIT_OK) rc = rc2;
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s pmc: cannot write the output\n", prog);
-        return EXIT_IO;
-    }
-    return rc;
+    int rc2 = rep_finish(&run, "pmc");
+    return rc == EXIT_OK ? rc2 : rc;
 }

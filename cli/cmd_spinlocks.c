@@ -510,44 +510,42 @@ static int parse_u32(const char *v, uint32_t *out)
     return 0;
 }
 
+typedef struct opts {
+    etl_spinlock_info params;
+    params_src src;
+    int have_h;
+} opts;
+
+static int spin_option(void *p, int argc, char **argv, int *i)
+{
+    opts *o = p;
+    static const char *const names[] = {"--spin-threshold", "--acquire-rate", "--contention-rate",
+                                        "--hold-threshold"};
+    uint32_t *fields[] = {&o->params.spin_lock_spin_threshold, &o->params.spin_lock_acquire_sample_rate,
+                          &o->params.spin_lock_contention_sample_rate, &o->params.spin_lock_hold_threshold};
+    const char **srcs[] = {&o->src.s, &o->src.a, &o->src.m, &o->src.h};
+    for (int k = 0; k < 4; k++) {
+        if (strcmp(argv[*i], names[k]) != 0) continue;
+        if (*i + 1 >= argc || parse_u32(argv[*i + 1], fields[k]))
+            return cli_usage_error("spinlocks", "%s needs a number", names[k]);
+        *srcs[k] = "given";
+        if (k == 3) o->have_h = 1;
+        ++*i;
+        return 1;
+    }
+    return 0;
+}
+
 int cmd_spinlocks(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "spinlocks");
-    etl_spinlock_info params = etl_spinlock_info_defaults();
-    params_src src = {"default", "default", "default", "default", 0};
-    int have_h = 0;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            help();
-            return EXIT_OK;
-        }
-        int r = rep_arg(&a, argc, argv, &i);
-        if (r == EXIT_USAGE) return r;
-        if (r) continue;
-        static const char *const names[] = {"--spin-threshold", "--acquire-rate", "--contention-rate",
-                                            "--hold-threshold"};
-        uint32_t *fields[] = {&params.spin_lock_spin_threshold, &params.spin_lock_acquire_sample_rate,
-                              &params.spin_lock_contention_sample_rate, &params.spin_lock_hold_threshold};
-        const char **srcs[] = {&src.s, &src.a, &src.m, &src.h};
-        int k = -1;
-        for (int j = 0; j < 4; j++)
-            if (strcmp(argv[i], names[j]) == 0) k = j;
-        if (k >= 0) {
-            if (i + 1 >= argc || parse_u32(argv[i + 1], fields[k]))
-                return cli_usage_error("spinlocks", "%s needs a number", names[k]);
-            *srcs[k] = "given";
-            if (k == 3) have_h = 1;
-            i++;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("spinlocks", "unknown option '%s'", argv[i]);
-        } else if (!a.path) {
-            a.path = argv[i];
-        } else {
-            return cli_usage_error("spinlocks", "one FILE only");
-        }
-    }
-    if (!a.path) return cli_usage_error("spinlocks", "no FILE given");
+    opts o = {etl_spinlock_info_defaults(), {"default", "default", "default", "default", 0}, 0};
+    int pr = rep_parse(&a, argc, argv, help, spin_option, &o);
+    if (pr >= 0) return pr;
+    etl_spinlock_info params = o.params;
+    params_src src = o.src;
+    int have_h = o.have_h;
     params.has_hold_threshold = true;
     etl_diag d;
     memset(&d, 0, sizeof d);
@@ -602,11 +600,6 @@ int cmd_spinlocks(int argc, char **argv)
     etl_spinlocks_free(&c.s);
     etl_idmap_free(&c.tid_pid);
     etl_idmap_free(&c.pid_match);
-    int rc2 = rep_run_close(&run);
-    if (rc == EXIT_OK) rc = rc2;
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s spinlocks: cannot write the output\n", prog);
-        return EXIT_IO;
-    }
-    return rc;
+    int rc2 = rep_finish(&run, "spinlocks");
+    return rc == EXIT_OK ? rc2 : rc;
 }
