@@ -82,7 +82,7 @@ static void help(void)
     printf("\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n");
 }
 
-static void num(ctx *c, unsigned i, long long v) { snprintf(c->cell[i], sizeof c->cell[i], "%lld", v); }
+static void num(ctx *c, unsigned i, long long v) { c->cell[i][fmt_i64(c->cell[i], v)] = 0; }
 
 /* A time or duration: ns in JSON, the WPA unit (decimals) in CSV and text. */
 static void tm(ctx *c, unsigned i, int64_t ns, unsigned decimals)
@@ -93,7 +93,10 @@ static void tm(ctx *c, unsigned i, int64_t ns, unsigned decimals)
 
 static void str(ctx *c, unsigned i, const char *s)
 {
-    snprintf(c->cell[i], sizeof c->cell[i], "%s", s ? s : "");
+    size_t n = s ? strlen(s) : 0;
+    if (n >= sizeof c->cell[i]) n = sizeof c->cell[i] - 1;
+    memcpy(c->cell[i], s ? s : "", n);
+    c->cell[i][n] = 0;
 }
 
 static void state_cols(ctx *c, unsigned i, uint32_t known, uint8_t state, uint8_t reason, uint8_t mode)
@@ -187,11 +190,16 @@ static void on_row(void *p, const etl_sched_row *r)
         jw_obj_end(&c->w);
         jw_end(&c->w);
     } else if (a->format == FMT_CSV) {
+        /* One write a row: the cells are built in a line buffer. */
+        char line[NCOL * 320 + 4];
+        size_t n = 0;
         for (unsigned i = 0; i < NCOL; i++) {
-            if (i) fputc(',', stdout);
-            csv_field(stdout, c->cell[i]);
+            if (i) line[n++] = ',';
+            n = csv_field_buf(line, n, sizeof line - 3, c->cell[i]);
         }
-        fputs("\r\n", stdout);
+        line[n++] = '\r';
+        line[n++] = '\n';
+        fwrite(line, 1, n, stdout);
     } else {
         /* Text: a readable subset in fixed columns. */
         printf("%3s %16s %12s %-28.28s %7s %7s %12s %12s %-14.14s %-18.18s %s\n", c->cell[0], c->cell[6], c->cell[10],

@@ -1,6 +1,7 @@
 /* out.c - see out.h. */
 #include "out.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
@@ -189,6 +190,18 @@ void tbl_print_text(const tbl *t, FILE *f, const char *indent)
         fputc('\n', f);
     }
     free(w);
+}
+
+size_t csv_field_buf(char *buf, size_t len, size_t cap, const char *s)
+{
+    bool quote = strpbrk(s, ",\"\r\n") != NULL;
+    if (quote && len < cap) buf[len++] = '"';
+    for (; *s && len + 2 < cap; s++) {
+        if (*s == '"') buf[len++] = '"';
+        buf[len++] = *s;
+    }
+    if (quote && len < cap) buf[len++] = '"';
+    return len;
 }
 
 void csv_field(FILE *f, const char *s)

@@ -56,6 +56,8 @@ void tbl_free(tbl *t);
 
 /* One CSV field, quoted when it needs to be (RFC 4180). */
 void csv_field(FILE *f, const char *s);
+/* The same into buf[len..cap) (cut, never overrun, if it does not fit); returns the new length. */
+size_t csv_field_buf(char *buf, size_t len, size_t cap, const char *s);
 
 /* Durations for people: "12.345 ms", "1.234 s", "850 ns"; into out[32]. */
 const char *fmt_dur(char out[32], int64_t ns);
