@@ -540,6 +540,7 @@ int cmd_spinlocks(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "spinlocks");
+    a.skip = 1u << ETL_SCHED_READY; /* not needed: the report reads SpinLock events and names */
     opts o = {etl_spinlock_info_defaults(), {"default", "default", "default", "default", 0}, 0};
     int pr = rep_parse(&a, argc, argv, help, spin_option, &o);
     if (pr >= 0) return pr;
