@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
+#include "out.h"
 #include "base/idmap.h"
 
 typedef struct provider_count {
@@ -227,142 +228,116 @@ static void print_text(const char *path, etl_reader *r, info_counts *c, const et
                st->first_problem);
 }
 
-static void jkey(const char *k, int *first)
-{
-    printf("%s\"%s\":", *first ? "" : ",", k);
-    *first = 0;
-}
-
-static void ju(const char *k, uint64_t v, int *first)
-{
-    jkey(k, first);
-    printf("%llu", (unsigned long long)v);
-}
-
-static void js(const char *k, const char *v, int *first)
-{
-    jkey(k, first);
-    json_str(stdout, v);
-}
-
+/* One JSON object, through the reports' shared writer. */
 static void print_json(const char *path, etl_reader *r, info_counts *c, const etl_stats *st)
 {
     const etl_logfile_header *h = etl_reader_header(r);
     const etl_clock *clk = etl_reader_clock(r);
-    int f = 1;
     char buf[512];
-    putchar('{');
-    js("file", path, &f);
-    ju("file_size", etl_reader_file_size(r), &f);
-    ju("buffer_size", h->buffer_size, &f);
-    ju("os_major", h->os_major, &f);
-    ju("os_minor", h->os_minor, &f);
-    ju("os_build", h->provider_version, &f);
-    ju("format_major", h->sub_version, &f);
-    ju("format_minor", h->sub_minor_version, &f);
-    ju("num_cpus", h->num_processors, &f);
-    ju("end_time", h->end_time, &f);
+    jw w;
+    jw_init(&w, stdout);
+    jw_obj(&w, NULL);
+    jw_str(&w, "file", path);
+    jw_u64(&w, "file_size", etl_reader_file_size(r));
+    jw_u64(&w, "buffer_size", h->buffer_size);
+    jw_u64(&w, "os_major", h->os_major);
+    jw_u64(&w, "os_minor", h->os_minor);
+    jw_u64(&w, "os_build", h->provider_version);
+    jw_u64(&w, "format_major", h->sub_version);
+    jw_u64(&w, "format_minor", h->sub_minor_version);
+    jw_u64(&w, "num_cpus", h->num_processors);
+    jw_u64(&w, "end_time", h->end_time);
     etl_filetime_format(h->end_time, buf);
-    js("end_time_utc", buf, &f);
-    ju("timer_resolution", h->timer_resolution, &f);
-    ju("log_file_mode", h->log_file_mode, &f);
+    jw_str(&w, "end_time_utc", buf);
+    jw_u64(&w, "timer_resolution", h->timer_resolution);
+    jw_u64(&w, "log_file_mode", h->log_file_mode);
     log_file_mode_names(h->log_file_mode, buf, sizeof buf);
-    js("log_file_mode_names", buf, &f);
-    ju("buffers_written", h->buffers_written, &f);
-    ju("pointer_size", h->pointer_size, &f);
-    ju("events_lost", h->events_lost, &f);
-    ju("cpu_mhz", h->cpu_speed_mhz, &f);
-    ju("boot_time", h->boot_time, &f);
+    jw_str(&w, "log_file_mode_names", buf);
+    jw_u64(&w, "buffers_written", h->buffers_written);
+    jw_u64(&w, "pointer_size", h->pointer_size);
+    jw_u64(&w, "events_lost", h->events_lost);
+    jw_u64(&w, "cpu_mhz", h->cpu_speed_mhz);
+    jw_u64(&w, "boot_time", h->boot_time);
     etl_filetime_format(h->boot_time, buf);
-    js("boot_time_utc", buf, &f);
-    ju("perf_freq", h->perf_freq, &f);
-    ju("start_time", h->start_time, &f);
+    jw_str(&w, "boot_time_utc", buf);
+    jw_u64(&w, "perf_freq", h->perf_freq);
+    jw_u64(&w, "start_time", h->start_time);
     etl_filetime_format(h->start_time, buf);
-    js("start_time_utc", buf, &f);
-    ju("clock_type", h->clock_type, &f);
-    js("clock_name", clock_type_name(h->clock_type), &f);
-    ju("ticks_per_second", clk->ticks_per_sec, &f);
-    ju("buffers_lost", h->buffers_lost, &f);
-    js("logger_name", h->logger_name, &f);
-    js("log_file_name", h->log_file_name, &f);
-    ju("header_ts", h->header_ts, &f);
-    ju("buffers", st->buffers, &f);
-    ju("compressed_buffers", st->compressed_buffers, &f);
-    js("compression", st->compressed_buffers ? etl_compression_name((etl_compression)etl_reader_compression(r)) : "none", &f);
-    ju("cpus_seen", etl_reader_cpu_count(r), &f);
-    ju("records", c->records, &f);
+    jw_str(&w, "start_time_utc", buf);
+    jw_u64(&w, "clock_type", h->clock_type);
+    jw_str(&w, "clock_name", clock_type_name(h->clock_type));
+    jw_u64(&w, "ticks_per_second", clk->ticks_per_sec);
+    jw_u64(&w, "buffers_lost", h->buffers_lost);
+    jw_str(&w, "logger_name", h->logger_name);
+    jw_str(&w, "log_file_name", h->log_file_name);
+    jw_u64(&w, "header_ts", h->header_ts);
+    jw_u64(&w, "buffers", st->buffers);
+    jw_u64(&w, "compressed_buffers", st->compressed_buffers);
+    jw_str(&w, "compression",
+           st->compressed_buffers ? etl_compression_name((etl_compression)etl_reader_compression(r)) : "none");
+    jw_u64(&w, "cpus_seen", etl_reader_cpu_count(r));
+    jw_u64(&w, "records", c->records);
     if (c->have_ts) {
-        ju("first_ts", c->first_ts, &f);
-        ju("last_ts", c->last_ts, &f);
-        jkey("duration_ns", &f);
-        printf("%lld", (long long)duration_ns(clk, c));
+        jw_u64(&w, "first_ts", c->first_ts);
+        jw_u64(&w, "last_ts", c->last_ts);
+        jw_i64(&w, "duration_ns", duration_ns(clk, c));
     }
-    jkey("kernel_flags", &f);
-    putchar('[');
+    jw_arr(&w, "kernel_flags");
     if (c->group_mask_events) {
         const char *names[256];
         size_t n = etl_groupmask_names(&c->flags, names, 256);
-        for (size_t i = 0; i < n && i < 256; i++) {
-            if (i) putchar(',');
-            json_str(stdout, names[i]);
-        }
+        for (size_t i = 0; i < n && i < 256; i++) jw_str(&w, NULL, names[i]);
     }
-    putchar(']');
-    if (c->group_mask_events) ju("kernel_event_version", c->kernel_event_version, &f);
-    ju("cswitch_events", c->cswitch, &f);
-    ju("compact_batches", c->batches, &f);
-    ju("compact_switches", c->compact_switches, &f);
-    ju("compact_bad_records", c->compact_bad, &f);
-    ju("ready_thread_events", c->ready, &f);
-    ju("spinlock_events", c->spinlock, &f);
-    ju("thread_events", c->thread, &f);
-    ju("process_events", c->process, &f);
-    ju("undecodable_events", c->decode_errors, &f);
-    jkey("by_header_type", &f);
-    int g = 1;
-    putchar('{');
+    jw_arr_end(&w);
+    if (c->group_mask_events) jw_u64(&w, "kernel_event_version", c->kernel_event_version);
+    jw_u64(&w, "cswitch_events", c->cswitch);
+    jw_u64(&w, "compact_batches", c->batches);
+    jw_u64(&w, "compact_switches", c->compact_switches);
+    jw_u64(&w, "compact_bad_records", c->compact_bad);
+    jw_u64(&w, "ready_thread_events", c->ready);
+    jw_u64(&w, "spinlock_events", c->spinlock);
+    jw_u64(&w, "thread_events", c->thread);
+    jw_u64(&w, "process_events", c->process);
+    jw_u64(&w, "undecodable_events", c->decode_errors);
+    jw_obj(&w, "by_header_type");
     for (int t = 0; t < 256; t++)
-        if (c->by_htype[t]) ju(etl_htype_name((uint8_t)t), c->by_htype[t], &g);
-    putchar('}');
-    jkey("by_hook", &f);
-    putchar('[');
-    g = 1;
+        if (c->by_htype[t]) jw_u64(&w, etl_htype_name((uint8_t)t), c->by_htype[t]);
+    jw_obj_end(&w);
+    jw_arr(&w, "by_hook");
     for (unsigned k = 0; k < 65536; k++) {
         if (!c->by_hook[k]) continue;
-        printf("%s{\"hook\":%u,", g ? "" : ",", k);
-        g = 0;
+        jw_obj(&w, NULL);
+        jw_u64(&w, "hook", k);
         const char *name = etl_hook_name((uint16_t)k);
-        if (name) {
-            printf("\"name\":");
-            json_str(stdout, name);
-            putchar(',');
-        }
-        printf("\"count\":%llu}", (unsigned long long)c->by_hook[k]);
+        if (name) jw_str(&w, "name", name);
+        jw_u64(&w, "count", c->by_hook[k]);
+        jw_obj_end(&w);
     }
-    putchar(']');
-    jkey("by_provider", &f);
-    putchar('[');
+    jw_arr_end(&w);
+    jw_arr(&w, "by_provider");
     for (size_t i = 0; i < c->prov_n; i++) {
         char gs[37];
         etl_guid_format(&c->prov[i].guid, gs);
-        printf("%s{\"provider\":\"%s\",\"count\":%llu}", i ? "," : "", gs, (unsigned long long)c->prov[i].count);
+        jw_obj(&w, NULL);
+        jw_str(&w, "provider", gs);
+        jw_u64(&w, "count", c->prov[i].count);
+        jw_obj_end(&w);
     }
-    putchar(']');
-    jkey("recovery", &f);
-    g = 1;
-    putchar('{');
-    ju("bad_buffers", st->bad_buffers, &g);
-    ju("bad_records", st->bad_records, &g);
-    ju("skipped_bytes", st->skipped_bytes, &g);
-    ju("truncated_buffers", st->truncated_buffers, &g);
-    ju("decompress_errors", st->decompress_errors, &g);
-    ju("unsupported_buffers", st->unsupported_buffers, &g);
+    jw_arr_end(&w);
+    jw_obj(&w, "recovery");
+    jw_u64(&w, "bad_buffers", st->bad_buffers);
+    jw_u64(&w, "bad_records", st->bad_records);
+    jw_u64(&w, "skipped_bytes", st->skipped_bytes);
+    jw_u64(&w, "truncated_buffers", st->truncated_buffers);
+    jw_u64(&w, "decompress_errors", st->decompress_errors);
+    jw_u64(&w, "unsupported_buffers", st->unsupported_buffers);
     if (st->first_problem_offset != UINT64_MAX) {
-        ju("first_problem_offset", st->first_problem_offset, &g);
-        js("first_problem", st->first_problem, &g);
+        jw_u64(&w, "first_problem_offset", st->first_problem_offset);
+        jw_str(&w, "first_problem", st->first_problem);
     }
-    putchar('}');
-    printf("}\n");
+    jw_obj_end(&w);
+    jw_obj_end(&w);
+    jw_end(&w);
 }
 
 static void help(void)
