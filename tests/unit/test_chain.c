@@ -20,32 +20,10 @@
 #include "etlkit/synth.h"
 #include "etlkit/sched.h"
 #include "etlkit/analysis.h"
+#include "synthtruth.h"
 
-typedef struct truth {
-    etl_synth_switch *sw;
-    size_t nsw, capsw;
-    etl_synth_ready *rd;
-    size_t nrd, caprd;
-} truth;
+typedef st_truth truth;
 
-static int capture(void *ctx, const etl_synth_rec *r)
-{
-    truth *t = ctx;
-    if (r->type == ETL_SYNTH_REC_SWITCH) {
-        if (t->nsw == t->capsw) {
-            t->capsw = t->capsw ? 2 * t->capsw : 1024;
-            t->sw = realloc(t->sw, t->capsw * sizeof *t->sw);
-        }
-        t->sw[t->nsw++] = r->u.sw;
-    } else if (r->type == ETL_SYNTH_REC_READY && r->u.ready.logged) {
-        if (t->nrd == t->caprd) {
-            t->caprd = t->caprd ? 2 * t->caprd : 1024;
-            t->rd = realloc(t->rd, t->caprd * sizeof *t->rd);
-        }
-        t->rd[t->nrd++] = r->u.ready;
-    }
-    return 0;
-}
 
 static char path[512];
 static truth T;
@@ -63,9 +41,7 @@ static int setup(void **state)
     etl_diag d;
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
         if (etl_synth_set(&o, kv[i][0], kv[i][1], &d) != ETL_OK) return -1;
-    o.on_truth = capture;
-    o.truth_ctx = &T;
-    if (etl_synth_run(path, &o, NULL, &d) != ETL_OK) return -1;
+    st_run(path, &o, &T);
     return etl_reader_open(path, NULL, &R, &d) == ETL_OK ? 0 : -1;
 }
 
@@ -73,8 +49,7 @@ static int teardown(void **state)
 {
     (void)state;
     etl_reader_close(R);
-    free(T.sw);
-    free(T.rd);
+    st_free(&T);
     unlink(path);
     return 0;
 }

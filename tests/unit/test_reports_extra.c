@@ -24,83 +24,26 @@
 #include "etlkit/synth.h"
 #include "etlkit/sched.h"
 #include "etlkit/reports_extra.h"
+#include "synthtruth.h"
 
-typedef struct truth {
-    etl_synth_meta meta;
-    etl_synth_end end;
-    etl_synth_switch *sw;
-    size_t nsw, capsw;
-    etl_synth_spinlock *sl;
-    size_t nsl, capsl;
-} truth;
-
-#define PUSH(arr, n, cap)                                                                          \
-    do {                                                                                           \
-        if ((n) == (cap)) {                                                                        \
-            (cap) = (cap) ? 2 * (cap) : 256;                                                       \
-            (arr) = realloc((arr), (cap) * sizeof *(arr));                                         \
-            if (!(arr)) return 1;                                                                  \
-        }                                                                                          \
-    } while (0)
-
-static int capture(void *ctx, const etl_synth_rec *r)
-{
-    truth *t = ctx;
-    switch (r->type) {
-    case ETL_SYNTH_REC_META: t->meta = r->u.meta; break;
-    case ETL_SYNTH_REC_END: t->end = r->u.end; break;
-    case ETL_SYNTH_REC_SWITCH:
-        PUSH(t->sw, t->nsw, t->capsw);
-        t->sw[t->nsw++] = r->u.sw;
-        break;
-    case ETL_SYNTH_REC_SPINLOCK:
-        PUSH(t->sl, t->nsl, t->capsl);
-        t->sl[t->nsl++] = r->u.spinlock;
-        break;
-    default: break;
-    }
-    return 0;
-}
-
-static void truth_free(truth *t)
-{
-    free(t->sw);
-    free(t->sl);
-}
-
-static void set(etl_synth_options *o, const char *name, const char *value)
-{
-    etl_diag d;
-    memset(&d, 0, sizeof d);
-    if (etl_synth_set(o, name, value, &d) != ETL_OK) fail_msg("--%s %s: %s", name, value ? value : "", d.msg);
-}
-
-static void tmp(char *out, size_t cap, const char *name)
-{
-    const char *dir = getenv("TMPDIR");
-    snprintf(out, cap, "%s/etlkit-rx-%d-%s", dir && *dir ? dir : "/tmp", (int)getpid(), name);
-}
+typedef st_truth truth;
 
 /* Options as name=value pairs, NULL-terminated; a name without '=' is a flag. */
 static void synth(const char *path, const char *const *opts, truth *t)
 {
     etl_synth_options o;
     etl_synth_options_init(&o);
-    set(&o, "threads", "30");
-    set(&o, "processes", "6");
-    set(&o, "buffer-size", "32K");
+    st_set(&o, "threads", "30");
+    st_set(&o, "processes", "6");
+    st_set(&o, "buffer-size", "32K");
     for (size_t i = 0; opts[i]; i++) {
         char name[64];
         const char *eq = strchr(opts[i], '=');
         size_t n = eq ? (size_t)(eq - opts[i]) : strlen(opts[i]);
         snprintf(name, sizeof name, "%.*s", (int)n, opts[i]);
-        set(&o, name, eq ? eq + 1 : NULL);
+        st_set(&o, name, eq ? eq + 1 : NULL);
     }
-    memset(t, 0, sizeof *t);
-    o.on_truth = capture;
-    o.truth_ctx = t;
-    etl_diag d;
-    if (etl_synth_run(path, &o, NULL, &d) != ETL_OK) fail_msg("synth: %s", d.msg);
+    st_run(path, &o, t);
 }
 
 /* ---- reading back ------------------------------------------------------------------------------ */
@@ -388,7 +331,7 @@ static void test_spinlocks_defaults(void **state)
     };
     for (size_t f = 0; f < sizeof flav / sizeof flav[0]; f++) {
         char path[512], what[32];
-        tmp(path, sizeof path, "sl.etl");
+        st_tmp(path, sizeof path, "rx", "sl.etl");
         snprintf(what, sizeof what, "defaults-%zu", f);
         truth t;
         synth(path, flav[f], &t);
@@ -412,7 +355,7 @@ static void test_spinlocks_defaults(void **state)
         check_spinlocks(what, &t, &res, end / 4, end / 2);
         assert_true(res.s.outside > 0);
         result_free(&res);
-        truth_free(&t);
+        st_free(&t);
         unlink(path);
     }
 }
@@ -425,7 +368,7 @@ static void test_spinlocks_params(void **state)
                                        "spin-threshold=4", "acquire-rate=2000", "contention-rate=3",
                                        "hold-threshold=1500000", NULL};
     char path[512];
-    tmp(path, sizeof path, "slp.etl");
+    st_tmp(path, sizeof path, "rx", "slp.etl");
     truth t;
     synth(path, opts, &t);
     etl_spinlock_info p = params_of(&t);
@@ -455,7 +398,7 @@ static void test_spinlocks_params(void **state)
     }
     assert_int_equal(res.s.total.a.est_acq, est);
     result_free(&res);
-    truth_free(&t);
+    st_free(&t);
     unlink(path);
 }
 
@@ -584,7 +527,7 @@ static void test_pmc(void **state)
     };
     for (size_t f = 0; f < sizeof flav / sizeof flav[0]; f++) {
         char path[512], what[32];
-        tmp(path, sizeof path, "pmc.etl");
+        st_tmp(path, sizeof path, "rx", "pmc.etl");
         snprintf(what, sizeof what, "pmc-%zu", f);
         truth t;
         synth(path, flav[f], &t);
@@ -600,7 +543,7 @@ static void test_pmc(void **state)
         read_back(path, &p, end / 3, end / 2, &po, &res);
         check_pmc(what, &t, &res, end / 3, end / 2);
         result_free(&res);
-        truth_free(&t);
+        st_free(&t);
         unlink(path);
     }
 }
@@ -611,7 +554,7 @@ static void test_pmc_compact(void **state)
     (void)state;
     static const char *const opts[] = {"seed=41", "duration=0.1", "pmc=4", "cswitch=compact", NULL};
     char path[512];
-    tmp(path, sizeof path, "pmcc.etl");
+    st_tmp(path, sizeof path, "rx", "pmcc.etl");
     truth t;
     synth(path, opts, &t);
     etl_spinlock_info p = params_of(&t);
@@ -624,7 +567,7 @@ static void test_pmc_compact(void **state)
     assert_int_equal(res.p.nthreads, 0);
     assert_int_equal(res.p.total.slices, 0);
     result_free(&res);
-    truth_free(&t);
+    st_free(&t);
     unlink(path);
 }
 

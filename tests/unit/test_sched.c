@@ -24,58 +24,10 @@
 #include "etlkit/sched.h"
 #include "etlkit/report.h"
 #include "base/idmap.h"
+#include "synthtruth.h"
 
-typedef struct truth {
-    etl_synth_meta meta;
-    etl_synth_end end;
-    etl_synth_switch *sw;
-    size_t nsw, capsw;
-    etl_synth_ready *rd;
-    size_t nrd, caprd;
-    etl_synth_thread_total *tt;
-    size_t ntt, captt;
-} truth;
+typedef st_truth truth;
 
-#define PUSH(arr, n, cap)                                                                          \
-    do {                                                                                           \
-        if ((n) == (cap)) {                                                                        \
-            (cap) = (cap) ? 2 * (cap) : 256;                                                       \
-            (arr) = realloc((arr), (cap) * sizeof *(arr));                                         \
-            if (!(arr)) return 1;                                                                  \
-        }                                                                                          \
-    } while (0)
-
-static int capture(void *ctx, const etl_synth_rec *r)
-{
-    truth *t = ctx;
-    switch (r->type) {
-    case ETL_SYNTH_REC_META: t->meta = r->u.meta; break;
-    case ETL_SYNTH_REC_END: t->end = r->u.end; break;
-    case ETL_SYNTH_REC_SWITCH:
-        PUSH(t->sw, t->nsw, t->capsw);
-        t->sw[t->nsw++] = r->u.sw;
-        break;
-    case ETL_SYNTH_REC_READY:
-        if (!r->u.ready.logged) break;
-        PUSH(t->rd, t->nrd, t->caprd);
-        t->rd[t->nrd++] = r->u.ready;
-        break;
-    case ETL_SYNTH_REC_THREAD_TOTAL:
-        PUSH(t->tt, t->ntt, t->captt);
-        t->tt[t->ntt] = r->u.thread_total;
-        t->tt[t->ntt++].name = NULL;
-        break;
-    default: break;
-    }
-    return 0;
-}
-
-static void set(etl_synth_options *o, const char *name, const char *value)
-{
-    etl_diag d;
-    memset(&d, 0, sizeof d);
-    if (etl_synth_set(o, name, value, &d) != ETL_OK) fail_msg("--%s %s: %s", name, value ? value : "", d.msg);
-}
 
 /* ---- expected answers from the truth -------------------------------------------------------- */
 
@@ -415,36 +367,18 @@ static void synth(const flavour *f, const char *seed, const char *format, const 
 {
     etl_synth_options o;
     etl_synth_options_init(&o);
-    set(&o, "seed", seed);
-    set(&o, "cpus", f->cpus);
-    set(&o, "threads", "40");
-    set(&o, "processes", "8");
-    set(&o, "duration", "0.25");
-    set(&o, "pointer-size", f->bits);
-    set(&o, "clock", f->clock);
-    set(&o, "cswitch", format);
-    set(&o, "buffer-size", "16K");
-    set(&o, "churn", "100");
-    set(&o, f->z ? "compress" : "no-compress", NULL);
-    memset(t, 0, sizeof *t);
-    o.on_truth = capture;
-    o.truth_ctx = t;
-    etl_diag d;
-    etl_synth_summary s;
-    if (etl_synth_run(path, &o, &s, &d) != ETL_OK) fail_msg("synth: %s", d.msg);
-}
-
-static void truth_free(truth *t)
-{
-    free(t->sw);
-    free(t->rd);
-    free(t->tt);
-}
-
-static void tmp(char *out, size_t cap, const char *name)
-{
-    const char *dir = getenv("TMPDIR");
-    snprintf(out, cap, "%s/etlkit-sched-%d-%s", dir && *dir ? dir : "/tmp", (int)getpid(), name);
+    st_set(&o, "seed", seed);
+    st_set(&o, "cpus", f->cpus);
+    st_set(&o, "threads", "40");
+    st_set(&o, "processes", "8");
+    st_set(&o, "duration", "0.25");
+    st_set(&o, "pointer-size", f->bits);
+    st_set(&o, "clock", f->clock);
+    st_set(&o, "cswitch", format);
+    st_set(&o, "buffer-size", "16K");
+    st_set(&o, "churn", "100");
+    st_set(&o, f->z ? "compress" : "no-compress", NULL);
+    st_run(path, &o, t);
 }
 
 static void test_truth_flavours(void **state)
@@ -455,7 +389,7 @@ static void test_truth_flavours(void **state)
         char path[512], what[128], seed[16];
         snprintf(what, sizeof what, "%s-%s-%s-%scpu%s", f->bits, f->clock, f->format, f->cpus, f->z ? "-z" : "");
         snprintf(seed, sizeof seed, "%zu", 7 + i);
-        tmp(path, sizeof path, "t.etl");
+        st_tmp(path, sizeof path, "sched", "t.etl");
         truth t;
         synth(f, seed, f->format, path, &t);
         result res;
@@ -464,7 +398,7 @@ static void test_truth_flavours(void **state)
         if (strcmp(f->format, "compact") == 0) assert_true(res.src.compact_switches > 0);
         if (strcmp(f->format, "both") == 0) assert_true(res.src.duplicates_dropped > 0);
         result_free(&res);
-        truth_free(&t);
+        st_free(&t);
         unlink(path);
     }
 }
@@ -475,8 +409,8 @@ static void test_compact_equals_full(void **state)
     (void)state;
     const flavour f = {"64", "qpc", "full", "4", false};
     char pf[512], pc[512];
-    tmp(pf, sizeof pf, "full.etl");
-    tmp(pc, sizeof pc, "compact.etl");
+    st_tmp(pf, sizeof pf, "sched", "full.etl");
+    st_tmp(pc, sizeof pc, "sched", "compact.etl");
     truth tf, tc;
     synth(&f, "99", "full", pf, &tf);
     synth(&f, "99", "compact", pc, &tc);
@@ -518,8 +452,8 @@ static void test_compact_equals_full(void **state)
     }
     result_free(&rf);
     result_free(&rc);
-    truth_free(&tf);
-    truth_free(&tc);
+    st_free(&tf);
+    st_free(&tc);
     unlink(pf);
     unlink(pc);
 }

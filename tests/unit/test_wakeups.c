@@ -16,32 +16,9 @@
 #include "etlkit/sched.h"
 #include "etlkit/analysis.h"
 #include "base/idmap.h"
+#include "synthtruth.h"
 
-typedef struct truth {
-    etl_synth_switch *sw;
-    size_t nsw, capsw;
-    etl_synth_ready *rd;
-    size_t nrd, caprd;
-} truth;
-
-static int capture(void *ctx, const etl_synth_rec *r)
-{
-    truth *t = ctx;
-    if (r->type == ETL_SYNTH_REC_SWITCH) {
-        if (t->nsw == t->capsw) {
-            t->capsw = t->capsw ? 2 * t->capsw : 1024;
-            t->sw = realloc(t->sw, t->capsw * sizeof *t->sw);
-        }
-        t->sw[t->nsw++] = r->u.sw;
-    } else if (r->type == ETL_SYNTH_REC_READY && r->u.ready.logged) {
-        if (t->nrd == t->caprd) {
-            t->caprd = t->caprd ? 2 * t->caprd : 1024;
-            t->rd = realloc(t->rd, t->caprd * sizeof *t->rd);
-        }
-        t->rd[t->nrd++] = r->u.ready;
-    }
-    return 0;
-}
+typedef st_truth truth;
 
 static void synth(const char *path, const char *seed, const char *cpus, const char *format, truth *t)
 {
@@ -52,10 +29,7 @@ static void synth(const char *path, const char *seed, const char *cpus, const ch
     etl_diag d;
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
         if (etl_synth_set(&o, kv[i][0], kv[i][1], &d) != ETL_OK) fail_msg("%s: %s", kv[i][0], d.msg);
-    memset(t, 0, sizeof *t);
-    o.on_truth = capture;
-    o.truth_ctx = t;
-    if (etl_synth_run(path, &o, NULL, &d) != ETL_OK) fail_msg("synth: %s", d.msg);
+    st_run(path, &o, t);
 }
 
 typedef struct item {
@@ -234,8 +208,7 @@ static void check(const char *seed, const char *cpus, const char *format)
     etl_sched_source_close(s);
     etl_reader_close(r);
     etl_idmap_free(&e.by_tid);
-    free(t.sw);
-    free(t.rd);
+    st_free(&t);
     unlink(path);
 }
 
