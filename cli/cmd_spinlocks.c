@@ -1,10 +1,8 @@
 /* cmd_spinlocks.c - `etlkit spinlocks`: spin lock contention per lock, caller, pair and AcquireMode (spec §5). */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include "report.h"
 #include "etlkit/reports_extra.h"
-#include "base/idmap.h"
 
 static void help(void)
 {
@@ -31,48 +29,22 @@ static void help(void)
 typedef struct ctx {
     etl_spinlocks s;
     const rep_args *a;
-    etl_idmap tid_pid;    /* ThreadId -> ProcessId of its latest Start/DCStart */
-    etl_idmap pid_match;  /* ProcessId -> 1 when its image matches --process NAME */
-    int proc_is_pid;
-    unsigned long proc_pid;
+    const rep_run *run;
     uint64_t filtered;    /* events of other threads */
 } ctx;
 
-/* "svchost" matches "svchost.exe", as rep_thread_selected does for the other reports. */
-static int image_matches(const char *want, const etl_kstr *k)
-{
-    char name[256];
-    size_t n = k->text.n < sizeof name - 1 ? k->text.n : sizeof name - 1;
-    memcpy(name, k->text.p, n);
-    name[n] = 0;
-    size_t w = strlen(want);
-    if (strncasecmp(name, want, w) != 0) return 0;
-    return name[w] == 0 || strcasecmp(name + w, ".exe") == 0;
-}
-
-static int selected(ctx *c, uint32_t tid)
+/* --thread by the event's ThreadId; --process by the process of the thread that id names now. */
+static int selected(const ctx *c, uint32_t tid)
 {
     const rep_args *a = c->a;
     if (a->thread >= 0 && tid != (uint64_t)a->thread) return 0;
-    if (!a->process) return 1;
-    uint32_t pid = etl_idmap_get(&c->tid_pid, tid);
-    if (pid == ETL_IDMAP_EMPTY) return 0;
-    if (c->proc_is_pid) return pid == c->proc_pid;
-    return etl_idmap_get(&c->pid_match, pid) == 1;
+    return !a->process || rep_thread_selected(a, c->run->model, etl_sched_thread_of(c->run->model, tid));
 }
 
+/* Called before the model sees the event: its names are those of the event's moment. */
 static void on_event(void *p, const etl_sched_event *ev)
 {
     ctx *c = p;
-    if (c->a->process) {
-        if (ev->kind == ETL_SCHED_THREAD && (ev->hook == ETL_HOOK_THREAD_START || ev->hook == ETL_HOOK_THREAD_DC_START) &&
-            ev->u.thread.process_id != ETL_IDMAP_EMPTY)
-            etl_idmap_put(&c->tid_pid, ev->u.thread.thread_id, ev->u.thread.process_id);
-        if (!c->proc_is_pid && ev->kind == ETL_SCHED_PROCESS &&
-            (ev->hook == ETL_HOOK_PROCESS_START || ev->hook == ETL_HOOK_PROCESS_DC_START))
-            etl_idmap_put(&c->pid_match, ev->u.process.process_id,
-                          (uint32_t)image_matches(c->a->process, &ev->u.process.image_file_name));
-    }
     if (ev->kind != ETL_SCHED_SPINLOCK) return;
     if ((c->a->thread >= 0 || c->a->process) && !selected(c, ev->u.spinlock.thread_id)) {
         c->filtered++;
@@ -555,14 +527,8 @@ int cmd_spinlocks(int argc, char **argv)
     ctx c;
     memset(&c, 0, sizeof c);
     c.a = &a;
-    etl_idmap_init(&c.tid_pid);
-    etl_idmap_init(&c.pid_match);
-    if (a.process) {
-        char *e;
-        c.proc_pid = strtoul(a.process, &e, 0);
-        c.proc_is_pid = !*e;
-    }
     rep_run run;
+    c.run = &run;
     int rc = rep_run_open(&run, &a, NULL, &c, on_event);
     if (rc != EXIT_OK) return rc;
     const etl_logfile_header *h = etl_reader_header(run.in.reader);
@@ -599,8 +565,6 @@ int cmd_spinlocks(int argc, char **argv)
         print_text(&a, &run, &c, &src);
     }
     etl_spinlocks_free(&c.s);
-    etl_idmap_free(&c.tid_pid);
-    etl_idmap_free(&c.pid_match);
     int rc2 = rep_finish(&run, "spinlocks");
     return rc == EXIT_OK ? rc2 : rc;
 }

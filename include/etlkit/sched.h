@@ -212,6 +212,11 @@ const char *etl_sched_names(const etl_sched *m);
 /* The instance a thread index names (NULL for IDLE / NONE). */
 const etl_sched_thread *etl_sched_thread_at(const etl_sched *m, uint32_t index);
 const etl_sched_process *etl_sched_process_at(const etl_sched *m, uint32_t index);
+/*
+ * The instance a TID names at this point of the stream (its latest Start/DCStart, or
+ * its first sight): ETL_SCHED_IDLE for TID 0, ETL_SCHED_NONE for a TID never seen.
+ */
+uint32_t etl_sched_thread_of(const etl_sched *m, uint32_t tid);
 /* "image" of a thread's process: the name, "Idle" for IDLE, "Unknown" when none. */
 const char *etl_sched_process_name(const etl_sched *m, uint32_t thread_index);
 

@@ -528,6 +528,13 @@ const etl_sched_process *etl_sched_process_at(const etl_sched *m, uint32_t index
     return index < m->nproc ? &m->proc[index] : NULL;
 }
 
+uint32_t etl_sched_thread_of(const etl_sched *m, uint32_t tid)
+{
+    if (tid == 0) return ETL_SCHED_IDLE;
+    uint32_t i = etl_idmap_get(&m->tid_map, tid);
+    return i == ETL_IDMAP_EMPTY ? ETL_SCHED_NONE : i;
+}
+
 const char *etl_sched_process_name(const etl_sched *m, uint32_t thread_index)
 {
     if (thread_index == ETL_SCHED_IDLE) return "Idle";
