@@ -153,8 +153,7 @@ static void main_fill(etl_sched_source *s, head *h)
         }
         if (s->main_done) {
             if (!s->late_cpus || s->late_finishing) return;
-            if (etl_batch_expand_finish(&s->late, &sw) == ETL_OK) {
-                count_chain(s, &sw);
+            if (etl_batch_expand_finish(&s->late, &sw) == ETL_OK) { /* a CPU's last switch: no successor to lose */
                 switch_event(&h->ev, &sw, ETL_HOOK_CSWITCH_BATCH);
                 h->has = true;
                 return;
@@ -187,8 +186,7 @@ static void batch_fill(etl_sched_source *s, bsrc *b, head *h)
     etl_cswitch sw;
     while (!b->done) {
         if (b->finishing) {
-            if (etl_batch_expand_finish(&b->x, &sw) == ETL_OK) {
-                count_chain(s, &sw);
+            if (etl_batch_expand_finish(&b->x, &sw) == ETL_OK) { /* a CPU's last switch: no successor to lose */
                 switch_event(&h->ev, &sw, ETL_HOOK_CSWITCH_BATCH);
                 h->has = true;
                 return;
