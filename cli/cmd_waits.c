@@ -1,6 +1,7 @@
 /* cmd_waits.c - `etlkit waits`: ready latency and waits per thread and per wait reason. */
 #include <stdlib.h>
 #include <string.h>
+#include "base/sort.h"
 #include "report.h"
 
 static void help(void)
@@ -301,7 +302,7 @@ int cmd_waits(int argc, char **argv)
     }
     rep_run_go(&run, &a);
     etl_usage_finish(&u, run.end_ns);
-    qsort(u.threads, u.nthreads, sizeof *u.threads, by_ready_desc);
+    etl_sort(u.threads, u.nthreads, sizeof *u.threads, by_ready_desc);
     if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
     } else if (a.format == FMT_JSON) {
         print_json(&a, &run, &u);

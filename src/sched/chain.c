@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "base/sort.h"
 #include "etlkit/analysis.h"
 #include "base/idmap.h"
 
@@ -473,7 +474,7 @@ etl_status etl_chain_end_pass(etl_chain *c)
         memset(c->totals, 0, sizeof c->totals);
         c->npath = 0;
         if (c->nnodes) walk(c, 0);
-        qsort(c->path, c->npath, sizeof *c->path, by_ns_desc);
+        etl_sort(c->path, c->npath, sizeof *c->path, by_ns_desc);
     }
     return p->nomem ? ETL_E_NOMEM : ETL_OK;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "base/sort.h"
 #include "etlkit/analysis.h"
 
 int64_t etl_per_second(int64_t v, int64_t window_ns)
@@ -177,7 +178,7 @@ etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_
     gather(&l, before, 0, &c->total, &c->window_before);
     gather(&l, after, 1, &c->total, &c->window_after);
     if (l.nomem || !c->total.name) goto nomem;
-    qsort(l.e, l.n, sizeof *l.e, by_scope_name_side);
+    etl_sort(l.e, l.n, sizeof *l.e, by_scope_name_side);
     etl_cmp_row *rows = calloc(l.n ? l.n : 1, sizeof *rows);
     if (!rows) goto nomem;
     size_t nr = 0;
@@ -221,7 +222,7 @@ etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_
     size_t fill[4] = {0};
     for (size_t i = 0; i < nr; i++) parts[rows[i].scope][fill[rows[i].scope]++] = rows[i];
     free(rows);
-    for (unsigned s = 1; s < 4; s++) qsort(parts[s], counts[s], sizeof *parts[s], by_change);
+    for (unsigned s = 1; s < 4; s++) etl_sort(parts[s], counts[s], sizeof *parts[s], by_change);
     c->processes = parts[ETL_CMP_PROCESS];
     c->nprocesses = counts[ETL_CMP_PROCESS];
     c->threads = parts[ETL_CMP_THREAD];

@@ -1,4 +1,5 @@
 /* latency.c - see latency.h. */
+#include "base/sort.h"
 #include "sched/latency.h"
 
 #include <stdlib.h>
@@ -45,7 +46,7 @@ static int cmp_u64(const void *a, const void *b)
 static void radix_u32(uint32_t *v, size_t n)
 {
     if (n < 256) {
-        qsort(v, n, sizeof *v, cmp_u32);
+        etl_sort(v, n, sizeof *v, cmp_u32);
         return;
     }
     uint32_t *tmp = malloc(n * sizeof *tmp);
@@ -53,7 +54,7 @@ static void radix_u32(uint32_t *v, size_t n)
     if (!tmp || !cnt) {
         free(tmp);
         free(cnt);
-        qsort(v, n, sizeof *v, cmp_u32);
+        etl_sort(v, n, sizeof *v, cmp_u32);
         return;
     }
     uint32_t *src = v, *dst = tmp;
@@ -79,7 +80,7 @@ static void radix_u32(uint32_t *v, size_t n)
 void lat_sort(lat_vec *x)
 {
     if (x->n) radix_u32(x->v, x->n); /* empty vectors may be NULL, which qsort must not get */
-    if (x->nbig) qsort(x->big, x->nbig, sizeof *x->big, cmp_u64);
+    etl_sort(x->big, x->nbig, sizeof *x->big, cmp_u64);
 }
 
 size_t lat_count(const lat_vec *x) { return x->n + x->nbig; }

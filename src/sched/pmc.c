@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "base/sort.h"
 #include "etlkit/reports_extra.h"
 
 struct etl_pmc_priv {
@@ -235,8 +236,8 @@ etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns)
     p->nprocesses = n;
     int slot = etl_pmc_slot(p, ETL_PMC_CYCLES);
     g_sort_slot = slot >= 0 ? slot : 0;
-    qsort(p->threads, p->nthreads, sizeof *p->threads, cmp_thread);
-    qsort(p->processes, p->nprocesses, sizeof *p->processes, cmp_process);
+    etl_sort(p->threads, p->nthreads, sizeof *p->threads, cmp_thread);
+    etl_sort(p->processes, p->nprocesses, sizeof *p->processes, cmp_process);
     return ETL_OK;
 }
 

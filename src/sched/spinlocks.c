@@ -15,6 +15,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "base/sort.h"
 #include "etlkit/reports_extra.h"
 #include "base/idmap.h"
 #include "sched/latency.h"
@@ -302,7 +303,7 @@ static etl_status distinct(etl_spinlocks *s, unsigned kind, etl_spin_group *g, s
         if ((cx == TOTAL_CELL) != (kind == K_TOTAL)) continue;
         k[j++] = (uint64_t)group_of(p, kind, (size_t)cx) << 33 | (key & 0x1FFFFFFFFull);
     }
-    qsort(k, n, sizeof *k, cmp_u64);
+    etl_sort(k, n, sizeof *k, cmp_u64);
     uint32_t *pool = malloc((n ? n : 1) * sizeof *pool);
     if (!pool) {
         free(k);
@@ -422,7 +423,7 @@ static etl_status fold(etl_spinlocks *s, unsigned kind, etl_spin_group **out, si
         ratios(s, &g[i], ncpu);
         g[n++] = g[i];
     }
-    if (kind != K_TOTAL) qsort(g, n, sizeof *g, cmp_group);
+    if (kind != K_TOTAL) etl_sort(g, n, sizeof *g, cmp_group);
     *out = g;
     *nout = n;
     g = NULL;

@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "base/sort.h"
 #include "etlkit/report.h"
 #include "base/idmap.h"
 #include "sched/latency.h"
@@ -404,7 +405,7 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
         int64_t *nb = calloc(u->nbuckets * (np ? np : 1), sizeof *nb);
         if (sorted && nb) {
             memcpy(sorted, u->processes, np * sizeof *sorted);
-            qsort(sorted, np, sizeof *sorted, by_cpu_desc_process);
+            etl_sort(sorted, np, sizeof *sorted, by_cpu_desc_process);
             for (size_t j = 0; j < np; j++) {
                 uint32_t proc = sorted[j].process;
                 size_t pk = proc < nproc_model ? proc : nproc_model;
@@ -419,9 +420,9 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
         free(sorted);
         free(nb);
     } else {
-        qsort(u->processes, u->nprocesses, sizeof *u->processes, by_cpu_desc_process);
+        etl_sort(u->processes, u->nprocesses, sizeof *u->processes, by_cpu_desc_process);
     }
-    qsort(u->threads, u->nthreads, sizeof *u->threads, by_cpu_desc_thread);
+    etl_sort(u->threads, u->nthreads, sizeof *u->threads, by_cpu_desc_thread);
     /* Trim trailing buckets past the window. */
     if (u->o.interval_ns > 0) {
         /* ceil(|W| / interval), without overflow */

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "base/sort.h"
 #include "etlkit/analysis.h"
 
 struct etl_wakeups_priv {
@@ -146,8 +147,8 @@ etl_status etl_wakeups_finish(etl_wakeups *w)
     }
     w->nthreads = k;
     w->nprocesses = np;
-    qsort(w->threads, k, sizeof *w->threads, by_count_desc);
-    qsort(w->processes, np, sizeof *w->processes, by_count_desc);
+    etl_sort(w->threads, k, sizeof *w->threads, by_count_desc);
+    etl_sort(w->processes, np, sizeof *w->processes, by_count_desc);
     free(pmap);
     return ETL_OK;
 }
