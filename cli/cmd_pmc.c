@@ -193,7 +193,7 @@ static void print_json(const rep_args *a, const rep_run *run, const ctx *c)
 
 typedef struct cols {
     const char *head[MAXCOL];
-    char names[ETL_PMC_MAX][48];
+    char names[ETL_PMC_MAX][52]; /* "=" and a name of up to 47 bytes */
     unsigned n;
 } cols;
 
