@@ -33,6 +33,7 @@
 #include "base/bytes.h"
 #include "base/idmap.h"
 #include "base/mapfile.h"
+#include "base/outfile.h"
 #include "container/reader_internal.h"
 #include "writer/writer_internal.h"
 
@@ -417,99 +418,16 @@ static void cleanup(conv *c)
 }
 
 /*
- * The output. convert writes a new file beside the target and renames it into
- * place on success, so that a failure leaves whatever was there as it was, the
- * input (even when it is the same file under another name, or stdin) is never
- * truncated under the reader, and nothing is removed but our own temporary file.
+ * The output goes through base/outfile (a temporary file beside the target,
+ * renamed into place on success): a failure leaves whatever was there as it
+ * was, and the input is never truncated under the reader.
  */
-typedef struct out_file {
-    char *target;   /* the path renamed over: -o, or the file its symbolic link names */
-    char *tmp;      /* the temporary file, once created */
-    bool exists;
-    struct stat st; /* of the existing target */
-} out_file;
-
-static etl_status output_check(const char *path, out_file *of, etl_diag *diag)
-{
-    memset(of, 0, sizeof *of);
-    struct stat ls;
-    if (lstat(path, &ls) != 0) {
-        if (errno != ENOENT) {
-            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
-            return ETL_E_IO;
-        }
-    } else if (stat(path, &of->st) != 0) {
-        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: a symbolic link to nothing (%s); not followed", path,
-                     strerror(errno));
-        return ETL_E_IO;
-    } else {
-        of->exists = true;
-        /* The writer seeks, and renaming over a FIFO or a device would replace the node itself. */
-        if (!S_ISREG(of->st.st_mode)) {
-            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: not a regular file; the output must be a new or regular file",
-                         path);
-            return ETL_E_IO;
-        }
-        /* A file the user may not write stays as it is, as a plain open() would leave it. */
-        if (access(path, W_OK) != 0) {
-            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
-            return ETL_E_IO;
-        }
-    }
-    /* Through a symbolic link, the file it names is replaced and the link kept. */
-    char *target = S_ISLNK(ls.st_mode) && of->exists ? realpath(path, NULL) : strdup(path);
-    if (!target) {
-        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
-        return ETL_E_IO;
-    }
-    of->target = target;
-    return ETL_OK;
-}
-
-/* Creates the temporary file in the target's directory (rename() stays within one file system). */
-static etl_status output_create(out_file *of, FILE **f, etl_diag *diag)
-{
-    const char *slash = strrchr(of->target, '/');
-    size_t dirlen = slash ? (size_t)(slash - of->target) + 1 : 0;
-    const char *base = slash ? slash + 1 : of->target;
-    size_t n = dirlen + strlen(base) + 40;
-    char *tmp = malloc(n);
-    if (!tmp) return ETL_E_NOMEM;
-    int fd = -1;
-    unsigned long salt = (unsigned long)getpid() * 2654435761ul ^ (unsigned long)time(NULL);
-    /* O_EXCL with the mode a plain create would use: the umask (and a default ACL) apply as usual. */
-    for (unsigned i = 0; fd < 0 && i < 100; i++) {
-        snprintf(tmp, n, "%.*s.%s.%08lx.tmp", (int)dirlen, of->target, base, (salt + i * 0x9E3779B9ul) & 0xFFFFFFFFul);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, of->exists ? 0600 : 0666);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0) {
-        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot create a file in its directory: %s", of->target,
-                     strerror(errno));
-        free(tmp);
-        return ETL_E_IO;
-    }
-    of->tmp = tmp;
-    if (of->exists) {
-        /* Replacing a file: it keeps its permissions (and, when we may, its owner). */
-        if (fchown(fd, of->st.st_uid, of->st.st_gid) != 0) { /* only root may give a file away */ }
-        fchmod(fd, of->st.st_mode & 07777);
-    }
-    *f = fdopen(fd, "wb");
-    if (!*f) {
-        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", tmp, strerror(errno));
-        close(fd);
-        return ETL_E_IO;
-    }
-    return ETL_OK;
-}
-
 etl_status etl_convert(const char *in_path, const char *out_path, const etl_convert_options *o,
                        etl_convert_stats *st, etl_diag *diag)
 {
     memset(st, 0, sizeof *st);
-    out_file of;
-    etl_status rc = output_check(out_path, &of, diag); /* before reading anything: a refusal costs nothing */
+    etl_outfile of;
+    etl_status rc = etl_outfile_check(out_path, &of, diag); /* before reading anything: a refusal costs nothing */
     if (rc != ETL_OK) return rc;
     etl_reader_options ro = {sizeof ro, o->on_diag, o->diag_ctx};
     etl_reader *rd;
@@ -580,7 +498,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
                                  etl_ccswap_max_age(h->timer_resolution, clk->ticks_per_sec));
     if (rc == ETL_OK) rc = etl_batch_expand_init(&c.exp, c.exp_cpus, c.ncpu);
     FILE *f = NULL;
-    if (rc == ETL_OK) rc = output_create(&of, &f, diag);
+    if (rc == ETL_OK) rc = etl_outfile_create(&of, &f, diag);
     if (rc == ETL_OK) rc = etl_writer_open_stream(f, out_path, true, &wo, &c.w, diag);
     etl_iter *it = NULL;
     if (rc == ETL_OK) rc = etl_iter_open(rd, ETL_ORDER_TIME, &it);
@@ -612,13 +530,8 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     }
     if (rc != ETL_OK && diag && !diag->msg[0])
         etl_diag_set(diag, rc, UINT64_MAX, "%s: %s", out_path, etl_status_str(rc));
-    if (rc == ETL_OK && of.tmp && rename(of.tmp, of.target) != 0) {
-        rc = ETL_E_IO;
-        etl_diag_set(diag, rc, UINT64_MAX, "%s: cannot rename %s into place: %s", out_path, of.tmp, strerror(errno));
-    }
-    if (rc != ETL_OK && of.tmp) unlink(of.tmp); /* ours alone: the old output, if any, is as it was */
-    free(of.tmp);
-    free(of.target);
+    if (rc == ETL_OK) rc = etl_outfile_commit(&of, out_path, diag);
+    etl_outfile_discard(&of); /* unlinks our temporary file unless it was renamed into place */
     cleanup(&c);
     etl_reader_close(rd);
     return rc;
