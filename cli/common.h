@@ -79,5 +79,6 @@ int cmd_wakeups(int argc, char **argv);
 int cmd_spinlocks(int argc, char **argv);
 int cmd_pmc(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -21,6 +21,7 @@ static const struct cmd {
     {"spinlocks", cmd_spinlocks, "spin lock contention per lock, caller and mode, with estimated totals"},
     {"pmc", cmd_pmc, "PMC counter deltas per thread and process: IPC, CPI, misses per 1000 instructions"},
     {"compare", cmd_compare, "cpu and waits of two traces side by side; --fail-if gates a CI"},
+    {"report", cmd_report, "one self-contained HTML page: the trace and its reports in charts"},
 };
 
 static void usage(FILE *f)

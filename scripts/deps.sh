@@ -4,7 +4,7 @@
 set -eu
 want="gcc make cmake pkg-config libsqlite3-dev"
 if [ "${1:-build}" = test ]; then
-  want="$want libcmocka-dev libjansson-dev zlib1g-dev clang libclang-rt-14-dev sqlite3 protobuf-compiler"
+  want="$want libcmocka-dev libjansson-dev zlib1g-dev clang libclang-rt-14-dev sqlite3 protobuf-compiler chromium nodejs"
 fi
 missing=""
 for p in $want; do

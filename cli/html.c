@@ -1,0 +1,137 @@
+/* html.c - see html.h. */
+#include "html.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return (p[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if ((p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80) return 0;
+        if (c == 0xE0 && p[1] < 0xA0) return 0; /* overlong */
+        if (c == 0xED && p[1] > 0x9F) return 0; /* surrogates */
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if ((p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80) return 0;
+        if (c == 0xF0 && p[1] < 0x90) return 0;
+        if (c == 0xF4 && p[1] > 0x8F) return 0;
+        return 4;
+    }
+    return 0;
+}
+
+void html_text(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        switch (*p) {
+        case '&': fputs("&amp;", f); p++; continue;
+        case '<': fputs("&lt;", f); p++; continue;
+        case '>': fputs("&gt;", f); p++; continue;
+        case '"': fputs("&quot;", f); p++; continue;
+        case '\'': fputs("&#39;", f); p++; continue;
+        default: break;
+        }
+        if (*p < 0x20 || *p == 0x7F) { /* no control characters in a page (tab and newline become spaces) */
+            if (*p == '\t' || *p == '\n') fputc(' ', f);
+            p++;
+            continue;
+        }
+        size_t n = utf8_len(p);
+        if (!n) {
+            fputs("\xEF\xBF\xBD", f);
+            p++;
+            continue;
+        }
+        /* C1 controls (U+0080..U+009F) are not allowed in HTML text either. */
+        if (n == 2 && p[0] == 0xC2 && p[1] < 0xA0) {
+            p += 2;
+            continue;
+        }
+        fwrite(p, 1, n, f);
+        p += n;
+    }
+}
+
+void html_textf(FILE *f, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    html_text(f, buf);
+}
+
+void html_json_block(FILE *f, const char *id, const char *json, size_t n)
+{
+    fprintf(f, "<script type=\"application/json\" id=\"%s\">", id);
+    size_t from = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *rep = json[i] == '<' ? "\\u003c" : json[i] == '>' ? "\\u003e" : json[i] == '&' ? "\\u0026" : NULL;
+        if (!rep) continue;
+        fwrite(json + from, 1, i - from, f);
+        fputs(rep, f);
+        from = i + 1;
+    }
+    fwrite(json + from, 1, n - from, f);
+    fputs("</script>\n", f);
+}
+
+void html_hbars(FILE *f, const char *id, const char *title, const html_bar *bars, size_t n)
+{
+    enum { W = 900, LABEL = 300, TEXT = 130, ROW = 22 };
+    int64_t max = 0;
+    for (size_t i = 0; i < n; i++)
+        if (bars[i].value > max) max = bars[i].value;
+    unsigned h = (unsigned)(n ? n : 1) * ROW + 6;
+    fprintf(f, "<figure class=\"chart\"><svg id=\"%s\" class=\"bars\" viewBox=\"0 0 %u %u\" role=\"img\" "
+               "aria-labelledby=\"%s-t %s-d\" preserveAspectRatio=\"xMinYMin meet\"><title id=\"%s-t\">",
+            id, W, h, id, id, id);
+    html_text(f, title);
+    fprintf(f, "</title><desc id=\"%s-d\">", id);
+    for (size_t i = 0; i < n; i++) {
+        html_text(f, bars[i].label);
+        fputs(": ", f);
+        html_text(f, bars[i].text);
+        fputs(i + 1 < n ? "; " : ".", f);
+    }
+    if (!n) fputs("No data.", f);
+    fputs("</desc>\n", f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned y = (unsigned)i * ROW + 3;
+        double len = max > 0 ? (double)bars[i].value / (double)max * (W - LABEL - TEXT - 10) : 0;
+        if (bars[i].value > 0 && len < 1) len = 1;
+        fprintf(f, "<g><title>");
+        if (bars[i].tip) html_text(f, bars[i].tip);
+        else {
+            html_text(f, bars[i].label);
+            fputs(": ", f);
+            html_text(f, bars[i].text);
+        }
+        fprintf(f, "</title><text x=\"%u\" y=\"%u\" class=\"lab\">", LABEL - 6, y + 15);
+        /* Long labels are cut for the chart; the tooltip and the description keep them whole. */
+        size_t ln = strlen(bars[i].label);
+        if (ln > 44) {
+            char cut[160];
+            size_t k = 42;
+            while (k > 0 && ((unsigned char)bars[i].label[k] & 0xC0) == 0x80) k--;
+            snprintf(cut, sizeof cut, "%.*s\xE2\x80\xA6", (int)k, bars[i].label);
+            html_text(f, cut);
+        } else {
+            html_text(f, bars[i].label);
+        }
+        fprintf(f, "</text><rect x=\"%u\" y=\"%u\" width=\"%.1f\" height=\"%u\" class=\"c%u\"/>", LABEL, y + 2, len,
+                ROW - 6, bars[i].color % HTML_NCOLORS);
+        fprintf(f, "<text x=\"%.1f\" y=\"%u\" class=\"val\">", LABEL + len + 6, y + 15);
+        html_text(f, bars[i].text);
+        fputs("</text></g>\n", f);
+    }
+    fputs("</svg></figure>\n", f);
+}

@@ -1,0 +1,599 @@
+/*
+ * report_check.c - `etlkit report` against the --json reports.
+ *
+ *   report_check ETLKIT SAMPLES_DIR WORKDIR
+ *
+ * On synthesized traces (full with PMC counters, and compact): the page is well formed (a strict
+ * tag balance check: every element closed in order, void elements only as void, attributes quoted,
+ * one JSON block); every number of its JSON block (id etlkit-data) equals what `etlkit info`, `cpu`
+ * (with the page's --interval), `waits`, `spinlocks`, `pmc`, `wakeups` and `waitchain` print with
+ * --json; the ready histogram adds up to the ready count; every section is there. A real sample
+ * without context switches gives a short valid page saying so; a truncated trace gives a page that
+ * shows its damage (exit 3) with info's recovery counters; --range windows the page like the reports;
+ * a refused output (a directory, a FIFO) leaves nothing behind.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+static const char *cli, *samples, *work;
+static char full[512], compact[512];
+
+static char *slurp_stream(FILE *f, size_t *len)
+{
+    size_t n = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    size_t k;
+    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += k;
+        if (cap - n < 4096) buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+/* Runs etlkit with args; returns its stdout (malloc'd) and exit status. */
+static char *run(const char *args, int *status)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", cli, args);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    char *buf = slurp_stream(f, NULL);
+    int st = pclose(f);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return buf;
+}
+
+static json_t *run_json(const char *fmt, ...)
+{
+    char args[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    int st;
+    char *out = run(args, &st);
+    if (st != 0 && st != 3) fail_msg("etlkit %s: exit %d", args, st);
+    json_error_t err;
+    json_t *j = json_loads(out, 0, &err);
+    if (!j) fail_msg("etlkit %s: invalid JSON: %s", args, err.text);
+    free(out);
+    return j;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot open %s", path);
+    char *b = slurp_stream(f, len);
+    fclose(f);
+    return b;
+}
+
+/* ---- a strict well-formedness check of the page ---------------------------------------------- */
+
+static int is_void(const char *t)
+{
+    static const char *const v[] = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "wbr", "source"};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (strcmp(t, v[i]) == 0) return 1;
+    return 0;
+}
+
+/* Fails unless every element is closed in order; returns the number of elements. */
+static size_t check_well_formed(const char *h)
+{
+    char stack[64][32];
+    size_t depth = 0, elements = 0;
+    const char *p = h;
+    if (strncmp(p, "<!DOCTYPE html>", 15) != 0) fail_msg("no <!DOCTYPE html> first");
+    p += 15;
+    while ((p = strchr(p, '<'))) {
+        if (strncmp(p, "<!--", 4) == 0) {
+            const char *e = strstr(p, "-->");
+            if (!e) fail_msg("unclosed comment");
+            p = e + 3;
+            continue;
+        }
+        int close = p[1] == '/';
+        const char *q = p + 1 + close;
+        char tag[32];
+        size_t n = 0;
+        while ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '-') {
+            if (n + 1 >= sizeof tag) fail_msg("tag name too long near %.40s", p);
+            tag[n++] = *q++;
+        }
+        tag[n] = 0;
+        if (!n) fail_msg("a bare '<' in text near: %.60s", p);
+        /* Attributes: name="value" pairs, values quoted, no '<' inside the tag. */
+        int self = 0;
+        while (*q && *q != '>') {
+            if (*q == '<') fail_msg("'<' inside a tag near %.60s", p);
+            if (*q == '=') {
+                q++;
+                if (*q != '"') fail_msg("unquoted attribute value near %.60s", p);
+                const char *e = strchr(q + 1, '"');
+                if (!e) fail_msg("unclosed attribute value");
+                if (memchr(q + 1, '<', (size_t)(e - q - 1))) fail_msg("'<' in an attribute value near %.60s", p);
+                q = e + 1;
+                continue;
+            }
+            if (*q == '/' && q[1] == '>') self = 1;
+            q++;
+        }
+        if (!*q) fail_msg("unclosed tag at the end");
+        q++;
+        if (close) {
+            if (!depth || strcmp(stack[depth - 1], tag) != 0)
+                fail_msg("</%s> closes <%s>", tag, depth ? stack[depth - 1] : "(nothing)");
+            depth--;
+        } else {
+            elements++;
+            if (!self && !is_void(tag)) {
+                if (depth == 64) fail_msg("nesting too deep");
+                strcpy(stack[depth++], tag);
+                /* Raw text elements: their content up to the closing tag. */
+                if (strcmp(tag, "script") == 0 || strcmp(tag, "style") == 0) {
+                    char end[40];
+                    snprintf(end, sizeof end, "</%s>", tag);
+                    const char *e = strstr(q, end);
+                    if (!e) fail_msg("unclosed <%s>", tag);
+                    q = e;
+                }
+            } else if (self && is_void(tag)) {
+                fail_msg("void element <%s/> written as self-closing", tag);
+            }
+        }
+        p = q;
+    }
+    if (depth) fail_msg("<%s> never closed", stack[depth - 1]);
+    return elements;
+}
+
+/* The JSON block of the page. */
+static json_t *page_data(const char *html)
+{
+    const char *open = "<script type=\"application/json\" id=\"etlkit-data\">";
+    const char *a = strstr(html, open);
+    if (!a) fail_msg("no JSON block in the page");
+    if (strstr(a + 1, open)) fail_msg("two JSON blocks");
+    a += strlen(open);
+    const char *e = strstr(a, "</script>");
+    if (!e) fail_msg("unclosed JSON block");
+    json_error_t err;
+    json_t *j = json_loadb(a, (size_t)(e - a), 0, &err);
+    if (!j) fail_msg("the JSON block does not parse: %s (line %d)", err.text, err.line);
+    return j;
+}
+
+static json_t *make_page(const char *trace, const char *extra, int want_status, char **html_out, const char *name)
+{
+    char out[600], args[2048];
+    snprintf(out, sizeof out, "%s/%s.html", work, name);
+    snprintf(args, sizeof args, "report '%s' -o '%s' --force %s", trace, out, extra ? extra : "");
+    int st;
+    free(run(args, &st));
+    if (st != want_status) fail_msg("etlkit %s: exit %d, expected %d", args, st, want_status);
+    size_t len;
+    char *html = slurp(out, &len);
+    if (strlen(html) != len) fail_msg("a NUL byte in the page");
+    check_well_formed(html);
+    static const char *const ids[] = {"trace", "utilisation", "top", "ready", "waits", "locks-pmc", "wakeups-chain"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        char id[64];
+        snprintf(id, sizeof id, "<section id=\"%s\"", ids[i]);
+        if (!strstr(html, id)) fail_msg("section %s missing", ids[i]);
+    }
+    if (strstr(html, "http://") || strstr(html, "https://") || strstr(html, "src=\""))
+        fail_msg("the page refers to something outside itself");
+    json_t *j = page_data(html);
+    if (html_out) *html_out = html;
+    else free(html);
+    return j;
+}
+
+/* ---- comparisons ------------------------------------------------------------------------------- */
+
+static void same(json_t *a, const char *ka, json_t *b, const char *kb, const char *what)
+{
+    json_t *x = json_object_get(a, ka), *y = json_object_get(b, kb ? kb : ka);
+    if (!x || !y) fail_msg("%s: key %s/%s missing (%p %p)", what, ka, kb ? kb : ka, (void *)x, (void *)y);
+    if (!json_equal(x, y)) {
+        char *sx = json_dumps(x, JSON_ENCODE_ANY), *sy = json_dumps(y, JSON_ENCODE_ANY);
+        fail_msg("%s: %s = %.200s in the page, %.200s in the report", what, ka, sx, sy);
+    }
+}
+
+static void same_keys(json_t *a, json_t *b, const char *keys, const char *what)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", keys);
+    for (char *k = strtok(buf, " "); k; k = strtok(NULL, " ")) same(a, k, b, NULL, what);
+}
+
+static json_int_t num(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v)) fail_msg("key '%s' missing or not an integer", key);
+    return json_integer_value(v);
+}
+
+static void compare_trace(const char *trace, json_t *page)
+{
+    json_t *info = run_json("info --json '%s'", trace);
+    json_t *t = json_object_get(page, "trace");
+    same_keys(t, info, "file_size os_major os_minor os_build num_cpus cpu_mhz pointer_size clock_type clock_name "
+                       "ticks_per_second start_time_utc events_lost buffers_lost records kernel_flags",
+              "trace vs info");
+    /* by_hook: the same counts, hook by hook */
+    json_t *ph = json_object_get(t, "by_hook"), *ih = json_object_get(info, "by_hook");
+    assert_int_equal(json_array_size(ph), json_array_size(ih));
+    for (size_t i = 0; i < json_array_size(ph); i++) {
+        same(json_array_get(ph, i), "hook", json_array_get(ih, i), NULL, "by_hook");
+        same(json_array_get(ph, i), "count", json_array_get(ih, i), NULL, "by_hook");
+    }
+    json_t *pr = json_object_get(t, "recovery"), *ir = json_object_get(info, "recovery");
+    same_keys(pr, ir, "bad_buffers bad_records skipped_bytes truncated_buffers decompress_errors unsupported_buffers",
+              "recovery vs info");
+    json_t *se = json_object_get(t, "scheduler_events");
+    if (!num(pr, "bad_buffers")) { /* whole traces: the model read what info counts */
+        same(se, "ready_thread_events", info, NULL, "scheduler events");
+        same(se, "spinlock_events", info, NULL, "scheduler events");
+        same(se, "thread_events", info, NULL, "scheduler events");
+        same(se, "process_events", info, NULL, "scheduler events");
+        same(se, "full_switches", info, "cswitch_events", "scheduler events");
+        same(se, "compact_switches", info, "compact_switches", "scheduler events");
+    }
+    json_decref(info);
+}
+
+static void compare_cpu(const char *trace, const char *range, json_t *page)
+{
+    json_t *u = json_object_get(page, "utilisation");
+    json_t *cpu = run_json("cpu --json --top 0 --interval %lldns %s '%s'", (long long)num(u, "interval_ns"), range, trace);
+    json_t *pc = json_object_get(page, "cpu");
+    same(page, "window", cpu, NULL, "window");
+    same_keys(pc, cpu, "num_cpus cpus busy_ns idle_ns unknown_ns", "cpu");
+    /* processes and threads: the page's top ones, in the same order, with the same numbers */
+    json_t *pp = json_object_get(pc, "processes"), *cp = json_object_get(cpu, "processes");
+    assert_true(json_array_size(pp) > 0);
+    for (size_t i = 0; i < json_array_size(pp); i++)
+        same_keys(json_array_get(pp, i), json_array_get(cp, i), "pid name cpu_ns switches threads", "processes");
+    json_t *pt = json_object_get(pc, "threads"), *ct = json_object_get(cpu, "threads");
+    for (size_t i = 0; i < json_array_size(pt); i++)
+        same_keys(json_array_get(pt, i), json_array_get(ct, i),
+                  "tid pid process_label name cpu_ns switches voluntary involuntary", "threads");
+    /* utilisation: every column of every CPU, and of the stacked processes */
+    json_t *iv = json_object_get(cpu, "intervals");
+    json_t *ucpus = json_object_get(u, "cpus");
+    size_t ncols = (size_t)num(u, "intervals");
+    assert_true(ncols >= 1 && ncols <= 1000);
+    for (size_t b = 0; b < ncols; b++) {
+        json_t *col = json_array_get(iv, b);
+        for (size_t c = 0; c < json_array_size(ucpus); c++) {
+            json_int_t want = col ? json_integer_value(json_array_get(json_object_get(col, "cpus"), c)) : 0;
+            json_int_t got = json_integer_value(json_array_get(json_array_get(ucpus, c), b));
+            if (want != got) fail_msg("interval %zu cpu %zu: %lld in the page, %lld in cpu --json", b, c, (long long)got,
+                                      (long long)want);
+        }
+        json_t *procs = json_object_get(u, "processes");
+        for (size_t j = 0; j < json_array_size(procs); j++) {
+            json_t *cj = col ? json_array_get(json_object_get(col, "processes"), j) : NULL;
+            json_int_t want = cj ? num(cj, "busy_ns") : 0;
+            json_int_t got = json_integer_value(json_array_get(json_object_get(json_array_get(procs, j), "busy_ns"), b));
+            if (want != got) fail_msg("interval %zu process %zu: %lld vs %lld", b, j, (long long)got, (long long)want);
+            if (cj) same(json_array_get(procs, j), "name", cj, NULL, "interval process");
+        }
+    }
+    json_decref(cpu);
+}
+
+static void latency_equal(json_t *pl, json_t *w, const char *prefix, const char *what)
+{
+    static const char *const k[] = {"count", "sum_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"};
+    static const char *const wk[] = {"count", "ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"};
+    for (size_t i = 0; i < 8; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "%s_%s", prefix, wk[i]);
+        same(pl, k[i], w, key, what);
+    }
+}
+
+static void compare_waits(const char *trace, const char *range, json_t *page)
+{
+    json_t *w = run_json("waits --json --top 0 %s '%s'", range, trace);
+    json_t *pr = json_object_get(page, "ready"), *wr = json_object_get(w, "ready");
+    latency_equal(json_object_get(pr, "all"), wr, "ready", "ready (all)");
+    latency_equal(json_object_get(pr, "woken"), wr, "woken", "ready (woken)");
+    /* the histogram holds every Ready value once */
+    json_int_t sum = 0;
+    size_t i;
+    json_t *bin;
+    json_array_foreach(json_object_get(pr, "histogram"), i, bin) sum += num(bin, "count");
+    assert_int_equal(sum, num(json_object_get(pr, "all"), "count"));
+    /* per process: the count and the max are those of its threads in waits --json */
+    json_t *procs = json_object_get(json_object_get(page, "cpu"), "processes");
+    json_t *threads = json_object_get(w, "threads");
+    json_t *p;
+    json_array_foreach(procs, i, p) {
+        json_t *pid = json_object_get(p, "pid");
+        if (!json_is_integer(pid)) continue;
+        char label[300];
+        snprintf(label, sizeof label, "%s (%lld)", json_string_value(json_object_get(p, "name")),
+                 (long long)json_integer_value(pid));
+        json_int_t count = 0, max = 0;
+        size_t k;
+        json_t *t;
+        json_array_foreach(threads, k, t) {
+            const char *l = json_string_value(json_object_get(t, "process_label"));
+            if (!l || strcmp(l, label) != 0) continue;
+            count += num(t, "ready_count");
+            if (num(t, "ready_max_ns") > max) max = num(t, "ready_max_ns");
+        }
+        json_t *rl = json_object_get(p, "ready");
+        if (num(rl, "count") != count || num(rl, "max_ns") != max)
+            fail_msg("%s: ready count %lld max %lld in the page, %lld %lld from its threads", label,
+                     (long long)num(rl, "count"), (long long)num(rl, "max_ns"), (long long)count, (long long)max);
+    }
+    same(json_object_get(page, "waits"), "by_reason", w, NULL, "waits by reason");
+    static const char *const lists[][2] = {{"longest_waits", "waits"}, {"longest_ready", "ready"}};
+    for (size_t l = 0; l < 2; l++) {
+        json_t *pl = json_object_get(json_object_get(page, lists[l][1]), lists[l][0]);
+        json_t *wl = json_object_get(w, lists[l][0]);
+        assert_int_equal(json_array_size(pl), json_array_size(wl));
+        for (size_t k = 0; k < json_array_size(pl); k++) {
+            json_t *a = json_array_get(pl, k), *b = json_array_get(wl, k);
+            same_keys(a, b, "tid process_label name cpu start_ns duration_ns", lists[l][0]);
+            if (l == 0) same(a, "reason_code", b, NULL, lists[l][0]);
+            if (json_object_get(a, "readier_tid")) same(a, "readier_tid", b, NULL, lists[l][0]);
+        }
+    }
+    json_decref(w);
+}
+
+static void compare_extra(const char *trace, const char *range, json_t *page)
+{
+    json_t *s = json_object_get(page, "spinlocks");
+    json_t *sj = run_json("spinlocks --json --top 0 %s '%s'", range, trace);
+    if (json_is_null(s)) {
+        assert_int_equal(num(sj, "events"), 0);
+    } else {
+        same(s, "events", sj, NULL, "spinlocks");
+        json_t *est = json_object_get(json_object_get(sj, "estimates"), "acquisitions");
+        same(json_object_get(s, "acquisitions"), "est", est, "estimate", "spinlock bounds");
+        same(json_object_get(s, "acquisitions"), "lo", est, "min", "spinlock bounds");
+        json_t *pl = json_object_get(s, "locks"), *sl = json_object_get(sj, "locks");
+        assert_true(json_array_size(pl) > 0);
+        for (size_t i = 0; i < json_array_size(pl); i++) {
+            json_t *a = json_array_get(pl, i), *b = json_array_get(sl, i);
+            same_keys(a, b, "lock est_acquisitions est_contended collision_pct", "locks");
+            same(a, "events", b, "events", "locks");
+            same(a, "wait_total", json_object_get(b, "wait_cycles"), "total", "locks");
+            same(a, "wait_mean", json_object_get(b, "wait_cycles"), "mean", "locks");
+            same(a, "wait_max", json_object_get(b, "wait_cycles"), "max", "locks");
+            same(a, "hold_p99", json_object_get(b, "hold_cycles"), "p99", "locks");
+            same(a, "acquisition_cpu_pct", b, NULL, "locks");
+        }
+    }
+    json_decref(sj);
+    json_t *p = json_object_get(page, "pmc");
+    json_t *pj = run_json("pmc --json --top 0 %s '%s'", range, trace);
+    if (json_is_null(p)) {
+        assert_int_equal(num(pj, "switches_with_pmc"), 0);
+    } else {
+        same(p, "switches_with_pmc", pj, NULL, "pmc");
+        same(p, "ipc", json_object_get(pj, "total"), NULL, "pmc total");
+        same(p, "llc_mpki", json_object_get(pj, "total"), NULL, "pmc total");
+        json_t *pt = json_object_get(p, "threads"), *jt = json_object_get(pj, "threads");
+        assert_true(json_array_size(pt) > 0);
+        for (size_t i = 0; i < json_array_size(pt); i++)
+            same_keys(json_array_get(pt, i), json_array_get(jt, i), "tid cpu_ns deltas ipc llc_mpki branch_mpki",
+                      "pmc threads");
+    }
+    json_decref(pj);
+    json_t *w = json_object_get(page, "wakeups");
+    json_t *wj = run_json("wakeups --json --top 0 %s '%s'", range, trace);
+    same_keys(w, wj, "total per_second by_waker", "wakeups");
+    json_t *pw = json_object_get(w, "by_process"), *jw = json_object_get(wj, "by_process");
+    for (size_t i = 0; i < json_array_size(pw); i++) {
+        json_t *a = json_array_get(pw, i), *b = json_array_get(jw, i);
+        same(a, "count", b, NULL, "wakeups by process");
+        const char *name = json_string_value(json_object_get(b, "name"));
+        const char *label = json_string_value(json_object_get(a, "label"));
+        if (!name || !label || strncmp(label, name, strlen(name)) != 0)
+            fail_msg("wakeups by process %zu: %s vs %s", i, label, name);
+    }
+    json_decref(wj);
+    json_t *c = json_object_get(page, "waitchain");
+    if (!json_is_null(c)) {
+        json_t *cj = run_json("waitchain --json --thread %lld --from %lldns --at %lldns '%s'", (long long)num(c, "tid"),
+                              (long long)num(c, "from_ns"), (long long)num(c, "at_ns"), trace);
+        json_t *pp = json_object_get(c, "critical_path"), *jp = json_object_get(cj, "critical_path");
+        if (!jp) fail_msg("waitchain --json has no critical_path");
+        assert_true(json_array_size(pp) > 0);
+        for (size_t i = 0; i < json_array_size(pp); i++) {
+            json_t *a = json_array_get(pp, i), *b = json_array_get(jp, i);
+            same_keys(a, b, "tid state depth", "critical path");
+            same(a, "ns", b, NULL, "critical path");
+        }
+        json_decref(cj);
+    }
+}
+
+/* ---- tests --------------------------------------------------------------------------------------- */
+
+static void synth_page(const char *trace, const char *name)
+{
+    char *html;
+    json_t *page = make_page(trace, "--title 'Synth <test> & \"quotes\"'", 0, &html, name);
+    assert_true(json_is_true(json_object_get(page, "has_switches")));
+    assert_string_equal(json_string_value(json_object_get(page, "title")), "Synth <test> & \"quotes\"");
+    assert_non_null(strstr(html, "<title>Synth &lt;test&gt; &amp; &quot;quotes&quot;</title>"));
+    assert_non_null(strstr(html, "No damage"));
+    compare_trace(trace, page);
+    compare_cpu(trace, "", page);
+    compare_waits(trace, "", page);
+    compare_extra(trace, "", page);
+    /* about 500 columns, never more */
+    json_int_t cols = num(json_object_get(page, "utilisation"), "intervals");
+    assert_true(cols >= 150 && cols <= 501);
+    free(html);
+    json_decref(page);
+}
+
+static void test_full(void **state)
+{
+    (void)state;
+    synth_page(full, "full");
+}
+
+static void test_compact(void **state)
+{
+    (void)state;
+    synth_page(compact, "compact");
+}
+
+static void test_range(void **state)
+{
+    (void)state;
+    json_t *page = make_page(full, "--range 0.5 1250ms", 0, NULL, "range");
+    json_t *w = json_object_get(page, "window");
+    assert_int_equal(num(w, "start_ns"), 500000000);
+    assert_int_equal(num(w, "end_ns"), 1250000000);
+    compare_cpu(full, "--range 0.5 1250ms", page);
+    compare_waits(full, "--range 0.5 1250ms", page);
+    compare_extra(full, "--range 0.5 1250ms", page);
+    json_decref(page);
+}
+
+static void test_no_switches(void **state)
+{
+    (void)state;
+    char trace[600], *html;
+    snprintf(trace, sizeof trace, "%s/kernel-shutdown-x64.etl", samples);
+    if (access(trace, R_OK) != 0) skip();
+    json_t *page = make_page(trace, NULL, 0, &html, "noswitch");
+    assert_true(json_is_false(json_object_get(page, "has_switches")));
+    assert_non_null(strstr(html, "No context switches in this trace"));
+    assert_null(json_object_get(page, "cpu"));
+    assert_true(strlen(html) < 200000); /* short */
+    compare_trace(trace, page);
+    free(html);
+    json_decref(page);
+}
+
+static void test_damaged(void **state)
+{
+    (void)state;
+    char cut[600], cmd[2000], *html;
+    snprintf(cut, sizeof cut, "%s/cut.etl", work);
+    struct stat st;
+    assert_int_equal(stat(full, &st), 0);
+    /* Cut in the middle of a buffer: the end of the file is lost. */
+    snprintf(cmd, sizeof cmd, "head -c %lld '%s' > '%s'", (long long)(st.st_size / 2 + 12345), full, cut);
+    assert_int_equal(system(cmd), 0);
+    json_t *page = make_page(cut, NULL, 3, &html, "damaged");
+    assert_true(json_is_true(json_object_get(json_object_get(page, "trace"), "damaged")));
+    assert_non_null(strstr(html, "This trace is damaged"));
+    assert_true(num(json_object_get(json_object_get(page, "trace"), "recovery"), "truncated_buffers") > 0);
+    compare_trace(cut, page);
+    compare_cpu(cut, "", page);
+    free(html);
+    json_decref(page);
+}
+
+static void test_outputs(void **state)
+{
+    (void)state;
+    char dir[600], fifo[600], args[2000];
+    int st;
+    /* A directory and a FIFO are refused before reading; nothing is created beside them. */
+    snprintf(dir, sizeof dir, "%s/outdir", work);
+    mkdir(dir, 0755);
+    snprintf(args, sizeof args, "report '%s' -o '%s'", full, dir);
+    free(run(args, &st));
+    assert_int_equal(st, 1);
+    snprintf(fifo, sizeof fifo, "%s/outdir/fifo", work);
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    snprintf(args, sizeof args, "report '%s' -o '%s'", full, fifo);
+    free(run(args, &st));
+    assert_int_equal(st, 1);
+    snprintf(args, sizeof args, "ls -A '%s' | wc -l", dir);
+    char *n = NULL;
+    FILE *f = popen(args, "r");
+    n = slurp_stream(f, NULL);
+    pclose(f);
+    assert_int_equal(atoi(n), 1); /* the FIFO alone */
+    free(n);
+    unlink(fifo);
+    rmdir(dir);
+    /* The input as the output: refused, the trace untouched, --force or not. */
+    snprintf(args, sizeof args, "report '%s' -o '%s' --force", full, full);
+    free(run(args, &st));
+    assert_int_equal(st, 64);
+    /* An existing file is replaced only with --force. */
+    char old[600];
+    snprintf(old, sizeof old, "%s/old.html", work);
+    f = fopen(old, "w");
+    fputs("mine\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "report '%s' -o '%s'", full, old);
+    free(run(args, &st));
+    assert_int_equal(st, 1);
+    n = slurp(old, NULL);
+    assert_string_equal(n, "mine\n");
+    free(n);
+    snprintf(args, sizeof args, "report '%s' -o '%s' --force", full, old);
+    free(run(args, &st));
+    assert_int_equal(st, 0);
+    n = slurp(old, NULL);
+    assert_non_null(strstr(n, "<!DOCTYPE html>"));
+    free(n);
+    unlink(old);
+    /* Usage errors */
+    snprintf(args, sizeof args, "report '%s'", full);
+    free(run(args, &st));
+    assert_int_equal(st, 64);
+    snprintf(args, sizeof args, "report '%s' -o x.html --json", full);
+    free(run(args, &st));
+    assert_int_equal(st, 64);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    char cmd[2000];
+    snprintf(full, sizeof full, "%s/full.etl", work);
+    snprintf(compact, sizeof compact, "%s/compact.etl", work);
+    snprintf(cmd, sizeof cmd, "'%s' synth --quiet --pmc 4 --seed 7 -o '%s' && '%s' synth --quiet --cswitch compact --seed 8 -o '%s'",
+             cli, full, cli, compact);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: report_check ETLKIT SAMPLES_DIR WORKDIR\n");
+        return 2;
+    }
+    cli = argv[1];
+    samples = argv[2];
+    work = argv[3];
+    mkdir(work, 0755);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full),       cmocka_unit_test(test_compact), cmocka_unit_test(test_range),
+        cmocka_unit_test(test_no_switches), cmocka_unit_test(test_damaged), cmocka_unit_test(test_outputs),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
