@@ -364,7 +364,7 @@ int cmd_pmc(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "pmc");
-    a.skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK; /* the counters ride on the switches */
+    a.skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK; /* counters ride on the switches */
     ctx c;
     memset(&c, 0, sizeof c);
     etl_pmc_options po;

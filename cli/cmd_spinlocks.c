@@ -512,7 +512,8 @@ int cmd_spinlocks(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "spinlocks");
-    a.skip = 1u << ETL_SCHED_READY; /* not needed: the report reads SpinLock events and names */
+    /* Spin locks need the events and the thread names at their moment: not the switches or readyings. */
+    a.skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SWITCH;
     opts o = {etl_spinlock_info_defaults(), {"default", "default", "default", "default", 0}, 0};
     int pr = rep_parse(&a, argc, argv, help, spin_option, &o);
     if (pr >= 0) return pr;
