@@ -35,6 +35,7 @@
 #define COLUMNS 500     /* utilisation intervals across the window, at most */
 #define STACKED 7       /* processes drawn in the stacked chart; the rest is "other" */
 #define HIST_BINS 23
+#define CHAIN_DEPTH 3   /* levels of the wait chain followed on the page */
 
 /* Ready-latency histogram: 1-2-5 steps from 1 us to 10 s (log scale), lower edges in ns. */
 static const int64_t hist_lo[HIST_BINS] = {
@@ -455,11 +456,18 @@ static int64_t proc_busy(const page *pg, size_t b, size_t j)
     return u->bucket_proc_busy && b < u->nbuckets && j < u->nprocesses ? u->bucket_proc_busy[b * u->nprocesses + j] : 0;
 }
 
+/* x of the end of column b: the last column may be shorter than the interval, and is drawn so. */
+static double col_end_x(const page *pg, double x0, double cw, size_t b)
+{
+    return x0 + b * cw + cw * (double)col_len(pg, b) / (double)pg->interval;
+}
+
 static void time_axis(FILE *f, double x0, double w, double y, const page *pg)
 {
     for (int k = 0; k <= 4; k++) {
         char t[32];
-        double x = x0 + w * k / 4;
+        /* time maps onto columns: the window ends where the last (maybe shorter) column ends */
+        double x = x0 + w / (double)pg->ncols * ((double)pg->win * k / 4) / (double)pg->interval;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"tick\"/>", x, y - 4, x, y);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"ax\" text-anchor=\"%s\">", x, y + 12,
                 k == 0 ? "start" : k == 4 ? "end" : "middle");
@@ -522,7 +530,7 @@ static void sec_utilisation(page *pg)
                 else if (lv != first) break;
             }
             fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%u\" class=\"h%u\"/>", X0 + b * cw, y,
-                    (e - b) * cw, rh - (rh > 4), first);
+                    col_end_x(pg, X0, cw, e - 1) - (X0 + b * cw), rh - (rh > 4), first);
             b = e;
         }
         fputc('\n', f);
@@ -582,7 +590,7 @@ static void sec_utilisation(page *pg)
                 double y = 10 + SH - (cap > 0 ? (double)top[b] / (double)cap * SH : 0);
                 if (b == 0) fprintf(f, "M%d %.1f", X0, y);
                 else fprintf(f, "V%.1f", y);
-                fprintf(f, "H%.2f", X0 + (b + 1) * cw);
+                fprintf(f, "H%.2f", col_end_x(pg, X0, cw, b));
             }
             for (size_t b = pg->ncols; b-- > 0;) {
                 int64_t cap = col_len(pg, b) * pg->ncpu;
@@ -1050,9 +1058,13 @@ static void sec_wakeups_chain(page *pg)
         const etl_chain_node *root = &c->nodes[0];
         char label[256];
         fputs("<p class=\"summary\">", f);
-        html_textf(f, "Thread %u of %s (%s), from %s to %s (%s): %zu threads on the chain.", root->tid,
-                   rep_process_label(m, root->thread, label), rep_thread_name(m, root->thread),
-                   secs(b1, root->start), secs(b2, root->end), fmt_dur(b3, root->end - root->start), c->nnodes);
+        char mn[32];
+        html_textf(f, "Thread %u of %s (%s) waited from %s to %s (%s): %zu intervals of threads on the chain, followed "
+                      "%u levels deep into waits of at least %s (etlkit waitchain --thread %u --from %lldns --at %lldns "
+                      "goes deeper).",
+                   root->tid, rep_process_label(m, root->thread, label), rep_thread_name(m, root->thread),
+                   secs(b1, root->start), secs(b2, root->end), fmt_dur(b3, root->end - root->start), c->nnodes,
+                   c->o.depth, fmt_dur(mn, c->o.min_ns), root->tid, (long long)root->start, (long long)root->end);
         fputs("</p>\n", f);
         /* The root's segments as a timeline. */
         enum { X0 = 10, W = 900 };
@@ -1461,6 +1473,8 @@ static void write_json(jw *w, const page *pg)
         jw_i64(w, "from_ns", ch->nodes[0].start);
         jw_i64(w, "at_ns", ch->nodes[0].end);
         jw_u64(w, "nodes", ch->nnodes);
+        jw_u64(w, "depth", ch->o.depth);
+        jw_i64(w, "min_ns", ch->o.min_ns);
         jw_arr(w, "critical_path");
         for (size_t i = 0; i < ch->npath && i < pg->top; i++) {
             const etl_chain_path *pp = &ch->path[i];
@@ -1804,7 +1818,13 @@ int cmd_report(int argc, char **argv)
         const etl_sched_thread *st = etl_sched_thread_at(run.model, lw->thread);
         etl_chain_options co = {.sz = sizeof co, .tid = st ? st->tid : lw->tid, .has_at = true,
                                 .at = lw->start_ns + lw->dur_ns, .has_from = true, .from = lw->start_ns,
-                                .v0 = pg.v0, .v1 = pg.v1};
+                                .v0 = pg.v0, .v1 = pg.v1, .depth = CHAIN_DEPTH};
+        /*
+         * A chain costs a pass over the trace per level: the page keeps it to CHAIN_DEPTH levels and
+         * descends only into waits of at least 1/200 of the interval (1 ms at least), so that a long
+         * trace's report stays a few passes; `etlkit waitchain` goes deeper.
+         */
+        co.min_ns = lw->dur_ns / 200 > 1000000 ? lw->dur_ns / 200 : 1000000;
         pg.chain_from = co.from;
         pg.chain_at = co.at;
         pg.chain_tid = co.tid;

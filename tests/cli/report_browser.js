@@ -111,6 +111,12 @@ async function main() {
     fs.writeFileSync(path.join(outdir, name), Buffer.from(data, 'base64'));
   };
   await shot('report-light.png');
+  { // the first screen (the README's picture): the trace and the utilisation charts
+    const { data } = await S('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true,
+      clip: { x: 0, y: await ev(`document.getElementById('utilisation').getBoundingClientRect().top+scrollY-10`),
+              width: 1200, height: 760, scale: 1 } });
+    fs.writeFileSync(path.join(outdir, 'report-top.png'), Buffer.from(data, 'base64'));
+  }
   if (process.env.ETLKIT_SHOT_SECTIONS) { // one picture a section, for people checking the layout
     for (const id of want) {
       const b = await ev(`(function(){var r=document.getElementById('${id}').getBoundingClientRect();

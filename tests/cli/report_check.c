@@ -417,8 +417,9 @@ static void compare_extra(const char *trace, const char *range, json_t *page)
     json_decref(wj);
     json_t *c = json_object_get(page, "waitchain");
     if (!json_is_null(c)) {
-        json_t *cj = run_json("waitchain --json --thread %lld --from %lldns --at %lldns '%s'", (long long)num(c, "tid"),
-                              (long long)num(c, "from_ns"), (long long)num(c, "at_ns"), trace);
+        json_t *cj = run_json("waitchain --json --thread %lld --from %lldns --at %lldns --depth %lld --min %lldns '%s'",
+                              (long long)num(c, "tid"), (long long)num(c, "from_ns"), (long long)num(c, "at_ns"),
+                              (long long)num(c, "depth"), (long long)num(c, "min_ns"), trace);
         json_t *pp = json_object_get(c, "critical_path"), *jp = json_object_get(cj, "critical_path");
         if (!jp) fail_msg("waitchain --json has no critical_path");
         assert_true(json_array_size(pp) > 0);
