@@ -65,14 +65,7 @@ static const char *proc_name(const rep_run *run, const etl_usage_process *p, cha
 static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u)
 {
     jw w;
-    jw_init(&w, stdout);
-    jw_obj(&w, NULL);
-    jw_str(&w, "file", run->in.path);
-    jw_obj(&w, "window");
-    jw_i64(&w, "start_ns", u->o.v0);
-    jw_i64(&w, "end_ns", u->o.v1);
-    jw_obj_end(&w);
-    jw_u64(&w, "num_cpus", u->ncpus);
+    rep_json_begin(&w, run, u->o.v0, u->o.v1, u->ncpus);
     int64_t busy = 0, idle = 0, unknown = 0;
     jw_arr(&w, "cpus");
     for (size_t c = 0; c < u->ncpus; c++) {

@@ -116,14 +116,7 @@ static void print_json(const rep_args *a, const rep_run *run, const ctx *c)
 {
     const etl_pmc *p = &c->p;
     jw w;
-    jw_init(&w, stdout);
-    jw_obj(&w, NULL);
-    jw_str(&w, "file", run->in.path);
-    jw_obj(&w, "window");
-    jw_i64(&w, "start_ns", p->o.v0);
-    jw_i64(&w, "end_ns", p->o.v1);
-    jw_obj_end(&w);
-    jw_u64(&w, "num_cpus", etl_sched_cpu_count(run->model));
+    rep_json_begin(&w, run, p->o.v0, p->o.v1, etl_sched_cpu_count(run->model));
     jw_arr(&w, "counters");
     for (unsigned k = 0; k < p->counters; k++) {
         char b[48];

@@ -199,14 +199,7 @@ static void print_json(const rep_args *a, const rep_run *run, const ctx *c, cons
 {
     const etl_spinlocks *s = &c->s;
     jw w;
-    jw_init(&w, stdout);
-    jw_obj(&w, NULL);
-    jw_str(&w, "file", run->in.path);
-    jw_obj(&w, "window");
-    jw_i64(&w, "start_ns", s->o.v0);
-    jw_i64(&w, "end_ns", s->o.v1);
-    jw_obj_end(&w);
-    jw_u64(&w, "num_cpus", etl_sched_cpu_count(run->model));
+    rep_json_begin(&w, run, s->o.v0, s->o.v1, etl_sched_cpu_count(run->model));
     json_params(&w, &s->o.params, src, s->o.mhz);
     jw_u64(&w, "events", s->events);
     jw_u64(&w, "events_outside_window", s->outside);

@@ -102,13 +102,7 @@ static void json_intervals(jw *w, const rep_run *run, const char *key, const etl
 static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u)
 {
     jw w;
-    jw_init(&w, stdout);
-    jw_obj(&w, NULL);
-    jw_str(&w, "file", run->in.path);
-    jw_obj(&w, "window");
-    jw_i64(&w, "start_ns", u->o.v0);
-    jw_i64(&w, "end_ns", u->o.v1);
-    jw_obj_end(&w);
+    rep_json_begin(&w, run, u->o.v0, u->o.v1, 0);
     jw_obj(&w, "ready");
     json_latency(&w, "ready", &u->ready_all);
     json_latency(&w, "woken", &u->woken_all);

@@ -282,6 +282,18 @@ void rep_print_anomalies(const rep_run *run, FILE *f)
         if (a[i].key && a[i].v) fprintf(f, "note: %llu %s\n", (unsigned long long)a[i].v, a[i].text);
 }
 
+void rep_json_begin(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t ncpu)
+{
+    jw_init(w, stdout);
+    jw_obj(w, NULL);
+    jw_str(w, "file", run->in.path);
+    jw_obj(w, "window");
+    jw_i64(w, "start_ns", v0);
+    jw_i64(w, "end_ns", v1);
+    jw_obj_end(w);
+    if (ncpu) jw_u64(w, "num_cpus", ncpu);
+}
+
 void rep_json_anomalies(const rep_run *run, jw *w)
 {
     anomaly a[16];

@@ -88,6 +88,8 @@ int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread);
 
 /* The one-line header of text reports: trace, window and its length, CPUs. */
 void rep_print_header(const rep_run *run, const char *title);
+/* Opens a report's JSON object on stdout: "file", "window" {start_ns, end_ns} and "num_cpus" (when ncpu > 0). */
+void rep_json_begin(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t ncpu);
 /* The model's and source's anomaly counters, as text lines or a JSON object "anomalies". */
 void rep_print_anomalies(const rep_run *run, FILE *f);
 void rep_json_anomalies(const rep_run *run, jw *w);
