@@ -76,3 +76,23 @@ void st_tmp(char *out, size_t cap, const char *tag, const char *name)
     const char *dir = getenv("TMPDIR");
     snprintf(out, cap, "%s/etlkit-%s-%d-%s", dir && *dir ? dir : "/tmp", tag, (int)getpid(), name);
 }
+
+static int by_time(const void *a, const void *b)
+{
+    const st_item *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    if (x->kind != y->kind) return x->kind - y->kind;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+st_item *st_timeline(const st_truth *t, size_t *n)
+{
+    st_item *it = malloc((t->nsw + t->nrd + 1) * sizeof *it);
+    if (!it) fail_msg("out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < t->nrd; i++) it[k++] = (st_item){t->rd[i].time, 0, i};
+    for (size_t i = 0; i < t->nsw; i++) it[k++] = (st_item){t->sw[i].time, 1, i};
+    qsort(it, k, sizeof *it, by_time);
+    *n = k;
+    return it;
+}

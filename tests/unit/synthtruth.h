@@ -22,6 +22,16 @@ typedef struct st_truth {
     size_t ntt, captt;
 } st_truth;
 
+/* One switch or logged ReadyThread of the truth, for walking both in time order. */
+typedef struct st_item {
+    uint64_t ts;
+    int kind;  /* 0: rd[i], 1: sw[i] */
+    size_t i;
+} st_item;
+
+/* The truth's ReadyThreads and switches in time order (ReadyThreads first at equal times); malloc'd, *n items. */
+st_item *st_timeline(const st_truth *t, size_t *n);
+
 /* An etl_synth_truth_fn filling an st_truth (ctx). */
 int st_capture(void *ctx, const etl_synth_rec *r);
 void st_free(st_truth *t);

@@ -72,20 +72,6 @@ static exp_thread *ethr(expected *e, uint32_t tid)
     return &e->t[e->n++];
 }
 
-typedef struct item {
-    uint64_t ts;
-    int kind; /* 0 ready, 1 switch */
-    size_t i;
-} item;
-
-static int by_time(const void *a, const void *b)
-{
-    const item *x = a, *y = b;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    if (x->kind != y->kind) return x->kind - y->kind;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
 static bool waiting(uint8_t s) { return s == 5 || s == 6 || s == 9; }
 static bool runnable(uint8_t s) { return s == 1 || s == 2 || s == 3 || s == 7; }
 
@@ -131,11 +117,8 @@ static void compute(expected *e, const truth *t, const etl_clock *clk, bool comp
         if (prev) add_cpu(e, prev->new_tid, !compact_tail, c, etl_clock_ns(clk, prev->time), etl_clock_ns(clk, end_ts));
     }
     /* Ready and Waits: every switch and logged ReadyThread in time order (one thread's are strictly ordered). */
-    item *it = malloc((t->nsw + t->nrd) * sizeof *it);
-    size_t n = 0;
-    for (size_t i = 0; i < t->nrd; i++) it[n++] = (item){t->rd[i].time, 0, i};
-    for (size_t i = 0; i < t->nsw; i++) it[n++] = (item){t->sw[i].time, 1, i};
-    qsort(it, n, sizeof *it, by_time);
+    size_t n;
+    st_item *it = st_timeline(t, &n);
     e->all = malloc((t->nsw + 1) * sizeof *e->all);
     for (size_t k = 0; k < n; k++) {
         if (it[k].kind == 0) {

@@ -32,20 +32,6 @@ static void synth(const char *path, const char *seed, const char *cpus, const ch
     st_run(path, &o, t);
 }
 
-typedef struct item {
-    uint64_t ts;
-    int kind; /* 0 ready, 1 switch */
-    size_t i;
-} item;
-
-static int by_time(const void *a, const void *b)
-{
-    const item *x = a, *y = b;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    if (x->kind != y->kind) return x->kind - y->kind;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
 typedef struct tstate {
     bool has_in, has_out, has_r, out_runnable;
     bool r_known;   /* the readying CPU's thread was known to the model (spec §0 "Readier") */
@@ -74,11 +60,8 @@ static void compute(const truth *t, expect *e, bool compact)
     }
     /* The model knows who runs on a CPU from its first switch on, until a compact CPU's last switch. */
     uint8_t cpu_known[ETL_SYNTH_MAX_CPUS] = {0};
-    item *it = malloc((t->nsw + t->nrd) * sizeof *it);
-    size_t n = 0;
-    for (size_t i = 0; i < t->nrd; i++) it[n++] = (item){t->rd[i].time, 0, i};
-    for (size_t i = 0; i < t->nsw; i++) it[n++] = (item){t->sw[i].time, 1, i};
-    qsort(it, n, sizeof *it, by_time);
+    size_t n;
+    st_item *it = st_timeline(t, &n);
 #define STATE(tid)                                                                                                   \
     (etl_idmap_get(&states, (tid)) != ETL_IDMAP_EMPTY ? &st[etl_idmap_get(&states, (tid))]                          \
                                                       : (etl_idmap_put(&states, (tid), (uint32_t)nst), &st[nst++]))
