@@ -37,8 +37,6 @@ typedef struct mcpu {
     etl_cswitch prev;        /* s_i, the last switch (valid with has_prev) */
     etl_sched_row row;       /* the row s_i opened */
     bool has_prev;
-    int64_t prev_prev_ns;    /* the switch before s_i */
-    bool has_prev_prev;
 } mcpu;
 
 struct etl_sched {
@@ -271,8 +269,6 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
         row->out = e;
         row->in = &c->prev;
         emit(m, row);
-        c->prev_prev_ns = ns_of(m, c->prev.ts);
-        c->has_prev_prev = true;
     } else if (!m->opts.complete_only) {
         /* The head slice [t0, first switch) belongs to the thread this switch takes off the CPU. */
         etl_sched_row head;
@@ -436,7 +432,6 @@ etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched
         return ETL_E_NOMEM;
     }
     m->names[0] = 0;
-    m->last_ts = 0;
     *out = m;
     return ETL_OK;
 }
