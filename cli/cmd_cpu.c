@@ -152,6 +152,48 @@ static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u
     jw_end(&w);
 }
 
+/* --interval for people: per interval, each CPU's and the machine's busy share. */
+static void print_intervals(const etl_usage *u)
+{
+    size_t nc = u->bucket_stride < 64 ? u->bucket_stride : 64;
+    const char **head = calloc(nc + 2, sizeof *head);
+    char (*names)[16] = calloc(nc, sizeof *names);
+    char (*cells)[32] = calloc(nc + 2, sizeof *cells);
+    const char **row = calloc(nc + 2, sizeof *row);
+    tbl t;
+    if (!head || !names || !cells || !row) goto out;
+    head[0] = "=Start (s)";
+    for (size_t c = 0; c < nc; c++) {
+        snprintf(names[c], sizeof names[c], "=CPU %zu %%", c);
+        head[c + 1] = names[c];
+    }
+    head[nc + 1] = "=All %";
+    if (tbl_init(&t, (unsigned)nc + 2, head) != 0) goto out;
+    printf("\nBusy share per interval\n");
+    for (size_t b = 0; b < u->nbuckets; b++) {
+        int64_t s = u->o.v0 + (int64_t)b * u->o.interval_ns, e = s + u->o.interval_ns;
+        if (e > u->o.v1) e = u->o.v1;
+        int64_t all = 0;
+        fmt_fixed(cells[0], s / 1000, 6);
+        row[0] = cells[0];
+        for (size_t c = 0; c < u->bucket_stride; c++) all += u->bucket_cpu_busy[b * u->bucket_stride + c];
+        for (size_t c = 0; c < nc; c++) {
+            fmt_fixed(cells[c + 1], pct100(u->bucket_cpu_busy[b * u->bucket_stride + c], e - s), 2);
+            row[c + 1] = cells[c + 1];
+        }
+        fmt_fixed(cells[nc + 1], pct100(all, (e - s) * (int64_t)u->bucket_stride), 2);
+        row[nc + 1] = cells[nc + 1];
+        tbl_row(&t, row);
+    }
+    tbl_print_text(&t, stdout, "  ");
+    tbl_free(&t);
+out:
+    free(head);
+    free(names);
+    free(cells);
+    free(row);
+}
+
 static void print_table(const rep_args *a, const rep_run *run, const etl_usage *u)
 {
     int64_t win = (u->o.v1 - u->o.v0) * (int64_t)(u->ncpus ? u->ncpus : 1);
@@ -231,6 +273,7 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
     if (a->format == FMT_CSV) tbl_print_csv(&t, stdout, 0);
     else tbl_print_text(&t, stdout, "");
     tbl_free(&t);
+    if (a->format == FMT_TEXT && u->o.interval_ns > 0 && u->nbuckets) print_intervals(u);
     if (a->format == FMT_TEXT) rep_print_anomalies(run, stdout);
 }
 
