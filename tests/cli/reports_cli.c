@@ -187,6 +187,17 @@ static void test_intervals(void **state)
     assert_int_equal(n, 6); /* 0.5 s of simulation plus the rundown: 6 columns of 100 ms */
     assert_int_equal(sum, num(j, "busy_ns"));
     json_decref(j);
+    /* The text output shows the same columns as a table of busy shares. */
+    int st;
+    snprintf(args, sizeof args, "cpu --interval 100ms '%s'", full);
+    char *out = run(args, &st);
+    assert_int_equal(st, 0);
+    char *tab = strstr(out, "Busy share per interval");
+    assert_non_null(tab);
+    unsigned rows = 0;
+    for (char *p = strchr(tab, '\n'); p && p[1] == ' '; p = strchr(p + 1, '\n')) rows++;
+    assert_int_equal(rows, 1 + 6); /* the heading and one row an interval */
+    free(out);
 }
 
 static void test_waits(void **state)
