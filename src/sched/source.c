@@ -187,6 +187,7 @@ static void batch_fill(etl_sched_source *s, bsrc *b, head *h)
     while (!b->done) {
         if (b->finishing) {
             if (etl_batch_expand_finish(&b->x, &sw) == ETL_OK) { /* a CPU's last switch: no successor to lose */
+                sw.cpu = (uint16_t)b->cpu;
                 switch_event(&h->ev, &sw, ETL_HOOK_CSWITCH_BATCH);
                 h->has = true;
                 return;
@@ -196,6 +197,7 @@ static void batch_fill(etl_sched_source *s, bsrc *b, head *h)
         }
         if (b->in_batch && etl_batch_expand_next(&b->x, &sw) == ETL_OK) {
             count_chain(s, &sw);
+            sw.cpu = (uint16_t)b->cpu;
             switch_event(&h->ev, &sw, ETL_HOOK_CSWITCH_BATCH);
             h->has = true;
             return;
@@ -208,7 +210,7 @@ static void batch_fill(etl_sched_source *s, bsrc *b, head *h)
         }
         uint16_t hook;
         if (!etl_record_kernel_hook(&rec, &hook) || hook != ETL_HOOK_CSWITCH_BATCH) continue;
-        etl_batch_expand_begin(&b->x, rec.cpu, rec.payload, s->bias, (uint8_t)rec.version);
+        etl_batch_expand_begin(&b->x, 0, rec.payload, s->bias, (uint8_t)rec.version);
         b->in_batch = true;
     }
 }
@@ -304,9 +306,10 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
             b->done = true;
             continue;
         }
-        b->xcpus = calloc(c + 1, sizeof *b->xcpus);
+        /* One expander slot: the CPU's batches go in as CPU 0 and its switches come back with their CPU. */
+        b->xcpus = calloc(1, sizeof *b->xcpus);
         st = b->xcpus ? etl_iter_open_cpu(r, c, &b->it) : ETL_E_NOMEM;
-        if (st == ETL_OK) st = etl_batch_expand_init(&b->x, b->xcpus, c + 1);
+        if (st == ETL_OK) st = etl_batch_expand_init(&b->x, b->xcpus, 1);
     }
     free(has);
     if (st != ETL_OK) {
