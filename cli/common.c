@@ -1,5 +1,8 @@
 /* common.c - input opening with capped diagnostics, progress bar, output helpers. */
+#define _GNU_SOURCE /* sched_getaffinity */
+#include <sched.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,6 +50,26 @@ int cli_close(cli_input *in, const etl_stats *st)
     etl_reader_close(in->reader);
     in->reader = NULL;
     return damaged ? EXIT_DAMAGED : EXIT_OK;
+}
+
+unsigned cli_threads_default(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return (unsigned)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+int cli_parse_threads(const char *cmd, const char *v, unsigned *out)
+{
+    char *e;
+    unsigned long n = v ? strtoul(v, &e, 10) : 0;
+    if (!v || !*v || *e || n < 1 || n > 256) {
+        cli_usage_error(cmd, "--threads needs a count, 1..256");
+        return -1;
+    }
+    *out = (unsigned)n;
+    return 0;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -11,6 +11,7 @@ void rep_args_init(rep_args *a, const char *cmd)
     a->cmd = cmd;
     a->thread = -1;
     a->bias = -1;
+    a->threads = cli_threads_default();
 }
 
 int rep_parse_duration(const char *s, int64_t *ns)
@@ -84,6 +85,9 @@ int rep_arg(rep_args *a, int argc, char **argv, int *i)
         if (!v || *e || !*v || n > UINT32_MAX) return cli_usage_error(a->cmd, "--thread needs a thread id");
         a->thread = (long long)n;
         ++*i;
+    } else if (strcmp(o, "--threads") == 0) {
+        if (cli_parse_threads(a->cmd, v, &a->threads) != 0) return EXIT_USAGE;
+        ++*i;
     } else if (strcmp(o, "--max-wait-reason") == 0) {
         char *e;
         unsigned long n = v ? strtoul(v, &e, 10) : 0;
@@ -137,6 +141,8 @@ void rep_help_common(void)
            "  --thread TID             only this thread id\n"
            "  --complete-only          drop each CPU's head and tail slice (WPA-like)\n"
            "  --max-wait-reason N      StateWr bias of compact batches, 1..54 (default: from the OS build)\n"
+           "  --threads N              threads that read the trace (default: the CPUs available);\n"
+           "                           the output is the same with any N\n"
            "  --quiet                  no warnings about the input\n"
            "  -h, --help               this help\n");
 }
@@ -154,7 +160,7 @@ int rep_run_open(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void 
     int rc = cli_open(&run->in, a->path, a->quiet);
     if (rc != EXIT_OK) return rc;
     etl_reader *r = run->in.reader;
-    etl_sched_source_options so = {.sz = sizeof so, .bias = a->bias, .skip = a->skip};
+    etl_sched_source_options so = {.sz = sizeof so, .bias = a->bias, .skip = a->skip, .threads = a->threads};
     etl_sched_options mo = {sizeof mo, on_row, ctx, a->complete_only != 0, a->on_ready};
     if (etl_sched_source_open(r, &so, &run->src) != ETL_OK ||
         etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &run->model) != ETL_OK) {

@@ -27,6 +27,7 @@ typedef struct rep_args {
     int bias;              /* --max-wait-reason, -1 = from the OS build */
     etl_sched_ready_fn on_ready; /* optional: the model's ReadyThreads (ctx as for on_row) */
     uint32_t skip;         /* event kinds the report does not need (etl_sched_source_options.skip) */
+    unsigned threads;      /* --threads: reading threads */
 } rep_args;
 
 void rep_args_init(rep_args *a, const char *cmd);

@@ -331,6 +331,15 @@ etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out);
  * The stats count only what this iterator reads.
  */
 etl_status etl_iter_open_cpu(etl_reader *r, unsigned cpu, etl_iter **out);
+/*
+ * The records of the CPUs c < n with want[c] set, in time order: a share of the
+ * file for one thread. Ties in time go to the lower CPU, as in etl_iter_open, so
+ * merging the iterators of disjoint sets on (time, CPU) gives etl_iter_open's order.
+ * The stats count the reader's problems plus what this iterator reads.
+ */
+etl_status etl_iter_open_cpus(etl_reader *r, const uint8_t *want, unsigned n, etl_iter **out);
+/* Buffers [first, first + count) of the file, in file order (count may run past the end). */
+etl_status etl_iter_open_range(etl_reader *r, size_t first, size_t count, etl_iter **out);
 /* ETL_OK with the next record, ETL_END at the end. Never fails on bad input. */
 etl_status etl_iter_next(etl_iter *it, etl_record *rec);
 /* Reader stats plus what this iterator skipped so far. */

@@ -63,6 +63,13 @@ typedef struct etl_sched_source_options {
     size_t sz;            /* sizeof(etl_sched_source_options) */
     int bias;             /* StateWr bias for compact batches; < 0: from the OS build */
     uint32_t skip;        /* kinds not to decode or return: bits 1u << ETL_SCHED_READY, ... */
+    /*
+     * Threads that read and decode (0 or 1: the caller's alone). With n > 1, up to n
+     * workers each read a share of the CPUs and the caller merges their streams: the
+     * events and their order are the same as with one. The reader's diagnostic
+     * callback is then called from the workers, one call at a time.
+     */
+    unsigned threads;
 } etl_sched_source_options;
 
 typedef struct etl_sched_source_stats {
@@ -74,7 +81,7 @@ typedef struct etl_sched_source_stats {
     uint64_t late_batches;        /* batches merged when seen, not read ahead (no group mask said so) */
     uint64_t broken_chains;       /* compact switches whose successor was lost (new thread unknown) */
     uint64_t last_ts;             /* largest record timestamp seen */
-} etl_sched_source_stats;
+} etl_sched_source_stats;       /* with threads, complete once next returned ETL_END */
 
 typedef struct etl_sched_source etl_sched_source;
 

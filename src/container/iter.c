@@ -216,8 +216,20 @@ static etl_status lt_build(etl_iter *it)
     return ETL_OK;
 }
 
-/* only_cpu < 0: every CPU; otherwise a time-order iterator over that CPU's buffers alone. */
-static etl_status iter_open(etl_reader *r, etl_order order, long only_cpu, etl_iter **out)
+/* What an iterator reads: a set of CPUs in time order, or a range of buffers in file order. */
+typedef struct iter_sel {
+    const uint8_t *want; /* time order: want[c] selects CPU c (c < nwant); NULL: every CPU */
+    unsigned nwant;
+    size_t first, count; /* file order: buffers [first, first + count) */
+    bool release;        /* drop the pages of finished buffers */
+} iter_sel;
+
+static bool selected(const iter_sel *sel, unsigned cpu)
+{
+    return !sel->want || (cpu < sel->nwant && sel->want[cpu]);
+}
+
+static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel, etl_iter **out)
 {
     *out = NULL;
     etl_iter *it = calloc(1, sizeof *it);
@@ -227,13 +239,15 @@ static etl_status iter_open(etl_reader *r, etl_order order, long only_cpu, etl_i
     it->stats = r->stats;
     it->stats.records = 0;
     it->pending = -1;
-    it->release = only_cpu < 0; /* a read-ahead cursor leaves its pages to the main one, which passes them later */
+    it->release = sel->release;
     it->lists = malloc((r->nbufs ? r->nbufs : 1) * sizeof *it->lists);
     for (size_t i = 0; it->lists && i < r->nbufs; i++) it->lists[i] = &r->bufs[i];
 
     if (order == ETL_ORDER_TIME) {
         if (it->lists) qsort(it->lists, r->nbufs, sizeof *it->lists, by_cpu_seq);
-        it->ncur = only_cpu < 0 ? r->ncpu : 1; /* one CPU: one cursor, in slot 0 */
+        /* One cursor per selected CPU, in CPU order: the tree breaks time ties by cursor, so by CPU. */
+        it->ncur = 0;
+        for (unsigned c = 0; c < r->ncpu; c++) it->ncur += selected(sel, c);
     } else {
         it->ncur = 1;
     }
@@ -245,21 +259,24 @@ static etl_status iter_open(etl_reader *r, etl_order order, long only_cpu, etl_i
         return ETL_E_NOMEM;
     }
     if (order == ETL_ORDER_TIME) {
+        unsigned slot = 0, next_cpu = 0; /* cursors of CPUs without buffers stay empty */
         size_t i = 0;
         while (i < r->nbufs) {
             size_t j = i;
             unsigned cpu = it->lists[i]->cpu;
             while (j < r->nbufs && it->lists[j]->cpu == cpu) j++;
-            if (only_cpu < 0 || (long)cpu == only_cpu) {
-                cursor *c = &it->cur[only_cpu < 0 ? cpu : 0];
+            if (selected(sel, cpu)) {
+                for (; next_cpu < cpu; next_cpu++) slot += selected(sel, next_cpu);
+                cursor *c = &it->cur[slot];
                 c->list = it->lists + i;
                 c->n = j - i;
             }
             i = j;
         }
     } else {
-        it->cur[0].list = it->lists;
-        it->cur[0].n = r->nbufs;
+        size_t first = sel->first < r->nbufs ? sel->first : r->nbufs;
+        it->cur[0].list = it->lists + first;
+        it->cur[0].n = sel->count < r->nbufs - first ? sel->count : r->nbufs - first;
     }
     if (order == ETL_ORDER_TIME) {
         for (unsigned c = 0; c < it->ncur; c++)
@@ -275,12 +292,33 @@ static etl_status iter_open(etl_reader *r, etl_order order, long only_cpu, etl_i
 
 etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out)
 {
-    return iter_open(r, order, -1, out);
+    iter_sel sel = {.count = SIZE_MAX, .release = true};
+    return iter_open(r, order, &sel, out);
 }
 
 etl_status etl_iter_open_cpu(etl_reader *r, unsigned cpu, etl_iter **out)
 {
-    return iter_open(r, ETL_ORDER_TIME, cpu, out);
+    uint8_t *want = calloc(cpu + 1u, 1);
+    if (!want) return ETL_E_NOMEM;
+    want[cpu] = 1;
+    /* A read-ahead cursor leaves its pages to the main one, which passes them later. */
+    etl_status st = etl_iter_open_cpus(r, want, cpu + 1u, out);
+    if (st == ETL_OK) (*out)->release = false;
+    free(want);
+    return st;
+}
+
+etl_status etl_iter_open_cpus(etl_reader *r, const uint8_t *want, unsigned n, etl_iter **out)
+{
+    static const uint8_t none = 0;
+    iter_sel sel = {.want = want ? want : &none, .nwant = want ? n : 0, .release = true};
+    return iter_open(r, ETL_ORDER_TIME, &sel, out);
+}
+
+etl_status etl_iter_open_range(etl_reader *r, size_t first, size_t count, etl_iter **out)
+{
+    iter_sel sel = {.first = first, .count = count, .release = true};
+    return iter_open(r, ETL_ORDER_FILE, &sel, out);
 }
 
 etl_status etl_iter_next(etl_iter *it, etl_record *rec)

@@ -30,7 +30,10 @@ void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, u
         st->first_problem_offset = file_off;
         snprintf(st->first_problem, sizeof st->first_problem, "%s", d.msg);
     }
-    if (r->opts.on_diag) r->opts.on_diag(r->opts.diag_ctx, &d);
+    if (!r->opts.on_diag) return;
+    pthread_mutex_lock((pthread_mutex_t *)&r->diag_mu);
+    r->opts.on_diag(r->opts.diag_ctx, &d);
+    pthread_mutex_unlock((pthread_mutex_t *)&r->diag_mu);
 }
 
 /* Could a buffer header start here? Cheap checks on the header alone. */
@@ -275,6 +278,7 @@ static etl_status read_logfile_header_direct(etl_reader *r, etl_diag *diag)
 static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl_reader **out,
                               etl_diag *diag)
 {
+    pthread_mutex_init(&r->diag_mu, NULL);
     if (opts) memcpy(&r->opts, opts, opts->sz && opts->sz < sizeof r->opts ? opts->sz : sizeof r->opts);
     r->opts.sz = sizeof r->opts;
     r->stats.first_problem_offset = UINT64_MAX;
@@ -358,6 +362,7 @@ void etl_reader_close(etl_reader *r)
 {
     if (!r) return;
     etl_map_close(&r->map);
+    pthread_mutex_destroy(&r->diag_mu);
     free(r->bufs);
     free(r);
 }

@@ -3,6 +3,7 @@
 #define ETLKIT_SRC_CONTAINER_READER_INTERNAL_H
 
 #include "etlkit/container.h"
+#include <pthread.h>
 #include "base/mapfile.h"
 
 /* Largest buffer etlkit accepts (decompressed); Windows caps buffers at 16 MiB. */
@@ -36,6 +37,7 @@ struct etl_reader {
     uint32_t nominal_buffer_size; /* the logfile header's BufferSize: the stride tried first when resynchronising */
     bool uniform;          /* not a compressed log: every buffer has the nominal size */
     etl_stats stats;
+    pthread_mutex_t diag_mu; /* iterators on several threads report one problem at a time */
 };
 
 /* Records a problem in stats (first one kept) and tells the diag callback. */

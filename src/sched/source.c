@@ -14,6 +14,9 @@
  * A CPU whose trace carries both forms (CSwitch events and batches) keeps the
  * form it shows first and drops the other (counted), as convert does.
  */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/sched.h"
@@ -38,7 +41,10 @@ typedef struct head {
     bool has;
 } head;
 
-struct etl_sched_source {
+typedef struct part part;
+
+/* The events of a set of CPUs (all of them with one thread), in time order. */
+struct part {
     etl_reader *r;
     etl_iter *main;
     bool main_done;
@@ -58,6 +64,7 @@ struct etl_sched_source {
     unsigned nform;
     unsigned bias;
     uint32_t skip;    /* kinds the caller does not want */
+    etl_span payload; /* the record of the last Thread, SetName or Process event: its strings point into it */
     etl_sched_source_stats st;
 };
 
@@ -84,7 +91,7 @@ static void switch_event(etl_sched_event *ev, const etl_cswitch *sw, uint16_t ho
 }
 
 /* Decodes a record into ev. Returns 1 for an event, 0 to skip, 2 for a batch (not filled). */
-static int decode(etl_sched_source *s, const etl_record *rec, etl_sched_event *ev)
+static int decode(part *s, const etl_record *rec, etl_sched_event *ev)
 {
     uint16_t hook;
     if (!etl_record_kernel_hook(rec, &hook)) return 0;
@@ -111,14 +118,17 @@ static int decode(etl_sched_source *s, const etl_record *rec, etl_sched_event *e
         ev->u.ready = e.u.ready;
         return 1;
     case ETL_EVENT_THREAD:
+        s->payload = rec->payload;
         ev->kind = ETL_SCHED_THREAD;
         ev->u.thread = e.u.thread;
         return 1;
     case ETL_EVENT_THREAD_SET_NAME:
+        s->payload = rec->payload;
         ev->kind = ETL_SCHED_SET_NAME;
         ev->u.set_name = e.u.set_name;
         return 1;
     case ETL_EVENT_PROCESS:
+        s->payload = rec->payload;
         ev->kind = ETL_SCHED_PROCESS;
         ev->u.process = e.u.process;
         return 1;
@@ -131,13 +141,13 @@ static int decode(etl_sched_source *s, const etl_record *rec, etl_sched_event *e
     }
 }
 
-static void count_chain(etl_sched_source *s, const etl_cswitch *sw)
+static void count_chain(part *s, const etl_cswitch *sw)
 {
     if (!(sw->known & ETL_CSW_NEW_TID)) s->st.broken_chains++;
 }
 
 /* The main stream's next event into h (late batch switches first). */
-static void main_fill(etl_sched_source *s, head *h)
+static void main_fill(part *s, head *h)
 {
     h->has = false;
     etl_cswitch sw;
@@ -180,7 +190,7 @@ static void main_fill(etl_sched_source *s, head *h)
 }
 
 /* CPU b's next compact switch into h. */
-static void batch_fill(etl_sched_source *s, bsrc *b, head *h)
+static void batch_fill(part *s, bsrc *b, head *h)
 {
     h->has = false;
     etl_cswitch sw;
@@ -215,14 +225,14 @@ static void batch_fill(etl_sched_source *s, bsrc *b, head *h)
     }
 }
 
-static void fill(etl_sched_source *s, unsigned i)
+static void fill(part *s, unsigned i)
 {
     if (i == 0) main_fill(s, &s->heads[0]);
     else batch_fill(s, &s->b[i - 1], &s->heads[i]);
 }
 
 /* (time, CPU, main before batches): ties on one CPU put a ReadyThread before the switch it causes. */
-static bool less(const etl_sched_source *s, unsigned a, unsigned b)
+static bool less(const part *s, unsigned a, unsigned b)
 {
     const etl_sched_event *x = &s->heads[a].ev, *y = &s->heads[b].ev;
     if (x->ts != y->ts) return x->ts < y->ts;
@@ -230,7 +240,7 @@ static bool less(const etl_sched_source *s, unsigned a, unsigned b)
     return a < b;
 }
 
-static void sift_down(etl_sched_source *s, unsigned i)
+static void sift_down(part *s, unsigned i)
 {
     unsigned *h = s->heap;
     for (;;) {
@@ -268,26 +278,44 @@ static bool logs_compact(etl_reader *r)
     return compact;
 }
 
-etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *opts,
-                                 etl_sched_source **out)
+static void part_close(part *s)
+{
+    if (!s) return;
+    for (unsigned c = 0; s->b && c < s->nb; c++) {
+        etl_iter_close(s->b[c].it);
+        free(s->b[c].xcpus);
+    }
+    etl_iter_close(s->main);
+    free(s->late_cpus);
+    free(s->b);
+    free(s->heads);
+    free(s->heap);
+    free(s->form);
+    free(s);
+}
+
+/* The CPUs c < nwant with want[c] (want NULL: every CPU). */
+static etl_status part_open(etl_reader *r, unsigned bias, uint32_t skip, bool lookahead, const uint8_t *want,
+                            unsigned nwant, part **out)
 {
     *out = NULL;
-    etl_sched_source *s = calloc(1, sizeof *s);
+    part *s = calloc(1, sizeof *s);
     if (!s) return ETL_E_NOMEM;
     s->r = r;
     s->pending = -1;
-    int bias = opts && opts->sz >= sizeof *opts ? opts->bias : -1;
-    s->skip = opts && opts->sz >= sizeof *opts ? opts->skip : 0;
-    s->bias = bias >= 0 ? (unsigned)bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
+    s->skip = skip;
+    s->bias = bias;
     unsigned ncpu = etl_reader_cpu_count(r);
     s->nform = ncpu ? ncpu : 1;
     s->form = calloc(s->nform, 1);
-    s->lookahead = ncpu > 0 && logs_compact(r);
+    s->lookahead = lookahead;
     s->nb = s->lookahead ? ncpu : 0;
     s->b = calloc(s->nb ? s->nb : 1, sizeof *s->b);
     s->heads = calloc(s->nb + 1, sizeof *s->heads);
     s->heap = calloc(s->nb + 1, sizeof *s->heap);
-    etl_status st = s->form && s->b && s->heads && s->heap ? etl_iter_open(r, ETL_ORDER_TIME, &s->main) : ETL_E_NOMEM;
+    etl_status st = !s->form || !s->b || !s->heads || !s->heap ? ETL_E_NOMEM
+                    : want ? etl_iter_open_cpus(r, want, nwant, &s->main)
+                           : etl_iter_open(r, ETL_ORDER_TIME, &s->main);
     if (st == ETL_OK && !s->lookahead && ncpu) {
         s->late_cpus = calloc(ncpu, sizeof *s->late_cpus);
         st = s->late_cpus ? etl_batch_expand_init(&s->late, s->late_cpus, ncpu) : ETL_E_NOMEM;
@@ -296,7 +324,7 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
     uint8_t *has = s->nb ? calloc(s->nb, 1) : NULL;
     for (size_t i = 0; has && i < etl_reader_buffer_count(r); i++) {
         unsigned c = etl_reader_buffer_cpu(r, i);
-        if (c < s->nb) has[c] = 1;
+        if (c < s->nb && (!want || (c < nwant && want[c]))) has[c] = 1;
     }
     if (s->nb && !has) st = ETL_E_NOMEM;
     for (unsigned c = 0; st == ETL_OK && c < s->nb; c++) {
@@ -313,7 +341,7 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
     }
     free(has);
     if (st != ETL_OK) {
-        etl_sched_source_close(s);
+        part_close(s);
         return st;
     }
     for (unsigned i = 0; i <= s->nb; i++) {
@@ -325,7 +353,7 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
     return ETL_OK;
 }
 
-etl_status etl_sched_source_next(etl_sched_source *s, etl_sched_event *ev)
+static etl_status part_next(part *s, etl_sched_event *ev)
 {
     for (;;) {
         if (s->pending >= 0) {
@@ -362,28 +390,424 @@ etl_status etl_sched_source_next(etl_sched_source *s, etl_sched_event *ev)
     }
 }
 
-const etl_sched_source_stats *etl_sched_source_stats_get(const etl_sched_source *s) { return &s->st; }
+/*
+ * With n threads, the CPUs are dealt to n shares, each read by its own iterators and
+ * expanders: share 0 by the caller's thread, the others by worker threads into
+ * blocks of events; the caller merges the shares' streams on (time, CPU). Every
+ * share's stream is in the order one thread would give its events, and no two
+ * shares hold a CPU, so the merge is that order exactly. The caller's share is the
+ * smaller one: the caller also runs the merge and the consumer's model.
+ * The strings of an event are copied into its block: the record they point into
+ * may be a decompression scratch the worker reuses before the caller reads them.
+ */
+#define BLOCK_BYTES (384u << 10)
+#define BLOCK_ARENA (256u << 10)
+#define RING 4          /* blocks a worker may fill ahead of the caller */
+#define MAX_WORKERS 16  /* the caller's merge and model are the limit long before */
+
+/*
+ * A block holds its events packed, each cut after its kind's member of the union
+ * (a ReadyThread takes 48 bytes, not 200): what crosses between cores is what
+ * costs, not the copying.
+ */
+typedef struct block {
+    unsigned n;         /* events */
+    size_t used;        /* bytes of ev */
+    bool last;          /* the share ends after these */
+    size_t arena_used;
+    uint64_t progress;  /* the share's bytes consumed when the block was filled */
+    _Alignas(etl_sched_event) uint8_t ev[BLOCK_BYTES];
+    uint8_t arena[BLOCK_ARENA];
+} block;
+
+typedef struct worker {
+    part *p;
+    bool local;             /* share 0: read on the caller's thread, into head */
+    etl_sched_event head;
+    pthread_t th;
+    bool started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    block *ring[RING];
+    uint64_t filled, taken; /* under mu: blocks published, blocks given back */
+    bool stop;              /* under mu: the caller closes early */
+    bool waiting;           /* under mu: a side sleeps on cv (a wake-up costs a system call) */
+    /* the caller's side */
+    const etl_sched_event *at; /* the share's next event, NULL when it has ended */
+    block *cur;
+    unsigned pos;
+    size_t off;             /* of at in cur */
+    bool ended;
+    uint64_t progress;
+} worker;
+
+struct etl_sched_source {
+    etl_reader *r;
+    part *solo;          /* one thread: the part that reads every CPU */
+    worker *w;
+    unsigned nw;
+    int pending;         /* worker whose event was returned last */
+    bool primed;         /* every worker's first block taken */
+    bool ended;
+    etl_sched_source_stats st;
+};
+
+/* Bytes of e up to the end of its kind's member, rounded to the alignment. */
+static size_t packed_size(const etl_sched_event *e)
+{
+    size_t u;
+    switch (e->kind) {
+    case ETL_SCHED_SWITCH: u = sizeof e->u.sw; break;
+    case ETL_SCHED_READY: u = sizeof e->u.ready; break;
+    case ETL_SCHED_THREAD: u = sizeof e->u.thread; break;
+    case ETL_SCHED_SET_NAME: u = sizeof e->u.set_name; break;
+    case ETL_SCHED_PROCESS: u = sizeof e->u.process; break;
+    case ETL_SCHED_SPINLOCK: u = sizeof e->u.spinlock; break;
+    default: u = sizeof e->u; break;
+    }
+    size_t a = _Alignof(etl_sched_event);
+    return (offsetof(etl_sched_event, u) + u + a - 1) / a * a;
+}
+
+static void rebase(etl_span *sp, etl_span from, const uint8_t *to)
+{
+    uintptr_t p = (uintptr_t)sp->p, a = (uintptr_t)from.p;
+    if (sp->p && p >= a && p <= a + from.n) sp->p = to + (p - a);
+}
+
+/* Copies the record ev's strings point into to the block's arena and points them there. */
+static void keep_strings(block *b, etl_sched_event *ev, etl_span payload)
+{
+    uint8_t *to = b->arena + b->arena_used;
+    memcpy(to, payload.p, payload.n);
+    b->arena_used += (payload.n + 7) & ~(size_t)7;
+    switch (ev->kind) {
+    case ETL_SCHED_THREAD: rebase(&ev->u.thread.thread_name.text, payload, to); break;
+    case ETL_SCHED_SET_NAME: rebase(&ev->u.set_name.thread_name.text, payload, to); break;
+    case ETL_SCHED_PROCESS:
+        rebase(&ev->u.process.user_sid, payload, to);
+        rebase(&ev->u.process.image_file_name.text, payload, to);
+        rebase(&ev->u.process.command_line.text, payload, to);
+        rebase(&ev->u.process.package_full_name.text, payload, to);
+        rebase(&ev->u.process.application_id.text, payload, to);
+        break;
+    default: break;
+    }
+}
+
+/* Under w->mu: the other side may sleep on the condition. */
+static void wake(worker *w)
+{
+    if (!w->waiting) return;
+    w->waiting = false;
+    pthread_cond_broadcast(&w->cv);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    for (bool last = false; !last;) {
+        pthread_mutex_lock(&w->mu);
+        while (w->filled - w->taken == RING && !w->stop) {
+            w->waiting = true;
+            pthread_cond_wait(&w->cv, &w->mu);
+        }
+        bool stop = w->stop;
+        block *b = w->ring[w->filled % RING];
+        pthread_mutex_unlock(&w->mu);
+        if (stop) break;
+        b->n = 0;
+        b->used = 0;
+        b->arena_used = 0;
+        /* A record's payload is under 64 KiB: stop the block while one more surely fits. */
+        while (BLOCK_BYTES - b->used >= sizeof(etl_sched_event) && BLOCK_ARENA - b->arena_used > 65536 + 8) {
+            etl_sched_event *ev = (etl_sched_event *)(void *)(b->ev + b->used);
+            if (part_next(w->p, ev) != ETL_OK) {
+                last = true;
+                break;
+            }
+            if (ev->kind == ETL_SCHED_THREAD || ev->kind == ETL_SCHED_SET_NAME || ev->kind == ETL_SCHED_PROCESS)
+                keep_strings(b, ev, w->p->payload);
+            b->used += packed_size(ev);
+            b->n++;
+        }
+        b->last = last;
+        b->progress = etl_iter_progress(w->p->main);
+        pthread_mutex_lock(&w->mu);
+        w->filled++;
+        wake(w);
+        pthread_mutex_unlock(&w->mu);
+    }
+    return NULL;
+}
+
+/* The caller gives back w's current block and takes the next one, waiting for it. */
+static void take_block(worker *w)
+{
+    w->at = NULL;
+    pthread_mutex_lock(&w->mu);
+    if (w->cur) {
+        w->taken++;
+        wake(w);
+        w->cur = NULL;
+    }
+    if (!w->ended) {
+        while (w->filled == w->taken) {
+            w->waiting = true;
+            pthread_cond_wait(&w->cv, &w->mu);
+        }
+        block *b = w->ring[w->taken % RING];
+        w->progress = b->progress;
+        if (b->n) {
+            w->cur = b;
+            w->pos = 0;
+            w->off = 0;
+            w->at = (const etl_sched_event *)(const void *)b->ev;
+        } else { /* an empty block is the last one */
+            w->ended = true;
+            w->taken++;
+            wake(w);
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* The caller is done with w's event at: the share's next one. */
+static void advance(worker *w)
+{
+    if (w->local) {
+        w->at = part_next(w->p, &w->head) == ETL_OK ? &w->head : NULL;
+        return;
+    }
+    if (++w->pos < w->cur->n) {
+        w->off += packed_size(w->at);
+        w->at = (const etl_sched_event *)(const void *)(w->cur->ev + w->off);
+        /* The block was written on another core: ask for its lines ahead of the merge. */
+        const uint8_t *ahead = w->cur->ev + w->off + 512;
+        __builtin_prefetch(ahead);
+        __builtin_prefetch(ahead + 64);
+        return;
+    }
+    if (w->cur->last) w->ended = true;
+    take_block(w);
+}
+
+typedef struct cpu_load {
+    uint64_t bufs;
+    unsigned cpu;
+} cpu_load;
+
+static int by_load_desc(const void *a, const void *b)
+{
+    const cpu_load *x = a, *y = b;
+    if (x->bufs != y->bufs) return x->bufs > y->bufs ? -1 : 1;
+    return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+/*
+ * The CPUs with buffers dealt to at most n shares (share[c] = its share + 1, 0 for
+ * none), by buffer count, the busiest first to the lightest share. Returns the shares.
+ */
+static unsigned deal_cpus(etl_reader *r, unsigned n, uint8_t *share)
+{
+    unsigned ncpu = etl_reader_cpu_count(r), with = 0;
+    cpu_load *l = calloc(ncpu ? ncpu : 1, sizeof *l);
+    uint64_t load[MAX_WORKERS] = {0};
+    if (!l) return 0;
+    for (unsigned c = 0; c < ncpu; c++) l[c].cpu = c;
+    for (size_t i = 0; i < etl_reader_buffer_count(r); i++) {
+        unsigned c = etl_reader_buffer_cpu(r, i);
+        if (c < ncpu) l[c].bufs++;
+    }
+    qsort(l, ncpu, sizeof *l, by_load_desc);
+    while (with < ncpu && l[with].bufs) with++;
+    if (n > with) n = with;
+    memset(share, 0, ncpu);
+    for (unsigned k = 0; n > 1 && k < with; k++) {
+        /* Share 0 counts triple: its thread also merges and runs the model. */
+        unsigned light = 0;
+        for (unsigned j = 1; j < n; j++)
+            if (load[j] < (light ? load[light] : 8 * load[0])) light = j;
+        share[l[k].cpu] = (uint8_t)(light + 1);
+        load[light] += l[k].bufs;
+    }
+    free(l);
+    return n;
+}
+
+static void source_free(etl_sched_source *s)
+{
+    for (unsigned i = 0; i < s->nw; i++) {
+        worker *w = &s->w[i];
+        if (w->started) {
+            pthread_mutex_lock(&w->mu);
+            w->stop = true;
+            w->waiting = true;
+            wake(w);
+            pthread_mutex_unlock(&w->mu);
+            pthread_join(w->th, NULL);
+        }
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+        for (unsigned k = 0; k < RING; k++) free(w->ring[k]);
+        part_close(w->p);
+    }
+    free(s->w);
+    part_close(s->solo);
+    free(s);
+}
+
+etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *opts,
+                                 etl_sched_source **out)
+{
+    *out = NULL;
+    bool full = opts && opts->sz >= sizeof *opts;
+    int bias = full ? opts->bias : -1;
+    uint32_t skip = full ? opts->skip : 0;
+    unsigned threads = full ? opts->threads : 1;
+    unsigned ubias = bias >= 0 ? (unsigned)bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
+    unsigned ncpu = etl_reader_cpu_count(r);
+    bool lookahead = ncpu > 0 && logs_compact(r);
+    etl_sched_source *s = calloc(1, sizeof *s);
+    if (!s) return ETL_E_NOMEM;
+    s->r = r;
+    s->pending = -1;
+    uint8_t *share = threads > 1 && ncpu > 1 ? malloc(ncpu) : NULL;
+    unsigned n = share ? deal_cpus(r, threads < MAX_WORKERS ? threads : MAX_WORKERS, share) : 1;
+    etl_status st = ETL_OK;
+    if (n <= 1) {
+        st = part_open(r, ubias, skip, lookahead, NULL, 0, &s->solo);
+    } else {
+        s->w = calloc(n, sizeof *s->w);
+        uint8_t *want = malloc(ncpu);
+        if (!s->w || !want) st = ETL_E_NOMEM;
+        for (unsigned i = 0; st == ETL_OK && i < n; i++) {
+            worker *w = &s->w[i];
+            s->nw = i + 1;
+            pthread_mutex_init(&w->mu, NULL);
+            pthread_cond_init(&w->cv, NULL);
+            for (unsigned c = 0; c < ncpu; c++) want[c] = share[c] == i + 1;
+            st = part_open(r, ubias, skip, lookahead, want, ncpu, &w->p);
+            w->local = i == 0;
+            for (unsigned k = 0; st == ETL_OK && !w->local && k < RING; k++)
+                if (!(w->ring[k] = malloc(sizeof *w->ring[k]))) st = ETL_E_NOMEM;
+        }
+        for (unsigned i = 1; st == ETL_OK && i < n; i++) {
+            worker *w = &s->w[i];
+            w->started = pthread_create(&w->th, NULL, worker_main, w) == 0;
+            if (!w->started) st = ETL_E_NOMEM;
+        }
+        free(want);
+        /* No thread to be had: read on the caller's thread. */
+        if (st != ETL_OK && s->nw) {
+            source_free(s);
+            free(share);
+            etl_sched_source_options one = {.sz = sizeof one, .bias = bias, .skip = skip, .threads = 1};
+            return etl_sched_source_open(r, &one, out);
+        }
+    }
+    free(share);
+    if (st != ETL_OK) {
+        source_free(s);
+        return st;
+    }
+    *out = s;
+    return ETL_OK;
+}
+
+/* Once every share has ended: their counters summed. */
+static void sum_stats(etl_sched_source *s)
+{
+    etl_sched_source_stats *t = &s->st;
+    for (unsigned i = 0; i < s->nw; i++) {
+        const etl_sched_source_stats *p = &s->w[i].p->st;
+        t->switches += p->switches;
+        t->full_switches += p->full_switches;
+        t->compact_switches += p->compact_switches;
+        t->duplicates_dropped += p->duplicates_dropped;
+        t->undecodable += p->undecodable;
+        t->late_batches += p->late_batches;
+        t->broken_chains += p->broken_chains;
+        if (p->last_ts > t->last_ts) t->last_ts = p->last_ts;
+    }
+}
+
+etl_status etl_sched_source_next(etl_sched_source *s, etl_sched_event *ev)
+{
+    if (s->solo) return part_next(s->solo, ev);
+    if (s->pending >= 0) {
+        advance(&s->w[s->pending]);
+        s->pending = -1;
+    } else if (!s->primed) {
+        for (unsigned i = 0; i < s->nw; i++) {
+            if (s->w[i].local) advance(&s->w[i]);
+            else take_block(&s->w[i]);
+        }
+        s->primed = true;
+    }
+    int best = -1;
+    const etl_sched_event *b = NULL;
+    for (unsigned i = 0; i < s->nw; i++) {
+        const etl_sched_event *e = s->w[i].at;
+        if (e && (!b || e->ts < b->ts || (e->ts == b->ts && e->cpu < b->cpu))) {
+            best = (int)i;
+            b = e;
+        }
+    }
+    if (best < 0) {
+        if (!s->ended) sum_stats(s);
+        s->ended = true;
+        return ETL_END;
+    }
+    s->pending = best;
+    memcpy(ev, b, s->w[best].local ? sizeof *ev : packed_size(b));
+    return ETL_OK;
+}
+
+const etl_sched_source_stats *etl_sched_source_stats_get(const etl_sched_source *s)
+{
+    return s->solo ? &s->solo->st : &s->st;
+}
 
 void etl_sched_source_damage(const etl_sched_source *s, etl_stats *out)
 {
-    /* The batch cursors read the same buffers as the main one: its counters say it all. */
-    *out = *etl_iter_stats(s->main);
+    /* The batch cursors read the same buffers as the main ones: their counters say it all. */
+    if (s->solo) {
+        *out = *etl_iter_stats(s->solo->main);
+        return;
+    }
+    /* Each main iterator starts from the reader's counters and adds its own share's. */
+    const etl_stats *base = etl_reader_stats(s->r);
+    *out = *base;
+    out->records = 0;
+    for (unsigned i = 0; i < s->nw; i++) {
+        const etl_stats *p = etl_iter_stats(s->w[i].p->main);
+        out->buffers += p->buffers - base->buffers;
+        out->compressed_buffers += p->compressed_buffers - base->compressed_buffers;
+        out->records += p->records;
+        out->bad_buffers += p->bad_buffers - base->bad_buffers;
+        out->bad_records += p->bad_records - base->bad_records;
+        out->skipped_bytes += p->skipped_bytes - base->skipped_bytes;
+        out->decompress_errors += p->decompress_errors - base->decompress_errors;
+        out->unsupported_buffers += p->unsupported_buffers - base->unsupported_buffers;
+        out->truncated_buffers += p->truncated_buffers - base->truncated_buffers;
+        /* The first problem in the file: the lowest offset. */
+        if (p->first_problem_offset < out->first_problem_offset) {
+            out->first_problem_offset = p->first_problem_offset;
+            memcpy(out->first_problem, p->first_problem, sizeof out->first_problem);
+        }
+    }
 }
 
-uint64_t etl_sched_source_progress(const etl_sched_source *s) { return etl_iter_progress(s->main); }
+uint64_t etl_sched_source_progress(const etl_sched_source *s)
+{
+    if (s->solo) return etl_iter_progress(s->solo->main);
+    uint64_t n = 0;
+    for (unsigned i = 0; i < s->nw; i++) n += s->w[i].local ? etl_iter_progress(s->w[i].p->main) : s->w[i].progress;
+    return n;
+}
 
 void etl_sched_source_close(etl_sched_source *s)
 {
-    if (!s) return;
-    for (unsigned c = 0; s->b && c < s->nb; c++) {
-        etl_iter_close(s->b[c].it);
-        free(s->b[c].xcpus);
-    }
-    etl_iter_close(s->main);
-    free(s->late_cpus);
-    free(s->b);
-    free(s->heads);
-    free(s->heap);
-    free(s->form);
-    free(s);
+    if (s) source_free(s);
 }
