@@ -1,4 +1,6 @@
 /* cmd_info.c - `etlkit info`: what a trace is, at a glance, or as one JSON object. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
@@ -87,7 +89,7 @@ static void count_kernel(info_counts *c, const etl_record *rec)
 /* Every byte counts: WPP GUIDs of one component may differ only in Data4. */
 static size_t guid_hash(const etl_guid *g) { return (size_t)etl_hash_bytes(g, sizeof *g); }
 
-static int prov_add(info_counts *c, const etl_guid *g)
+static int prov_add(info_counts *c, const etl_guid *g, uint64_t count)
 {
     if ((c->prov_n + 1) * 2 > c->prov_cap) {
         size_t ncap = c->prov_cap ? c->prov_cap * 2 : 64;
@@ -110,7 +112,7 @@ static int prov_add(info_counts *c, const etl_guid *g)
         c->prov[j].guid = *g;
         c->prov_n++;
     }
-    c->prov[j].count++;
+    c->prov[j].count += count;
     return 0;
 }
 
@@ -342,19 +344,148 @@ static void print_json(const char *path, etl_reader *r, info_counts *c, const et
 
 static void help(void)
 {
-    printf("Usage: %s info [--json] [--quiet] FILE\n\n"
+    printf("Usage: %s info [--json] [--quiet] [--threads N] FILE\n\n"
            "Summarises an ETL file: the logfile header (OS, CPUs, clock, times in UTC, sizes,\n"
            "log file mode), the buffers (count, compression), record counts by header type,\n"
            "by hook and by provider, and the recovery counters of any damage found.\n\n"
            "  --json     print one JSON object instead of text\n"
            "  --quiet    do not print a warning for each damaged buffer\n"
+           "  --threads N  threads that read the file (default: the CPUs available); the\n"
+           "             output is the same with any N\n"
            "  -h, --help this help\n\n"
            "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 damaged input, 64 usage.\n", prog);
 }
 
+/*
+ * One thread's share of the file: a range of buffers in file order. Counts add up,
+ * and the shares are merged in file order, so the output is the same with any
+ * number of threads.
+ */
+typedef struct info_share {
+    etl_reader *r;
+    size_t first, count;
+    info_counts *c;
+    etl_stats st;
+    int oom;
+    _Atomic uint64_t progress;
+    cli_progress *bar;        /* share 0 draws the bar for all */
+    struct info_share *all;
+    unsigned nall;
+    pthread_t th;
+    int started;
+} info_share;
+
+static void share_progress(info_share *sh, uint64_t mine)
+{
+    atomic_store_explicit(&sh->progress, mine, memory_order_relaxed);
+    if (!sh->bar) return;
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < sh->nall; i++) sum += atomic_load_explicit(&sh->all[i].progress, memory_order_relaxed);
+    cli_progress_update(sh->bar, sum);
+}
+
+static void *count_share(void *arg)
+{
+    info_share *sh = arg;
+    info_counts *c = sh->c;
+    etl_iter *it = NULL;
+    if (etl_iter_open_range(sh->r, sh->first, sh->count, &it) != ETL_OK) {
+        sh->oom = 1;
+        return NULL;
+    }
+    etl_record rec;
+    while (etl_iter_next(it, &rec) == ETL_OK) {
+        if ((c->records & 0xFFFF) == 0) share_progress(sh, etl_iter_progress(it));
+        c->records++;
+        c->by_htype[rec.htype]++;
+        if (rec.cpu < 2048) c->cpu_records[rec.cpu]++;
+        if (rec.has & ETL_REC_HOOK) c->by_hook[rec.hook]++;
+        else if ((rec.has & ETL_REC_PROVIDER) && prov_add(c, &rec.provider, 1) != 0) sh->oom = 1;
+        count_kernel(c, &rec);
+        if (rec.has & ETL_REC_TS) {
+            if (!c->have_ts || rec.ts < c->first_ts) c->first_ts = rec.ts;
+            if (!c->have_ts || rec.ts > c->last_ts) c->last_ts = rec.ts;
+            c->have_ts = 1;
+        }
+    }
+    share_progress(sh, etl_iter_progress(it));
+    sh->st = *etl_iter_stats(it);
+    etl_iter_close(it);
+    return NULL;
+}
+
+static info_counts *counts_new(void)
+{
+    info_counts *c = calloc(1, sizeof *c);
+    if (c && !(c->by_hook = calloc(65536, sizeof *c->by_hook))) {
+        free(c);
+        c = NULL;
+    }
+    return c;
+}
+
+static void counts_free(info_counts *c)
+{
+    if (!c) return;
+    free(c->by_hook);
+    free(c->prov);
+    free(c);
+}
+
+/* Adds share x (later in the file than what c holds) into c. */
+static int counts_merge(info_counts *c, const info_counts *x)
+{
+    c->records += x->records;
+    for (int i = 0; i < 256; i++) c->by_htype[i] += x->by_htype[i];
+    for (int i = 0; i < 65536; i++) c->by_hook[i] += x->by_hook[i];
+    for (int i = 0; i < 2048; i++) c->cpu_records[i] += x->cpu_records[i];
+    for (size_t i = 0; i < x->prov_cap; i++)
+        if (x->prov[i].used && prov_add(c, &x->prov[i].guid, x->prov[i].count) != 0) return -1;
+    if (x->have_ts) {
+        if (!c->have_ts || x->first_ts < c->first_ts) c->first_ts = x->first_ts;
+        if (!c->have_ts || x->last_ts > c->last_ts) c->last_ts = x->last_ts;
+        c->have_ts = 1;
+    }
+    for (int i = 0; i < 8; i++) c->flags.masks[i] |= x->flags.masks[i];
+    if (x->kernel_event_version) c->kernel_event_version = x->kernel_event_version;
+    c->group_mask_events += x->group_mask_events;
+    c->cswitch += x->cswitch;
+    c->batches += x->batches;
+    c->compact_switches += x->compact_switches;
+    c->compact_bad += x->compact_bad;
+    c->spinlock += x->spinlock;
+    c->ready += x->ready;
+    c->thread += x->thread;
+    c->process += x->process;
+    c->decode_errors += x->decode_errors;
+    return 0;
+}
+
+/* Adds what share x's iterator found to st (both start from the reader's own counters). */
+static void stats_merge(etl_stats *st, const etl_stats *x, const etl_stats *base)
+{
+    st->buffers += x->buffers - base->buffers;
+    st->compressed_buffers += x->compressed_buffers - base->compressed_buffers;
+    st->records += x->records;
+    st->bad_buffers += x->bad_buffers - base->bad_buffers;
+    st->bad_records += x->bad_records - base->bad_records;
+    st->skipped_bytes += x->skipped_bytes - base->skipped_bytes;
+    st->decompress_errors += x->decompress_errors - base->decompress_errors;
+    st->unsupported_buffers += x->unsupported_buffers - base->unsupported_buffers;
+    st->truncated_buffers += x->truncated_buffers - base->truncated_buffers;
+    if (st->first_problem_offset == UINT64_MAX && x->first_problem_offset != UINT64_MAX) {
+        st->first_problem_offset = x->first_problem_offset;
+        memcpy(st->first_problem, x->first_problem, sizeof st->first_problem);
+    }
+}
+
+/* Buffers per thread below which a thread is not worth starting. */
+#define INFO_MIN_BUFFERS 64
+
 int cmd_info(int argc, char **argv)
 {
     int json = 0, quiet = 0;
+    unsigned threads = cli_threads_default();
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
@@ -364,6 +495,8 @@ int cmd_info(int argc, char **argv)
             json = 1;
         } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
             quiet = 1;
+        } else if (strcmp(argv[i], "--threads") == 0) {
+            if (cli_parse_threads("info", i + 1 < argc ? argv[++i] : NULL, &threads) != 0) return EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("info", "unknown option '%s'", argv[i]);
         } else if (!path) {
@@ -377,51 +510,58 @@ int cmd_info(int argc, char **argv)
     cli_input in;
     int rc = cli_open(&in, path, quiet);
     if (rc != EXIT_OK) return rc;
-    info_counts *c = calloc(1, sizeof *c);
-    if (c) c->by_hook = calloc(65536, sizeof *c->by_hook);
-    etl_iter *it = NULL;
-    if (!c || !c->by_hook || etl_iter_open(in.reader, ETL_ORDER_FILE, &it) != ETL_OK) {
+    size_t nbufs = etl_reader_buffer_count(in.reader);
+    unsigned n = threads;
+    if (n > nbufs / INFO_MIN_BUFFERS) n = (unsigned)(nbufs / INFO_MIN_BUFFERS);
+    if (n < 1) n = 1;
+    info_share *sh = calloc(n, sizeof *sh);
+    int oom = !sh;
+    for (unsigned i = 0; !oom && i < n; i++) {
+        sh[i].r = in.reader;
+        sh[i].first = nbufs * i / n;
+        sh[i].count = nbufs * (i + 1) / n - sh[i].first;
+        sh[i].all = sh;
+        sh[i].nall = n;
+        if (!(sh[i].c = counts_new())) oom = 1;
+    }
+    if (oom) {
         fprintf(stderr, "%s: out of memory\n", prog);
-        if (c) free(c->by_hook);
-        free(c);
+        for (unsigned i = 0; sh && i < n; i++) counts_free(sh[i].c);
+        free(sh);
         cli_close(&in, NULL);
         return EXIT_IO;
     }
     cli_progress prog_bar;
     cli_progress_start(&prog_bar, etl_reader_file_size(in.reader));
-    etl_record rec;
-    int oom = 0;
-    while (etl_iter_next(it, &rec) == ETL_OK) {
-        if ((c->records & 0xFFFF) == 0) cli_progress_update(&prog_bar, etl_iter_progress(it));
-        c->records++;
-        c->by_htype[rec.htype]++;
-        if (rec.cpu < 2048) c->cpu_records[rec.cpu]++;
-        if (rec.has & ETL_REC_HOOK) c->by_hook[rec.hook]++;
-        else if ((rec.has & ETL_REC_PROVIDER) && prov_add(c, &rec.provider) != 0) oom = 1;
-        count_kernel(c, &rec);
-        if (rec.has & ETL_REC_TS) {
-            if (!c->have_ts || rec.ts < c->first_ts) c->first_ts = rec.ts;
-            if (!c->have_ts || rec.ts > c->last_ts) c->last_ts = rec.ts;
-            c->have_ts = 1;
-        }
+    sh[0].bar = &prog_bar;
+    for (unsigned i = 1; i < n; i++) sh[i].started = pthread_create(&sh[i].th, NULL, count_share, &sh[i]) == 0;
+    count_share(&sh[0]);
+    for (unsigned i = 1; i < n; i++) {
+        if (sh[i].started) pthread_join(sh[i].th, NULL);
+        else count_share(&sh[i]); /* no thread to be had: here */
     }
     cli_progress_end(&prog_bar);
+    info_counts *c = sh[0].c;
+    etl_stats st = sh[0].st;
+    oom = sh[0].oom;
+    for (unsigned i = 1; i < n; i++) {
+        if (counts_merge(c, sh[i].c) != 0 || sh[i].oom) oom = 1;
+        stats_merge(&st, &sh[i].st, etl_reader_stats(in.reader));
+        counts_free(sh[i].c);
+    }
     /* Compact the provider table, most frequent first. */
-    size_t n = 0;
+    size_t np = 0;
     for (size_t i = 0; i < c->prov_cap; i++)
-        if (c->prov[i].used) c->prov[n++] = c->prov[i];
-    if (n) qsort(c->prov, n, sizeof *c->prov, by_count_desc);
-    c->prov_n = n;
+        if (c->prov[i].used) c->prov[np++] = c->prov[i];
+    if (np) qsort(c->prov, np, sizeof *c->prov, by_count_desc);
+    c->prov_n = np;
 
-    etl_stats st = *etl_iter_stats(it);
     if (json)
         print_json(path, in.reader, c, &st);
     else
         print_text(path, in.reader, c, &st);
-    etl_iter_close(it);
-    free(c->by_hook);
-    free(c->prov);
-    free(c);
+    counts_free(c);
+    free(sh);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "%s: write error on standard output\n", prog);
         cli_close(&in, NULL);
