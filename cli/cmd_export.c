@@ -49,6 +49,8 @@ static void help(void)
            "  --trace-id ID            the trace_id of the rows (default: FILE's base name)\n"
            "  --max-wait-reason N      StateWr bias of compact batches, 1..54 (default: from the OS build)\n"
            "  --schema                 print the table schema (Markdown, as docs/schema.md) and exit\n"
+           "  --threads N              threads that read the trace (default: the CPUs available);\n"
+           "                           the output is the same with any N\n"
            "  --quiet                  no warnings about the input, no summary\n"
            "  -h, --help               this help\n\n"
            "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged (exported anyway,\n"
@@ -331,7 +333,7 @@ int cmd_export(int argc, char **argv)
             trace_id = v;
             i++;
         } else if (strcmp(o, "--range") == 0 || strcmp(o, "--quiet") == 0 || strcmp(o, "-q") == 0 ||
-                   strcmp(o, "--max-wait-reason") == 0) {
+                   strcmp(o, "--max-wait-reason") == 0 || strcmp(o, "--threads") == 0) {
             int r = rep_arg(&a, argc, argv, &i);
             if (r == EXIT_USAGE) return r;
         } else if (o[0] == '-' && o[1]) {

@@ -480,7 +480,7 @@ static void stats_merge(etl_stats *st, const etl_stats *x, const etl_stats *base
 }
 
 /* Buffers per thread below which a thread is not worth starting. */
-#define INFO_MIN_BUFFERS 64
+#define INFO_MIN_BUFFERS 8
 
 int cmd_info(int argc, char **argv)
 {

@@ -321,7 +321,7 @@ uint64_t etl_reader_file_size(const etl_reader *r);
 
 typedef enum etl_order {
     ETL_ORDER_FILE = 0, /* buffers as they lie in the file, records as they lie in each buffer */
-    ETL_ORDER_TIME = 1  /* per-CPU buffers by SequenceNumber, merged by timestamp */
+    ETL_ORDER_TIME = 1  /* per-CPU buffers by SequenceNumber, merged by timestamp (etl_iter_merge_ts) */
 } etl_order;
 
 etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out);
@@ -342,6 +342,11 @@ etl_status etl_iter_open_cpus(etl_reader *r, const uint8_t *want, unsigned n, et
 etl_status etl_iter_open_range(etl_reader *r, size_t first, size_t count, etl_iter **out);
 /* ETL_OK with the next record, ETL_END at the end. Never fails on bad input. */
 etl_status etl_iter_next(etl_iter *it, etl_record *rec);
+/*
+ * Time order: the time the last record was merged at - its timestamp, or where
+ * damage made its CPU's time go back, the largest timestamp of that CPU before it.
+ */
+uint64_t etl_iter_merge_ts(const etl_iter *it);
 /* Reader stats plus what this iterator skipped so far. */
 const etl_stats *etl_iter_stats(const etl_iter *it);
 /* Bytes of the file's buffers consumed so far (for progress bars). */

@@ -39,6 +39,7 @@ typedef struct cursor {
     etl_span data;            /* current buffer's bytes, cut at its data end */
     const etl_buf_ent *buf;   /* current buffer, NULL when none */
     size_t pos;               /* next record offset in data */
+    uint64_t key;             /* merge time: the largest timestamp of the CPU's records so far */
     uint8_t *scratch;
     size_t scratch_cap;
     etl_record head;
@@ -54,6 +55,7 @@ struct etl_iter {
     unsigned *loser;          /* loser[n] for internal nodes 1..ncur-1; loser[0] = the winner */
     uint8_t *done;            /* per cursor: exhausted (loses to everything) */
     int pending;              /* cursor whose head was returned last, -1 if none */
+    uint64_t last_key;        /* merge time of the record returned last */
     uint64_t progress;
     size_t scratch_total;
     bool release;             /* drops the pages of finished buffers */
@@ -144,6 +146,7 @@ static etl_status cursor_advance(etl_iter *it, cursor *c)
         etl_status rc = etl_record_frame(c->data, c->pos, &c->head, &next);
         if (rc == ETL_OK) {
             c->head.cpu = c->buf->cpu;
+            if (c->head.ts > c->key) c->key = c->head.ts;
             c->head.buffer_index = c->buf->index;
             c->pos = next;
             return ETL_OK;
@@ -175,12 +178,18 @@ static int by_cpu_seq(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* (timestamp, cursor) order; an exhausted cursor is greater than any other. */
+/*
+ * (merge time, cursor) order; an exhausted cursor is greater than any other. The
+ * merge time is the timestamp, held up to the CPU's largest so far where damage
+ * makes time go back: every cursor's keys then rise, so the merged order is the
+ * sort of all records on (key, CPU, position) - the same however the CPUs are
+ * grouped into iterators and whatever a reader filters out before merging again.
+ */
 static inline bool lt_less(const etl_iter *it, unsigned a, unsigned b)
 {
     if (it->done[a] || it->done[b]) return !it->done[a] && it->done[b];
-    const etl_record *x = &it->cur[a].head, *y = &it->cur[b].head;
-    if (x->ts != y->ts) return x->ts < y->ts;
+    uint64_t x = it->cur[a].key, y = it->cur[b].key;
+    if (x != y) return x < y;
     return a < b;
 }
 
@@ -339,12 +348,14 @@ etl_status etl_iter_next(etl_iter *it, etl_record *rec)
     unsigned top = it->loser[0];
     if (it->ncur == 0 || it->done[top]) return ETL_END;
     *rec = it->cur[top].head;
+    it->last_key = it->cur[top].key;
     it->pending = (int)top;
     it->stats.records++;
     return ETL_OK;
 }
 
 const etl_stats *etl_iter_stats(const etl_iter *it) { return &it->stats; }
+uint64_t etl_iter_merge_ts(const etl_iter *it) { return it->last_key; }
 uint64_t etl_iter_progress(const etl_iter *it) { return it->progress; }
 
 void etl_iter_close(etl_iter *it)

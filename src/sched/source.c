@@ -30,6 +30,7 @@ typedef struct bsrc {
     etl_batch_expander x;
     etl_batch_expand_cpu *xcpus;
     unsigned cpu;
+    uint64_t key;    /* merge time: the largest switch time so far */
     bool in_batch;   /* x has a batch begun */
     bool finishing;  /* the iterator is done: draining x's pending switch */
     bool done;
@@ -38,6 +39,7 @@ typedef struct bsrc {
 /* A source's head event. */
 typedef struct head {
     etl_sched_event ev;
+    uint64_t key;     /* merge time (etl_iter_merge_ts): rises along each stream */
     bool has;
 } head;
 
@@ -54,6 +56,7 @@ struct part {
     etl_batch_expand_cpu *late_cpus;
     bool late_active;
     bool late_finishing;
+    uint64_t late_key;  /* the merge time of the batch being expanded */
     bsrc *b;
     unsigned nb;
     head *heads;      /* [0] main, [1 + c] CPU c's batches */
@@ -65,6 +68,7 @@ struct part {
     unsigned bias;
     uint32_t skip;    /* kinds the caller does not want */
     etl_span payload; /* the record of the last Thread, SetName or Process event: its strings point into it */
+    uint64_t key;     /* merge time of the event returned last */
     etl_sched_source_stats st;
 };
 
@@ -156,6 +160,7 @@ static void main_fill(part *s, head *h)
             if (etl_batch_expand_next(&s->late, &sw) == ETL_OK) {
                 count_chain(s, &sw);
                 switch_event(&h->ev, &sw, ETL_HOOK_CSWITCH_BATCH);
+                h->key = s->late_key;
                 h->has = true;
                 return;
             }
@@ -165,6 +170,7 @@ static void main_fill(part *s, head *h)
             if (!s->late_cpus || s->late_finishing) return;
             if (etl_batch_expand_finish(&s->late, &sw) == ETL_OK) { /* a CPU's last switch: no successor to lose */
                 switch_event(&h->ev, &sw, ETL_HOOK_CSWITCH_BATCH);
+                h->key = UINT64_MAX; /* after everything, by CPU */
                 h->has = true;
                 return;
             }
@@ -178,10 +184,12 @@ static void main_fill(part *s, head *h)
         }
         int k = decode(s, &rec, &h->ev);
         if (k == 1) {
+            h->key = etl_iter_merge_ts(s->main);
             h->has = true;
             return;
         }
         if (k == 2 && !s->lookahead && s->late_cpus) {
+            s->late_key = etl_iter_merge_ts(s->main);
             s->st.late_batches++;
             etl_batch_expand_begin(&s->late, rec.cpu, rec.payload, s->bias, (uint8_t)rec.version);
             s->late_active = true;
@@ -199,6 +207,7 @@ static void batch_fill(part *s, bsrc *b, head *h)
             if (etl_batch_expand_finish(&b->x, &sw) == ETL_OK) { /* a CPU's last switch: no successor to lose */
                 sw.cpu = (uint16_t)b->cpu;
                 switch_event(&h->ev, &sw, ETL_HOOK_CSWITCH_BATCH);
+                h->key = b->key = sw.ts > b->key ? sw.ts : b->key;
                 h->has = true;
                 return;
             }
@@ -209,6 +218,7 @@ static void batch_fill(part *s, bsrc *b, head *h)
             count_chain(s, &sw);
             sw.cpu = (uint16_t)b->cpu;
             switch_event(&h->ev, &sw, ETL_HOOK_CSWITCH_BATCH);
+            h->key = b->key = sw.ts > b->key ? sw.ts : b->key;
             h->has = true;
             return;
         }
@@ -231,12 +241,16 @@ static void fill(part *s, unsigned i)
     else batch_fill(s, &s->b[i - 1], &s->heads[i]);
 }
 
-/* (time, CPU, main before batches): ties on one CPU put a ReadyThread before the switch it causes. */
+/*
+ * (merge time, CPU, main before batches): ties on one CPU put a ReadyThread before
+ * the switch it causes. Merge times rise along every stream, so the order is a sort
+ * and does not depend on how the CPUs are shared between threads.
+ */
 static bool less(const part *s, unsigned a, unsigned b)
 {
-    const etl_sched_event *x = &s->heads[a].ev, *y = &s->heads[b].ev;
-    if (x->ts != y->ts) return x->ts < y->ts;
-    if (x->cpu != y->cpu) return x->cpu < y->cpu;
+    const head *x = &s->heads[a], *y = &s->heads[b];
+    if (x->key != y->key) return x->key < y->key;
+    if (x->ev.cpu != y->ev.cpu) return x->ev.cpu < y->ev.cpu;
     return a < b;
 }
 
@@ -385,6 +399,7 @@ static etl_status part_next(part *s, etl_sched_event *ev)
             if (want == FORM_COMPACT) s->st.compact_switches++;
             else s->st.full_switches++;
         }
+        s->key = s->heads[top].key;
         *ev = *e;
         return ETL_OK;
     }
@@ -406,10 +421,11 @@ static etl_status part_next(part *s, etl_sched_event *ev)
 #define MAX_WORKERS 16  /* the caller's merge and model are the limit long before */
 
 /*
- * A block holds its events packed, each cut after its kind's member of the union
- * (a ReadyThread takes 48 bytes, not 200): what crosses between cores is what
- * costs, not the copying.
+ * A block holds its events packed, each after its merge time and cut after its
+ * kind's member of the union (a ReadyThread takes 56 bytes, not 208): what crosses
+ * between cores is what costs, not the copying.
  */
+#define ENTRY_MAX (sizeof(uint64_t) + sizeof(etl_sched_event))
 typedef struct block {
     unsigned n;         /* events */
     size_t used;        /* bytes of ev */
@@ -434,6 +450,7 @@ typedef struct worker {
     bool waiting;           /* under mu: a side sleeps on cv (a wake-up costs a system call) */
     /* the caller's side */
     const etl_sched_event *at; /* the share's next event, NULL when it has ended */
+    uint64_t key;              /* its merge time */
     block *cur;
     unsigned pos;
     size_t off;             /* of at in cur */
@@ -520,15 +537,17 @@ static void *worker_main(void *arg)
         b->used = 0;
         b->arena_used = 0;
         /* A record's payload is under 64 KiB: stop the block while one more surely fits. */
-        while (BLOCK_BYTES - b->used >= sizeof(etl_sched_event) && BLOCK_ARENA - b->arena_used > 65536 + 8) {
-            etl_sched_event *ev = (etl_sched_event *)(void *)(b->ev + b->used);
+        while (BLOCK_BYTES - b->used >= ENTRY_MAX && BLOCK_ARENA - b->arena_used > 65536 + 8) {
+            uint64_t *key = (uint64_t *)(void *)(b->ev + b->used);
+            etl_sched_event *ev = (etl_sched_event *)(void *)(key + 1);
             if (part_next(w->p, ev) != ETL_OK) {
                 last = true;
                 break;
             }
             if (ev->kind == ETL_SCHED_THREAD || ev->kind == ETL_SCHED_SET_NAME || ev->kind == ETL_SCHED_PROCESS)
                 keep_strings(b, ev, w->p->payload);
-            b->used += packed_size(ev);
+            *key = w->p->key;
+            b->used += sizeof *key + packed_size(ev);
             b->n++;
         }
         b->last = last;
@@ -539,6 +558,14 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&w->mu);
     }
     return NULL;
+}
+
+/* w's event and merge time at offset off of its block. */
+static void entry_at(worker *w)
+{
+    const uint8_t *e = w->cur->ev + w->off;
+    memcpy(&w->key, e, sizeof w->key);
+    w->at = (const etl_sched_event *)(const void *)(e + sizeof w->key);
 }
 
 /* The caller gives back w's current block and takes the next one, waiting for it. */
@@ -562,7 +589,7 @@ static void take_block(worker *w)
             w->cur = b;
             w->pos = 0;
             w->off = 0;
-            w->at = (const etl_sched_event *)(const void *)b->ev;
+            entry_at(w);
         } else { /* an empty block is the last one */
             w->ended = true;
             w->taken++;
@@ -577,11 +604,12 @@ static void advance(worker *w)
 {
     if (w->local) {
         w->at = part_next(w->p, &w->head) == ETL_OK ? &w->head : NULL;
+        w->key = w->p->key;
         return;
     }
     if (++w->pos < w->cur->n) {
-        w->off += packed_size(w->at);
-        w->at = (const etl_sched_event *)(const void *)(w->cur->ev + w->off);
+        w->off += sizeof w->key + packed_size(w->at);
+        entry_at(w);
         /* The block was written on another core: ask for its lines ahead of the merge. */
         const uint8_t *ahead = w->cur->ev + w->off + 512;
         __builtin_prefetch(ahead);
@@ -747,11 +775,14 @@ etl_status etl_sched_source_next(etl_sched_source *s, etl_sched_event *ev)
     }
     int best = -1;
     const etl_sched_event *b = NULL;
+    uint64_t bk = 0;
     for (unsigned i = 0; i < s->nw; i++) {
         const etl_sched_event *e = s->w[i].at;
-        if (e && (!b || e->ts < b->ts || (e->ts == b->ts && e->cpu < b->cpu))) {
+        uint64_t k = s->w[i].key;
+        if (e && (!b || k < bk || (k == bk && e->cpu < b->cpu))) {
             best = (int)i;
             b = e;
+            bk = k;
         }
     }
     if (best < 0) {

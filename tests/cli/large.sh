@@ -43,4 +43,10 @@ window=$(grep -o '"end_ns":[0-9]*' "$dir/cpu.json" | head -1 | cut -d: -f2)
 ncpu=$(grep -o '"num_cpus":[0-9]*' "$dir/cpu.json" | cut -d: -f2)
 busy=$(grep -o '"busy_ns":[0-9]*,"idle_ns":[0-9]*,"unknown_ns":[0-9]*,"processes"' "$dir/cpu.json" | grep -o '[0-9]*' | awk '{ s += $1 } END { printf "%.0f", s }')
 [ "$busy" = "$(awk -v w="$window" -v n="$ncpu" 'BEGIN { printf "%.0f", w * n }')" ] || fail "busy + idle = $busy, CPUs x window = $ncpu x $window"
-echo "large: $size bytes, $bufs buffers, $records records: info and cpu in bounded memory, parts add up"
+# One thread and two: the same bytes (shares meet at buffer seams past 4 GiB).
+"$etlkit" info --json --threads 1 "$f" > "$dir/info1.json" || fail "info --threads 1 failed"
+"$etlkit" info --json --threads 2 "$f" > "$dir/info2.json" || fail "info --threads 2 failed"
+cmp -s "$dir/info1.json" "$dir/info2.json" || fail "info: 1 and 2 threads differ"
+"$etlkit" cpu --json --threads 1 "$f" > "$dir/cpu1.json" || fail "cpu --threads 1 failed"
+cmp -s "$dir/cpu1.json" "$dir/cpu.json" || fail "cpu: 1 thread and the default differ"
+echo "large: $size bytes, $bufs buffers, $records records: info and cpu in bounded memory, parts add up, 1 and 2 threads agree"
