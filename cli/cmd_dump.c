@@ -18,6 +18,19 @@ typedef struct dump_opts {
 
 #define LINE_CAP (1u << 18)
 
+/* Lines are built in place in one chunk, written when it fills: no copy and no stdio lock a line. */
+#define CHUNK (1u << 20)
+static char chunk[CHUNK + LINE_CAP + 2];
+static size_t chunk_used;
+
+/* Writes the chunk's lines; l's next line starts the chunk again. */
+static void chunk_flush(line *l)
+{
+    if (chunk_used) fwrite(chunk, 1, chunk_used, stdout);
+    chunk_used = 0;
+    l->b = chunk;
+}
+
 static void out_line(line *l)
 {
     if (l->cut) {
@@ -28,7 +41,9 @@ static void out_line(line *l)
     }
     if (l->json) ln_raw(l, "}", 1);
     l->b[l->n++] = '\n';
-    fwrite(l->b, 1, l->n, stdout);
+    chunk_used += l->n;
+    l->b = chunk + chunk_used;
+    if (chunk_used >= CHUNK) chunk_flush(l);
 }
 
 /* The record's header keys, JSON or text. */
@@ -373,8 +388,7 @@ int cmd_dump(int argc, char **argv)
     unsigned ncpu = etl_reader_cpu_count(in.reader);
     etl_iter *it = NULL;
     etl_batch_expand_cpu *cpus = calloc(ncpu ? ncpu : 1, sizeof *cpus);
-    static char lbuf[LINE_CAP + 2];
-    line l = {lbuf, 0, LINE_CAP, 0, 1, 0};
+    line l = {chunk, 0, LINE_CAP, 0, 1, 0};
     if (!cpus || etl_iter_open(in.reader, o.order, &it) != ETL_OK) {
         fprintf(stderr, "%s: out of memory\n", prog);
         free(cpus);
@@ -399,6 +413,7 @@ int cmd_dump(int argc, char **argv)
     while (n < o.limit && etl_iter_next(it, &rec) == ETL_OK) {
         if ((++seen & 0xFFFF) == 0) {
             cli_progress_update(&bar, etl_iter_progress(it));
+            chunk_flush(&l);
             if (ferror(stdout)) break; /* a closed pipe or a full disk: no use going on */
         }
         uint16_t hook;
@@ -420,6 +435,7 @@ int cmd_dump(int argc, char **argv)
         emit_switch(&l, o.format, &sw, clk);
         n++;
     }
+    chunk_flush(&l);
     cli_progress_end(&bar);
     if (o.expand && (x.stats.bad_index || x.stats.truncated || x.stats.bad_cpu || x.stats.short_batches) && !o.quiet)
         fprintf(stderr, "%s: %s: warning: compact batches: %llu bad indexes, %llu truncated records, "

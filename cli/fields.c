@@ -4,55 +4,6 @@
 #include "fields.h"
 #include "common.h"
 
-void ln_raw(line *l, const char *s, size_t n)
-{
-    if (l->n + n + 1 > l->cap) {
-        l->cut = 1;
-        return;
-    }
-    memcpy(l->b + l->n, s, n);
-    l->n += n;
-}
-
-void ln_key(line *l, const char *key)
-{
-    size_t k = strlen(key);
-    if (l->n + k + 5 > l->cap) {
-        l->cut = 1;
-        return;
-    }
-    char *o = l->b + l->n;
-    if (l->json) {
-        if (!l->first) *o++ = ',';
-        *o++ = '"';
-        memcpy(o, key, k);
-        o += k;
-        *o++ = '"';
-        *o++ = ':';
-    } else {
-        *o++ = ' ';
-        memcpy(o, key, k);
-        o += k;
-        *o++ = '=';
-    }
-    l->n = (size_t)(o - l->b);
-    l->first = 0;
-}
-
-void ln_u(line *l, const char *key, uint64_t v)
-{
-    char t[24];
-    ln_key(l, key);
-    ln_raw(l, t, fmt_u64(t, v));
-}
-
-void ln_i(line *l, const char *key, int64_t v)
-{
-    char t[24];
-    ln_key(l, key);
-    ln_raw(l, t, fmt_i64(t, v));
-}
-
 void ln_s(line *l, const char *key, const char *s)
 {
     ln_key(l, key);

@@ -4,9 +4,8 @@
  * File order: one cursor over all buffers as they lie in the file.
  * Time order: one cursor per CPU over that CPU's buffers sorted by
  * SequenceNumber (events of one CPU are time-ordered, container.md §7), and a
- * tournament (loser) tree on (timestamp, cpu) that merges the cursors' head records:
- * replacing the winner costs one comparison per level, half what a binary heap's
- * sift-down costs, and the CPUs' records interleave finely, so it is replaced at
+ * tournament tree (base/ltree.h) on (merge time, cpu) that merges the cursors'
+ * head records: the CPUs' records interleave finely, so the winner is replaced at
  * almost every record.
  *
  * A cursor's head record points into its current buffer (the mapped file, or the
@@ -18,6 +17,7 @@
 #include <string.h>
 #include "container/reader_internal.h"
 #include "base/bytes.h"
+#include "base/ltree.h"
 
 /* Total decompression scratch one iterator may hold: bounds memory on hostile files. */
 #define SCRATCH_BUDGET (512u << 20)
@@ -52,8 +52,7 @@ struct etl_iter {
     cursor *cur;
     unsigned ncur;
     const etl_buf_ent **lists;
-    unsigned *loser;          /* loser[n] for internal nodes 1..ncur-1; loser[0] = the winner */
-    uint8_t *done;            /* per cursor: exhausted (loses to everything) */
+    etl_ltree lt;             /* time order: the cursors' heads */
     int pending;              /* cursor whose head was returned last, -1 if none */
     uint64_t last_key;        /* merge time of the record returned last */
     uint64_t progress;
@@ -179,50 +178,15 @@ static int by_cpu_seq(const void *a, const void *b)
 }
 
 /*
- * (merge time, cursor) order; an exhausted cursor is greater than any other. The
+ * The tree's leaf for cursor c: (merge time, cursor), done when exhausted. The
  * merge time is the timestamp, held up to the CPU's largest so far where damage
  * makes time go back: every cursor's keys then rise, so the merged order is the
  * sort of all records on (key, CPU, position) - the same however the CPUs are
  * grouped into iterators and whatever a reader filters out before merging again.
  */
-static inline bool lt_less(const etl_iter *it, unsigned a, unsigned b)
+static void lt_set(etl_iter *it, unsigned c, bool ok)
 {
-    if (it->done[a] || it->done[b]) return !it->done[a] && it->done[b];
-    uint64_t x = it->cur[a].key, y = it->cur[b].key;
-    if (x != y) return x < y;
-    return a < b;
-}
-
-/* Cursor c's head changed: replay its matches up to the root. Leaves are nodes ncur..2*ncur-1. */
-static void lt_replay(etl_iter *it, unsigned c)
-{
-    unsigned w = c;
-    for (unsigned n = (it->ncur + c) / 2; n >= 1; n /= 2) {
-        if (lt_less(it, it->loser[n], w)) {
-            unsigned t = it->loser[n];
-            it->loser[n] = w;
-            w = t;
-        }
-    }
-    it->loser[0] = w;
-}
-
-static etl_status lt_build(etl_iter *it)
-{
-    unsigned k = it->ncur;
-    if (k == 0) return ETL_OK;
-    unsigned *win = malloc(2 * (size_t)k * sizeof *win);
-    if (!win) return ETL_E_NOMEM;
-    for (unsigned i = 0; i < k; i++) win[k + i] = i;
-    for (unsigned n = k - 1; n >= 1; n--) {
-        unsigned a = win[2 * n], b = win[2 * n + 1];
-        bool al = lt_less(it, a, b);
-        win[n] = al ? a : b;
-        it->loser[n] = al ? b : a;
-    }
-    it->loser[0] = k > 1 ? win[1] : 0;
-    free(win);
-    return ETL_OK;
+    it->lt.leaf[c] = ok ? (etl_ltree_key){it->cur[c].key, c} : (etl_ltree_key){UINT64_MAX, ETL_LTREE_DONE};
 }
 
 /* What an iterator reads: a set of CPUs in time order, or a range of buffers in file order. */
@@ -261,9 +225,7 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
         it->ncur = 1;
     }
     it->cur = calloc(it->ncur ? it->ncur : 1, sizeof *it->cur);
-    it->loser = calloc(it->ncur ? it->ncur : 1, sizeof *it->loser);
-    it->done = calloc(it->ncur ? it->ncur : 1, 1);
-    if (!it->lists || !it->cur || !it->loser || !it->done) {
+    if (!etl_ltree_init(&it->lt, order == ETL_ORDER_TIME ? it->ncur : 0) || !it->lists || !it->cur) {
         etl_iter_close(it);
         return ETL_E_NOMEM;
     }
@@ -288,9 +250,8 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
         it->cur[0].n = sel->count < r->nbufs - first ? sel->count : r->nbufs - first;
     }
     if (order == ETL_ORDER_TIME) {
-        for (unsigned c = 0; c < it->ncur; c++)
-            it->done[c] = cursor_advance(it, &it->cur[c]) != ETL_OK;
-        if (lt_build(it) != ETL_OK) {
+        for (unsigned c = 0; c < it->ncur; c++) lt_set(it, c, cursor_advance(it, &it->cur[c]) == ETL_OK);
+        if (!etl_ltree_build(&it->lt)) {
             etl_iter_close(it);
             return ETL_E_NOMEM;
         }
@@ -340,13 +301,13 @@ etl_status etl_iter_next(etl_iter *it, etl_record *rec)
     }
     if (it->pending >= 0) {
         /* The winner produced the last record: refill it and replay its path. */
-        cursor *c = &it->cur[it->pending];
-        if (cursor_advance(it, c) != ETL_OK) it->done[it->pending] = 1;
-        lt_replay(it, (unsigned)it->pending);
+        unsigned p = (unsigned)it->pending;
+        lt_set(it, p, cursor_advance(it, &it->cur[p]) == ETL_OK);
+        etl_ltree_replay(&it->lt, p);
         it->pending = -1;
     }
-    unsigned top = it->loser[0];
-    if (it->ncur == 0 || it->done[top]) return ETL_END;
+    int top = etl_ltree_top(&it->lt);
+    if (top < 0) return ETL_END;
     *rec = it->cur[top].head;
     it->last_key = it->cur[top].key;
     it->pending = (int)top;
@@ -364,8 +325,7 @@ void etl_iter_close(etl_iter *it)
     if (it->nrel) release_flush(it);
     for (unsigned c = 0; it->cur && c < it->ncur; c++) free(it->cur[c].scratch);
     free(it->cur);
-    free(it->loser);
-    free(it->done);
+    etl_ltree_free(&it->lt);
     free(it->lists);
     free(it);
 }

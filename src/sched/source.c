@@ -7,8 +7,8 @@
  * its switches would come after the ReadyThread events they answer. When the
  * trace logs compact switches (group mask PERF_COMPACT_CSWITCH, or no mask at
  * all), each CPU gets a second cursor that reads only that CPU's batches, ahead
- * of the main one, and expands them; a small heap merges the main stream with
- * the per-CPU switch streams on (time, CPU, main first). Memory: one cursor
+ * of the main one, and expands them; a tournament tree merges the main stream
+ * with the per-CPU switch streams on (time, CPU, main first). Memory: one cursor
  * and one expander per CPU, nothing per event.
  *
  * A CPU whose trace carries both forms (CSwitch events and batches) keeps the
@@ -21,6 +21,7 @@
 #include <string.h>
 #include "etlkit/sched.h"
 #include "etlkit/event.h"
+#include "base/ltree.h"
 
 enum { FORM_UNKNOWN = 0, FORM_FULL = 1, FORM_COMPACT = 2 };
 
@@ -60,8 +61,7 @@ struct part {
     bsrc *b;
     unsigned nb;
     head *heads;      /* [0] main, [1 + c] CPU c's batches */
-    unsigned *heap;
-    unsigned heap_n;
+    etl_ltree lt;     /* the heads on (merge time, CPU, main first) */
     int pending;      /* source whose head was returned last */
     uint8_t *form;    /* per CPU */
     unsigned nform;
@@ -242,31 +242,15 @@ static void fill(part *s, unsigned i)
 }
 
 /*
- * (merge time, CPU, main before batches): ties on one CPU put a ReadyThread before
- * the switch it causes. Merge times rise along every stream, so the order is a sort
- * and does not depend on how the CPUs are shared between threads.
+ * Head i's leaf: (merge time, CPU, main before batches); ties on one CPU put a
+ * ReadyThread before the switch it causes. Merge times rise along every stream,
+ * so the order is a sort and does not depend on how CPUs are shared between threads.
  */
-static bool less(const part *s, unsigned a, unsigned b)
+static void set_leaf(part *s, unsigned i)
 {
-    const head *x = &s->heads[a], *y = &s->heads[b];
-    if (x->key != y->key) return x->key < y->key;
-    if (x->ev.cpu != y->ev.cpu) return x->ev.cpu < y->ev.cpu;
-    return a < b;
-}
-
-static void sift_down(part *s, unsigned i)
-{
-    unsigned *h = s->heap;
-    for (;;) {
-        unsigned l = 2 * i + 1, m = i;
-        if (l < s->heap_n && less(s, h[l], h[m])) m = l;
-        if (l + 1 < s->heap_n && less(s, h[l + 1], h[m])) m = l + 1;
-        if (m == i) return;
-        unsigned t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
+    const head *h = &s->heads[i];
+    s->lt.leaf[i] = h->has ? (etl_ltree_key){h->key, (uint64_t)h->ev.cpu << 32 | i}
+                           : (etl_ltree_key){UINT64_MAX, ETL_LTREE_DONE};
 }
 
 /* Whether the trace logs compact switches: the group mask of the first records decides; no mask: assume so. */
@@ -303,7 +287,7 @@ static void part_close(part *s)
     free(s->late_cpus);
     free(s->b);
     free(s->heads);
-    free(s->heap);
+    etl_ltree_free(&s->lt);
     free(s->form);
     free(s);
 }
@@ -326,8 +310,7 @@ static etl_status part_open(etl_reader *r, unsigned bias, uint32_t skip, bool lo
     s->nb = s->lookahead ? ncpu : 0;
     s->b = calloc(s->nb ? s->nb : 1, sizeof *s->b);
     s->heads = calloc(s->nb + 1, sizeof *s->heads);
-    s->heap = calloc(s->nb + 1, sizeof *s->heap);
-    etl_status st = !s->form || !s->b || !s->heads || !s->heap ? ETL_E_NOMEM
+    etl_status st = !s->form || !s->b || !s->heads || !etl_ltree_init(&s->lt, s->nb + 1) ? ETL_E_NOMEM
                     : want ? etl_iter_open_cpus(r, want, nwant, &s->main)
                            : etl_iter_open(r, ETL_ORDER_TIME, &s->main);
     if (st == ETL_OK && !s->lookahead && ncpu) {
@@ -360,9 +343,12 @@ static etl_status part_open(etl_reader *r, unsigned bias, uint32_t skip, bool lo
     }
     for (unsigned i = 0; i <= s->nb; i++) {
         fill(s, i);
-        if (s->heads[i].has) s->heap[s->heap_n++] = i;
+        set_leaf(s, i);
     }
-    for (unsigned i = s->heap_n; i-- > 0;) sift_down(s, i);
+    if (!etl_ltree_build(&s->lt)) {
+        part_close(s);
+        return ETL_E_NOMEM;
+    }
     *out = s;
     return ETL_OK;
 }
@@ -371,14 +357,15 @@ static etl_status part_next(part *s, etl_sched_event *ev)
 {
     for (;;) {
         if (s->pending >= 0) {
-            fill(s, (unsigned)s->pending);
-            if (!s->heads[s->pending].has) s->heap[0] = s->heap[--s->heap_n];
-            if (s->heap_n) sift_down(s, 0);
+            unsigned p = (unsigned)s->pending;
+            fill(s, p);
+            set_leaf(s, p);
+            etl_ltree_replay(&s->lt, p);
             s->pending = -1;
         }
-        if (s->heap_n == 0) return ETL_END;
-        unsigned top = s->heap[0];
-        s->pending = (int)top;
+        int top = etl_ltree_top(&s->lt);
+        if (top < 0) return ETL_END;
+        s->pending = top;
         const etl_sched_event *e = &s->heads[top].ev;
         if (e->kind == ETL_SCHED_SWITCH) {
             unsigned c = e->cpu;
