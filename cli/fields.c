@@ -51,9 +51,30 @@ static void ln_ptr(line *l, const char *key, uint64_t v)
     ln_s(l, key, t);
 }
 
+/* A name from etlkit's tables: identifiers need no escaping nor quoting, so they skip ln_s's scan. */
 static void ln_name(line *l, const char *key, const char *name)
 {
-    if (name) ln_s(l, key, name);
+    if (!name) return;
+    size_t n = 0;
+    for (; name[n]; n++) {
+        char c = name[n];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) break;
+    }
+    if (name[n] || !n || n > 64) {
+        ln_s(l, key, name);
+        return;
+    }
+    ln_key(l, key);
+    if (l->n + n + 3 > l->cap) {
+        l->cut = 1;
+        return;
+    }
+    char *o = l->b + l->n;
+    if (l->json) *o++ = '"';
+    memcpy(o, name, n);
+    o += n;
+    if (l->json) *o++ = '"';
+    l->n = (size_t)(o - l->b);
 }
 
 static void ln_utf16(line *l, const char *key, const etl_kstr *s)
