@@ -326,18 +326,26 @@ typedef enum etl_order {
 
 etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out);
 /*
+ * A filter for the time-order iterators below: called for every record of a CPU,
+ * in that CPU's order, before the merge; a record it refuses is never returned
+ * nor merged (merging is most of the cost of time order). The order of the others
+ * is the same as without the filter (merge times count every record).
+ */
+typedef bool (*etl_iter_keep_fn)(void *ctx, const etl_record *rec);
+/*
  * One CPU's records alone, in time order (its buffers by SequenceNumber): a second
  * cursor over a CPU's stream, e.g. to read its compact batches ahead of the rest.
- * The stats count only what this iterator reads.
+ * keep may be NULL (every record). The stats count only what this iterator reads.
  */
-etl_status etl_iter_open_cpu(etl_reader *r, unsigned cpu, etl_iter **out);
+etl_status etl_iter_open_cpu(etl_reader *r, unsigned cpu, etl_iter_keep_fn keep, void *ctx, etl_iter **out);
 /*
- * The records of the CPUs c < n with want[c] set, in time order: a share of the
+ * The records of the CPUs c < n with want[c] set (want NULL: every CPU), in time order: a share of the
  * file for one thread. Ties in time go to the lower CPU, as in etl_iter_open, so
  * merging the iterators of disjoint sets on (time, CPU) gives etl_iter_open's order.
- * The stats count the reader's problems plus what this iterator reads.
+ * keep may be NULL. The stats count the reader's problems plus what this iterator reads.
  */
-etl_status etl_iter_open_cpus(etl_reader *r, const uint8_t *want, unsigned n, etl_iter **out);
+etl_status etl_iter_open_cpus(etl_reader *r, const uint8_t *want, unsigned n, etl_iter_keep_fn keep, void *ctx,
+                              etl_iter **out);
 /* Buffers [first, first + count) of the file, in file order (count may run past the end). */
 etl_status etl_iter_open_range(etl_reader *r, size_t first, size_t count, etl_iter **out);
 /* ETL_OK with the next record, ETL_END at the end. Never fails on bad input. */

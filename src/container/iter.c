@@ -58,6 +58,8 @@ struct etl_iter {
     uint64_t progress;
     size_t scratch_total;
     bool release;             /* drops the pages of finished buffers */
+    etl_iter_keep_fn keep;    /* time order: records it refuses are never merged */
+    void *keep_ctx;
     rel_range rel[RELEASE_RANGES];
     unsigned nrel;
     uint64_t rel_bytes;
@@ -148,6 +150,7 @@ static etl_status cursor_advance(etl_iter *it, cursor *c)
             if (c->head.ts > c->key) c->key = c->head.ts;
             c->head.buffer_index = c->buf->index;
             c->pos = next;
+            if (it->keep && !it->keep(it->keep_ctx, &c->head)) continue;
             return ETL_OK;
         }
         if (rc != ETL_END) {
@@ -195,6 +198,8 @@ typedef struct iter_sel {
     unsigned nwant;
     size_t first, count; /* file order: buffers [first, first + count) */
     bool release;        /* drop the pages of finished buffers */
+    etl_iter_keep_fn keep;
+    void *keep_ctx;
 } iter_sel;
 
 static bool selected(const iter_sel *sel, unsigned cpu)
@@ -213,6 +218,8 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
     it->stats.records = 0;
     it->pending = -1;
     it->release = sel->release;
+    it->keep = sel->keep;
+    it->keep_ctx = sel->keep_ctx;
     it->lists = malloc((r->nbufs ? r->nbufs : 1) * sizeof *it->lists);
     for (size_t i = 0; it->lists && i < r->nbufs; i++) it->lists[i] = &r->bufs[i];
 
@@ -266,23 +273,23 @@ etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out)
     return iter_open(r, order, &sel, out);
 }
 
-etl_status etl_iter_open_cpu(etl_reader *r, unsigned cpu, etl_iter **out)
+etl_status etl_iter_open_cpus(etl_reader *r, const uint8_t *want, unsigned n, etl_iter_keep_fn keep, void *ctx,
+                              etl_iter **out)
+{
+    iter_sel sel = {.want = want, .nwant = n, .release = true, .keep = keep, .keep_ctx = ctx};
+    return iter_open(r, ETL_ORDER_TIME, &sel, out);
+}
+
+etl_status etl_iter_open_cpu(etl_reader *r, unsigned cpu, etl_iter_keep_fn keep, void *ctx, etl_iter **out)
 {
     uint8_t *want = calloc(cpu + 1u, 1);
     if (!want) return ETL_E_NOMEM;
     want[cpu] = 1;
     /* A read-ahead cursor leaves its pages to the main one, which passes them later. */
-    etl_status st = etl_iter_open_cpus(r, want, cpu + 1u, out);
-    if (st == ETL_OK) (*out)->release = false;
+    iter_sel sel = {.want = want, .nwant = cpu + 1u, .keep = keep, .keep_ctx = ctx};
+    etl_status st = iter_open(r, ETL_ORDER_TIME, &sel, out);
     free(want);
     return st;
-}
-
-etl_status etl_iter_open_cpus(etl_reader *r, const uint8_t *want, unsigned n, etl_iter **out)
-{
-    static const uint8_t none = 0;
-    iter_sel sel = {.want = want ? want : &none, .nwant = want ? n : 0, .release = true};
-    return iter_open(r, ETL_ORDER_TIME, &sel, out);
 }
 
 etl_status etl_iter_open_range(etl_reader *r, size_t first, size_t count, etl_iter **out)

@@ -145,6 +145,31 @@ static int decode(part *s, const etl_record *rec, etl_sched_event *ev)
     }
 }
 
+/*
+ * The main cursor's filter: records the model does not use, or the caller skips,
+ * are dropped before the merge (batches too when they are read ahead). Every
+ * scheduler record still moves the end of the trace.
+ */
+static bool keep_main(void *ctx, const etl_record *rec)
+{
+    part *s = ctx;
+    uint16_t hook;
+    if (!etl_record_kernel_hook(rec, &hook)) return false;
+    unsigned kind = kind_of(hook);
+    if (!kind) return false;
+    if (rec->ts > s->st.last_ts) s->st.last_ts = rec->ts;
+    if (s->skip & (1u << kind)) return false;
+    return !(hook == ETL_HOOK_CSWITCH_BATCH && s->lookahead);
+}
+
+/* A read-ahead cursor's filter: its CPU's batches alone. */
+static bool keep_batch(void *ctx, const etl_record *rec)
+{
+    (void)ctx;
+    uint16_t hook;
+    return etl_record_kernel_hook(rec, &hook) && hook == ETL_HOOK_CSWITCH_BATCH;
+}
+
 static void count_chain(part *s, const etl_cswitch *sw)
 {
     if (!(sw->known & ETL_CSW_NEW_TID)) s->st.broken_chains++;
@@ -311,8 +336,7 @@ static etl_status part_open(etl_reader *r, unsigned bias, uint32_t skip, bool lo
     s->b = calloc(s->nb ? s->nb : 1, sizeof *s->b);
     s->heads = calloc(s->nb + 1, sizeof *s->heads);
     etl_status st = !s->form || !s->b || !s->heads || !etl_ltree_init(&s->lt, s->nb + 1) ? ETL_E_NOMEM
-                    : want ? etl_iter_open_cpus(r, want, nwant, &s->main)
-                           : etl_iter_open(r, ETL_ORDER_TIME, &s->main);
+                    : etl_iter_open_cpus(r, want, nwant, keep_main, s, &s->main);
     if (st == ETL_OK && !s->lookahead && ncpu) {
         s->late_cpus = calloc(ncpu, sizeof *s->late_cpus);
         st = s->late_cpus ? etl_batch_expand_init(&s->late, s->late_cpus, ncpu) : ETL_E_NOMEM;
@@ -333,7 +357,7 @@ static etl_status part_open(etl_reader *r, unsigned bias, uint32_t skip, bool lo
         }
         /* One expander slot: the CPU's batches go in as CPU 0 and its switches come back with their CPU. */
         b->xcpus = calloc(1, sizeof *b->xcpus);
-        st = b->xcpus ? etl_iter_open_cpu(r, c, &b->it) : ETL_E_NOMEM;
+        st = b->xcpus ? etl_iter_open_cpu(r, c, keep_batch, NULL, &b->it) : ETL_E_NOMEM;
         if (st == ETL_OK) st = etl_batch_expand_init(&b->x, b->xcpus, 1);
     }
     free(has);
@@ -682,7 +706,7 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
     unsigned threads = full ? opts->threads : 1;
     unsigned ubias = bias >= 0 ? (unsigned)bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
     unsigned ncpu = etl_reader_cpu_count(r);
-    bool lookahead = ncpu > 0 && logs_compact(r);
+    bool lookahead = ncpu > 0 && !(skip & 1u << ETL_SCHED_SWITCH) && logs_compact(r);
     etl_sched_source *s = calloc(1, sizeof *s);
     if (!s) return ETL_E_NOMEM;
     s->r = r;
