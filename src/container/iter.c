@@ -135,8 +135,11 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
     return ETL_OK;
 }
 
-/* Frames the cursor's next record into c->head. ETL_END when the cursor is exhausted. */
-static etl_status cursor_advance(etl_iter *it, cursor *c)
+/*
+ * Frames the cursor's next record into out (its head; file order: the caller's record,
+ * as copying a record just written stalls on store forwarding). ETL_END at the end.
+ */
+static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
 {
     for (;;) {
         if (!c->buf) {
@@ -144,13 +147,13 @@ static etl_status cursor_advance(etl_iter *it, cursor *c)
             if (cursor_load(it, c, c->list[c->next_buf++]) != ETL_OK) continue;
         }
         size_t next = 0;
-        etl_status rc = etl_record_frame(c->data, c->pos, &c->head, &next);
+        etl_status rc = etl_record_frame(c->data, c->pos, out, &next);
         if (rc == ETL_OK) {
-            c->head.cpu = c->buf->cpu;
-            if (c->head.ts > c->key) c->key = c->head.ts;
-            c->head.buffer_index = c->buf->index;
+            out->cpu = c->buf->cpu;
+            if (out->ts > c->key) c->key = out->ts;
+            out->buffer_index = c->buf->index;
             c->pos = next;
-            if (it->keep && !it->keep(it->keep_ctx, &c->head)) continue;
+            if (it->keep && !it->keep(it->keep_ctx, out)) continue;
             return ETL_OK;
         }
         if (rc != ETL_END) {
@@ -257,7 +260,7 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
         it->cur[0].n = sel->count < r->nbufs - first ? sel->count : r->nbufs - first;
     }
     if (order == ETL_ORDER_TIME) {
-        for (unsigned c = 0; c < it->ncur; c++) lt_set(it, c, cursor_advance(it, &it->cur[c]) == ETL_OK);
+        for (unsigned c = 0; c < it->ncur; c++) lt_set(it, c, cursor_advance(it, &it->cur[c], &it->cur[c].head) == ETL_OK);
         if (!etl_ltree_build(&it->lt)) {
             etl_iter_close(it);
             return ETL_E_NOMEM;
@@ -301,15 +304,14 @@ etl_status etl_iter_open_range(etl_reader *r, size_t first, size_t count, etl_it
 etl_status etl_iter_next(etl_iter *it, etl_record *rec)
 {
     if (it->order == ETL_ORDER_FILE) {
-        if (cursor_advance(it, &it->cur[0]) != ETL_OK) return ETL_END;
-        *rec = it->cur[0].head;
+        if (cursor_advance(it, &it->cur[0], rec) != ETL_OK) return ETL_END;
         it->stats.records++;
         return ETL_OK;
     }
     if (it->pending >= 0) {
         /* The winner produced the last record: refill it and replay its path. */
         unsigned p = (unsigned)it->pending;
-        lt_set(it, p, cursor_advance(it, &it->cur[p]) == ETL_OK);
+        lt_set(it, p, cursor_advance(it, &it->cur[p], &it->cur[p].head) == ETL_OK);
         etl_ltree_replay(&it->lt, p);
         it->pending = -1;
     }
