@@ -10,6 +10,7 @@
 #include <string.h>
 #include "etlkit/container.h"
 #include "base/bytes.h"
+#include "base/fastmem.h"
 
 #define TRACE_HEADER_FLAG 0x80000000u
 #define TRACE_HEADER_EVENT_TRACE 0x40000000u
@@ -202,21 +203,6 @@ static etl_status frame_message(const uint8_t *p, size_t size, etl_record *r)
     return ETL_OK;
 }
 
-/*
- * memset(r, 0, sizeof *r), in 16-byte stores: compilers turn a 200-byte memset into
- * rep stos, whose start-up cost was a third of framing a record.
- */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) /* else GCC makes the loop a memset again */
-#endif
-static inline void zero_record(etl_record *r)
-{
-    typedef uint64_t v2 __attribute__((vector_size(16), may_alias, aligned(8)));
-    v2 *q = (v2 *)(void *)r;
-    for (size_t i = 0; i < sizeof *r / sizeof *q; i++) q[i] = (v2){0, 0};
-    memset((char *)r + sizeof *r / sizeof *q * sizeof *q, 0, sizeof *r % sizeof *q);
-}
-
 etl_status etl_record_frame(etl_span buf, size_t off, etl_record *r, size_t *next)
 {
     if (!etl_span_has(buf, off, 4)) return ETL_END;
@@ -224,7 +210,7 @@ etl_status etl_record_frame(etl_span buf, size_t off, etl_record *r, size_t *nex
     uint32_t marker = etl_rd_u32(p);
     if (marker == 0xFFFFFFFFu) return ETL_END;
 
-    zero_record(r);
+    etl_zero_small(r, sizeof *r);
     r->data = p;
     r->offset = (uint32_t)off;
     r->marker_flags = p[3];

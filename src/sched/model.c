@@ -16,6 +16,7 @@
 #include <string.h>
 #include "etlkit/sched.h"
 #include "etlkit/text.h"
+#include "base/fastmem.h"
 #include "base/idmap.h"
 
 /* Live state of a thread instance, beside its public record. */
@@ -290,7 +291,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
 
     /* Open the row of the thread e switches in. */
     etl_sched_row *row = &c->row;
-    memset(row, 0, sizeof *row);
+    etl_zero_small(row, sizeof *row);
     row->cpu = e->cpu;
     row->old_tid = old_known ? e->old_tid : UINT32_MAX;
     row->old_thread = old;
@@ -304,7 +305,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
         row->new_tid = UINT32_MAX;
         row->new_thread = ETL_SCHED_NONE;
     }
-    c->prev = *e;
+    etl_copy_small(&c->prev, e, sizeof c->prev);
     c->has_prev = true;
 }
 

@@ -21,6 +21,7 @@
 #include <string.h>
 #include "etlkit/sched.h"
 #include "etlkit/event.h"
+#include "base/fastmem.h"
 #include "base/ltree.h"
 
 enum { FORM_UNKNOWN = 0, FORM_FULL = 1, FORM_COMPACT = 2 };
@@ -91,7 +92,7 @@ static void switch_event(etl_sched_event *ev, const etl_cswitch *sw, uint16_t ho
     ev->cpu = sw->cpu;
     ev->hook = hook;
     ev->ts = sw->ts;
-    ev->u.sw = *sw;
+    etl_copy_small(&ev->u.sw, sw, sizeof *sw);
 }
 
 /* Decodes a record into ev. Returns 1 for an event, 0 to skip, 2 for a batch (not filled). */
@@ -411,7 +412,7 @@ static etl_status part_next(part *s, etl_sched_event *ev)
             else s->st.full_switches++;
         }
         s->key = s->heads[top].key;
-        *ev = *e;
+        etl_copy_small(ev, e, sizeof *ev);
         return ETL_OK;
     }
 }
