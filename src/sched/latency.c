@@ -149,3 +149,78 @@ void lat_free(lat_vec *x)
     free(x->big);
     memset(x, 0, sizeof *x);
 }
+
+/*
+ * Many vectors (a process's threads, the whole trace): the old way costs 32 binary
+ * searches in each vector a rank. Instead, one histogram of every value's high 16
+ * bits finds each rank's bucket, and one of the low 16 bits of that bucket's values
+ * (a binary-searched range in each sorted vector) its value: O(values + vectors).
+ */
+#define LAT_MANY 16
+
+/* Value i (0-based) of a sorted vector: its 32-bit values, then the big ones. */
+static uint64_t lat_at(const lat_vec *x, uint64_t i)
+{
+    return i < x->n ? x->v[i] : x->big[i - x->n];
+}
+
+static uint64_t lat_big_total(const lat_vec *const *x, size_t k)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < k; i++) n += x[i]->nbig;
+    return n;
+}
+
+/* The r-th smallest (1-based) of two sorted vectors: how many come from a, by binary search. */
+static uint64_t lat_kth2(const lat_vec *a, const lat_vec *b, uint64_t r)
+{
+    uint64_t na = lat_count(a), nb = lat_count(b);
+    uint64_t lo = r > nb ? r - nb : 0, hi = r < na ? r : na;
+    while (lo < hi) {
+        uint64_t i = lo + (hi - lo) / 2, j = r - i;
+        if (j > 0 && i < na && lat_at(b, j - 1) > lat_at(a, i)) lo = i + 1;
+        else hi = i;
+    }
+    uint64_t i = lo, j = r - lo;
+    uint64_t x = i ? lat_at(a, i - 1) : 0, y = j ? lat_at(b, j - 1) : 0;
+    return x > y ? x : y;
+}
+
+void lat_select_n(const lat_vec *const *x, size_t k, const uint64_t *ranks, size_t nr, uint64_t *out)
+{
+    uint64_t small = 0;
+    for (size_t i = 0; i < k; i++) small += x[i]->n;
+    /* The histograms cost 1 MiB to clear: for many values only. */
+    uint64_t *h = k > LAT_MANY && small >= (1u << 18) ? calloc(65536, sizeof *h) : NULL;
+    uint64_t *low = h ? malloc(65536 * sizeof *low) : NULL;
+    for (size_t i = 0; low && i < k; i++)
+        for (size_t j = 0; j < x[i]->n; j++) h[x[i]->v[j] >> 16]++;
+    for (size_t q = 0; q < nr; q++) {
+        uint64_t r = ranks[q];
+        if (r == 0 || r > small + lat_big_total(x, k)) {
+            out[q] = 0;
+            continue;
+        }
+        if (k <= 2) { /* a thread's one or two vectors: read the rank off them */
+            out[q] = k == 1 ? lat_at(x[0], r - 1) : lat_kth2(x[0], x[1], r);
+            continue;
+        }
+        if (!low || r > small) { /* few vectors, or the rank falls among the values over 32 bits */
+            out[q] = lat_select(x, k, r);
+            continue;
+        }
+        uint32_t b = 0;
+        while (h[b] < r) r -= h[b++];
+        memset(low, 0, 65536 * sizeof *low);
+        for (size_t i = 0; i < k; i++) {
+            /* The bucket's values are one run of each sorted vector. */
+            size_t e = b ? lat_count_le(x[i], ((uint64_t)b << 16) - 1) : 0;
+            for (; e < x[i]->n && x[i]->v[e] >> 16 == b; e++) low[x[i]->v[e] & 0xFFFF]++;
+        }
+        uint32_t c = 0;
+        while (low[c] < r) r -= low[c++];
+        out[q] = (uint64_t)b << 16 | c;
+    }
+    free(h);
+    free(low);
+}

@@ -31,6 +31,8 @@ uint64_t lat_max(const lat_vec *x);
 uint64_t lat_sum(const lat_vec *x);
 /* The r-th smallest value (1-based) of the union of k sorted vectors; 0 when r is 0 or past the end. */
 uint64_t lat_select(const lat_vec *const *x, size_t k, uint64_t r);
+/* lat_select for nr ranks at once into out[]: the same values, in O(values) for many vectors. */
+void lat_select_n(const lat_vec *const *x, size_t k, const uint64_t *ranks, size_t nr, uint64_t *out);
 void lat_free(lat_vec *x);
 
 #endif

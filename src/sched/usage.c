@@ -287,10 +287,12 @@ static void latency(etl_latency *l, const lat_vec *const *x, size_t k)
     if (!n) return;
     l->count = n;
     l->sum_ns = clamp64(sum);
-    l->p50_ns = clamp64(lat_select(x, k, rank_of(n, 500)));
-    l->p90_ns = clamp64(lat_select(x, k, rank_of(n, 900)));
-    l->p99_ns = clamp64(lat_select(x, k, rank_of(n, 990)));
-    l->p999_ns = clamp64(lat_select(x, k, rank_of(n, 999)));
+    uint64_t r[4] = {rank_of(n, 500), rank_of(n, 900), rank_of(n, 990), rank_of(n, 999)}, v[4];
+    lat_select_n(x, k, r, 4, v);
+    l->p50_ns = clamp64(v[0]);
+    l->p90_ns = clamp64(v[1]);
+    l->p99_ns = clamp64(v[2]);
+    l->p999_ns = clamp64(v[3]);
     l->max_ns = clamp64(max);
 }
 

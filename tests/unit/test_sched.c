@@ -24,6 +24,7 @@
 #include "etlkit/sched.h"
 #include "etlkit/report.h"
 #include "base/idmap.h"
+#include "sched/latency.h"
 #include "synthtruth.h"
 
 typedef st_truth truth;
@@ -455,10 +456,48 @@ static void test_percentile(void **state)
     assert_int_equal(etl_percentile_sorted(v, 3, 500), 20); /* ceil(1.5) = 2 */
 }
 
+/* lat_select_n (direct reads, the two-vector search, the histograms) against lat_select's plain binary search. */
+static void test_select_n(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    const size_t shapes[][2] = {{1, 50}, {2, 7}, {2, 3000}, {5, 100}, {40, 12000}, {300, 2000}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t k = shapes[s][0], per = shapes[s][1];
+        lat_vec *v = calloc(k, sizeof *v);
+        const lat_vec **pv = calloc(k, sizeof *pv);
+        uint64_t n = 0;
+        for (size_t i = 0; i < k; i++) {
+            size_t m = i % 3 == 2 ? 0 : per + i; /* some empty */
+            for (size_t j = 0; j < m; j++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                /* small values with many repeats, wide ones, and a few over 32 bits */
+                uint64_t val = j % 97 == 5 ? (1ull << 32) + (x % 1000) : j % 2 ? x % 64 : x % 5000000;
+                assert_true(lat_push(&v[i], val));
+                n++;
+            }
+            lat_sort(&v[i]);
+            pv[i] = &v[i];
+        }
+        uint64_t ranks[] = {1, 2, n / 2, n * 9 / 10, n - 1, n, n + 1, 0}, got[8];
+        lat_select_n(pv, k, ranks, 8, got);
+        for (size_t q = 0; q < 8; q++) {
+            uint64_t want = lat_select(pv, k, ranks[q]);
+            if (got[q] != want) fail_msg("k %zu per %zu rank %llu: %llu, not %llu", k, per,
+                                         (unsigned long long)ranks[q], (unsigned long long)got[q],
+                                         (unsigned long long)want);
+        }
+        for (size_t i = 0; i < k; i++) lat_free(&v[i]);
+        free(v);
+        free(pv);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_percentile),
+        cmocka_unit_test(test_select_n),
         cmocka_unit_test(test_truth_flavours),
         cmocka_unit_test(test_compact_equals_full),
     };
