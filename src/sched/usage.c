@@ -59,16 +59,19 @@ static etl_usage_thread *thr(etl_usage *u, uint32_t i)
         while (cap <= i) cap *= 2;
         etl_usage_thread *t = realloc(p->t, cap * sizeof *t);
         if (t) p->t = t;
-        lat_vec *w = realloc(p->woken, cap * sizeof *w);
-        if (w) p->woken = w;
-        lat_vec *o = realloc(p->other, cap * sizeof *o);
-        if (o) p->other = o;
         uint8_t *s = realloc(p->seen, cap);
         if (s) p->seen = s;
-        if (!t || !w || !o || !s) return NULL;
+        if (!t || !s) return NULL;
+        if (!u->o.no_latency) { /* CPU time alone keeps no values */
+            lat_vec *w = realloc(p->woken, cap * sizeof *w);
+            if (w) p->woken = w;
+            lat_vec *o = realloc(p->other, cap * sizeof *o);
+            if (o) p->other = o;
+            if (!w || !o) return NULL;
+            memset(w + p->cap, 0, (cap - p->cap) * sizeof *w);
+            memset(o + p->cap, 0, (cap - p->cap) * sizeof *o);
+        }
         memset(t + p->cap, 0, (cap - p->cap) * sizeof *t);
-        memset(w + p->cap, 0, (cap - p->cap) * sizeof *w);
-        memset(o + p->cap, 0, (cap - p->cap) * sizeof *o);
         memset(s + p->cap, 0, cap - p->cap);
         for (size_t k = p->cap; k < cap; k++) {
             t[k].thread = (uint32_t)k;
@@ -324,14 +327,14 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
     size_t nthr = 0;
     for (size_t i = 0; i < p->cap; i++) nthr += p->seen[i];
     /* Two vectors a thread: the whole trace's set, and per process, as pointers. */
+    bool lat = !u->o.no_latency;
     const lat_vec **all = malloc((2 * nthr + 1) * sizeof *all), **pv = malloc((2 * nthr + 1) * sizeof *pv);
-    u->threads = calloc(nthr ? nthr : 1, sizeof *u->threads);
     size_t nproc_model = 0;
     etl_sched_processes(u->model, &nproc_model);
     /* processes[]: one per process instance with threads, plus one for threads of no process. */
     uint32_t *pmap = malloc((nproc_model + 1) * sizeof *pmap);
     u->processes = calloc(nproc_model + 1, sizeof *u->processes);
-    if (!all || !pv || !u->threads || !pmap || !u->processes) {
+    if (!all || !pv || !pmap || !u->processes) {
         free(all);
         free(pv);
         free(pmap);
@@ -341,15 +344,18 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
     size_t nall = 0, nwoken = 0, k = 0;
     for (size_t i = 0; i < p->cap; i++) {
         if (!p->seen[i]) continue;
-        etl_usage_thread *t = &p->t[i];
-        lat_sort(&p->woken[i]);
-        lat_sort(&p->other[i]);
-        const lat_vec *both[2] = {&p->woken[i], &p->other[i]};
-        latency(&t->ready, both, 2);
-        latency(&t->woken, both, 1);
-        all[nall++] = &p->woken[i]; /* woken first: the woken variant is all[0..nwoken) */
-        nwoken++;
-        u->threads[k++] = *t;
+        /* The threads with rows move to the front, in instance order: they become u->threads. */
+        etl_usage_thread *t = &p->t[k++];
+        if (t != &p->t[i]) *t = p->t[i];
+        if (lat) {
+            lat_sort(&p->woken[i]);
+            lat_sort(&p->other[i]);
+            const lat_vec *both[2] = {&p->woken[i], &p->other[i]};
+            latency(&t->ready, both, 2);
+            latency(&t->woken, both, 1);
+            all[nall++] = &p->woken[i]; /* woken first: the woken variant is all[0..nwoken) */
+            nwoken++;
+        }
         size_t pk = proc_slot(u, (uint32_t)i, nproc_model);
         if (pmap[pk] == UINT32_MAX) {
             pmap[pk] = (uint32_t)u->nprocesses++;
@@ -363,7 +369,9 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
         add_sat(&pr->wait_ns, t->wait_ns);
     }
     u->nthreads = k;
-    for (size_t i = 0; i < p->cap; i++)
+    u->threads = p->t;
+    p->t = NULL;
+    for (size_t i = 0; lat && i < p->cap; i++)
         if (p->seen[i]) all[nall++] = &p->other[i];
     /* Process latencies: the vectors of their threads, grouped by process slot in one pass. */
     size_t *start = u->o.no_latency ? NULL : calloc(u->nprocesses + 1, sizeof *start);
@@ -442,7 +450,7 @@ void etl_usage_free(etl_usage *u)
 {
     struct etl_usage_priv *p = u->priv;
     if (p) {
-        for (size_t i = 0; i < p->cap; i++) {
+        for (size_t i = 0; p->woken && i < p->cap; i++) {
             lat_free(&p->woken[i]);
             lat_free(&p->other[i]);
         }
