@@ -107,13 +107,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         etl_reader *r;
         etl_diag d;
         if (etl_reader_open_memory(data + 1, size - 1, NULL, &r, &d) != ETL_OK) return 0;
-        etl_sched_source *s;
-        if (etl_sched_source_open(r, NULL, &s) != ETL_OK) abort();
+        etl_sched_source *s, *t;
+        /* Differential: a source on several threads (and the same kinds skipped) must give the same events. */
+        uint32_t skip = (data[0] & 4) ? 1u << ETL_SCHED_READY : (data[0] & 8) ? 1u << ETL_SCHED_SWITCH : 0;
+        etl_sched_source_options o1 = {.sz = sizeof o1, .bias = -1, .skip = skip, .threads = 1}, on = o1;
+        on.threads = 2 + ((data[0] >> 4) & 3);
+        if (etl_sched_source_open(r, &o1, &s) != ETL_OK || etl_sched_source_open(r, &on, &t) != ETL_OK) abort();
         if (etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &m) != ETL_OK ||
             etl_usage_init(&u, m, &uo) != ETL_OK)
             abort();
-        etl_sched_event ev;
-        while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(m, &ev);
+        etl_sched_event ev, et;
+        for (;;) {
+            etl_status a = etl_sched_source_next(s, &ev), b = etl_sched_source_next(t, &et);
+            if (a != b) abort();
+            if (a != ETL_OK) break;
+            if (ev.kind != et.kind || ev.cpu != et.cpu || ev.hook != et.hook || ev.ts != et.ts) abort();
+            if (ev.kind == ETL_SCHED_SWITCH &&
+                (ev.u.sw.new_tid != et.u.sw.new_tid || ev.u.sw.old_tid != et.u.sw.old_tid ||
+                 ev.u.sw.known != et.u.sw.known || ev.u.sw.old_state != et.u.sw.old_state))
+                abort();
+            if (ev.kind == ETL_SCHED_THREAD &&
+                (ev.u.thread.thread_name.text.n != et.u.thread.thread_name.text.n ||
+                 (ev.u.thread.thread_name.text.n &&
+                  memcmp(ev.u.thread.thread_name.text.p, et.u.thread.thread_name.text.p, ev.u.thread.thread_name.text.n))))
+                abort();
+            etl_sched_push(m, &ev);
+        }
+        if (memcmp(etl_sched_source_stats_get(s), etl_sched_source_stats_get(t), sizeof(etl_sched_source_stats)))
+            abort();
+        etl_sched_source_close(t);
         uint64_t end = etl_sched_end_ts(r, etl_sched_source_stats_get(s)->last_ts);
         etl_sched_finish(m, end);
         etl_usage_finish(&u, etl_clock_ns(etl_reader_clock(r), end));

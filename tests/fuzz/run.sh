@@ -15,9 +15,11 @@ for bin in "$build"/tests/fuzz/fuzz_*; do
   corpus="$work/$name"; mkdir -p "$corpus"
   [ -d "$here/seeds/$name" ] && cp "$here/seeds/$name"/* "$corpus"/ 2>/dev/null || true
   if [ "$name" = fuzz_sched ]; then
-    # An ETL file behind a 0 byte: the synthesized fixtures, whose switches the model reads.
+    # An ETL file behind a 0 byte: the synthesized fixtures, whose switches the model reads;
+    # behind 0x34 too: ReadyThread skipped and the source on 5 threads, compared with 1.
     for s in "$here"/../data/synth-*.etl; do
       [ -f "$s" ] && { printf '\000'; head -c 131000 "$s"; } > "$corpus/$(basename "$s")"
+      [ -f "$s" ] && { printf '\064'; head -c 131000 "$s"; } > "$corpus/t5-$(basename "$s")"
     done
   fi
   if [ "$name" = fuzz_reader ] || [ "$name" = fuzz_convert ]; then
