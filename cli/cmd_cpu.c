@@ -70,9 +70,9 @@ static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u
     jw_arr(&w, "cpus");
     for (size_t c = 0; c < u->ncpus; c++) {
         const etl_usage_cpu *k = &u->cpus[c];
-        busy += k->busy_ns;
-        idle += k->idle_ns;
-        unknown += k->unknown_ns;
+        add_sat(&busy, k->busy_ns);
+        add_sat(&idle, k->idle_ns);
+        add_sat(&unknown, k->unknown_ns);
         jw_obj(&w, NULL);
         jw_u64(&w, "cpu", c);
         jw_i64(&w, "busy_ns", k->busy_ns);
@@ -125,7 +125,7 @@ static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u
             jw_arr(&w, "cpus");
             for (size_t c = 0; c < u->bucket_stride; c++) {
                 int64_t v = u->bucket_cpu_busy[b * u->bucket_stride + c];
-                tot += v;
+                add_sat(&tot, v);
                 jw_i64(&w, NULL, v);
             }
             jw_arr_end(&w);
@@ -176,7 +176,7 @@ static void print_intervals(const etl_usage *u)
         int64_t all = 0;
         fmt_fixed(cells[0], s / 1000, 6);
         row[0] = cells[0];
-        for (size_t c = 0; c < u->bucket_stride; c++) all += u->bucket_cpu_busy[b * u->bucket_stride + c];
+        for (size_t c = 0; c < u->bucket_stride; c++) add_sat(&all, u->bucket_cpu_busy[b * u->bucket_stride + c]);
         for (size_t c = 0; c < nc; c++) {
             fmt_fixed(cells[c + 1], pct100(u->bucket_cpu_busy[b * u->bucket_stride + c], e - s), 2);
             row[c + 1] = cells[c + 1];
@@ -208,9 +208,9 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         uint64_t sw = 0;
         for (size_t c = 0; c < u->ncpus; c++) {
             const etl_usage_cpu *k = &u->cpus[c];
-            busy += k->busy_ns;
-            idle += k->idle_ns;
-            unk += k->unknown_ns;
+            add_sat(&busy, k->busy_ns);
+            add_sat(&idle, k->idle_ns);
+            add_sat(&unk, k->unknown_ns);
             sw += k->switches;
             snprintf(b5, sizeof b5, "%zu", c);
             char s[24];

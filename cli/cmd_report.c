@@ -520,7 +520,7 @@ static void sec_utilisation(page *pg)
             for (; e < pg->ncols; e++) {
                 int64_t busy = 0, len = col_len(pg, e);
                 if (total) {
-                    for (unsigned c = 0; c < pg->ncpu; c++) busy += cpu_busy(pg, e, c);
+                    for (unsigned c = 0; c < pg->ncpu; c++) add_sat(&busy, cpu_busy(pg, e, c));
                     len *= pg->ncpu;
                 } else {
                     busy = cpu_busy(pg, e, r);
@@ -1252,9 +1252,9 @@ static void write_json(jw *w, const page *pg)
     jw_u64(w, "num_cpus", u->ncpus);
     jw_arr(w, "cpus");
     for (size_t k = 0; k < u->ncpus; k++) {
-        busy += u->cpus[k].busy_ns;
-        idle += u->cpus[k].idle_ns;
-        unknown += u->cpus[k].unknown_ns;
+        add_sat(&busy, u->cpus[k].busy_ns);
+        add_sat(&idle, u->cpus[k].idle_ns);
+        add_sat(&unknown, u->cpus[k].unknown_ns);
         jw_obj(w, NULL);
         jw_u64(w, "cpu", k);
         jw_i64(w, "busy_ns", u->cpus[k].busy_ns);

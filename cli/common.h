@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include "etlkit/etlkit.h"
+#include "base/sat.h"
 
 /* Exit statuses (documented in etlkit(1)). */
 enum {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "base/sat.h"
 #include "base/sort.h"
 #include "etlkit/reports_extra.h"
 
@@ -92,16 +93,11 @@ int etl_pmc_slot(const etl_pmc *p, etl_pmc_kind k)
     return -1;
 }
 
-static void sat_add(uint64_t *acc, uint64_t v)
-{
-    if (__builtin_add_overflow(*acc, v, acc)) *acc = UINT64_MAX;
-}
-
 static void sums_add(etl_pmc_sums *d, const etl_pmc_sums *x, unsigned n)
 {
     d->slices += x->slices;
     if (__builtin_add_overflow(d->cpu_ns, x->cpu_ns, &d->cpu_ns)) d->cpu_ns = INT64_MAX;
-    for (unsigned k = 0; k < n; k++) sat_add(&d->delta[k], x->delta[k]);
+    for (unsigned k = 0; k < n; k++) add_sat_u64(&d->delta[k], x->delta[k]);
 }
 
 static etl_pmc_sums *thread_sums(etl_pmc *p, uint32_t i)

@@ -12,6 +12,7 @@
 #include "base/sort.h"
 #include "etlkit/report.h"
 #include "base/idmap.h"
+#include "base/sat.h"
 #include "sched/latency.h"
 
 
@@ -27,11 +28,6 @@ struct etl_usage_priv {
     size_t nbv, capbv;
 };
 
-/* Sums of durations saturate: hostile timestamps can make any single one near INT64_MAX. */
-static inline void add_sat(int64_t *acc, int64_t v)
-{
-    if (__builtin_add_overflow(*acc, v, acc)) *acc = v > 0 ? INT64_MAX : INT64_MIN;
-}
 
 etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o)
 {

@@ -1,0 +1,17 @@
+/* sat.h - saturating sums: damaged traces can make any one duration or count near the type's limit. */
+#ifndef ETLKIT_BASE_SAT_H
+#define ETLKIT_BASE_SAT_H
+
+#include <stdint.h>
+
+static inline void add_sat(int64_t *acc, int64_t v)
+{
+    if (__builtin_add_overflow(*acc, v, acc)) *acc = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
+static inline void add_sat_u64(uint64_t *acc, uint64_t v)
+{
+    if (__builtin_add_overflow(*acc, v, acc)) *acc = UINT64_MAX;
+}
+
+#endif
