@@ -6,6 +6,9 @@
 # records (or switches) per second, peak resident memory, and the ratio to the raw read of
 # the same file in the same run; then the growth of each command's time from the smallest
 # input to the others, which should follow the size. A measurement, never a test.
+# Commands that take --threads run with 1 (named X) and with 2 (X@2). SKIP="export dump"
+# leaves commands (or runs such as cpu@2) out; export runs on the smallest input only
+# (EXPORT_ALL=1: on every one).
 set -eu
 etlkit=$1; dir=$2; shift 2
 runs=${RUNS:-5}
@@ -47,8 +50,9 @@ input() { # input SIZE FORM -> path (made on first use)
   echo "$f"
 }
 
-printf '%-26s %-10s %9s %9s %10s %9s %8s\n' "input" "command" "median s" "MB/s" "M rec/s" "peak MB" "x raw"
+printf '%-26s %-12s %9s %9s %10s %9s %8s\n' "input" "command" "median s" "MB/s" "M rec/s" "peak MB" "x raw"
 : > "$dir/.growth"
+first_size=$1
 for size in "$@"; do
   for form in full compact; do
     f=$(input "$size" "$form")
@@ -59,21 +63,32 @@ for size in "$@"; do
     csw=$(printf '%s' "$json" | grep -o '"compact_switches":[0-9]*' | cut -d: -f2)
     switches=$((sw + csw))
     raw=""
-    for cmd in raw info dump cpu waits switches spinlocks pmc export; do
+    for run in raw info info@2 dump cpu cpu@2 waits waits@2 switches spinlocks spinlocks@2 pmc pmc@2 export; do
+      cmd=${run%@*}
+      case " ${SKIP:-} " in *" $cmd "*|*" $run "*) continue ;; esac
+      # X: one thread (--threads 1 where the command has it); X@2: two.
+      threads=""
+      if [ "$cmd" != raw ] && "$etlkit" "$cmd" --help 2>/dev/null | grep -q -- --threads; then
+        if [ "$run" = "$cmd" ]; then threads="--threads 1"; else threads="--threads ${run#*@}"; fi
+      elif [ "$run" != "$cmd" ]; then
+        continue
+      fi
       case $cmd in
         raw) line="cat '$f'"; n=$records ;;
-        info) line="'$etlkit' info '$f'"; n=$records ;;
+        info) line="'$etlkit' info $threads '$f'"; n=$records ;;
         dump) line="'$etlkit' dump --format jsonl '$f'"; n=$records ;;
         export) has_cmd export || continue
-                line="'$etlkit' export '$f' --to sqlite --force -o '$dir/bench.sqlite'"; n=$records ;;
-        *) has_cmd "$cmd" || continue; line="'$etlkit' $cmd '$f'"; n=$switches ;;
+                # minutes a GB (the index building): on the smallest input only, unless EXPORT_ALL=1
+                [ "$size" = "$first_size" ] || [ -n "${EXPORT_ALL:-}" ] || continue
+                line="'$etlkit' export '$f' $threads --to sqlite --force -o '$dir/bench.sqlite'"; n=$records ;;
+        *) has_cmd "$cmd" || continue; line="'$etlkit' $cmd $threads '$f'"; n=$switches ;;
       esac
       m=$(measure "$line")
       ns=${m% *}; kb=${m#* }
       [ "$cmd" = raw ] && raw=$ns
-      awk -v name="$(basename "$f")" -v c="$cmd" -v ns="$ns" -v kb="$kb" -v b="$bytes" -v n="$n" -v raw="$raw" \
-        'BEGIN { s = ns / 1e9; printf "%-26s %-10s %9.3f %9.0f %10.1f %9.1f %8.1f\n", name, c, s, b / 1e6 / s, n / 1e6 / s, kb / 1024, ns / raw }'
-      echo "$form $cmd $size $ns" >> "$dir/.growth"
+      awk -v name="$(basename "$f")" -v c="$run" -v ns="$ns" -v kb="$kb" -v b="$bytes" -v n="$n" -v raw="$raw" \
+        'BEGIN { s = ns / 1e9; printf "%-26s %-12s %9.3f %9.0f %10.1f %9.1f %8.1f\n", name, c, s, b / 1e6 / s, n / 1e6 / s, kb / 1024, ns / raw }'
+      echo "$form $run $size $ns" >> "$dir/.growth"
     done
   done
 done
