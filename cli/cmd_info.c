@@ -65,16 +65,10 @@ static void count_kernel(info_counts *c, const etl_record *rec)
     case ETL_EVENT_PROCESS: c->process++; break;
     case ETL_EVENT_CCSWAP_BATCH: {
         c->batches++;
-        etl_ccswap_record r;
-        etl_status rs;
-        while ((rs = etl_ccswap_next(&ev.u.batch, &r)) != ETL_END) {
-            if (rs == ETL_E_TRUNCATED) {
-                c->compact_bad++;
-                break;
-            }
-            if (rs != ETL_OK) c->compact_bad++;
-            c->compact_switches++;
-        }
+        uint64_t n, bad;
+        etl_ccswap_count(&ev.u.batch, &n, &bad);
+        c->compact_switches += n;
+        c->compact_bad += bad;
         break;
     }
     case ETL_EVENT_GROUP_MASK:
@@ -384,6 +378,44 @@ static void share_progress(info_share *sh, uint64_t mine)
     cli_progress_update(sh->bar, sum);
 }
 
+/* A walk's kernel record: counted from its header, and from its payload size for the frequent events. */
+static void count_krec(info_counts *c, const etl_walk *w, const etl_krec *k)
+{
+    c->by_htype[k->htype]++;
+    c->by_hook[k->hook]++;
+    if (k->ts < c->first_ts) c->first_ts = k->ts;
+    if (k->ts > c->last_ts) c->last_ts = k->ts;
+    size_t need;
+    uint64_t *counter;
+    switch (k->hook) {
+    case ETL_HOOK_CSWITCH: need = (k->version_word & 0xFF) <= 1 ? 16 : 24; counter = &c->cswitch; break; /* etl_cswitch_size */
+    case ETL_HOOK_READY_THREAD: need = 8; counter = &c->ready; break;
+    case ETL_HOOK_SPINLOCK: need = 2u * k->pointer_size + 0x23; counter = &c->spinlock; break;
+    case ETL_HOOK_CSWITCH_BATCH: {
+        etl_ccswap_walker b;
+        if (etl_ccswap_open(&b, k->payload) != ETL_OK) {
+            c->decode_errors++;
+            return;
+        }
+        uint64_t n, bad;
+        etl_ccswap_count(&b, &n, &bad);
+        c->batches++;
+        c->compact_switches += n;
+        c->compact_bad += bad;
+        return;
+    }
+    default:
+        if (etl_event_hook_decodes(k->hook)) {
+            etl_record rec;
+            etl_krec_record(w, k, &rec);
+            count_kernel(c, &rec);
+        }
+        return;
+    }
+    if (k->payload.n >= need) ++*counter;
+    else c->decode_errors++;
+}
+
 static void *count_share(void *arg)
 {
     info_share *sh = arg;
@@ -393,21 +425,36 @@ static void *count_share(void *arg)
         sh->oom = 1;
         return NULL;
     }
-    etl_record rec;
-    while (etl_iter_next(it, &rec) == ETL_OK) {
-        if ((c->records & 0xFFFF) == 0) share_progress(sh, etl_iter_progress(it));
-        c->records++;
-        c->by_htype[rec.htype]++;
-        if (rec.cpu < 2048) c->cpu_records[rec.cpu]++;
-        if (rec.has & ETL_REC_HOOK) c->by_hook[rec.hook]++;
-        else if ((rec.has & ETL_REC_PROVIDER) && prov_add(c, &rec.provider, 1) != 0) sh->oom = 1;
-        count_kernel(c, &rec);
-        if (rec.has & ETL_REC_TS) {
-            if (!c->have_ts || rec.ts < c->first_ts) c->first_ts = rec.ts;
-            if (!c->have_ts || rec.ts > c->last_ts) c->last_ts = rec.ts;
-            c->have_ts = 1;
+    /* c is new: first_ts starts high so that kernel records need no have_ts test. */
+    int have = 0;
+    c->first_ts = UINT64_MAX;
+    c->last_ts = 0;
+    etl_walk w;
+    etl_krec k;
+    for (unsigned nb = 0; etl_iter_next_buffer(it, &w) == ETL_OK; nb++) {
+        if ((nb & 15) == 0) share_progress(sh, etl_iter_progress(it));
+        int kind;
+        while ((kind = etl_walk_next(&w, &k)) != ETL_WALK_END) {
+            if (kind == ETL_WALK_KERNEL) {
+                count_krec(c, &w, &k);
+                have = 1;
+                continue;
+            }
+            const etl_record *rec = &w.full;
+            c->by_htype[rec->htype]++;
+            if ((rec->has & ETL_REC_PROVIDER) && prov_add(c, &rec->provider, 1) != 0) sh->oom = 1;
+            count_kernel(c, rec);
+            if (rec->has & ETL_REC_TS) {
+                if (rec->ts < c->first_ts) c->first_ts = rec->ts;
+                if (rec->ts > c->last_ts) c->last_ts = rec->ts;
+                have = 1;
+            }
         }
+        c->records += w.records;
+        if (w.cpu < 2048) c->cpu_records[w.cpu] += w.records;
     }
+    c->have_ts = have;
+    if (!have) c->first_ts = 0;
     share_progress(sh, etl_iter_progress(it));
     sh->st = *etl_iter_stats(it);
     etl_iter_close(it);

@@ -129,6 +129,14 @@ etl_status etl_ccswap_open(etl_ccswap_walker *w, etl_span payload);
  */
 etl_status etl_ccswap_next(etl_ccswap_walker *w, etl_ccswap_record *r);
 
+/*
+ * Counts the records of an opened batch as etl_ccswap_next would return them, from
+ * their lengths alone: *records, the records it returns ETL_OK or ETL_E_CORRUPT for
+ * (bad index), and *bad, those with a bad index plus one for a truncated last record.
+ * The walker is left at the end.
+ */
+void etl_ccswap_count(etl_ccswap_walker *w, uint64_t *records, uint64_t *bad);
+
 /* TidTable[i] and ThreadBasePriority[i] of an opened batch (0 when i >= 16). */
 uint32_t etl_ccswap_tid(const etl_ccswap_walker *w, unsigned i);
 int8_t etl_ccswap_base_priority(const etl_ccswap_walker *w, unsigned i);

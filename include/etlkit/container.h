@@ -355,6 +355,96 @@ etl_status etl_iter_next(etl_iter *it, etl_record *rec);
  * damage made its CPU's time go back, the largest timestamp of that CPU before it.
  */
 uint64_t etl_iter_merge_ts(const etl_iter *it);
+/* ---- walking buffers: the fast path under the iterators ------------------------ */
+
+/*
+ * A single-cursor iterator (file order, or one CPU's time order) also hands out
+ * whole buffers, whose records the caller frames itself with etl_walk_next: the
+ * SYSTEM, COMPACT and PERFINFO records (nearly every record of a kernel trace)
+ * inline, reading only their first header bytes; any other record, and every
+ * problem, through etl_record_frame. The records and the damage counted are exactly
+ * those etl_iter_next gives on the same iterator.
+ */
+typedef struct etl_krec {
+    const uint8_t *data;     /* the record, at its marker (tid, pid of SYSTEM/COMPACT at +8, +12) */
+    etl_span payload;        /* after the header, its PEBS index and PMC counters */
+    uint64_t ts;
+    uint32_t size;           /* the Size field */
+    uint16_t hook;
+    uint16_t version_word;   /* version = low byte; PEBS flag, PMC count (etl_record's meaning) */
+    uint8_t htype;           /* ETL_HTYPE_SYSTEM32 .. ETL_HTYPE_PERFINFO64 */
+    uint8_t pointer_size;    /* 4 or 8, from the header type */
+    uint8_t pmc_count;       /* u64 counters just before the payload */
+} etl_krec;
+
+typedef struct etl_walk {
+    etl_iter *it;
+    const uint8_t *p;        /* the buffer's bytes, header included, cut at its data end */
+    size_t n, pos;           /* pos: the next record */
+    uint64_t records;        /* framed so far in this buffer */
+    uint32_t buffer_index;   /* file order */
+    uint16_t cpu;
+    etl_record full;         /* ETL_WALK_OTHER: the record (cpu and buffer_index set) */
+} etl_walk;
+
+enum { ETL_WALK_END = 0, ETL_WALK_KERNEL = 1, ETL_WALK_OTHER = 2 };
+
+/*
+ * The next buffer of an iterator with one cursor (etl_iter_open_range, etl_iter_open_cpu
+ * without a keep filter) into w, releasing the one before: ETL_END after the last.
+ * Buffers that cannot be loaded are skipped and counted, as etl_iter_next skips them.
+ */
+etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w);
+
+/* The out-of-line half of etl_walk_next: everything but a well-formed kernel record. */
+int etl_walk_slow(etl_walk *w, etl_krec *k);
+
+/* The kernel header types by type: header size (0 for the others), timestamp offset, pointer size. */
+static const struct {
+    uint8_t fixed, ts_off, ptr;
+} etl_khdr[0x12] = {[ETL_HTYPE_SYSTEM32] = {0x20, 16, 4},   [ETL_HTYPE_SYSTEM64] = {0x20, 16, 8},
+                    [ETL_HTYPE_COMPACT32] = {0x18, 16, 4},  [ETL_HTYPE_COMPACT64] = {0x18, 16, 8},
+                    [ETL_HTYPE_PERFINFO32] = {0x10, 8, 4}, [ETL_HTYPE_PERFINFO64] = {0x10, 8, 8}};
+
+/*
+ * The buffer's next record: ETL_WALK_KERNEL with k filled, ETL_WALK_OTHER with
+ * w->full (another header type), or ETL_WALK_END when the buffer is done (at its
+ * end, its end marker, or a record that cannot be framed: counted, the rest skipped).
+ */
+static inline int etl_walk_next(etl_walk *w, etl_krec *k)
+{
+    size_t pos = w->pos;
+    if (pos + 8 <= w->n) {
+        const uint8_t *p = w->p + pos;
+        uint8_t ht = p[2];
+        if ((p[3] & 0xC0) == 0xC0 && ht < sizeof etl_khdr / sizeof etl_khdr[0] && etl_khdr[ht].fixed) {
+            size_t fixed = etl_khdr[ht].fixed;
+            uint16_t vw = (uint16_t)(p[0] | p[1] << 8);
+            size_t size = (size_t)(p[4] | p[5] << 8);
+            unsigned npmc = (vw & ETL_TRACE_HEADER_PMC_COUNTERS_MASK) >> ETL_TRACE_HEADER_PMC_COUNTERS_SHIFT;
+            size_t head = fixed + (vw & ETL_TRACE_HEADER_PEBS_INDEX_FLAG ? 8u : 0u) + 8u * npmc;
+            if (size >= head && size <= w->n - pos) {
+                const uint8_t *t = p + etl_khdr[ht].ts_off;
+                k->data = p;
+                k->payload.p = p + head;
+                k->payload.n = size - head;
+                k->ts = (uint64_t)t[0] | (uint64_t)t[1] << 8 | (uint64_t)t[2] << 16 | (uint64_t)t[3] << 24 |
+                        (uint64_t)t[4] << 32 | (uint64_t)t[5] << 40 | (uint64_t)t[6] << 48 | (uint64_t)t[7] << 56;
+                k->size = (uint32_t)size;
+                k->hook = (uint16_t)(p[6] | p[7] << 8);
+                k->version_word = vw;
+                k->htype = ht;
+                k->pointer_size = etl_khdr[ht].ptr;
+                k->pmc_count = (uint8_t)npmc;
+                w->pos = pos + ((size + ETL_RECORD_ALIGN - 1) & ~(size_t)(ETL_RECORD_ALIGN - 1));
+                w->records++;
+                return ETL_WALK_KERNEL;
+            }
+        }
+    }
+    return etl_walk_slow(w, k);
+}
+
 /* Reader stats plus what this iterator skipped so far. */
 const etl_stats *etl_iter_stats(const etl_iter *it);
 /* Bytes of the file's buffers consumed so far (for progress bars). */

@@ -62,6 +62,15 @@ bool etl_record_kernel_hook(const etl_record *rec, uint16_t *hook);
  */
 etl_status etl_event_decode(const etl_record *rec, etl_event *ev);
 
+/* Whether etl_event_decode has a codec for a kernel hook (it returns ETL_END for the others). */
+bool etl_event_hook_decodes(uint16_t hook);
+
+/*
+ * The whole record a walk's kernel record is (etl_record_frame over its own bytes),
+ * with the CPU and buffer of w: for the few records a fast loop hands to etl_event_decode.
+ */
+void etl_krec_record(const etl_walk *w, const etl_krec *k, etl_record *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -135,6 +135,22 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
     return ETL_OK;
 }
 
+/* A record of buffer b at pos that cannot be framed: counted and told; the rest of the buffer is skipped. */
+static void record_problem(etl_iter *it, const etl_buf_ent *b, etl_span data, size_t pos, etl_status rc)
+{
+    uint64_t at = b->compressed ? b->file_off : b->file_off + pos;
+    uint32_t marker = 0;
+    etl_ld_u32(data, pos, &marker);
+    it->stats.bad_records++;
+    it->stats.bad_buffers++;
+    it->stats.skipped_bytes += data.n - pos;
+    etl_reader_problem(it->r, &it->stats, rc, at,
+                       "buffer %u at offset 0x%llx: record at +0x%zx (marker 0x%08x): %s, %zu bytes left in buffer; rest of buffer skipped",
+                       b->index, (unsigned long long)b->file_off, pos, marker,
+                       rc == ETL_E_TRUNCATED ? "its size runs past the buffer's data" : "not a valid trace header",
+                       data.n - pos);
+}
+
 /*
  * Frames the cursor's next record into out (its head; file order: the caller's record,
  * as copying a record just written stalls on store forwarding). ETL_END at the end.
@@ -156,20 +172,7 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
             if (it->keep && !it->keep(it->keep_ctx, out)) continue;
             return ETL_OK;
         }
-        if (rc != ETL_END) {
-            const etl_buf_ent *b = c->buf;
-            uint64_t at = b->compressed ? b->file_off : b->file_off + c->pos;
-            uint32_t marker = 0;
-            etl_ld_u32(c->data, c->pos, &marker);
-            it->stats.bad_records++;
-            it->stats.bad_buffers++;
-            it->stats.skipped_bytes += c->data.n - c->pos;
-            etl_reader_problem(it->r, &it->stats, rc, at,
-                               "buffer %u at offset 0x%llx: record at +0x%zx (marker 0x%08x): %s, %zu bytes left in buffer; rest of buffer skipped",
-                               b->index, (unsigned long long)b->file_off, c->pos, marker,
-                               rc == ETL_E_TRUNCATED ? "its size runs past the buffer's data" : "not a valid trace header",
-                               c->data.n - c->pos);
-        }
+        if (rc != ETL_END) record_problem(it, c->buf, c->data, c->pos, rc);
         release_buffer(it, c->buf);
         c->buf = NULL;
     }
@@ -322,6 +325,59 @@ etl_status etl_iter_next(etl_iter *it, etl_record *rec)
     it->pending = (int)top;
     it->stats.records++;
     return ETL_OK;
+}
+
+etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w)
+{
+    cursor *c = &it->cur[0];
+    if (it->ncur != 1 || it->keep) return ETL_E_INVALID_ARG;
+    if (c->buf) {
+        it->stats.records += w->records;
+        release_buffer(it, c->buf);
+        c->buf = NULL;
+    }
+    while (!c->buf) {
+        if (c->next_buf >= c->n) return ETL_END;
+        cursor_load(it, c, c->list[c->next_buf++]);
+    }
+    w->it = it;
+    w->p = c->data.p;
+    w->n = c->data.n;
+    w->pos = c->pos;
+    w->records = 0;
+    w->buffer_index = c->buf->index;
+    w->cpu = c->buf->cpu;
+    return ETL_OK;
+}
+
+int etl_walk_slow(etl_walk *w, etl_krec *k)
+{
+    etl_iter *it = w->it;
+    etl_span data = {w->p, w->n};
+    size_t next = 0;
+    etl_status rc = etl_record_frame(data, w->pos, &w->full, &next);
+    if (rc != ETL_OK) {
+        if (rc != ETL_END) record_problem(it, it->cur[0].buf, data, w->pos, rc);
+        w->pos = w->n;
+        return ETL_WALK_END;
+    }
+    w->pos = next;
+    w->records++;
+    etl_record *r = &w->full;
+    r->cpu = w->cpu;
+    r->buffer_index = w->buffer_index;
+    if (!(r->has & ETL_REC_HOOK)) return ETL_WALK_OTHER;
+    /* A kernel record the inline half left here: framed all the same. */
+    k->data = r->data;
+    k->payload = r->payload;
+    k->ts = r->ts;
+    k->size = r->size;
+    k->hook = r->hook;
+    k->version_word = r->version_word;
+    k->htype = r->htype;
+    k->pointer_size = r->pointer_size;
+    k->pmc_count = r->pmc_count;
+    return ETL_WALK_KERNEL;
 }
 
 const etl_stats *etl_iter_stats(const etl_iter *it) { return &it->stats; }

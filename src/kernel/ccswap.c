@@ -160,6 +160,40 @@ truncated:
     return ETL_E_TRUNCATED;
 }
 
+void etl_ccswap_count(etl_ccswap_walker *w, uint64_t *records, uint64_t *bad)
+{
+    static const uint8_t len[4] = {2, 4, 4, 8};
+    const uint8_t *p = w->p;
+    size_t pos = w->pos, n = w->n;
+    uint64_t nrec = 0, nbad = 0;
+    unsigned filled = w->tid_count;
+    /* While 8 bytes remain no record can be truncated: no branch on the form. */
+    while (n - pos >= 8) {
+        unsigned b = p[pos], form = b & 3u;
+        /* Forms come in any order: select the index with a mask, not a mispredicted branch. */
+        unsigned lite = 0u - (form == ETL_CCSWAP_LITE);
+        unsigned idx = (((b >> 2) & lite) | (p[pos + 4] & ~lite)) & 0xFu;
+        nbad += (form >= ETL_CCSWAP_LITE) & (idx >= filled);
+        nrec++;
+        pos += 2u << ((form + 1) >> 1); /* 2, 4, 4, 8: arithmetic is shorter than a load on this chain */
+    }
+    while (pos < n) {
+        unsigned form = p[pos] & 3u;
+        if (n - pos < len[form]) {
+            nbad++; /* truncated: etl_ccswap_next stops the batch there */
+            break;
+        }
+        /* Lite: index in bits 2-5 of the first byte; Full: bits 0-3 of the second word. */
+        unsigned idx = form == ETL_CCSWAP_LITE ? (p[pos] >> 2) & 0xFu : p[pos + 4] & 0xFu;
+        nbad += form >= ETL_CCSWAP_LITE && idx >= w->tid_count;
+        nrec++;
+        pos += len[form];
+    }
+    w->pos = pos;
+    *records = nrec;
+    *bad = nbad;
+}
+
 bool etl_ccswap_split_state(unsigned state_wr, unsigned bias, uint8_t *state,
                             uint8_t *wait_reason)
 {

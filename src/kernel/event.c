@@ -28,6 +28,31 @@ bool etl_record_kernel_hook(const etl_record *rec, uint16_t *hook)
     return false;
 }
 
+bool etl_event_hook_decodes(uint16_t hook)
+{
+    switch (hook) {
+    case ETL_HOOK_CSWITCH: case ETL_HOOK_CSWITCH_BATCH: case ETL_HOOK_SPINLOCK: case ETL_HOOK_READY_THREAD:
+    case ETL_HOOK_THREAD_START: case ETL_HOOK_THREAD_END: case ETL_HOOK_THREAD_DC_START: case ETL_HOOK_THREAD_DC_END:
+    case ETL_HOOK_THREAD_SET_NAME:
+    case ETL_HOOK_PROCESS_START: case ETL_HOOK_PROCESS_END: case ETL_HOOK_PROCESS_DC_START:
+    case ETL_HOOK_PROCESS_DC_END: case ETL_HOOK_PROCESS_DEFUNCT:
+    case ETL_HOOK_HEADER_EXTENSION: case ETL_HOOK_GROUP_MASKS_END:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void etl_krec_record(const etl_walk *w, const etl_krec *k, etl_record *out)
+{
+    size_t next;
+    /* The walk framed it already: framing its own bytes again cannot fail. */
+    etl_record_frame((etl_span){k->data, k->size}, 0, out, &next);
+    out->offset = (uint32_t)(k->data - w->p);
+    out->cpu = w->cpu;
+    out->buffer_index = w->buffer_index;
+}
+
 static void cswitch_header(const etl_record *rec, etl_cswitch *sw)
 {
     sw->ts = rec->ts;
@@ -95,7 +120,7 @@ etl_status etl_event_decode(const etl_record *rec, etl_event *ev)
         ev->kind = ETL_EVENT_GROUP_MASK;
         st = etl_groupmask_decode(rec->payload, &ev->u.group_mask);
         break;
-    default:
+    default: /* etl_event_hook_decodes must say false */
         return ETL_END;
     }
     ev->status = st;

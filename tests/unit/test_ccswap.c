@@ -1394,6 +1394,39 @@ static void test_roundtrip_random(void **state)
     for (int f = 1; f < ETL_CCSWAP_FLUSH_REASONS; f++) assert_true(flushes[f] > 0);
 }
 
+/* etl_ccswap_count against the walker on random batches: same records, same bad ones. */
+static void test_count_random(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x5EED;
+    uint8_t buf[ETL_CCSWAP_HEADER_SIZE + 64];
+    for (int iter = 0; iter < 20000; iter++) {
+        size_t n = ETL_CCSWAP_HEADER_SIZE + tu_rand(&seed) % 65;
+        for (size_t i = 0; i < n; i++) buf[i] = (uint8_t)tu_rand(&seed);
+        /* A random number of filled TidTable entries, so bad indices happen both ways. */
+        unsigned filled = (unsigned)(tu_rand(&seed) % 17);
+        for (unsigned k = 0; k < 16; k++)
+            if (k == filled) memset(buf + 8 + 4 * k, 0, 4);
+        etl_ccswap_walker w, wc;
+        assert_int_equal(etl_ccswap_open(&w, (etl_span){buf, n}), ETL_OK);
+        wc = w;
+        uint64_t count, bad, seen = 0, seen_bad = 0;
+        etl_ccswap_count(&wc, &count, &bad);
+        etl_ccswap_record r;
+        etl_status st;
+        while ((st = etl_ccswap_next(&w, &r)) != ETL_END) {
+            if (st == ETL_E_TRUNCATED) {
+                seen_bad++;
+                break;
+            }
+            seen++;
+            seen_bad += st != ETL_OK;
+        }
+        assert_int_equal(count, seen);
+        assert_int_equal(bad, seen_bad);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1423,6 +1456,7 @@ int main(void)
         cmocka_unit_test(test_encode_forms),
         cmocka_unit_test(test_encode_clamps_and_errors),
         cmocka_unit_test(test_roundtrip_random),
+        cmocka_unit_test(test_count_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -651,6 +651,8 @@ static void test_logfile_header_short(void **state)
 /* ------------------------------------------------------------------------- */
 /* Whole files: clean                                                          */
 
+static void check_walk_equal(etl_reader *r);
+
 static void test_reader_clean_file_order(void **state)
 {
     (void)state;
@@ -685,6 +687,7 @@ static void test_reader_clean_file_order(void **state)
     assert_int_equal(st.records, REF_RECORDS);
     assert_clean_stats(&st);
     assert_int_equal(progress, f.n);
+    check_walk_equal(r);
     /* Header types per CPU as built. */
     for (size_t i = 1; i < n; i++) {
         uint8_t want_t = g[i].cpu == 0 ? 0x02 : g[i].cpu == 1 ? 0x11 : 0x13;
@@ -1527,6 +1530,64 @@ static void test_reader_unsupported_compression(void **state)
 }
 
 /*
+ * The buffer walk (etl_iter_next_buffer + etl_walk_next) gives the records of
+ * etl_iter_next, field for field, and the same damage counters.
+ */
+static void check_walk_equal(etl_reader *r)
+{
+    etl_iter *a, *b;
+    assert_int_equal(etl_iter_open_range(r, 0, SIZE_MAX, &a), ETL_OK);
+    assert_int_equal(etl_iter_open_range(r, 0, SIZE_MAX, &b), ETL_OK);
+    etl_walk w;
+    etl_krec k;
+    etl_record rec;
+    bool more = etl_iter_next_buffer(b, &w) == ETL_OK;
+    while (etl_iter_next(a, &rec) == ETL_OK) {
+        int kind = ETL_WALK_END;
+        while (more && (kind = etl_walk_next(&w, &k)) == ETL_WALK_END) more = etl_iter_next_buffer(b, &w) == ETL_OK;
+        assert_true(more);
+        assert_int_equal(rec.buffer_index, w.buffer_index);
+        assert_int_equal(rec.cpu, w.cpu);
+        if (kind == ETL_WALK_OTHER) {
+            assert_false(rec.has & ETL_REC_HOOK);
+            assert_int_equal(rec.offset, w.full.offset);
+            assert_int_equal(rec.size, w.full.size);
+            assert_int_equal(rec.payload.p - rec.data, w.full.payload.p - w.full.data);
+            continue;
+        }
+        assert_int_equal(kind, ETL_WALK_KERNEL);
+        assert_true(rec.has & ETL_REC_HOOK);
+        /* Compressed buffers are expanded into each iterator's own scratch: compare offsets. */
+        assert_int_equal(rec.offset, k.data - w.p);
+        assert_int_equal(rec.size, k.size);
+        assert_int_equal(rec.htype, k.htype);
+        assert_int_equal(rec.hook, k.hook);
+        assert_int_equal(rec.version_word, k.version_word);
+        assert_int_equal(rec.pointer_size, k.pointer_size);
+        assert_int_equal(rec.pmc_count, k.pmc_count);
+        if (rec.pmc) assert_int_equal(rec.pmc - rec.data, k.payload.p - 8u * k.pmc_count - k.data);
+        assert_int_equal(rec.ts, k.ts);
+        assert_int_equal(rec.payload.p - rec.data, k.payload.p - k.data);
+        assert_int_equal(rec.payload.n, k.payload.n);
+    }
+    while (more) {
+        assert_int_equal(etl_walk_next(&w, &k), ETL_WALK_END);
+        more = etl_iter_next_buffer(b, &w) == ETL_OK;
+    }
+    const etl_stats *x = etl_iter_stats(a), *y = etl_iter_stats(b);
+    assert_int_equal(x->records, y->records);
+    assert_int_equal(x->bad_buffers, y->bad_buffers);
+    assert_int_equal(x->bad_records, y->bad_records);
+    assert_int_equal(x->skipped_bytes, y->skipped_bytes);
+    assert_int_equal(x->decompress_errors, y->decompress_errors);
+    assert_int_equal(x->truncated_buffers, y->truncated_buffers);
+    assert_int_equal(x->first_problem_offset, y->first_problem_offset);
+    assert_string_equal(x->first_problem, y->first_problem);
+    etl_iter_close(a);
+    etl_iter_close(b);
+}
+
+/*
  * Seeded corruption of the reference file (plain and compressed): opening never
  * crashes, a file that opens iterates to ETL_END in both orders, every record of
  * an uncompressed buffer lies inside the file, and no more bytes are yielded than
@@ -1563,6 +1624,7 @@ static bool check_mutant(const uint8_t *p, size_t n, bool compressed)
         assert_int_equal(etl_iter_next(it, &rec), ETL_END);
         etl_iter_close(it);
     }
+    check_walk_equal(r);
     etl_reader_close(r);
     return true;
 }
