@@ -297,17 +297,32 @@ int cmd_cpu(int argc, char **argv)
     int pr = rep_parse(&a, argc, argv, help, cpu_option, &interval);
     if (pr >= 0) return pr;
     etl_usage u;
-    memset(&u, 0, sizeof u);
     etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval, true};
-    rep_run run;
-    int rc = rep_run_open(&run, &a, etl_usage_add, &u, NULL);
-    if (rc != EXIT_OK) return rc;
-    if (etl_usage_init(&u, run.model, &uo) != ETL_OK) {
+    if (etl_usage_init(&u, NULL, &uo) != ETL_OK) {
         fprintf(stderr, "%s cpu: out of memory\n", prog);
-        rep_run_close(&run);
         return EXIT_IO;
     }
-    rep_run_go(&run, &a);
+    /* CPU by CPU, unless intervals need each row's process at its time (only time order knows it). */
+    etl_sched_percpu_consumer pc;
+    etl_usage_percpu(&u, &pc);
+    rep_run run;
+    int rc = rep_run_percpu(&run, &a, interval ? NULL : &pc);
+    if (rc == REP_TIME_ORDER) {
+        etl_usage_free(&u);
+        rc = rep_run_start(&run, &a, etl_usage_add, &u, NULL);
+        if (rc == EXIT_OK && etl_usage_init(&u, run.model, &uo) != ETL_OK) {
+            fprintf(stderr, "%s cpu: out of memory\n", prog);
+            rc = EXIT_IO;
+        }
+        if (rc != EXIT_OK) {
+            rep_run_close(&run);
+            return rc;
+        }
+        rep_run_go(&run, &a);
+    } else if (rc != EXIT_OK) {
+        etl_usage_free(&u);
+        return rc;
+    }
     etl_usage_finish(&u, run.end_ns);
     if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
         /* said so; an empty table is no answer */

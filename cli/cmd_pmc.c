@@ -370,15 +370,32 @@ int cmd_pmc(int argc, char **argv)
     c.run = &run;
     po.v0 = a.v0;
     po.v1 = a.has_range ? a.v1 : a.v0;
-    int rc = rep_run_open(&run, &a, on_row, &c, NULL);
-    if (rc != EXIT_OK) return rc;
-    if (etl_pmc_init(&c.p, run.model, &po) != ETL_OK) {
+    if (etl_pmc_init(&c.p, NULL, &po) != ETL_OK) {
         fprintf(stderr, "%s pmc: out of memory\n", prog);
         etl_pmc_free(&c.p);
-        rep_run_close(&run);
         return EXIT_IO;
     }
-    rep_run_go(&run, &a);
+    /* CPU by CPU, unless --process or --thread select rows by what their thread is at their time. */
+    etl_sched_percpu_consumer pc;
+    etl_pmc_percpu(&c.p, &pc);
+    int rc = rep_run_percpu(&run, &a, a.process || a.thread >= 0 ? NULL : &pc);
+    if (rc == REP_TIME_ORDER) {
+        etl_pmc_free(&c.p);
+        rc = rep_run_start(&run, &a, on_row, &c, NULL);
+        if (rc == EXIT_OK && etl_pmc_init(&c.p, run.model, &po) != ETL_OK) {
+            fprintf(stderr, "%s pmc: out of memory\n", prog);
+            rc = EXIT_IO;
+        }
+        if (rc != EXIT_OK) {
+            etl_pmc_free(&c.p);
+            rep_run_close(&run);
+            return rc;
+        }
+        rep_run_go(&run, &a);
+    } else if (rc != EXIT_OK) {
+        etl_pmc_free(&c.p);
+        return rc;
+    }
     if (etl_pmc_finish(&c.p, run.end_ns) != ETL_OK) {
         fprintf(stderr, "%s pmc: out of memory\n", prog);
         rc = EXIT_IO;

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "common.h"
 
-#define DIAG_MAX_LINES 20
+#define DIAG_MAX_LINES 20 /* the size of cli_input.held */
 
 const char *prog = "etlkit";
 
@@ -20,8 +20,23 @@ void cli_diag_printer(void *ctx, const etl_diag *d)
         in->diag_suppressed++;
         return;
     }
+    if (in->holding) snprintf(in->held[in->diag_printed], sizeof in->held[0], "%s", d->msg);
+    else fprintf(stderr, "%s: %s: warning: %s\n", prog, in->path, d->msg);
     in->diag_printed++;
-    fprintf(stderr, "%s: %s: warning: %s\n", prog, in->path, d->msg);
+}
+
+void cli_diag_hold(cli_input *in)
+{
+    in->holding = 1;
+    in->diag_printed = in->diag_suppressed = 0;
+}
+
+void cli_diag_release(cli_input *in, int keep)
+{
+    in->holding = 0;
+    for (unsigned i = 0; keep && i < in->diag_printed; i++)
+        fprintf(stderr, "%s: %s: warning: %s\n", prog, in->path, in->held[i]);
+    if (!keep) in->diag_printed = in->diag_suppressed = 0;
 }
 
 int cli_open(cli_input *in, const char *path, int quiet)

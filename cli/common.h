@@ -24,12 +24,17 @@ typedef struct cli_input {
     unsigned diag_printed;
     unsigned diag_suppressed;
     int quiet;
+    int holding;          /* warnings are kept, not printed (a run that may be done again) */
+    char held[20][256];   /* the kept warnings, up to the cap */
 } cli_input;
 
 /* The diag callback that prints capped warnings for a cli_input (ctx). */
 void cli_diag_printer(void *ctx, const etl_diag *d);
 /* Opens path; on failure prints one line and returns the exit status (else EXIT_OK). */
 int cli_open(cli_input *in, const char *path, int quiet);
+/* Keeps the warnings from now on instead of printing them; then prints (keep = 1) or forgets them. */
+void cli_diag_hold(cli_input *in);
+void cli_diag_release(cli_input *in, int keep);
 /* Prints the "N more problems" line, closes, and returns EXIT_DAMAGED if stats show damage. */
 int cli_close(cli_input *in, const etl_stats *st);
 

@@ -158,7 +158,50 @@ int rep_run_open(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void 
 {
     memset(run, 0, sizeof *run);
     int rc = cli_open(&run->in, a->path, a->quiet);
+    return rc != EXIT_OK ? rc : rep_run_start(run, a, on_row, ctx, on_event);
+}
+
+static void percpu_progress(void *ctx, uint64_t bytes) { cli_progress_update(ctx, bytes); }
+
+int rep_run_percpu(rep_run *run, const rep_args *a, const etl_sched_percpu_consumer *c)
+{
+    memset(run, 0, sizeof *run);
+    int rc = cli_open(&run->in, a->path, a->quiet);
     if (rc != EXIT_OK) return rc;
+    if (!c) return REP_TIME_ORDER;
+    etl_reader *r = run->in.reader;
+    cli_progress bar = {0};
+    cli_progress_start(&bar, etl_reader_file_size(r));
+    etl_sched_percpu_options o = {.sz = sizeof o, .bias = a->bias, .threads = a->threads,
+                                  .complete_only = a->complete_only != 0, .progress = percpu_progress,
+                                  .progress_ctx = &bar};
+    etl_sched_percpu_result res;
+    /* Its warnings wait: should the trace need the time-ordered run, that run tells them. */
+    cli_diag_hold(&run->in);
+    etl_status st = etl_sched_percpu_run(r, &o, c, &res);
+    cli_progress_end(&bar);
+    cli_diag_release(&run->in, st != ETL_E_UNSUPPORTED);
+    if (st == ETL_E_UNSUPPORTED) return REP_TIME_ORDER;
+    if (st != ETL_OK) {
+        fprintf(stderr, "%s %s: out of memory\n", prog, a->cmd);
+        rep_run_close(run);
+        return EXIT_IO;
+    }
+    run->model = res.model;
+    run->mstats = res.stats;
+    run->sstats = res.source;
+    run->damage = res.damage;
+    run->end_ts = res.end_ts;
+    run->end_ns = etl_clock_ns(etl_reader_clock(r), res.end_ts);
+    run->skip = a->skip;
+    run->v0 = a->has_range ? a->v0 : 0;
+    run->v1 = a->has_range ? a->v1 : run->end_ns;
+    return EXIT_OK;
+}
+
+int rep_run_start(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void *ctx,
+                  void (*on_event)(void *ctx, const etl_sched_event *ev))
+{
     etl_reader *r = run->in.reader;
     etl_sched_source_options so = {.sz = sizeof so, .bias = a->bias, .skip = a->skip, .threads = a->threads};
     etl_sched_options mo = {sizeof mo, on_row, ctx, a->complete_only != 0, a->on_ready};
@@ -194,6 +237,8 @@ void rep_run_go(rep_run *run, const rep_args *a)
     run->end_ns = etl_clock_ns(etl_reader_clock(r), run->end_ts);
     etl_sched_finish(run->model, run->end_ts);
     etl_sched_source_damage(run->src, &run->damage);
+    run->mstats = *etl_sched_stats_get(run->model);
+    run->sstats = *etl_sched_source_stats_get(run->src);
     run->v1 = a->has_range ? a->v1 : run->end_ns;
 }
 
@@ -258,8 +303,8 @@ typedef struct anomaly {
 static size_t anomalies(const rep_run *run, anomaly *out)
 {
     const etl_logfile_header *h = etl_reader_header(run->in.reader);
-    const etl_sched_stats *m = etl_sched_stats_get(run->model);
-    const etl_sched_source_stats *s = etl_sched_source_stats_get(run->src);
+    const etl_sched_stats *m = &run->mstats;
+    const etl_sched_source_stats *s = &run->sstats;
     const etl_stats *d = &run->damage;
     anomaly all[] = {
         {"events_lost", h->events_lost, "events the session lost (EventsLost)"},
@@ -312,7 +357,7 @@ void rep_json_anomalies(const rep_run *run, jw *w)
 
 int rep_no_switches(const rep_run *run, const rep_args *a)
 {
-    if (etl_sched_stats_get(run->model)->switches) return 0;
+    if (run->mstats.switches) return 0;
     if (a->format == FMT_TEXT)
         printf("%s: no context switches in this trace (no CSwitch events or compact batches): nothing to report\n",
                run->in.path);

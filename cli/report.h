@@ -64,6 +64,8 @@ typedef struct rep_run {
     void (*on_event)(void *ctx, const etl_sched_event *ev);
     void *ctx;
     uint32_t skip;         /* the kinds the source skipped */
+    etl_sched_stats mstats;        /* the model's counters, once the run is done */
+    etl_sched_source_stats sstats; /* the source's */
 } rep_run;
 
 /*
@@ -73,6 +75,18 @@ typedef struct rep_run {
  */
 int rep_run_open(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void *ctx,
                  void (*on_event)(void *ctx, const etl_sched_event *ev));
+/* The same on an input already open in run->in (rep_run_percpu's REP_TIME_ORDER). */
+int rep_run_start(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void *ctx,
+                  void (*on_event)(void *ctx, const etl_sched_event *ev));
+/*
+ * For reports whose rows need only their own CPU (cpu, pmc): opens a->path and runs it
+ * through the model CPU by CPU (etl_sched_percpu_run) into c, with a progress bar.
+ * EXIT_OK: done, as rep_run_go leaves a run. REP_TIME_ORDER: the trace needs the
+ * time-ordered model (or c is NULL); the input is open and nothing was run: call
+ * rep_run_start and rep_run_go. Otherwise an exit status, the line printed.
+ */
+#define REP_TIME_ORDER (-2)
+int rep_run_percpu(rep_run *run, const rep_args *a, const etl_sched_percpu_consumer *c);
 /* Pushes every event through the model (progress bar on a terminal) and finishes it. */
 void rep_run_go(rep_run *run, const rep_args *a);
 /* Closes everything and returns the exit status (EXIT_DAMAGED when the input had damage). */

@@ -383,6 +383,7 @@ typedef struct etl_walk {
     size_t n, pos;           /* pos: the next record */
     uint64_t records;        /* framed so far in this buffer */
     uint32_t buffer_index;   /* file order */
+    uint32_t ordinal;        /* the buffer's place in the iterator's order (0, 1, ...) */
     uint16_t cpu;
     etl_record full;         /* ETL_WALK_OTHER: the record (cpu and buffer_index set) */
 } etl_walk;
@@ -390,9 +391,17 @@ typedef struct etl_walk {
 enum { ETL_WALK_END = 0, ETL_WALK_KERNEL = 1, ETL_WALK_OTHER = 2 };
 
 /*
- * The next buffer of an iterator with one cursor (etl_iter_open_range, etl_iter_open_cpu
- * without a keep filter) into w, releasing the one before: ETL_END after the last.
- * Buffers that cannot be loaded are skipped and counted, as etl_iter_next skips them.
+ * The buffers of the CPUs c < n with want[c] (want NULL: every CPU), for
+ * etl_iter_next_buffer: each CPU's in its time order (by SequenceNumber), the CPUs
+ * interleaved so that the walk goes through the file about in order (w->cpu says
+ * whose a buffer is). For readers that keep a state per CPU and need no merge.
+ */
+etl_status etl_iter_open_cpus_buffers(etl_reader *r, const uint8_t *want, unsigned n, etl_iter **out);
+/*
+ * The next buffer of an iterator from etl_iter_open_range or etl_iter_open_cpus_buffers
+ * into w, releasing the one before: ETL_END after the last (ETL_E_INVALID_ARG for other
+ * iterators). Buffers that cannot be loaded are skipped and counted, as etl_iter_next
+ * skips them. Do not mix with etl_iter_next on one iterator.
  */
 etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w);
 
@@ -444,6 +453,25 @@ static inline int etl_walk_next(etl_walk *w, etl_krec *k)
     }
     return etl_walk_slow(w, k);
 }
+
+/*
+ * A record again, where a walk met it (buffer in file order, offset in its data): for
+ * readers that note a few records on one pass and read them in another order later.
+ * The cache keeps the last buffer (expanded, for a compressed file) while the records
+ * asked for lie in it. ETL_OK with the record (cpu and buffer_index set), or the error
+ * that loading or framing gave (nothing is counted: the walk counted it).
+ */
+typedef struct etl_record_cache {
+    uint32_t buffer;
+    bool loaded;
+    uint8_t *scratch;
+    size_t cap;
+    etl_span data;
+} etl_record_cache;
+
+etl_status etl_reader_record_at(const etl_reader *r, etl_record_cache *c, uint32_t buffer, uint32_t offset,
+                                etl_record *out);
+void etl_record_cache_free(etl_record_cache *c);
 
 /* Reader stats plus what this iterator skipped so far. */
 const etl_stats *etl_iter_stats(const etl_iter *it);

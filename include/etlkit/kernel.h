@@ -96,6 +96,22 @@ etl_status etl_cswitch_encode(const etl_cswitch *in, unsigned version, uint8_t *
 /* Payload size of a CSwitch version: 16 for version <= 1, else 24. */
 size_t etl_cswitch_size(unsigned version);
 
+/*
+ * The hot path's part of etl_cswitch_decode: new_tid, old_tid, old_state and their
+ * known bits (NEW_TID, OLD_TID, STATE) as it would set them; the other fields are left
+ * as they were. false (ETL_E_TRUNCATED for etl_cswitch_decode) when the payload is short.
+ */
+static inline bool etl_cswitch_decode_ids(etl_span payload, unsigned version, etl_cswitch *out)
+{
+    if (payload.n < (version <= 1 ? 16u : 24u)) return false; /* etl_cswitch_size */
+    const uint8_t *p = payload.p;
+    out->new_tid = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    out->old_tid = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+    out->old_state = p[0x0E];
+    out->known = ETL_CSW_NEW_TID | ETL_CSW_OLD_TID | ETL_CSW_STATE;
+    return true;
+}
+
 /* --------------------------------------------------------------- SpinLock */
 
 /* Bits of WMI_SPINLOCK.Flags. */

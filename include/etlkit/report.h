@@ -113,6 +113,14 @@ typedef struct etl_usage {
 etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o);
 /* An etl_sched_row_fn (ctx = the etl_usage). */
 void etl_usage_add(void *ctx, const etl_sched_row *row);
+/*
+ * A consumer for etl_sched_percpu_run that gathers into u, initialised with no model
+ * (the run's model is set when the threads' shares are merged): CPU time, switches,
+ * voluntary and involuntary switch-outs, first and last times. The per-CPU rows carry
+ * no Ready values or waits, and u must not count intervals (o.interval_ns = 0): the
+ * process a row counts for in an interval is the one of its time.
+ */
+void etl_usage_percpu(etl_usage *u, etl_sched_percpu_consumer *c);
 /* Computes percentiles, totals and orderings (threads and processes by CPU time, descending). */
 etl_status etl_usage_finish(etl_usage *u, int64_t end_ns);
 void etl_usage_free(etl_usage *u);

@@ -212,6 +212,8 @@ void etl_pmc_options_init(etl_pmc_options *o);
 etl_status etl_pmc_init(etl_pmc *p, const etl_sched *model, const etl_pmc_options *o);
 /* An etl_sched_row_fn (ctx = the etl_pmc). */
 void etl_pmc_add(void *ctx, const etl_sched_row *row);
+/* A consumer for etl_sched_percpu_run that gathers into p (initialised with no model): see etl_usage_percpu. */
+void etl_pmc_percpu(etl_pmc *p, etl_sched_percpu_consumer *c);
 etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns);
 void etl_pmc_free(etl_pmc *p);
 void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *out);

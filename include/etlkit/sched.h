@@ -227,8 +227,74 @@ uint32_t etl_sched_thread_of(const etl_sched *m, uint32_t tid);
 /* "image" of a thread's process: the name, "Idle" for IDLE, "Unknown" when none. */
 const char *etl_sched_process_name(const etl_sched *m, uint32_t thread_index);
 
+/*
+ * A TID named by an event the model is not given (a switch read elsewhere): the
+ * instance it names now, made (unknown, started at ts) on first sight, as a switch
+ * pushed at this point would make it. ETL_SCHED_IDLE for TID 0.
+ */
+uint32_t etl_sched_see(etl_sched *m, uint32_t tid, uint64_t ts);
+
 /* The trace end a reader implies: the later of the source's last record and EndTime on the session clock. */
 uint64_t etl_sched_end_ts(const etl_reader *r, uint64_t last_record_ts);
+
+/* ---- the model CPU by CPU --------------------------------------------------------- */
+
+/*
+ * Reports whose rows need only their own CPU's switches (CPU time, PMC deltas) need
+ * not merge the CPUs' streams, which is most of the cost of time order:
+ * etl_sched_percpu_run reads each CPU on its own, on up to `threads` threads, and gives
+ * each thread's rows to a consumer state of its own. The rows are the model's, field
+ * for field, but for what depends on other CPUs, which they leave out: the flags
+ * ETL_ROW_PREV, READY_TIME, READIED and WAITED are never set. Their thread indices
+ * (new_thread, old_thread) are the state's own, dense from 0; when every CPU is read,
+ * merge() gets each state with the map from its indices to the instances of the
+ * model the run returns (which holds the threads, processes and names the
+ * time-ordered run would, in the same order).
+ *
+ * Where only the time-ordered model is exact (a CPU whose time goes back, a CPU that
+ * logs both CSwitch events and compact batches, batches the trace's group mask did
+ * not announce), it returns ETL_E_UNSUPPORTED before calling merge(): run the source
+ * and the model instead.
+ */
+typedef struct etl_sched_percpu_consumer {
+    void *ctx;
+    void *(*open)(void *ctx);                         /* a state for one thread; NULL: out of memory */
+    etl_sched_row_fn row;                             /* called with a state, from its thread */
+    /* map[i] is model's instance of the state's thread index i (i < n); the caller's thread, states in order */
+    etl_status (*merge)(void *ctx, void *state, const etl_sched *model, const uint32_t *map, size_t n);
+    void (*close)(void *ctx, void *state);
+    /*
+     * The states are etl_usage gathering CPU time alone (no intervals, no Ready values):
+     * the run adds each row's slice to them itself, as etl_usage_add would, without
+     * building rows or decoding more of a switch than the slice needs. row is not called.
+     */
+    bool cpu_time;
+} etl_sched_percpu_consumer;
+
+typedef struct etl_sched_percpu_options {
+    size_t sz;             /* sizeof(etl_sched_percpu_options) */
+    int bias;              /* as etl_sched_source_options.bias */
+    unsigned threads;      /* threads that read (0 or 1: the caller's alone) */
+    bool complete_only;    /* as etl_sched_options.complete_only */
+    /* Called now and then on the caller's thread with the bytes of the file read so far. */
+    void (*progress)(void *ctx, uint64_t bytes);
+    void *progress_ctx;
+} etl_sched_percpu_options;
+
+typedef struct etl_sched_percpu_result {
+    etl_sched *model;               /* instances, processes, names; the caller closes it */
+    etl_sched_stats stats;          /* the model's counters, as the time-ordered run counts them */
+    etl_sched_source_stats source;  /* the source's counters, likewise */
+    etl_stats damage;               /* the container's damage counters */
+    uint64_t end_ts;                /* etl_sched_end_ts of the run */
+} etl_sched_percpu_result;
+
+/*
+ * Never reads ReadyThread or SpinLock events (the rows do not need them). ETL_OK with
+ * *out filled; ETL_E_UNSUPPORTED (see above) or ETL_E_NOMEM with nothing to close.
+ */
+etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *opts,
+                                const etl_sched_percpu_consumer *c, etl_sched_percpu_result *out);
 
 #ifdef __cplusplus
 }

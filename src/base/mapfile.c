@@ -61,6 +61,7 @@ static etl_status read_all(int fd, etl_map *m, const char *path, etl_diag *diag)
 etl_status etl_map_open(const char *path, etl_map *m, etl_diag *diag)
 {
     memset(m, 0, sizeof *m);
+    m->fd = -1;
     int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
@@ -90,11 +91,15 @@ etl_status etl_map_open(const char *path, etl_map *m, etl_diag *diag)
             m->mapped_size = (size_t)st.st_size;
             m->data = p;
             m->size = (size_t)st.st_size;
+            if (fd != STDIN_FILENO) {
+                m->fd = fd; /* kept for etl_map_pread */
+                fd = -1;
+            }
         }
     } else {
         rc = read_all(fd, m, path, diag);
     }
-    if (fd != STDIN_FILENO) close(fd);
+    if (fd >= 0 && fd != STDIN_FILENO) close(fd);
     return rc;
 }
 
@@ -107,8 +112,21 @@ void etl_map_release(const etl_map *m, uint64_t off, uint64_t len)
     if (b > a) madvise((uint8_t *)m->mapped + a, (size_t)(b - a), MADV_DONTNEED);
 }
 
+bool etl_map_pread(const etl_map *m, uint64_t off, void *dst, size_t n)
+{
+    if (m->fd < 0 || off > m->size || n > m->size - off) return false;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(m->fd, (uint8_t *)dst + got, n - got, (off_t)(off + got));
+        if (k <= 0) return false;
+        got += (size_t)k;
+    }
+    return true;
+}
+
 void etl_map_close(etl_map *m)
 {
+    if (m->fd >= 0) close(m->fd);
     if (m->mapped) munmap(m->mapped, m->mapped_size);
     free(m->heap);
     memset(m, 0, sizeof *m);

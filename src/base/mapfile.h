@@ -11,6 +11,7 @@ typedef struct etl_map {
     void *heap;     /* read() copy, freed on close */
     void *mapped;   /* mmap base, unmapped on close */
     size_t mapped_size;
+    int fd;         /* the mapped file, for etl_map_pread; -1 when none */
     bool has_id;             /* dev/ino are those of the descriptor read (a file, or stdin) */
     uint64_t dev, ino;
 } etl_map;
@@ -25,5 +26,12 @@ void etl_map_close(etl_map *m);
  * again from the file if touched later). No effect on a read() copy.
  */
 void etl_map_release(const etl_map *m, uint64_t off, uint64_t len);
+
+/*
+ * Reads [off, off+n) of a mapped file into dst with pread(), not touching the mapping
+ * (a touch maps the pages around it too, which a sparse reader such as the buffer
+ * index does not want). false when there is no descriptor or the read fell short.
+ */
+bool etl_map_pread(const etl_map *m, uint64_t off, void *dst, size_t n);
 
 #endif

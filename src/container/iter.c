@@ -58,6 +58,10 @@ struct etl_iter {
     uint64_t progress;
     size_t scratch_total;
     bool release;             /* drops the pages of finished buffers */
+    bool walk;                /* buffers for etl_iter_next_buffer: no record framed ahead */
+    int walking;              /* walk: the cursor whose buffer the caller has, -1 if none */
+    uint64_t released;        /* walk over CPUs: the pages below this offset were dropped */
+    uint64_t slack;           /* ... and those within slack of the frontier are kept (other walkers) */
     etl_iter_keep_fn keep;    /* time order: records it refuses are never merged */
     void *keep_ctx;
     rel_range rel[RELEASE_RANGES];
@@ -204,6 +208,7 @@ typedef struct iter_sel {
     unsigned nwant;
     size_t first, count; /* file order: buffers [first, first + count) */
     bool release;        /* drop the pages of finished buffers */
+    bool walk;           /* for etl_iter_next_buffer: the cursors are not primed */
     etl_iter_keep_fn keep;
     void *keep_ctx;
 } iter_sel;
@@ -224,6 +229,8 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
     it->stats.records = 0;
     it->pending = -1;
     it->release = sel->release;
+    it->walk = sel->walk;
+    it->walking = -1;
     it->keep = sel->keep;
     it->keep_ctx = sel->keep_ctx;
     it->lists = malloc((r->nbufs ? r->nbufs : 1) * sizeof *it->lists);
@@ -262,7 +269,7 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
         it->cur[0].list = it->lists + first;
         it->cur[0].n = sel->count < r->nbufs - first ? sel->count : r->nbufs - first;
     }
-    if (order == ETL_ORDER_TIME) {
+    if (order == ETL_ORDER_TIME && !sel->walk) {
         for (unsigned c = 0; c < it->ncur; c++) lt_set(it, c, cursor_advance(it, &it->cur[c], &it->cur[c].head) == ETL_OK);
         if (!etl_ltree_build(&it->lt)) {
             etl_iter_close(it);
@@ -300,8 +307,20 @@ etl_status etl_iter_open_cpu(etl_reader *r, unsigned cpu, etl_iter_keep_fn keep,
 
 etl_status etl_iter_open_range(etl_reader *r, size_t first, size_t count, etl_iter **out)
 {
-    iter_sel sel = {.first = first, .count = count, .release = true};
+    iter_sel sel = {.first = first, .count = count, .release = true, .walk = true};
     return iter_open(r, ETL_ORDER_FILE, &sel, out);
+}
+
+etl_status etl_iter_open_cpus_buffers(etl_reader *r, const uint8_t *want, unsigned n, etl_iter **out)
+{
+    iter_sel sel = {.want = want, .nwant = n, .release = true, .walk = true};
+    etl_status st = iter_open(r, ETL_ORDER_TIME, &sel, out);
+    if (st != ETL_OK) return st;
+    /* Other CPUs are walked elsewhere, near the same offsets: leave their pages a margin. */
+    bool all = true;
+    for (size_t i = 0; all && i < r->nbufs; i++) all = selected(&sel, r->bufs[i].cpu);
+    (*out)->slack = all ? 0 : 4 * RELEASE_BYTES;
+    return ETL_OK;
 }
 
 etl_status etl_iter_next(etl_iter *it, etl_record *rec)
@@ -327,25 +346,77 @@ etl_status etl_iter_next(etl_iter *it, etl_record *rec)
     return ETL_OK;
 }
 
+/*
+ * Walk over CPUs: the next buffer is the CPU's whose next one lies first in the file,
+ * so the walk goes through the file about in order and the pages it is done with can
+ * be dropped in long runs: everything below the lowest offset any of its CPUs still
+ * has to read (the frontier), less a margin for other walkers over other CPUs.
+ */
+static int walk_pick(etl_iter *it, uint64_t *frontier)
+{
+    int best = -1;
+    uint64_t off = UINT64_MAX;
+    for (unsigned i = 0; i < it->ncur; i++) {
+        const cursor *c = &it->cur[i];
+        if (c->next_buf < c->n && c->list[c->next_buf]->file_off < off) {
+            off = c->list[c->next_buf]->file_off;
+            best = (int)i;
+        }
+    }
+    *frontier = off;
+    return best;
+}
+
+static void walk_release(etl_iter *it, uint64_t frontier)
+{
+    if (frontier == UINT64_MAX) frontier = it->r->size;
+    if (frontier < it->slack || frontier - it->slack < it->released + RELEASE_BYTES) return;
+    uint64_t to = frontier - it->slack;
+    etl_map_release(&it->r->map, it->released, to - it->released);
+    it->released = to;
+}
+
 etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w)
 {
-    cursor *c = &it->cur[0];
-    if (it->ncur != 1 || it->keep) return ETL_E_INVALID_ARG;
-    if (c->buf) {
-        it->stats.records += w->records;
-        release_buffer(it, c->buf);
-        c->buf = NULL;
+    if (!it->walk) return ETL_E_INVALID_ARG;
+    if (it->order == ETL_ORDER_FILE) {
+        cursor *c = &it->cur[0];
+        if (c->buf) {
+            it->stats.records += w->records;
+            release_buffer(it, c->buf);
+            c->buf = NULL;
+        }
+        while (!c->buf) {
+            if (c->next_buf >= c->n) return ETL_END;
+            cursor_load(it, c, c->list[c->next_buf++]);
+        }
+        it->walking = 0;
+    } else {
+        if (it->walking >= 0) {
+            it->stats.records += w->records;
+            it->cur[it->walking].buf = NULL;
+            it->walking = -1;
+        }
+        for (;;) {
+            uint64_t frontier;
+            int i = walk_pick(it, &frontier);
+            if (it->release) walk_release(it, frontier);
+            if (i < 0) return ETL_END;
+            cursor *c = &it->cur[i];
+            if (cursor_load(it, c, c->list[c->next_buf++]) == ETL_OK) {
+                it->walking = i;
+                break;
+            }
+        }
     }
-    while (!c->buf) {
-        if (c->next_buf >= c->n) return ETL_END;
-        cursor_load(it, c, c->list[c->next_buf++]);
-    }
+    cursor *c = &it->cur[it->walking];
     w->it = it;
     w->p = c->data.p;
     w->n = c->data.n;
     w->pos = c->pos;
     w->records = 0;
     w->buffer_index = c->buf->index;
+    w->ordinal = (uint32_t)(c->next_buf - 1);
     w->cpu = c->buf->cpu;
     return ETL_OK;
 }
@@ -357,7 +428,7 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
     size_t next = 0;
     etl_status rc = etl_record_frame(data, w->pos, &w->full, &next);
     if (rc != ETL_OK) {
-        if (rc != ETL_END) record_problem(it, it->cur[0].buf, data, w->pos, rc);
+        if (rc != ETL_END) record_problem(it, it->cur[it->walking].buf, data, w->pos, rc);
         w->pos = w->n;
         return ETL_WALK_END;
     }
@@ -388,6 +459,7 @@ void etl_iter_close(etl_iter *it)
 {
     if (!it) return;
     if (it->nrel) release_flush(it);
+    if (it->walk && it->order == ETL_ORDER_TIME && it->release) walk_release(it, UINT64_MAX);
     for (unsigned c = 0; it->cur && c < it->ncur; c++) free(it->cur[c].scratch);
     free(it->cur);
     etl_ltree_free(&it->lt);

@@ -90,7 +90,7 @@ static etl_status index_buffers(etl_reader *r)
     size_t cap = 0, off = 0, released = 0;
     etl_stats *st = &r->stats;
     while (off < r->size) {
-        /* Touching each header faults in the pages around it: drop them as we go. */
+        /* Damage makes the index read around a header (resync): drop those pages as we go. */
         if (off - released >= ((size_t)16 << 20)) {
             etl_map_release(&r->map, released, off - released);
             released = off;
@@ -104,8 +104,11 @@ static etl_status index_buffers(etl_reader *r)
                                r->nbufs, off, r->size - off);
             break;
         }
+        /* Read, not touched: a touch would map the whole buffer around the header. */
+        uint8_t raw[ETL_BUFFER_HEADER_SIZE];
+        if (!etl_map_pread(&r->map, off, raw, sizeof raw)) memcpy(raw, r->data + off, sizeof raw);
         etl_buffer_header h;
-        etl_buffer_header_decode((etl_span){r->data + off, r->size - off}, &h);
+        etl_buffer_header_decode((etl_span){raw, sizeof raw}, &h);
         if (h.buffer_size < ETL_BUFFER_HEADER_SIZE || h.buffer_size > ETL_MAX_BUFFER_SIZE) {
             size_t next = resync(r, off);
             st->bad_buffers++;
@@ -188,6 +191,7 @@ etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uin
     size_t want = b->data_end - ETL_BUFFER_HEADER_SIZE;
     if (r->compression != ETL_COMPRESSION_LZNT1 && r->compression != ETL_COMPRESSION_XPRESS &&
         r->compression != ETL_COMPRESSION_XPRESS_HUFF) {
+        if (!st) return ETL_E_UNSUPPORTED;
         st->unsupported_buffers++;
         st->bad_buffers++;
         st->skipped_bytes += want;
@@ -198,6 +202,7 @@ etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uin
     }
     uint32_t session = etl_reader_data_cap(r);
     if (b->data_end > session) {
+        if (!st) return ETL_E_CORRUPT;
         st->decompress_errors++;
         st->bad_buffers++;
         st->skipped_bytes += b->disk_size;
@@ -213,6 +218,7 @@ etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uin
     etl_status rc = etl_decompress((etl_compression)r->compression, in, scratch + ETL_BUFFER_HEADER_SIZE,
                                    want, &got);
     if (rc != ETL_OK || got != want) {
+        if (!st) return rc != ETL_OK ? rc : ETL_E_CORRUPT;
         st->decompress_errors++;
         st->bad_buffers++;
         st->skipped_bytes += want;
@@ -337,6 +343,7 @@ etl_status etl_reader_open_memory(const void *data, size_t size, const etl_reade
     *out = NULL;
     etl_reader *r = calloc(1, sizeof *r);
     if (!r) return ETL_E_NOMEM;
+    r->map.fd = -1;
     r->data = data;
     r->size = size;
     return finish_open(r, opts, out, diag);
@@ -392,4 +399,38 @@ etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_header *h
     const etl_buf_ent *b = &r->bufs[i];
     if (file_offset) *file_offset = b->file_off;
     return etl_buffer_header_decode((etl_span){r->data + b->file_off, r->size - b->file_off}, h);
+}
+
+etl_status etl_reader_record_at(const etl_reader *r, etl_record_cache *c, uint32_t buffer, uint32_t offset,
+                                etl_record *out)
+{
+    if (buffer >= r->nbufs) return ETL_E_INVALID_ARG;
+    const etl_buf_ent *b = &r->bufs[buffer];
+    if (!c->loaded || c->buffer != buffer) {
+        c->loaded = false;
+        if (b->compressed && c->cap < b->data_end && b->data_end <= etl_reader_data_cap(r)) {
+            uint8_t *s = realloc(c->scratch, b->data_end);
+            if (!s) return ETL_E_NOMEM;
+            c->scratch = s;
+            c->cap = b->data_end;
+        }
+        /* A load that fails here failed in the walk already: no stats, nothing said twice. */
+        etl_status rc = etl_reader_load_buffer(r, b, c->scratch, c->cap, &c->data, NULL);
+        if (rc != ETL_OK) return rc;
+        if (b->truncated && !b->compressed && c->data.n > b->disk_size) c->data.n = b->disk_size;
+        c->buffer = buffer;
+        c->loaded = true;
+    }
+    size_t next;
+    etl_status rc = etl_record_frame(c->data, offset, out, &next);
+    if (rc != ETL_OK) return rc == ETL_END ? ETL_E_RANGE : rc;
+    out->cpu = b->cpu;
+    out->buffer_index = buffer;
+    return ETL_OK;
+}
+
+void etl_record_cache_free(etl_record_cache *c)
+{
+    free(c->scratch);
+    memset(c, 0, sizeof *c);
 }

@@ -47,7 +47,8 @@ void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, u
 /*
  * The event bytes of buffer b, header included, cut at its data end: a view into
  * the map, or decompressed into scratch (cap bytes). On failure the problem is
- * reported into st and an error returned: the caller skips the buffer.
+ * reported into st and an error returned: the caller skips the buffer. st NULL: the
+ * error alone, nothing counted or told.
  */
 etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uint8_t *scratch,
                                   size_t cap, etl_span *out, etl_stats *st);

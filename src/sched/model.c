@@ -539,6 +539,8 @@ const char *etl_sched_process_name(const etl_sched *m, uint32_t thread_index)
     return p && p->name ? m->names + p->name : "Unknown";
 }
 
+uint32_t etl_sched_see(etl_sched *m, uint32_t tid, uint64_t ts) { return thread_of(m, tid, ts); }
+
 uint64_t etl_sched_end_ts(const etl_reader *r, uint64_t last_record_ts)
 {
     const etl_logfile_header *h = etl_reader_header(r);

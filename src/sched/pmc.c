@@ -167,6 +167,67 @@ void etl_pmc_add(void *ctx, const etl_sched_row *row)
     sums_add(&p->total, &one, n);
 }
 
+/* Adds what one thread of etl_sched_percpu_run gathered into into, from's index i as into's map[i]. */
+static etl_status pmc_merge(etl_pmc *into, const etl_pmc *from, const uint32_t *map, size_t n)
+{
+    const struct etl_pmc_priv *f = from->priv;
+    if (!f || !into->priv) return ETL_E_NOMEM;
+    for (size_t i = 0; i < f->cap && i < n; i++) {
+        if (!f->t[i].slices) continue;
+        etl_pmc_sums *t = thread_sums(into, map[i]);
+        if (!t) return ETL_E_NOMEM;
+        sums_add(t, &f->t[i], ETL_PMC_MAX);
+    }
+    sums_add(&into->priv->idle, &f->idle, ETL_PMC_MAX);
+    if (from->ncpus > into->ncpus) {
+        etl_pmc_sums *c = realloc(into->cpus, from->ncpus * sizeof *c);
+        if (!c) return ETL_E_NOMEM;
+        memset(c + into->ncpus, 0, (from->ncpus - into->ncpus) * sizeof *c);
+        into->cpus = c;
+        into->ncpus = from->ncpus;
+    }
+    for (size_t c = 0; c < from->ncpus; c++) sums_add(&into->cpus[c], &from->cpus[c], ETL_PMC_MAX);
+    sums_add(&into->total, &from->total, ETL_PMC_MAX);
+    if (from->counters > into->counters) into->counters = from->counters;
+    into->switches_pmc += from->switches_pmc;
+    into->switches_no_pmc += from->switches_no_pmc;
+    into->slices_unpaired += from->slices_unpaired;
+    into->pmc_counter_reset += from->pmc_counter_reset;
+    into->pmc_count_mismatch += from->pmc_count_mismatch;
+    return ETL_OK;
+}
+
+static void *percpu_open(void *ctx)
+{
+    const etl_pmc *p = ctx;
+    etl_pmc *w = malloc(sizeof *w);
+    if (w && etl_pmc_init(w, NULL, &p->o) != ETL_OK) {
+        etl_pmc_free(w);
+        free(w);
+        w = NULL;
+    }
+    return w;
+}
+
+static etl_status percpu_merge(void *ctx, void *state, const etl_sched *model, const uint32_t *map, size_t n)
+{
+    etl_pmc *p = ctx;
+    if (!p->model) p->model = model;
+    return pmc_merge(p, state, map, n);
+}
+
+static void percpu_close(void *ctx, void *state)
+{
+    (void)ctx;
+    etl_pmc_free(state);
+    free(state);
+}
+
+void etl_pmc_percpu(etl_pmc *p, etl_sched_percpu_consumer *c)
+{
+    *c = (etl_sched_percpu_consumer){p, percpu_open, etl_pmc_add, percpu_merge, percpu_close, false};
+}
+
 /* The sort key: cycles when a slot is named so, else the first counter. */
 static _Thread_local int g_sort_slot;
 

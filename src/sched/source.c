@@ -23,6 +23,7 @@
 #include "etlkit/event.h"
 #include "base/fastmem.h"
 #include "base/ltree.h"
+#include "sched/cpushare.h"
 
 enum { FORM_UNKNOWN = 0, FORM_FULL = 1, FORM_COMPACT = 2 };
 
@@ -279,29 +280,6 @@ static void set_leaf(part *s, unsigned i)
                            : (etl_ltree_key){UINT64_MAX, ETL_LTREE_DONE};
 }
 
-/* Whether the trace logs compact switches: the group mask of the first records decides; no mask: assume so. */
-static bool logs_compact(etl_reader *r)
-{
-    etl_iter *it;
-    if (etl_iter_open(r, ETL_ORDER_FILE, &it) != ETL_OK) return true;
-    etl_record rec;
-    bool compact = true;
-    for (unsigned n = 0; n < 4096 && etl_iter_next(it, &rec) == ETL_OK; n++) {
-        uint16_t hook;
-        if (!etl_record_kernel_hook(&rec, &hook)) continue;
-        if (hook == ETL_HOOK_CSWITCH_BATCH) break;
-        if (hook == ETL_HOOK_HEADER_EXTENSION || hook == ETL_HOOK_GROUP_MASKS_END) {
-            etl_groupmask m;
-            if (etl_groupmask_decode(rec.payload, &m) == ETL_OK) {
-                compact = etl_groupmask_test(&m, ETL_PERF_COMPACT_CSWITCH);
-                break;
-            }
-        }
-    }
-    etl_iter_close(it);
-    return compact;
-}
-
 static void part_close(part *s)
 {
     if (!s) return;
@@ -430,7 +408,6 @@ static etl_status part_next(part *s, etl_sched_event *ev)
 #define BLOCK_BYTES (384u << 10)
 #define BLOCK_ARENA (256u << 10)
 #define RING 4          /* blocks a worker may fill ahead of the caller */
-#define MAX_WORKERS 16  /* the caller's merge and model are the limit long before */
 
 /*
  * A block holds its events packed, each after its merge time and cut after its
@@ -632,49 +609,6 @@ static void advance(worker *w)
     take_block(w);
 }
 
-typedef struct cpu_load {
-    uint64_t bufs;
-    unsigned cpu;
-} cpu_load;
-
-static int by_load_desc(const void *a, const void *b)
-{
-    const cpu_load *x = a, *y = b;
-    if (x->bufs != y->bufs) return x->bufs > y->bufs ? -1 : 1;
-    return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
-}
-
-/*
- * The CPUs with buffers dealt to at most n shares (share[c] = its share + 1, 0 for
- * none), by buffer count, the busiest first to the lightest share. Returns the shares.
- */
-static unsigned deal_cpus(etl_reader *r, unsigned n, uint8_t *share)
-{
-    unsigned ncpu = etl_reader_cpu_count(r), with = 0;
-    cpu_load *l = calloc(ncpu ? ncpu : 1, sizeof *l);
-    uint64_t load[MAX_WORKERS] = {0};
-    if (!l) return 0;
-    for (unsigned c = 0; c < ncpu; c++) l[c].cpu = c;
-    for (size_t i = 0; i < etl_reader_buffer_count(r); i++) {
-        unsigned c = etl_reader_buffer_cpu(r, i);
-        if (c < ncpu) l[c].bufs++;
-    }
-    qsort(l, ncpu, sizeof *l, by_load_desc);
-    while (with < ncpu && l[with].bufs) with++;
-    if (n > with) n = with;
-    memset(share, 0, ncpu);
-    for (unsigned k = 0; n > 1 && k < with; k++) {
-        /* Share 0 counts triple: its thread also merges and runs the model. */
-        unsigned light = 0;
-        for (unsigned j = 1; j < n; j++)
-            if (load[j] < (light ? load[light] : 8 * load[0])) light = j;
-        share[l[k].cpu] = (uint8_t)(light + 1);
-        load[light] += l[k].bufs;
-    }
-    free(l);
-    return n;
-}
-
 static void source_free(etl_sched_source *s)
 {
     for (unsigned i = 0; i < s->nw; i++) {
@@ -707,13 +641,14 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
     unsigned threads = full ? opts->threads : 1;
     unsigned ubias = bias >= 0 ? (unsigned)bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
     unsigned ncpu = etl_reader_cpu_count(r);
-    bool lookahead = ncpu > 0 && !(skip & 1u << ETL_SCHED_SWITCH) && logs_compact(r);
+    bool lookahead = ncpu > 0 && !(skip & 1u << ETL_SCHED_SWITCH) && etl_sched_logs_compact(r);
     etl_sched_source *s = calloc(1, sizeof *s);
     if (!s) return ETL_E_NOMEM;
     s->r = r;
     s->pending = -1;
     uint8_t *share = threads > 1 && ncpu > 1 ? malloc(ncpu) : NULL;
-    unsigned n = share ? deal_cpus(r, threads < MAX_WORKERS ? threads : MAX_WORKERS, share) : 1;
+    /* The caller's share counts eight times its load: its thread also merges and runs the model. */
+    unsigned n = share ? etl_sched_deal_cpus(r, threads < ETL_SCHED_MAX_WORKERS ? threads : ETL_SCHED_MAX_WORKERS, 8, share) : 1;
     etl_status st = ETL_OK;
     if (n <= 1) {
         st = part_open(r, ubias, skip, lookahead, NULL, 0, &s->solo);
@@ -853,4 +788,66 @@ uint64_t etl_sched_source_progress(const etl_sched_source *s)
 void etl_sched_source_close(etl_sched_source *s)
 {
     if (s) source_free(s);
+}
+
+/* ---- shared with percpu.c ---------------------------------------------------- */
+
+bool etl_sched_logs_compact(etl_reader *r)
+{
+    etl_iter *it;
+    if (etl_iter_open(r, ETL_ORDER_FILE, &it) != ETL_OK) return true;
+    etl_record rec;
+    bool compact = true;
+    for (unsigned n = 0; n < 4096 && etl_iter_next(it, &rec) == ETL_OK; n++) {
+        uint16_t hook;
+        if (!etl_record_kernel_hook(&rec, &hook)) continue;
+        if (hook == ETL_HOOK_CSWITCH_BATCH) break;
+        if (hook == ETL_HOOK_HEADER_EXTENSION || hook == ETL_HOOK_GROUP_MASKS_END) {
+            etl_groupmask m;
+            if (etl_groupmask_decode(rec.payload, &m) == ETL_OK) {
+                compact = etl_groupmask_test(&m, ETL_PERF_COMPACT_CSWITCH);
+                break;
+            }
+        }
+    }
+    etl_iter_close(it);
+    return compact;
+}
+
+typedef struct cpu_load {
+    uint64_t bufs;
+    unsigned cpu;
+} cpu_load;
+
+static int by_load_desc(const void *a, const void *b)
+{
+    const cpu_load *x = a, *y = b;
+    if (x->bufs != y->bufs) return x->bufs > y->bufs ? -1 : 1;
+    return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+unsigned etl_sched_deal_cpus(etl_reader *r, unsigned n, unsigned weight0, uint8_t *share)
+{
+    unsigned ncpu = etl_reader_cpu_count(r), with = 0;
+    cpu_load *l = calloc(ncpu ? ncpu : 1, sizeof *l);
+    uint64_t load[ETL_SCHED_MAX_WORKERS] = {0};
+    if (!l) return 0;
+    for (unsigned c = 0; c < ncpu; c++) l[c].cpu = c;
+    for (size_t i = 0; i < etl_reader_buffer_count(r); i++) {
+        unsigned c = etl_reader_buffer_cpu(r, i);
+        if (c < ncpu) l[c].bufs++;
+    }
+    qsort(l, ncpu, sizeof *l, by_load_desc);
+    while (with < ncpu && l[with].bufs) with++;
+    if (n > with) n = with;
+    memset(share, 0, ncpu);
+    for (unsigned k = 0; n > 1 && k < with; k++) {
+        unsigned light = 0;
+        for (unsigned j = 1; j < n; j++)
+            if (load[j] < (light ? load[light] : weight0 * load[0])) light = j;
+        share[l[k].cpu] = (uint8_t)(light + 1);
+        load[light] += l[k].bufs;
+    }
+    free(l);
+    return n;
 }

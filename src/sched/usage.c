@@ -14,19 +14,7 @@
 #include "base/idmap.h"
 #include "base/sat.h"
 #include "sched/latency.h"
-
-
-struct etl_usage_priv {
-    etl_usage_thread *t;  /* by instance */
-    lat_vec *woken;       /* by instance: Ready values of switch-ins readied by a ReadyThread */
-    lat_vec *other;       /* by instance: the other Ready values (preempted, quantum end) */
-    uint8_t *seen;        /* by instance: has a row in the window */
-    size_t cap;
-    etl_idmap bucket_map; /* (bucket << 32 | process + 1) -> index in bucket_vals */
-    int64_t *bucket_vals;
-    uint64_t *bucket_keys;
-    size_t nbv, capbv;
-};
+#include "sched/usage_slice.h"
 
 
 etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o)
@@ -35,7 +23,7 @@ etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_
     u->model = model;
     if (o && o->sz >= sizeof *o) u->o = *o;
     if (!u->o.longest) u->o.longest = 10;
-    u->bucket_stride = etl_sched_cpu_count(model) ? etl_sched_cpu_count(model) : 1;
+    u->bucket_stride = model && etl_sched_cpu_count(model) ? etl_sched_cpu_count(model) : 1;
     u->priv = calloc(1, sizeof *u->priv);
     u->longest_waits = calloc(u->o.longest, sizeof *u->longest_waits);
     u->longest_ready = calloc(u->o.longest, sizeof *u->longest_ready);
@@ -47,7 +35,7 @@ etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_
     return ETL_OK;
 }
 
-static etl_usage_thread *thr(etl_usage *u, uint32_t i)
+etl_usage_thread *etl_usage_grow_thread(etl_usage *u, uint32_t i)
 {
     struct etl_usage_priv *p = u->priv;
     if (i >= p->cap) {
@@ -79,7 +67,7 @@ static etl_usage_thread *thr(etl_usage *u, uint32_t i)
     return &p->t[i];
 }
 
-static etl_usage_cpu *cpu(etl_usage *u, unsigned c)
+etl_usage_cpu *etl_usage_grow_cpu(etl_usage *u, unsigned c)
 {
     if (c >= u->ncpus) {
         etl_usage_cpu *p = realloc(u->cpus, (c + 1u) * sizeof *p);
@@ -89,21 +77,6 @@ static etl_usage_cpu *cpu(etl_usage *u, unsigned c)
         u->ncpus = c + 1u;
     }
     return &u->cpus[c];
-}
-
-/* Overlap of [a, b) with the window. */
-static int64_t clip(const etl_usage *u, int64_t a, int64_t b, int64_t *ca)
-{
-    if (a < u->o.v0) a = u->o.v0;
-    if (u->o.v1 > u->o.v0 && b > u->o.v1) b = u->o.v1;
-    *ca = a;
-    int64_t d;
-    return b > a ? (__builtin_sub_overflow(b, a, &d) ? INT64_MAX : d) : 0;
-}
-
-static bool in_window(const etl_usage *u, int64_t t)
-{
-    return t >= u->o.v0 && (u->o.v1 <= u->o.v0 || t < u->o.v1);
 }
 
 /* Keeps the n longest, descending; ties by start, CPU, TID. */
@@ -179,40 +152,17 @@ static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uin
 void etl_usage_add(void *ctx, const etl_sched_row *row)
 {
     etl_usage *u = ctx;
-    u->rows++;
-    etl_usage_cpu *c = cpu(u, row->cpu);
-    if (!c) return;
-    int64_t a;
-    int64_t used = clip(u, row->si, row->nso, &a);
+    int64_t a, used;
     bool head = (row->flags & ETL_ROW_HEAD) != 0;
-    bool counted_in = !head && in_window(u, row->si);
     uint32_t x = row->new_thread;
-    if (x == ETL_SCHED_IDLE) add_sat(&c->idle_ns, used);
-    else if (x == ETL_SCHED_NONE) add_sat(&c->unknown_ns, used);
-    else add_sat(&c->busy_ns, used);
-    if (counted_in) c->switches++;
-    if (u->o.interval_ns > 0 && used > 0 && x != ETL_SCHED_IDLE) {
+    etl_usage_thread *t = usage_slice(u, row->cpu, row->si, row->nso, x, head, usage_out_of(row->out), &a, &used);
+    if (u->o.interval_ns > 0 && used > 0 && x != ETL_SCHED_IDLE && row->cpu < u->ncpus) {
         uint32_t proc = ETL_SCHED_NONE;
-        const etl_sched_thread *t = x != ETL_SCHED_NONE ? etl_sched_thread_at(u->model, x) : NULL;
-        if (t) proc = t->process;
+        const etl_sched_thread *st = x != ETL_SCHED_NONE ? etl_sched_thread_at(u->model, x) : NULL;
+        if (st) proc = st->process;
         add_bucket(u, proc, a, a + used, row->cpu);
     }
-    if (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE) return;
-    etl_usage_thread *t = thr(u, x);
     if (!t) return;
-    add_sat(&t->cpu_ns, used);
-    if (counted_in) t->switches++;
-    if (used > 0 || counted_in) {
-        if (t->first_ns < 0 || a < t->first_ns) t->first_ns = a;
-        if (a + used > t->last_ns) t->last_ns = a + used;
-    }
-    if (row->out && in_window(u, row->nso)) {
-        if ((row->out->known & ETL_CSW_STATE) && (row->out->old_state == 5 || row->out->old_state == 6 ||
-                                                  row->out->old_state == 9))
-            t->voluntary++;
-        else if (row->out->known & ETL_CSW_STATE)
-            t->involuntary++;
-    }
     if (head) return;
     etl_usage_interval iv;
     memset(&iv, 0, sizeof iv);
@@ -226,8 +176,8 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
     iv.ready_flags = row->ready.flags;
     if (row->flags & ETL_ROW_READY_TIME) {
         int64_t rs;
-        int64_t ready = clip(u, row->rt, row->si, &rs);
-        if (ready > 0 || in_window(u, row->si)) {
+        int64_t ready = usage_clip(u, row->rt, row->si, &rs);
+        if (ready > 0 || usage_in_window(u, row->si)) {
             if (!u->o.no_latency) lat_push(iv.has_readier ? &u->priv->woken[x] : &u->priv->other[x], (uint64_t)ready);
             iv.start_ns = rs;
             iv.dur_ns = ready;
@@ -235,8 +185,8 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
         }
         if ((row->flags & ETL_ROW_PREV) && (row->flags & ETL_ROW_WAITED)) {
             int64_t ws;
-            int64_t wait = clip(u, row->lso, row->rt, &ws);
-            if (wait > 0 || in_window(u, row->rt)) {
+            int64_t wait = usage_clip(u, row->lso, row->rt, &ws);
+            if (wait > 0 || usage_in_window(u, row->rt)) {
                 t->wait_count++;
                 add_sat(&t->wait_ns, wait);
                 if (wait > t->wait_max_ns) t->wait_max_ns = wait;
@@ -252,6 +202,74 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
             }
         }
     }
+}
+
+/* Adds what one thread of etl_sched_percpu_run gathered into into, from's index i as into's map[i]. */
+static etl_status usage_merge(etl_usage *into, const etl_usage *from, const uint32_t *map, size_t n)
+{
+    const struct etl_usage_priv *f = from->priv;
+    if (from->nbuckets || from->n_longest_waits || from->n_longest_ready) return ETL_E_UNSUPPORTED;
+    into->rows += from->rows;
+    for (size_t c = 0; c < from->ncpus; c++) {
+        const etl_usage_cpu *x = &from->cpus[c];
+        if (!x->busy_ns && !x->idle_ns && !x->unknown_ns && !x->switches) continue;
+        etl_usage_cpu *y = usage_cpu(into, (unsigned)c);
+        if (!y) return ETL_E_NOMEM;
+        add_sat(&y->busy_ns, x->busy_ns);
+        add_sat(&y->idle_ns, x->idle_ns);
+        add_sat(&y->unknown_ns, x->unknown_ns);
+        y->switches += x->switches;
+    }
+    for (size_t i = 0; i < f->cap && i < n; i++) {
+        if (!f->seen[i]) continue;
+        const etl_usage_thread *x = &f->t[i];
+        if (x->wait_count || (f->woken && (lat_count(&f->woken[i]) || lat_count(&f->other[i]))))
+            return ETL_E_UNSUPPORTED;
+        etl_usage_thread *y = usage_thread(into, map[i]);
+        if (!y) return ETL_E_NOMEM;
+        add_sat(&y->cpu_ns, x->cpu_ns);
+        y->switches += x->switches;
+        y->voluntary += x->voluntary;
+        y->involuntary += x->involuntary;
+        if (x->first_ns >= 0 && (y->first_ns < 0 || x->first_ns < y->first_ns)) y->first_ns = x->first_ns;
+        if (x->last_ns > y->last_ns) y->last_ns = x->last_ns;
+    }
+    return ETL_OK;
+}
+
+static void *percpu_open(void *ctx)
+{
+    const etl_usage *u = ctx;
+    etl_usage *w = malloc(sizeof *w);
+    if (w && etl_usage_init(w, NULL, &u->o) != ETL_OK) {
+        free(w);
+        w = NULL;
+    }
+    return w;
+}
+
+static etl_status percpu_merge(void *ctx, void *state, const etl_sched *model, const uint32_t *map, size_t n)
+{
+    etl_usage *u = ctx;
+    if (!u->model) {
+        u->model = model;
+        u->bucket_stride = etl_sched_cpu_count(model) ? etl_sched_cpu_count(model) : 1;
+    }
+    return usage_merge(u, state, map, n);
+}
+
+static void percpu_close(void *ctx, void *state)
+{
+    (void)ctx;
+    etl_usage_free(state);
+    free(state);
+}
+
+void etl_usage_percpu(etl_usage *u, etl_sched_percpu_consumer *c)
+{
+    /* CPU time alone: the run adds the slices itself (usage_slice.h), no row is built. */
+    bool cpu_time = u->o.no_latency && u->o.interval_ns <= 0;
+    *c = (etl_sched_percpu_consumer){u, percpu_open, etl_usage_add, percpu_merge, percpu_close, cpu_time};
 }
 
 int64_t etl_percentile_sorted(const int64_t *v, size_t n, unsigned per_mille)

@@ -1,0 +1,49 @@
+/*
+ * spool.h - append-only logs of byte records, read back in order, that spill to an
+ * unlinked temporary file past a memory budget.
+ *
+ * For a pass that notes a few records (a trace's Thread and Process events, a few
+ * percent of its bytes) to handle them later in another order: keeping copies costs
+ * their own bytes, where reading them again from the trace would fault in every page
+ * around them. Several streams share one budget and one file; each stream has one
+ * writer at a time (any thread) and is read back once, after its writing is done.
+ */
+#ifndef ETLKIT_SRC_BASE_SPOOL_H
+#define ETLKIT_SRC_BASE_SPOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct etl_spool etl_spool;
+
+typedef struct etl_spool_chunk {
+    uint8_t *mem;        /* NULL once spilled */
+    uint64_t file_off;   /* where it was spilled */
+    uint32_t len;        /* bytes used */
+    uint32_t size;       /* bytes allocated */
+} etl_spool_chunk;
+
+typedef struct etl_spool_stream {
+    etl_spool *sp;
+    etl_spool_chunk *chunks;  /* the last one is being written */
+    size_t n, cap;
+    /* reading */
+    size_t rchunk, rpos;
+    uint8_t *rbuf;            /* a spilled chunk read back */
+    size_t rbuf_cap;
+} etl_spool_stream;
+
+/* A spool keeping at most budget bytes of its streams in memory (the chunks being written aside). */
+etl_spool *etl_spool_open(size_t budget);
+/* Closes the spill file, if any; the streams must be freed first. */
+void etl_spool_close(etl_spool *sp);
+
+void etl_spool_stream_init(etl_spool_stream *s, etl_spool *sp);
+void etl_spool_stream_free(etl_spool_stream *s);
+/* Appends one record of n bytes (n < 2^32). false when out of memory or the spill failed. */
+bool etl_spool_append(etl_spool_stream *s, const void *p, size_t n);
+/* The next record, in the order appended: NULL at the end (or when reading back failed). */
+const uint8_t *etl_spool_next(etl_spool_stream *s, size_t *n);
+
+#endif

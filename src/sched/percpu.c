@@ -1,0 +1,854 @@
+/*
+ * percpu.c - the scheduler model CPU by CPU (etl_sched_percpu_run).
+ *
+ * A row of CPU time or of PMC deltas is a switch-in and the next switch on the same
+ * CPU: nothing in it needs another CPU but the thread instance its TID names. So
+ * each CPU's buffers are walked on their own (etl_walk_next), on several threads,
+ * with no merge of the CPUs' streams - the merge is most of the cost of time order.
+ *
+ * Instances are made by Thread events (on any CPU) and by the first sight of a TID,
+ * in time order. A worker therefore gives each TID an index of its own, notes where
+ * it first saw it, and notes where each lifetime record (Thread, SetName, Process)
+ * lies. When every CPU is read, the model is built from those records alone, read
+ * again and merged in time order, with each TID's first sighting in its place: the
+ * instances, their order and the model's counters are those of the time-ordered run,
+ * and each worker index maps to the one instance of its TID. A TID that names two
+ * instances over the trace (a TID reused after its thread ended) makes a second walk,
+ * with the instances' boundaries known, that keys the workers' indices by (TID,
+ * instance).
+ *
+ * Positions: the time-ordered source merges on (time, CPU), a CPU's other records
+ * before its compact switches of the same time (they are read ahead on their own
+ * stream), each stream in its order. With time rising along each CPU (checked, else
+ * ETL_E_UNSUPPORTED), a position (time, CPU, stream, place in the stream) orders
+ * sightings and lifetime records as the source would; which of a switch's two TIDs
+ * (the old one first) breaks the last tie.
+ *
+ * Memory: per worker one small record per TID; per lifetime record 12 bytes; per CPU
+ * its open row. Nothing per switch.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include "etlkit/sched.h"
+#include "etlkit/event.h"
+#include "base/bytes.h"
+#include "base/fastmem.h"
+#include "base/idmap.h"
+#include "base/ltree.h"
+#include "base/spool.h"
+#include "sched/cpushare.h"
+#include "sched/usage_slice.h"
+
+/* A place in the time-ordered merge: ts, then CPU << 52 | stream << 51 | place << 1 | which. */
+typedef struct pos {
+    uint64_t ts, lo;
+} pos;
+
+enum { STREAM_MAIN = 0, STREAM_COMPACT = 1 };
+
+static inline pos mkpos(uint64_t ts, unsigned cpu, unsigned stream, uint64_t place, unsigned which)
+{
+    return (pos){ts, (uint64_t)cpu << 52 | (uint64_t)stream << 51 | (place & ((1ull << 50) - 1)) << 1 | which};
+}
+
+static inline bool pos_less(pos a, pos b) { return a.ts < b.ts || (a.ts == b.ts && a.lo < b.lo); }
+
+/* A main-stream record's place: its buffer's ordinal on the CPU and its offset (8-byte aligned). */
+static inline uint64_t main_place(uint32_t ordinal, size_t off) { return (uint64_t)ordinal << 23 | off >> 3; }
+
+/* A lifetime record's copy in its CPU's spool stream: where it was, then its bytes. */
+typedef struct lnote {
+    uint32_t buf, ordinal, off, size;
+} lnote;
+
+/* Lifetime records kept in memory before they spill to a temporary file. */
+#define LIFE_BUDGET (8u << 20)
+
+/* A worker's thread: a TID, or a (TID, instance) of a reused TID in the second walk. */
+typedef struct slot {
+    uint32_t tid;
+    uint32_t seg;       /* which of the TID's instances (second walk), else 0 */
+    pos first;          /* the earliest sighting on this worker's CPUs */
+    uint16_t cpu_seen;  /* the CPU of the last sighting compared with first */
+    uint8_t multi;      /* the TID names several instances: no chain shortcut */
+} slot;
+
+/* A reused TID's instances: inst[0] first, inst[k] from boundary at[k - 1] on. */
+typedef struct reused {
+    pos *at;
+    uint32_t *inst;
+    size_t n;           /* instances */
+} reused;
+
+/*
+ * One CPU's model state: the row its last switch opened, and two switch slots, the
+ * last switch (the row's switch-in) and the one being read, which swap roles.
+ */
+typedef struct pcpu {
+    etl_sched_row row;
+    etl_cswitch sw[2];
+    unsigned last;       /* sw[last] is the last switch */
+    bool has_prev;
+    unsigned worker;
+} pcpu;
+
+typedef struct run run;
+
+typedef struct worker {
+    run *rn;
+    unsigned id;
+    unsigned *cpus;
+    unsigned ncpus;
+    etl_idmap map;      /* (seg + 1) << 32 | TID for reused TIDs, TID otherwise -> slot */
+    slot *slots;
+    size_t nslots, capslots;
+    void *cons;
+    uint64_t switches, full, compact, rows, mismatch, broken, undecodable, last_ts;
+    etl_stats damage;   /* what this worker's iterators found, beyond the reader's own */
+    bool unsupported, oom;
+    pthread_t th;
+    bool started;
+} worker;
+
+struct run {
+    etl_reader *r;
+    const etl_clock *clock;
+    const etl_sched_percpu_consumer *c;
+    bool complete_only;
+    bool lookahead;
+    unsigned bias;
+    bool collect;       /* first walk: note lifetime records and sightings */
+    unsigned ncpu;
+    pcpu *cpus;
+    etl_spool *spool;
+    etl_spool_stream *life; /* per CPU: its lifetime records, copied */
+    etl_idmap reused_map; /* TID -> index in reused[] (second walk) */
+    reused *reused;
+    size_t nreused;
+    worker *w;
+    unsigned nw;
+    _Atomic uint64_t progress;
+    void (*on_progress)(void *ctx, uint64_t bytes);
+    void *progress_ctx;
+};
+
+/* ---- a worker's threads -------------------------------------------------------- */
+
+static uint32_t new_slot(worker *w, uint32_t tid, uint32_t seg, bool multi)
+{
+    if (w->nslots == w->capslots) {
+        size_t cap = w->capslots ? w->capslots * 2 : 1024;
+        slot *s = realloc(w->slots, cap * sizeof *s);
+        if (!s) return ETL_SCHED_NONE;
+        w->slots = s;
+        w->capslots = cap;
+    }
+    uint32_t i = (uint32_t)w->nslots;
+    uint64_t key = multi ? (uint64_t)(seg + 1) << 32 | tid : tid;
+    if (etl_idmap_put(&w->map, key, i) != ETL_OK) return ETL_SCHED_NONE;
+    w->nslots++;
+    w->slots[i] = (slot){.tid = tid, .seg = seg, .first = {UINT64_MAX, UINT64_MAX}, .cpu_seen = UINT16_MAX,
+                         .multi = multi};
+    return i;
+}
+
+/* Which of a reused TID's instances a position falls in. */
+static uint32_t segment_of(const reused *u, pos p)
+{
+    uint32_t k = 0;
+    while (k + 1 < u->n && !pos_less(p, u->at[k])) k++;
+    return k;
+}
+
+/* The worker's index of the thread a TID names at p (ETL_SCHED_IDLE for TID 0). */
+static uint32_t thread_at(worker *w, unsigned cpu, uint32_t tid, pos p)
+{
+    if (tid == 0) return ETL_SCHED_IDLE;
+    run *rn = w->rn;
+    uint32_t seg = 0;
+    bool multi = false;
+    if (rn->nreused) {
+        uint32_t u = etl_idmap_get(&rn->reused_map, tid);
+        if (u != ETL_IDMAP_EMPTY) {
+            seg = segment_of(&rn->reused[u], p);
+            multi = true;
+        }
+    }
+    uint32_t i = etl_idmap_get(&w->map, multi ? (uint64_t)(seg + 1) << 32 | tid : tid);
+    if (i == ETL_IDMAP_EMPTY) {
+        i = new_slot(w, tid, seg, multi);
+        if (i == ETL_SCHED_NONE) {
+            w->oom = true;
+            return ETL_SCHED_NONE;
+        }
+    }
+    slot *s = &w->slots[i];
+    /* A CPU's sightings come in time order: its first one is the only one worth comparing. */
+    if (rn->collect && s->cpu_seen != cpu) {
+        s->cpu_seen = (uint16_t)cpu;
+        if (pos_less(p, s->first)) s->first = p;
+    }
+    return i;
+}
+
+/* ---- rows: the model's on_switch, for one CPU ------------------------------------ */
+
+static void emit(worker *w, etl_sched_row *row)
+{
+    if (row->nso < row->si) row->nso = row->si; /* as the model: durations never negative */
+    w->rows++;
+    if (w->rn->c->cpu_time) {
+        int64_t a, used;
+        usage_slice(w->cons, row->cpu, row->si, row->nso, row->new_thread, (row->flags & ETL_ROW_HEAD) != 0,
+                    usage_out_of(row->out), &a, &used);
+    } else {
+        w->rn->c->row(w->cons, row);
+    }
+}
+
+/* The model's on_switch for one CPU: e = c->sw[c->last ^ 1], just read, at position p. */
+static void on_switch(worker *w, pcpu *c, pos p)
+{
+    run *rn = w->rn;
+    const etl_cswitch *e = &c->sw[c->last ^ 1];
+    etl_sched_row *row = &c->row;
+    w->switches++;
+    uint64_t t = e->ts;
+    int64_t t_ns = etl_clock_ns(rn->clock, t);
+    bool old_known = (e->known & ETL_CSW_OLD_TID) != 0;
+    uint32_t old = ETL_SCHED_NONE;
+    if (old_known) {
+        /* Usually the thread going out is the one the last switch brought in: no lookup. */
+        if (c->has_prev && row->new_tid == e->old_tid && row->new_thread != ETL_SCHED_NONE &&
+            (row->new_thread == ETL_SCHED_IDLE || !w->slots[row->new_thread].multi))
+            old = row->new_thread;
+        else
+            old = thread_at(w, e->cpu, e->old_tid, (pos){p.ts, p.lo & ~1ull});
+    }
+    int64_t prev_si = t_ns;
+    if (c->has_prev) {
+        if (old_known && row->new_tid != e->old_tid) {
+            /* Planned one thread, another ran (or the compact chain lost it): the observed one. */
+            if (row->new_thread != ETL_SCHED_NONE || row->new_tid != UINT32_MAX) {
+                row->flags |= ETL_ROW_MISMATCH;
+                w->mismatch++;
+            }
+            row->new_tid = e->old_tid;
+            row->new_thread = old;
+        }
+        row->nso_ts = t;
+        row->nso = t_ns;
+        row->out = e;
+        row->in = &c->sw[c->last];
+        emit(w, row);
+        prev_si = row->si; /* the open row began at the previous switch */
+    } else if (!rn->complete_only && t >= rn->clock->t0) {
+        /* The head slice [t0, first switch) belongs to the thread this switch takes off the CPU. */
+        etl_sched_row head;
+        etl_zero_small(&head, sizeof head);
+        head.flags = ETL_ROW_HEAD;
+        head.cpu = e->cpu;
+        head.new_tid = old_known ? e->old_tid : UINT32_MAX;
+        head.new_thread = old;
+        head.old_tid = UINT32_MAX;
+        head.old_thread = ETL_SCHED_NONE;
+        head.si_ts = rn->clock->t0;
+        head.nso_ts = t;
+        head.nso = t_ns;
+        head.out = e;
+        emit(w, &head);
+    }
+    /*
+     * The row e opens, field by field: the fields of other CPUs' making (PREV, READY_TIME,
+     * READIED, WAITED) are never set here, so they stay as calloc left them.
+     */
+    row->flags = 0;
+    row->cpu = e->cpu;
+    row->old_tid = old_known ? e->old_tid : UINT32_MAX;
+    row->old_thread = old;
+    row->si_ts = t;
+    row->si = t_ns;
+    row->nso_ts = 0;
+    row->nso = 0;
+    row->prev_switch = prev_si;
+    row->in = row->out = NULL;
+    if (e->known & ETL_CSW_NEW_TID) {
+        row->new_tid = e->new_tid;
+        row->new_thread = thread_at(w, e->cpu, e->new_tid, p);
+    } else {
+        row->new_tid = UINT32_MAX;
+        row->new_thread = ETL_SCHED_NONE;
+    }
+    c->last ^= 1;
+    c->has_prev = true;
+}
+
+/* ---- walking one CPU ---------------------------------------------------------------- */
+
+/* The kind of the model's a hook is, 0 for the others (source.c's kind_of). */
+static unsigned kind_of(uint16_t h)
+{
+    if (h == ETL_HOOK_CSWITCH || h == ETL_HOOK_CSWITCH_BATCH) return ETL_SCHED_SWITCH;
+    if (h == ETL_HOOK_READY_THREAD) return ETL_SCHED_READY;
+    if (h == ETL_HOOK_SPINLOCK) return ETL_SCHED_SPINLOCK;
+    if (h >= ETL_HOOK_THREAD_START && h <= ETL_HOOK_THREAD_DC_END) return ETL_SCHED_THREAD;
+    if (h == ETL_HOOK_THREAD_SET_NAME) return ETL_SCHED_SET_NAME;
+    if ((h >= ETL_HOOK_PROCESS_START && h <= ETL_HOOK_PROCESS_DC_END) || h == ETL_HOOK_PROCESS_DEFUNCT)
+        return ETL_SCHED_PROCESS;
+    return 0;
+}
+
+typedef struct cpu_walk {
+    worker *w;
+    pcpu *c;
+    unsigned cpu;
+    uint64_t max_ts;        /* the CPU's time so far: a record before it is unsupported */
+    uint64_t sw_ts;         /* the last compact switch's time */
+    uint64_t ncompact;      /* compact switches so far: their place in their stream */
+    bool saw_full, saw_compact;
+    etl_batch_expander x;
+    etl_batch_expand_cpu xcpu;
+} cpu_walk;
+
+/* The slot the next switch is read into. */
+static inline etl_cswitch *next_sw(cpu_walk *k) { return &k->c->sw[k->c->last ^ 1]; }
+
+/* A CSwitch record as etl_event_decode gives it, without the record and event copies. */
+static bool krec_cswitch(const etl_krec *k, uint16_t cpu, etl_cswitch *sw)
+{
+    sw->known = 0;
+    if (etl_cswitch_decode(k->payload, k->version_word & 0xFF, sw) != ETL_OK) return false;
+    sw->ts = k->ts;
+    sw->cpu = cpu;
+    sw->known |= ETL_CSW_TIME | ETL_CSW_CPU;
+    const uint8_t *pmc = k->payload.p - 8u * k->pmc_count;
+    sw->pebs_index = 0;
+    if (k->version_word & ETL_TRACE_HEADER_PEBS_INDEX_FLAG) {
+        sw->pebs_index = etl_rd_u64(pmc - 8);
+        sw->known |= ETL_CSW_PEBS;
+    }
+    sw->pmc_count = k->pmc_count;
+    memset(sw->pmc, 0, sizeof sw->pmc);
+    for (unsigned i = 0; i < k->pmc_count; i++) sw->pmc[i] = etl_rd_u64(pmc + 8u * i);
+    if (k->pmc_count) sw->known |= ETL_CSW_PMC;
+    return true;
+}
+
+/* A compact switch the expander put in next_sw(k). */
+static void compact_switch(cpu_walk *k, bool last)
+{
+    etl_cswitch *sw = next_sw(k);
+    if (sw->ts < k->sw_ts) k->w->unsupported = true;
+    k->sw_ts = sw->ts;
+    if (!last && !(sw->known & ETL_CSW_NEW_TID)) k->w->broken++;
+    k->saw_compact = true;
+    k->w->compact++;
+    sw->cpu = (uint16_t)k->cpu;
+    on_switch(k->w, k->c, mkpos(sw->ts, k->cpu, STREAM_COMPACT, k->ncompact++, 1));
+}
+
+/* Copies a lifetime record (rec bytes) into its CPU's stream, with where it lay. */
+static bool note_life(run *rn, unsigned cpu, const etl_walk *wk, size_t off, const uint8_t *rec, uint32_t size)
+{
+    uint8_t tmp[sizeof(lnote) + 1024];
+    size_t n = sizeof(lnote) + size;
+    uint8_t *b = n <= sizeof tmp ? tmp : malloc(n);
+    if (!b) return false;
+    lnote h = {wk->buffer_index, wk->ordinal, (uint32_t)off, size};
+    memcpy(b, &h, sizeof h);
+    memcpy(b + sizeof h, rec, size);
+    bool ok = etl_spool_append(&rn->life[cpu], b, n);
+    if (b != tmp) free(b);
+    return ok;
+}
+
+/* One scheduler record of the CPU's main stream: a CSwitch, a batch, or a lifetime record to note. */
+static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t hook, uint64_t ts,
+                         const etl_record *full, const etl_krec *kr)
+{
+    worker *w = k->w;
+    run *rn = w->rn;
+    unsigned kind = kind_of(hook);
+    if (!kind) return;
+    if (ts > w->last_ts) w->last_ts = ts;
+    if (kind == ETL_SCHED_SWITCH && hook == ETL_HOOK_CSWITCH_BATCH) {
+        /* The source reads batches ahead, or merges them where met when the mask did not announce them. */
+        if (!rn->lookahead) {
+            w->unsupported = true;
+            return;
+        }
+        etl_span payload = full ? full->payload : kr->payload;
+        uint8_t version = (uint8_t)(full ? full->version : kr->version_word & 0xFF);
+        etl_batch_expand_begin(&k->x, 0, payload, rn->bias, version);
+        while (etl_batch_expand_next(&k->x, next_sw(k)) == ETL_OK) compact_switch(k, false);
+        return;
+    }
+    if (kind == ETL_SCHED_SWITCH) {
+        bool ok;
+        if (full) {
+            etl_event ev;
+            ok = etl_event_decode(full, &ev) == ETL_OK;
+            if (ok) *next_sw(k) = ev.u.cswitch;
+        } else if (rn->c->cpu_time) {
+            ok = etl_cswitch_decode_ids(kr->payload, kr->version_word & 0xFF, next_sw(k));
+            next_sw(k)->ts = kr->ts;
+            next_sw(k)->cpu = (uint16_t)k->cpu;
+        } else {
+            ok = krec_cswitch(kr, (uint16_t)k->cpu, next_sw(k));
+        }
+        if (!ok) {
+            w->undecodable++;
+            return;
+        }
+        k->saw_full = true;
+        w->full++;
+        on_switch(w, k->c, mkpos(ts, k->cpu, STREAM_MAIN, main_place(wk->ordinal, off), 1));
+        return;
+    }
+    if (kind == ETL_SCHED_READY || kind == ETL_SCHED_SPINLOCK) return; /* not read: rows do not need them */
+    /* Thread, SetName, Process: decoded when the model is built (undecodable counted there). */
+    if (rn->collect && !note_life(rn, k->cpu, wk, off, full ? full->data : kr->data, full ? full->size : kr->size))
+        w->oom = true;
+}
+
+/* Adds what a worker's iterator found beyond the reader's own counters. */
+static void add_damage(etl_stats *d, const etl_stats *st, const etl_stats *base)
+{
+    d->buffers += st->buffers - base->buffers;
+    d->compressed_buffers += st->compressed_buffers - base->compressed_buffers;
+    d->records += st->records;
+    d->bad_buffers += st->bad_buffers - base->bad_buffers;
+    d->bad_records += st->bad_records - base->bad_records;
+    d->skipped_bytes += st->skipped_bytes - base->skipped_bytes;
+    d->decompress_errors += st->decompress_errors - base->decompress_errors;
+    d->unsupported_buffers += st->unsupported_buffers - base->unsupported_buffers;
+    d->truncated_buffers += st->truncated_buffers - base->truncated_buffers;
+    /* The first problem in the file: the lowest offset, whichever worker met it. */
+    if (st->first_problem_offset < d->first_problem_offset) {
+        d->first_problem_offset = st->first_problem_offset;
+        memcpy(d->first_problem, st->first_problem, sizeof d->first_problem);
+    }
+}
+
+/* One buffer of a CPU: its records in order. */
+static void walk_buffer(cpu_walk *k, etl_walk *wk)
+{
+    worker *w = k->w;
+    etl_krec kr;
+    int kind;
+    size_t off = wk->pos;
+    while ((kind = etl_walk_next(wk, &kr)) != ETL_WALK_END) {
+        if (kind == ETL_WALK_KERNEL) {
+            if (kr.ts < k->max_ts) w->unsupported = true;
+            k->max_ts = kr.ts;
+            sched_record(k, wk, off, kr.hook, kr.ts, NULL, &kr);
+        } else {
+            const etl_record *rec = &wk->full;
+            uint16_t hook;
+            if (rec->has & ETL_REC_TS) {
+                if (rec->ts < k->max_ts) w->unsupported = true;
+                k->max_ts = rec->ts;
+            }
+            if (etl_record_kernel_hook(rec, &hook)) sched_record(k, wk, off, hook, rec->ts, rec, NULL);
+        }
+        off = wk->pos;
+    }
+}
+
+/* Walks the worker's CPUs, each with its own state, their buffers about in file order. */
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    run *rn = w->rn;
+    uint8_t *want = calloc(rn->ncpu ? rn->ncpu : 1, 1);
+    cpu_walk *ks = calloc(rn->ncpu ? rn->ncpu : 1, sizeof *ks);
+    etl_iter *it = NULL;
+    if (!want || !ks) goto oom;
+    for (unsigned i = 0; i < w->ncpus; i++) {
+        unsigned c = w->cpus[i];
+        cpu_walk *k = &ks[c];
+        want[c] = 1;
+        k->w = w;
+        k->c = &rn->cpus[c];
+        k->c->worker = w->id;
+        k->cpu = c;
+        etl_batch_expand_init(&k->x, &k->xcpu, 1);
+    }
+    if (etl_iter_open_cpus_buffers(rn->r, want, rn->ncpu, &it) != ETL_OK) goto oom;
+    etl_walk wk;
+    uint64_t done = 0;
+    for (unsigned nb = 0; !w->unsupported && etl_iter_next_buffer(it, &wk) == ETL_OK; nb++) {
+        walk_buffer(&ks[wk.cpu], &wk);
+        if ((nb & 15) == 0) {
+            uint64_t now = etl_iter_progress(it);
+            atomic_fetch_add_explicit(&rn->progress, now - done, memory_order_relaxed);
+            done = now;
+            if (w->id == 0 && rn->on_progress)
+                rn->on_progress(rn->progress_ctx, atomic_load_explicit(&rn->progress, memory_order_relaxed));
+        }
+    }
+    for (unsigned i = 0; i < w->ncpus && !w->unsupported; i++) {
+        cpu_walk *k = &ks[w->cpus[i]];
+        /* The CPU's last compact switch: nothing follows it, so no successor was lost. */
+        while (etl_batch_expand_finish(&k->x, next_sw(k)) == ETL_OK) compact_switch(k, true);
+        if (k->saw_full && k->saw_compact) w->unsupported = true; /* the source keeps one form a CPU */
+    }
+    add_damage(&w->damage, etl_iter_stats(it), etl_reader_stats(rn->r));
+    etl_iter_close(it);
+    free(want);
+    free(ks);
+    return NULL;
+oom:
+    w->oom = true;
+    free(want);
+    free(ks);
+    return NULL;
+}
+
+/* ---- the model from the lifetime records and the first sightings ------------------ */
+
+typedef struct sight {
+    pos p;
+    uint32_t tid;
+} sight;
+
+static int by_pos(const void *a, const void *b)
+{
+    const sight *x = a, *y = b;
+    return pos_less(x->p, y->p) ? -1 : pos_less(y->p, x->p);
+}
+
+/* A CPU's next lifetime record, from its stream, and its position. */
+typedef struct lhead {
+    etl_record rec;
+    pos p;
+} lhead;
+
+static bool lhead_load(run *rn, unsigned cpu, lhead *h)
+{
+    size_t n;
+    const uint8_t *b;
+    while ((b = etl_spool_next(&rn->life[cpu], &n)) != NULL) {
+        lnote x;
+        memcpy(&x, b, sizeof x);
+        size_t next;
+        if (n >= sizeof x + x.size &&
+            etl_record_frame((etl_span){b + sizeof x, x.size}, 0, &h->rec, &next) == ETL_OK) {
+            h->rec.offset = x.off;
+            h->rec.cpu = (uint16_t)cpu;
+            h->rec.buffer_index = x.buf;
+            h->p = mkpos(h->rec.ts, cpu, STREAM_MAIN, main_place(x.ordinal, x.off), 0);
+            return true;
+        }
+        /* cannot happen: the walk framed it */
+    }
+    return false;
+}
+
+/* The record's event for the model, as the source decodes it; false when undecodable. */
+static bool life_event(const etl_record *rec, etl_sched_event *ev)
+{
+    etl_event e;
+    if (etl_event_decode(rec, &e) != ETL_OK) return false;
+    memset(ev, 0, sizeof *ev);
+    ev->cpu = rec->cpu;
+    ev->hook = e.hook;
+    ev->ts = rec->ts;
+    switch (e.kind) {
+    case ETL_EVENT_THREAD: ev->kind = ETL_SCHED_THREAD; ev->u.thread = e.u.thread; return true;
+    case ETL_EVENT_THREAD_SET_NAME: ev->kind = ETL_SCHED_SET_NAME; ev->u.set_name = e.u.set_name; return true;
+    case ETL_EVENT_PROCESS: ev->kind = ETL_SCHED_PROCESS; ev->u.process = e.u.process; return true;
+    default: return false;
+    }
+}
+
+/* Notes that tid's instance changed at p (a Thread Start of a TID whose thread had started). */
+static etl_status add_boundary(run *rn, uint32_t tid, uint32_t before, uint32_t after, pos p)
+{
+    uint32_t u = etl_idmap_get(&rn->reused_map, tid);
+    if (u == ETL_IDMAP_EMPTY) {
+        reused *v = realloc(rn->reused, (rn->nreused + 1) * sizeof *v);
+        if (!v) return ETL_E_NOMEM;
+        rn->reused = v;
+        u = (uint32_t)rn->nreused;
+        v[u] = (reused){NULL, NULL, 1};
+        if (!(v[u].inst = malloc(sizeof *v[u].inst)) || etl_idmap_put(&rn->reused_map, tid, u) != ETL_OK)
+            return ETL_E_NOMEM;
+        rn->nreused++;
+        v[u].inst[0] = before;
+    }
+    reused *x = &rn->reused[u];
+    pos *at = realloc(x->at, x->n * sizeof *at);
+    if (at) x->at = at;
+    uint32_t *inst = realloc(x->inst, (x->n + 1) * sizeof *inst);
+    if (inst) x->inst = inst;
+    if (!at || !inst) return ETL_E_NOMEM;
+    x->at[x->n - 1] = p;
+    x->inst[x->n++] = after;
+    return ETL_OK;
+}
+
+/*
+ * Pushes the lifetime records (every CPU's, merged on position) and the first
+ * sightings of every TID into a new model, noting where a TID's instance changes.
+ */
+static etl_status build_model(run *rn, etl_sched **out, uint64_t *undecodable)
+{
+    *out = NULL;
+    /* First sightings over all workers: the earliest of each TID. */
+    etl_idmap first;
+    etl_idmap_init(&first);
+    size_t total = 0;
+    for (unsigned i = 0; i < rn->nw; i++) total += rn->w[i].nslots;
+    sight *s = malloc((total ? total : 1) * sizeof *s);
+    size_t ns = 0;
+    etl_status st = s ? ETL_OK : ETL_E_NOMEM;
+    for (unsigned i = 0; st == ETL_OK && i < rn->nw; i++) {
+        for (size_t j = 0; j < rn->w[i].nslots; j++) {
+            const slot *x = &rn->w[i].slots[j];
+            uint32_t k = etl_idmap_get(&first, x->tid);
+            if (k == ETL_IDMAP_EMPTY) {
+                s[ns] = (sight){x->first, x->tid};
+                st = etl_idmap_put(&first, x->tid, (uint32_t)ns++);
+            } else if (pos_less(x->first, s[k].p)) {
+                s[k].p = x->first;
+            }
+        }
+    }
+    etl_idmap_free(&first);
+    if (ns > 1) qsort(s, ns, sizeof *s, by_pos);
+
+    etl_sched *m = NULL;
+    lhead *h = calloc(rn->ncpu ? rn->ncpu : 1, sizeof *h);
+    etl_ltree lt = {0};
+    etl_sched_options mo = {.sz = sizeof mo, .complete_only = rn->complete_only};
+    if (st == ETL_OK && (!h || !etl_ltree_init(&lt, rn->ncpu) ||
+                         etl_sched_open(rn->clock, rn->ncpu, &mo, &m) != ETL_OK))
+        st = ETL_E_NOMEM;
+    for (unsigned c = 0; st == ETL_OK && c < rn->ncpu; c++)
+        lt.leaf[c] = lhead_load(rn, c, &h[c]) ? (etl_ltree_key){h[c].p.ts, h[c].p.lo}
+                                               : (etl_ltree_key){UINT64_MAX, ETL_LTREE_DONE};
+    if (st == ETL_OK && !etl_ltree_build(&lt)) st = ETL_E_NOMEM;
+    size_t si = 0;
+    while (st == ETL_OK) {
+        int top = etl_ltree_top(&lt);
+        bool life = top >= 0 && (si == ns || pos_less(h[top].p, s[si].p));
+        if (!life) {
+            if (si == ns) break;
+            etl_sched_see(m, s[si].tid, s[si].p.ts);
+            si++;
+            continue;
+        }
+        lhead *x = &h[top];
+        etl_sched_event ev;
+        if (life_event(&x->rec, &ev)) {
+            uint32_t tid = ev.kind == ETL_SCHED_THREAD ? ev.u.thread.thread_id : 0;
+            uint32_t before = tid ? etl_sched_thread_of(m, tid) : ETL_SCHED_NONE;
+            etl_sched_push(m, &ev);
+            uint32_t after = tid ? etl_sched_thread_of(m, tid) : ETL_SCHED_NONE;
+            if (before != ETL_SCHED_NONE && after != before) st = add_boundary(rn, tid, before, after, x->p);
+        } else {
+            ++*undecodable;
+        }
+        lt.leaf[top] = lhead_load(rn, (unsigned)top, x) ? (etl_ltree_key){x->p.ts, x->p.lo}
+                                                        : (etl_ltree_key){UINT64_MAX, ETL_LTREE_DONE};
+        etl_ltree_replay(&lt, (unsigned)top);
+    }
+    free(h);
+    etl_ltree_free(&lt);
+    free(s);
+    if (st != ETL_OK) {
+        etl_sched_close(m);
+        return st;
+    }
+    *out = m;
+    return ETL_OK;
+}
+
+/* ---- the run ------------------------------------------------------------------------ */
+
+static void workers_free(run *rn)
+{
+    for (unsigned i = 0; i < rn->nw; i++) {
+        worker *w = &rn->w[i];
+        if (w->cons) rn->c->close(rn->c->ctx, w->cons);
+        etl_idmap_free(&w->map);
+        free(w->slots);
+        free(w->cpus);
+    }
+    free(rn->w);
+    rn->w = NULL;
+    rn->nw = 0;
+}
+
+/* Deals the CPUs, opens a consumer state a worker and walks every CPU. */
+static etl_status walk_all(run *rn, unsigned threads)
+{
+    uint8_t *share = calloc(rn->ncpu ? rn->ncpu : 1, 1);
+    if (!share) return ETL_E_NOMEM;
+    if (threads > ETL_SCHED_MAX_WORKERS) threads = ETL_SCHED_MAX_WORKERS;
+    /* Every worker does the same work: no share weighs more. */
+    unsigned n = threads > 1 ? etl_sched_deal_cpus(rn->r, threads, 1, share) : 0;
+    if (n <= 1) { /* one share: every CPU with buffers */
+        n = 1;
+        for (size_t i = 0; i < etl_reader_buffer_count(rn->r); i++) {
+            unsigned c = etl_reader_buffer_cpu(rn->r, i);
+            if (c < rn->ncpu) share[c] = 1;
+        }
+    }
+    rn->w = calloc(n, sizeof *rn->w);
+    etl_status st = rn->w ? ETL_OK : ETL_E_NOMEM;
+    if (st == ETL_OK) rn->nw = n;
+    for (unsigned i = 0; st == ETL_OK && i < n; i++) {
+        worker *w = &rn->w[i];
+        w->rn = rn;
+        w->id = i;
+        w->damage.first_problem_offset = UINT64_MAX;
+        etl_idmap_init(&w->map);
+        w->cpus = malloc((rn->ncpu ? rn->ncpu : 1) * sizeof *w->cpus);
+        w->cons = rn->c->open(rn->c->ctx);
+        if (!w->cpus || !w->cons) st = ETL_E_NOMEM;
+        for (unsigned c = 0; st == ETL_OK && c < rn->ncpu; c++)
+            if (share[c] == i + 1) w->cpus[w->ncpus++] = c;
+    }
+    free(share);
+    for (unsigned i = 1; st == ETL_OK && i < rn->nw; i++)
+        rn->w[i].started = pthread_create(&rn->w[i].th, NULL, worker_main, &rn->w[i]) == 0;
+    if (st == ETL_OK) worker_main(&rn->w[0]);
+    for (unsigned i = 1; i < rn->nw; i++) {
+        worker *w = &rn->w[i];
+        if (w->started) pthread_join(w->th, NULL);
+        else if (st == ETL_OK) worker_main(w); /* no thread to be had: here */
+    }
+    for (unsigned i = 0; st == ETL_OK && i < rn->nw; i++) {
+        if (rn->w[i].oom) st = ETL_E_NOMEM;
+        else if (rn->w[i].unsupported) st = ETL_E_UNSUPPORTED;
+    }
+    return st;
+}
+
+/* The tail rows: each CPU's last switch-in runs to the end of the trace. */
+static void finish_rows(run *rn, uint64_t end_ts)
+{
+    for (unsigned c = 0; c < rn->ncpu; c++) {
+        pcpu *p = &rn->cpus[c];
+        if (!p->has_prev || rn->complete_only) continue;
+        worker *w = &rn->w[p->worker];
+        etl_sched_row *row = &p->row;
+        row->flags |= ETL_ROW_TAIL;
+        row->nso_ts = end_ts > row->si_ts ? end_ts : row->si_ts;
+        row->nso = etl_clock_ns(rn->clock, row->nso_ts);
+        row->in = &p->sw[p->last];
+        row->out = NULL;
+        emit(w, row);
+    }
+}
+
+static void reset_cpus(run *rn)
+{
+    memset(rn->cpus, 0, rn->ncpu * sizeof *rn->cpus);
+}
+
+etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *opts,
+                                const etl_sched_percpu_consumer *c, etl_sched_percpu_result *out)
+{
+    memset(out, 0, sizeof *out);
+    etl_sched_percpu_options o = {.sz = sizeof o, .bias = -1, .threads = 1};
+    if (opts && opts->sz >= sizeof o) o = *opts;
+    run rn;
+    memset(&rn, 0, sizeof rn);
+    rn.r = r;
+    rn.clock = etl_reader_clock(r);
+    rn.c = c;
+    rn.complete_only = o.complete_only;
+    rn.ncpu = etl_reader_cpu_count(r);
+    rn.bias = o.bias >= 0 ? (unsigned)o.bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
+    rn.lookahead = rn.ncpu > 0 && etl_sched_logs_compact(r);
+    rn.collect = true;
+    rn.on_progress = o.progress;
+    rn.progress_ctx = o.progress_ctx;
+    etl_idmap_init(&rn.reused_map);
+    rn.cpus = calloc(rn.ncpu ? rn.ncpu : 1, sizeof *rn.cpus);
+    rn.life = calloc(rn.ncpu ? rn.ncpu : 1, sizeof *rn.life);
+    rn.spool = etl_spool_open(LIFE_BUDGET);
+    for (unsigned i = 0; rn.life && i < rn.ncpu; i++) etl_spool_stream_init(&rn.life[i], rn.spool);
+    etl_status st = rn.cpus && rn.life && rn.spool ? walk_all(&rn, o.threads) : ETL_E_NOMEM;
+    uint64_t undecodable = 0;
+    etl_sched *m = NULL;
+    if (st == ETL_OK) st = build_model(&rn, &m, &undecodable);
+    if (st == ETL_OK && rn.nreused) {
+        /* A reused TID: walk again, each (TID, instance) its own index. */
+        workers_free(&rn);
+        reset_cpus(&rn);
+        rn.collect = false;
+        atomic_store(&rn.progress, 0);
+        st = walk_all(&rn, o.threads);
+    }
+    uint64_t last_ts = 0;
+    etl_sched_stats ms = {0};
+    etl_sched_source_stats ss = {0};
+    etl_stats dmg = *etl_reader_stats(r);
+    dmg.records = 0;
+    for (unsigned i = 0; st == ETL_OK && i < rn.nw; i++) {
+        const worker *w = &rn.w[i];
+        if (w->last_ts > last_ts) last_ts = w->last_ts;
+        ms.switches += w->switches;
+        ms.cswitch_chain_mismatch += w->mismatch;
+        ss.switches += w->switches;
+        ss.full_switches += w->full;
+        ss.compact_switches += w->compact;
+        ss.broken_chains += w->broken;
+        ss.undecodable += w->undecodable;
+        etl_stats none = {.first_problem_offset = UINT64_MAX};
+        add_damage(&dmg, &w->damage, &none);
+    }
+    if (st == ETL_OK) {
+        out->end_ts = etl_sched_end_ts(r, last_ts);
+        finish_rows(&rn, out->end_ts);
+        for (unsigned i = 0; i < rn.nw; i++) ms.rows += rn.w[i].rows;
+    }
+    /* Each worker's indices to the model's instances. */
+    for (unsigned i = 0; st == ETL_OK && i < rn.nw; i++) {
+        worker *w = &rn.w[i];
+        uint32_t *map = malloc((w->nslots ? w->nslots : 1) * sizeof *map);
+        if (!map) {
+            st = ETL_E_NOMEM;
+            break;
+        }
+        for (size_t j = 0; j < w->nslots; j++) {
+            const slot *x = &w->slots[j];
+            uint32_t u = x->multi ? etl_idmap_get(&rn.reused_map, x->tid) : ETL_IDMAP_EMPTY;
+            map[j] = u != ETL_IDMAP_EMPTY ? rn.reused[u].inst[x->seg] : etl_sched_thread_of(m, x->tid);
+        }
+        st = c->merge(c->ctx, w->cons, m, map, w->nslots);
+        free(map);
+    }
+    if (st == ETL_OK) {
+        const etl_sched_stats *b = etl_sched_stats_get(m);
+        ms.threads = b->threads;
+        ms.processes = b->processes;
+        ms.unknown_threads = b->unknown_threads;
+        ss.undecodable += undecodable;
+        ss.last_ts = last_ts;
+        out->model = m;
+        out->stats = ms;
+        out->source = ss;
+        out->damage = dmg;
+        m = NULL;
+    }
+    etl_sched_close(m);
+    workers_free(&rn);
+    for (unsigned i = 0; rn.life && i < rn.ncpu; i++) etl_spool_stream_free(&rn.life[i]);
+    free(rn.life);
+    etl_spool_close(rn.spool);
+    free(rn.cpus);
+    for (size_t i = 0; i < rn.nreused; i++) {
+        free(rn.reused[i].at);
+        free(rn.reused[i].inst);
+    }
+    free(rn.reused);
+    etl_idmap_free(&rn.reused_map);
+    return st;
+}
