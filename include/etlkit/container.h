@@ -254,8 +254,27 @@ typedef struct etl_clock {
 void etl_clock_init(etl_clock *c, const etl_logfile_header *h);
 /* Exact (floor) nanoseconds of a raw tick count, 128-bit intermediate. */
 int64_t etl_clock_ticks_to_ns(const etl_clock *c, int64_t ticks);
-/* Nanoseconds since trace start (the header record's time); negative before it. */
-int64_t etl_clock_ns(const etl_clock *c, uint64_t ts);
+/* etl_clock_ns in 128-bit arithmetic, for any clock and time. */
+int64_t etl_clock_ns_exact(const etl_clock *c, uint64_t ts);
+/*
+ * Nanoseconds since trace start (the header record's time); negative before it. Inline
+ * for the usual clocks (10 MHz QPC and system time, whole-GHz cycle counters), where a
+ * multiply or a divide is exact; the rest in etl_clock_ns_exact.
+ */
+static inline int64_t etl_clock_ns(const etl_clock *c, uint64_t ts)
+{
+    int64_t d, ns;
+    if ((c->ns_mul | c->ns_div) && !__builtin_sub_overflow((int64_t)ts, (int64_t)c->t0, &d) &&
+        d > -(INT64_C(1) << 53) && d < (INT64_C(1) << 53)) {
+        if (c->ns_mul) {
+            if (!__builtin_mul_overflow(d, (int64_t)c->ns_mul, &ns)) return ns;
+        } else {
+            int64_t div = (int64_t)c->ns_div, q = d / div;
+            return d % div != 0 && d < 0 ? q - 1 : q;
+        }
+    }
+    return etl_clock_ns_exact(c, ts);
+}
 /* Nanoseconds since 1970-01-01 UTC. */
 int64_t etl_clock_unix_ns(const etl_clock *c, uint64_t ts);
 /* FILETIME (100 ns since 1601) of a raw timestamp. */

@@ -116,9 +116,9 @@ void etl_usage_add(void *ctx, const etl_sched_row *row);
 /*
  * A consumer for etl_sched_percpu_run that gathers into u, initialised with no model
  * (the run's model is set when the threads' shares are merged): CPU time, switches,
- * voluntary and involuntary switch-outs, first and last times. The per-CPU rows carry
- * no Ready values or waits, and u must not count intervals (o.interval_ns = 0): the
- * process a row counts for in an interval is the one of its time.
+ * voluntary and involuntary switch-outs, first and last times, the fields cpu reads.
+ * Not the Ready values or waits (the per-CPU rows do not carry them), nor intervals
+ * (the process a slice counts for there is its thread's at the slice's time).
  */
 void etl_usage_percpu(etl_usage *u, etl_sched_percpu_consumer *c);
 /* Computes percentiles, totals and orderings (threads and processes by CPU time, descending). */

@@ -264,9 +264,9 @@ typedef struct etl_sched_percpu_consumer {
     etl_status (*merge)(void *ctx, void *state, const etl_sched *model, const uint32_t *map, size_t n);
     void (*close)(void *ctx, void *state);
     /*
-     * The states are etl_usage gathering CPU time alone (no intervals, no Ready values):
-     * the run adds each row's slice to them itself, as etl_usage_add would, without
-     * building rows or decoding more of a switch than the slice needs. row is not called.
+     * Set by etl_usage_percpu: the states gather CPU time alone, and the run adds each
+     * row's slice to them itself, as etl_usage_add would, without building rows or
+     * decoding more of a switch than the slice needs. row is not called.
      */
     bool cpu_time;
 } etl_sched_percpu_consumer;
@@ -279,6 +279,8 @@ typedef struct etl_sched_percpu_options {
     /* Called now and then on the caller's thread with the bytes of the file read so far. */
     void (*progress)(void *ctx, uint64_t bytes);
     void *progress_ctx;
+    /* Bytes of Thread and Process records kept in memory; more spill to a temporary file (0: 4 MiB). */
+    size_t spool_budget;
 } etl_sched_percpu_options;
 
 typedef struct etl_sched_percpu_result {

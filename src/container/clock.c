@@ -47,20 +47,8 @@ int64_t etl_clock_ticks_to_ns(const etl_clock *c, int64_t ticks)
     return floor_div((__int128)ticks * 1000000000, (__int128)c->ticks_per_sec);
 }
 
-int64_t etl_clock_ns(const etl_clock *c, uint64_t ts)
+int64_t etl_clock_ns_exact(const etl_clock *c, uint64_t ts)
 {
-    /* Fast exact paths for the usual clocks (10 MHz QPC and system time, whole-GHz cycle counters). */
-    int64_t d64;
-    if ((c->ns_mul | c->ns_div) && !__builtin_sub_overflow((int64_t)ts, (int64_t)c->t0, &d64) &&
-        d64 > -(INT64_C(1) << 53) && d64 < (INT64_C(1) << 53)) {
-        if (c->ns_mul) {
-            int64_t ns;
-            if (!__builtin_mul_overflow(d64, (int64_t)c->ns_mul, &ns)) return ns;
-        } else {
-            int64_t div = (int64_t)c->ns_div, q = d64 / div;
-            return d64 % div != 0 && d64 < 0 ? q - 1 : q;
-        }
-    }
     __int128 d = (__int128)(int64_t)ts - (__int128)(int64_t)c->t0; /* LARGE_INTEGERs */
     return floor_div(d * 1000000000, (__int128)c->ticks_per_sec);
 }

@@ -60,8 +60,7 @@ struct etl_iter {
     bool release;             /* drops the pages of finished buffers */
     bool walk;                /* buffers for etl_iter_next_buffer: no record framed ahead */
     int walking;              /* walk: the cursor whose buffer the caller has, -1 if none */
-    uint64_t released;        /* walk over CPUs: the pages below this offset were dropped */
-    uint64_t slack;           /* ... and those within slack of the frontier are kept (other walkers) */
+    int walk_slot;            /* walk over CPUs: its frontier's slot in the reader */
     etl_iter_keep_fn keep;    /* time order: records it refuses are never merged */
     void *keep_ctx;
     rel_range rel[RELEASE_RANGES];
@@ -315,12 +314,8 @@ etl_status etl_iter_open_cpus_buffers(etl_reader *r, const uint8_t *want, unsign
 {
     iter_sel sel = {.want = want, .nwant = n, .release = true, .walk = true};
     etl_status st = iter_open(r, ETL_ORDER_TIME, &sel, out);
-    if (st != ETL_OK) return st;
-    /* Other CPUs are walked elsewhere, near the same offsets: leave their pages a margin. */
-    bool all = true;
-    for (size_t i = 0; all && i < r->nbufs; i++) all = selected(&sel, r->bufs[i].cpu);
-    (*out)->slack = all ? 0 : 4 * RELEASE_BYTES;
-    return ETL_OK;
+    if (st == ETL_OK) (*out)->walk_slot = etl_reader_walk_join(r);
+    return st;
 }
 
 etl_status etl_iter_next(etl_iter *it, etl_record *rec)
@@ -367,13 +362,10 @@ static int walk_pick(etl_iter *it, uint64_t *frontier)
     return best;
 }
 
+/* The pages every walker is done with are dropped (the walkers of other CPUs go about as far). */
 static void walk_release(etl_iter *it, uint64_t frontier)
 {
-    if (frontier == UINT64_MAX) frontier = it->r->size;
-    if (frontier < it->slack || frontier - it->slack < it->released + RELEASE_BYTES) return;
-    uint64_t to = frontier - it->slack;
-    etl_map_release(&it->r->map, it->released, to - it->released);
-    it->released = to;
+    etl_reader_walk_at(it->r, it->walk_slot, frontier);
 }
 
 etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w)

@@ -285,6 +285,8 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
                               etl_diag *diag)
 {
     pthread_mutex_init(&r->diag_mu, NULL);
+    pthread_mutex_init(&r->walk_mu, NULL);
+    for (unsigned i = 0; i < ETL_READER_WALKERS; i++) r->walk_frontier[i] = UINT64_MAX;
     if (opts) memcpy(&r->opts, opts, opts->sz && opts->sz < sizeof r->opts ? opts->sz : sizeof r->opts);
     r->opts.sz = sizeof r->opts;
     r->stats.first_problem_offset = UINT64_MAX;
@@ -370,6 +372,7 @@ void etl_reader_close(etl_reader *r)
     if (!r) return;
     etl_map_close(&r->map);
     pthread_mutex_destroy(&r->diag_mu);
+    pthread_mutex_destroy(&r->walk_mu);
     free(r->bufs);
     free(r);
 }
@@ -433,4 +436,39 @@ void etl_record_cache_free(etl_record_cache *c)
 {
     free(c->scratch);
     memset(c, 0, sizeof *c);
+}
+
+/* Pages dropped at a time: one call covers megabytes (each call costs a TLB flush). */
+#define WALK_RELEASE_BYTES (8u << 20)
+
+int etl_reader_walk_join(etl_reader *r)
+{
+    int slot = -1;
+    pthread_mutex_lock(&r->walk_mu);
+    bool alone = true; /* no walker at work: a new walk starts from the file's start */
+    for (int i = 0; i < ETL_READER_WALKERS; i++) alone &= r->walk_frontier[i] == UINT64_MAX;
+    if (alone) r->walk_released = 0;
+    for (int i = 0; i < ETL_READER_WALKERS && slot < 0; i++)
+        if (r->walk_frontier[i] == UINT64_MAX) {
+            r->walk_frontier[i] = r->walk_released;
+            slot = i;
+        }
+    pthread_mutex_unlock(&r->walk_mu);
+    return slot;
+}
+
+void etl_reader_walk_at(etl_reader *r, int slot, uint64_t frontier)
+{
+    if (slot < 0) return;
+    pthread_mutex_lock(&r->walk_mu);
+    r->walk_frontier[slot] = frontier;
+    uint64_t low = UINT64_MAX;
+    for (unsigned i = 0; i < ETL_READER_WALKERS; i++)
+        if (r->walk_frontier[i] < low) low = r->walk_frontier[i];
+    if (low > r->size) low = r->size;
+    if (low >= r->walk_released + WALK_RELEASE_BYTES || (frontier == UINT64_MAX && low > r->walk_released)) {
+        etl_map_release(&r->map, r->walk_released, low - r->walk_released);
+        r->walk_released = low;
+    }
+    pthread_mutex_unlock(&r->walk_mu);
 }

@@ -9,6 +9,9 @@
 /* Largest buffer etlkit accepts (decompressed); Windows caps buffers at 16 MiB. */
 #define ETL_MAX_BUFFER_SIZE (64u << 20)
 
+/* Walks over CPUs that coordinate the release of the file's pages. */
+#define ETL_READER_WALKERS 32
+
 /* One buffer of the file, as indexed at open. */
 typedef struct etl_buf_ent {
     uint64_t file_off;
@@ -38,7 +41,20 @@ struct etl_reader {
     bool uniform;          /* not a compressed log: every buffer has the nominal size */
     etl_stats stats;
     pthread_mutex_t diag_mu; /* iterators on several threads report one problem at a time */
+    /*
+     * Walks over CPUs on several threads share the file's pages: each says how far it
+     * got (the lowest offset it still has to read), and the pages below the lowest of
+     * them are dropped (etl_reader_walk_*).
+     */
+    pthread_mutex_t walk_mu;
+    uint64_t walk_frontier[ETL_READER_WALKERS]; /* UINT64_MAX: slot free or walker done */
+    uint64_t walk_released;
 };
+
+/* A slot for a walker's frontier, -1 when all are taken (it then releases nothing). */
+int etl_reader_walk_join(etl_reader *r);
+/* Walker slot is at frontier (UINT64_MAX: done); drops the pages below every walker's, past 8 MiB of them. */
+void etl_reader_walk_at(etl_reader *r, int slot, uint64_t frontier);
 
 /* Records a problem in stats (first one kept) and tells the diag callback. */
 void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, uint64_t file_off,

@@ -48,9 +48,15 @@ typedef struct pos {
 
 enum { STREAM_MAIN = 0, STREAM_COMPACT = 1 };
 
+/* The low word of a position: CPU, stream, place, which of a switch's two TIDs. */
+static inline uint64_t pos_lo(unsigned cpu, unsigned stream, uint64_t place, unsigned which)
+{
+    return (uint64_t)cpu << 52 | (uint64_t)stream << 51 | (place & ((1ull << 50) - 1)) << 1 | which;
+}
+
 static inline pos mkpos(uint64_t ts, unsigned cpu, unsigned stream, uint64_t place, unsigned which)
 {
-    return (pos){ts, (uint64_t)cpu << 52 | (uint64_t)stream << 51 | (place & ((1ull << 50) - 1)) << 1 | which};
+    return (pos){ts, pos_lo(cpu, stream, place, which)};
 }
 
 static inline bool pos_less(pos a, pos b) { return a.ts < b.ts || (a.ts == b.ts && a.lo < b.lo); }
@@ -63,8 +69,8 @@ typedef struct lnote {
     uint32_t buf, ordinal, off, size;
 } lnote;
 
-/* Lifetime records kept in memory before they spill to a temporary file. */
-#define LIFE_BUDGET (8u << 20)
+/* Lifetime records kept in memory before they spill to a temporary file, by default. */
+#define LIFE_BUDGET (4u << 20)
 
 /* A worker's thread: a TID, or a (TID, instance) of a reused TID in the second walk. */
 typedef struct slot {
@@ -96,9 +102,18 @@ typedef struct pcpu {
 
 typedef struct run run;
 
+/* A worker's last lookups, by TID: most switches name a thread seen a moment ago. */
+#define TCACHE 1024
+
+typedef struct tcache {
+    uint32_t tid, slot;
+    uint32_t cpu;          /* the slot's cpu_seen, so that a hit needs no look at the slot */
+} tcache;
+
 typedef struct worker {
     run *rn;
     unsigned id;
+    tcache cache[TCACHE];  /* TID 0 never looked up: an empty entry matches nothing */
     unsigned *cpus;
     unsigned ncpus;
     etl_idmap map;      /* (seg + 1) << 32 | TID for reused TIDs, TID otherwise -> slot */
@@ -162,10 +177,10 @@ static uint32_t segment_of(const reused *u, pos p)
     return k;
 }
 
-/* The worker's index of the thread a TID names at p (ETL_SCHED_IDLE for TID 0). */
-static uint32_t thread_at(worker *w, unsigned cpu, uint32_t tid, pos p)
+/* thread_at's lookup past the cache: the (TID, instance) slot, made on first sight. */
+static uint32_t thread_slot(worker *w, uint32_t tid, uint64_t ts, uint64_t lo)
 {
-    if (tid == 0) return ETL_SCHED_IDLE;
+    pos p = {ts, lo};
     run *rn = w->rn;
     uint32_t seg = 0;
     bool multi = false;
@@ -184,32 +199,60 @@ static uint32_t thread_at(worker *w, unsigned cpu, uint32_t tid, pos p)
             return ETL_SCHED_NONE;
         }
     }
-    slot *s = &w->slots[i];
+    /* A reused TID's instance depends on the time: never cached. */
+    if (!multi) w->cache[(tid >> 2) & (TCACHE - 1)] = (tcache){tid, i, w->slots[i].cpu_seen};
+    return i;
+}
+
+/*
+ * The worker's index of the thread a TID names at position (ts, lo) (ETL_SCHED_IDLE for
+ * TID 0). The position comes as two words, not a struct: a struct built in two stores and
+ * read in one stalls the store forwarding, once per switch.
+ */
+static inline uint32_t thread_at(worker *w, unsigned cpu, uint32_t tid, uint64_t ts, uint64_t lo)
+{
+    if (tid == 0) return ETL_SCHED_IDLE;
+    tcache *e = &w->cache[(tid >> 2) & (TCACHE - 1)];
+    uint32_t i, seen;
+    if (e->tid == tid) {
+        i = e->slot;
+        seen = e->cpu;
+    } else {
+        i = thread_slot(w, tid, ts, lo);
+        if (i == ETL_SCHED_NONE) return i;
+        seen = w->slots[i].cpu_seen;
+    }
     /* A CPU's sightings come in time order: its first one is the only one worth comparing. */
-    if (rn->collect && s->cpu_seen != cpu) {
+    if (w->rn->collect && seen != cpu) {
+        slot *s = &w->slots[i];
         s->cpu_seen = (uint16_t)cpu;
-        if (pos_less(p, s->first)) s->first = p;
+        if (e->tid == tid) e->cpu = cpu;
+        if (ts < s->first.ts || (ts == s->first.ts && lo < s->first.lo)) s->first = (pos){ts, lo};
     }
     return i;
 }
 
 /* ---- rows: the model's on_switch, for one CPU ------------------------------------ */
 
-static void emit(worker *w, etl_sched_row *row)
+/* A row: to the consumer, or with cpu_time, its slice straight into the worker's etl_usage. */
+static inline void emit(worker *w, etl_sched_row *row, bool rows)
 {
     if (row->nso < row->si) row->nso = row->si; /* as the model: durations never negative */
     w->rows++;
-    if (w->rn->c->cpu_time) {
-        int64_t a, used;
-        usage_slice(w->cons, row->cpu, row->si, row->nso, row->new_thread, (row->flags & ETL_ROW_HEAD) != 0,
-                    usage_out_of(row->out), &a, &used);
-    } else {
+    if (rows) {
         w->rn->c->row(w->cons, row);
+    } else {
+        usage_part_slice(w->cons, row->cpu, row->si, row->nso, row->new_thread, (row->flags & ETL_ROW_HEAD) != 0,
+                         usage_out_of(row->out));
     }
 }
 
-/* The model's on_switch for one CPU: e = c->sw[c->last ^ 1], just read, at position p. */
-static void on_switch(worker *w, pcpu *c, pos p)
+/*
+ * The model's on_switch for one CPU: e = c->sw[c->last ^ 1], just read, at position
+ * (e->ts, lo) with lo for its new TID. rows is constant where it is inlined: with
+ * cpu_time the row is only the state it keeps.
+ */
+static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c, uint64_t lo, bool rows)
 {
     run *rn = w->rn;
     const etl_cswitch *e = &c->sw[c->last ^ 1];
@@ -225,7 +268,7 @@ static void on_switch(worker *w, pcpu *c, pos p)
             (row->new_thread == ETL_SCHED_IDLE || !w->slots[row->new_thread].multi))
             old = row->new_thread;
         else
-            old = thread_at(w, e->cpu, e->old_tid, (pos){p.ts, p.lo & ~1ull});
+            old = thread_at(w, e->cpu, e->old_tid, t, lo & ~1ull);
     }
     int64_t prev_si = t_ns;
     if (c->has_prev) {
@@ -242,7 +285,7 @@ static void on_switch(worker *w, pcpu *c, pos p)
         row->nso = t_ns;
         row->out = e;
         row->in = &c->sw[c->last];
-        emit(w, row);
+        emit(w, row, rows);
         prev_si = row->si; /* the open row began at the previous switch */
     } else if (!rn->complete_only && t >= rn->clock->t0) {
         /* The head slice [t0, first switch) belongs to the thread this switch takes off the CPU. */
@@ -258,7 +301,7 @@ static void on_switch(worker *w, pcpu *c, pos p)
         head.nso_ts = t;
         head.nso = t_ns;
         head.out = e;
-        emit(w, &head);
+        emit(w, &head, rows);
     }
     /*
      * The row e opens, field by field: the fields of other CPUs' making (PREV, READY_TIME,
@@ -266,23 +309,34 @@ static void on_switch(worker *w, pcpu *c, pos p)
      */
     row->flags = 0;
     row->cpu = e->cpu;
-    row->old_tid = old_known ? e->old_tid : UINT32_MAX;
-    row->old_thread = old;
     row->si_ts = t;
     row->si = t_ns;
-    row->nso_ts = 0;
-    row->nso = 0;
-    row->prev_switch = prev_si;
-    row->in = row->out = NULL;
+    if (rows) {
+        row->old_tid = old_known ? e->old_tid : UINT32_MAX;
+        row->old_thread = old;
+        row->nso_ts = 0;
+        row->nso = 0;
+        row->prev_switch = prev_si;
+        row->in = row->out = NULL;
+    }
     if (e->known & ETL_CSW_NEW_TID) {
         row->new_tid = e->new_tid;
-        row->new_thread = thread_at(w, e->cpu, e->new_tid, p);
+        row->new_thread = thread_at(w, e->cpu, e->new_tid, t, lo);
     } else {
         row->new_tid = UINT32_MAX;
         row->new_thread = ETL_SCHED_NONE;
     }
     c->last ^= 1;
     c->has_prev = true;
+}
+
+static void switch_rows(worker *w, pcpu *c, uint64_t lo) { switch_row(w, c, lo, true); }
+static void switch_time(worker *w, pcpu *c, uint64_t lo) { switch_row(w, c, lo, false); }
+
+static inline void on_switch(worker *w, pcpu *c, uint64_t lo)
+{
+    if (w->rn->c->cpu_time) switch_time(w, c, lo);
+    else switch_rows(w, c, lo);
 }
 
 /* ---- walking one CPU ---------------------------------------------------------------- */
@@ -346,7 +400,7 @@ static void compact_switch(cpu_walk *k, bool last)
     k->saw_compact = true;
     k->w->compact++;
     sw->cpu = (uint16_t)k->cpu;
-    on_switch(k->w, k->c, mkpos(sw->ts, k->cpu, STREAM_COMPACT, k->ncompact++, 1));
+    on_switch(k->w, k->c, pos_lo(k->cpu, STREAM_COMPACT, k->ncompact++, 1));
 }
 
 /* Copies a lifetime record (rec bytes) into its CPU's stream, with where it lay. */
@@ -391,10 +445,6 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
             etl_event ev;
             ok = etl_event_decode(full, &ev) == ETL_OK;
             if (ok) *next_sw(k) = ev.u.cswitch;
-        } else if (rn->c->cpu_time) {
-            ok = etl_cswitch_decode_ids(kr->payload, kr->version_word & 0xFF, next_sw(k));
-            next_sw(k)->ts = kr->ts;
-            next_sw(k)->cpu = (uint16_t)k->cpu;
         } else {
             ok = krec_cswitch(kr, (uint16_t)k->cpu, next_sw(k));
         }
@@ -404,7 +454,7 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
         }
         k->saw_full = true;
         w->full++;
-        on_switch(w, k->c, mkpos(ts, k->cpu, STREAM_MAIN, main_place(wk->ordinal, off), 1));
+        on_switch(w, k->c, pos_lo(k->cpu, STREAM_MAIN, main_place(wk->ordinal, off), 1));
         return;
     }
     if (kind == ETL_SCHED_READY || kind == ETL_SCHED_SPINLOCK) return; /* not read: rows do not need them */
@@ -436,6 +486,7 @@ static void add_damage(etl_stats *d, const etl_stats *st, const etl_stats *base)
 static void walk_buffer(cpu_walk *k, etl_walk *wk)
 {
     worker *w = k->w;
+    bool cpu_time = w->rn->c->cpu_time;
     etl_krec kr;
     int kind;
     size_t off = wk->pos;
@@ -443,7 +494,24 @@ static void walk_buffer(cpu_walk *k, etl_walk *wk)
         if (kind == ETL_WALK_KERNEL) {
             if (kr.ts < k->max_ts) w->unsupported = true;
             k->max_ts = kr.ts;
-            sched_record(k, wk, off, kr.hook, kr.ts, NULL, &kr);
+            /* The bulk of a trace, handled here: CSwitch for CPU time, and what is not read. */
+            if (kr.hook == ETL_HOOK_CSWITCH && cpu_time) {
+                if (kr.ts > w->last_ts) w->last_ts = kr.ts;
+                etl_cswitch *sw = next_sw(k);
+                if (etl_cswitch_decode_ids(kr.payload, kr.version_word & 0xFF, sw)) {
+                    sw->ts = kr.ts;
+                    sw->cpu = (uint16_t)k->cpu;
+                    k->saw_full = true;
+                    w->full++;
+                    switch_time(w, k->c, pos_lo(k->cpu, STREAM_MAIN, main_place(wk->ordinal, off), 1));
+                } else {
+                    w->undecodable++;
+                }
+            } else if (kr.hook == ETL_HOOK_READY_THREAD || kr.hook == ETL_HOOK_SPINLOCK) {
+                if (kr.ts > w->last_ts) w->last_ts = kr.ts;
+            } else {
+                sched_record(k, wk, off, kr.hook, kr.ts, NULL, &kr);
+            }
         } else {
             const etl_record *rec = &wk->full;
             uint16_t hook;
@@ -742,7 +810,7 @@ static void finish_rows(run *rn, uint64_t end_ts)
         row->nso = etl_clock_ns(rn->clock, row->nso_ts);
         row->in = &p->sw[p->last];
         row->out = NULL;
-        emit(w, row);
+        emit(w, row, !rn->c->cpu_time);
     }
 }
 
@@ -772,7 +840,7 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
     etl_idmap_init(&rn.reused_map);
     rn.cpus = calloc(rn.ncpu ? rn.ncpu : 1, sizeof *rn.cpus);
     rn.life = calloc(rn.ncpu ? rn.ncpu : 1, sizeof *rn.life);
-    rn.spool = etl_spool_open(LIFE_BUDGET);
+    rn.spool = etl_spool_open(o.spool_budget ? o.spool_budget : LIFE_BUDGET);
     for (unsigned i = 0; rn.life && i < rn.ncpu; i++) etl_spool_stream_init(&rn.life[i], rn.spool);
     etl_status st = rn.cpus && rn.life && rn.spool ? walk_all(&rn, o.threads) : ETL_E_NOMEM;
     uint64_t undecodable = 0;
@@ -824,6 +892,12 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
         }
         st = c->merge(c->ctx, w->cons, m, map, w->nslots);
         free(map);
+        /* Merged: the worker's memory goes before the next one's merge grows the caller's. */
+        c->close(c->ctx, w->cons);
+        w->cons = NULL;
+        etl_idmap_free(&w->map);
+        free(w->slots);
+        w->slots = NULL;
     }
     if (st == ETL_OK) {
         const etl_sched_stats *b = etl_sched_stats_get(m);

@@ -176,8 +176,8 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
     iv.ready_flags = row->ready.flags;
     if (row->flags & ETL_ROW_READY_TIME) {
         int64_t rs;
-        int64_t ready = usage_clip(u, row->rt, row->si, &rs);
-        if (ready > 0 || usage_in_window(u, row->si)) {
+        int64_t ready = usage_clip(&u->o, row->rt, row->si, &rs);
+        if (ready > 0 || usage_in_window(&u->o, row->si)) {
             if (!u->o.no_latency) lat_push(iv.has_readier ? &u->priv->woken[x] : &u->priv->other[x], (uint64_t)ready);
             iv.start_ns = rs;
             iv.dur_ns = ready;
@@ -185,8 +185,8 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
         }
         if ((row->flags & ETL_ROW_PREV) && (row->flags & ETL_ROW_WAITED)) {
             int64_t ws;
-            int64_t wait = usage_clip(u, row->lso, row->rt, &ws);
-            if (wait > 0 || usage_in_window(u, row->rt)) {
+            int64_t wait = usage_clip(&u->o, row->lso, row->rt, &ws);
+            if (wait > 0 || usage_in_window(&u->o, row->rt)) {
                 t->wait_count++;
                 add_sat(&t->wait_ns, wait);
                 if (wait > t->wait_max_ns) t->wait_max_ns = wait;
@@ -204,28 +204,71 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
     }
 }
 
-/* Adds what one thread of etl_sched_percpu_run gathered into into, from's index i as into's map[i]. */
-static etl_status usage_merge(etl_usage *into, const etl_usage *from, const uint32_t *map, size_t n)
+usage_acc *usage_part_grow_thread(usage_part *u, uint32_t i)
 {
-    const struct etl_usage_priv *f = from->priv;
-    if (from->nbuckets || from->n_longest_waits || from->n_longest_ready) return ETL_E_UNSUPPORTED;
-    into->rows += from->rows;
-    for (size_t c = 0; c < from->ncpus; c++) {
-        const etl_usage_cpu *x = &from->cpus[c];
-        if (!x->busy_ns && !x->idle_ns && !x->unknown_ns && !x->switches) continue;
-        etl_usage_cpu *y = usage_cpu(into, (unsigned)c);
+    if (i >= u->cap) {
+        size_t cap = u->cap ? u->cap : 256;
+        while (cap <= i) cap *= 2;
+        usage_acc *t = realloc(u->t, cap * sizeof *t);
+        if (!t) {
+            u->oom = true;
+            return NULL;
+        }
+        for (size_t k = u->cap; k < cap; k++) t[k] = (usage_acc){.first_ns = -1, .last_ns = -1};
+        u->t = t;
+        u->cap = cap;
+    }
+    return &u->t[i];
+}
+
+etl_usage_cpu *usage_part_grow_cpu(usage_part *u, unsigned c)
+{
+    if (c >= u->ncpus) {
+        etl_usage_cpu *p = realloc(u->cpus, (c + 1u) * sizeof *p);
+        if (!p) {
+            u->oom = true;
+            return NULL;
+        }
+        memset(p + u->ncpus, 0, (c + 1u - u->ncpus) * sizeof *p);
+        u->cpus = p;
+        u->ncpus = c + 1u;
+    }
+    return &u->cpus[c];
+}
+
+/* The run's states are usage_part (the consumer's cpu_time): CPU time alone, compact. */
+static void *percpu_open(void *ctx)
+{
+    const etl_usage *u = ctx;
+    usage_part *w = calloc(1, sizeof *w);
+    if (w) w->o = u->o;
+    return w;
+}
+
+/* Adds a part into u, its thread index i as u's map[i]. */
+static etl_status percpu_merge(void *ctx, void *state, const etl_sched *model, const uint32_t *map, size_t n)
+{
+    etl_usage *u = ctx;
+    const usage_part *w = state;
+    if (w->oom) return ETL_E_NOMEM;
+    if (!u->model) {
+        u->model = model;
+        u->bucket_stride = etl_sched_cpu_count(model) ? etl_sched_cpu_count(model) : 1;
+    }
+    u->rows += w->rows;
+    for (size_t c = 0; c < w->ncpus; c++) {
+        const etl_usage_cpu *x = &w->cpus[c];
+        etl_usage_cpu *y = usage_cpu(u, (unsigned)c);
         if (!y) return ETL_E_NOMEM;
         add_sat(&y->busy_ns, x->busy_ns);
         add_sat(&y->idle_ns, x->idle_ns);
         add_sat(&y->unknown_ns, x->unknown_ns);
         y->switches += x->switches;
     }
-    for (size_t i = 0; i < f->cap && i < n; i++) {
-        if (!f->seen[i]) continue;
-        const etl_usage_thread *x = &f->t[i];
-        if (x->wait_count || (f->woken && (lat_count(&f->woken[i]) || lat_count(&f->other[i]))))
-            return ETL_E_UNSUPPORTED;
-        etl_usage_thread *y = usage_thread(into, map[i]);
+    for (size_t i = 0; i < w->cap && i < n; i++) {
+        const usage_acc *x = &w->t[i];
+        if (!x->seen) continue;
+        etl_usage_thread *y = usage_thread(u, map[i]);
         if (!y) return ETL_E_NOMEM;
         add_sat(&y->cpu_ns, x->cpu_ns);
         y->switches += x->switches;
@@ -237,39 +280,19 @@ static etl_status usage_merge(etl_usage *into, const etl_usage *from, const uint
     return ETL_OK;
 }
 
-static void *percpu_open(void *ctx)
-{
-    const etl_usage *u = ctx;
-    etl_usage *w = malloc(sizeof *w);
-    if (w && etl_usage_init(w, NULL, &u->o) != ETL_OK) {
-        free(w);
-        w = NULL;
-    }
-    return w;
-}
-
-static etl_status percpu_merge(void *ctx, void *state, const etl_sched *model, const uint32_t *map, size_t n)
-{
-    etl_usage *u = ctx;
-    if (!u->model) {
-        u->model = model;
-        u->bucket_stride = etl_sched_cpu_count(model) ? etl_sched_cpu_count(model) : 1;
-    }
-    return usage_merge(u, state, map, n);
-}
-
 static void percpu_close(void *ctx, void *state)
 {
     (void)ctx;
-    etl_usage_free(state);
-    free(state);
+    usage_part *w = state;
+    free(w->t);
+    free(w->cpus);
+    free(w);
 }
 
 void etl_usage_percpu(etl_usage *u, etl_sched_percpu_consumer *c)
 {
-    /* CPU time alone: the run adds the slices itself (usage_slice.h), no row is built. */
-    bool cpu_time = u->o.no_latency && u->o.interval_ns <= 0;
-    *c = (etl_sched_percpu_consumer){u, percpu_open, etl_usage_add, percpu_merge, percpu_close, cpu_time};
+    /* CPU time alone, as cpu reads it: the run adds the slices itself (usage_slice.h), no row is built. */
+    *c = (etl_sched_percpu_consumer){u, percpu_open, NULL, percpu_merge, percpu_close, true};
 }
 
 int64_t etl_percentile_sorted(const int64_t *v, size_t n, unsigned per_mille)

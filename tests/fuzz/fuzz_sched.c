@@ -5,7 +5,9 @@
  *   first byte odd:  the bytes are a sequence of events pushed straight into the model:
  *                    out-of-order times, unknown threads, TID reuse, switch-outs of
  *                    threads never switched in, ReadyThreads for anyone.
- * Nothing may crash or leak, and no row or aggregate may hold a negative duration.
+ * Nothing may crash or leak, and no row or aggregate may hold a negative duration. On ETL
+ * bytes the model CPU by CPU (etl_sched_percpu_run) must also give the time-ordered run's
+ * CPU time, instances and counters, unless it declines (ETL_E_UNSUPPORTED).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +88,65 @@ static void events(etl_sched *m, const uint8_t *p, const uint8_t *end)
     }
 }
 
+/* CPU time, instances and counters: time order against CPU by CPU on `threads` threads. */
+static void percpu_differential(etl_reader *r, unsigned threads)
+{
+    const uint32_t skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK;
+    etl_usage a, b;
+    etl_usage_options uo = {.sz = sizeof uo, .longest = 3, .no_latency = true};
+    etl_sched_source *s;
+    etl_sched *m;
+    etl_sched_source_options so = {.sz = sizeof so, .bias = -1, .skip = skip, .threads = 1};
+    etl_sched_options mo = {.sz = sizeof mo, .on_row = etl_usage_add, .ctx = &a};
+    if (etl_sched_source_open(r, &so, &s) != ETL_OK ||
+        etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &m) != ETL_OK ||
+        etl_usage_init(&a, m, &uo) != ETL_OK || etl_usage_init(&b, NULL, &uo) != ETL_OK)
+        abort();
+    etl_sched_event ev;
+    while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(m, &ev);
+    uint64_t end = etl_sched_end_ts(r, etl_sched_source_stats_get(s)->last_ts);
+    etl_sched_finish(m, end);
+    etl_usage_finish(&a, etl_clock_ns(etl_reader_clock(r), end));
+    etl_sched_percpu_consumer c;
+    etl_usage_percpu(&b, &c);
+    etl_sched_percpu_options po = {.sz = sizeof po, .bias = -1, .threads = threads, .spool_budget = 1};
+    etl_sched_percpu_result res;
+    etl_status st = etl_sched_percpu_run(r, &po, &c, &res);
+    if (st != ETL_OK && st != ETL_E_UNSUPPORTED) abort();
+    if (st == ETL_OK) {
+        etl_usage_finish(&b, etl_clock_ns(etl_reader_clock(r), res.end_ts));
+        const etl_sched_stats *x = etl_sched_stats_get(m);
+        const etl_sched_source_stats *y = etl_sched_source_stats_get(s);
+        if (res.end_ts != end || res.stats.switches != x->switches || res.stats.rows != x->rows ||
+            res.stats.cswitch_chain_mismatch != x->cswitch_chain_mismatch || res.stats.threads != x->threads ||
+            res.stats.processes != x->processes || res.stats.unknown_threads != x->unknown_threads ||
+            res.stats.time_backwards != x->time_backwards || memcmp(&res.source, y, sizeof *y) != 0)
+            abort();
+        if (a.ncpus != b.ncpus || (a.ncpus && memcmp(a.cpus, b.cpus, a.ncpus * sizeof *a.cpus)) || a.nthreads != b.nthreads)
+            abort();
+        for (size_t i = 0; i < a.nthreads; i++) {
+            const etl_usage_thread *p = &a.threads[i], *q = &b.threads[i];
+            if (p->thread != q->thread || p->cpu_ns != q->cpu_ns || p->switches != q->switches ||
+                p->voluntary != q->voluntary || p->involuntary != q->involuntary || p->first_ns != q->first_ns ||
+                p->last_ns != q->last_ns)
+                abort();
+        }
+        size_t n1, n2;
+        const etl_sched_thread *t1 = etl_sched_threads(m, &n1), *t2 = etl_sched_threads(res.model, &n2);
+        if (n1 != n2) abort();
+        for (size_t i = 0; i < n1; i++)
+            if (t1[i].tid != t2[i].tid || t1[i].pid != t2[i].pid || t1[i].process != t2[i].process ||
+                t1[i].start_ts != t2[i].start_ts || t1[i].started != t2[i].started || t1[i].ended != t2[i].ended ||
+                strcmp(etl_sched_names(m) + t1[i].name, etl_sched_names(res.model) + t2[i].name) != 0)
+                abort();
+        etl_sched_close(res.model);
+    }
+    etl_usage_free(&a);
+    etl_usage_free(&b);
+    etl_sched_close(m);
+    etl_sched_source_close(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -140,6 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         etl_sched_finish(m, end);
         etl_usage_finish(&u, etl_clock_ns(etl_reader_clock(r), end));
         etl_sched_source_close(s);
+        percpu_differential(r, 1 + ((data[0] >> 4) & 1));
         etl_reader_close(r);
     }
     check_usage(&u);
