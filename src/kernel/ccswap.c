@@ -184,8 +184,8 @@ void etl_ccswap_count(etl_ccswap_walker *w, uint64_t *records, uint64_t *bad)
             break;
         }
         /* Lite: index in bits 2-5 of the first byte; Full: bits 0-3 of the second word. */
-        unsigned idx = form == ETL_CCSWAP_LITE ? (p[pos] >> 2) & 0xFu : p[pos + 4] & 0xFu;
-        nbad += form >= ETL_CCSWAP_LITE && idx >= w->tid_count;
+        if (form == ETL_CCSWAP_LITE) nbad += ((p[pos] >> 2) & 0xFu) >= filled;
+        else if (form == ETL_CCSWAP_FULL) nbad += (p[pos + 4] & 0xFu) >= filled;
         nrec++;
         pos += len[form];
     }
