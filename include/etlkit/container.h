@@ -369,6 +369,18 @@ etl_status etl_iter_open_cpus(etl_reader *r, const uint8_t *want, unsigned n, et
 etl_status etl_iter_open_range(etl_reader *r, size_t first, size_t count, etl_iter **out);
 /* ETL_OK with the next record, ETL_END at the end. Never fails on bad input. */
 etl_status etl_iter_next(etl_iter *it, etl_record *rec);
+/* The same without the copy: *rec points into the iterator, valid until its next call. */
+etl_status etl_iter_next_ref(etl_iter *it, const etl_record **rec);
+/*
+ * Time order: kernel records (SYSTEM, COMPACT, PERFINFO) whose hook's bit is clear in
+ * keep (bit h & 7 of byte h >> 3) are passed over from their header alone, before the
+ * keep function and the merge - most of the cost of the records a reader does not want.
+ * Of those, the ones whose bit is set in mark move etl_iter_marked_ts. Other records,
+ * and every record a problem affects, are framed whole as before. Call after opening.
+ */
+void etl_iter_keep_hooks(etl_iter *it, const uint8_t keep[8192], const uint8_t mark[8192]);
+/* The latest time of a marked record passed over (0 if none). */
+uint64_t etl_iter_marked_ts(const etl_iter *it);
 /*
  * Time order: the time the last record was merged at - its timestamp, or where
  * damage made its CPU's time go back, the largest timestamp of that CPU before it.
@@ -435,15 +447,15 @@ static const struct {
                     [ETL_HTYPE_PERFINFO32] = {0x10, 8, 4}, [ETL_HTYPE_PERFINFO64] = {0x10, 8, 8}};
 
 /*
- * The buffer's next record: ETL_WALK_KERNEL with k filled, ETL_WALK_OTHER with
- * w->full (another header type), or ETL_WALK_END when the buffer is done (at its
- * end, its end marker, or a record that cannot be framed: counted, the rest skipped).
+ * The inline half of etl_walk_next, on a buffer's bytes buf[0, n): true with k filled and
+ * *at moved past it when the record at *at is a well-formed kernel record; false,
+ * nothing touched, otherwise (etl_record_frame says what it is).
  */
-static inline int etl_walk_next(etl_walk *w, etl_krec *k)
+static inline bool etl_frame_kernel(const uint8_t *buf, size_t n, size_t *at, etl_krec *k)
 {
-    size_t pos = w->pos;
-    if (pos + 8 <= w->n) {
-        const uint8_t *p = w->p + pos;
+    size_t pos = *at;
+    if (pos + 8 <= n) {
+        const uint8_t *p = buf + pos;
         uint8_t ht = p[2];
         if ((p[3] & 0xC0) == 0xC0 && ht < sizeof etl_khdr / sizeof etl_khdr[0] && etl_khdr[ht].fixed) {
             size_t fixed = etl_khdr[ht].fixed;
@@ -451,7 +463,7 @@ static inline int etl_walk_next(etl_walk *w, etl_krec *k)
             size_t size = (size_t)(p[4] | p[5] << 8);
             unsigned npmc = (vw & ETL_TRACE_HEADER_PMC_COUNTERS_MASK) >> ETL_TRACE_HEADER_PMC_COUNTERS_SHIFT;
             size_t head = fixed + (vw & ETL_TRACE_HEADER_PEBS_INDEX_FLAG ? 8u : 0u) + 8u * npmc;
-            if (size >= head && size <= w->n - pos) {
+            if (size >= head && size <= n - pos) {
                 const uint8_t *t = p + etl_khdr[ht].ts_off;
                 k->data = p;
                 k->payload.p = p + head;
@@ -464,13 +476,29 @@ static inline int etl_walk_next(etl_walk *w, etl_krec *k)
                 k->htype = ht;
                 k->pointer_size = etl_khdr[ht].ptr;
                 k->pmc_count = (uint8_t)npmc;
-                w->pos = pos + ((size + ETL_RECORD_ALIGN - 1) & ~(size_t)(ETL_RECORD_ALIGN - 1));
-                w->records++;
-                return ETL_WALK_KERNEL;
+                *at = pos + ((size + ETL_RECORD_ALIGN - 1) & ~(size_t)(ETL_RECORD_ALIGN - 1));
+                return true;
             }
         }
     }
-    return etl_walk_slow(w, k);
+    return false;
+}
+
+static inline bool etl_walk_kernel(etl_walk *w, etl_krec *k)
+{
+    if (!etl_frame_kernel(w->p, w->n, &w->pos, k)) return false;
+    w->records++;
+    return true;
+}
+
+/*
+ * The buffer's next record: ETL_WALK_KERNEL with k filled, ETL_WALK_OTHER with
+ * w->full (another header type), or ETL_WALK_END when the buffer is done (at its
+ * end, its end marker, or a record that cannot be framed: counted, the rest skipped).
+ */
+static inline int etl_walk_next(etl_walk *w, etl_krec *k)
+{
+    return etl_walk_kernel(w, k) ? ETL_WALK_KERNEL : etl_walk_slow(w, k);
 }
 
 /*

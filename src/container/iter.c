@@ -18,6 +18,7 @@
 #include "container/reader_internal.h"
 #include "base/bytes.h"
 #include "base/ltree.h"
+#include "base/fastmem.h"
 
 /* Total decompression scratch one iterator may hold: bounds memory on hostile files. */
 #define SCRATCH_BUDGET (512u << 20)
@@ -63,6 +64,10 @@ struct etl_iter {
     int walk_slot;            /* walk over CPUs: its frontier's slot in the reader */
     etl_iter_keep_fn keep;    /* time order: records it refuses are never merged */
     void *keep_ctx;
+    uint8_t keep_hook_bits[8192], mark_hook_bits[8192]; /* etl_iter_keep_hooks */
+    const uint8_t *keep_hook; /* NULL: every record framed whole */
+    const uint8_t *mark_hook;
+    uint64_t marked_ts;
     rel_range rel[RELEASE_RANGES];
     unsigned nrel;
     uint64_t rel_bytes;
@@ -164,6 +169,18 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
         if (!c->buf) {
             if (c->next_buf >= c->n) return ETL_END;
             if (cursor_load(it, c, c->list[c->next_buf++]) != ETL_OK) continue;
+        }
+        if (it->keep_hook) {
+            /* A kernel record whose hook is not wanted: framed from its header alone, then passed. */
+            size_t pos = c->pos;
+            etl_krec k;
+            if (etl_frame_kernel(c->data.p, c->data.n, &pos, &k) &&
+                !(it->keep_hook[k.hook >> 3] & (1u << (k.hook & 7)))) {
+                if (k.ts > c->key) c->key = k.ts;
+                if ((it->mark_hook[k.hook >> 3] & (1u << (k.hook & 7))) && k.ts > it->marked_ts) it->marked_ts = k.ts;
+                c->pos = pos;
+                continue;
+            }
         }
         size_t next = 0;
         etl_status rc = etl_record_frame(c->data, c->pos, out, &next);
@@ -325,6 +342,21 @@ etl_status etl_iter_next(etl_iter *it, etl_record *rec)
         it->stats.records++;
         return ETL_OK;
     }
+    const etl_record *r;
+    etl_status st = etl_iter_next_ref(it, &r);
+    if (st == ETL_OK) etl_copy_small(rec, r, sizeof *rec);
+    return st;
+}
+
+etl_status etl_iter_next_ref(etl_iter *it, const etl_record **rec)
+{
+    if (it->order == ETL_ORDER_FILE) {
+        etl_record *r = &it->cur[0].head;
+        if (cursor_advance(it, &it->cur[0], r) != ETL_OK) return ETL_END;
+        it->stats.records++;
+        *rec = r;
+        return ETL_OK;
+    }
     if (it->pending >= 0) {
         /* The winner produced the last record: refill it and replay its path. */
         unsigned p = (unsigned)it->pending;
@@ -334,7 +366,7 @@ etl_status etl_iter_next(etl_iter *it, etl_record *rec)
     }
     int top = etl_ltree_top(&it->lt);
     if (top < 0) return ETL_END;
-    *rec = it->cur[top].head;
+    *rec = &it->cur[top].head;
     it->last_key = it->cur[top].key;
     it->pending = (int)top;
     it->stats.records++;
@@ -442,6 +474,16 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
     k->pmc_count = r->pmc_count;
     return ETL_WALK_KERNEL;
 }
+
+void etl_iter_keep_hooks(etl_iter *it, const uint8_t keep[8192], const uint8_t mark[8192])
+{
+    memcpy(it->keep_hook_bits, keep, sizeof it->keep_hook_bits);
+    memcpy(it->mark_hook_bits, mark, sizeof it->mark_hook_bits);
+    it->keep_hook = it->keep_hook_bits;
+    it->mark_hook = it->mark_hook_bits;
+}
+
+uint64_t etl_iter_marked_ts(const etl_iter *it) { return it->marked_ts; }
 
 const etl_stats *etl_iter_stats(const etl_iter *it) { return &it->stats; }
 uint64_t etl_iter_merge_ts(const etl_iter *it) { return it->last_key; }

@@ -69,6 +69,20 @@ static void cswitch_header(const etl_record *rec, etl_cswitch *sw)
     }
 }
 
+etl_status etl_event_decode_cswitch(const etl_record *rec, etl_cswitch *sw)
+{
+    /* What etl_event_decode's memset leaves for cswitch_header to fill. */
+    sw->ts = 0;
+    sw->known = 0;
+    sw->cpu = 0;
+    sw->pmc_count = 0;
+    sw->pebs_index = 0;
+    memset(sw->pmc, 0, sizeof sw->pmc);
+    etl_status st = etl_cswitch_decode(rec->payload, rec->version, sw);
+    if (st == ETL_OK) cswitch_header(rec, sw);
+    return st;
+}
+
 etl_status etl_event_decode(const etl_record *rec, etl_event *ev)
 {
     memset(ev, 0, sizeof *ev);

@@ -42,37 +42,60 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* LSD radix sort, 16 bits a pass: the vectors are long and qsort's calls dominate otherwise. */
+/* Insertion sort: the few values most threads have. */
+static void insertion_u32(uint32_t *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        uint32_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+/*
+ * LSD radix sort of n values, `bits` a pass (8 or 16), through tmp[n]: each pass costs a
+ * count table of 2^bits, so short vectors take 8-bit digits, long ones 16. A pass whose
+ * digit is the same for every value moves nothing and is skipped.
+ */
+static void radix_pass_u32(uint32_t *v, uint32_t *tmp, size_t n, unsigned bits, size_t *cnt)
+{
+    size_t buckets = (size_t)1 << bits, mask = buckets - 1;
+    uint32_t *src = v, *dst = tmp;
+    for (unsigned shift = 0; shift < 32; shift += bits) {
+        memset(cnt, 0, buckets * sizeof *cnt);
+        for (size_t i = 0; i < n; i++) cnt[(src[i] >> shift) & mask]++;
+        if (cnt[(src[0] >> shift) & mask] == n) continue;
+        size_t sum = 0;
+        for (size_t k = 0; k < buckets; k++) {
+            size_t c = cnt[k];
+            cnt[k] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) dst[cnt[(src[i] >> shift) & mask]++] = src[i];
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v) memcpy(v, src, n * sizeof *v);
+}
+
 static void radix_u32(uint32_t *v, size_t n)
 {
-    if (n < 256) {
-        etl_sort(v, n, sizeof *v, cmp_u32);
+    if (n <= 32) {
+        insertion_u32(v, n);
         return;
     }
+    unsigned bits = n < 65536 ? 8 : 16;
     uint32_t *tmp = malloc(n * sizeof *tmp);
-    size_t *cnt = malloc(65536 * sizeof *cnt);
+    size_t *cnt = malloc(((size_t)1 << bits) * sizeof *cnt);
     if (!tmp || !cnt) {
         free(tmp);
         free(cnt);
         etl_sort(v, n, sizeof *v, cmp_u32);
         return;
     }
-    uint32_t *src = v, *dst = tmp;
-    for (unsigned shift = 0; shift < 32; shift += 16) {
-        memset(cnt, 0, 65536 * sizeof *cnt);
-        for (size_t i = 0; i < n; i++) cnt[(src[i] >> shift) & 0xFFFF]++;
-        size_t sum = 0;
-        for (size_t k = 0; k < 65536; k++) {
-            size_t c = cnt[k];
-            cnt[k] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) dst[cnt[(src[i] >> shift) & 0xFFFF]++] = src[i];
-        uint32_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    /* Two passes: the sorted values are back in v. */
+    radix_pass_u32(v, tmp, n, bits, cnt);
     free(tmp);
     free(cnt);
 }

@@ -74,6 +74,8 @@ struct part {
     etl_sched_source_stats st;
 };
 
+static size_t packed_size(const etl_sched_event *e);
+
 /* The kind a hook decodes to, 0 for the hooks the model does not use. */
 static unsigned kind_of(uint16_t h)
 {
@@ -105,6 +107,20 @@ static int decode(part *s, const etl_record *rec, etl_sched_event *ev)
     if (!kind) return 0;
     if (rec->ts > s->st.last_ts) s->st.last_ts = rec->ts;
     if (s->skip & (1u << kind)) return 0;
+    /* The two events of nearly every record, straight into ev: no etl_event in between. */
+    if (hook == ETL_HOOK_CSWITCH || hook == ETL_HOOK_READY_THREAD) {
+        etl_status st = hook == ETL_HOOK_CSWITCH ? etl_event_decode_cswitch(rec, &ev->u.sw)
+                                                 : etl_ready_thread_decode(rec->payload, &ev->u.ready);
+        if (st != ETL_OK) {
+            s->st.undecodable++;
+            return 0;
+        }
+        ev->kind = hook == ETL_HOOK_CSWITCH ? ETL_SCHED_SWITCH : ETL_SCHED_READY;
+        ev->cpu = rec->cpu;
+        ev->hook = hook;
+        ev->ts = rec->ts;
+        return 1;
+    }
     etl_event e;
     if (etl_event_decode(rec, &e) != ETL_OK) {
         s->st.undecodable++;
@@ -204,12 +220,12 @@ static void main_fill(part *s, head *h)
             s->late_finishing = true;
             return;
         }
-        etl_record rec;
-        if (etl_iter_next(s->main, &rec) != ETL_OK) {
+        const etl_record *rec;
+        if (etl_iter_next_ref(s->main, &rec) != ETL_OK) {
             s->main_done = true;
             continue;
         }
-        int k = decode(s, &rec, &h->ev);
+        int k = decode(s, rec, &h->ev);
         if (k == 1) {
             h->key = etl_iter_merge_ts(s->main);
             h->has = true;
@@ -218,7 +234,7 @@ static void main_fill(part *s, head *h)
         if (k == 2 && !s->lookahead && s->late_cpus) {
             s->late_key = etl_iter_merge_ts(s->main);
             s->st.late_batches++;
-            etl_batch_expand_begin(&s->late, rec.cpu, rec.payload, s->bias, (uint8_t)rec.version);
+            etl_batch_expand_begin(&s->late, rec->cpu, rec->payload, s->bias, (uint8_t)rec->version);
             s->late_active = true;
         }
     }
@@ -250,14 +266,14 @@ static void batch_fill(part *s, bsrc *b, head *h)
             return;
         }
         b->in_batch = false;
-        etl_record rec;
-        if (etl_iter_next(b->it, &rec) != ETL_OK) {
+        const etl_record *rec;
+        if (etl_iter_next_ref(b->it, &rec) != ETL_OK) {
             b->finishing = true;
             continue;
         }
         uint16_t hook;
-        if (!etl_record_kernel_hook(&rec, &hook) || hook != ETL_HOOK_CSWITCH_BATCH) continue;
-        etl_batch_expand_begin(&b->x, 0, rec.payload, s->bias, (uint8_t)rec.version);
+        if (!etl_record_kernel_hook(rec, &hook) || hook != ETL_HOOK_CSWITCH_BATCH) continue;
+        etl_batch_expand_begin(&b->x, 0, rec->payload, s->bias, (uint8_t)rec->version);
         b->in_batch = true;
     }
 }
@@ -316,6 +332,17 @@ static etl_status part_open(etl_reader *r, unsigned bias, uint32_t skip, bool lo
     s->heads = calloc(s->nb + 1, sizeof *s->heads);
     etl_status st = !s->form || !s->b || !s->heads || !etl_ltree_init(&s->lt, s->nb + 1) ? ETL_E_NOMEM
                     : etl_iter_open_cpus(r, want, nwant, keep_main, s, &s->main);
+    if (st == ETL_OK) {
+        /* What keep_main would refuse is passed over from its header; the scheduler's records still move the end. */
+        uint8_t keep[8192] = {0}, mark[8192] = {0};
+        for (unsigned h = 0; h < 65536; h++) {
+            unsigned kind = kind_of((uint16_t)h);
+            if (!kind) continue;
+            mark[h >> 3] |= (uint8_t)(1u << (h & 7));
+            if (!(skip & (1u << kind)) && !(h == ETL_HOOK_CSWITCH_BATCH && lookahead)) keep[h >> 3] |= (uint8_t)(1u << (h & 7));
+        }
+        etl_iter_keep_hooks(s->main, keep, mark);
+    }
     if (st == ETL_OK && !s->lookahead && ncpu) {
         s->late_cpus = calloc(ncpu, sizeof *s->late_cpus);
         st = s->late_cpus ? etl_batch_expand_init(&s->late, s->late_cpus, ncpu) : ETL_E_NOMEM;
@@ -337,6 +364,11 @@ static etl_status part_open(etl_reader *r, unsigned bias, uint32_t skip, bool lo
         /* One expander slot: the CPU's batches go in as CPU 0 and its switches come back with their CPU. */
         b->xcpus = calloc(1, sizeof *b->xcpus);
         st = b->xcpus ? etl_iter_open_cpu(r, c, keep_batch, NULL, &b->it) : ETL_E_NOMEM;
+        if (st == ETL_OK) {
+            uint8_t keep[8192] = {0}, none[8192] = {0};
+            keep[ETL_HOOK_CSWITCH_BATCH >> 3] = 1u << (ETL_HOOK_CSWITCH_BATCH & 7);
+            etl_iter_keep_hooks(b->it, keep, none);
+        }
         if (st == ETL_OK) st = etl_batch_expand_init(&b->x, b->xcpus, 1);
     }
     free(has);
@@ -367,7 +399,12 @@ static etl_status part_next(part *s, etl_sched_event *ev)
             s->pending = -1;
         }
         int top = etl_ltree_top(&s->lt);
-        if (top < 0) return ETL_END;
+        if (top < 0) {
+            /* The scheduler's records passed over before the merge move the end too. */
+            uint64_t m = etl_iter_marked_ts(s->main);
+            if (m > s->st.last_ts) s->st.last_ts = m;
+            return ETL_END;
+        }
         s->pending = top;
         const etl_sched_event *e = &s->heads[top].ev;
         if (e->kind == ETL_SCHED_SWITCH) {
@@ -390,7 +427,7 @@ static etl_status part_next(part *s, etl_sched_event *ev)
             else s->st.full_switches++;
         }
         s->key = s->heads[top].key;
-        etl_copy_small(ev, e, sizeof *ev);
+        etl_copy_small(ev, e, packed_size(e)); /* the event's own member, not the union's largest */
         return ETL_OK;
     }
 }
