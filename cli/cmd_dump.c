@@ -400,35 +400,35 @@ int cmd_dump(int argc, char **argv)
     etl_batch_expand_init(&x, cpus, ncpu);
     const etl_logfile_header *h = etl_reader_header(in.reader);
     unsigned bias = o.bias >= 0 ? (unsigned)o.bias : etl_max_wait_reason_for_build(h->provider_version);
-    static char obuf[1 << 20];
-    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    /* Lines go out in 1 MiB chunks already: stdio's own buffer would only copy them once more. */
+    setvbuf(stdout, NULL, _IONBF, 0);
     const etl_clock *clk = etl_reader_clock(in.reader);
     if (o.format == FMT_CSV) fputs(csv_header, stdout);
     cli_progress bar;
     cli_progress_start(&bar, etl_reader_file_size(in.reader));
-    etl_record rec;
+    const etl_record *r;
     etl_event ev;
     etl_cswitch sw;
     uint64_t n = 0, seen = 0;
-    while (n < o.limit && etl_iter_next(it, &rec) == ETL_OK) {
+    while (n < o.limit && etl_iter_next_ref(it, &r) == ETL_OK) {
         if ((++seen & 0xFFFF) == 0) {
             cli_progress_update(&bar, etl_iter_progress(it));
             chunk_flush(&l);
             if (ferror(stdout)) break; /* a closed pipe or a full disk: no use going on */
         }
         uint16_t hook;
-        int kernel = etl_record_kernel_hook(&rec, &hook);
+        int kernel = etl_record_kernel_hook(r, &hook);
         if (o.hooks && (!kernel || !o.hooks[hook])) continue;
-        etl_event_decode(&rec, &ev);
+        etl_event_decode(r, &ev);
         if (o.expand && ev.kind == ETL_EVENT_CCSWAP_BATCH) {
-            etl_batch_expand_begin(&x, rec.cpu, rec.payload, bias, (uint8_t)rec.version);
+            etl_batch_expand_begin(&x, r->cpu, r->payload, bias, (uint8_t)r->version);
             while (n < o.limit && etl_batch_expand_next(&x, &sw) == ETL_OK) {
                 emit_switch(&l, o.format, &sw, clk);
                 n++;
             }
             continue;
         }
-        emit_record(&l, o.format, &rec, &ev, clk, bias);
+        emit_record(&l, o.format, r, &ev, clk, bias);
         n++;
     }
     while (o.expand && n < o.limit && etl_batch_expand_finish(&x, &sw) == ETL_OK) {

@@ -51,16 +51,30 @@ static void ln_ptr(line *l, const char *key, uint64_t v)
     ln_s(l, key, t);
 }
 
-/* A name from etlkit's tables: identifiers need no escaping nor quoting, so they skip ln_s's scan. */
+/*
+ * A name from etlkit's tables: identifiers need no escaping nor quoting, so they skip ln_s's
+ * scan. The tables are few and fixed: a name's check is remembered by its address.
+ */
 static void ln_name(line *l, const char *key, const char *name)
 {
     if (!name) return;
-    size_t n = 0;
-    for (; name[n]; n++) {
-        char c = name[n];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) break;
+    static _Thread_local struct {
+        const char *p;
+        size_t n; /* 0: not a plain identifier */
+    } seen[64];
+    size_t h = ((uintptr_t)name >> 3) & 63, n = 0;
+    if (seen[h].p == name) {
+        n = seen[h].n;
+    } else {
+        for (; name[n]; n++) {
+            char c = name[n];
+            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) break;
+        }
+        if (name[n] || n > 64) n = 0;
+        seen[h].p = name;
+        seen[h].n = n;
     }
-    if (name[n] || !n || n > 64) {
+    if (!n) {
         ln_s(l, key, name);
         return;
     }

@@ -58,7 +58,8 @@ bool etl_record_kernel_hook(const etl_record *rec, uint16_t *hook);
 /*
  * Decodes rec's payload. ETL_OK with ev->kind set; ETL_END (kind OTHER) for a
  * record etlkit has no codec for; a codec error (ETL_E_TRUNCATED, ...) with
- * ev->kind set and ev->status the same.
+ * ev->kind set and ev->status the same. Only the member of u that kind names is
+ * written (zeroed first): the others hold what they held.
  */
 etl_status etl_event_decode(const etl_record *rec, etl_event *ev);
 

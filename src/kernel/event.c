@@ -80,12 +80,17 @@ etl_status etl_event_decode_cswitch(const etl_record *rec, etl_cswitch *sw)
     memset(sw->pmc, 0, sizeof sw->pmc);
     etl_status st = etl_cswitch_decode(rec->payload, rec->version, sw);
     if (st == ETL_OK) cswitch_header(rec, sw);
+    else memset(sw, 0, sizeof *sw); /* as a whole zeroed event would hold it */
     return st;
 }
 
 etl_status etl_event_decode(const etl_record *rec, etl_event *ev)
 {
-    memset(ev, 0, sizeof *ev);
+    /* The header and the member the kind uses are zeroed, not the whole union: it is most of a decode's cost. */
+    ev->kind = ETL_EVENT_OTHER;
+    ev->status = ETL_OK;
+    ev->hook = 0;
+    ev->version = 0;
     uint16_t hook;
     if (!etl_record_kernel_hook(rec, &hook)) return ETL_END;
     unsigned ver = rec->version, ptr = rec->pointer_size;
@@ -95,19 +100,21 @@ etl_status etl_event_decode(const etl_record *rec, etl_event *ev)
     switch (hook) {
     case ETL_HOOK_CSWITCH:
         ev->kind = ETL_EVENT_CSWITCH;
-        st = etl_cswitch_decode(rec->payload, ver, &ev->u.cswitch);
-        if (st == ETL_OK) cswitch_header(rec, &ev->u.cswitch);
+        st = etl_event_decode_cswitch(rec, &ev->u.cswitch);
         break;
     case ETL_HOOK_CSWITCH_BATCH:
         ev->kind = ETL_EVENT_CCSWAP_BATCH;
+        memset(&ev->u.batch, 0, sizeof ev->u.batch);
         st = etl_ccswap_open(&ev->u.batch, rec->payload);
         break;
     case ETL_HOOK_SPINLOCK:
         ev->kind = ETL_EVENT_SPINLOCK;
+        memset(&ev->u.spinlock, 0, sizeof ev->u.spinlock);
         st = etl_spinlock_decode(rec->payload, ptr, &ev->u.spinlock);
         break;
     case ETL_HOOK_READY_THREAD:
         ev->kind = ETL_EVENT_READY_THREAD;
+        memset(&ev->u.ready, 0, sizeof ev->u.ready);
         st = etl_ready_thread_decode(rec->payload, &ev->u.ready);
         break;
     case ETL_HOOK_THREAD_START:
@@ -115,10 +122,12 @@ etl_status etl_event_decode(const etl_record *rec, etl_event *ev)
     case ETL_HOOK_THREAD_DC_START:
     case ETL_HOOK_THREAD_DC_END:
         ev->kind = ETL_EVENT_THREAD;
+        memset(&ev->u.thread, 0, sizeof ev->u.thread);
         st = etl_thread_decode(rec->payload, ver, ptr, &ev->u.thread);
         break;
     case ETL_HOOK_THREAD_SET_NAME:
         ev->kind = ETL_EVENT_THREAD_SET_NAME;
+        memset(&ev->u.set_name, 0, sizeof ev->u.set_name);
         st = etl_thread_setname_decode(rec->payload, &ev->u.set_name);
         break;
     case ETL_HOOK_PROCESS_START:
@@ -127,11 +136,13 @@ etl_status etl_event_decode(const etl_record *rec, etl_event *ev)
     case ETL_HOOK_PROCESS_DC_END:
     case ETL_HOOK_PROCESS_DEFUNCT:
         ev->kind = ETL_EVENT_PROCESS;
+        memset(&ev->u.process, 0, sizeof ev->u.process);
         st = etl_process_decode(rec->payload, ver, ptr, &ev->u.process);
         break;
     case ETL_HOOK_HEADER_EXTENSION:
     case ETL_HOOK_GROUP_MASKS_END:
         ev->kind = ETL_EVENT_GROUP_MASK;
+        memset(&ev->u.group_mask, 0, sizeof ev->u.group_mask);
         st = etl_groupmask_decode(rec->payload, &ev->u.group_mask);
         break;
     default: /* etl_event_hook_decodes must say false */
