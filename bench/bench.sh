@@ -104,9 +104,12 @@ if [ $# -gt 1 ]; then
     END {
       for (k in keys) {
         line = sprintf("%-20s", k)
-        for (s in sizes) if (s != first && t[k, first] > 0)
+        n = 0
+        for (s in sizes) if (s != first && t[k, first] > 0 && t[k, s] > 0) {
           line = line sprintf("  %s: %.1fx (size %.1fx)", s, t[k, s] / t[k, first], mb(s) / mb(first))
-        print line
+          n++
+        }
+        if (n) print line
       }
     }' "$dir/.growth" | sort
 fi

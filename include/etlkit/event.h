@@ -68,6 +68,8 @@ etl_status etl_event_decode(const etl_record *rec, etl_event *ev);
  * hot path of readers that need no etl_event around it. Same result, same status.
  */
 etl_status etl_event_decode_cswitch(const etl_record *rec, etl_cswitch *sw);
+/* The same from a walk's kernel record on CPU cpu (no etl_record framed). */
+etl_status etl_event_decode_cswitch_krec(const etl_krec *k, uint16_t cpu, etl_cswitch *sw);
 
 /* Whether etl_event_decode has a codec for a kernel hook (it returns ETL_END for the others). */
 bool etl_event_hook_decodes(uint16_t hook);

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 #include "etlkit/event.h"
+#include "base/bytes.h"
 
 bool etl_record_kernel_hook(const etl_record *rec, uint16_t *hook)
 {
@@ -82,6 +83,34 @@ etl_status etl_event_decode_cswitch(const etl_record *rec, etl_cswitch *sw)
     if (st == ETL_OK) cswitch_header(rec, sw);
     else memset(sw, 0, sizeof *sw); /* as a whole zeroed event would hold it */
     return st;
+}
+
+etl_status etl_event_decode_cswitch_krec(const etl_krec *k, uint16_t cpu, etl_cswitch *sw)
+{
+    sw->known = 0;
+    sw->pebs_index = 0;
+    sw->pmc_count = 0;
+    memset(sw->pmc, 0, sizeof sw->pmc);
+    etl_status st = etl_cswitch_decode(k->payload, k->version_word & 0xFF, sw);
+    if (st != ETL_OK) {
+        memset(sw, 0, sizeof *sw);
+        return st;
+    }
+    /* cswitch_header, from the walk's view: the counters (and the PEBS index) sit before the payload. */
+    sw->ts = k->ts;
+    sw->cpu = cpu;
+    sw->known |= ETL_CSW_TIME | ETL_CSW_CPU;
+    const uint8_t *pmc = k->payload.p - 8u * k->pmc_count;
+    if (k->version_word & ETL_TRACE_HEADER_PEBS_INDEX_FLAG) {
+        sw->pebs_index = etl_rd_u64(pmc - 8);
+        sw->known |= ETL_CSW_PEBS;
+    }
+    if (k->pmc_count) {
+        sw->pmc_count = k->pmc_count;
+        for (unsigned i = 0; i < k->pmc_count && i < 7; i++) sw->pmc[i] = etl_rd_u64(pmc + 8u * i);
+        sw->known |= ETL_CSW_PMC;
+    }
+    return ETL_OK;
 }
 
 etl_status etl_event_decode(const etl_record *rec, etl_event *ev)

@@ -1,14 +1,27 @@
 /*
  * cpushare.h - what the time-ordered source (source.c) and the model CPU by CPU
- * (percpu.c) decide the same way: whether a trace logs compact switches, and how
- * the CPUs are dealt to threads.
+ * (percpu.c) decide the same way: which hooks the model reads, whether a trace logs
+ * compact switches, and how the CPUs are dealt to threads.
  */
 #ifndef ETLKIT_SRC_SCHED_CPUSHARE_H
 #define ETLKIT_SRC_SCHED_CPUSHARE_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "etlkit/container.h"
+#include "etlkit/sched.h"
+
+/* The model's kind of event a kernel hook is (ETL_SCHED_*), 0 for the hooks the model does not use. */
+static inline unsigned etl_sched_kind_of(uint16_t h)
+{
+    if (h == ETL_HOOK_CSWITCH || h == ETL_HOOK_CSWITCH_BATCH) return ETL_SCHED_SWITCH;
+    if (h == ETL_HOOK_READY_THREAD) return ETL_SCHED_READY;
+    if (h == ETL_HOOK_SPINLOCK) return ETL_SCHED_SPINLOCK;
+    if (h >= ETL_HOOK_THREAD_START && h <= ETL_HOOK_THREAD_DC_END) return ETL_SCHED_THREAD;
+    if (h == ETL_HOOK_THREAD_SET_NAME) return ETL_SCHED_SET_NAME;
+    if ((h >= ETL_HOOK_PROCESS_START && h <= ETL_HOOK_PROCESS_DC_END) || h == ETL_HOOK_PROCESS_DEFUNCT)
+        return ETL_SCHED_PROCESS;
+    return 0;
+}
 
 /* Threads at most that read one trace: the merge and the model are the limit long before. */
 #define ETL_SCHED_MAX_WORKERS 16

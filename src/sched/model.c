@@ -47,7 +47,8 @@ struct etl_sched {
     mcpu *cpus;
     unsigned ncpu;
     etl_sched_thread *thr;
-    mthr *live;
+    mthr *live;              /* by instance, valid below nlive: only a model pushed switches or readies needs it */
+    size_t nlive;
     size_t nthr, capthr;
     etl_sched_process *proc;
     size_t nproc, capproc;
@@ -121,6 +122,16 @@ static uint32_t new_process(etl_sched *m, uint32_t pid, uint64_t ts)
     return i;
 }
 
+/* Instance i's live state, zeroed on first use (with those before it). */
+static mthr *live_at(etl_sched *m, uint32_t i)
+{
+    if (i >= m->nlive) {
+        memset(m->live + m->nlive, 0, (i + 1 - m->nlive) * sizeof *m->live);
+        m->nlive = i + 1;
+    }
+    return &m->live[i];
+}
+
 static uint32_t new_thread(etl_sched *m, uint32_t tid, uint64_t ts)
 {
     if (m->nthr == m->capthr) {
@@ -134,7 +145,7 @@ static uint32_t new_thread(etl_sched *m, uint32_t tid, uint64_t ts)
     }
     uint32_t i = (uint32_t)m->nthr++;
     memset(&m->thr[i], 0, sizeof m->thr[i]);
-    memset(&m->live[i], 0, sizeof m->live[i]);
+
     m->thr[i].tid = tid;
     m->thr[i].pid = UINT32_MAX;
     m->thr[i].process = ETL_SCHED_NONE;
@@ -190,7 +201,7 @@ static void switch_in(etl_sched *m, etl_sched_row *row, uint32_t x, uint64_t t)
 {
     row->new_thread = x;
     if (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE) return;
-    mthr *l = &m->live[x];
+    mthr *l = live_at(m, x);
     uint32_t ncand = l->ncand;
     if (l->has_in && ncand && l->r_ts <= l->in_ts) ncand = 0; /* I_prev < t(R) */
     if (ncand && l->r_ts > t) ncand = 0;                       /* t(R) <= SI, even out of order */
@@ -231,7 +242,7 @@ static void switch_in(etl_sched *m, etl_sched_row *row, uint32_t x, uint64_t t)
 static void switch_out(etl_sched *m, uint32_t x, const etl_cswitch *e)
 {
     if (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE) return;
-    mthr *l = &m->live[x];
+    mthr *l = live_at(m, x);
     l->has_out = 1;
     l->out_ts = e->ts;
     l->out_known = e->known;
@@ -325,7 +336,7 @@ static void on_ready(etl_sched *m, const etl_sched_event *ev)
         etl_sched_ready r = {ev->ts, ns_of(m, ev->ts), ev->cpu, ev->u.ready, x, rtid, rthr};
         m->opts.on_ready(m->opts.ctx, &r);
     }
-    mthr *l = &m->live[x];
+    mthr *l = live_at(m, x);
     if (l->ncand == 0 || (l->has_in && l->r_ts <= l->in_ts)) {
         l->ncand = 0;
         l->first_readier_tid = rtid;
@@ -476,7 +487,7 @@ etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts)
         emit(m, row);
     }
     /* Readied threads that never switched in again. */
-    for (size_t i = 0; i < m->nthr; i++) {
+    for (size_t i = 0; i < m->nlive; i++) { /* those past nlive were never readied */
         mthr *l = &m->live[i];
         if (l->ncand && !(l->has_in && l->r_ts <= l->in_ts)) m->st.ready_unmatched++;
         l->ncand = 0;

@@ -8,9 +8,10 @@
  *
  * Instances are made by Thread events (on any CPU) and by the first sight of a TID,
  * in time order. A worker therefore gives each TID an index of its own, notes where
- * it first saw it, and notes where each lifetime record (Thread, SetName, Process)
- * lies. When every CPU is read, the model is built from those records alone, read
- * again and merged in time order, with each TID's first sighting in its place: the
+ * it first saw it, and copies each lifetime record (Thread, SetName, Process) into
+ * its CPU's spool stream (a few percent of the trace's bytes; past a budget they go
+ * to a temporary file). When every CPU is read, the model is built from those records
+ * alone, merged in time order, with each TID's first sighting in its place: the
  * instances, their order and the model's counters are those of the time-ordered run,
  * and each worker index maps to the one instance of its TID. A TID that names two
  * instances over the trace (a TID reused after its thread ended) makes a second walk,
@@ -24,8 +25,8 @@
  * sightings and lifetime records as the source would; which of a switch's two TIDs
  * (the old one first) breaks the last tie.
  *
- * Memory: per worker one small record per TID; per lifetime record 12 bytes; per CPU
- * its open row. Nothing per switch.
+ * Memory: per worker one small record per TID; the spool's budget; per CPU its open
+ * row and two switches. Nothing per switch.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -341,18 +342,6 @@ static inline void on_switch(worker *w, pcpu *c, uint64_t lo)
 
 /* ---- walking one CPU ---------------------------------------------------------------- */
 
-/* The kind of the model's a hook is, 0 for the others (source.c's kind_of). */
-static unsigned kind_of(uint16_t h)
-{
-    if (h == ETL_HOOK_CSWITCH || h == ETL_HOOK_CSWITCH_BATCH) return ETL_SCHED_SWITCH;
-    if (h == ETL_HOOK_READY_THREAD) return ETL_SCHED_READY;
-    if (h == ETL_HOOK_SPINLOCK) return ETL_SCHED_SPINLOCK;
-    if (h >= ETL_HOOK_THREAD_START && h <= ETL_HOOK_THREAD_DC_END) return ETL_SCHED_THREAD;
-    if (h == ETL_HOOK_THREAD_SET_NAME) return ETL_SCHED_SET_NAME;
-    if ((h >= ETL_HOOK_PROCESS_START && h <= ETL_HOOK_PROCESS_DC_END) || h == ETL_HOOK_PROCESS_DEFUNCT)
-        return ETL_SCHED_PROCESS;
-    return 0;
-}
 
 typedef struct cpu_walk {
     worker *w;
@@ -368,27 +357,6 @@ typedef struct cpu_walk {
 
 /* The slot the next switch is read into. */
 static inline etl_cswitch *next_sw(cpu_walk *k) { return &k->c->sw[k->c->last ^ 1]; }
-
-/* A CSwitch record as etl_event_decode gives it, without the record and event copies. */
-static bool krec_cswitch(const etl_krec *k, uint16_t cpu, etl_cswitch *sw)
-{
-    sw->known = 0;
-    if (etl_cswitch_decode(k->payload, k->version_word & 0xFF, sw) != ETL_OK) return false;
-    sw->ts = k->ts;
-    sw->cpu = cpu;
-    sw->known |= ETL_CSW_TIME | ETL_CSW_CPU;
-    const uint8_t *pmc = k->payload.p - 8u * k->pmc_count;
-    sw->pebs_index = 0;
-    if (k->version_word & ETL_TRACE_HEADER_PEBS_INDEX_FLAG) {
-        sw->pebs_index = etl_rd_u64(pmc - 8);
-        sw->known |= ETL_CSW_PEBS;
-    }
-    sw->pmc_count = k->pmc_count;
-    memset(sw->pmc, 0, sizeof sw->pmc);
-    for (unsigned i = 0; i < k->pmc_count; i++) sw->pmc[i] = etl_rd_u64(pmc + 8u * i);
-    if (k->pmc_count) sw->known |= ETL_CSW_PMC;
-    return true;
-}
 
 /* A compact switch the expander put in next_sw(k). */
 static void compact_switch(cpu_walk *k, bool last)
@@ -424,7 +392,7 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
 {
     worker *w = k->w;
     run *rn = w->rn;
-    unsigned kind = kind_of(hook);
+    unsigned kind = etl_sched_kind_of(hook);
     if (!kind) return;
     if (ts > w->last_ts) w->last_ts = ts;
     if (kind == ETL_SCHED_SWITCH && hook == ETL_HOOK_CSWITCH_BATCH) {
@@ -446,7 +414,7 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
             ok = etl_event_decode(full, &ev) == ETL_OK;
             if (ok) *next_sw(k) = ev.u.cswitch;
         } else {
-            ok = krec_cswitch(kr, (uint16_t)k->cpu, next_sw(k));
+            ok = etl_event_decode_cswitch_krec(kr, (uint16_t)k->cpu, next_sw(k)) == ETL_OK;
         }
         if (!ok) {
             w->undecodable++;

@@ -76,18 +76,6 @@ struct part {
 
 static size_t packed_size(const etl_sched_event *e);
 
-/* The kind a hook decodes to, 0 for the hooks the model does not use. */
-static unsigned kind_of(uint16_t h)
-{
-    if (h == ETL_HOOK_CSWITCH || h == ETL_HOOK_CSWITCH_BATCH) return ETL_SCHED_SWITCH;
-    if (h == ETL_HOOK_READY_THREAD) return ETL_SCHED_READY;
-    if (h == ETL_HOOK_SPINLOCK) return ETL_SCHED_SPINLOCK;
-    if (h >= ETL_HOOK_THREAD_START && h <= ETL_HOOK_THREAD_DC_END) return ETL_SCHED_THREAD;
-    if (h == ETL_HOOK_THREAD_SET_NAME) return ETL_SCHED_SET_NAME;
-    if ((h >= ETL_HOOK_PROCESS_START && h <= ETL_HOOK_PROCESS_DC_END) || h == ETL_HOOK_PROCESS_DEFUNCT)
-        return ETL_SCHED_PROCESS;
-    return 0;
-}
 
 static void switch_event(etl_sched_event *ev, const etl_cswitch *sw, uint16_t hook)
 {
@@ -103,7 +91,7 @@ static int decode(part *s, const etl_record *rec, etl_sched_event *ev)
 {
     uint16_t hook;
     if (!etl_record_kernel_hook(rec, &hook)) return 0;
-    unsigned kind = kind_of(hook);
+    unsigned kind = etl_sched_kind_of(hook);
     if (!kind) return 0;
     if (rec->ts > s->st.last_ts) s->st.last_ts = rec->ts;
     if (s->skip & (1u << kind)) return 0;
@@ -173,7 +161,7 @@ static bool keep_main(void *ctx, const etl_record *rec)
     part *s = ctx;
     uint16_t hook;
     if (!etl_record_kernel_hook(rec, &hook)) return false;
-    unsigned kind = kind_of(hook);
+    unsigned kind = etl_sched_kind_of(hook);
     if (!kind) return false;
     if (rec->ts > s->st.last_ts) s->st.last_ts = rec->ts;
     if (s->skip & (1u << kind)) return false;
@@ -336,7 +324,7 @@ static etl_status part_open(etl_reader *r, unsigned bias, uint32_t skip, bool lo
         /* What keep_main would refuse is passed over from its header; the scheduler's records still move the end. */
         uint8_t keep[8192] = {0}, mark[8192] = {0};
         for (unsigned h = 0; h < 65536; h++) {
-            unsigned kind = kind_of((uint16_t)h);
+            unsigned kind = etl_sched_kind_of((uint16_t)h);
             if (!kind) continue;
             mark[h >> 3] |= (uint8_t)(1u << (h & 7));
             if (!(skip & (1u << kind)) && !(h == ETL_HOOK_CSWITCH_BATCH && lookahead)) keep[h >> 3] |= (uint8_t)(1u << (h & 7));

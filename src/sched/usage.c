@@ -39,6 +39,7 @@ etl_usage_thread *etl_usage_grow_thread(etl_usage *u, uint32_t i)
 {
     struct etl_usage_priv *p = u->priv;
     if (i >= p->cap) {
+        /* Grown by doubling, but only seen[] is written now: untouched entries take no memory. */
         size_t cap = p->cap ? p->cap : 256;
         while (cap <= i) cap *= 2;
         etl_usage_thread *t = realloc(p->t, cap * sizeof *t);
@@ -52,18 +53,21 @@ etl_usage_thread *etl_usage_grow_thread(etl_usage *u, uint32_t i)
             lat_vec *o = realloc(p->other, cap * sizeof *o);
             if (o) p->other = o;
             if (!w || !o) return NULL;
-            memset(w + p->cap, 0, (cap - p->cap) * sizeof *w);
-            memset(o + p->cap, 0, (cap - p->cap) * sizeof *o);
         }
-        memset(t + p->cap, 0, (cap - p->cap) * sizeof *t);
         memset(s + p->cap, 0, cap - p->cap);
-        for (size_t k = p->cap; k < cap; k++) {
-            t[k].thread = (uint32_t)k;
-            t[k].first_ns = t[k].last_ns = -1;
-        }
         p->cap = cap;
     }
-    p->seen[i] = 1;
+    if (!p->seen[i]) { /* first row of thread i: its entries start now */
+        etl_usage_thread *t = &p->t[i];
+        memset(t, 0, sizeof *t);
+        t->thread = i;
+        t->first_ns = t->last_ns = -1;
+        if (!u->o.no_latency) {
+            memset(&p->woken[i], 0, sizeof p->woken[i]);
+            memset(&p->other[i], 0, sizeof p->other[i]);
+        }
+        p->seen[i] = 1;
+    }
     return &p->t[i];
 }
 
@@ -210,13 +214,19 @@ usage_acc *usage_part_grow_thread(usage_part *u, uint32_t i)
         size_t cap = u->cap ? u->cap : 256;
         while (cap <= i) cap *= 2;
         usage_acc *t = realloc(u->t, cap * sizeof *t);
-        if (!t) {
+        if (t) u->t = t;
+        uint8_t *s = realloc(u->seen, cap);
+        if (s) u->seen = s;
+        if (!t || !s) {
             u->oom = true;
             return NULL;
         }
-        for (size_t k = u->cap; k < cap; k++) t[k] = (usage_acc){.first_ns = -1, .last_ns = -1};
-        u->t = t;
+        memset(s + u->cap, 0, cap - u->cap);
         u->cap = cap;
+    }
+    if (!u->seen[i]) {
+        u->t[i] = (usage_acc){.first_ns = -1, .last_ns = -1};
+        u->seen[i] = 1;
     }
     return &u->t[i];
 }
@@ -266,8 +276,8 @@ static etl_status percpu_merge(void *ctx, void *state, const etl_sched *model, c
         y->switches += x->switches;
     }
     for (size_t i = 0; i < w->cap && i < n; i++) {
+        if (!w->seen[i]) continue;
         const usage_acc *x = &w->t[i];
-        if (!x->seen) continue;
         etl_usage_thread *y = usage_thread(u, map[i]);
         if (!y) return ETL_E_NOMEM;
         add_sat(&y->cpu_ns, x->cpu_ns);
@@ -285,6 +295,7 @@ static void percpu_close(void *ctx, void *state)
     (void)ctx;
     usage_part *w = state;
     free(w->t);
+    free(w->seen);
     free(w->cpus);
     free(w);
 }
@@ -488,6 +499,7 @@ void etl_usage_free(etl_usage *u)
     struct etl_usage_priv *p = u->priv;
     if (p) {
         for (size_t i = 0; p->woken && i < p->cap; i++) {
+            if (!p->seen[i]) continue; /* never initialised */
             lat_free(&p->woken[i]);
             lat_free(&p->other[i]);
         }

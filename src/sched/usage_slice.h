@@ -30,9 +30,7 @@ etl_usage_cpu *etl_usage_grow_cpu(etl_usage *u, unsigned c);
 static inline etl_usage_thread *usage_thread(etl_usage *u, uint32_t i)
 {
     struct etl_usage_priv *p = u->priv;
-    if (i >= p->cap) return etl_usage_grow_thread(u, i);
-    p->seen[i] = 1;
-    return &p->t[i];
+    return i < p->cap && p->seen[i] ? &p->t[i] : etl_usage_grow_thread(u, i);
 }
 
 static inline etl_usage_cpu *usage_cpu(etl_usage *u, unsigned c)
@@ -131,19 +129,19 @@ static inline etl_usage_thread *usage_slice(etl_usage *u, uint16_t cpu, int64_t 
 
 /*
  * One thread's share of CPU time in a run CPU by CPU (percpu.c): the same accumulators
- * as etl_usage's, 56 bytes a thread instead of etl_usage_thread's 192, merged into an
+ * as etl_usage's, 48 bytes a thread instead of etl_usage_thread's 192, merged into an
  * etl_usage when the run ends.
  */
 typedef struct usage_acc {
     int64_t cpu_ns;
     uint64_t switches, voluntary, involuntary;
     int64_t first_ns, last_ns;
-    bool seen;         /* has a row */
 } usage_acc;
 
 typedef struct usage_part {
     etl_usage_options o;
-    usage_acc *t;      /* by the run's thread index */
+    usage_acc *t;      /* by the run's thread index: valid where seen */
+    uint8_t *seen;     /* has a row */
     size_t cap;
     etl_usage_cpu *cpus;
     size_t ncpus;
@@ -165,9 +163,8 @@ static inline void usage_part_slice(usage_part *u, uint16_t cpu, int64_t si, int
     usage_cut k = usage_cut_of(&u->o, si, nso, head, out);
     usage_cpu_add(c, x, &k);
     if (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE) return;
-    usage_acc *t = x < u->cap ? &u->t[x] : usage_part_grow_thread(u, x);
+    usage_acc *t = x < u->cap && u->seen[x] ? &u->t[x] : usage_part_grow_thread(u, x);
     if (!t) return;
-    t->seen = true;
     usage_thread_add(&t->cpu_ns, &t->switches, &t->voluntary, &t->involuntary, &t->first_ns, &t->last_ns, out, &k);
 }
 
