@@ -108,9 +108,11 @@ static etl_pmc_sums *thread_sums(etl_pmc *p, uint32_t i)
     if (i >= v->cap) {
         size_t cap = v->cap ? v->cap : 256;
         while (cap <= i) cap *= 2;
-        etl_pmc_sums *t = realloc(v->t, cap * sizeof *t);
+        /* calloc, not realloc and memset: the zero pages of the new tail take no memory until used. */
+        etl_pmc_sums *t = calloc(cap, sizeof *t);
         if (!t) return NULL;
-        memset(t + v->cap, 0, (cap - v->cap) * sizeof *t);
+        if (v->cap) memcpy(t, v->t, v->cap * sizeof *t);
+        free(v->t);
         v->t = t;
         v->cap = cap;
     }
