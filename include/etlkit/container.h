@@ -437,7 +437,7 @@ etl_status etl_iter_open_cpus_buffers(etl_reader *r, const uint8_t *want, unsign
 etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w);
 
 /* The out-of-line half of etl_walk_next: everything but a well-formed kernel record. */
-int etl_walk_slow(etl_walk *w, etl_krec *k);
+int etl_walk_slow(etl_walk *w);
 
 /* The kernel header types by type: header size (0 for the others), timestamp offset, pointer size. */
 static const struct {
@@ -498,7 +498,7 @@ static inline bool etl_walk_kernel(etl_walk *w, etl_krec *k)
  */
 static inline int etl_walk_next(etl_walk *w, etl_krec *k)
 {
-    return etl_walk_kernel(w, k) ? ETL_WALK_KERNEL : etl_walk_slow(w, k);
+    return etl_walk_kernel(w, k) ? ETL_WALK_KERNEL : etl_walk_slow(w);
 }
 
 /*

@@ -445,13 +445,18 @@ etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w)
     return ETL_OK;
 }
 
-int etl_walk_slow(etl_walk *w, etl_krec *k)
+int etl_walk_slow(etl_walk *w)
 {
     etl_iter *it = w->it;
     etl_span data = {w->p, w->n};
     size_t next = 0;
     etl_status rc = etl_record_frame(data, w->pos, &w->full, &next);
-    if (rc != ETL_OK) {
+    /*
+     * A kernel record the inline half passed over cannot be framed here either (it failed
+     * the same checks): what frames is another header type.
+     */
+    if (rc != ETL_OK || (w->full.has & ETL_REC_HOOK)) {
+        if (rc == ETL_OK) rc = ETL_E_CORRUPT; /* cannot happen */
         if (rc != ETL_END) record_problem(it, it->cur[it->walking].buf, data, w->pos, rc);
         w->pos = w->n;
         return ETL_WALK_END;
@@ -461,18 +466,7 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
     etl_record *r = &w->full;
     r->cpu = w->cpu;
     r->buffer_index = w->buffer_index;
-    if (!(r->has & ETL_REC_HOOK)) return ETL_WALK_OTHER;
-    /* A kernel record the inline half left here: framed all the same. */
-    k->data = r->data;
-    k->payload = r->payload;
-    k->ts = r->ts;
-    k->size = r->size;
-    k->hook = r->hook;
-    k->version_word = r->version_word;
-    k->htype = r->htype;
-    k->pointer_size = r->pointer_size;
-    k->pmc_count = r->pmc_count;
-    return ETL_WALK_KERNEL;
+    return ETL_WALK_OTHER;
 }
 
 void etl_iter_keep_hooks(etl_iter *it, const uint8_t keep[8192], const uint8_t mark[8192])
