@@ -314,6 +314,11 @@ typedef struct etl_stats {
 
 /* True if st records any damage (a buffer or record skipped, truncated, not decompressed). */
 bool etl_stats_damaged(const etl_stats *st);
+/*
+ * Adds to into what an iterator's stats x found beyond base (the reader's own counters,
+ * which every iterator starts from); the first problem is the one at the lowest offset.
+ */
+void etl_stats_add(etl_stats *into, const etl_stats *x, const etl_stats *base);
 
 /* Opens a file (mmap, or read() for pipes; "-" is standard input). */
 etl_status etl_reader_open(const char *path, const etl_reader_options *opts, etl_reader **out,

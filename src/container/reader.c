@@ -383,6 +383,23 @@ bool etl_stats_damaged(const etl_stats *st)
            st->unsupported_buffers;
 }
 
+void etl_stats_add(etl_stats *into, const etl_stats *x, const etl_stats *base)
+{
+    into->buffers += x->buffers - base->buffers;
+    into->compressed_buffers += x->compressed_buffers - base->compressed_buffers;
+    into->records += x->records;
+    into->bad_buffers += x->bad_buffers - base->bad_buffers;
+    into->bad_records += x->bad_records - base->bad_records;
+    into->skipped_bytes += x->skipped_bytes - base->skipped_bytes;
+    into->decompress_errors += x->decompress_errors - base->decompress_errors;
+    into->unsupported_buffers += x->unsupported_buffers - base->unsupported_buffers;
+    into->truncated_buffers += x->truncated_buffers - base->truncated_buffers;
+    if (x->first_problem_offset < into->first_problem_offset) {
+        into->first_problem_offset = x->first_problem_offset;
+        memcpy(into->first_problem, x->first_problem, sizeof into->first_problem);
+    }
+}
+
 const etl_logfile_header *etl_reader_header(const etl_reader *r) { return &r->hdr; }
 const etl_clock *etl_reader_clock(const etl_reader *r) { return &r->clock; }
 int etl_reader_compression(const etl_reader *r) { return r->compression; }

@@ -431,24 +431,6 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
         w->oom = true;
 }
 
-/* Adds what a worker's iterator found beyond the reader's own counters. */
-static void add_damage(etl_stats *d, const etl_stats *st, const etl_stats *base)
-{
-    d->buffers += st->buffers - base->buffers;
-    d->compressed_buffers += st->compressed_buffers - base->compressed_buffers;
-    d->records += st->records;
-    d->bad_buffers += st->bad_buffers - base->bad_buffers;
-    d->bad_records += st->bad_records - base->bad_records;
-    d->skipped_bytes += st->skipped_bytes - base->skipped_bytes;
-    d->decompress_errors += st->decompress_errors - base->decompress_errors;
-    d->unsupported_buffers += st->unsupported_buffers - base->unsupported_buffers;
-    d->truncated_buffers += st->truncated_buffers - base->truncated_buffers;
-    /* The first problem in the file: the lowest offset, whichever worker met it. */
-    if (st->first_problem_offset < d->first_problem_offset) {
-        d->first_problem_offset = st->first_problem_offset;
-        memcpy(d->first_problem, st->first_problem, sizeof d->first_problem);
-    }
-}
 
 /* One buffer of a CPU: its records in order. */
 static void walk_buffer(cpu_walk *k, etl_walk *wk)
@@ -531,7 +513,7 @@ static void *worker_main(void *arg)
         while (etl_batch_expand_finish(&k->x, next_sw(k)) == ETL_OK) compact_switch(k, true);
         if (k->saw_full && k->saw_compact) w->unsupported = true; /* the source keeps one form a CPU */
     }
-    add_damage(&w->damage, etl_iter_stats(it), etl_reader_stats(rn->r));
+    etl_stats_add(&w->damage, etl_iter_stats(it), etl_reader_stats(rn->r));
     etl_iter_close(it);
     free(want);
     free(ks);
@@ -838,7 +820,7 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
         ss.broken_chains += w->broken;
         ss.undecodable += w->undecodable;
         etl_stats none = {.first_problem_offset = UINT64_MAX};
-        add_damage(&dmg, &w->damage, &none);
+        etl_stats_add(&dmg, &w->damage, &none);
     }
     if (st == ETL_OK) {
         out->end_ts = etl_sched_end_ts(r, last_ts);

@@ -783,23 +783,7 @@ void etl_sched_source_damage(const etl_sched_source *s, etl_stats *out)
     const etl_stats *base = etl_reader_stats(s->r);
     *out = *base;
     out->records = 0;
-    for (unsigned i = 0; i < s->nw; i++) {
-        const etl_stats *p = etl_iter_stats(s->w[i].p->main);
-        out->buffers += p->buffers - base->buffers;
-        out->compressed_buffers += p->compressed_buffers - base->compressed_buffers;
-        out->records += p->records;
-        out->bad_buffers += p->bad_buffers - base->bad_buffers;
-        out->bad_records += p->bad_records - base->bad_records;
-        out->skipped_bytes += p->skipped_bytes - base->skipped_bytes;
-        out->decompress_errors += p->decompress_errors - base->decompress_errors;
-        out->unsupported_buffers += p->unsupported_buffers - base->unsupported_buffers;
-        out->truncated_buffers += p->truncated_buffers - base->truncated_buffers;
-        /* The first problem in the file: the lowest offset. */
-        if (p->first_problem_offset < out->first_problem_offset) {
-            out->first_problem_offset = p->first_problem_offset;
-            memcpy(out->first_problem, p->first_problem, sizeof out->first_problem);
-        }
-    }
+    for (unsigned i = 0; i < s->nw; i++) etl_stats_add(out, etl_iter_stats(s->w[i].p->main), base);
 }
 
 uint64_t etl_sched_source_progress(const etl_sched_source *s)
