@@ -297,7 +297,7 @@ int cmd_cpu(int argc, char **argv)
     int pr = rep_parse(&a, argc, argv, help, cpu_option, &interval);
     if (pr >= 0) return pr;
     etl_usage u;
-    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval, true};
+    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval, true, 0};
     if (etl_usage_init(&u, NULL, &uo) != ETL_OK) {
         fprintf(stderr, "%s cpu: out of memory\n", prog);
         return EXIT_IO;

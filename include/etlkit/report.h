@@ -83,6 +83,11 @@ typedef struct etl_usage_options {
     uint32_t longest;         /* how many longest waits / ready delays to keep (default 10) */
     int64_t interval_ns;      /* > 0: utilisation per interval of this length from v0 */
     bool no_latency;          /* skip Ready values and percentiles (CPU time only: no memory per row) */
+    /*
+     * Bytes of Ready values kept in memory (4 a value); past it they go to a temporary file
+     * and the percentiles are read from it in passes, exact all the same (0: 16 MiB).
+     */
+    size_t latency_budget;
 } etl_usage_options;
 
 typedef struct etl_usage {

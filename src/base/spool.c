@@ -161,3 +161,9 @@ const uint8_t *etl_spool_next(etl_spool_stream *s, size_t *n)
     }
     return NULL;
 }
+
+void etl_spool_rewind(etl_spool_stream *s)
+{
+    s->rchunk = 0;
+    s->rpos = 0;
+}

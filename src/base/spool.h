@@ -6,7 +6,8 @@
  * percent of its bytes) to handle them later in another order: keeping copies costs
  * their own bytes, where reading them again from the trace would fault in every page
  * around them. Several streams share one budget and one file; each stream has one
- * writer at a time (any thread) and is read back once, after its writing is done.
+ * writer at a time (any thread) and is read back, as often as wanted, once its writing
+ * is done. A record read back is 4-byte aligned.
  */
 #ifndef ETLKIT_SRC_BASE_SPOOL_H
 #define ETLKIT_SRC_BASE_SPOOL_H
@@ -45,5 +46,7 @@ void etl_spool_stream_free(etl_spool_stream *s);
 bool etl_spool_append(etl_spool_stream *s, const void *p, size_t n);
 /* The next record, in the order appended: NULL at the end (or when reading back failed). */
 const uint8_t *etl_spool_next(etl_spool_stream *s, size_t *n);
+/* Reads the stream again from its first record (once its writing is done). */
+void etl_spool_rewind(etl_spool_stream *s);
 
 #endif

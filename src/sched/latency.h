@@ -35,4 +35,13 @@ uint64_t lat_select(const lat_vec *const *x, size_t k, uint64_t r);
 void lat_select_n(const lat_vec *const *x, size_t k, const uint64_t *ranks, size_t nr, uint64_t *out);
 void lat_free(lat_vec *x);
 
+/* The nearest rank r = max(1, ceil(per_mille * n / 1000)), at most n. */
+static inline uint64_t lat_rank(uint64_t n, unsigned per_mille)
+{
+    uint64_t r = (uint64_t)(((unsigned __int128)per_mille * n + 999) / 1000);
+    return r < 1 ? 1 : r > n ? n : r;
+}
+
+static inline int64_t lat_clamp64(uint64_t v) { return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
+
 #endif

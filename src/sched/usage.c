@@ -15,6 +15,7 @@
 #include "base/sat.h"
 #include "sched/latency.h"
 #include "sched/usage_slice.h"
+#include "sched/latspill.h"
 
 
 etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o)
@@ -53,6 +54,12 @@ etl_usage_thread *etl_usage_grow_thread(etl_usage *u, uint32_t i)
             lat_vec *o = realloc(p->other, cap * sizeof *o);
             if (o) p->other = o;
             if (!w || !o) return NULL;
+        }
+        if (p->spilled) {
+            uint32_t *c = realloc(p->spilled, 2 * cap * sizeof *c);
+            if (!c) return NULL;
+            memset(c + 2 * p->cap, 0, 2 * (cap - p->cap) * sizeof *c);
+            p->spilled = c;
         }
         memset(s + p->cap, 0, cap - p->cap);
         p->cap = cap;
@@ -153,6 +160,55 @@ static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uin
     }
 }
 
+/* Ready values held in memory, by default (4 bytes each). */
+#define LATENCY_BUDGET (16u << 20)
+
+static size_t latency_budget(const etl_usage *u)
+{
+    return u->o.latency_budget ? u->o.latency_budget : LATENCY_BUDGET;
+}
+
+/* Past the budget: every value under 32 bits so far goes to the spill, and every one after. */
+static void spill_start(etl_usage *u)
+{
+    struct etl_usage_priv *p = u->priv;
+    p->spill = malloc(sizeof *p->spill);
+    p->spilled = calloc(2 * (p->cap ? p->cap : 1), sizeof *p->spilled);
+    if (!p->spill || !p->spilled || !lat_spill_init(p->spill)) {
+        free(p->spill);
+        free(p->spilled);
+        p->spill = NULL;
+        p->spilled = NULL;
+        p->spill_failed = true;
+        return;
+    }
+    for (size_t i = 0; i < p->cap; i++) {
+        if (!p->seen[i]) continue;
+        for (int w = 0; w < 2; w++) {
+            lat_vec *x = w ? &p->other[i] : &p->woken[i];
+            for (size_t k = 0; k < x->n; k++) lat_spill_push(p->spill, (uint32_t)i << 1 | !w, x->v[k]);
+            p->spilled[2 * i + (size_t)w] = (uint32_t)x->n;
+            free(x->v); /* the values over 32 bits stay */
+            x->v = NULL;
+            x->n = x->cap = 0;
+        }
+    }
+    p->lat_values = 0;
+}
+
+/* One Ready value of thread x, readied by a ReadyThread (woken) or not. */
+static void lat_add(etl_usage *u, uint32_t x, bool woken, uint64_t v)
+{
+    struct etl_usage_priv *p = u->priv;
+    if (p->spill && v < UINT32_MAX) {
+        lat_spill_push(p->spill, x << 1 | woken, (uint32_t)v);
+        p->spilled[2 * (size_t)x + !woken]++;
+        return;
+    }
+    lat_push(woken ? &p->woken[x] : &p->other[x], v);
+    if (v < UINT32_MAX && ++p->lat_values > latency_budget(u) / 4 && !p->spill_failed) spill_start(u);
+}
+
 void etl_usage_add(void *ctx, const etl_sched_row *row)
 {
     etl_usage *u = ctx;
@@ -182,7 +238,7 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
         int64_t rs;
         int64_t ready = usage_clip(&u->o, row->rt, row->si, &rs);
         if (ready > 0 || usage_in_window(&u->o, row->si)) {
-            if (!u->o.no_latency) lat_push(iv.has_readier ? &u->priv->woken[x] : &u->priv->other[x], (uint64_t)ready);
+            if (!u->o.no_latency) lat_add(u, x, iv.has_readier, (uint64_t)ready);
             iv.start_ns = rs;
             iv.dur_ns = ready;
             keep_longest(u->longest_ready, &u->n_longest_ready, u->o.longest, &iv);
@@ -316,15 +372,6 @@ int64_t etl_percentile_sorted(const int64_t *v, size_t n, unsigned per_mille)
     return v[r - 1];
 }
 
-/* The nearest rank r = max(1, ceil(per_mille * n / 1000)). */
-static uint64_t rank_of(uint64_t n, unsigned per_mille)
-{
-    uint64_t r = (uint64_t)(((unsigned __int128)per_mille * n + 999) / 1000);
-    return r < 1 ? 1 : r > n ? n : r;
-}
-
-static int64_t clamp64(uint64_t v) { return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
-
 /* Fills l from the union of k sorted vectors. */
 static void latency(etl_latency *l, const lat_vec *const *x, size_t k)
 {
@@ -337,14 +384,14 @@ static void latency(etl_latency *l, const lat_vec *const *x, size_t k)
     }
     if (!n) return;
     l->count = n;
-    l->sum_ns = clamp64(sum);
-    uint64_t r[4] = {rank_of(n, 500), rank_of(n, 900), rank_of(n, 990), rank_of(n, 999)}, v[4];
+    l->sum_ns = lat_clamp64(sum);
+    uint64_t r[4] = {lat_rank(n, 500), lat_rank(n, 900), lat_rank(n, 990), lat_rank(n, 999)}, v[4];
     lat_select_n(x, k, r, 4, v);
-    l->p50_ns = clamp64(v[0]);
-    l->p90_ns = clamp64(v[1]);
-    l->p99_ns = clamp64(v[2]);
-    l->p999_ns = clamp64(v[3]);
-    l->max_ns = clamp64(max);
+    l->p50_ns = lat_clamp64(v[0]);
+    l->p90_ns = lat_clamp64(v[1]);
+    l->p99_ns = lat_clamp64(v[2]);
+    l->p999_ns = lat_clamp64(v[3]);
+    l->max_ns = lat_clamp64(max);
 }
 
 /* A thread's process as an index into pmap: its process instance, or nproc for none. */
@@ -352,6 +399,203 @@ static size_t proc_slot(const etl_usage *u, uint32_t thread, size_t nproc)
 {
     const etl_sched_thread *st = etl_sched_thread_at(u->model, thread);
     return st && st->process < nproc ? st->process : nproc;
+}
+
+/* The values over 32 bits of some vectors, sorted: an exact target's own. */
+static uint64_t *big_of(const lat_vec *const *x, size_t k, size_t *n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < k; i++) total += x[i]->nbig;
+    uint64_t *b = malloc((total ? total : 1) * sizeof *b);
+    if (!b) return NULL;
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        memcpy(b + m, x[i]->big, x[i]->nbig * sizeof *b);
+        m += x[i]->nbig;
+    }
+    lat_vec tmp = {.big = b, .nbig = m};
+    lat_sort(&tmp);
+    *n = m;
+    return b;
+}
+
+/*
+ * Percentiles when the values were spilled (latspill.h), within the budget's memory:
+ * threads are read back a group at a time (the spill passed over once a group), whole
+ * processes together where they fit, so that a process's values are its threads'
+ * loaded vectors; what does not fit one group (a thread or a process with more values
+ * than the budget) and the whole trace's values are selected by histograms in passes.
+ */
+static etl_status latencies_spilled(etl_usage *u, const uint32_t *kidx, const uint32_t *pmap, size_t nproc_model)
+{
+    struct etl_usage_priv *p = u->priv;
+    lat_spill *sp = p->spill;
+    if (!lat_spill_end(sp)) return ETL_E_IO;
+    size_t cap = p->cap, np = u->nprocesses;
+    uint64_t budget = latency_budget(u) / 4;
+    /* Each instance's process slot; the instances by process (counting sort). */
+    uint32_t *proc_of = malloc((cap ? cap : 1) * sizeof *proc_of), *by_proc = malloc((cap ? cap : 1) * sizeof *by_proc);
+    size_t *first = calloc(np + 2, sizeof *first);
+    int32_t *local = malloc((cap ? cap : 1) * sizeof *local);
+    lat_target *tg = NULL;
+    size_t ntg = 0, captg = 0;
+    uint64_t **bigs = NULL;
+    size_t nbigs = 0;
+    etl_status st = proc_of && by_proc && first && local ? ETL_OK : ETL_E_NOMEM;
+    for (size_t i = 0; st == ETL_OK && i < cap; i++) {
+        proc_of[i] = p->seen[i] ? pmap[proc_slot(u, (uint32_t)i, nproc_model)] : UINT32_MAX;
+        local[i] = -1;
+        if (proc_of[i] != UINT32_MAX) first[proc_of[i] + 1]++;
+    }
+    for (size_t j = 0; st == ETL_OK && j < np; j++) first[j + 1] += first[j];
+    for (size_t i = 0; st == ETL_OK && i < cap; i++)
+        if (proc_of[i] != UINT32_MAX) by_proc[first[proc_of[i]]++] = (uint32_t)i;
+    for (size_t j = np; st == ETL_OK && j > 0; j--) first[j] = first[j - 1]; /* back to each process's start */
+    if (first) first[0] = 0;
+
+#define VALUES(i) ((uint64_t)p->spilled[2 * (i)] + p->spilled[2 * (i) + 1])
+    /* A target for the histograms: its big values gathered now. */
+#define TARGET(kind_, id_, vecs, nvecs, out_)                                                     \
+    do {                                                                                           \
+        if (ntg == captg) {                                                                        \
+            size_t c2 = captg ? captg * 2 : 16;                                                    \
+            lat_target *t2 = realloc(tg, c2 * sizeof *t2);                                         \
+            uint64_t **b2 = realloc(bigs, c2 * sizeof *b2);                                        \
+            if (t2) tg = t2;                                                                       \
+            if (b2) bigs = b2;                                                                     \
+            if (!t2 || !b2) { st = ETL_E_NOMEM; break; }                                           \
+            captg = c2;                                                                            \
+        }                                                                                          \
+        size_t nb_;                                                                                \
+        uint64_t *b_ = big_of(vecs, nvecs, &nb_);                                                  \
+        if (!b_) { st = ETL_E_NOMEM; break; }                                                      \
+        bigs[nbigs++] = b_;                                                                        \
+        tg[ntg++] = (lat_target){kind_, (uint32_t)(id_), b_, nb_, out_};                           \
+    } while (0)
+
+    /* Groups of whole processes (or, for a process past the budget, of its threads) that fit. */
+    lat_vec *gv = NULL;
+    size_t gcap = 0;
+    size_t gi = 0;       /* next position in by_proc */
+    while (st == ETL_OK && gi < first[np]) {
+        size_t from = gi, to = gi;
+        uint64_t vals = 0;
+        /* whole processes while they fit */
+        for (size_t j = proc_of[by_proc[gi]]; j < np; j++) {
+            uint64_t pv = 0;
+            for (size_t q = first[j]; q < first[j + 1]; q++) pv += VALUES(by_proc[q]);
+            if (to > from && vals + pv > budget) break;
+            if (pv > budget) { /* alone too big: its threads in groups, the process by histogram */
+                if (to > from) break;
+                if (gi == first[j]) { /* its first group: the process's target, once */
+                    const lat_vec **vs = malloc(2 * (first[j + 1] - first[j]) * sizeof *vs);
+                    if (!vs) { st = ETL_E_NOMEM; break; }
+                    size_t nv = 0;
+                    for (size_t q = first[j]; q < first[j + 1]; q++) {
+                        vs[nv++] = &p->woken[by_proc[q]];
+                        vs[nv++] = &p->other[by_proc[q]];
+                    }
+                    TARGET(LAT_PROCESS, j, vs, nv, &u->processes[j].ready);
+                    free(vs);
+                }
+                /* its threads: as many as fit this group, the rest in the next ones */
+                for (; to < first[j + 1]; to++) {
+                    uint64_t tv = VALUES(by_proc[to]);
+                    if (to > from && vals + tv > budget) break;
+                    vals += tv;
+                }
+                break;
+            }
+            vals += pv;
+            to = first[j + 1];
+        }
+        if (st != ETL_OK) break;
+        if (to == from) to = from + 1; /* cannot happen: a group takes one thread at least */
+        /* A process is whole in the group when its threads all are. */
+        size_t n = to - from;
+        if (n > gcap) {
+            lat_vec *g2 = realloc(gv, 2 * n * sizeof *g2);
+            if (!g2) { st = ETL_E_NOMEM; break; }
+            gv = g2;
+            gcap = n;
+        }
+        memset(gv, 0, 2 * n * sizeof *gv);
+        bool alone_too_big = n == 1 && VALUES(by_proc[from]) > budget;
+        for (size_t q = from; q < to; q++) local[by_proc[q]] = (int32_t)(q - from);
+        if (!alone_too_big) {
+            lat_spill_rewind(sp);
+            const uint32_t *pairs;
+            size_t npairs;
+            while ((pairs = lat_spill_block(sp, &npairs)) != NULL)
+                for (size_t e = 0; e < npairs; e++) {
+                    uint32_t key = pairs[2 * e], th = key >> 1;
+                    if (th < cap && local[th] >= 0) lat_push(&gv[2 * (size_t)local[th] + !(key & 1)], pairs[2 * e + 1]);
+                }
+        }
+        for (size_t q = from; q < to; q++) {
+            uint32_t i = by_proc[q];
+            size_t l = q - from;
+            etl_usage_thread *t = &u->threads[kidx[i]];
+            if (alone_too_big) { /* more values than the budget: by histogram */
+                const lat_vec *both[2] = {&p->woken[i], &p->other[i]};
+                TARGET(LAT_THREAD, i, both, 2, &t->ready);
+                TARGET(LAT_THREAD_WOKEN, i, both, 1, &t->woken);
+            } else {
+                for (int w = 0; w < 2; w++) { /* the values over 32 bits, kept in memory */
+                    const lat_vec *src = w ? &p->other[i] : &p->woken[i];
+                    for (size_t b = 0; b < src->nbig; b++) lat_push(&gv[2 * l + (size_t)w], src->big[b]);
+                    lat_sort(&gv[2 * l + (size_t)w]);
+                }
+                const lat_vec *both[2] = {&gv[2 * l], &gv[2 * l + 1]};
+                latency(&t->ready, both, 2);
+                latency(&t->woken, both, 1);
+            }
+            local[i] = -1;
+        }
+        /* Processes wholly in the group: from their threads' vectors. */
+        for (size_t q = from; q < to && !alone_too_big;) {
+            size_t j = proc_of[by_proc[q]], e = first[j + 1] < to ? first[j + 1] : to;
+            if (first[j] >= from && first[j + 1] <= to) {
+                const lat_vec **vs = malloc(2 * (e - q) * sizeof *vs);
+                if (!vs) { st = ETL_E_NOMEM; break; }
+                for (size_t r = q; r < e; r++) {
+                    vs[2 * (r - q)] = &gv[2 * (r - from)];
+                    vs[2 * (r - q) + 1] = &gv[2 * (r - from) + 1];
+                }
+                latency(&u->processes[j].ready, vs, 2 * (e - q));
+                free(vs);
+            }
+            q = e;
+        }
+        for (size_t l = 0; l < 2 * n; l++) lat_free(&gv[l]);
+        gi = to;
+    }
+    free(gv);
+    /* The whole trace: every value, and the woken ones. */
+    if (st == ETL_OK) {
+        size_t nv = 0;
+        const lat_vec **vs = malloc(2 * (cap ? cap : 1) * sizeof *vs);
+        if (!vs) st = ETL_E_NOMEM;
+        for (size_t i = 0; vs && i < cap; i++)
+            if (p->seen[i]) vs[nv++] = &p->woken[i];
+        size_t nwoken = nv;
+        for (size_t i = 0; vs && i < cap; i++)
+            if (p->seen[i]) vs[nv++] = &p->other[i];
+        if (vs) TARGET(LAT_ALL, 0, vs, nv, &u->ready_all);
+        if (vs && st == ETL_OK) TARGET(LAT_WOKEN, 0, vs, nwoken, &u->woken_all);
+        free(vs);
+    }
+#undef TARGET
+#undef VALUES
+    if (st == ETL_OK && !lat_spill_latency(sp, tg, ntg, proc_of, cap)) st = ETL_E_NOMEM;
+    for (size_t i = 0; i < nbigs; i++) free(bigs[i]);
+    free(bigs);
+    free(tg);
+    free(proc_of);
+    free(by_proc);
+    free(first);
+    free(local);
+    return st;
 }
 
 static int by_cpu_desc_thread(const void *a, const void *b)
@@ -390,8 +634,19 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
     }
     for (size_t i = 0; i <= nproc_model; i++) pmap[i] = UINT32_MAX;
     size_t nall = 0, nwoken = 0, k = 0;
+    /* Spilled values: their percentiles are read off the spill once the threads are in place. */
+    bool spilled = lat && p->spill;
+    uint32_t *kidx = spilled ? malloc((p->cap ? p->cap : 1) * sizeof *kidx) : NULL;
+    if (spilled && !kidx) {
+        free(all);
+        free(pv);
+        free(pmap);
+        return ETL_E_NOMEM;
+    }
+    if (spilled) lat = false; /* the in-memory way below is not for them */
     for (size_t i = 0; i < p->cap; i++) {
         if (!p->seen[i]) continue;
+        if (kidx) kidx[i] = (uint32_t)k;
         /* The threads with rows move to the front, in instance order: they become u->threads. */
         etl_usage_thread *t = &p->t[k++];
         if (t != &p->t[i]) *t = p->t[i];
@@ -422,7 +677,7 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
     for (size_t i = 0; lat && i < p->cap; i++)
         if (p->seen[i]) all[nall++] = &p->other[i];
     /* Process latencies: the vectors of their threads, grouped by process slot in one pass. */
-    size_t *start = u->o.no_latency ? NULL : calloc(u->nprocesses + 1, sizeof *start);
+    size_t *start = !lat ? NULL : calloc(u->nprocesses + 1, sizeof *start);
     if (start) {
         for (size_t i = 0; i < p->cap; i++)
             if (p->seen[i]) start[pmap[proc_slot(u, (uint32_t)i, nproc_model)] + 1] += 2;
@@ -440,8 +695,13 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
         }
         free(start);
     }
-    latency(&u->ready_all, all, nall);
-    latency(&u->woken_all, all, nwoken);
+    if (lat) {
+        latency(&u->ready_all, all, nall);
+        latency(&u->woken_all, all, nwoken);
+    }
+    etl_status st = ETL_OK;
+    if (spilled) st = latencies_spilled(u, kidx, pmap, nproc_model);
+    free(kidx);
     /* Per-interval process busy time, re-indexed to processes[]. */
     if (u->o.interval_ns > 0 && u->nbuckets) {
         u->bucket_proc_busy = calloc(u->nbuckets * (u->nprocesses ? u->nprocesses : 1), sizeof *u->bucket_proc_busy);
@@ -491,7 +751,7 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
     free(all);
     free(pv);
     free(pmap);
-    return ETL_OK;
+    return st;
 }
 
 void etl_usage_free(etl_usage *u)
@@ -510,6 +770,9 @@ void etl_usage_free(etl_usage *u)
         free(p->bucket_vals);
         free(p->bucket_keys);
         etl_idmap_free(&p->bucket_map);
+        if (p->spill) lat_spill_free(p->spill);
+        free(p->spill);
+        free(p->spilled);
         free(p);
     }
     free(u->threads);

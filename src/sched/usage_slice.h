@@ -17,6 +17,10 @@ struct etl_usage_priv {
     lat_vec *other;       /* by instance: the other Ready values (preempted, quantum end) */
     uint8_t *seen;        /* by instance: has a row in the window */
     size_t cap;
+    struct lat_spill *spill; /* the Ready values past the budget, once it was passed */
+    uint32_t *spilled;    /* by instance, two each (woken, other): its values in the spill */
+    uint64_t lat_values;  /* Ready values under 32 bits held in memory */
+    bool spill_failed;    /* no spill to be had: all stays in memory */
     etl_idmap bucket_map; /* (bucket << 32 | process + 1) -> index in bucket_vals */
     int64_t *bucket_vals;
     uint64_t *bucket_keys;

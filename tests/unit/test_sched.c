@@ -24,7 +24,9 @@
 #include "etlkit/sched.h"
 #include "etlkit/report.h"
 #include "base/idmap.h"
+#include "sched/usage_slice.h"
 #include "sched/latency.h"
+#include "sched/usage_slice.h"
 #include "synthtruth.h"
 
 typedef st_truth truth;
@@ -213,7 +215,8 @@ typedef struct result {
     etl_sched_source_stats src;
 } result;
 
-static void read_back(const char *path, result *res)
+/* Read back with Ready values kept in memory up to latency_budget bytes (0: the default). */
+static void read_back_budget(const char *path, result *res, size_t latency_budget)
 {
     memset(res, 0, sizeof *res);
     etl_diag d;
@@ -222,7 +225,7 @@ static void read_back(const char *path, result *res)
     assert_int_equal(etl_sched_source_open(res->r, NULL, &s), ETL_OK);
     etl_sched_options mo = {sizeof mo, etl_usage_add, &res->u, false, NULL};
     assert_int_equal(etl_sched_open(etl_reader_clock(res->r), etl_reader_cpu_count(res->r), &mo, &res->m), ETL_OK);
-    etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false};
+    etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false, latency_budget};
     assert_int_equal(etl_usage_init(&res->u, res->m, &uo), ETL_OK);
     etl_sched_event ev;
     while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(res->m, &ev);
@@ -232,6 +235,8 @@ static void read_back(const char *path, result *res)
     assert_int_equal(etl_usage_finish(&res->u, etl_clock_ns(etl_reader_clock(res->r), res->end_ts)), ETL_OK);
     etl_sched_source_close(s);
 }
+
+static void read_back(const char *path, result *res) { read_back_budget(path, res, 0); }
 
 static void result_free(result *res)
 {
@@ -442,6 +447,63 @@ static void test_compact_equals_full(void **state)
     unlink(pc);
 }
 
+static void same_latency(const char *what, const etl_latency *a, const etl_latency *b)
+{
+    if (memcmp(a, b, sizeof *a) != 0)
+        fail_msg("%s: count %llu/%llu sum %lld/%lld p50 %lld/%lld p90 %lld/%lld p99 %lld/%lld p999 %lld/%lld max %lld/%lld",
+                 what, (unsigned long long)a->count, (unsigned long long)b->count, (long long)a->sum_ns,
+                 (long long)b->sum_ns, (long long)a->p50_ns, (long long)b->p50_ns, (long long)a->p90_ns,
+                 (long long)b->p90_ns, (long long)a->p99_ns, (long long)b->p99_ns, (long long)a->p999_ns,
+                 (long long)b->p999_ns, (long long)a->max_ns, (long long)b->max_ns);
+}
+
+/*
+ * Ready values past the memory budget go to a temporary file and their percentiles are
+ * read in passes: the same numbers as in memory, for every thread, process and the whole
+ * trace, whatever the budget (one value: every thread and process by histogram; a few
+ * thousand: groups of processes, big ones by histogram).
+ */
+static void test_latency_spilled(void **state)
+{
+    (void)state;
+    const flavour fl[] = {{"64", "qpc", "full", "4", false}, {"32", "cycles", "compact", "3", true}};
+    for (size_t f = 0; f < sizeof fl / sizeof fl[0]; f++) {
+        char path[512];
+        st_tmp(path, sizeof path, "sched", "spill.etl");
+        truth t;
+        synth(&fl[f], "17", fl[f].format, path, &t);
+        result a;
+        read_back(path, &a);
+        assert_true(a.u.ready_all.count > 5000);
+        const size_t budgets[] = {4, 4 * 500, 4 * 5000, 4 * (size_t)a.u.ready_all.count / 2};
+        for (size_t k = 0; k < sizeof budgets / sizeof budgets[0]; k++) {
+            result b;
+            read_back_budget(path, &b, budgets[k]);
+            assert_non_null(b.u.priv->spill); /* it did spill */
+            char what[128];
+            snprintf(what, sizeof what, "%s budget %zu", fl[f].format, budgets[k]);
+            check(what, &t, &b, strcmp(fl[f].format, "compact") == 0);
+            same_latency(what, &a.u.ready_all, &b.u.ready_all);
+            same_latency(what, &a.u.woken_all, &b.u.woken_all);
+            assert_int_equal(a.u.nthreads, b.u.nthreads);
+            for (size_t i = 0; i < a.u.nthreads; i++) {
+                assert_int_equal(a.u.threads[i].thread, b.u.threads[i].thread);
+                same_latency(what, &a.u.threads[i].ready, &b.u.threads[i].ready);
+                same_latency(what, &a.u.threads[i].woken, &b.u.threads[i].woken);
+            }
+            assert_int_equal(a.u.nprocesses, b.u.nprocesses);
+            for (size_t i = 0; i < a.u.nprocesses; i++) {
+                assert_int_equal(a.u.processes[i].process, b.u.processes[i].process);
+                same_latency(what, &a.u.processes[i].ready, &b.u.processes[i].ready);
+            }
+            result_free(&b);
+        }
+        result_free(&a);
+        st_free(&t);
+        unlink(path);
+    }
+}
+
 /* Percentiles by nearest rank on hand-made values. */
 static void test_percentile(void **state)
 {
@@ -500,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_select_n),
         cmocka_unit_test(test_truth_flavours),
         cmocka_unit_test(test_compact_equals_full),
+        cmocka_unit_test(test_latency_spilled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
