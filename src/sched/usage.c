@@ -410,6 +410,7 @@ static uint64_t *big_of(const lat_vec *const *x, size_t k, size_t *n)
     if (!b) return NULL;
     size_t m = 0;
     for (size_t i = 0; i < k; i++) {
+        if (!x[i]->nbig) continue; /* its list may be NULL */
         memcpy(b + m, x[i]->big, x[i]->nbig * sizeof *b);
         m += x[i]->nbig;
     }
