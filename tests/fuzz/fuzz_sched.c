@@ -7,7 +7,8 @@
  *                    threads never switched in, ReadyThreads for anyone.
  * Nothing may crash or leak, and no row or aggregate may hold a negative duration. On ETL
  * bytes the model CPU by CPU (etl_sched_percpu_run) must also give the time-ordered run's
- * CPU time, instances and counters, unless it declines (ETL_E_UNSUPPORTED).
+ * CPU time, instances and counters, unless it declines (ETL_E_UNSUPPORTED); and Ready
+ * values spilled past a one-value budget the same percentiles as kept in memory.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,34 @@
 #include "etlkit/sched.h"
 #include "etlkit/report.h"
 
+/* Every row into two aggregations: Ready values kept in memory, and spilled past one value. */
+typedef struct usages {
+    etl_usage mem, spill;
+} usages;
+
 static void check_row(void *ctx, const etl_sched_row *r)
 {
+    usages *u = ctx;
     if (r->nso < r->si) abort();
     if ((r->flags & ETL_ROW_READY_TIME) && r->rt > r->si) abort();
     if ((r->flags & ETL_ROW_READY_TIME) && (r->flags & ETL_ROW_PREV) && r->lso > r->rt) abort();
-    etl_usage_add(ctx, r);
+    etl_usage_add(&u->mem, r);
+    etl_usage_add(&u->spill, r);
+}
+
+/* The spilled percentiles are the in-memory ones, for every thread, process and the trace. */
+static void same_spilled(const etl_usage *a, const etl_usage *b)
+{
+    if (memcmp(&a->ready_all, &b->ready_all, sizeof a->ready_all) ||
+        memcmp(&a->woken_all, &b->woken_all, sizeof a->woken_all) || a->nthreads != b->nthreads ||
+        a->nprocesses != b->nprocesses)
+        abort();
+    for (size_t i = 0; i < a->nthreads; i++)
+        if (memcmp(&a->threads[i].ready, &b->threads[i].ready, sizeof a->threads[i].ready) ||
+            memcmp(&a->threads[i].woken, &b->threads[i].woken, sizeof a->threads[i].woken))
+            abort();
+    for (size_t i = 0; i < a->nprocesses; i++)
+        if (memcmp(&a->processes[i].ready, &b->processes[i].ready, sizeof a->processes[i].ready)) abort();
 }
 
 static void check_usage(const etl_usage *u)
@@ -151,19 +174,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
-    etl_usage u;
-    memset(&u, 0, sizeof u);
-    etl_sched_options mo = {.sz = sizeof mo, .on_row = check_row, .ctx = &u};
+    usages us;
+    memset(&us, 0, sizeof us);
+    etl_sched_options mo = {.sz = sizeof mo, .on_row = check_row, .ctx = &us};
     /* Intervals cost one step per column a slice crosses (at most ETL_USAGE_MAX_BUCKETS): only when asked. */
-    etl_usage_options uo = {.sz = sizeof uo, .longest = 3, .interval_ns = (data[0] & 2) ? 100000000 : 0};
+    etl_usage_options uo = {.sz = sizeof uo, .longest = 3, .interval_ns = (data[0] & 2) ? 100000000 : 0}, us_o;
     etl_sched *m = NULL;
     if (data[0] & 1) {
         etl_clock clk = {.type = ETL_CLOCK_QPC, .ticks_per_sec = 10000000, .t0 = 1000};
         uo.interval_ns = 1000;
-        if (etl_sched_open(&clk, 4, &mo, &m) != ETL_OK || etl_usage_init(&u, m, &uo) != ETL_OK) abort();
+        us_o = uo;
+        us_o.latency_budget = 4;
+        if (etl_sched_open(&clk, 4, &mo, &m) != ETL_OK || etl_usage_init(&us.mem, m, &uo) != ETL_OK ||
+            etl_usage_init(&us.spill, m, &us_o) != ETL_OK)
+            abort();
         events(m, data + 1, data + size);
         etl_sched_finish(m, 5000);
-        etl_usage_finish(&u, 400000);
+        etl_usage_finish(&us.mem, 400000);
+        etl_usage_finish(&us.spill, 400000);
     } else {
         etl_reader *r;
         etl_diag d;
@@ -174,8 +202,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         etl_sched_source_options o1 = {.sz = sizeof o1, .bias = -1, .skip = skip, .threads = 1}, on = o1;
         on.threads = 2 + ((data[0] >> 4) & 3);
         if (etl_sched_source_open(r, &o1, &s) != ETL_OK || etl_sched_source_open(r, &on, &t) != ETL_OK) abort();
+        us_o = uo;
+        us_o.latency_budget = 4;
         if (etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &m) != ETL_OK ||
-            etl_usage_init(&u, m, &uo) != ETL_OK)
+            etl_usage_init(&us.mem, m, &uo) != ETL_OK || etl_usage_init(&us.spill, m, &us_o) != ETL_OK)
             abort();
         etl_sched_event ev, et;
         for (;;) {
@@ -199,13 +229,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         etl_sched_source_close(t);
         uint64_t end = etl_sched_end_ts(r, etl_sched_source_stats_get(s)->last_ts);
         etl_sched_finish(m, end);
-        etl_usage_finish(&u, etl_clock_ns(etl_reader_clock(r), end));
+        etl_usage_finish(&us.mem, etl_clock_ns(etl_reader_clock(r), end));
+        etl_usage_finish(&us.spill, etl_clock_ns(etl_reader_clock(r), end));
         etl_sched_source_close(s);
         percpu_differential(r, 1 + ((data[0] >> 4) & 1));
         etl_reader_close(r);
     }
-    check_usage(&u);
-    etl_usage_free(&u);
+    check_usage(&us.mem);
+    same_spilled(&us.mem, &us.spill);
+    etl_usage_free(&us.mem);
+    etl_usage_free(&us.spill);
     etl_sched_close(m);
     return 0;
 }
