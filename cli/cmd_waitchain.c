@@ -358,11 +358,11 @@ static void go(rep_run *run, const rep_args *a, const etl_chain *c)
     etl_reader *r = run->in.reader;
     cli_progress bar = {0};
     cli_progress_start(&bar, etl_reader_file_size(r));
-    etl_sched_event ev;
+    const etl_sched_event *ev;
     uint64_t n = 0;
     bool early = false;
-    while (etl_sched_source_next(run->src, &ev) == ETL_OK) {
-        etl_sched_push(run->model, &ev);
+    while (etl_sched_source_next_ref(run->src, &ev) == ETL_OK) {
+        etl_sched_push(run->model, ev);
         if ((++n & 0xFFFF) == 0) {
             if (etl_chain_pass_done(c)) {
                 early = true;

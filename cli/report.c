@@ -225,11 +225,11 @@ void rep_run_go(rep_run *run, const rep_args *a)
     void *ctx = run->ctx;
     cli_progress bar = {0};
     cli_progress_start(&bar, etl_reader_file_size(r));
-    etl_sched_event ev;
+    const etl_sched_event *ev;
     uint64_t n = 0;
-    while (etl_sched_source_next(run->src, &ev) == ETL_OK) {
-        if (on_event) on_event(ctx, &ev);
-        etl_sched_push(run->model, &ev);
+    while (etl_sched_source_next_ref(run->src, &ev) == ETL_OK) {
+        if (on_event) on_event(ctx, ev);
+        etl_sched_push(run->model, ev);
         progress_event(&bar, run->src, &n);
     }
     cli_progress_end(&bar);

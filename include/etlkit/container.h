@@ -421,6 +421,7 @@ typedef struct etl_walk {
     uint32_t buffer_index;   /* file order */
     uint32_t ordinal;        /* the buffer's place in the iterator's order (0, 1, ...) */
     uint16_t cpu;
+    unsigned cursor;         /* private */
     etl_record full;         /* ETL_WALK_OTHER: the record (cpu and buffer_index set) */
 } etl_walk;
 
@@ -440,6 +441,20 @@ etl_status etl_iter_open_cpus_buffers(etl_reader *r, const uint8_t *want, unsign
  * skips them. Do not mix with etl_iter_next on one iterator.
  */
 etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w);
+
+/*
+ * Each selected CPU walked on its own, for readers that merge the CPUs themselves
+ * (the scheduler source): cursor k < etl_iter_walk_count reads CPU etl_iter_walk_cpu's
+ * buffers (*buffers of them) in its time order, one etl_walk per cursor at a time.
+ * With release, the pages below the lowest offset any cursor still reads are dropped
+ * (as a walk over CPUs drops them); a read-ahead walker over buffers another iterator
+ * also reads leaves them.
+ */
+etl_status etl_iter_open_cpu_walks(etl_reader *r, const uint8_t *want, unsigned n, bool release, etl_iter **out);
+unsigned etl_iter_walk_count(const etl_iter *it);
+unsigned etl_iter_walk_cpu(const etl_iter *it, unsigned k, size_t *buffers);
+/* Cursor k's next buffer into w (its own etl_walk), as etl_iter_next_buffer does for one. */
+etl_status etl_iter_next_buffer_of(etl_iter *it, unsigned k, etl_walk *w);
 
 /* The out-of-line half of etl_walk_next: everything but a well-formed kernel record. */
 int etl_walk_slow(etl_walk *w);

@@ -90,6 +90,8 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
                                  etl_sched_source **out);
 /* ETL_OK with the next event, ETL_END at the end. Never fails on bad input. */
 etl_status etl_sched_source_next(etl_sched_source *s, etl_sched_event *ev);
+/* The same without the copy: *ev points into the source, valid until the next call. */
+etl_status etl_sched_source_next_ref(etl_sched_source *s, const etl_sched_event **ev);
 const etl_sched_source_stats *etl_sched_source_stats_get(const etl_sched_source *s);
 /* The container's damage counters over every cursor the source reads. */
 void etl_sched_source_damage(const etl_sched_source *s, etl_stats *out);

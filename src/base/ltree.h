@@ -71,15 +71,25 @@ static inline bool etl_ltree_build(etl_ltree *t)
     return true;
 }
 
-/* Leaf i's key changed (it was the winner): replays its matches up to the root. */
+/*
+ * Leaf i's key changed (it was the winner): replays its matches up to the root. The
+ * winner's key rides along in registers, so each level waits on a compare, not on a
+ * load of the leaf the last compare chose; the losers' leaves load ahead.
+ */
 static inline void etl_ltree_replay(etl_ltree *t, unsigned i)
 {
     unsigned w = i;
+    const etl_ltree_key *leaf = t->leaf;
+    unsigned __int128 wk = (unsigned __int128)leaf[i].key << 64 | leaf[i].tie;
     for (unsigned n = (t->n + i) / 2; n >= 1; n /= 2) {
         unsigned l = t->loser[n];
-        bool lw = etl_ltree_less(t, l, w);
-        t->loser[n] = lw ? w : l;
-        w = lw ? l : w;
+        unsigned __int128 lk = (unsigned __int128)leaf[l].key << 64 | leaf[l].tie;
+        /* Selected by mask: compilers turn the conditional form into a branch, mispredicted half the time. */
+        bool lw = lk < wk;
+        unsigned m = 0u - (unsigned)lw;
+        t->loser[n] = (w & m) | (l & ~m);
+        w = (l & m) | (w & ~m);
+        wk = lw ? lk : wk;
     }
     t->loser[0] = w;
 }

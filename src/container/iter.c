@@ -43,6 +43,7 @@ typedef struct cursor {
     uint64_t key;             /* merge time: the largest timestamp of the CPU's records so far */
     uint8_t *scratch;
     size_t scratch_cap;
+    unsigned cpu;             /* time order: the CPU it reads */
     etl_record head;
 } cursor;
 
@@ -62,6 +63,7 @@ struct etl_iter {
     bool walk;                /* buffers for etl_iter_next_buffer: no record framed ahead */
     int walking;              /* walk: the cursor whose buffer the caller has, -1 if none */
     int walk_slot;            /* walk over CPUs: its frontier's slot in the reader */
+    bool per_cursor;          /* etl_iter_open_cpu_walks: each cursor walked on its own */
     etl_iter_keep_fn keep;    /* time order: records it refuses are never merged */
     void *keep_ctx;
     uint8_t keep_hook_bits[8192], mark_hook_bits[8192]; /* etl_iter_keep_hooks */
@@ -266,6 +268,8 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
         return ETL_E_NOMEM;
     }
     if (order == ETL_ORDER_TIME) {
+        for (unsigned c = 0, k = 0; c < r->ncpu; c++)
+            if (selected(sel, c)) it->cur[k++].cpu = c;
         unsigned slot = 0, next_cpu = 0; /* cursors of CPUs without buffers stay empty */
         size_t i = 0;
         while (i < r->nbufs) {
@@ -275,6 +279,7 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
             if (selected(sel, cpu)) {
                 for (; next_cpu < cpu; next_cpu++) slot += selected(sel, next_cpu);
                 cursor *c = &it->cur[slot];
+                c->cpu = cpu;
                 c->list = it->lists + i;
                 c->n = j - i;
             }
@@ -333,6 +338,25 @@ etl_status etl_iter_open_cpus_buffers(etl_reader *r, const uint8_t *want, unsign
     etl_status st = iter_open(r, ETL_ORDER_TIME, &sel, out);
     if (st == ETL_OK) (*out)->walk_slot = etl_reader_walk_join(r);
     return st;
+}
+
+etl_status etl_iter_open_cpu_walks(etl_reader *r, const uint8_t *want, unsigned n, bool release, etl_iter **out)
+{
+    iter_sel sel = {.want = want, .nwant = n, .release = release, .walk = true};
+    etl_status st = iter_open(r, ETL_ORDER_TIME, &sel, out);
+    if (st == ETL_OK) {
+        (*out)->per_cursor = true;
+        (*out)->walk_slot = release ? etl_reader_walk_join(r) : -1;
+    }
+    return st;
+}
+
+unsigned etl_iter_walk_count(const etl_iter *it) { return it->per_cursor ? it->ncur : 0; }
+
+unsigned etl_iter_walk_cpu(const etl_iter *it, unsigned k, size_t *buffers)
+{
+    *buffers = it->cur[k].n;
+    return it->cur[k].cpu;
 }
 
 etl_status etl_iter_next(etl_iter *it, etl_record *rec)
@@ -400,9 +424,24 @@ static void walk_release(etl_iter *it, uint64_t frontier)
     etl_reader_walk_at(it->r, it->walk_slot, frontier);
 }
 
+/* Hands cursor k's current buffer to w. */
+static void walk_give(etl_iter *it, unsigned k, etl_walk *w)
+{
+    cursor *c = &it->cur[k];
+    w->it = it;
+    w->p = c->data.p;
+    w->n = c->data.n;
+    w->pos = c->pos;
+    w->records = 0;
+    w->buffer_index = c->buf->index;
+    w->ordinal = (uint32_t)(c->next_buf - 1);
+    w->cpu = c->buf->cpu;
+    w->cursor = k;
+}
+
 etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w)
 {
-    if (!it->walk) return ETL_E_INVALID_ARG;
+    if (!it->walk || it->per_cursor) return ETL_E_INVALID_ARG;
     if (it->order == ETL_ORDER_FILE) {
         cursor *c = &it->cur[0];
         if (c->buf) {
@@ -433,15 +472,39 @@ etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w)
             }
         }
     }
-    cursor *c = &it->cur[it->walking];
-    w->it = it;
-    w->p = c->data.p;
-    w->n = c->data.n;
-    w->pos = c->pos;
-    w->records = 0;
-    w->buffer_index = c->buf->index;
-    w->ordinal = (uint32_t)(c->next_buf - 1);
-    w->cpu = c->buf->cpu;
+    walk_give(it, (unsigned)it->walking, w);
+    return ETL_OK;
+}
+
+/*
+ * Cursor walks: the pages below the lowest offset any cursor still reads (its buffer
+ * in hand, else its next one) are done with.
+ */
+static uint64_t cursors_frontier(const etl_iter *it)
+{
+    uint64_t low = UINT64_MAX;
+    for (unsigned i = 0; i < it->ncur; i++) {
+        const cursor *c = &it->cur[i];
+        const etl_buf_ent *b = c->buf ? c->buf : c->next_buf < c->n ? c->list[c->next_buf] : NULL;
+        if (b && b->file_off < low) low = b->file_off;
+    }
+    return low;
+}
+
+etl_status etl_iter_next_buffer_of(etl_iter *it, unsigned k, etl_walk *w)
+{
+    if (!it->per_cursor || k >= it->ncur) return ETL_E_INVALID_ARG;
+    cursor *c = &it->cur[k];
+    if (c->buf) {
+        it->stats.records += w->records;
+        c->buf = NULL;
+    }
+    for (;;) {
+        if (it->release) walk_release(it, cursors_frontier(it));
+        if (c->next_buf >= c->n) return ETL_END;
+        if (cursor_load(it, c, c->list[c->next_buf++]) == ETL_OK) break;
+    }
+    walk_give(it, k, w);
     return ETL_OK;
 }
 
@@ -457,7 +520,7 @@ int etl_walk_slow(etl_walk *w)
      */
     if (rc != ETL_OK || (w->full.has & ETL_REC_HOOK)) {
         if (rc == ETL_OK) rc = ETL_E_CORRUPT; /* cannot happen */
-        if (rc != ETL_END) record_problem(it, it->cur[it->walking].buf, data, w->pos, rc);
+        if (rc != ETL_END) record_problem(it, it->cur[w->cursor].buf, data, w->pos, rc);
         w->pos = w->n;
         return ETL_WALK_END;
     }

@@ -494,11 +494,11 @@ etl_status etl_chain_run(etl_reader *r, etl_chain *c, int bias, etl_sched **mode
             return ETL_E_NOMEM;
         }
         etl_chain_bind(c, m);
-        etl_sched_event ev;
+        const etl_sched_event *ev;
         uint64_t n = 0;
         bool early = false;
-        while (etl_sched_source_next(src, &ev) == ETL_OK) {
-            etl_sched_push(m, &ev);
+        while (etl_sched_source_next_ref(src, &ev) == ETL_OK) {
+            etl_sched_push(m, ev);
             if ((++n & 1023) == 0 && etl_chain_pass_done(c)) {
                 early = true;
                 break;

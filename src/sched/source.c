@@ -27,277 +27,274 @@
 
 enum { FORM_UNKNOWN = 0, FORM_FULL = 1, FORM_COMPACT = 2 };
 
-/* One CPU's compact switches, read ahead. */
-typedef struct bsrc {
-    etl_iter *it;
-    etl_batch_expander x;
-    etl_batch_expand_cpu *xcpus;
-    unsigned cpu;
-    uint64_t key;    /* merge time: the largest switch time so far */
-    bool in_batch;   /* x has a batch begun */
-    bool finishing;  /* the iterator is done: draining x's pending switch */
-    bool done;
-} bsrc;
+/*
+ * Ties on the merge time go by CPU, then a CPU's main stream before its read-ahead
+ * switches; a CPU's last switch expanded late (no read-ahead) comes after every
+ * record of every CPU, as the expander drains its CPUs at the end of the trace.
+ */
+#define TIE_BATCH 1u
+#define TIE_LAST (1ull << 62)
+static inline uint64_t tie_of(unsigned cpu, unsigned batch) { return (uint64_t)cpu << 1 | batch; }
 
-/* A source's head event. */
-typedef struct head {
-    etl_sched_event ev;
-    uint64_t key;     /* merge time (etl_iter_merge_ts): rises along each stream */
+/*
+ * One stream of a part: a CPU's records (the main stream), or its compact batches
+ * read ahead and expanded. Each walks its CPU's buffers itself and decodes the
+ * record it stops at straight into its head: nothing is copied before the merge.
+ */
+typedef struct stream {
+    etl_sched_event ev;   /* the head, with has */
+    uint64_t key;         /* the head's merge time */
+    uint64_t tie;
     bool has;
-} head;
+    bool batch;           /* the read-ahead stream */
+    bool in_buf, eof;
+    bool expanding;       /* x has a batch begun (read ahead, or late in the main stream) */
+    bool drained;         /* eof: the expander's last switch was given */
+    uint16_t cpu;
+    unsigned k;           /* its cursor in the part's iterator */
+    uint64_t time;        /* main: the CPU's largest record time so far; read-ahead: largest switch time */
+    uint64_t late_key;    /* main: the merge time of the batch being expanded late */
+    etl_span payload;     /* the record the head's strings point into */
+    etl_batch_expander x;
+    etl_batch_expand_cpu xcpu;
+    etl_walk wk;
+    etl_record rec;       /* a kernel record framed whole (for its strings) */
+} stream;
 
 typedef struct part part;
 
 /* The events of a set of CPUs (all of them with one thread), in time order. */
 struct part {
-    etl_reader *r;
-    etl_iter *main;
-    bool main_done;
+    etl_iter *main;       /* a walk per CPU */
+    etl_iter *ahead;      /* a walk per CPU for the read-ahead streams, NULL without */
+    stream *s;            /* per CPU with buffers: its main stream, then its read-ahead one */
+    unsigned ns;
+    etl_ltree lt;         /* the heads on (merge time, tie) */
+    int pending;          /* stream whose head was returned last */
     bool lookahead;
-    /* late expansion, when batches are not read ahead */
-    etl_batch_expander late;
-    etl_batch_expand_cpu *late_cpus;
-    bool late_active;
-    bool late_finishing;
-    uint64_t late_key;  /* the merge time of the batch being expanded */
-    bsrc *b;
-    unsigned nb;
-    head *heads;      /* [0] main, [1 + c] CPU c's batches */
-    etl_ltree lt;     /* the heads on (merge time, CPU, main first) */
-    int pending;      /* source whose head was returned last */
-    uint8_t *form;    /* per CPU */
+    uint8_t *form;        /* per CPU */
     unsigned nform;
     unsigned bias;
-    uint32_t skip;    /* kinds the caller does not want */
-    etl_span payload; /* the record of the last Thread, SetName or Process event: its strings point into it */
-    uint64_t key;     /* merge time of the event returned last */
+    uint32_t skip;        /* kinds the caller does not want */
+    etl_span payload;     /* the record the last event's strings point into */
+    uint64_t key, tie;    /* of the event returned last */
     etl_sched_source_stats st;
+    uint8_t keep[8192];   /* hooks the main streams decode */
+    uint8_t mark[8192];   /* hooks passed over that still move the end of the trace */
 };
 
 static size_t packed_size(const etl_sched_event *e);
 
+static inline bool hook_in(const uint8_t *set, uint16_t hook) { return (set[hook >> 3] >> (hook & 7)) & 1u; }
 
-static void switch_event(etl_sched_event *ev, const etl_cswitch *sw, uint16_t hook)
+static void count_chain(part *p, const etl_cswitch *sw)
 {
-    ev->kind = ETL_SCHED_SWITCH;
-    ev->cpu = sw->cpu;
-    ev->hook = hook;
-    ev->ts = sw->ts;
-    etl_copy_small(&ev->u.sw, sw, sizeof *sw);
+    if (!(sw->known & ETL_CSW_NEW_TID)) p->st.broken_chains++;
 }
 
-/* Decodes a record into ev. Returns 1 for an event, 0 to skip, 2 for a batch (not filled). */
-static int decode(part *s, const etl_record *rec, etl_sched_event *ev)
+/* The head is the switch in ev.u.sw (from a batch), at merge time key. */
+static void head_batch_switch(stream *s, uint64_t key, uint64_t tie)
 {
-    uint16_t hook;
-    if (!etl_record_kernel_hook(rec, &hook)) return 0;
-    unsigned kind = etl_sched_kind_of(hook);
-    if (!kind) return 0;
-    if (rec->ts > s->st.last_ts) s->st.last_ts = rec->ts;
-    if (s->skip & (1u << kind)) return 0;
-    /* The two events of nearly every record, straight into ev: no etl_event in between. */
-    if (hook == ETL_HOOK_CSWITCH || hook == ETL_HOOK_READY_THREAD) {
-        etl_status st = hook == ETL_HOOK_CSWITCH ? etl_event_decode_cswitch(rec, &ev->u.sw)
-                                                 : etl_ready_thread_decode(rec->payload, &ev->u.ready);
-        if (st != ETL_OK) {
-            s->st.undecodable++;
-            return 0;
-        }
-        ev->kind = hook == ETL_HOOK_CSWITCH ? ETL_SCHED_SWITCH : ETL_SCHED_READY;
-        ev->cpu = rec->cpu;
-        ev->hook = hook;
-        ev->ts = rec->ts;
-        return 1;
-    }
-    etl_event e;
-    if (etl_event_decode(rec, &e) != ETL_OK) {
-        s->st.undecodable++;
-        return 0;
-    }
-    ev->cpu = rec->cpu;
-    ev->hook = hook;
-    ev->ts = rec->ts;
-    switch (e.kind) {
-    case ETL_EVENT_CSWITCH:
-        switch_event(ev, &e.u.cswitch, hook);
-        return 1;
-    case ETL_EVENT_CCSWAP_BATCH:
-        return 2;
-    case ETL_EVENT_READY_THREAD:
-        ev->kind = ETL_SCHED_READY;
-        ev->u.ready = e.u.ready;
-        return 1;
-    case ETL_EVENT_THREAD:
-        s->payload = rec->payload;
-        ev->kind = ETL_SCHED_THREAD;
-        ev->u.thread = e.u.thread;
-        return 1;
-    case ETL_EVENT_THREAD_SET_NAME:
-        s->payload = rec->payload;
-        ev->kind = ETL_SCHED_SET_NAME;
-        ev->u.set_name = e.u.set_name;
-        return 1;
-    case ETL_EVENT_PROCESS:
-        s->payload = rec->payload;
-        ev->kind = ETL_SCHED_PROCESS;
-        ev->u.process = e.u.process;
-        return 1;
-    case ETL_EVENT_SPINLOCK:
-        ev->kind = ETL_SCHED_SPINLOCK;
-        ev->u.spinlock = e.u.spinlock;
-        return 1;
-    default:
-        return 0;
-    }
+    s->ev.kind = ETL_SCHED_SWITCH;
+    s->ev.u.sw.cpu = s->cpu;
+    s->ev.cpu = s->cpu;
+    s->ev.hook = ETL_HOOK_CSWITCH_BATCH;
+    s->ev.ts = s->ev.u.sw.ts;
+    s->key = key;
+    s->tie = tie;
+    s->has = true;
 }
 
 /*
- * The main cursor's filter: records the model does not use, or the caller skips,
- * are dropped before the merge (batches too when they are read ahead). Every
- * scheduler record still moves the end of the trace.
+ * A record of a main stream framed whole (another header type, or a kernel record
+ * whose strings an event keeps): into the head. Returns true for an event.
  */
-static bool keep_main(void *ctx, const etl_record *rec)
+static bool take_record(part *p, stream *s, const etl_record *rec)
 {
-    part *s = ctx;
     uint16_t hook;
     if (!etl_record_kernel_hook(rec, &hook)) return false;
     unsigned kind = etl_sched_kind_of(hook);
     if (!kind) return false;
-    if (rec->ts > s->st.last_ts) s->st.last_ts = rec->ts;
-    if (s->skip & (1u << kind)) return false;
-    return !(hook == ETL_HOOK_CSWITCH_BATCH && s->lookahead);
+    if (rec->ts > p->st.last_ts) p->st.last_ts = rec->ts;
+    if (p->skip & (1u << kind)) return false;
+    etl_sched_event *ev = &s->ev;
+    if (hook == ETL_HOOK_CSWITCH_BATCH) {
+        if (p->lookahead) return false;
+        /* No read-ahead: the batch's switches are merged where it lies. */
+        s->late_key = s->time;
+        p->st.late_batches++;
+        etl_batch_expand_begin(&s->x, 0, rec->payload, p->bias, (uint8_t)rec->version);
+        s->expanding = true;
+        return false;
+    }
+    etl_event e;
+    etl_status st = hook == ETL_HOOK_CSWITCH ? etl_event_decode_cswitch(rec, &ev->u.sw)
+                    : hook == ETL_HOOK_READY_THREAD ? etl_ready_thread_decode(rec->payload, &ev->u.ready)
+                    : etl_event_decode(rec, &e);
+    if (st != ETL_OK) {
+        p->st.undecodable++;
+        return false;
+    }
+    ev->cpu = s->cpu;
+    ev->hook = hook;
+    ev->ts = rec->ts;
+    switch (hook == ETL_HOOK_CSWITCH ? ETL_EVENT_CSWITCH : hook == ETL_HOOK_READY_THREAD ? ETL_EVENT_READY_THREAD : e.kind) {
+    case ETL_EVENT_CSWITCH: ev->kind = ETL_SCHED_SWITCH; break;
+    case ETL_EVENT_READY_THREAD: ev->kind = ETL_SCHED_READY; break;
+    case ETL_EVENT_THREAD:
+        ev->kind = ETL_SCHED_THREAD;
+        ev->u.thread = e.u.thread;
+        break;
+    case ETL_EVENT_THREAD_SET_NAME:
+        ev->kind = ETL_SCHED_SET_NAME;
+        ev->u.set_name = e.u.set_name;
+        break;
+    case ETL_EVENT_PROCESS:
+        ev->kind = ETL_SCHED_PROCESS;
+        ev->u.process = e.u.process;
+        break;
+    case ETL_EVENT_SPINLOCK:
+        ev->kind = ETL_SCHED_SPINLOCK;
+        ev->u.spinlock = e.u.spinlock;
+        break;
+    default: return false;
+    }
+    s->payload = rec->payload;
+    return true;
 }
 
-/* A read-ahead cursor's filter: its CPU's batches alone. */
-static bool keep_batch(void *ctx, const etl_record *rec)
+/* A main stream's next event into its head (a late batch's switches first). */
+static void main_fill(part *p, stream *s)
 {
-    (void)ctx;
-    uint16_t hook;
-    return etl_record_kernel_hook(rec, &hook) && hook == ETL_HOOK_CSWITCH_BATCH;
-}
-
-static void count_chain(part *s, const etl_cswitch *sw)
-{
-    if (!(sw->known & ETL_CSW_NEW_TID)) s->st.broken_chains++;
-}
-
-/* The main stream's next event into h (late batch switches first). */
-static void main_fill(part *s, head *h)
-{
-    h->has = false;
-    etl_cswitch sw;
+    s->has = false;
+    etl_sched_event *ev = &s->ev;
     for (;;) {
-        if (s->late_active) {
-            if (etl_batch_expand_next(&s->late, &sw) == ETL_OK) {
-                count_chain(s, &sw);
-                switch_event(&h->ev, &sw, ETL_HOOK_CSWITCH_BATCH);
-                h->key = s->late_key;
-                h->has = true;
+        if (s->expanding) {
+            if (etl_batch_expand_next(&s->x, &ev->u.sw) == ETL_OK) {
+                count_chain(p, &ev->u.sw);
+                head_batch_switch(s, s->late_key, tie_of(s->cpu, 0));
                 return;
             }
-            s->late_active = false;
+            s->expanding = false;
         }
-        if (s->main_done) {
-            if (!s->late_cpus || s->late_finishing) return;
-            if (etl_batch_expand_finish(&s->late, &sw) == ETL_OK) { /* a CPU's last switch: no successor to lose */
-                switch_event(&h->ev, &sw, ETL_HOOK_CSWITCH_BATCH);
-                h->key = UINT64_MAX; /* after everything, by CPU */
-                h->has = true;
+        if (!s->in_buf) {
+            if (s->eof || etl_iter_next_buffer_of(p->main, s->k, &s->wk) != ETL_OK) {
+                s->eof = true;
+                /* Late batches: the CPU's last switch, which has no successor to lose. */
+                if (p->lookahead || s->drained) return;
+                if (etl_batch_expand_finish(&s->x, &ev->u.sw) == ETL_OK) {
+                    head_batch_switch(s, UINT64_MAX, TIE_LAST | tie_of(s->cpu, 0));
+                    return;
+                }
+                s->drained = true;
                 return;
             }
-            s->late_finishing = true;
-            return;
+            s->in_buf = true;
         }
-        const etl_record *rec;
-        if (etl_iter_next_ref(s->main, &rec) != ETL_OK) {
-            s->main_done = true;
+        etl_krec k;
+        int r = etl_walk_next(&s->wk, &k);
+        if (r == ETL_WALK_KERNEL) {
+            if (k.ts > s->time) s->time = k.ts;
+            if (!hook_in(p->keep, k.hook)) {
+                /* Not wanted: passed over from its header; the scheduler's records still move the end. */
+                if (hook_in(p->mark, k.hook) && k.ts > p->st.last_ts) p->st.last_ts = k.ts;
+                continue;
+            }
+            /* The two events of nearly every record, straight from the walk's view. */
+            if (k.hook == ETL_HOOK_CSWITCH || k.hook == ETL_HOOK_READY_THREAD) {
+                if (k.ts > p->st.last_ts) p->st.last_ts = k.ts;
+                etl_status st = k.hook == ETL_HOOK_CSWITCH ? etl_event_decode_cswitch_krec(&k, s->cpu, &ev->u.sw)
+                                                          : etl_ready_thread_decode(k.payload, &ev->u.ready);
+                if (st != ETL_OK) {
+                    p->st.undecodable++;
+                    continue;
+                }
+                ev->kind = k.hook == ETL_HOOK_CSWITCH ? ETL_SCHED_SWITCH : ETL_SCHED_READY;
+                ev->cpu = s->cpu;
+                ev->hook = k.hook;
+                ev->ts = k.ts;
+            } else {
+                etl_krec_record(&s->wk, &k, &s->rec);
+                if (!take_record(p, s, &s->rec)) continue;
+            }
+        } else if (r == ETL_WALK_OTHER) {
+            if (s->wk.full.ts > s->time) s->time = s->wk.full.ts;
+            if (!take_record(p, s, &s->wk.full)) continue;
+        } else {
+            s->in_buf = false;
             continue;
         }
-        int k = decode(s, rec, &h->ev);
-        if (k == 1) {
-            h->key = etl_iter_merge_ts(s->main);
-            h->has = true;
-            return;
-        }
-        if (k == 2 && !s->lookahead && s->late_cpus) {
-            s->late_key = etl_iter_merge_ts(s->main);
-            s->st.late_batches++;
-            etl_batch_expand_begin(&s->late, rec->cpu, rec->payload, s->bias, (uint8_t)rec->version);
-            s->late_active = true;
-        }
+        s->key = s->time;
+        s->tie = tie_of(s->cpu, 0);
+        s->has = true;
+        return;
     }
 }
 
-/* CPU b's next compact switch into h. */
-static void batch_fill(part *s, bsrc *b, head *h)
+/* A read-ahead stream's next compact switch into its head. */
+static void ahead_fill(part *p, stream *s)
 {
-    h->has = false;
-    etl_cswitch sw;
-    while (!b->done) {
-        if (b->finishing) {
-            if (etl_batch_expand_finish(&b->x, &sw) == ETL_OK) { /* a CPU's last switch: no successor to lose */
-                sw.cpu = (uint16_t)b->cpu;
-                switch_event(&h->ev, &sw, ETL_HOOK_CSWITCH_BATCH);
-                h->key = b->key = sw.ts > b->key ? sw.ts : b->key;
-                h->has = true;
+    s->has = false;
+    etl_cswitch *sw = &s->ev.u.sw;
+    for (;;) {
+        if (s->expanding) {
+            if (etl_batch_expand_next(&s->x, sw) == ETL_OK) {
+                count_chain(p, sw);
+                if (sw->ts > s->time) s->time = sw->ts;
+                head_batch_switch(s, s->time, tie_of(s->cpu, TIE_BATCH));
                 return;
             }
-            b->done = true;
-            return;
+            s->expanding = false;
         }
-        if (b->in_batch && etl_batch_expand_next(&b->x, &sw) == ETL_OK) {
-            count_chain(s, &sw);
-            sw.cpu = (uint16_t)b->cpu;
-            switch_event(&h->ev, &sw, ETL_HOOK_CSWITCH_BATCH);
-            h->key = b->key = sw.ts > b->key ? sw.ts : b->key;
-            h->has = true;
-            return;
+        if (!s->in_buf) {
+            if (s->eof || etl_iter_next_buffer_of(p->ahead, s->k, &s->wk) != ETL_OK) {
+                s->eof = true;
+                if (s->drained) return;
+                /* The CPU's last switch: nothing follows it, so no successor was lost. */
+                if (etl_batch_expand_finish(&s->x, sw) == ETL_OK) {
+                    if (sw->ts > s->time) s->time = sw->ts;
+                    head_batch_switch(s, s->time, tie_of(s->cpu, TIE_BATCH));
+                    return;
+                }
+                s->drained = true;
+                return;
+            }
+            s->in_buf = true;
         }
-        b->in_batch = false;
-        const etl_record *rec;
-        if (etl_iter_next_ref(b->it, &rec) != ETL_OK) {
-            b->finishing = true;
-            continue;
-        }
+        etl_krec k;
         uint16_t hook;
-        if (!etl_record_kernel_hook(rec, &hook) || hook != ETL_HOOK_CSWITCH_BATCH) continue;
-        etl_batch_expand_begin(&b->x, 0, rec->payload, s->bias, (uint8_t)rec->version);
-        b->in_batch = true;
+        if (etl_walk_kernel(&s->wk, &k)) {
+            if (k.hook != ETL_HOOK_CSWITCH_BATCH) continue;
+            etl_batch_expand_begin(&s->x, 0, k.payload, p->bias, (uint8_t)(k.version_word & 0xFF));
+            s->expanding = true;
+        } else if (etl_walk_slow(&s->wk) == ETL_WALK_OTHER) {
+            if (!etl_record_kernel_hook(&s->wk.full, &hook) || hook != ETL_HOOK_CSWITCH_BATCH) continue;
+            etl_batch_expand_begin(&s->x, 0, s->wk.full.payload, p->bias, (uint8_t)s->wk.full.version);
+            s->expanding = true;
+        } else {
+            s->in_buf = false;
+        }
     }
 }
 
-static void fill(part *s, unsigned i)
+/* Stream i's next head, and its leaf: (merge time, tie), done when it has ended. */
+static void refill(part *p, unsigned i)
 {
-    if (i == 0) main_fill(s, &s->heads[0]);
-    else batch_fill(s, &s->b[i - 1], &s->heads[i]);
+    stream *s = &p->s[i];
+    if (s->batch) ahead_fill(p, s);
+    else main_fill(p, s);
+    p->lt.leaf[i] = s->has ? (etl_ltree_key){s->key, s->tie} : (etl_ltree_key){UINT64_MAX, ETL_LTREE_DONE};
 }
 
-/*
- * Head i's leaf: (merge time, CPU, main before batches); ties on one CPU put a
- * ReadyThread before the switch it causes. Merge times rise along every stream,
- * so the order is a sort and does not depend on how CPUs are shared between threads.
- */
-static void set_leaf(part *s, unsigned i)
+static void part_close(part *p)
 {
-    const head *h = &s->heads[i];
-    s->lt.leaf[i] = h->has ? (etl_ltree_key){h->key, (uint64_t)h->ev.cpu << 32 | i}
-                           : (etl_ltree_key){UINT64_MAX, ETL_LTREE_DONE};
-}
-
-static void part_close(part *s)
-{
-    if (!s) return;
-    for (unsigned c = 0; s->b && c < s->nb; c++) {
-        etl_iter_close(s->b[c].it);
-        free(s->b[c].xcpus);
-    }
-    etl_iter_close(s->main);
-    free(s->late_cpus);
-    free(s->b);
-    free(s->heads);
-    etl_ltree_free(&s->lt);
-    free(s->form);
-    free(s);
+    if (!p) return;
+    etl_iter_close(p->main);
+    etl_iter_close(p->ahead);
+    free(p->s);
+    etl_ltree_free(&p->lt);
+    free(p->form);
+    free(p);
 }
 
 /* The CPUs c < nwant with want[c] (want NULL: every CPU). */
@@ -305,118 +302,93 @@ static etl_status part_open(etl_reader *r, unsigned bias, uint32_t skip, bool lo
                             unsigned nwant, part **out)
 {
     *out = NULL;
-    part *s = calloc(1, sizeof *s);
-    if (!s) return ETL_E_NOMEM;
-    s->r = r;
-    s->pending = -1;
-    s->skip = skip;
-    s->bias = bias;
+    part *p = calloc(1, sizeof *p);
+    if (!p) return ETL_E_NOMEM;
+    p->pending = -1;
+    p->skip = skip;
+    p->bias = bias;
+    p->lookahead = lookahead;
     unsigned ncpu = etl_reader_cpu_count(r);
-    s->nform = ncpu ? ncpu : 1;
-    s->form = calloc(s->nform, 1);
-    s->lookahead = lookahead;
-    s->nb = s->lookahead ? ncpu : 0;
-    s->b = calloc(s->nb ? s->nb : 1, sizeof *s->b);
-    s->heads = calloc(s->nb + 1, sizeof *s->heads);
-    etl_status st = !s->form || !s->b || !s->heads || !etl_ltree_init(&s->lt, s->nb + 1) ? ETL_E_NOMEM
-                    : etl_iter_open_cpus(r, want, nwant, keep_main, s, &s->main);
+    p->nform = ncpu ? ncpu : 1;
+    p->form = calloc(p->nform, 1);
+    etl_status st = p->form ? etl_iter_open_cpu_walks(r, want, nwant, true, &p->main) : ETL_E_NOMEM;
+    if (st == ETL_OK && lookahead) st = etl_iter_open_cpu_walks(r, want, nwant, false, &p->ahead);
+    unsigned nk = st == ETL_OK ? etl_iter_walk_count(p->main) : 0;
     if (st == ETL_OK) {
-        /* What keep_main would refuse is passed over from its header; the scheduler's records still move the end. */
-        uint8_t keep[8192] = {0}, mark[8192] = {0};
-        for (unsigned h = 0; h < 65536; h++) {
-            unsigned kind = etl_sched_kind_of((uint16_t)h);
-            if (!kind) continue;
-            mark[h >> 3] |= (uint8_t)(1u << (h & 7));
-            if (!(skip & (1u << kind)) && !(h == ETL_HOOK_CSWITCH_BATCH && lookahead)) keep[h >> 3] |= (uint8_t)(1u << (h & 7));
+        p->s = calloc(nk ? 2u * nk : 1u, sizeof *p->s);
+        if (!p->s) st = ETL_E_NOMEM;
+    }
+    /* Only CPUs that have buffers get streams: a hostile file may name CPU 2047 and no other. */
+    for (unsigned k = 0; st == ETL_OK && k < nk; k++) {
+        size_t nbuf;
+        unsigned cpu = etl_iter_walk_cpu(p->main, k, &nbuf);
+        if (!nbuf) continue;
+        for (unsigned b = 0; b <= (unsigned)lookahead; b++) {
+            stream *s = &p->s[p->ns++];
+            s->batch = b;
+            s->cpu = (uint16_t)cpu;
+            s->k = k;
+            st = etl_batch_expand_init(&s->x, &s->xcpu, 1);
         }
-        etl_iter_keep_hooks(s->main, keep, mark);
     }
-    if (st == ETL_OK && !s->lookahead && ncpu) {
-        s->late_cpus = calloc(ncpu, sizeof *s->late_cpus);
-        st = s->late_cpus ? etl_batch_expand_init(&s->late, s->late_cpus, ncpu) : ETL_E_NOMEM;
+    /* What the streams decode; of what they pass over, what moves the end of the trace. */
+    for (unsigned h = 0; h < 65536; h++) {
+        unsigned kind = etl_sched_kind_of((uint16_t)h);
+        if (!kind) continue;
+        p->mark[h >> 3] |= (uint8_t)(1u << (h & 7));
+        if (!(skip & (1u << kind)) && !(h == ETL_HOOK_CSWITCH_BATCH && lookahead)) p->keep[h >> 3] |= (uint8_t)(1u << (h & 7));
     }
-    /* Only CPUs that have buffers get a cursor: a hostile file may name CPU 2047 and no other. */
-    uint8_t *has = s->nb ? calloc(s->nb, 1) : NULL;
-    for (size_t i = 0; has && i < etl_reader_buffer_count(r); i++) {
-        unsigned c = etl_reader_buffer_cpu(r, i);
-        if (c < s->nb && (!want || (c < nwant && want[c]))) has[c] = 1;
-    }
-    if (s->nb && !has) st = ETL_E_NOMEM;
-    for (unsigned c = 0; st == ETL_OK && c < s->nb; c++) {
-        bsrc *b = &s->b[c];
-        b->cpu = c;
-        if (!has[c]) {
-            b->done = true;
-            continue;
-        }
-        /* One expander slot: the CPU's batches go in as CPU 0 and its switches come back with their CPU. */
-        b->xcpus = calloc(1, sizeof *b->xcpus);
-        st = b->xcpus ? etl_iter_open_cpu(r, c, keep_batch, NULL, &b->it) : ETL_E_NOMEM;
-        if (st == ETL_OK) {
-            uint8_t keep[8192] = {0}, none[8192] = {0};
-            keep[ETL_HOOK_CSWITCH_BATCH >> 3] = 1u << (ETL_HOOK_CSWITCH_BATCH & 7);
-            etl_iter_keep_hooks(b->it, keep, none);
-        }
-        if (st == ETL_OK) st = etl_batch_expand_init(&b->x, b->xcpus, 1);
-    }
-    free(has);
+    if (st == ETL_OK && !etl_ltree_init(&p->lt, p->ns)) st = ETL_E_NOMEM;
     if (st != ETL_OK) {
-        part_close(s);
+        part_close(p);
         return st;
     }
-    for (unsigned i = 0; i <= s->nb; i++) {
-        fill(s, i);
-        set_leaf(s, i);
-    }
-    if (!etl_ltree_build(&s->lt)) {
-        part_close(s);
+    for (unsigned i = 0; i < p->ns; i++) refill(p, i);
+    if (!etl_ltree_build(&p->lt)) {
+        part_close(p);
         return ETL_E_NOMEM;
     }
-    *out = s;
+    *out = p;
     return ETL_OK;
 }
 
-static etl_status part_next(part *s, etl_sched_event *ev)
+/* The next event, in place (valid until the next call), or NULL at the end. */
+static const etl_sched_event *part_next(part *p)
 {
     for (;;) {
-        if (s->pending >= 0) {
-            unsigned p = (unsigned)s->pending;
-            fill(s, p);
-            set_leaf(s, p);
-            etl_ltree_replay(&s->lt, p);
-            s->pending = -1;
+        if (p->pending >= 0) {
+            refill(p, (unsigned)p->pending);
+            etl_ltree_replay(&p->lt, (unsigned)p->pending);
+            p->pending = -1;
         }
-        int top = etl_ltree_top(&s->lt);
-        if (top < 0) {
-            /* The scheduler's records passed over before the merge move the end too. */
-            uint64_t m = etl_iter_marked_ts(s->main);
-            if (m > s->st.last_ts) s->st.last_ts = m;
-            return ETL_END;
-        }
-        s->pending = top;
-        const etl_sched_event *e = &s->heads[top].ev;
+        int top = etl_ltree_top(&p->lt);
+        if (top < 0) return NULL;
+        p->pending = top;
+        const stream *s = &p->s[top];
+        const etl_sched_event *e = &s->ev;
         if (e->kind == ETL_SCHED_SWITCH) {
             unsigned c = e->cpu;
-            if (c >= s->nform) {
-                uint8_t *f = realloc(s->form, c + 1u);
+            if (c >= p->nform) {
+                uint8_t *f = realloc(p->form, c + 1u);
                 if (!f) continue;
-                memset(f + s->nform, 0, c + 1u - s->nform);
-                s->form = f;
-                s->nform = c + 1u;
+                memset(f + p->nform, 0, c + 1u - p->nform);
+                p->form = f;
+                p->nform = c + 1u;
             }
             uint8_t want = e->u.sw.source == ETL_CSW_SRC_COMPACT ? FORM_COMPACT : FORM_FULL;
-            if (s->form[c] == FORM_UNKNOWN) s->form[c] = want;
-            if (s->form[c] != want) {
-                s->st.duplicates_dropped++;
+            if (p->form[c] == FORM_UNKNOWN) p->form[c] = want;
+            if (p->form[c] != want) {
+                p->st.duplicates_dropped++;
                 continue;
             }
-            s->st.switches++;
-            if (want == FORM_COMPACT) s->st.compact_switches++;
-            else s->st.full_switches++;
+            p->st.switches++;
+            if (want == FORM_COMPACT) p->st.compact_switches++;
+            else p->st.full_switches++;
         }
-        s->key = s->heads[top].key;
-        etl_copy_small(ev, e, packed_size(e)); /* the event's own member, not the union's largest */
-        return ETL_OK;
+        p->key = s->key;
+        p->tie = s->tie;
+        p->payload = s->payload;
+        return e;
     }
 }
 
@@ -439,7 +411,8 @@ static etl_status part_next(part *s, etl_sched_event *ev)
  * kind's member of the union (a ReadyThread takes 56 bytes, not 208): what crosses
  * between cores is what costs, not the copying.
  */
-#define ENTRY_MAX (sizeof(uint64_t) + sizeof(etl_sched_event))
+#define ENTRY_HEAD (2 * sizeof(uint64_t)) /* merge time and tie */
+#define ENTRY_MAX (ENTRY_HEAD + sizeof(etl_sched_event))
 typedef struct block {
     unsigned n;         /* events */
     size_t used;        /* bytes of ev */
@@ -452,8 +425,7 @@ typedef struct block {
 
 typedef struct worker {
     part *p;
-    bool local;             /* share 0: read on the caller's thread, into head */
-    etl_sched_event head;
+    bool local;             /* share 0: read on the caller's thread, in place */
     pthread_t th;
     bool started;
     pthread_mutex_t mu;
@@ -464,7 +436,7 @@ typedef struct worker {
     bool waiting;           /* under mu: a side sleeps on cv (a wake-up costs a system call) */
     /* the caller's side */
     const etl_sched_event *at; /* the share's next event, NULL when it has ended */
-    uint64_t key;              /* its merge time */
+    uint64_t key, tie;         /* its merge time and tie */
     block *cur;
     unsigned pos;
     size_t off;             /* of at in cur */
@@ -553,15 +525,19 @@ static void *worker_main(void *arg)
         /* A record's payload is under 64 KiB: stop the block while one more surely fits. */
         while (BLOCK_BYTES - b->used >= ENTRY_MAX && BLOCK_ARENA - b->arena_used > 65536 + 8) {
             uint64_t *key = (uint64_t *)(void *)(b->ev + b->used);
-            etl_sched_event *ev = (etl_sched_event *)(void *)(key + 1);
-            if (part_next(w->p, ev) != ETL_OK) {
+            etl_sched_event *ev = (etl_sched_event *)(void *)(key + 2);
+            const etl_sched_event *e = part_next(w->p);
+            if (!e) {
                 last = true;
                 break;
             }
+            size_t n = packed_size(e);
+            etl_copy_small(ev, e, n);
             if (ev->kind == ETL_SCHED_THREAD || ev->kind == ETL_SCHED_SET_NAME || ev->kind == ETL_SCHED_PROCESS)
                 keep_strings(b, ev, w->p->payload);
-            *key = w->p->key;
-            b->used += sizeof *key + packed_size(ev);
+            key[0] = w->p->key;
+            key[1] = w->p->tie;
+            b->used += ENTRY_HEAD + n;
             b->n++;
         }
         b->last = last;
@@ -579,7 +555,8 @@ static void entry_at(worker *w)
 {
     const uint8_t *e = w->cur->ev + w->off;
     memcpy(&w->key, e, sizeof w->key);
-    w->at = (const etl_sched_event *)(const void *)(e + sizeof w->key);
+    memcpy(&w->tie, e + sizeof w->key, sizeof w->tie);
+    w->at = (const etl_sched_event *)(const void *)(e + ENTRY_HEAD);
 }
 
 /* The caller gives back w's current block and takes the next one, waiting for it. */
@@ -617,12 +594,13 @@ static void take_block(worker *w)
 static void advance(worker *w)
 {
     if (w->local) {
-        w->at = part_next(w->p, &w->head) == ETL_OK ? &w->head : NULL;
+        w->at = part_next(w->p);
         w->key = w->p->key;
+        w->tie = w->p->tie;
         return;
     }
     if (++w->pos < w->cur->n) {
-        w->off += sizeof w->key + packed_size(w->at);
+        w->off += ENTRY_HEAD + packed_size(w->at);
         entry_at(w);
         /* The block was written on another core: ask for its lines ahead of the merge. */
         const uint8_t *ahead = w->cur->ev + w->off + 512;
@@ -732,9 +710,12 @@ static void sum_stats(etl_sched_source *s)
     }
 }
 
-etl_status etl_sched_source_next(etl_sched_source *s, etl_sched_event *ev)
+etl_status etl_sched_source_next_ref(etl_sched_source *s, const etl_sched_event **ev)
 {
-    if (s->solo) return part_next(s->solo, ev);
+    if (s->solo) {
+        *ev = part_next(s->solo);
+        return *ev ? ETL_OK : ETL_END;
+    }
     if (s->pending >= 0) {
         advance(&s->w[s->pending]);
         s->pending = -1;
@@ -746,15 +727,13 @@ etl_status etl_sched_source_next(etl_sched_source *s, etl_sched_event *ev)
         s->primed = true;
     }
     int best = -1;
-    const etl_sched_event *b = NULL;
-    uint64_t bk = 0;
+    uint64_t bk = 0, bt = 0;
     for (unsigned i = 0; i < s->nw; i++) {
-        const etl_sched_event *e = s->w[i].at;
-        uint64_t k = s->w[i].key;
-        if (e && (!b || k < bk || (k == bk && e->cpu < b->cpu))) {
+        const worker *w = &s->w[i];
+        if (w->at && (best < 0 || w->key < bk || (w->key == bk && w->tie < bt))) {
             best = (int)i;
-            b = e;
-            bk = k;
+            bk = w->key;
+            bt = w->tie;
         }
     }
     if (best < 0) {
@@ -763,8 +742,16 @@ etl_status etl_sched_source_next(etl_sched_source *s, etl_sched_event *ev)
         return ETL_END;
     }
     s->pending = best;
-    memcpy(ev, b, s->w[best].local ? sizeof *ev : packed_size(b));
+    *ev = s->w[best].at;
     return ETL_OK;
+}
+
+etl_status etl_sched_source_next(etl_sched_source *s, etl_sched_event *ev)
+{
+    const etl_sched_event *e;
+    etl_status st = etl_sched_source_next_ref(s, &e);
+    if (st == ETL_OK) etl_copy_small(ev, e, packed_size(e)); /* the event's own member, not the union's largest */
+    return st;
 }
 
 const etl_sched_source_stats *etl_sched_source_stats_get(const etl_sched_source *s)
