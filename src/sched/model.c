@@ -37,6 +37,7 @@ typedef struct mthr {
 typedef struct mcpu {
     etl_cswitch prev;        /* s_i, the last switch (valid with has_prev) */
     etl_sched_row row;       /* the row s_i opened */
+    uint64_t gen;            /* the model's gen when row.new_thread was looked up */
     bool has_prev;
 } mcpu;
 
@@ -52,7 +53,10 @@ struct etl_sched {
     size_t nthr, capthr;
     etl_sched_process *proc;
     size_t nproc, capproc;
-    etl_idmap tid_map;       /* TID -> current instance */
+    etl_idmap tid_map;       /* TID -> current instance, for TIDs from DIRECT_TIDS on */
+    uint32_t *direct;        /* TID -> current instance below ndirect (ETL_IDMAP_EMPTY: none): no hashing */
+    size_t ndirect;
+    uint64_t gen;            /* instances made so far: a TID's lookup holds while it has not moved */
     etl_idmap pid_map;       /* PID -> current instance */
     char *names;
     size_t nnames, capnames;
@@ -132,6 +136,30 @@ static mthr *live_at(etl_sched *m, uint32_t i)
     return &m->live[i];
 }
 
+/* TIDs below this are looked up in an array (4 MiB at most): Windows hands out small ones. */
+#define DIRECT_TIDS (1u << 20)
+
+static inline uint32_t tid_get(const etl_sched *m, uint32_t tid)
+{
+    return tid < m->ndirect ? m->direct[tid] : tid < DIRECT_TIDS ? ETL_IDMAP_EMPTY : etl_idmap_get(&m->tid_map, tid);
+}
+
+static bool tid_put(etl_sched *m, uint32_t tid, uint32_t i)
+{
+    if (tid >= DIRECT_TIDS) return etl_idmap_put(&m->tid_map, tid, i) == ETL_OK;
+    if (tid >= m->ndirect) {
+        size_t n = m->ndirect ? m->ndirect : 4096;
+        while (n <= tid) n *= 2;
+        uint32_t *d = realloc(m->direct, n * sizeof *d);
+        if (!d) return false;
+        for (size_t k = m->ndirect; k < n; k++) d[k] = ETL_IDMAP_EMPTY;
+        m->direct = d;
+        m->ndirect = n;
+    }
+    m->direct[tid] = i;
+    return true;
+}
+
 static uint32_t new_thread(etl_sched *m, uint32_t tid, uint64_t ts)
 {
     if (m->nthr == m->capthr) {
@@ -150,7 +178,8 @@ static uint32_t new_thread(etl_sched *m, uint32_t tid, uint64_t ts)
     m->thr[i].pid = UINT32_MAX;
     m->thr[i].process = ETL_SCHED_NONE;
     m->thr[i].start_ts = ts;
-    etl_idmap_put(&m->tid_map, tid, i);
+    tid_put(m, tid, i);
+    m->gen++;
     m->st.threads++;
     return i;
 }
@@ -159,7 +188,7 @@ static uint32_t new_thread(etl_sched *m, uint32_t tid, uint64_t ts)
 static uint32_t thread_of(etl_sched *m, uint32_t tid, uint64_t ts)
 {
     if (tid == 0) return ETL_SCHED_IDLE;
-    uint32_t i = etl_idmap_get(&m->tid_map, tid);
+    uint32_t i = tid_get(m, tid);
     if (i != ETL_IDMAP_EMPTY) return i;
     i = new_thread(m, tid, ts);
     if (i != ETL_SCHED_NONE) m->st.unknown_threads++;
@@ -259,7 +288,14 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
     m->st.switches++;
     uint64_t t = e->ts;
     bool old_known = (e->known & ETL_CSW_OLD_TID) != 0;
-    uint32_t old = old_known ? thread_of(m, e->old_tid, t) : ETL_SCHED_NONE;
+    uint32_t old = ETL_SCHED_NONE;
+    if (old_known) {
+        /* Usually the thread going out is the one the last switch brought in, looked up then. */
+        const etl_sched_row *r = &c->row;
+        old = c->has_prev && r->new_tid == e->old_tid && r->new_thread != ETL_SCHED_NONE && c->gen == m->gen
+                  ? r->new_thread
+                  : thread_of(m, e->old_tid, t);
+    }
     if (c->has_prev) {
         etl_sched_row *row = &c->row;
         if (old_known && row->new_tid != e->old_tid) {
@@ -312,6 +348,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
     if (e->known & ETL_CSW_NEW_TID) {
         row->new_tid = e->new_tid;
         switch_in(m, row, thread_of(m, e->new_tid, t), t);
+        c->gen = m->gen;
     } else {
         row->new_tid = UINT32_MAX;
         row->new_thread = ETL_SCHED_NONE;
@@ -352,7 +389,7 @@ static void on_ready(etl_sched *m, const etl_sched_event *ev)
 /* Start/DCStart make a new instance unless the current one was only seen, never started. */
 static uint32_t start_thread(etl_sched *m, uint32_t tid, uint32_t pid, uint64_t ts, bool dc)
 {
-    uint32_t i = etl_idmap_get(&m->tid_map, tid);
+    uint32_t i = tid_get(m, tid);
     if (i != ETL_IDMAP_EMPTY) {
         etl_sched_thread *t = &m->thr[i];
         bool same = !t->started || (dc && !t->ended && t->pid == pid);
@@ -504,6 +541,7 @@ void etl_sched_close(etl_sched *m)
     free(m->proc);
     free(m->names);
     etl_idmap_free(&m->tid_map);
+    free(m->direct);
     etl_idmap_free(&m->pid_map);
     free(m);
 }
@@ -538,7 +576,7 @@ const etl_sched_process *etl_sched_process_at(const etl_sched *m, uint32_t index
 uint32_t etl_sched_thread_of(const etl_sched *m, uint32_t tid)
 {
     if (tid == 0) return ETL_SCHED_IDLE;
-    uint32_t i = etl_idmap_get(&m->tid_map, tid);
+    uint32_t i = tid_get(m, tid);
     return i == ETL_IDMAP_EMPTY ? ETL_SCHED_NONE : i;
 }
 
