@@ -60,13 +60,33 @@ static const col cols[] = {
 };
 #define NCOL (sizeof cols / sizeof cols[0])
 
+/* A cell holds at most this many bytes (longer names are cut). */
+#define CELL 300
+
+/* Rows are built in place in one chunk, written when it fills: no stdio call a row. */
+#define CHUNK (1u << 20)
+#define ROW_MAX (NCOL * (6 * CELL + 16) + 64) /* every cell JSON-escaped at its worst */
+
+/* A process's label, "image (PID)", made once while its name stays. */
+typedef struct plabel {
+    uint32_t name;   /* the name offset it was made from; UINT32_MAX: not made */
+    uint32_t len;
+    char s[256];
+} plabel;
+
 typedef struct ctx {
     const rep_args *a;
     rep_run *run;
-    jw w;
     uint64_t rows;
-    char cell[NCOL][300];
-    const char *cells[NCOL];
+    uint64_t want;             /* the columns the format shows */
+    char *out;                 /* the chunk */
+    size_t used;
+    plabel *labels;            /* by process instance */
+    size_t nlabels;
+    uint16_t len[NCOL];        /* 0: blank */
+    char cell[NCOL][CELL + 1]; /* NUL-terminated */
+    char jkey[NCOL][40];       /* "key": */
+    uint8_t jklen[NCOL];
 } ctx;
 
 static void help(void)
@@ -82,28 +102,196 @@ static void help(void)
     printf("\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n");
 }
 
-static void num(ctx *c, unsigned i, long long v) { c->cell[i][fmt_i64(c->cell[i], v)] = 0; }
+/* Text shows these columns alone: the others are not made. */
+#define TEXT_COLS (1ull << 0 | 1ull << 6 | 1ull << 10 | 1ull << 1 | 1ull << 2 | 1ull << 5 | 1ull << 12 | 1ull << 13 | \
+                   1ull << 22 | 1ull << 23 | 1ull << 31)
+
+static void num(ctx *c, unsigned i, long long v)
+{
+    if (!(c->want >> i & 1)) return;
+    size_t n = fmt_i64(c->cell[i], v);
+    c->cell[i][n] = 0;
+    c->len[i] = (uint16_t)n;
+}
 
 /* A time or duration: ns in JSON, the WPA unit (decimals) in CSV and text. */
 static void tm(ctx *c, unsigned i, int64_t ns, unsigned decimals)
 {
     if (c->a->format == FMT_JSON) num(c, i, ns);
-    else fmt_fixed(c->cell[i], ns, decimals);
+    else if (c->want >> i & 1) c->len[i] = (uint16_t)fmt_fixed_n(c->cell[i], ns, decimals);
+}
+
+static void strn(ctx *c, unsigned i, const char *s, size_t n)
+{
+    if (!(c->want >> i & 1)) return;
+    if (n > CELL - 1) n = CELL - 1;
+    memcpy(c->cell[i], s, n);
+    c->cell[i][n] = 0;
+    c->len[i] = (uint16_t)n;
 }
 
 static void str(ctx *c, unsigned i, const char *s)
 {
-    size_t n = s ? strlen(s) : 0;
-    if (n >= sizeof c->cell[i]) n = sizeof c->cell[i] - 1;
-    memcpy(c->cell[i], s ? s : "", n);
-    c->cell[i][n] = 0;
+    if (s && c->want >> i & 1) strn(c, i, s, strlen(s));
+}
+
+/* rep_process_label of a thread, from the cache. */
+static void label(ctx *c, unsigned i, uint32_t thread)
+{
+    const etl_sched *m = c->run->model;
+    if (!(c->want >> i & 1)) return;
+    if (thread == ETL_SCHED_IDLE) {
+        strn(c, i, "Idle (0)", 8);
+        return;
+    }
+    const etl_sched_thread *t = etl_sched_thread_at(m, thread);
+    const etl_sched_process *p = t ? etl_sched_process_at(m, t->process) : NULL;
+    if (!p) {
+        strn(c, i, "Unknown", 7);
+        return;
+    }
+    uint32_t k = t->process;
+    if (k >= c->nlabels) {
+        size_t n = c->nlabels ? c->nlabels : 256;
+        while (n <= k) n *= 2;
+        plabel *l = realloc(c->labels, n * sizeof *l);
+        if (!l) {
+            char tmp[256];
+            str(c, i, rep_process_label(m, thread, tmp));
+            return;
+        }
+        for (size_t j = c->nlabels; j < n; j++) l[j].name = UINT32_MAX;
+        c->labels = l;
+        c->nlabels = n;
+    }
+    plabel *l = &c->labels[k];
+    if (l->name != p->name) {
+        rep_process_label(m, thread, l->s);
+        l->len = (uint32_t)strlen(l->s);
+        l->name = p->name;
+    }
+    strn(c, i, l->s, l->len);
+}
+
+/* The names of states, wait reasons and modes by value, padded for put_cell (made once). */
+typedef struct vname {
+    char s[32];
+    uint8_t n;
+} vname;
+static vname vnames[3][256];
+
+static void vnames_init(void)
+{
+    for (unsigned k = 0; k < 3; k++)
+        for (unsigned v = 0; v < 256; v++) {
+            const char *s = k == 0 ? etl_thread_state_name(v) : k == 1 ? etl_wait_reason_name(v) : etl_processor_mode_name(v);
+            size_t n = s ? strlen(s) : 0; /* no name: blank, as an unknown value */
+            if (n > sizeof vnames[k][v].s - 1) n = sizeof vnames[k][v].s - 1; /* none is this long */
+            if (n) memcpy(vnames[k][v].s, s, n);
+            vnames[k][v].n = (uint8_t)n;
+        }
+}
+
+static void vname_cell(ctx *c, unsigned i, const vname *v)
+{
+    if (!(c->want >> i & 1)) return;
+    memcpy(c->cell[i], v->s, 32);
+    c->len[i] = v->n;
 }
 
 static void state_cols(ctx *c, unsigned i, uint32_t known, uint8_t state, uint8_t reason, uint8_t mode)
 {
-    if (known & ETL_CSW_STATE) str(c, i, etl_thread_state_name(state));
-    if (known & ETL_CSW_WAIT_REASON) str(c, i + 1, etl_wait_reason_name(reason));
-    if (known & ETL_CSW_WAIT_MODE) str(c, i + 2, etl_processor_mode_name(mode));
+    if (known & ETL_CSW_STATE) vname_cell(c, i, &vnames[0][state]);
+    if (known & ETL_CSW_WAIT_REASON) vname_cell(c, i + 1, &vnames[1][reason]);
+    if (known & ETL_CSW_WAIT_MODE) vname_cell(c, i + 2, &vnames[2][mode]);
+}
+
+static void flush(ctx *c)
+{
+    if (c->used) fwrite(c->out, 1, c->used, stdout);
+    c->used = 0;
+}
+
+static char *put(char *o, const char *s, size_t n)
+{
+    memcpy(o, s, n);
+    return o + n;
+}
+
+/* put for a cell (CELL + 1 bytes readable): short ones in two fixed moves, not a call. */
+static char *put_cell(char *o, const char *s, size_t n)
+{
+    if (n <= 32) memcpy(o, s, 32);
+    else memcpy(o, s, n);
+    return o + n;
+}
+
+/* An RFC 4180 field: quoted when it holds a comma, a quote or a line break (as csv_field_buf). */
+static char *csv_cell(char *o, const char *s, size_t n)
+{
+    size_t k = 0;
+    while (k < n && s[k] != ',' && s[k] != '"' && s[k] != '\r' && s[k] != '\n') k++;
+    if (k == n) return put_cell(o, s, n);
+    *o++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') *o++ = '"';
+        *o++ = s[i];
+    }
+    *o++ = '"';
+    return o;
+}
+
+/* printf's %Ns (right) or %-N.Ns (left, cut at N bytes) of cell i. */
+static char *pad(char *o, const ctx *c, unsigned i, unsigned w, int left)
+{
+    size_t n = c->len[i];
+    if (left && n > w) n = w;
+    if (!left)
+        for (size_t k = n; k < w; k++) *o++ = ' ';
+    o = put_cell(o, c->cell[i], n);
+    if (left)
+        for (size_t k = n; k < w; k++) *o++ = ' ';
+    return o;
+}
+
+static void emit(ctx *c, const etl_sched_row *r)
+{
+    char *o = c->out + c->used, *start = o;
+    if (c->a->format == FMT_JSON) {
+        *o++ = '{';
+        bool first = true;
+        for (unsigned i = 0; i < NCOL; i++) {
+            if (!c->len[i]) continue;
+            if (!first) *o++ = ',';
+            first = false;
+            o = put_cell(o, c->jkey[i], c->jklen[i]);
+            if (cols[i].type == C_NUM) o = put_cell(o, c->cell[i], c->len[i]);
+            else o += json_str_buf(o, 0, 6 * CELL + 8, c->cell[i]);
+        }
+        if (r->flags & ETL_ROW_HEAD) o = put(o, ",\"head\":true", 12);
+        if (r->flags & ETL_ROW_TAIL) o = put(o, ",\"tail\":true", 12);
+        o = put(o, ",\"switch_in_ts\":", 16);
+        o += fmt_u64(o, r->si_ts);
+        o = put(o, "}\n", 2);
+    } else if (c->a->format == FMT_CSV) {
+        for (unsigned i = 0; i < NCOL; i++) {
+            if (i) *o++ = ',';
+            o = cols[i].type == C_NUM ? put_cell(o, c->cell[i], c->len[i]) : csv_cell(o, c->cell[i], c->len[i]);
+        }
+        o = put(o, "\r\n", 2);
+    } else {
+        /* Text: a readable subset in fixed columns. */
+        static const struct { uint8_t col, w, left; } t[] = {{0, 3, 0},   {6, 16, 0},  {10, 12, 0}, {1, 28, 1},
+                                                              {2, 7, 0},   {5, 7, 0},   {12, 12, 0}, {13, 12, 0},
+                                                              {22, 14, 1}, {23, 18, 1}, {31, 0, 0}};
+        for (unsigned k = 0; k < sizeof t / sizeof t[0]; k++) {
+            if (k) *o++ = ' ';
+            o = pad(o, c, t[k].col, t[k].w, t[k].left);
+        }
+        *o++ = '\n';
+    }
+    c->used += (size_t)(o - start);
+    if (c->used >= CHUNK) flush(c);
 }
 
 static void on_row(void *p, const etl_sched_row *r)
@@ -114,20 +302,19 @@ static void on_row(void *p, const etl_sched_row *r)
     int64_t v0 = c->run->v0, v1 = a->has_range ? a->v1 : INT64_MAX;
     if (r->nso < v0 || r->si >= v1) return;
     if ((a->process || a->thread >= 0) && !rep_thread_selected(a, m, r->new_thread)) return;
-    for (unsigned i = 0; i < NCOL; i++) c->cell[i][0] = 0;
-    char label[256];
+    memset(c->len, 0, sizeof c->len);
     bool full = (r->flags & ETL_ROW_HEAD) == 0;
     const etl_cswitch *in = r->in, *out = r->out;
     num(c, 0, r->cpu);
     if (r->new_thread != ETL_SCHED_NONE) {
-        str(c, 1, rep_process_label(m, r->new_thread, label));
+        label(c, 1, r->new_thread);
         num(c, 2, r->new_tid);
-        str(c, 3, r->new_thread == ETL_SCHED_IDLE ? "" : rep_thread_name(m, r->new_thread));
+        if (r->new_thread != ETL_SCHED_IDLE) str(c, 3, rep_thread_name(m, r->new_thread));
     } else {
-        str(c, 1, "Unknown");
+        strn(c, 1, "Unknown", 7);
     }
     if (full && r->old_thread != ETL_SCHED_NONE) {
-        str(c, 4, rep_process_label(m, r->old_thread, label));
+        label(c, 4, r->old_thread);
         num(c, 5, r->old_tid);
     }
     tm(c, 6, r->si, 9);
@@ -152,9 +339,9 @@ static void on_row(void *p, const etl_sched_row *r)
     if (in && full) state_cols(c, 28, in->known, in->old_state, in->old_wait_reason, in->old_wait_mode);
     if (r->flags & ETL_ROW_READIED) {
         if (r->readier_thread == ETL_SCHED_NONE) {
-            str(c, 31, "Unknown");
+            strn(c, 31, "Unknown", 7);
         } else {
-            str(c, 31, rep_process_label(m, r->readier_thread, label));
+            label(c, 31, r->readier_thread);
             num(c, 32, r->readier_tid);
         }
         num(c, 33, (r->ready.flags & ETL_READY_EXECUTING_DPC) ? 1 : 0);
@@ -169,42 +356,7 @@ static void on_row(void *p, const etl_sched_row *r)
     if (out && (out->known & ETL_CSW_IDEAL_PROCESSOR)) num(c, 37, out->old_ideal_processor);
     if ((r->flags & ETL_ROW_MISMATCH) && in && (in->known & ETL_CSW_NEW_TID)) num(c, 39, in->new_tid);
     c->rows++;
-    if (a->format == FMT_JSON) {
-        jw_init(&c->w, stdout);
-        jw_obj(&c->w, NULL);
-        for (unsigned i = 0; i < NCOL; i++) {
-            if (!c->cell[i][0]) continue;
-            if (cols[i].type == C_NUM) {
-                fputs(c->w.first[c->w.depth] ? "" : ",", stdout);
-                c->w.first[c->w.depth] = 0;
-                json_str(stdout, cols[i].key);
-                fputc(':', stdout);
-                fputs(c->cell[i], stdout);
-            } else {
-                jw_str(&c->w, cols[i].key, c->cell[i]);
-            }
-        }
-        if (r->flags & ETL_ROW_HEAD) jw_bool(&c->w, "head", 1);
-        if (r->flags & ETL_ROW_TAIL) jw_bool(&c->w, "tail", 1);
-        jw_u64(&c->w, "switch_in_ts", r->si_ts);
-        jw_obj_end(&c->w);
-        jw_end(&c->w);
-    } else if (a->format == FMT_CSV) {
-        /* One write a row: the cells are built in a line buffer. */
-        char line[NCOL * 320 + 4];
-        size_t n = 0;
-        for (unsigned i = 0; i < NCOL; i++) {
-            if (i) line[n++] = ',';
-            n = csv_field_buf(line, n, sizeof line - 3, c->cell[i]);
-        }
-        line[n++] = '\r';
-        line[n++] = '\n';
-        fwrite(line, 1, n, stdout);
-    } else {
-        /* Text: a readable subset in fixed columns. */
-        printf("%3s %16s %12s %-28.28s %7s %7s %12s %12s %-14.14s %-18.18s %s\n", c->cell[0], c->cell[6], c->cell[10],
-               c->cell[1], c->cell[2], c->cell[5], c->cell[12], c->cell[13], c->cell[22], c->cell[23], c->cell[31]);
-    }
+    emit(c, r);
 }
 
 int cmd_switches(int argc, char **argv)
@@ -213,26 +365,49 @@ int cmd_switches(int argc, char **argv)
     rep_args_init(&a, "switches");
     int pr = rep_parse(&a, argc, argv, help, NULL, NULL);
     if (pr >= 0) return pr;
-    ctx c;
-    memset(&c, 0, sizeof c);
-    c.a = &a;
+    ctx *c = calloc(1, sizeof *c);
+    char *chunk = malloc(CHUNK + ROW_MAX);
+    if (!c || !chunk) {
+        fprintf(stderr, "%s switches: out of memory\n", prog);
+        free(c);
+        free(chunk);
+        return EXIT_IO;
+    }
+    c->a = &a;
+    c->out = chunk;
+    c->want = a.format == FMT_TEXT ? TEXT_COLS : ~0ull;
+    vnames_init();
+    for (unsigned i = 0; i < NCOL; i++)
+        c->jklen[i] = (uint8_t)snprintf(c->jkey[i], sizeof c->jkey[i], "\"%s\":", cols[i].key);
     rep_run run;
-    c.run = &run;
-    int rc = rep_run_open(&run, &a, on_row, &c, NULL);
-    if (rc != EXIT_OK) return rc;
+    c->run = &run;
+    int rc = rep_run_open(&run, &a, on_row, c, NULL);
+    if (rc != EXIT_OK) {
+        free(c);
+        free(chunk);
+        return rc;
+    }
+    /* Rows go out in chunks already: stdio's own buffer would only copy them once more. */
+    setvbuf(stdout, NULL, _IONBF, 0);
     if (a.format == FMT_CSV) {
-        fputs("\xEF\xBB\xBF", stdout);
+        char *o = chunk;
+        o = put(o, "\xEF\xBB\xBF", 3);
         for (unsigned i = 0; i < NCOL; i++) {
-            if (i) fputc(',', stdout);
-            csv_field(stdout, cols[i].wpa);
+            if (i) *o++ = ',';
+            o += csv_field_buf(o, 0, 2 * CELL + 4, cols[i].wpa);
         }
-        fputs("\r\n", stdout);
+        o = put(o, "\r\n", 2);
+        c->used = (size_t)(o - chunk);
     } else if (a.format == FMT_TEXT) {
-        printf("%3s %16s %12s %-28s %7s %7s %12s %12s %-14s %-18s %s\n", "CPU", "Switch-In (s)", "Usage (ms)",
-               "New Process", "New TID", "Old TID", "Ready (us)", "Waits (us)", "Prev State", "Prev Wait Reason",
-               "Readying Process");
+        c->used = (size_t)snprintf(chunk, ROW_MAX, "%3s %16s %12s %-28s %7s %7s %12s %12s %-14s %-18s %s\n", "CPU",
+                                   "Switch-In (s)", "Usage (ms)", "New Process", "New TID", "Old TID", "Ready (us)",
+                                   "Waits (us)", "Prev State", "Prev Wait Reason", "Readying Process");
     }
     rep_run_go(&run, &a);
+    flush(c);
+    free(c->labels);
+    free(c);
+    free(chunk);
     if (a.format == FMT_TEXT) {
         if (!etl_sched_stats_get(run.model)->switches) rep_no_switches(&run, &a);
         rep_print_anomalies(&run, stderr);

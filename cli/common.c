@@ -218,26 +218,35 @@ void text_str(FILE *f, const char *s)
 
 size_t fmt_u64(char *p, uint64_t v)
 {
-    /* Two digits per division: this runs for every number of every dumped line. */
+    /* Two digits per division, written in place from the end: this runs for every number of every line. */
     static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                 "8081828384858687888990919293949596979899";
-    char t[20];
-    size_t n = 20;
+    static const uint64_t p10[20] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
+                                     1000000000u, 10000000000u, 100000000000u, 1000000000000u, 10000000000000u,
+                                     100000000000000u, 1000000000000000u, 10000000000000000u,
+                                     100000000000000000u, 1000000000000000000u, 10000000000000000000u};
+    if (v < 10) {
+        *p = (char)('0' + v);
+        return 1;
+    }
+    unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12; /* log10 from log2, maybe one over */
+    size_t n = t + 1 - (v < p10[t]);
+    char *e = p + n;
     while (v >= 100) {
         unsigned d = (unsigned)(v % 100) * 2;
         v /= 100;
-        t[--n] = pairs[d + 1];
-        t[--n] = pairs[d];
+        e -= 2;
+        e[0] = pairs[d];
+        e[1] = pairs[d + 1];
     }
     if (v >= 10) {
-        t[--n] = pairs[v * 2 + 1];
-        t[--n] = pairs[v * 2];
+        e[-2] = pairs[v * 2];
+        e[-1] = pairs[v * 2 + 1];
     } else {
-        t[--n] = (char)('0' + v);
+        e[-1] = (char)('0' + v);
     }
-    memcpy(p, t + n, 20 - n);
-    return 20 - n;
+    return n;
 }
 
 size_t fmt_i64(char *p, int64_t v)

@@ -86,35 +86,48 @@ void jw_end(jw *w)
     fputc('\n', w->f);
 }
 
-const char *fmt_fixed(char out[32], int64_t v, unsigned decimals)
+size_t fmt_fixed_n(char out[32], int64_t v, unsigned decimals)
 {
-    uint64_t p = 1;
-    for (unsigned i = 0; i < decimals; i++) p *= 10;
+    static const uint64_t p10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+                                   10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+                                   100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+                                   100000000000000000ull, 1000000000000000000ull};
+    if (decimals > 18) decimals = 18;
+    uint64_t p = p10[decimals];
     uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     char *o = out;
     if (v < 0) *o++ = '-';
     o += fmt_u64(o, a / p);
     if (decimals) {
+        /* The fraction with its leading zeros: its digits right-aligned in the field. */
+        char t[24];
+        size_t n = fmt_u64(t, a % p);
         *o++ = '.';
-        uint64_t f = a % p;
-        for (unsigned i = decimals; i-- > 0;) {
-            o[i] = (char)('0' + f % 10);
-            f /= 10;
-        }
+        memset(o, '0', decimals - n);
+        memcpy(o + decimals - n, t, n);
         o += decimals;
     }
     *o = 0;
+    return (size_t)(o - out);
+}
+
+const char *fmt_fixed(char out[32], int64_t v, unsigned decimals)
+{
+    fmt_fixed_n(out, v, decimals);
     return out;
 }
 
 const char *fmt_dur(char out[32], int64_t ns)
 {
     int64_t a = ns < 0 ? -ns : ns;
-    char t[32];
-    if (a < 1000) snprintf(out, 32, "%lld ns", (long long)ns);
-    else if (a < 1000000) snprintf(out, 32, "%s us", fmt_fixed(t, ns / 10, 2));
-    else if (a < 1000000000) snprintf(out, 32, "%s ms", fmt_fixed(t, ns / 1000, 3));
-    else snprintf(out, 32, "%s s", fmt_fixed(t, ns / 1000000, 3));
+    size_t n;
+    const char *unit;
+    /* At most 20 digits, a sign and a point: the unit always fits. */
+    if (a < 1000) n = fmt_i64(out, ns), unit = " ns";
+    else if (a < 1000000) n = fmt_fixed_n(out, ns / 10, 2), unit = " us";
+    else if (a < 1000000000) n = fmt_fixed_n(out, ns / 1000, 3), unit = " ms";
+    else n = fmt_fixed_n(out, ns / 1000000, 3), unit = " s";
+    memcpy(out + n, unit, strlen(unit) + 1);
     return out;
 }
 

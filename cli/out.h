@@ -10,6 +10,7 @@
 #ifndef ETLKIT_CLI_OUT_H
 #define ETLKIT_CLI_OUT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -63,5 +64,7 @@ size_t csv_field_buf(char *buf, size_t len, size_t cap, const char *s);
 const char *fmt_dur(char out[32], int64_t ns);
 /* A fixed-point decimal (v / 10^decimals) into out[32], exactly; e.g. (12345, 3) -> "12.345". */
 const char *fmt_fixed(char out[32], int64_t v, unsigned decimals);
+/* The same, returning its length. */
+size_t fmt_fixed_n(char out[32], int64_t v, unsigned decimals);
 
 #endif
