@@ -16,27 +16,40 @@ void cli_diag_printer(void *ctx, const etl_diag *d)
 {
     cli_input *in = ctx;
     if (in->quiet) return;
-    if (in->diag_printed >= DIAG_MAX_LINES) {
+    /* Its place among the kept ones, by (offset, text). */
+    unsigned n = in->diag_held, i = 0;
+    while (i < n && (in->held_off[i] < d->file_offset ||
+                     (in->held_off[i] == d->file_offset && strcmp(in->held[i], d->msg) < 0)))
+        i++;
+    /* The same problem met twice (two walks over one buffer) is one warning. */
+    if (i < n && in->held_off[i] == d->file_offset && strcmp(in->held[i], d->msg) == 0) return;
+    if (n == DIAG_MAX_LINES) {
         in->diag_suppressed++;
-        return;
+        if (i == n) return;
+        n--; /* the last kept one gives way */
     }
-    if (in->holding) snprintf(in->held[in->diag_printed], sizeof in->held[0], "%s", d->msg);
-    else fprintf(stderr, "%s: %s: warning: %s\n", prog, in->path, d->msg);
-    in->diag_printed++;
+    memmove(in->held[i + 1], in->held[i], (n - i) * sizeof in->held[0]);
+    memmove(in->held_off + i + 1, in->held_off + i, (n - i) * sizeof in->held_off[0]);
+    snprintf(in->held[i], sizeof in->held[0], "%s", d->msg);
+    in->held_off[i] = d->file_offset;
+    in->diag_held = n + 1;
+}
+
+void cli_diag_flush(cli_input *in)
+{
+    for (unsigned i = 0; i < in->diag_held; i++) fprintf(stderr, "%s: %s: warning: %s\n", prog, in->path, in->held[i]);
+    in->diag_held = 0;
 }
 
 void cli_diag_hold(cli_input *in)
 {
-    in->holding = 1;
-    in->diag_printed = in->diag_suppressed = 0;
+    cli_diag_flush(in);
+    in->diag_suppressed = 0;
 }
 
 void cli_diag_release(cli_input *in, int keep)
 {
-    in->holding = 0;
-    for (unsigned i = 0; keep && i < in->diag_printed; i++)
-        fprintf(stderr, "%s: %s: warning: %s\n", prog, in->path, in->held[i]);
-    if (!keep) in->diag_printed = in->diag_suppressed = 0;
+    if (!keep) in->diag_held = in->diag_suppressed = 0;
 }
 
 int cli_open(cli_input *in, const char *path, int quiet)
@@ -58,6 +71,7 @@ int cli_open(cli_input *in, const char *path, int quiet)
 
 int cli_close(cli_input *in, const etl_stats *st)
 {
+    cli_diag_flush(in);
     if (in->diag_suppressed)
         fprintf(stderr, "%s: %s: warning: %u more problems not shown\n", prog, in->path,
                 in->diag_suppressed);

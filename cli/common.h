@@ -17,22 +17,31 @@ enum {
 
 extern const char *prog;
 
-/* A reader opened for a subcommand: diagnostics go to stderr, capped. */
+/*
+ * A reader opened for a subcommand. Its warnings are kept, the first DIAG_MAX_LINES in
+ * file order, and printed together at the end sorted by file offset: the same lines
+ * whatever order the threads that read the file met the problems in.
+ */
 typedef struct cli_input {
     const char *path;
     etl_reader *reader;
-    unsigned diag_printed;
+    unsigned diag_held;
     unsigned diag_suppressed;
     int quiet;
-    int holding;          /* warnings are kept, not printed (a run that may be done again) */
-    char held[20][256];   /* the kept warnings, up to the cap */
+    uint64_t held_off[20];
+    char held[20][256];
 } cli_input;
 
-/* The diag callback that prints capped warnings for a cli_input (ctx). */
+/* The diag callback that keeps capped warnings for a cli_input (ctx). */
 void cli_diag_printer(void *ctx, const etl_diag *d);
 /* Opens path; on failure prints one line and returns the exit status (else EXIT_OK). */
 int cli_open(cli_input *in, const char *path, int quiet);
-/* Keeps the warnings from now on instead of printing them; then prints (keep = 1) or forgets them. */
+/* Prints the warnings kept so far, in file order. */
+void cli_diag_flush(cli_input *in);
+/*
+ * A run that may be done again: hold prints what was kept so far; release forgets what
+ * the run found (keep = 0: the run is done again and finds it again) or keeps it.
+ */
 void cli_diag_hold(cli_input *in);
 void cli_diag_release(cli_input *in, int keep);
 /* Prints the "N more problems" line, closes, and returns EXIT_DAMAGED if stats show damage. */

@@ -172,7 +172,13 @@ bool etl_ccswap_to_cswitch(const etl_ccswap_record *r, uint16_t cpu, unsigned bi
 
 /* Per-CPU state; the caller provides an array of these, one per CPU. Private. */
 typedef struct etl_batch_expand_cpu {
-    etl_ccswap_record pending; /* the switch waiting for its successor */
+    /*
+     * rec[cur]: the switch waiting for its successor; the other: where the next record
+     * is read (swapped, never copied: a copy of a record just written stalls on store
+     * forwarding).
+     */
+    etl_ccswap_record rec[2];
+    uint8_t cur;
     uint64_t last_time;        /* time of the latest record seen on this CPU */
     uint8_t bias;              /* bias and version of the pending switch's batch */
     uint8_t version;
@@ -180,6 +186,12 @@ typedef struct etl_batch_expand_cpu {
     uint8_t has_time;
     uint8_t broken;            /* switches were lost after the pending one */
 } etl_batch_expand_cpu;
+
+/* A CPU's switch waiting for its successor, NULL when none. */
+static inline const etl_ccswap_record *etl_batch_expand_pending(const etl_batch_expand_cpu *c)
+{
+    return c->has_pending ? &c->rec[c->cur] : NULL;
+}
 
 /* Counters. Errors never stop the expansion; they are counted here. */
 typedef struct etl_batch_expand_stats {
@@ -249,6 +261,25 @@ etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, etl_span 
  * returned.
  */
 etl_status etl_batch_expand_next(etl_batch_expander *x, etl_cswitch *sw);
+
+/*
+ * The ids of a switch (what CPU time needs): its time, threads, state, and the known
+ * bits the whole etl_cswitch would carry.
+ */
+typedef struct etl_cswitch_ids {
+    uint64_t ts;
+    uint32_t known;     /* ETL_CSW_* */
+    uint32_t old_tid;   /* with ETL_CSW_OLD_TID */
+    uint32_t new_tid;   /* with ETL_CSW_NEW_TID */
+    uint8_t old_state;  /* with ETL_CSW_STATE */
+} etl_cswitch_ids;
+
+/*
+ * The switches of the current batch that etl_batch_expand_next would return, up to
+ * cap of them, as ids, in one call (no etl_cswitch built): the count, 0 when the batch
+ * is exhausted. The expander's state and counters move exactly as with next.
+ */
+size_t etl_batch_expand_ids(etl_batch_expander *x, etl_cswitch_ids *out, size_t cap);
 
 /*
  * At end of trace: returns the pending switch of each CPU (in CPU order), with

@@ -16,6 +16,7 @@
  */
 #include "etlkit/ccswap.h"
 #include "base/bytes.h"
+#include "kernel/ccswap_walk.h"
 
 etl_status etl_batch_expand_init(etl_batch_expander *x, etl_batch_expand_cpu *cpus, size_t ncpu)
 {
@@ -71,58 +72,105 @@ etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, etl_span 
  * the caller. */
 static void emit_pending(const etl_batch_expand_cpu *c, size_t cpu, etl_cswitch *sw)
 {
-    etl_ccswap_to_cswitch(&c->pending, (uint16_t)cpu, c->bias, c->version, sw);
+    ccswap_to_cswitch(&c->rec[c->cur], (uint16_t)cpu, c->bias, c->version, sw);
+}
+
+/*
+ * The current batch's next record, read into the CPU's free slot and counted; false at
+ * the batch's end (a truncated record ends it).
+ */
+static inline bool read_record(etl_batch_expander *x, etl_batch_expand_cpu *c, const etl_ccswap_record **out)
+{
+    etl_ccswap_record *r = &c->rec[c->cur ^ 1];
+    etl_status st = ccswap_step(&x->walk, r);
+    if (st == ETL_END) {
+        x->active = false;
+        return false;
+    }
+    if (st == ETL_E_TRUNCATED) {
+        x->stats.truncated++;
+        note_error(x, st, r->offset);
+        c->broken = 1;
+        x->active = false;
+        return false;
+    }
+    if (st == ETL_E_CORRUPT) {
+        x->stats.bad_index++;
+        note_error(x, st, r->offset);
+    }
+    x->stats.records++;
+    if (c->has_time && r->time < c->last_time) x->stats.time_backwards++;
+    c->last_time = r->time;
+    c->has_time = 1;
+    if (r->form >= ETL_CCSWAP_LITE && r->state_wr >= x->bias && (unsigned)r->state_wr - x->bias > ETL_CCSWAP_STATE_MAX)
+        x->stats.bad_state++;
+    *out = r;
+    return true;
+}
+
+/* The pending switch is complete with r after it: whether r names its new thread (counted when not). */
+static inline bool successor_known(etl_batch_expander *x, const etl_batch_expand_cpu *c, const etl_ccswap_record *r)
+{
+    x->stats.switches++;
+    if (!c->broken && !(r->flags & ETL_CCSWAP_REC_BAD_INDEX)) return true;
+    x->stats.broken_chains++;
+    return false;
+}
+
+/* The record just read becomes the CPU's pending switch. */
+static inline void make_pending(etl_batch_expander *x, etl_batch_expand_cpu *c)
+{
+    c->cur ^= 1;
+    c->bias = x->bias;
+    c->version = x->version;
+    c->has_pending = 1;
+    c->broken = 0;
 }
 
 etl_status etl_batch_expand_next(etl_batch_expander *x, etl_cswitch *sw)
 {
     if (!x || !x->active) return ETL_END;
     etl_batch_expand_cpu *c = &x->cpus[x->cur];
-    etl_ccswap_record r;
-
-    for (;;) {
-        etl_status st = etl_ccswap_next(&x->walk, &r);
-        if (st == ETL_END) {
-            x->active = false;
-            return ETL_END;
-        }
-        if (st == ETL_E_TRUNCATED) {
-            x->stats.truncated++;
-            note_error(x, st, r.offset);
-            c->broken = 1;
-            x->active = false;
-            return ETL_END;
-        }
-        if (st == ETL_E_CORRUPT) {
-            x->stats.bad_index++;
-            note_error(x, st, r.offset);
-        }
-        x->stats.records++;
-        if (c->has_time && r.time < c->last_time) x->stats.time_backwards++;
-        c->last_time = r.time;
-        c->has_time = 1;
-        if (r.form >= ETL_CCSWAP_LITE && r.state_wr >= x->bias &&
-            (unsigned)r.state_wr - x->bias > ETL_CCSWAP_STATE_MAX)
-            x->stats.bad_state++;
-
+    const etl_ccswap_record *r;
+    while (read_record(x, c, &r)) {
         bool had = c->has_pending;
         if (had) {
             emit_pending(c, x->cur, sw);
-            if (!c->broken && !(r.flags & ETL_CCSWAP_REC_BAD_INDEX)) {
-                sw->new_tid = r.old_tid;
+            if (successor_known(x, c, r)) {
+                sw->new_tid = r->old_tid;
                 sw->known |= ETL_CSW_NEW_TID;
-            } else {
-                x->stats.broken_chains++;
             }
-            x->stats.switches++;
         }
-        c->pending = r;
-        c->bias = x->bias;
-        c->version = x->version;
-        c->has_pending = 1;
-        c->broken = 0;
+        make_pending(x, c);
         if (had) return ETL_OK;
     }
+    return ETL_END;
+}
+
+size_t etl_batch_expand_ids(etl_batch_expander *x, etl_cswitch_ids *out, size_t cap)
+{
+    if (!x || !x->active) return 0;
+    etl_batch_expand_cpu *c = &x->cpus[x->cur];
+    const etl_ccswap_record *r;
+    size_t n = 0;
+    while (n < cap && read_record(x, c, &r)) {
+        if (c->has_pending) {
+            const etl_ccswap_record *p = &c->rec[c->cur];
+            etl_cswitch_ids *o = &out[n++];
+            uint8_t reason;
+            bool ok;
+            o->known = ccswap_known(p, c->bias, &o->old_state, &reason, &ok);
+            o->ts = p->time;
+            o->old_tid = p->old_tid;
+            o->new_tid = 0;
+            if (successor_known(x, c, r)) {
+                o->new_tid = r->old_tid;
+                o->known |= ETL_CSW_NEW_TID;
+            }
+        }
+        make_pending(x, c);
+    }
+    return n;
 }
 
 etl_status etl_batch_expand_finish(etl_batch_expander *x, etl_cswitch *sw)

@@ -104,7 +104,7 @@ typedef struct pcpu {
 typedef struct run run;
 
 /* A worker's last lookups, by TID: most switches name a thread seen a moment ago. */
-#define TCACHE 1024
+#define TCACHE 8192
 
 typedef struct tcache {
     uint32_t tid, slot;
@@ -264,9 +264,9 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
     bool old_known = (e->known & ETL_CSW_OLD_TID) != 0;
     uint32_t old = ETL_SCHED_NONE;
     if (old_known) {
-        /* Usually the thread going out is the one the last switch brought in: no lookup. */
+        /* Usually the thread going out is the one the last switch brought in: no lookup (a TID reused needs one). */
         if (c->has_prev && row->new_tid == e->old_tid && row->new_thread != ETL_SCHED_NONE &&
-            (row->new_thread == ETL_SCHED_IDLE || !w->slots[row->new_thread].multi))
+            (row->new_thread == ETL_SCHED_IDLE || !rn->nreused || !w->slots[row->new_thread].multi))
             old = row->new_thread;
         else
             old = thread_at(w, e->cpu, e->old_tid, t, lo & ~1ull);
@@ -404,7 +404,23 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
         etl_span payload = full ? full->payload : kr->payload;
         uint8_t version = (uint8_t)(full ? full->version : kr->version_word & 0xFF);
         etl_batch_expand_begin(&k->x, 0, payload, rn->bias, version);
-        while (etl_batch_expand_next(&k->x, next_sw(k)) == ETL_OK) compact_switch(k, false);
+        if (!rn->c->cpu_time) {
+            while (etl_batch_expand_next(&k->x, next_sw(k)) == ETL_OK) compact_switch(k, false);
+            return;
+        }
+        /* CPU time reads a switch's ids alone: the batch comes out as that, a run at a time. */
+        etl_cswitch_ids ids[128];
+        for (size_t n; (n = etl_batch_expand_ids(&k->x, ids, 128)) > 0;) {
+            for (size_t i = 0; i < n; i++) {
+                etl_cswitch *sw = next_sw(k);
+                sw->ts = ids[i].ts;
+                sw->known = ids[i].known;
+                sw->old_tid = ids[i].old_tid;
+                sw->new_tid = ids[i].new_tid;
+                sw->old_state = ids[i].old_state;
+                compact_switch(k, false);
+            }
+        }
         return;
     }
     if (kind == ETL_SCHED_SWITCH) {

@@ -241,7 +241,8 @@ static etl_status emit(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, siz
     if (c->o->cswitch == ETL_CSWITCH_FULL && c->src[cpu] != SRC_CSWITCH) {
         cpu_queue *q = &c->q[cpu];
         const etl_batch_expand_cpu *pc = &c->exp.cpus[cpu];
-        bool later = pc->has_pending ? ts >= pc->pending.time : c->expect_batches;
+        const etl_ccswap_record *pend = etl_batch_expand_pending(pc);
+        bool later = pend ? ts >= pend->time : c->expect_batches;
         if (later || q->rec_n > q->rec_head) return hold_record(c, cpu, ts, p, size);
     }
     return write_raw(c, cpu, ts, p, size);
@@ -269,7 +270,8 @@ static etl_status expand_batch(conv *c, const etl_record *r)
     if (st != ETL_OK) return st;
     /* Every switch before this CPU's pending one is queued: earlier events may go. */
     const etl_batch_expand_cpu *pc = r->cpu < c->exp.ncpu ? &c->exp.cpus[r->cpu] : NULL;
-    uint64_t until = pc && pc->has_pending ? pc->pending.time : UINT64_MAX;
+    const etl_ccswap_record *pend = pc ? etl_batch_expand_pending(pc) : NULL;
+    uint64_t until = pend ? pend->time : UINT64_MAX;
     return release(c, r->cpu, until, until == UINT64_MAX);
 }
 

@@ -2,7 +2,7 @@
 # threads.sh ETLKIT - every command that takes --threads prints the same bytes and exits
 # with the same status whatever the number of threads: synthesized traces with full
 # CSwitch events, compact batches, both, compressed, another clock, and damaged copies
-# (warnings on stderr may come in another order; stdout may not differ).
+# (their warnings on stderr too: they are printed in file order).
 set -eu
 etlkit=$1
 dir=$(mktemp -d)
@@ -30,15 +30,16 @@ for src in full packed; do
   done
 done
 
-# same NAME CMD...: stdout and status of CMD with --threads 1, 2 and 7 agree.
+# same NAME CMD...: stdout, stderr and status of CMD with --threads 1, 2 and 7 agree.
 same() {
   name=$1; shift
   set +e
-  "$@" --threads 1 > "$dir/out1" 2>/dev/null; s1=$?
+  "$@" --threads 1 > "$dir/out1" 2>"$dir/err1"; s1=$?
   for t in 2 7; do
-    "$@" --threads $t > "$dir/out$t" 2>/dev/null; st=$?
+    "$@" --threads $t > "$dir/out$t" 2>"$dir/err$t"; st=$?
     [ "$st" -eq "$s1" ] || fail "$name: exit status $s1 with 1 thread, $st with $t"
     cmp -s "$dir/out1" "$dir/out$t" || fail "$name: output with $t threads differs from 1 thread's"
+    cmp -s "$dir/err1" "$dir/err$t" || fail "$name: warnings with $t threads differ from 1 thread's"
   done
   set -e
   [ -s "$dir/out1" ] || fail "$name: no output"

@@ -6,7 +6,8 @@
  *     range), each copied to a heap block of its exact size so any over-read trips
  *     ASan. Each batch is walked directly (checking the walker's invariants) and fed
  *     to the expander; at the end every record must have come out as exactly one
- *     switch.
+ *     switch. A second expander gives the same batches out as ids
+ *     (etl_batch_expand_ids, a few at a time): the same switches, the same counters.
  *  2. Round trip: the input is also read as a sequence of switches, encoded,
  *     decoded and expanded in lockstep; every field the compact form carries must
  *     come back exactly (abort() otherwise).
@@ -87,9 +88,12 @@ static void fuzz_decode(const uint8_t *data, size_t size)
     if (size < 2) return;
     size_t ncpu = 1 + data[0] % MAX_CPU;
     unsigned bias = data[1];
-    etl_batch_expand_cpu cpus[MAX_CPU];
-    etl_batch_expander x;
+    etl_batch_expand_cpu cpus[MAX_CPU], icpus[MAX_CPU];
+    etl_batch_expander x, ix;
     CHECK(etl_batch_expand_init(&x, cpus, ncpu) == ETL_OK);
+    CHECK(etl_batch_expand_init(&ix, icpus, ncpu) == ETL_OK);
+    etl_cswitch_ids ids[3];
+    size_t nids = 0, at = 0;
     uint64_t walked = 0, emitted = 0;
     size_t i = 2;
     for (int batches = 0; batches < 64 && i + 3 <= size; batches++) {
@@ -108,20 +112,36 @@ static void fuzz_decode(const uint8_t *data, size_t size)
         etl_status st = etl_batch_expand_begin(&x, cpu, s, bias, 2);
         CHECK(st == (cpu >= ncpu ? ETL_E_RANGE
                      : len < ETL_CCSWAP_HEADER_SIZE ? ETL_E_TRUNCATED : ETL_OK));
+        CHECK(etl_batch_expand_begin(&ix, cpu, s, bias, 2) == st);
         if (cpu >= ncpu) walked = before; /* ignored batch */
         etl_cswitch sw;
         while (etl_batch_expand_next(&x, &sw) == ETL_OK) {
             CHECK(sw.cpu == cpu && sw.source == ETL_CSW_SRC_COMPACT && sw.version == 2);
             CHECK(sw.known & ETL_CSW_TIME);
             emitted++;
+            if (at == nids) {
+                nids = etl_batch_expand_ids(&ix, ids, 1 + (emitted % 3));
+                at = 0;
+            }
+            CHECK(at < nids);
+            const etl_cswitch_ids *o = &ids[at++];
+            CHECK(o->ts == sw.ts && o->known == sw.known && o->old_tid == sw.old_tid);
+            CHECK(!(sw.known & ETL_CSW_NEW_TID) || o->new_tid == sw.new_tid);
+            CHECK(!(sw.known & ETL_CSW_STATE) || o->old_state == sw.old_state);
         }
+        CHECK(at == nids && etl_batch_expand_ids(&ix, ids, 3) == 0);
+        nids = at = 0;
         free(p);
     }
     etl_cswitch sw;
     while (etl_batch_expand_finish(&x, &sw) == ETL_OK) {
         CHECK(!(sw.known & ETL_CSW_NEW_TID));
         emitted++;
+        etl_cswitch isw;
+        CHECK(etl_batch_expand_finish(&ix, &isw) == ETL_OK && memcmp(&isw, &sw, sizeof sw) == 0);
     }
+    CHECK(etl_batch_expand_finish(&ix, &sw) == ETL_END);
+    CHECK(memcmp(&x.stats, &ix.stats, sizeof x.stats) == 0);
     CHECK(x.stats.records == walked);
     CHECK(x.stats.switches == emitted && emitted == walked);
 }
