@@ -1,15 +1,17 @@
 /*
  * source.c - a trace's scheduler events in time order.
  *
- * The records come from the reader's time-order iterator, except compact
- * batches: the kernel logs a batch when it flushes it, after the other events of
- * its period (up to 500 timer ticks later), so merged at the batch's own time
- * its switches would come after the ReadyThread events they answer. When the
- * trace logs compact switches (group mask PERF_COMPACT_CSWITCH, or no mask at
- * all), each CPU gets a second cursor that reads only that CPU's batches, ahead
- * of the main one, and expands them; a tournament tree merges the main stream
- * with the per-CPU switch streams on (time, CPU, main first). Memory: one cursor
- * and one expander per CPU, nothing per event.
+ * Each CPU's buffers are walked on their own (etl_iter_next_buffer_of), its records
+ * framed inline and the ones the model wants decoded straight into the stream's
+ * head; one tournament tree merges the CPUs' streams on (time, CPU). Compact batches
+ * are the exception: the kernel logs a batch when it flushes it, after the other
+ * events of its period (up to 500 timer ticks later), so merged at the batch's own
+ * time its switches would come after the ReadyThread events they answer. When the
+ * trace logs compact switches (group mask PERF_COMPACT_CSWITCH, or no mask at all),
+ * each CPU gets a second stream that walks only its batches, ahead of the main one,
+ * and expands them; the tree takes it after the CPU's main stream on equal times.
+ * Events are handed out where they lie (etl_sched_source_next_ref). Memory: two
+ * walks and an expander per CPU, nothing per event.
  *
  * A CPU whose trace carries both forms (CSwitch events and batches) keeps the
  * form it shows first and drops the other (counted), as convert does.
