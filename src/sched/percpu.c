@@ -856,14 +856,15 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
             uint32_t u = x->multi ? etl_idmap_get(&rn.reused_map, x->tid) : ETL_IDMAP_EMPTY;
             map[j] = u != ETL_IDMAP_EMPTY ? rn.reused[u].inst[x->seg] : etl_sched_thread_of(m, x->tid);
         }
-        st = c->merge(c->ctx, w->cons, m, map, w->nslots);
-        free(map);
-        /* Merged: the worker's memory goes before the next one's merge grows the caller's. */
-        c->close(c->ctx, w->cons);
-        w->cons = NULL;
+        /* The worker's memory goes as soon as it is used: its TIDs before the merge grows the caller's,
+           its state after. */
         etl_idmap_free(&w->map);
         free(w->slots);
         w->slots = NULL;
+        st = c->merge(c->ctx, w->cons, m, map, w->nslots);
+        free(map);
+        c->close(c->ctx, w->cons);
+        w->cons = NULL;
     }
     if (st == ETL_OK) {
         const etl_sched_stats *b = etl_sched_stats_get(m);
