@@ -435,6 +435,14 @@ enum { ETL_WALK_END = 0, ETL_WALK_KERNEL = 1, ETL_WALK_OTHER = 2 };
  */
 etl_status etl_iter_open_cpus_buffers(etl_reader *r, const uint8_t *want, unsigned n, etl_iter **out);
 /*
+ * For walks from etl_iter_open_cpus_buffers over one reader, each on its own thread:
+ * a paced walk that gets 16 MiB further in the file than the slowest paced one waits
+ * in etl_iter_next_buffer until it catches up, so the pages mapped between them stay
+ * bounded whatever the threads' speeds. Each paced walk must be walked to its end or
+ * closed by its thread; never pace two walks on one thread.
+ */
+void etl_iter_pace(etl_iter *it);
+/*
  * The next buffer of an iterator from etl_iter_open_range or etl_iter_open_cpus_buffers
  * into w, releasing the one before: ETL_END after the last (ETL_E_INVALID_ARG for other
  * iterators). Buffers that cannot be loaded are skipped and counted, as etl_iter_next

@@ -340,6 +340,11 @@ etl_status etl_iter_open_cpus_buffers(etl_reader *r, const uint8_t *want, unsign
     return st;
 }
 
+void etl_iter_pace(etl_iter *it)
+{
+    if (it && it->walk && !it->per_cursor) etl_reader_walk_pace(it->r, it->walk_slot);
+}
+
 etl_status etl_iter_open_cpu_walks(etl_reader *r, const uint8_t *want, unsigned n, bool release, etl_iter **out)
 {
     iter_sel sel = {.want = want, .nwant = n, .release = release, .walk = true};

@@ -286,6 +286,8 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
 {
     pthread_mutex_init(&r->diag_mu, NULL);
     pthread_mutex_init(&r->walk_mu, NULL);
+    pthread_cond_init(&r->walk_cv, NULL);
+    r->walk_wake_at = UINT64_MAX;
     for (unsigned i = 0; i < ETL_READER_WALKERS; i++) r->walk_frontier[i] = UINT64_MAX;
     if (opts) memcpy(&r->opts, opts, opts->sz && opts->sz < sizeof r->opts ? opts->sz : sizeof r->opts);
     r->opts.sz = sizeof r->opts;
@@ -373,6 +375,7 @@ void etl_reader_close(etl_reader *r)
     etl_map_close(&r->map);
     pthread_mutex_destroy(&r->diag_mu);
     pthread_mutex_destroy(&r->walk_mu);
+    pthread_cond_destroy(&r->walk_cv);
     free(r->bufs);
     free(r);
 }
@@ -457,6 +460,8 @@ void etl_record_cache_free(etl_record_cache *c)
 
 /* Pages dropped at a time: one call covers megabytes (each call costs a TLB flush). */
 #define WALK_RELEASE_BYTES (8u << 20)
+/* How far a paced walker may run ahead of the slowest paced one; it waits until half of it is left. */
+#define WALK_PACE_BYTES (16u << 20)
 
 int etl_reader_walk_join(etl_reader *r)
 {
@@ -474,11 +479,33 @@ int etl_reader_walk_join(etl_reader *r)
     return slot;
 }
 
+void etl_reader_walk_pace(etl_reader *r, int slot)
+{
+    if (slot < 0) return;
+    pthread_mutex_lock(&r->walk_mu);
+    r->walk_paced[slot] = true;
+    pthread_mutex_unlock(&r->walk_mu);
+}
+
+/* The lowest frontier of the paced walkers (the slowest never waits: they all get on). */
+static uint64_t paced_low(const etl_reader *r)
+{
+    uint64_t low = UINT64_MAX;
+    for (unsigned i = 0; i < ETL_READER_WALKERS; i++)
+        if (r->walk_paced[i] && r->walk_frontier[i] < low) low = r->walk_frontier[i];
+    return low;
+}
+
 void etl_reader_walk_at(etl_reader *r, int slot, uint64_t frontier)
 {
     if (slot < 0) return;
     pthread_mutex_lock(&r->walk_mu);
     r->walk_frontier[slot] = frontier;
+    if (frontier == UINT64_MAX) r->walk_paced[slot] = false; /* done: the slot is free again */
+    if (r->walk_wake_at != UINT64_MAX && paced_low(r) >= r->walk_wake_at) {
+        r->walk_wake_at = UINT64_MAX; /* who still has to wait says so again */
+        pthread_cond_broadcast(&r->walk_cv);
+    }
     uint64_t low = UINT64_MAX;
     for (unsigned i = 0; i < ETL_READER_WALKERS; i++)
         if (r->walk_frontier[i] < low) low = r->walk_frontier[i];
@@ -486,6 +513,13 @@ void etl_reader_walk_at(etl_reader *r, int slot, uint64_t frontier)
     if (low >= r->walk_released + WALK_RELEASE_BYTES || (frontier == UINT64_MAX && low > r->walk_released)) {
         etl_map_release(&r->map, r->walk_released, low - r->walk_released);
         r->walk_released = low;
+    }
+    if (r->walk_paced[slot] && frontier - paced_low(r) > WALK_PACE_BYTES) {
+        uint64_t until = frontier - WALK_PACE_BYTES / 2;
+        while (r->walk_paced[slot] && paced_low(r) < until) {
+            if (until < r->walk_wake_at) r->walk_wake_at = until;
+            pthread_cond_wait(&r->walk_cv, &r->walk_mu);
+        }
     }
     pthread_mutex_unlock(&r->walk_mu);
 }

@@ -44,10 +44,15 @@ struct etl_reader {
     /*
      * Walks over CPUs on several threads share the file's pages: each says how far it
      * got (the lowest offset it still has to read), and the pages below the lowest of
-     * them are dropped (etl_reader_walk_*).
+     * them are dropped (etl_reader_walk_*). A paced walker (etl_iter_pace) that gets
+     * too far ahead of the slowest paced one waits for it on walk_cv, so that the pages
+     * kept between them stay bounded whatever the threads' speeds.
      */
     pthread_mutex_t walk_mu;
+    pthread_cond_t walk_cv;
     uint64_t walk_frontier[ETL_READER_WALKERS]; /* UINT64_MAX: slot free or walker done */
+    bool walk_paced[ETL_READER_WALKERS];
+    uint64_t walk_wake_at; /* the slowest paced frontier a waiter waits for (UINT64_MAX: none waits) */
     uint64_t walk_released;
 };
 
@@ -55,6 +60,8 @@ struct etl_reader {
 int etl_reader_walk_join(etl_reader *r);
 /* Walker slot is at frontier (UINT64_MAX: done); drops the pages below every walker's, past 8 MiB of them. */
 void etl_reader_walk_at(etl_reader *r, int slot, uint64_t frontier);
+/* Walker slot waits for the slowest paced walker when it gets 16 MiB ahead of it (until done). */
+void etl_reader_walk_pace(etl_reader *r, int slot);
 
 /* Records a problem in stats (first one kept) and tells the diag callback. */
 void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, uint64_t file_off,

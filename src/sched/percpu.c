@@ -511,6 +511,7 @@ static void *worker_main(void *arg)
         etl_batch_expand_init(&k->x, &k->xcpu, 1);
     }
     if (etl_iter_open_cpus_buffers(rn->r, want, rn->ncpu, &it) != ETL_OK) goto oom;
+    if (rn->nw > 1) etl_iter_pace(it); /* the pages between the workers stay few */
     etl_walk wk;
     uint64_t done = 0;
     for (unsigned nb = 0; !w->unsupported && etl_iter_next_buffer(it, &wk) == ETL_OK; nb++) {
