@@ -456,7 +456,8 @@ etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w);
  * buffers (*buffers of them) in its time order, one etl_walk per cursor at a time.
  * With release, the pages below the lowest offset any cursor still reads are dropped
  * (as a walk over CPUs drops them); a read-ahead walker over buffers another iterator
- * also reads leaves them.
+ * also reads (release false) leaves them, and tells no problem: the other one tells
+ * the same.
  */
 etl_status etl_iter_open_cpu_walks(etl_reader *r, const uint8_t *want, unsigned n, bool release, etl_iter **out);
 unsigned etl_iter_walk_count(const etl_iter *it);

@@ -64,6 +64,7 @@ struct etl_iter {
     int walking;              /* walk: the cursor whose buffer the caller has, -1 if none */
     int walk_slot;            /* walk over CPUs: its frontier's slot in the reader */
     bool per_cursor;          /* etl_iter_open_cpu_walks: each cursor walked on its own */
+    bool quiet;               /* a read-ahead walk: another iterator tells the same problems */
     etl_iter_keep_fn keep;    /* time order: records it refuses are never merged */
     void *keep_ctx;
     uint8_t keep_hook_bits[8192], mark_hook_bits[8192]; /* etl_iter_keep_hooks */
@@ -113,24 +114,26 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
         if (it->scratch_total - c->scratch_cap + want > SCRATCH_BUDGET) {
             it->stats.bad_buffers++;
             it->stats.skipped_bytes += b->data_end;
-            etl_reader_problem(r, &it->stats, ETL_E_NOMEM, b->file_off,
-                               "buffer %u at offset 0x%llx: claims %u decompressed bytes, over the memory budget",
-                               b->index, (unsigned long long)b->file_off, b->data_end);
+            if (!it->quiet)
+                etl_reader_problem(r, &it->stats, ETL_E_NOMEM, b->file_off,
+                                   "buffer %u at offset 0x%llx: claims %u decompressed bytes, over the memory budget",
+                                   b->index, (unsigned long long)b->file_off, b->data_end);
             return ETL_E_NOMEM;
         }
         uint8_t *s = realloc(c->scratch, want);
         if (!s) {
             it->stats.bad_buffers++;
-            etl_reader_problem(r, &it->stats, ETL_E_NOMEM, b->file_off,
-                               "buffer %u at offset 0x%llx: out of memory for %zu bytes", b->index,
-                               (unsigned long long)b->file_off, want);
+            if (!it->quiet)
+                etl_reader_problem(r, &it->stats, ETL_E_NOMEM, b->file_off,
+                                   "buffer %u at offset 0x%llx: out of memory for %zu bytes", b->index,
+                                   (unsigned long long)b->file_off, want);
             return ETL_E_NOMEM;
         }
         it->scratch_total = it->scratch_total - c->scratch_cap + want;
         c->scratch = s;
         c->scratch_cap = want;
     }
-    etl_status rc = etl_reader_load_buffer(r, b, c->scratch, c->scratch_cap, &c->data, &it->stats);
+    etl_status rc = etl_reader_load_buffer(r, b, c->scratch, c->scratch_cap, &c->data, it->quiet ? NULL : &it->stats);
     if (rc != ETL_OK) {
         /* A buffer that lied about its size must not keep its memory from the others. */
         it->scratch_total -= c->scratch_cap;
@@ -154,6 +157,7 @@ static void record_problem(etl_iter *it, const etl_buf_ent *b, etl_span data, si
     it->stats.bad_records++;
     it->stats.bad_buffers++;
     it->stats.skipped_bytes += data.n - pos;
+    if (it->quiet) return;
     etl_reader_problem(it->r, &it->stats, rc, at,
                        "buffer %u at offset 0x%llx: record at +0x%zx (marker 0x%08x): %s, %zu bytes left in buffer; rest of buffer skipped",
                        b->index, (unsigned long long)b->file_off, pos, marker,
@@ -351,6 +355,7 @@ etl_status etl_iter_open_cpu_walks(etl_reader *r, const uint8_t *want, unsigned 
     etl_status st = iter_open(r, ETL_ORDER_TIME, &sel, out);
     if (st == ETL_OK) {
         (*out)->per_cursor = true;
+        (*out)->quiet = !release;
         (*out)->walk_slot = release ? etl_reader_walk_join(r) : -1;
     }
     return st;
