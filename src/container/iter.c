@@ -18,6 +18,7 @@
 #include "container/reader_internal.h"
 #include "base/bytes.h"
 #include "base/ltree.h"
+#include "base/minheap.h"
 #include "base/fastmem.h"
 
 /* Total decompression scratch one iterator may hold: bounds memory on hostile files. */
@@ -55,6 +56,7 @@ struct etl_iter {
     unsigned ncur;
     const etl_buf_ent **lists;
     etl_ltree lt;             /* time order: the cursors' heads */
+    etl_minheap front;        /* walks: each cursor's place in the file (front_update) */
     int pending;              /* cursor whose head was returned last, -1 if none */
     uint64_t last_key;        /* merge time of the record returned last */
     uint64_t progress;
@@ -219,6 +221,17 @@ static int by_cpu_seq(const void *a, const void *b)
  * sort of all records on (key, CPU, position) - the same however the CPUs are
  * grouped into iterators and whatever a reader filters out before merging again.
  */
+/*
+ * Cursor k's place in the file, for the walks: the lowest offset it still has to read
+ * (a cursor walk: the buffer in hand, else the next; a walk over CPUs: the next).
+ */
+static void front_update(etl_iter *it, unsigned k)
+{
+    const cursor *c = &it->cur[k];
+    const etl_buf_ent *b = it->per_cursor && c->buf ? c->buf : c->next_buf < c->n ? c->list[c->next_buf] : NULL;
+    etl_minheap_set(&it->front, k, b ? b->file_off : UINT64_MAX);
+}
+
 static void lt_set(etl_iter *it, unsigned c, bool ok)
 {
     it->lt.leaf[c] = ok ? (etl_ltree_key){it->cur[c].key, c} : (etl_ltree_key){UINT64_MAX, ETL_LTREE_DONE};
@@ -293,6 +306,13 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
         size_t first = sel->first < r->nbufs ? sel->first : r->nbufs;
         it->cur[0].list = it->lists + first;
         it->cur[0].n = sel->count < r->nbufs - first ? sel->count : r->nbufs - first;
+    }
+    if (order == ETL_ORDER_TIME && sel->walk) {
+        if (!etl_minheap_init(&it->front, it->ncur)) {
+            etl_iter_close(it);
+            return ETL_E_NOMEM;
+        }
+        for (unsigned c = 0; c < it->ncur; c++) front_update(it, c);
     }
     if (order == ETL_ORDER_TIME && !sel->walk) {
         for (unsigned c = 0; c < it->ncur; c++) lt_set(it, c, cursor_advance(it, &it->cur[c], &it->cur[c].head) == ETL_OK);
@@ -415,17 +435,8 @@ etl_status etl_iter_next_ref(etl_iter *it, const etl_record **rec)
  */
 static int walk_pick(etl_iter *it, uint64_t *frontier)
 {
-    int best = -1;
-    uint64_t off = UINT64_MAX;
-    for (unsigned i = 0; i < it->ncur; i++) {
-        const cursor *c = &it->cur[i];
-        if (c->next_buf < c->n && c->list[c->next_buf]->file_off < off) {
-            off = c->list[c->next_buf]->file_off;
-            best = (int)i;
-        }
-    }
-    *frontier = off;
-    return best;
+    *frontier = etl_minheap_min(&it->front);
+    return *frontier == UINT64_MAX ? -1 : (int)etl_minheap_top(&it->front);
 }
 
 /* The pages every walker is done with are dropped (the walkers of other CPUs go about as far). */
@@ -476,7 +487,9 @@ etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w)
             if (it->release) walk_release(it, frontier);
             if (i < 0) return ETL_END;
             cursor *c = &it->cur[i];
-            if (cursor_load(it, c, c->list[c->next_buf++]) == ETL_OK) {
+            etl_status rc = cursor_load(it, c, c->list[c->next_buf++]);
+            front_update(it, (unsigned)i);
+            if (rc == ETL_OK) {
                 it->walking = i;
                 break;
             }
@@ -486,21 +499,6 @@ etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w)
     return ETL_OK;
 }
 
-/*
- * Cursor walks: the pages below the lowest offset any cursor still reads (its buffer
- * in hand, else its next one) are done with.
- */
-static uint64_t cursors_frontier(const etl_iter *it)
-{
-    uint64_t low = UINT64_MAX;
-    for (unsigned i = 0; i < it->ncur; i++) {
-        const cursor *c = &it->cur[i];
-        const etl_buf_ent *b = c->buf ? c->buf : c->next_buf < c->n ? c->list[c->next_buf] : NULL;
-        if (b && b->file_off < low) low = b->file_off;
-    }
-    return low;
-}
-
 etl_status etl_iter_next_buffer_of(etl_iter *it, unsigned k, etl_walk *w)
 {
     if (!it->per_cursor || k >= it->ncur) return ETL_E_INVALID_ARG;
@@ -508,11 +506,15 @@ etl_status etl_iter_next_buffer_of(etl_iter *it, unsigned k, etl_walk *w)
     if (c->buf) {
         it->stats.records += w->records;
         c->buf = NULL;
+        front_update(it, k);
     }
     for (;;) {
-        if (it->release) walk_release(it, cursors_frontier(it));
+        /* The pages below the lowest offset any cursor still reads are done with. */
+        if (it->release) walk_release(it, etl_minheap_min(&it->front));
         if (c->next_buf >= c->n) return ETL_END;
-        if (cursor_load(it, c, c->list[c->next_buf++]) == ETL_OK) break;
+        etl_status rc = cursor_load(it, c, c->list[c->next_buf++]);
+        front_update(it, k);
+        if (rc == ETL_OK) break;
     }
     walk_give(it, k, w);
     return ETL_OK;
@@ -564,6 +566,7 @@ void etl_iter_close(etl_iter *it)
     for (unsigned c = 0; it->cur && c < it->ncur; c++) free(it->cur[c].scratch);
     free(it->cur);
     etl_ltree_free(&it->lt);
+    etl_minheap_free(&it->front);
     free(it->lists);
     free(it);
 }
