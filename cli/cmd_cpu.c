@@ -181,7 +181,7 @@ static void print_intervals(const etl_usage *u)
             fmt_fixed(cells[c + 1], pct100(u->bucket_cpu_busy[b * u->bucket_stride + c], e - s), 2);
             row[c + 1] = cells[c + 1];
         }
-        fmt_fixed(cells[nc + 1], pct100(all, (e - s) * (int64_t)u->bucket_stride), 2);
+        fmt_fixed(cells[nc + 1], pct100(all, mul_sat(e - s, (int64_t)u->bucket_stride)), 2);
         row[nc + 1] = cells[nc + 1];
         tbl_row(&t, row);
     }
@@ -196,7 +196,8 @@ out:
 
 static void print_table(const rep_args *a, const rep_run *run, const etl_usage *u)
 {
-    int64_t win = (u->o.v1 - u->o.v0) * (int64_t)(u->ncpus ? u->ncpus : 1);
+    /* A damaged time can make the window span centuries: the CPU-seconds saturate. */
+    int64_t win = mul_sat(u->o.v1 - u->o.v0, (int64_t)(u->ncpus ? u->ncpus : 1));
     char b1[32], b2[32], b3[32], b4[32], b5[32], label[256];
     if (a->format == FMT_TEXT) {
         rep_print_header(run, "etlkit cpu");

@@ -9,6 +9,12 @@ static inline void add_sat(int64_t *acc, int64_t v)
     if (__builtin_add_overflow(*acc, v, acc)) *acc = v > 0 ? INT64_MAX : INT64_MIN;
 }
 
+static inline int64_t mul_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
+}
+
 static inline void add_sat_u64(uint64_t *acc, uint64_t v)
 {
     if (__builtin_add_overflow(*acc, v, acc)) *acc = UINT64_MAX;
