@@ -415,7 +415,8 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
                 etl_cswitch *sw = next_sw(k);
                 sw->ts = ids[i].ts;
                 /* Only what ids carry is known here: the slot's other fields are an earlier switch's. */
-                sw->known = ids[i].known & (ETL_CSW_TIME | ETL_CSW_CPU | ETL_CSW_NEW_TID | ETL_CSW_OLD_TID | ETL_CSW_STATE);
+                sw->known =
+                    ids[i].known & (ETL_CSW_TIME | ETL_CSW_CPU | ETL_CSW_NEW_TID | ETL_CSW_OLD_TID | ETL_CSW_STATE);
                 sw->old_tid = ids[i].old_tid;
                 sw->new_tid = ids[i].new_tid;
                 sw->old_state = ids[i].old_state;
