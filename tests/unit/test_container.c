@@ -13,8 +13,13 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "etlbuild.h"
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include "etlkit/container.h"
 #include "etlkit/compress.h"
+#include "etlkit/synth.h"
+#include "synthtruth.h"
 
 /* ------------------------------------------------------------------------- */
 /* Helpers                                                                    */
@@ -1689,9 +1694,96 @@ static void test_reader_options_size(void **state)
     eb_free(&f);
 }
 
+
+/*
+ * Paced walks (etl_iter_pace) on two threads over a 40 MB trace, one sleeping after
+ * every buffer: the other never gets more than the pace (16 MiB, plus the slow one's
+ * buffer in hand) past it in the file, both reach the end, and each sees every buffer
+ * of its CPUs once.
+ */
+typedef struct pace_walker {
+    etl_reader *r;
+    uint8_t want[4];
+    bool slow;
+    _Atomic uint64_t *slow_at; /* the file offset of the slow walker's last buffer */
+    _Atomic bool *slow_done;
+    _Atomic unsigned *ready;   /* walkers paced: both walk from then on */
+    uint64_t lead, buffers;
+    bool ok;
+} pace_walker;
+
+static void *pace_walk(void *arg)
+{
+    pace_walker *p = arg;
+    etl_iter *it;
+    if (etl_iter_open_cpus_buffers(p->r, p->want, 4, &it) != ETL_OK) return NULL;
+    etl_iter_pace(it);
+    atomic_fetch_add(p->ready, 1);
+    while (atomic_load(p->ready) < 2) nanosleep(&(struct timespec){0, 100000}, NULL);
+    etl_walk w;
+    while (etl_iter_next_buffer(it, &w) == ETL_OK) {
+        etl_buffer_header h;
+        uint64_t off = 0;
+        if (etl_reader_buffer(p->r, w.buffer_index, &h, &off) != ETL_OK) break;
+        p->buffers++;
+        if (p->slow) {
+            atomic_store(p->slow_at, off);
+            nanosleep(&(struct timespec){0, 300000}, NULL);
+        } else if (!atomic_load(p->slow_done) && off > atomic_load(p->slow_at)) {
+            uint64_t d = off - atomic_load(p->slow_at);
+            if (d > p->lead) p->lead = d;
+        }
+    }
+    if (p->slow) atomic_store(p->slow_done, true);
+    etl_iter_close(it);
+    p->ok = true;
+    return NULL;
+}
+
+static void test_paced_walks(void **state)
+{
+    (void)state;
+    char path[512];
+    st_tmp(path, sizeof path, "pace", "t.etl");
+    etl_synth_options o;
+    etl_synth_options_init(&o);
+    st_set(&o, "cpus", "4");
+    st_set(&o, "size", "40M");
+    st_set(&o, "duration", "0");
+    etl_synth_summary sum;
+    etl_diag d;
+    assert_int_equal(etl_synth_run(path, &o, &sum, &d), ETL_OK);
+    etl_reader *r;
+    assert_int_equal(etl_reader_open(path, NULL, &r, &d), ETL_OK);
+    _Atomic uint64_t slow_at = 0;
+    _Atomic bool slow_done = false;
+    _Atomic unsigned ready = 0;
+    pace_walker fast = {r, {1, 0, 1, 0}, false, &slow_at, &slow_done, &ready, 0, 0, false};
+    pace_walker slow = {r, {0, 1, 0, 1}, true, &slow_at, &slow_done, &ready, 0, 0, false};
+    pthread_t a, b;
+    assert_int_equal(pthread_create(&b, NULL, pace_walk, &slow), 0);
+    assert_int_equal(pthread_create(&a, NULL, pace_walk, &fast), 0);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    assert_true(fast.ok && slow.ok);
+    size_t per_cpu[4] = {0};
+    for (size_t i = 0; i < etl_reader_buffer_count(r); i++) {
+        unsigned c = etl_reader_buffer_cpu(r, i);
+        if (c < 4) per_cpu[c]++;
+    }
+    assert_int_equal(fast.buffers, per_cpu[0] + per_cpu[2]);
+    assert_int_equal(slow.buffers, per_cpu[1] + per_cpu[3]);
+    assert_true(fast.buffers > 100 && slow.buffers > 100);
+    /* The slow one's frontier is its next buffer: a buffer or two past the last it took. */
+    assert_true(fast.lead <= (16u << 20) + (1u << 20));
+    etl_reader_close(r);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_paced_walks),
         cmocka_unit_test(test_buffer_header_decode_fields),
         cmocka_unit_test(test_buffer_header_processor_number),
         cmocka_unit_test(test_buffer_header_round_trip),
