@@ -215,13 +215,6 @@ static int by_cpu_seq(const void *a, const void *b)
 }
 
 /*
- * The tree's leaf for cursor c: (merge time, cursor), done when exhausted. The
- * merge time is the timestamp, held up to the CPU's largest so far where damage
- * makes time go back: every cursor's keys then rise, so the merged order is the
- * sort of all records on (key, CPU, position) - the same however the CPUs are
- * grouped into iterators and whatever a reader filters out before merging again.
- */
-/*
  * Cursor k's place in the file, for the walks: the lowest offset it still has to read
  * (a cursor walk: the buffer in hand, else the next; a walk over CPUs: the next).
  */
@@ -232,6 +225,13 @@ static void front_update(etl_iter *it, unsigned k)
     etl_minheap_set(&it->front, k, b ? b->file_off : UINT64_MAX);
 }
 
+/*
+ * The tree's leaf for cursor c: (merge time, cursor), done when exhausted. The
+ * merge time is the timestamp, held up to the CPU's largest so far where damage
+ * makes time go back: every cursor's keys then rise, so the merged order is the
+ * sort of all records on (key, CPU, position) - the same however the CPUs are
+ * grouped into iterators and whatever a reader filters out before merging again.
+ */
 static void lt_set(etl_iter *it, unsigned c, bool ok)
 {
     it->lt.leaf[c] = ok ? (etl_ltree_key){it->cur[c].key, c} : (etl_ltree_key){UINT64_MAX, ETL_LTREE_DONE};
