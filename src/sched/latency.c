@@ -36,12 +36,6 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Insertion sort: the few values most threads have. */
 static void insertion_u32(uint32_t *v, size_t n)
 {
@@ -103,7 +97,7 @@ static void radix_u32(uint32_t *v, size_t n)
 void lat_sort(lat_vec *x)
 {
     if (x->n) radix_u32(x->v, x->n); /* empty vectors may be NULL, which qsort must not get */
-    etl_sort(x->big, x->nbig, sizeof *x->big, cmp_u64);
+    etl_sort(x->big, x->nbig, sizeof *x->big, etl_cmp_u64);
 }
 
 size_t lat_count(const lat_vec *x) { return x->n + x->nbig; }

@@ -274,12 +274,6 @@ static uint32_t group_of(const struct etl_spinlocks_priv *p, unsigned kind, size
     }
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static uint64_t rank_of(uint64_t n, unsigned per_mille)
 {
     uint64_t r = (per_mille * n + 999) / 1000;
@@ -303,7 +297,7 @@ static etl_status distinct(etl_spinlocks *s, unsigned kind, etl_spin_group *g, s
         if ((cx == TOTAL_CELL) != (kind == K_TOTAL)) continue;
         k[j++] = (uint64_t)group_of(p, kind, (size_t)cx) << 33 | (key & 0x1FFFFFFFFull);
     }
-    etl_sort(k, n, sizeof *k, cmp_u64);
+    etl_sort_u64(k, n);
     uint32_t *pool = malloc((n ? n : 1) * sizeof *pool);
     if (!pool) {
         free(k);
