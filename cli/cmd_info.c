@@ -508,24 +508,6 @@ static int counts_merge(info_counts *c, const info_counts *x)
     return 0;
 }
 
-/* Adds what share x's iterator found to st (both start from the reader's own counters). */
-static void stats_merge(etl_stats *st, const etl_stats *x, const etl_stats *base)
-{
-    st->buffers += x->buffers - base->buffers;
-    st->compressed_buffers += x->compressed_buffers - base->compressed_buffers;
-    st->records += x->records;
-    st->bad_buffers += x->bad_buffers - base->bad_buffers;
-    st->bad_records += x->bad_records - base->bad_records;
-    st->skipped_bytes += x->skipped_bytes - base->skipped_bytes;
-    st->decompress_errors += x->decompress_errors - base->decompress_errors;
-    st->unsupported_buffers += x->unsupported_buffers - base->unsupported_buffers;
-    st->truncated_buffers += x->truncated_buffers - base->truncated_buffers;
-    if (st->first_problem_offset == UINT64_MAX && x->first_problem_offset != UINT64_MAX) {
-        st->first_problem_offset = x->first_problem_offset;
-        memcpy(st->first_problem, x->first_problem, sizeof st->first_problem);
-    }
-}
-
 /* Buffers per thread below which a thread is not worth starting. */
 #define INFO_MIN_BUFFERS 8
 
@@ -593,7 +575,7 @@ int cmd_info(int argc, char **argv)
     oom = sh[0].oom;
     for (unsigned i = 1; i < n; i++) {
         if (counts_merge(c, sh[i].c) != 0 || sh[i].oom) oom = 1;
-        stats_merge(&st, &sh[i].st, etl_reader_stats(in.reader));
+        etl_stats_add(&st, &sh[i].st, etl_reader_stats(in.reader));
         counts_free(sh[i].c);
     }
     /* Compact the provider table, most frequent first. */

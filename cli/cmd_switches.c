@@ -226,21 +226,6 @@ static char *put_cell(char *o, const char *s, size_t n)
     return o + n;
 }
 
-/* An RFC 4180 field: quoted when it holds a comma, a quote or a line break (as csv_field_buf). */
-static char *csv_cell(char *o, const char *s, size_t n)
-{
-    size_t k = 0;
-    while (k < n && s[k] != ',' && s[k] != '"' && s[k] != '\r' && s[k] != '\n') k++;
-    if (k == n) return put_cell(o, s, n);
-    *o++ = '"';
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '"') *o++ = '"';
-        *o++ = s[i];
-    }
-    *o++ = '"';
-    return o;
-}
-
 /* printf's %Ns (right) or %-N.Ns (left, cut at N bytes) of cell i. */
 static char *pad(char *o, const ctx *c, unsigned i, unsigned w, int left)
 {
@@ -276,7 +261,8 @@ static void emit(ctx *c, const etl_sched_row *r)
     } else if (c->a->format == FMT_CSV) {
         for (unsigned i = 0; i < NCOL; i++) {
             if (i) *o++ = ',';
-            o = cols[i].type == C_NUM ? put_cell(o, c->cell[i], c->len[i]) : csv_cell(o, c->cell[i], c->len[i]);
+            if (cols[i].type == C_NUM) o = put_cell(o, c->cell[i], c->len[i]);
+            else if (c->len[i]) o += csv_field_buf(o, 0, 2 * CELL + 4, c->cell[i]); /* len 0: blank */
         }
         o = put(o, "\r\n", 2);
     } else {

@@ -88,23 +88,19 @@ void jw_end(jw *w)
 
 size_t fmt_fixed_n(char out[32], int64_t v, unsigned decimals)
 {
-    static const uint64_t p10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
-                                   10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
-                                   100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-                                   100000000000000000ull, 1000000000000000000ull};
-    if (decimals > 18) decimals = 18;
-    uint64_t p = p10[decimals];
+    uint64_t p = 1;
+    for (unsigned i = 0; i < decimals; i++) p *= 10;
     uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     char *o = out;
     if (v < 0) *o++ = '-';
     o += fmt_u64(o, a / p);
     if (decimals) {
-        /* The fraction with its leading zeros: its digits right-aligned in the field. */
-        char t[24];
-        size_t n = fmt_u64(t, a % p);
         *o++ = '.';
-        memset(o, '0', decimals - n);
-        memcpy(o + decimals - n, t, n);
+        uint64_t f = a % p;
+        for (unsigned i = decimals; i-- > 0;) {
+            o[i] = (char)('0' + f % 10);
+            f /= 10;
+        }
         o += decimals;
     }
     *o = 0;
@@ -207,13 +203,19 @@ void tbl_print_text(const tbl *t, FILE *f, const char *indent)
 
 size_t csv_field_buf(char *buf, size_t len, size_t cap, const char *s)
 {
-    bool quote = strpbrk(s, ",\"\r\n") != NULL;
-    if (quote && len < cap) buf[len++] = '"';
+    size_t plain = strcspn(s, ",\"\r\n");
+    if (!s[plain]) { /* nothing to quote: one copy, cut as the loop below cuts */
+        size_t room = cap > len + 2 ? cap - len - 2 : 0;
+        if (plain > room) plain = room;
+        memcpy(buf + len, s, plain);
+        return len + plain;
+    }
+    if (len < cap) buf[len++] = '"';
     for (; *s && len + 2 < cap; s++) {
         if (*s == '"') buf[len++] = '"';
         buf[len++] = *s;
     }
-    if (quote && len < cap) buf[len++] = '"';
+    if (len < cap) buf[len++] = '"';
     return len;
 }
 

@@ -173,7 +173,6 @@ static uint32_t new_thread(etl_sched *m, uint32_t tid, uint64_t ts)
     }
     uint32_t i = (uint32_t)m->nthr++;
     memset(&m->thr[i], 0, sizeof m->thr[i]);
-
     m->thr[i].tid = tid;
     m->thr[i].pid = UINT32_MAX;
     m->thr[i].process = ETL_SCHED_NONE;
