@@ -302,12 +302,7 @@ static int run_one(rep_args *a, const char *path, side *s)
         return EXIT_IO;
     }
     rep_run_go(&s->run, a);
-    if (etl_usage_finish(&s->u, s->run.end_ns) != ETL_OK) {
-        fprintf(stderr, "%s compare: out of memory\n", prog);
-        etl_usage_free(&s->u);
-        rep_run_close(&s->run);
-        return EXIT_IO;
-    }
+    if (etl_usage_finish(&s->u, s->run.end_ns) != ETL_OK) return rep_usage_failed(&s->run, &s->u, "compare");
     return EXIT_OK;
 }
 

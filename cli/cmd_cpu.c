@@ -324,7 +324,7 @@ int cmd_cpu(int argc, char **argv)
         etl_usage_free(&u);
         return rc;
     }
-    etl_usage_finish(&u, run.end_ns);
+    if (etl_usage_finish(&u, run.end_ns) != ETL_OK) return rep_usage_failed(&run, &u, "cpu");
     if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
         /* said so; an empty table is no answer */
     } else if (a.format == FMT_JSON) {

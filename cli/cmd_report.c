@@ -1789,13 +1789,27 @@ int cmd_report(int argc, char **argv)
     c->have_w = etl_wakeups_init(&c->w, run.model, &wo) == ETL_OK;
     c->have_p = etl_pmc_init(&c->p, run.model, &po) == ETL_OK;
     c->have_s = etl_spinlocks_init(&c->s, etl_reader_clock(r), &so) == ETL_OK;
+    /* A section that cannot be computed fails the page: a page without it would say there is none. */
+    const char *failed = c->have_w && c->have_p && c->have_s ? NULL : "out of memory";
     rep_run_go(&run, &a);
-    etl_usage_finish(&c->u, run.end_ns);
-    if (c->have_w && etl_wakeups_finish(&c->w) != ETL_OK) c->have_w = 0;
-    if (c->have_p && etl_pmc_finish(&c->p, run.end_ns) != ETL_OK) c->have_p = 0;
-    if (c->have_s) {
+    if (!failed && etl_usage_finish(&c->u, run.end_ns) != ETL_OK) failed = etl_usage_diag(&c->u)->msg;
+    if (!failed && etl_wakeups_finish(&c->w) != ETL_OK) failed = "wake-ups: out of memory";
+    if (!failed && etl_pmc_finish(&c->p, run.end_ns) != ETL_OK) failed = "PMC: out of memory";
+    if (!failed) {
         if (c->s.o.ncpu < etl_sched_cpu_count(run.model)) c->s.o.ncpu = etl_sched_cpu_count(run.model);
-        if (etl_spinlocks_finish(&c->s, run.end_ns) != ETL_OK) c->have_s = 0;
+        if (etl_spinlocks_finish(&c->s, run.end_ns) != ETL_OK) failed = "spin locks: out of memory";
+    }
+    if (failed) {
+        fprintf(stderr, "%s report: %s\n", prog, failed);
+        if (c->have_s) etl_spinlocks_free(&c->s);
+        if (c->have_p) etl_pmc_free(&c->p);
+        if (c->have_w) etl_wakeups_free(&c->w);
+        etl_usage_free(&c->u);
+        free(c);
+        free(fa.by_hook);
+        rep_run_close(&run);
+        etl_outfile_discard(&of);
+        return EXIT_IO;
     }
     page pg = {.a = &a, .o = &o, .run = &run, .c = c, .fa = &fa};
     pg.switches = etl_sched_stats_get(run.model)->switches != 0;

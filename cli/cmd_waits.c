@@ -295,7 +295,7 @@ int cmd_waits(int argc, char **argv)
         return EXIT_IO;
     }
     rep_run_go(&run, &a);
-    etl_usage_finish(&u, run.end_ns);
+    if (etl_usage_finish(&u, run.end_ns) != ETL_OK) return rep_usage_failed(&run, &u, "waits");
     etl_sort(u.threads, u.nthreads, sizeof *u.threads, by_ready_desc);
     if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
     } else if (a.format == FMT_JSON) {

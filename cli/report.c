@@ -363,3 +363,12 @@ int rep_no_switches(const rep_run *run, const rep_args *a)
                run->in.path);
     return 1;
 }
+
+int rep_usage_failed(rep_run *run, etl_usage *u, const char *cmd)
+{
+    const etl_diag *d = etl_usage_diag(u);
+    fprintf(stderr, "%s %s: %s\n", prog, cmd, d && d->msg[0] ? d->msg : "out of memory");
+    etl_usage_free(u);
+    rep_run_close(run);
+    return EXIT_IO;
+}

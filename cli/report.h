@@ -109,6 +109,8 @@ void rep_json_begin(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t 
 void rep_print_anomalies(const rep_run *run, FILE *f);
 void rep_json_anomalies(const rep_run *run, jw *w);
 /* When the trace has no switch at all: says so (text) and returns 1. */
+/* etl_usage_finish failed: says why (out of memory, the spill's directory and reason), frees u, closes run; EXIT_IO. */
+int rep_usage_failed(rep_run *run, etl_usage *u, const char *cmd);
 int rep_no_switches(const rep_run *run, const rep_args *a);
 
 #endif

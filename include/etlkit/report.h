@@ -128,6 +128,12 @@ void etl_usage_add(void *ctx, const etl_sched_row *row);
 void etl_usage_percpu(etl_usage *u, etl_sched_percpu_consumer *c);
 /* Computes percentiles, totals and orderings (threads and processes by CPU time, descending). */
 etl_status etl_usage_finish(etl_usage *u, int64_t end_ns);
+/*
+ * Why the gathering or finish failed (a row that could not be counted makes every
+ * answer unknown, so finish returns the first failure): out of memory, or the
+ * temporary file of spilled Ready values (its directory and the system's reason).
+ */
+const etl_diag *etl_usage_diag(const etl_usage *u);
 void etl_usage_free(etl_usage *u);
 
 /* Nearest-rank percentile p/1000 (p = 500 for p50) of v[0..n) sorted ascending. */

@@ -6,7 +6,8 @@
  * appending stream writes its finished chunks to the spill file (pwrite at offsets
  * handed out atomically, so streams on several threads share it) and frees them.
  */
-#define _GNU_SOURCE /* pread/pwrite with off_t, tmpfile */
+#define _GNU_SOURCE /* pread/pwrite with off_t */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #include <pthread.h>
 #include <unistd.h>
 #include "base/spool.h"
+#include "base/diag.h"
+#include "base/tempfile.h"
 
 #define CHUNK (64u << 10)
 
@@ -21,11 +24,18 @@ struct etl_spool {
     size_t budget;
     _Atomic size_t in_memory;
     _Atomic uint64_t file_end;
-    pthread_mutex_t mu;   /* creating the file */
-    FILE *file;
+    pthread_mutex_t mu;   /* creating the file, the first failure */
     int fd;
-    bool failed;
+    bool failed;          /* no file to be had: do not try again */
+    _Atomic int err;      /* the first failure: an errno, ENOMEM included; 0 = none */
 };
+
+/* Remembers the first failure (streams on several threads may fail at once). */
+static void fail(etl_spool *sp, int err)
+{
+    int none = 0;
+    atomic_compare_exchange_strong(&sp->err, &none, err ? err : EIO);
+}
 
 etl_spool *etl_spool_open(size_t budget)
 {
@@ -40,7 +50,7 @@ etl_spool *etl_spool_open(size_t budget)
 void etl_spool_close(etl_spool *sp)
 {
     if (!sp) return;
-    if (sp->file) fclose(sp->file);
+    if (sp->fd >= 0) close(sp->fd);
     pthread_mutex_destroy(&sp->mu);
     free(sp);
 }
@@ -66,10 +76,12 @@ void etl_spool_stream_free(etl_spool_stream *s)
 static int spill_fd(etl_spool *sp)
 {
     pthread_mutex_lock(&sp->mu);
-    if (!sp->file && !sp->failed) {
-        sp->file = tmpfile(); /* unlinked: gone with the process, whatever happens */
-        if (sp->file) sp->fd = fileno(sp->file);
-        else sp->failed = true;
+    if (sp->fd < 0 && !sp->failed) {
+        sp->fd = etl_temp_open(); /* unlinked: gone with the process, whatever happens */
+        if (sp->fd < 0) {
+            sp->failed = true;
+            fail(sp, errno);
+        }
     }
     int fd = sp->fd;
     pthread_mutex_unlock(&sp->mu);
@@ -87,7 +99,11 @@ static bool spill(etl_spool_stream *s)
         uint64_t off = atomic_fetch_add(&s->sp->file_end, c->len);
         for (uint32_t done = 0; done < c->len;) {
             ssize_t k = pwrite(fd, c->mem + done, c->len - done, (off_t)(off + done));
-            if (k <= 0) return false;
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) {
+                fail(s->sp, k < 0 ? errno : ENOSPC); /* a write of nothing: the disk is full */
+                return false;
+            }
             done += (uint32_t)k;
         }
         c->file_off = off;
@@ -101,20 +117,30 @@ static bool spill(etl_spool_stream *s)
 bool etl_spool_append(etl_spool_stream *s, const void *p, size_t n)
 {
     size_t need = (4 + n + 7) & ~(size_t)7;
-    if (need > UINT32_MAX) return false;
+    if (atomic_load_explicit(&s->sp->err, memory_order_relaxed)) return false; /* a record lost: no more */
+    if (need > UINT32_MAX) {
+        fail(s->sp, EFBIG);
+        return false;
+    }
     etl_spool_chunk *last = s->n ? &s->chunks[s->n - 1] : NULL;
     if (!last || last->len + need > last->size) {
         if (s->n == s->cap) {
             size_t cap = s->cap ? s->cap * 2 : 16;
             etl_spool_chunk *c = realloc(s->chunks, cap * sizeof *c);
-            if (!c) return false;
+            if (!c) {
+                fail(s->sp, ENOMEM);
+                return false;
+            }
             s->chunks = c;
             s->cap = cap;
         }
         /* Chunks are CHUNK bytes but for a record that needs more: it gets its own. */
         size_t size = need > CHUNK ? need : CHUNK;
         uint8_t *m = malloc(size);
-        if (!m) return false;
+        if (!m) {
+            fail(s->sp, ENOMEM);
+            return false;
+        }
         s->chunks[s->n++] = (etl_spool_chunk){m, 0, 0, (uint32_t)size};
         atomic_fetch_add(&s->sp->in_memory, size);
         last = &s->chunks[s->n - 1];
@@ -137,13 +163,20 @@ const uint8_t *etl_spool_next(etl_spool_stream *s, size_t *n)
                 if (s->rpos == 0) {
                     if (s->rbuf_cap < c->len) {
                         uint8_t *b = realloc(s->rbuf, c->len);
-                        if (!b) return NULL;
+                        if (!b) {
+                            fail(s->sp, ENOMEM);
+                            return NULL;
+                        }
                         s->rbuf = b;
                         s->rbuf_cap = c->len;
                     }
                     for (uint32_t done = 0; done < c->len;) {
                         ssize_t k = pread(s->sp->fd, s->rbuf + done, c->len - done, (off_t)(c->file_off + done));
-                        if (k <= 0) return NULL;
+                        if (k < 0 && errno == EINTR) continue;
+                        if (k <= 0) { /* short: the file changed under us */
+                            fail(s->sp, k < 0 ? errno : EIO);
+                            return NULL;
+                        }
                         done += (uint32_t)k;
                     }
                 }
@@ -166,4 +199,19 @@ void etl_spool_rewind(etl_spool_stream *s)
 {
     s->rchunk = 0;
     s->rpos = 0;
+}
+
+int etl_spool_error(etl_spool *sp) { return atomic_load(&sp->err); }
+
+etl_status etl_spool_diag(etl_spool *sp, etl_diag *d)
+{
+    int e = etl_spool_error(sp);
+    if (!e) return ETL_OK;
+    if (e == ENOMEM) {
+        etl_diag_set(d, ETL_E_NOMEM, 0, "out of memory");
+        return ETL_E_NOMEM;
+    }
+    etl_diag_set(d, ETL_E_IO, 0, "cannot use a temporary file in %s (set TMPDIR to choose another directory): %s",
+                 etl_temp_dir(), strerror(e));
+    return ETL_E_IO;
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "etlkit/base.h"
 
 typedef struct etl_spool etl_spool;
 
@@ -44,9 +45,16 @@ void etl_spool_stream_init(etl_spool_stream *s, etl_spool *sp);
 void etl_spool_stream_free(etl_spool_stream *s);
 /* Appends one record of n bytes (n < 2^32). false when out of memory or the spill failed. */
 bool etl_spool_append(etl_spool_stream *s, const void *p, size_t n);
-/* The next record, in the order appended: NULL at the end (or when reading back failed). */
+/* The next record, in the order appended: NULL at the end, or when reading back failed (etl_spool_error). */
 const uint8_t *etl_spool_next(etl_spool_stream *s, size_t *n);
 /* Reads the stream again from its first record (once its writing is done). */
 void etl_spool_rewind(etl_spool_stream *s);
+/* The first failure of any stream of the spool, as an errno (ENOMEM included); 0 while none. */
+int etl_spool_error(etl_spool *sp);
+/*
+ * That failure as a status and a diagnostic: ETL_OK while none, ETL_E_NOMEM, or ETL_E_IO
+ * naming the temporary directory and the system's reason.
+ */
+etl_status etl_spool_diag(etl_spool *sp, etl_diag *d);
 
 #endif

@@ -11,10 +11,10 @@
 /* Targets a pair of passes: each holds a 512 KiB histogram, then up to four more. */
 #define BATCH 4
 
-bool lat_spill_init(lat_spill *x)
+bool lat_spill_init(lat_spill *x, size_t budget)
 {
     memset(x, 0, sizeof *x);
-    x->sp = etl_spool_open(SPOOL_MEMORY);
+    x->sp = etl_spool_open(budget < SPOOL_MEMORY ? budget : SPOOL_MEMORY);
     x->blk = malloc(BLOCK_WORDS * sizeof *x->blk);
     if (!x->sp || !x->blk) {
         lat_spill_free(x);

@@ -25,7 +25,8 @@ typedef struct lat_spill {
     bool failed;
 } lat_spill;
 
-bool lat_spill_init(lat_spill *x);
+/* budget: the memory the caller allows; the spool keeps at most that (and 1 MiB) of pairs in memory. */
+bool lat_spill_init(lat_spill *x, size_t budget);
 /* One value under 2^32 - 1 for key. false once something failed (out of memory, disk full). */
 bool lat_spill_push(lat_spill *x, uint32_t key, uint32_t v);
 /* Writes the last block: call once every value is in, before the passes. */

@@ -16,6 +16,22 @@
 #include "sched/latency.h"
 #include "sched/usage_slice.h"
 #include "sched/latspill.h"
+#include "base/diag.h"
+
+/* The first failure is kept: a value that could not be counted makes every answer unknown. */
+static void usage_fail(struct etl_usage_priv *p, etl_status st)
+{
+    if (p->failed != ETL_OK || st == ETL_OK) return;
+    etl_status why = p->spill && st != ETL_E_NOMEM ? etl_spool_diag(p->spill->sp, &p->diag) : ETL_OK;
+    if (why != ETL_OK) st = why;
+    else etl_diag_set(&p->diag, st, 0, "%s", etl_status_str(st));
+    p->failed = st;
+}
+
+const etl_diag *etl_usage_diag(const etl_usage *u)
+{
+    return u->priv ? &u->priv->diag : NULL;
+}
 
 
 etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o)
@@ -47,17 +63,17 @@ etl_usage_thread *etl_usage_grow_thread(etl_usage *u, uint32_t i)
         if (t) p->t = t;
         uint8_t *s = realloc(p->seen, cap);
         if (s) p->seen = s;
-        if (!t || !s) return NULL;
+        if (!t || !s) goto oom;
         if (!u->o.no_latency) { /* CPU time alone keeps no values */
             lat_vec *w = realloc(p->woken, cap * sizeof *w);
             if (w) p->woken = w;
             lat_vec *o = realloc(p->other, cap * sizeof *o);
             if (o) p->other = o;
-            if (!w || !o) return NULL;
+            if (!w || !o) goto oom;
         }
         if (p->spilled) {
             uint32_t *c = realloc(p->spilled, 2 * cap * sizeof *c);
-            if (!c) return NULL;
+            if (!c) goto oom;
             memset(c + 2 * p->cap, 0, 2 * (cap - p->cap) * sizeof *c);
             p->spilled = c;
         }
@@ -76,13 +92,19 @@ etl_usage_thread *etl_usage_grow_thread(etl_usage *u, uint32_t i)
         p->seen[i] = 1;
     }
     return &p->t[i];
+oom:
+    usage_fail(p, ETL_E_NOMEM);
+    return NULL;
 }
 
 etl_usage_cpu *etl_usage_grow_cpu(etl_usage *u, unsigned c)
 {
     if (c >= u->ncpus) {
         etl_usage_cpu *p = realloc(u->cpus, (c + 1u) * sizeof *p);
-        if (!p) return NULL;
+        if (!p) {
+            usage_fail(u->priv, ETL_E_NOMEM);
+            return NULL;
+        }
         memset(p + u->ncpus, 0, (c + 1u - u->ncpus) * sizeof *p);
         u->cpus = p;
         u->ncpus = c + 1u;
@@ -174,7 +196,7 @@ static void spill_start(etl_usage *u)
     struct etl_usage_priv *p = u->priv;
     p->spill = malloc(sizeof *p->spill);
     p->spilled = calloc(2 * (p->cap ? p->cap : 1), sizeof *p->spilled);
-    if (!p->spill || !p->spilled || !lat_spill_init(p->spill)) {
+    if (!p->spill || !p->spilled || !lat_spill_init(p->spill, latency_budget(u))) {
         free(p->spill);
         free(p->spilled);
         p->spill = NULL;
@@ -186,7 +208,8 @@ static void spill_start(etl_usage *u)
         if (!p->seen[i]) continue;
         for (int w = 0; w < 2; w++) {
             lat_vec *x = w ? &p->other[i] : &p->woken[i];
-            for (size_t k = 0; k < x->n; k++) lat_spill_push(p->spill, (uint32_t)i << 1 | !w, x->v[k]);
+            for (size_t k = 0; k < x->n; k++)
+                if (!lat_spill_push(p->spill, (uint32_t)i << 1 | !w, x->v[k])) usage_fail(p, ETL_E_IO);
             p->spilled[2 * i + (size_t)w] = (uint32_t)x->n;
             free(x->v); /* the values over 32 bits stay */
             x->v = NULL;
@@ -201,11 +224,11 @@ static void lat_add(etl_usage *u, uint32_t x, bool woken, uint64_t v)
 {
     struct etl_usage_priv *p = u->priv;
     if (p->spill && v < UINT32_MAX) {
-        lat_spill_push(p->spill, x << 1 | woken, (uint32_t)v);
+        if (!lat_spill_push(p->spill, x << 1 | woken, (uint32_t)v)) usage_fail(p, ETL_E_IO);
         p->spilled[2 * (size_t)x + !woken]++;
         return;
     }
-    lat_push(woken ? &p->woken[x] : &p->other[x], v);
+    if (!lat_push(woken ? &p->woken[x] : &p->other[x], v)) usage_fail(p, ETL_E_NOMEM);
     if (v < UINT32_MAX && ++p->lat_values > latency_budget(u) / 4 && !p->spill_failed) spill_start(u);
 }
 
@@ -431,7 +454,7 @@ static etl_status latencies_spilled(etl_usage *u, const uint32_t *kidx, const ui
 {
     struct etl_usage_priv *p = u->priv;
     lat_spill *sp = p->spill;
-    if (!lat_spill_end(sp)) return ETL_E_IO;
+    if (!lat_spill_end(sp)) return ETL_E_IO; /* the caller says why */
     size_t cap = p->cap, np = u->nprocesses;
     uint64_t budget = latency_budget(u) / 4;
     /* Each instance's process slot; the instances by process (counting sort). */
@@ -588,7 +611,8 @@ static etl_status latencies_spilled(etl_usage *u, const uint32_t *kidx, const ui
     }
 #undef TARGET
 #undef VALUES
-    if (st == ETL_OK && !lat_spill_latency(sp, tg, ntg, proc_of, cap)) st = ETL_E_NOMEM;
+    if (st == ETL_OK && !lat_spill_latency(sp, tg, ntg, proc_of, cap))
+        st = etl_spool_error(sp->sp) ? ETL_E_IO : ETL_E_NOMEM; /* reading back failed, or memory */
     for (size_t i = 0; i < nbigs; i++) free(bigs[i]);
     free(bigs);
     free(tg);
@@ -613,7 +637,17 @@ static int by_cpu_desc_process(const void *a, const void *b)
     return x->process < y->process ? -1 : x->process > y->process;
 }
 
+static etl_status finish(etl_usage *u, int64_t end_ns);
+
 etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
+{
+    struct etl_usage_priv *p = u->priv;
+    etl_status st = p->failed != ETL_OK ? p->failed : finish(u, end_ns);
+    if (st != ETL_OK) usage_fail(p, st);
+    return p->failed;
+}
+
+static etl_status finish(etl_usage *u, int64_t end_ns)
 {
     struct etl_usage_priv *p = u->priv;
     if (u->o.v1 <= u->o.v0) u->o.v1 = end_ns > u->o.v0 ? end_ns : u->o.v0;

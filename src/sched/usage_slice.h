@@ -21,6 +21,8 @@ struct etl_usage_priv {
     uint32_t *spilled;    /* by instance, two each (woken, other): its values in the spill */
     uint64_t lat_values;  /* Ready values under 32 bits held in memory */
     bool spill_failed;    /* no spill to be had: all stays in memory */
+    etl_status failed;    /* the first accumulation that failed: finish returns it */
+    etl_diag diag;        /* and says why */
     etl_idmap bucket_map; /* (bucket << 32 | process + 1) -> index in bucket_vals */
     int64_t *bucket_vals;
     uint64_t *bucket_keys;

@@ -49,4 +49,13 @@ busy=$(grep -o '"busy_ns":[0-9]*,"idle_ns":[0-9]*,"unknown_ns":[0-9]*,"processes
 cmp -s "$dir/info1.json" "$dir/info2.json" || fail "info: 1 and 2 threads differ"
 "$etlkit" cpu --json --threads 1 "$f" > "$dir/cpu1.json" || fail "cpu --threads 1 failed"
 cmp -s "$dir/cpu1.json" "$dir/cpu.json" || fail "cpu: 1 thread and the default differ"
+# waits: past the in-memory budget the Ready values spill to TMPDIR; a spill that cannot be written is an
+# error naming the directory (exit 1), never latencies of nothing with exit 0.
+set +e
+TMPDIR="$dir/no-such-dir" "$etlkit" waits --json "$f" > "$dir/waits.json" 2> "$dir/waits.err"; rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "waits with an unwritable TMPDIR: exit $rc, expected 1"
+grep -q "no-such-dir.*No such file or directory" "$dir/waits.err" || fail "waits: no reason given: $(cat "$dir/waits.err")"
+[ "$(wc -l < "$dir/waits.err")" -eq 1 ] || fail "waits: more than one line on stderr"
+[ ! -s "$dir/waits.json" ] || fail "waits printed an answer it could not compute"
 echo "large: $size bytes, $bufs buffers, $records records: info and cpu in bounded memory, parts add up, 1 and 2 threads agree"

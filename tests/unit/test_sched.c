@@ -504,6 +504,54 @@ static void test_latency_spilled(void **state)
     }
 }
 
+/*
+ * Ready values spilled to a directory that cannot take them: finish fails with an I/O
+ * status and a diagnostic naming the directory, never percentiles of nothing (it used
+ * to print "Ready latency of 0 switch-ins ... p99 0 ns" with exit 0).
+ */
+static void test_latency_spill_fails(void **state)
+{
+    (void)state;
+    const flavour fl = {"64", "qpc", "full", "4", false};
+    etl_synth_options o;
+    etl_synth_options_init(&o);
+    st_set(&o, "seed", "5");
+    st_set(&o, "cpus", "4");
+    st_set(&o, "threads", "60");
+    st_set(&o, "duration", "3");
+    st_set(&o, "cswitch", fl.format);
+    char path[512];
+    st_tmp(path, sizeof path, "sched", "spillfail.etl");
+    truth t;
+    st_run(path, &o, &t);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s.missing-dir", path);
+    setenv("TMPDIR", dir, 1);
+    result res;
+    memset(&res, 0, sizeof res);
+    etl_diag d;
+    assert_int_equal(etl_reader_open(path, NULL, &res.r, &d), ETL_OK);
+    etl_sched_source *s;
+    assert_int_equal(etl_sched_source_open(res.r, NULL, &s), ETL_OK);
+    etl_sched_options mo = {sizeof mo, etl_usage_add, &res.u, false, NULL};
+    assert_int_equal(etl_sched_open(etl_reader_clock(res.r), etl_reader_cpu_count(res.r), &mo, &res.m), ETL_OK);
+    etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false, 4};
+    assert_int_equal(etl_usage_init(&res.u, res.m, &uo), ETL_OK);
+    etl_sched_event ev;
+    while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(res.m, &ev);
+    etl_sched_finish(res.m, etl_sched_end_ts(res.r, etl_sched_source_stats_get(s)->last_ts));
+    etl_sched_source_close(s);
+    unsetenv("TMPDIR");
+    assert_int_equal(etl_usage_finish(&res.u, 0), ETL_E_IO);
+    const etl_diag *why = etl_usage_diag(&res.u);
+    assert_int_equal(why->status, ETL_E_IO);
+    assert_non_null(strstr(why->msg, dir));
+    assert_non_null(strstr(why->msg, "No such file or directory"));
+    result_free(&res);
+    st_free(&t);
+    unlink(path);
+}
+
 /* Percentiles by nearest rank on hand-made values. */
 static void test_percentile(void **state)
 {
@@ -563,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_truth_flavours),
         cmocka_unit_test(test_compact_equals_full),
         cmocka_unit_test(test_latency_spilled),
+        cmocka_unit_test(test_latency_spill_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

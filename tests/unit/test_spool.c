@@ -3,7 +3,10 @@
  * byte, whether kept in memory or spilled to the temporary file (budget 0: every
  * finished chunk spills), records larger than a chunk included, streams interleaved.
  */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -73,12 +76,52 @@ static void test_some_spilled(void **state)
     round_trip(1u << 20);
 }
 
+/*
+ * The spill honours TMPDIR, and a spill that cannot be written says where and why
+ * instead of losing records: every append after it fails, and the diagnostic names
+ * the directory and the system's reason.
+ */
+static void test_spill_fails_loudly(void **state)
+{
+    (void)state;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/no-such-dir-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+    setenv("TMPDIR", dir, 1);
+    etl_spool *sp = etl_spool_open(0);
+    etl_spool_stream s;
+    etl_spool_stream_init(&s, sp);
+    uint8_t rec[1000] = {1};
+    bool ok = true;
+    for (int k = 0; k < 200 && ok; k++) ok = etl_spool_append(&s, rec, sizeof rec); /* past one chunk */
+    assert_false(ok);
+    assert_int_equal(etl_spool_error(sp), ENOENT);
+    etl_diag d = {0};
+    assert_int_equal(etl_spool_diag(sp, &d), ETL_E_IO);
+    assert_non_null(strstr(d.msg, dir));
+    assert_non_null(strstr(d.msg, strerror(ENOENT)));
+    assert_false(etl_spool_append(&s, rec, sizeof rec));
+    etl_spool_stream_free(&s);
+    etl_spool_close(sp);
+    /* A spool that spills where TMPDIR says: a directory that exists works. */
+    if (old) setenv("TMPDIR", old, 1);
+    else unsetenv("TMPDIR");
+    free(old);
+    sp = etl_spool_open(0);
+    etl_spool_stream_init(&s, sp);
+    for (int k = 0; k < 200; k++) assert_true(etl_spool_append(&s, rec, sizeof rec));
+    assert_int_equal(etl_spool_error(sp), 0);
+    etl_spool_stream_free(&s);
+    etl_spool_close(sp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_memory),
         cmocka_unit_test(test_spilled),
         cmocka_unit_test(test_some_spilled),
+        cmocka_unit_test(test_spill_fails_loudly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
