@@ -33,11 +33,13 @@ static void help(void)
            "  --json                   one JSON object on stdout\n"
            "  --top N                  the N biggest changes of each table (default 20; 0 = all)\n"
            "  --range START END        the same window of both traces\n"
+           "  --allow-empty            compare a trace with no context switches (by default an\n"
+           "                           error, exit 2: every change against it would be -100 %%)\n"
            "  --max-wait-reason N      StateWr bias of compact batches, 1..54\n"
            "  --quiet                  no warnings about the inputs\n"
            "  -h, --help               this help\n"
            "\nExit status: 0 ok, 1 a --fail-if threshold was crossed (or an I/O error), 2 not an ETL\n"
-           "file, 3 input damaged, 64 usage.\n",
+           "file or no context switches in it, 3 input damaged, 64 usage.\n",
            prog);
 }
 
@@ -289,7 +291,7 @@ typedef struct side {
     int rc;
 } side;
 
-static int run_one(rep_args *a, const char *path, side *s)
+static int run_one(rep_args *a, const char *path, side *s, int allow_empty)
 {
     memset(s, 0, sizeof *s);
     a->path = path;
@@ -303,6 +305,16 @@ static int run_one(rep_args *a, const char *path, side *s)
     }
     rep_run_go(&s->run, a);
     if (etl_usage_finish(&s->u, s->run.end_ns) != ETL_OK) return rep_usage_failed(&s->run, &s->u, "compare");
+    /* Every change against nothing is -100 %: a gate would pass on a trace recorded without CSWITCH. */
+    if (!allow_empty && s->run.mstats.switches == 0) {
+        fprintf(stderr,
+                "%s compare: %s has no context switches (no CSwitch events or compact batches), nothing to "
+                "compare; record with the CSWITCH kernel flag, or pass --allow-empty\n",
+                prog, path);
+        etl_usage_free(&s->u);
+        rep_run_close(&s->run);
+        return EXIT_NOT_ETL;
+    }
     return EXIT_OK;
 }
 
@@ -313,7 +325,7 @@ int cmd_compare(int argc, char **argv)
     const char *paths[2] = {NULL, NULL};
     gate g[MAX_FAIL_IF];
     size_t ng = 0;
-    int top_set = 0;
+    int top_set = 0, allow_empty = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (cli_is_help(o)) {
@@ -330,6 +342,10 @@ int cmd_compare(int argc, char **argv)
                 return cli_usage_error("compare", "--fail-if '%s': %s", argv[i + 1], err);
             ng++;
             i++;
+            continue;
+        }
+        if (strcmp(o, "--allow-empty") == 0) {
+            allow_empty = 1;
             continue;
         }
         if (strcmp(o, "--csv") == 0 || strcmp(o, "--process") == 0 || strcmp(o, "--thread") == 0 ||
@@ -352,12 +368,12 @@ int cmd_compare(int argc, char **argv)
         fprintf(stderr, "%s compare: out of memory\n", prog);
         return EXIT_IO;
     }
-    int rc = run_one(&a, paths[0], &s[0]);
+    int rc = run_one(&a, paths[0], &s[0], allow_empty);
     if (rc != EXIT_OK) {
         free(s);
         return rc;
     }
-    rc = run_one(&a, paths[1], &s[1]);
+    rc = run_one(&a, paths[1], &s[1], allow_empty);
     if (rc != EXIT_OK) {
         etl_usage_free(&s[0].u);
         rep_run_close(&s[0].run);

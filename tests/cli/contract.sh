@@ -103,5 +103,16 @@ printf '\000\000\000\000' | dd of="$tmp/corrupt.etl" bs=1 seek=$((65536*3)) conv
 "$etlkit" info --json "$tmp/corrupt.etl" >"$tmp/out" 2>"$tmp/err"; check "corrupt buffer" 3 $?
 expect "corrupt buffer counted" grep -q '"bad_buffers":1' "$tmp/out"
 
+# compare against a trace without context switches: an error (exit 2, one line naming it), not -100 %
+# everywhere with exit 0 (a CI gate recorded with the wrong kernel flags would pass); --allow-empty runs it.
+"$etlkit" synth --quiet --duration 0.2 -o "$tmp/sw.etl"
+"$etlkit" compare "$tmp/sw.etl" "$k" --fail-if 'cpu(total) > 10%' >"$tmp/out" 2>"$tmp/err"; check "compare empty AFTER" 2 $?
+expect "compare empty says which" grep -q "kernel-shutdown-x64.etl has no context switches" "$tmp/err"
+expect "compare empty: one line" [ "$(wc -l < "$tmp/err")" -eq 1 ]
+expect "compare empty: no answer" [ ! -s "$tmp/out" ]
+"$etlkit" compare "$k" "$tmp/sw.etl" --json >"$tmp/out" 2>"$tmp/err"; check "compare empty BEFORE" 2 $?
+"$etlkit" compare "$tmp/sw.etl" "$k" --allow-empty --fail-if 'cpu(total) < -10%' >"$tmp/out" 2>&1
+check "compare --allow-empty" 1 $?
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
