@@ -22,6 +22,13 @@ for bin in "$build"/tests/fuzz/fuzz_*; do
       [ -f "$s" ] && { printf '\064'; head -c 131000 "$s"; } > "$corpus/t5-$(basename "$s")"
     done
   fi
+  if [ "$name" = fuzz_reports ]; then
+    # The synthesized fixtures behind an options byte: none, and every option (range, two threads, top, interval).
+    for s in "$here"/../data/synth-*.etl; do
+      [ -f "$s" ] && { printf '\000'; head -c 131000 "$s"; } > "$corpus/$(basename "$s")"
+      [ -f "$s" ] && { printf '\037'; head -c 131000 "$s"; } > "$corpus/o-$(basename "$s")"
+    done
+  fi
   if [ "$name" = fuzz_reader ] || [ "$name" = fuzz_convert ]; then
     cp "$here"/../data/regressions/*.etl "$corpus"/ 2>/dev/null || true
     for s in "$samples"/*.etl "$here"/../data/*.etl; do
