@@ -3,6 +3,8 @@
 #include <string.h>
 #include "common.h"
 #include "etlkit/writer.h"
+#include "base/diag.h"
+#include "base/outfile.h"
 
 static void progress(void *ctx, uint64_t done, uint64_t total)
 {
@@ -16,7 +18,11 @@ static void help(void)
     printf("Usage: %s convert IN.etl -o OUT.etl [OPTIONS]\n\n"
            "Rewrites a trace. Every record is kept, in its CPU's buffers and in time order,\n"
            "except the context switches when --cswitch asks for the other format:\n\n"
-           "  -o, --output FILE        the ETL file to write (required)\n"
+           "  -o, --output FILE        the ETL file to write (required; not standard output: the\n"
+           "                           header is written last); written under a temporary name\n"
+           "                           beside it, renamed into place when complete\n"
+           "  --force                  replace an existing FILE (else refused); a symbolic link is\n"
+           "                           replaced itself, never written through\n"
            "  --cswitch keep|compact|full\n"
            "                           compact: CSwitch events (0x0524) become compact batches\n"
            "                           (0x0525) cut by the kernel's five flush rules;\n"
@@ -40,7 +46,7 @@ int cmd_convert(int argc, char **argv)
     o.compress = -1;
     o.bias = -1;
     const char *in = NULL, *out = NULL;
-    int json = 0, quiet = 0;
+    int json = 0, quiet = 0, force = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -58,6 +64,8 @@ int cmd_convert(int argc, char **argv)
             else if (strcmp(v, "full") == 0) o.cswitch = ETL_CSWITCH_FULL;
             else return cli_usage_error("convert", "--cswitch must be keep, compact or full, not '%s'", v);
             i++;
+        } else if (strcmp(a, "--force") == 0) {
+            force = 1;
         } else if (strcmp(a, "--compress") == 0) {
             o.compress = 1;
         } else if (strcmp(a, "--no-compress") == 0) {
@@ -92,6 +100,18 @@ int cmd_convert(int argc, char **argv)
     }
     if (!in) return cli_usage_error("convert", "missing IN.etl");
     if (!out) return cli_usage_error("convert", "missing -o OUT.etl");
+    if (strcmp(out, "-") == 0)
+        return cli_usage_error("convert", "-o needs a file, not standard output (the header is written last)");
+    /* The output rules of every command (base/outfile.h), before reading anything. */
+    etl_outfile of;
+    etl_diag d = {0};
+    etl_status ck = etl_outfile_check(out, &of, &d);
+    if (ck == ETL_OK) ck = etl_outfile_may_replace(&of, out, force, in, &d);
+    etl_outfile_discard(&of);
+    if (ck != ETL_OK) {
+        fprintf(stderr, "%s: %s\n", prog, d.msg);
+        return ck == ETL_E_INVALID_ARG ? EXIT_USAGE : EXIT_IO;
+    }
 
     cli_input ci = {0};
     ci.path = in;
@@ -102,7 +122,7 @@ int cmd_convert(int argc, char **argv)
     o.on_progress = progress;
     o.progress_ctx = &bar;
     etl_convert_stats st;
-    etl_diag d = {0};
+    memset(&d, 0, sizeof d);
     etl_status rc = etl_convert(in, out, &o, &st, &d);
     cli_progress_end(&bar);
     cli_diag_flush(&ci);

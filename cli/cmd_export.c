@@ -2,23 +2,24 @@
  * cmd_export.c - `etlkit export`: the trace as SQLite tables, CSV files, a
  * Perfetto trace or ftrace text (etlkit/export.h does the work).
  *
- * Output rules, as convert's: the output is written under a temporary name in
- * its directory and renamed into place when complete, so a failed export
- * leaves nothing behind and whatever was at OUT stays as it was; an existing
- * OUT is refused unless --force; nothing is removed but what this run created.
- * For --to csv, OUT is a directory: a new one is renamed into place whole; with
- * --force over an existing one, each OUT/<table>.csv is replaced and other files
- * are left alone.
+ * Output rules, every command's (base/outfile.h): the output is written under a
+ * temporary name in its directory and renamed into place when complete, so a
+ * failed or interrupted export leaves nothing behind and whatever was at OUT
+ * stays as it was; an existing OUT (a symbolic link too) is refused unless
+ * --force, and a link is then replaced, never written through; nothing is
+ * removed but what this run created. For --to csv, OUT is a directory: a new one
+ * is renamed into place whole; with --force over an existing one, each
+ * OUT/<table>.csv is replaced and other files are left alone.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include "report.h"
 #include "etlkit/export.h"
+#include "base/diag.h"
+#include "base/outfile.h"
+#include "base/sigclean.h"
 
 enum { TO_NONE = 0, TO_SQLITE, TO_CSV, TO_PERFETTO, TO_FTRACE };
 
@@ -41,7 +42,8 @@ static void help(void)
            "  --to FORMAT              the target (required)\n"
            "  -o, --output OUT         the file (the directory for csv) to write; - is standard\n"
            "                           output for perfetto and ftrace\n"
-           "  --force                  replace an existing OUT\n"
+           "  --force                  replace an existing OUT (else refused); a symbolic link is\n"
+           "                           replaced itself, never written through\n"
            "  --range START END        only events in this window, from the trace start: seconds or\n"
            "                           ms/us/ns (slices overlapping it are kept whole)\n"
            "  --tables LIST            sqlite and csv: fill only these tables (comma-separated);\n"
@@ -58,128 +60,79 @@ static void help(void)
            prog, prog);
 }
 
-/* ---- the output: a temporary name, renamed into place -------------------------------------- */
+/* ---- the output: a temporary name, renamed into place (base/outfile) ------------------------ */
 
 typedef struct out_path {
-    const char *target;
-    char *tmp;           /* file or directory we created */
-    int is_dir;
-    int exists;          /* target exists (and --force) */
-    char *files[ETL_XT_COUNT]; /* csv: files we created in tmp */
+    etl_outfile of;
+    char *files[ETL_XT_COUNT]; /* csv: files we created in of.tmp */
+    int clean[ETL_XT_COUNT];   /* their signal cleanup slots + 1 */
 } out_path;
 
+/* Refuses, before reading anything, what the output rules refuse (outfile.h). */
 static int out_check(const char *cmd, const char *path, int to, int force, const char *input, out_path *o)
 {
     memset(o, 0, sizeof *o);
-    o->target = path;
-    o->is_dir = to == TO_CSV;
-    struct stat st;
-    if (lstat(path, &st) != 0) {
-        if (errno == ENOENT) return EXIT_OK;
-        fprintf(stderr, "%s %s: %s: %s\n", prog, cmd, path, strerror(errno));
-        return EXIT_IO;
-    }
-    if (!force) {
-        fprintf(stderr, "%s %s: %s exists; use --force to replace it\n", prog, cmd, path);
-        return EXIT_IO;
-    }
-    if (S_ISLNK(st.st_mode)) {
-        fprintf(stderr, "%s %s: %s is a symbolic link; not replaced\n", prog, cmd, path);
-        return EXIT_IO;
-    }
-    if (o->is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "%s %s: %s exists and is not a %s\n", prog, cmd, path, o->is_dir ? "directory" : "regular file");
-        return EXIT_IO;
-    }
-    struct stat in;
-    if (strcmp(input, "-") != 0 && stat(input, &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino) {
-        fprintf(stderr, "%s %s: %s: the output is the input file\n", prog, cmd, path);
-        return EXIT_USAGE;
-    }
-    o->exists = 1;
-    return EXIT_OK;
+    etl_diag d;
+    memset(&d, 0, sizeof d);
+    etl_status st = to == TO_CSV ? etl_outfile_check_dir(path, &o->of, &d) : etl_outfile_check(path, &o->of, &d);
+    if (st == ETL_OK) st = etl_outfile_may_replace(&o->of, path, force, input, &d);
+    if (st == ETL_OK) return EXIT_OK;
+    fprintf(stderr, "%s %s: %s\n", prog, cmd, d.msg);
+    etl_outfile_discard(&o->of);
+    return st == ETL_E_INVALID_ARG ? EXIT_USAGE : EXIT_IO;
 }
 
-/* Creates the temporary file or directory beside the target. */
-static int out_create(const char *cmd, out_path *o)
+/* Creates the temporary file (f: opened on it, or NULL for SQLite, which opens it by name) or directory. */
+static int out_create(const char *cmd, out_path *o, FILE **f)
 {
-    const char *slash = strrchr(o->target, '/');
-    size_t dirlen = slash ? (size_t)(slash - o->target) + 1 : 0;
-    const char *base = slash ? slash + 1 : o->target;
-    size_t n = dirlen + strlen(base) + 48;
-    o->tmp = malloc(n);
-    if (!o->tmp) return EXIT_IO;
-    if (o->is_dir) {
-        snprintf(o->tmp, n, "%.*s.%s.tmp.XXXXXX", (int)dirlen, o->target, base);
-        if (!mkdtemp(o->tmp)) goto fail;
-        return EXIT_OK;
-    }
-    unsigned long salt = (unsigned long)getpid() * 2654435761ul ^ (unsigned long)time(NULL);
-    for (unsigned i = 0; i < 100; i++) {
-        snprintf(o->tmp, n, "%.*s.%s.%08lx.tmp", (int)dirlen, o->target, base, (salt + i * 0x9E3779B9ul) & 0xFFFFFFFFul);
-        int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            close(fd);
-            return EXIT_OK;
-        }
-        if (errno != EEXIST) break;
-    }
-fail:
-    fprintf(stderr, "%s %s: %s: cannot create a %s in its directory: %s\n", prog, cmd, o->target,
-            o->is_dir ? "directory" : "file", strerror(errno));
-    free(o->tmp);
-    o->tmp = NULL;
+    etl_diag d;
+    memset(&d, 0, sizeof d);
+    if ((o->of.dir ? etl_outfile_create_dir(&o->of, &d) : etl_outfile_create(&o->of, f, &d)) == ETL_OK) return EXIT_OK;
+    fprintf(stderr, "%s %s: %s\n", prog, cmd, d.msg);
     return EXIT_IO;
 }
 
+static void out_drop_file(out_path *o, int t, int remove)
+{
+    if (remove) unlink(o->files[t]);
+    etl_sigclean_remove(o->clean[t] - 1); /* after the unlink or the rename */
+    o->clean[t] = 0;
+    free(o->files[t]);
+    o->files[t] = NULL;
+}
+
 /* Removes what we created (failure) or renames it into place (success). */
-static int out_finish(const char *cmd, out_path *o, int ok)
+static int out_finish(const char *cmd, const char *path, out_path *o, int ok)
 {
     int rc = EXIT_OK;
-    if (!o->tmp) return rc;
-    if (ok && !o->is_dir) {
-        if (rename(o->tmp, o->target) != 0) {
-            fprintf(stderr, "%s %s: %s: cannot rename %s into place: %s\n", prog, cmd, o->target, o->tmp, strerror(errno));
-            ok = 0;
-            rc = EXIT_IO;
-        }
-    } else if (ok && !o->exists) {
-        if (rename(o->tmp, o->target) != 0) {
-            fprintf(stderr, "%s %s: %s: cannot rename %s into place: %s\n", prog, cmd, o->target, o->tmp, strerror(errno));
-            ok = 0;
-            rc = EXIT_IO;
-        }
-    } else if (ok) {
+    etl_diag d;
+    memset(&d, 0, sizeof d);
+    if (ok && o->of.dir && o->of.exists && !o->of.is_link) {
         /* --force over a directory: our tables replace theirs, one by one; other files stay. */
         for (int t = 0; t < ETL_XT_COUNT; t++) {
             if (!o->files[t]) continue;
             const char *name = strrchr(o->files[t], '/') + 1;
-            size_t n = strlen(o->target) + strlen(name) + 2;
+            size_t n = strlen(path) + strlen(name) + 2;
             char *dst = malloc(n);
-            if (!dst || (snprintf(dst, n, "%s/%s", o->target, name), rename(o->files[t], dst) != 0)) {
-                fprintf(stderr, "%s %s: %s: cannot move %s into place: %s\n", prog, cmd, o->target, name,
+            if (!dst || (snprintf(dst, n, "%s/%s", path, name), rename(o->files[t], dst) != 0)) {
+                fprintf(stderr, "%s %s: %s: cannot move %s into place: %s\n", prog, cmd, path, name,
                         dst ? strerror(errno) : "out of memory");
                 rc = EXIT_IO;
             } else {
-                free(o->files[t]);
-                o->files[t] = NULL;
+                out_drop_file(o, t, 0);
             }
             free(dst);
         }
         ok = 0; /* what is left in the temporary directory goes */
+    } else if (ok && etl_outfile_commit(&o->of, path, &d) != ETL_OK) {
+        fprintf(stderr, "%s %s: %s\n", prog, cmd, d.msg);
+        ok = 0;
+        rc = EXIT_IO;
     }
-    if (!ok) {
-        if (o->is_dir) {
-            for (int t = 0; t < ETL_XT_COUNT; t++)
-                if (o->files[t]) unlink(o->files[t]);
-            rmdir(o->tmp);
-        } else {
-            unlink(o->tmp);
-        }
-    }
-    for (int t = 0; t < ETL_XT_COUNT; t++) free(o->files[t]);
-    free(o->tmp);
-    o->tmp = NULL;
+    /* Renamed with their directory, or ours to remove. */
+    for (int t = 0; t < ETL_XT_COUNT; t++)
+        if (o->files[t]) out_drop_file(o, t, !ok);
+    etl_outfile_discard(&o->of);
     return rc;
 }
 
@@ -189,23 +142,35 @@ typedef struct csv_sink {
     FILE *f[ETL_XT_COUNT];
     const char *trace_id;
     int failed;
+    int err;      /* the first failure's errno */
+    int err_t;    /* ... and its table */
 } csv_sink;
+
+static void csv_fail(csv_sink *c, int t)
+{
+    if (!c->failed) {
+        c->err = errno ? errno : EIO;
+        c->err_t = t;
+    }
+    c->failed = 1;
+}
 
 static int csv_open(csv_sink *c, out_path *o, uint32_t tables)
 {
     const etl_xtable *t = etl_export_tables();
     for (int i = 0; i < ETL_XT_COUNT; i++) {
         if (!(tables >> i & 1u)) continue;
-        size_t n = strlen(o->tmp) + strlen(t[i].name) + 8;
+        size_t n = strlen(o->of.tmp) + strlen(t[i].name) + 8;
         o->files[i] = malloc(n);
         if (!o->files[i]) return -1;
-        snprintf(o->files[i], n, "%s/%s.csv", o->tmp, t[i].name);
+        snprintf(o->files[i], n, "%s/%s.csv", o->of.tmp, t[i].name);
         c->f[i] = fopen(o->files[i], "wbx");
         if (!c->f[i]) {
             free(o->files[i]);
             o->files[i] = NULL;
             return -1;
         }
+        o->clean[i] = etl_sigclean_add(o->files[i], false) + 1;
         setvbuf(c->f[i], NULL, _IOFBF, 1u << 18);
         csv_field(c->f[i], "trace_id");
         for (unsigned k = 0; k < t[i].ncols; k++) {
@@ -234,8 +199,9 @@ static int csv_row(void *ctx, etl_xtable_id table, const etl_xval *v)
             csv_field(f, v[k].s);
         }
     }
-    if (fputs("\r\n", f) == EOF) {
-        c->failed = 1;
+    /* The error flag stays set: any failed write of the row shows here, errno still its reason. */
+    if (fputs("\r\n", f) == EOF || ferror(f)) {
+        csv_fail(c, table);
         return -1;
     }
     return 0;
@@ -243,14 +209,13 @@ static int csv_row(void *ctx, etl_xtable_id table, const etl_xval *v)
 
 static int csv_close(csv_sink *c)
 {
-    int bad = c->failed;
     for (int i = 0; i < ETL_XT_COUNT; i++) {
         if (!c->f[i]) continue;
-        if (fflush(c->f[i]) != 0 || ferror(c->f[i])) bad = 1;
-        if (fclose(c->f[i]) != 0) bad = 1;
+        if (fflush(c->f[i]) != 0 || ferror(c->f[i])) csv_fail(c, i);
+        if (fclose(c->f[i]) != 0) csv_fail(c, i);
         c->f[i] = NULL;
     }
-    return bad;
+    return c->failed;
 }
 
 /* ---- the run -------------------------------------------------------------------------------- */
@@ -365,8 +330,13 @@ int cmd_export(int argc, char **argv)
     a.on_ready = x_ready;
     rep_run run;
     rc = rep_run_open(&run, &a, to == TO_SQLITE || to == TO_CSV ? x_row : NULL, &x, x_event);
-    if (rc != EXIT_OK) return rc;
-    if (!to_stdout && (rc = out_create("export", &op)) != EXIT_OK) {
+    if (rc != EXIT_OK) {
+        etl_outfile_discard(&op.of);
+        return rc;
+    }
+    FILE *f = to_stdout ? stdout : NULL;
+    if (!to_stdout && (rc = out_create("export", &op, to == TO_PERFETTO || to == TO_FTRACE ? &f : NULL)) != EXIT_OK) {
+        etl_outfile_discard(&op.of);
         rep_run_close(&run);
         return rc;
     }
@@ -375,8 +345,9 @@ int cmd_export(int argc, char **argv)
     csv_sink csv;
     memset(&csv, 0, sizeof csv);
     csv.trace_id = trace_id;
-    FILE *f = NULL;
-    char err[256] = "";
+    /* Every failure names the output and says why (the errno's text, or SQLite's). */
+    const char *oname = to_stdout ? "standard output" : out;
+    char err[512] = "", why[256] = "";
     int fail = 0;
     if (to == TO_SQLITE || to == TO_CSV) {
         etl_xtab_options xo = {.sz = sizeof xo,
@@ -390,30 +361,27 @@ int cmd_export(int argc, char **argv)
         uint32_t mask = tables ? tables : (1u << ETL_XT_COUNT) - 1;
         mask |= 1u << ETL_XT_TRACE | 1u << ETL_XT_ENUM_NAME;
         if (to == TO_SQLITE) {
-            if (etl_xsqlite_open(op.tmp, &db, err) != ETL_OK) fail = 1;
+            if (etl_xsqlite_open(op.of.tmp, &db, why) != ETL_OK) {
+                snprintf(err, sizeof err, "%s: %s", out, why);
+                fail = 1;
+            }
             xo.ctx = db;
         } else {
             if (csv_open(&csv, &op, mask)) {
-                snprintf(err, sizeof err, "%s: %s", op.tmp, strerror(errno));
+                snprintf(err, sizeof err, "%s: %s", out, strerror(errno));
                 fail = 1;
             }
             xo.ctx = &csv;
         }
         if (!fail && etl_xtab_open(clk, &xo, &x.tab) != ETL_OK) fail = 1;
     } else {
-        f = to_stdout ? stdout : fopen(op.tmp, "wb");
-        if (!f) {
-            snprintf(err, sizeof err, "%s: %s", op.tmp, strerror(errno));
-            fail = 1;
-        } else {
-            setvbuf(f, NULL, _IOFBF, 1u << 18);
-            etl_xtrace_options to_o = {.sz = sizeof to_o,
-                                       .format = to == TO_PERFETTO ? ETL_XTRACE_PERFETTO : ETL_XTRACE_FTRACE,
-                                       .has_range = a.has_range != 0,
-                                       .v0 = a.v0,
-                                       .v1 = a.v1};
-            if (etl_xtrace_open(f, clk, &to_o, &x.tr) != ETL_OK) fail = 1;
-        }
+        setvbuf(f, NULL, _IOFBF, 1u << 18);
+        etl_xtrace_options to_o = {.sz = sizeof to_o,
+                                   .format = to == TO_PERFETTO ? ETL_XTRACE_PERFETTO : ETL_XTRACE_FTRACE,
+                                   .has_range = a.has_range != 0,
+                                   .v0 = a.v0,
+                                   .v1 = a.v1};
+        if (etl_xtrace_open(f, clk, &to_o, &x.tr) != ETL_OK) fail = 1;
     }
     if (!fail) {
         rep_run_go(&run, &a);
@@ -427,21 +395,23 @@ int cmd_export(int argc, char **argv)
             if (etl_xtab_finish(x.tab, &end)) fail = 1;
         }
         if (x.tr && etl_xtrace_finish(x.tr) != ETL_OK) {
-            snprintf(err, sizeof err, "%s: write error", to_stdout ? "standard output" : op.tmp);
+            snprintf(err, sizeof err, "%s: %s", oname, strerror(errno)); /* finish leaves the failure's errno */
             fail = 1;
         }
     }
-    if (db && etl_xsqlite_close(db, !fail, err) != ETL_OK) fail = 1;
-    if (to == TO_CSV && csv_close(&csv) && !fail) {
-        snprintf(err, sizeof err, "%s: write error", op.tmp);
+    if (db && etl_xsqlite_close(db, !fail, why) != ETL_OK) fail = 1;
+    if (db && why[0] && !err[0]) snprintf(err, sizeof err, "%s: %s", out, why); /* a failed row's reason too */
+    if (to == TO_CSV && csv_close(&csv)) {
+        if (!err[0])
+            snprintf(err, sizeof err, "%s/%s.csv: %s", out, etl_export_tables()[csv.err_t].name, strerror(csv.err));
         fail = 1;
     }
     if (f && !to_stdout && fclose(f) != 0 && !fail) {
-        snprintf(err, sizeof err, "%s: write error", op.tmp);
+        snprintf(err, sizeof err, "%s: %s", out, strerror(errno));
         fail = 1;
     }
     if (fail) fprintf(stderr, "%s export: %s\n", prog, err[0] ? err : "out of memory");
-    int orc = to_stdout ? EXIT_OK : out_finish("export", &op, !fail);
+    int orc = to_stdout ? EXIT_OK : out_finish("export", out, &op, !fail);
     if (!fail && orc == EXIT_OK && !a.quiet) {
         if (x.tab) {
             const etl_xtab_stats *s = etl_xtab_stats_get(x.tab);

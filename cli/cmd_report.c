@@ -17,13 +17,13 @@
  * JSON writer; tests compare it with the --json reports. Size is bounded by the
  * aggregation (about 500 intervals, top-N tables), never by the event count.
  *
- * The output goes through base/outfile, as convert's does: a temporary file
- * beside the target, renamed into place when complete.
+ * The output goes through base/outfile, as every command's does: a temporary
+ * file beside the target, created before the passes and renamed into place when
+ * complete (removed on a failure or a signal); "-o -" writes standard output.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "report.h"
 #include "html.h"
 #include "etlkit/analysis.h"
@@ -1669,9 +1669,11 @@ static void help(void)
            "reason with the longest waits and their readiers, spin locks and PMC counters when\n"
            "the trace has them, idle wake-ups and the wait chain of the longest wait. Charts are\n"
            "inline SVG with text alternatives; a JSON block holds every number shown.\n\n"
-           "  -o, --output FILE        the page to write (required); written under a temporary\n"
-           "                           name beside it and renamed into place when complete\n"
-           "  --force                  replace an existing output file (else refused, as export does)\n"
+           "  -o, --output FILE        the page to write (required; - is standard output); written\n"
+           "                           under a temporary name beside it, renamed into place when\n"
+           "                           complete\n"
+           "  --force                  replace an existing FILE (else refused); a symbolic link is\n"
+           "                           replaced itself, never written through\n"
            "  --title TEXT             the page's title (default: etlkit report: FILE)\n"
            "  --range START END        only this window, from the trace start: seconds, or with\n"
            "                           a ms/us/ns suffix (e.g. --range 1.5 2500ms)\n"
@@ -1715,24 +1717,20 @@ int cmd_report(int argc, char **argv)
     if (a.format != FMT_TEXT) return cli_usage_error("report", "the report is HTML: --json and --csv are not its options");
     if (a.process || a.thread >= 0) return cli_usage_error("report", "--process and --thread are not options of report");
     if (!o.out) return cli_usage_error("report", "no output given: -o REPORT.html");
+    /* "-" is standard output, as for export; a file follows the output rules of base/outfile.h. */
+    int to_stdout = strcmp(o.out, "-") == 0;
     etl_outfile of;
+    memset(&of, 0, sizeof of);
     etl_diag d;
     memset(&d, 0, sizeof d);
-    if (etl_outfile_check(o.out, &of, &d) != ETL_OK) { /* before reading anything: a refusal costs nothing */
-        fprintf(stderr, "%s report: %s\n", prog, d.msg);
-        return EXIT_IO;
-    }
-    if (of.exists && !o.force) {
-        fprintf(stderr, "%s report: %s exists; use --force to replace it\n", prog, o.out);
-        etl_outfile_discard(&of);
-        return EXIT_IO;
-    }
-    struct stat ist;
-    if (of.exists && strcmp(a.path, "-") != 0 && stat(a.path, &ist) == 0 && ist.st_dev == of.st.st_dev &&
-        ist.st_ino == of.st.st_ino) {
-        fprintf(stderr, "%s report: %s: the output is the input file\n", prog, o.out);
-        etl_outfile_discard(&of);
-        return EXIT_USAGE;
+    if (!to_stdout) { /* before reading anything: a refusal costs nothing */
+        etl_status ck = etl_outfile_check(o.out, &of, &d);
+        if (ck == ETL_OK) ck = etl_outfile_may_replace(&of, o.out, o.force, a.path, &d);
+        if (ck != ETL_OK) {
+            fprintf(stderr, "%s report: %s\n", prog, d.msg);
+            etl_outfile_discard(&of);
+            return ck == ETL_E_INVALID_ARG ? EXIT_USAGE : EXIT_IO;
+        }
     }
     rctx *c = calloc(1, sizeof *c);
     if (!c) {
@@ -1745,6 +1743,15 @@ int cmd_report(int argc, char **argv)
         free(c);
         etl_outfile_discard(&of);
         return rc;
+    }
+    /* The temporary file now, not after the passes: a directory we cannot write costs nothing. */
+    FILE *f = stdout;
+    if (!to_stdout && etl_outfile_create(&of, &f, &d) != ETL_OK) {
+        fprintf(stderr, "%s report: %s\n", prog, d.msg);
+        rep_run_close(&run);
+        free(c);
+        etl_outfile_discard(&of);
+        return EXIT_IO;
     }
     etl_reader *r = run.in.reader;
     const etl_logfile_header *h = etl_reader_header(r);
@@ -1782,6 +1789,7 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "%s report: out of memory\n", prog);
         rep_run_close(&run);
         free(c);
+        if (!to_stdout) fclose(f);
         etl_outfile_discard(&of);
         return EXIT_IO;
     }
@@ -1808,6 +1816,7 @@ int cmd_report(int argc, char **argv)
         free(c);
         free(fa.by_hook);
         rep_run_close(&run);
+        if (!to_stdout) fclose(f);
         etl_outfile_discard(&of);
         return EXIT_IO;
     }
@@ -1848,18 +1857,22 @@ int cmd_report(int argc, char **argv)
         }
     }
 
-    FILE *f = NULL;
-    etl_status st = etl_outfile_create(&of, &f, &d);
-    if (st == ETL_OK) {
-        pg.f = f;
-        write_page(&pg);
-        int bad = ferror(f) != 0;
-        if (fclose(f) != 0 || bad) {
-            st = ETL_E_IO;
-            etl_diag_set(&d, st, UINT64_MAX, "%s: cannot write the page: %s", o.out, strerror(errno));
-        }
+    etl_status st = ETL_OK;
+    pg.f = f;
+    write_page(&pg);
+    /* A failed write leaves the error flag set and fails again on the flush: errno says why. */
+    int bad = fflush(f) != 0 || ferror(f);
+    int err = errno;
+    if (!to_stdout && fclose(f) != 0 && !bad) {
+        bad = 1;
+        err = errno;
     }
-    if (st == ETL_OK) st = etl_outfile_commit(&of, o.out, &d);
+    if (bad) {
+        st = ETL_E_IO;
+        etl_diag_set(&d, st, UINT64_MAX, "%s: cannot write the page: %s", to_stdout ? "standard output" : o.out,
+                     strerror(err));
+    }
+    if (st == ETL_OK && !to_stdout) st = etl_outfile_commit(&of, o.out, &d);
     etl_outfile_discard(&of);
     if (pg.chain) etl_chain_free(&chain);
     if (pg.chain_model) etl_sched_close(pg.chain_model);

@@ -1,9 +1,12 @@
 /* cmd_synth.c - `etlkit synth`: write a simulated kernel trace and its ground truth. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include "common.h"
 #include "etlkit/synth.h"
+#include "base/diag.h"
+#include "base/outfile.h"
 
 static void help(FILE *f)
 {
@@ -17,8 +20,12 @@ static void help(FILE *f)
             "batches, ReadyThread, SpinLock, Thread and Process events, with rundowns. Seeded\n"
             "and deterministic: the same options give the same bytes. --truth writes every\n"
             "switch, readying, spin lock and lifetime, and per-thread totals, as JSON lines.\n\n"
-            "  -o, --output FILE     the trace to write (required; must be seekable)\n"
+            "  -o, --output FILE     the trace to write (required; not standard output: the\n"
+            "                        header is written last)\n"
             "  --truth FILE          the ground truth, JSON lines\n"
+            "  --force               replace an existing FILE (else refused); a symbolic link\n"
+            "                        is replaced itself, never written through. Both files are\n"
+            "                        written under temporary names and renamed when complete\n"
             "  --preset small|large  small: 4 CPUs, 50 threads, 2 s (the defaults);\n"
             "                        large: 16 CPUs, 1000 threads, 60 processes, --size 1G\n"
             "                        (options after --preset override it)\n"
@@ -64,6 +71,16 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
     cli_progress_update(ctx, done);
 }
 
+/* The library names the file it wrote, our temporary one: the user's name instead. */
+static void name_output(char *msg, size_t cap, const char *tmp, const char *out)
+{
+    char *p = tmp ? strstr(msg, tmp) : NULL;
+    if (!p) return;
+    char rest[256];
+    snprintf(rest, sizeof rest, "%s", p + strlen(tmp));
+    snprintf(p, cap - (size_t)(p - msg), "%s%s", out, rest);
+}
+
 static void group(char *out, size_t cap, uint64_t v)
 {
     char t[32];
@@ -78,7 +95,7 @@ static void group(char *out, size_t cap, uint64_t v)
 int cmd_synth(int argc, char **argv)
 {
     const char *out = NULL, *truth = NULL;
-    int quiet = 0;
+    int quiet = 0, force = 0;
     etl_synth_options o;
     etl_synth_options_init(&o);
     etl_diag d;
@@ -103,7 +120,7 @@ int cmd_synth(int argc, char **argv)
         }
         bool takes = strcmp(name, "output") == 0 || strcmp(name, "truth") == 0 ||
                      strcmp(name, "preset") == 0;
-        if (!takes && strcmp(name, "quiet") != 0) {
+        if (!takes && strcmp(name, "quiet") != 0 && strcmp(name, "force") != 0) {
             size_t n;
             const etl_synth_option_desc *t = etl_synth_option_table(&n);
             for (size_t k = 0; k < n; k++)
@@ -117,6 +134,7 @@ int cmd_synth(int argc, char **argv)
         if (strcmp(name, "output") == 0) out = val;
         else if (strcmp(name, "truth") == 0) truth = val;
         else if (strcmp(name, "quiet") == 0) quiet = 1;
+        else if (strcmp(name, "force") == 0) force = 1;
         else if (strcmp(name, "preset") == 0) {
             if (etl_synth_preset(&o, val, &d) != ETL_OK) return cli_usage_error("synth", "%s", d.msg);
         } else if (etl_synth_set(&o, name, val, &d) != ETL_OK) {
@@ -127,15 +145,32 @@ int cmd_synth(int argc, char **argv)
     memset(&d, 0, sizeof d);
     if (etl_synth_validate(&o, &d) != ETL_OK) return cli_usage_error("synth", "%s", d.msg);
 
+    if (strcmp(out, "-") == 0)
+        return cli_usage_error("synth", "-o needs a file, not standard output (the header is written last)");
+    if (truth && strcmp(truth, out) == 0) return cli_usage_error("synth", "--truth and -o name the same file");
+
+    /* Both outputs follow every command's rules (base/outfile.h), checked before the run. */
+    etl_outfile of, tof;
+    memset(&tof, 0, sizeof tof);
+    memset(&d, 0, sizeof d);
+    etl_status st = etl_outfile_check(out, &of, &d);
+    if (st == ETL_OK) st = etl_outfile_may_replace(&of, out, force, NULL, &d);
+    if (st == ETL_OK && truth) {
+        st = etl_outfile_check(truth, &tof, &d);
+        if (st == ETL_OK) st = etl_outfile_may_replace(&tof, truth, force, NULL, &d);
+    }
     FILE *tf = NULL;
+    if (st == ETL_OK) st = etl_outfile_create(&of, NULL, &d); /* the writer opens it by name */
+    if (st == ETL_OK && truth) st = etl_outfile_create(&tof, &tf, &d);
+    if (st != ETL_OK) {
+        fprintf(stderr, "%s synth: %s\n", prog, d.msg);
+        if (tf) fclose(tf);
+        etl_outfile_discard(&tof);
+        etl_outfile_discard(&of);
+        return EXIT_IO;
+    }
     static char tbuf[1 << 20];
     if (truth) {
-        tf = fopen(truth, "wb");
-        if (!tf) {
-            fprintf(stderr, "%s synth: %s: cannot create: ", prog, truth);
-            perror(NULL);
-            return EXIT_IO;
-        }
         setvbuf(tf, tbuf, _IOFBF, sizeof tbuf);
         o.on_truth = etl_synth_truth_jsonl;
         o.truth_ctx = tf;
@@ -152,14 +187,28 @@ int cmd_synth(int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     etl_synth_summary s;
-    etl_status st = etl_synth_run(out, &o, &s, &d);
+    st = etl_synth_run(of.tmp, &o, &s, &d);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     cli_progress_end(&pr);
     int rc = EXIT_OK;
-    if (tf && fclose(tf) != 0 && st == ETL_OK) {
-        fprintf(stderr, "%s synth: %s: write error\n", prog, truth);
-        rc = EXIT_IO;
+    name_output(d.msg, sizeof d.msg, of.tmp, out);
+    if (tf) {
+        int bad = fflush(tf) != 0 || ferror(tf);
+        int err = errno;
+        if (fclose(tf) != 0 && !bad) {
+            bad = 1;
+            err = errno;
+        }
+        if (bad) { /* the run stopped on it, or ended before the flush found it: the file and why */
+            fprintf(stderr, "%s synth: %s: %s\n", prog, truth, strerror(err));
+            rc = EXIT_IO;
+        }
     }
+    if (st == ETL_OK && rc == EXIT_OK && truth) st = etl_outfile_commit(&tof, truth, &d);
+    if (st == ETL_OK && rc == EXIT_OK) st = etl_outfile_commit(&of, out, &d);
+    etl_outfile_discard(&tof);
+    etl_outfile_discard(&of);
+    if (rc != EXIT_OK) return rc;
     if (st == ETL_E_INVALID_ARG) return cli_usage_error("synth", "%s", d.msg);
     if (st != ETL_OK) {
         fprintf(stderr, "%s synth: %s\n", prog, d.msg[0] ? d.msg : etl_status_str(st));

@@ -1,5 +1,5 @@
 /* outfile.c - see outfile.h. */
-/* realpath(NULL buffer) and fchmod/fchown are XSI, beyond the build's POSIX level. */
+/* fchmod/fchown are XSI, beyond the build's POSIX level. */
 #define _XOPEN_SOURCE 700
 #include "base/outfile.h"
 
@@ -10,58 +10,97 @@
 #include <time.h>
 #include <unistd.h>
 #include "base/diag.h"
+#include "base/sigclean.h"
 
-etl_status etl_outfile_check(const char *path, etl_outfile *of, etl_diag *diag)
+static etl_status check(const char *path, bool dir, etl_outfile *of, etl_diag *diag)
 {
     memset(of, 0, sizeof *of);
+    of->dir = dir;
     struct stat ls;
     if (lstat(path, &ls) != 0) {
         if (errno != ENOENT) {
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
             return ETL_E_IO;
         }
-    } else if (stat(path, &of->st) != 0) {
-        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: a symbolic link to nothing (%s); not followed", path,
-                     strerror(errno));
-        return ETL_E_IO;
     } else {
         of->exists = true;
+        of->is_link = S_ISLNK(ls.st_mode);
+        /* What a link names only matters to tell the input (a link to nothing names nothing). */
+        of->resolves = of->is_link ? stat(path, &of->st) == 0 : (of->st = ls, true);
+        if (!of->resolves) memset(&of->st, 0, sizeof of->st);
+        if (!of->is_link && dir && !S_ISDIR(ls.st_mode)) {
+            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: not a directory; the output must be a new or existing directory",
+                         path);
+            return ETL_E_IO;
+        }
         /* A writer may seek, and renaming over a FIFO or a device would replace the node itself. */
-        if (!S_ISREG(of->st.st_mode)) {
+        if (!of->is_link && !dir && !S_ISREG(ls.st_mode)) {
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: not a regular file; the output must be a new or regular file",
                          path);
             return ETL_E_IO;
         }
         /* A file the user may not write stays as it is, as a plain open() would leave it. */
-        if (access(path, W_OK) != 0) {
+        if (!of->is_link && !dir && access(path, W_OK) != 0) {
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
             return ETL_E_IO;
         }
     }
-    /* Through a symbolic link, the file it names is replaced and the link kept. */
-    char *target = S_ISLNK(ls.st_mode) && of->exists ? realpath(path, NULL) : strdup(path);
-    if (!target) {
-        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
-        return ETL_E_IO;
+    of->target = strdup(path);
+    if (!of->target) {
+        etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "%s: out of memory", path);
+        return ETL_E_NOMEM;
     }
-    of->target = target;
     return ETL_OK;
 }
 
-etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag)
+etl_status etl_outfile_check(const char *path, etl_outfile *of, etl_diag *diag) { return check(path, false, of, diag); }
+
+etl_status etl_outfile_check_dir(const char *path, etl_outfile *of, etl_diag *diag) { return check(path, true, of, diag); }
+
+etl_status etl_outfile_may_replace(const etl_outfile *of, const char *path, bool force, const char *input,
+                                   etl_diag *diag)
+{
+    if (!of->exists) return ETL_OK;
+    struct stat in;
+    if (input && of->resolves &&
+        (strcmp(input, "-") == 0 ? fstat(STDIN_FILENO, &in) : stat(input, &in)) == 0 &&
+        in.st_dev == of->st.st_dev && in.st_ino == of->st.st_ino) {
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s: the output is the input file", path);
+        return ETL_E_INVALID_ARG;
+    }
+    if (force) return ETL_OK;
+    if (of->is_link)
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX,
+                     "%s is a symbolic link; use --force to replace the link (what it names is never written)", path);
+    else
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s exists; use --force to replace it", path);
+    return ETL_E_IO;
+}
+
+/* The temporary name for try i: .NAME.XXXXXXXX.tmp in the target's directory. */
+static char *tmp_name(const etl_outfile *of, char *tmp, size_t n, unsigned i)
 {
     const char *slash = strrchr(of->target, '/');
     size_t dirlen = slash ? (size_t)(slash - of->target) + 1 : 0;
     const char *base = slash ? slash + 1 : of->target;
-    size_t n = dirlen + strlen(base) + 40;
-    char *tmp = malloc(n);
-    if (!tmp) return ETL_E_NOMEM;
-    int fd = -1;
     unsigned long salt = (unsigned long)getpid() * 2654435761ul ^ (unsigned long)time(NULL);
+    snprintf(tmp, n, "%.*s.%s.%08lx.tmp", (int)dirlen, of->target, base, (salt + i * 0x9E3779B9ul) & 0xFFFFFFFFul);
+    return tmp;
+}
+
+etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag)
+{
+    size_t n = strlen(of->target) + 40;
+    char *tmp = malloc(n);
+    if (!tmp) {
+        etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "%s: out of memory", of->target);
+        return ETL_E_NOMEM;
+    }
+    int fd = -1;
+    bool keep_mode = of->exists && !of->is_link;
     /* O_EXCL with the mode a plain create would use: the umask (and a default ACL) apply as usual. */
     for (unsigned i = 0; fd < 0 && i < 100; i++) {
-        snprintf(tmp, n, "%.*s.%s.%08lx.tmp", (int)dirlen, of->target, base, (salt + i * 0x9E3779B9ul) & 0xFFFFFFFFul);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, of->exists ? 0600 : 0666);
+        fd = open(tmp_name(of, tmp, n, i), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, keep_mode ? 0600 : 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
@@ -71,27 +110,67 @@ etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag)
         return ETL_E_IO;
     }
     of->tmp = tmp;
-    if (of->exists) {
+    of->clean = etl_sigclean_add(tmp, false) + 1;
+    if (keep_mode) {
         /* Replacing a file: it keeps its permissions (and, when we may, its owner). */
         if (fchown(fd, of->st.st_uid, of->st.st_gid) != 0) { /* only root may give a file away */ }
         fchmod(fd, of->st.st_mode & 07777);
     }
+    if (!f) {
+        if (close(fd) != 0) {
+            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", of->target, strerror(errno));
+            return ETL_E_IO;
+        }
+        return ETL_OK;
+    }
     *f = fdopen(fd, "wb");
     if (!*f) {
-        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", tmp, strerror(errno));
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", of->target, strerror(errno));
         close(fd);
         return ETL_E_IO;
     }
     return ETL_OK;
 }
 
+etl_status etl_outfile_create_dir(etl_outfile *of, etl_diag *diag)
+{
+    size_t n = strlen(of->target) + 40;
+    char *tmp = malloc(n);
+    if (!tmp) {
+        etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "%s: out of memory", of->target);
+        return ETL_E_NOMEM;
+    }
+    int r = -1;
+    for (unsigned i = 0; r != 0 && i < 100; i++) {
+        r = mkdir(tmp_name(of, tmp, n, i), 0777); /* the umask applies, as to any new directory */
+        if (r != 0 && errno != EEXIST) break;
+    }
+    if (r != 0) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot create a directory beside it: %s", of->target,
+                     strerror(errno));
+        free(tmp);
+        return ETL_E_IO;
+    }
+    of->tmp = tmp;
+    of->clean = etl_sigclean_add(tmp, true) + 1;
+    return ETL_OK;
+}
+
 etl_status etl_outfile_commit(etl_outfile *of, const char *path, etl_diag *diag)
 {
     if (!of->tmp) return ETL_OK;
+    if (of->dir && of->exists && !of->is_link) return ETL_OK; /* the caller moved the files in; discard removes tmp */
+    /* rename() replaces a link to a file, not one to a directory: a directory output removes the link first. */
+    if (of->dir && of->is_link && unlink(of->target) != 0 && errno != ENOENT) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot replace the symbolic link: %s", path, strerror(errno));
+        return ETL_E_IO;
+    }
     if (rename(of->tmp, of->target) != 0) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot rename %s into place: %s", path, of->tmp, strerror(errno));
         return ETL_E_IO;
     }
+    etl_sigclean_remove(of->clean - 1); /* after the rename: a signal before it still finds the temporary */
+    of->clean = 0;
     free(of->tmp);
     of->tmp = NULL;
     return ETL_OK;
@@ -99,7 +178,10 @@ etl_status etl_outfile_commit(etl_outfile *of, const char *path, etl_diag *diag)
 
 void etl_outfile_discard(etl_outfile *of)
 {
-    if (of->tmp) unlink(of->tmp); /* ours alone: the old output, if any, is as it was */
+    /* Ours alone: the old output, if any, is as it was. */
+    if (of->tmp) (void)(of->dir ? rmdir(of->tmp) : unlink(of->tmp));
+    etl_sigclean_remove(of->clean - 1);
+    of->clean = 0;
     free(of->tmp);
     free(of->target);
     of->tmp = NULL;

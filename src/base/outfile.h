@@ -2,15 +2,27 @@
  * outfile.h - writing an output file safely: a new file beside the target,
  * renamed into place on success, so that a failure leaves whatever was there as
  * it was, the input (even under another name) is never truncated under its
- * reader, and nothing is removed but our own temporary file. Shared by convert
- * and the CLI's report.
+ * reader, and nothing is removed but our own temporary file: not on an error,
+ * and not when SIGINT, SIGTERM, SIGHUP or SIGXFSZ ends the run (sigclean.h).
+ * Shared by convert, and the CLI's export, report and synth.
+ *
+ * The name given is the name replaced. A symbolic link there is replaced by the
+ * new file, never written through: the file it names stays as it was, so only
+ * what the user named can change. The commands add their rule (may_replace): an
+ * existing output, a symbolic link included, is replaced only with --force, and
+ * one that is the input, whatever its name, never.
  *
  *     etl_outfile of;
  *     etl_outfile_check(path, &of, diag);   before reading anything: a refusal costs nothing
+ *     etl_outfile_may_replace(&of, path, force, input, diag);   the commands' rule
  *     etl_outfile_create(&of, &f, diag);    the temporary file, opened for writing
  *     ... write f, fclose(f) ...
  *     etl_outfile_commit(&of, path, diag);  rename into place (on failure: discard)
  *     etl_outfile_discard(&of);             removes the temporary file if still there, frees
+ *
+ * A directory output (export --to csv) is the same with _check_dir and _create_dir:
+ * a new directory is renamed into place whole; over an existing one (with --force)
+ * the caller moves its files in, and discard removes the emptied temporary.
  */
 #ifndef ETLKIT_SRC_BASE_OUTFILE_H
 #define ETLKIT_SRC_BASE_OUTFILE_H
@@ -21,19 +33,47 @@
 #include "etlkit/base.h"
 
 typedef struct etl_outfile {
-    char *target;   /* the path renamed over: the output, or the file its symbolic link names */
-    char *tmp;      /* the temporary file, once created */
-    bool exists;
-    struct stat st; /* of the existing target */
+    char *target;   /* the path renamed over: the name given (a symbolic link itself, not what it names) */
+    char *tmp;      /* the temporary file or directory, once created */
+    bool dir;       /* the output is a directory */
+    bool exists;    /* something is at target: a file, a directory, a symbolic link (dangling too) */
+    bool is_link;   /* ... and it is a symbolic link */
+    bool resolves;  /* st is what target names, following a link */
+    struct stat st;
+    int clean;      /* tmp's slot in the signal cleanup table + 1; 0 = none */
 } etl_outfile;
 
-/* Refuses non-regular outputs, dangling links and files the user may not write. */
+/*
+ * Refuses what the new file cannot replace: a non-regular file (FIFO, device,
+ * directory) and a regular file the user may not write. A symbolic link, to
+ * anything or to nothing, may be replaced.
+ */
 etl_status etl_outfile_check(const char *path, etl_outfile *of, etl_diag *diag);
-/* Creates the temporary file in the target's directory (rename() stays within one file system). */
+/* The same for a directory output: what exists there must be a directory or a symbolic link. */
+etl_status etl_outfile_check_dir(const char *path, etl_outfile *of, etl_diag *diag);
+/*
+ * The commands' rule: an output that is the input file (same device and inode,
+ * through any name; input "-" is standard input, NULL none) is ETL_E_INVALID_ARG;
+ * an existing output without force is ETL_E_IO.
+ */
+etl_status etl_outfile_may_replace(const etl_outfile *of, const char *path, bool force, const char *input,
+                                   etl_diag *diag);
+/*
+ * Creates the temporary file in the target's directory (rename() stays within one
+ * file system), registered for removal on a signal. f: the file opened for writing,
+ * or NULL to create it only (a writer that opens it by of->tmp).
+ */
 etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag);
-/* Renames the (closed) temporary file over the target; path is the name the user gave. */
+/* Creates the temporary directory beside the target, registered for removal on a signal. */
+etl_status etl_outfile_create_dir(etl_outfile *of, etl_diag *diag);
+/*
+ * Renames the (closed) temporary file or new directory over the target; path is the
+ * name the user gave. A symbolic link is replaced; for a directory, removed first
+ * (rename cannot put a directory over a link). Over an existing directory it does
+ * nothing: the caller has moved its files in, and discard removes the emptied one.
+ */
 etl_status etl_outfile_commit(etl_outfile *of, const char *path, etl_diag *diag);
-/* Unlinks the temporary file if it was not renamed (ours alone), frees the names. */
+/* Removes the temporary file (or empty directory) if it was not renamed (ours alone), frees the names. */
 void etl_outfile_discard(etl_outfile *of);
 
 #endif

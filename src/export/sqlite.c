@@ -20,11 +20,20 @@ struct etl_xsqlite {
     char err[256];
 };
 
+/* SQLite's message, and the system's reason when a call failed (a full disk, a size limit). */
+static void set_err(etl_xsqlite *s, const char *msg)
+{
+    int e = sqlite3_system_errno(s->db);
+    if (!e) sqlite3_file_control(s->db, "main", SQLITE_FCNTL_LAST_ERRNO, &e); /* the file's own, kept */
+    if (e) snprintf(s->err, sizeof s->err, "%s (%s)", msg, strerror(e));
+    else snprintf(s->err, sizeof s->err, "%s", msg);
+}
+
 static int exec(etl_xsqlite *s, const char *sql)
 {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
-    snprintf(s->err, sizeof s->err, "%s", msg ? msg : sqlite3_errmsg(s->db));
+    set_err(s, msg ? msg : sqlite3_errmsg(s->db));
     sqlite3_free(msg);
     return -1;
 }
@@ -113,7 +122,7 @@ int etl_xsqlite_row(void *ctx, etl_xtable_id table, const etl_xval *v)
     }
     return 0;
 bad:
-    snprintf(s->err, sizeof s->err, "%s", sqlite3_errmsg(s->db));
+    set_err(s, sqlite3_errmsg(s->db));
     sqlite3_reset(st);
     s->failed = 1;
     return -1;
@@ -137,7 +146,7 @@ etl_status etl_xsqlite_close(etl_xsqlite *s, int commit, char err[256])
     } else if (commit) {
         rc = ETL_E_IO;
     }
-    if (rc != ETL_OK) fail(s, err);
+    if (rc != ETL_OK || s->failed) fail(s, err); /* a failed row's reason, committing or not */
     for (int i = 0; i < ETL_XT_COUNT; i++) {
         sqlite3_finalize(s->ins[i]);
         s->ins[i] = NULL;

@@ -94,8 +94,8 @@ same_cost() { # same_cost NAME CRAFTED_MS CONTROL_MS: at most 4x the control plu
 }
 a=$(cost "$etlkit" info "$tmp/wpp-guids.etl"); b=$(cost "$etlkit" info "$tmp/wpp-guids-control.etl")
 same_cost "info: GUIDs differing only in Data4" "$a" "$b"
-a=$(cost "$etlkit" convert "$tmp/threads.etl" -o "$tmp/t.etl" --cswitch compact)
-b=$(cost "$etlkit" convert "$tmp/threads-control.etl" -o "$tmp/t.etl" --cswitch compact)
+a=$(cost "$etlkit" convert "$tmp/threads.etl" -o "$tmp/t.etl" --cswitch compact --force)
+b=$(cost "$etlkit" convert "$tmp/threads-control.etl" -o "$tmp/t.etl" --cswitch compact --force)
 same_cost "convert: thread ids multiple of 65536" "$a" "$b"
 rm -f "$tmp/t.etl"
 
@@ -137,29 +137,35 @@ for o in fifo dir dangling.etl devnull.etl; do
   unchanged "onto $o"
 done
 expect "/dev/null still a device" [ -c /dev/null ]
-timeout 20 "$etlkit" convert "$d/text.etl" -o "$d/old.etl" 2>/dev/null; check "not ETL over a file" 2 $?
+timeout 20 "$etlkit" convert "$d/text.etl" -o "$d/old.etl" --force 2>/dev/null; check "not ETL over a file" 2 $?
 unchanged "not ETL over a file"
-timeout 20 "$etlkit" convert "$d/text.etl" -o "$d/link.etl" 2>/dev/null; check "not ETL through a link" 2 $?
-unchanged "not ETL through a link"
+timeout 20 "$etlkit" convert "$d/text.etl" -o "$d/link.etl" --force 2>/dev/null; check "not ETL over a link" 2 $?
+unchanged "not ETL over a link"
 timeout 20 "$etlkit" convert "$k" -o "$d/old.etl" --max-wait-reason 0 2>/dev/null; check "usage error over a file" 64 $?
 unchanged "usage error over a file"
 # A write that fails midway (file size limit): the old output stays, no temporary file is left.
-( trap '' XFSZ; ulimit -f 200; exec timeout 20 "$etlkit" convert "$k" -o "$d/old.etl" -q 2>/dev/null ); check "write fails midway" 1 $?
+( trap '' XFSZ; ulimit -f 200; exec timeout 20 "$etlkit" convert "$k" -o "$d/old.etl" --force -q 2>/dev/null ); check "write fails midway" 1 $?
 unchanged "write fails midway"
-( trap '' XFSZ; ulimit -f 200; exec timeout 20 "$etlkit" convert "$k" -o "$d/link.etl" -q 2>/dev/null ); check "write fails midway through a link" 1 $?
-unchanged "write fails midway through a link"
+( trap '' XFSZ; ulimit -f 200; exec timeout 20 "$etlkit" convert "$k" -o "$d/link.etl" --force -q 2>/dev/null ); check "write fails midway over a link" 1 $?
+unchanged "write fails midway over a link"
 # A read-only directory (meaningless as root, who may write anyway).
 if [ "$(id -u)" -ne 0 ]; then
   chmod a-w "$d"
-  timeout 20 "$etlkit" convert "$k" -o "$d/old.etl" -q 2>/dev/null; check "read-only directory" 1 $?
+  timeout 20 "$etlkit" convert "$k" -o "$d/old.etl" --force -q 2>/dev/null; check "read-only directory" 1 $?
   chmod u+w "$d"
   unchanged "read-only directory"
 fi
-# Success through a link: the file it names is replaced, the link stays; a replaced file keeps its mode.
-chmod 640 "$d/old.etl"
-timeout 20 "$etlkit" convert "$k" -o "$d/link.etl" -q; check "through a link" 0 $?
-expect "link kept" [ -L "$d/link.etl" ]
-expect "target replaced" "$etlkit" info "$d/old.etl" >/dev/null
+# An existing output is replaced only with --force; a link then is replaced itself, never written
+# through (the rule of every command: tests/cli/outputs.sh); a replaced file keeps its mode.
+chmod 640 "$d/old.etl"; before=$(snap "$d")
+timeout 20 "$etlkit" convert "$k" -o "$d/old.etl" -q 2>/dev/null; check "over a file, no --force" 1 $?
+unchanged "over a file, no --force"
+timeout 20 "$etlkit" convert "$k" -o "$d/link.etl" --force -q; check "over a link" 0 $?
+expect "link replaced" [ ! -L "$d/link.etl" ]
+expect "by the file" "$etlkit" info "$d/link.etl" >/dev/null
+expect "the file it named untouched" cmp -s "$d/old.etl" "$samples/lxcore-x64.etl"
+timeout 20 "$etlkit" convert "$k" -o "$d/old.etl" --force -q; check "over a file" 0 $?
+expect "file replaced" "$etlkit" info "$d/old.etl" >/dev/null
 expect "mode kept" [ "$(stat -c %a "$d/old.etl")" = 640 ]
 expect "input untouched" cmp -s "$d/in.etl" "$k"
 expect "no temporary left" [ -z "$(ls -A "$d" | grep '\.tmp$')" ]

@@ -22,7 +22,7 @@ if ! command -v node >/dev/null 2>&1; then
   exit 77
 fi
 mkdir -p "$out" || exit 1
-"$etlkit" synth --quiet --pmc 4 --seed 3 -o "$out/browser.etl" || { echo "FAIL: synth"; exit 1; }
+"$etlkit" synth --quiet --pmc 4 --seed 3 -o "$out/browser.etl" --force || { echo "FAIL: synth"; exit 1; }
 "$etlkit" report "$out/browser.etl" -o "$out/report.html" --force --title "etlkit report of a synthesized trace" ||
   { echo "FAIL: report"; exit 1; }
 node "$here/report_browser.js" "$chrome" "file://$out/report.html" "$out"

@@ -577,7 +577,9 @@ static int setup(void **state)
     char cmd[2000];
     snprintf(full, sizeof full, "%s/full.etl", work);
     snprintf(compact, sizeof compact, "%s/compact.etl", work);
-    snprintf(cmd, sizeof cmd, "'%s' synth --quiet --pmc 4 --seed 7 -o '%s' && '%s' synth --quiet --cswitch compact --seed 8 -o '%s'",
+    snprintf(cmd, sizeof cmd,
+             "'%s' synth --quiet --pmc 4 --seed 7 -o '%s' --force && "
+             "'%s' synth --quiet --cswitch compact --seed 8 -o '%s' --force",
              cli, full, cli, compact);
     return system(cmd) == 0 ? 0 : -1;
 }

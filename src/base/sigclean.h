@@ -1,0 +1,37 @@
+/*
+ * sigclean.h - temporary outputs removed when a signal ends the process.
+ *
+ * An output is written under a temporary name beside its target and renamed into
+ * place when complete (outfile.h). Should SIGINT, SIGTERM, SIGHUP or SIGXFSZ end the
+ * run first, the handler installed here removes the names registered (files first,
+ * then directories; unlink and rmdir only, both async-signal-safe), restores the
+ * signal's default action and lets it end the process as it would have: the exit
+ * status a shell sees is still 128 + the signal. A signal the process ignores when
+ * the first name is registered (nohup's SIGHUP, `trap '' XFSZ`) stays ignored.
+ *
+ *     int slot = etl_sigclean_add(tmp, false);   once the temporary exists
+ *     ... rename(tmp, target) or unlink(tmp) ...
+ *     etl_sigclean_remove(slot);                 after it: a signal in between finds nothing
+ *
+ * The table is fixed (no allocation in the handler, none needed to register) and
+ * guarded by a sequence number per slot, so a handler running on another thread
+ * never acts on a name half rewritten. Register and remove from one thread.
+ */
+#ifndef ETLKIT_SRC_BASE_SIGCLEAN_H
+#define ETLKIT_SRC_BASE_SIGCLEAN_H
+
+#include <stdbool.h>
+
+/* Slots in the table: a CSV export's directory and its files, with room to spare. */
+#define ETL_SIGCLEAN_SLOTS 32
+
+/*
+ * Registers path (a directory when dir) for removal on those signals: the slot, or
+ * -1 when the table is full or the name longer than a path may be (then it would be
+ * left behind by a signal, as before; nothing else changes).
+ */
+int etl_sigclean_add(const char *path, bool dir);
+/* Forgets a slot (-1: nothing). */
+void etl_sigclean_remove(int slot);
+
+#endif

@@ -1,0 +1,173 @@
+#!/bin/sh
+# outputs.sh ETLKIT - the output rules of every command that writes a file (export, report,
+# convert, synth; src/base/outfile.h):
+#  1. A run ended by SIGINT, SIGTERM, SIGHUP or SIGXFSZ leaves nothing behind (no hidden
+#     temporary file or directory) and still ends by its signal (exit status 128+n); a signal
+#     the run was started with ignored stays ignored.
+#  2. A write that fails (a file size limit, a full device) exits 1 naming the file and the
+#     system's reason, and leaves nothing behind.
+#  3. `-o -` is standard output for report, as for export --to perfetto|ftrace; convert and
+#     synth, which write their header last, refuse it (64) instead of creating a file named -.
+#  4. One rule for an existing -o: refused without --force; with --force a regular file is
+#     replaced (keeping its mode) and a symbolic link is replaced itself, never written through;
+#     an output that is the input, by any name, is refused (64).
+set -u
+etlkit=$1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+passes=0; fails=0
+ok() { passes=$((passes+1)); }
+bad() { echo "FAIL: $*"; fails=$((fails+1)); }
+check() { # check NAME EXPECTED ACTUAL
+  if [ "$2" = "$3" ]; then ok; else bad "$1: got '$3', expected '$2'"; fi
+}
+expect() { # expect NAME CMD...: CMD succeeds
+  n=$1; shift
+  if "$@"; then ok; else bad "$n"; fi
+}
+has() { grep -q -- "$1" "$tmp/err"; } # has TEXT: the last command's stderr says it
+left() { ls -A "$1" | grep -e '\.tmp$' -e '^-$'; } # left DIR: temporary outputs (or a file named -) in DIR
+
+small=$tmp/small.etl
+"$etlkit" synth --quiet --duration 0.5 -o "$small" || { echo "FAIL: synth small"; exit 1; }
+# Big enough that every command is still at work well after its temporary output appears.
+big=$tmp/big.etl
+"$etlkit" synth --quiet --cpus 8 --duration 0 --size 64M -o "$big" || { echo "FAIL: synth big"; exit 1; }
+
+# --- 1. signals ------------------------------------------------------------------------------
+# A shell starts background jobs with SIGINT ignored; env --default-signal gives it back.
+if env --default-signal=INT true 2>/dev/null; then dflt="env --default-signal=INT,TERM,HUP,XFSZ"; sigs="INT TERM HUP"
+else dflt=""; sigs="TERM HUP"; echo "note: env --default-signal missing: SIGINT not tested"; fi
+signo() { case $1 in HUP) echo 1 ;; INT) echo 2 ;; TERM) echo 15 ;; XFSZ) echo 25 ;; esac; }
+d=$tmp/sig; mkdir "$d"
+# interrupt SIG NAME CMD...: starts CMD in $d, waits (bounded) for its temporary output to appear,
+# sends SIG; expects the signal's exit status and $d empty. A run that ended before the signal
+# (exit 0) is tried again, twice at most.
+interrupt() {
+  sig=$1; name=$2; shift 2
+  for attempt in 1 2 3; do
+    rm -rf "$d"; mkdir "$d"
+    (cd "$d" && exec $dflt "$@") 2>"$tmp/err" &
+    pid=$!; i=0
+    while [ $i -lt 2000 ] && [ -z "$(left "$d")" ] && kill -0 $pid 2>/dev/null; do sleep 0.01; i=$((i+1)); done
+    [ -n "$(left "$d")" ] || bad "$name: no temporary output appeared"
+    kill -s "$sig" $pid 2>/dev/null
+    { wait $pid; rc=$?; } 2>/dev/null # (no "Terminated" from the shell)
+    [ "$rc" -ne 0 ] && break
+  done
+  check "$name: exit status" $((128 + $(signo "$sig"))) "$rc"
+  expect "$name: nothing left ($(ls -A "$d" | tr '\n' ' '))" [ -z "$(ls -A "$d")" ]
+}
+for s in $sigs; do
+  interrupt $s "SIG$s export sqlite" "$etlkit" export "$big" --to sqlite -o out.db --quiet
+  interrupt $s "SIG$s export csv" "$etlkit" export "$big" --to csv -o out.csv --quiet
+  interrupt $s "SIG$s export perfetto" "$etlkit" export "$big" --to perfetto -o out.pf --quiet
+  interrupt $s "SIG$s report" "$etlkit" report "$big" -o r.html --quiet
+  interrupt $s "SIG$s convert" "$etlkit" convert "$big" -o c.etl --cswitch compact -q
+  interrupt $s "SIG$s synth" "$etlkit" synth --quiet --cpus 8 --duration 0 --size 1G -o s.etl --truth s.jsonl
+done
+# A file size limit's SIGXFSZ, not ignored: the same.
+for c in "export $big --to csv -o out.csv --quiet" "convert $big -o c.etl -q"; do
+  rm -rf "$d"; mkdir "$d"
+  { (cd "$d" && ulimit -c 0 && ulimit -f 2000 && exec $dflt "$etlkit" $c) 2>/dev/null; rc=$?; } 2>/dev/null
+  check "SIGXFSZ ${c%% *}: exit status" 153 "$rc"
+  expect "SIGXFSZ ${c%% *}: nothing left ($(ls -A "$d" | tr '\n' ' '))" [ -z "$(ls -A "$d")" ]
+done
+# Started with SIGHUP ignored (nohup): a hangup does not end the run; the SIGTERM after it does.
+rm -rf "$d"; mkdir "$d"
+(cd "$d" && trap '' HUP && exec "$etlkit" export "$big" --to sqlite -o out.db --quiet) 2>/dev/null &
+pid=$!; i=0
+while [ $i -lt 2000 ] && [ -z "$(left "$d")" ] && kill -0 $pid 2>/dev/null; do sleep 0.01; i=$((i+1)); done
+kill -s HUP $pid 2>/dev/null; sleep 0.1; kill -s TERM $pid 2>/dev/null
+{ wait $pid; rc=$?; } 2>/dev/null; check "SIGHUP ignored, then SIGTERM: exit status" 143 $rc
+expect "SIGHUP ignored, then SIGTERM: nothing left" [ -z "$(ls -A "$d")" ]
+
+# --- 2. failed writes: the file and the reason ------------------------------------------------
+d=$tmp/full; mkdir "$d"
+limited() { # limited BLOCKS CMD...: CMD in $d under a file size limit, SIGXFSZ ignored (writes fail EFBIG)
+  b=$1; shift
+  (cd "$d" && trap '' XFSZ && ulimit -f "$b" && exec "$@") 2>"$tmp/err"
+}
+for to in sqlite csv perfetto ftrace; do
+  limited 100 "$etlkit" export "$small" --to $to -o out.$to --quiet; check "limit: export $to exit" 1 $?
+  expect "limit: export $to names out.$to and why ($(cat "$tmp/err"))" has "out\.$to.*File too large"
+  expect "limit: export $to leaves nothing" [ -z "$(ls -A "$d")" ]
+done
+limited 100 "$etlkit" report "$small" -o r.html; check "limit: report exit" 1 $?
+expect "limit: report names r.html and why ($(cat "$tmp/err"))" has "r\.html.*File too large"
+limited 100 "$etlkit" convert "$small" -o c.etl -q; check "limit: convert exit" 1 $?
+expect "limit: convert names c.etl ($(cat "$tmp/err"))" has "c\.etl"
+limited 100 "$etlkit" synth --quiet -o s.etl; check "limit: synth exit" 1 $?
+expect "limit: synth names s.etl, not its temporary ($(cat "$tmp/err"))" has "synth: s\.etl: "
+# The truth grows about nine times faster than the trace: it meets the limit first.
+limited 2000 "$etlkit" synth --quiet -o s.etl --truth s.jsonl; check "limit: synth --truth exit" 1 $?
+expect "limit: synth names s.jsonl and why ($(cat "$tmp/err"))" has "s\.jsonl: File too large"
+expect "limit: nothing left ($(ls -A "$d" | tr '\n' ' '))" [ -z "$(ls -A "$d")" ]
+# A full device (/dev/full: ENOSPC on every write) as standard output.
+for to in perfetto ftrace; do
+  "$etlkit" export "$small" --to $to -o - --quiet >/dev/full 2>"$tmp/err"; check "/dev/full: export $to exit" 1 $?
+  expect "/dev/full: export $to says why ($(cat "$tmp/err"))" has "standard output: No space left on device"
+done
+
+# --- 3. -o - ---------------------------------------------------------------------------------
+d=$tmp/dash; mkdir "$d"
+(cd "$d" && exec "$etlkit" report "$small" -o - --quiet) >"$tmp/page" 2>"$tmp/err"; check "report -o -: exit" 0 $?
+expect "report -o -: the page on standard output" grep -q '^<!DOCTYPE html>' "$tmp/page"
+expect "report -o -: no file named -" [ -z "$(ls -A "$d")" ]
+(cd "$d" && exec "$etlkit" report "$small" -o - --quiet) >/dev/full 2>"$tmp/err"; check "report -o - on /dev/full: exit" 1 $?
+expect "report -o - on /dev/full says why ($(cat "$tmp/err"))" has "standard output.*No space left on device"
+(cd "$d" && exec "$etlkit" convert "$small" -o - -q) >/dev/null 2>&1; check "convert -o -: usage" 64 $?
+(cd "$d" && exec "$etlkit" synth --quiet -o -) >/dev/null 2>&1; check "synth -o -: usage" 64 $?
+expect "-o -: no file named - ($(ls -A "$d" | tr '\n' ' '))" [ -z "$(ls -A "$d")" ]
+
+# --- 4. existing outputs and symbolic links: one rule -----------------------------------------
+d=$tmp/links; mkdir "$d"; cd "$d" || exit 1
+cp "$small" in.etl
+echo keep > victim; mkdir vdir; echo keep > vdir/keep.txt
+is_kind() { [ ! -L "$1" ] && [ "$(ls -ld "$1" | cut -c1)" = "$2" ]; } # is_kind PATH -|d: not a link
+unharmed() { # unharmed NAME: what the links pointed to is as it was
+  expect "$1: the file a link named is untouched" [ "$(cat victim)" = keep ]
+  expect "$1: the directory a link named is untouched" [ "$(ls -A vdir)" = keep.txt ]
+  expect "$1: nothing left ($(left . | tr '\n' ' '))" [ -z "$(left .)" ]
+}
+for c in "export in.etl --to sqlite" "export in.etl --to csv" "export in.etl --to perfetto" \
+         "export in.etl --to ftrace" "report in.etl" "convert in.etl" "synth --duration 0.1"; do
+  t=victim; kind=-; case "$c" in *csv) t=vdir; kind=d ;; esac
+  rm -rf out; ln -s $t out
+  "$etlkit" $c -o out --quiet 2>"$tmp/err"; check "$c: a link, no --force" 1 $?
+  expect "$c: a link, no --force: says so" has "symbolic link"
+  expect "$c: a link, no --force: the link stays" [ -L out ]
+  unharmed "$c: a link, no --force"
+  "$etlkit" $c -o out --force --quiet 2>"$tmp/err"; check "$c: a link, --force ($(cat "$tmp/err"))" 0 $?
+  expect "$c: a link, --force: the link replaced" is_kind out $kind
+  unharmed "$c: a link, --force"
+  rm -rf out; ln -s nowhere out
+  "$etlkit" $c -o out --quiet 2>/dev/null; check "$c: a dangling link, no --force" 1 $?
+  "$etlkit" $c -o out --force --quiet 2>/dev/null; check "$c: a dangling link, --force" 0 $?
+  expect "$c: a dangling link, --force: replaced" is_kind out $kind
+  expect "$c: a dangling link, --force: nothing made where it pointed" [ ! -e nowhere ]
+  rm -rf out
+  case "$c" in synth*) continue ;; esac
+  # The input under another name: refused, --force or not.
+  ln -s in.etl out
+  "$etlkit" $c -o out --force --quiet 2>/dev/null; check "$c: a link to the input" 64 $?
+  rm out; ln in.etl out
+  want=64; case "$c" in *csv) want=1 ;; esac # csv: a file is not a directory, whatever it is
+  "$etlkit" $c -o out --force --quiet 2>/dev/null; check "$c: a hard link of the input" $want $?
+  expect "$c: the input untouched" cmp -s in.etl "$small"
+  rm out
+done
+# An existing regular file: refused without --force (convert and synth too), replaced with it, mode kept.
+for c in "convert in.etl" "synth --duration 0.1" "report in.etl" "export in.etl --to perfetto"; do
+  echo mine > old; chmod 640 old
+  "$etlkit" $c -o old --quiet 2>"$tmp/err"; check "$c: an existing file, no --force" 1 $?
+  expect "$c: an existing file, no --force: says so" has "exists; use --force"
+  expect "$c: an existing file, no --force: kept" [ "$(cat old)" = mine ]
+  "$etlkit" $c -o old --force --quiet 2>/dev/null; check "$c: an existing file, --force" 0 $?
+  expect "$c: an existing file, --force: replaced" [ "$(cat old)" != mine ]
+  expect "$c: an existing file, --force: mode kept" [ "$(stat -c %a old)" = 640 ]
+  rm -f old
+done
+cd / || exit 1
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
