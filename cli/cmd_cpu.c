@@ -241,7 +241,8 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
             snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
             snprintf(th, sizeof th, "%u", p->threads);
             snprintf(sws, sizeof sws, "%llu", (unsigned long long)p->switches);
-            const char *r[] = {label, ps, fmt_dur(b1, p->cpu_ns), fmt_fixed(b2, pct100(p->cpu_ns, win), 2), th, sws};
+            const char *r[] = {text_name(label), ps, fmt_dur(b1, p->cpu_ns), fmt_fixed(b2, pct100(p->cpu_ns, win), 2), th,
+                               sws};
             tbl_row(&t, r);
         }
         tbl_print_text(&t, stdout, "");

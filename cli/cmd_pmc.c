@@ -267,7 +267,8 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
     printf("Counters: ");
     for (unsigned k = 0; k < p->counters; k++) {
         char b[48];
-        printf("%s%s", k ? ", " : "", column_name(p->o.kinds[k], c->labels[k], k, b));
+        printf("%s", k ? ", " : "");
+        text_str(stdout, column_name(p->o.kinds[k], c->labels[k], k, b));
     }
     printf(c->named ? " (as --counters names them)\n"
                     : " (by position, as etlkit synth --pmc writes them: the trace does not say; see --counters)\n");
@@ -289,7 +290,7 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
             proc_of(run, x->process, name, &pid);
             snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
             snprintf(th, sizeof th, "%u", x->threads);
-            const char *k[] = {name, ps, th};
+            const char *k[] = {text_name(name), ps, th};
             add_row(c, &t, k, 3, &x->s, 0);
         }
         const char *k[] = {"all", "", ""};

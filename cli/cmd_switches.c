@@ -67,11 +67,12 @@ static const col cols[] = {
 #define CHUNK (1u << 20)
 #define ROW_MAX (NCOL * (6 * CELL + 16) + 64) /* every cell JSON-escaped at its worst */
 
-/* A process's label, "image (PID)", made once while its name stays. */
+/* A process's label, "image (PID)", made once while its name stays (text: escaped, as text_str prints it). */
 typedef struct plabel {
     uint32_t name;   /* the name offset it was made from; UINT32_MAX: not made */
     uint32_t len;
-    char s[256];
+    uint8_t mb;      /* has characters of more than one byte */
+    char s[CELL];
 } plabel;
 
 typedef struct ctx {
@@ -84,6 +85,7 @@ typedef struct ctx {
     plabel *labels;            /* by process instance */
     size_t nlabels;
     uint16_t len[NCOL];        /* 0: blank */
+    uint8_t mb[NCOL];          /* text: the cell has characters of more than one byte (columns < bytes) */
     char cell[NCOL][CELL + 1]; /* NUL-terminated */
     char jkey[NCOL][40];       /* "key": */
     uint8_t jklen[NCOL];
@@ -128,6 +130,20 @@ static void strn(ctx *c, unsigned i, const char *s, size_t n)
     memcpy(c->cell[i], s, n);
     c->cell[i][n] = 0;
     c->len[i] = (uint16_t)n;
+    c->mb[i] = 0;
+}
+
+/* A process label into l: as it is for CSV and JSON, escaped for text (whole characters, < CELL bytes). */
+static void make_label(const ctx *c, plabel *l, const char *raw)
+{
+    if (c->a->format == FMT_TEXT) {
+        l->len = (uint32_t)text_str_buf(l->s, 0, CELL - 1, raw, NULL);
+        l->s[l->len] = 0;
+    } else {
+        l->len = (uint32_t)snprintf(l->s, sizeof l->s, "%s", raw);
+    }
+    l->mb = 0;
+    for (uint32_t k = 0; k < l->len; k++) l->mb |= (uint8_t)((unsigned char)l->s[k] >> 7);
 }
 
 static void str(ctx *c, unsigned i, const char *s)
@@ -157,7 +173,10 @@ static void label(ctx *c, unsigned i, uint32_t thread)
         plabel *l = realloc(c->labels, n * sizeof *l);
         if (!l) {
             char tmp[256];
-            str(c, i, rep_process_label(m, thread, tmp));
+            plabel one;
+            make_label(c, &one, rep_process_label(m, thread, tmp));
+            strn(c, i, one.s, one.len);
+            c->mb[i] = one.mb;
             return;
         }
         for (size_t j = c->nlabels; j < n; j++) l[j].name = UINT32_MAX;
@@ -166,11 +185,12 @@ static void label(ctx *c, unsigned i, uint32_t thread)
     }
     plabel *l = &c->labels[k];
     if (l->name != p->name) {
-        rep_process_label(m, thread, l->s);
-        l->len = (uint32_t)strlen(l->s);
+        char tmp[256];
+        make_label(c, l, rep_process_label(m, thread, tmp));
         l->name = p->name;
     }
     strn(c, i, l->s, l->len);
+    c->mb[i] = l->mb;
 }
 
 /* The names of states, wait reasons and modes by value, padded for put_cell (made once). */
@@ -226,16 +246,30 @@ static char *put_cell(char *o, const char *s, size_t n)
     return o + n;
 }
 
-/* printf's %Ns (right) or %-N.Ns (left, cut at N bytes) of cell i. */
+/*
+ * printf's %Ns (right) or %-N.Ns (left, cut at N columns) of cell i. Its columns are its
+ * bytes, but for a label with characters of several bytes: counted, and cut between them.
+ */
 static char *pad(char *o, const ctx *c, unsigned i, unsigned w, int left)
 {
-    size_t n = c->len[i];
-    if (left && n > w) n = w;
+    size_t n = c->len[i], ncols = n;
+    if (c->mb[i]) {
+        const char *s = c->cell[i];
+        size_t k = 0;
+        for (ncols = 0; k < n; k++) {
+            if (((unsigned char)s[k] & 0xC0) == 0x80) continue;
+            if (left && ncols == w) break;
+            ncols++;
+        }
+        n = k;
+    } else if (left && n > w) {
+        n = ncols = w;
+    }
     if (!left)
-        for (size_t k = n; k < w; k++) *o++ = ' ';
+        for (size_t k = ncols; k < w; k++) *o++ = ' ';
     o = put_cell(o, c->cell[i], n);
     if (left)
-        for (size_t k = n; k < w; k++) *o++ = ' ';
+        for (size_t k = ncols; k < w; k++) *o++ = ' ';
     return o;
 }
 
@@ -262,7 +296,7 @@ static void emit(ctx *c, const etl_sched_row *r)
         for (unsigned i = 0; i < NCOL; i++) {
             if (i) *o++ = ',';
             if (cols[i].type == C_NUM) o = put_cell(o, c->cell[i], c->len[i]);
-            else if (c->len[i]) o += csv_field_buf(o, 0, 2 * CELL + 4, c->cell[i]); /* len 0: blank */
+            else if (c->len[i]) o += csv_sheet_buf(o, 0, 2 * CELL + 6, c->cell[i]); /* len 0: blank */
         }
         o = put(o, "\r\n", 2);
     } else {

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "report.h"
 #include "etlkit/analysis.h"
 
@@ -207,8 +208,15 @@ static void print_text(const rep_run *run, const out *o)
     char a[32], b[32], d[32], mn[32], th[320], sum[4096];
     rep_print_header(run, "etlkit waitchain");
     const char *name = rep_thread_name(o->m, root->thread);
-    printf("\n%s%s%s%s, %s s .. %s s (%s), depth %u, min %s, %u passes\n\n", thread_label(o->m, root->thread, root->tid, th),
-           *name ? " \"" : "", name, *name ? "\"" : "", fmt_fixed(a, root->start / 1000, 6),
+    /* Names from the trace through text_str: a thread description can hold anything. */
+    printf("\n");
+    text_str(stdout, thread_label(o->m, root->thread, root->tid, th));
+    if (*name) {
+        printf(" \"");
+        text_str(stdout, name);
+        printf("\"");
+    }
+    printf(", %s s .. %s s (%s), depth %u, min %s, %u passes\n\n", fmt_fixed(a, root->start / 1000, 6),
            fmt_fixed(b, root->end / 1000, 6), fmt_dur(d, root->end - root->start), c->o.depth, fmt_dur(mn, c->o.min_ns),
            c->passes);
     static const char *const h[] = {"State", "Thread", "=Start (s)", "=Duration", "=CPU", "Reason", "Readied by",
@@ -219,7 +227,9 @@ static void print_text(const rep_run *run, const out *o)
     tbl_print_text(&t, stdout, "  ");
     tbl_free(&t);
     summary(o, sum, sizeof sum);
-    printf("\nSummary: %s\n\nCritical path (each nanosecond charged to the deepest segment)\n", sum);
+    printf("\nSummary: ");
+    text_str(stdout, sum);
+    printf("\n\nCritical path (each nanosecond charged to the deepest segment)\n");
     static const char *const ph[] = {"=Time", "=%", "State", "Reason", "=Depth", "Thread"};
     tbl_init(&t, 6, ph);
     int64_t len = root->end - root->start;
@@ -350,6 +360,183 @@ static void print_json(const rep_run *run, const out *o)
     jw_end(&w);
 }
 
+/* ---- no chain: what is true instead ------------------------------------------- */
+
+enum { NEAR_MAX = 5 }; /* close matches listed */
+
+/* Case-insensitive substring (ASCII letters). */
+static bool contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0) return true;
+    return n == 0;
+}
+
+/* The same match as the chain's --thread NAME: the image name, ".exe" optional, any case. */
+static bool name_matches(const char *name, const char *want)
+{
+    size_t n = strlen(want);
+    if (strncasecmp(name, want, n) != 0) return false;
+    return name[n] == 0 || strcasecmp(name + n, ".exe") == 0;
+}
+
+static uint64_t dist(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+/* Up to NEAR_MAX thread instances of the TIDs nearest to tid (one per TID, its latest), nearest first. */
+static size_t near_tids(const etl_sched *m, uint32_t tid, uint32_t found[NEAR_MAX])
+{
+    size_t n, k = 0;
+    const etl_sched_thread *t = etl_sched_threads(m, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (!t[i].tid || etl_sched_thread_of(m, t[i].tid) != i) continue; /* a TID once, its latest instance */
+        uint64_t d = dist(t[i].tid, tid);
+        size_t j = k < NEAR_MAX ? k++ : NEAR_MAX;
+        for (; j > 0 && (dist(t[found[j - 1]].tid, tid) > d ||
+                         (dist(t[found[j - 1]].tid, tid) == d && t[found[j - 1]].tid > t[i].tid));
+             j--)
+            if (j < NEAR_MAX) found[j] = found[j - 1];
+        if (j < NEAR_MAX) found[j] = (uint32_t)i;
+    }
+    return k;
+}
+
+/* Up to NEAR_MAX process instances: whose name contains want (in their order), or with the PIDs nearest to pid. */
+static size_t near_processes(const etl_sched *m, const char *want, bool by_pid, uint32_t pid, uint32_t found[NEAR_MAX])
+{
+    size_t n, k = 0;
+    const etl_sched_process *p = etl_sched_processes(m, &n);
+    const char *names = etl_sched_names(m);
+    for (size_t i = 0; i < n; i++) {
+        if (by_pid) {
+            uint64_t d = dist(p[i].pid, pid);
+            size_t j = k < NEAR_MAX ? k++ : NEAR_MAX;
+            for (; j > 0 && dist(p[found[j - 1]].pid, pid) > d; j--)
+                if (j < NEAR_MAX) found[j] = found[j - 1];
+            if (j < NEAR_MAX) found[j] = (uint32_t)i;
+        } else if (k < NEAR_MAX && p[i].name && contains_nocase(names + p[i].name, want)) {
+            bool dup = false; /* a name once */
+            for (size_t j = 0; j < k; j++) dup |= strcmp(names + p[found[j]].name, names + p[i].name) == 0;
+            if (!dup) found[k++] = (uint32_t)i;
+        }
+    }
+    return k;
+}
+
+static const char *proc_name(const etl_sched *m, const etl_sched_process *p)
+{
+    return p->name ? etl_sched_names(m) + p->name : "Unknown";
+}
+
+/*
+ * Why there is no chain, said as it is: the thread (or process) is not in the trace, with
+ * the closest ones it has; or it is but never switched in; or no gap fits the interval.
+ * Text: lines on stderr. JSON: one object on stdout ("error", "message", "close_matches").
+ */
+static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, const etl_chain_options *co,
+                    const char *who)
+{
+    const etl_sched *m = run->model;
+    char msg[512], label[256];
+    const char *err;
+    uint32_t near[NEAR_MAX];
+    size_t nnear = 0;
+    int kind = 0; /* what near holds: 0 nothing, 1 thread instances, 2 process instances */
+    bool found = false, by_pid = false;
+    if (!run->mstats.switches) {
+        err = "no_switches";
+        snprintf(msg, sizeof msg, "no context switches in this trace (no CSwitch events or compact batches)");
+    } else if (c->status != ETL_CHAIN_NO_THREAD) {
+        err = "no_interval";
+        snprintf(msg, sizeof msg, "%s",
+                 co->has_at ? "no switch-in of that thread covers --at (or --from is after it)"
+                            : "that thread has no off-CPU gap with a known start in the window");
+    } else if (co->tid) {
+        uint32_t i = etl_sched_thread_of(m, co->tid);
+        found = i != ETL_SCHED_NONE && i != ETL_SCHED_IDLE;
+        if (found) {
+            err = "never_switched_in";
+            snprintf(msg, sizeof msg, "thread %u of %s never switched in", co->tid, rep_process_label(m, i, label));
+        } else {
+            err = "no_such_thread";
+            snprintf(msg, sizeof msg, "thread %u is not in this trace", co->tid);
+            nnear = near_tids(m, co->tid, near);
+            kind = 1;
+        }
+    } else {
+        char *e;
+        unsigned long pid = strtoul(co->process, &e, 10);
+        by_pid = *co->process && !*e;
+        size_t n;
+        const etl_sched_process *p = etl_sched_processes(m, &n);
+        for (size_t i = 0; i < n && !found; i++)
+            found = by_pid ? p[i].pid == pid : name_matches(proc_name(m, &p[i]), co->process);
+        if (found) {
+            err = "never_switched_in";
+            snprintf(msg, sizeof msg, "no thread of process %s%s ever switched in", by_pid ? "PID " : "", co->process);
+        } else {
+            err = "no_such_thread";
+            snprintf(msg, sizeof msg, by_pid ? "no process with PID %s in this trace" : "no process named '%s' in this trace",
+                     co->process);
+            nnear = near_processes(m, co->process, by_pid, (uint32_t)pid, near);
+            kind = 2;
+        }
+    }
+    if (a->format == FMT_JSON) {
+        jw w;
+        jw_init(&w, stdout);
+        jw_obj(&w, NULL);
+        jw_str(&w, "file", run->in.path);
+        jw_str(&w, "thread", who);
+        jw_str(&w, "error", err);
+        jw_str(&w, "message", msg);
+        jw_arr(&w, "close_matches");
+        for (size_t i = 0; i < nnear; i++) {
+            jw_obj(&w, NULL);
+            if (kind == 1) {
+                json_thread(&w, m, near[i], etl_sched_thread_at(m, near[i])->tid);
+            } else {
+                const etl_sched_process *p = etl_sched_process_at(m, near[i]);
+                jw_u64(&w, "pid", p->pid);
+                jw_str(&w, "process", proc_name(m, p));
+            }
+            jw_obj_end(&w);
+        }
+        jw_arr_end(&w);
+        rep_json_anomalies(run, &w);
+        jw_obj_end(&w);
+        jw_end(&w);
+    }
+    if (!strcmp(err, "no_switches") && a->format == FMT_TEXT) {
+        rep_no_switches(run, a); /* on stdout, as every report says it */
+        return;
+    }
+    fprintf(stderr, "%s waitchain: ", prog);
+    text_str(stderr, msg);
+    if (kind == 2 && !by_pid && !nnear) fprintf(stderr, " (no process name contains it)");
+    if (nnear) fprintf(stderr, kind == 1 ? "; the nearest thread ids:" : by_pid ? "; the nearest PIDs:"
+                                                                                : "; processes whose name contains it:");
+    fprintf(stderr, "\n");
+    for (size_t i = 0; i < nnear; i++) {
+        fprintf(stderr, "  ");
+        if (kind == 1) {
+            const char *name = rep_thread_name(m, near[i]);
+            fprintf(stderr, "%u  ", etl_sched_thread_at(m, near[i])->tid);
+            text_str(stderr, rep_process_label(m, near[i], label));
+            if (*name) {
+                fprintf(stderr, " \"");
+                text_str(stderr, name);
+                fprintf(stderr, "\"");
+            }
+        } else {
+            const etl_sched_process *p = etl_sched_process_at(m, near[i]);
+            text_str(stderr, text_name(proc_name(m, p)));
+            fprintf(stderr, " (PID %u)", p->pid);
+        }
+        fprintf(stderr, "\n");
+    }
+}
+
 /* ---- main --------------------------------------------------------------------- */
 
 /* rep_run_go, but a collecting pass stops once every requested thread has a row past its interval. */
@@ -374,7 +561,12 @@ static void go(rep_run *run, const rep_args *a, const etl_chain *c)
     cli_progress_end(&bar);
     run->end_ts = etl_sched_end_ts(r, etl_sched_source_stats_get(run->src)->last_ts);
     run->end_ns = etl_clock_ns(etl_reader_clock(r), run->end_ts);
-    if (!early) etl_sched_finish(run->model, run->end_ts);
+    if (!early) {
+        etl_sched_finish(run->model, run->end_ts);
+        /* The counters of a pass stopped early would be those of part of the trace: only whole passes set them. */
+        run->mstats = *etl_sched_stats_get(run->model);
+        run->sstats = *etl_sched_source_stats_get(run->src);
+    }
     etl_sched_source_damage(run->src, &run->damage);
     run->v1 = a->has_range ? a->v1 : run->end_ns;
 }
@@ -444,6 +636,9 @@ int cmd_waitchain(int argc, char **argv)
     int status = EXIT_OK;
     rep_run run;
     int have_run = 0;
+    /* The first pass reads the whole trace: its counters are the trace's (later passes may stop early). */
+    etl_sched_stats first_m = {0};
+    etl_sched_source_stats first_s = {0};
     while (etl_chain_next_pass(&c)) {
         int rc = rep_run_open(&run, &a, etl_chain_row, &c, NULL);
         if (rc != EXIT_OK) {
@@ -453,6 +648,12 @@ int cmd_waitchain(int argc, char **argv)
         etl_chain_bind(&c, run.model);
         go(&run, &a, &c);
         etl_status st = etl_chain_end_pass(&c);
+        if (c.passes == 1) {
+            first_m = run.mstats;
+            first_s = run.sstats;
+        }
+        run.mstats = first_m;
+        run.sstats = first_s;
         a.quiet = 1; /* the first pass said what was wrong with the input */
         if (st != ETL_OK) {
             fprintf(stderr, "%s waitchain: out of memory\n", prog);
@@ -469,12 +670,7 @@ int cmd_waitchain(int argc, char **argv)
     }
     int rc = EXIT_OK;
     if (c.status != ETL_CHAIN_OK) {
-        if (!rep_no_switches(&run, &a))
-            fprintf(stderr, "%s waitchain: %s\n", prog,
-                    c.status == ETL_CHAIN_NO_THREAD
-                        ? (co.process ? "no thread of that process ever switched in" : "that thread never switched in")
-                        : co.has_at ? "no switch-in of that thread covers --at (or --from is after it)"
-                                    : "that thread has no off-CPU gap with a known start in the window");
+        explain(&run, &a, &c, &co, who);
         rc = EXIT_NOTHING;
     } else {
         out o = {&c, run.model};

@@ -170,7 +170,7 @@ static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups 
             proc_of(run, &w->processes[i], name, &pid);
             snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
             snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)w->processes[i].count);
-            const char *r[] = {name, ps, cnt, fmt_fixed(b1, rate(w->processes[i].count, window), 3),
+            const char *r[] = {text_name(name), ps, cnt, fmt_fixed(b1, rate(w->processes[i].count, window), 3),
                                pct(b2, w->processes[i].count, w->total)};
             tbl_row(&t, r);
         }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "common.h"
+#include "base/textsafe.h"
 
 #define DIAG_MAX_LINES 20 /* the size of cli_input.held */
 
@@ -144,20 +145,6 @@ void cli_progress_end(cli_progress *p)
     if (p->on) fprintf(stderr, "\r%60s\r", "");
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if s does not start one. */
-static size_t utf8_seq(const unsigned char *s)
-{
-    unsigned c = s[0];
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    if (n == 2 && c < 0xC2) return 0;                      /* overlong */
-    if (n == 3 && c == 0xE0 && s[1] < 0xA0) return 0;      /* overlong */
-    if (n == 3 && c == 0xED && s[1] >= 0xA0) return 0;     /* surrogate */
-    if (n == 4 && ((c == 0xF0 && s[1] < 0x90) || c > 0xF4 || (c == 0xF4 && s[1] >= 0x90))) return 0;
-    return n;
-}
-
 size_t json_str_buf(char *buf, size_t len, size_t cap, const char *str)
 {
     static const char hex[] = "0123456789abcdef";
@@ -174,31 +161,27 @@ size_t json_str_buf(char *buf, size_t len, size_t cap, const char *str)
             s++;
             continue;
         }
+        uint32_t cp;
+        int kind;
+        take = etl_text_char(s, &cp, &kind);
         if (c == '"' || c == '\\') {
             esc[0] = '\\';
             esc[1] = (char)c;
             en = 2;
-        } else if (c < 0x20 || c == 0x7F) {
+        } else if (kind == ETL_TEXT_INVALID) { /* not UTF-8: U+FFFD, so the output always is */
+            memcpy(esc, "\xef\xbf\xbd", 3);
+            en = 3;
+        } else if (kind == ETL_TEXT_CONTROL) { /* C0, C1, separators, bidi: \u escapes (all in the BMP) */
             esc[0] = '\\';
             esc[1] = 'u';
-            esc[2] = '0';
-            esc[3] = '0';
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
+            esc[2] = hex[cp >> 12 & 15];
+            esc[3] = hex[cp >> 8 & 15];
+            esc[4] = hex[cp >> 4 & 15];
+            esc[5] = hex[cp & 15];
             en = 6;
-        } else if (c >= 0x80) {
-            take = utf8_seq(s);
-            if (take) {
-                memcpy(esc, s, take);
-                en = take;
-            } else { /* not UTF-8: U+FFFD, so the output always is */
-                memcpy(esc, "\xef\xbf\xbd", 3);
-                en = 3;
-                take = 1;
-            }
         } else {
-            esc[0] = (char)c;
-            en = 1;
+            memcpy(esc, s, take);
+            en = take;
         }
         if (len + en + 4 > cap) { /* no room: end cleanly, with an ellipsis if it fits */
             if (len + 4 <= cap) {
@@ -222,11 +205,89 @@ void json_str(FILE *f, const char *s)
     fwrite(buf, 1, n, f);
 }
 
-void text_str(FILE *f, const char *s)
+/* The escape of one character for text (ETL_TEXT_CONTROL or _INVALID) into out[8]; its length. */
+static size_t text_escape(char out[8], uint32_t cp, int kind)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7F) fprintf(f, "\\x%02x", *p);
-        else putc(*p, f);
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+    out[n++] = '\\';
+    if (kind == ETL_TEXT_INVALID || cp < 0x80) { /* a byte: \xNN */
+        out[n++] = 'x';
+    } else { /* a code point: \uNNNN */
+        out[n++] = 'u';
+        out[n++] = hex[cp >> 12 & 15];
+        out[n++] = hex[cp >> 8 & 15];
+    }
+    out[n++] = hex[cp >> 4 & 15];
+    out[n++] = hex[cp & 15];
+    return n;
+}
+
+size_t text_str_buf(char *buf, size_t len, size_t cap, const char *str, int *cut)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    while (*s) {
+        char esc[8];
+        const char *from = esc;
+        size_t en, take;
+        if (*s >= 0x20 && *s < 0x7F) { /* plain ASCII: as it is */
+            from = (const char *)s;
+            en = take = 1;
+        } else {
+            uint32_t cp;
+            int kind;
+            take = etl_text_char(s, &cp, &kind);
+            if (kind == ETL_TEXT_PLAIN) from = (const char *)s, en = take;
+            else en = text_escape(esc, cp, kind);
+        }
+        if (len + en > cap) { /* whole characters and whole escapes only */
+            if (cut) *cut = 1;
+            break;
+        }
+        memcpy(buf + len, from, en);
+        len += en;
+        s += take;
+    }
+    return len;
+}
+
+size_t text_width(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t w = 0;
+    while (*s) {
+        if (*s >= 0x20 && *s < 0x7F) {
+            w++;
+            s++;
+            continue;
+        }
+        uint32_t cp;
+        int kind;
+        char esc[8];
+        s += etl_text_char(s, &cp, &kind);
+        w += kind == ETL_TEXT_PLAIN ? 1 : text_escape(esc, cp, kind);
+    }
+    return w;
+}
+
+void text_str(FILE *f, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    while (*s) {
+        size_t n = 0;
+        while (s[n] >= 0x20 && s[n] < 0x7F) n++; /* a run of plain ASCII: one write */
+        if (n) {
+            fwrite(s, 1, n, f);
+            s += n;
+            continue;
+        }
+        uint32_t cp;
+        int kind;
+        char esc[8];
+        size_t take = etl_text_char(s, &cp, &kind);
+        if (kind == ETL_TEXT_PLAIN) fwrite(s, 1, take, f);
+        else fwrite(esc, 1, text_escape(esc, cp, kind), f);
+        s += take;
     }
 }
 

@@ -15,18 +15,13 @@ void ln_s(line *l, const char *key, const char *s)
         l->n = json_str_buf(l->b, l->n, cap, s);
         return;
     }
-    /* Text: quoted when it has spaces or is empty, control characters as \xNN. */
+    /* Text: quoted when it has spaces or is empty, escaped as text_str escapes. */
     int q = strchr(s, ' ') != NULL || !*s;
     if (q) ln_raw(l, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7F) {
-            char t[5];
-            snprintf(t, sizeof t, "\\x%02x", *p);
-            ln_raw(l, t, 4);
-        } else {
-            ln_raw(l, (const char *)p, 1);
-        }
-    }
+    /* Room kept for the closing quote and the NUL, as ln_raw keeps it. */
+    size_t cap = l->cap > (size_t)q + 1 ? l->cap - (size_t)q - 1 : 0;
+    if (l->n <= cap) l->n = text_str_buf(l->b, l->n, cap, s, &l->cut);
+    else l->cut = 1;
     if (q) ln_raw(l, "\"", 1);
 }
 

@@ -4,27 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *p)
-{
-    unsigned c = p[0];
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) return (p[1] & 0xC0) == 0x80 ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        if ((p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80) return 0;
-        if (c == 0xE0 && p[1] < 0xA0) return 0; /* overlong */
-        if (c == 0xED && p[1] > 0x9F) return 0; /* surrogates */
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        if ((p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80) return 0;
-        if (c == 0xF0 && p[1] < 0x90) return 0;
-        if (c == 0xF4 && p[1] > 0x8F) return 0;
-        return 4;
-    }
-    return 0;
-}
+#include "base/textsafe.h"
 
 void html_text(FILE *f, const char *s)
 {
@@ -38,23 +18,18 @@ void html_text(FILE *f, const char *s)
         case '\'': fputs("&#39;", f); p++; continue;
         default: break;
         }
-        if (*p < 0x20 || *p == 0x7F) { /* no control characters in a page (tab and newline become spaces) */
-            if (*p == '\t' || *p == '\n') fputc(' ', f);
-            p++;
-            continue;
-        }
-        size_t n = utf8_len(p);
-        if (!n) {
+        uint32_t cp;
+        int kind;
+        size_t n = etl_text_char(p, &cp, &kind);
+        if (kind == ETL_TEXT_INVALID) {
             fputs("\xEF\xBF\xBD", f);
-            p++;
-            continue;
+        } else if (kind == ETL_TEXT_CONTROL) {
+            /* No control character in a page (C0 and C1 are not allowed in HTML text), no bidirectional
+               override reordering what follows it: dropped (tab and newline become spaces). */
+            if (*p == '\t' || *p == '\n') fputc(' ', f);
+        } else {
+            fwrite(p, 1, n, f);
         }
-        /* C1 controls (U+0080..U+009F) are not allowed in HTML text either. */
-        if (n == 2 && p[0] == 0xC2 && p[1] < 0xA0) {
-            p += 2;
-            continue;
-        }
-        fwrite(p, 1, n, f);
         p += n;
     }
 }

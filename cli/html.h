@@ -11,7 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Text or attribute value: & < > " ' escaped, control characters dropped, invalid UTF-8 as U+FFFD. */
+/* Text or attribute value: & < > " ' escaped, control characters dropped (base/textsafe.h: C0, C1, U+2028/9,
+   bidirectional formatting), invalid UTF-8 as U+FFFD. */
 void html_text(FILE *f, const char *s);
 /* printf, then the result escaped as html_text does. */
 void html_textf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

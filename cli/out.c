@@ -159,14 +159,6 @@ int tbl_row(tbl *t, const char *const *cells)
     return 0;
 }
 
-/* Display width: UTF-8 code points (good enough for names and units). */
-static size_t width(const char *s)
-{
-    size_t w = 0;
-    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
 static void pad(FILE *f, size_t n)
 {
     while (n--) fputc(' ', f);
@@ -176,21 +168,21 @@ void tbl_print_text(const tbl *t, FILE *f, const char *indent)
 {
     size_t *w = calloc(t->ncol, sizeof *w);
     if (!w) return;
-    for (unsigned c = 0; c < t->ncol; c++) w[c] = width(t->head[c]);
+    /* Widths of the text as printed: escapes and all, so an escaped name keeps its column. */
+    for (unsigned c = 0; c < t->ncol; c++) w[c] = text_width(t->head[c]);
     for (size_t r = 0; r < t->nrow; r++)
         for (unsigned c = 0; c < t->ncol; c++) {
-            size_t x = width(t->cells[r * t->ncol + c]);
+            size_t x = text_width(t->cells[r * t->ncol + c]);
             if (x > w[c]) w[c] = x;
         }
     for (size_t r = 0; r <= t->nrow; r++) {
         fputs(indent, f);
         for (unsigned c = 0; c < t->ncol; c++) {
             const char *s = r == 0 ? t->head[c] : t->cells[(r - 1) * t->ncol + c];
-            size_t x = width(s);
+            size_t x = text_width(s);
             int last = c + 1 == t->ncol;
             if (t->align[c] == TBL_RIGHT) pad(f, w[c] - x);
-            if (r == 0) fputs(s, f);
-            else text_str(f, s);
+            text_str(f, s);
             if (!last) {
                 if (t->align[c] == TBL_LEFT) pad(f, w[c] - x);
                 fputs("  ", f);
@@ -201,10 +193,25 @@ void tbl_print_text(const tbl *t, FILE *f, const char *indent)
     free(w);
 }
 
+/*
+ * A spreadsheet opens a cell that starts with = + - @ (or TAB, CR) as a formula:
+ * such text gets a leading ' (OWASP's advice), which shows it as text. Numbers
+ * ("-5", "+1.25") stay numbers, and so does "-" alone, the reports' "none" (no
+ * operand: no formula).
+ */
+static bool formula_like(const char *s)
+{
+    if (!strchr("=+-@\t\r", s[0]) || !s[0] || strcmp(s, "-") == 0) return false;
+    const char *p = s + (s[0] == '-' || s[0] == '+');
+    size_t d = strspn(p, "0123456789");
+    if (d && p[d] == '.') p += d + 1, d = strspn(p, "0123456789");
+    return !(d && !p[d]);
+}
+
 size_t csv_field_buf(char *buf, size_t len, size_t cap, const char *s)
 {
     size_t plain = strcspn(s, ",\"\r\n");
-    if (!s[plain]) { /* nothing to quote: one copy, cut as the loop below cuts */
+    if (!s[plain] && plain) { /* nothing to quote: one copy, cut as the loop below cuts */
         size_t room = cap > len + 2 ? cap - len - 2 : 0;
         if (plain > room) plain = room;
         memcpy(buf + len, s, plain);
@@ -219,8 +226,27 @@ size_t csv_field_buf(char *buf, size_t len, size_t cap, const char *s)
     return len;
 }
 
+size_t csv_sheet_buf(char *buf, size_t len, size_t cap, const char *s)
+{
+    if (!s[0]) return len; /* blank: unknown */
+    if (!formula_like(s)) return csv_field_buf(buf, len, cap, s);
+    bool q = s[strcspn(s, ",\"\r\n")] != 0;
+    if (q && len < cap) buf[len++] = '"';
+    if (len < cap) buf[len++] = '\'';
+    for (; *s && len + 2 < cap; s++) {
+        if (*s == '"') buf[len++] = '"';
+        buf[len++] = *s;
+    }
+    if (q && len < cap) buf[len++] = '"';
+    return len;
+}
+
 void csv_field(FILE *f, const char *s)
 {
+    if (!*s) { /* an empty text, not a NULL (an empty field) */
+        fputs("\"\"", f);
+        return;
+    }
     if (!strpbrk(s, ",\"\r\n")) {
         fputs(s, f);
         return;
@@ -233,13 +259,30 @@ void csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
+void csv_sheet(FILE *f, const char *s)
+{
+    if (!*s) return;
+    if (!formula_like(s)) {
+        csv_field(f, s);
+        return;
+    }
+    int q = strpbrk(s, ",\"\r\n") != NULL;
+    if (q) fputc('"', f);
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    if (q) fputc('"', f);
+}
+
 void tbl_print_csv(const tbl *t, FILE *f, int crlf)
 {
     const char *eol = crlf ? "\r\n" : "\n";
     for (size_t r = 0; r <= t->nrow; r++) {
         for (unsigned c = 0; c < t->ncol; c++) {
             if (c) fputc(',', f);
-            csv_field(f, r == 0 ? t->head[c] : t->cells[(r - 1) * t->ncol + c]);
+            csv_sheet(f, r == 0 ? t->head[c] : t->cells[(r - 1) * t->ncol + c]);
         }
         fputs(eol, f);
     }

@@ -50,15 +50,28 @@ typedef struct tbl {
 int tbl_init(tbl *t, unsigned ncol, const char *const *head);
 /* Adds a row: exactly ncol printf-formatted cells from a tab-separated format is awkward, so: */
 int tbl_row(tbl *t, const char *const *cells);
-/* Writes the table: aligned text (indent, two spaces between columns) or CSV (header row, CRLF if crlf). */
+/*
+ * Writes the table: aligned text (indent, two spaces between columns; cells through text_str,
+ * widths of the escaped text) or CSV for spreadsheets (header row, cells through csv_sheet, CRLF if crlf).
+ */
 void tbl_print_text(const tbl *t, FILE *f, const char *indent);
 void tbl_print_csv(const tbl *t, FILE *f, int crlf);
 void tbl_free(tbl *t);
 
-/* One CSV field, quoted when it needs to be (RFC 4180). */
+/*
+ * One CSV field of data (export --to csv: DuckDB, Spark), exactly as it is: quoted
+ * when it needs to be (RFC 4180); an empty text is "" (an empty field is NULL).
+ */
 void csv_field(FILE *f, const char *s);
 /* The same into buf[len..cap) (cut, never overrun, if it does not fit); returns the new length. */
 size_t csv_field_buf(char *buf, size_t len, size_t cap, const char *s);
+/*
+ * One cell of a report's CSV, made for spreadsheets (switches, cpu, waits, spinlocks,
+ * pmc, wakeups): text that a spreadsheet would run as a formula (it starts with = + -
+ * @, TAB or CR and is not a number) gets a leading '; an empty cell stays empty.
+ */
+void csv_sheet(FILE *f, const char *s);
+size_t csv_sheet_buf(char *buf, size_t len, size_t cap, const char *s);
 
 /* Durations for people: "12.345 ms", "1.234 s", "850 ns"; into out[32]. */
 const char *fmt_dur(char out[32], int64_t ns);

@@ -258,7 +258,7 @@ const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256]
     const etl_sched_thread *t = etl_sched_thread_at(m, thread);
     const etl_sched_process *p = t ? etl_sched_process_at(m, t->process) : NULL;
     if (!p) return strcpy(out, "Unknown");
-    snprintf(out, 256, "%s (%u)", p->name ? etl_sched_names(m) + p->name : "Unknown", p->pid);
+    snprintf(out, 256, "%s (%u)", p->name ? text_name(etl_sched_names(m) + p->name) : "Unknown", p->pid);
     return out;
 }
 

@@ -94,7 +94,7 @@ int rep_run_close(rep_run *run);
 /* Closes the run, then checks that stdout was written: the exit status. */
 int rep_finish(rep_run *run, const char *cmd);
 
-/* "image (PID)" of a thread instance ("Idle (0)", "Unknown"), into out[256]. */
+/* "image (PID)" of a thread instance ("Idle (0)", "Unknown", `"" (PID)` for an empty image name), into out[256]. */
 const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256]);
 /* A thread's name ("" when none). */
 const char *rep_thread_name(const etl_sched *m, uint32_t thread);

@@ -28,6 +28,7 @@
 #include "etlkit/export.h"
 #include "etlkit/text.h"
 #include "base/idmap.h"
+#include "base/textsafe.h"
 #include "pb.h"
 
 #define BUNDLE_BYTES (32u << 10)
@@ -293,20 +294,27 @@ static who *who_at(etl_xtrace *w, etl_idmap *m, who **arr, size_t *n, size_t *ca
 static who *thr(etl_xtrace *w, uint32_t tid, bool create) { return who_at(w, &w->tmap, &w->thr, &w->nthr, &w->capthr, tid, create); }
 static who *proc(etl_xtrace *w, uint32_t pid, bool create) { return who_at(w, &w->pmap, &w->proc, &w->nproc, &w->capproc, pid, create); }
 
-/* A comm: at most 15 bytes, cut at a character boundary, no space, '=' or control character. */
+/*
+ * A comm: at most 15 bytes, cut at a character boundary; no space, '=', control
+ * character (base/textsafe.h: C0, C1, U+2028/9, bidirectional formatting) or byte
+ * that is not UTF-8: each of those is '_', so a name is one token on its line.
+ */
 static void set_comm(char comm[16], const char *s)
 {
+    const unsigned char *p = (const unsigned char *)s;
     size_t n = 0;
-    for (size_t i = 0; s[i] && n < 15; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x80) {
-            size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    while (*p && n < 15) {
+        uint32_t cp;
+        int kind;
+        size_t len = etl_text_char(p, &cp, &kind);
+        if (kind != ETL_TEXT_PLAIN || *p == ' ' || *p == '=') {
+            comm[n++] = '_';
+        } else {
             if (n + len > 15) break;
-            for (size_t k = 0; k < len && s[i + k]; k++) comm[n++] = s[i + k];
-            i += len - 1;
-            continue;
+            memcpy(comm + n, p, len);
+            n += len;
         }
-        comm[n++] = (c <= 0x20 || c == '=' || c == 0x7F) ? '_' : (char)c;
+        p += len;
     }
     comm[n] = 0;
 }
@@ -396,14 +404,16 @@ static void on_process(etl_xtrace *w, const etl_sched_event *ev)
     const etl_process *p = &ev->u.process;
     if (!(p->known & ETL_PROC_IDS) || p->process_id == 0) return;
     if (ev->hook != ETL_HOOK_PROCESS_START && ev->hook != ETL_HOOK_PROCESS_DC_START) return;
-    const char *image = (p->known & ETL_PROC_IMAGE) ? ansi(w, &p->image_file_name) : "";
+    /* An empty ImageFileName is "" (the comm `""`), apart from a name not known: "Unknown" (the comm <...>). */
+    bool known = (p->known & ETL_PROC_IMAGE) != 0;
+    const char *image = known ? ansi(w, &p->image_file_name) : "";
     if (w->o.format == ETL_XTRACE_FTRACE) {
         who *x = proc(w, p->process_id, true);
-        if (x) set_comm(x->comm, image);
+        if (x) set_comm(x->comm, known && !image[0] ? "\"\"" : image);
         return;
     }
     char img[1024];
-    snprintf(img, sizeof img, "%s", image[0] ? image : "Unknown");
+    snprintf(img, sizeof img, "%s", known ? image : "Unknown");
     const char *cmd = (p->known & ETL_PROC_COMMAND_LINE) && p->command_line.text.n ? utf16(w, &p->command_line) : NULL;
     uint8_t a[32], *q = a;
     q = pb_uint(q, 1, p->process_id);

@@ -337,10 +337,12 @@ etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t 
     int neg = 0;
     if (*p == '+' || *p == '-') neg = *p++ == '-';
     if (!(*p >= '0' && *p <= '9') && *p != '.') return bad(err, cap, "expected a number after the operator");
+    /* Digits, a fraction (9 digits kept) and a power of ten ("1.5e3"), computed exactly in 128 bits. */
     uint64_t whole = 0, frac = 0, scale = 1;
+    bool big = false;
     for (; *p >= '0' && *p <= '9'; p++) {
-        if (whole > 1000000000000ull) return bad(err, cap, "number too large");
-        whole = whole * 10 + (uint64_t)(*p - '0');
+        if (whole > (UINT64_MAX - 9) / 10) big = true;
+        else whole = whole * 10 + (uint64_t)(*p - '0');
     }
     if (*p == '.')
         for (p++; *p >= '0' && *p <= '9'; p++)
@@ -348,14 +350,26 @@ etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t 
                 frac = frac * 10 + (uint64_t)(*p - '0');
                 scale *= 10;
             }
+    long ex = 0;
+    if ((*p == 'e' || *p == 'E') && ((p[1] >= '0' && p[1] <= '9') ||
+                                     ((p[1] == '+' || p[1] == '-') && p[2] >= '0' && p[2] <= '9'))) {
+        bool eneg = p[1] == '-';
+        p += 1 + (p[1] == '+' || p[1] == '-');
+        for (; *p >= '0' && *p <= '9'; p++)
+            if (ex < 100000) ex = ex * 10 + (*p - '0');
+        if (eneg) ex = -ex;
+    }
     uint64_t unit;
+    const char *uname;
     bool time_metric = e->metric != ETL_CMP_SWITCHES;
     if (strcmp(p, "%") == 0) {
         e->relative = 1;
         unit = 100; /* hundredths of a percent */
+        uname = "%";
     } else if (!*p) {
         if (time_metric) return bad(err, cap, "a time threshold needs a unit (ns, us, ms, s) or %");
         unit = 1000; /* thousandths of a switch per second */
+        uname = " switches per second";
     } else {
         if (!time_metric) return bad(err, cap, "switches take a plain number (per second) or %");
         if (strcmp(p, "ns") == 0) unit = 1;
@@ -363,9 +377,19 @@ etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t 
         else if (strcmp(p, "ms") == 0) unit = 1000000;
         else if (strcmp(p, "s") == 0) unit = 1000000000;
         else return bad(err, cap, "unknown unit: use %, ns, us, ms or s");
+        uname = p;
     }
-    unsigned __int128 v = (unsigned __int128)whole * unit + (unsigned __int128)frac * unit / scale;
-    if (v > INT64_MAX) return bad(err, cap, "number too large");
+    unsigned __int128 v = ((unsigned __int128)whole * scale + frac) * unit;
+    const unsigned __int128 limit = (unsigned __int128)INT64_MAX * scale;
+    for (; ex > 0 && v && v <= limit; ex--) v *= 10;
+    for (; ex < 0 && v; ex++) v /= 10;
+    v /= scale;
+    if (big || v > INT64_MAX) {
+        /* The threshold is an integer count of the unit's smallest step: say how far it goes. */
+        char why[128];
+        snprintf(why, sizeof why, "number out of range: at most %llu%s", (unsigned long long)(INT64_MAX / unit), uname);
+        return bad(err, cap, why);
+    }
     e->threshold = neg ? -(int64_t)v : (int64_t)v;
     return ETL_OK;
 }

@@ -64,6 +64,9 @@ struct etl_sched {
     char scratch[1024];
 };
 
+/* The name offset of an empty ImageFileName: "" (0 is no name: "Unknown"). */
+#define NAME_EMPTY 1u
+
 static inline int64_t ns_of(const etl_sched *m, uint64_t ts) { return etl_clock_ns(&m->clock, ts); }
 
 static uint32_t intern(etl_sched *m, const char *s, size_t n)
@@ -454,6 +457,7 @@ static void on_process(etl_sched *m, const etl_sched_event *ev)
     }
     etl_sched_process *pr = &m->proc[i];
     if ((p->known & ETL_PROC_IMAGE) && p->image_file_name.text.n) pr->name = intern_ansi(m, &p->image_file_name);
+    else if ((p->known & ETL_PROC_IMAGE) && !pr->name) pr->name = NAME_EMPTY; /* "", not the unknown process */
     if ((p->known & ETL_PROC_COMMAND_LINE) && p->command_line.text.n)
         pr->command_line = intern_utf16(m, &p->command_line);
     if (ev->hook == ETL_HOOK_PROCESS_END || ev->hook == ETL_HOOK_PROCESS_DEFUNCT) {
@@ -474,12 +478,12 @@ etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched
     etl_idmap_init(&m->pid_map);
     m->capnames = 4096;
     m->names = malloc(m->capnames);
-    m->nnames = 1;
+    m->nnames = 2; /* offset 0: no name; 1: an empty one (NAME_EMPTY) */
     if (!m->names || (ncpu && !cpu_at(m, ncpu - 1))) {
         etl_sched_close(m);
         return ETL_E_NOMEM;
     }
-    m->names[0] = 0;
+    m->names[0] = m->names[1] = 0;
     *out = m;
     return ETL_OK;
 }

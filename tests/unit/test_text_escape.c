@@ -1,0 +1,245 @@
+/*
+ * test_text_escape.c - the one escaping of names from a trace (issue 18): text for a
+ * terminal (text_str, text_str_buf, text_width), JSON strings, the table writer's
+ * alignment on escaped text, and the spreadsheet CSV cells against the exact ones of
+ * the export. The CLI's own files are compiled in: they are what runs.
+ */
+#define _GNU_SOURCE /* open_memstream; common.c asks for it too */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "../../cli/common.c"
+#include "../../cli/out.c"
+
+/* text_str_buf of s, NUL-terminated, in a static buffer. */
+static const char *esc(const char *s)
+{
+    static char b[1024];
+    size_t n = text_str_buf(b, 0, sizeof b - 1, s, NULL);
+    b[n] = 0;
+    return b;
+}
+
+/* What text_str writes for s. */
+static char *esc_file(const char *s)
+{
+    char *p = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&p, &n);
+    text_str(f, s);
+    fclose(f);
+    return p;
+}
+
+static void check(const char *in, const char *want)
+{
+    if (strcmp(esc(in), want) != 0) fail_msg("text of '%s': '%s', expected '%s'", in, esc(in), want);
+    char *f = esc_file(in);
+    if (strcmp(f, want) != 0) fail_msg("text_str of '%s': '%s', expected '%s'", in, f, want);
+    free(f);
+    /* The width is the escaped text's, one column per character. */
+    size_t cols = 0;
+    for (const char *p = want; *p; p++) cols += ((unsigned char)*p & 0xC0) != 0x80;
+    if (text_width(in) != cols) fail_msg("width of '%s': %zu, expected %zu", in, text_width(in), cols);
+    /* Nothing but printable ASCII and printable UTF-8 is left. */
+    for (const unsigned char *p = (const unsigned char *)want; *p; p++) assert_true(*p >= 0x20 && *p != 0x7F);
+}
+
+static void text_c0_and_del(void **state)
+{
+    (void)state;
+    check("a\x1b[31mred", "a\\x1b[31mred"); /* ESC */
+    check("bell\a", "bell\\x07");
+    check("cr\rlf\nend", "cr\\x0dlf\\x0aend");
+    check("tab\there", "tab\\x09here");
+    check("del\x7f", "del\\x7f");
+    check("\x01", "\\x01");
+    check("plain ASCII, as it is: ~!@#$%^&*()", "plain ASCII, as it is: ~!@#$%^&*()");
+    check("", "");
+}
+
+static void text_c1_separators_bidi(void **state)
+{
+    (void)state;
+    check("\xc2\x80", "\\u0080");
+    check("csi\xc2\x9b[2J", "csi\\u009b[2J"); /* U+009B, what a Latin-1 0x9B becomes */
+    check("nel\xc2\x85", "nel\\u0085");
+    check("\xc2\x9f", "\\u009f");
+    check("ls\xe2\x80\xa8ps\xe2\x80\xa9", "ls\\u2028ps\\u2029");
+    check("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad\xe2\x80\xae", "\\u202a\\u202b\\u202c\\u202d\\u202e");
+    check("\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9", "\\u2066\\u2067\\u2068\\u2069");
+    check("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c", "\\u200e\\u200f\\u061c"); /* LRM, RLM, ALM */
+    /* Printable neighbours stay: U+00A0, U+00E9, U+2027, U+202F, U+2065, U+206A, CJK, an emoji. */
+    check("\xc2\xa0\xc3\xa9\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xe6\x97\xa5\xf0\x9f\x98\x80",
+          "\xc2\xa0\xc3\xa9\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xe6\x97\xa5\xf0\x9f\x98\x80");
+}
+
+static void text_invalid_utf8(void **state)
+{
+    (void)state;
+    check("\x9b", "\\x9b");                  /* a lone C1 byte: a terminal may read it as CSI */
+    check("\xc0\x80", "\\xc0\\x80");         /* overlong NUL */
+    check("\xe0\x80\xaf", "\\xe0\\x80\\xaf"); /* overlong */
+    check("\xed\xa0\x80", "\\xed\\xa0\\x80"); /* a surrogate */
+    check("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"); /* past U+10FFFF */
+    check("\xf5", "\\xf5");
+    check("cut\xe2\x80", "cut\\xe2\\x80");   /* a sequence the end cuts */
+    check("\xc3(", "\\xc3(");
+}
+
+static void text_buf_cuts_whole(void **state)
+{
+    (void)state;
+    char b[16];
+    int cut = 0;
+    /* "ab" fits, the escape of ESC (4 bytes) does not: it is left out whole. */
+    size_t n = text_str_buf(b, 0, 5, "ab\x1b", &cut);
+    assert_int_equal(n, 2);
+    assert_int_equal(cut, 1);
+    cut = 0;
+    n = text_str_buf(b, 0, 6, "ab\x1b", &cut);
+    assert_int_equal(n, 6);
+    assert_memory_equal(b, "ab\\x1b", 6);
+    assert_int_equal(cut, 0);
+    /* A character of several bytes is not split. */
+    cut = 0;
+    n = text_str_buf(b, 0, 2, "a\xc3\xa9", &cut);
+    assert_int_equal(n, 1);
+    assert_int_equal(cut, 1);
+    /* Appends after len. */
+    memcpy(b, "x=", 2);
+    n = text_str_buf(b, 2, sizeof b, "\a", NULL);
+    assert_int_equal(n, 6);
+    assert_memory_equal(b, "x=\\x07", 6);
+}
+
+static void names_empty_is_quotes(void **state)
+{
+    (void)state;
+    assert_string_equal(text_name(""), "\"\"");
+    assert_string_equal(text_name("svchost.exe"), "svchost.exe");
+}
+
+/* The column where the second column starts, on each line of an aligned table. */
+static void table_aligns_escaped(void **state)
+{
+    (void)state;
+    static const char *const head[] = {"Process", "=PID"};
+    tbl t;
+    assert_int_equal(tbl_init(&t, 2, head), 0);
+    const char *r1[] = {"e\x1b[31mv\a", "300"};
+    const char *r2[] = {"\xc3\xa9t\xc3\xa9\xe2\x80\xae", "7"};
+    const char *r3[] = {"plain", "12345"};
+    tbl_row(&t, r1);
+    tbl_row(&t, r2);
+    tbl_row(&t, r3);
+    char *p = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&p, &n);
+    tbl_print_text(&t, f, "");
+    fclose(f);
+    tbl_free(&t);
+    /* Every line ends at the same column (numbers right-aligned), counted in characters. */
+    size_t want = 0, lines = 0;
+    for (char *line = strtok(p, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+        size_t cols = 0;
+        for (const unsigned char *q = (const unsigned char *)line; *q; q++) {
+            assert_true(*q >= 0x20 && *q != 0x7F);
+            cols += (*q & 0xC0) != 0x80;
+        }
+        if (!want) want = cols;
+        if (cols != want) fail_msg("line %zu is %zu columns wide, not %zu: '%s'", lines, cols, want, line);
+    }
+    assert_int_equal(lines, 4);
+    free(p);
+}
+
+static void json_escapes_controls(void **state)
+{
+    (void)state;
+    char b[256];
+    struct {
+        const char *in, *out;
+    } c[] = {
+        {"a\x1b\a\r\n", "\"a\\u001b\\u0007\\u000d\\u000a\""},
+        {"c1\xc2\x9b\xc2\x85", "\"c1\\u009b\\u0085\""},
+        {"\xe2\x80\xae\xe2\x81\xa6\xe2\x80\xa8", "\"\\u202e\\u2066\\u2028\""},
+        /* Each byte that does not start valid UTF-8 is one U+FFFD: 9b; c0 80 (overlong); ed a0 80 (a surrogate). */
+        {"bad\x9b\xc0\x80\xed\xa0\x80", "\"bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""},
+        {"q\"\\", "\"q\\\"\\\\\""},
+        {"\xc3\xa9\xf0\x9f\x98\x80", "\"\xc3\xa9\xf0\x9f\x98\x80\""},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        size_t n = json_str_buf(b, 0, sizeof b, c[i].in);
+        b[n] = 0;
+        if (strcmp(b, c[i].out) != 0) fail_msg("JSON of case %zu: %s, expected %s", i, b, c[i].out);
+    }
+}
+
+static void sheet(const char *in, const char *want)
+{
+    char *p = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&p, &n);
+    csv_sheet(f, in);
+    fclose(f);
+    if (strcmp(p, want) != 0) fail_msg("sheet cell of '%s': '%s', expected '%s'", in, p, want);
+    char b[256];
+    n = csv_sheet_buf(b, 0, sizeof b, in);
+    b[n] = 0;
+    if (strcmp(b, want) != 0) fail_msg("sheet cell (buf) of '%s': '%s', expected '%s'", in, b, want);
+    free(p);
+}
+
+static void csv_sheet_neutralises(void **state)
+{
+    (void)state;
+    sheet("=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0");
+    sheet("=cmd|' /C calc'!A0 (100)", "'=cmd|' /C calc'!A0 (100)");
+    sheet("+1+1", "'+1+1");
+    sheet("-2+3", "'-2+3");
+    sheet("@SUM(A1)", "'@SUM(A1)");
+    sheet("\tx", "'\tx");
+    sheet("\rx", "\"'\rx\"");
+    sheet("=a,b", "\"'=a,b\"");
+    sheet("=say \"hi\"", "\"'=say \"\"hi\"\"\"");
+    /* Numbers stay numbers, other text as it is, blank stays blank. */
+    sheet("-5", "-5");
+    sheet("-1.25", "-1.25");
+    sheet("+3", "+3");
+    sheet("-", "-"); /* the reports' "none" */
+    sheet("12", "12");
+    sheet("svchost.exe (500)", "svchost.exe (500)");
+    sheet("a,b", "\"a,b\"");
+    sheet("", "");
+}
+
+static void csv_export_exact(void **state)
+{
+    (void)state;
+    struct {
+        const char *in, *out;
+    } c[] = {{"=cmd|' /C calc'!A0", "=cmd|' /C calc'!A0"}, {"-x", "-x"}, {"", "\"\""}, {"a\"b", "\"a\"\"b\""}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char *p = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&p, &n);
+        csv_field(f, c[i].in);
+        fclose(f);
+        if (strcmp(p, c[i].out) != 0) fail_msg("export cell of '%s': '%s', expected '%s'", c[i].in, p, c[i].out);
+        free(p);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(text_c0_and_del),        cmocka_unit_test(text_c1_separators_bidi),
+        cmocka_unit_test(text_invalid_utf8),      cmocka_unit_test(text_buf_cuts_whole),
+        cmocka_unit_test(names_empty_is_quotes),  cmocka_unit_test(table_aligns_escaped),
+        cmocka_unit_test(json_escapes_controls),  cmocka_unit_test(csv_sheet_neutralises),
+        cmocka_unit_test(csv_export_exact),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
