@@ -131,7 +131,9 @@ static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u
             jw_arr_end(&w);
             jw_i64(&w, "busy_ns", tot);
             jw_arr(&w, "processes");
-            for (size_t j = 0; u->bucket_proc_busy && j < np; j++) {
+            /* The interval's cells are by process index, only the nonzero ones kept. */
+            size_t cell = u->bucket_first[b], cell_end = u->bucket_first[b + 1];
+            for (size_t j = 0; j < np; j++) {
                 char label[256];
                 uint32_t pid;
                 proc_name(run, &u->processes[j], label, &pid);
@@ -139,7 +141,9 @@ static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u
                 if (pid != UINT32_MAX) jw_u64(&w, "pid", pid);
                 else jw_null(&w, "pid");
                 jw_str(&w, "name", label);
-                jw_i64(&w, "busy_ns", u->bucket_proc_busy[b * u->nprocesses + j]);
+                int64_t pb = 0;
+                if (cell < cell_end && u->bucket_cells[cell].process == j) pb = u->bucket_cells[cell++].busy_ns;
+                jw_i64(&w, "busy_ns", pb);
                 jw_obj_end(&w);
             }
             jw_arr_end(&w);
@@ -152,8 +156,8 @@ static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u
     jw_end(&w);
 }
 
-/* --interval for people: per interval, each CPU's and the machine's busy share. */
-static void print_intervals(const etl_usage *u)
+/* --interval for people: per interval, each CPU's and the machine's busy share. -1: out of memory. */
+static int print_intervals(const etl_usage *u)
 {
     size_t nc = u->bucket_stride < 64 ? u->bucket_stride : 64;
     const char **head = calloc(nc + 2, sizeof *head);
@@ -161,6 +165,7 @@ static void print_intervals(const etl_usage *u)
     char (*cells)[32] = calloc(nc + 2, sizeof *cells);
     const char **row = calloc(nc + 2, sizeof *row);
     tbl t;
+    int rc = -1;
     if (!head || !names || !cells || !row) goto out;
     head[0] = "=Start (s)";
     for (size_t c = 0; c < nc; c++) {
@@ -168,8 +173,11 @@ static void print_intervals(const etl_usage *u)
         head[c + 1] = names[c];
     }
     head[nc + 1] = "=All %";
-    if (tbl_init(&t, (unsigned)nc + 2, head) != 0) goto out;
-    printf("\nBusy share per interval\n");
+    if (tbl_init(&t, (unsigned)nc + 2, head) != 0) {
+        tbl_free(&t);
+        goto out;
+    }
+    rc = 0;
     for (size_t b = 0; b < u->nbuckets; b++) {
         int64_t s = u->o.v0 + (int64_t)b * u->o.interval_ns, e = s + u->o.interval_ns;
         if (e > u->o.v1) e = u->o.v1;
@@ -183,18 +191,28 @@ static void print_intervals(const etl_usage *u)
         }
         fmt_fixed(cells[nc + 1], pct100(all, mul_sat(e - s, (int64_t)u->bucket_stride)), 2);
         row[nc + 1] = cells[nc + 1];
-        tbl_row(&t, row);
+        if (tbl_row(&t, row) != 0) {
+            rc = -1;
+            break;
+        }
     }
-    tbl_print_text(&t, stdout, "  ");
+    if (rc == 0) {
+        printf("\nBusy share per interval\n");
+        if (nc < u->bucket_stride)
+            printf("(CPUs 0 to %zu of %zu; All %% and --json cover every CPU)\n", nc - 1, u->bucket_stride);
+        tbl_print_text(&t, stdout, "  ");
+    }
     tbl_free(&t);
 out:
     free(head);
     free(names);
     free(cells);
     free(row);
+    return rc;
 }
 
-static void print_table(const rep_args *a, const rep_run *run, const etl_usage *u)
+/* -1: out of memory for the intervals' table. */
+static int print_table(const rep_args *a, const rep_run *run, const etl_usage *u)
 {
     /* A damaged time can make the window span centuries: the CPU-seconds saturate. */
     int64_t win = mul_sat(u->o.v1 - u->o.v0, (int64_t)(u->ncpus ? u->ncpus : 1));
@@ -275,17 +293,60 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
     if (a->format == FMT_CSV) tbl_print_csv(&t, stdout, 0);
     else tbl_print_text(&t, stdout, "");
     tbl_free(&t);
-    if (a->format == FMT_TEXT && u->o.interval_ns > 0 && u->nbuckets) print_intervals(u);
+    if (a->format == FMT_TEXT && u->o.interval_ns > 0 && u->nbuckets && print_intervals(u) != 0) return -1;
     if (a->format == FMT_TEXT) rep_print_anomalies(run, stdout);
+    return 0;
 }
+
+typedef struct interval_arg {
+    int64_t ns;
+    const char *text; /* as given, for the refusal */
+} interval_arg;
 
 static int cpu_option(void *ctx, int argc, char **argv, int *i)
 {
-    int64_t *interval = ctx;
+    interval_arg *interval = ctx;
     if (strcmp(argv[*i], "--interval") != 0) return 0;
-    if (*i + 1 >= argc || rep_parse_duration(argv[*i + 1], interval) || *interval <= 0)
+    if (*i + 1 >= argc || rep_parse_duration(argv[*i + 1], &interval->ns) || interval->ns <= 0)
         return cli_usage_error("cpu", "--interval needs a positive time such as 100ms");
-    ++*i;
+    interval->text = argv[++*i];
+    return 1;
+}
+
+/* A length as --interval takes it, exactly: "20us", "20.001us", "1.5s". */
+static const char *interval_text(char out[32], int64_t ns)
+{
+    static const struct { int64_t per; const char *unit; } units[] = {
+        {1000000000, "s"}, {1000000, "ms"}, {1000, "us"}, {1, "ns"}};
+    size_t k = 0;
+    while (k < 3 && ns < units[k].per) k++;
+    int64_t per = units[k].per, whole = ns / per, frac = ns % per;
+    int digits = 0;
+    for (int64_t p = per; p > 1; p /= 10) digits++;
+    while (frac && frac % 10 == 0) {
+        frac /= 10;
+        digits--;
+    }
+    if (frac) snprintf(out, 32, "%lld.%0*lld%s", (long long)whole, digits, (long long)frac, units[k].unit);
+    else snprintf(out, 32, "%lld%s", (long long)whole, units[k].unit);
+    return out;
+}
+
+/*
+ * Every interval of the window or none: more than the most kept is refused (exit 64) with the
+ * shortest interval that fits, before anything is printed.
+ */
+static int intervals_refused(const etl_usage *u, const rep_run *run, const interval_arg *interval)
+{
+    uint64_t n;
+    int64_t win, fit;
+    uint64_t max = etl_usage_intervals(u, run->end_ns, &n, &win, &fit);
+    if (n <= max) return 0;
+    char w[32], f[32], cpus[48] = "";
+    if (max < ETL_USAGE_MAX_BUCKETS) snprintf(cpus, sizeof cpus, " on %zu CPUs", u->bucket_stride);
+    fprintf(stderr, "%s cpu: --interval %s makes %llu intervals over %s, more than %llu%s; use --interval %s or more\n",
+            prog, interval->text, (unsigned long long)n, fmt_dur(w, win), (unsigned long long)max, cpus,
+            interval_text(f, fit));
     return 1;
 }
 
@@ -293,13 +354,15 @@ int cmd_cpu(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "cpu");
-    int64_t interval = 0;
+    interval_arg iv = {0, NULL};
     /* CPU time needs the switches and the names, not who readied whom nor the spin locks. */
     a.skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK;
-    int pr = rep_parse(&a, argc, argv, help, cpu_option, &interval);
+    int pr = rep_parse(&a, argc, argv, help, cpu_option, &iv);
     if (pr >= 0) return pr;
+    int64_t interval = iv.ns;
     etl_usage u;
-    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval, true, 0};
+    /* Per interval, the processes print_json shows: --top's, 10 when all (0). */
+    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval, true, 0, a.top ? a.top : 10, 0};
     if (etl_usage_init(&u, NULL, &uo) != ETL_OK) {
         fprintf(stderr, "%s cpu: out of memory\n", prog);
         return EXIT_IO;
@@ -325,13 +388,23 @@ int cmd_cpu(int argc, char **argv)
         etl_usage_free(&u);
         return rc;
     }
+    if (interval && intervals_refused(&u, &run, &iv)) {
+        etl_usage_free(&u);
+        rep_run_close(&run);
+        return EXIT_USAGE;
+    }
     if (etl_usage_finish(&u, run.end_ns) != ETL_OK) return rep_usage_failed(&run, &u, "cpu");
     if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
         /* said so; an empty table is no answer */
     } else if (a.format == FMT_JSON) {
         print_json(&a, &run, &u);
     } else {
-        print_table(&a, &run, &u);
+        if (print_table(&a, &run, &u) != 0) {
+            fprintf(stderr, "%s cpu: out of memory\n", prog);
+            etl_usage_free(&u);
+            rep_run_close(&run);
+            return EXIT_IO;
+        }
     }
     etl_usage_free(&u);
     return rep_finish(&run, "cpu");

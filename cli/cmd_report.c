@@ -452,8 +452,7 @@ static int64_t cpu_busy(const page *pg, size_t b, size_t c)
 
 static int64_t proc_busy(const page *pg, size_t b, size_t j)
 {
-    const etl_usage *u = &pg->c->u;
-    return u->bucket_proc_busy && b < u->nbuckets && j < u->nprocesses ? u->bucket_proc_busy[b * u->nprocesses + j] : 0;
+    return etl_usage_interval_process_ns(&pg->c->u, b, j); /* the first 10 processes are kept: STACKED are drawn */
 }
 
 /* x of the end of column b: the last column may be shorter than the interval, and is drawn so. */

@@ -568,7 +568,7 @@ static void go(rep_run *run, const rep_args *a, const etl_chain *c)
         run->sstats = *etl_sched_source_stats_get(run->src);
     }
     etl_sched_source_damage(run->src, &run->damage);
-    run->v1 = a->has_range ? a->v1 : run->end_ns;
+    rep_run_window(run, a);
 }
 
 int cmd_waitchain(int argc, char **argv)

@@ -66,6 +66,12 @@ int rep_arg(rep_args *a, int argc, char **argv, int *i)
             return cli_usage_error(a->cmd, "--range takes times such as 1.5, 250ms, 10us or 42ns, not '%s %s'",
                                    argv[*i + 1], argv[*i + 2]);
         if (a->v1 <= a->v0) return cli_usage_error(a->cmd, "--range END must be after START");
+        /* Times count from the trace's start: a window wholly before it holds nothing of it. */
+        if (a->v1 <= 0) return cli_usage_error(a->cmd, "--range %s %s ends before the trace starts (0)", argv[*i + 1],
+                                               argv[*i + 2]);
+        a->range_text[0] = argv[*i + 1];
+        a->range_text[1] = argv[*i + 2];
+        if (a->v0 < 0) a->v0 = 0; /* clipped to the trace, said once the end is known */
         a->has_range = 1;
         *i += 2;
         return 1;
@@ -194,9 +200,25 @@ int rep_run_percpu(rep_run *run, const rep_args *a, const etl_sched_percpu_consu
     run->end_ts = res.end_ts;
     run->end_ns = etl_clock_ns(etl_reader_clock(r), res.end_ts);
     run->skip = a->skip;
-    run->v0 = a->has_range ? a->v0 : 0;
-    run->v1 = a->has_range ? a->v1 : run->end_ns;
+    rep_run_window(run, a);
     return EXIT_OK;
+}
+
+void rep_run_window(rep_run *run, const rep_args *a)
+{
+    int64_t v0 = a->has_range ? a->v0 : 0, v1 = a->has_range ? a->v1 : run->end_ns;
+    /* Nothing happens after the end: a window past it would count time no CPU had (busy + idle < window). */
+    if (v1 > run->end_ns) v1 = run->end_ns;
+    if (v0 > v1) v0 = v1;
+    run->v0 = v0;
+    run->v1 = v1;
+    int64_t given;
+    if (!a->has_range || a->quiet || rep_parse_duration(a->range_text[0], &given) || (v0 == given && v1 == a->v1))
+        return;
+    char s[32], e[32], t[32];
+    fprintf(stderr, "%s %s: note: %s ends at %s s: --range %s %s is clipped to %s s .. %s s\n", prog, a->cmd,
+            run->in.path, fmt_fixed(t, run->end_ns / 1000, 6), a->range_text[0], a->range_text[1],
+            fmt_fixed(s, v0 / 1000, 6), fmt_fixed(e, v1 / 1000, 6));
 }
 
 int rep_run_start(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void *ctx,
@@ -239,7 +261,7 @@ void rep_run_go(rep_run *run, const rep_args *a)
     etl_sched_source_damage(run->src, &run->damage);
     run->mstats = *etl_sched_stats_get(run->model);
     run->sstats = *etl_sched_source_stats_get(run->src);
-    run->v1 = a->has_range ? a->v1 : run->end_ns;
+    rep_run_window(run, a);
 }
 
 int rep_run_close(rep_run *run)

@@ -19,7 +19,8 @@ typedef struct rep_args {
     int format;            /* FMT_* */
     int quiet;
     int has_range;
-    int64_t v0, v1;        /* --range, ns from the trace start */
+    int64_t v0, v1;        /* --range, ns from the trace start (a START before it: 0) */
+    const char *range_text[2]; /* --range as given, for the note when the trace clips it */
     unsigned top;          /* --top N, 0 = all */
     const char *process;   /* --process NAME|PID */
     long long thread;      /* --thread TID, -1 = any */
@@ -60,7 +61,7 @@ typedef struct rep_run {
     etl_stats damage;
     uint64_t end_ts;
     int64_t end_ns;
-    int64_t v0, v1;        /* the window in effect (v1 after rep_run_go) */
+    int64_t v0, v1;        /* the window in effect, clipped to the trace (v1 after rep_run_go) */
     void (*on_event)(void *ctx, const etl_sched_event *ev);
     void *ctx;
     uint32_t skip;         /* the kinds the source skipped */
@@ -89,6 +90,13 @@ int rep_run_start(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void
 int rep_run_percpu(rep_run *run, const rep_args *a, const etl_sched_percpu_consumer *c);
 /* Pushes every event through the model (progress bar on a terminal) and finishes it. */
 void rep_run_go(rep_run *run, const rep_args *a);
+/*
+ * Sets run->v0 and run->v1 once run->end_ns is known: --range clipped to the trace
+ * [0, end], as the library's windows are (etl_usage_finish), with one line on stderr
+ * when that changed it; the whole trace without --range. rep_run_go and rep_run_percpu
+ * call it.
+ */
+void rep_run_window(rep_run *run, const rep_args *a);
 /* Closes everything and returns the exit status (EXIT_DAMAGED when the input had damage). */
 int rep_run_close(rep_run *run);
 /* Closes the run, then checks that stdout was written: the exit status. */

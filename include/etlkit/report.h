@@ -17,9 +17,14 @@
 extern "C" {
 #endif
 
-/* Per-interval utilisation keeps at most this many intervals from v0 (later time is not bucketed). */
+/*
+ * Per-interval utilisation covers every interval of the window, at most this many
+ * (fewer past 167 CPUs: ETL_USAGE_MAX_CPU_CELLS (interval, CPU) cells): finish refuses
+ * more (ETL_E_RANGE) rather than leave any out; see etl_usage_intervals.
+ */
 #define ETL_USAGE_MAX_BUCKETS 100000
-/* ... and at most this many (interval, process) cells; more are dropped and counted. */
+#define ETL_USAGE_MAX_CPU_CELLS (1u << 24)
+/* (interval, process) cells held in memory while gathering, by default; past it they go to a temporary file. */
 #define ETL_USAGE_MAX_PROCESS_CELLS (1u << 20)
 
 /* Ready-latency statistics of one set of intervals. */
@@ -79,7 +84,7 @@ typedef struct etl_usage_interval {
 
 typedef struct etl_usage_options {
     size_t sz;
-    int64_t v0, v1;           /* window, canonical ns; v1 <= v0: the whole trace (set by finish) */
+    int64_t v0, v1;           /* window, canonical ns; v1 <= v0: the whole trace; finish clips it to the end */
     uint32_t longest;         /* how many longest waits / ready delays to keep (default 10) */
     int64_t interval_ns;      /* > 0: utilisation per interval of this length from v0 */
     bool no_latency;          /* skip Ready values and percentiles (CPU time only: no memory per row) */
@@ -88,7 +93,17 @@ typedef struct etl_usage_options {
      * and the percentiles are read from it in passes, exact all the same (0: 16 MiB).
      */
     size_t latency_budget;
+    /* With interval_ns: each interval's busy time of this many processes, the first of processes[] (0: 10). */
+    uint32_t interval_processes;
+    /* (interval, process) cells held in memory while gathering (0: ETL_USAGE_MAX_PROCESS_CELLS). */
+    uint32_t interval_cells_budget;
 } etl_usage_options;
+
+/* One process's busy time in one interval (etl_usage.bucket_cells). */
+typedef struct etl_usage_cell {
+    uint32_t process;         /* index in processes[], below interval_processes */
+    int64_t busy_ns;          /* > 0 */
+} etl_usage_cell;
 
 typedef struct etl_usage {
     etl_usage_options o;
@@ -105,12 +120,19 @@ typedef struct etl_usage {
     etl_usage_interval *longest_waits, *longest_ready; /* descending, n_* each */
     size_t n_longest_waits, n_longest_ready;
     uint64_t rows;
-    /* per interval: nbuckets x ncpus busy ns, and nbuckets x process busy ns */
+    /*
+     * Per interval, after finish: every interval of the window, nbuckets = ceil((v1 - v0) /
+     * interval_ns), the last one maybe shorter. Each CPU's busy ns, and the busy ns of the
+     * first interval_processes processes of processes[], sparse: interval b's nonzero ones are
+     * bucket_cells[bucket_first[b] .. bucket_first[b + 1]), by process index (see
+     * etl_usage_interval_process_ns).
+     */
     size_t nbuckets;
-    uint64_t interval_cells_dropped; /* (interval, process) cells over ETL_USAGE_MAX_PROCESS_CELLS */
+    uint64_t interval_cells_dropped; /* 0: no cell is dropped any more (kept for the report's JSON) */
     size_t bucket_stride;        /* the trace's CPU count */
     int64_t *bucket_cpu_busy;    /* [bucket * bucket_stride + cpu] */
-    int64_t *bucket_proc_busy;   /* [bucket * nprocesses + process index in processes[]] after finish */
+    etl_usage_cell *bucket_cells;
+    size_t *bucket_first;        /* nbuckets + 1 entries */
     struct etl_usage_priv *priv;
 } etl_usage;
 
@@ -123,10 +145,14 @@ void etl_usage_add(void *ctx, const etl_sched_row *row);
  * (the run's model is set when the threads' shares are merged): CPU time, switches,
  * voluntary and involuntary switch-outs, first and last times, the fields cpu reads.
  * Not the Ready values or waits (the per-CPU rows do not carry them), nor intervals
- * (the process a slice counts for there is its thread's at the slice's time).
+ * (the process a slice counts for there is its thread's at the slice's time): with
+ * interval_ns, finish fails with ETL_E_UNSUPPORTED.
  */
 void etl_usage_percpu(etl_usage *u, etl_sched_percpu_consumer *c);
-/* Computes percentiles, totals and orderings (threads and processes by CPU time, descending). */
+/*
+ * Computes percentiles, totals and orderings (threads and processes by CPU time, descending),
+ * with the window clipped to end (the trace's end: nothing happens after it).
+ */
 etl_status etl_usage_finish(etl_usage *u, int64_t end_ns);
 /*
  * Why the gathering or finish failed (a row that could not be counted makes every
@@ -134,6 +160,17 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns);
  * temporary file of spilled Ready values (its directory and the system's reason).
  */
 const etl_diag *etl_usage_diag(const etl_usage *u);
+/*
+ * The intervals finish makes of the window it settles on for a trace ending at end_ns
+ * (the window clipped to [v0, end_ns]): *n of them over *window_ns. Returns the most
+ * it may make; when *n is more, finish fails with ETL_E_RANGE, and *fit_ns is the
+ * shortest interval that makes no more.
+ */
+uint64_t etl_usage_intervals(const etl_usage *u, int64_t end_ns, uint64_t *n, int64_t *window_ns, int64_t *fit_ns);
+/* The most intervals over ncpus CPUs: ETL_USAGE_MAX_BUCKETS, or ETL_USAGE_MAX_CPU_CELLS / ncpus. */
+uint64_t etl_usage_max_intervals(size_t ncpus);
+/* Busy ns of process j (an index in processes[]) in interval b: 0 when none, or j is not kept. */
+int64_t etl_usage_interval_process_ns(const etl_usage *u, size_t b, size_t j);
 void etl_usage_free(etl_usage *u);
 
 /* Nearest-rank percentile p/1000 (p = 500 for p50) of v[0..n) sorted ascending. */

@@ -333,8 +333,10 @@ static void trace_rows(etl_xtab *x, const etl_xtab_end *e)
     kv_ft(x, "boot_time_utc", h->boot_time);
     kv_u(x, "end_ts", e->end_ts);
     kv(x, "end_ns", NULL, true, etl_clock_ns(c, e->end_ts));
-    kv(x, "window_start_ns", NULL, true, x->o.has_range ? x->o.v0 : 0);
-    if (x->o.has_range) kv(x, "window_end_ns", NULL, true, x->o.v1);
+    /* --range clipped to the trace's end, as the reports clip it (etl_usage_finish). */
+    int64_t end_ns = etl_clock_ns(c, e->end_ts), v1 = x->o.v1 < end_ns ? x->o.v1 : end_ns;
+    kv(x, "window_start_ns", NULL, true, x->o.has_range ? (x->o.v0 < v1 ? x->o.v0 : v1) : 0);
+    if (x->o.has_range) kv(x, "window_end_ns", NULL, true, v1);
     else {
         clear(x, ETL_XT_TRACE);
         vs(x, 0, "window_end_ns");

@@ -466,7 +466,9 @@ etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns)
 {
     if (!s->priv) return ETL_E_NOMEM;
     struct etl_spinlocks_priv *p = s->priv;
-    if (s->o.v1 <= s->o.v0) s->o.v1 = end_ns > s->o.v0 ? end_ns : s->o.v0;
+    /* The window clipped to the trace's end, as etl_usage_finish clips it: nothing happens after it. */
+    if (s->o.v1 <= s->o.v0 || s->o.v1 > end_ns) s->o.v1 = end_ns;
+    if (s->o.v0 > s->o.v1) s->o.v0 = s->o.v1;
     for (size_t i = 0; i < p->ncell; i++) {
         lat_sort(&p->cells[i].hold);
         lat_sort(&p->cells[i].wait);

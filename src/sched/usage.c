@@ -17,6 +17,7 @@
 #include "sched/usage_slice.h"
 #include "sched/latspill.h"
 #include "base/diag.h"
+#include "base/spool.h"
 
 /* The first failure is kept: a value that could not be counted makes every answer unknown. */
 static void usage_fail(struct etl_usage_priv *p, etl_status st)
@@ -132,52 +133,135 @@ static void keep_longest(etl_usage_interval *top, size_t *n, size_t cap, const e
     top[i] = *x;
 }
 
+uint64_t etl_usage_max_intervals(size_t ncpus)
+{
+    uint64_t by_cells = ETL_USAGE_MAX_CPU_CELLS / (ncpus ? ncpus : 1);
+    return by_cells < ETL_USAGE_MAX_BUCKETS ? by_cells : ETL_USAGE_MAX_BUCKETS;
+}
+
+/* Intervals kept in memory, by doubling up to the most there may be (zeroed: idle until a slice says not). */
+static bool grow_buckets(etl_usage *u, size_t need)
+{
+    size_t max = (size_t)etl_usage_max_intervals(u->bucket_stride);
+    size_t nb = u->nbuckets ? u->nbuckets : 64;
+    while (nb < need) nb *= 2;
+    if (nb > max) nb = max; /* need is at most max */
+    size_t w = u->bucket_stride;
+    int64_t *p = realloc(u->bucket_cpu_busy, (nb ? nb : 1) * w * sizeof *p);
+    if (!p) {
+        usage_fail(u->priv, ETL_E_NOMEM);
+        return false;
+    }
+    memset(p + u->nbuckets * w, 0, (nb - u->nbuckets) * w * sizeof *p);
+    u->bucket_cpu_busy = p;
+    u->nbuckets = nb;
+    return true;
+}
+
+/* A cell as spilled: bucket, process + 1, busy ns low and high (spool records are 4-byte aligned). */
+#define CELL_WORDS 4u
+/* Cells a spool record: 32 KiB. */
+#define CELL_BLOCK 2048u
+
+/* The spill of cells failed: why (its temporary file, or memory). */
+static void cells_failed(struct etl_usage_priv *p)
+{
+    if (p->failed != ETL_OK) return;
+    etl_status why = p->cells ? etl_spool_diag(p->cells, &p->diag) : ETL_OK;
+    if (why == ETL_OK) usage_fail(p, ETL_E_NOMEM);
+    else p->failed = why;
+}
+
+/*
+ * The cells in memory reached their budget (ETL_USAGE_MAX_PROCESS_CELLS): they go to the spool and the map
+ * starts again, so a cell may be there more than once (finish adds them up). Which cells
+ * finish keeps is only known once the processes are ranked, at the end.
+ */
+static bool cells_spill(struct etl_usage_priv *p)
+{
+    if (!p->cells) {
+        p->cells = etl_spool_open(1u << 20);
+        p->cells_out = malloc(sizeof *p->cells_out);
+        if (!p->cells || !p->cells_out) {
+            free(p->cells_out);
+            p->cells_out = NULL;
+            cells_failed(p);
+            return false;
+        }
+        etl_spool_stream_init(p->cells_out, p->cells);
+    }
+    uint32_t *blk = malloc(CELL_BLOCK * CELL_WORDS * sizeof *blk);
+    if (!blk) {
+        cells_failed(p);
+        return false;
+    }
+    bool ok = true;
+    for (size_t i = 0; ok && i < p->nbv; i += CELL_BLOCK) {
+        size_t n = p->nbv - i < CELL_BLOCK ? p->nbv - i : CELL_BLOCK;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t key = p->bucket_keys[i + k], v = (uint64_t)p->bucket_vals[i + k];
+            uint32_t *c = blk + CELL_WORDS * k;
+            c[0] = (uint32_t)(key >> 32);
+            c[1] = (uint32_t)key;
+            c[2] = (uint32_t)v;
+            c[3] = (uint32_t)(v >> 32);
+        }
+        ok = etl_spool_append(p->cells_out, blk, n * CELL_WORDS * sizeof *blk);
+    }
+    free(blk);
+    if (!ok) {
+        cells_failed(p);
+        return false;
+    }
+    etl_idmap_clear(&p->bucket_map);
+    p->nbv = 0;
+    return true;
+}
+
+/* The busy piece [a, b) of a process on CPU c, split at the interval edges from v0. */
 static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uint16_t c)
 {
+    struct etl_usage_priv *pv = u->priv;
     int64_t len = u->o.interval_ns;
-    while (a < b) {
+    uint64_t max = etl_usage_max_intervals(u->bucket_stride);
+    while (a < b && pv->failed == ETL_OK) {
         int64_t off;
-        /* Far more columns than anyone draws: at most ETL_USAGE_MAX_BUCKETS, and 16 M cells of CPUs. */
-        if (__builtin_sub_overflow(a, u->o.v0, &off) || off / len >= ETL_USAGE_MAX_BUCKETS ||
-            (uint64_t)(off / len) * u->bucket_stride >= (1u << 24))
-            return;
+        /* Past the most intervals there may be, finish refuses the interval: nothing to keep. */
+        if (__builtin_sub_overflow(a, u->o.v0, &off) || off < 0 || (uint64_t)(off / len) >= max) return;
         int64_t k = off / len;
         int64_t end;
         if (__builtin_mul_overflow(k + 1, len, &end) || __builtin_add_overflow(end, u->o.v0, &end)) end = INT64_MAX;
         int64_t piece = (b < end ? b : end) - a;
         size_t bk = (size_t)k;
-        if (bk >= u->nbuckets) {
-            size_t nb = u->nbuckets ? u->nbuckets : 64;
-            while (nb <= bk) nb *= 2;
-            size_t w = u->bucket_stride;
-            int64_t *p = realloc(u->bucket_cpu_busy, nb * w * sizeof *p);
-            if (!p) return;
-            memset(p + u->nbuckets * w, 0, (nb - u->nbuckets) * w * sizeof *p);
-            u->bucket_cpu_busy = p;
-            u->nbuckets = nb;
-        }
+        if (bk >= u->nbuckets && !grow_buckets(u, bk + 1)) return;
         if (c < u->bucket_stride) add_sat(&u->bucket_cpu_busy[bk * u->bucket_stride + c], piece);
-        struct etl_usage_priv *pv = u->priv;
         uint64_t key = (uint64_t)bk << 32 | (uint64_t)(process + 1u);
         uint32_t idx = etl_idmap_get(&pv->bucket_map, key);
-        if (idx == ETL_IDMAP_EMPTY && pv->nbv >= ETL_USAGE_MAX_PROCESS_CELLS) {
-            u->interval_cells_dropped++;
-        } else if (idx == ETL_IDMAP_EMPTY) {
+        if (idx == ETL_IDMAP_EMPTY) {
+            uint32_t budget = u->o.interval_cells_budget ? u->o.interval_cells_budget : ETL_USAGE_MAX_PROCESS_CELLS;
+            if (pv->nbv >= budget && !cells_spill(pv)) return;
             if (pv->nbv == pv->capbv) {
                 size_t cap = pv->capbv ? pv->capbv * 2 : 256;
                 int64_t *v = realloc(pv->bucket_vals, cap * sizeof *v);
                 if (v) pv->bucket_vals = v;
                 uint64_t *kk = realloc(pv->bucket_keys, cap * sizeof *kk);
                 if (kk) pv->bucket_keys = kk;
-                if (!v || !kk) return;
+                if (!v || !kk) {
+                    usage_fail(pv, ETL_E_NOMEM);
+                    return;
+                }
                 pv->capbv = cap;
             }
-            idx = (uint32_t)pv->nbv++;
+            idx = (uint32_t)pv->nbv;
+            if (etl_idmap_put(&pv->bucket_map, key, idx) != ETL_OK) {
+                usage_fail(pv, ETL_E_NOMEM);
+                return;
+            }
+            pv->nbv++;
             pv->bucket_vals[idx] = 0;
             pv->bucket_keys[idx] = key;
-            etl_idmap_put(&pv->bucket_map, key, idx);
         }
-        if (idx != ETL_IDMAP_EMPTY) add_sat(&pv->bucket_vals[idx], piece);
+        add_sat(&pv->bucket_vals[idx], piece);
         a += piece;
     }
 }
@@ -239,9 +323,10 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
     bool head = (row->flags & ETL_ROW_HEAD) != 0;
     uint32_t x = row->new_thread;
     etl_usage_thread *t = usage_slice(u, row->cpu, row->si, row->nso, x, head, usage_out_of(row->out), &a, &used);
-    if (u->o.interval_ns > 0 && used > 0 && x != ETL_SCHED_IDLE && row->cpu < u->ncpus) {
+    /* Busy per interval as per CPU: not idle, and not a slice whose thread is unknown (unknown_ns). */
+    if (u->o.interval_ns > 0 && used > 0 && x != ETL_SCHED_IDLE && x != ETL_SCHED_NONE && row->cpu < u->ncpus) {
         uint32_t proc = ETL_SCHED_NONE;
-        const etl_sched_thread *st = x != ETL_SCHED_NONE ? etl_sched_thread_at(u->model, x) : NULL;
+        const etl_sched_thread *st = etl_sched_thread_at(u->model, x);
         if (st) proc = st->process;
         add_bucket(u, proc, a, a + used, row->cpu);
     }
@@ -340,6 +425,7 @@ static etl_status percpu_merge(void *ctx, void *state, const etl_sched *model, c
     etl_usage *u = ctx;
     const usage_part *w = state;
     if (w->oom) return ETL_E_NOMEM;
+    u->priv->percpu = true;
     if (!u->model) {
         u->model = model;
         u->bucket_stride = etl_sched_cpu_count(model) ? etl_sched_cpu_count(model) : 1;
@@ -639,6 +725,163 @@ static int by_cpu_desc_process(const void *a, const void *b)
 
 static etl_status finish(etl_usage *u, int64_t end_ns);
 
+/*
+ * The window finish settles on: [v0, v1), or [v0, end) for the whole trace, clipped to the
+ * trace's end (nothing happens after it, so busy + idle + unknown = the window on every CPU);
+ * a window that starts after the end is the empty one at the end.
+ */
+static void usage_window(const etl_usage *u, int64_t end_ns, int64_t *v0, int64_t *v1)
+{
+    int64_t a = u->o.v0, b = u->o.v1;
+    if (b <= a || b > end_ns) b = end_ns;
+    if (a > b) a = b;
+    *v0 = a;
+    *v1 = b;
+}
+
+/* ceil((v1 - v0) / len), without overflow; none when no CPU had a slice (a trace without switches). */
+static uint64_t interval_count(const etl_usage *u, int64_t v0, int64_t v1, int64_t len)
+{
+    uint64_t w = (uint64_t)v1 - (uint64_t)v0, l = (uint64_t)len;
+    return u->ncpus ? w / l + (w % l != 0) : 0;
+}
+
+uint64_t etl_usage_intervals(const etl_usage *u, int64_t end_ns, uint64_t *n, int64_t *window_ns, int64_t *fit_ns)
+{
+    int64_t v0, v1;
+    usage_window(u, end_ns, &v0, &v1);
+    uint64_t max = etl_usage_max_intervals(u->bucket_stride);
+    int64_t len = u->o.interval_ns > 0 ? u->o.interval_ns : 1;
+    *n = interval_count(u, v0, v1, len);
+    *window_ns = v1 - v0;
+    /* The shortest length L with ceil(W / L) <= max: ceil(W / max). */
+    uint64_t w = (uint64_t)v1 - (uint64_t)v0;
+    *fit_ns = (int64_t)(w / max + (w % max != 0));
+    return max;
+}
+
+/* One top process's cell while they are gathered: its interval, its rank in processes[], its busy ns. */
+typedef struct top_cell {
+    uint32_t bucket, rank;
+    int64_t ns;
+} top_cell;
+
+static int by_bucket_rank(const void *a, const void *b)
+{
+    const top_cell *x = a, *y = b;
+    if (x->bucket != y->bucket) return x->bucket < y->bucket ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+typedef struct top_cells {
+    top_cell *v;
+    size_t n, cap;
+} top_cells;
+
+/* A cell (key as in bucket_map) of a process ranked below the cut: kept. */
+static bool top_add(top_cells *t, const uint32_t *rank, size_t nproc, size_t nbuckets, uint64_t key, int64_t ns)
+{
+    uint32_t proc = (uint32_t)key - 1u;
+    size_t slot = proc < nproc ? proc : nproc, bk = (size_t)(key >> 32);
+    if (rank[slot] == UINT32_MAX || bk >= nbuckets) return true;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 1024;
+        top_cell *v = realloc(t->v, cap * sizeof *v);
+        if (!v) return false;
+        t->v = v;
+        t->cap = cap;
+    }
+    t->v[t->n++] = (top_cell){(uint32_t)bk, rank[slot], ns};
+    return true;
+}
+
+/*
+ * Every interval of the window: each CPU's busy time (zero past the last slice), and the
+ * cells of the first interval_processes processes, now that they are ranked, from memory
+ * and the spill; only those are kept, sparse. rank[] is by process slot (finish's pmap),
+ * overwritten here.
+ */
+static etl_status intervals(etl_usage *u, uint32_t *rank, size_t nproc)
+{
+    struct etl_usage_priv *p = u->priv;
+    if (p->percpu) {
+        etl_diag_set(&p->diag, ETL_E_UNSUPPORTED, 0, "intervals need the rows in time order, not CPU by CPU");
+        p->failed = ETL_E_UNSUPPORTED;
+        return ETL_E_UNSUPPORTED;
+    }
+    uint64_t max = etl_usage_max_intervals(u->bucket_stride);
+    uint64_t want = interval_count(u, u->o.v0, u->o.v1, u->o.interval_ns);
+    if (want > max) {
+        etl_diag_set(&p->diag, ETL_E_RANGE, 0, "%llu intervals of %lld ns, more than %llu", (unsigned long long)want,
+                     (long long)u->o.interval_ns, (unsigned long long)max);
+        p->failed = ETL_E_RANGE;
+        return ETL_E_RANGE;
+    }
+    if (want > u->nbuckets && !grow_buckets(u, (size_t)want)) return ETL_E_NOMEM;
+    u->nbuckets = (size_t)want;
+    size_t top = u->o.interval_processes ? u->o.interval_processes : 10;
+    if (top > u->nprocesses) top = u->nprocesses;
+    for (size_t i = 0; i <= nproc; i++) rank[i] = UINT32_MAX;
+    for (size_t j = 0; j < top; j++) {
+        uint32_t proc = u->processes[j].process;
+        rank[proc < nproc ? proc : nproc] = (uint32_t)j;
+    }
+    top_cells t = {0};
+    bool ok = true;
+    for (size_t i = 0; ok && i < p->nbv; i++)
+        ok = top_add(&t, rank, nproc, u->nbuckets, p->bucket_keys[i], p->bucket_vals[i]);
+    if (ok && p->cells) {
+        etl_spool_rewind(p->cells_out);
+        const uint8_t *r;
+        size_t n;
+        while (ok && (r = etl_spool_next(p->cells_out, &n)) != NULL) {
+            const uint32_t *c = (const uint32_t *)(const void *)r; /* spool records are 4-byte aligned */
+            for (size_t k = 0; ok && k < n / (CELL_WORDS * sizeof *c); k++, c += CELL_WORDS)
+                ok = top_add(&t, rank, nproc, u->nbuckets, (uint64_t)c[0] << 32 | c[1],
+                             (int64_t)((uint64_t)c[3] << 32 | c[2]));
+        }
+        if (ok && etl_spool_error(p->cells)) {
+            free(t.v);
+            cells_failed(p);
+            return p->failed;
+        }
+    }
+    /* By interval, then rank; a cell spilled more than once is added up. */
+    etl_sort(t.v, t.n, sizeof *t.v, by_bucket_rank);
+    size_t m = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        top_cell *last = m ? &t.v[m - 1] : NULL;
+        if (last && last->bucket == t.v[i].bucket && last->rank == t.v[i].rank) add_sat(&last->ns, t.v[i].ns);
+        else t.v[m++] = t.v[i];
+    }
+    u->bucket_cells = ok ? malloc((m ? m : 1) * sizeof *u->bucket_cells) : NULL;
+    u->bucket_first = ok ? calloc(u->nbuckets + 1, sizeof *u->bucket_first) : NULL;
+    if (!u->bucket_cells || !u->bucket_first) {
+        free(t.v);
+        return ETL_E_NOMEM;
+    }
+    for (size_t i = 0; i < m; i++) {
+        u->bucket_cells[i] = (etl_usage_cell){t.v[i].rank, t.v[i].ns};
+        u->bucket_first[t.v[i].bucket + 1]++;
+    }
+    for (size_t b = 0; b < u->nbuckets; b++) u->bucket_first[b + 1] += u->bucket_first[b];
+    free(t.v);
+    return ETL_OK;
+}
+
+int64_t etl_usage_interval_process_ns(const etl_usage *u, size_t b, size_t j)
+{
+    if (!u->bucket_first || b >= u->nbuckets) return 0;
+    /* A bucket's cells are by process index: a binary search. */
+    size_t lo = u->bucket_first[b], hi = u->bucket_first[b + 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->bucket_cells[mid].process < j) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < u->bucket_first[b + 1] && u->bucket_cells[lo].process == j ? u->bucket_cells[lo].busy_ns : 0;
+}
+
 etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
 {
     struct etl_usage_priv *p = u->priv;
@@ -650,7 +893,7 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
 static etl_status finish(etl_usage *u, int64_t end_ns)
 {
     struct etl_usage_priv *p = u->priv;
-    if (u->o.v1 <= u->o.v0) u->o.v1 = end_ns > u->o.v0 ? end_ns : u->o.v0;
+    usage_window(u, end_ns, &u->o.v0, &u->o.v1);
     size_t nthr = 0;
     for (size_t i = 0; i < p->cap; i++) nthr += p->seen[i];
     /* Two vectors a thread: the whole trace's set, and per process, as pointers. */
@@ -737,52 +980,9 @@ static etl_status finish(etl_usage *u, int64_t end_ns)
     etl_status st = ETL_OK;
     if (spilled) st = latencies_spilled(u, kidx, pmap, nproc_model);
     free(kidx);
-    /* Per-interval process busy time, re-indexed to processes[]. */
-    if (u->o.interval_ns > 0 && u->nbuckets) {
-        u->bucket_proc_busy = calloc(u->nbuckets * (u->nprocesses ? u->nprocesses : 1), sizeof *u->bucket_proc_busy);
-        if (u->bucket_proc_busy)
-            for (size_t i = 0; i < p->nbv; i++) {
-                uint64_t key = p->bucket_keys[i];
-                size_t bk = (size_t)(key >> 32);
-                uint32_t proc = (uint32_t)key - 1u;
-                size_t pk = proc < nproc_model ? proc : nproc_model;
-                if (pmap[pk] != UINT32_MAX && bk < u->nbuckets)
-                    add_sat(&u->bucket_proc_busy[bk * u->nprocesses + pmap[pk]], p->bucket_vals[i]);
-            }
-    }
-    /* Sort after the bucket re-index: it relies on pmap's order. */
-    if (u->bucket_proc_busy) {
-        /* Sort a permutation and apply it to the buckets' columns. */
-        size_t np = u->nprocesses;
-        etl_usage_process *sorted = malloc((np ? np : 1) * sizeof *sorted);
-        int64_t *nb = calloc(u->nbuckets * (np ? np : 1), sizeof *nb);
-        if (sorted && nb) {
-            memcpy(sorted, u->processes, np * sizeof *sorted);
-            etl_sort(sorted, np, sizeof *sorted, by_cpu_desc_process);
-            for (size_t j = 0; j < np; j++) {
-                uint32_t proc = sorted[j].process;
-                size_t pk = proc < nproc_model ? proc : nproc_model;
-                size_t old = pmap[pk];
-                for (size_t b = 0; b < u->nbuckets; b++) nb[b * np + j] = u->bucket_proc_busy[b * np + old];
-            }
-            memcpy(u->processes, sorted, np * sizeof *sorted);
-            free(u->bucket_proc_busy);
-            u->bucket_proc_busy = nb;
-            nb = NULL;
-        }
-        free(sorted);
-        free(nb);
-    } else {
-        etl_sort(u->processes, u->nprocesses, sizeof *u->processes, by_cpu_desc_process);
-    }
+    etl_sort(u->processes, u->nprocesses, sizeof *u->processes, by_cpu_desc_process);
     etl_sort(u->threads, u->nthreads, sizeof *u->threads, by_cpu_desc_thread);
-    /* Trim trailing buckets past the window. */
-    if (u->o.interval_ns > 0) {
-        /* ceil(|W| / interval), without overflow */
-        uint64_t w = (uint64_t)u->o.v1 - (uint64_t)u->o.v0, len = (uint64_t)u->o.interval_ns;
-        uint64_t want = w / len + (w % len != 0);
-        if (want < u->nbuckets) u->nbuckets = (size_t)want;
-    }
+    if (st == ETL_OK && u->o.interval_ns > 0) st = intervals(u, pmap, nproc_model);
     free(all);
     free(pv);
     free(pmap);
@@ -805,6 +1005,9 @@ void etl_usage_free(etl_usage *u)
         free(p->bucket_vals);
         free(p->bucket_keys);
         etl_idmap_free(&p->bucket_map);
+        if (p->cells_out) etl_spool_stream_free(p->cells_out);
+        free(p->cells_out);
+        if (p->cells) etl_spool_close(p->cells);
         if (p->spill) lat_spill_free(p->spill);
         free(p->spill);
         free(p->spilled);
@@ -816,6 +1019,7 @@ void etl_usage_free(etl_usage *u)
     free(u->longest_waits);
     free(u->longest_ready);
     free(u->bucket_cpu_busy);
-    free(u->bucket_proc_busy);
+    free(u->bucket_cells);
+    free(u->bucket_first);
     memset(u, 0, sizeof *u);
 }

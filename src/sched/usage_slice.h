@@ -27,6 +27,9 @@ struct etl_usage_priv {
     int64_t *bucket_vals;
     uint64_t *bucket_keys;
     size_t nbv, capbv;
+    struct etl_spool *cells;            /* the cells past ETL_USAGE_MAX_PROCESS_CELLS, once passed */
+    struct etl_spool_stream *cells_out;
+    bool percpu;          /* gathered CPU by CPU: no intervals */
 };
 
 /* The accumulators of thread instance i and of CPU c, grown on first use (NULL: out of memory). */

@@ -225,7 +225,7 @@ static void read_back_budget(const char *path, result *res, size_t latency_budge
     assert_int_equal(etl_sched_source_open(res->r, NULL, &s), ETL_OK);
     etl_sched_options mo = {sizeof mo, etl_usage_add, &res->u, false, NULL};
     assert_int_equal(etl_sched_open(etl_reader_clock(res->r), etl_reader_cpu_count(res->r), &mo, &res->m), ETL_OK);
-    etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false, latency_budget};
+    etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false, latency_budget, 0, 0};
     assert_int_equal(etl_usage_init(&res->u, res->m, &uo), ETL_OK);
     etl_sched_event ev;
     while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(res->m, &ev);
@@ -535,7 +535,7 @@ static void test_latency_spill_fails(void **state)
     assert_int_equal(etl_sched_source_open(res.r, NULL, &s), ETL_OK);
     etl_sched_options mo = {sizeof mo, etl_usage_add, &res.u, false, NULL};
     assert_int_equal(etl_sched_open(etl_reader_clock(res.r), etl_reader_cpu_count(res.r), &mo, &res.m), ETL_OK);
-    etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false, 4};
+    etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false, 4, 0, 0};
     assert_int_equal(etl_usage_init(&res.u, res.m, &uo), ETL_OK);
     etl_sched_event ev;
     while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(res.m, &ev);
