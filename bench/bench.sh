@@ -45,7 +45,7 @@ input() { # input SIZE FORM -> path (made on first use)
   f="$dir/bench-$1-$2.etl"
   if [ ! -f "$f" ]; then
     echo "bench: synthesizing $f" >&2
-    "$etlkit" synth --preset large --size "$1" --cswitch "$2" -o "$f.tmp" 2>/dev/null && mv "$f.tmp" "$f"
+    "$etlkit" synth --preset large --size "$1" --cswitch "$2" -o "$f.tmp" --force 2>/dev/null && mv "$f.tmp" "$f"
   fi
   echo "$f"
 }
