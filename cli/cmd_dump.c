@@ -386,6 +386,8 @@ int cmd_dump(int argc, char **argv)
         return rc;
     }
     unsigned ncpu = etl_reader_cpu_count(in.reader);
+    /* A record whose time lies outside the session is printed too: the warning says which. */
+    etl_reader_keep_bad_times(in.reader, true);
     etl_iter *it = NULL;
     etl_batch_expand_cpu *cpus = calloc(ncpu ? ncpu : 1, sizeof *cpus);
     line l = {chunk, 0, LINE_CAP, 0, 1, 0};
@@ -398,6 +400,9 @@ int cmd_dump(int argc, char **argv)
     }
     etl_batch_expander x;
     etl_batch_expand_init(&x, cpus, ncpu);
+    uint64_t lo, hi;
+    etl_reader_time_window(in.reader, &lo, &hi);
+    etl_batch_expand_window(&x, lo, hi);
     const etl_logfile_header *h = etl_reader_header(in.reader);
     unsigned bias = o.bias >= 0 ? (unsigned)o.bias : etl_max_wait_reason_for_build(h->provider_version);
     /* Lines go out in 1 MiB chunks already: stdio's own buffer would only copy them once more. */
@@ -421,11 +426,14 @@ int cmd_dump(int argc, char **argv)
         if (o.hooks && (!kernel || !o.hooks[hook])) continue;
         etl_event_decode(r, &ev);
         if (o.expand && ev.kind == ETL_EVENT_CCSWAP_BATCH) {
+            uint64_t bad_time = x.stats.bad_time;
             etl_batch_expand_begin(&x, r->cpu, r->payload, bias, (uint8_t)r->version);
             while (n < o.limit && etl_batch_expand_next(&x, &sw) == ETL_OK) {
                 emit_switch(&l, o.format, &sw, clk);
                 n++;
             }
+            if (x.stats.bad_time != bad_time)
+                etl_iter_bad_time(it, r, x.walk.time, "hook 0x0525, a switch", "the batch's switches from there on dropped");
             continue;
         }
         emit_record(&l, o.format, r, &ev, clk, bias);

@@ -208,6 +208,7 @@ typedef struct etl_batch_expand_stats {
     uint64_t bad_state;      /* Lite/Full records whose state is > 9 under the bias */
     uint64_t time_backwards; /* a record earlier than the previous one on its CPU */
     uint64_t abandoned;      /* batches replaced by begin before they were exhausted */
+    uint64_t bad_time;       /* batches stopped at a switch time outside the window (etl_batch_expand_window) */
 } etl_batch_expand_stats;
 
 /*
@@ -230,10 +231,20 @@ typedef struct etl_batch_expander {
     uint8_t bias;
     uint8_t version;
     bool active;
+    uint64_t t_lo, t_hi;    /* switch times must lie in [t_lo, t_hi] (etl_batch_expand_window) */
 } etl_batch_expander;
 
 /* Sets up an expander over cpus[0..ncpu) (which it zeroes). 1 <= ncpu <= 65536. */
 etl_status etl_batch_expand_init(etl_batch_expander *x, etl_batch_expand_cpu *cpus, size_t ncpu);
+
+/*
+ * Switch times must lie in [lo, hi] (etl_reader_time_window: the session's), every time by
+ * default. A batch whose FirstTimeStamp or deltas take a switch outside is damage: it
+ * stops there, as a truncated batch does (counted in bad_time, last_status ETL_E_RANGE,
+ * walk.time the time outside; the CPU's pending switch loses its successor). begin
+ * returns ETL_E_RANGE for a FirstTimeStamp outside.
+ */
+void etl_batch_expand_window(etl_batch_expander *x, uint64_t lo, uint64_t hi);
 
 /*
  * Starts one batch of CPU cpu: payload as for etl_ccswap_open, bias as for
@@ -243,6 +254,8 @@ etl_status etl_batch_expand_init(etl_batch_expander *x, etl_batch_expand_cpu *cp
  *   ETL_E_RANGE      cpu >= ncpu: counted (bad_cpu), the batch is ignored.
  *   ETL_E_TRUNCATED  payload < 0x58: counted (short_batches), the batch is
  *                    ignored, and the CPU's pending switch loses its successor.
+ *   ETL_E_RANGE      also: FirstTimeStamp outside the window (etl_batch_expand_window):
+ *                    counted (bad_time), the same.
  * In every case next may be called and returns ETL_END when nothing is left.
  * Beginning a batch before the previous one is exhausted abandons the rest of the
  * previous one (counted; that CPU's pending switch loses its successor).

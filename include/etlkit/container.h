@@ -179,7 +179,8 @@ enum {
     ETL_REC_LEVEL = 1u << 10,    /* level (EVENT_HEADER, FULL) */
     ETL_REC_KEYWORD = 1u << 11,  /* keyword, task, channel (EVENT_HEADER) */
     ETL_REC_INSTANCE = 1u << 12, /* instance_id, parent_instance_id, parent_guid */
-    ETL_REC_ACTIVITY = 1u << 13  /* activity_id (EVENT_HEADER) */
+    ETL_REC_ACTIVITY = 1u << 13, /* activity_id (EVENT_HEADER) */
+    ETL_REC_BAD_TS = 1u << 14    /* ts lies outside the session window: damage (etl_reader_keep_bad_times) */
 };
 
 typedef struct etl_record {
@@ -308,11 +309,13 @@ typedef struct etl_stats {
     uint64_t decompress_errors;    /* compressed buffers that did not expand to their size */
     uint64_t unsupported_buffers;  /* buffers in a compression format etlkit does not read */
     uint64_t truncated_buffers;    /* buffers cut by the end of the file */
+    uint64_t bad_times;            /* records (or compact batches) whose time lies outside the session window:
+                                      passed over, each buffer they lie in counted in bad_buffers too */
     uint64_t first_problem_offset; /* file offset of the first problem, UINT64_MAX if none */
     char first_problem[256];
 } etl_stats;
 
-/* True if st records any damage (a buffer or record skipped, truncated, not decompressed). */
+/* True if st records any damage (a buffer or record skipped, truncated, not decompressed, a time outside the session). */
 bool etl_stats_damaged(const etl_stats *st);
 /*
  * Adds to into what an iterator's stats x found beyond base (the reader's own counters,
@@ -342,6 +345,27 @@ unsigned etl_reader_buffer_cpu(const etl_reader *r, size_t i);
 /* One more than the highest processor index of any buffer. */
 unsigned etl_reader_cpu_count(const etl_reader *r);
 uint64_t etl_reader_file_size(const etl_reader *r);
+
+/*
+ * The session window: the raw times [*lo, *hi] a record may carry. A record whose time lies
+ * outside is damage (a flipped high byte makes it centuries away): every iterator and walk
+ * passes it over, counts it (bad_times, and its buffer in bad_buffers) and tells it with its
+ * file offset, so that no time, window or duration is made of it. The window runs from the
+ * logfile header record's time (the clock's t0) less 60 s to the session's end - EndTime
+ * on the session clock, or when EndTime is not after StartTime (a session not closed
+ * cleanly) the latest buffer flush time after t0 - plus the session's length, at least
+ * 60 s (relogged files have records past EndTime, 2.9 s in one sample; a cycle clock's
+ * rate is only nominal). Times with the top bit set (negative LARGE_INTEGERs) are always
+ * outside. With no end to be had the window is open above.
+ */
+void etl_reader_time_window(const etl_reader *r, uint64_t *lo, uint64_t *hi);
+/*
+ * Record iterators opened after this hand out the records whose time lies outside the
+ * session window too, flagged ETL_REC_BAD_TS, instead of passing them over (they are
+ * counted and told all the same; in time order one is merged where its CPU's time
+ * stood, its own time moves nothing). For dump. Walks always pass them over.
+ */
+void etl_reader_keep_bad_times(etl_reader *r, bool keep);
 
 typedef enum etl_order {
     ETL_ORDER_FILE = 0, /* buffers as they lie in the file, records as they lie in each buffer */
@@ -422,6 +446,7 @@ typedef struct etl_walk {
     uint32_t ordinal;        /* the buffer's place in the iterator's order (0, 1, ...) */
     uint16_t cpu;
     unsigned cursor;         /* private */
+    uint64_t t_lo, t_span;   /* the session window as [t_lo, t_lo + t_span] (etl_reader_time_window) */
     etl_record full;         /* ETL_WALK_OTHER: the record (cpu and buffer_index set) */
 } etl_walk;
 
@@ -465,8 +490,23 @@ unsigned etl_iter_walk_cpu(const etl_iter *it, unsigned k, size_t *buffers);
 /* Cursor k's next buffer into w (its own etl_walk), as etl_iter_next_buffer does for one. */
 etl_status etl_iter_next_buffer_of(etl_iter *it, unsigned k, etl_walk *w);
 
-/* The out-of-line half of etl_walk_next: everything but a well-formed kernel record. */
-int etl_walk_slow(etl_walk *w);
+/*
+ * The out-of-line half of etl_walk_next: everything but a well-formed kernel record whose
+ * time lies in the session window. A record whose time lies outside it is passed over
+ * (counted and told, see etl_reader_time_window) and the next one returned, into k when
+ * it is a kernel record.
+ */
+int etl_walk_slow(etl_walk *w, etl_krec *k);
+/*
+ * Damage a reader of a payload finds in the record at rec of the buffer w holds: a compact
+ * batch whose switch times (ts: the first outside) leave the session window. Told with the
+ * record's file offset, what it is and its fate ("hook 0x0525, a switch", "the rest of the
+ * batch dropped"), and counted as a bad time (bad_times, bad_buffers) in w's iterator - by
+ * a read-ahead walk too, as only the walk that expands a payload finds it.
+ */
+void etl_walk_bad_time(const etl_walk *w, const uint8_t *rec, uint64_t ts, const char *what, const char *fate);
+/* The same for a record a record iterator handed out (buffer_index and offset set). */
+void etl_iter_bad_time(etl_iter *it, const etl_record *rec, uint64_t ts, const char *what, const char *fate);
 
 /* The kernel header types by type: header size (0 for the others), timestamp offset, pointer size. */
 static const struct {
@@ -513,9 +553,14 @@ static inline bool etl_frame_kernel(const uint8_t *buf, size_t n, size_t *at, et
     return false;
 }
 
+/* A walk's next record when it is a well-formed kernel record in the session window (else false, nothing moved). */
 static inline bool etl_walk_kernel(etl_walk *w, etl_krec *k)
 {
     if (!etl_frame_kernel(w->p, w->n, &w->pos, k)) return false;
+    if (__builtin_expect(k->ts - w->t_lo > w->t_span, 0)) {
+        w->pos -= (k->size + ETL_RECORD_ALIGN - 1) & ~(size_t)(ETL_RECORD_ALIGN - 1); /* back: etl_walk_slow tells it */
+        return false;
+    }
     w->records++;
     return true;
 }
@@ -524,10 +569,11 @@ static inline bool etl_walk_kernel(etl_walk *w, etl_krec *k)
  * The buffer's next record: ETL_WALK_KERNEL with k filled, ETL_WALK_OTHER with
  * w->full (another header type), or ETL_WALK_END when the buffer is done (at its
  * end, its end marker, or a record that cannot be framed: counted, the rest skipped).
+ * Records whose time lies outside the session window are passed over (counted, told).
  */
 static inline int etl_walk_next(etl_walk *w, etl_krec *k)
 {
-    return etl_walk_kernel(w, k) ? ETL_WALK_KERNEL : etl_walk_slow(w);
+    return etl_walk_kernel(w, k) ? ETL_WALK_KERNEL : etl_walk_slow(w, k);
 }
 
 /*

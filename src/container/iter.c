@@ -13,6 +13,7 @@
  * just returned is advanced lazily, on the next call, keeping the returned view
  * valid until then. Allocation happens in etl_iter_open only.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "container/reader_internal.h"
@@ -42,6 +43,7 @@ typedef struct cursor {
     const etl_buf_ent *buf;   /* current buffer, NULL when none */
     size_t pos;               /* next record offset in data */
     uint64_t key;             /* merge time: the largest timestamp of the CPU's records so far */
+    bool bad_time_counted;    /* the current buffer is in bad_buffers for a time outside the window */
     uint8_t *scratch;
     size_t scratch_cap;
     unsigned cpu;             /* time order: the CPU it reads */
@@ -66,7 +68,9 @@ struct etl_iter {
     int walking;              /* walk: the cursor whose buffer the caller has, -1 if none */
     int walk_slot;            /* walk over CPUs: its frontier's slot in the reader */
     bool per_cursor;          /* etl_iter_open_cpu_walks: each cursor walked on its own */
-    bool quiet;               /* a read-ahead walk: another iterator tells the same problems */
+    bool quiet;               /* a read-ahead walk: another iterator tells (and counts) the same problems */
+    bool keep_bad_times;      /* records outside the session window are handed out, flagged */
+    uint64_t t_lo, t_span;    /* the session window (etl_reader_time_window) */
     etl_iter_keep_fn keep;    /* time order: records it refuses are never merged */
     void *keep_ctx;
     uint8_t keep_hook_bits[8192], mark_hook_bits[8192]; /* etl_iter_keep_hooks */
@@ -114,21 +118,21 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
     if (b->compressed && c->scratch_cap < b->data_end && b->data_end <= etl_reader_data_cap(r)) {
         size_t want = b->data_end;
         if (it->scratch_total - c->scratch_cap + want > SCRATCH_BUDGET) {
+            if (it->quiet) return ETL_E_NOMEM;
             it->stats.bad_buffers++;
             it->stats.skipped_bytes += b->data_end;
-            if (!it->quiet)
-                etl_reader_problem(r, &it->stats, ETL_E_NOMEM, b->file_off,
-                                   "buffer %u at offset 0x%llx: claims %u decompressed bytes, over the memory budget",
-                                   b->index, (unsigned long long)b->file_off, b->data_end);
+            etl_reader_problem(r, &it->stats, ETL_E_NOMEM, b->file_off,
+                               "buffer %u at offset 0x%llx: claims %u decompressed bytes, over the memory budget",
+                               b->index, (unsigned long long)b->file_off, b->data_end);
             return ETL_E_NOMEM;
         }
         uint8_t *s = realloc(c->scratch, want);
         if (!s) {
+            if (it->quiet) return ETL_E_NOMEM;
             it->stats.bad_buffers++;
-            if (!it->quiet)
-                etl_reader_problem(r, &it->stats, ETL_E_NOMEM, b->file_off,
-                                   "buffer %u at offset 0x%llx: out of memory for %zu bytes", b->index,
-                                   (unsigned long long)b->file_off, want);
+            etl_reader_problem(r, &it->stats, ETL_E_NOMEM, b->file_off,
+                               "buffer %u at offset 0x%llx: out of memory for %zu bytes", b->index,
+                               (unsigned long long)b->file_off, want);
             return ETL_E_NOMEM;
         }
         it->scratch_total = it->scratch_total - c->scratch_cap + want;
@@ -147,6 +151,7 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
     if (b->truncated && !b->compressed && c->data.n > b->disk_size) c->data.n = b->disk_size;
     c->buf = b;
     c->pos = ETL_BUFFER_HEADER_SIZE;
+    c->bad_time_counted = false;
     return ETL_OK;
 }
 
@@ -156,15 +161,54 @@ static void record_problem(etl_iter *it, const etl_buf_ent *b, etl_span data, si
     uint64_t at = b->compressed ? b->file_off : b->file_off + pos;
     uint32_t marker = 0;
     etl_ld_u32(data, pos, &marker);
+    if (it->quiet) return;
     it->stats.bad_records++;
     it->stats.bad_buffers++;
     it->stats.skipped_bytes += data.n - pos;
-    if (it->quiet) return;
     etl_reader_problem(it->r, &it->stats, rc, at,
                        "buffer %u at offset 0x%llx: record at +0x%zx (marker 0x%08x): %s, %zu bytes left in buffer; rest of buffer skipped",
                        b->index, (unsigned long long)b->file_off, pos, marker,
                        rc == ETL_E_TRUNCATED ? "its size runs past the buffer's data" : "not a valid trace header",
                        data.n - pos);
+}
+
+/* Seconds from the trace start of raw time ts, as "-7205759402.861541" into out[32]. */
+static const char *secs(const etl_reader *r, uint64_t ts, char out[32])
+{
+    int64_t ns = etl_clock_ns(&r->clock, ts);
+    uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    snprintf(out, 32, "%s%llu.%06llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000000000u),
+             (unsigned long long)(a % 1000000000u / 1000u));
+    return out;
+}
+
+/*
+ * A time outside the session window (etl_reader_time_window), in the record at pos of the
+ * cursor's buffer: counted (its buffer once in bad_buffers) and told with the record's offset.
+ */
+static void bad_time(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const char *what, const char *fate)
+{
+    const etl_buf_ent *b = c->buf;
+    it->stats.bad_times++;
+    if (!c->bad_time_counted) it->stats.bad_buffers++;
+    c->bad_time_counted = true;
+    char t[32], lo[32], hi[32], where[48];
+    uint64_t at = b->compressed ? b->file_off : b->file_off + pos;
+    if (b->compressed) snprintf(where, sizeof where, "in its expanded data");
+    else snprintf(where, sizeof where, "file offset 0x%llx", (unsigned long long)at);
+    etl_reader_problem(it->r, &it->stats, ETL_E_RANGE, at,
+                       "buffer %u at offset 0x%llx: record at +0x%zx (%s, %s) has time %s s, outside the session "
+                       "(%s s .. %s s from its start); %s",
+                       b->index, (unsigned long long)b->file_off, pos, where, what, secs(it->r, ts, t),
+                       secs(it->r, it->t_lo, lo), secs(it->r, it->t_lo + it->t_span, hi), fate);
+}
+
+/* What a record is, for a message: its hook, or its header type. */
+static const char *record_what(const etl_record *rec, char out[40])
+{
+    if (rec->has & ETL_REC_HOOK) snprintf(out, 40, "hook 0x%04x", rec->hook);
+    else snprintf(out, 40, "%s", etl_htype_name(rec->htype));
+    return out;
 }
 
 /*
@@ -183,7 +227,7 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
             size_t pos = c->pos;
             etl_krec k;
             if (etl_frame_kernel(c->data.p, c->data.n, &pos, &k) &&
-                !(it->keep_hook[k.hook >> 3] & (1u << (k.hook & 7)))) {
+                !(it->keep_hook[k.hook >> 3] & (1u << (k.hook & 7))) && k.ts - it->t_lo <= it->t_span) {
                 if (k.ts > c->key) c->key = k.ts;
                 if ((it->mark_hook[k.hook >> 3] & (1u << (k.hook & 7))) && k.ts > it->marked_ts) it->marked_ts = k.ts;
                 c->pos = pos;
@@ -194,9 +238,18 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
         etl_status rc = etl_record_frame(c->data, c->pos, out, &next);
         if (rc == ETL_OK) {
             out->cpu = c->buf->cpu;
-            if (out->ts > c->key) c->key = out->ts;
             out->buffer_index = c->buf->index;
-            c->pos = next;
+            if ((out->has & ETL_REC_TS) && out->ts - it->t_lo > it->t_span) {
+                /* Damage: its time moves nothing (it is merged where its CPU's time stood). */
+                char what[40];
+                if (!it->quiet) bad_time(it, c, c->pos, out->ts, record_what(out, what), "passed over");
+                c->pos = next;
+                if (!it->keep_bad_times) continue;
+                out->has |= ETL_REC_BAD_TS;
+            } else {
+                if (out->ts > c->key) c->key = out->ts;
+                c->pos = next;
+            }
             if (it->keep && !it->keep(it->keep_ctx, out)) continue;
             return ETL_OK;
         }
@@ -268,6 +321,9 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
     it->walking = -1;
     it->keep = sel->keep;
     it->keep_ctx = sel->keep_ctx;
+    it->keep_bad_times = r->keep_bad_times;
+    it->t_lo = r->t_lo;
+    it->t_span = r->t_span;
     it->lists = malloc((r->nbufs ? r->nbufs : 1) * sizeof *it->lists);
     for (size_t i = 0; it->lists && i < r->nbufs; i++) it->lists[i] = &r->bufs[i];
 
@@ -458,6 +514,8 @@ static void walk_give(etl_iter *it, unsigned k, etl_walk *w)
     w->ordinal = (uint32_t)(c->next_buf - 1);
     w->cpu = c->buf->cpu;
     w->cursor = k;
+    w->t_lo = it->t_lo;
+    w->t_span = it->t_span;
 }
 
 etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w)
@@ -520,28 +578,73 @@ etl_status etl_iter_next_buffer_of(etl_iter *it, unsigned k, etl_walk *w)
     return ETL_OK;
 }
 
-int etl_walk_slow(etl_walk *w)
+int etl_walk_slow(etl_walk *w, etl_krec *k)
 {
     etl_iter *it = w->it;
+    cursor *c = &it->cur[w->cursor];
     etl_span data = {w->p, w->n};
-    size_t next = 0;
-    etl_status rc = etl_record_frame(data, w->pos, &w->full, &next);
-    /*
-     * A kernel record the inline half passed over cannot be framed here either (it failed
-     * the same checks): what frames is another header type.
-     */
-    if (rc != ETL_OK || (w->full.has & ETL_REC_HOOK)) {
-        if (rc == ETL_OK) rc = ETL_E_CORRUPT; /* cannot happen */
-        if (rc != ETL_END) record_problem(it, it->cur[w->cursor].buf, data, w->pos, rc);
-        w->pos = w->n;
-        return ETL_WALK_END;
+    for (;;) {
+        size_t at = w->pos;
+        if (etl_frame_kernel(w->p, w->n, &at, k)) {
+            if (k->ts - w->t_lo <= w->t_span) {
+                w->pos = at;
+                w->records++;
+                return ETL_WALK_KERNEL;
+            }
+            char what[40];
+            snprintf(what, sizeof what, "hook 0x%04x", k->hook);
+            if (!it->quiet) bad_time(it, c, w->pos, k->ts, what, "passed over");
+            w->pos = at;
+            continue;
+        }
+        size_t next = 0;
+        etl_status rc = etl_record_frame(data, w->pos, &w->full, &next);
+        /*
+         * A kernel record etl_frame_kernel passed over cannot be framed here either (it failed
+         * the same checks): what frames is another header type.
+         */
+        if (rc != ETL_OK || (w->full.has & ETL_REC_HOOK)) {
+            if (rc == ETL_OK) rc = ETL_E_CORRUPT; /* cannot happen */
+            if (rc != ETL_END) record_problem(it, c->buf, data, w->pos, rc);
+            w->pos = w->n;
+            return ETL_WALK_END;
+        }
+        etl_record *r = &w->full;
+        if ((r->has & ETL_REC_TS) && r->ts - w->t_lo > w->t_span) {
+            char what[40];
+            if (!it->quiet) bad_time(it, c, w->pos, r->ts, record_what(r, what), "passed over");
+            w->pos = next;
+            continue;
+        }
+        w->pos = next;
+        w->records++;
+        r->cpu = w->cpu;
+        r->buffer_index = w->buffer_index;
+        return ETL_WALK_OTHER;
     }
-    w->pos = next;
-    w->records++;
-    etl_record *r = &w->full;
-    r->cpu = w->cpu;
-    r->buffer_index = w->buffer_index;
-    return ETL_WALK_OTHER;
+}
+
+void etl_walk_bad_time(const etl_walk *w, const uint8_t *rec, uint64_t ts, const char *what, const char *fate)
+{
+    etl_iter *it = w->it;
+    cursor *c = &it->cur[w->cursor];
+    if (!c->buf || rec < w->p || rec >= w->p + w->n) return;
+    /*
+     * Each such payload is one more damaged part of its buffer, apart from the buffer's records:
+     * the same counts whichever walks read the records and the payloads.
+     */
+    bool counted = c->bad_time_counted;
+    c->bad_time_counted = false;
+    bad_time(it, c, (size_t)(rec - w->p), ts, what, fate);
+    c->bad_time_counted = counted;
+}
+
+void etl_iter_bad_time(etl_iter *it, const etl_record *rec, uint64_t ts, const char *what, const char *fate)
+{
+    if (rec->buffer_index >= it->r->nbufs) return;
+    /* A cursor of its own: the record's buffer, counted as one more damaged part of it. */
+    cursor c = {.buf = &it->r->bufs[rec->buffer_index]};
+    bad_time(it, &c, rec->offset, ts, what, fate);
 }
 
 void etl_iter_keep_hooks(etl_iter *it, const uint8_t keep[8192], const uint8_t mark[8192])

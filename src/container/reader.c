@@ -135,6 +135,7 @@ static etl_status index_buffers(etl_reader *r)
         etl_buf_ent e = {0};
         e.file_off = off;
         e.seq = h.sequence_number;
+        e.ts = h.timestamp;
         e.index = (uint32_t)r->nbufs;
         e.cpu = h.processor_index;
         e.flags = h.buffer_flag;
@@ -281,6 +282,51 @@ static etl_status read_logfile_header_direct(etl_reader *r, etl_diag *diag)
     return ETL_OK;
 }
 
+/* The least slack around the session (etl_reader_time_window), in seconds. */
+#define WINDOW_MIN_SLACK_S 60u
+
+/*
+ * The session window (container.h, etl_reader_time_window), in 128-bit arithmetic: every
+ * field comes from the file. Measured on the samples and synth output (README "Limits"):
+ * no record comes near it.
+ */
+static void time_window(etl_reader *r)
+{
+    const etl_clock *c = &r->clock;
+    const etl_logfile_header *h = &r->hdr;
+    __int128 t0 = c->t0, end = -1;
+    r->t_lo = 0;
+    r->t_span = UINT64_MAX;
+    if (t0 > INT64_MAX) return; /* the clock's origin itself is damaged: no window to judge by */
+    if (h->end_time > h->start_time) {
+        end = t0 + (__int128)((unsigned __int128)(h->end_time - h->start_time) * c->ticks_per_sec / 10000000u);
+    } else {
+        /* Not closed cleanly: the last flush on the session clock. */
+        for (size_t i = 0; i < r->nbufs; i++)
+            if (r->bufs[i].ts >= c->t0 && r->bufs[i].ts <= INT64_MAX && (__int128)r->bufs[i].ts > end)
+                end = r->bufs[i].ts;
+    }
+    /*
+     * Below t0 the slack is fixed: no record of the samples comes before the header's, and a
+     * trace that convert rewrites (EndTime = its last record) keeps every record it read.
+     */
+    __int128 slack = (__int128)c->ticks_per_sec * WINDOW_MIN_SLACK_S;
+    __int128 lo = t0 - slack, hi = INT64_MAX;
+    if (end >= t0) hi = end + (end - t0 > slack ? end - t0 : slack);
+    if (lo < 0) lo = 0;
+    if (hi > INT64_MAX) hi = INT64_MAX;
+    r->t_lo = (uint64_t)lo;
+    r->t_span = (uint64_t)(hi - lo);
+}
+
+void etl_reader_time_window(const etl_reader *r, uint64_t *lo, uint64_t *hi)
+{
+    *lo = r->t_lo;
+    *hi = r->t_lo + r->t_span;
+}
+
+void etl_reader_keep_bad_times(etl_reader *r, bool keep) { r->keep_bad_times = keep; }
+
 static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl_reader **out,
                               etl_diag *diag)
 {
@@ -337,6 +383,7 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
     /* COMPRESSION_FORMAT_* sits in the low 16 bits of buffer 0's State (snail). */
     if (r->hdr.log_file_mode & ETL_LOG_FILE_MODE_COMPRESSED) r->compression = (int)(h0.state & 0xFFFF);
     etl_clock_init(&r->clock, &r->hdr);
+    time_window(r);
     *out = r;
     return ETL_OK;
 }
@@ -383,7 +430,7 @@ void etl_reader_close(etl_reader *r)
 bool etl_stats_damaged(const etl_stats *st)
 {
     return st->bad_buffers || st->bad_records || st->truncated_buffers || st->decompress_errors ||
-           st->unsupported_buffers;
+           st->unsupported_buffers || st->bad_times;
 }
 
 void etl_stats_add(etl_stats *into, const etl_stats *x, const etl_stats *base)
@@ -397,6 +444,7 @@ void etl_stats_add(etl_stats *into, const etl_stats *x, const etl_stats *base)
     into->decompress_errors += x->decompress_errors - base->decompress_errors;
     into->unsupported_buffers += x->unsupported_buffers - base->unsupported_buffers;
     into->truncated_buffers += x->truncated_buffers - base->truncated_buffers;
+    into->bad_times += x->bad_times - base->bad_times;
     if (x->first_problem_offset < into->first_problem_offset) {
         into->first_problem_offset = x->first_problem_offset;
         memcpy(into->first_problem, x->first_problem, sizeof into->first_problem);

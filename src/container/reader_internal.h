@@ -16,6 +16,7 @@
 typedef struct etl_buf_ent {
     uint64_t file_off;
     uint64_t seq;       /* SequenceNumber */
+    uint64_t ts;        /* TimeStamp: flush time (the session end when EndTime is missing) */
     uint32_t disk_size; /* bytes present in the file (cut at EOF when truncated) */
     uint32_t data_end;  /* Offset: end of event data, in decompressed coordinates */
     uint32_t index;     /* file order */
@@ -40,6 +41,8 @@ struct etl_reader {
     uint32_t nominal_buffer_size; /* the logfile header's BufferSize: the stride tried first when resynchronising */
     bool uniform;          /* not a compressed log: every buffer has the nominal size */
     etl_stats stats;
+    uint64_t t_lo, t_span;  /* the session window [t_lo, t_lo + t_span] (etl_reader_time_window) */
+    bool keep_bad_times;    /* record iterators hand out records outside it, flagged */
     pthread_mutex_t diag_mu; /* iterators on several threads report one problem at a time */
     /*
      * Walks over CPUs on several threads share the file's pages: each says how far it

@@ -26,8 +26,16 @@ etl_status etl_batch_expand_init(etl_batch_expander *x, etl_batch_expand_cpu *cp
     x->cpus = cpus;
     x->ncpu = ncpu;
     x->last_status = ETL_OK;
+    x->t_hi = UINT64_MAX;
     return ETL_OK;
 }
+
+void etl_batch_expand_window(etl_batch_expander *x, uint64_t lo, uint64_t hi)
+{
+    x->t_lo = lo;
+    x->t_hi = hi;
+}
+
 
 static void note_error(etl_batch_expander *x, etl_status st, size_t offset)
 {
@@ -36,6 +44,14 @@ static void note_error(etl_batch_expander *x, etl_status st, size_t offset)
     x->last_offset = offset;
 }
 
+/* A switch time outside the window: the batch stops there, as at a truncated record. */
+static void bad_time(etl_batch_expander *x, etl_batch_expand_cpu *c, size_t offset)
+{
+    x->stats.bad_time++;
+    note_error(x, ETL_E_RANGE, offset);
+    c->broken = 1;
+    x->active = false;
+}
 etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, etl_span payload,
                                   unsigned bias, uint8_t version)
 {
@@ -65,6 +81,14 @@ etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, etl_span 
         return st;
     }
     x->active = true;
+    /*
+     * Deltas only add, so every time of the batch is at or after FirstTimeStamp: checked
+     * here against the window's start, each switch against its end (read_record).
+     */
+    if (x->walk.first_time < x->t_lo || x->walk.first_time > x->t_hi) {
+        bad_time(x, &x->cpus[cpu], 0);
+        return ETL_E_RANGE;
+    }
     return ETL_OK;
 }
 
@@ -92,6 +116,11 @@ static inline bool read_record(etl_batch_expander *x, etl_batch_expand_cpu *c, c
         note_error(x, st, r->offset);
         c->broken = 1;
         x->active = false;
+        return false;
+    }
+    if (r->time > x->t_hi) {
+        /* Damage in a delta: every later time of the batch builds on it. */
+        bad_time(x, c, r->offset);
         return false;
     }
     if (st == ETL_E_CORRUPT) {

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "etlkit/sched.h"
+#include "etlkit/ccswap.h"
 
 /* The model's kind of event a kernel hook is (ETL_SCHED_*), 0 for the hooks the model does not use. */
 static inline unsigned etl_sched_kind_of(uint16_t h)
@@ -39,5 +40,12 @@ bool etl_sched_logs_compact(etl_reader *r);
  * number of shares, 0 when out of memory.
  */
 unsigned etl_sched_deal_cpus(etl_reader *r, unsigned n, unsigned weight0, uint8_t *share);
+
+/*
+ * A compact batch (its record at rec, in the buffer w holds) has been expanded by x: if x
+ * stopped it at a switch time outside the session window (its bad_time moved past
+ * before), that is told and counted as damage of the record (etl_walk_bad_time).
+ */
+void etl_sched_batch_checked(const etl_walk *w, const uint8_t *rec, const etl_batch_expander *x, uint64_t before);
 
 #endif

@@ -403,9 +403,12 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
         }
         etl_span payload = full ? full->payload : kr->payload;
         uint8_t version = (uint8_t)(full ? full->version : kr->version_word & 0xFF);
+        const uint8_t *rec = full ? full->data : kr->data;
+        uint64_t bad_time = k->x.stats.bad_time;
         etl_batch_expand_begin(&k->x, 0, payload, rn->bias, version);
         if (!rn->c->cpu_time) {
             while (etl_batch_expand_next(&k->x, next_sw(k)) == ETL_OK) compact_switch(k, false);
+            etl_sched_batch_checked(wk, rec, &k->x, bad_time);
             return;
         }
         /* CPU time reads a switch's ids alone: the batch comes out as that, a run at a time. */
@@ -423,6 +426,7 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
                 compact_switch(k, false);
             }
         }
+        etl_sched_batch_checked(wk, rec, &k->x, bad_time);
         return;
     }
     if (kind == ETL_SCHED_SWITCH) {
@@ -502,6 +506,8 @@ static void *worker_main(void *arg)
     cpu_walk *ks = calloc(rn->ncpu ? rn->ncpu : 1, sizeof *ks);
     etl_iter *it = NULL;
     if (!want || !ks) goto oom;
+    uint64_t lo, hi;
+    etl_reader_time_window(rn->r, &lo, &hi);
     for (unsigned i = 0; i < w->ncpus; i++) {
         unsigned c = w->cpus[i];
         cpu_walk *k = &ks[c];
@@ -511,6 +517,7 @@ static void *worker_main(void *arg)
         k->c->worker = w->id;
         k->cpu = c;
         etl_batch_expand_init(&k->x, &k->xcpu, 1);
+        etl_batch_expand_window(&k->x, lo, hi);
     }
     if (etl_iter_open_cpus_buffers(rn->r, want, rn->ncpu, &it) != ETL_OK) goto oom;
     if (rn->nw > 1) etl_iter_pace(it); /* the pages between the workers stay few */

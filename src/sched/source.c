@@ -56,6 +56,8 @@ typedef struct stream {
     unsigned k;           /* its cursor in the part's iterator */
     uint64_t time;        /* main: the CPU's largest record time so far; read-ahead: largest switch time */
     uint64_t late_key;    /* main: the merge time of the batch being expanded late */
+    const uint8_t *batch_rec; /* the batch record being expanded (in wk's buffer) */
+    uint64_t bad_time;    /* x.stats.bad_time already told */
     etl_span payload;     /* the record the head's strings point into */
     etl_batch_expander x;
     etl_batch_expand_cpu xcpu;
@@ -126,6 +128,7 @@ static bool take_record(part *p, stream *s, const etl_record *rec)
         s->late_key = s->time;
         p->st.late_batches++;
         etl_batch_expand_begin(&s->x, 0, rec->payload, p->bias, (uint8_t)rec->version);
+        s->batch_rec = rec->data;
         s->expanding = true;
         return false;
     }
@@ -165,6 +168,16 @@ static bool take_record(part *p, stream *s, const etl_record *rec)
     return true;
 }
 
+/*
+ * The batch being expanded has ended: if at a switch time outside the session window,
+ * that is told as damage of the batch's record (the walk is still in its buffer).
+ */
+static void batch_done(stream *s)
+{
+    etl_sched_batch_checked(&s->wk, s->batch_rec, &s->x, s->bad_time);
+    s->bad_time = s->x.stats.bad_time;
+}
+
 /* A main stream's next event into its head (a late batch's switches first). */
 static void main_fill(part *p, stream *s)
 {
@@ -178,6 +191,7 @@ static void main_fill(part *p, stream *s)
                 return;
             }
             s->expanding = false;
+            batch_done(s);
         }
         if (!s->in_buf) {
             if (s->eof || etl_iter_next_buffer_of(p->main, s->k, &s->wk) != ETL_OK) {
@@ -247,6 +261,7 @@ static void ahead_fill(part *p, stream *s)
                 return;
             }
             s->expanding = false;
+            batch_done(s);
         }
         if (!s->in_buf) {
             if (s->eof || etl_iter_next_buffer_of(p->ahead, s->k, &s->wk) != ETL_OK) {
@@ -265,13 +280,16 @@ static void ahead_fill(part *p, stream *s)
         }
         etl_krec k;
         uint16_t hook;
-        if (etl_walk_kernel(&s->wk, &k)) {
+        int r = etl_walk_next(&s->wk, &k);
+        if (r == ETL_WALK_KERNEL) {
             if (k.hook != ETL_HOOK_CSWITCH_BATCH) continue;
             etl_batch_expand_begin(&s->x, 0, k.payload, p->bias, (uint8_t)(k.version_word & 0xFF));
+            s->batch_rec = k.data;
             s->expanding = true;
-        } else if (etl_walk_slow(&s->wk) == ETL_WALK_OTHER) {
+        } else if (r == ETL_WALK_OTHER) {
             if (!etl_record_kernel_hook(&s->wk.full, &hook) || hook != ETL_HOOK_CSWITCH_BATCH) continue;
             etl_batch_expand_begin(&s->x, 0, s->wk.full.payload, p->bias, (uint8_t)s->wk.full.version);
+            s->batch_rec = s->wk.full.data;
             s->expanding = true;
         } else {
             s->in_buf = false;
@@ -320,6 +338,8 @@ static etl_status part_open(etl_reader *r, unsigned bias, uint32_t skip, bool lo
         p->s = calloc(nk ? 2u * nk : 1u, sizeof *p->s);
         if (!p->s) st = ETL_E_NOMEM;
     }
+    uint64_t lo, hi;
+    etl_reader_time_window(r, &lo, &hi);
     /* Only CPUs that have buffers get streams: a hostile file may name CPU 2047 and no other. */
     for (unsigned k = 0; st == ETL_OK && k < nk; k++) {
         size_t nbuf;
@@ -331,6 +351,7 @@ static etl_status part_open(etl_reader *r, unsigned bias, uint32_t skip, bool lo
             s->cpu = (uint16_t)cpu;
             s->k = k;
             st = etl_batch_expand_init(&s->x, &s->xcpu, 1);
+            etl_batch_expand_window(&s->x, lo, hi);
         }
     }
     /* What the streams decode; of what they pass over, what moves the end of the trace. */
@@ -763,16 +784,24 @@ const etl_sched_source_stats *etl_sched_source_stats_get(const etl_sched_source 
 
 void etl_sched_source_damage(const etl_sched_source *s, etl_stats *out)
 {
-    /* The batch cursors read the same buffers as the main ones: their counters say it all. */
-    if (s->solo) {
-        *out = *etl_iter_stats(s->solo->main);
-        return;
-    }
-    /* Each main iterator starts from the reader's counters and adds its own share's. */
+    /*
+     * Each iterator starts from the reader's counters and adds its own share's. The batch
+     * cursors read the same buffers as the main ones and count nothing of them: only the
+     * damage in the batches they expand (etl_walk_bad_time).
+     */
     const etl_stats *base = etl_reader_stats(s->r);
     *out = *base;
     out->records = 0;
-    for (unsigned i = 0; i < s->nw; i++) etl_stats_add(out, etl_iter_stats(s->w[i].p->main), base);
+    unsigned n = s->solo ? 1 : s->nw;
+    for (unsigned i = 0; i < n; i++) {
+        const part *p = s->solo ? s->solo : s->w[i].p;
+        etl_stats_add(out, etl_iter_stats(p->main), base);
+        if (p->ahead) {
+            etl_stats a = *etl_iter_stats(p->ahead);
+            a.records = 0; /* the main one's */
+            etl_stats_add(out, &a, base);
+        }
+    }
 }
 
 uint64_t etl_sched_source_progress(const etl_sched_source *s)
@@ -789,6 +818,12 @@ void etl_sched_source_close(etl_sched_source *s)
 }
 
 /* ---- shared with percpu.c ---------------------------------------------------- */
+
+void etl_sched_batch_checked(const etl_walk *w, const uint8_t *rec, const etl_batch_expander *x, uint64_t before)
+{
+    if (x->stats.bad_time != before)
+        etl_walk_bad_time(w, rec, x->walk.time, "hook 0x0525, a switch", "the batch's switches from there on dropped");
+}
 
 bool etl_sched_logs_compact(etl_reader *r)
 {

@@ -67,6 +67,7 @@ typedef struct conv {
     etl_ccswap_encoder_cpu *enc_cpus;
     etl_batch_expander exp;
     etl_batch_expand_cpu *exp_cpus;
+    etl_iter *it;        /* the input's records: told of the batches whose times leave the session */
     etl_idmap prio;      /* thread id -> base priority (from Thread events): a compact batch records them */
     size_t held;         /* bytes of all the queues' arenas and record lists (their capacities) */
     uint8_t *src;        /* per CPU: which switches it has (SRC_*): the first kind seen wins */
@@ -261,12 +262,15 @@ static etl_status queue_switch(conv *c, const etl_cswitch *sw)
 static etl_status expand_batch(conv *c, const etl_record *r)
 {
     c->st->batches_in++;
+    uint64_t bad_time = c->exp.stats.bad_time;
     etl_batch_expand_begin(&c->exp, r->cpu, r->payload, c->bias, (uint8_t)r->version);
     etl_cswitch sw;
     etl_status st = ETL_OK;
     while (st == ETL_OK && etl_batch_expand_next(&c->exp, &sw) == ETL_OK) {
         if (sw.cpu < c->ncpu) st = queue_switch(c, &sw);
     }
+    if (c->exp.stats.bad_time != bad_time)
+        etl_iter_bad_time(c->it, r, c->exp.walk.time, "hook 0x0525, a switch", "the batch's switches from there on dropped");
     if (st != ETL_OK) return st;
     /* Every switch before this CPU's pending one is queued: earlier events may go. */
     const etl_batch_expand_cpu *pc = r->cpu < c->exp.ncpu ? &c->exp.cpus[r->cpu] : NULL;
@@ -499,11 +503,15 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     rc = etl_ccswap_encoder_init(&c.enc, c.enc_cpus, c.ncpu, c.bias,
                                  etl_ccswap_max_age(h->timer_resolution, clk->ticks_per_sec));
     if (rc == ETL_OK) rc = etl_batch_expand_init(&c.exp, c.exp_cpus, c.ncpu);
+    uint64_t lo, hi;
+    etl_reader_time_window(rd, &lo, &hi);
+    if (rc == ETL_OK) etl_batch_expand_window(&c.exp, lo, hi);
     FILE *f = NULL;
     if (rc == ETL_OK) rc = etl_outfile_create(&of, &f, diag);
     if (rc == ETL_OK) rc = etl_writer_open_stream(f, out_path, true, &wo, &c.w, diag);
     etl_iter *it = NULL;
     if (rc == ETL_OK) rc = etl_iter_open(rd, ETL_ORDER_TIME, &it);
+    c.it = it;
     etl_record r;
     uint64_t last_ts = h->header_ts;
     uint64_t total = etl_reader_file_size(rd);
@@ -526,6 +534,9 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     }
     st->encoder = c.enc.stats;
     st->expander = c.exp.stats;
+    /* EndTime covers what was written too (switches expanded from batches): the output reads back whole. */
+    for (unsigned i = 0; c.q && i < c.ncpu; i++)
+        if (c.q[i].last_ts > last_ts) last_ts = c.q[i].last_ts;
     if (c.w) {
         etl_status cr = etl_writer_close(c.w, last_ts, rc == ETL_OK ? diag : NULL);
         if (rc == ETL_OK) rc = cr;
