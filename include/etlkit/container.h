@@ -351,14 +351,20 @@ uint64_t etl_reader_file_size(const etl_reader *r);
  * outside is damage (a flipped high byte makes it centuries away): every iterator and walk
  * passes it over, counts it (bad_times, and its buffer in bad_buffers) and tells it with its
  * file offset, so that no time, window or duration is made of it. The window runs from the
- * logfile header record's time (the clock's t0) less 60 s to the session's end - EndTime
- * on the session clock, or when EndTime is not after StartTime (a session not closed
- * cleanly) the latest buffer flush time after t0 - plus the session's length, at least
- * 60 s (relogged files have records past EndTime, 2.9 s in one sample; a cycle clock's
- * rate is only nominal). Times with the top bit set (negative LARGE_INTEGERs) are always
- * outside. With no end to be had the window is open above.
+ * logfile header record's time (the clock's t0) less 60 s to the session's end
+ * (etl_reader_end_ts: EndTime on the session clock, or the latest buffer flush) plus the
+ * session's length, at least 60 s (relogged files have records past EndTime, 2.9 s in one
+ * sample; a cycle clock's rate is only nominal). Times with the top bit set (negative
+ * LARGE_INTEGERs) are always outside. With no end to be had the window is open above.
  */
 void etl_reader_time_window(const etl_reader *r, uint64_t *lo, uint64_t *hi);
+/*
+ * EndTime on the session clock, or 0 where it is not after StartTime (a session not closed
+ * cleanly) or lies far after the last buffer flush (damage: told and counted at open, as
+ * bad_times in etl_reader_stats). The end of a report's window is the later of this and the
+ * last record's time.
+ */
+uint64_t etl_reader_end_ts(const etl_reader *r);
 /*
  * Record iterators opened after this hand out the records whose time lies outside the
  * session window too, flagged ETL_REC_BAD_TS, instead of passing them over (they are

@@ -172,16 +172,6 @@ static void record_problem(etl_iter *it, const etl_buf_ent *b, etl_span data, si
                        data.n - pos);
 }
 
-/* Seconds from the trace start of raw time ts, as "-7205759402.861541" into out[32]. */
-static const char *secs(const etl_reader *r, uint64_t ts, char out[32])
-{
-    int64_t ns = etl_clock_ns(&r->clock, ts);
-    uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
-    snprintf(out, 32, "%s%llu.%06llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000000000u),
-             (unsigned long long)(a % 1000000000u / 1000u));
-    return out;
-}
-
 /*
  * A time outside the session window (etl_reader_time_window), in the record at pos of the
  * cursor's buffer: counted (its buffer once in bad_buffers) and told with the record's offset.
@@ -199,8 +189,8 @@ static void bad_time(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const cha
     etl_reader_problem(it->r, &it->stats, ETL_E_RANGE, at,
                        "buffer %u at offset 0x%llx: record at +0x%zx (%s, %s) has time %s s, outside the session "
                        "(%s s .. %s s from its start); %s",
-                       b->index, (unsigned long long)b->file_off, pos, where, what, secs(it->r, ts, t),
-                       secs(it->r, it->t_lo, lo), secs(it->r, it->t_lo + it->t_span, hi), fate);
+                       b->index, (unsigned long long)b->file_off, pos, where, what, etl_reader_secs(it->r, ts, t),
+                       etl_reader_secs(it->r, it->t_lo, lo), etl_reader_secs(it->r, it->t_lo + it->t_span, hi), fate);
 }
 
 /* What a record is, for a message: its hook, or its header type. */

@@ -285,39 +285,72 @@ static etl_status read_logfile_header_direct(etl_reader *r, etl_diag *diag)
 /* The least slack around the session (etl_reader_time_window), in seconds. */
 #define WINDOW_MIN_SLACK_S 60u
 
+const char *etl_reader_secs(const etl_reader *r, uint64_t ts, char out[32])
+{
+    int64_t ns = etl_clock_ns(&r->clock, ts);
+    uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    snprintf(out, 32, "%s%llu.%06llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000000000u),
+             (unsigned long long)(a % 1000000000u / 1000u));
+    return out;
+}
+
+/* The window's end for a session that ends at end: its length (at least the least slack) on. */
+static __int128 widen(__int128 end, __int128 t0, __int128 slack)
+{
+    return end + (end - t0 > slack ? end - t0 : slack);
+}
+
 /*
  * The session window (container.h, etl_reader_time_window), in 128-bit arithmetic: every
  * field comes from the file. Measured on the samples and synth output (README "Limits"):
- * no record comes near it.
+ * no record comes near it. An EndTime far after the last buffer flush on the session clock
+ * is damage as a record's time is: told, counted, and the flushes end the session.
  */
 static void time_window(etl_reader *r)
 {
     const etl_clock *c = &r->clock;
     const etl_logfile_header *h = &r->hdr;
-    __int128 t0 = c->t0, end = -1;
+    __int128 t0 = c->t0, end = -1, flush = -1;
     r->t_lo = 0;
     r->t_span = UINT64_MAX;
+    r->end_ts = 0;
     if (t0 > INT64_MAX) return; /* the clock's origin itself is damaged: no window to judge by */
+    for (size_t i = 0; i < r->nbufs; i++)
+        if (r->bufs[i].ts >= c->t0 && r->bufs[i].ts <= INT64_MAX && (__int128)r->bufs[i].ts > flush)
+            flush = r->bufs[i].ts;
+    __int128 slack = (__int128)c->ticks_per_sec * WINDOW_MIN_SLACK_S;
     if (h->end_time > h->start_time) {
         end = t0 + (__int128)((unsigned __int128)(h->end_time - h->start_time) * c->ticks_per_sec / 10000000u);
+        if (flush >= t0 && end > widen(flush, t0, slack)) {
+            char e[32], f[32];
+            uint64_t e_ts = end > INT64_MAX ? INT64_MAX : (uint64_t)end;
+            r->stats.bad_times++;
+            r->stats.bad_buffers++;
+            /* EndTime: TRACE_LOGFILE_HEADER +0x10, after the record's 0x20-byte SYSTEM header. */
+            etl_reader_problem(r, &r->stats, ETL_E_RANGE, r->nbufs && r->bufs[0].compressed ? 0 : 0x78,
+                               "logfile header: EndTime is %s s after the start, far after the last buffer flush "
+                               "(%s s); the session ends at that flush",
+                               etl_reader_secs(r, e_ts, e), etl_reader_secs(r, (uint64_t)flush, f));
+            end = flush;
+        } else {
+            r->end_ts = end > INT64_MAX ? INT64_MAX : (uint64_t)end;
+        }
     } else {
-        /* Not closed cleanly: the last flush on the session clock. */
-        for (size_t i = 0; i < r->nbufs; i++)
-            if (r->bufs[i].ts >= c->t0 && r->bufs[i].ts <= INT64_MAX && (__int128)r->bufs[i].ts > end)
-                end = r->bufs[i].ts;
+        end = flush; /* not closed cleanly: the last flush on the session clock */
     }
     /*
      * Below t0 the slack is fixed: no record of the samples comes before the header's, and a
      * trace that convert rewrites (EndTime = its last record) keeps every record it read.
      */
-    __int128 slack = (__int128)c->ticks_per_sec * WINDOW_MIN_SLACK_S;
     __int128 lo = t0 - slack, hi = INT64_MAX;
-    if (end >= t0) hi = end + (end - t0 > slack ? end - t0 : slack);
+    if (end >= t0) hi = widen(end, t0, slack);
     if (lo < 0) lo = 0;
     if (hi > INT64_MAX) hi = INT64_MAX;
     r->t_lo = (uint64_t)lo;
     r->t_span = (uint64_t)(hi - lo);
 }
+
+uint64_t etl_reader_end_ts(const etl_reader *r) { return r->end_ts; }
 
 void etl_reader_time_window(const etl_reader *r, uint64_t *lo, uint64_t *hi)
 {

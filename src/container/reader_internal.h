@@ -42,6 +42,7 @@ struct etl_reader {
     bool uniform;          /* not a compressed log: every buffer has the nominal size */
     etl_stats stats;
     uint64_t t_lo, t_span;  /* the session window [t_lo, t_lo + t_span] (etl_reader_time_window) */
+    uint64_t end_ts;        /* etl_reader_end_ts */
     bool keep_bad_times;    /* record iterators hand out records outside it, flagged */
     pthread_mutex_t diag_mu; /* iterators on several threads report one problem at a time */
     /*
@@ -78,6 +79,9 @@ void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, u
  */
 etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uint8_t *scratch,
                                   size_t cap, etl_span *out, etl_stats *st);
+
+/* Seconds from the trace start of raw time ts, as "-7205759402.861541" into out[32] (for messages). */
+const char *etl_reader_secs(const etl_reader *r, uint64_t ts, char out[32]);
 
 /*
  * The most event data a buffer can hold once decompressed: the session's

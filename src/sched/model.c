@@ -595,13 +595,9 @@ uint32_t etl_sched_see(etl_sched *m, uint32_t tid, uint64_t ts) { return thread_
 
 uint64_t etl_sched_end_ts(const etl_reader *r, uint64_t last_record_ts)
 {
-    const etl_logfile_header *h = etl_reader_header(r);
     const etl_clock *c = etl_reader_clock(r);
     uint64_t end = last_record_ts > c->t0 ? last_record_ts : c->t0;
-    /* EndTime (FILETIME) onto the session clock, when it lies after the last record. */
-    if (h->end_time > c->start_time && c->ticks_per_sec) {
-        unsigned __int128 d = (unsigned __int128)(h->end_time - c->start_time) * c->ticks_per_sec / 10000000u;
-        if (d < (unsigned __int128)(UINT64_MAX - c->t0) && c->t0 + (uint64_t)d > end) end = c->t0 + (uint64_t)d;
-    }
-    return end;
+    /* EndTime on the session clock, when it lies after the last record (not a damaged one: the reader's). */
+    uint64_t e = etl_reader_end_ts(r);
+    return e > end ? e : end;
 }

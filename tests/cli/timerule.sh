@@ -3,7 +3,8 @@
 # compact batch's FirstTimeStamp) set to 0xFF or 0x7F in a 1 s synth trace. Every report exits 3 with a
 # warning naming the record's file offset, keeps the session's window (the undamaged trace's), prints no
 # negative duration; the per-CPU and time-ordered runs and 1 or 2 threads agree; dump still prints the
-# record. Before: "window 0 s .. -7205759402 s" or a 292-year window, exit 0, no warning.
+# record. A damaged EndTime likewise. Before: "window 0 s .. -7205759402 s" or a 292-year window, exit 0, no
+# warning.
 set -u
 etlkit=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -80,6 +81,15 @@ for form in full compact; do
     grep -q "file offset $(hex $at)" "$tmp/err" && ok || bad "$n: dump warns"
   done
 done
+
+# A damaged EndTime (TRACE_LOGFILE_HEADER +0x10, at 0x78): 292 years on, far after the last buffer flush.
+f=$tmp/endtime.etl
+cp "$tmp/clean.etl" "$f"
+poke "$f" $((0x78 + 7)) 177
+run "$etlkit" cpu "$f" > "$tmp/out" 2> "$tmp/err"; check "EndTime: cpu exit" 3 $?
+grep -q "EndTime .* far after the last buffer flush" "$tmp/err" && ok || bad "EndTime: cpu warns: $(head -c 300 "$tmp/err")"
+run "$etlkit" cpu "$tmp/clean.etl" > "$tmp/cpu.clean" 2>/dev/null
+check "EndTime: cpu window" "$(window "$tmp/cpu.clean")" "$(window "$tmp/out")"
 
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -126,19 +126,40 @@ static void test_window(void **state)
     etl_reader *r = open_built(&b, &g);
     uint64_t lo, hi;
     etl_reader_time_window(r, &lo, &hi);
-    /* [t0, EndTime] widened by the session's length, at least 60 s. */
+    /* [t0 - 60 s, EndTime + the session's length, at least 60 s]. */
     assert_int_equal(lo, T0 - 60 * TPS);
     assert_int_equal(hi, T0 + TPS + 60 * TPS);
+    assert_int_equal(etl_reader_end_ts(r), T0 + TPS);
+    assert_int_equal(g.n, 0);
     etl_reader_close(r);
     eb_free(&b.f);
 
     /* EndTime not after StartTime (not closed cleanly): the last buffer flush ends the session. */
     build_cswitch(&b, 0, 0);
     eb_w64(b.f.p + 0x48 + 0x20 + 0x10, 0); /* EndTime */
+    eb_w64(b.f.p + b.f.boff[1] + 0x10, T0 + TPS / 2); /* CPU 0's flush: CPU 1's is the last */
     r = open_built(&b, &g);
     etl_reader_time_window(r, &lo, &hi);
     assert_int_equal(lo, T0 - 60 * TPS);
     assert_int_equal(hi, T0 + TPS + 60 * TPS);
+    assert_int_equal(etl_reader_end_ts(r), 0);
+    assert_int_equal(g.n, 0);
+    assert_false(etl_stats_damaged(etl_reader_stats(r)));
+    etl_reader_close(r);
+    eb_free(&b.f);
+
+    /* An EndTime 292 years on, far after the last flush: damage, told at its offset; the flush ends the session. */
+    build_cswitch(&b, 0, 0);
+    b.f.p[0x48 + 0x20 + 0x10 + 7] = 0x7F;
+    r = open_built(&b, &g);
+    etl_reader_time_window(r, &lo, &hi);
+    assert_int_equal(hi, T0 + TPS + 60 * TPS);
+    assert_int_equal(etl_reader_end_ts(r), 0);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.off[0], 0x78);
+    assert_non_null(strstr(g.msg[0], "EndTime"));
+    assert_int_equal(etl_reader_stats(r)->bad_times, 1);
+    assert_true(etl_stats_damaged(etl_reader_stats(r)));
     etl_reader_close(r);
     eb_free(&b.f);
 }
