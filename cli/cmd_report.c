@@ -520,7 +520,7 @@ static void sec_utilisation(page *pg)
                 int64_t busy = 0, len = col_len(pg, e);
                 if (total) {
                     for (unsigned c = 0; c < pg->ncpu; c++) add_sat(&busy, cpu_busy(pg, e, c));
-                    len *= pg->ncpu;
+                    len = mul_sat(len, pg->ncpu);
                 } else {
                     busy = cpu_busy(pg, e, r);
                 }
@@ -1763,8 +1763,9 @@ int cmd_report(int argc, char **argv)
     facts fa;
     facts_pass(r, &fa);
     int64_t end_guess = etl_clock_ns(etl_reader_clock(r), etl_sched_end_ts(r, fa.last_ts));
-    int64_t wlen = (a.has_range ? a.v1 : end_guess) - a.v0;
-    int64_t want = wlen > 0 ? (wlen + COLUMNS - 1) / COLUMNS : 1000000;
+    int64_t wend = a.has_range ? a.v1 : end_guess, wlen;
+    if (__builtin_sub_overflow(wend, a.v0, &wlen)) wlen = wend > a.v0 ? INT64_MAX : INT64_MIN;
+    int64_t want = wlen > 0 ? wlen / COLUMNS + (wlen % COLUMNS != 0) : 1000000; /* rounded up, without overflow */
     /* A round length people read in the hover: 1, 2 or 5 times a power of ten, at least 1 us (200..500 columns). */
     int64_t interval = 1000;
     for (int64_t dec = 1000; interval < want && dec <= INT64_MAX / 10; dec *= 10) {

@@ -115,7 +115,7 @@ const char *fmt_fixed(char out[32], int64_t v, unsigned decimals)
 
 const char *fmt_dur(char out[32], int64_t ns)
 {
-    int64_t a = ns < 0 ? -ns : ns;
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns; /* INT64_MIN too, unwrapped */
     size_t n;
     const char *unit;
     /* At most 20 digits, a sign and a point: the unit always fits. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "base/sat.h"
 #include "base/sort.h"
 #include "etlkit/analysis.h"
 
@@ -88,17 +89,19 @@ static const char *proc_name(const etl_sched *m, uint32_t process)
     return p && p->name ? etl_sched_names(m) + p->name : "Unknown";
 }
 
+/* Sums saturate: a damaged trace can make any one of them near the type's limit. */
 static void gather(list *l, const etl_usage *u, uint8_t side, etl_cmp_row *total, int64_t *window)
 {
-    int64_t w = u->o.v1 - u->o.v0;
+    int64_t w;
+    if (__builtin_sub_overflow(u->o.v1, u->o.v0, &w)) w = u->o.v1 > u->o.v0 ? INT64_MAX : INT64_MIN;
     *window = w;
     int64_t v[ETL_CMP_NMETRICS];
     memset(v, 0, sizeof v);
     int64_t busy = 0, wait = 0;
     uint64_t sw = 0;
-    for (size_t c = 0; c < u->ncpus; c++) busy += u->cpus[c].busy_ns;
-    for (unsigned r = 0; r < 64; r++) wait += u->reasons[r].wait_ns;
-    for (size_t i = 0; i < u->nthreads; i++) sw += u->threads[i].switches;
+    for (size_t c = 0; c < u->ncpus; c++) add_sat(&busy, u->cpus[c].busy_ns);
+    for (unsigned r = 0; r < 64; r++) add_sat(&wait, u->reasons[r].wait_ns);
+    for (size_t i = 0; i < u->nthreads; i++) add_sat_u64(&sw, u->threads[i].switches);
     v[ETL_CMP_CPU] = etl_per_second(busy, w);
     v[ETL_CMP_WAIT] = etl_per_second(wait, w);
     v[ETL_CMP_SWITCHES] = per_second_milli(sw, w);
@@ -155,17 +158,17 @@ static int by_scope_name_side(const void *a, const void *b)
     return x->side - y->side;
 }
 
-static int64_t absdiff(const etl_cmp_row *r, unsigned m)
+static uint64_t absdiff(const etl_cmp_row *r, unsigned m)
 {
-    int64_t d = r->after[m] - r->before[m];
-    return d < 0 ? -d : d;
+    int64_t a = r->after[m], b = r->before[m];
+    return a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
 }
 
 static int by_change(const void *a, const void *b)
 {
     const etl_cmp_row *x = a, *y = b;
     unsigned m = x->scope == ETL_CMP_REASON ? ETL_CMP_WAIT : ETL_CMP_CPU;
-    int64_t dx = absdiff(x, m), dy = absdiff(y, m);
+    uint64_t dx = absdiff(x, m), dy = absdiff(y, m);
     if (dx != dy) return dx > dy ? -1 : 1;
     return strcmp(x->name, y->name);
 }
@@ -198,9 +201,9 @@ etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_
         if (e->side) r->in_after = 1;
         else r->in_before = 1;
         if (++inst[e->side] > 1) r->p_exact = 0;
-        v[ETL_CMP_CPU] += e->v[ETL_CMP_CPU];
-        v[ETL_CMP_WAIT] += e->v[ETL_CMP_WAIT];
-        v[ETL_CMP_SWITCHES] += e->v[ETL_CMP_SWITCHES];
+        add_sat(&v[ETL_CMP_CPU], e->v[ETL_CMP_CPU]);
+        add_sat(&v[ETL_CMP_WAIT], e->v[ETL_CMP_WAIT]);
+        add_sat(&v[ETL_CMP_SWITCHES], e->v[ETL_CMP_SWITCHES]);
         for (unsigned m = ETL_CMP_READY_P50; m < ETL_CMP_NMETRICS; m++)
             if (e->v[m] > v[m]) v[m] = e->v[m];
     }
@@ -401,12 +404,13 @@ int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delt
     *delta = 0;
     if (!r) return 0;
     int64_t b = r->before[e->metric], a = r->after[e->metric], d;
+    /* In 128 bits, then saturated: amounts from damaged traces can be near the limits. */
+    __int128 x = (__int128)a - b;
     if (e->relative) {
-        if (b == 0) d = a > 0 ? INT64_MAX : a < 0 ? INT64_MIN : 0;
-        else d = (int64_t)((__int128)(a - b) * 10000 / (b < 0 ? -b : b));
-    } else {
-        d = a - b;
+        if (b == 0) x = a > 0 ? INT64_MAX : a < 0 ? INT64_MIN : 0;
+        else x = x * 10000 / (b < 0 ? -(__int128)b : (__int128)b);
     }
+    d = x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
     *delta = d;
     switch (e->op) {
     case 0: return d > e->threshold;

@@ -91,5 +91,11 @@ grep -q "EndTime .* far after the last buffer flush" "$tmp/err" && ok || bad "En
 run "$etlkit" cpu "$tmp/clean.etl" > "$tmp/cpu.clean" 2>/dev/null
 check "EndTime: cpu window" "$(window "$tmp/cpu.clean")" "$(window "$tmp/out")"
 
+# Windows near the limits of int64 (a --range across it): report sizes its columns without overflowing
+# (UBSan: "9223372036854775807 + 500"), exit 0, nothing from the sanitizers.
+run "$etlkit" report "$tmp/clean.etl" --range 0 9223372036.854775807 -o "$tmp/r.html" --force >/dev/null 2>"$tmp/err"
+check "report --range 0 INT64_MAX exit" 0 $?
+grep -q "runtime error" "$tmp/err" && bad "report --range: $(grep -m1 'runtime error' "$tmp/err")" || ok
+
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
