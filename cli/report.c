@@ -271,7 +271,17 @@ int rep_run_close(rep_run *run)
     run->model = NULL;
     run->src = NULL;
     if (!run->in.reader) return EXIT_OK;
-    return cli_close(&run->in, &run->damage);
+    int rc = cli_close(&run->in, &run->damage);
+    /* The model's damage: no kernel writes these (exit 3, like the container's). */
+    const etl_sched_stats *m = &run->mstats;
+    if (m->repeated_starts && !run->in.quiet)
+        fprintf(stderr, "%s: %s: warning: %llu Thread Starts of threads already started that had not run: the same "
+                "threads, not new ones\n", prog, run->in.path, (unsigned long long)m->repeated_starts);
+    if (m->over_limit && !run->in.quiet)
+        fprintf(stderr, "%s: %s: warning: %llu events left out past the model's limits (%u thread and as many process "
+                "instances, %u MiB of names)\n", prog, run->in.path, (unsigned long long)m->over_limit,
+                ETL_SCHED_MAX_INSTANCES, ETL_SCHED_MAX_NAME_BYTES >> 20);
+    return rc == EXIT_OK && (m->repeated_starts || m->over_limit) ? EXIT_DAMAGED : rc;
 }
 
 const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256])
@@ -342,6 +352,8 @@ static size_t anomalies(const rep_run *run, anomaly *out)
         {(run->skip & 1u << ETL_SCHED_READY) ? NULL : "ready_unmatched", m->ready_unmatched,
          "threads readied but never switched in before the end"},
         {"unknown_threads", m->unknown_threads, "threads seen without a Thread event"},
+        {"repeated_starts", m->repeated_starts, "Thread Starts of threads already started that had not run"},
+        {"over_limit", m->over_limit, "events left out past the model's limits of threads, processes and names"},
     };
     memcpy(out, all, sizeof all);
     return sizeof all / sizeof all[0];
@@ -349,7 +361,7 @@ static size_t anomalies(const rep_run *run, anomaly *out)
 
 void rep_print_anomalies(const rep_run *run, FILE *f)
 {
-    anomaly a[16];
+    anomaly a[32];
     size_t n = anomalies(run, a);
     for (size_t i = 0; i < n; i++)
         if (a[i].key && a[i].v) fprintf(f, "note: %llu %s\n", (unsigned long long)a[i].v, a[i].text);
@@ -369,7 +381,7 @@ void rep_json_begin(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t 
 
 void rep_json_anomalies(const rep_run *run, jw *w)
 {
-    anomaly a[16];
+    anomaly a[32];
     size_t n = anomalies(run, a);
     jw_obj(w, "anomalies");
     for (size_t i = 0; i < n; i++)

@@ -187,7 +187,21 @@ typedef struct etl_sched_stats {
     uint64_t time_backwards;         /* events earlier than the previous one (ignored) */
     uint64_t threads, processes;     /* instances */
     uint64_t unknown_threads;        /* instances made from a switch or ReadyThread alone */
+    /* Damage (the input is not what a kernel writes): */
+    uint64_t repeated_starts;        /* Thread Starts of a thread started, not ended, never switched since it was
+                                        made: the same instance, not a new one */
+    uint64_t over_limit;             /* events of threads or processes past ETL_SCHED_MAX_INSTANCES (their own
+                                        lookups, each: they name no instance) and names past
+                                        ETL_SCHED_MAX_NAME_BYTES (left out) */
 } etl_sched_stats;
+
+/*
+ * What a model keeps, whatever the trace: thread instances and process instances (each
+ * up to this many; a real trace's are a few hundred thousand at most) and the bytes of
+ * their names. Past a limit, what would need more is left out and counted (over_limit).
+ */
+#define ETL_SCHED_MAX_INSTANCES (1u << 20)
+#define ETL_SCHED_MAX_NAME_BYTES (64u << 20)
 
 typedef struct etl_sched etl_sched;
 

@@ -10,7 +10,12 @@
  *   P waiting or absent   R = the last candidate, RT = max(t(R), LSO);
  *   no candidate          RT unknown.
  * Memory: one small record per thread and process instance, a name pool, and
- * one open row per CPU; nothing per event.
+ * one open row per CPU; nothing per event. A hostile trace cannot make more: a
+ * Start of a thread already started that has not run since is that Start again
+ * (repeated_starts), not a new instance (a thread runs before it ends, so its End
+ * cannot have been lost); instances stop at ETL_SCHED_MAX_INSTANCES threads and as
+ * many processes, the name pool at ETL_SCHED_MAX_NAME_BYTES (over_limit counts what
+ * is left out).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +23,7 @@
 #include "etlkit/text.h"
 #include "base/fastmem.h"
 #include "base/idmap.h"
+#include "sched/model_priv.h"
 
 /* Live state of a thread instance, beside its public record. */
 typedef struct mthr {
@@ -32,6 +38,7 @@ typedef struct mthr {
     uint8_t has_in, has_out;
     uint8_t out_state, out_reason, out_mode;
     int8_t out_priority;
+    uint8_t ran;             /* named by a switch (or etl_sched_see) since the instance was made */
 } mthr;
 
 typedef struct mcpu {
@@ -61,6 +68,7 @@ struct etl_sched {
     char *names;
     size_t nnames, capnames;
     uint64_t last_ts;
+    bool restarts_new;       /* every Start of a started thread makes an instance (etl_sched_restarts_new) */
     char scratch[1024];
 };
 
@@ -72,6 +80,10 @@ static inline int64_t ns_of(const etl_sched *m, uint64_t ts) { return etl_clock_
 static uint32_t intern(etl_sched *m, const char *s, size_t n)
 {
     if (n == 0) return 0;
+    if (m->nnames + n + 1 > ETL_SCHED_MAX_NAME_BYTES) {
+        m->st.over_limit++;
+        return 0;
+    }
     if (m->nnames + n + 1 > m->capnames) {
         size_t cap = m->capnames * 2;
         while (cap < m->nnames + n + 1) cap *= 2;
@@ -88,15 +100,37 @@ static uint32_t intern(etl_sched *m, const char *s, size_t n)
     return off;
 }
 
-static uint32_t intern_utf16(etl_sched *m, const etl_kstr *k)
+/*
+ * A field's name now s (n bytes), its old one at cur: the same offset when the name
+ * is the same, the old place when the new name fits in it (each offset belongs to one
+ * field; a shorter name leaves the rest zero, so that its room is still known: every
+ * name but the shared empty one is nonempty), else a new one. A trace renaming a
+ * thread over and over costs no memory.
+ */
+static uint32_t rename_to(etl_sched *m, uint32_t cur, const char *s, size_t n)
+{
+    if (cur && n) {
+        size_t old = strlen(m->names + cur), room = old;
+        if (old == n && memcmp(m->names + cur, s, n) == 0) return cur;
+        while (old && cur + room + 1 < m->nnames && m->names[cur + room + 1] == 0) room++;
+        if (old && n <= room) {
+            memcpy(m->names + cur, s, n);
+            memset(m->names + cur + n, 0, room - n + 1);
+            return cur;
+        }
+    }
+    return intern(m, s, n);
+}
+
+static uint32_t intern_utf16(etl_sched *m, uint32_t cur, const etl_kstr *k)
 {
     if (!k->text.n) return 0;
     etl_utf16_to_utf8(k->text, m->scratch, sizeof m->scratch);
-    return intern(m, m->scratch, strlen(m->scratch));
+    return rename_to(m, cur, m->scratch, strlen(m->scratch));
 }
 
 /* ANSI bytes as Latin-1, the reader's convention for ImageFileName. */
-static uint32_t intern_ansi(etl_sched *m, const etl_kstr *k)
+static uint32_t intern_ansi(etl_sched *m, uint32_t cur, const etl_kstr *k)
 {
     size_t o = 0;
     for (size_t i = 0; i < k->text.n && o + 3 < sizeof m->scratch; i++) {
@@ -108,11 +142,17 @@ static uint32_t intern_ansi(etl_sched *m, const etl_kstr *k)
             m->scratch[o++] = (char)(0x80 | (c & 0x3F));
         }
     }
-    return intern(m, m->scratch, o);
+    return rename_to(m, cur, m->scratch, o);
 }
 
 static uint32_t new_process(etl_sched *m, uint32_t pid, uint64_t ts)
 {
+    if (m->nproc >= ETL_SCHED_MAX_INSTANCES) {
+        /* Left out: the PID names no process from here on (its events count here, each). */
+        m->st.over_limit++;
+        etl_idmap_remove(&m->pid_map, pid);
+        return ETL_SCHED_NONE;
+    }
     if (m->nproc == m->capproc) {
         size_t cap = m->capproc ? m->capproc * 2 : 64;
         etl_sched_process *p = realloc(m->proc, cap * sizeof *p);
@@ -165,6 +205,16 @@ static bool tid_put(etl_sched *m, uint32_t tid, uint32_t i)
 
 static uint32_t new_thread(etl_sched *m, uint32_t tid, uint64_t ts)
 {
+    if (m->nthr >= ETL_SCHED_MAX_INSTANCES) {
+        /* Left out: the TID names no thread from here on (its events count here, each). */
+        m->st.over_limit++;
+        if (tid_get(m, tid) != ETL_IDMAP_EMPTY) {
+            if (tid < m->ndirect) m->direct[tid] = ETL_IDMAP_EMPTY;
+            else etl_idmap_remove(&m->tid_map, tid);
+            m->gen++; /* the CPUs' cached lookups of it no longer hold */
+        }
+        return ETL_SCHED_NONE;
+    }
     if (m->nthr == m->capthr) {
         size_t cap = m->capthr ? m->capthr * 2 : 256;
         etl_sched_thread *t = realloc(m->thr, cap * sizeof *t);
@@ -233,6 +283,7 @@ static void switch_in(etl_sched *m, etl_sched_row *row, uint32_t x, uint64_t t)
     row->new_thread = x;
     if (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE) return;
     mthr *l = live_at(m, x);
+    l->ran = 1;
     uint32_t ncand = l->ncand;
     if (l->has_in && ncand && l->r_ts <= l->in_ts) ncand = 0; /* I_prev < t(R) */
     if (ncand && l->r_ts > t) ncand = 0;                       /* t(R) <= SI, even out of order */
@@ -274,6 +325,7 @@ static void switch_out(etl_sched *m, uint32_t x, const etl_cswitch *e)
 {
     if (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE) return;
     mthr *l = live_at(m, x);
+    l->ran = 1;
     l->has_out = 1;
     l->out_ts = e->ts;
     l->out_known = e->known;
@@ -388,7 +440,12 @@ static void on_ready(etl_sched *m, const etl_sched_event *ev)
     l->r_readier_thread = rthr;
 }
 
-/* Start/DCStart make a new instance unless the current one was only seen, never started. */
+/*
+ * Start/DCStart make a new instance unless the current one was only seen, never started
+ * (or a DCStart restates it). A Start of a thread started, not ended and never switched
+ * since it was made is damage, the same thread (a thread runs before it ends, so no End
+ * was lost): a new instance only once it ran, as a reused TID whose End was lost.
+ */
 static uint32_t start_thread(etl_sched *m, uint32_t tid, uint32_t pid, uint64_t ts, bool dc)
 {
     uint32_t i = tid_get(m, tid);
@@ -396,6 +453,10 @@ static uint32_t start_thread(etl_sched *m, uint32_t tid, uint32_t pid, uint64_t 
         etl_sched_thread *t = &m->thr[i];
         bool same = !t->started || (dc && !t->ended && t->pid == pid);
         if (same) return i;
+        if (!t->ended && !m->restarts_new && !live_at(m, i)->ran) {
+            m->st.repeated_starts++;
+            return i;
+        }
     }
     return new_thread(m, tid, ts);
 }
@@ -420,7 +481,7 @@ static void on_thread(etl_sched *m, const etl_sched_event *ev)
         t->process = p != ETL_IDMAP_EMPTY ? p : new_process(m, th->process_id, ev->ts);
     }
     if (th->known & ETL_THR_PRIORITIES) t->base_priority = th->base_priority;
-    if ((th->known & ETL_THR_NAME) && th->thread_name.text.n) t->name = intern_utf16(m, &th->thread_name);
+    if ((th->known & ETL_THR_NAME) && th->thread_name.text.n) t->name = intern_utf16(m, t->name, &th->thread_name);
     if (ev->hook == ETL_HOOK_THREAD_END) {
         t->ended = 1;
         t->end_ts = ev->ts;
@@ -432,7 +493,7 @@ static void on_set_name(etl_sched *m, const etl_sched_event *ev)
     if (ev->u.set_name.thread_id == 0) return;
     uint32_t i = thread_of(m, ev->u.set_name.thread_id, ev->ts);
     if (i == ETL_SCHED_NONE) return;
-    m->thr[i].name = intern_utf16(m, &ev->u.set_name.thread_name);
+    m->thr[i].name = intern_utf16(m, m->thr[i].name, &ev->u.set_name.thread_name);
 }
 
 static void on_process(etl_sched *m, const etl_sched_event *ev)
@@ -456,10 +517,10 @@ static void on_process(etl_sched *m, const etl_sched_event *ev)
         if (i == ETL_SCHED_NONE) return;
     }
     etl_sched_process *pr = &m->proc[i];
-    if ((p->known & ETL_PROC_IMAGE) && p->image_file_name.text.n) pr->name = intern_ansi(m, &p->image_file_name);
+    if ((p->known & ETL_PROC_IMAGE) && p->image_file_name.text.n) pr->name = intern_ansi(m, pr->name, &p->image_file_name);
     else if ((p->known & ETL_PROC_IMAGE) && !pr->name) pr->name = NAME_EMPTY; /* "", not the unknown process */
     if ((p->known & ETL_PROC_COMMAND_LINE) && p->command_line.text.n)
-        pr->command_line = intern_utf16(m, &p->command_line);
+        pr->command_line = intern_utf16(m, pr->command_line, &p->command_line);
     if (ev->hook == ETL_HOOK_PROCESS_END || ev->hook == ETL_HOOK_PROCESS_DEFUNCT) {
         pr->ended = 1;
         pr->end_ts = ev->ts;
@@ -591,7 +652,14 @@ const char *etl_sched_process_name(const etl_sched *m, uint32_t thread_index)
     return p && p->name ? m->names + p->name : "Unknown";
 }
 
-uint32_t etl_sched_see(etl_sched *m, uint32_t tid, uint64_t ts) { return thread_of(m, tid, ts); }
+uint32_t etl_sched_see(etl_sched *m, uint32_t tid, uint64_t ts)
+{
+    uint32_t i = thread_of(m, tid, ts);
+    if (i < ETL_SCHED_NONE) live_at(m, i)->ran = 1;
+    return i;
+}
+
+void etl_sched_restarts_new(etl_sched *m, bool on) { m->restarts_new = on; }
 
 uint64_t etl_sched_end_ts(const etl_reader *r, uint64_t last_record_ts)
 {

@@ -16,7 +16,11 @@
  * and each worker index maps to the one instance of its TID. A TID that names two
  * instances over the trace (a TID reused after its thread ended) makes a second walk,
  * with the instances' boundaries known, that keys the workers' indices by (TID,
- * instance).
+ * instance). A Start of a thread that has not ended is a new instance only if the
+ * thread ran since it was made (else it is the same Start again): the first model
+ * makes every such Start a boundary, the second walk notes which of the pieces
+ * between boundaries were sighted, and the model is built again from the lifetime
+ * records with those sightings in their places.
  *
  * Positions: the time-ordered source merges on (time, CPU), a CPU's other records
  * before its compact switches of the same time (they are read ahead on their own
@@ -26,7 +30,10 @@
  * (the old one first) breaks the last tie.
  *
  * Memory: per worker one small record per TID; the spool's budget; per CPU its open
- * row and two switches. Nothing per switch.
+ * row and two switches. Nothing per switch. A trace past the model's limits (more
+ * TIDs than ETL_SCHED_MAX_INSTANCES, more than LIFE_LIMIT bytes of lifetime records)
+ * is left to the time-ordered model (ETL_E_UNSUPPORTED), which keeps no copies and
+ * counts what it leaves out.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -40,6 +47,7 @@
 #include "base/ltree.h"
 #include "base/spool.h"
 #include "sched/cpushare.h"
+#include "sched/model_priv.h"
 #include "sched/usage_slice.h"
 
 /* A place in the time-ordered merge: ts, then CPU << 52 | stream << 51 | place << 1 | which. */
@@ -72,6 +80,11 @@ typedef struct lnote {
 
 /* Lifetime records kept in memory before they spill to a temporary file, by default. */
 #define LIFE_BUDGET (4u << 20)
+/*
+ * Lifetime records copied in all, at most (in memory and the file): far more than a trace
+ * within the model's instance limit holds (a few records each). Past it, time order.
+ */
+#define LIFE_LIMIT ((uint64_t)512 << 20)
 
 /* A worker's thread: a TID, or a (TID, instance) of a reused TID in the second walk. */
 typedef struct slot {
@@ -84,9 +97,11 @@ typedef struct slot {
 
 /* A reused TID's instances: inst[0] first, inst[k] from boundary at[k - 1] on. */
 typedef struct reused {
-    pos *at;
+    pos *at;            /* ascending */
     uint32_t *inst;
     size_t n;           /* instances */
+    size_t cap;         /* of at and inst */
+    size_t next;        /* the model's second build: the next boundary to meet */
 } reused;
 
 /*
@@ -122,6 +137,7 @@ typedef struct worker {
     size_t nslots, capslots;
     void *cons;
     uint64_t switches, full, compact, rows, mismatch, broken, undecodable, last_ts;
+    uint64_t life_bytes; /* lifetime records copied */
     etl_stats damage;   /* what this worker's iterators found, beyond the reader's own */
     bool unsupported, oom;
     pthread_t th;
@@ -135,14 +151,16 @@ struct run {
     bool complete_only;
     bool lookahead;
     unsigned bias;
-    bool collect;       /* first walk: note lifetime records and sightings */
+    bool collect;       /* first walk: note lifetime records */
+    bool sight;         /* note each slot's first sighting (first walk; second when restarts) */
     unsigned ncpu;
     pcpu *cpus;
     etl_spool *spool;
     etl_spool_stream *life; /* per CPU: its lifetime records, copied */
     etl_idmap reused_map; /* TID -> index in reused[] (second walk) */
     reused *reused;
-    size_t nreused;
+    size_t nreused, capreused;
+    uint64_t restarts;  /* boundaries at a Start of a thread not ended (the model is built again) */
     worker *w;
     unsigned nw;
     _Atomic uint64_t progress;
@@ -154,6 +172,11 @@ struct run {
 
 static uint32_t new_slot(worker *w, uint32_t tid, uint32_t seg, bool multi)
 {
+    if (w->nslots >= ETL_SCHED_MAX_INSTANCES) {
+        /* More threads than the model keeps: the time-ordered model says which it leaves out. */
+        w->unsupported = true;
+        return ETL_SCHED_NONE;
+    }
     if (w->nslots == w->capslots) {
         size_t cap = w->capslots ? w->capslots * 2 : 1024;
         slot *s = realloc(w->slots, cap * sizeof *s);
@@ -170,12 +193,16 @@ static uint32_t new_slot(worker *w, uint32_t tid, uint32_t seg, bool multi)
     return i;
 }
 
-/* Which of a reused TID's instances a position falls in. */
+/* Which of a reused TID's instances a position falls in: the boundaries at or before it. */
 static uint32_t segment_of(const reused *u, pos p)
 {
-    uint32_t k = 0;
-    while (k + 1 < u->n && !pos_less(p, u->at[k])) k++;
-    return k;
+    size_t lo = 0, hi = u->n - 1; /* at[0 .. n - 2] */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pos_less(p, u->at[mid])) hi = mid;
+        else lo = mid + 1;
+    }
+    return (uint32_t)lo;
 }
 
 /* thread_at's lookup past the cache: the (TID, instance) slot, made on first sight. */
@@ -196,7 +223,7 @@ static uint32_t thread_slot(worker *w, uint32_t tid, uint64_t ts, uint64_t lo)
     if (i == ETL_IDMAP_EMPTY) {
         i = new_slot(w, tid, seg, multi);
         if (i == ETL_SCHED_NONE) {
-            w->oom = true;
+            if (!w->unsupported) w->oom = true;
             return ETL_SCHED_NONE;
         }
     }
@@ -224,7 +251,7 @@ static inline uint32_t thread_at(worker *w, unsigned cpu, uint32_t tid, uint64_t
         seen = w->slots[i].cpu_seen;
     }
     /* A CPU's sightings come in time order: its first one is the only one worth comparing. */
-    if (w->rn->collect && seen != cpu) {
+    if (w->rn->sight && seen != cpu) {
         slot *s = &w->slots[i];
         s->cpu_seen = (uint16_t)cpu;
         if (e->tid == tid) e->cpu = cpu;
@@ -449,8 +476,11 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
     }
     if (kind == ETL_SCHED_READY || kind == ETL_SCHED_SPINLOCK) return; /* not read: rows do not need them */
     /* Thread, SetName, Process: decoded when the model is built (undecodable counted there). */
-    if (rn->collect && !note_life(rn, k->cpu, wk, off, full ? full->data : kr->data, full ? full->size : kr->size))
-        w->oom = true;
+    if (!rn->collect) return;
+    uint32_t size = full ? full->size : kr->size;
+    w->life_bytes += sizeof(lnote) + size;
+    if (w->life_bytes > LIFE_LIMIT / rn->nw) w->unsupported = true; /* no real trace: time order */
+    else if (!note_life(rn, k->cpu, wk, off, full ? full->data : kr->data, size)) w->oom = true;
 }
 
 
@@ -613,35 +643,67 @@ static etl_status add_boundary(run *rn, uint32_t tid, uint32_t before, uint32_t 
 {
     uint32_t u = etl_idmap_get(&rn->reused_map, tid);
     if (u == ETL_IDMAP_EMPTY) {
-        reused *v = realloc(rn->reused, (rn->nreused + 1) * sizeof *v);
-        if (!v) return ETL_E_NOMEM;
-        rn->reused = v;
+        if (rn->nreused == rn->capreused) {
+            size_t cap = rn->capreused ? rn->capreused * 2 : 64;
+            reused *v = realloc(rn->reused, cap * sizeof *v);
+            if (!v) return ETL_E_NOMEM;
+            rn->reused = v;
+            rn->capreused = cap;
+        }
         u = (uint32_t)rn->nreused;
-        v[u] = (reused){NULL, NULL, 1};
-        if (!(v[u].inst = malloc(sizeof *v[u].inst)) || etl_idmap_put(&rn->reused_map, tid, u) != ETL_OK)
-            return ETL_E_NOMEM;
-        rn->nreused++;
-        v[u].inst[0] = before;
+        reused *v = &rn->reused[u];
+        *v = (reused){.n = 1, .cap = 4};
+        v->at = malloc(v->cap * sizeof *v->at);
+        v->inst = malloc(v->cap * sizeof *v->inst);
+        rn->nreused++; /* freed with the others from here */
+        if (!v->at || !v->inst || etl_idmap_put(&rn->reused_map, tid, u) != ETL_OK) return ETL_E_NOMEM;
+        v->inst[0] = before;
     }
     reused *x = &rn->reused[u];
-    pos *at = realloc(x->at, x->n * sizeof *at);
-    if (at) x->at = at;
-    uint32_t *inst = realloc(x->inst, (x->n + 1) * sizeof *inst);
-    if (inst) x->inst = inst;
-    if (!at || !inst) return ETL_E_NOMEM;
+    if (x->n == x->cap) {
+        size_t cap = x->cap * 2;
+        pos *at = realloc(x->at, cap * sizeof *at);
+        if (at) x->at = at;
+        uint32_t *inst = realloc(x->inst, cap * sizeof *inst);
+        if (inst) x->inst = inst;
+        if (!at || !inst) return ETL_E_NOMEM;
+        x->cap = cap;
+    }
     x->at[x->n - 1] = p;
     x->inst[x->n++] = after;
     return ETL_OK;
 }
 
 /*
+ * The model's second build, at a lifetime record at p of tid (push: the record goes
+ * to the model now): each boundary of the first build gets the instance the TID
+ * names from it on, inst[0] the one before.
+ */
+static void rebound(run *rn, etl_sched *m, uint32_t tid, pos p, bool push_done)
+{
+    uint32_t u = etl_idmap_get(&rn->reused_map, tid);
+    if (u == ETL_IDMAP_EMPTY) return;
+    reused *x = &rn->reused[u];
+    if (x->next + 1 >= x->n || pos_less(p, x->at[x->next]) || pos_less(x->at[x->next], p)) return;
+    if (!push_done) {
+        if (x->next == 0) x->inst[0] = etl_sched_thread_of(m, tid);
+        return;
+    }
+    x->inst[++x->next] = etl_sched_thread_of(m, tid);
+}
+
+/*
  * Pushes the lifetime records (every CPU's, merged on position) and the first
  * sightings of every TID into a new model, noting where a TID's instance changes.
+ * The first build makes every Start of a started thread a boundary; the second
+ * (again: after the second walk) has each reused TID's first sighting between
+ * two boundaries in its place, so that the model knows which threads ran before
+ * such a Start, and gives the boundaries the instances it makes.
  */
-static etl_status build_model(run *rn, etl_sched **out, uint64_t *undecodable)
+static etl_status build_model(run *rn, bool again, etl_sched **out, uint64_t *undecodable)
 {
     *out = NULL;
-    /* First sightings over all workers: the earliest of each TID. */
+    /* First sightings over all workers: the earliest of each TID, or (TID, instance) of a reused one. */
     etl_idmap first;
     etl_idmap_init(&first);
     size_t total = 0;
@@ -652,10 +714,11 @@ static etl_status build_model(run *rn, etl_sched **out, uint64_t *undecodable)
     for (unsigned i = 0; st == ETL_OK && i < rn->nw; i++) {
         for (size_t j = 0; j < rn->w[i].nslots; j++) {
             const slot *x = &rn->w[i].slots[j];
-            uint32_t k = etl_idmap_get(&first, x->tid);
+            uint64_t key = x->multi ? (uint64_t)(x->seg + 1) << 32 | x->tid : x->tid;
+            uint32_t k = etl_idmap_get(&first, key);
             if (k == ETL_IDMAP_EMPTY) {
                 s[ns] = (sight){x->first, x->tid};
-                st = etl_idmap_put(&first, x->tid, (uint32_t)ns++);
+                st = etl_idmap_put(&first, key, (uint32_t)ns++);
             } else if (pos_less(x->first, s[k].p)) {
                 s[k].p = x->first;
             }
@@ -671,6 +734,9 @@ static etl_status build_model(run *rn, etl_sched **out, uint64_t *undecodable)
     if (st == ETL_OK && (!h || !etl_ltree_init(&lt, rn->ncpu) ||
                          etl_sched_open(rn->clock, rn->ncpu, &mo, &m) != ETL_OK))
         st = ETL_E_NOMEM;
+    if (st == ETL_OK) etl_sched_restarts_new(m, !again);
+    for (size_t i = 0; again && i < rn->nreused; i++) rn->reused[i].next = 0;
+    for (unsigned c = 0; again && c < rn->ncpu; c++) etl_spool_rewind(&rn->life[c]);
     for (unsigned c = 0; st == ETL_OK && c < rn->ncpu; c++)
         lt.leaf[c] = lhead_load(rn, c, &h[c]) ? (etl_ltree_key){h[c].p.ts, h[c].p.lo}
                                                : (etl_ltree_key){UINT64_MAX, ETL_LTREE_DONE};
@@ -689,10 +755,20 @@ static etl_status build_model(run *rn, etl_sched **out, uint64_t *undecodable)
         etl_sched_event ev;
         if (life_event(&x->rec, &ev)) {
             uint32_t tid = ev.kind == ETL_SCHED_THREAD ? ev.u.thread.thread_id : 0;
-            uint32_t before = tid ? etl_sched_thread_of(m, tid) : ETL_SCHED_NONE;
-            etl_sched_push(m, &ev);
-            uint32_t after = tid ? etl_sched_thread_of(m, tid) : ETL_SCHED_NONE;
-            if (before != ETL_SCHED_NONE && after != before) st = add_boundary(rn, tid, before, after, x->p);
+            if (again && tid) {
+                rebound(rn, m, tid, x->p, false);
+                etl_sched_push(m, &ev);
+                rebound(rn, m, tid, x->p, true);
+            } else {
+                uint32_t before = tid ? etl_sched_thread_of(m, tid) : ETL_SCHED_NONE;
+                etl_sched_push(m, &ev);
+                uint32_t after = tid ? etl_sched_thread_of(m, tid) : ETL_SCHED_NONE;
+                if (before != ETL_SCHED_NONE && after != before) {
+                    const etl_sched_thread *t = etl_sched_thread_at(m, before);
+                    if (t && !t->ended) rn->restarts++;
+                    st = add_boundary(rn, tid, before, after, x->p);
+                }
+            }
         } else {
             ++*undecodable;
         }
@@ -703,6 +779,9 @@ static etl_status build_model(run *rn, etl_sched **out, uint64_t *undecodable)
     free(h);
     etl_ltree_free(&lt);
     free(s);
+    if (st == ETL_OK && etl_spool_error(rn->spool)) st = ETL_E_NOMEM;
+    /* Past a limit the time-ordered model counts what it leaves out, event by event. */
+    if (st == ETL_OK && etl_sched_stats_get(m)->over_limit) st = ETL_E_UNSUPPORTED;
     if (st != ETL_OK) {
         etl_sched_close(m);
         return st;
@@ -818,17 +897,26 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
     rn.life = calloc(rn.ncpu ? rn.ncpu : 1, sizeof *rn.life);
     rn.spool = etl_spool_open(o.spool_budget ? o.spool_budget : LIFE_BUDGET);
     for (unsigned i = 0; rn.life && i < rn.ncpu; i++) etl_spool_stream_init(&rn.life[i], rn.spool);
+    rn.sight = true;
     etl_status st = rn.cpus && rn.life && rn.spool ? walk_all(&rn, o.threads) : ETL_E_NOMEM;
     uint64_t undecodable = 0;
     etl_sched *m = NULL;
-    if (st == ETL_OK) st = build_model(&rn, &m, &undecodable);
+    if (st == ETL_OK) st = build_model(&rn, false, &m, &undecodable);
     if (st == ETL_OK && rn.nreused) {
         /* A reused TID: walk again, each (TID, instance) its own index. */
         workers_free(&rn);
         reset_cpus(&rn);
         rn.collect = false;
+        rn.sight = rn.restarts > 0;
         atomic_store(&rn.progress, 0);
         st = walk_all(&rn, o.threads);
+    }
+    if (st == ETL_OK && rn.restarts) {
+        /* Which Starts of live threads came after the thread ran: the model again, with the sightings. */
+        etl_sched_close(m);
+        m = NULL;
+        undecodable = 0;
+        st = build_model(&rn, true, &m, &undecodable);
     }
     uint64_t last_ts = 0;
     etl_sched_stats ms = {0};
@@ -881,6 +969,8 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
         ms.threads = b->threads;
         ms.processes = b->processes;
         ms.unknown_threads = b->unknown_threads;
+        ms.repeated_starts = b->repeated_starts;
+        ms.over_limit = b->over_limit;
         ss.undecodable += undecodable;
         ss.last_ts = last_ts;
         out->model = m;

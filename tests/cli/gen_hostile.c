@@ -13,10 +13,19 @@
  *   cpus-128.etl       128 CPUs, one tiny buffer each, a 16 MiB session BufferSize (#6)
  *   hold-queue.etl     16 CPUs of compressed 64 KiB records in a compact-switch session,
  *                      no batch ever: convert --cswitch full holds them all (#7)
+ *   tid-reuse.etl      one compressed buffer: one TID started, run and ended 200,000 times
+ *                      (a reused TID's instances were looked up linearly: issue 18 #3)
+ *   storms/            the same in bulk, too many events for every command to read in time:
+ *     start-storm.etl    8 compressed buffers of identical Thread/Start records of one TID,
+ *                        22.4 M (each Start made an instance: issue 18 #4)
+ *     instance-storm.etl 8 compressed buffers of one TID started, run and ended, 4.2 M times
+ *                        (past the model's instance limit: issue 18 #4)
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "etlbuild.h"
 #include "etlkit/compress.h"
 #include "etlkit/kernel.h"
@@ -200,6 +209,80 @@ static void hold_queue(void)
     free(raw);
 }
 
+/* A Thread event of tid in process 4, the short form (v1, PERFINFO64, {ProcessId, ThreadId}): 24 bytes. */
+static size_t thread_rec(uint8_t *out, uint16_t hook, uint32_t tid, uint64_t ts)
+{
+    uint8_t pl[8];
+    eb_w32(pl, 4);
+    eb_w32(pl + 4, tid);
+    eb_rec r;
+    eb_kernel k = {.htype = 0x11, .version_word = 1, .hook = hook, .ts = ts, .payload = pl, .payload_n = sizeof pl};
+    eb_rec_kernel(&r, &k);
+    memcpy(out, r.b, r.n);
+    return r.n;
+}
+
+/* A CSwitch v2 (PERFINFO64, 24 bytes): 40 bytes. old_state 5 is Waiting, 4 Terminated. */
+static size_t cswitch_rec(uint8_t *out, uint32_t new_tid, uint32_t old_tid, uint8_t old_state, uint64_t ts)
+{
+    uint8_t pl[24] = {0};
+    eb_w32(pl, new_tid);
+    eb_w32(pl + 4, old_tid);
+    pl[8] = 8;
+    pl[9] = 8;
+    pl[0x0E] = old_state;
+    eb_rec r;
+    eb_kernel k = {.htype = 0x11, .version_word = 2, .hook = 0x0524, .ts = ts, .payload = pl, .payload_n = sizeof pl};
+    eb_rec_kernel(&r, &k);
+    memcpy(out, r.b, r.n);
+    return r.n;
+}
+
+/* nbuf compressed buffers of CPU 0, each expanding to raw (n bytes), in a session of 64 MiB buffers. */
+static void compressed_file(const char *name, const uint8_t *raw, size_t n, unsigned nbuf)
+{
+    size_t zn;
+    uint8_t *z = compress_all(raw, n, &zn);
+    eb_file f;
+    header(&f, 64u << 20, 1, true, NULL, 0x1000);
+    for (unsigned i = 0; i < nbuf; i++) compressed_buffer(&f, z, zn, n, 0, i + 1);
+    save(name, &f);
+    eb_free(&f);
+    free(z);
+}
+
+/*
+ * One TID (8) started, switched in, switched out terminated and ended, `cycles` times
+ * in a buffer, all at one time (so that every cycle is the same bytes).
+ */
+static size_t reuse_cycles(uint8_t *raw, size_t cycles)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < cycles; i++) {
+        o += thread_rec(raw + o, 0x0501, 8, 2000000);
+        o += cswitch_rec(raw + o, 8, 0, 2, 2000000);
+        o += cswitch_rec(raw + o, 0, 8, 4, 2000000);
+        o += thread_rec(raw + o, 0x0502, 8, 2000000);
+    }
+    return o;
+}
+
+static void tid_storms(void)
+{
+    size_t cap = (64u << 20) - 0x48;
+    uint8_t *raw = malloc(cap);
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/storms", dir);
+    if (!raw || (mkdir(sub, 0777) != 0 && errno != EEXIST)) exit(1);
+    compressed_file("tid-reuse.etl", raw, reuse_cycles(raw, 200000), 1);
+    /* 128 bytes a cycle: 524,287 a buffer, 4.2 M in 8 buffers. */
+    compressed_file("storms/instance-storm.etl", raw, reuse_cycles(raw, cap / 128), 8);
+    size_t o = 0;
+    while (o + 24 <= cap) o += thread_rec(raw + o, 0x0501, 8, 2000000);
+    compressed_file("storms/start-storm.etl", raw, o, 8); /* 22.4 M Starts */
+    free(raw);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -221,5 +304,6 @@ int main(int argc, char **argv)
     bombs();
     cpus_128();
     hold_queue();
+    tid_storms();
     return 0;
 }

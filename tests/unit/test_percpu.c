@@ -517,7 +517,7 @@ static void test_reused_tids(void **state)
         st_tmp(path, sizeof path, "percpu", "r.etl");
         make(&flavours[i], 31 + (unsigned)i, path);
         fold_tids(path, i % 2 ? 7 : 23);
-        assert_true(reused_tids(path) > 5);
+        assert_true(reused_tids(path) >= 5); /* fewer now that a Start of a thread that never ran is no new one */
         bool both = strcmp(flavours[i].format, "both") == 0;
         assert_true(check_trace(path, false, both) != both);
         unlink(path);
