@@ -1,8 +1,14 @@
 /* cmd_spinlocks.c - `etlkit spinlocks`: spin lock contention per lock, caller, pair and AcquireMode (spec §5). */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
 #include "etlkit/reports_extra.h"
+
+/* The rows of each list JSON and CSV give without --top: the output stays a few MB whatever the trace. */
+#define SPIN_LIST_TOP 1000u
+/* rep_args.top before parsing: --top not given. */
+#define TOP_UNSET UINT_MAX
 
 static void help(void)
 {
@@ -22,8 +28,19 @@ static void help(void)
            "                           Windows 8.1 unless given)\n",
            prog);
     rep_help_common();
-    printf("\n--process and --thread select events by their ThreadId.\n"
-           "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n");
+    printf("\n--process and --thread select events by their ThreadId. --top applies to every list: by\n"
+           "default the text shows 20 of each, JSON and CSV %u (the totals are always over every event).\n"
+           "Locks, callers and pairs are kept in %u (lock, caller, AcquireMode) cells: the events of\n"
+           "further ones count in the totals, not per lock (the output says how many).\n"
+           "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n",
+           SPIN_LIST_TOP, ETL_SPIN_MAX_CELLS);
+}
+
+/* The most rows of each list (0: all) a format gives. */
+static unsigned list_top(const rep_args *a)
+{
+    if (a->top != TOP_UNSET) return a->top;
+    return a->format == FMT_TEXT ? 20 : SPIN_LIST_TOP;
 }
 
 typedef struct ctx {
@@ -214,11 +231,18 @@ static void print_json(const rep_args *a, const rep_run *run, const ctx *c, cons
     const etl_spin_group *lists[] = {s->locks, s->callers, s->pairs, s->modes};
     size_t counts[] = {s->nlocks, s->ncallers, s->npairs, s->nmodes};
     static const char *const keys[] = {"locks", "callers", "pairs", "modes"};
+    unsigned top = list_top(a);
     for (unsigned k = 0; k < 4; k++) {
         jw_arr(&w, keys[k]);
-        for (size_t i = 0; i < counts[k] && (!a->top || i < a->top); i++) json_group(&w, NULL, &lists[k][i], k);
+        for (size_t i = 0; i < counts[k] && (!top || i < top); i++) json_group(&w, NULL, &lists[k][i], k);
         jw_arr_end(&w);
     }
+    /* How many each list has: the arrays above hold the first `top` of them. */
+    jw_obj(&w, "groups");
+    for (unsigned k = 0; k < 4; k++) jw_u64(&w, keys[k], counts[k]);
+    if (top) jw_u64(&w, "top", top);
+    else jw_null(&w, "top");
+    jw_obj_end(&w);
     jw_arr(&w, "per_cpu");
     for (size_t i = 0; i < s->ncpus; i++) {
         const etl_spin_cpu *k = &s->cpus[i];
@@ -241,6 +265,7 @@ static void print_json(const rep_args *a, const rep_run *run, const ctx *c, cons
     jw_u64(&w, "release_before_acquire", s->backwards_hold);
     jw_u64(&w, "cells_dropped", s->cells_dropped);
     jw_u64(&w, "values_dropped", s->values_dropped);
+    jw_u64(&w, "distinct_dropped", s->distinct_dropped);
     jw_obj_end(&w);
     jw_obj_end(&w);
     jw_end(&w);
@@ -381,7 +406,7 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
                fmt_fixed(f1, s->total.acq_pct, 4), fmt_fixed(f2, s->total.cont_pct, 4),
                fmt_fixed(f3, s->total.collision_pct / 100, 2), fmt_fixed(b1, s->total.acq_rate, 3));
     printf("Per lock and caller estimates have no bounds: a CPU's sampling counter is shared by all locks.\n");
-    unsigned top = a->top ? a->top : 20;
+    unsigned top = list_top(a) ? list_top(a) : UINT_MAX;
     text_table("Locks", s->locks, s->nlocks, K_LOCKS, top);
     text_table("Callers (release functions)", s->callers, s->ncallers, K_CALLERS, top);
     text_table("Lock and caller pairs", s->pairs, s->npairs, K_PAIRS, top);
@@ -392,9 +417,16 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
     if (s->hold_at_threshold)
         printf("note: %llu events held exactly H cycles (whether the kernel logs > H or >= H is unknown)\n",
                (unsigned long long)s->hold_at_threshold);
-    if (s->cells_dropped || s->values_dropped)
-        printf("note: %llu events not aggregated per lock (too many locks or out of memory), percentiles inexact\n",
-               (unsigned long long)(s->cells_dropped ? s->cells_dropped : s->values_dropped));
+    if (s->cells_dropped)
+        printf("note: %llu events of locks and callers past the limit of %u (lock, caller, AcquireMode) cells are in the "
+               "totals and estimates, not per lock, caller, pair or mode nor in percentiles\n",
+               (unsigned long long)s->cells_dropped, ETL_SPIN_MAX_CELLS);
+    if (s->values_dropped > s->cells_dropped)
+        printf("note: %llu hold and wait values not kept (past %llu, or out of memory): percentiles inexact\n",
+               (unsigned long long)(s->values_dropped - s->cells_dropped), (unsigned long long)s->o.max_values);
+    if (s->distinct_dropped)
+        printf("note: %llu (lock, thread or CPU) pairs past the limit of %u not kept: thread and CPU counts are lower "
+               "bounds\n", (unsigned long long)s->distinct_dropped, ETL_SPIN_MAX_DISTINCT);
     if (c->filtered) printf("note: %llu events of other threads left out\n", (unsigned long long)c->filtered);
     rep_print_anomalies(run, stdout);
 }
@@ -457,8 +489,9 @@ static void print_csv(const rep_args *a, const ctx *c)
     if (s->total.a.events) csv_row(&t, &s->total, K_TOTAL);
     const etl_spin_group *lists[] = {s->locks, s->callers, s->pairs, s->modes};
     size_t counts[] = {s->nlocks, s->ncallers, s->npairs, s->nmodes};
+    unsigned top = list_top(a);
     for (unsigned k = 0; k < 4; k++)
-        for (size_t i = 0; i < counts[k] && (!a->top || i < a->top); i++) csv_row(&t, &lists[k][i], k);
+        for (size_t i = 0; i < counts[k] && (!top || i < top); i++) csv_row(&t, &lists[k][i], k);
     tbl_print_csv(&t, stdout, 0);
     tbl_free(&t);
 }
@@ -507,6 +540,7 @@ int cmd_spinlocks(int argc, char **argv)
     rep_args_init(&a, "spinlocks");
     /* Spin locks need the events and the thread names at their moment: not the switches or readyings. */
     a.skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SWITCH;
+    a.top = TOP_UNSET;
     opts o = {etl_spinlock_info_defaults(), {"default", "default", "default", "default", 0}, 0};
     int pr = rep_parse(&a, argc, argv, help, spin_option, &o);
     if (pr >= 0) return pr;
@@ -534,7 +568,7 @@ int cmd_spinlocks(int argc, char **argv)
     src.any_assumed = strcmp(src.s, "given") || strcmp(src.a, "given") || strcmp(src.m, "given") ||
                       strcmp(src.h, "given");
     etl_spinlocks_options so = {sizeof so, a.v0, a.has_range ? a.v1 : a.v0, params, h->cpu_speed_mhz,
-                                etl_reader_cpu_count(run.in.reader)};
+                                etl_reader_cpu_count(run.in.reader), 0};
     if (etl_spinlocks_init(&c.s, etl_reader_clock(run.in.reader), &so) != ETL_OK) {
         fprintf(stderr, "%s spinlocks: out of memory\n", prog);
         etl_spinlocks_free(&c.s);
@@ -558,6 +592,11 @@ int cmd_spinlocks(int argc, char **argv)
     } else {
         print_text(&a, &run, &c, &src);
     }
+    if (rc == EXIT_OK && a.format != FMT_TEXT && a.top == TOP_UNSET && !a.quiet &&
+        (c.s.nlocks > SPIN_LIST_TOP || c.s.ncallers > SPIN_LIST_TOP || c.s.npairs > SPIN_LIST_TOP))
+        fprintf(stderr, "%s spinlocks: %s: the first %u of %zu locks, %zu callers and %zu pairs listed (the most "
+                "waited on; --top N for more, 0 for all)\n", prog, run.in.path, SPIN_LIST_TOP, c.s.nlocks, c.s.ncallers,
+                c.s.npairs);
     etl_spinlocks_free(&c.s);
     int rc2 = rep_finish(&run, "spinlocks");
     return rc == EXIT_OK ? rc2 : rc;

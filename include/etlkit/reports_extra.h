@@ -15,9 +15,13 @@
  *                to the row's thread (the observed one; the idle thread too).
  *
  * Memory: spin locks keep, per cell, the hold and wait cycles of its events (4
- * bytes each; exact nearest-rank p50/p99 need them all) and one entry per
- * distinct (cell, thread) and (cell, CPU); cells are capped at
- * ETL_SPIN_MAX_CELLS (the events of further cells are counted, not aggregated).
+ * bytes each; exact nearest-rank p50/p99 need them all, up to ETL_SPIN_MAX_VALUES
+ * in all) and one entry per distinct (cell, thread) and (cell, CPU), up to
+ * ETL_SPIN_MAX_DISTINCT. Cells are capped at ETL_SPIN_MAX_CELLS, and so are the
+ * locks, callers and pairs they are made of: the events of a lock or caller that
+ * would need a cell past it are counted in the totals (cells_dropped), not per
+ * lock, caller or pair. So, whatever the trace: about 150 MB for the cells and
+ * their groups, 48 MB for the distinct sets, 256 MiB for the values.
  * PMC keeps sums per thread instance and per CPU, nothing per row.
  */
 #ifndef ETLKIT_REPORTS_EXTRA_H
@@ -43,7 +47,9 @@ typedef enum etl_spin_class {
 
 #define ETL_SPIN_IRQLS 32      /* IRQL 0..30; the last bucket is 31 and above */
 #define ETL_SPIN_MODES 6       /* AcquireMode 0..4 (etl_spinlock_acquire_mode_name); the last bucket: others */
-#define ETL_SPIN_MAX_CELLS (1u << 18)
+#define ETL_SPIN_MAX_CELLS (1u << 16)     /* (lock, caller, AcquireMode) cells */
+#define ETL_SPIN_MAX_DISTINCT (1u << 21)  /* (cell, thread) and (cell, CPU) pairs, for the distinct counts */
+#define ETL_SPIN_MAX_VALUES (1u << 26)    /* hold and wait values kept for the percentiles, by default */
 
 /*
  * Sums over a set of events. w is the event's weight (1, M, A, 1 by class).
@@ -104,6 +110,7 @@ typedef struct etl_spinlocks_options {
     etl_spinlock_info params; /* S, A, M, H; H applies only with has_hold_threshold */
     uint32_t mhz;             /* CpuSpeedInMHz: cycles(W) = |W| ns * MHz / 1000; 0 = unknown */
     unsigned ncpu;            /* the trace's CPU count (NCPU); more are added as events name them */
+    size_t max_values;        /* hold and wait values kept, at most (0: ETL_SPIN_MAX_VALUES) */
 } etl_spinlocks_options;
 
 typedef struct etl_spinlocks {
@@ -118,8 +125,10 @@ typedef struct etl_spinlocks {
     etl_spin_bounds acquisitions, uncontended, contended; /* the true counts in the window */
     uint64_t events;          /* SpinLock events seen, in the window or not */
     uint64_t outside;         /* ... of which outside the window */
-    uint64_t cells_dropped;   /* events of cells past ETL_SPIN_MAX_CELLS (not aggregated) */
-    uint64_t values_dropped;  /* hold/wait values not kept (out of memory): percentiles inexact */
+    uint64_t cells_dropped;   /* events of cells past ETL_SPIN_MAX_CELLS (in the totals, not per lock) */
+    uint64_t values_dropped;  /* hold/wait values not kept (past max_values, out of memory): percentiles inexact */
+    uint64_t distinct_dropped;/* (cell, thread or CPU) pairs past ETL_SPIN_MAX_DISTINCT: thread and CPU counts
+                                 are lower bounds */
     uint64_t hold_at_threshold; /* events held exactly H cycles (">" vs ">=" is unknown) */
     uint64_t backwards_hold;  /* ReleaseTime < AcquireTime (hold taken as 0) */
     struct etl_spinlocks_priv *priv;

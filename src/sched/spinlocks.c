@@ -12,6 +12,12 @@
  * Percentiles are exact nearest ranks over events: each cell keeps its hold
  * (events without interrupts) and wait cycles, 4 bytes each (sched/latency.h),
  * and a group's rank is selected across its cells' sorted vectors.
+ *
+ * Bounds (a trace of a million lock addresses, or of a billion events, costs no
+ * more than these): a lock, caller or pair enters its table only with a cell of
+ * its own, cells stop at ETL_SPIN_MAX_CELLS, the distinct (cell, thread or CPU)
+ * pairs at ETL_SPIN_MAX_DISTINCT, the values at max_values; what does not fit is
+ * counted (cells_dropped, distinct_dropped, values_dropped), the totals stay exact.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +49,7 @@ struct etl_spinlocks_priv {
     size_t ncell, capcell;
     etl_idmap seen;                 /* cell << 33 | what << 32 | value (what 0: tid, 1: cpu) */
     uint32_t *pools[5];             /* tids and cpus of each kind's groups */
+    uint64_t values;                /* hold and wait values kept */
 };
 
 static void sat_add(etl_spin_acc *a, uint64_t *acc, uint64_t v)
@@ -90,6 +97,7 @@ etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const et
     s->clock = clock;
     if (o && o->sz >= sizeof *o) s->o = *o;
     else s->o.params = etl_spinlock_info_defaults();
+    if (!s->o.max_values) s->o.max_values = ETL_SPIN_MAX_VALUES;
     s->priv = calloc(1, sizeof *s->priv);
     if (!s->priv) return ETL_E_NOMEM;
     struct etl_spinlocks_priv *p = s->priv;
@@ -166,19 +174,28 @@ static void acc_merge(etl_spin_acc *d, const etl_spin_acc *x)
     d->saturated |= x->saturated;
 }
 
+/* The event's cell; NULL past the cap (nothing of it added) or out of memory. */
 static cell *cell_of(etl_spinlocks *s, const etl_spinlock *e)
 {
     struct etl_spinlocks_priv *p = s->priv;
-    uint32_t li = tab_get(&p->locks, e->spin_lock_address);
-    uint32_t ci = tab_get(&p->callers, e->caller_address);
-    if (li == UINT32_MAX || ci == UINT32_MAX) return NULL;
-    uint32_t pi = tab_get(&p->pairs, (uint64_t)li << 32 | ci);
-    if (pi == UINT32_MAX) return NULL;
     uint8_t mode = e->acquire_mode & 0x3F;
-    uint64_t key = (uint64_t)pi << 6 | mode;
-    uint32_t k = etl_idmap_get(&p->cell_map, key);
-    if (k != ETL_IDMAP_EMPTY) return &p->cells[k];
+    /* The cell if it exists, looked up without adding its lock, caller or pair. */
+    uint32_t li = etl_idmap_get(&p->locks.map, e->spin_lock_address);
+    uint32_t ci = etl_idmap_get(&p->callers.map, e->caller_address);
+    uint32_t pi = li != ETL_IDMAP_EMPTY && ci != ETL_IDMAP_EMPTY ? etl_idmap_get(&p->pairs.map, (uint64_t)li << 32 | ci)
+                                                                  : ETL_IDMAP_EMPTY;
+    if (pi != ETL_IDMAP_EMPTY) {
+        uint32_t k = etl_idmap_get(&p->cell_map, (uint64_t)pi << 6 | mode);
+        if (k != ETL_IDMAP_EMPTY) return &p->cells[k];
+    }
+    /* A new cell: locks, callers and pairs enter the tables with cells alone, so the cap bounds them too. */
     if (p->ncell >= ETL_SPIN_MAX_CELLS) return NULL;
+    li = tab_get(&p->locks, e->spin_lock_address);
+    ci = tab_get(&p->callers, e->caller_address);
+    if (li == UINT32_MAX || ci == UINT32_MAX) return NULL;
+    pi = tab_get(&p->pairs, (uint64_t)li << 32 | ci);
+    if (pi == UINT32_MAX) return NULL;
+    uint64_t key = (uint64_t)pi << 6 | mode;
     if (p->ncell == p->capcell) {
         size_t cap = p->capcell ? p->capcell * 2 : 64;
         cell *c = realloc(p->cells, cap * sizeof *c);
@@ -196,10 +213,23 @@ static cell *cell_of(etl_spinlocks *s, const etl_spinlock *e)
     return c;
 }
 
-static void seen_put(struct etl_spinlocks_priv *p, uint64_t cellix, unsigned what, uint32_t v)
+static void seen_put(etl_spinlocks *s, uint64_t cellix, unsigned what, uint32_t v)
 {
+    struct etl_spinlocks_priv *p = s->priv;
     uint64_t key = cellix << 33 | (uint64_t)what << 32 | v;
-    if (etl_idmap_get(&p->seen, key) == ETL_IDMAP_EMPTY) etl_idmap_put(&p->seen, key, 0);
+    if (etl_idmap_get(&p->seen, key) != ETL_IDMAP_EMPTY) return;
+    if (p->seen.count >= ETL_SPIN_MAX_DISTINCT || etl_idmap_put(&p->seen, key, 0) != ETL_OK) s->distinct_dropped++;
+}
+
+/* One value into a cell's vector, within the budget. */
+static void value_put(etl_spinlocks *s, lat_vec *v, uint64_t x)
+{
+    struct etl_spinlocks_priv *p = s->priv;
+    if (p->values >= s->o.max_values || !lat_push(v, x)) {
+        s->values_dropped++;
+        return;
+    }
+    p->values++;
 }
 
 void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev)
@@ -243,8 +273,8 @@ void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev)
         }
     }
     acc_add(&s->total.a, e, c, w, hold);
-    seen_put(p, TOTAL_CELL, 0, e->thread_id);
-    seen_put(p, TOTAL_CELL, 1, ev->cpu);
+    seen_put(s, TOTAL_CELL, 0, e->thread_id);
+    seen_put(s, TOTAL_CELL, 1, ev->cpu);
     cell *x = cell_of(s, e);
     if (!x) {
         s->cells_dropped++;
@@ -252,10 +282,10 @@ void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev)
         return;
     }
     acc_add(&x->a, e, c, w, hold);
-    if (!e->interrupt_count && !lat_push(&x->hold, hold)) s->values_dropped++;
-    if (!lat_push(&x->wait, e->wait_time_in_cycles)) s->values_dropped++;
-    seen_put(p, (uint64_t)(x - p->cells), 0, e->thread_id);
-    seen_put(p, (uint64_t)(x - p->cells), 1, ev->cpu);
+    if (!e->interrupt_count) value_put(s, &x->hold, hold);
+    value_put(s, &x->wait, e->wait_time_in_cycles);
+    seen_put(s, (uint64_t)(x - p->cells), 0, e->thread_id);
+    seen_put(s, (uint64_t)(x - p->cells), 1, ev->cpu);
 }
 
 /* ---- finish ---------------------------------------------------------------------------- */

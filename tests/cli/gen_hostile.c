@@ -20,6 +20,7 @@
  *                        22.4 M (each Start made an instance: issue 18 #4)
  *     instance-storm.etl 8 compressed buffers of one TID started, run and ended, 4.2 M times
  *                        (past the model's instance limit: issue 18 #4)
+ *   spin-locks.etl     1,048,576 SpinLock events, each of its own lock address (issue 18 #7)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -283,6 +284,49 @@ static void tid_storms(void)
     free(raw);
 }
 
+/* 2^20 SpinLock events (PERFINFO64 v2, x64) at one time, lock addresses all different, the rest alike. */
+static void spin_locks(void)
+{
+    size_t n = 1u << 20, per = 0;
+    uint8_t *raw = malloc(64u << 20);
+    if (!raw) exit(1);
+    eb_file f;
+    header(&f, 64u << 20, 1, true, NULL, 0x1000);
+    uint64_t seq = 1;
+    for (size_t i = 0; i < n; i++) {
+        etl_spinlock l;
+        memset(&l, 0, sizeof l);
+        l.spin_lock_address = 0xffff800000000000ull + (uint64_t)i * 64;
+        l.caller_address = 0xfffff80000100000ull;
+        l.acquire_time = 1000;
+        l.release_time = 1100;
+        l.wait_time_in_cycles = 50;
+        l.spin_count = 1;
+        l.thread_id = 8;
+        l.irql = 2;
+        l.has_reserved = true;
+        uint8_t pl[64];
+        size_t len;
+        if (etl_spinlock_encode(&l, 8, pl, sizeof pl, &len) != ETL_OK) exit(1);
+        eb_rec r;
+        eb_kernel k = {.htype = 0x11, .version_word = 2, .hook = 0x0529, .ts = 2000000, .payload = pl,
+                       .payload_n = len};
+        eb_rec_kernel(&r, &k);
+        memcpy(raw + per, r.b, r.n);
+        per += (r.n + 7) & ~(size_t)7;
+        if (per + 128 > (16u << 20) || i + 1 == n) { /* 16 MiB buffers */
+            size_t zn;
+            uint8_t *z = compress_all(raw, per, &zn);
+            compressed_buffer(&f, z, zn, per, 0, seq++);
+            free(z);
+            per = 0;
+        }
+    }
+    save("spin-locks.etl", &f);
+    eb_free(&f);
+    free(raw);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -305,5 +349,6 @@ int main(int argc, char **argv)
     cpus_128();
     hold_queue();
     tid_storms();
+    spin_locks();
     return 0;
 }

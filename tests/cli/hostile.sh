@@ -5,7 +5,8 @@
 #  2. The crafted traces that were quadratic cost no more than their benign twins of the same shape.
 #  3. Every way convert can fail or refuse leaves every file it did not create as it was.
 #  4. The model's state is bounded by what a trace can mean, not by its decompressed bytes (issue 18): Start
-#     storms are damage (exit 3), instances stop at a limit (exit 3), whatever the file expands to.
+#     storms are damage (exit 3), instances stop at a limit (exit 3), whatever the file expands to; spin lock
+#     cells stop at theirs, and so does what spinlocks --json lists.
 # Never touches a real device node: device outputs are a symbolic link in the temporary directory.
 set -u
 etlkit=$1; gen=$2; samples=$3; mode=${4:-plain}
@@ -113,6 +114,16 @@ for c in cpu pmc waits; do
 done
 "$etlkit" cpu --json --top 1 "$tmp/storms/instance-storm.etl" >"$tmp/out" 2>/dev/null
 expect "instance-storm: as many instances as the limit" grep -q '"processes":\[{"pid":4,[^}]*"threads":1048576}' "$tmp/out"
+# A million spin lock addresses cost the cell limit (65,536), what is past it is counted and said, the totals
+# stay exact, and JSON lists the 1000 most waited on of each kind unless --top says otherwise.
+bounded 30 "$etlkit" spinlocks --json "$tmp/spin-locks.etl" >"$tmp/out" 2>"$tmp/err"; check "spinlocks --json spin-locks" 0 $?
+expect "spin-locks: JSON bounded" [ "$(wc -c < "$tmp/out")" -lt 4000000 ]
+expect "spin-locks: every event in the total" grep -q '"total":{"events":1048576,' "$tmp/out"
+expect "spin-locks: past the limit counted" grep -q '"cells_dropped":983040,' "$tmp/out"
+expect "spin-locks: the lists' lengths" grep -q '"groups":{"locks":65536,"callers":1,"pairs":65536,"modes":1,"top":1000}' "$tmp/out"
+expect "spin-locks: the cut said" grep -q "the first 1000 of 65536 locks, 1 callers and 65536 pairs listed" "$tmp/err"
+bounded 30 "$etlkit" spinlocks "$tmp/spin-locks.etl" >"$tmp/out" 2>/dev/null
+expect "spin-locks: text says what is not per lock" grep -q "note: 983040 events of locks and callers past the limit of 65536" "$tmp/out"
 
 # --- 3. convert never loses a file it did not create -------------------------------------------
 # snap DIR: names, types, modes, sizes, link targets and checksums of everything in DIR.

@@ -66,7 +66,7 @@ static void read_back(const char *path, const etl_spinlock_info *params, int64_t
     etl_sched_options mo = {sizeof mo, etl_pmc_add, &res->p, false, NULL};
     assert_int_equal(etl_sched_open(etl_reader_clock(res->r), etl_reader_cpu_count(res->r), &mo, &res->m), ETL_OK);
     etl_spinlocks_options so = {sizeof so, v0, v1, *params, etl_reader_header(res->r)->cpu_speed_mhz,
-                                etl_reader_cpu_count(res->r)};
+                                etl_reader_cpu_count(res->r), 0};
     assert_int_equal(etl_spinlocks_init(&res->s, etl_reader_clock(res->r), &so), ETL_OK);
     etl_pmc_options p = *po;
     p.v0 = v0;

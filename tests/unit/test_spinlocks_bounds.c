@@ -1,0 +1,120 @@
+/*
+ * test_spinlocks_bounds.c - spin lock aggregates cost what their caps allow, whatever
+ * the trace (issue 18 #7): a million lock addresses make ETL_SPIN_MAX_CELLS cells and
+ * as many locks and pairs, no more (the rest counted in cells_dropped, the totals and
+ * bounds exact); the distinct (cell, thread) pairs stop at ETL_SPIN_MAX_DISTINCT and
+ * the hold and wait values at max_values, each counted.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "etlkit/reports_extra.h"
+
+static etl_clock clock_10mhz(void)
+{
+    etl_clock c;
+    memset(&c, 0, sizeof c);
+    c.ticks_per_sec = 10000000;
+    return c;
+}
+
+static void init(etl_spinlocks *s, const etl_clock *c, size_t max_values)
+{
+    etl_spinlocks_options o;
+    memset(&o, 0, sizeof o);
+    o.sz = sizeof o;
+    o.params = etl_spinlock_info_defaults();
+    o.params.has_hold_threshold = true;
+    o.mhz = 3000;
+    o.ncpu = 2;
+    o.max_values = max_values;
+    assert_int_equal(etl_spinlocks_init(s, c, &o), ETL_OK);
+}
+
+static void add(etl_spinlocks *s, uint64_t lock, uint32_t tid, uint32_t wait, uint64_t ts)
+{
+    etl_sched_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = ETL_SCHED_SPINLOCK;
+    ev.ts = ts;
+    ev.cpu = (uint16_t)(ts & 1);
+    ev.u.spinlock.spin_lock_address = lock;
+    ev.u.spinlock.caller_address = 0xfffff80000100000ull;
+    ev.u.spinlock.acquire_time = 1000;
+    ev.u.spinlock.release_time = 1100;
+    ev.u.spinlock.wait_time_in_cycles = wait;
+    ev.u.spinlock.spin_count = 1;
+    ev.u.spinlock.thread_id = tid;
+    ev.u.spinlock.irql = 2;
+    etl_spinlocks_add(s, &ev);
+}
+
+/* A million locks: 65,536 of them aggregated, the others counted; the totals over every event. */
+static void test_many_locks(void **state)
+{
+    (void)state;
+    etl_clock c = clock_10mhz();
+    etl_spinlocks s;
+    init(&s, &c, 0);
+    uint32_t n = 1u << 20;
+    for (uint32_t i = 0; i < n; i++) add(&s, 0xffff800000000000ull + (uint64_t)i * 64, 8, 50, i);
+    assert_int_equal(etl_spinlocks_finish(&s, 1000000000), ETL_OK);
+    assert_int_equal(s.nlocks, ETL_SPIN_MAX_CELLS);
+    assert_int_equal(s.npairs, ETL_SPIN_MAX_CELLS);
+    assert_int_equal(s.ncallers, 1);
+    assert_int_equal(s.cells_dropped, n - ETL_SPIN_MAX_CELLS);
+    assert_int_equal(s.total.a.events, n);
+    assert_int_equal(s.total.a.w_wait, (uint64_t)n * 50);
+    assert_int_equal(s.contended.est, n);
+    assert_int_equal(s.locks[0].a.events, 1);
+    assert_int_equal(s.distinct_dropped, 0);
+    etl_spinlocks_free(&s);
+}
+
+/* Values past max_values are not kept (counted); the percentiles are over those kept. */
+static void test_values_budget(void **state)
+{
+    (void)state;
+    etl_clock c = clock_10mhz();
+    etl_spinlocks s;
+    init(&s, &c, 1000);
+    for (uint32_t i = 0; i < 2000; i++) add(&s, 0x1000, 8, i < 500 ? 7 : 9, i);
+    assert_int_equal(etl_spinlocks_finish(&s, 1000000000), ETL_OK);
+    /* Each event keeps a hold and a wait value: the first 500 events fill the budget. */
+    assert_int_equal(s.values_dropped, 1500 * 2);
+    assert_int_equal(s.cells_dropped, 0);
+    assert_int_equal(s.total.a.events, 2000);
+    assert_int_equal(s.locks[0].wait_p99, 7);
+    assert_int_equal(s.locks[0].a.max_wait, 9);
+    etl_spinlocks_free(&s);
+}
+
+/* Distinct threads past ETL_SPIN_MAX_DISTINCT pairs: counted; the counts are lower bounds. */
+static void test_distinct_cap(void **state)
+{
+    (void)state;
+    etl_clock c = clock_10mhz();
+    etl_spinlocks s;
+    init(&s, &c, 0);
+    uint32_t n = ETL_SPIN_MAX_DISTINCT / 2 + 1000;
+    for (uint32_t i = 0; i < n; i++) add(&s, 0x1000, 4 * (i + 1), 50, i);
+    assert_int_equal(etl_spinlocks_finish(&s, 1000000000), ETL_OK);
+    assert_true(s.distinct_dropped > 0);
+    assert_true(s.total.nthreads + s.locks[0].nthreads + 4 <= ETL_SPIN_MAX_DISTINCT);
+    assert_true(s.total.nthreads > ETL_SPIN_MAX_DISTINCT / 2 - 1000);
+    assert_int_equal(s.total.a.events, n);
+    etl_spinlocks_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_many_locks),
+        cmocka_unit_test(test_values_budget),
+        cmocka_unit_test(test_distinct_cap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
