@@ -567,6 +567,8 @@ static void *worker_main(void *arg)
         cpu_walk *k = &ks[w->cpus[i]];
         /* The CPU's last compact switch: nothing follows it, so no successor was lost. */
         while (etl_batch_expand_finish(&k->x, next_sw(k)) == ETL_OK) compact_switch(k, true);
+        /* Its last switch counts toward the trace's end, as in the source (a batch cut short by the file's end). */
+        if (k->saw_compact && k->sw_ts > w->last_ts) w->last_ts = k->sw_ts;
         if (k->saw_full && k->saw_compact) w->unsupported = true; /* the source keeps one form a CPU */
     }
     etl_stats_add(&w->damage, etl_iter_stats(it), etl_reader_stats(rn->r));

@@ -96,9 +96,14 @@ static void count_chain(part *p, const etl_cswitch *sw)
     if (!(sw->known & ETL_CSW_NEW_TID)) p->st.broken_chains++;
 }
 
-/* The head is the switch in ev.u.sw (from a batch), at merge time key. */
-static void head_batch_switch(stream *s, uint64_t key, uint64_t tie)
+/*
+ * The head is the switch in ev.u.sw (from a batch), at merge time key. Its time counts
+ * toward the trace's end like a record's: a batch cut short by the end of the file has
+ * switches after the last record, and every row must lie in the window.
+ */
+static void head_batch_switch(part *p, stream *s, uint64_t key, uint64_t tie)
 {
+    if (s->ev.u.sw.ts > p->st.last_ts) p->st.last_ts = s->ev.u.sw.ts;
     s->ev.kind = ETL_SCHED_SWITCH;
     s->ev.u.sw.cpu = s->cpu;
     s->ev.cpu = s->cpu;
@@ -187,7 +192,7 @@ static void main_fill(part *p, stream *s)
         if (s->expanding) {
             if (etl_batch_expand_next(&s->x, &ev->u.sw) == ETL_OK) {
                 count_chain(p, &ev->u.sw);
-                head_batch_switch(s, s->late_key, tie_of(s->cpu, 0));
+                head_batch_switch(p, s, s->late_key, tie_of(s->cpu, 0));
                 return;
             }
             s->expanding = false;
@@ -199,7 +204,7 @@ static void main_fill(part *p, stream *s)
                 /* Late batches: the CPU's last switch, which has no successor to lose. */
                 if (p->lookahead || s->drained) return;
                 if (etl_batch_expand_finish(&s->x, &ev->u.sw) == ETL_OK) {
-                    head_batch_switch(s, UINT64_MAX, TIE_LAST | tie_of(s->cpu, 0));
+                    head_batch_switch(p, s, UINT64_MAX, TIE_LAST | tie_of(s->cpu, 0));
                     return;
                 }
                 s->drained = true;
@@ -257,7 +262,7 @@ static void ahead_fill(part *p, stream *s)
             if (etl_batch_expand_next(&s->x, sw) == ETL_OK) {
                 count_chain(p, sw);
                 if (sw->ts > s->time) s->time = sw->ts;
-                head_batch_switch(s, s->time, tie_of(s->cpu, TIE_BATCH));
+                head_batch_switch(p, s, s->time, tie_of(s->cpu, TIE_BATCH));
                 return;
             }
             s->expanding = false;
@@ -270,7 +275,7 @@ static void ahead_fill(part *p, stream *s)
                 /* The CPU's last switch: nothing follows it, so no successor was lost. */
                 if (etl_batch_expand_finish(&s->x, sw) == ETL_OK) {
                     if (sw->ts > s->time) s->time = sw->ts;
-                    head_batch_switch(s, s->time, tie_of(s->cpu, TIE_BATCH));
+                    head_batch_switch(p, s, s->time, tie_of(s->cpu, TIE_BATCH));
                     return;
                 }
                 s->drained = true;

@@ -895,11 +895,11 @@ static etl_status finish(etl_usage *u, int64_t end_ns)
     struct etl_usage_priv *p = u->priv;
     usage_window(u, end_ns, &u->o.v0, &u->o.v1);
     /*
-     * A CPU's time that no slice covers is unknown: a CPU of the trace with no switch in it (its
-     * buffers lost, or a file cut short), so that busy + idle + unknown is the window on every CPU.
+     * A CPU's time that no slice covers is unknown: a CPU below the last one seen with no switch
+     * in the window (its buffers lost, or a file cut short), so that busy + idle + unknown is the
+     * window on every CPU listed.
      */
     if (u->ncpus) {
-        if (u->bucket_stride > u->ncpus && !usage_cpu(u, (unsigned)u->bucket_stride - 1)) return ETL_E_NOMEM;
         for (size_t c = 0; c < u->ncpus; c++) {
             etl_usage_cpu *x = &u->cpus[c];
             int64_t seen = x->busy_ns, w = u->o.v1 - u->o.v0;
