@@ -37,8 +37,11 @@ static void json_thread(jw *w, const rep_run *run, const etl_usage_thread *t)
     jw_u64(w, "switches", t->switches);
     jw_u64(w, "voluntary", t->voluntary);
     jw_u64(w, "involuntary", t->involuntary);
-    jw_i64(w, "first_ns", t->first_ns);
-    jw_i64(w, "last_ns", t->last_ns);
+    /* None in the window (a thread seen only outside --range): null, not a -1 that reads as a time. */
+    if (t->first_ns >= 0) jw_i64(w, "first_ns", t->first_ns);
+    else jw_null(w, "first_ns");
+    if (t->last_ns >= 0) jw_i64(w, "last_ns", t->last_ns);
+    else jw_null(w, "last_ns");
     jw_obj_end(w);
 }
 
