@@ -399,6 +399,7 @@ int cmd_pmc(int argc, char **argv)
     }
     if (etl_pmc_finish(&c.p, run.end_ns) != ETL_OK) {
         fprintf(stderr, "%s pmc: out of memory\n", prog);
+        run.told = true;
         rc = EXIT_IO;
     } else if (a.format == FMT_JSON) {
         print_json(&a, &run, &c);

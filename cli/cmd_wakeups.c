@@ -261,6 +261,7 @@ int cmd_wakeups(int argc, char **argv)
     rep_run_go(&run, &a);
     if (etl_wakeups_finish(&c.w) != ETL_OK) {
         fprintf(stderr, "%s wakeups: out of memory\n", prog);
+        run.told = true;
         etl_wakeups_free(&c.w);
         rep_run_close(&run);
         return EXIT_IO;

@@ -178,9 +178,10 @@ int rep_run_percpu(rep_run *run, const rep_args *a, const etl_sched_percpu_consu
     etl_reader *r = run->in.reader;
     cli_progress bar = {0};
     cli_progress_start(&bar, etl_reader_file_size(r));
+    etl_diag d = {0};
     etl_sched_percpu_options o = {.sz = sizeof o, .bias = a->bias, .threads = a->threads,
                                   .complete_only = a->complete_only != 0, .progress = percpu_progress,
-                                  .progress_ctx = &bar};
+                                  .progress_ctx = &bar, .diag = &d};
     etl_sched_percpu_result res;
     /* Its warnings wait: should the trace need the time-ordered run, that run tells them. */
     cli_diag_hold(&run->in);
@@ -189,7 +190,7 @@ int rep_run_percpu(rep_run *run, const rep_args *a, const etl_sched_percpu_consu
     cli_diag_release(&run->in, st != ETL_E_UNSUPPORTED);
     if (st == ETL_E_UNSUPPORTED) return REP_TIME_ORDER;
     if (st != ETL_OK) {
-        fprintf(stderr, "%s %s: out of memory\n", prog, a->cmd);
+        fprintf(stderr, "%s %s: %s\n", prog, a->cmd, d.msg[0] ? d.msg : etl_status_str(st));
         rep_run_close(run);
         return EXIT_IO;
     }
@@ -257,7 +258,8 @@ void rep_run_go(rep_run *run, const rep_args *a)
     cli_progress_end(&bar);
     run->end_ts = etl_sched_end_ts(r, etl_sched_source_stats_get(run->src)->last_ts);
     run->end_ns = etl_clock_ns(etl_reader_clock(r), run->end_ts);
-    etl_sched_finish(run->model, run->end_ts);
+    run->model_failed = etl_sched_finish(run->model, run->end_ts) != ETL_OK;
+    run->cmd = a->cmd;
     etl_sched_source_damage(run->src, &run->damage);
     run->mstats = *etl_sched_stats_get(run->model);
     run->sstats = *etl_sched_source_stats_get(run->src);
@@ -281,6 +283,10 @@ int rep_run_close(rep_run *run)
         fprintf(stderr, "%s: %s: warning: %llu events left out past the model's limits (%u thread and as many process "
                 "instances, %u MiB of names)\n", prog, run->in.path, (unsigned long long)m->over_limit,
                 ETL_SCHED_MAX_INSTANCES, ETL_SCHED_MAX_NAME_BYTES >> 20);
+    if (run->model_failed) {
+        if (!run->told) fprintf(stderr, "%s %s: out of memory: the scheduler model left threads out\n", prog, run->cmd);
+        return EXIT_IO;
+    }
     return rc == EXIT_OK && (m->repeated_starts || m->over_limit) ? EXIT_DAMAGED : rc;
 }
 
@@ -402,6 +408,7 @@ int rep_usage_failed(rep_run *run, etl_usage *u, const char *cmd)
 {
     const etl_diag *d = etl_usage_diag(u);
     fprintf(stderr, "%s %s: %s\n", prog, cmd, d && d->msg[0] ? d->msg : "out of memory");
+    run->told = true;
     etl_usage_free(u);
     rep_run_close(run);
     return EXIT_IO;

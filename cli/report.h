@@ -67,6 +67,9 @@ typedef struct rep_run {
     uint32_t skip;         /* the kinds the source skipped */
     etl_sched_stats mstats;        /* the model's counters, once the run is done */
     etl_sched_source_stats sstats; /* the source's */
+    const char *cmd;       /* for the failure rep_run_close tells */
+    bool model_failed;     /* the model left something out (out of memory): rep_run_close says so, EXIT_IO */
+    bool told;             /* a failure was already said on stderr */
 } rep_run;
 
 /*

@@ -223,6 +223,12 @@ etl_status etl_sched_push(etl_sched *m, const etl_sched_event *ev);
  * closes every CPU's last row (NSO = end) and emits them.
  */
 etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts);
+/*
+ * ETL_E_NOMEM once an allocation of the model failed (a thread, process, name or CPU was
+ * left out without a count): its rows and everything gathered from them are then wrong,
+ * and the aggregations' finish calls fail with it. ETL_OK otherwise. finish returns it too.
+ */
+etl_status etl_sched_status(const etl_sched *m);
 void etl_sched_close(etl_sched *m);
 
 const etl_sched_stats *etl_sched_stats_get(const etl_sched *m);
@@ -297,6 +303,8 @@ typedef struct etl_sched_percpu_options {
     void *progress_ctx;
     /* Bytes of Thread and Process records kept in memory; more spill to a temporary file (0: 4 MiB). */
     size_t spool_budget;
+    /* Filled with why when the run fails (out of memory, or the temporary file's directory and reason). */
+    etl_diag *diag;
 } etl_sched_percpu_options;
 
 typedef struct etl_sched_percpu_result {

@@ -52,6 +52,7 @@ struct etl_sched {
     etl_clock clock;
     etl_sched_options opts;
     etl_sched_stats st;
+    bool oom;                /* an allocation failed: something was left out uncounted (etl_sched_status) */
     mcpu *cpus;
     unsigned ncpu;
     etl_sched_thread *thr;
@@ -89,7 +90,10 @@ static uint32_t intern(etl_sched *m, const char *s, size_t n)
         while (cap < m->nnames + n + 1) cap *= 2;
         if (cap > UINT32_MAX) return 0;
         char *p = realloc(m->names, cap);
-        if (!p) return 0;
+        if (!p) {
+            m->oom = true;
+            return 0;
+        }
         m->names = p;
         m->capnames = cap;
     }
@@ -156,7 +160,10 @@ static uint32_t new_process(etl_sched *m, uint32_t pid, uint64_t ts)
     if (m->nproc == m->capproc) {
         size_t cap = m->capproc ? m->capproc * 2 : 64;
         etl_sched_process *p = realloc(m->proc, cap * sizeof *p);
-        if (!p) return ETL_SCHED_NONE;
+        if (!p) {
+            m->oom = true;
+            return ETL_SCHED_NONE;
+        }
         m->proc = p;
         m->capproc = cap;
     }
@@ -164,7 +171,7 @@ static uint32_t new_process(etl_sched *m, uint32_t pid, uint64_t ts)
     memset(&m->proc[i], 0, sizeof m->proc[i]);
     m->proc[i].pid = pid;
     m->proc[i].start_ts = ts;
-    etl_idmap_put(&m->pid_map, pid, i);
+    if (etl_idmap_put(&m->pid_map, pid, i) != ETL_OK) m->oom = true;
     m->st.processes++;
     return i;
 }
@@ -189,12 +196,19 @@ static inline uint32_t tid_get(const etl_sched *m, uint32_t tid)
 
 static bool tid_put(etl_sched *m, uint32_t tid, uint32_t i)
 {
-    if (tid >= DIRECT_TIDS) return etl_idmap_put(&m->tid_map, tid, i) == ETL_OK;
+    if (tid >= DIRECT_TIDS) {
+        if (etl_idmap_put(&m->tid_map, tid, i) == ETL_OK) return true;
+        m->oom = true;
+        return false;
+    }
     if (tid >= m->ndirect) {
         size_t n = m->ndirect ? m->ndirect : 4096;
         while (n <= tid) n *= 2;
         uint32_t *d = realloc(m->direct, n * sizeof *d);
-        if (!d) return false;
+        if (!d) {
+            m->oom = true;
+            return false;
+        }
         for (size_t k = m->ndirect; k < n; k++) d[k] = ETL_IDMAP_EMPTY;
         m->direct = d;
         m->ndirect = n;
@@ -221,7 +235,10 @@ static uint32_t new_thread(etl_sched *m, uint32_t tid, uint64_t ts)
         if (t) m->thr = t;
         mthr *l = realloc(m->live, cap * sizeof *l);
         if (l) m->live = l;
-        if (!t || !l) return ETL_SCHED_NONE;
+        if (!t || !l) {
+            m->oom = true;
+            return ETL_SCHED_NONE;
+        }
         m->capthr = cap;
     }
     uint32_t i = (uint32_t)m->nthr++;
@@ -252,7 +269,10 @@ static mcpu *cpu_at(etl_sched *m, unsigned c)
     if (c >= m->ncpu) {
         if (c >= 4096) return NULL;
         mcpu *p = realloc(m->cpus, (c + 1u) * sizeof *p);
-        if (!p) return NULL;
+        if (!p) {
+            m->oom = true;
+            return NULL;
+        }
         memset(p + m->ncpu, 0, (c + 1u - m->ncpu) * sizeof *p);
         m->cpus = p;
         m->ncpu = c + 1u;
@@ -593,8 +613,10 @@ etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts)
         if (l->ncand && !(l->has_in && l->r_ts <= l->in_ts)) m->st.ready_unmatched++;
         l->ncand = 0;
     }
-    return ETL_OK;
+    return etl_sched_status(m);
 }
+
+etl_status etl_sched_status(const etl_sched *m) { return m->oom ? ETL_E_NOMEM : ETL_OK; }
 
 void etl_sched_close(etl_sched *m)
 {

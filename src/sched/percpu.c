@@ -45,6 +45,7 @@
 #include "base/fastmem.h"
 #include "base/idmap.h"
 #include "base/ltree.h"
+#include "base/diag.h"
 #include "base/spool.h"
 #include "sched/cpushare.h"
 #include "sched/model_priv.h"
@@ -966,6 +967,14 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
         c->close(c->ctx, w->cons);
         w->cons = NULL;
     }
+    /* A lifetime record the spool lost, or a model that left something out, makes every answer wrong. */
+    if (st != ETL_E_UNSUPPORTED && rn.spool && etl_spool_error(rn.spool)) {
+        etl_diag scratch;
+        st = etl_spool_diag(rn.spool, o.diag ? o.diag : &scratch);
+    } else if (st == ETL_OK && etl_sched_status(m) != ETL_OK) {
+        st = ETL_E_NOMEM;
+    }
+    if (st == ETL_E_NOMEM && o.diag) etl_diag_set(o.diag, st, 0, "out of memory");
     if (st == ETL_OK) {
         const etl_sched_stats *b = etl_sched_stats_get(m);
         ms.threads = b->threads;

@@ -112,6 +112,7 @@ static int by_count_desc(const void *a, const void *b)
 etl_status etl_wakeups_finish(etl_wakeups *w)
 {
     struct etl_wakeups_priv *p = w->priv;
+    if (etl_sched_status(w->model) != ETL_OK) return ETL_E_NOMEM; /* the model lost threads: no answer */
     size_t n = 3;
     for (size_t i = 0; i < p->cap; i++) n += p->by_thread[i] != 0;
     size_t nproc_model = 0;

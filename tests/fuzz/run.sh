@@ -23,10 +23,11 @@ for bin in "$build"/tests/fuzz/fuzz_*; do
     done
   fi
   if [ "$name" = fuzz_reports ]; then
-    # The synthesized fixtures behind an options byte: none, and every option (range, two threads, top, interval).
+    # The synthesized fixtures behind a selector byte: every command with no option, and with every option
+    # (range, two threads, top, interval).
     for s in "$here"/../data/synth-*.etl; do
-      [ -f "$s" ] && { printf '\000'; head -c 131000 "$s"; } > "$corpus/$(basename "$s")"
-      [ -f "$s" ] && { printf '\037'; head -c 131000 "$s"; } > "$corpus/o-$(basename "$s")"
+      [ -f "$s" ] && { printf '\340'; head -c 131000 "$s"; } > "$corpus/$(basename "$s")"
+      [ -f "$s" ] && { printf '\377'; head -c 131000 "$s"; } > "$corpus/o-$(basename "$s")"
     done
   fi
   if [ "$name" = fuzz_reader ] || [ "$name" = fuzz_convert ]; then
