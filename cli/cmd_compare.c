@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "base/sat.h"
 #include "etlkit/analysis.h"
 
 #define MAX_FAIL_IF 32
@@ -47,7 +48,9 @@ static void help(void)
 static int64_t rel(int64_t b, int64_t a)
 {
     if (b == 0) return a == 0 ? 0 : a > 0 ? INT64_MAX : INT64_MIN;
-    return (int64_t)((__int128)(a - b) * 10000 / (b < 0 ? -b : b));
+    __int128 r = ((__int128)a - b) * 10000 / (b < 0 ? -(__int128)b : b);
+    /* INT64_MAX and INT64_MIN say "new": a finite change stops short of them. */
+    return r >= INT64_MAX ? INT64_MAX - 1 : r <= INT64_MIN ? INT64_MIN + 1 : (int64_t)r;
 }
 
 static const char *fmt_rel(char out[32], int64_t b, int64_t a)
@@ -101,7 +104,7 @@ static void json_row(jw *w, const etl_cmp_row *r)
     /* The keys for CPU: before_cpu_ns, after_cpu_ns, delta_ns, delta_pct (ns per second of window). */
     jw_i64(w, "before_cpu_ns", r->before[ETL_CMP_CPU]);
     jw_i64(w, "after_cpu_ns", r->after[ETL_CMP_CPU]);
-    jw_i64(w, "delta_ns", r->after[ETL_CMP_CPU] - r->before[ETL_CMP_CPU]);
+    jw_i64(w, "delta_ns", sub_sat(r->after[ETL_CMP_CPU], r->before[ETL_CMP_CPU]));
     int64_t rr = rel(r->before[ETL_CMP_CPU], r->after[ETL_CMP_CPU]);
     if (rr == INT64_MAX || rr == INT64_MIN) jw_null(w, "delta_pct");
     else jw_fixed(w, "delta_pct", rr, 2);
@@ -226,7 +229,7 @@ static void table(const char *title, const etl_cmp_row *v, size_t n, unsigned to
         const etl_cmp_row *r = &v[i];
         char b[8][32];
         unsigned m = reasons ? ETL_CMP_WAIT : ETL_CMP_CPU;
-        const char *name = r->name[0] ? r->name : "(unnamed)";
+        const char *name = r->name[0] ? r->name : "\"\""; /* an empty image name, as every report shows it */
         char nm[600];
         if (!reasons) {
             size_t k = strlen(r->name);
@@ -238,7 +241,7 @@ static void table(const char *title, const etl_cmp_row *v, size_t n, unsigned to
         row[0] = name;
         row[1] = fmt_dur(b[0], r->before[m]);
         row[2] = fmt_dur(b[1], r->after[m]);
-        row[3] = fmt_delta(b[2], r->after[m] - r->before[m]);
+        row[3] = fmt_delta(b[2], sub_sat(r->after[m], r->before[m]));
         row[4] = fmt_rel(b[3], r->before[m], r->after[m]);
         if (reasons) {
             row[5] = fmt_fixed(b[4], r->before[ETL_CMP_SWITCHES], 3);
@@ -264,17 +267,17 @@ static void print_text(const char *pb, const char *pa, const etl_compare *c, uns
            pa, fmt_dur(b2, c->window_after));
     const etl_cmp_row *t = &c->total;
     printf("\nCPU busy      %s/s -> %s/s  %s (%s)\n", fmt_dur(b1, t->before[ETL_CMP_CPU]),
-           fmt_dur(b2, t->after[ETL_CMP_CPU]), fmt_delta(b3, t->after[ETL_CMP_CPU] - t->before[ETL_CMP_CPU]),
+           fmt_dur(b2, t->after[ETL_CMP_CPU]), fmt_delta(b3, sub_sat(t->after[ETL_CMP_CPU], t->before[ETL_CMP_CPU])),
            fmt_rel(b4, t->before[ETL_CMP_CPU], t->after[ETL_CMP_CPU]));
     printf("Waiting       %s/s -> %s/s  %s (%s)\n", fmt_dur(b1, t->before[ETL_CMP_WAIT]),
-           fmt_dur(b2, t->after[ETL_CMP_WAIT]), fmt_delta(b3, t->after[ETL_CMP_WAIT] - t->before[ETL_CMP_WAIT]),
+           fmt_dur(b2, t->after[ETL_CMP_WAIT]), fmt_delta(b3, sub_sat(t->after[ETL_CMP_WAIT], t->before[ETL_CMP_WAIT])),
            fmt_rel(b4, t->before[ETL_CMP_WAIT], t->after[ETL_CMP_WAIT]));
     printf("Switch-ins    %s/s -> %s/s (%s)\n", fmt_fixed(b1, t->before[ETL_CMP_SWITCHES], 3),
            fmt_fixed(b2, t->after[ETL_CMP_SWITCHES], 3),
            fmt_rel(b4, t->before[ETL_CMP_SWITCHES], t->after[ETL_CMP_SWITCHES]));
     for (unsigned m = ETL_CMP_READY_P50; m <= ETL_CMP_READY_MAX; m++)
         printf("Ready %-7s %s -> %s  %s (%s)\n", etl_cmp_metric_name(m) + 6, fmt_dur(b1, t->before[m]),
-               fmt_dur(b2, t->after[m]), fmt_delta(b3, t->after[m] - t->before[m]), fmt_rel(b4, t->before[m], t->after[m]));
+               fmt_dur(b2, t->after[m]), fmt_delta(b3, sub_sat(t->after[m], t->before[m])), fmt_rel(b4, t->before[m], t->after[m]));
     table("Processes by change of CPU time (per second of window)", c->processes, c->nprocesses, top, 0);
     table("Threads (image/thread name) by change of CPU time", c->threads, c->nthreads, top, 0);
     table("Waits by reason, by change of waiting time (per second of window)", c->reasons, c->nreasons, top, 1);

@@ -1788,6 +1788,7 @@ int cmd_report(int argc, char **argv)
     if (etl_usage_init(&c->u, run.model, &uo) != ETL_OK) {
         fprintf(stderr, "%s report: out of memory\n", prog);
         rep_run_close(&run);
+        free(fa.by_hook);
         free(c);
         if (!to_stdout) fclose(f);
         etl_outfile_discard(&of);
@@ -1798,7 +1799,7 @@ int cmd_report(int argc, char **argv)
     c->have_p = etl_pmc_init(&c->p, run.model, &po) == ETL_OK;
     c->have_s = etl_spinlocks_init(&c->s, etl_reader_clock(r), &so) == ETL_OK;
     /* A section that cannot be computed fails the page: a page without it would say there is none. */
-    const char *failed = c->have_w && c->have_p && c->have_s ? NULL : "out of memory";
+    const char *failed = c->have_w && c->have_p && c->have_s && fa.ok ? NULL : "out of memory";
     rep_run_go(&run, &a);
     if (!failed && etl_usage_finish(&c->u, run.end_ns) != ETL_OK) failed = etl_usage_diag(&c->u)->msg;
     if (!failed && etl_wakeups_finish(&c->w) != ETL_OK) failed = "wake-ups: out of memory";
@@ -1836,6 +1837,7 @@ int cmd_report(int argc, char **argv)
     /* The wait chain of the longest wait: the chain's own passes over the same reader. */
     etl_chain chain;
     memset(&chain, 0, sizeof chain);
+    etl_status chain_st = ETL_OK;
     if (pg.switches && c->u.n_longest_waits && c->u.longest_waits[0].dur_ns > 0) {
         const etl_usage_interval *lw = &c->u.longest_waits[0];
         const etl_sched_thread *st = etl_sched_thread_at(run.model, lw->thread);
@@ -1851,23 +1853,29 @@ int cmd_report(int argc, char **argv)
         pg.chain_from = co.from;
         pg.chain_at = co.at;
         pg.chain_tid = co.tid;
-        if (etl_chain_init(&chain, &co) == ETL_OK) {
-            pg.chain = &chain;
-            if (etl_chain_run(r, &chain, a.bias, &pg.chain_model) != ETL_OK) chain.status = ETL_CHAIN_NO_INTERVAL;
-        }
+        /* Its passes fail only for memory: a page that said "no interval" then would be wrong. */
+        if (etl_chain_init(&chain, &co) != ETL_OK) chain_st = ETL_E_NOMEM;
+        else pg.chain = &chain;
+        if (pg.chain) chain_st = etl_chain_run(r, &chain, a.bias, &pg.chain_model);
     }
 
     etl_status st = ETL_OK;
-    pg.f = f;
-    write_page(&pg);
-    /* A failed write leaves the error flag set and fails again on the flush: errno says why. */
-    int bad = fflush(f) != 0 || ferror(f);
-    int err = errno;
+    int bad = 0, err = 0;
+    if (chain_st == ETL_OK) {
+        pg.f = f;
+        write_page(&pg);
+        /* A failed write leaves the error flag set and fails again on the flush: errno says why. */
+        bad = fflush(f) != 0 || ferror(f);
+        err = errno;
+    }
     if (!to_stdout && fclose(f) != 0 && !bad) {
         bad = 1;
         err = errno;
     }
-    if (bad) {
+    if (chain_st != ETL_OK) {
+        st = chain_st;
+        etl_diag_set(&d, st, UINT64_MAX, "the wait chain: %s", etl_status_str(st));
+    } else if (bad) {
         st = ETL_E_IO;
         etl_diag_set(&d, st, UINT64_MAX, "%s: cannot write the page: %s", to_stdout ? "standard output" : o.out,
                      strerror(err));

@@ -9,6 +9,12 @@ static inline void add_sat(int64_t *acc, int64_t v)
     if (__builtin_add_overflow(*acc, v, acc)) *acc = v > 0 ? INT64_MAX : INT64_MIN;
 }
 
+static inline int64_t sub_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 static inline int64_t mul_sat(int64_t a, int64_t b)
 {
     int64_t r;
