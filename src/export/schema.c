@@ -296,7 +296,7 @@ static const char *const trace_keys =
     "`buffers_lost`, `buffers`, `compressed_buffers`, `bad_buffers`, `bad_records`, `skipped_bytes`, "
     "`truncated_buffers`, `decompress_errors`, `unsupported_buffers`, `first_problem` (when there was one), `switches`, "
     "`full_switches`, `compact_switches`, `duplicates_dropped`, `undecodable`, `late_batches`, `broken_chains`, "
-    "`cswitch_chain_mismatch`, `time_backwards`, `ready_unmatched`, `unknown_threads`, `threads`, `processes`.";
+    "`cswitch_chain_mismatch`, `time_backwards`, `ready_unmatched`, `unknown_threads`, `repeated_starts`, `over_limit`, `threads`, `processes`.";
 
 static void md_cols(FILE *f, const etl_xcolumn *c, unsigned n)
 {

@@ -368,6 +368,8 @@ static void trace_rows(etl_xtab *x, const etl_xtab_end *e)
     kv_u(x, "time_backwards", m->time_backwards);
     kv_u(x, "ready_unmatched", m->ready_unmatched);
     kv_u(x, "unknown_threads", m->unknown_threads);
+    kv_u(x, "repeated_starts", m->repeated_starts);
+    kv_u(x, "over_limit", m->over_limit);
     kv_u(x, "threads", m->threads);
     kv_u(x, "processes", m->processes);
 }

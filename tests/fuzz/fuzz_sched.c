@@ -143,7 +143,8 @@ static void percpu_differential(etl_reader *r, unsigned threads)
         if (res.end_ts != end || res.stats.switches != x->switches || res.stats.rows != x->rows ||
             res.stats.cswitch_chain_mismatch != x->cswitch_chain_mismatch || res.stats.threads != x->threads ||
             res.stats.processes != x->processes || res.stats.unknown_threads != x->unknown_threads ||
-            res.stats.time_backwards != x->time_backwards || memcmp(&res.source, y, sizeof *y) != 0)
+            res.stats.time_backwards != x->time_backwards || res.stats.repeated_starts != x->repeated_starts ||
+            res.stats.over_limit != x->over_limit || memcmp(&res.source, y, sizeof *y) != 0)
             abort();
         if (a.ncpus != b.ncpus || (a.ncpus && memcmp(a.cpus, b.cpus, a.ncpus * sizeof *a.cpus)) || a.nthreads != b.nthreads)
             abort();
