@@ -23,11 +23,16 @@ for bin in "$build"/tests/fuzz/fuzz_*; do
     done
   fi
   if [ "$name" = fuzz_reports ]; then
-    # The synthesized fixtures behind a selector byte: every command with no option, and with every option
-    # (range, two threads, top, interval).
+    # The synthesized fixtures behind a selector byte: each fixture once for every command (one command an
+    # input runs fast; all of them at once is slow), the options (range, two threads, top, interval) varied.
+    i=0
     for s in "$here"/../data/synth-*.etl; do
-      [ -f "$s" ] && { printf '\340'; head -c 131000 "$s"; } > "$corpus/$(basename "$s")"
-      [ -f "$s" ] && { printf '\377'; head -c 131000 "$s"; } > "$corpus/o-$(basename "$s")"
+      [ -f "$s" ] || continue
+      for c in 0 1 2 3 4 5 6; do
+        sel=$(( c * 32 + (i * 7 + c * 3) % 32 ))
+        { printf "\\$(printf '%03o' "$sel")"; head -c 131000 "$s"; } > "$corpus/c$c-$(basename "$s")"
+      done
+      i=$((i + 1))
     done
   fi
   if [ "$name" = fuzz_reader ] || [ "$name" = fuzz_convert ]; then
