@@ -32,12 +32,12 @@ demo: build
 test: deps-test test-unit test-asan fuzz
 
 test-unit:
-	cmake -S . -B $(BUILD)-test -DETLKIT_SHARED_DIR=$(SHARED) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B $(BUILD)-test -DETLKIT_TESTS=ON -DETLKIT_SHARED_DIR=$(SHARED) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD)-test -j$(JOBS)
 	ctest --test-dir $(BUILD)-test --output-on-failure -j$(JOBS)
 
 test-asan:
-	cmake -S . -B $(ASAN_BUILD) -DETLKIT_SANITIZE=ON -DETLKIT_SHARED_DIR=$(SHARED) \
+	cmake -S . -B $(ASAN_BUILD) -DETLKIT_TESTS=ON -DETLKIT_SANITIZE=ON -DETLKIT_SHARED_DIR=$(SHARED) \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
