@@ -8,6 +8,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_LONG_SECONDS ?= 3600
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 SHARED      ?= $(CURDIR)/../shared
+DEMO_TRACE  ?= samples/synth-4cpu-1s.etl
 
 .PHONY: all build demo test test-unit test-asan fuzz fuzz-long bench bench-large bench-read deps deps-test clean
 
@@ -23,13 +24,12 @@ build: deps
 	cmake -S . -B $(BUILD) -DETLKIT_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
 
-# The main job on a trace whose every switch is known: a 2-second 4-CPU machine, synthesized (a second),
-# then who used the CPUs, who waited, and the page to share. The bundled real trace has no context switches.
+# The main job on the bundled synthesized trace (a 1-second 4-CPU machine whose every switch is known; the
+# bundled real trace has no context switches): who used the CPUs, who waited, and the page to share.
 demo: build
-	$(BUILD)/etlkit synth --quiet --force --seed 7 -o $(BUILD)/demo.etl
-	$(BUILD)/etlkit cpu --top 5 $(BUILD)/demo.etl
-	$(BUILD)/etlkit waits --top 3 --longest 3 $(BUILD)/demo.etl
-	$(BUILD)/etlkit report --force $(BUILD)/demo.etl -o $(BUILD)/demo-report.html
+	$(BUILD)/etlkit cpu --top 5 $(DEMO_TRACE)
+	$(BUILD)/etlkit waits --top 3 --longest 3 $(DEMO_TRACE)
+	$(BUILD)/etlkit report --force $(DEMO_TRACE) -o $(BUILD)/demo-report.html
 	@echo "demo: the report is $(CURDIR)/$(BUILD)/demo-report.html (open it in a browser)"
 
 # Everything CI runs: unit + golden + CLI tests, the same under ASan+UBSan, then the fuzzers.
