@@ -284,6 +284,7 @@ static etl_status read_logfile_header_direct(etl_reader *r, etl_diag *diag)
 
 /* The least slack around the session (etl_reader_time_window), in seconds. */
 #define WINDOW_MIN_SLACK_S 60u
+#define WINDOW_END_SLACK_S 5u
 
 const char *etl_reader_secs(const etl_reader *r, uint64_t ts, char out[32])
 {
@@ -343,7 +344,13 @@ static void time_window(etl_reader *r)
      * trace that convert rewrites (EndTime = its last record) keeps every record it read.
      */
     __int128 lo = t0 - slack, hi = INT64_MAX;
-    if (end >= t0) hi = widen(end, t0, slack);
+    /*
+     * Above the end the tolerance is tight, so that a window is never much longer than the
+     * session: 5 s or 1 % of the session, whichever is more (the samples' records reach 2.9 s
+     * past EndTime at most, synth's 7 us).
+     */
+    __int128 tol = (__int128)c->ticks_per_sec * WINDOW_END_SLACK_S;
+    if (end >= t0) hi = end + ((end - t0) / 100 > tol ? (end - t0) / 100 : tol);
     if (lo < 0) lo = 0;
     if (hi > INT64_MAX) hi = INT64_MAX;
     r->t_lo = (uint64_t)lo;

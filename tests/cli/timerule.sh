@@ -97,5 +97,16 @@ run "$etlkit" report "$tmp/clean.etl" --range 0 9223372036.854775807 -o "$tmp/r.
 check "report --range 0 INT64_MAX exit" 0 $?
 grep -q "runtime error" "$tmp/err" && bad "report --range: $(grep -m1 'runtime error' "$tmp/err")" || ok
 
+# A time only 50 s past the end of the 1 s session (not near 2^63): damage too, the window stays the session's
+# (before the tighter rule: "window 0 s .. 50.259 s", a CPU 99 % busy, exit 0).
+cp "$tmp/clean.etl" "$tmp/p50.etl"
+o=$(( $(offset "$tmp/clean.etl" CSwitch 57) + 8 ))
+v=$(od -An -tu8 -j "$o" -N8 "$tmp/p50.etl" | tr -d ' ')
+v=$((v + 50 * 10000000)) # the qpc clock's 10 MHz
+for i in 0 1 2 3 4 5 6 7; do poke "$tmp/p50.etl" $((o + i)) "$(printf '%03o' $(( (v >> (8 * i)) & 255 )))"; done
+run "$etlkit" cpu "$tmp/p50.etl" > "$tmp/out" 2> "$tmp/err"; check "+50 s: cpu exit" 3 $?
+check "+50 s: cpu window" "$(window "$tmp/cpu.clean")" "$(window "$tmp/out")"
+grep -q "$(hex "$((o - 8))")" "$tmp/err" && ok || bad "+50 s: the warning names the record's offset: $(head -c 300 "$tmp/err")"
+
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -5,7 +5,7 @@
  * behaviour, it checks what a user relies on:
  *   - every JSON output parses (jansson) and no "*_ns" number in it is negative;
  *   - in `cpu --json`, each CPU's busy + idle + unknown is the window's length, and the
- *     window is no longer than the session allows (never negative);
+ *     window is never negative;
  *   - every CSV row has the header's column count (RFC 4180 quoting);
  *   - text outputs carry no control byte but newline (names from the trace are escaped).
  * The first byte picks the command and its options (--range, --top, --threads, --interval); the
