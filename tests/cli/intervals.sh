@@ -102,5 +102,9 @@ expect "cpu --range from before the start: from 0" grep -q '"window":{"start_ns"
 expect "cpu --range from before the start: a note" grep -q "note: " "$tmp/err"
 "$etlkit" cpu "$s1" --range -5 -1 >/dev/null 2>"$tmp/err"; check "cpu --range before the start" 64 $?
 
+# An interval as long as int64 allows: one interval, the window's, its end not start + T wrapped negative (review).
+"$etlkit" cpu "$s1" --range 0.5 1 --interval 9223372036.854775s --json >"$tmp/out" 2>"$tmp/err"; check "cpu --interval INT64" 0 $?
+expect "cpu --interval INT64: the window's end" grep -q '"intervals":\[{"start_ns":500000000,"end_ns":1000000000,' "$tmp/out"
+
 echo "intervals.sh: $passes passed, $fails failed" >&2
 [ "$fails" -eq 0 ]
