@@ -385,6 +385,12 @@ int cmd_export(int argc, char **argv)
     }
     if (!fail) {
         rep_run_go(&run, &a);
+        /* The model left threads out: the export would be incomplete, so it is not put in place. */
+        if (run.model_failed) {
+            fail = 1;
+            run.told = true;
+            snprintf(err, sizeof err, "out of memory: the scheduler model left threads out");
+        }
         if (x.tab) {
             etl_xtab_end end = {.reader = run.in.reader,
                                 .path = a.path,

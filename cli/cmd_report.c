@@ -1763,7 +1763,7 @@ int cmd_report(int argc, char **argv)
     facts fa;
     facts_pass(r, &fa);
     int64_t end_guess = etl_clock_ns(etl_reader_clock(r), etl_sched_end_ts(r, fa.last_ts));
-    int64_t wend = a.has_range ? a.v1 : end_guess, wlen;
+    int64_t wend = a.has_range && a.v1 < end_guess ? a.v1 : end_guess, wlen; /* a range past the end is clipped */
     if (__builtin_sub_overflow(wend, a.v0, &wlen)) wlen = wend > a.v0 ? INT64_MAX : INT64_MIN;
     int64_t want = wlen > 0 ? wlen / COLUMNS + (wlen % COLUMNS != 0) : 1000000; /* rounded up, without overflow */
     /* A round length people read in the hover: 1, 2 or 5 times a power of ten, at least 1 us (200..500 columns). */
@@ -1808,8 +1808,10 @@ int cmd_report(int argc, char **argv)
         if (c->s.o.ncpu < etl_sched_cpu_count(run.model)) c->s.o.ncpu = etl_sched_cpu_count(run.model);
         if (etl_spinlocks_finish(&c->s, run.end_ns) != ETL_OK) failed = "spin locks: out of memory";
     }
+    if (!failed && run.model_failed) failed = "out of memory: the scheduler model left threads out";
     if (failed) {
         fprintf(stderr, "%s report: %s\n", prog, failed);
+        run.told = true;
         if (c->have_s) etl_spinlocks_free(&c->s);
         if (c->have_p) etl_pmc_free(&c->p);
         if (c->have_w) etl_wakeups_free(&c->w);

@@ -561,8 +561,10 @@ static void go(rep_run *run, const rep_args *a, const etl_chain *c)
     cli_progress_end(&bar);
     run->end_ts = etl_sched_end_ts(r, etl_sched_source_stats_get(run->src)->last_ts);
     run->end_ns = etl_clock_ns(etl_reader_clock(r), run->end_ts);
+    run->model_failed = etl_sched_status(run->model) != ETL_OK; /* rep_run_close says so, exit 1 */
+    run->cmd = a->cmd;
     if (!early) {
-        etl_sched_finish(run->model, run->end_ts);
+        if (etl_sched_finish(run->model, run->end_ts) != ETL_OK) run->model_failed = true;
         /* The counters of a pass stopped early would be those of part of the trace: only whole passes set them. */
         run->mstats = *etl_sched_stats_get(run->model);
         run->sstats = *etl_sched_source_stats_get(run->src);

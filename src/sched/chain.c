@@ -450,7 +450,7 @@ etl_status etl_chain_end_pass(etl_chain *c)
         uint32_t root = add_node(c, p->best_thread, p->best_tid, p->best_start, p->best_end, 0, UINT32_MAX,
                                  UINT32_MAX);
         if (root == UINT32_MAX || !add_request(c, &p->req, &p->nreq, root)) return ETL_E_NOMEM;
-        etl_idmap_put(&p->first, p->best_thread, 0);
+        if (etl_idmap_put(&p->first, p->best_thread, 0) != ETL_OK) return ETL_E_NOMEM;
         p->phase = 2;
         return ETL_OK;
     }
@@ -467,7 +467,7 @@ etl_status etl_chain_end_pass(etl_chain *c)
         uint32_t t = c->nodes[next[i].node].thread;
         uint32_t head = etl_idmap_get(&p->first, t);
         next[i].next = head == ETL_IDMAP_EMPTY ? UINT32_MAX : head;
-        etl_idmap_put(&p->first, t, (uint32_t)i);
+        if (etl_idmap_put(&p->first, t, (uint32_t)i) != ETL_OK) return ETL_E_NOMEM; /* a request lost */
     }
     if (!nnext) {
         p->phase = 3;
@@ -505,7 +505,8 @@ etl_status etl_chain_run(etl_reader *r, etl_chain *c, int bias, etl_sched **mode
             }
         }
         if (!early) etl_sched_finish(m, etl_sched_end_ts(r, etl_sched_source_stats_get(src)->last_ts));
-        st = etl_chain_end_pass(c);
+        /* A model that left threads out would give a chain with them missing. */
+        st = etl_sched_status(m) != ETL_OK ? ETL_E_NOMEM : etl_chain_end_pass(c);
         etl_sched_source_close(src);
         if (model && (st != ETL_OK || !etl_chain_next_pass(c))) {
             *model = m; /* the last pass: c->model stays valid */
