@@ -405,10 +405,7 @@ int cmd_compare(int argc, char **argv)
         if (r > status && status != EXIT_IO) status = r;
     }
     free(s);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s compare: cannot write the output\n", prog);
-        return EXIT_IO;
-    }
+    if (cli_stdout_done("compare") != EXIT_OK) return EXIT_IO;
     if (status == EXIT_IO || status == EXIT_NOT_ETL) return status;
     return failed ? 1 : status;
 }

@@ -682,10 +682,7 @@ int cmd_waitchain(int argc, char **argv)
     int rc2 = have_run ? rep_run_close(&run) : EXIT_OK;
     etl_chain_free(&c);
     if (rc2 > status) status = rc2;
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s waitchain: cannot write the output\n", prog);
-        return EXIT_IO;
-    }
+    if (cli_stdout_done("waitchain") != EXIT_OK) return EXIT_IO;
     if (status == EXIT_IO || status == EXIT_NOT_ETL) return status;
     return rc != EXIT_OK ? rc : status;
 }

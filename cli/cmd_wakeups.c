@@ -275,9 +275,6 @@ int cmd_wakeups(int argc, char **argv)
     }
     etl_wakeups_free(&c.w);
     rc = rep_run_close(&run);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s wakeups: cannot write the output\n", prog);
-        return EXIT_IO;
-    }
+    if (cli_stdout_done("wakeups") != EXIT_OK) return EXIT_IO;
     return rc;
 }

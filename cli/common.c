@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "common.h"
+#include "out.h"
 #include "base/textsafe.h"
 
 #define DIAG_MAX_LINES 20 /* the size of cli_input.held */
@@ -371,4 +372,14 @@ const char *clock_type_name(uint32_t t)
     case ETL_CLOCK_CPU_CYCLES: return "cpu-cycles";
     default: return "unknown";
     }
+}
+
+int cli_stdout_done(const char *cmd)
+{
+    int lost = tbl_failed();
+    if (fflush(stdout) != 0 || ferror(stdout) || lost) {
+        fprintf(stderr, "%s %s: %s\n", prog, cmd, lost ? "out of memory: a table lost rows" : "cannot write the output");
+        return EXIT_IO;
+    }
+    return EXIT_OK;
 }

@@ -17,6 +17,9 @@ enum {
 
 extern const char *prog;
 
+/* The end of a command's output: EXIT_OK, or EXIT_IO with one line (standard output failed, or a table lost rows). */
+int cli_stdout_done(const char *cmd);
+
 /*
  * A reader opened for a subcommand. Its warnings are kept, the first DIAG_MAX_LINES in
  * file order, and printed together at the end sorted by file offset: the same lines

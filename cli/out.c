@@ -127,13 +127,26 @@ const char *fmt_dur(char out[32], int64_t ns)
     return out;
 }
 
+/* A table that lost a row (out of memory): the command's end says so (tbl_failed), exit 1. */
+static int tbl_oom;
+
+int tbl_failed(void) { return tbl_oom; }
+
 int tbl_init(tbl *t, unsigned ncol, const char *const *head)
 {
     memset(t, 0, sizeof *t);
     t->ncol = ncol;
     t->head = calloc(ncol, sizeof *t->head);
     t->align = calloc(ncol, 1);
-    if (!t->head || !t->align) return -1;
+    if (!t->head || !t->align) {
+        free(t->head);
+        free(t->align);
+        t->head = NULL;
+        t->align = NULL;
+        t->ncol = 0; /* prints nothing, holds nothing */
+        tbl_oom = 1;
+        return -1;
+    }
     for (unsigned c = 0; c < ncol; c++) {
         t->align[c] = head[c][0] == '=' ? TBL_RIGHT : TBL_LEFT;
         t->head[c] = head[c] + (head[c][0] == '=');
@@ -146,13 +159,20 @@ int tbl_row(tbl *t, const char *const *cells)
     if (t->nrow == t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 64;
         char **c = realloc(t->cells, ncap * t->ncol * sizeof *c);
-        if (!c) return -1;
+        if (!c) {
+            tbl_oom = 1;
+            return -1;
+        }
         t->cells = c;
         t->cap = ncap;
     }
     for (unsigned c = 0; c < t->ncol; c++) {
         char *s = strdup(cells[c] ? cells[c] : "");
-        if (!s) return -1;
+        if (!s) { /* the row's cells so far are freed with it */
+            for (unsigned k = 0; k < c; k++) free(t->cells[t->nrow * t->ncol + k]);
+            tbl_oom = 1;
+            return -1;
+        }
         t->cells[t->nrow * t->ncol + c] = s;
     }
     t->nrow++;

@@ -129,10 +129,7 @@ int rep_parse(rep_args *a, int argc, char **argv, void (*help)(void), rep_extra_
 int rep_finish(rep_run *run, const char *cmd)
 {
     int rc = rep_run_close(run);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s %s: cannot write the output\n", prog, cmd);
-        return EXIT_IO;
-    }
+    if (cli_stdout_done(cmd) != EXIT_OK) return EXIT_IO;
     return rc;
 }
 

@@ -347,10 +347,13 @@ static void time_window(etl_reader *r)
     /*
      * Above the end the tolerance is tight, so that a window is never much longer than the
      * session: 5 s or 1 % of the session, whichever is more (the samples' records reach 2.9 s
-     * past EndTime at most, synth's 7 us).
+     * past EndTime at most, synth's 7 us). Not on the CPU-cycle clock: its rate is the header's
+     * nominal CpuSpeedInMHz, so EndTime (a FILETIME) and the records' cycles drift apart by
+     * however far the real rate is from it; there the session's length (60 s at least) is kept.
      */
     __int128 tol = (__int128)c->ticks_per_sec * WINDOW_END_SLACK_S;
-    if (end >= t0) hi = end + ((end - t0) / 100 > tol ? (end - t0) / 100 : tol);
+    if (end >= t0 && c->type == ETL_CLOCK_CPU_CYCLES) hi = widen(end, t0, slack);
+    else if (end >= t0) hi = end + ((end - t0) / 100 > tol ? (end - t0) / 100 : tol);
     if (lo < 0) lo = 0;
     if (hi > INT64_MAX) hi = INT64_MAX;
     r->t_lo = (uint64_t)lo;

@@ -50,6 +50,7 @@ struct etl_spinlocks_priv {
     etl_idmap seen;                 /* cell << 33 | what << 32 | value (what 0: tid, 1: cpu) */
     uint32_t *pools[5];             /* tids and cpus of each kind's groups */
     uint64_t values;                /* hold and wait values kept */
+    bool oom;                       /* an allocation failed: finish fails (a cap is counted, memory is not) */
 };
 
 static void sat_add(etl_spin_acc *a, uint64_t *acc, uint64_t v)
@@ -192,18 +193,18 @@ static cell *cell_of(etl_spinlocks *s, const etl_spinlock *e)
     if (p->ncell >= ETL_SPIN_MAX_CELLS) return NULL;
     li = tab_get(&p->locks, e->spin_lock_address);
     ci = tab_get(&p->callers, e->caller_address);
-    if (li == UINT32_MAX || ci == UINT32_MAX) return NULL;
+    if (li == UINT32_MAX || ci == UINT32_MAX) goto oom;
     pi = tab_get(&p->pairs, (uint64_t)li << 32 | ci);
-    if (pi == UINT32_MAX) return NULL;
+    if (pi == UINT32_MAX) goto oom;
     uint64_t key = (uint64_t)pi << 6 | mode;
     if (p->ncell == p->capcell) {
         size_t cap = p->capcell ? p->capcell * 2 : 64;
         cell *c = realloc(p->cells, cap * sizeof *c);
-        if (!c) return NULL;
+        if (!c) goto oom;
         p->cells = c;
         p->capcell = cap;
     }
-    if (etl_idmap_put(&p->cell_map, key, (uint32_t)p->ncell) != ETL_OK) return NULL;
+    if (etl_idmap_put(&p->cell_map, key, (uint32_t)p->ncell) != ETL_OK) goto oom;
     cell *c = &p->cells[p->ncell++];
     memset(c, 0, sizeof *c);
     c->lock = li;
@@ -211,6 +212,9 @@ static cell *cell_of(etl_spinlocks *s, const etl_spinlock *e)
     c->pair = pi;
     c->mode = mode;
     return c;
+oom:
+    p->oom = true;
+    return NULL;
 }
 
 static void seen_put(etl_spinlocks *s, uint64_t cellix, unsigned what, uint32_t v)
@@ -218,15 +222,20 @@ static void seen_put(etl_spinlocks *s, uint64_t cellix, unsigned what, uint32_t 
     struct etl_spinlocks_priv *p = s->priv;
     uint64_t key = cellix << 33 | (uint64_t)what << 32 | v;
     if (etl_idmap_get(&p->seen, key) != ETL_IDMAP_EMPTY) return;
-    if (p->seen.count >= ETL_SPIN_MAX_DISTINCT || etl_idmap_put(&p->seen, key, 0) != ETL_OK) s->distinct_dropped++;
+    if (p->seen.count >= ETL_SPIN_MAX_DISTINCT) s->distinct_dropped++;
+    else if (etl_idmap_put(&p->seen, key, 0) != ETL_OK) p->oom = true;
 }
 
 /* One value into a cell's vector, within the budget. */
 static void value_put(etl_spinlocks *s, lat_vec *v, uint64_t x)
 {
     struct etl_spinlocks_priv *p = s->priv;
-    if (p->values >= s->o.max_values || !lat_push(v, x)) {
+    if (p->values >= s->o.max_values) {
         s->values_dropped++;
+        return;
+    }
+    if (!lat_push(v, x)) {
+        p->oom = true;
         return;
     }
     p->values++;
@@ -494,7 +503,7 @@ static void bounds(etl_spinlocks *s)
 
 etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns)
 {
-    if (!s->priv) return ETL_E_NOMEM;
+    if (!s->priv || s->priv->oom) return ETL_E_NOMEM;
     struct etl_spinlocks_priv *p = s->priv;
     /* The window clipped to the trace's end, as etl_usage_finish clips it: nothing happens after it. */
     if (s->o.v1 <= s->o.v0 || s->o.v1 > end_ns) s->o.v1 = end_ns;
