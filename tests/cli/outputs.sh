@@ -49,7 +49,8 @@ interrupt() {
     (cd "$d" && exec $dflt "$@") 2>"$tmp/err" &
     pid=$!; i=0
     while [ $i -lt 2000 ] && [ -z "$(left "$d")" ] && kill -0 $pid 2>/dev/null; do sleep 0.01; i=$((i+1)); done
-    [ -n "$(left "$d")" ] || bad "$name: no temporary output appeared"
+    # Still running after 20 s without its temporary: a failure; ended already: the next attempt.
+    [ -n "$(left "$d")" ] || ! kill -0 $pid 2>/dev/null || bad "$name: no temporary output appeared"
     kill -s "$sig" $pid 2>/dev/null
     { wait $pid; rc=$?; } 2>/dev/null # (no "Terminated" from the shell)
     [ "$rc" -ne 0 ] && break
