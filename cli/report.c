@@ -205,9 +205,7 @@ int rep_run_percpu(rep_run *run, const rep_args *a, const etl_sched_percpu_consu
 void rep_run_window(rep_run *run, const rep_args *a)
 {
     int64_t v0 = a->has_range ? a->v0 : 0, v1 = a->has_range ? a->v1 : run->end_ns;
-    /* Nothing happens after the end: a window past it would count time no CPU had (busy + idle < window). */
-    if (v1 > run->end_ns) v1 = run->end_ns;
-    if (v0 > v1) v0 = v1;
+    etl_window_clip(&v0, &v1, run->end_ns);
     run->v0 = v0;
     run->v1 = v1;
     int64_t given;

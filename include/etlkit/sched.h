@@ -229,6 +229,17 @@ etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts);
  * and the aggregations' finish calls fail with it. ETL_OK otherwise. finish returns it too.
  */
 etl_status etl_sched_status(const etl_sched *m);
+
+/*
+ * A report's window [*v0, *v1) on a trace that ends at end_ns (ns from its start): no end
+ * given (v1 <= v0) or one past the trace's end is the end, since nothing happens after it
+ * (busy + idle + unknown = the window on every CPU); a start past the end is the end.
+ */
+static inline void etl_window_clip(int64_t *v0, int64_t *v1, int64_t end_ns)
+{
+    if (*v1 <= *v0 || *v1 > end_ns) *v1 = end_ns;
+    if (*v0 > *v1) *v0 = *v1;
+}
 void etl_sched_close(etl_sched *m);
 
 const etl_sched_stats *etl_sched_stats_get(const etl_sched *m);

@@ -258,9 +258,7 @@ etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns)
 {
     struct etl_pmc_priv *v = p->priv;
     if (!v || (p->model && etl_sched_status(p->model) != ETL_OK)) return ETL_E_NOMEM; /* rows were lost */
-    /* The window clipped to the trace's end, as etl_usage_finish clips it: nothing happens after it. */
-    if (p->o.v1 <= p->o.v0 || p->o.v1 > end_ns) p->o.v1 = end_ns;
-    if (p->o.v0 > p->o.v1) p->o.v0 = p->o.v1;
+    etl_window_clip(&p->o.v0, &p->o.v1, end_ns);
     size_t nt = 0;
     for (size_t i = 0; i < v->cap; i++) nt += v->t[i].slices != 0;
     nt += v->idle.slices != 0;

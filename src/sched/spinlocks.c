@@ -505,9 +505,7 @@ etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns)
 {
     if (!s->priv || s->priv->oom) return ETL_E_NOMEM;
     struct etl_spinlocks_priv *p = s->priv;
-    /* The window clipped to the trace's end, as etl_usage_finish clips it: nothing happens after it. */
-    if (s->o.v1 <= s->o.v0 || s->o.v1 > end_ns) s->o.v1 = end_ns;
-    if (s->o.v0 > s->o.v1) s->o.v0 = s->o.v1;
+    etl_window_clip(&s->o.v0, &s->o.v1, end_ns);
     for (size_t i = 0; i < p->ncell; i++) {
         lat_sort(&p->cells[i].hold);
         lat_sort(&p->cells[i].wait);

@@ -725,19 +725,6 @@ static int by_cpu_desc_process(const void *a, const void *b)
 
 static etl_status finish(etl_usage *u, int64_t end_ns);
 
-/*
- * The window finish settles on: [v0, v1), or [v0, end) for the whole trace, clipped to the
- * trace's end (nothing happens after it, so busy + idle + unknown = the window on every CPU);
- * a window that starts after the end is the empty one at the end.
- */
-static void usage_window(const etl_usage *u, int64_t end_ns, int64_t *v0, int64_t *v1)
-{
-    int64_t a = u->o.v0, b = u->o.v1;
-    if (b <= a || b > end_ns) b = end_ns;
-    if (a > b) a = b;
-    *v0 = a;
-    *v1 = b;
-}
 
 /* ceil((v1 - v0) / len), without overflow; none when no CPU had a slice (a trace without switches). */
 static uint64_t interval_count(const etl_usage *u, int64_t v0, int64_t v1, int64_t len)
@@ -748,8 +735,8 @@ static uint64_t interval_count(const etl_usage *u, int64_t v0, int64_t v1, int64
 
 uint64_t etl_usage_intervals(const etl_usage *u, int64_t end_ns, uint64_t *n, int64_t *window_ns, int64_t *fit_ns)
 {
-    int64_t v0, v1;
-    usage_window(u, end_ns, &v0, &v1);
+    int64_t v0 = u->o.v0, v1 = u->o.v1;
+    etl_window_clip(&v0, &v1, end_ns);
     uint64_t max = etl_usage_max_intervals(u->bucket_stride);
     int64_t len = u->o.interval_ns > 0 ? u->o.interval_ns : 1;
     *n = interval_count(u, v0, v1, len);
@@ -895,7 +882,7 @@ etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
 static etl_status finish(etl_usage *u, int64_t end_ns)
 {
     struct etl_usage_priv *p = u->priv;
-    usage_window(u, end_ns, &u->o.v0, &u->o.v1);
+    etl_window_clip(&u->o.v0, &u->o.v1, end_ns);
     /*
      * A CPU's time that no slice covers is unknown: a CPU below the last one seen with no switch
      * in the window (its buffers lost, or a file cut short), so that busy + idle + unknown is the
