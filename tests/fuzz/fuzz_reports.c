@@ -3,7 +3,8 @@
  * model, each report's aggregation and its text, JSON and CSV writers, run in process as
  * `etlkit <cmd> FILE [--json|--csv]` would run them. Besides crashes, leaks and undefined
  * behaviour, it checks what a user relies on:
- *   - every JSON output parses (jansson) and no "*_ns" number in it is negative;
+ *   - every JSON output parses (jansson) and no "*_ns" number in it is negative (but the times
+ *     of events, which may precede the trace's start);
  *   - in `cpu --json`, each CPU's busy + idle + unknown is the window's length, and the
  *     window is never negative;
  *   - every CSV row has the header's column count (RFC 4180 quoting);
@@ -98,6 +99,20 @@ static int ends_with(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+/*
+ * Times of events (switches' columns) are ns from the logfile header's time and may precede it (the
+ * time rule allows records from 60 s before it, as dump's `ns` says); every other "*_ns" is a
+ * duration or a time in the window, never negative.
+ */
+static int event_time(const char *k)
+{
+    static const char *const times[] = {"switch_in_ns", "next_switch_out_ns", "last_switch_out_ns", "ready_time_ns",
+                                        "old_switch_in_ns"};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+        if (strcmp(k, times[i]) == 0) return 1;
+    return 0;
+}
+
 /* No "*_ns" integer below zero anywhere in the tree (a duration or a time in the window). */
 static void no_negative_ns(const json_t *v, int signed_ok)
 {
@@ -106,7 +121,7 @@ static void no_negative_ns(const json_t *v, int signed_ok)
     size_t i;
     if (json_is_object(v)) {
         json_object_foreach((json_t *)v, k, x) {
-            if (!signed_ok && json_is_number(x) && ends_with(k, "_ns") && json_number_value(x) < 0)
+            if (!signed_ok && json_is_number(x) && ends_with(k, "_ns") && !event_time(k) && json_number_value(x) < 0)
                 fail("a negative *_ns value");
             no_negative_ns(x, signed_ok);
         }
