@@ -312,6 +312,7 @@ static void time_window(etl_reader *r)
     const etl_clock *c = &r->clock;
     const etl_logfile_header *h = &r->hdr;
     __int128 t0 = c->t0, end = -1, flush = -1;
+    bool end_time = false; /* end is an EndTime that agrees with the flushes */
     r->t_lo = 0;
     r->t_span = UINT64_MAX;
     r->end_ts = 0;
@@ -335,6 +336,7 @@ static void time_window(etl_reader *r)
             end = flush;
         } else {
             r->end_ts = end > INT64_MAX ? INT64_MAX : (uint64_t)end;
+            end_time = true;
         }
     } else {
         end = flush; /* not closed cleanly: the last flush on the session clock */
@@ -347,12 +349,13 @@ static void time_window(etl_reader *r)
     /*
      * Above the end the tolerance is tight, so that a window is never much longer than the
      * session: 5 s or 1 % of the session, whichever is more (the samples' records reach 2.9 s
-     * past EndTime at most, synth's 7 us). Not on the CPU-cycle clock: its rate is the header's
-     * nominal CpuSpeedInMHz, so EndTime (a FILETIME) and the records' cycles drift apart by
-     * however far the real rate is from it; there the session's length (60 s at least) is kept.
+     * past EndTime at most, synth's 7 us). Only from a trustworthy EndTime: without one (the
+     * last flush ends the session) and on the CPU-cycle clock, whose rate is the header's
+     * nominal CpuSpeedInMHz (EndTime, a FILETIME, and the records' cycles drift apart by however
+     * far the real rate is from it), the session's length (60 s at least) is kept.
      */
     __int128 tol = (__int128)c->ticks_per_sec * WINDOW_END_SLACK_S;
-    if (end >= t0 && c->type == ETL_CLOCK_CPU_CYCLES) hi = widen(end, t0, slack);
+    if (end >= t0 && (!end_time || c->type == ETL_CLOCK_CPU_CYCLES)) hi = widen(end, t0, slack);
     else if (end >= t0) hi = end + ((end - t0) / 100 > tol ? (end - t0) / 100 : tol);
     if (lo < 0) lo = 0;
     if (hi > INT64_MAX) hi = INT64_MAX;
