@@ -10,7 +10,7 @@ JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 SHARED      ?= $(CURDIR)/../shared
 DEMO_TRACE  ?= samples/synth-4cpu-1s.etl
 
-.PHONY: all build demo test test-unit test-asan fuzz fuzz-long bench bench-large bench-read deps deps-test clean
+.PHONY: all build demo test test-unit test-asan fuzz fuzz-long bench bench-large bench-read unchanged deps deps-test clean
 
 all: build
 
@@ -73,6 +73,12 @@ bench-large: build
 # The library's read paths alone (open + index, file order, time order, decode) on the samples.
 bench-read: build
 	$(BUILD)/bench_read -n 3 $(SHARED)/samples/*.etl
+
+# A refactoring's proof: every answer of this tree's etlkit equals OLD's (an etlkit binary built from an
+# earlier commit), byte for byte, on every command and output form (tests/cli/unchanged.sh).
+unchanged: build
+	@test -n "$(OLD)" || { echo "make unchanged OLD=/path/to/old/etlkit" >&2; exit 64; }
+	sh tests/cli/unchanged.sh $(OLD) $(BUILD)/etlkit $(SHARED)/samples
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-test $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -77,16 +77,11 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
     return a;
 }
 
-uint64_t synth_cycles(const synth *s, uint64_t ts)
+/* The cycle counter at ts (the CPU-cycle clock and the PMC cycles counter). */
+static uint64_t synth_cycles(const synth *s, uint64_t ts)
 {
     uint64_t d = ts >= s->cyc_origin ? ts - s->cyc_origin : 0;
     return muldiv(d, s->cyc_num, s->cyc_den) + s->cyc_base;
-}
-
-uint64_t synth_affinity(const synth *s)
-{
-    unsigned bits = 8 * s->ptr;
-    return s->ncpu >= bits ? (bits == 64 ? UINT64_MAX : 0xFFFFFFFFu) : (1ull << s->ncpu) - 1;
 }
 
 static uint64_t us_units(const synth *s, double us)

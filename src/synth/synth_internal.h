@@ -354,6 +354,7 @@ int32_t synth_spawn_thread(synth *s, uint32_t proc, int profile, uint64_t t, boo
 void synth_init_lock_sites(synth *s);
 const char *synth_image(const synth *s, uint32_t proc);
 const char *synth_command_line(const synth *s, uint32_t proc);
+uint64_t synth_affinity(const synth *s);
 
 /* emit.c: events (only while tracing) and truth */
 bool synth_truth(synth *s, const etl_synth_rec *rec);
@@ -371,9 +372,7 @@ void synth_emit_process(synth *s, unsigned cpu, uint64_t ts, uint16_t hook, uint
                         int32_t hthread, int32_t exit_status);
 void synth_emit_idle_process(synth *s, unsigned cpu, uint64_t ts, uint16_t hook);
 
-/* sim.c helpers shared with emit.c */
-uint64_t synth_cycles(const synth *s, uint64_t ts);
-uint64_t synth_affinity(const synth *s);
+/* The first failure of a run (emit.c), kept with its reason. */
 void synth_fail(synth *s, etl_status st, const char *what);
 
 #endif

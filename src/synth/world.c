@@ -242,6 +242,13 @@ const unsigned synth_dynamic_template_count = N(synth_dynamic_templates);
 
 /* ---- ids, addresses, SIDs ---------------------------------------------------------- */
 
+/* Every processor of the machine as an affinity mask of the trace's pointer width. */
+uint64_t synth_affinity(const synth *s)
+{
+    unsigned bits = 8 * s->ptr;
+    return s->ncpu >= bits ? (bits == 64 ? UINT64_MAX : 0xFFFFFFFFu) : (1ull << s->ncpu) - 1;
+}
+
 uint32_t synth_new_id(synth *s)
 {
     /* Windows ids are multiples of 4 from one table; we never reuse one. */
