@@ -41,8 +41,10 @@ run() {
 }
 
 # What a run left that is compared in another form: a SQLite database as its SQL text (the file's
-# pages may differ for the same content), a report page without its JSON data block.
+# pages may differ for the same content), a report page without its JSON data block, and synth's
+# summary without the seconds it took.
 normalize() {
+  sed -i 's/, in [0-9.]* s\.$/, in S s./' "$1/err"
   for f in "$1"/w/*.sqlite; do
     [ -f "$f" ] || continue
     sqlite3 "$f" .dump > "$f.sql" 2>&1; rm -f "$f"
