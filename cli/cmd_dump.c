@@ -24,14 +24,14 @@ static char chunk[CHUNK + LINE_CAP + 2];
 static size_t chunk_used;
 
 /* Writes the chunk's lines; l's next line starts the chunk again. */
-static void chunk_flush(line *l)
+static void chunk_flush(ln_buf *l)
 {
     if (chunk_used) fwrite(chunk, 1, chunk_used, stdout);
     chunk_used = 0;
     l->b = chunk;
 }
 
-static void out_line(line *l)
+static void out_line(ln_buf *l)
 {
     if (l->cut) {
         /* Never emit broken JSON: a line that did not fit says so instead. */
@@ -47,7 +47,7 @@ static void out_line(line *l)
 }
 
 /* The record's header keys, JSON or text. */
-static void header_json(line *l, const etl_record *r, const etl_clock *clk)
+static void header_json(ln_buf *l, const etl_record *r, const etl_clock *clk)
 {
     ln_raw(l, "{", 1);
     l->first = 1;
@@ -99,7 +99,7 @@ static void ts_text(char *t, size_t cap, int64_t ns)
              (unsigned long long)(a % 1000000000));
 }
 
-static void header_text(line *l, const etl_record *r, const etl_clock *clk)
+static void header_text(ln_buf *l, const etl_record *r, const etl_clock *clk)
 {
     char ts[32] = "", name[64] = "", ids[40] = "";
     if (r->has & ETL_REC_TS) ts_text(ts, sizeof ts, etl_clock_ns(clk, r->ts));
@@ -124,14 +124,14 @@ static void header_text(line *l, const etl_record *r, const etl_clock *clk)
 static const char csv_header[] =
     "buf,off,cpu,htype,size,ver,hook,provider,id,opcode,tid,pid,ts,ns,pmc,pebs,len,fields\n";
 
-static void csv_u(line *l, int present, uint64_t v)
+static void csv_u(ln_buf *l, int present, uint64_t v)
 {
     char t[24];
     if (present) ln_raw(l, t, fmt_u64(t, v));
     ln_raw(l, ",", 1);
 }
 
-static void header_csv(line *l, const etl_record *r, const etl_clock *clk)
+static void header_csv(ln_buf *l, const etl_record *r, const etl_clock *clk)
 {
     csv_u(l, 1, r->buffer_index);
     csv_u(l, 1, r->offset);
@@ -165,7 +165,7 @@ static void header_csv(line *l, const etl_record *r, const etl_clock *clk)
 }
 
 /* A CSV field in quotes, quotes doubled. */
-static void csv_quote(line *l, const char *s, size_t n)
+static void csv_quote(ln_buf *l, const char *s, size_t n)
 {
     ln_raw(l, "\"", 1);
     for (size_t i = 0; i < n; i++) {
@@ -176,10 +176,10 @@ static void csv_quote(line *l, const char *s, size_t n)
 }
 
 /* CSV's last column: the fields as a JSON object, quoted with "" doubling. */
-static void csv_fields(line *l, const etl_event *ev, unsigned bias)
+static void csv_fields(ln_buf *l, const etl_event *ev, unsigned bias)
 {
     static char jb[LINE_CAP];
-    line j = {jb, 0, sizeof jb, 1, 1, 0};
+    ln_buf j = {jb, 0, sizeof jb, 1, 1, 0};
     ln_raw(&j, "{", 1);
     fields_event(&j, ev, bias);
     ln_raw(&j, "}", 1);
@@ -187,7 +187,7 @@ static void csv_fields(line *l, const etl_event *ev, unsigned bias)
     csv_quote(l, jb, j.n);
 }
 
-static void emit_record(line *l, dump_format f, const etl_record *r, const etl_event *ev,
+static void emit_record(ln_buf *l, dump_format f, const etl_record *r, const etl_event *ev,
                         const etl_clock *clk, unsigned bias)
 {
     l->n = 0;
@@ -215,7 +215,7 @@ static void emit_record(line *l, dump_format f, const etl_record *r, const etl_e
 }
 
 /* An expanded compact switch: the batch's header keys that still hold, then the switch. */
-static void emit_switch(line *l, dump_format f, const etl_cswitch *sw, const etl_clock *clk)
+static void emit_switch(ln_buf *l, dump_format f, const etl_cswitch *sw, const etl_clock *clk)
 {
     l->n = 0;
     l->cut = 0;
@@ -252,7 +252,7 @@ static void emit_switch(line *l, dump_format f, const etl_cswitch *sw, const etl
         ln_raw(l, t, fmt_i64(t, etl_clock_ns(clk, sw->ts)));
         ln_raw(l, ",,,,", 4);
         static char jb[4096];
-        line j = {jb, 0, sizeof jb, 1, 1, 0};
+        ln_buf j = {jb, 0, sizeof jb, 1, 1, 0};
         ln_raw(&j, "{", 1);
         fields_cswitch(&j, sw);
         ln_raw(&j, "}", 1);
@@ -390,7 +390,7 @@ int cmd_dump(int argc, char **argv)
     etl_reader_keep_bad_times(in.reader, true);
     etl_iter *it = NULL;
     etl_batch_expand_cpu *cpus = calloc(ncpu ? ncpu : 1, sizeof *cpus);
-    line l = {chunk, 0, LINE_CAP, 0, 1, 0};
+    ln_buf l = {chunk, 0, LINE_CAP, 0, 1, 0};
     if (!cpus || etl_iter_open(in.reader, o.order, &it) != ETL_OK) {
         fprintf(stderr, "%s: out of memory\n", prog);
         free(cpus);

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include "etlkit/etlkit.h"
 #include "base/sat.h"
+#include "out/json.h"
+#include "out/num.h"
+#include "out/text.h"
 
 /* Exit statuses (documented in etlkit(1)). */
 enum {
@@ -71,44 +74,9 @@ void cli_progress_end(cli_progress *p);
 
 /*
  * Strings from the trace (process and thread names, paths, logger names) reach the
- * output only through these: text_str (and text_str_buf) for people, json_str (and
- * json_str_buf) for JSON, the spreadsheet CSV writer of out.h, html_text for the page.
- * Which characters they escape is decided in one place, base/textsafe.h.
+ * output only through the library's writers (src/out): text_str for people,
+ * json_str for JSON, csv_sheet for the reports' CSV, html_text for the page.
  */
-/* JSON string (quotes included), escaping as RFC 8259 requires. */
-void json_str(FILE *f, const char *s);
-/*
- * Appends s as a JSON string to buf[len..cap) and returns the new length. Always
- * valid JSON and UTF-8: invalid bytes become U+FFFD, control characters (C0, C1,
- * U+2028/U+2029, bidirectional formatting) are \u escapes, and a string that does
- * not fit is cut at a character boundary and ends with U+2026.
- */
-size_t json_str_buf(char *buf, size_t len, size_t cap, const char *s);
-/*
- * Text for a terminal: nothing in a name can move the cursor, ring, end the line,
- * reorder what follows or start an escape sequence. C0 controls and DEL as \xNN
- * (ESC is \x1b), bytes that are not UTF-8 as \xNN, C1 controls, U+2028/U+2029 and
- * the bidirectional formatting characters as \uNNNN (U+202E is \u202e); the rest
- * as it is.
- */
-void text_str(FILE *f, const char *s);
-/*
- * The same appended to buf[len..cap) (no NUL): whole characters and escapes only;
- * sets *cut (when not NULL) if s did not fit. Returns the new length.
- */
-size_t text_str_buf(char *buf, size_t len, size_t cap, const char *s, int *cut);
-/* Columns text_str's output of s takes: one per character, escapes by their length. */
-size_t text_width(const char *s);
-/*
- * A name as text shows it: `""` when it is empty (a process whose ImageFileName is
- * empty), so it is neither a blank cell nor the model's unknown process ("Unknown").
- */
-static inline const char *text_name(const char *s) { return *s ? s : "\"\""; }
-
-/* Fast unsigned/signed decimal formatting into p; returns characters written. */
-size_t fmt_u64(char *p, uint64_t v);
-size_t fmt_i64(char *p, int64_t v);
-
 /* Names of LogFileMode bits, " | "-joined, into out. */
 void log_file_mode_names(uint32_t mode, char *out, size_t cap);
 const char *clock_type_name(uint32_t t);

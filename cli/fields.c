@@ -4,53 +4,11 @@
 #include "fields.h"
 #include "common.h"
 
-void ln_s(line *l, const char *key, const char *s)
-{
-    ln_key(l, key);
-    if (l->cut) return;
-    if (l->json) {
-        /* Leave room for the rest of the line: a long value is cut, not the record. */
-        size_t room = l->cap - l->n;
-        size_t cap = room > 4096 ? l->n + room - 1024 : l->cap;
-        l->n = json_str_buf(l->b, l->n, cap, s);
-        return;
-    }
-    /* Text: quoted when it has spaces or is empty, escaped as text_str escapes. */
-    int q = strchr(s, ' ') != NULL || !*s;
-    if (q) ln_raw(l, "\"", 1);
-    /* Room kept for the closing quote and the NUL, as ln_raw keeps it. */
-    size_t cap = l->cap > (size_t)q + 1 ? l->cap - (size_t)q - 1 : 0;
-    if (l->n <= cap) l->n = text_str_buf(l->b, l->n, cap, s, &l->cut);
-    else l->cut = 1;
-    if (q) ln_raw(l, "\"", 1);
-}
-
-void ln_open(line *l, const char *key)
-{
-    ln_key(l, key);
-    ln_raw(l, l->json ? "{" : "{", 1);
-    l->first = 1;
-}
-
-void ln_close(line *l)
-{
-    ln_raw(l, l->json ? "}" : " }", l->json ? 1 : 2);
-    l->first = 0;
-}
-
-/* Addresses as "0x..." strings: JSON numbers above 2^53 lose precision or fail to parse. */
-static void ln_ptr(line *l, const char *key, uint64_t v)
-{
-    char t[24];
-    snprintf(t, sizeof t, "0x%llx", (unsigned long long)v);
-    ln_s(l, key, t);
-}
-
 /*
  * A name from etlkit's tables: identifiers need no escaping nor quoting, so they skip ln_s's
  * scan. The tables are few and fixed: a name's check is remembered by its address.
  */
-static void ln_name(line *l, const char *key, const char *name)
+static void ln_name(ln_buf *l, const char *key, const char *name)
 {
     if (!name) return;
     static _Thread_local struct {
@@ -86,7 +44,7 @@ static void ln_name(line *l, const char *key, const char *name)
     l->n = (size_t)(o - l->b);
 }
 
-static void ln_utf16(line *l, const char *key, const etl_kstr *s)
+static void ln_utf16(ln_buf *l, const char *key, const etl_kstr *s)
 {
     static char buf[1 << 16];
     etl_utf16_to_utf8(s->text, buf, sizeof buf);
@@ -94,7 +52,7 @@ static void ln_utf16(line *l, const char *key, const etl_kstr *s)
 }
 
 /* ANSI bytes: ASCII kept, other bytes read as Latin-1 (the code page is not recorded). */
-static void ln_ansi(line *l, const char *key, const etl_kstr *s)
+static void ln_ansi(ln_buf *l, const char *key, const etl_kstr *s)
 {
     static char buf[1 << 15];
     size_t o = 0;
@@ -111,7 +69,7 @@ static void ln_ansi(line *l, const char *key, const etl_kstr *s)
     ln_s(l, key, buf);
 }
 
-static void ln_sid(line *l, const char *key, etl_span sid)
+static void ln_sid(ln_buf *l, const char *key, etl_span sid)
 {
     char buf[256];
     if (sid.n < 8) return;
@@ -127,7 +85,7 @@ static void ln_sid(line *l, const char *key, etl_span sid)
     ln_s(l, key, buf);
 }
 
-void fields_cswitch(line *l, const etl_cswitch *sw)
+void fields_cswitch(ln_buf *l, const etl_cswitch *sw)
 {
     uint32_t k = sw->known;
     if (k & ETL_CSW_NEW_TID) ln_u(l, "NewThreadId", sw->new_tid);
@@ -165,7 +123,7 @@ void fields_cswitch(line *l, const etl_cswitch *sw)
     if (sw->source == ETL_CSW_SRC_COMPACT) ln_s(l, "Source", "compact");
 }
 
-static void fields_batch(line *l, const etl_event *ev, unsigned bias)
+static void fields_batch(ln_buf *l, const etl_event *ev, unsigned bias)
 {
     etl_ccswap_walker w = ev->u.batch;
     ln_u(l, "FirstTimeStamp", w.first_time);
@@ -210,7 +168,7 @@ static void fields_batch(line *l, const etl_event *ev, unsigned bias)
     ln_u(l, "StateWrBias", bias);
 }
 
-void fields_event(line *l, const etl_event *ev, unsigned bias)
+void fields_event(ln_buf *l, const etl_event *ev, unsigned bias)
 {
     switch (ev->kind) {
     case ETL_EVENT_CSWITCH:
@@ -221,8 +179,8 @@ void fields_event(line *l, const etl_event *ev, unsigned bias)
         break;
     case ETL_EVENT_SPINLOCK: {
         const etl_spinlock *s = &ev->u.spinlock;
-        ln_ptr(l, "SpinLockAddress", s->spin_lock_address);
-        ln_ptr(l, "CallerAddress", s->caller_address);
+        ln_hex(l, "SpinLockAddress", s->spin_lock_address);
+        ln_hex(l, "CallerAddress", s->caller_address);
         ln_u(l, "AcquireTime", s->acquire_time);
         ln_u(l, "ReleaseTime", s->release_time);
         ln_u(l, "HoldTimeInCycles", etl_spinlock_hold_cycles(s));
@@ -257,16 +215,16 @@ void fields_event(line *l, const etl_event *ev, unsigned bias)
         ln_u(l, "ProcessId", t->process_id);
         ln_u(l, "TThreadId", t->thread_id);
         if (t->known & ETL_THR_STACKS) {
-            ln_ptr(l, "StackBase", t->stack_base);
-            ln_ptr(l, "StackLimit", t->stack_limit);
-            ln_ptr(l, "UserStackBase", t->user_stack_base);
-            ln_ptr(l, "UserStackLimit", t->user_stack_limit);
-            ln_ptr(l, "StartAddr", t->start_address);
-            ln_ptr(l, "Win32StartAddr", t->win32_start_address);
+            ln_hex(l, "StackBase", t->stack_base);
+            ln_hex(l, "StackLimit", t->stack_limit);
+            ln_hex(l, "UserStackBase", t->user_stack_base);
+            ln_hex(l, "UserStackLimit", t->user_stack_limit);
+            ln_hex(l, "StartAddr", t->start_address);
+            ln_hex(l, "Win32StartAddr", t->win32_start_address);
         }
         if (t->known & ETL_THR_WAIT_MODE) ln_i(l, "WaitMode", t->wait_mode);
         if (t->known & ETL_THR_TEB) {
-            ln_ptr(l, "TebBase", t->teb_base);
+            ln_hex(l, "TebBase", t->teb_base);
             ln_u(l, "SubProcessTag", t->sub_process_tag);
         }
         if (t->known & ETL_THR_PRIORITIES) {
@@ -285,7 +243,7 @@ void fields_event(line *l, const etl_event *ev, unsigned bias)
         break;
     case ETL_EVENT_PROCESS: {
         const etl_process *p = &ev->u.process;
-        if (p->known & ETL_PROC_KEY) ln_ptr(l, "UniqueProcessKey", p->unique_process_key);
+        if (p->known & ETL_PROC_KEY) ln_hex(l, "UniqueProcessKey", p->unique_process_key);
         if (p->known & ETL_PROC_IDS) {
             ln_u(l, "ProcessId", p->process_id);
             ln_u(l, "ParentId", p->parent_id);
@@ -294,7 +252,7 @@ void fields_event(line *l, const etl_event *ev, unsigned bias)
             ln_u(l, "SessionId", p->session_id);
             ln_i(l, "ExitStatus", p->exit_status);
         }
-        if (p->known & ETL_PROC_DTB) ln_ptr(l, "DirectoryTableBase", p->directory_table_base);
+        if (p->known & ETL_PROC_DTB) ln_hex(l, "DirectoryTableBase", p->directory_table_base);
         if (p->known & ETL_PROC_FLAGS) ln_u(l, "Flags", p->flags);
         if ((p->known & ETL_PROC_SID) && p->user_sid.n) ln_sid(l, "UserSID", p->user_sid);
         if (p->known & ETL_PROC_IMAGE) ln_ansi(l, "ImageFileName", &p->image_file_name);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/textsafe.h"
+#include "out/json.h"
 
 void html_text(FILE *f, const char *s)
 {
@@ -47,15 +48,7 @@ void html_textf(FILE *f, const char *fmt, ...)
 void html_json_block(FILE *f, const char *id, const char *json, size_t n)
 {
     fprintf(f, "<script type=\"application/json\" id=\"%s\">", id);
-    size_t from = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *rep = json[i] == '<' ? "\\u003c" : json[i] == '>' ? "\\u003e" : json[i] == '&' ? "\\u0026" : NULL;
-        if (!rep) continue;
-        fwrite(json + from, 1, i - from, f);
-        fputs(rep, f);
-        from = i + 1;
-    }
-    fwrite(json + from, 1, n - from, f);
+    json_script_safe(f, json, n);
     fputs("</script>\n", f);
 }
 

@@ -2,15 +2,17 @@
  * test_text_escape.c - the one escaping of names from a trace (issue 18): text for a
  * terminal (text_str, text_str_buf, text_width), JSON strings, the table writer's
  * alignment on escaped text, and the spreadsheet CSV cells against the exact ones of
- * the export. The CLI's own files are compiled in: they are what runs.
+ * the export: the library's writers (src/out), which every command runs.
  */
 #define _GNU_SOURCE /* open_memstream; common.c asks for it too */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "../../cli/common.c"
-#include "../../cli/out.c"
+#include "out/csv.h"
+#include "out/json.h"
+#include "out/table.h"
+#include "out/text.h"
 
 /* text_str_buf of s, NUL-terminated, in a static buffer. */
 static const char *esc(const char *s)
@@ -142,14 +144,14 @@ static void table_aligns_escaped(void **state)
     tbl_free(&t);
     /* Every line ends at the same column (numbers right-aligned), counted in characters. */
     size_t want = 0, lines = 0;
-    for (char *line = strtok(p, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+    for (char *ln = strtok(p, "\n"); ln; ln = strtok(NULL, "\n"), lines++) {
         size_t cols = 0;
-        for (const unsigned char *q = (const unsigned char *)line; *q; q++) {
+        for (const unsigned char *q = (const unsigned char *)ln; *q; q++) {
             assert_true(*q >= 0x20 && *q != 0x7F);
             cols += (*q & 0xC0) != 0x80;
         }
         if (!want) want = cols;
-        if (cols != want) fail_msg("line %zu is %zu columns wide, not %zu: '%s'", lines, cols, want, line);
+        if (cols != want) fail_msg("line %zu is %zu columns wide, not %zu: '%s'", lines, cols, want, ln);
     }
     assert_int_equal(lines, 4);
     free(p);

@@ -1,0 +1,27 @@
+/*
+ * csv.h - CSV fields: RFC 4180 for data (export --to csv: DuckDB, Spark read the
+ * text exactly as it is) and the spreadsheet-safe variant for the reports' CSV,
+ * where a cell a spreadsheet would run as a formula is neutralised.
+ */
+#ifndef ETLKIT_SRC_OUT_CSV_H
+#define ETLKIT_SRC_OUT_CSV_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/*
+ * One CSV field of data, exactly as it is: quoted when it needs to be (RFC 4180);
+ * an empty text is "" (an empty field is NULL).
+ */
+void csv_field(FILE *f, const char *s);
+/* The same into buf[len..cap) (cut, never overrun, if it does not fit); returns the new length. */
+size_t csv_field_buf(char *buf, size_t len, size_t cap, const char *s);
+/*
+ * One cell of a report's CSV, made for spreadsheets (switches, cpu, waits, spinlocks,
+ * pmc, wakeups): text that a spreadsheet would run as a formula (it starts with = + -
+ * @, TAB or CR and is not a number) gets a leading '; an empty cell stays empty.
+ */
+void csv_sheet(FILE *f, const char *s);
+size_t csv_sheet_buf(char *buf, size_t len, size_t cap, const char *s);
+
+#endif

@@ -1,0 +1,136 @@
+/* num.c - see num.h. */
+#include "out/num.h"
+
+#include <string.h>
+
+size_t fmt_fixed_n(char out[32], int64_t v, unsigned decimals)
+{
+    uint64_t p = 1;
+    for (unsigned i = 0; i < decimals; i++) p *= 10;
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    char *o = out;
+    if (v < 0) *o++ = '-';
+    o += fmt_u64(o, a / p);
+    if (decimals) {
+        *o++ = '.';
+        uint64_t f = a % p;
+        for (unsigned i = decimals; i-- > 0;) {
+            o[i] = (char)('0' + f % 10);
+            f /= 10;
+        }
+        o += decimals;
+    }
+    *o = 0;
+    return (size_t)(o - out);
+}
+
+const char *fmt_fixed(char out[32], int64_t v, unsigned decimals)
+{
+    fmt_fixed_n(out, v, decimals);
+    return out;
+}
+
+const char *fmt_dur(char out[32], int64_t ns)
+{
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns; /* INT64_MIN too, unwrapped */
+    size_t n;
+    const char *unit;
+    /* At most 20 digits, a sign and a point: the unit always fits. */
+    if (a < 1000) n = fmt_i64(out, ns), unit = " ns";
+    else if (a < 1000000) n = fmt_fixed_n(out, ns / 10, 2), unit = " us";
+    else if (a < 1000000000) n = fmt_fixed_n(out, ns / 1000, 3), unit = " ms";
+    else n = fmt_fixed_n(out, ns / 1000000, 3), unit = " s";
+    memcpy(out + n, unit, strlen(unit) + 1);
+    return out;
+}
+
+/* Digits of base (10 or 16) from p into *x, at least one; returns the end, or NULL (none, or above max). */
+static const char *digits(const char *p, unsigned base, uint64_t max, uint64_t *x)
+{
+    const char *start = p;
+    uint64_t v = 0;
+    for (;; p++) {
+        unsigned d;
+        if (*p >= '0' && *p <= '9') d = (unsigned)(*p - '0');
+        else if (base == 16 && *p >= 'a' && *p <= 'f') d = (unsigned)(*p - 'a' + 10);
+        else if (base == 16 && *p >= 'A' && *p <= 'F') d = (unsigned)(*p - 'A' + 10);
+        else break;
+        if (v > (max - d) / base) return NULL;
+        v = v * base + d;
+    }
+    if (p == start) return NULL;
+    *x = v;
+    return p;
+}
+
+int num_parse_u64(const char *s, unsigned base, uint64_t max, uint64_t *out)
+{
+    if (!s) return -1;
+    unsigned b = 10;
+    if (base != 10 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        b = 16;
+        s += 2;
+    }
+    uint64_t x;
+    const char *e = digits(s, b, max, &x);
+    if (!e || *e) return -1;
+    *out = x;
+    return 0;
+}
+
+int num_parse_size(const char *s, uint64_t *out)
+{
+    if (!s) return -1;
+    uint64_t x;
+    const char *p = digits(s, 10, UINT64_MAX, &x);
+    if (!p) return -1;
+    if (*p) {
+        unsigned shift;
+        switch (*p) {
+        case 'k': case 'K': shift = 10; break;
+        case 'm': case 'M': shift = 20; break;
+        case 'g': case 'G': shift = 30; break;
+        default: return -1;
+        }
+        p++;
+        if (*p == 'i' || *p == 'I') p++;
+        if (*p == 'b' || *p == 'B') p++;
+        if (*p || x > (UINT64_MAX >> shift)) return -1;
+        x <<= shift;
+    }
+    *out = x;
+    return 0;
+}
+
+int num_parse_dur(const char *s, int64_t *ns)
+{
+    if (!s) return -1;
+    const char *p = s;
+    int neg = *p == '-';
+    p += neg;
+    if (!(*p >= '0' && *p <= '9') && *p != '.') return -1;
+    uint64_t whole = 0, frac = 0;
+    unsigned fdigits = 0;
+    if (*p != '.' && !(p = digits(p, 10, UINT64_MAX, &whole))) return -1;
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+            if (fdigits == 18) return -1;
+            frac = frac * 10 + (uint64_t)(*p - '0');
+            fdigits++;
+        }
+    }
+    uint64_t unit; /* ns per unit */
+    if (*p == 0 || strcmp(p, "s") == 0) unit = 1000000000u;
+    else if (strcmp(p, "ms") == 0) unit = 1000000u;
+    else if (strcmp(p, "us") == 0) unit = 1000u;
+    else if (strcmp(p, "ns") == 0) unit = 1u;
+    else return -1;
+    /* Exact in 128 bits: whole * unit + frac * unit / 10^fdigits, truncated. */
+    unsigned __int128 v = (unsigned __int128)whole * unit;
+    unsigned __int128 f = (unsigned __int128)frac * unit;
+    for (unsigned i = 0; i < fdigits; i++) f /= 10;
+    v += f;
+    if (v > INT64_MAX) return -1;
+    *ns = neg ? -(int64_t)v : (int64_t)v;
+    return 0;
+}

@@ -1,0 +1,86 @@
+/*
+ * num.h - numbers as text and text as numbers, for every writer and option parser:
+ * decimal integers (one digit formatter, inline because it runs for every number of
+ * every dumped line), exact fixed-point decimals, durations for people, and the
+ * parsers of unsigned integers, durations (1.5, 250ms, 10us, 42ns, 2s) and sizes
+ * (64K, 1M, 2G). No floating point anywhere: what is printed or parsed is exact.
+ */
+#ifndef ETLKIT_SRC_OUT_NUM_H
+#define ETLKIT_SRC_OUT_NUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decimal v into p (20 bytes at most, no NUL); returns the characters written. */
+static inline size_t fmt_u64(char *p, uint64_t v)
+{
+    /* Two digits per division, written in place from the end. */
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                   "8081828384858687888990919293949596979899";
+    static const uint64_t p10[20] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
+                                     1000000000u, 10000000000u, 100000000000u, 1000000000000u, 10000000000000u,
+                                     100000000000000u, 1000000000000000u, 10000000000000000u,
+                                     100000000000000000u, 1000000000000000000u, 10000000000000000000u};
+    if (v < 10) {
+        *p = (char)('0' + v);
+        return 1;
+    }
+    if (v < 100) {
+        p[0] = pairs[v * 2];
+        p[1] = pairs[v * 2 + 1];
+        return 2;
+    }
+    unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12; /* log10 from log2, maybe one over */
+    size_t n = t + 1 - (v < p10[t]);
+    char *e = p + n;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        e -= 2;
+        e[0] = pairs[d];
+        e[1] = pairs[d + 1];
+    }
+    if (v >= 10) {
+        e[-2] = pairs[v * 2];
+        e[-1] = pairs[v * 2 + 1];
+    } else {
+        e[-1] = (char)('0' + v);
+    }
+    return n;
+}
+
+/* Signed decimal (21 bytes at most, INT64_MIN included); returns the characters written. */
+static inline size_t fmt_i64(char *p, int64_t v)
+{
+    if (v >= 0) return fmt_u64(p, (uint64_t)v);
+    p[0] = '-';
+    return 1 + fmt_u64(p + 1, (uint64_t)0 - (uint64_t)v);
+}
+
+/* A fixed-point decimal (v / 10^decimals, decimals <= 9) into out[32], exactly; e.g. (12345, 3) -> "12.345". */
+const char *fmt_fixed(char out[32], int64_t v, unsigned decimals);
+/* The same, returning its length. */
+size_t fmt_fixed_n(char out[32], int64_t v, unsigned decimals);
+/* Durations for people: "12.345 ms", "1.234 s", "850 ns"; into out[32]. */
+const char *fmt_dur(char out[32], int64_t ns);
+
+/*
+ * An unsigned integer, the whole of s: decimal digits only (base 10), or also 0x/0X
+ * and hexadecimal digits (base 16 when prefixed, given base 0). No sign, no space.
+ * Returns 0 and *out, or -1 if s is empty, holds anything else or is above max.
+ */
+int num_parse_u64(const char *s, unsigned base, uint64_t max, uint64_t *out);
+/*
+ * A size in bytes: decimal digits, then optionally K, M or G (x 1024, 1024^2, 1024^3;
+ * either case, "KiB", "MB" and the like too). Returns 0 and *out, or -1 (junk, overflow).
+ */
+int num_parse_size(const char *s, uint64_t *out);
+/*
+ * A duration: [-]I[.F][unit], unit s (the default), ms, us or ns, exact (what falls
+ * below a nanosecond is truncated toward zero); at most 18 fraction digits. Returns 0
+ * and *ns, or -1 (empty, junk, unknown unit, |value| above INT64_MAX ns).
+ */
+int num_parse_dur(const char *s, int64_t *ns);
+
+#endif

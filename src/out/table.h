@@ -1,0 +1,36 @@
+/*
+ * table.h - a report's table: cells collected row by row, then written aligned
+ * for people (numbers right-aligned, names escaped as text.h escapes them) or as
+ * CSV with a header row (cells through csv.h's spreadsheet variant).
+ */
+#ifndef ETLKIT_SRC_OUT_TABLE_H
+#define ETLKIT_SRC_OUT_TABLE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum { TBL_LEFT = 0, TBL_RIGHT = 1 };
+
+typedef struct tbl {
+    unsigned ncol;
+    const char **head;
+    unsigned char *align;
+    char **cells;   /* nrow * ncol, owned */
+    size_t nrow, cap;
+} tbl;
+
+/* Columns: "Name" left-aligned, "=Name" right-aligned (numbers). Returns -1 on out of memory. */
+int tbl_init(tbl *t, unsigned ncol, const char *const *head);
+/* Adds a row of exactly ncol cells (NULL: empty), copied. Returns -1 on out of memory (the row is lost). */
+int tbl_row(tbl *t, const char *const *cells);
+/*
+ * Writes the table: aligned text (indent, two spaces between columns; cells through text_str,
+ * widths of the escaped text) or CSV for spreadsheets (header row, cells through csv_sheet, CRLF if crlf).
+ */
+void tbl_print_text(const tbl *t, FILE *f, const char *indent);
+void tbl_print_csv(const tbl *t, FILE *f, int crlf);
+void tbl_free(tbl *t);
+/* Whether a table lost a row to memory since the program started (commands then exit 1). */
+int tbl_failed(void);
+
+#endif
