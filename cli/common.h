@@ -109,9 +109,6 @@ static inline const char *text_name(const char *s) { return *s ? s : "\"\""; }
 size_t fmt_u64(char *p, uint64_t v);
 size_t fmt_i64(char *p, int64_t v);
 
-/* Names of LogFileMode bits, " | "-joined, into out. */
-void log_file_mode_names(uint32_t mode, char *out, size_t cap);
-const char *clock_type_name(uint32_t t);
 
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
