@@ -9,17 +9,16 @@
  * --force, and a link is then replaced, never written through; nothing is
  * removed but what this run created. For --to csv, OUT is a directory: a new one
  * is renamed into place whole; with --force over an existing one, each
- * OUT/<table>.csv is replaced and other files are left alone.
+ * OUT/<table>.csv is replaced and other files are left alone (the CSV sink,
+ * etl_xcsv, keeps these rules for its directory).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "report.h"
 #include "etlkit/export.h"
 #include "base/diag.h"
 #include "base/outfile.h"
-#include "base/sigclean.h"
 
 enum { TO_NONE = 0, TO_SQLITE, TO_CSV, TO_PERFETTO, TO_FTRACE };
 
@@ -60,22 +59,31 @@ static void help(void)
            prog, prog);
 }
 
-/* ---- the output: a temporary name, renamed into place (base/outfile) ------------------------ */
+/* ---- the output: a temporary name, renamed into place (base/outfile; the CSV sink's own) ------ */
 
 typedef struct out_path {
-    etl_outfile of;
-    char *files[ETL_XT_COUNT]; /* csv: files we created in of.tmp */
-    int clean[ETL_XT_COUNT];   /* their signal cleanup slots + 1 */
+    etl_outfile of;     /* sqlite, perfetto, ftrace */
+    etl_xcsv *csv;      /* csv: the sink owns its directory */
 } out_path;
 
+static void out_tell(void *cmd, const etl_diag *d) { fprintf(stderr, "%s %s: %s\n", prog, (const char *)cmd, d->msg); }
+
 /* Refuses, before reading anything, what the output rules refuse (outfile.h). */
-static int out_check(const char *cmd, const char *path, int to, int force, const char *input, out_path *o)
+static int out_check(const char *cmd, const char *path, int to, int force, const char *input, uint32_t tables,
+                     const char *trace_id, out_path *o)
 {
     memset(o, 0, sizeof *o);
     etl_diag d;
     memset(&d, 0, sizeof d);
-    etl_status st = to == TO_CSV ? etl_outfile_check_dir(path, &o->of, &d) : etl_outfile_check(path, &o->of, &d);
-    if (st == ETL_OK) st = etl_outfile_may_replace(&o->of, path, force, input, &d);
+    etl_status st;
+    if (to == TO_CSV) {
+        etl_xcsv_options co = {.sz = sizeof co, .tables = tables, .trace_id = trace_id, .force = force,
+                               .input = input, .on_diag = out_tell, .diag_ctx = (void *)cmd};
+        st = etl_xcsv_check(path, &co, &o->csv, &d);
+    } else {
+        st = etl_outfile_check(path, &o->of, &d);
+        if (st == ETL_OK) st = etl_outfile_may_replace(&o->of, path, force, input, &d);
+    }
     if (st == ETL_OK) return EXIT_OK;
     fprintf(stderr, "%s %s: %s\n", prog, cmd, d.msg);
     etl_outfile_discard(&o->of);
@@ -87,135 +95,36 @@ static int out_create(const char *cmd, out_path *o, FILE **f)
 {
     etl_diag d;
     memset(&d, 0, sizeof d);
-    if ((o->of.dir ? etl_outfile_create_dir(&o->of, &d) : etl_outfile_create(&o->of, f, &d)) == ETL_OK) return EXIT_OK;
+    if ((o->csv ? etl_xcsv_create(o->csv, &d) : etl_outfile_create(&o->of, f, &d)) == ETL_OK) return EXIT_OK;
     fprintf(stderr, "%s %s: %s\n", prog, cmd, d.msg);
     return EXIT_IO;
 }
 
-static void out_drop_file(out_path *o, int t, int remove)
+/* Forgets the output before anything was written: nothing of ours stays. */
+static void out_discard(out_path *o)
 {
-    if (remove) unlink(o->files[t]);
-    etl_sigclean_remove(o->clean[t] - 1); /* after the unlink or the rename */
-    o->clean[t] = 0;
-    free(o->files[t]);
-    o->files[t] = NULL;
+    etl_xcsv_close(o->csv, false);
+    o->csv = NULL;
+    etl_outfile_discard(&o->of);
 }
 
 /* Removes what we created (failure) or renames it into place (success). */
 static int out_finish(const char *cmd, const char *path, out_path *o, int ok)
 {
     int rc = EXIT_OK;
+    if (o->csv) {
+        if (etl_xcsv_close(o->csv, ok) != ETL_OK) rc = EXIT_IO; /* told through out_tell */
+        o->csv = NULL;
+        return rc;
+    }
     etl_diag d;
     memset(&d, 0, sizeof d);
-    if (ok && o->of.dir && o->of.exists && !o->of.is_link) {
-        /* --force over a directory: our tables replace theirs, one by one; other files stay. */
-        for (int t = 0; t < ETL_XT_COUNT; t++) {
-            if (!o->files[t]) continue;
-            const char *name = strrchr(o->files[t], '/') + 1;
-            size_t n = strlen(path) + strlen(name) + 2;
-            char *dst = malloc(n);
-            if (!dst || (snprintf(dst, n, "%s/%s", path, name), rename(o->files[t], dst) != 0)) {
-                fprintf(stderr, "%s %s: %s: cannot move %s into place: %s\n", prog, cmd, path, name,
-                        dst ? strerror(errno) : "out of memory");
-                rc = EXIT_IO;
-            } else {
-                out_drop_file(o, t, 0);
-            }
-            free(dst);
-        }
-        ok = 0; /* what is left in the temporary directory goes */
-    } else if (ok && etl_outfile_commit(&o->of, path, &d) != ETL_OK) {
+    if (ok && etl_outfile_commit(&o->of, path, &d) != ETL_OK) {
         fprintf(stderr, "%s %s: %s\n", prog, cmd, d.msg);
-        ok = 0;
         rc = EXIT_IO;
     }
-    /* Renamed with their directory, or ours to remove. */
-    for (int t = 0; t < ETL_XT_COUNT; t++)
-        if (o->files[t]) out_drop_file(o, t, !ok);
     etl_outfile_discard(&o->of);
     return rc;
-}
-
-/* ---- the CSV sink: OUT/<table>.csv through csv_field -------------------------------------- */
-
-typedef struct csv_sink {
-    FILE *f[ETL_XT_COUNT];
-    const char *trace_id;
-    int failed;
-    int err;      /* the first failure's errno */
-    int err_t;    /* ... and its table */
-} csv_sink;
-
-static void csv_fail(csv_sink *c, int t)
-{
-    if (!c->failed) {
-        c->err = errno ? errno : EIO;
-        c->err_t = t;
-    }
-    c->failed = 1;
-}
-
-static int csv_open(csv_sink *c, out_path *o, uint32_t tables)
-{
-    const etl_xtable *t = etl_export_tables();
-    for (int i = 0; i < ETL_XT_COUNT; i++) {
-        if (!(tables >> i & 1u)) continue;
-        size_t n = strlen(o->of.tmp) + strlen(t[i].name) + 8;
-        o->files[i] = malloc(n);
-        if (!o->files[i]) return -1;
-        snprintf(o->files[i], n, "%s/%s.csv", o->of.tmp, t[i].name);
-        c->f[i] = fopen(o->files[i], "wbx");
-        if (!c->f[i]) {
-            free(o->files[i]);
-            o->files[i] = NULL;
-            return -1;
-        }
-        o->clean[i] = etl_sigclean_add(o->files[i], false) + 1;
-        setvbuf(c->f[i], NULL, _IOFBF, 1u << 18);
-        csv_field(c->f[i], "trace_id");
-        for (unsigned k = 0; k < t[i].ncols; k++) {
-            fputc(',', c->f[i]);
-            csv_field(c->f[i], t[i].cols[k].name);
-        }
-        fputs("\r\n", c->f[i]);
-    }
-    return 0;
-}
-
-static int csv_row(void *ctx, etl_xtable_id table, const etl_xval *v)
-{
-    csv_sink *c = ctx;
-    FILE *f = c->f[table];
-    if (!f) return 0;
-    unsigned n = etl_export_tables()[table].ncols;
-    csv_field(f, c->trace_id);
-    char num[24];
-    for (unsigned k = 0; k < n; k++) {
-        fputc(',', f);
-        if (v[k].kind == ETL_XV_INT) {
-            num[fmt_i64(num, v[k].i)] = 0;
-            fputs(num, f);
-        } else if (v[k].kind == ETL_XV_TEXT) {
-            csv_field(f, v[k].s);
-        }
-    }
-    /* The error flag stays set: any failed write of the row shows here, errno still its reason. */
-    if (fputs("\r\n", f) == EOF || ferror(f)) {
-        csv_fail(c, table);
-        return -1;
-    }
-    return 0;
-}
-
-static int csv_close(csv_sink *c)
-{
-    for (int i = 0; i < ETL_XT_COUNT; i++) {
-        if (!c->f[i]) continue;
-        if (fflush(c->f[i]) != 0 || ferror(c->f[i])) csv_fail(c, i);
-        if (fclose(c->f[i]) != 0) csv_fail(c, i);
-        c->f[i] = NULL;
-    }
-    return c->failed;
 }
 
 /* ---- the run -------------------------------------------------------------------------------- */
@@ -324,42 +233,37 @@ int cmd_export(int argc, char **argv)
 
     out_path op;
     memset(&op, 0, sizeof op);
-    int rc = to_stdout ? EXIT_OK : out_check("export", out, to, force, a.path, &op);
+    int rc = to_stdout ? EXIT_OK : out_check("export", out, to, force, a.path, tables, trace_id, &op);
     if (rc != EXIT_OK) return rc;
     xrun x = {0};
     a.on_ready = x_ready;
     rep_run run;
     rc = rep_run_open(&run, &a, to == TO_SQLITE || to == TO_CSV ? x_row : NULL, &x, x_event);
     if (rc != EXIT_OK) {
-        etl_outfile_discard(&op.of);
+        out_discard(&op);
         return rc;
     }
     FILE *f = to_stdout ? stdout : NULL;
     if (!to_stdout && (rc = out_create("export", &op, to == TO_PERFETTO || to == TO_FTRACE ? &f : NULL)) != EXIT_OK) {
-        etl_outfile_discard(&op.of);
+        out_discard(&op);
         rep_run_close(&run);
         return rc;
     }
     const etl_clock *clk = etl_reader_clock(run.in.reader);
     etl_xsqlite *db = NULL;
-    csv_sink csv;
-    memset(&csv, 0, sizeof csv);
-    csv.trace_id = trace_id;
     /* Every failure names the output and says why (the errno's text, or SQLite's). */
     const char *oname = to_stdout ? "standard output" : out;
     char err[512] = "", why[256] = "";
     int fail = 0;
     if (to == TO_SQLITE || to == TO_CSV) {
         etl_xtab_options xo = {.sz = sizeof xo,
-                               .on_row = to == TO_SQLITE ? etl_xsqlite_row : csv_row,
+                               .on_row = to == TO_SQLITE ? etl_xsqlite_row : etl_xcsv_row,
                                .tables = tables,
                                .has_range = a.has_range != 0,
                                .v0 = a.v0,
                                .v1 = a.v1,
                                .trace_id = trace_id,
                                .target = to_name};
-        uint32_t mask = tables ? tables : (1u << ETL_XT_COUNT) - 1;
-        mask |= 1u << ETL_XT_TRACE | 1u << ETL_XT_ENUM_NAME;
         if (to == TO_SQLITE) {
             if (etl_xsqlite_open(op.of.tmp, &db, why) != ETL_OK) {
                 snprintf(err, sizeof err, "%s: %s", out, why);
@@ -367,11 +271,7 @@ int cmd_export(int argc, char **argv)
             }
             xo.ctx = db;
         } else {
-            if (csv_open(&csv, &op, mask)) {
-                snprintf(err, sizeof err, "%s: %s", out, strerror(errno));
-                fail = 1;
-            }
-            xo.ctx = &csv;
+            xo.ctx = op.csv;
         }
         if (!fail && etl_xtab_open(clk, &xo, &x.tab) != ETL_OK) fail = 1;
     } else {
@@ -407,9 +307,9 @@ int cmd_export(int argc, char **argv)
     }
     if (db && etl_xsqlite_close(db, !fail, why) != ETL_OK) fail = 1;
     if (db && why[0] && !err[0]) snprintf(err, sizeof err, "%s: %s", out, why); /* a failed row's reason too */
-    if (to == TO_CSV && csv_close(&csv)) {
-        if (!err[0])
-            snprintf(err, sizeof err, "%s/%s.csv: %s", out, etl_export_tables()[csv.err_t].name, strerror(csv.err));
+    etl_diag cd;
+    if (op.csv && etl_xcsv_finish(op.csv, &cd) != ETL_OK) {
+        if (!err[0]) snprintf(err, sizeof err, "%s", cd.msg);
         fail = 1;
     }
     if (f && !to_stdout && fclose(f) != 0 && !fail) {

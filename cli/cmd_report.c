@@ -21,7 +21,7 @@
  * report_html.c (the frame, helpers, CSS and script), report_charts.c (facts,
  * utilisation, top tables), report_tables.c (latency, waits, locks, PMC, wake-ups,
  * the chain) and report_json.c (the data block); report_page.h joins them. The
- * facts pass is the library's (etl_trace_facts_run).
+ * facts pass is the library's (etl_summary_run, as `info` counts).
  *
  * The output goes through base/outfile, as every command's does: a temporary
  * file beside the target, created before the passes and renamed into place when
@@ -182,8 +182,9 @@ int cmd_report(int argc, char **argv)
      * trace end the model will find, so the interval (about COLUMNS across the window) is known
      * before the pass.
      */
-    etl_trace_facts fa;
-    int have_facts = etl_trace_facts_run(r, &fa) == ETL_OK;
+    etl_summary_options fo = {.sz = sizeof fo, .threads = a.threads};
+    etl_summary fa;
+    int have_facts = etl_summary_run(r, &fo, &fa) == ETL_OK;
     int64_t end_guess = etl_clock_ns(etl_reader_clock(r), etl_sched_end_ts(r, fa.last_ts));
     int64_t wend = a.has_range && a.v1 < end_guess ? a.v1 : end_guess, wlen; /* a range past the end is clipped */
     if (__builtin_sub_overflow(wend, a.v0, &wlen)) wlen = wend > a.v0 ? INT64_MAX : INT64_MIN;
@@ -210,7 +211,7 @@ int cmd_report(int argc, char **argv)
     if (etl_usage_init(&c->u, run.model, &uo) != ETL_OK) {
         fprintf(stderr, "%s report: out of memory\n", prog);
         rep_run_close(&run);
-        etl_trace_facts_free(&fa);
+        etl_summary_free(&fa);
         free(c);
         if (!to_stdout) fclose(f);
         etl_outfile_discard(&of);
@@ -239,7 +240,7 @@ int cmd_report(int argc, char **argv)
         if (c->have_w) etl_wakeups_free(&c->w);
         etl_usage_free(&c->u);
         free(c);
-        etl_trace_facts_free(&fa);
+        etl_summary_free(&fa);
         rep_run_close(&run);
         if (!to_stdout) fclose(f);
         etl_outfile_discard(&of);
@@ -308,7 +309,7 @@ int cmd_report(int argc, char **argv)
     etl_outfile_discard(&of);
     if (pg.chain) etl_chain_free(&chain);
     if (pg.chain_model) etl_sched_close(pg.chain_model);
-    etl_trace_facts_free(&fa);
+    etl_summary_free(&fa);
     if (c->have_s) etl_spinlocks_free(&c->s);
     if (c->have_p) etl_pmc_free(&c->p);
     if (c->have_w) etl_wakeups_free(&c->w);

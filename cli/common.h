@@ -77,9 +77,6 @@ void cli_progress_end(cli_progress *p);
  * output only through the library's writers (src/out): text_str for people,
  * json_str for JSON, csv_sheet for the reports' CSV, html_text for the page.
  */
-/* Names of LogFileMode bits, " | "-joined, into out. */
-void log_file_mode_names(uint32_t mode, char *out, size_t cap);
-const char *clock_type_name(uint32_t t);
 
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);

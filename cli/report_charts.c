@@ -19,7 +19,7 @@ void sec_trace(page *pg)
     FACT("File", "%s (%llu bytes)", pg->run->in.path, (unsigned long long)etl_reader_file_size(pg->run->in.reader));
     FACT("OS", "Windows %u.%u build %u", h->os_major, h->os_minor, h->provider_version);
     FACT("CPUs", "%u (%u MHz nominal), %u-bit", h->num_processors, h->cpu_speed_mhz, h->pointer_size * 8);
-    FACT("Clock", "%s (%u), %llu ticks/s", clock_type_name(h->clock_type), h->clock_type,
+    FACT("Clock", "%s (%u), %llu ticks/s", etl_clock_type_name(h->clock_type), h->clock_type,
          (unsigned long long)clk->ticks_per_sec);
     etl_filetime_format(h->start_time, b1);
     FACT("Started (UTC)", "%s", b1);

@@ -75,7 +75,7 @@ void write_json(jw *w, const page *pg)
     jw_u64(w, "cpu_mhz", h->cpu_speed_mhz);
     jw_u64(w, "pointer_size", h->pointer_size);
     jw_u64(w, "clock_type", h->clock_type);
-    jw_str(w, "clock_name", clock_type_name(h->clock_type));
+    jw_str(w, "clock_name", etl_clock_type_name(h->clock_type));
     jw_u64(w, "ticks_per_second", clk->ticks_per_sec);
     etl_filetime_format(h->start_time, buf);
     jw_str(w, "start_time_utc", buf);

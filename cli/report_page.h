@@ -10,7 +10,7 @@
 #include "report.h"
 #include "html.h"
 #include "etlkit/analysis.h"
-#include "etlkit/event.h"
+#include "etlkit/summary.h"
 #include "etlkit/reports_extra.h"
 
 #define COLUMNS 500     /* utilisation intervals across the window, at most */
@@ -44,7 +44,7 @@ typedef struct page {
     const opts *o;
     rep_run *run;
     rctx *c;
-    etl_trace_facts *fa;      /* the file-order facts (etl_trace_facts_run) */
+    etl_summary *fa;          /* the trace's facts (etl_summary_run) */
     int switches;              /* the trace has context switches */
     int64_t v0, v1, win;       /* window */
     unsigned ncpu;

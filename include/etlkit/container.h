@@ -88,6 +88,15 @@ enum {
     ETL_CLOCK_CPU_CYCLES = 3
 };
 
+/*
+ * The LogFileMode bits by their EVENT_TRACE_*_MODE names without the prefix
+ * ("FILE_MODE_SEQUENTIAL | COMPRESSED_MODE"), bits without a name as one hex
+ * number at the end, "FILE_MODE_NONE" for 0; " | "-joined into out[cap] (cut, NUL-terminated).
+ */
+void etl_log_file_mode_names(uint32_t log_file_mode, char *out, size_t cap);
+/* A ClockType by name: "raw", "qpc", "system-time", "cpu-cycles"; "unknown" otherwise. */
+const char *etl_clock_type_name(uint32_t clock_type);
+
 /* ---- WMI_BUFFER_HEADER ---------------------------------------------------- */
 
 typedef struct etl_buffer_header {

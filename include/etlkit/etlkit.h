@@ -12,5 +12,6 @@
 #include "etlkit/kernel.h"
 #include "etlkit/ccswap.h"
 #include "etlkit/event.h"
+#include "etlkit/summary.h"
 
 #endif

@@ -80,24 +80,6 @@ bool etl_event_hook_decodes(uint16_t hook);
  */
 void etl_krec_record(const etl_walk *w, const etl_krec *k, etl_record *out);
 
-/*
- * A trace's facts in one file-order pass: the records by hook, the kernel flags that were
- * on (from the header-extension events), the last record's time and the pass's damage
- * counters. ETL_OK with *f filled (free it with etl_trace_facts_free), or ETL_E_NOMEM.
- */
-typedef struct etl_trace_facts {
-    uint64_t records;
-    uint64_t *by_hook;              /* 65536 counters by HookId */
-    etl_groupmask flags;
-    uint64_t group_mask_events;
-    uint32_t kernel_event_version;
-    uint64_t last_ts;               /* the largest record timestamp */
-    etl_stats st;
-} etl_trace_facts;
-
-etl_status etl_trace_facts_run(etl_reader *r, etl_trace_facts *f);
-void etl_trace_facts_free(etl_trace_facts *f);
-
 #ifdef __cplusplus
 }
 #endif

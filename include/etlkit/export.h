@@ -6,8 +6,7 @@
  * tables, the CSV headers, `etlkit export --schema` and docs/schema.md all come.
  * A table producer (etl_xtab) turns the scheduler's events, the model's rows and
  * ReadyThreads into rows of typed values and hands each to a sink: the SQLite
- * loader below (library etlkit_export, linked with libsqlite3) or the CLI's CSV
- * writer. Nothing is kept per event; the thread and process tables are written
+ * loader or the CSV writer below (library etlkit_export, linked with libsqlite3). Nothing is kept per event; the thread and process tables are written
  * at the end from the model's instances.
  *
  * Timelines: etl_xtrace writes the switches and ReadyThreads as they come, in
@@ -136,6 +135,52 @@ typedef struct etl_xsqlite etl_xsqlite;
 etl_status etl_xsqlite_open(const char *path, etl_xsqlite **out, char err[256]);
 int etl_xsqlite_row(void *ctx, etl_xtable_id table, const etl_xval *v);
 etl_status etl_xsqlite_close(etl_xsqlite *s, int commit, char err[256]);
+
+/* ---- CSV (library etlkit_export) ------------------------------------------------- */
+
+/*
+ * A directory OUT with one OUT/<table>.csv per table written (RFC 4180, a header
+ * row, CRLF, each row's first column the trace_id), under the output rules of
+ * `etlkit export` (a temporary directory renamed into place when complete; nothing
+ * left behind by a failure or a signal):
+ *
+ *     etl_xcsv *c;
+ *     etl_xcsv_check(dir, &o, &c, &diag);   before reading anything: a refusal costs nothing
+ *     etl_xcsv_create(c, &diag);            the temporary directory, its files and header rows
+ *     ... rows through etl_xcsv_row (an etl_xrow_fn, ctx c) ...
+ *     etl_xcsv_finish(c, &diag);            flushes and closes the files
+ *     etl_xcsv_close(c, commit);            renames into place (commit) or removes; frees c
+ */
+typedef struct etl_xcsv etl_xcsv;
+
+typedef struct etl_xcsv_options {
+    size_t sz;                /* sizeof(etl_xcsv_options) */
+    uint32_t tables;          /* bit per etl_xtable_id to write; 0 = all (trace and enum_name always) */
+    const char *trace_id;     /* every row's first column */
+    bool force;               /* an existing OUT is written over (its tables replaced, other files kept) */
+    const char *input;        /* the trace read: never replaced, whatever its name ("-", NULL: none) */
+    /* What close meets while committing (a table that cannot be moved into place), as it happens. */
+    etl_diag_fn on_diag;
+    void *diag_ctx;
+} etl_xcsv_options;
+
+/*
+ * Refuses what the output rules refuse: ETL_E_INVALID_ARG when dir is the input,
+ * ETL_E_IO when something is there without force or it is not a directory (or a
+ * symbolic link), with the reason in diag. ETL_OK with *out to create later.
+ */
+etl_status etl_xcsv_check(const char *dir, const etl_xcsv_options *o, etl_xcsv **out, etl_diag *diag);
+/* Creates the temporary directory and the tables' files. ETL_E_IO with "OUT: reason". */
+etl_status etl_xcsv_create(etl_xcsv *c, etl_diag *diag);
+int etl_xcsv_row(void *ctx, etl_xtable_id table, const etl_xval *v);
+/* Flushes and closes the files: ETL_E_IO with "OUT/<table>.csv: reason" if a row or this failed. */
+etl_status etl_xcsv_finish(etl_xcsv *c, etl_diag *diag);
+/*
+ * commit: finishes if not done, then puts the directory (or each table) in place;
+ * ETL_E_IO if that failed, told through on_diag, and what was not moved is removed.
+ * !commit: removes everything created. Frees c (NULL: nothing).
+ */
+etl_status etl_xcsv_close(etl_xcsv *c, bool commit);
 
 /* ---- timelines: Perfetto and ftrace ---------------------------------------------- */
 

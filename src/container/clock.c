@@ -124,3 +124,14 @@ void etl_filetime_format(uint64_t filetime, char out[40])
     int64_t secs = (int64_t)(filetime / 10000000) - FILETIME_UNIX_EPOCH / 10000000;
     format_parts(secs, (unsigned)(filetime % 10000000), 7, out);
 }
+
+const char *etl_clock_type_name(uint32_t t)
+{
+    switch (t) {
+    case ETL_CLOCK_RAW: return "raw";
+    case ETL_CLOCK_QPC: return "qpc";
+    case ETL_CLOCK_SYSTEM_TIME: return "system-time";
+    case ETL_CLOCK_CPU_CYCLES: return "cpu-cycles";
+    default: return "unknown";
+    }
+}

@@ -5,6 +5,7 @@
  * says whether the two in-struct pointers are 4 or 8 bytes; everything after
  * them shifts accordingly, and a 4-byte pad precedes BootTime (container.md §5).
  */
+#include <stdio.h>
 #include <string.h>
 #include "etlkit/container.h"
 #include "etlkit/text.h"
@@ -160,4 +161,36 @@ etl_status etl_logfile_header_encode(const etl_logfile_header *h, unsigned ptr, 
     etl_wr_u64(out + 16, h->header_ts);
     *len = o;
     return ETL_OK;
+}
+
+void etl_log_file_mode_names(uint32_t mode, char *out, size_t cap)
+{
+    /* EVENT_TRACE_*_MODE (evntrace.h), in bit order. */
+    static const struct { uint32_t bit; const char *name; } names[] = {
+        {0x00000001, "FILE_MODE_SEQUENTIAL"}, {0x00000002, "FILE_MODE_CIRCULAR"},
+        {0x00000004, "FILE_MODE_APPEND"}, {0x00000008, "FILE_MODE_NEWFILE"},
+        {0x00000010, "USE_MS_FLUSH_TIMER"}, {0x00000020, "FILE_MODE_PREALLOCATE"},
+        {0x00000040, "NONSTOPPABLE_MODE"}, {0x00000080, "SECURE_MODE"},
+        {0x00000100, "REAL_TIME_MODE"}, {0x00000200, "DELAY_OPEN_FILE_MODE"},
+        {0x00000400, "BUFFERING_MODE"}, {0x00000800, "PRIVATE_LOGGER_MODE"},
+        {0x00001000, "ADD_HEADER_MODE"}, {0x00002000, "USE_KBYTES_FOR_SIZE"},
+        {0x00004000, "USE_GLOBAL_SEQUENCE"}, {0x00008000, "USE_LOCAL_SEQUENCE"},
+        {0x00010000, "RELOG_MODE"}, {0x00020000, "PRIVATE_IN_PROC"},
+        {0x00080000, "KD_FILTER_MODE"}, {0x00100000, "MODE_RESERVED"},
+        {0x00400000, "STOP_ON_HYBRID_SHUTDOWN"}, {0x00800000, "PERSIST_ON_HYBRID_SHUTDOWN"},
+        {0x01000000, "USE_PAGED_MEMORY"}, {0x02000000, "SYSTEM_LOGGER_MODE"},
+        {0x04000000, "COMPRESSED_MODE"}, {0x08000000, "INDEPENDENT_SESSION_MODE"},
+        {0x10000000, "NO_PER_PROCESSOR_BUFFERING"}, {0x20000000, "BLOCKING_MODE"},
+        {0x80000000, "ADDTO_TRIAGE_DUMP"},
+    };
+    size_t n = 0;
+    out[0] = 0;
+    uint32_t left = mode;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && n < cap; i++) {
+        if (!(mode & names[i].bit)) continue;
+        left &= ~names[i].bit;
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? " | " : "", names[i].name);
+    }
+    if (left && n < cap) snprintf(out + n, cap - n, "%s0x%x", n ? " | " : "", left);
+    if (!mode) snprintf(out, cap, "FILE_MODE_NONE");
 }

@@ -1,0 +1,203 @@
+/*
+ * csv.c - the CSV sink (export.h, etl_xcsv_*): a directory OUT with one
+ * OUT/<table>.csv per table, RFC 4180 (a header row, CRLF line ends, fields quoted
+ * only when they must be, an empty text as "" and a NULL as nothing), each row's
+ * first column the trace_id; fed the table rows of tables.c as the SQLite sink is.
+ *
+ * The directory follows the output rules of base/outfile.h: checked before
+ * anything is read, written as a new temporary directory beside OUT and renamed
+ * into place whole when complete. Over an existing directory (force), each
+ * OUT/<table>.csv is replaced by ours one by one and other files are left alone.
+ * A failed or interrupted export leaves nothing behind: the files and the
+ * directory we created are removed, on a signal too (base/sigclean.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "etlkit/export.h"
+#include "base/diag.h"
+#include "base/outfile.h"
+#include "base/sigclean.h"
+#include "out/csv.h"
+#include "out/num.h"
+
+struct etl_xcsv {
+    etl_outfile of;
+    char *path;                 /* OUT as the user gave it, for messages and the moves */
+    uint32_t tables;            /* the tables written (trace and enum_name always) */
+    const char *trace_id;
+    etl_diag_fn on_diag;
+    void *diag_ctx;
+    FILE *f[ETL_XT_COUNT];
+    char *files[ETL_XT_COUNT];  /* the files we created in of.tmp */
+    int clean[ETL_XT_COUNT];    /* their signal cleanup slots + 1 */
+    int failed;
+    int err;                    /* the first failure's errno */
+    int err_t;                  /* ... and its table */
+};
+
+static void fail(etl_xcsv *c, int t)
+{
+    if (!c->failed) {
+        c->err = errno ? errno : EIO;
+        c->err_t = t;
+    }
+    c->failed = 1;
+}
+
+etl_status etl_xcsv_check(const char *dir, const etl_xcsv_options *o, etl_xcsv **out, etl_diag *diag)
+{
+    *out = NULL;
+    etl_xcsv *c = calloc(1, sizeof *c);
+    if (!c || !(c->path = strdup(dir))) {
+        free(c);
+        etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
+        return ETL_E_NOMEM;
+    }
+    etl_status st = etl_outfile_check_dir(dir, &c->of, diag);
+    if (st == ETL_OK) st = etl_outfile_may_replace(&c->of, dir, o->force, o->input, diag);
+    if (st != ETL_OK) {
+        etl_outfile_discard(&c->of);
+        free(c->path);
+        free(c);
+        return st;
+    }
+    c->tables = (o->tables ? o->tables : (1u << ETL_XT_COUNT) - 1) | 1u << ETL_XT_TRACE | 1u << ETL_XT_ENUM_NAME;
+    c->trace_id = o->trace_id ? o->trace_id : "";
+    c->on_diag = o->on_diag;
+    c->diag_ctx = o->diag_ctx;
+    *out = c;
+    return ETL_OK;
+}
+
+etl_status etl_xcsv_create(etl_xcsv *c, etl_diag *diag)
+{
+    etl_status st = etl_outfile_create_dir(&c->of, diag);
+    if (st != ETL_OK) return st;
+    const etl_xtable *t = etl_export_tables();
+    for (int i = 0; i < ETL_XT_COUNT; i++) {
+        if (!(c->tables >> i & 1u)) continue;
+        size_t n = strlen(c->of.tmp) + strlen(t[i].name) + 8;
+        c->files[i] = malloc(n);
+        if (c->files[i]) {
+            snprintf(c->files[i], n, "%s/%s.csv", c->of.tmp, t[i].name);
+            c->f[i] = fopen(c->files[i], "wbx");
+        }
+        if (!c->f[i]) {
+            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", c->path, strerror(errno));
+            free(c->files[i]);
+            c->files[i] = NULL;
+            return ETL_E_IO;
+        }
+        c->clean[i] = etl_sigclean_add(c->files[i], false) + 1;
+        setvbuf(c->f[i], NULL, _IOFBF, 1u << 18);
+        csv_field(c->f[i], "trace_id");
+        for (unsigned k = 0; k < t[i].ncols; k++) {
+            fputc(',', c->f[i]);
+            csv_field(c->f[i], t[i].cols[k].name);
+        }
+        fputs("\r\n", c->f[i]);
+    }
+    return ETL_OK;
+}
+
+int etl_xcsv_row(void *ctx, etl_xtable_id table, const etl_xval *v)
+{
+    etl_xcsv *c = ctx;
+    FILE *f = c->f[table];
+    if (!f) return 0;
+    unsigned n = etl_export_tables()[table].ncols;
+    csv_field(f, c->trace_id);
+    char num[24];
+    for (unsigned k = 0; k < n; k++) {
+        fputc(',', f);
+        if (v[k].kind == ETL_XV_INT) {
+            num[fmt_i64(num, v[k].i)] = 0;
+            fputs(num, f);
+        } else if (v[k].kind == ETL_XV_TEXT) {
+            csv_field(f, v[k].s);
+        }
+    }
+    /* The error flag stays set: any failed write of the row shows here, errno still its reason. */
+    if (fputs("\r\n", f) == EOF || ferror(f)) {
+        fail(c, table);
+        return -1;
+    }
+    return 0;
+}
+
+etl_status etl_xcsv_finish(etl_xcsv *c, etl_diag *diag)
+{
+    for (int i = 0; i < ETL_XT_COUNT; i++) {
+        if (!c->f[i]) continue;
+        if (fflush(c->f[i]) != 0 || ferror(c->f[i])) fail(c, i);
+        if (fclose(c->f[i]) != 0) fail(c, i);
+        c->f[i] = NULL;
+    }
+    if (!c->failed) return ETL_OK;
+    etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s/%s.csv: %s", c->path, etl_export_tables()[c->err_t].name,
+                 strerror(c->err));
+    return ETL_E_IO;
+}
+
+static void drop_file(etl_xcsv *c, int t, int remove)
+{
+    if (remove) unlink(c->files[t]);
+    etl_sigclean_remove(c->clean[t] - 1); /* after the unlink or the rename */
+    c->clean[t] = 0;
+    free(c->files[t]);
+    c->files[t] = NULL;
+}
+
+static void tell(etl_xcsv *c, etl_diag *d)
+{
+    if (c->on_diag) c->on_diag(c->diag_ctx, d);
+}
+
+etl_status etl_xcsv_close(etl_xcsv *c, bool commit)
+{
+    if (!c) return ETL_OK;
+    etl_diag d;
+    memset(&d, 0, sizeof d);
+    etl_status st = ETL_OK;
+    if (commit && etl_xcsv_finish(c, &d) != ETL_OK) { /* not finished yet, and it fails now */
+        tell(c, &d);
+        commit = false;
+        st = ETL_E_IO;
+    }
+    for (int i = 0; i < ETL_XT_COUNT; i++) { /* an abort before finish: closed, to be removed */
+        if (c->f[i]) fclose(c->f[i]);
+        c->f[i] = NULL;
+    }
+    if (commit && c->of.exists && !c->of.is_link) {
+        /* Over a directory: our tables replace theirs, one by one; other files stay. */
+        for (int t = 0; t < ETL_XT_COUNT; t++) {
+            if (!c->files[t]) continue;
+            const char *name = strrchr(c->files[t], '/') + 1;
+            size_t n = strlen(c->path) + strlen(name) + 2;
+            char *dst = malloc(n);
+            if (!dst || (snprintf(dst, n, "%s/%s", c->path, name), rename(c->files[t], dst) != 0)) {
+                etl_diag_set(&d, ETL_E_IO, UINT64_MAX, "%s: cannot move %s into place: %s", c->path, name,
+                             dst ? strerror(errno) : "out of memory");
+                tell(c, &d);
+                st = ETL_E_IO;
+            } else {
+                drop_file(c, t, 0);
+            }
+            free(dst);
+        }
+        commit = false; /* what is left in the temporary directory goes */
+    } else if (commit && etl_outfile_commit(&c->of, c->path, &d) != ETL_OK) {
+        tell(c, &d);
+        commit = false;
+        st = ETL_E_IO;
+    }
+    /* Renamed with their directory, or ours to remove. */
+    for (int t = 0; t < ETL_XT_COUNT; t++)
+        if (c->files[t]) drop_file(c, t, !commit);
+    etl_outfile_discard(&c->of);
+    free(c->path);
+    free(c);
+    return st;
+}

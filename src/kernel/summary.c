@@ -1,0 +1,316 @@
+/*
+ * summary.c - a trace at a glance in one pass (summary.h, etl_summary_run): records by
+ * header type, hook, provider and CPU, the time span, the kernel flags and the kernel
+ * events, counted over the file's buffers by one or more threads.
+ *
+ * Each thread walks a range of buffers in file order (etl_iter_open_range) and counts
+ * into its own share; the shares are then added in file order, so every count, the
+ * provider order and the last header extension's version are the same with any number
+ * of threads. The walk frames SYSTEM, COMPACT and PERFINFO records inline; the frequent
+ * events (CSwitch, ReadyThread, SpinLock) are counted from their payload size alone:
+ * their decoders can only fail on a short payload, and decoding millions of them to
+ * count them would cost a third of the run.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include "etlkit/summary.h"
+#include "etlkit/event.h"
+#include "base/idmap.h"
+
+/* One thread's share of the file: a range of buffers, its counts and its provider table. */
+typedef struct share {
+    etl_reader *r;
+    size_t first, count;
+    etl_summary c;
+    etl_summary_provider *tab;   /* open addressing keyed by GUID; count 0 = free slot */
+    size_t cap, n;
+    int oom;
+    _Atomic uint64_t progress;
+    const etl_summary_options *o; /* share 0 (the caller's thread) reports progress for all */
+    struct share *all;
+    unsigned nall;
+    pthread_t th;
+    int started;
+} share;
+
+/* Buffers per thread below which a thread is not worth starting. */
+#define MIN_BUFFERS 8
+
+/* Every byte counts: WPP GUIDs of one component may differ only in Data4. */
+static size_t guid_hash(const etl_guid *g) { return (size_t)etl_hash_bytes(g, sizeof *g); }
+
+static int prov_add(share *sh, const etl_guid *g, uint64_t count)
+{
+    if ((sh->n + 1) * 2 > sh->cap) {
+        size_t ncap = sh->cap ? sh->cap * 2 : 64;
+        etl_summary_provider *n = calloc(ncap, sizeof *n);
+        if (!n) return -1;
+        for (size_t i = 0; i < sh->cap; i++) {
+            if (!sh->tab[i].count) continue;
+            size_t j = guid_hash(&sh->tab[i].guid) & (ncap - 1);
+            while (n[j].count) j = (j + 1) & (ncap - 1);
+            n[j] = sh->tab[i];
+        }
+        free(sh->tab);
+        sh->tab = n;
+        sh->cap = ncap;
+    }
+    size_t j = guid_hash(g) & (sh->cap - 1);
+    while (sh->tab[j].count && memcmp(&sh->tab[j].guid, g, sizeof *g) != 0) j = (j + 1) & (sh->cap - 1);
+    if (!sh->tab[j].count) {
+        sh->tab[j].guid = *g;
+        sh->n++;
+    }
+    sh->tab[j].count += count;
+    return 0;
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+    const etl_summary_provider *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return memcmp(&x->guid, &y->guid, sizeof x->guid);
+}
+
+/* A framed record's kernel event, if it is one: counted by kind, batches walked. */
+static void count_kernel(etl_summary *c, const etl_record *rec)
+{
+    uint16_t hook;
+    if (!etl_record_kernel_hook(rec, &hook)) return;
+    size_t need = 0;
+    uint64_t *counter = NULL;
+    switch (hook) {
+    case ETL_HOOK_CSWITCH: need = etl_cswitch_size(rec->version); counter = &c->cswitch; break;
+    case ETL_HOOK_READY_THREAD: need = 8; counter = &c->ready_thread; break;
+    case ETL_HOOK_SPINLOCK: need = 2u * rec->pointer_size + 0x23; counter = &c->spinlock; break;
+    default: break;
+    }
+    if (counter) {
+        if (rec->payload.n >= need) ++*counter;
+        else c->undecodable++;
+        return;
+    }
+    etl_event ev;
+    etl_status st = etl_event_decode(rec, &ev);
+    if (st == ETL_END) return;
+    if (st != ETL_OK) {
+        c->undecodable++;
+        return;
+    }
+    switch (ev.kind) {
+    case ETL_EVENT_CSWITCH: c->cswitch++; break;
+    case ETL_EVENT_SPINLOCK: c->spinlock++; break;
+    case ETL_EVENT_READY_THREAD: c->ready_thread++; break;
+    case ETL_EVENT_THREAD: c->thread++; break;
+    case ETL_EVENT_PROCESS: c->process++; break;
+    case ETL_EVENT_CCSWAP_BATCH: {
+        c->compact_batches++;
+        uint64_t n, bad;
+        etl_ccswap_count(&ev.u.batch, &n, &bad);
+        c->compact_switches += n;
+        c->compact_bad += bad;
+        break;
+    }
+    case ETL_EVENT_GROUP_MASK:
+        c->group_mask_events++;
+        for (int i = 0; i < 8; i++) c->flags.masks[i] |= ev.u.group_mask.masks[i];
+        if (ev.u.group_mask.kernel_event_version) c->kernel_event_version = ev.u.group_mask.kernel_event_version;
+        break;
+    default: break;
+    }
+}
+
+/* A walk's kernel record: counted from its header, and from its payload size for the frequent events. */
+static void count_krec(etl_summary *c, const etl_walk *w, const etl_krec *k)
+{
+    c->by_htype[k->htype]++;
+    c->by_hook[k->hook]++;
+    if (k->ts < c->first_ts) c->first_ts = k->ts;
+    if (k->ts > c->last_ts) c->last_ts = k->ts;
+    size_t need;
+    uint64_t *counter;
+    switch (k->hook) {
+    case ETL_HOOK_CSWITCH: need = (k->version_word & 0xFF) <= 1 ? 16 : 24; counter = &c->cswitch; break; /* etl_cswitch_size */
+    case ETL_HOOK_READY_THREAD: need = 8; counter = &c->ready_thread; break;
+    case ETL_HOOK_SPINLOCK: need = 2u * k->pointer_size + 0x23; counter = &c->spinlock; break;
+    case ETL_HOOK_CSWITCH_BATCH: {
+        etl_ccswap_walker b;
+        if (etl_ccswap_open(&b, k->payload) != ETL_OK) {
+            c->undecodable++;
+            return;
+        }
+        uint64_t n, bad;
+        etl_ccswap_count(&b, &n, &bad);
+        c->compact_batches++;
+        c->compact_switches += n;
+        c->compact_bad += bad;
+        return;
+    }
+    default:
+        if (etl_event_hook_decodes(k->hook)) {
+            etl_record rec;
+            etl_krec_record(w, k, &rec);
+            count_kernel(c, &rec);
+        }
+        return;
+    }
+    if (k->payload.n >= need) ++*counter;
+    else c->undecodable++;
+}
+
+static void share_progress(share *sh, uint64_t mine)
+{
+    atomic_store_explicit(&sh->progress, mine, memory_order_relaxed);
+    if (!sh->o || !sh->o->progress) return;
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < sh->nall; i++) sum += atomic_load_explicit(&sh->all[i].progress, memory_order_relaxed);
+    sh->o->progress(sh->o->progress_ctx, sum);
+}
+
+static void *count_share(void *arg)
+{
+    share *sh = arg;
+    etl_summary *c = &sh->c;
+    etl_iter *it = NULL;
+    if (etl_iter_open_range(sh->r, sh->first, sh->count, &it) != ETL_OK) {
+        sh->oom = 1;
+        return NULL;
+    }
+    /* c is new: first_ts starts high so that kernel records need no have_ts test. */
+    int have = 0;
+    c->first_ts = UINT64_MAX;
+    c->last_ts = 0;
+    etl_walk w;
+    etl_krec k;
+    for (unsigned nb = 0; etl_iter_next_buffer(it, &w) == ETL_OK; nb++) {
+        if ((nb & 15) == 0) share_progress(sh, etl_iter_progress(it));
+        int kind;
+        while ((kind = etl_walk_next(&w, &k)) != ETL_WALK_END) {
+            if (kind == ETL_WALK_KERNEL) {
+                count_krec(c, &w, &k);
+                have = 1;
+                continue;
+            }
+            const etl_record *rec = &w.full;
+            c->by_htype[rec->htype]++;
+            if ((rec->has & ETL_REC_PROVIDER) && prov_add(sh, &rec->provider, 1) != 0) sh->oom = 1;
+            count_kernel(c, rec);
+            if (rec->has & ETL_REC_TS) {
+                if (rec->ts < c->first_ts) c->first_ts = rec->ts;
+                if (rec->ts > c->last_ts) c->last_ts = rec->ts;
+                have = 1;
+            }
+        }
+        c->records += w.records;
+        if (w.cpu < ETL_SUMMARY_MAX_CPUS) c->cpu_records[w.cpu] += w.records;
+    }
+    c->have_ts = have;
+    if (!have) c->first_ts = 0;
+    share_progress(sh, etl_iter_progress(it));
+    c->st = *etl_iter_stats(it);
+    etl_iter_close(it);
+    return NULL;
+}
+
+/* Adds share x (later in the file than what sh holds) into sh. */
+static int share_merge(share *sh, const share *xs, const etl_stats *base)
+{
+    etl_summary *c = &sh->c;
+    const etl_summary *x = &xs->c;
+    etl_stats_add(&c->st, &x->st, base);
+    c->records += x->records;
+    for (int i = 0; i < 256; i++) c->by_htype[i] += x->by_htype[i];
+    for (int i = 0; i < 65536; i++) c->by_hook[i] += x->by_hook[i];
+    for (int i = 0; i < ETL_SUMMARY_MAX_CPUS; i++) c->cpu_records[i] += x->cpu_records[i];
+    for (size_t i = 0; i < xs->cap; i++)
+        if (xs->tab[i].count && prov_add(sh, &xs->tab[i].guid, xs->tab[i].count) != 0) return -1;
+    if (x->have_ts) {
+        if (!c->have_ts || x->first_ts < c->first_ts) c->first_ts = x->first_ts;
+        if (!c->have_ts || x->last_ts > c->last_ts) c->last_ts = x->last_ts;
+        c->have_ts = 1;
+    }
+    for (int i = 0; i < 8; i++) c->flags.masks[i] |= x->flags.masks[i];
+    if (x->kernel_event_version) c->kernel_event_version = x->kernel_event_version;
+    c->group_mask_events += x->group_mask_events;
+    c->cswitch += x->cswitch;
+    c->compact_batches += x->compact_batches;
+    c->compact_switches += x->compact_switches;
+    c->compact_bad += x->compact_bad;
+    c->spinlock += x->spinlock;
+    c->ready_thread += x->ready_thread;
+    c->thread += x->thread;
+    c->process += x->process;
+    c->undecodable += x->undecodable;
+    return 0;
+}
+
+static void share_free(share *sh)
+{
+    free(sh->c.by_hook);
+    free(sh->tab);
+}
+
+etl_status etl_summary_run(etl_reader *r, const etl_summary_options *o, etl_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    etl_summary_options opt = {.sz = sizeof opt, .threads = 1};
+    if (o && o->sz >= sizeof opt) opt = *o;
+    size_t nbufs = etl_reader_buffer_count(r);
+    unsigned n = opt.threads;
+    if (n > nbufs / MIN_BUFFERS) n = (unsigned)(nbufs / MIN_BUFFERS);
+    if (n < 1) n = 1;
+    share *sh = calloc(n, sizeof *sh);
+    int oom = !sh;
+    for (unsigned i = 0; !oom && i < n; i++) {
+        sh[i].r = r;
+        sh[i].first = nbufs * i / n;
+        sh[i].count = nbufs * (i + 1) / n - sh[i].first;
+        sh[i].all = sh;
+        sh[i].nall = n;
+        if (!(sh[i].c.by_hook = calloc(65536, sizeof *sh[i].c.by_hook))) oom = 1;
+    }
+    if (oom) {
+        for (unsigned i = 0; sh && i < n; i++) share_free(&sh[i]);
+        free(sh);
+        return ETL_E_NOMEM;
+    }
+    sh[0].o = &opt;
+    for (unsigned i = 1; i < n; i++) sh[i].started = pthread_create(&sh[i].th, NULL, count_share, &sh[i]) == 0;
+    count_share(&sh[0]);
+    for (unsigned i = 1; i < n; i++) {
+        if (sh[i].started) pthread_join(sh[i].th, NULL);
+        else count_share(&sh[i]); /* no thread to be had: here */
+    }
+    oom = sh[0].oom;
+    for (unsigned i = 1; i < n; i++) {
+        if (share_merge(&sh[0], &sh[i], etl_reader_stats(r)) != 0 || sh[i].oom) oom = 1;
+        share_free(&sh[i]);
+    }
+    /* The provider table compacted in place, most frequent first. */
+    size_t np = 0;
+    for (size_t i = 0; i < sh[0].cap; i++)
+        if (sh[0].tab[i].count) sh[0].tab[np++] = sh[0].tab[i];
+    if (np) qsort(sh[0].tab, np, sizeof *sh[0].tab, by_count_desc);
+    *s = sh[0].c;
+    s->providers = sh[0].tab;
+    s->nproviders = np;
+    free(sh);
+    return oom ? ETL_E_NOMEM : ETL_OK;
+}
+
+void etl_summary_free(etl_summary *s)
+{
+    free(s->by_hook);
+    free(s->providers);
+    s->by_hook = NULL;
+    s->providers = NULL;
+    s->nproviders = 0;
+}
+
+int64_t etl_summary_duration_ns(const etl_summary *s, const etl_clock *clk)
+{
+    __int128 d = (__int128)etl_clock_ns(clk, s->last_ts) - etl_clock_ns(clk, s->first_ts);
+    return d > INT64_MAX ? INT64_MAX : d < INT64_MIN ? INT64_MIN : (int64_t)d;
+}

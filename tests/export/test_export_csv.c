@@ -1,0 +1,219 @@
+/*
+ * test_export_csv.c - the CSV sink (export.h, etl_xcsv_*): the files of the tables
+ * asked for, their header rows and RFC 4180 quoting byte for byte, the output
+ * rules (a refusal before anything is written, --force over a directory replacing
+ * our tables and keeping other files, never the input) and an abort leaving
+ * nothing behind.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "etlkit/export.h"
+
+static char root[256]; /* a fresh directory per test */
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/etlkit-csv-XXXXXX");
+    return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+/* Entries of dir, "." and ".." aside. */
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
+static void told(void *ctx, const etl_diag *d)
+{
+    (void)ctx;
+    fail_msg("told: %s", d->msg);
+}
+
+/* The header row of a table as the schema says: trace_id, then its columns. */
+static void want_header(char *out, size_t cap, etl_xtable_id t)
+{
+    const etl_xtable *x = &etl_export_tables()[t];
+    size_t n = (size_t)snprintf(out, cap, "trace_id");
+    for (unsigned k = 0; k < x->ncols; k++) n += (size_t)snprintf(out + n, cap - n, ",%s", x->cols[k].name);
+    snprintf(out + n, cap - n, "\r\n");
+}
+
+/* A cswitch row: the first columns an integer, a negative one, text that must be quoted, "", NULL. */
+static int cswitch_row(etl_xcsv *c, etl_xval *v, unsigned *ncols)
+{
+    const etl_xtable *x = &etl_export_tables()[ETL_XT_CSWITCH];
+    *ncols = x->ncols;
+    assert_true(x->ncols >= 6);
+    for (unsigned k = 0; k < x->ncols; k++) v[k] = (etl_xval){.kind = ETL_XV_NULL};
+    v[0] = (etl_xval){.kind = ETL_XV_INT, .i = 1234567890123};
+    v[1] = (etl_xval){.kind = ETL_XV_INT, .i = INT64_MIN};
+    v[2] = (etl_xval){.kind = ETL_XV_TEXT, .s = "a,b \"q\"\r\nz"};
+    v[3] = (etl_xval){.kind = ETL_XV_TEXT, .s = ""};
+    v[5] = (etl_xval){.kind = ETL_XV_TEXT, .s = "plain"};
+    return etl_xcsv_row(c, ETL_XT_CSWITCH, v);
+}
+
+static void test_files_and_quoting(void **state)
+{
+    (void)state;
+    char out[300], path[400], want[4096];
+    snprintf(out, sizeof out, "%s/out", root);
+    etl_xcsv_options o = {.sz = sizeof o, .tables = 1u << ETL_XT_CSWITCH, .trace_id = "t,1", .on_diag = told};
+    etl_xcsv *c;
+    etl_diag d;
+    assert_int_equal(etl_xcsv_check(out, &o, &c, &d), ETL_OK);
+    assert_int_equal(entries(root), 0); /* a check writes nothing */
+    assert_int_equal(etl_xcsv_create(c, &d), ETL_OK);
+    etl_xval v[64];
+    unsigned n;
+    assert_int_equal(cswitch_row(c, v, &n), 0);
+    etl_xval t[64];
+    for (unsigned k = 0; k < etl_export_tables()[ETL_XT_PMC].ncols; k++) t[k] = (etl_xval){.kind = ETL_XV_INT, .i = 1};
+    assert_int_equal(etl_xcsv_row(c, ETL_XT_PMC, t), 0); /* a table not asked for: dropped */
+    assert_int_equal(etl_xcsv_finish(c, &d), ETL_OK);
+    assert_int_equal(entries(root), 1); /* only the temporary directory so far */
+    assert_int_equal(etl_xcsv_close(c, true), ETL_OK);
+
+    /* The tables asked for, with trace and enum_name always. */
+    assert_int_equal(entries(out), 3);
+    snprintf(path, sizeof path, "%s/trace.csv", out);
+    want_header(want, sizeof want, ETL_XT_TRACE);
+    assert_string_equal(slurp(path), want);
+    snprintf(path, sizeof path, "%s/enum_name.csv", out);
+    want_header(want, sizeof want, ETL_XT_ENUM_NAME);
+    assert_string_equal(slurp(path), want);
+    snprintf(path, sizeof path, "%s/cswitch.csv", out);
+    want_header(want, sizeof want, ETL_XT_CSWITCH);
+    size_t w = strlen(want);
+    w += (size_t)snprintf(want + w, sizeof want - w, "\"t,1\",1234567890123,-9223372036854775808,"
+                                                     "\"a,b \"\"q\"\"\r\nz\",\"\",,plain");
+    for (unsigned k = 6; k < n; k++) want[w++] = ',';
+    snprintf(want + w, sizeof want - w, "\r\n");
+    assert_string_equal(slurp(path), want);
+    assert_int_equal(entries(root), 1); /* renamed into place: nothing else left */
+}
+
+/* An abort after rows were written leaves nothing: no OUT, no temporary directory. */
+static void test_abort_leaves_nothing(void **state)
+{
+    (void)state;
+    char out[300];
+    snprintf(out, sizeof out, "%s/out", root);
+    etl_xcsv_options o = {.sz = sizeof o, .trace_id = "t", .on_diag = told};
+    etl_xcsv *c;
+    etl_diag d;
+    assert_int_equal(etl_xcsv_check(out, &o, &c, &d), ETL_OK);
+    assert_int_equal(etl_xcsv_create(c, &d), ETL_OK);
+    assert_int_equal(entries(root), 1);
+    etl_xval v[64];
+    unsigned n;
+    assert_int_equal(cswitch_row(c, v, &n), 0);
+    assert_int_equal(etl_xcsv_close(c, false), ETL_OK); /* before finish, too */
+    assert_int_equal(entries(root), 0);
+    assert_int_equal(etl_xcsv_close(NULL, false), ETL_OK);
+}
+
+/* An existing OUT: refused without force; with it, our tables replace theirs and other files stay. */
+static void test_existing_directory(void **state)
+{
+    (void)state;
+    char out[300], path[400];
+    snprintf(out, sizeof out, "%s/out", root);
+    assert_int_equal(mkdir(out, 0777), 0);
+    snprintf(path, sizeof path, "%s/notes.txt", out);
+    FILE *f = fopen(path, "w");
+    fputs("mine\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/cswitch.csv", out);
+    f = fopen(path, "w");
+    fputs("old\n", f);
+    fclose(f);
+
+    etl_xcsv_options o = {.sz = sizeof o, .tables = 1u << ETL_XT_CSWITCH, .trace_id = "t", .on_diag = told};
+    etl_xcsv *c = (etl_xcsv *)&o;
+    etl_diag d;
+    assert_int_equal(etl_xcsv_check(out, &o, &c, &d), ETL_E_IO);
+    assert_null(c);
+    assert_true(d.msg[0]);
+
+    o.force = true;
+    assert_int_equal(etl_xcsv_check(out, &o, &c, &d), ETL_OK);
+    assert_int_equal(etl_xcsv_create(c, &d), ETL_OK);
+    etl_xval v[64];
+    unsigned n;
+    assert_int_equal(cswitch_row(c, v, &n), 0);
+    assert_int_equal(etl_xcsv_finish(c, &d), ETL_OK);
+    assert_int_equal(etl_xcsv_close(c, true), ETL_OK);
+    assert_int_equal(entries(out), 4); /* notes.txt, and trace, cswitch, enum_name */
+    snprintf(path, sizeof path, "%s/notes.txt", out);
+    assert_string_equal(slurp(path), "mine\n");
+    snprintf(path, sizeof path, "%s/cswitch.csv", out);
+    assert_non_null(strstr(slurp(path), "\"\",,plain,"));
+    assert_int_equal(entries(root), 1); /* the emptied temporary directory is gone */
+}
+
+/* The input is never the output, whatever its name (here a symbolic link to it); a file is no directory. */
+static void test_input_refused(void **state)
+{
+    (void)state;
+    char in[300], out[300];
+    snprintf(in, sizeof in, "%s/in.etl", root);
+    snprintf(out, sizeof out, "%s/out", root);
+    FILE *f = fopen(in, "w");
+    fclose(f);
+    assert_int_equal(symlink(in, out), 0);
+    etl_xcsv_options o = {.sz = sizeof o, .force = true, .input = in};
+    etl_xcsv *c;
+    etl_diag d;
+    assert_int_equal(etl_xcsv_check(out, &o, &c, &d), ETL_E_INVALID_ARG);
+    assert_null(c);
+    assert_int_equal(etl_xcsv_check(in, &o, &c, &d), ETL_E_IO);
+    assert_null(c);
+    assert_int_equal(entries(root), 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_files_and_quoting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abort_leaves_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_existing_directory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_input_refused, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("export_csv", tests, NULL, NULL);
+}
