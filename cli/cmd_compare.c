@@ -7,42 +7,17 @@
 
 #define MAX_FAIL_IF 32
 
-static void help(void)
-{
-    printf("Usage: %s compare BEFORE.etl AFTER.etl [OPTIONS]\n\n"
-           "The cpu and waits reports of two traces side by side, matched by name (ids differ\n"
-           "between traces): processes by image name (instances of one name summed), threads by\n"
-           "\"image/thread name\", waits by reason. CPU time, waiting time and switch-ins are per\n"
-           "second of each trace's window, so traces of different lengths compare; ready latency\n"
-           "percentiles are durations, as measured (for a name with several instances, the largest\n"
-           "instance's, an upper bound). Rows are sorted by the biggest change.\n\n"
-           "  --fail-if EXPR           exit 1 when the change AFTER - BEFORE crosses a threshold\n"
-           "                           (repeatable; any crossing fails):\n"
-           "                             METRIC(SCOPE) OP THRESHOLD\n"
-           "                           METRIC  cpu | wait | switches | ready_p50 | ready_p90 |\n"
-           "                                   ready_p99 | ready_max\n"
-           "                           SCOPE   total | process=NAME | thread=PROCESS/THREADNAME |\n"
-           "                                   reason=WAITREASON (wait, switches)\n"
-           "                           OP      > >= < <=\n"
-           "                           THRESHOLD  [+|-]N%% (relative change), [+|-]N with ns, us,\n"
-           "                                   ms or s (cpu and wait: per second of window), or a\n"
-           "                                   plain number (switches per second)\n"
-           "                           e.g. 'cpu(total) > +10%%'  'cpu(process=svchost) > +5ms'\n"
-           "                                'ready_p99(process=dwm) > +20%%'  'wait(reason=WrQueue) > +1s'\n"
-           "                           A name missing from BEFORE but present in AFTER is +infinite %%;\n"
-           "                           a name in neither trace never fails (a warning says so).\n"
-           "  --json                   one JSON object on stdout\n"
-           "  --top N                  the N biggest changes of each table (default 20; 0 = all)\n"
-           "  --range START END        the same window of both traces\n"
-           "  --allow-empty            compare a trace with no context switches (by default an\n"
-           "                           error, exit 2: every change against it would be -100 %%)\n"
-           "  --max-wait-reason N      StateWr bias of compact batches, 1..54\n"
-           "  --quiet                  no warnings about the inputs\n"
-           "  -h, --help               this help\n"
-           "\nExit status: 0 ok, 1 a --fail-if threshold was crossed (or an I/O error), 2 not an ETL\n"
-           "file or no context switches in it, 3 input damaged, 64 usage.\n",
-           prog);
-}
+static const cli_cmd compare_cmd = {
+    "compare", "BEFORE.etl AFTER.etl [OPTIONS]",
+    "The cpu and waits reports of two traces side by side, matched by name (ids differ\n"
+    "between traces): processes by image name (instances of one name summed), threads by\n"
+    "\"image/thread name\", waits by reason. CPU time, waiting time and switch-ins are per\n"
+    "second of each trace's window, so traces of different lengths compare; ready latency\n"
+    "percentiles are durations, as measured (for a name with several instances, the largest\n"
+    "instance's, an upper bound). Rows are sorted by the biggest change.\n",
+    {"BEFORE.etl", "AFTER.etl"}, 2, 2,
+    "Exit status: 0 ok, 1 a --fail-if threshold was crossed (or an I/O error), 2 not an ETL\n"
+    "file or no context switches in it, 3 input damaged, 64 usage.\n"};
 
 /* Hundredths of a percent of the change, or INT64_MAX when before is 0 and after is not. */
 static int64_t rel(int64_t b, int64_t a)
@@ -321,50 +296,70 @@ static int run_one(rep_args *a, const char *path, side *s, int allow_empty)
     return EXIT_OK;
 }
 
+/* The --fail-if gates, in the order given. */
+typedef struct gates {
+    gate g[MAX_FAIL_IF];
+    size_t n;
+} gates;
+
+static int fail_if(const cli_opt *o, const char *v, char *err, size_t cap)
+{
+    gates *gs = o->dst;
+    if (gs->n == MAX_FAIL_IF) return snprintf(err, cap, "at most %d --fail-if", MAX_FAIL_IF);
+    gate *g = &gs->g[gs->n];
+    memset(g, 0, sizeof *g);
+    g->text = v;
+    char why[200];
+    if (etl_cmp_expr_parse(v, &g->e, why, sizeof why) != ETL_OK)
+        return snprintf(err, cap, "--fail-if '%s': %s", v, why);
+    gs->n++;
+    return 0;
+}
+
 int cmd_compare(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "compare");
     const char *paths[2] = {NULL, NULL};
-    gate g[MAX_FAIL_IF];
-    size_t ng = 0;
+    gates gs;
+    gs.n = 0;
     int top_set = 0, allow_empty = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (cli_is_help(o)) {
-            help();
-            return EXIT_OK;
-        }
-        if (strcmp(o, "--fail-if") == 0) {
-            if (i + 1 >= argc) return cli_usage_error("compare", "--fail-if needs an expression, e.g. 'cpu(total) > +10%%'");
-            if (ng == MAX_FAIL_IF) return cli_usage_error("compare", "at most %d --fail-if", MAX_FAIL_IF);
-            char err[200];
-            memset(&g[ng], 0, sizeof g[ng]);
-            g[ng].text = argv[i + 1];
-            if (etl_cmp_expr_parse(argv[i + 1], &g[ng].e, err, sizeof err) != ETL_OK)
-                return cli_usage_error("compare", "--fail-if '%s': %s", argv[i + 1], err);
-            ng++;
-            i++;
-            continue;
-        }
-        if (strcmp(o, "--allow-empty") == 0) {
-            allow_empty = 1;
-            continue;
-        }
-        if (strcmp(o, "--csv") == 0 || strcmp(o, "--process") == 0 || strcmp(o, "--thread") == 0 ||
-            strcmp(o, "--complete-only") == 0)
-            return cli_usage_error("compare", "%s does not apply to compare", o);
-        if (strcmp(o, "--top") == 0) top_set = 1;
-        int r = rep_arg(&a, argc, argv, &i);
-        if (r == EXIT_USAGE) return r;
-        if (r) continue;
-        if (o[0] == '-' && o[1]) return cli_usage_error("compare", "unknown option '%s'", o);
-        if (paths[1]) return cli_usage_error("compare", "two FILEs only: BEFORE and AFTER");
-        paths[paths[0] ? 1 : 0] = o;
-    }
-    if (!paths[1]) return cli_usage_error("compare", "needs two FILEs: BEFORE and AFTER");
+    const cli_opt own[] = {
+        {.kind = CLI_OPT_CUSTOM, .name = "fail-if", .arg = "EXPR", .parse = fail_if, .dst = &gs,
+         .need = "an expression, e.g. 'cpu(total) > +10%'",
+         .help = "exit 1 when the change AFTER - BEFORE crosses a threshold\n"
+                 "(repeatable; any crossing fails):\n"
+                 "  METRIC(SCOPE) OP THRESHOLD\n"
+                 "METRIC  cpu | wait | switches | ready_p50 | ready_p90 |\n"
+                 "        ready_p99 | ready_max\n"
+                 "SCOPE   total | process=NAME | thread=PROCESS/THREADNAME |\n"
+                 "        reason=WAITREASON (wait, switches)\n"
+                 "OP      > >= < <=\n"
+                 "THRESHOLD  [+|-]N% (relative change), [+|-]N with ns, us,\n"
+                 "        ms or s (cpu and wait: per second of window), or a\n"
+                 "        plain number (switches per second)\n"
+                 "e.g. 'cpu(total) > +10%'  'cpu(process=svchost) > +5ms'\n"
+                 "     'ready_p99(process=dwm) > +20%'  'wait(reason=WrQueue) > +1s'\n"
+                 "A name missing from BEFORE but present in AFTER is +infinite %;\n"
+                 "a name in neither trace never fails (a warning says so).\n"},
+        CLI_FLAG("allow-empty", 0, "compare a trace with no context switches (by default an error, exit 2: every "
+                 "change against it would be -100 %)", &allow_empty, 1),
+        CLI_END};
+    cli_opt common[REP_OPTS_MAX];
+    rep_options(&a, REP_OPT_JSON | REP_OPT_TOP | REP_OPT_RANGE | REP_OPT_MAX_WAIT_REASON | REP_OPT_THREADS |
+                        REP_OPT_QUIET, common);
+    cli_opt *top_opt = cli_opt_find(common, "top");
+    top_opt->help = "the N biggest changes of each table (default 20; 0 = all)";
+    top_opt->seen = &top_set;
+    cli_opt_find(common, "range")->help = "the same window of both traces";
+    cli_opt_find(common, "quiet")->help = "no warnings about the inputs";
+    const cli_opt table[] = {CLI_INCLUDE(own), CLI_INCLUDE(common), CLI_END};
+    int pr = cli_opts_parse(&compare_cmd, table, argc, argv, paths);
+    if (pr != CLI_OPTS_RUN) return pr;
     if (strcmp(paths[0], "-") == 0 && strcmp(paths[1], "-") == 0)
         return cli_usage_error("compare", "standard input can be only one of the two");
+    gate *g = gs.g;
+    size_t ng = gs.n;
     unsigned top = top_set ? a.top : a.format == FMT_JSON ? 0 : 20;
     side *s = calloc(2, sizeof *s);
     if (!s) {

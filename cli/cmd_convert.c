@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
+#include "opts.h"
 #include "etlkit/writer.h"
 #include "base/diag.h"
 #include "base/outfile.h"
@@ -13,30 +14,23 @@ static void progress(void *ctx, uint64_t done, uint64_t total)
     cli_progress_update(p, done);
 }
 
-static void help(void)
+static const cli_cmd convert_cmd = {
+    "convert", "IN.etl -o OUT.etl [OPTIONS]",
+    "Rewrites a trace. Every record is kept, in its CPU's buffers and in time order,\n"
+    "except the context switches when --cswitch asks for the other format.\n",
+    {"IN.etl"}, 1, 1,
+    "Exit status: 0 ok, 1 I/O error, 2 input not an ETL file, 3 input damaged, 64 usage.\n"};
+
+/* --buffer-size N: what the writer takes. */
+static int buffer_size(const cli_opt *o, const char *v, char *err, size_t cap)
 {
-    printf("Usage: %s convert IN.etl -o OUT.etl [OPTIONS]\n\n"
-           "Rewrites a trace. Every record is kept, in its CPU's buffers and in time order,\n"
-           "except the context switches when --cswitch asks for the other format:\n\n"
-           "  -o, --output FILE        the ETL file to write (required; not standard output: the\n"
-           "                           header is written last); written under a temporary name\n"
-           "                           beside it, renamed into place when complete\n"
-           "  --force                  replace an existing FILE (else refused); a symbolic link is\n"
-           "                           replaced itself, never written through\n"
-           "  --cswitch keep|compact|full\n"
-           "                           compact: CSwitch events (0x0524) become compact batches\n"
-           "                           (0x0525) cut by the kernel's five flush rules;\n"
-           "                           full: batches become CSwitch v2 events, the new thread\n"
-           "                           paired from the next switch on the CPU, and every field a\n"
-           "                           batch does not carry written as all ones (never invented)\n"
-           "  --compress / --no-compress  Plain LZ77 buffers (default: as the input)\n"
-           "  --buffer-size N          bytes per buffer (default: as the input)\n"
-           "  --max-wait-reason N      StateWr bias of the batches, 1..54 (default: from the OS build)\n"
-           "  --json                   print the counts as one JSON object on stdout\n"
-           "  --quiet                  no warnings about the input\n"
-           "  -h, --help               this help\n\n"
-           "Exit status: 0 ok, 1 I/O error, 2 input not an ETL file, 3 input damaged, 64 usage.\n",
-           prog);
+    (void)err, (void)cap;
+    char *end;
+    if (*v < '0' || *v > '9') return -1;
+    unsigned long long n = strtoull(v, &end, 0);
+    if (*end || n < 4096 || n > (16u << 20) || n % 8) return -1;
+    *(uint32_t *)o->dst = (uint32_t)n;
+    return 0;
 }
 
 int cmd_convert(int argc, char **argv)
@@ -47,59 +41,33 @@ int cmd_convert(int argc, char **argv)
     o.bias = -1;
     const char *in = NULL, *out = NULL;
     int json = 0, quiet = 0, force = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_help(a)) {
-            help();
-            return EXIT_OK;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (!v) return cli_usage_error("convert", "%s needs a file", a);
-            out = v;
-            i++;
-        } else if (strcmp(a, "--cswitch") == 0) {
-            if (!v) return cli_usage_error("convert", "--cswitch needs keep, compact or full");
-            if (strcmp(v, "keep") == 0) o.cswitch = ETL_CSWITCH_KEEP;
-            else if (strcmp(v, "compact") == 0) o.cswitch = ETL_CSWITCH_COMPACT;
-            else if (strcmp(v, "full") == 0) o.cswitch = ETL_CSWITCH_FULL;
-            else return cli_usage_error("convert", "--cswitch must be keep, compact or full, not '%s'", v);
-            i++;
-        } else if (strcmp(a, "--force") == 0) {
-            force = 1;
-        } else if (strcmp(a, "--compress") == 0) {
-            o.compress = 1;
-        } else if (strcmp(a, "--no-compress") == 0) {
-            o.compress = 0;
-        } else if (strcmp(a, "--buffer-size") == 0 || strcmp(a, "--max-wait-reason") == 0) {
-            char *end;
-            unsigned long n = v ? strtoul(v, &end, 0) : 0;
-            if (!v || !*v || *end || *v == '-') return cli_usage_error("convert", "%s needs a number", a);
-            if (a[2] == 'b') {
-                if (n < 4096 || n > (16u << 20) || n % 8)
-                    return cli_usage_error("convert", "--buffer-size must be a multiple of 8 from 4096 to 16777216");
-                o.buffer_size = (uint32_t)n;
-            } else {
-                /* The encoder's range: every state 0..9 above the bias must fit StateWr's 6 bits. */
-                if (n < 1 || n > ETL_CCSWAP_STATE_WR_MAX - ETL_CCSWAP_STATE_MAX)
-                    return cli_usage_error("convert", "--max-wait-reason must be 1..%u, not '%s'",
-                                           ETL_CCSWAP_STATE_WR_MAX - ETL_CCSWAP_STATE_MAX, v);
-                o.bias = (int)n;
-            }
-            i++;
-        } else if (strcmp(a, "--json") == 0) {
-            json = 1;
-        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("convert", "unknown option '%s'", a);
-        } else if (!in) {
-            in = a;
-        } else {
-            return cli_usage_error("convert", "one input file only");
-        }
-    }
-    if (!in) return cli_usage_error("convert", "missing IN.etl");
-    if (!out) return cli_usage_error("convert", "missing -o OUT.etl");
+    static const char *const cswitch_words[] = {"keep", "compact", "full", NULL};
+    static const int cswitch_vals[] = {ETL_CSWITCH_KEEP, ETL_CSWITCH_COMPACT, ETL_CSWITCH_FULL};
+    const cli_opt table[] = {
+        {.kind = CLI_OPT_STRING, .name = "output", .short_name = 'o', .arg = "FILE", .dst = &out, .need = "a file",
+         .flags = CLI_OPT_REQUIRED,
+         .help = "the ETL file to write (required; not standard output: the header is written last); written under "
+                 "a temporary name beside it, renamed into place when complete"},
+        CLI_FLAG("force", 0, "replace an existing FILE (else refused); a symbolic link is replaced itself, never "
+                 "written through", &force, 1),
+        {.kind = CLI_OPT_ENUM, .name = "cswitch", .arg = "keep|compact|full", .dst = &o.cswitch,
+         .words = cswitch_words, .vals = cswitch_vals, .need = "keep, compact or full",
+         .help = "compact: CSwitch events (0x0524) become compact batches (0x0525) cut by the kernel's five flush "
+                 "rules; full: batches become CSwitch v2 events, the new thread paired from the next switch on the "
+                 "CPU, and every field a batch does not carry written as all ones (never invented)"},
+        CLI_FLAG("compress", 0, "Plain LZ77 buffers (default: as the input)", &o.compress, 1),
+        CLI_FLAG("no-compress", 0, "buffers not compressed (default: as the input)", &o.compress, 0),
+        {.kind = CLI_OPT_CUSTOM, .name = "buffer-size", .arg = "N", .parse = buffer_size, .dst = &o.buffer_size,
+         .need = "a multiple of 8 from 4096 to 16777216", .help = "bytes per buffer (default: as the input)"},
+        /* The encoder's range: every state 0..9 above the bias must fit StateWr's 6 bits. */
+        {.kind = CLI_OPT_UINT, .name = "max-wait-reason", .arg = "N", .dst = &o.bias, .size = sizeof o.bias, .min = 1,
+         .max = ETL_CCSWAP_STATE_WR_MAX - ETL_CCSWAP_STATE_MAX, .need = "1..54", .flags = CLI_OPT_BASE0,
+         .help = "StateWr bias of the batches, 1..54 (default: from the OS build)"},
+        CLI_FLAG("json", 0, "print the counts as one JSON object on stdout", &json, 1),
+        CLI_FLAG("quiet", 'q', "no warnings about the input", &quiet, 1),
+        CLI_END};
+    int pr = cli_opts_parse(&convert_cmd, table, argc, argv, &in);
+    if (pr != CLI_OPTS_RUN) return pr;
     if (strcmp(out, "-") == 0)
         return cli_usage_error("convert", "-o needs a file, not standard output (the header is written last)");
     /* The output rules of every command (base/outfile.h), before reading anything. */

@@ -3,18 +3,13 @@
 #include <string.h>
 #include "report.h"
 
-static void help(void)
-{
-    printf("Usage: %s cpu FILE [OPTIONS]\n\n"
-           "CPU time per CPU, per process and per thread, from the context switches (CSwitch\n"
-           "events or compact batches): each switch-in runs until the next switch on its CPU.\n"
-           "Busy + idle = the window on every CPU; threads and processes sorted by CPU time.\n\n"
-           "  --interval T             also the utilisation per interval of T (e.g. 100ms), per CPU\n"
-           "                           and per top process, slices split at interval edges\n",
-           prog);
-    rep_help_common();
-    printf("\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n");
-}
+static const cli_cmd cpu_cmd = {
+    "cpu", "FILE [OPTIONS]",
+    "CPU time per CPU, per process and per thread, from the context switches (CSwitch\n"
+    "events or compact batches): each switch-in runs until the next switch on its CPU.\n"
+    "Busy + idle = the window on every CPU; threads and processes sorted by CPU time.\n",
+    {"FILE"}, 1, 1,
+    "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n"};
 
 /* Hundredths of a percent of part over whole, rounded down. */
 static int64_t pct100(int64_t part, int64_t whole)
@@ -306,14 +301,12 @@ typedef struct interval_arg {
     const char *text; /* as given, for the refusal */
 } interval_arg;
 
-static int cpu_option(void *ctx, int argc, char **argv, int *i)
+/* --interval as given, for the refusal. */
+static int interval_given(const cli_opt *o, const char *value, char *err, size_t cap)
 {
-    interval_arg *interval = ctx;
-    if (strcmp(argv[*i], "--interval") != 0) return 0;
-    if (*i + 1 >= argc || rep_parse_duration(argv[*i + 1], &interval->ns) || interval->ns <= 0)
-        return cli_usage_error("cpu", "--interval needs a positive time such as 100ms");
-    interval->text = argv[++*i];
-    return 1;
+    (void)err, (void)cap;
+    ((interval_arg *)o->ctx)->text = value;
+    return 0;
 }
 
 /* A length as --interval takes it, exactly: "20us", "20.001us", "1.5s". */
@@ -360,8 +353,14 @@ int cmd_cpu(int argc, char **argv)
     interval_arg iv = {0, NULL};
     /* CPU time needs the switches and the names, not who readied whom nor the spin locks. */
     a.skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK;
-    int pr = rep_parse(&a, argc, argv, help, cpu_option, &iv);
-    if (pr >= 0) return pr;
+    const cli_opt own[] = {
+        {.kind = CLI_OPT_DURATION, .name = "interval", .arg = "T", .dst = &iv.ns, .min = 1, .check = interval_given,
+         .ctx = &iv, .need = "a positive time such as 100ms",
+         .help = "also the utilisation per interval of T (e.g. 100ms), per CPU and per top process, slices split at "
+                 "interval edges"},
+        CLI_END};
+    int pr = rep_parse(&a, &cpu_cmd, own, REP_OPTS_ALL, argc, argv);
+    if (pr != CLI_OPTS_RUN) return pr;
     int64_t interval = iv.ns;
     etl_usage u;
     /* Per interval, the processes print_json shows: --top's, 10 when all (0). */

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
+#include "opts.h"
 #include "fields.h"
 
 typedef enum { FMT_JSONL, FMT_CSV, FMT_TEXT } dump_format;
@@ -261,43 +262,32 @@ static void emit_switch(ln_buf *l, dump_format f, const etl_cswitch *sw, const e
     out_line(l);
 }
 
-static void help(void)
-{
-    printf("Usage: %s dump [OPTIONS] FILE\n\n"
-           "Prints one line per record of an ETL file, with the decoded payload of the kernel\n"
-           "scheduler events (CSwitch, compact batches, SpinLock, ReadyThread, Thread, Process,\n"
-           "header extension) under \"fields\".\n\n"
-           "  --order time|file     time: per-CPU streams merged by timestamp (default);\n"
-           "                        file: buffers and records as they lie in the file\n"
-           "  --format jsonl|csv|text  output format (default text)\n"
-           "  --filter LIST         only these events: comma-separated hook names or ids\n"
-           "                        (Thread/CSwitch, CSwitch, ReadyThread, 0x0529, Process/Start...)\n"
-           "  --expand              print each compact context-switch batch (0x0525) as one line\n"
-           "                        per switch, the new thread paired from the next switch on the\n"
-           "                        same CPU (needs --order time)\n"
-           "  --max-wait-reason N   the StateWr bias of compact batches, 1..54 (default: from the OS build)\n"
-           "  --limit N             stop after N lines\n"
-           "  --quiet               do not print a warning for each damaged buffer\n"
-           "  -h, --help            this help\n\n"
-           "JSON keys, in this order, each only where the record's header has it:\n"
-           "  buf off cpu htype size ver hook provider id opcode tid pid ts ns pmc pebs len fields\n"
-           "ts is the raw timestamp, ns nanoseconds since the logfile header's time. An expanded\n"
-           "switch has cpu hook ver ts ns \"expanded\" fields; fields a compact record does not carry\n"
-           "are absent, and the last switch of each CPU has no NewThreadId.\n\n"
-           "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 damaged input, 64 usage.\n", prog);
-}
+static const cli_cmd dump_cmd = {
+    "dump", "[OPTIONS] FILE",
+    "Prints one line per record of an ETL file, with the decoded payload of the kernel\n"
+    "scheduler events (CSwitch, compact batches, SpinLock, ReadyThread, Thread, Process,\n"
+    "header extension) under \"fields\".\n",
+    {"FILE"}, 1, 1,
+    "JSON keys, in this order, each only where the record's header has it:\n"
+    "  buf off cpu htype size ver hook provider id opcode tid pid ts ns pmc pebs len fields\n"
+    "ts is the raw timestamp, ns nanoseconds since the logfile header's time. An expanded\n"
+    "switch has cpu hook ver ts ns \"expanded\" fields; fields a compact record does not carry\n"
+    "are absent, and the last switch of each CPU has no NewThreadId.\n\n"
+    "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 damaged input, 64 usage.\n"};
 
-static int parse_filter(dump_opts *o, const char *list)
+/* --filter LIST: the hooks to print (the lists of several --filter add up). */
+static int parse_filter(const cli_opt *opt, const char *list, char *err, size_t cap)
 {
+    dump_opts *o = opt->dst;
     if (!o->hooks) o->hooks = calloc(65536, 1);
-    if (!o->hooks) return cli_usage_error("dump", "out of memory");
+    if (!o->hooks) return snprintf(err, cap, "out of memory");
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", list);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         int h = etl_hook_by_name(tok);
         if (h == ETL_HOOK_AMBIGUOUS)
-            return cli_usage_error("dump", "--filter: '%s' names events of several groups; say Group/Event", tok);
-        if (h < 0) return cli_usage_error("dump", "--filter: unknown event '%s'", tok);
+            return snprintf(err, cap, "--filter: '%s' names events of several groups; say Group/Event", tok);
+        if (h < 0) return snprintf(err, cap, "--filter: unknown event '%s'", tok);
         o->hooks[h] = 1;
     }
     return 0;
@@ -311,63 +301,35 @@ static int parse(int argc, char **argv, dump_opts *o, const char **path)
     o->limit = UINT64_MAX;
     o->bias = -1;
     int order_set = 0;
-    *path = NULL;
-    static const char *valued[] = {"--order", "--format", "--limit", "--filter", "--max-wait-reason"};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL, *opt = a;
-        char name[32] = "";
-        if (cli_is_help(a)) {
-            help();
-            return -1;
-        }
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) {
-            size_t len = strlen(valued[k]);
-            if (strncmp(a, valued[k], len) == 0 && (a[len] == 0 || a[len] == '=')) {
-                snprintf(name, sizeof name, "%s", valued[k]);
-                if (a[len] == '=') v = a + len + 1;
-                else if (i + 1 < argc) v = argv[++i];
-                else return cli_usage_error("dump", "%s needs a value", a);
-                opt = name;
-            }
-        }
-        if (strcmp(opt, "--order") == 0) {
-            order_set = 1;
-            if (strcmp(v, "time") == 0) o->order = ETL_ORDER_TIME;
-            else if (strcmp(v, "file") == 0) o->order = ETL_ORDER_FILE;
-            else return cli_usage_error("dump", "--order must be time or file, not '%s'", v);
-        } else if (strcmp(opt, "--format") == 0) {
-            if (strcmp(v, "jsonl") == 0 || strcmp(v, "json") == 0) o->format = FMT_JSONL;
-            else if (strcmp(v, "csv") == 0) o->format = FMT_CSV;
-            else if (strcmp(v, "text") == 0) o->format = FMT_TEXT;
-            else return cli_usage_error("dump", "--format must be jsonl, csv or text, not '%s'", v);
-        } else if (strcmp(opt, "--limit") == 0 || strcmp(opt, "--max-wait-reason") == 0) {
-            char *end;
-            unsigned long long n = strtoull(v, &end, 0);
-            if (!*v || *end) return cli_usage_error("dump", "%s needs a number, not '%s'", opt, v);
-            if (opt[2] == 'l') o->limit = n;
-            else if (n < 1 || n > ETL_CCSWAP_STATE_WR_MAX - ETL_CCSWAP_STATE_MAX) /* what convert's encoder takes */
-                return cli_usage_error("dump", "--max-wait-reason must be 1..%u, not '%s'",
-                                       ETL_CCSWAP_STATE_WR_MAX - ETL_CCSWAP_STATE_MAX, v);
-            else o->bias = (int)n;
-        } else if (strcmp(opt, "--filter") == 0) {
-            int rc = parse_filter(o, v);
-            if (rc) return rc;
-        } else if (strcmp(a, "--expand") == 0) {
-            o->expand = 1;
-        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            o->quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("dump", "unknown option '%s'", a);
-        } else if (!*path) {
-            *path = a;
-        } else {
-            return cli_usage_error("dump", "one FILE only");
-        }
-    }
-    if (!*path) return cli_usage_error("dump", "missing FILE");
+    static const char *const orders[] = {"time", "file", NULL};
+    static const int order_vals[] = {ETL_ORDER_TIME, ETL_ORDER_FILE};
+    static const char *const formats[] = {"jsonl", "json", "csv", "text", NULL};
+    static const int format_vals[] = {FMT_JSONL, FMT_JSONL, FMT_CSV, FMT_TEXT};
+    const cli_opt table[] = {
+        {.kind = CLI_OPT_ENUM, .name = "order", .arg = "time|file", .dst = &o->order, .words = orders,
+         .vals = order_vals, .need = "time or file", .seen = &order_set,
+         .help = "time: per-CPU streams merged by timestamp (default);\nfile: buffers and records as they lie in "
+                 "the file\n"},
+        {.kind = CLI_OPT_ENUM, .name = "format", .arg = "jsonl|csv|text", .dst = &o->format, .words = formats,
+         .vals = format_vals, .need = "jsonl, csv or text", .help = "output format (default text)"},
+        {.kind = CLI_OPT_CUSTOM, .name = "filter", .arg = "LIST", .parse = parse_filter, .dst = o,
+         .need = "event names", .help = "only these events: comma-separated hook names or ids (Thread/CSwitch, "
+                                        "CSwitch, ReadyThread, 0x0529, Process/Start...)"},
+        CLI_FLAG("expand", 0, "print each compact context-switch batch (0x0525) as one line per switch, the new "
+                 "thread paired from the next switch on the same CPU (needs --order time)", &o->expand, 1),
+        {.kind = CLI_OPT_UINT, .name = "max-wait-reason", .arg = "N", .dst = &o->bias, .size = sizeof o->bias,
+         .min = 1, .max = ETL_CCSWAP_STATE_WR_MAX - ETL_CCSWAP_STATE_MAX, /* what convert's encoder takes */
+         .need = "1..54", .flags = CLI_OPT_BASE0,
+         .help = "the StateWr bias of compact batches, 1..54 (default: from the OS build)"},
+        {.kind = CLI_OPT_UINT, .name = "limit", .arg = "N", .dst = &o->limit, .size = sizeof o->limit,
+         .max = UINT64_MAX, .need = "a number", .flags = CLI_OPT_BASE0, .help = "stop after N lines"},
+        CLI_FLAG("quiet", 'q', "do not print a warning for each damaged buffer", &o->quiet, 1),
+        CLI_END};
+    int pr = cli_opts_parse(&dump_cmd, table, argc, argv, path);
+    if (pr != CLI_OPTS_RUN) return pr;
     if (o->expand && order_set && o->order != ETL_ORDER_TIME)
         return cli_usage_error("dump", "--expand pairs switches in time order; it cannot go with --order file");
-    return 0;
+    return CLI_OPTS_RUN;
 }
 
 int cmd_dump(int argc, char **argv)
@@ -375,9 +337,9 @@ int cmd_dump(int argc, char **argv)
     dump_opts o;
     const char *path;
     int prc = parse(argc, argv, &o, &path);
-    if (prc) {
+    if (prc != CLI_OPTS_RUN) {
         free(o.hooks);
-        return prc < 0 ? EXIT_OK : prc;
+        return prc;
     }
     cli_input in;
     int rc = cli_open(&in, path, o.quiet);

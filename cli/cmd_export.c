@@ -22,42 +22,23 @@
 
 enum { TO_NONE = 0, TO_SQLITE, TO_CSV, TO_PERFETTO, TO_FTRACE };
 
-static void help(void)
-{
-    printf("Usage: %s export FILE --to sqlite|csv|perfetto|ftrace -o OUT [OPTIONS]\n"
-           "       %s export --schema\n\n"
-           "Writes the trace's scheduler data for other tools, streaming (the trace is never held\n"
-           "in memory):\n"
-           "  sqlite    one SQLite file: tables trace, process, thread, cswitch, slice,\n"
-           "            thread_state, ready, spinlock, pmc, enum_name, and the views\n"
-           "            cpu_by_thread, cpu_by_cpu, waits_by_reason, waits_by_thread\n"
-           "            (equal to `etlkit cpu` and `etlkit waits`); opens in the sqlite3 shell\n"
-           "  csv       a directory OUT with one OUT/<table>.csv per table (RFC 4180, header row,\n"
-           "            a first trace_id column), for DuckDB, Spark, pandas, ClickHouse\n"
-           "  perfetto  a Perfetto protobuf trace (ETW events: CSwitch, ReadyThread, names) for\n"
-           "            ui.perfetto.dev and trace_processor (v53 or later)\n"
-           "  ftrace    ftrace text (sched_switch, sched_waking, sched_blocked_reason) for\n"
-           "            Perfetto's legacy importer, Catapult and Trace Compass\n\n"
-           "  --to FORMAT              the target (required)\n"
-           "  -o, --output OUT         the file (the directory for csv) to write; - is standard\n"
-           "                           output for perfetto and ftrace\n"
-           "  --force                  replace an existing OUT (else refused); a symbolic link is\n"
-           "                           replaced itself, never written through\n"
-           "  --range START END        only events in this window, from the trace start: seconds or\n"
-           "                           ms/us/ns (slices overlapping it are kept whole)\n"
-           "  --tables LIST            sqlite and csv: fill only these tables (comma-separated);\n"
-           "                           trace and enum_name are always written\n"
-           "  --trace-id ID            the trace_id of the rows (default: FILE's base name)\n"
-           "  --max-wait-reason N      StateWr bias of compact batches, 1..54 (default: from the OS build)\n"
-           "  --schema                 print the table schema (Markdown, as docs/schema.md) and exit\n"
-           "  --threads N              threads that read the trace (default: the CPUs available);\n"
-           "                           the output is the same with any N\n"
-           "  --quiet                  no warnings about the input, no summary\n"
-           "  -h, --help               this help\n\n"
-           "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged (exported anyway,\n"
-           "the damage recorded in the trace table), 64 usage.\n",
-           prog, prog);
-}
+static const cli_cmd export_cmd = {
+    "export", "FILE --to sqlite|csv|perfetto|ftrace -o OUT [OPTIONS]\n--schema",
+    "Writes the trace's scheduler data for other tools, streaming (the trace is never held\n"
+    "in memory):\n"
+    "  sqlite    one SQLite file: tables trace, process, thread, cswitch, slice,\n"
+    "            thread_state, ready, spinlock, pmc, enum_name, and the views\n"
+    "            cpu_by_thread, cpu_by_cpu, waits_by_reason, waits_by_thread\n"
+    "            (equal to `etlkit cpu` and `etlkit waits`); opens in the sqlite3 shell\n"
+    "  csv       a directory OUT with one OUT/<table>.csv per table (RFC 4180, header row,\n"
+    "            a first trace_id column), for DuckDB, Spark, pandas, ClickHouse\n"
+    "  perfetto  a Perfetto protobuf trace (ETW events: CSwitch, ReadyThread, names) for\n"
+    "            ui.perfetto.dev and trace_processor (v53 or later)\n"
+    "  ftrace    ftrace text (sched_switch, sched_waking, sched_blocked_reason) for\n"
+    "            Perfetto's legacy importer, Catapult and Trace Compass\n",
+    {"FILE"}, 1, 1,
+    "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged (exported anyway,\n"
+    "the damage recorded in the trace table), 64 usage.\n"};
 
 /* ---- the output: a temporary name, renamed into place (base/outfile; the CSV sink's own) ------ */
 
@@ -154,18 +135,19 @@ static void x_event(void *ctx, const etl_sched_event *ev)
     if (x->tr) etl_xtrace_event(x->tr, ev);
 }
 
-static int parse_tables(const char *list, uint32_t *mask)
+/* --tables LIST: the tables to fill. */
+static int parse_tables(const cli_opt *o, const char *list, char *err, size_t cap)
 {
+    uint32_t *mask = o->dst;
     *mask = 0;
     char buf[512];
     snprintf(buf, sizeof buf, "%s", list);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int i = etl_export_table_find(t);
-        if (i < 0) return cli_usage_error("export", "--tables: no table '%s' (see --schema)", t);
+        if (i < 0) return snprintf(err, cap, "--tables: no table '%s' (see --schema)", t);
         *mask |= 1u << i;
     }
-    if (!*mask) return cli_usage_error("export", "--tables needs table names");
-    return EXIT_OK;
+    return !*mask;
 }
 
 int cmd_export(int argc, char **argv)
@@ -175,52 +157,37 @@ int cmd_export(int argc, char **argv)
     int to = TO_NONE, force = 0;
     const char *out = NULL, *trace_id = NULL, *to_name = NULL;
     uint32_t tables = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_help(o)) {
-            help();
-            return EXIT_OK;
-        } else if (strcmp(o, "--schema") == 0) {
-            etl_export_schema_markdown(stdout);
-            return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_IO;
-        } else if (strcmp(o, "--to") == 0) {
-            if (!v) return cli_usage_error("export", "--to needs sqlite, csv, perfetto or ftrace");
-            to = strcmp(v, "sqlite") == 0 ? TO_SQLITE : strcmp(v, "csv") == 0 ? TO_CSV
-               : strcmp(v, "perfetto") == 0 ? TO_PERFETTO : strcmp(v, "ftrace") == 0 ? TO_FTRACE : TO_NONE;
-            if (to == TO_NONE) return cli_usage_error("export", "--to must be sqlite, csv, perfetto or ftrace, not '%s'", v);
-            to_name = v;
-            i++;
-        } else if (strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0) {
-            if (!v || !*v) return cli_usage_error("export", "%s needs a path", o);
-            out = v;
-            i++;
-        } else if (strcmp(o, "--force") == 0) {
-            force = 1;
-        } else if (strcmp(o, "--tables") == 0) {
-            if (!v) return cli_usage_error("export", "--tables needs table names");
-            int rc = parse_tables(v, &tables);
-            if (rc != EXIT_OK) return rc;
-            i++;
-        } else if (strcmp(o, "--trace-id") == 0) {
-            if (!v || !*v) return cli_usage_error("export", "--trace-id needs a value");
-            trace_id = v;
-            i++;
-        } else if (strcmp(o, "--range") == 0 || strcmp(o, "--quiet") == 0 || strcmp(o, "-q") == 0 ||
-                   strcmp(o, "--max-wait-reason") == 0 || strcmp(o, "--threads") == 0) {
-            int r = rep_arg(&a, argc, argv, &i);
-            if (r == EXIT_USAGE) return r;
-        } else if (o[0] == '-' && o[1]) {
-            return cli_usage_error("export", "unknown option '%s'", o);
-        } else if (!a.path) {
-            a.path = o;
-        } else {
-            return cli_usage_error("export", "one FILE only");
-        }
+    int schema = 0;
+    static const char *const to_words[] = {"sqlite", "csv", "perfetto", "ftrace", NULL};
+    static const int to_vals[] = {TO_SQLITE, TO_CSV, TO_PERFETTO, TO_FTRACE};
+    const cli_opt own[] = {
+        {.kind = CLI_OPT_ENUM, .name = "to", .arg = "FORMAT", .help = "the target (required)", .dst = &to,
+         .words = to_words, .vals = to_vals, .need = "sqlite, csv, perfetto or ftrace", .flags = CLI_OPT_REQUIRED},
+        {.kind = CLI_OPT_STRING, .name = "output", .short_name = 'o', .arg = "OUT", .dst = &out, .need = "a path",
+         .flags = CLI_OPT_REQUIRED | CLI_OPT_NONEMPTY,
+         .help = "the file (the directory for csv) to write; - is standard output for perfetto and ftrace"},
+        CLI_FLAG("force", 0, "replace an existing OUT (else refused); a symbolic link is replaced itself, never "
+                 "written through", &force, 1),
+        {.kind = CLI_OPT_CUSTOM, .name = "tables", .arg = "LIST", .parse = parse_tables, .dst = &tables,
+         .need = "table names",
+         .help = "sqlite and csv: fill only these tables (comma-separated); trace and enum_name are always written"},
+        CLI_STRING("trace-id", 0, "ID", "the trace_id of the rows (default: FILE's base name)", "a value", &trace_id),
+        {.kind = CLI_OPT_FLAG, .name = "schema", .dst = &schema, .min = 1, .flags = CLI_OPT_ACTION,
+         .help = "print the table schema (Markdown, as docs/schema.md) and exit"},
+        CLI_END};
+    cli_opt common[REP_OPTS_MAX];
+    rep_options(&a, REP_OPT_RANGE | REP_OPT_MAX_WAIT_REASON | REP_OPT_THREADS | REP_OPT_QUIET, common);
+    cli_opt_find(common, "range")->help = "only events in this window, from the trace start: seconds or ms/us/ns "
+                                          "(slices overlapping it are kept whole)";
+    cli_opt_find(common, "quiet")->help = "no warnings about the input, no summary";
+    const cli_opt table[] = {CLI_INCLUDE(own), CLI_INCLUDE(common), CLI_END};
+    int pr = cli_opts_parse(&export_cmd, table, argc, argv, &a.path);
+    if (pr == CLI_OPTS_ACTION) {
+        etl_export_schema_markdown(stdout);
+        return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_IO;
     }
-    if (!a.path) return cli_usage_error("export", "no FILE given");
-    if (to == TO_NONE) return cli_usage_error("export", "--to sqlite|csv|perfetto|ftrace is required");
-    if (!out) return cli_usage_error("export", "-o OUT is required");
+    if (pr != CLI_OPTS_RUN) return pr;
+    to_name = to_words[to - 1];
     if (tables && (to == TO_PERFETTO || to == TO_FTRACE))
         return cli_usage_error("export", "--tables is for --to sqlite and csv");
     int to_stdout = strcmp(out, "-") == 0;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
+#include "opts.h"
 #include "out.h"
 #include "etlkit/summary.h"
 
@@ -219,44 +220,27 @@ static void print_json(const char *path, etl_reader *r, const etl_summary *c)
     jw_end(&w);
 }
 
-static void help(void)
-{
-    printf("Usage: %s info [--json] [--quiet] [--threads N] FILE\n\n"
-           "Summarises an ETL file: the logfile header (OS, CPUs, clock, times in UTC, sizes,\n"
-           "log file mode), the buffers (count, compression), record counts by header type,\n"
-           "by hook and by provider, and the recovery counters of any damage found.\n\n"
-           "  --json     print one JSON object instead of text\n"
-           "  --quiet    do not print a warning for each damaged buffer\n"
-           "  --threads N  threads that read the file (default: the CPUs available); the\n"
-           "             output is the same with any N\n"
-           "  -h, --help this help\n\n"
-           "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 damaged input, 64 usage.\n", prog);
-}
+static const cli_cmd info_cmd = {
+    "info", "[--json] [--quiet] [--threads N] FILE",
+    "Summarises an ETL file: the logfile header (OS, CPUs, clock, times in UTC, sizes,\n"
+    "log file mode), the buffers (count, compression), record counts by header type,\n"
+    "by hook and by provider, and the recovery counters of any damage found.\n",
+    {"FILE"}, 1, 1,
+    "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 damaged input, 64 usage.\n"};
 
 int cmd_info(int argc, char **argv)
 {
     int json = 0, quiet = 0;
     unsigned threads = cli_threads_default();
     const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            help();
-            return EXIT_OK;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
-            quiet = 1;
-        } else if (strcmp(argv[i], "--threads") == 0) {
-            if (cli_parse_threads("info", i + 1 < argc ? argv[++i] : NULL, &threads) != 0) return EXIT_USAGE;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("info", "unknown option '%s'", argv[i]);
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            return cli_usage_error("info", "one FILE only");
-        }
-    }
-    if (!path) return cli_usage_error("info", "missing FILE");
+    const cli_opt table[] = {
+        CLI_FLAG("json", 0, "print one JSON object instead of text", &json, 1),
+        CLI_FLAG("quiet", 'q', "do not print a warning for each damaged buffer", &quiet, 1),
+        CLI_UINT("threads", "N", "threads that read the file (default: the CPUs available); the output is the same "
+                 "with any N", "a count, 1..256", &threads, 1, 256),
+        CLI_END};
+    int pr = cli_opts_parse(&info_cmd, table, argc, argv, &path);
+    if (pr != CLI_OPTS_RUN) return pr;
 
     cli_input in;
     int rc = cli_open(&in, path, quiet);

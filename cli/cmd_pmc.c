@@ -4,23 +4,16 @@
 #include "report.h"
 #include "etlkit/reports_extra.h"
 
-static void help(void)
-{
-    printf("Usage: %s pmc FILE [OPTIONS]\n\n"
-           "Hardware counters per thread and per process from the PMC values CSwitch events carry\n"
-           "(cumulative per CPU): each slice's thread is charged the difference between its switch-in\n"
-           "and its switch-out on the same CPU (the idle thread too); a slice counts in the window when\n"
-           "its switch-in does. Ratios from sums: IPC, CPI, LLC and branch misses per 1,000 instructions,\n"
-           "branch miss %% (with a `branches` counter), GHz over the counted CPU time. Compact batches\n"
-           "carry no counters.\n\n"
-           "  --counters A,B,...       what each counter slot counts, in order: cycles, instructions,\n"
-           "                           llc (LLC misses), branch (mispredicted branches), branches, or any\n"
-           "                           other label (default: cycles,instructions,llc,branch, the order\n"
-           "                           `etlkit synth --pmc` writes; the trace does not record it)\n",
-           prog);
-    rep_help_common();
-    printf("\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n");
-}
+static const cli_cmd pmc_cmd = {
+    "pmc", "FILE [OPTIONS]",
+    "Hardware counters per thread and per process from the PMC values CSwitch events carry\n"
+    "(cumulative per CPU): each slice's thread is charged the difference between its switch-in\n"
+    "and its switch-out on the same CPU (the idle thread too); a slice counts in the window when\n"
+    "its switch-in does. Ratios from sums: IPC, CPI, LLC and branch misses per 1,000 instructions,\n"
+    "branch miss % (with a `branches` counter), GHz over the counted CPU time. Compact batches\n"
+    "carry no counters.\n",
+    {"FILE"}, 1, 1,
+    "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n"};
 
 typedef struct ctx {
     etl_pmc p;
@@ -327,21 +320,19 @@ typedef struct opts {
     etl_pmc_options *po;
 } opts;
 
-static int pmc_option(void *p, int argc, char **argv, int *i)
+/* --counters A,B,...: each slot's label and kind. */
+static int pmc_counters(const cli_opt *opt, const char *s, char *err, size_t cap)
 {
-    opts *o = p;
+    opts *o = opt->dst;
     ctx *c = o->c;
-    if (strcmp(argv[*i], "--counters") != 0) return 0;
-    if (*i + 1 >= argc || !argv[*i + 1][0])
-        return cli_usage_error("pmc", "--counters needs names, e.g. cycles,instructions");
-    const char *s = argv[++*i];
+    if (!*s) return -1;
     unsigned n = 0;
     memset(o->po->kinds, 0, sizeof o->po->kinds);
     memset(c->labels, 0, sizeof c->labels);
     while (*s) {
-        if (n == ETL_PMC_MAX) return cli_usage_error("pmc", "--counters names at most %d slots", ETL_PMC_MAX);
         size_t len = strcspn(s, ",");
-        if (len >= sizeof c->labels[n]) return cli_usage_error("pmc", "--counters: a name is too long");
+        if (n == ETL_PMC_MAX) return snprintf(err, cap, "--counters names at most %d slots", ETL_PMC_MAX);
+        if (len >= sizeof c->labels[n]) return snprintf(err, cap, "--counters: a name is too long");
         memcpy(c->labels[n], s, len);
         c->labels[n][len] = 0;
         o->po->kinds[n] = etl_pmc_kind_from_name(c->labels[n]);
@@ -351,7 +342,7 @@ static int pmc_option(void *p, int argc, char **argv, int *i)
     }
     o->po->nkinds = n;
     c->named = 1;
-    return 1;
+    return 0;
 }
 
 int cmd_pmc(int argc, char **argv)
@@ -364,8 +355,15 @@ int cmd_pmc(int argc, char **argv)
     etl_pmc_options po;
     etl_pmc_options_init(&po);
     opts o = {&c, &po};
-    int pr = rep_parse(&a, argc, argv, help, pmc_option, &o);
-    if (pr >= 0) return pr;
+    const cli_opt own[] = {
+        {.kind = CLI_OPT_CUSTOM, .name = "counters", .arg = "A,B,...", .parse = pmc_counters, .dst = &o,
+         .need = "names, e.g. cycles,instructions",
+         .help = "what each counter slot counts, in order: cycles, instructions, llc (LLC misses), branch "
+                 "(mispredicted branches), branches, or any other label (default: cycles,instructions,llc,branch, "
+                 "the order `etlkit synth --pmc` writes; the trace does not record it)"},
+        CLI_END};
+    int pr = rep_parse(&a, &pmc_cmd, own, REP_OPTS_ALL, argc, argv);
+    if (pr != CLI_OPTS_RUN) return pr;
     rep_run run;
     c.a = &a;
     c.run = &run;

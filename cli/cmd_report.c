@@ -80,64 +80,41 @@ static void on_event(void *p, const etl_sched_event *ev)
 
 /* ---- the command ---------------------------------------------------------------------------------- */
 
-static void help(void)
-{
-    printf("Usage: %s report FILE -o REPORT.html [OPTIONS]\n\n"
-           "One self-contained HTML page about a trace, to open in any browser, offline, or to\n"
-           "attach to a bug report: the trace's facts and damage, CPU utilisation over time per\n"
-           "CPU (heat strip) with the top processes stacked, top processes and threads by CPU\n"
-           "time, ready latency (histogram, percentiles per process, longest delays), waits by\n"
-           "reason with the longest waits and their readiers, spin locks and PMC counters when\n"
-           "the trace has them, idle wake-ups and the wait chain of the longest wait. Charts are\n"
-           "inline SVG with text alternatives; a JSON block holds every number shown.\n\n"
-           "  -o, --output FILE        the page to write (required; - is standard output); written\n"
-           "                           under a temporary name beside it, renamed into place when\n"
-           "                           complete\n"
-           "  --force                  replace an existing FILE (else refused); a symbolic link is\n"
-           "                           replaced itself, never written through\n"
-           "  --title TEXT             the page's title (default: etlkit report: FILE)\n"
-           "  --range START END        only this window, from the trace start: seconds, or with\n"
-           "                           a ms/us/ns suffix (e.g. --range 1.5 2500ms)\n"
-           "  --top N                  rows of each table (default 25)\n"
-           "  --complete-only          drop each CPU's head and tail slice (WPA-like)\n"
-           "  --max-wait-reason N      StateWr bias of compact batches, 1..54 (default: from the OS build)\n"
-           "  --quiet                  no warnings about the input\n"
-           "\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged (the page is\n"
-           "written and shows the damage), 64 usage.\n",
-           prog);
-}
-
-static int report_option(void *ctx, int argc, char **argv, int *i)
-{
-    opts *o = ctx;
-    const char *a = argv[*i];
-    if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-        if (*i + 1 >= argc || !argv[*i + 1][0]) return cli_usage_error("report", "%s needs a file name", a);
-        o->out = argv[++*i];
-        return 1;
-    }
-    if (strcmp(a, "--force") == 0) {
-        o->force = 1;
-        return 1;
-    }
-    if (strcmp(a, "--title") == 0) {
-        if (*i + 1 >= argc) return cli_usage_error("report", "--title needs a text");
-        o->title = argv[++*i];
-        return 1;
-    }
-    return 0;
-}
+static const cli_cmd report_cmd = {
+    "report", "FILE -o REPORT.html [OPTIONS]",
+    "One self-contained HTML page about a trace, to open in any browser, offline, or to\n"
+    "attach to a bug report: the trace's facts and damage, CPU utilisation over time per\n"
+    "CPU (heat strip) with the top processes stacked, top processes and threads by CPU\n"
+    "time, ready latency (histogram, percentiles per process, longest delays), waits by\n"
+    "reason with the longest waits and their readiers, spin locks and PMC counters when\n"
+    "the trace has them, idle wake-ups and the wait chain of the longest wait. Charts are\n"
+    "inline SVG with text alternatives; a JSON block holds every number shown.\n",
+    {"FILE"}, 1, 1,
+    "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged (the page is\n"
+    "written and shows the damage), 64 usage.\n"};
 
 int cmd_report(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "report");
     opts o = {0};
-    int pr = rep_parse(&a, argc, argv, help, report_option, &o);
-    if (pr >= 0) return pr;
-    if (a.format != FMT_TEXT) return cli_usage_error("report", "the report is HTML: --json and --csv are not its options");
-    if (a.process || a.thread >= 0) return cli_usage_error("report", "--process and --thread are not options of report");
-    if (!o.out) return cli_usage_error("report", "no output given: -o REPORT.html");
+    const cli_opt own[] = {
+        {.kind = CLI_OPT_STRING, .name = "output", .short_name = 'o', .arg = "FILE", .dst = &o.out,
+         .need = "a file name", .flags = CLI_OPT_REQUIRED | CLI_OPT_NONEMPTY,
+         .help = "the page to write (required; - is standard output); written under a temporary name beside it, "
+                 "renamed into place when complete"},
+        CLI_FLAG("force", 0, "replace an existing FILE (else refused); a symbolic link is replaced itself, never "
+                 "written through", &o.force, 1),
+        {.kind = CLI_OPT_STRING, .name = "title", .arg = "TEXT", .dst = &o.title, .need = "a text",
+         .help = "the page's title (default: etlkit report: FILE)"},
+        CLI_END};
+    cli_opt common[REP_OPTS_MAX];
+    rep_options(&a, REP_OPT_RANGE | REP_OPT_TOP | REP_OPT_COMPLETE_ONLY | REP_OPT_MAX_WAIT_REASON | REP_OPT_THREADS |
+                        REP_OPT_QUIET, common);
+    cli_opt_find(common, "top")->help = "rows of each table (default 25)";
+    const cli_opt table[] = {CLI_INCLUDE(own), CLI_INCLUDE(common), CLI_END};
+    int pr = cli_opts_parse(&report_cmd, table, argc, argv, &a.path);
+    if (pr != CLI_OPTS_RUN) return pr;
     /* "-" is standard output, as for export; a file follows the output rules of base/outfile.h. */
     int to_stdout = strcmp(o.out, "-") == 0;
     etl_outfile of;

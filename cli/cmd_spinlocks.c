@@ -10,31 +10,15 @@
 /* rep_args.top before parsing: --top not given. */
 #define TOP_UNSET UINT_MAX
 
-static void help(void)
-{
-    printf("Usage: %s spinlocks FILE [OPTIONS]\n\n"
-           "Spin lock contention from SpinLock events (PERF_SPINLOCK): per lock address, per caller\n"
-           "(release function) address, per (lock, caller) pair and per AcquireMode: events, estimated\n"
-           "acquisitions and contentions, spins, wait and hold cycles (mean, p99, max; hold without the\n"
-           "events that took interrupts), %% of CPU spent acquiring, IRQL and mode mix, threads and CPUs.\n"
-           "The kernel logs 1 in A uncontended and 1 in M contended acquisitions per CPU and every lock\n"
-           "held longer than H cycles; each event is weighted by the rule that logged it, so counts and\n"
-           "sums are estimates, with bounds on the true totals. The trace does not record S, A, M, H:\n"
-           "the kernel's defaults are assumed unless given.\n\n"
-           "  --spin-threshold N       SpinLockSpinThreshold S (default 1)\n"
-           "  --acquire-rate N         SpinLockAcquireSampleRate A (default 1000)\n"
-           "  --contention-rate N      SpinLockContentionSampleRate M (default 1)\n"
-           "  --hold-threshold CYCLES  SpinLockHoldThreshold H (default 1000000; 0 = none; none before\n"
-           "                           Windows 8.1 unless given)\n",
-           prog);
-    rep_help_common();
-    printf("\n--process and --thread select events by their ThreadId. --top applies to every list: by\n"
-           "default the text shows 20 of each, JSON and CSV %u (the totals are always over every event).\n"
-           "Locks, callers and pairs are kept in %u (lock, caller, AcquireMode) cells: the events of\n"
-           "further ones count in the totals, not per lock (the output says how many).\n"
-           "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n",
-           SPIN_LIST_TOP, ETL_SPIN_MAX_CELLS);
-}
+static const char spin_about[] =
+    "Spin lock contention from SpinLock events (PERF_SPINLOCK): per lock address, per caller\n"
+    "(release function) address, per (lock, caller) pair and per AcquireMode: events, estimated\n"
+    "acquisitions and contentions, spins, wait and hold cycles (mean, p99, max; hold without the\n"
+    "events that took interrupts), % of CPU spent acquiring, IRQL and mode mix, threads and CPUs.\n"
+    "The kernel logs 1 in A uncontended and 1 in M contended acquisitions per CPU and every lock\n"
+    "held longer than H cycles; each event is weighted by the rule that logged it, so counts and\n"
+    "sums are estimates, with bounds on the true totals. The trace does not record S, A, M, H:\n"
+    "the kernel's defaults are assumed unless given.\n";
 
 /* The most rows of each list (0: all) a format gives. */
 static unsigned list_top(const rep_args *a)
@@ -498,39 +482,17 @@ static void print_csv(const rep_args *a, const ctx *c)
 
 /* ---- options ------------------------------------------------------------------------------ */
 
-static int parse_u32(const char *v, uint32_t *out)
-{
-    char *e;
-    if (!v || !*v || *v == '-') return -1;
-    unsigned long long n = strtoull(v, &e, 10);
-    if (*e || n > UINT32_MAX) return -1;
-    *out = (uint32_t)n;
-    return 0;
-}
-
 typedef struct opts {
     etl_spinlock_info params;
     params_src src;
     int have_h;
 } opts;
 
-static int spin_option(void *p, int argc, char **argv, int *i)
+/* An S, A, M or H given: the output says so. */
+static int spin_given(const cli_opt *o, const char *value, char *err, size_t cap)
 {
-    opts *o = p;
-    static const char *const names[] = {"--spin-threshold", "--acquire-rate", "--contention-rate",
-                                        "--hold-threshold"};
-    uint32_t *fields[] = {&o->params.spin_lock_spin_threshold, &o->params.spin_lock_acquire_sample_rate,
-                          &o->params.spin_lock_contention_sample_rate, &o->params.spin_lock_hold_threshold};
-    const char **srcs[] = {&o->src.s, &o->src.a, &o->src.m, &o->src.h};
-    for (int k = 0; k < 4; k++) {
-        if (strcmp(argv[*i], names[k]) != 0) continue;
-        if (*i + 1 >= argc || parse_u32(argv[*i + 1], fields[k]))
-            return cli_usage_error("spinlocks", "%s needs a number", names[k]);
-        *srcs[k] = "given";
-        if (k == 3) o->have_h = 1;
-        ++*i;
-        return 1;
-    }
+    (void)value, (void)err, (void)cap;
+    *(const char **)o->ctx = "given";
     return 0;
 }
 
@@ -542,8 +504,32 @@ int cmd_spinlocks(int argc, char **argv)
     a.skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SWITCH;
     a.top = TOP_UNSET;
     opts o = {etl_spinlock_info_defaults(), {"default", "default", "default", "default", 0}, 0};
-    int pr = rep_parse(&a, argc, argv, help, spin_option, &o);
-    if (pr >= 0) return pr;
+    const cli_opt own[] = {
+        {.kind = CLI_OPT_UINT, .name = "spin-threshold", .arg = "N", .help = "SpinLockSpinThreshold S (default 1)",
+         .dst = &o.params.spin_lock_spin_threshold, .size = 4, .max = UINT32_MAX, .need = "a number",
+         .check = spin_given, .ctx = &o.src.s},
+        {.kind = CLI_OPT_UINT, .name = "acquire-rate", .arg = "N",
+         .help = "SpinLockAcquireSampleRate A (default 1000)", .dst = &o.params.spin_lock_acquire_sample_rate,
+         .size = 4, .max = UINT32_MAX, .need = "a number", .check = spin_given, .ctx = &o.src.a},
+        {.kind = CLI_OPT_UINT, .name = "contention-rate", .arg = "N",
+         .help = "SpinLockContentionSampleRate M (default 1)", .dst = &o.params.spin_lock_contention_sample_rate,
+         .size = 4, .max = UINT32_MAX, .need = "a number", .check = spin_given, .ctx = &o.src.m},
+        {.kind = CLI_OPT_UINT, .name = "hold-threshold", .arg = "CYCLES",
+         .help = "SpinLockHoldThreshold H (default 1000000; 0 = none; none before Windows 8.1 unless given)",
+         .dst = &o.params.spin_lock_hold_threshold, .size = 4, .max = UINT32_MAX, .need = "a number",
+         .check = spin_given, .ctx = &o.src.h, .seen = &o.have_h},
+        CLI_END};
+    char epilogue[600];
+    snprintf(epilogue, sizeof epilogue,
+             "--process and --thread select events by their ThreadId. --top applies to every list: by\n"
+             "default the text shows 20 of each, JSON and CSV %u (the totals are always over every event).\n"
+             "Locks, callers and pairs are kept in %u (lock, caller, AcquireMode) cells: the events of\n"
+             "further ones count in the totals, not per lock (the output says how many).\n"
+             "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n",
+             SPIN_LIST_TOP, ETL_SPIN_MAX_CELLS);
+    const cli_cmd cmd = {"spinlocks", "FILE [OPTIONS]", spin_about, {"FILE"}, 1, 1, epilogue};
+    int pr = rep_parse(&a, &cmd, own, REP_OPTS_ALL, argc, argv);
+    if (pr != CLI_OPTS_RUN) return pr;
     etl_spinlock_info params = o.params;
     params_src src = o.src;
     int have_h = o.have_h;

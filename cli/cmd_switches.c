@@ -91,18 +91,15 @@ typedef struct ctx {
     uint8_t jklen[NCOL];
 } ctx;
 
-static void help(void)
-{
-    printf("Usage: %s switches FILE [OPTIONS]\n\n"
-           "One row per switch-in (WPA's CPU Usage (Precise) table), streamed: the new and old\n"
-           "thread, switch-in, last and next switch-out and Ready Time, the Ready and Waits\n"
-           "durations, the previous and next states, and the readying thread. Blank = unknown.\n"
-           "--csv writes WPA's column headers and units (UTF-8 BOM, CRLF); --json one object per line\n"
-           "with times in ns since the trace start.\n\n",
-           prog);
-    rep_help_common();
-    printf("\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n");
-}
+static const cli_cmd switches_cmd = {
+    "switches", "FILE [OPTIONS]",
+    "One row per switch-in (WPA's CPU Usage (Precise) table), streamed: the new and old\n"
+    "thread, switch-in, last and next switch-out and Ready Time, the Ready and Waits\n"
+    "durations, the previous and next states, and the readying thread. Blank = unknown.\n"
+    "--csv writes WPA's column headers and units (UTF-8 BOM, CRLF); --json one object per line\n"
+    "with times in ns since the trace start.\n",
+    {"FILE"}, 1, 1,
+    "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n"};
 
 /* Text shows these columns alone: the others are not made. */
 #define TEXT_COLS (1ull << 0 | 1ull << 6 | 1ull << 10 | 1ull << 1 | 1ull << 2 | 1ull << 5 | 1ull << 12 | 1ull << 13 | \
@@ -383,8 +380,8 @@ int cmd_switches(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "switches");
-    int pr = rep_parse(&a, argc, argv, help, NULL, NULL);
-    if (pr >= 0) return pr;
+    int pr = rep_parse(&a, &switches_cmd, NULL, REP_OPTS_ALL, argc, argv);
+    if (pr != CLI_OPTS_RUN) return pr;
     ctx *c = calloc(1, sizeof *c);
     char *chunk = malloc(CHUNK + ROW_MAX);
     if (!c || !chunk) {

@@ -4,65 +4,80 @@
 #include <string.h>
 #include <time.h>
 #include "common.h"
+#include "opts.h"
 #include "etlkit/synth.h"
 #include "base/diag.h"
 #include "base/outfile.h"
 
-static void help(FILE *f)
+static const cli_cmd synth_cmd = {
+    "synth", "-o FILE.etl [OPTIONS]",
+    "Simulates a multi-CPU Windows machine (threads, priorities, waits, preemption,\n"
+    "quantum ends, thread and process lifetimes, spin locks) and writes what an NT\n"
+    "Kernel Logger session would have recorded: CSwitch and/or compact context-switch\n"
+    "batches, ReadyThread, SpinLock, Thread and Process events, with rundowns. Seeded\n"
+    "and deterministic: the same options give the same bytes. --truth writes every\n"
+    "switch, readying, spin lock and lifetime, and per-thread totals, as JSON lines.\n",
+    {NULL}, 0, 0,
+    "Times in the truth are raw session clock values; NewThreadWaitTime is in clock\n"
+    "ticks (--timer-resolution); spin lock times are cycles. See the README section\n"
+    "\"Synthetic traces\" for the model.\n\n"
+    "Exit status: 0 ok, 1 I/O error, 64 usage (including an invalid spin lock\n"
+    "configuration).\n"};
+
+/* The simulator's options are the library's (etl_synth_option_table): each sets its value by name. */
+static int synth_set(const cli_opt *o, const char *v, char *err, size_t cap)
 {
+    etl_diag d;
+    memset(&d, 0, sizeof d);
+    if (etl_synth_set(o->dst, o->name, v, &d) == ETL_OK) return 0;
+    return snprintf(err, cap, "%s", d.msg);
+}
+
+static int synth_preset(const cli_opt *o, const char *v, char *err, size_t cap)
+{
+    etl_diag d;
+    memset(&d, 0, sizeof d);
+    if (etl_synth_preset(o->dst, v, &d) == ETL_OK) return 0;
+    return snprintf(err, cap, "%s", d.msg);
+}
+
+#define SYNTH_OWN 5       /* the command's own options, before the simulator's */
+#define SYNTH_MAX_OPTS 64
+
+/*
+ * The table: the command's options, then one row per simulator option, its help
+ * ending with the default (the value in a freshly initialised etl_synth_options).
+ */
+static void synth_table(cli_opt *t, char (*help)[200], etl_synth_options *o, const char **out, const char **truth,
+                        int *force, int *quiet)
+{
+    const cli_opt own[SYNTH_OWN] = {
+        {.kind = CLI_OPT_STRING, .name = "output", .short_name = 'o', .arg = "FILE", .dst = out, .need = "a file",
+         .flags = CLI_OPT_REQUIRED,
+         .help = "the trace to write (required; not standard output: the header is written last)"},
+        {.kind = CLI_OPT_STRING, .name = "truth", .arg = "FILE", .dst = truth, .need = "a file",
+         .help = "the ground truth, JSON lines"},
+        CLI_FLAG("force", 0, "replace an existing FILE (else refused); a symbolic link is replaced itself, never "
+                 "written through. Both files are written under temporary names and renamed when complete", force, 1),
+        {.kind = CLI_OPT_CUSTOM, .name = "preset", .arg = "small|large", .parse = synth_preset, .dst = o,
+         .help = "small: 4 CPUs, 50 threads, 2 s (the defaults); large: 16 CPUs, 1000 threads, 60 processes, "
+                 "--size 1G (options after --preset override it)"},
+        CLI_FLAG("quiet", 'q', "no summary on stderr", quiet, 1),
+    };
+    memcpy(t, own, sizeof own);
     etl_synth_options d;
     etl_synth_options_init(&d);
-    fprintf(f,
-            "Usage: %s synth -o FILE.etl [OPTIONS]\n\n"
-            "Simulates a multi-CPU Windows machine (threads, priorities, waits, preemption,\n"
-            "quantum ends, thread and process lifetimes, spin locks) and writes what an NT\n"
-            "Kernel Logger session would have recorded: CSwitch and/or compact context-switch\n"
-            "batches, ReadyThread, SpinLock, Thread and Process events, with rundowns. Seeded\n"
-            "and deterministic: the same options give the same bytes. --truth writes every\n"
-            "switch, readying, spin lock and lifetime, and per-thread totals, as JSON lines.\n\n"
-            "  -o, --output FILE     the trace to write (required; not standard output: the\n"
-            "                        header is written last)\n"
-            "  --truth FILE          the ground truth, JSON lines\n"
-            "  --force               replace an existing FILE (else refused); a symbolic link\n"
-            "                        is replaced itself, never written through. Both files are\n"
-            "                        written under temporary names and renamed when complete\n"
-            "  --preset small|large  small: 4 CPUs, 50 threads, 2 s (the defaults);\n"
-            "                        large: 16 CPUs, 1000 threads, 60 processes, --size 1G\n"
-            "                        (options after --preset override it)\n"
-            "  --quiet               no summary on stderr\n",
-            prog);
-    size_t n;
-    const etl_synth_option_desc *t = etl_synth_option_table(&n);
-    for (size_t i = 0; i < n; i++) {
-        char left[64], def[48], right[160];
-        snprintf(left, sizeof left, "--%s%s%s", t[i].name, t[i].arg ? " " : "", t[i].arg ? t[i].arg : "");
-        etl_synth_get(&d, t[i].name, def, sizeof def);
-        if (t[i].arg) snprintf(right, sizeof right, "%s (default %s)", t[i].help, def);
-        else snprintf(right, sizeof right, "%s%s", t[i].help, strcmp(def, "on") == 0 ? " (default)" : "");
-        if (strlen(left) > 21) fprintf(f, "  %s\n  %-21s", left, "");
-        else fprintf(f, "  %-21s", left);
-        /* Wrap the description at 79 columns, under its own column. */
-        const char *p = right;
-        while (*p) {
-            size_t room = 55, len = strlen(p);
-            if (len <= room) {
-                fprintf(f, " %s\n", p);
-                break;
-            }
-            size_t cut = room;
-            while (cut > 0 && p[cut] != ' ') cut--;
-            if (!cut) cut = room;
-            fprintf(f, " %.*s\n  %-21s", (int)cut, p, "");
-            p += cut;
-            while (*p == ' ') p++;
-        }
+    size_t n, k = SYNTH_OWN;
+    const etl_synth_option_desc *lib = etl_synth_option_table(&n);
+    for (size_t i = 0; i < n && k < SYNTH_MAX_OPTS - 1; i++, k++) {
+        char def[48];
+        etl_synth_get(&d, lib[i].name, def, sizeof def);
+        if (lib[i].arg) snprintf(help[i], sizeof help[i], "%s (default %s)", lib[i].help, def);
+        else snprintf(help[i], sizeof help[i], "%s%s", lib[i].help, strcmp(def, "on") == 0 ? " (default)" : "");
+        t[k] = (cli_opt){.kind = CLI_OPT_CUSTOM, .name = lib[i].name, .arg = lib[i].arg, .help = help[i],
+                         .parse = synth_set, .dst = o};
     }
-    fprintf(f, "  -h, --help            this help\n\n"
-               "Times in the truth are raw session clock values; NewThreadWaitTime is in clock\n"
-               "ticks (--timer-resolution); spin lock times are cycles. See the README section\n"
-               "\"Synthetic traces\" for the model.\n\n"
-               "Exit status: 0 ok, 1 I/O error, 64 usage (including an invalid spin lock\n"
-               "configuration).\n");
+    t[k] = (cli_opt)CLI_END;
 }
 
 static void on_progress(void *ctx, uint64_t done, uint64_t total)
@@ -99,49 +114,11 @@ int cmd_synth(int argc, char **argv)
     etl_synth_options o;
     etl_synth_options_init(&o);
     etl_diag d;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            help(stdout);
-            return EXIT_OK;
-        }
-        if (strncmp(a, "--", 2) != 0 && strcmp(a, "-o") != 0)
-            return cli_usage_error("synth", "unexpected argument '%s'", a);
-        char name[64];
-        const char *val = NULL;
-        const char *eq = strchr(a, '=');
-        if (strcmp(a, "-o") == 0) {
-            snprintf(name, sizeof name, "output");
-        } else if (eq) {
-            snprintf(name, sizeof name, "%.*s", (int)(eq - a - 2), a + 2);
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", a + 2);
-        }
-        bool takes = strcmp(name, "output") == 0 || strcmp(name, "truth") == 0 ||
-                     strcmp(name, "preset") == 0;
-        if (!takes && strcmp(name, "quiet") != 0 && strcmp(name, "force") != 0) {
-            size_t n;
-            const etl_synth_option_desc *t = etl_synth_option_table(&n);
-            for (size_t k = 0; k < n; k++)
-                if (strcmp(t[k].name, name) == 0) takes = t[k].arg != NULL;
-        }
-        if (takes && !val) {
-            if (i + 1 >= argc) return cli_usage_error("synth", "%s needs a value", a);
-            val = argv[++i];
-        }
-        memset(&d, 0, sizeof d);
-        if (strcmp(name, "output") == 0) out = val;
-        else if (strcmp(name, "truth") == 0) truth = val;
-        else if (strcmp(name, "quiet") == 0) quiet = 1;
-        else if (strcmp(name, "force") == 0) force = 1;
-        else if (strcmp(name, "preset") == 0) {
-            if (etl_synth_preset(&o, val, &d) != ETL_OK) return cli_usage_error("synth", "%s", d.msg);
-        } else if (etl_synth_set(&o, name, val, &d) != ETL_OK) {
-            return cli_usage_error("synth", "%s", d.msg);
-        }
-    }
-    if (!out) return cli_usage_error("synth", "no output file (-o FILE.etl)");
+    cli_opt table[SYNTH_MAX_OPTS];
+    char help[SYNTH_MAX_OPTS][200];
+    synth_table(table, help, &o, &out, &truth, &force, &quiet);
+    int prc = cli_opts_parse(&synth_cmd, table, argc, argv, NULL);
+    if (prc != CLI_OPTS_RUN) return prc;
     memset(&d, 0, sizeof d);
     if (etl_synth_validate(&o, &d) != ETL_OK) return cli_usage_error("synth", "%s", d.msg);
 

@@ -6,31 +6,18 @@
 #include "report.h"
 #include "etlkit/analysis.h"
 
-static void help(void)
-{
-    printf("Usage: %s waitchain FILE --thread TID|PROCESS [--at T] [--from T0] [--depth N] [--min T]\n\n"
-           "Walks a thread back from T: its running slices, ready gaps and waits with their\n"
-           "reason and readier. A wait of at least --min readied by another thread descends into\n"
-           "what that thread did until it readied this one (one level deeper), down to --depth;\n"
-           "DPC and unknown readiers are leaves, and a thread is never entered twice on one path.\n"
-           "The leaves are the critical path: they add up to the interval exactly.\n\n"
-           "  --thread TID|NAME        the thread; a process name or PID takes its slowest thread\n"
-           "  --at T                   the end of the interval (default: the end of the longest\n"
-           "                           off-CPU gap of the thread, or of the process's threads)\n"
-           "  --from T0                its start (default: the start of the off-CPU gap before T)\n"
-           "  --depth N                deepest descent (default 8; 0: no descent)\n"
-           "  --min T                  shortest wait to descend into (default 1ms)\n"
-           "  --json                   the tree as one JSON object\n"
-           "  --range START END        where the default --at is looked for\n"
-           "  --max-wait-reason N      StateWr bias of compact batches, 1..54\n"
-           "  --quiet                  no warnings about the input\n"
-           "  -h, --help               this help\n\n"
-           "Times are from the trace start: seconds, or with a ms/us/ns suffix. The trace is read\n"
-           "once to find the interval and once per level of the chain (FILE must be a file, not -).\n"
-           "\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage;\n"
-           "4 no such thread or no interval.\n",
-           prog);
-}
+static const cli_cmd waitchain_cmd = {
+    "waitchain", "FILE --thread TID|PROCESS [--at T] [--from T0] [--depth N] [--min T]",
+    "Walks a thread back from T: its running slices, ready gaps and waits with their\n"
+    "reason and readier. A wait of at least --min readied by another thread descends into\n"
+    "what that thread did until it readied this one (one level deeper), down to --depth;\n"
+    "DPC and unknown readiers are leaves, and a thread is never entered twice on one path.\n"
+    "The leaves are the critical path: they add up to the interval exactly.\n",
+    {"FILE"}, 1, 1,
+    "Times are from the trace start: seconds, or with a ms/us/ns suffix. The trace is read\n"
+    "once to find the interval and once per level of the chain (FILE must be a file, not -).\n"
+    "\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage;\n"
+    "4 no such thread or no interval.\n"};
 
 enum { EXIT_NOTHING = 4 };
 
@@ -579,43 +566,41 @@ int cmd_waitchain(int argc, char **argv)
     rep_args_init(&a, "waitchain");
     etl_chain_options co = {.sz = sizeof co};
     const char *who = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_help(o)) {
-            help();
-            return EXIT_OK;
-        }
-        if (strcmp(o, "--thread") == 0) {
-            if (!v || !*v) return cli_usage_error("waitchain", "--thread needs a thread id or a process name");
-            who = v;
-            i++;
-        } else if (strcmp(o, "--at") == 0 || strcmp(o, "--from") == 0 || strcmp(o, "--min") == 0) {
-            int64_t t;
-            if (!v || rep_parse_duration(v, &t) || t < 0)
-                return cli_usage_error("waitchain", "%s takes a time such as 1.5, 250ms, 10us or 42ns", o);
-            if (o[2] == 'a') co.has_at = true, co.at = t;
-            else if (o[2] == 'f') co.has_from = true, co.from = t;
-            else co.min_ns = t ? t : -1;
-            i++;
-        } else if (strcmp(o, "--depth") == 0) {
-            char *e;
-            unsigned long n = v ? strtoul(v, &e, 10) : 0;
-            if (!v || !*v || *e || n > 64) return cli_usage_error("waitchain", "--depth needs 0..64");
-            if (n == 0) co.no_descent = true;
-            else co.depth = (unsigned)n;
-            i++;
-        } else if (strcmp(o, "--top") == 0 || strcmp(o, "--csv") == 0 || strcmp(o, "--complete-only") == 0) {
-            return cli_usage_error("waitchain", "%s does not apply to waitchain", o);
-        } else {
-            int r = rep_arg(&a, argc, argv, &i);
-            if (r == EXIT_USAGE) return r;
-            if (r) continue;
-            if (o[0] == '-' && o[1]) return cli_usage_error("waitchain", "unknown option '%s'", o);
-            if (a.path) return cli_usage_error("waitchain", "one FILE only");
-            a.path = o;
-        }
+    int has_at = 0, has_from = 0, has_min = 0, has_depth = 0;
+    int64_t min_ns = 0;
+    unsigned depth = 0;
+#define WC_TIME "a time such as 1.5, 250ms, 10us or 42ns"
+    const cli_opt own[] = {
+        CLI_STRING("thread", 0, "TID|NAME", "the thread; a process name or PID takes its slowest thread",
+                   "a thread id or a process name", &who),
+        {.kind = CLI_OPT_DURATION, .name = "at", .arg = "T", .dst = &co.at, .need = WC_TIME, .seen = &has_at,
+         .help = "the end of the interval (default: the end of the longest off-CPU gap of the thread, or of the "
+                 "process's threads)"},
+        {.kind = CLI_OPT_DURATION, .name = "from", .arg = "T0", .dst = &co.from, .need = WC_TIME, .seen = &has_from,
+         .help = "its start (default: the start of the off-CPU gap before T)"},
+        {.kind = CLI_OPT_UINT, .name = "depth", .arg = "N", .help = "deepest descent (default 8; 0: no descent)",
+         .need = "0..64", .dst = &depth, .size = sizeof depth, .max = 64, .seen = &has_depth},
+        {.kind = CLI_OPT_DURATION, .name = "min", .arg = "T", .dst = &min_ns, .need = WC_TIME, .seen = &has_min,
+         .help = "shortest wait to descend into (default 1ms)"},
+        CLI_END};
+#undef WC_TIME
+    cli_opt common[REP_OPTS_MAX];
+    rep_options(&a, REP_OPT_JSON | REP_OPT_RANGE | REP_OPT_PROCESS | REP_OPT_MAX_WAIT_REASON | REP_OPT_THREADS |
+                        REP_OPT_QUIET, common);
+    cli_opt_find(common, "json")->help = "the tree as one JSON object";
+    cli_opt_find(common, "range")->help = "where the default --at is looked for";
+    cli_opt_find(common, "process")->help = "the process whose slowest thread to take, when --thread is not given";
+    cli_opt_find(common, "max-wait-reason")->help = "StateWr bias of compact batches, 1..54";
+    const cli_opt table[] = {CLI_INCLUDE(own), CLI_INCLUDE(common), CLI_END};
+    int pr = cli_opts_parse(&waitchain_cmd, table, argc, argv, &a.path);
+    if (pr != CLI_OPTS_RUN) return pr;
+    co.has_at = has_at;
+    co.has_from = has_from;
+    if (has_min) co.min_ns = min_ns ? min_ns : -1;
+    if (has_depth) {
+        if (depth == 0) co.no_descent = true;
+        else co.depth = depth;
     }
-    if (!a.path) return cli_usage_error("waitchain", "no FILE given");
     if (strcmp(a.path, "-") == 0)
         return cli_usage_error("waitchain", "reads FILE several times: standard input will not do");
     if (!who && a.process) who = a.process;

@@ -4,19 +4,15 @@
 #include "base/sort.h"
 #include "report.h"
 
-static void help(void)
-{
-    printf("Usage: %s waits FILE [OPTIONS]\n\n"
-           "Why threads were not running: Ready (from readied or preempted to switched in) and\n"
-           "Waits (from switched out waiting to readied), per thread, per wait reason, and the\n"
-           "longest single intervals with who readied the thread. Ready percentiles are exact\n"
-           "nearest-rank values over every switch-in whose Ready Time is known (`ready_*`) and\n"
-           "over those readied by a ReadyThread event (`woken_*`).\n\n"
-           "  --longest N              how many longest waits and ready delays to list (default 10)\n",
-           prog);
-    rep_help_common();
-    printf("\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n");
-}
+static const cli_cmd waits_cmd = {
+    "waits", "FILE [OPTIONS]",
+    "Why threads were not running: Ready (from readied or preempted to switched in) and\n"
+    "Waits (from switched out waiting to readied), per thread, per wait reason, and the\n"
+    "longest single intervals with who readied the thread. Ready percentiles are exact\n"
+    "nearest-rank values over every switch-in whose Ready Time is known (`ready_*`) and\n"
+    "over those readied by a ReadyThread event (`woken_*`).\n",
+    {"FILE"}, 1, 1,
+    "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n"};
 
 static int by_ready_desc(const void *a, const void *b)
 {
@@ -263,26 +259,17 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
     }
 }
 
-static int waits_option(void *ctx, int argc, char **argv, int *i)
-{
-    unsigned *longest = ctx;
-    if (strcmp(argv[*i], "--longest") != 0) return 0;
-    char *e;
-    unsigned long n = *i + 1 < argc ? strtoul(argv[*i + 1], &e, 10) : 0;
-    if (*i + 1 >= argc || *e || n < 1 || n > 100000)
-        return cli_usage_error("waits", "--longest needs a count from 1 to 100000");
-    *longest = (unsigned)n;
-    ++*i;
-    return 1;
-}
-
 int cmd_waits(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "waits");
     unsigned longest = 10;
-    int pr = rep_parse(&a, argc, argv, help, waits_option, &longest);
-    if (pr >= 0) return pr;
+    const cli_opt own[] = {
+        CLI_UINT("longest", "N", "how many longest waits and ready delays to list (default 10)",
+                 "a count from 1 to 100000", &longest, 1, 100000),
+        CLI_END};
+    int pr = rep_parse(&a, &waits_cmd, own, REP_OPTS_ALL, argc, argv);
+    if (pr != CLI_OPTS_RUN) return pr;
     etl_usage u;
     memset(&u, 0, sizeof u);
     etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, longest, 0, false, 0, 0, 0};

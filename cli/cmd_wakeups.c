@@ -4,19 +4,16 @@
 #include "report.h"
 #include "etlkit/analysis.h"
 
-static void help(void)
-{
-    printf("Usage: %s wakeups FILE [OPTIONS]\n\n"
-           "Who wakes idle CPUs: every switch-in whose old thread is the idle thread, charged to\n"
-           "the readier of the thread switched in (the thread running where its ReadyThread was\n"
-           "logged; `DPC` when it was readied from a DPC; `Idle`; `Unknown` when no ReadyThread\n"
-           "readied it), per process and thread, per second of the window, with the C-states left\n"
-           "(PreviousCState, when the switch carries it) and the idle time before each wake.\n"
-           "--process and --thread select the threads woken.\n\n",
-           prog);
-    rep_help_common();
-    printf("\nExit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n");
-}
+static const cli_cmd wakeups_cmd = {
+    "wakeups", "FILE [OPTIONS]",
+    "Who wakes idle CPUs: every switch-in whose old thread is the idle thread, charged to\n"
+    "the readier of the thread switched in (the thread running where its ReadyThread was\n"
+    "logged; `DPC` when it was readied from a DPC; `Idle`; `Unknown` when no ReadyThread\n"
+    "readied it), per process and thread, per second of the window, with the C-states left\n"
+    "(PreviousCState, when the switch carries it) and the idle time before each wake.\n"
+    "--process and --thread select the threads woken.\n",
+    {"FILE"}, 1, 1,
+    "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n"};
 
 typedef struct ctx {
     etl_wakeups w;
@@ -232,19 +229,8 @@ int cmd_wakeups(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "wakeups");
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            help();
-            return EXIT_OK;
-        }
-        int r = rep_arg(&a, argc, argv, &i);
-        if (r == EXIT_USAGE) return r;
-        if (r) continue;
-        if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("wakeups", "unknown option '%s'", argv[i]);
-        if (a.path) return cli_usage_error("wakeups", "one FILE only");
-        a.path = argv[i];
-    }
-    if (!a.path) return cli_usage_error("wakeups", "no FILE given");
+    int pr = rep_parse(&a, &wakeups_cmd, NULL, REP_OPTS_ALL, argc, argv);
+    if (pr != CLI_OPTS_RUN) return pr;
     ctx c;
     memset(&c, 0, sizeof c);
     rep_run run;

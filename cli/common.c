@@ -90,18 +90,6 @@ unsigned cli_threads_default(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
-int cli_parse_threads(const char *cmd, const char *v, unsigned *out)
-{
-    char *e;
-    unsigned long n = v ? strtoul(v, &e, 10) : 0;
-    if (!v || !*v || *e || n < 1 || n > 256) {
-        cli_usage_error(cmd, "--threads needs a count, 1..256");
-        return -1;
-    }
-    *out = (unsigned)n;
-    return 0;
-}
-
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     fprintf(stderr, "%s%s%s: ", prog, cmd ? " " : "", cmd ? cmd : "");

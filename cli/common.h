@@ -53,9 +53,8 @@ void cli_diag_release(cli_input *in, int keep);
 /* Prints the "N more problems" line, closes, and returns EXIT_DAMAGED if stats show damage. */
 int cli_close(cli_input *in, const etl_stats *st);
 
-/* --threads: the default (the CPUs this process may run on), and parsing N (1..256). */
+/* --threads: the default (the CPUs this process may run on). */
 unsigned cli_threads_default(void);
-int cli_parse_threads(const char *cmd, const char *v, unsigned *out);
 
 /* Usage error: one line, then a pointer to --help. Returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -52,78 +52,57 @@ int rep_parse_duration(const char *s, int64_t *ns)
     return 0;
 }
 
-int rep_arg(rep_args *a, int argc, char **argv, int *i)
+/* --range as parsed: times count from the trace's start, so a window wholly before it holds nothing of it. */
+static int range_check(const cli_opt *o, const char *value, char *err, size_t cap)
 {
-    const char *o = argv[*i];
-    const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-    if (strcmp(o, "--json") == 0) a->format = FMT_JSON;
-    else if (strcmp(o, "--csv") == 0) a->format = FMT_CSV;
-    else if (strcmp(o, "--quiet") == 0 || strcmp(o, "-q") == 0) a->quiet = 1;
-    else if (strcmp(o, "--complete-only") == 0) a->complete_only = 1;
-    else if (strcmp(o, "--range") == 0) {
-        if (*i + 2 >= argc) return cli_usage_error(a->cmd, "--range needs START and END");
-        if (rep_parse_duration(argv[*i + 1], &a->v0) || rep_parse_duration(argv[*i + 2], &a->v1))
-            return cli_usage_error(a->cmd, "--range takes times such as 1.5, 250ms, 10us or 42ns, not '%s %s'",
-                                   argv[*i + 1], argv[*i + 2]);
-        if (a->v1 <= a->v0) return cli_usage_error(a->cmd, "--range END must be after START");
-        /* Times count from the trace's start: a window wholly before it holds nothing of it. */
-        if (a->v1 <= 0) return cli_usage_error(a->cmd, "--range %s %s ends before the trace starts (0)", argv[*i + 1],
-                                               argv[*i + 2]);
-        a->range_text[0] = argv[*i + 1];
-        a->range_text[1] = argv[*i + 2];
-        if (a->v0 < 0) a->v0 = 0; /* clipped to the trace, said once the end is known */
-        a->has_range = 1;
-        *i += 2;
-        return 1;
-    } else if (strcmp(o, "--top") == 0) {
-        char *e;
-        unsigned long n = v ? strtoul(v, &e, 10) : 0;
-        if (!v || *e || !*v || n > 1000000) return cli_usage_error(a->cmd, "--top needs a count (0 = all)");
-        a->top = (unsigned)n;
-        ++*i;
-    } else if (strcmp(o, "--process") == 0) {
-        if (!v || !*v) return cli_usage_error(a->cmd, "--process needs a name or a PID");
-        a->process = v;
-        ++*i;
-    } else if (strcmp(o, "--thread") == 0) {
-        char *e;
-        unsigned long long n = v ? strtoull(v, &e, 0) : 0;
-        if (!v || *e || !*v || n > UINT32_MAX) return cli_usage_error(a->cmd, "--thread needs a thread id");
-        a->thread = (long long)n;
-        ++*i;
-    } else if (strcmp(o, "--threads") == 0) {
-        if (cli_parse_threads(a->cmd, v, &a->threads) != 0) return EXIT_USAGE;
-        ++*i;
-    } else if (strcmp(o, "--max-wait-reason") == 0) {
-        char *e;
-        unsigned long n = v ? strtoul(v, &e, 10) : 0;
-        if (!v || *e || !*v || n < 1 || n > 54)
-            return cli_usage_error(a->cmd, "--max-wait-reason must be 1..54");
-        a->bias = (int)n;
-        ++*i;
-    } else {
-        return 0;
+    (void)value;
+    rep_args *a = o->ctx;
+    const cli_range *r = &a->range;
+    if (r->v1 <= 0) {
+        snprintf(err, cap, "--range %s %s ends before the trace starts (0)", r->text[0], r->text[1]);
+        return -1;
     }
-    return 1;
+    a->v0 = r->v0 < 0 ? 0 : r->v0; /* clipped to the trace, said once the end is known */
+    a->v1 = r->v1;
+    a->range_text[0] = r->text[0];
+    a->range_text[1] = r->text[1];
+    a->has_range = 1;
+    return 0;
 }
 
-int rep_parse(rep_args *a, int argc, char **argv, void (*help)(void), rep_extra_fn extra, void *ctx)
+void rep_options(rep_args *a, unsigned which, cli_opt out[REP_OPTS_MAX])
 {
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            help();
-            return EXIT_OK;
-        }
-        int r = rep_arg(a, argc, argv, &i);
-        if (r == 0 && extra) r = extra(ctx, argc, argv, &i);
-        if (r == EXIT_USAGE) return r;
-        if (r) continue;
-        if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(a->cmd, "unknown option '%s'", argv[i]);
-        if (a->path) return cli_usage_error(a->cmd, "one FILE only");
-        a->path = argv[i];
-    }
-    if (!a->path) return cli_usage_error(a->cmd, "no FILE given");
-    return -1;
+    const cli_opt all[] = {
+        CLI_FLAG("json", 0, "one JSON object on stdout", &a->format, FMT_JSON),
+        CLI_FLAG("csv", 0, "one CSV table on stdout", &a->format, FMT_CSV),
+        {.kind = CLI_OPT_RANGE, .name = "range", .arg = "START END", .dst = &a->range, .check = range_check, .ctx = a,
+         .help = "only this window, from the trace start: seconds, or with a ms/us/ns suffix (e.g. --range 1.5 "
+                 "2500ms); intervals are clipped",
+         .need = "START and END, times such as 1.5, 250ms, 10us or 42ns"},
+        CLI_UINT("top", "N", "the N biggest rows of each table (0 = all)", "a count (0 = all)", &a->top, 0, 1000000),
+        CLI_STRING("process", 0, "NAME|PID", "only threads of processes with this image name or PID", "a name or a PID",
+                   &a->process),
+        {.kind = CLI_OPT_UINT, .name = "thread", .arg = "TID", .help = "only this thread id", .need = "a thread id",
+         .dst = &a->thread, .size = sizeof a->thread, .max = UINT32_MAX, .flags = CLI_OPT_BASE0},
+        CLI_FLAG("complete-only", 0, "drop each CPU's head and tail slice (WPA-like)", &a->complete_only, 1),
+        CLI_UINT("max-wait-reason", "N", "StateWr bias of compact batches, 1..54 (default: from the OS build)", "1..54",
+                 &a->bias, 1, 54),
+        CLI_UINT("threads", "N", "threads that read the trace (default: the CPUs available); the output is the same "
+                 "with any N", "a count, 1..256", &a->threads, 1, 256),
+        CLI_FLAG("quiet", 'q', "no warnings about the input", &a->quiet, 1),
+    };
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (which & 1u << i) out[n++] = all[i];
+    out[n] = (cli_opt)CLI_END;
+}
+
+int rep_parse(rep_args *a, const cli_cmd *cmd, const cli_opt *own, unsigned which, int argc, char **argv)
+{
+    cli_opt common[REP_OPTS_MAX];
+    rep_options(a, which, common);
+    const cli_opt table[] = {CLI_INCLUDE(own), CLI_INCLUDE(common), CLI_END};
+    return cli_opts_parse(cmd, table, argc, argv, &a->path);
 }
 
 int rep_finish(rep_run *run, const char *cmd)
@@ -131,23 +110,6 @@ int rep_finish(rep_run *run, const char *cmd)
     int rc = rep_run_close(run);
     if (cli_stdout_done(cmd) != EXIT_OK) return EXIT_IO;
     return rc;
-}
-
-void rep_help_common(void)
-{
-    printf("  --json                   one JSON object on stdout\n"
-           "  --csv                    one CSV table on stdout\n"
-           "  --range START END        only this window, from the trace start: seconds, or with\n"
-           "                           a ms/us/ns suffix (e.g. --range 1.5 2500ms); intervals are clipped\n"
-           "  --top N                  the N biggest rows of each table (0 = all)\n"
-           "  --process NAME|PID       only threads of processes with this image name or PID\n"
-           "  --thread TID             only this thread id\n"
-           "  --complete-only          drop each CPU's head and tail slice (WPA-like)\n"
-           "  --max-wait-reason N      StateWr bias of compact batches, 1..54 (default: from the OS build)\n"
-           "  --threads N              threads that read the trace (default: the CPUs available);\n"
-           "                           the output is the same with any N\n"
-           "  --quiet                  no warnings about the input\n"
-           "  -h, --help               this help\n");
 }
 
 static void progress_event(cli_progress *p, etl_sched_source *s, uint64_t *n)

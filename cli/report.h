@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "out.h"
+#include "opts.h"
 #include "etlkit/sched.h"
 #include "etlkit/report.h"
 
@@ -21,6 +22,7 @@ typedef struct rep_args {
     int has_range;
     int64_t v0, v1;        /* --range, ns from the trace start (a START before it: 0) */
     const char *range_text[2]; /* --range as given, for the note when the trace clips it */
+    cli_range range;       /* --range as parsed, before the checks that set the four above */
     unsigned top;          /* --top N, 0 = all */
     const char *process;   /* --process NAME|PID */
     long long thread;      /* --thread TID, -1 = any */
@@ -32,24 +34,26 @@ typedef struct rep_args {
 } rep_args;
 
 void rep_args_init(rep_args *a, const char *cmd);
+/* The common options, one bit each, for rep_options. */
+enum {
+    REP_OPT_JSON = 1u << 0, REP_OPT_CSV = 1u << 1, REP_OPT_RANGE = 1u << 2, REP_OPT_TOP = 1u << 3,
+    REP_OPT_PROCESS = 1u << 4, REP_OPT_THREAD = 1u << 5, REP_OPT_COMPLETE_ONLY = 1u << 6,
+    REP_OPT_MAX_WAIT_REASON = 1u << 7, REP_OPT_THREADS = 1u << 8, REP_OPT_QUIET = 1u << 9,
+    REP_OPTS_ALL = (1u << 10) - 1
+};
+#define REP_OPTS_MAX 11 /* entries of a fragment, its end included */
 /*
- * Parses argv[*i] if it is a common option (consuming its value); returns 1 if
- * it was, 0 if not, or EXIT_USAGE (after printing the error) when its value is bad.
+ * The common options' table fragment (cli/opts.h), the ones in `which`, storing into a:
+ * a command includes it in its own table (CLI_INCLUDE) and may adjust an entry's help
+ * (cli_opt_find). --range is checked whole here: times count from the trace's start.
  */
-int rep_arg(rep_args *a, int argc, char **argv, int *i);
+void rep_options(rep_args *a, unsigned which, cli_opt out[REP_OPTS_MAX]);
 /*
- * A command's option extra to the common ones: returns 1 if argv[*i] was its option
- * (consuming its value), 0 if not, EXIT_USAGE after printing a usage error.
+ * Parses a report's command line: its own options (own, may be NULL) then the common
+ * ones in which, and exactly one FILE into a->path. Returns CLI_OPTS_RUN when the
+ * command should run, else the exit status to return (--help printed, or a usage error).
  */
-typedef int (*rep_extra_fn)(void *ctx, int argc, char **argv, int *i);
-/*
- * Parses a report's command line: --help (prints it, returns EXIT_OK), the common
- * options, the command's own through extra (may be NULL), and exactly one FILE.
- * Returns -1 when the command should run, else the exit status to return.
- */
-int rep_parse(rep_args *a, int argc, char **argv, void (*help)(void), rep_extra_fn extra, void *ctx);
-/* The help lines of the common options. */
-void rep_help_common(void);
+int rep_parse(rep_args *a, const cli_cmd *cmd, const cli_opt *own, unsigned which, int argc, char **argv);
 /* Parses "1.5", "250ms", "10us", "42ns", "2s" into ns; returns 0 on success. */
 int rep_parse_duration(const char *s, int64_t *ns);
 

@@ -33,7 +33,7 @@ done
 for c in "convert -o $tmp/mwr.etl --cswitch keep" dump; do
   for n in 0 55; do
     "$etlkit" $c "$k" --max-wait-reason $n >/dev/null 2>"$tmp/err"; check "$c --max-wait-reason $n" 64 $?
-    expect "$c --max-wait-reason $n names the range" grep -q -- '--max-wait-reason must be 1\.\.54' "$tmp/err"
+    expect "$c --max-wait-reason $n names the range" grep -q -- '--max-wait-reason needs 1\.\.54' "$tmp/err"
   done
 done
 "$etlkit" convert "$k" -o "$tmp/mwr.etl" --cswitch compact --max-wait-reason 54 2>/dev/null; check "convert --max-wait-reason 54" 0 $?
