@@ -5,7 +5,7 @@
  * The page is a formatter of library results, nothing more: one streaming pass
  * through the scheduler model feeds etl_usage (CPU time, per-interval
  * utilisation, ready latency, waits), etl_wakeups, etl_pmc and etl_spinlocks
- * together; a cheap file-order pass over the record framing gives the facts
+ * together; a cheap pass over the buffers (etl_summary_run) gives the facts
  * `info` shows (records by hook, kernel flags, recovery counters); the wait
  * chain of the longest wait takes the chain's own passes, which stop early.
  *
@@ -155,7 +155,7 @@ int cmd_report(int argc, char **argv)
     const etl_logfile_header *h = etl_reader_header(r);
     int64_t v1o = a.has_range ? a.v1 : a.v0;
     /*
-     * The file-order facts first: besides what `info` counts, the last record's time gives the
+     * The facts first (`info`'s summary): besides what `info` shows, the last record's time gives the
      * trace end the model will find, so the interval (about COLUMNS across the window) is known
      * before the pass.
      */
