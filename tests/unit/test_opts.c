@@ -79,7 +79,8 @@ static res run(vars *v, const char *line)
         {.kind = CLI_OPT_FLAG, .name = "schema", .help = "print and exit", .dst = &v->action, .min = 1,
          .flags = CLI_OPT_ACTION},
         CLI_END};
-    char buf[512], *argv[32];
+    static char buf[512]; /* the values point into it: it outlives the call */
+    char *argv[32];
     snprintf(buf, sizeof buf, "t %s", line);
     int argc = 0;
     for (char *p = strtok(buf, " "); p && argc < 31; p = strtok(NULL, " ")) argv[argc++] = strcmp(p, "''") ? p : "";
