@@ -310,7 +310,7 @@ static int cpu_option(void *ctx, int argc, char **argv, int *i)
 {
     interval_arg *interval = ctx;
     if (strcmp(argv[*i], "--interval") != 0) return 0;
-    if (*i + 1 >= argc || rep_parse_duration(argv[*i + 1], &interval->ns) || interval->ns <= 0)
+    if (*i + 1 >= argc || num_parse_dur(argv[*i + 1], &interval->ns) || interval->ns <= 0)
         return cli_usage_error("cpu", "--interval needs a positive time such as 100ms");
     interval->text = argv[++*i];
     return 1;

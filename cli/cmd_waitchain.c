@@ -591,7 +591,7 @@ int cmd_waitchain(int argc, char **argv)
             i++;
         } else if (strcmp(o, "--at") == 0 || strcmp(o, "--from") == 0 || strcmp(o, "--min") == 0) {
             int64_t t;
-            if (!v || rep_parse_duration(v, &t) || t < 0)
+            if (!v || num_parse_dur(v, &t) || t < 0)
                 return cli_usage_error("waitchain", "%s takes a time such as 1.5, 250ms, 10us or 42ns", o);
             if (o[2] == 'a') co.has_at = true, co.at = t;
             else if (o[2] == 'f') co.has_from = true, co.from = t;

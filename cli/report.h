@@ -50,8 +50,6 @@ typedef int (*rep_extra_fn)(void *ctx, int argc, char **argv, int *i);
 int rep_parse(rep_args *a, int argc, char **argv, void (*help)(void), rep_extra_fn extra, void *ctx);
 /* The help lines of the common options. */
 void rep_help_common(void);
-/* Parses "1.5", "250ms", "10us", "42ns", "2s" into ns; returns 0 on success. */
-int rep_parse_duration(const char *s, int64_t *ns);
 
 /* A trace run through the model; stays open while the report is written. */
 typedef struct rep_run {

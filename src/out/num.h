@@ -77,6 +77,13 @@ int num_parse_u64(const char *s, unsigned base, uint64_t max, uint64_t *out);
  */
 int num_parse_size(const char *s, uint64_t *out);
 /*
+ * A fixed-point decimal I[.F] (digits, at most 18 after the point) scaled by
+ * 10^decimals (decimals <= 18), exactly: fraction digits past those kept are
+ * truncated. *rest is what follows (a unit: the caller checks it). Returns 0, or
+ * -1 (no number, overflow).
+ */
+int num_parse_fixed(const char *s, unsigned decimals, uint64_t *out, const char **rest);
+/*
  * A duration: [-]I[.F][unit], unit s (the default), ms, us or ns, exact (what falls
  * below a nanosecond is truncated toward zero); at most 18 fraction digits. Returns 0
  * and *ns, or -1 (empty, junk, unknown unit, |value| above INT64_MAX ns).
