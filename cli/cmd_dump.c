@@ -127,7 +127,7 @@ static const char csv_header[] =
 static void csv_u(ln_buf *l, int present, uint64_t v)
 {
     char t[24];
-    if (present) ln_raw(l, t, fmt_u64(t, v));
+    if (present) ln_raw(l, t, num_u64_inline(t, v));
     ln_raw(l, ",", 1);
 }
 
@@ -152,15 +152,15 @@ static void header_csv(ln_buf *l, const etl_record *r, const etl_clock *clk)
     csv_u(l, r->has & ETL_REC_TID, r->pid);
     csv_u(l, r->has & ETL_REC_TS, r->ts);
     char t[24];
-    if (r->has & ETL_REC_TS) ln_raw(l, t, fmt_i64(t, etl_clock_ns(clk, r->ts)));
+    if (r->has & ETL_REC_TS) ln_raw(l, t, num_i64_inline(t, etl_clock_ns(clk, r->ts)));
     ln_raw(l, ",", 1);
     for (unsigned i = 0; i < r->pmc_count; i++) {
         if (i) ln_raw(l, ";", 1);
-        ln_raw(l, t, fmt_u64(t, etl_record_pmc(r, i)));
+        ln_raw(l, t, num_u64_inline(t, etl_record_pmc(r, i)));
     }
     ln_raw(l, ",", 1);
     csv_u(l, r->has & ETL_REC_PEBS, r->pebs_index);
-    ln_raw(l, t, fmt_u64(t, r->payload.n));
+    ln_raw(l, t, num_u64_inline(t, r->payload.n));
     ln_raw(l, ",", 1);
 }
 

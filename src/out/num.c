@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+size_t fmt_u64(char *p, uint64_t v) { return num_u64_inline(p, v); }
+size_t fmt_i64(char *p, int64_t v) { return num_i64_inline(p, v); }
+
 size_t fmt_fixed_n(char out[32], int64_t v, unsigned decimals)
 {
     uint64_t p = 1;
