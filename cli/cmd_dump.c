@@ -3,6 +3,7 @@
 #include <string.h>
 #include "common.h"
 #include "fields.h"
+#include "out/csv.h"
 
 typedef enum { FMT_JSONL, FMT_CSV, FMT_TEXT } dump_format;
 
@@ -164,17 +165,6 @@ static void header_csv(ln_buf *l, const etl_record *r, const etl_clock *clk)
     ln_raw(l, ",", 1);
 }
 
-/* A CSV field in quotes, quotes doubled. */
-static void csv_quote(ln_buf *l, const char *s, size_t n)
-{
-    ln_raw(l, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        ln_raw(l, s + i, 1);
-        if (s[i] == '"') ln_raw(l, "\"", 1);
-    }
-    ln_raw(l, "\"", 1);
-}
-
 /* CSV's last column: the fields as a JSON object, quoted with "" doubling. */
 static void csv_fields(ln_buf *l, const etl_event *ev, unsigned bias)
 {
@@ -184,7 +174,8 @@ static void csv_fields(ln_buf *l, const etl_event *ev, unsigned bias)
     fields_event(&j, ev, bias);
     ln_raw(&j, "}", 1);
     if (j.cut || j.n <= 2) return;
-    csv_quote(l, jb, j.n);
+    jb[j.n] = 0; /* ln keeps the byte for it */
+    ln_csv_quoted(l, jb);
 }
 
 static void emit_record(ln_buf *l, dump_format f, const etl_record *r, const etl_event *ev,
@@ -256,7 +247,8 @@ static void emit_switch(ln_buf *l, dump_format f, const etl_cswitch *sw, const e
         ln_raw(&j, "{", 1);
         fields_cswitch(&j, sw);
         ln_raw(&j, "}", 1);
-        csv_quote(l, jb, j.n);
+        jb[j.n] = 0;
+        ln_csv_quoted(l, jb);
     }
     out_line(l);
 }

@@ -130,24 +130,25 @@ static inline void ln_keyn(ln_buf *l, const char *key, size_t k)
 
 static inline void ln_key(ln_buf *l, const char *key) { ln_keyn(l, key, key ? strlen(key) : 0); }
 
-static inline void ln_u(ln_buf *l, const char *key, uint64_t v)
+/* The key, and room for a number (21 bytes) after it; 0: the line is cut. */
+static inline int ln_num_key(ln_buf *l, const char *key)
 {
     ln_key(l, key);
     if (l->n + 22 > l->cap) {
         l->cut = 1;
-        return;
+        return 0;
     }
-    l->n += num_u64_inline(l->b + l->n, v);
+    return 1;
+}
+
+static inline void ln_u(ln_buf *l, const char *key, uint64_t v)
+{
+    if (ln_num_key(l, key)) l->n += num_u64_inline(l->b + l->n, v);
 }
 
 static inline void ln_i(ln_buf *l, const char *key, int64_t v)
 {
-    ln_key(l, key);
-    if (l->n + 22 > l->cap) {
-        l->cut = 1;
-        return;
-    }
-    l->n += num_i64_inline(l->b + l->n, v);
+    if (ln_num_key(l, key)) l->n += num_i64_inline(l->b + l->n, v);
 }
 
 static inline void ln_bool(ln_buf *l, const char *key, int v)
