@@ -3,6 +3,7 @@
 #include <string.h>
 #include "common.h"
 #include "opts.h"
+#include "out.h"
 #include "etlkit/writer.h"
 #include "base/diag.h"
 #include "base/outfile.h"
@@ -105,22 +106,28 @@ int cmd_convert(int argc, char **argv)
         return rc == ETL_E_INVALID_ARG ? EXIT_USAGE : EXIT_IO;
     }
     if (json) {
-        printf("{\"records_in\":%llu,\"records_out\":%llu,\"records_dropped\":%llu,\"cswitch_in\":%llu,"
-               "\"switches_encoded\":%llu,\"switches_dropped\":%llu,\"batches_out\":%llu,\"batches_in\":%llu,"
-               "\"switches_expanded\":%llu,\"cswitch_out\":%llu,\"order_overflows\":%llu,\"duplicates_dropped\":%llu,"
-               "\"input_damaged\":%llu,"
-               "\"flushes\":{",
-               (unsigned long long)st.records_in, (unsigned long long)st.records_out,
-               (unsigned long long)st.records_dropped, (unsigned long long)st.cswitch_in,
-               (unsigned long long)st.switches_encoded, (unsigned long long)st.switches_dropped,
-               (unsigned long long)st.batches_out, (unsigned long long)st.batches_in,
-               (unsigned long long)st.switches_expanded, (unsigned long long)st.cswitch_out,
-               (unsigned long long)st.order_overflows, (unsigned long long)st.duplicates_dropped,
-               (unsigned long long)st.input_damaged);
+        jw w;
+        jw_init(&w, stdout);
+        jw_obj(&w, NULL);
+        jw_u64(&w, "records_in", st.records_in);
+        jw_u64(&w, "records_out", st.records_out);
+        jw_u64(&w, "records_dropped", st.records_dropped);
+        jw_u64(&w, "cswitch_in", st.cswitch_in);
+        jw_u64(&w, "switches_encoded", st.switches_encoded);
+        jw_u64(&w, "switches_dropped", st.switches_dropped);
+        jw_u64(&w, "batches_out", st.batches_out);
+        jw_u64(&w, "batches_in", st.batches_in);
+        jw_u64(&w, "switches_expanded", st.switches_expanded);
+        jw_u64(&w, "cswitch_out", st.cswitch_out);
+        jw_u64(&w, "order_overflows", st.order_overflows);
+        jw_u64(&w, "duplicates_dropped", st.duplicates_dropped);
+        jw_u64(&w, "input_damaged", st.input_damaged);
+        jw_obj(&w, "flushes");
         for (unsigned i = 1; i < ETL_CCSWAP_FLUSH_REASONS; i++)
-            printf("%s\"%s\":%llu", i > 1 ? "," : "", etl_ccswap_flush_reason_name(i),
-                   (unsigned long long)st.encoder.flushes[i]);
-        printf("}}\n");
+            jw_u64(&w, etl_ccswap_flush_reason_name(i), st.encoder.flushes[i]);
+        jw_obj_end(&w);
+        jw_obj_end(&w);
+        jw_end(&w);
     } else if (!quiet) {
         fprintf(stderr, "%s: %s: %llu records in, %llu out", prog, out, (unsigned long long)st.records_in,
                 (unsigned long long)st.records_out);

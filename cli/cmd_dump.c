@@ -4,6 +4,7 @@
 #include "common.h"
 #include "opts.h"
 #include "fields.h"
+#include "out/csv.h"
 
 typedef enum { FMT_JSONL, FMT_CSV, FMT_TEXT } dump_format;
 
@@ -128,7 +129,7 @@ static const char csv_header[] =
 static void csv_u(ln_buf *l, int present, uint64_t v)
 {
     char t[24];
-    if (present) ln_raw(l, t, fmt_u64(t, v));
+    if (present) ln_raw(l, t, num_u64_inline(t, v));
     ln_raw(l, ",", 1);
 }
 
@@ -153,27 +154,16 @@ static void header_csv(ln_buf *l, const etl_record *r, const etl_clock *clk)
     csv_u(l, r->has & ETL_REC_TID, r->pid);
     csv_u(l, r->has & ETL_REC_TS, r->ts);
     char t[24];
-    if (r->has & ETL_REC_TS) ln_raw(l, t, fmt_i64(t, etl_clock_ns(clk, r->ts)));
+    if (r->has & ETL_REC_TS) ln_raw(l, t, num_i64_inline(t, etl_clock_ns(clk, r->ts)));
     ln_raw(l, ",", 1);
     for (unsigned i = 0; i < r->pmc_count; i++) {
         if (i) ln_raw(l, ";", 1);
-        ln_raw(l, t, fmt_u64(t, etl_record_pmc(r, i)));
+        ln_raw(l, t, num_u64_inline(t, etl_record_pmc(r, i)));
     }
     ln_raw(l, ",", 1);
     csv_u(l, r->has & ETL_REC_PEBS, r->pebs_index);
-    ln_raw(l, t, fmt_u64(t, r->payload.n));
+    ln_raw(l, t, num_u64_inline(t, r->payload.n));
     ln_raw(l, ",", 1);
-}
-
-/* A CSV field in quotes, quotes doubled. */
-static void csv_quote(ln_buf *l, const char *s, size_t n)
-{
-    ln_raw(l, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        ln_raw(l, s + i, 1);
-        if (s[i] == '"') ln_raw(l, "\"", 1);
-    }
-    ln_raw(l, "\"", 1);
 }
 
 /* CSV's last column: the fields as a JSON object, quoted with "" doubling. */
@@ -185,7 +175,8 @@ static void csv_fields(ln_buf *l, const etl_event *ev, unsigned bias)
     fields_event(&j, ev, bias);
     ln_raw(&j, "}", 1);
     if (j.cut || j.n <= 2) return;
-    csv_quote(l, jb, j.n);
+    jb[j.n] = 0; /* ln keeps the byte for it */
+    ln_csv_quoted(l, jb);
 }
 
 static void emit_record(ln_buf *l, dump_format f, const etl_record *r, const etl_event *ev,
@@ -257,7 +248,8 @@ static void emit_switch(ln_buf *l, dump_format f, const etl_cswitch *sw, const e
         ln_raw(&j, "{", 1);
         fields_cswitch(&j, sw);
         ln_raw(&j, "}", 1);
-        csv_quote(l, jb, j.n);
+        jb[j.n] = 0;
+        ln_csv_quoted(l, jb);
     }
     out_line(l);
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
-#include "report.h"
+#include "out/num.h"
 
 /* A table with its includes in place: the options in the order help lists them. */
 #define MAX_OPTS 96
@@ -146,7 +146,7 @@ static int store(const cli_opt *o, const char *spelled, const char *const *v, ch
         store_uint(o, n);
         return 0;
     case CLI_OPT_DURATION:
-        if (rep_parse_duration(v[0], &ns) || ns < (int64_t)o->min) return -1;
+        if (num_parse_dur(v[0], &ns) || ns < (int64_t)o->min) return -1;
         *(int64_t *)o->dst = ns;
         return 0;
     case CLI_OPT_STRING:
@@ -163,7 +163,7 @@ static int store(const cli_opt *o, const char *spelled, const char *const *v, ch
     case CLI_OPT_RANGE: {
         cli_range *r = o->dst;
         int64_t a, b;
-        if (rep_parse_duration(v[0], &a) || rep_parse_duration(v[1], &b)) return -1;
+        if (num_parse_dur(v[0], &a) || num_parse_dur(v[1], &b)) return -1;
         if (b <= a) {
             snprintf(err, cap, "%s END must be after START", spelled);
             return -1;

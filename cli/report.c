@@ -14,44 +14,6 @@ void rep_args_init(rep_args *a, const char *cmd)
     a->threads = cli_threads_default();
 }
 
-int rep_parse_duration(const char *s, int64_t *ns)
-{
-    /* Exact decimal: integer and up to 9 fraction digits, then a unit (default s). */
-    const char *p = s;
-    int neg = 0;
-    if (*p == '-') {
-        neg = 1;
-        p++;
-    }
-    if (!(*p >= '0' && *p <= '9') && *p != '.') return -1;
-    uint64_t whole = 0, frac = 0;
-    unsigned fdigits = 0;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (whole > (UINT64_MAX - 9) / 10) return -1;
-        whole = whole * 10 + (uint64_t)(*p - '0');
-    }
-    if (*p == '.') {
-        for (p++; *p >= '0' && *p <= '9'; p++) {
-            if (fdigits == 18) return -1;
-            frac = frac * 10 + (uint64_t)(*p - '0');
-            fdigits++;
-        }
-    }
-    uint64_t unit; /* ns per unit */
-    if (*p == 0 || strcmp(p, "s") == 0) unit = 1000000000u;
-    else if (strcmp(p, "ms") == 0) unit = 1000000u;
-    else if (strcmp(p, "us") == 0) unit = 1000u;
-    else if (strcmp(p, "ns") == 0) unit = 1u;
-    else return -1;
-    unsigned __int128 v = (unsigned __int128)whole * unit;
-    unsigned __int128 f = (unsigned __int128)frac * unit;
-    for (unsigned i = 0; i < fdigits; i++) f /= 10;
-    v += f;
-    if (v > INT64_MAX) return -1;
-    *ns = neg ? -(int64_t)v : (int64_t)v;
-    return 0;
-}
-
 /* --range as parsed: times count from the trace's start, so a window wholly before it holds nothing of it. */
 static int range_check(const cli_opt *o, const char *value, char *err, size_t cap)
 {
@@ -171,7 +133,7 @@ void rep_run_window(rep_run *run, const rep_args *a)
     run->v0 = v0;
     run->v1 = v1;
     int64_t given;
-    if (!a->has_range || a->quiet || rep_parse_duration(a->range_text[0], &given) || (v0 == given && v1 == a->v1))
+    if (!a->has_range || a->quiet || num_parse_dur(a->range_text[0], &given) || (v0 == given && v1 == a->v1))
         return;
     char s[32], e[32], t[32];
     fprintf(stderr, "%s %s: note: %s ends at %s s: --range %s %s is clipped to %s s .. %s s\n", prog, a->cmd,

@@ -54,8 +54,6 @@ void rep_options(rep_args *a, unsigned which, cli_opt out[REP_OPTS_MAX]);
  * command should run, else the exit status to return (--help printed, or a usage error).
  */
 int rep_parse(rep_args *a, const cli_cmd *cmd, const cli_opt *own, unsigned which, int argc, char **argv);
-/* Parses "1.5", "250ms", "10us", "42ns", "2s" into ns; returns 0 on success. */
-int rep_parse_duration(const char *s, int64_t *ns);
 
 /* A trace run through the model; stays open while the report is written. */
 typedef struct rep_run {

@@ -84,3 +84,14 @@ void csv_sheet(FILE *f, const char *s)
     if (!formula_like(s)) csv_field(f, s);
     else quoted(f, '\'', s, needs_quotes(s));
 }
+
+void ln_csv_quoted(ln_buf *l, const char *s)
+{
+    size_t n = strlen(s), q = 0;
+    for (const char *p = s; (p = memchr(p, '"', n - (size_t)(p - s))) != NULL; p++) q++;
+    if (l->n + n + q + 3 > l->cap) { /* the quotes, the doubled ones and the NUL ln keeps room for */
+        l->cut = 1;
+        return;
+    }
+    l->n = quoted_buf(l->b, l->n, l->cap, 0, s, true);
+}

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "out/json.h"
 
 /*
  * One CSV field of data, exactly as it is: quoted when it needs to be (RFC 4180);
@@ -23,5 +24,11 @@ size_t csv_field_buf(char *buf, size_t len, size_t cap, const char *s);
  */
 void csv_sheet(FILE *f, const char *s);
 size_t csv_sheet_buf(char *buf, size_t len, size_t cap, const char *s);
+/*
+ * s in double quotes, every " doubled (RFC 4180), at the end of a line buffer (dump
+ * --format csv puts each record's fields there as one JSON object); the line is cut,
+ * as ln_raw cuts, if it does not fit whole.
+ */
+void ln_csv_quoted(ln_buf *l, const char *s);
 
 #endif

@@ -157,17 +157,8 @@ void jw_end(jw *w)
     fputc('\n', w->f);
 }
 
-void ln_s(ln_buf *l, const char *key, const char *s)
+void ln_stext(ln_buf *l, const char *s)
 {
-    ln_key(l, key);
-    if (l->cut) return;
-    if (l->json) {
-        /* Leave room for the rest of the line: a long value is cut, not the record. */
-        size_t room = l->cap - l->n;
-        size_t cap = room > 4096 ? l->n + room - 1024 : l->cap;
-        l->n = json_str_buf(l->b, l->n, cap, s);
-        return;
-    }
     /* Text: quoted when it has spaces or is empty, escaped as text_str escapes. */
     int q = strchr(s, ' ') != NULL || !*s;
     if (q) ln_raw(l, "\"", 1);

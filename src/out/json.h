@@ -67,13 +67,35 @@ typedef struct ln_buf {
     int cut;
 } ln_buf;
 
+/*
+ * n bytes from s to o, reading and writing only those: short ones (keys, numbers,
+ * names) as two overlapping fixed moves, not a call to memcpy.
+ */
+static inline void ln_copy(char *o, const char *s, size_t n)
+{
+    if (n >= 16 && n <= 32) {
+        memcpy(o, s, 16);
+        memcpy(o + n - 16, s + n - 16, 16);
+    } else if (n >= 8 && n < 16) {
+        memcpy(o, s, 8);
+        memcpy(o + n - 8, s + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+        memcpy(o, s, 4);
+        memcpy(o + n - 4, s + n - 4, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++) o[i] = s[i];
+    } else {
+        memcpy(o, s, n);
+    }
+}
+
 static inline void ln_raw(ln_buf *l, const char *s, size_t n)
 {
     if (l->n + n + 1 > l->cap) {
         l->cut = 1;
         return;
     }
-    memcpy(l->b + l->n, s, n);
+    ln_copy(l->b + l->n, s, n);
     l->n += n;
 }
 
@@ -89,7 +111,7 @@ static inline void ln_keyn(ln_buf *l, const char *key, size_t k)
         if (!l->first) *o++ = ',';
         if (key) {
             *o++ = '"';
-            memcpy(o, key, k);
+            ln_copy(o, key, k);
             o += k;
             *o++ = '"';
             *o++ = ':';
@@ -97,7 +119,7 @@ static inline void ln_keyn(ln_buf *l, const char *key, size_t k)
     } else {
         *o++ = ' ';
         if (key) {
-            memcpy(o, key, k);
+            ln_copy(o, key, k);
             o += k;
             *o++ = '=';
         }
@@ -108,24 +130,25 @@ static inline void ln_keyn(ln_buf *l, const char *key, size_t k)
 
 static inline void ln_key(ln_buf *l, const char *key) { ln_keyn(l, key, key ? strlen(key) : 0); }
 
-static inline void ln_u(ln_buf *l, const char *key, uint64_t v)
+/* The key, and room for a number (21 bytes) after it; 0: the line is cut. */
+static inline int ln_num_key(ln_buf *l, const char *key)
 {
     ln_key(l, key);
     if (l->n + 22 > l->cap) {
         l->cut = 1;
-        return;
+        return 0;
     }
-    l->n += fmt_u64(l->b + l->n, v);
+    return 1;
+}
+
+static inline void ln_u(ln_buf *l, const char *key, uint64_t v)
+{
+    if (ln_num_key(l, key)) l->n += num_u64_inline(l->b + l->n, v);
 }
 
 static inline void ln_i(ln_buf *l, const char *key, int64_t v)
 {
-    ln_key(l, key);
-    if (l->n + 22 > l->cap) {
-        l->cut = 1;
-        return;
-    }
-    l->n += fmt_i64(l->b + l->n, v);
+    if (ln_num_key(l, key)) l->n += num_i64_inline(l->b + l->n, v);
 }
 
 static inline void ln_bool(ln_buf *l, const char *key, int v)
@@ -135,8 +158,30 @@ static inline void ln_bool(ln_buf *l, const char *key, int v)
     else ln_raw(l, "false", 5);
 }
 
-/* A string: JSON-escaped, or as text (text.h's escapes; quoted when it has spaces or is empty). */
-void ln_s(ln_buf *l, const char *key, const char *s);
+/*
+ * A string value (after its key): JSON-escaped, or as text (text.h's escapes; quoted
+ * when it has spaces or is empty). A long one is cut, not the rest of the line.
+ */
+void ln_stext(ln_buf *l, const char *s); /* the text form of ln_sval */
+
+static inline void ln_sval(ln_buf *l, const char *s)
+{
+    if (l->cut) return;
+    if (!l->json) {
+        ln_stext(l, s);
+        return;
+    }
+    /* Leave room for the rest of the line: a long value is cut, not the record. */
+    size_t room = l->cap - l->n;
+    size_t cap = room > 4096 ? l->n + room - 1024 : l->cap;
+    l->n = json_str_buf(l->b, l->n, cap, s);
+}
+
+static inline void ln_s(ln_buf *l, const char *key, const char *s)
+{
+    ln_key(l, key);
+    ln_sval(l, s);
+}
 /* An address as the string "0x..." (lowercase): JSON numbers above 2^53 lose precision or fail to parse. */
 void ln_hex(ln_buf *l, const char *key, uint64_t v);
 void ln_open(ln_buf *l, const char *key);  /* "key":{ ... */

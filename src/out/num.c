@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+size_t fmt_u64(char *p, uint64_t v) { return num_u64_inline(p, v); }
+size_t fmt_i64(char *p, int64_t v) { return num_i64_inline(p, v); }
+
 size_t fmt_fixed_n(char out[32], int64_t v, unsigned decimals)
 {
     uint64_t p = 1;
@@ -102,33 +105,60 @@ int num_parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+/*
+ * A decimal I[.F] at p (it starts with a digit or the point): the whole part into
+ * *whole, the fraction's digits (18 at most) into *frac and their count into *fd.
+ * Returns the end, or NULL (nothing, whole part over 64 bits, 19 fraction digits).
+ */
+static const char *decimal(const char *p, uint64_t *whole, uint64_t *frac, unsigned *fd)
+{
+    if (!(*p >= '0' && *p <= '9') && *p != '.') return NULL;
+    *whole = *frac = 0;
+    *fd = 0;
+    if (*p != '.' && !(p = digits(p, 10, UINT64_MAX, whole))) return NULL;
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+            if (*fd == 18) return NULL;
+            *frac = *frac * 10 + (uint64_t)(*p - '0');
+            ++*fd;
+        }
+    }
+    return p;
+}
+
+int num_parse_fixed(const char *s, unsigned decimals, uint64_t *out, const char **rest)
+{
+    uint64_t whole, frac, scale = 1;
+    unsigned fd;
+    const char *p = s ? decimal(s, &whole, &frac, &fd) : NULL;
+    if (!p || decimals > 18) return -1;
+    for (unsigned k = 0; k < decimals; k++) scale *= 10;
+    for (; fd > decimals; fd--) frac /= 10; /* digits past the last kept: truncated */
+    for (; fd < decimals; fd++) frac *= 10;
+    if (whole > (UINT64_MAX - frac) / scale) return -1;
+    *out = whole * scale + frac;
+    *rest = p;
+    return 0;
+}
+
 int num_parse_dur(const char *s, int64_t *ns)
 {
     if (!s) return -1;
-    const char *p = s;
-    int neg = *p == '-';
-    p += neg;
-    if (!(*p >= '0' && *p <= '9') && *p != '.') return -1;
-    uint64_t whole = 0, frac = 0;
-    unsigned fdigits = 0;
-    if (*p != '.' && !(p = digits(p, 10, UINT64_MAX, &whole))) return -1;
-    if (*p == '.') {
-        for (p++; *p >= '0' && *p <= '9'; p++) {
-            if (fdigits == 18) return -1;
-            frac = frac * 10 + (uint64_t)(*p - '0');
-            fdigits++;
-        }
-    }
+    int neg = *s == '-';
+    uint64_t whole, frac;
+    unsigned fd;
+    const char *p = decimal(s + neg, &whole, &frac, &fd);
+    if (!p) return -1;
     uint64_t unit; /* ns per unit */
     if (*p == 0 || strcmp(p, "s") == 0) unit = 1000000000u;
     else if (strcmp(p, "ms") == 0) unit = 1000000u;
     else if (strcmp(p, "us") == 0) unit = 1000u;
     else if (strcmp(p, "ns") == 0) unit = 1u;
     else return -1;
-    /* Exact in 128 bits: whole * unit + frac * unit / 10^fdigits, truncated. */
+    /* Exact in 128 bits: whole * unit + frac * unit / 10^fd, truncated. */
     unsigned __int128 v = (unsigned __int128)whole * unit;
     unsigned __int128 f = (unsigned __int128)frac * unit;
-    for (unsigned i = 0; i < fdigits; i++) f /= 10;
+    for (unsigned i = 0; i < fd; i++) f /= 10;
     v += f;
     if (v > INT64_MAX) return -1;
     *ns = neg ? -(int64_t)v : (int64_t)v;

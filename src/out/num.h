@@ -11,8 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Decimal v into p (20 bytes at most, no NUL); returns the characters written. */
-static inline size_t fmt_u64(char *p, uint64_t v)
+/*
+ * Decimal v into p (20 bytes at most, no NUL); returns the characters written. The
+ * one digit formatter: inline for the per-event writers (ln_u), out of line as
+ * fmt_u64 for everyone else (inlined everywhere it costs more than it saves).
+ */
+static inline size_t num_u64_inline(char *p, uint64_t v)
 {
     /* Two digits per division, written in place from the end. */
     static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
@@ -50,13 +54,16 @@ static inline size_t fmt_u64(char *p, uint64_t v)
     return n;
 }
 
-/* Signed decimal (21 bytes at most, INT64_MIN included); returns the characters written. */
-static inline size_t fmt_i64(char *p, int64_t v)
+static inline size_t num_i64_inline(char *p, int64_t v)
 {
-    if (v >= 0) return fmt_u64(p, (uint64_t)v);
+    if (v >= 0) return num_u64_inline(p, (uint64_t)v);
     p[0] = '-';
-    return 1 + fmt_u64(p + 1, (uint64_t)0 - (uint64_t)v);
+    return 1 + num_u64_inline(p + 1, (uint64_t)0 - (uint64_t)v);
 }
+
+/* The same out of line: unsigned (20 bytes at most), signed (21, INT64_MIN included). */
+size_t fmt_u64(char *p, uint64_t v);
+size_t fmt_i64(char *p, int64_t v);
 
 /* A fixed-point decimal (v / 10^decimals, decimals <= 9) into out[32], exactly; e.g. (12345, 3) -> "12.345". */
 const char *fmt_fixed(char out[32], int64_t v, unsigned decimals);
@@ -76,6 +83,13 @@ int num_parse_u64(const char *s, unsigned base, uint64_t max, uint64_t *out);
  * either case, "KiB", "MB" and the like too). Returns 0 and *out, or -1 (junk, overflow).
  */
 int num_parse_size(const char *s, uint64_t *out);
+/*
+ * A fixed-point decimal I[.F] (digits, at most 18 after the point) scaled by
+ * 10^decimals (decimals <= 18), exactly: fraction digits past those kept are
+ * truncated. *rest is what follows (a unit: the caller checks it). Returns 0, or
+ * -1 (no number, overflow).
+ */
+int num_parse_fixed(const char *s, unsigned decimals, uint64_t *out, const char **rest);
 /*
  * A duration: [-]I[.F][unit], unit s (the default), ms, us or ns, exact (what falls
  * below a nanosecond is truncated toward zero); at most 18 fraction digits. Returns 0

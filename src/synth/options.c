@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "out/num.h"
 #include "synth_internal.h"
 
 #define DEFAULT_LOG_FILE_NAME "C:\\Windows\\Temp\\etlkit-synth.etl"
@@ -116,74 +117,18 @@ const etl_synth_option_desc *etl_synth_option_table(size_t *n)
     return table;
 }
 
-/* Unsigned decimal with an optional K/M/G (x1024) suffix when sized. */
+/* A number for an option: decimal, or a size (K, M, G suffixes) when sized. */
 static bool parse_u64(const char *v, bool sized, uint64_t *out)
 {
-    if (!v || !*v) return false;
-    uint64_t x = 0;
-    const char *p = v;
-    if (*p < '0' || *p > '9') return false;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (x > (UINT64_MAX - 9) / 10) return false;
-        x = x * 10 + (uint64_t)(*p - '0');
-    }
-    if (sized && *p) {
-        unsigned shift = 0;
-        switch (*p) {
-        case 'k': case 'K': shift = 10; break;
-        case 'm': case 'M': shift = 20; break;
-        case 'g': case 'G': shift = 30; break;
-        default: return false;
-        }
-        p++;
-        if (*p == 'i' || *p == 'I') p++;
-        if (*p == 'b' || *p == 'B') p++;
-        if (x > (UINT64_MAX >> shift)) return false;
-        x <<= shift;
-    }
-    if (*p) return false;
-    *out = x;
-    return true;
+    return (sized ? num_parse_size(v, out) : num_parse_u64(v, 10, UINT64_MAX, out)) == 0;
 }
 
-/* A decimal "I.F" scaled by 10^digits (exactly, no floating point), then an optional unit. */
-static bool parse_fixed(const char *v, unsigned digits, uint64_t *out, const char **unit)
-{
-    if (!v || !*v) return false;
-    uint64_t ip = 0, fp = 0;
-    unsigned nf = 0;
-    const char *p = v;
-    if ((*p < '0' || *p > '9') && *p != '.') return false;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (ip > UINT64_MAX / 100) return false;
-        ip = ip * 10 + (uint64_t)(*p - '0');
-    }
-    if (*p == '.') {
-        for (p++; *p >= '0' && *p <= '9'; p++) {
-            if (nf < digits) {
-                fp = fp * 10 + (uint64_t)(*p - '0');
-                nf++;
-            }
-        }
-    }
-    for (; nf < digits; nf++) fp *= 10;
-    uint64_t scale = 1;
-    for (unsigned k = 0; k < digits; k++) scale *= 10;
-    if (ip > (UINT64_MAX - fp) / scale) return false;
-    *out = ip * scale + fp;
-    *unit = p;
-    return true;
-}
-
+/* A duration that cannot be negative: 2, 0.5, 50ms, 200us, 42ns. */
 static bool parse_duration(const char *v, uint64_t *ns)
 {
-    uint64_t x;
-    const char *unit;
-    if (!parse_fixed(v, 9, &x, &unit)) return false; /* x = seconds * 1e9 */
-    if (*unit == 0 || strcmp(unit, "s") == 0) *ns = x;
-    else if (strcmp(unit, "ms") == 0) *ns = x / 1000;
-    else if (strcmp(unit, "us") == 0) *ns = x / 1000000;
-    else return false;
+    int64_t x;
+    if (v[0] == '-' || num_parse_dur(v, &x) != 0) return false;
+    *ns = (uint64_t)x;
     return true;
 }
 
@@ -274,7 +219,7 @@ etl_status etl_synth_set(etl_synth_options *o, const char *name, const char *v, 
         return set_u32(name, v, 0, 10000000, false, &o->lock_rate, diag);
     } else if (strcmp(name, "lock-contention") == 0) {
         const char *unit;
-        if (!parse_fixed(v, 2, &x, &unit) || (*unit && strcmp(unit, "%") != 0) || x > 10000)
+        if (num_parse_fixed(v, 2, &x, &unit) != 0 || (*unit && strcmp(unit, "%") != 0) || x > 10000)
             return bad(diag, "--%s: '%s' is not a percentage (0..100)", name, v);
         o->lock_contention = (uint32_t)x;
     } else if (strcmp(name, "load") == 0) {
