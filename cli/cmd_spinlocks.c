@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "columns.h"
 #include "etlkit/reports_extra.h"
 
 /* The rows of each list JSON and CSV give without --top: the output stays a few MB whatever the trace. */
@@ -271,12 +272,6 @@ static void print_json(const rep_args *a, const rep_run *run, const ctx *c, cons
     jw_end(&w);
 }
 
-static const char *u64s(char out[32], uint64_t v)
-{
-    snprintf(out, 32, "%llu", (unsigned long long)v);
-    return out;
-}
-
 /* The top entries of a histogram as "2:90% 5:10%". */
 static const char *mix(char *out, size_t cap, const uint64_t *h, unsigned n, uint64_t total, int modes)
 {
@@ -315,25 +310,25 @@ static const char *const text_head[NCOLS] = {
 static void text_cells(const etl_spin_group *g, char b[NCOLS][48])
 {
     const etl_spin_acc *a = &g->a;
-    u64s(b[0], a->events);
-    u64s(b[1], a->est_acq);
-    u64s(b[2], a->est_contended);
+    col_u64(b[0], a->events);
+    col_u64(b[1], a->est_acq);
+    col_u64(b[2], a->est_contended);
     fmt_fixed(b[3], g->collision_pct / 100, 2);
     if (g->acq_pct >= 0) fmt_fixed(b[4], g->acq_pct, 4);
     else strcpy(b[4], "-");
     fmt_fixed(b[5], (int64_t)g->mean_spins_x1000 / 10, 2);
-    u64s(b[6], a->max_spins);
-    u64s(b[7], g->mean_wait);
-    u64s(b[8], g->wait_p99);
-    u64s(b[9], a->max_wait);
-    u64s(b[10], g->mean_hold);
-    u64s(b[11], g->hold_p99);
-    u64s(b[12], a->max_hold);
-    u64s(b[13], a->irq);
+    col_u64(b[6], a->max_spins);
+    col_u64(b[7], g->mean_wait);
+    col_u64(b[8], g->wait_p99);
+    col_u64(b[9], a->max_wait);
+    col_u64(b[10], g->mean_hold);
+    col_u64(b[11], g->hold_p99);
+    col_u64(b[12], a->max_hold);
+    col_u64(b[13], a->irq);
     mix(b[14], 48, a->irql, ETL_SPIN_IRQLS, a->events, 0);
     mix(b[15], 48, a->mode, ETL_SPIN_MODES, a->events, 1);
-    u64s(b[16], g->nthreads);
-    u64s(b[17], g->ncpus);
+    col_u64(b[16], g->nthreads);
+    col_u64(b[17], g->ncpus);
 }
 
 static void text_table(const char *title, const etl_spin_group *g, size_t n, unsigned kind, unsigned top)
@@ -448,12 +443,12 @@ static void csv_row(tbl *t, const etl_spin_group *g, unsigned kind)
     else b[1][0] = 0;
     if (kind == K_CALLERS || kind == K_PAIRS) hex(b[2], g->caller);
     else b[2][0] = 0;
-    if (kind == K_MODES) u64s(b[3], g->mode);
+    if (kind == K_MODES) col_u64(b[3], g->mode);
     else b[3][0] = 0;
-    u64s(b[4], a->events);
-    for (unsigned k = 0; k < 4; k++) u64s(b[5 + k], a->cls[k]);
-    u64s(b[9], a->est_acq);
-    u64s(b[10], a->est_contended);
+    col_u64(b[4], a->events);
+    for (unsigned k = 0; k < 4; k++) col_u64(b[5 + k], a->cls[k]);
+    col_u64(b[9], a->est_acq);
+    col_u64(b[10], a->est_contended);
     fmt_fixed(b[11], g->collision_pct, 4);
     if (g->acq_pct >= 0) {
         fmt_fixed(b[12], g->acq_pct, 4);
@@ -461,22 +456,22 @@ static void csv_row(tbl *t, const etl_spin_group *g, unsigned kind)
     } else {
         b[12][0] = b[13][0] = 0;
     }
-    u64s(b[14], a->w_spins);
+    col_u64(b[14], a->w_spins);
     fmt_fixed(b[15], (int64_t)g->mean_spins_x1000, 3);
-    u64s(b[16], a->max_spins);
-    u64s(b[17], a->w_wait);
-    u64s(b[18], g->mean_wait);
-    u64s(b[19], g->wait_p50);
-    u64s(b[20], g->wait_p99);
-    u64s(b[21], a->max_wait);
-    u64s(b[22], a->w_hold);
-    u64s(b[23], g->mean_hold);
-    u64s(b[24], g->hold_p50);
-    u64s(b[25], g->hold_p99);
-    u64s(b[26], a->max_hold);
-    u64s(b[27], a->irq);
-    u64s(b[28], g->nthreads);
-    u64s(b[29], g->ncpus);
+    col_u64(b[16], a->max_spins);
+    col_u64(b[17], a->w_wait);
+    col_u64(b[18], g->mean_wait);
+    col_u64(b[19], g->wait_p50);
+    col_u64(b[20], g->wait_p99);
+    col_u64(b[21], a->max_wait);
+    col_u64(b[22], a->w_hold);
+    col_u64(b[23], g->mean_hold);
+    col_u64(b[24], g->hold_p50);
+    col_u64(b[25], g->hold_p99);
+    col_u64(b[26], a->max_hold);
+    col_u64(b[27], a->irq);
+    col_u64(b[28], g->nthreads);
+    col_u64(b[29], g->ncpus);
     for (unsigned k = 0; k < CSV_NCOLS; k++) row[k] = b[k];
     tbl_row(t, row);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include "report.h"
 #include "html.h"
+#include "columns.h"
 #include "etlkit/analysis.h"
 #include "etlkit/event.h"
 #include "etlkit/reports_extra.h"
@@ -20,6 +21,9 @@
 
 /* Ready-latency histogram: 1-2-5 steps from 1 us to 10 s (log scale), lower edges in ns. */
 extern const int64_t hist_lo[HIST_BINS];
+
+/* cli/report/report.css and report.js, NUL-terminated: CMakeLists.txt generates them from the files. */
+extern const char report_css[], report_js[];
 
 
 typedef struct opts {
@@ -61,7 +65,6 @@ int64_t pct100(int64_t part, int64_t whole);
 int64_t rate(uint64_t n, int64_t window);
 const char *secs(char out[32], int64_t ns);
 const char *pct_text(char out[32], int64_t part, int64_t whole);
-const char *u64s(char out[32], uint64_t v);
 const char *proc_label(const etl_sched *m, uint32_t process, char out[256], uint32_t *pid);
 const char *proc_label_pid(const etl_sched *m, uint32_t process, char out[256]);
 const char *reason_text(char out[16], unsigned code);
