@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "rep_json.h"
 
 static void help(void)
 {
@@ -65,30 +66,29 @@ static const char *proc_name(const rep_run *run, const etl_usage_process *p, cha
     return label;
 }
 
-static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u)
+void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, int intervals)
 {
-    jw w;
-    rep_json_begin(&w, run, u->o.v0, u->o.v1, u->ncpus);
+    rep_json_head(w, run, u->o.v0, u->o.v1, u->ncpus);
     int64_t busy = 0, idle = 0, unknown = 0;
-    jw_arr(&w, "cpus");
+    jw_arr(w, "cpus");
     for (size_t c = 0; c < u->ncpus; c++) {
         const etl_usage_cpu *k = &u->cpus[c];
         add_sat(&busy, k->busy_ns);
         add_sat(&idle, k->idle_ns);
         add_sat(&unknown, k->unknown_ns);
-        jw_obj(&w, NULL);
-        jw_u64(&w, "cpu", c);
-        jw_i64(&w, "busy_ns", k->busy_ns);
-        jw_i64(&w, "idle_ns", k->idle_ns);
-        jw_i64(&w, "unknown_ns", k->unknown_ns);
-        jw_u64(&w, "switches", k->switches);
-        jw_obj_end(&w);
+        jw_obj(w, NULL);
+        jw_u64(w, "cpu", c);
+        jw_i64(w, "busy_ns", k->busy_ns);
+        jw_i64(w, "idle_ns", k->idle_ns);
+        jw_i64(w, "unknown_ns", k->unknown_ns);
+        jw_u64(w, "switches", k->switches);
+        jw_obj_end(w);
     }
-    jw_arr_end(&w);
-    jw_i64(&w, "busy_ns", busy);
-    jw_i64(&w, "idle_ns", idle);
-    jw_i64(&w, "unknown_ns", unknown);
-    jw_arr(&w, "processes");
+    jw_arr_end(w);
+    jw_i64(w, "busy_ns", busy);
+    jw_i64(w, "idle_ns", idle);
+    jw_i64(w, "unknown_ns", unknown);
+    jw_arr(w, "processes");
     unsigned shown = 0;
     for (size_t i = 0; i < u->nprocesses && (!a->top || shown < a->top); i++) {
         const etl_usage_process *p = &u->processes[i];
@@ -97,66 +97,65 @@ static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u
         char label[256];
         uint32_t pid;
         proc_name(run, p, label, &pid);
-        jw_obj(&w, NULL);
-        if (pid != UINT32_MAX) jw_u64(&w, "pid", pid);
-        else jw_null(&w, "pid");
-        jw_str(&w, "name", label);
-        jw_i64(&w, "cpu_ns", p->cpu_ns);
-        jw_u64(&w, "switches", p->switches);
-        jw_u64(&w, "threads", p->threads);
-        jw_obj_end(&w);
+        jw_obj(w, NULL);
+        if (pid != UINT32_MAX) jw_u64(w, "pid", pid);
+        else jw_null(w, "pid");
+        jw_str(w, "name", label);
+        jw_i64(w, "cpu_ns", p->cpu_ns);
+        jw_u64(w, "switches", p->switches);
+        jw_u64(w, "threads", p->threads);
+        jw_obj_end(w);
     }
-    jw_arr_end(&w);
-    jw_arr(&w, "threads");
+    jw_arr_end(w);
+    jw_arr(w, "threads");
     shown = 0;
     for (size_t i = 0; i < u->nthreads && (!a->top || shown < a->top); i++) {
         if (!rep_thread_selected(a, run->model, u->threads[i].thread)) continue;
         shown++;
-        json_thread(&w, run, &u->threads[i]);
+        json_thread(w, run, &u->threads[i]);
     }
-    jw_arr_end(&w);
-    if (u->o.interval_ns > 0) {
+    jw_arr_end(w);
+    if (intervals && u->o.interval_ns > 0) {
         size_t np = u->nprocesses < (a->top ? a->top : 10) ? u->nprocesses : (a->top ? a->top : 10);
-        jw_arr(&w, "intervals");
+        jw_arr(w, "intervals");
         for (size_t b = 0; b < u->nbuckets; b++) {
             int64_t s = u->o.v0 + (int64_t)b * u->o.interval_ns;
             int64_t e = u->o.v1 - s > u->o.interval_ns ? s + u->o.interval_ns : u->o.v1; /* s + T may not fit */
-            jw_obj(&w, NULL);
-            jw_i64(&w, "start_ns", s);
-            jw_i64(&w, "end_ns", e);
+            jw_obj(w, NULL);
+            jw_i64(w, "start_ns", s);
+            jw_i64(w, "end_ns", e);
             int64_t tot = 0;
-            jw_arr(&w, "cpus");
+            jw_arr(w, "cpus");
             for (size_t c = 0; c < u->bucket_stride; c++) {
                 int64_t v = u->bucket_cpu_busy[b * u->bucket_stride + c];
                 add_sat(&tot, v);
-                jw_i64(&w, NULL, v);
+                jw_i64(w, NULL, v);
             }
-            jw_arr_end(&w);
-            jw_i64(&w, "busy_ns", tot);
-            jw_arr(&w, "processes");
+            jw_arr_end(w);
+            jw_i64(w, "busy_ns", tot);
+            jw_arr(w, "processes");
             /* The interval's cells are by process index, only the nonzero ones kept. */
             size_t cell = u->bucket_first[b], cell_end = u->bucket_first[b + 1];
             for (size_t j = 0; j < np; j++) {
                 char label[256];
                 uint32_t pid;
                 proc_name(run, &u->processes[j], label, &pid);
-                jw_obj(&w, NULL);
-                if (pid != UINT32_MAX) jw_u64(&w, "pid", pid);
-                else jw_null(&w, "pid");
-                jw_str(&w, "name", label);
+                jw_obj(w, NULL);
+                if (pid != UINT32_MAX) jw_u64(w, "pid", pid);
+                else jw_null(w, "pid");
+                jw_str(w, "name", label);
                 int64_t pb = 0;
                 if (cell < cell_end && u->bucket_cells[cell].process == j) pb = u->bucket_cells[cell++].busy_ns;
-                jw_i64(&w, "busy_ns", pb);
-                jw_obj_end(&w);
+                jw_i64(w, "busy_ns", pb);
+                jw_obj_end(w);
             }
-            jw_arr_end(&w);
-            jw_obj_end(&w);
+            jw_arr_end(w);
+            jw_obj_end(w);
         }
-        jw_arr_end(&w);
+        jw_arr_end(w);
     }
-    rep_json_anomalies(run, &w);
-    jw_obj_end(&w);
-    jw_end(&w);
+    rep_json_anomalies_as(run, w, a->skip);
+#undef w
 }
 
 /* --interval for people: per interval, each CPU's and the machine's busy share. -1: out of memory. */
@@ -359,7 +358,7 @@ int cmd_cpu(int argc, char **argv)
     rep_args_init(&a, "cpu");
     interval_arg iv = {0, NULL};
     /* CPU time needs the switches and the names, not who readied whom nor the spin locks. */
-    a.skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK;
+    a.skip = REP_SKIP_CPU;
     int pr = rep_parse(&a, argc, argv, help, cpu_option, &iv);
     if (pr >= 0) return pr;
     int64_t interval = iv.ns;
@@ -400,7 +399,12 @@ int cmd_cpu(int argc, char **argv)
     if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
         /* said so; an empty table is no answer */
     } else if (a.format == FMT_JSON) {
-        print_json(&a, &run, &u);
+        jw w;
+        jw_init(&w, stdout);
+        jw_obj(&w, NULL);
+        cpu_json(&w, &run, &u, &a, 1);
+        jw_obj_end(&w);
+        jw_end(&w);
     } else {
         if (print_table(&a, &run, &u) != 0) {
             fprintf(stderr, "%s cpu: out of memory\n", prog);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "base/sort.h"
 #include "report.h"
+#include "rep_json.h"
 
 static void help(void)
 {
@@ -99,50 +100,49 @@ static void json_intervals(jw *w, const rep_run *run, const char *key, const etl
     jw_arr_end(w);
 }
 
-static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u)
+void waits_sort(etl_usage_thread *t, size_t n) { etl_sort(t, n, sizeof *t, by_ready_desc); }
+
+void waits_json(jw *w, const rep_run *run, const etl_usage *u, const etl_usage_thread *by_ready, const rep_args *a)
 {
-    jw w;
-    rep_json_begin(&w, run, u->o.v0, u->o.v1, 0);
-    jw_obj(&w, "ready");
-    json_latency(&w, "ready", &u->ready_all);
-    json_latency(&w, "woken", &u->woken_all);
-    jw_obj_end(&w);
-    jw_arr(&w, "threads");
+    rep_json_head(w, run, u->o.v0, u->o.v1, 0);
+    jw_obj(w, "ready");
+    json_latency(w, "ready", &u->ready_all);
+    json_latency(w, "woken", &u->woken_all);
+    jw_obj_end(w);
+    jw_arr(w, "threads");
     unsigned shown = 0;
     for (size_t i = 0; i < u->nthreads && (!a->top || shown < a->top); i++) {
-        const etl_usage_thread *t = &u->threads[i];
+        const etl_usage_thread *t = &by_ready[i];
         if (!rep_thread_selected(a, run->model, t->thread)) continue;
         shown++;
-        jw_obj(&w, NULL);
-        thread_ids(&w, run, t->thread, "");
-        json_latency(&w, "ready", &t->ready);
-        json_latency(&w, "woken", &t->woken);
-        jw_u64(&w, "wait_count", t->wait_count);
-        jw_i64(&w, "wait_ns", t->wait_ns);
-        jw_i64(&w, "wait_max_ns", t->wait_max_ns);
-        jw_obj_end(&w);
+        jw_obj(w, NULL);
+        thread_ids(w, run, t->thread, "");
+        json_latency(w, "ready", &t->ready);
+        json_latency(w, "woken", &t->woken);
+        jw_u64(w, "wait_count", t->wait_count);
+        jw_i64(w, "wait_ns", t->wait_ns);
+        jw_i64(w, "wait_max_ns", t->wait_max_ns);
+        jw_obj_end(w);
     }
-    jw_arr_end(&w);
-    jw_arr(&w, "by_reason");
+    jw_arr_end(w);
+    jw_arr(w, "by_reason");
     for (unsigned c = 0; c < 64; c++) {
         const etl_usage_reason *r = &u->reasons[c];
         if (!r->count) continue;
-        jw_obj(&w, NULL);
-        jw_u64(&w, "code", c);
+        jw_obj(w, NULL);
+        jw_u64(w, "code", c);
         const char *rn = etl_wait_reason_name(c);
-        if (rn) jw_str(&w, "reason", rn);
-        else jw_null(&w, "reason");
-        jw_u64(&w, "count", r->count);
-        jw_i64(&w, "wait_ns", r->wait_ns);
-        jw_i64(&w, "max_ns", r->max_ns);
-        jw_obj_end(&w);
+        if (rn) jw_str(w, "reason", rn);
+        else jw_null(w, "reason");
+        jw_u64(w, "count", r->count);
+        jw_i64(w, "wait_ns", r->wait_ns);
+        jw_i64(w, "max_ns", r->max_ns);
+        jw_obj_end(w);
     }
-    jw_arr_end(&w);
-    json_intervals(&w, run, "longest_waits", u->longest_waits, u->n_longest_waits, 1);
-    json_intervals(&w, run, "longest_ready", u->longest_ready, u->n_longest_ready, 0);
-    rep_json_anomalies(run, &w);
-    jw_obj_end(&w);
-    jw_end(&w);
+    jw_arr_end(w);
+    json_intervals(w, run, "longest_waits", u->longest_waits, u->n_longest_waits, 1);
+    json_intervals(w, run, "longest_ready", u->longest_ready, u->n_longest_ready, 0);
+    rep_json_anomalies_as(run, w, a->skip);
 }
 
 static const char *readier_label(const rep_run *run, const etl_usage_interval *v, char out[300])
@@ -296,10 +296,15 @@ int cmd_waits(int argc, char **argv)
     }
     rep_run_go(&run, &a);
     if (etl_usage_finish(&u, run.end_ns) != ETL_OK) return rep_usage_failed(&run, &u, "waits");
-    etl_sort(u.threads, u.nthreads, sizeof *u.threads, by_ready_desc);
+    waits_sort(u.threads, u.nthreads);
     if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
     } else if (a.format == FMT_JSON) {
-        print_json(&a, &run, &u);
+        jw w;
+        jw_init(&w, stdout);
+        jw_obj(&w, NULL);
+        waits_json(&w, &run, &u, u.threads, &a);
+        jw_obj_end(&w);
+        jw_end(&w);
     } else {
         print_table(&a, &run, &u);
     }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "rep_json.h"
 #include "etlkit/analysis.h"
 
 static void help(void)
@@ -63,85 +64,77 @@ static void proc_of(const rep_run *run, const etl_wakeup_waker *x, char name[256
     snprintf(name, 256, "%s", sp->name ? etl_sched_names(run->model) + sp->name : "Unknown");
 }
 
-static void print_json(const rep_args *a, const rep_run *run, const etl_wakeups *w, int64_t window)
+void wakeups_json(jw *j, const rep_run *run, const etl_wakeups *w, const rep_args *a)
 {
-    jw j;
-    jw_init(&j, stdout);
-    jw_obj(&j, NULL);
-    jw_str(&j, "file", run->in.path);
-    jw_obj(&j, "window");
-    jw_i64(&j, "start_ns", run->v0);
-    jw_i64(&j, "end_ns", run->v1);
-    jw_obj_end(&j);
-    jw_u64(&j, "total", w->total);
-    jw_fixed(&j, "per_second", rate(w->total, window), 3);
-    jw_obj(&j, "by_waker");
-    jw_u64(&j, "thread", w->by_kind[ETL_WAKER_THREAD]);
-    jw_u64(&j, "dpc", w->by_kind[ETL_WAKER_DPC]);
-    jw_u64(&j, "idle", w->by_kind[ETL_WAKER_IDLE]);
-    jw_u64(&j, "unknown", w->by_kind[ETL_WAKER_UNKNOWN]);
-    jw_obj_end(&j);
-    jw_arr(&j, "by_process");
+    int64_t window = run->v1 - run->v0;
+    rep_json_head(j, run, run->v0, run->v1, 0);
+    jw_u64(j, "total", w->total);
+    jw_fixed(j, "per_second", rate(w->total, window), 3);
+    jw_obj(j, "by_waker");
+    jw_u64(j, "thread", w->by_kind[ETL_WAKER_THREAD]);
+    jw_u64(j, "dpc", w->by_kind[ETL_WAKER_DPC]);
+    jw_u64(j, "idle", w->by_kind[ETL_WAKER_IDLE]);
+    jw_u64(j, "unknown", w->by_kind[ETL_WAKER_UNKNOWN]);
+    jw_obj_end(j);
+    jw_arr(j, "by_process");
     for (size_t i = 0; i < w->nprocesses && (!a->top || i < a->top); i++) {
         char name[256];
         uint32_t pid;
         proc_of(run, &w->processes[i], name, &pid);
-        jw_obj(&j, NULL);
-        if (pid != UINT32_MAX) jw_u64(&j, "pid", pid);
-        else jw_null(&j, "pid");
-        jw_str(&j, "name", name);
-        jw_u64(&j, "count", w->processes[i].count);
-        jw_fixed(&j, "per_second", rate(w->processes[i].count, window), 3);
-        jw_obj_end(&j);
+        jw_obj(j, NULL);
+        if (pid != UINT32_MAX) jw_u64(j, "pid", pid);
+        else jw_null(j, "pid");
+        jw_str(j, "name", name);
+        jw_u64(j, "count", w->processes[i].count);
+        jw_fixed(j, "per_second", rate(w->processes[i].count, window), 3);
+        jw_obj_end(j);
     }
-    jw_arr_end(&j);
-    jw_arr(&j, "by_thread");
+    jw_arr_end(j);
+    jw_arr(j, "by_thread");
     for (size_t i = 0; i < w->nthreads && (!a->top || i < a->top); i++) {
         const etl_wakeup_waker *x = &w->threads[i];
         char name[256];
         uint32_t pid;
         proc_of(run, x, name, &pid);
-        jw_obj(&j, NULL);
+        jw_obj(j, NULL);
         const etl_sched_thread *t = etl_sched_thread_at(run->model, x->thread);
-        if (t) jw_u64(&j, "tid", t->tid);
-        else if (x->kind == ETL_WAKER_IDLE) jw_u64(&j, "tid", 0);
-        else jw_null(&j, "tid");
-        if (pid != UINT32_MAX) jw_u64(&j, "pid", pid);
-        else jw_null(&j, "pid");
-        jw_str(&j, "process", name);
-        jw_str(&j, "name", t ? rep_thread_name(run->model, x->thread) : kind_name(x->kind));
-        jw_u64(&j, "count", x->count);
-        jw_fixed(&j, "per_second", rate(x->count, window), 3);
-        jw_obj_end(&j);
+        if (t) jw_u64(j, "tid", t->tid);
+        else if (x->kind == ETL_WAKER_IDLE) jw_u64(j, "tid", 0);
+        else jw_null(j, "tid");
+        if (pid != UINT32_MAX) jw_u64(j, "pid", pid);
+        else jw_null(j, "pid");
+        jw_str(j, "process", name);
+        jw_str(j, "name", t ? rep_thread_name(run->model, x->thread) : kind_name(x->kind));
+        jw_u64(j, "count", x->count);
+        jw_fixed(j, "per_second", rate(x->count, window), 3);
+        jw_obj_end(j);
     }
-    jw_arr_end(&j);
-    jw_arr(&j, "cstates");
+    jw_arr_end(j);
+    jw_arr(j, "cstates");
     for (unsigned c = 0; c < 256; c++) {
         if (!w->cstate[c]) continue;
-        jw_obj(&j, NULL);
-        jw_u64(&j, "cstate", c);
-        jw_u64(&j, "count", w->cstate[c]);
-        jw_obj_end(&j);
+        jw_obj(j, NULL);
+        jw_u64(j, "cstate", c);
+        jw_u64(j, "count", w->cstate[c]);
+        jw_obj_end(j);
     }
-    jw_arr_end(&j);
-    jw_u64(&j, "cstate_unknown", w->cstate_unknown);
-    jw_arr(&j, "idle_before");
+    jw_arr_end(j);
+    jw_u64(j, "cstate_unknown", w->cstate_unknown);
+    jw_arr(j, "idle_before");
     for (unsigned b = 0; b < ETL_WAKEUP_IDLE_BUCKETS; b++) {
-        jw_obj(&j, NULL);
-        jw_i64(&j, "min_ns", idle_lo[b]);
-        if (b + 1 < ETL_WAKEUP_IDLE_BUCKETS) jw_i64(&j, "max_ns", idle_lo[b + 1]);
-        else jw_null(&j, "max_ns");
-        jw_u64(&j, "count", w->idle_hist[b]);
-        jw_obj_end(&j);
+        jw_obj(j, NULL);
+        jw_i64(j, "min_ns", idle_lo[b]);
+        if (b + 1 < ETL_WAKEUP_IDLE_BUCKETS) jw_i64(j, "max_ns", idle_lo[b + 1]);
+        else jw_null(j, "max_ns");
+        jw_u64(j, "count", w->idle_hist[b]);
+        jw_obj_end(j);
     }
-    jw_arr_end(&j);
-    jw_i64(&j, "idle_ns", w->idle_ns);
-    jw_arr(&j, "by_cpu");
-    for (size_t c = 0; c < w->ncpus; c++) jw_u64(&j, NULL, w->per_cpu[c]);
-    jw_arr_end(&j);
-    rep_json_anomalies(run, &j);
-    jw_obj_end(&j);
-    jw_end(&j);
+    jw_arr_end(j);
+    jw_i64(j, "idle_ns", w->idle_ns);
+    jw_arr(j, "by_cpu");
+    for (size_t c = 0; c < w->ncpus; c++) jw_u64(j, NULL, w->per_cpu[c]);
+    jw_arr_end(j);
+    rep_json_anomalies_as(run, j, a->skip);
 }
 
 static const char *pct(char out[32], uint64_t part, uint64_t whole)
@@ -269,7 +262,12 @@ int cmd_wakeups(int argc, char **argv)
     int64_t window = run.v1 - run.v0;
     if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
     } else if (a.format == FMT_JSON) {
-        print_json(&a, &run, &c.w, window);
+        jw j;
+        jw_init(&j, stdout);
+        jw_obj(&j, NULL);
+        wakeups_json(&j, &run, &c.w, &a);
+        jw_obj_end(&j);
+        jw_end(&j);
     } else {
         print_text(&a, &run, &c.w, window);
     }
