@@ -202,10 +202,9 @@ int cmd_report(int argc, char **argv)
     etl_pmc_options_init(&po);
     po.v0 = a.v0;
     po.v1 = v1o;
-    etl_spinlock_info params = etl_spinlock_info_defaults();
-    params.has_hold_threshold = true;
-    if (h->os_major < 6 || (h->os_major == 6 && h->os_minor < 3)) params.spin_lock_hold_threshold = 0;
-    etl_spinlocks_options so = {.sz = sizeof so, .v0 = a.v0, .v1 = v1o, .params = params, .mhz = h->cpu_speed_mhz,
+    spin_params_defaults(&c->spin);
+    spin_params_for_trace(&c->spin, h);
+    etl_spinlocks_options so = {.sz = sizeof so, .v0 = a.v0, .v1 = v1o, .params = c->spin.p, .mhz = h->cpu_speed_mhz,
                                 .ncpu = etl_reader_cpu_count(r)};
     if (etl_usage_init(&c->u, run.model, &uo) != ETL_OK) {
         fprintf(stderr, "%s report: out of memory\n", prog);
@@ -231,6 +230,16 @@ int cmd_report(int argc, char **argv)
         if (etl_spinlocks_finish(&c->s, run.end_ns) != ETL_OK) failed = "spin locks: out of memory";
     }
     if (!failed && run.model_failed) failed = "out of memory: the scheduler model left threads out";
+    /* The threads as `etlkit waits` lists them, for its object in the data; the page's tables keep CPU order. */
+    etl_usage_thread *by_ready = NULL;
+    if (!failed && c->u.nthreads) {
+        by_ready = malloc(c->u.nthreads * sizeof *by_ready);
+        if (!by_ready) failed = "out of memory";
+        else {
+            memcpy(by_ready, c->u.threads, c->u.nthreads * sizeof *by_ready);
+            waits_sort(by_ready, c->u.nthreads);
+        }
+    }
     if (failed) {
         fprintf(stderr, "%s report: %s\n", prog, failed);
         run.told = true;
@@ -245,7 +254,7 @@ int cmd_report(int argc, char **argv)
         etl_outfile_discard(&of);
         return EXIT_IO;
     }
-    page pg = {.a = &a, .o = &o, .run = &run, .c = c, .fa = &fa};
+    page pg = {.a = &a, .o = &o, .run = &run, .c = c, .fa = &fa, .by_ready = by_ready};
     pg.switches = etl_sched_stats_get(run.model)->switches != 0;
     pg.v0 = c->u.o.v0;
     pg.v1 = c->u.o.v1;
@@ -309,6 +318,7 @@ int cmd_report(int argc, char **argv)
     if (pg.chain) etl_chain_free(&chain);
     if (pg.chain_model) etl_sched_close(pg.chain_model);
     etl_trace_facts_free(&fa);
+    free(by_ready);
     if (c->have_s) etl_spinlocks_free(&c->s);
     if (c->have_p) etl_pmc_free(&c->p);
     if (c->have_w) etl_wakeups_free(&c->w);

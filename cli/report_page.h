@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include "report.h"
+#include "rep_json.h"
 #include "html.h"
 #include "columns.h"
 #include "etlkit/analysis.h"
@@ -37,6 +38,7 @@ typedef struct rctx {
     etl_wakeups w;
     etl_pmc p;
     etl_spinlocks s;
+    spin_params spin;         /* the spin lock sampling parameters, as `etlkit spinlocks` takes them */
     int have_u, have_w, have_p, have_s;
     uint64_t hist[HIST_BINS];
     uint64_t ev[8];           /* source events by etl_sched_kind */
@@ -49,6 +51,7 @@ typedef struct page {
     rep_run *run;
     rctx *c;
     etl_trace_facts *fa;      /* the file-order facts (etl_trace_facts_run) */
+    etl_usage_thread *by_ready; /* c->u's threads as `etlkit waits` orders them (waits_sort) */
     int switches;              /* the trace has context switches */
     int64_t v0, v1, win;       /* window */
     unsigned ncpu;
@@ -96,9 +99,7 @@ void sec_locks_pmc(page *pg);
 const char *waker_kind_name(unsigned k);
 const char *waker_proc(const etl_sched *m, const etl_wakeup_waker *x, char out[256]);
 void sec_wakeups_chain(page *pg);
-void json_latency(jw *w, const etl_latency *l);
 void json_pid(jw *w, uint32_t pid);
-void json_intervals(jw *w, const page *pg, const char *key, const etl_usage_interval *v, size_t n, int waits);
 void write_json(jw *w, const page *pg);
 
 #endif
