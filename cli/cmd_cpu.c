@@ -364,7 +364,7 @@ int cmd_cpu(int argc, char **argv)
     int64_t interval = iv.ns;
     etl_usage u;
     /* Per interval, the processes print_json shows: --top's, 10 when all (0). */
-    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval, true, 0, a.top ? a.top : 10, 0};
+    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval, true, 0, a.top ? a.top : 10, 0, NULL, 0};
     if (etl_usage_init(&u, NULL, &uo) != ETL_OK) {
         fprintf(stderr, "%s cpu: out of memory\n", prog);
         return EXIT_IO;

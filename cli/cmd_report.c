@@ -4,7 +4,7 @@
  *
  * The page is a formatter of library results, nothing more: one streaming pass
  * through the scheduler model feeds etl_usage (CPU time, per-interval
- * utilisation, ready latency, waits), etl_wakeups, etl_pmc and etl_spinlocks
+ * utilisation, ready latency and its histogram, waits), etl_wakeups, etl_pmc and etl_spinlocks
  * together; a cheap file-order pass over the record framing gives the facts
  * `info` shows (records by hook, kernel flags, recovery counters); the wait
  * chain of the longest wait takes the chain's own passes, which stop early.
@@ -12,9 +12,10 @@
  * The charts are inline SVG written here (no script needed to read them; each
  * has a text alternative), a colour-blind-safe palette in CSS variables for
  * light and dark mode, a print stylesheet, and a little inline script for hover
- * details and table sorting. Every number shown is also in a JSON block
+ * details and table sorting (cli/report/). Every number shown is also in a JSON block
  * (<script type="application/json" id="etlkit-data">), written with the shared
- * JSON writer; tests compare it with the --json reports. Size is bounded by the
+ * JSON writer: under cpu, waits, spinlocks, pmc and wakeups, by the functions that
+ * write those commands' --json (rep_json.h). Size is bounded by the
  * aggregation (about 500 intervals, top-N tables), never by the event count.
  *
  * This file parses the options, runs the pass and writes the page through its parts:
@@ -42,33 +43,12 @@ const int64_t hist_lo[HIST_BINS] = {
 
 /* ---- the pass ------------------------------------------------------------------------------ */
 
-static int64_t overlap(const etl_usage *u, int64_t a, int64_t b)
-{
-    if (a < u->o.v0) a = u->o.v0;
-    if (u->o.v1 > u->o.v0 && b > u->o.v1) b = u->o.v1;
-    return b > a ? b - a : 0;
-}
-
-static int in_window(const etl_usage *u, int64_t t)
-{
-    return t >= u->o.v0 && (u->o.v1 <= u->o.v0 || t < u->o.v1);
-}
-
 static void on_row(void *p, const etl_sched_row *row)
 {
     rctx *c = p;
     etl_usage_add(&c->u, row);
     if (c->have_w) etl_wakeups_add(&c->w, row);
     if (c->have_p) etl_pmc_add(&c->p, row);
-    /* The histogram takes the Ready values etl_usage takes (its `all` variant). */
-    if ((row->flags & ETL_ROW_HEAD) || !(row->flags & ETL_ROW_READY_TIME) || row->new_thread == ETL_SCHED_IDLE ||
-        row->new_thread == ETL_SCHED_NONE)
-        return;
-    int64_t ready = overlap(&c->u, row->rt, row->si);
-    if (!(ready > 0 || in_window(&c->u, row->si))) return;
-    unsigned b = HIST_BINS - 1;
-    while (b > 0 && ready < hist_lo[b]) b--;
-    c->hist[b]++;
 }
 
 static void on_event(void *p, const etl_sched_event *ev)
@@ -196,7 +176,9 @@ int cmd_report(int argc, char **argv)
         else if (5 * dec >= want) interval = 5 * dec;
         else interval = 10 * dec;
     }
-    etl_usage_options uo = {.sz = sizeof uo, .v0 = a.v0, .v1 = v1o, .longest = 10, .interval_ns = interval};
+    /* The ready histogram in the same pass, over the Ready values etl_usage takes (its `all` variant). */
+    etl_usage_options uo = {.sz = sizeof uo, .v0 = a.v0, .v1 = v1o, .longest = 10, .interval_ns = interval,
+                            .ready_hist_lo = hist_lo, .ready_hist_bins = HIST_BINS};
     etl_wakeups_options wo = {.sz = sizeof wo, .v0 = a.v0, .v1 = v1o};
     etl_pmc_options po;
     etl_pmc_options_init(&po);

@@ -285,7 +285,7 @@ int cmd_waits(int argc, char **argv)
     if (pr >= 0) return pr;
     etl_usage u;
     memset(&u, 0, sizeof u);
-    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, longest, 0, false, 0, 0, 0};
+    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, longest, 0, false, 0, 0, 0, NULL, 0};
     rep_run run;
     int rc = rep_run_open(&run, &a, etl_usage_add, &u, NULL);
     if (rc != EXIT_OK) return rc;

@@ -170,7 +170,7 @@ void write_json(jw *w, const page *pg)
         jw_i64(w, "lo_ns", hist_lo[i]);
         if (i + 1 < HIST_BINS) jw_i64(w, "hi_ns", hist_lo[i + 1]);
         else jw_null(w, "hi_ns");
-        jw_u64(w, "count", c->hist[i]);
+        jw_u64(w, "count", c->u.ready_hist[i]);
         jw_obj_end(w);
     }
     jw_arr_end(w);

@@ -40,7 +40,6 @@ typedef struct rctx {
     etl_spinlocks s;
     spin_params spin;         /* the spin lock sampling parameters, as `etlkit spinlocks` takes them */
     int have_u, have_w, have_p, have_s;
-    uint64_t hist[HIST_BINS];
     uint64_t ev[8];           /* source events by etl_sched_kind */
 } rctx;
 

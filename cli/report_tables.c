@@ -88,7 +88,7 @@ void sec_ready(page *pg)
     enum { X0 = 50, W = 880, H = 180 };
     uint64_t max = 0;
     for (unsigned i = 0; i < HIST_BINS; i++)
-        if (pg->c->hist[i] > max) max = pg->c->hist[i];
+        if (pg->c->u.ready_hist[i] > max) max = pg->c->u.ready_hist[i];
     double lmax = max ? log10_approx((double)max + 1) : 1;
     double bw = (double)W / HIST_BINS;
     fprintf(f, "<figure class=\"chart\"><svg id=\"ready-hist\" viewBox=\"0 0 %d %d\" role=\"img\" "
@@ -97,24 +97,24 @@ void sec_ready(page *pg)
             X0 + W + 10, H + 62);
     int any = 0;
     for (unsigned i = 0; i < HIST_BINS; i++) {
-        if (!pg->c->hist[i]) continue;
+        if (!pg->c->u.ready_hist[i]) continue;
         char bl[48];
-        html_textf(f, "%s%s: %llu", any++ ? "; " : "", bin_label(bl, i), (unsigned long long)pg->c->hist[i]);
+        html_textf(f, "%s%s: %llu", any++ ? "; " : "", bin_label(bl, i), (unsigned long long)pg->c->u.ready_hist[i]);
     }
     if (!any) fputs("No switch-in with a known Ready Time.", f);
     fputs("</desc>\n", f);
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"tick\"/>", X0, H + 22, X0 + W, H + 22);
     for (unsigned i = 0; i < HIST_BINS; i++) {
         char bl[48];
-        double hgt = pg->c->hist[i] ? log10_approx((double)pg->c->hist[i] + 1) / lmax * H : 0;
-        if (pg->c->hist[i] && hgt < 1) hgt = 1;
+        double hgt = pg->c->u.ready_hist[i] ? log10_approx((double)pg->c->u.ready_hist[i] + 1) / lmax * H : 0;
+        if (pg->c->u.ready_hist[i] && hgt < 1) hgt = 1;
         fprintf(f, "<g><title>");
-        html_textf(f, "%s: %llu switch-ins", bin_label(bl, i), (unsigned long long)pg->c->hist[i]);
+        html_textf(f, "%s: %llu switch-ins", bin_label(bl, i), (unsigned long long)pg->c->u.ready_hist[i]);
         fprintf(f, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" class=\"c0\"/>", X0 + i * bw + 1,
                 H + 22 - hgt, bw - 2, hgt);
-        if (pg->c->hist[i])
+        if (pg->c->u.ready_hist[i])
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"val\" text-anchor=\"middle\">%llu</text>", X0 + (i + 0.5) * bw,
-                    H + 18 - hgt, (unsigned long long)pg->c->hist[i]);
+                    H + 18 - hgt, (unsigned long long)pg->c->u.ready_hist[i]);
         fputs("</g>", f);
         if (i % 3 == 1 || i == 0) {
             char x[32];
