@@ -3,6 +3,7 @@
 #include <string.h>
 #include "report.h"
 #include "rep_json.h"
+#include "columns.h"
 
 static void help(void)
 {
@@ -23,28 +24,78 @@ static int64_t pct100(int64_t part, int64_t whole)
     return whole > 0 ? (int64_t)((__int128)part * 10000 / whole) : 0;
 }
 
-static void json_thread(jw *w, const rep_run *run, const etl_usage_thread *t)
+/* ---- the threads' columns: text, CSV and JSON from one table ---- */
+
+typedef struct rows_ctx {
+    const rep_run *run;
+    int64_t win;              /* CPU-seconds of the window, for % CPU */
+} rows_ctx;
+
+#define ROW const etl_usage_thread *t = row; const rows_ctx *c = ctx
+static const etl_sched_thread *thread_of(const void *ctx, const void *row)
 {
-    const etl_sched_thread *st = etl_sched_thread_at(run->model, t->thread);
-    char label[256];
-    jw_obj(w, NULL);
-    jw_u64(w, "tid", st->tid);
-    if (st->pid != UINT32_MAX) jw_u64(w, "pid", st->pid);
-    else jw_null(w, "pid");
-    jw_str(w, "process", etl_sched_process_name(run->model, t->thread));
-    jw_str(w, "process_label", rep_process_label(run->model, t->thread, label));
-    jw_str(w, "name", rep_thread_name(run->model, t->thread));
-    jw_i64(w, "cpu_ns", t->cpu_ns);
-    jw_u64(w, "switches", t->switches);
-    jw_u64(w, "voluntary", t->voluntary);
-    jw_u64(w, "involuntary", t->involuntary);
-    /* None in the window (a thread seen only outside --range): null, not a -1 that reads as a time. */
-    if (t->first_ns >= 0) jw_i64(w, "first_ns", t->first_ns);
-    else jw_null(w, "first_ns");
-    if (t->last_ns >= 0) jw_i64(w, "last_ns", t->last_ns);
-    else jw_null(w, "last_ns");
-    jw_obj_end(w);
+    ROW;
+    return etl_sched_thread_at(c->run->model, t->thread);
 }
+static void g_tid(const void *ctx, const void *row, col_val *v) { cv_u64(v, thread_of(ctx, row)->tid); }
+static void g_pid(const void *ctx, const void *row, col_val *v)
+{
+    uint32_t pid = thread_of(ctx, row)->pid;
+    if (pid != UINT32_MAX) cv_u64(v, pid);
+    else cv_null(v);
+}
+static void g_process(const void *ctx, const void *row, col_val *v)
+{
+    ROW;
+    cv_str(v, etl_sched_process_name(c->run->model, t->thread));
+}
+static void g_label(const void *ctx, const void *row, col_val *v)
+{
+    ROW;
+    cv_str(v, rep_process_label(c->run->model, t->thread, v->buf));
+}
+static void g_name(const void *ctx, const void *row, col_val *v)
+{
+    ROW;
+    cv_str(v, rep_thread_name(c->run->model, t->thread));
+}
+static void g_cpu(const void *ctx, const void *row, col_val *v) { ROW; (void)c; cv_i64(v, t->cpu_ns); }
+static void g_pct(const void *ctx, const void *row, col_val *v) { ROW; cv_i64(v, pct100(t->cpu_ns, c->win)); }
+static void g_switches(const void *ctx, const void *row, col_val *v) { ROW; (void)c; cv_u64(v, t->switches); }
+static void g_vol(const void *ctx, const void *row, col_val *v) { ROW; (void)c; cv_u64(v, t->voluntary); }
+static void g_invol(const void *ctx, const void *row, col_val *v) { ROW; (void)c; cv_u64(v, t->involuntary); }
+/* None in the window (a thread seen only outside --range): null, not a -1 that reads as a time. */
+static void g_first(const void *ctx, const void *row, col_val *v)
+{
+    ROW;
+    (void)c;
+    if (t->first_ns >= 0) cv_i64(v, t->first_ns);
+    else cv_null(v);
+}
+static void g_last(const void *ctx, const void *row, col_val *v)
+{
+    ROW;
+    (void)c;
+    if (t->last_ns >= 0) cv_i64(v, t->last_ns);
+    else cv_null(v);
+}
+#undef ROW
+
+static const col_def thread_cols[] = {
+    {"=TID", "tid", "tid", COL_COUNT, 0, g_tid},
+    {NULL, NULL, "pid", COL_COUNT, 0, g_pid},
+    {NULL, NULL, "process", COL_TEXT, 0, g_process},
+    {"Process", "process", "process_label", COL_TEXT, 0, g_label},
+    {"Thread name", "name", "name", COL_TEXT, 0, g_name},
+    {"=CPU time", "cpu_ns", "cpu_ns", COL_NS, 0, g_cpu},
+    {"=% CPU", "cpu_pct", NULL, COL_FIXED, 2, g_pct},
+    {"=Switches", "switches", "switches", COL_COUNT, 0, g_switches},
+    {"=Voluntary", "voluntary", "voluntary", COL_COUNT, 0, g_vol},
+    {"=Involuntary", "involuntary", "involuntary", COL_COUNT, 0, g_invol},
+    {NULL, NULL, "first_ns", COL_NS, 0, g_first},
+    {NULL, NULL, "last_ns", COL_NS, 0, g_last},
+};
+#define NTHREAD_COLS (sizeof thread_cols / sizeof thread_cols[0])
 
 static int process_selected(const rep_args *a, const rep_run *run, const etl_usage *u, const etl_usage_process *p)
 {
@@ -112,7 +163,8 @@ void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, 
     for (size_t i = 0; i < u->nthreads && (!a->top || shown < a->top); i++) {
         if (!rep_thread_selected(a, run->model, u->threads[i].thread)) continue;
         shown++;
-        json_thread(w, run, &u->threads[i]);
+        rows_ctx rc = {run, 0};
+        cols_json_row(w, NULL, thread_cols, NTHREAD_COLS, &rc, &u->threads[i]);
     }
     jw_arr_end(w);
     if (intervals && u->o.interval_ns > 0) {
@@ -269,28 +321,17 @@ static int print_table(const rep_args *a, const rep_run *run, const etl_usage *u
         tbl_free(&t);
         printf("\n");
     }
-    static const char *const th[] = {"=TID", "Process", "Thread name", "=CPU time", "=% CPU", "=Switches",
-                                     "=Voluntary", "=Involuntary"};
-    static const char *const thc[] = {"tid", "process", "name", "cpu_ns", "cpu_pct", "switches", "voluntary",
-                                      "involuntary"};
     tbl t;
-    tbl_init(&t, 8, a->format == FMT_CSV ? thc : th);
+    int csv = a->format == FMT_CSV;
+    cols_tbl_init(&t, thread_cols, NTHREAD_COLS, csv);
+    rows_ctx rc = {run, win};
     unsigned shown = 0;
-    unsigned limit = a->top ? a->top : a->format == FMT_CSV ? 0 : 20;
+    unsigned limit = a->top ? a->top : csv ? 0 : 20;
     for (size_t i = 0; i < u->nthreads && (!limit || shown < limit); i++) {
         const etl_usage_thread *x = &u->threads[i];
         if (!rep_thread_selected(a, run->model, x->thread)) continue;
         shown++;
-        char tid[16], sw[24], vol[24], inv[24], cpu[32];
-        snprintf(tid, sizeof tid, "%u", etl_sched_thread_at(run->model, x->thread)->tid);
-        snprintf(sw, sizeof sw, "%llu", (unsigned long long)x->switches);
-        snprintf(vol, sizeof vol, "%llu", (unsigned long long)x->voluntary);
-        snprintf(inv, sizeof inv, "%llu", (unsigned long long)x->involuntary);
-        if (a->format == FMT_CSV) snprintf(cpu, sizeof cpu, "%lld", (long long)x->cpu_ns);
-        else fmt_dur(cpu, x->cpu_ns);
-        const char *r[] = {tid, rep_process_label(run->model, x->thread, label), rep_thread_name(run->model, x->thread),
-                           cpu, fmt_fixed(b2, pct100(x->cpu_ns, win), 2), sw, vol, inv};
-        tbl_row(&t, r);
+        cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &rc, x);
     }
     if (a->format == FMT_CSV) tbl_print_csv(&t, stdout, 0);
     else tbl_print_text(&t, stdout, "");
