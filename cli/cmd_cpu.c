@@ -1,4 +1,5 @@
 /* cmd_cpu.c - `etlkit cpu`: CPU time per CPU, process and thread (WPA's CPU Usage (Precise) by process). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
@@ -31,70 +32,66 @@ typedef struct rows_ctx {
     int64_t win;              /* CPU-seconds of the window, for % CPU */
 } rows_ctx;
 
-#define ROW const etl_usage_thread *t = row; const rows_ctx *c = ctx
-static const etl_sched_thread *thread_of(const void *ctx, const void *row)
+#define GETTER(name) static void name(const col_def *col, const void *ctx, const void *row, col_val *v)
+#define T ((const etl_usage_thread *)row)
+#define MODEL (((const rows_ctx *)ctx)->run->model)
+GETTER(g_tid)
 {
-    ROW;
-    return etl_sched_thread_at(c->run->model, t->thread);
+    (void)col;
+    cv_u64(v, etl_sched_thread_at(MODEL, T->thread)->tid);
 }
-static void g_tid(const void *ctx, const void *row, col_val *v) { cv_u64(v, thread_of(ctx, row)->tid); }
-static void g_pid(const void *ctx, const void *row, col_val *v)
+GETTER(g_pid)
 {
-    uint32_t pid = thread_of(ctx, row)->pid;
+    (void)col;
+    uint32_t pid = etl_sched_thread_at(MODEL, T->thread)->pid;
     if (pid != UINT32_MAX) cv_u64(v, pid);
     else cv_null(v);
 }
-static void g_process(const void *ctx, const void *row, col_val *v)
+GETTER(g_process)
 {
-    ROW;
-    cv_str(v, etl_sched_process_name(c->run->model, t->thread));
+    (void)col;
+    cv_str(v, etl_sched_process_name(MODEL, T->thread));
 }
-static void g_label(const void *ctx, const void *row, col_val *v)
+GETTER(g_label)
 {
-    ROW;
-    cv_str(v, rep_process_label(c->run->model, t->thread, v->buf));
+    (void)col;
+    cv_str(v, rep_process_label(MODEL, T->thread, v->buf));
 }
-static void g_name(const void *ctx, const void *row, col_val *v)
+GETTER(g_name)
 {
-    ROW;
-    cv_str(v, rep_thread_name(c->run->model, t->thread));
+    (void)col;
+    cv_str(v, rep_thread_name(MODEL, T->thread));
 }
-static void g_cpu(const void *ctx, const void *row, col_val *v) { ROW; (void)c; cv_i64(v, t->cpu_ns); }
-static void g_pct(const void *ctx, const void *row, col_val *v) { ROW; cv_i64(v, pct100(t->cpu_ns, c->win)); }
-static void g_switches(const void *ctx, const void *row, col_val *v) { ROW; (void)c; cv_u64(v, t->switches); }
-static void g_vol(const void *ctx, const void *row, col_val *v) { ROW; (void)c; cv_u64(v, t->voluntary); }
-static void g_invol(const void *ctx, const void *row, col_val *v) { ROW; (void)c; cv_u64(v, t->involuntary); }
-/* None in the window (a thread seen only outside --range): null, not a -1 that reads as a time. */
-static void g_first(const void *ctx, const void *row, col_val *v)
+GETTER(g_pct)
 {
-    ROW;
-    (void)c;
-    if (t->first_ns >= 0) cv_i64(v, t->first_ns);
-    else cv_null(v);
+    (void)col;
+    cv_i64(v, pct100(T->cpu_ns, ((const rows_ctx *)ctx)->win));
 }
-static void g_last(const void *ctx, const void *row, col_val *v)
+/* A time, or null when there is none in the window (a thread seen only outside --range), not a -1. */
+GETTER(g_time)
 {
-    ROW;
-    (void)c;
-    if (t->last_ns >= 0) cv_i64(v, t->last_ns);
-    else cv_null(v);
+    col_i64_at(col, ctx, row, v);
+    if (v->i < 0) cv_null(v);
 }
-#undef ROW
+#undef T
+#undef MODEL
 
+#define AT(f) offsetof(etl_usage_thread, f)
 static const col_def thread_cols[] = {
-    {"=TID", "tid", "tid", COL_COUNT, 0, g_tid},
-    {NULL, NULL, "pid", COL_COUNT, 0, g_pid},
-    {NULL, NULL, "process", COL_TEXT, 0, g_process},
-    {"Process", "process", "process_label", COL_TEXT, 0, g_label},
-    {"Thread name", "name", "name", COL_TEXT, 0, g_name},
-    {"=CPU time", "cpu_ns", "cpu_ns", COL_NS, 0, g_cpu},
-    {"=% CPU", "cpu_pct", NULL, COL_FIXED, 2, g_pct},
-    {"=Switches", "switches", "switches", COL_COUNT, 0, g_switches},
-    {"=Voluntary", "voluntary", "voluntary", COL_COUNT, 0, g_vol},
-    {"=Involuntary", "involuntary", "involuntary", COL_COUNT, 0, g_invol},
-    {NULL, NULL, "first_ns", COL_NS, 0, g_first},
-    {NULL, NULL, "last_ns", COL_NS, 0, g_last},
+    {"=TID", "tid", "tid", COL_COUNT, 0, g_tid, 0},
+    {NULL, NULL, "pid", COL_COUNT, 0, g_pid, 0},
+    {NULL, NULL, "process", COL_TEXT, 0, g_process, 0},
+    {"Process", "process", "process_label", COL_TEXT, 0, g_label, 0},
+    {"Thread name", "name", "name", COL_TEXT, 0, g_name, 0},
+    {"=CPU time", "cpu_ns", "cpu_ns", COL_NS, 0, col_i64_at, AT(cpu_ns)},
+    {"=% CPU", "cpu_pct", NULL, COL_FIXED, 2, g_pct, 0},
+    {"=Switches", "switches", "switches", COL_COUNT, 0, col_u64_at, AT(switches)},
+    {"=Voluntary", "voluntary", "voluntary", COL_COUNT, 0, col_u64_at, AT(voluntary)},
+    {"=Involuntary", "involuntary", "involuntary", COL_COUNT, 0, col_u64_at, AT(involuntary)},
+    {NULL, NULL, "first_ns", COL_NS, 0, g_time, AT(first_ns)},
+    {NULL, NULL, "last_ns", COL_NS, 0, g_time, AT(last_ns)},
 };
+#undef AT
 #define NTHREAD_COLS (sizeof thread_cols / sizeof thread_cols[0])
 
 static int process_selected(const rep_args *a, const rep_run *run, const etl_usage *u, const etl_usage_process *p)

@@ -1,9 +1,11 @@
 /* cmd_waits.c - `etlkit waits`: ready latency and waits per thread and per wait reason. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/sort.h"
 #include "report.h"
 #include "rep_json.h"
+#include "columns.h"
 
 static void help(void)
 {
@@ -68,6 +70,86 @@ static void thread_ids(jw *w, const rep_run *run, uint32_t thread, const char *p
     jw_str(w, k, thread == ETL_SCHED_IDLE ? "Idle" : rep_thread_name(run->model, thread));
 }
 
+/* ---- the threads' columns: text, CSV and JSON from one table ---- */
+
+#define GETTER(name) static void name(const col_def *col, const void *ctx, const void *row, col_val *v)
+#define X (((const etl_usage_thread *)row)->thread)
+#define RUN ((const rep_run *)ctx)
+/* As thread_ids: the idle thread is TID 0 of PID 0, "Idle"; an unknown one has nulls. */
+GETTER(g_tid)
+{
+    (void)col;
+    const etl_sched_thread *t = etl_sched_thread_at(RUN->model, X);
+    if (X == ETL_SCHED_IDLE) cv_u64(v, 0);
+    else if (t) cv_u64(v, t->tid);
+    else cv_null(v);
+}
+GETTER(g_pid)
+{
+    (void)col;
+    const etl_sched_thread *t = etl_sched_thread_at(RUN->model, X);
+    if (X == ETL_SCHED_IDLE) cv_u64(v, 0);
+    else if (t && t->pid != UINT32_MAX) cv_u64(v, t->pid);
+    else cv_null(v);
+}
+GETTER(g_process)
+{
+    (void)col;
+    cv_str(v, X == ETL_SCHED_NONE ? "Unknown" : etl_sched_process_name(RUN->model, X));
+}
+GETTER(g_label)
+{
+    (void)col;
+    cv_str(v, rep_process_label(RUN->model, X, v->buf));
+}
+GETTER(g_name)
+{
+    (void)col;
+    cv_str(v, X == ETL_SCHED_IDLE ? "Idle" : rep_thread_name(RUN->model, X));
+}
+/* The mean of the etl_latency at col->off. */
+GETTER(g_mean)
+{
+    (void)ctx;
+    etl_latency l;
+    memcpy(&l, (const char *)row + col->off, sizeof l);
+    cv_i64(v, l.count ? l.sum_ns / (int64_t)l.count : 0);
+}
+#undef X
+#undef RUN
+
+#define AT(f) offsetof(etl_usage_thread, f)
+#define LAT(f, m) offsetof(etl_usage_thread, f) + offsetof(etl_latency, m)
+static const col_def thread_cols[] = {
+    {"=TID", "tid", "tid", COL_COUNT, 0, g_tid, 0},
+    {NULL, NULL, "pid", COL_COUNT, 0, g_pid, 0},
+    {NULL, NULL, "process", COL_TEXT, 0, g_process, 0},
+    {"Process", "process", "process_label", COL_TEXT, 0, g_label, 0},
+    {"Thread name", "name", "name", COL_TEXT, 0, g_name, 0},
+    {"=Ready", "ready_count", "ready_count", COL_COUNT, 0, col_u64_at, LAT(ready, count)},
+    {"=Total ready", "ready_ns", "ready_ns", COL_NS, 0, col_i64_at, LAT(ready, sum_ns)},
+    {"=Mean", "ready_mean_ns", "ready_mean_ns", COL_NS, 0, g_mean, AT(ready)},
+    {"=p50", "ready_p50_ns", "ready_p50_ns", COL_NS, 0, col_i64_at, LAT(ready, p50_ns)},
+    {"=p90", "ready_p90_ns", "ready_p90_ns", COL_NS, 0, col_i64_at, LAT(ready, p90_ns)},
+    {"=p99", "ready_p99_ns", "ready_p99_ns", COL_NS, 0, col_i64_at, LAT(ready, p99_ns)},
+    {NULL, NULL, "ready_p999_ns", COL_NS, 0, col_i64_at, LAT(ready, p999_ns)},
+    {"=Max", "ready_max_ns", "ready_max_ns", COL_NS, 0, col_i64_at, LAT(ready, max_ns)},
+    {NULL, NULL, "woken_count", COL_COUNT, 0, col_u64_at, LAT(woken, count)},
+    {NULL, NULL, "woken_ns", COL_NS, 0, col_i64_at, LAT(woken, sum_ns)},
+    {NULL, NULL, "woken_mean_ns", COL_NS, 0, g_mean, AT(woken)},
+    {NULL, NULL, "woken_p50_ns", COL_NS, 0, col_i64_at, LAT(woken, p50_ns)},
+    {NULL, NULL, "woken_p90_ns", COL_NS, 0, col_i64_at, LAT(woken, p90_ns)},
+    {NULL, NULL, "woken_p99_ns", COL_NS, 0, col_i64_at, LAT(woken, p99_ns)},
+    {NULL, NULL, "woken_p999_ns", COL_NS, 0, col_i64_at, LAT(woken, p999_ns)},
+    {NULL, NULL, "woken_max_ns", COL_NS, 0, col_i64_at, LAT(woken, max_ns)},
+    {"=Waits", "wait_count", "wait_count", COL_COUNT, 0, col_u64_at, AT(wait_count)},
+    {"=Total waiting", "wait_ns", "wait_ns", COL_NS, 0, col_i64_at, AT(wait_ns)},
+    {NULL, NULL, "wait_max_ns", COL_NS, 0, col_i64_at, AT(wait_max_ns)},
+};
+#undef AT
+#undef LAT
+#define NTHREAD_COLS (sizeof thread_cols / sizeof thread_cols[0])
+
 static void json_intervals(jw *w, const rep_run *run, const char *key, const etl_usage_interval *v, size_t n,
                            int waits)
 {
@@ -115,14 +197,7 @@ void waits_json(jw *w, const rep_run *run, const etl_usage *u, const etl_usage_t
         const etl_usage_thread *t = &by_ready[i];
         if (!rep_thread_selected(a, run->model, t->thread)) continue;
         shown++;
-        jw_obj(w, NULL);
-        thread_ids(w, run, t->thread, "");
-        json_latency(w, "ready", &t->ready);
-        json_latency(w, "woken", &t->woken);
-        jw_u64(w, "wait_count", t->wait_count);
-        jw_i64(w, "wait_ns", t->wait_ns);
-        jw_i64(w, "wait_max_ns", t->wait_max_ns);
-        jw_obj_end(w);
+        cols_json_row(w, NULL, thread_cols, NTHREAD_COLS, run, t);
     }
     jw_arr_end(w);
     jw_arr(w, "by_reason");
@@ -190,7 +265,7 @@ static void print_intervals(const rep_run *run, const char *title, const etl_usa
 
 static void print_table(const rep_args *a, const rep_run *run, const etl_usage *u)
 {
-    char b[8][32], label[256];
+    char b[8][32];
     if (a->format == FMT_TEXT) {
         rep_print_header(run, "etlkit waits");
         const etl_latency *l = &u->ready_all;
@@ -227,31 +302,15 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         tbl_free(&t);
         printf("\nThreads by time not running (ready + waiting)\n");
     }
-    static const char *const th[] = {"=TID", "Process", "Thread name", "=Ready", "=Total ready", "=Mean",
-                                     "=p50", "=p90", "=p99", "=Max", "=Waits", "=Total waiting"};
-    static const char *const thc[] = {"tid", "process", "name", "ready_count", "ready_ns", "ready_mean_ns",
-                                      "ready_p50_ns", "ready_p90_ns", "ready_p99_ns", "ready_max_ns", "wait_count",
-                                      "wait_ns"};
     tbl t;
-    tbl_init(&t, 12, a->format == FMT_CSV ? thc : th);
-    unsigned shown = 0, limit = a->top ? a->top : a->format == FMT_CSV ? 0 : 20;
+    int csv = a->format == FMT_CSV;
+    cols_tbl_init(&t, thread_cols, NTHREAD_COLS, csv);
+    unsigned shown = 0, limit = a->top ? a->top : csv ? 0 : 20;
     for (size_t i = 0; i < u->nthreads && (!limit || shown < limit); i++) {
         const etl_usage_thread *x = &u->threads[i];
         if (!rep_thread_selected(a, run->model, x->thread)) continue;
         shown++;
-        char tid[16], rc[24], wc[24];
-        snprintf(tid, sizeof tid, "%u", etl_sched_thread_at(run->model, x->thread)->tid);
-        snprintf(rc, sizeof rc, "%llu", (unsigned long long)x->ready.count);
-        snprintf(wc, sizeof wc, "%llu", (unsigned long long)x->wait_count);
-        int64_t v[7] = {x->ready.sum_ns, x->ready.count ? x->ready.sum_ns / (int64_t)x->ready.count : 0,
-                        x->ready.p50_ns, x->ready.p90_ns, x->ready.p99_ns, x->ready.max_ns, x->wait_ns};
-        for (int k = 0; k < 7; k++) {
-            if (a->format == FMT_CSV) snprintf(b[k], 32, "%lld", (long long)v[k]);
-            else fmt_dur(b[k], v[k]);
-        }
-        const char *r[] = {tid, rep_process_label(run->model, x->thread, label), rep_thread_name(run->model, x->thread),
-                           rc, b[0], b[1], b[2], b[3], b[4], b[5], wc, b[6]};
-        tbl_row(&t, r);
+        cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, run, x);
     }
     if (a->format == FMT_CSV) tbl_print_csv(&t, stdout, 0);
     else tbl_print_text(&t, stdout, "  ");

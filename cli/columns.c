@@ -11,6 +11,30 @@ const char *col_u64(char out[32], uint64_t v)
     return out;
 }
 
+void col_u64_at(const col_def *c, const void *ctx, const void *row, col_val *v)
+{
+    (void)ctx;
+    uint64_t x;
+    memcpy(&x, (const char *)row + c->off, sizeof x);
+    cv_u64(v, x);
+}
+
+void col_i64_at(const col_def *c, const void *ctx, const void *row, col_val *v)
+{
+    (void)ctx;
+    int64_t x;
+    memcpy(&x, (const char *)row + c->off, sizeof x);
+    cv_i64(v, x);
+}
+
+void col_u32_at(const col_def *c, const void *ctx, const void *row, col_val *v)
+{
+    (void)ctx;
+    uint32_t x;
+    memcpy(&x, (const char *)row + c->off, sizeof x);
+    cv_u64(v, x);
+}
+
 static int in_form(const col_def *c, int csv) { return csv ? c->csv != NULL : c->head != NULL; }
 
 int cols_tbl_init(tbl *t, const col_def *c, size_t n, int csv)
@@ -45,7 +69,7 @@ int cols_tbl_row(tbl *t, const col_def *c, size_t n, int csv, const void *ctx, c
     unsigned k = 0;
     for (size_t i = 0; i < n && k < COLS_MAX; i++) {
         if (!in_form(&c[i], csv)) continue;
-        c[i].get(ctx, row, &v[k]);
+        c[i].get(&c[i], ctx, row, &v[k]);
         cells[k] = cell(&c[i], &v[k], csv, num[k]);
         k++;
     }
@@ -58,7 +82,7 @@ void cols_json_row(jw *w, const char *key, const col_def *c, size_t n, const voi
     jw_obj(w, key);
     for (size_t i = 0; i < n; i++) {
         if (!c[i].json) continue;
-        c[i].get(ctx, row, &v);
+        c[i].get(&c[i], ctx, row, &v);
         switch (v.t) {
         case CV_NULL: jw_null(w, c[i].json); break;
         case CV_STR: jw_str(w, c[i].json, v.s); break;

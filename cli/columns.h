@@ -28,15 +28,22 @@ typedef struct col_val {
     char buf[256];            /* room for a string the getter makes */
 } col_val;
 
-typedef struct col_def {
+typedef struct col_def col_def;
+struct col_def {
     const char *head;         /* text header ("=Name": right-aligned); NULL: not in text */
     const char *csv;          /* CSV header; NULL: not in CSV */
     const char *json;         /* JSON key; NULL: not in JSON */
     unsigned char unit;       /* COL_* */
     unsigned char decimals;   /* COL_FIXED */
     /* The value of this column for row (ctx: what the report's getters share). */
-    void (*get)(const void *ctx, const void *row, col_val *v);
-} col_def;
+    void (*get)(const col_def *c, const void *ctx, const void *row, col_val *v);
+    size_t off;               /* for col_u64_at, col_i64_at: the field's offset in the row */
+};
+
+/* Getters of a field at c->off in the row: a uint64_t, an int64_t, a uint32_t. */
+void col_u64_at(const col_def *c, const void *ctx, const void *row, col_val *v);
+void col_i64_at(const col_def *c, const void *ctx, const void *row, col_val *v);
+void col_u32_at(const col_def *c, const void *ctx, const void *row, col_val *v);
 
 /* Setters for getters. */
 static inline void cv_u64(col_val *v, uint64_t x) { v->t = CV_U64, v->u = x; }
