@@ -4,7 +4,7 @@
 #include <string.h>
 #include "report.h"
 #include "rep_json.h"
-#include "columns.h"
+#include "rep_columns.h"
 
 static void help(void)
 {
@@ -34,34 +34,6 @@ typedef struct rows_ctx {
 
 #define GETTER(name) static void name(const col_def *col, const void *ctx, const void *row, col_val *v)
 #define T ((const etl_usage_thread *)row)
-#define MODEL (((const rows_ctx *)ctx)->run->model)
-GETTER(g_tid)
-{
-    (void)col;
-    cv_u64(v, etl_sched_thread_at(MODEL, T->thread)->tid);
-}
-GETTER(g_pid)
-{
-    (void)col;
-    uint32_t pid = etl_sched_thread_at(MODEL, T->thread)->pid;
-    if (pid != UINT32_MAX) cv_u64(v, pid);
-    else cv_null(v);
-}
-GETTER(g_process)
-{
-    (void)col;
-    cv_str(v, etl_sched_process_name(MODEL, T->thread));
-}
-GETTER(g_label)
-{
-    (void)col;
-    cv_str(v, rep_process_label(MODEL, T->thread, v->buf));
-}
-GETTER(g_name)
-{
-    (void)col;
-    cv_str(v, rep_thread_name(MODEL, T->thread));
-}
 GETTER(g_pct)
 {
     (void)col;
@@ -74,15 +46,10 @@ GETTER(g_time)
     if (v->i < 0) cv_null(v);
 }
 #undef T
-#undef MODEL
 
 #define AT(f) offsetof(etl_usage_thread, f)
 static const col_def thread_cols[] = {
-    {"=TID", "tid", "tid", COL_COUNT, 0, g_tid, 0},
-    {NULL, NULL, "pid", COL_COUNT, 0, g_pid, 0},
-    {NULL, NULL, "process", COL_TEXT, 0, g_process, 0},
-    {"Process", "process", "process_label", COL_TEXT, 0, g_label, 0},
-    {"Thread name", "name", "name", COL_TEXT, 0, g_name, 0},
+    REP_THREAD_COLS(etl_usage_thread, thread),
     {"=CPU time", "cpu_ns", "cpu_ns", COL_NS, 0, col_i64_at, AT(cpu_ns)},
     {"=% CPU", "cpu_pct", NULL, COL_FIXED, 2, g_pct, 0},
     {"=Switches", "switches", "switches", COL_COUNT, 0, col_u64_at, AT(switches)},

@@ -5,7 +5,7 @@
 #include "base/sort.h"
 #include "report.h"
 #include "rep_json.h"
-#include "columns.h"
+#include "rep_columns.h"
 
 static void help(void)
 {
@@ -50,63 +50,24 @@ static void json_latency(jw *w, const char *prefix, const etl_latency *l)
     jw_i64(w, k, l->max_ns);
 }
 
+/* A thread's ids as the threads' columns give them, under keys with a prefix ("readier_"). */
 static void thread_ids(jw *w, const rep_run *run, uint32_t thread, const char *prefix)
 {
-    char k[32], label[256];
-    const etl_sched_thread *t = etl_sched_thread_at(run->model, thread);
-    snprintf(k, sizeof k, "%stid", prefix);
-    if (thread == ETL_SCHED_IDLE) jw_u64(w, k, 0);
-    else if (t) jw_u64(w, k, t->tid);
-    else jw_null(w, k);
-    snprintf(k, sizeof k, "%spid", prefix);
-    if (thread == ETL_SCHED_IDLE) jw_u64(w, k, 0);
-    else if (t && t->pid != UINT32_MAX) jw_u64(w, k, t->pid);
-    else jw_null(w, k);
-    snprintf(k, sizeof k, "%sprocess", prefix);
-    jw_str(w, k, thread == ETL_SCHED_NONE ? "Unknown" : etl_sched_process_name(run->model, thread));
-    snprintf(k, sizeof k, "%sprocess_label", prefix);
-    jw_str(w, k, rep_process_label(run->model, thread, label));
-    snprintf(k, sizeof k, "%sname", prefix);
-    jw_str(w, k, thread == ETL_SCHED_IDLE ? "Idle" : rep_thread_name(run->model, thread));
+    typedef struct one { uint32_t thread; } one;
+    static const col_def ids[] = {REP_THREAD_COLS(one, thread)};
+    one row = {thread};
+    col_val v;
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        char k[32];
+        snprintf(k, sizeof k, "%s%s", prefix, ids[i].json);
+        ids[i].get(&ids[i], &run, &row, &v);
+        cols_json_val(w, k, &ids[i], &v);
+    }
 }
 
 /* ---- the threads' columns: text, CSV and JSON from one table ---- */
 
 #define GETTER(name) static void name(const col_def *col, const void *ctx, const void *row, col_val *v)
-#define X (((const etl_usage_thread *)row)->thread)
-#define RUN ((const rep_run *)ctx)
-/* As thread_ids: the idle thread is TID 0 of PID 0, "Idle"; an unknown one has nulls. */
-GETTER(g_tid)
-{
-    (void)col;
-    const etl_sched_thread *t = etl_sched_thread_at(RUN->model, X);
-    if (X == ETL_SCHED_IDLE) cv_u64(v, 0);
-    else if (t) cv_u64(v, t->tid);
-    else cv_null(v);
-}
-GETTER(g_pid)
-{
-    (void)col;
-    const etl_sched_thread *t = etl_sched_thread_at(RUN->model, X);
-    if (X == ETL_SCHED_IDLE) cv_u64(v, 0);
-    else if (t && t->pid != UINT32_MAX) cv_u64(v, t->pid);
-    else cv_null(v);
-}
-GETTER(g_process)
-{
-    (void)col;
-    cv_str(v, X == ETL_SCHED_NONE ? "Unknown" : etl_sched_process_name(RUN->model, X));
-}
-GETTER(g_label)
-{
-    (void)col;
-    cv_str(v, rep_process_label(RUN->model, X, v->buf));
-}
-GETTER(g_name)
-{
-    (void)col;
-    cv_str(v, X == ETL_SCHED_IDLE ? "Idle" : rep_thread_name(RUN->model, X));
-}
 /* The mean of the etl_latency at col->off. */
 GETTER(g_mean)
 {
@@ -115,17 +76,11 @@ GETTER(g_mean)
     memcpy(&l, (const char *)row + col->off, sizeof l);
     cv_i64(v, l.count ? l.sum_ns / (int64_t)l.count : 0);
 }
-#undef X
-#undef RUN
 
 #define AT(f) offsetof(etl_usage_thread, f)
 #define LAT(f, m) offsetof(etl_usage_thread, f) + offsetof(etl_latency, m)
 static const col_def thread_cols[] = {
-    {"=TID", "tid", "tid", COL_COUNT, 0, g_tid, 0},
-    {NULL, NULL, "pid", COL_COUNT, 0, g_pid, 0},
-    {NULL, NULL, "process", COL_TEXT, 0, g_process, 0},
-    {"Process", "process", "process_label", COL_TEXT, 0, g_label, 0},
-    {"Thread name", "name", "name", COL_TEXT, 0, g_name, 0},
+    REP_THREAD_COLS(etl_usage_thread, thread),
     {"=Ready", "ready_count", "ready_count", COL_COUNT, 0, col_u64_at, LAT(ready, count)},
     {"=Total ready", "ready_ns", "ready_ns", COL_NS, 0, col_i64_at, LAT(ready, sum_ns)},
     {"=Mean", "ready_mean_ns", "ready_mean_ns", COL_NS, 0, g_mean, AT(ready)},
@@ -197,7 +152,7 @@ void waits_json(jw *w, const rep_run *run, const etl_usage *u, const etl_usage_t
         const etl_usage_thread *t = &by_ready[i];
         if (!rep_thread_selected(a, run->model, t->thread)) continue;
         shown++;
-        cols_json_row(w, NULL, thread_cols, NTHREAD_COLS, run, t);
+        cols_json_row(w, NULL, thread_cols, NTHREAD_COLS, &run, t);
     }
     jw_arr_end(w);
     jw_arr(w, "by_reason");
@@ -310,7 +265,7 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         const etl_usage_thread *x = &u->threads[i];
         if (!rep_thread_selected(a, run->model, x->thread)) continue;
         shown++;
-        cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, run, x);
+        cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &run, x);
     }
     if (a->format == FMT_CSV) tbl_print_csv(&t, stdout, 0);
     else tbl_print_text(&t, stdout, "  ");

@@ -76,6 +76,19 @@ int cols_tbl_row(tbl *t, const col_def *c, size_t n, int csv, const void *ctx, c
     return tbl_row(t, cells);
 }
 
+void cols_json_val(jw *w, const char *key, const col_def *c, const col_val *v)
+{
+    switch (v->t) {
+    case CV_NULL: jw_null(w, key); break;
+    case CV_STR: jw_str(w, key, v->s); break;
+    case CV_U64: jw_u64(w, key, v->u); break;
+    case CV_I64:
+        if (c->unit == COL_FIXED) jw_fixed(w, key, v->i, c->decimals);
+        else jw_i64(w, key, v->i);
+        break;
+    }
+}
+
 void cols_json_row(jw *w, const char *key, const col_def *c, size_t n, const void *ctx, const void *row)
 {
     col_val v;
@@ -83,15 +96,7 @@ void cols_json_row(jw *w, const char *key, const col_def *c, size_t n, const voi
     for (size_t i = 0; i < n; i++) {
         if (!c[i].json) continue;
         c[i].get(&c[i], ctx, row, &v);
-        switch (v.t) {
-        case CV_NULL: jw_null(w, c[i].json); break;
-        case CV_STR: jw_str(w, c[i].json, v.s); break;
-        case CV_U64: jw_u64(w, c[i].json, v.u); break;
-        case CV_I64:
-            if (c[i].unit == COL_FIXED) jw_fixed(w, c[i].json, v.i, c[i].decimals);
-            else jw_i64(w, c[i].json, v.i);
-            break;
-        }
+        cols_json_val(w, c[i].json, &c[i], &v);
     }
     jw_obj_end(w);
 }

@@ -55,6 +55,8 @@ static inline void cv_null(col_val *v) { v->t = CV_NULL; }
 int cols_tbl_init(tbl *t, const col_def *c, size_t n, int csv);
 /* One row into the table of cols_tbl_init: tbl_row's return. */
 int cols_tbl_row(tbl *t, const col_def *c, size_t n, int csv, const void *ctx, const void *row);
+/* One value of column c as the JSON member key. */
+void cols_json_val(jw *w, const char *key, const col_def *c, const col_val *v);
 /* One row as a JSON object (key NULL: in an array). */
 void cols_json_row(jw *w, const char *key, const col_def *c, size_t n, const void *ctx, const void *row);
 
