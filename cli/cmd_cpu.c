@@ -81,6 +81,52 @@ static const char *proc_name(const rep_run *run, const etl_usage_process *p, cha
     return label;
 }
 
+/* ---- the processes' columns: text and JSON from one table (--csv lists the threads) ---- */
+
+#define P ((const etl_usage_process *)row)
+GETTER(g_pname)
+{
+    (void)col;
+    uint32_t pid;
+    cv_str(v, proc_name(((const rows_ctx *)ctx)->run, P, v->buf, &pid));
+}
+/* For people, an empty image name shows as "" (text_name). */
+GETTER(g_pname_text)
+{
+    g_pname(col, ctx, row, v);
+    v->s = text_name(v->s);
+}
+GETTER(g_ppid)
+{
+    (void)col;
+    char name[256];
+    uint32_t pid;
+    proc_name(((const rows_ctx *)ctx)->run, P, name, &pid);
+    if (pid != UINT32_MAX) cv_u64(v, pid);
+    else cv_null(v);
+}
+GETTER(g_ppct)
+{
+    (void)col;
+    cv_i64(v, pct100(P->cpu_ns, ((const rows_ctx *)ctx)->win));
+}
+#undef P
+
+#define AT(f) offsetof(etl_usage_process, f)
+static const col_def process_cols[] = {
+    {"Process", NULL, NULL, COL_TEXT, 0, g_pname_text, 0},
+    {"=PID", NULL, "pid", COL_COUNT, 0, g_ppid, 0},
+    {NULL, NULL, "name", COL_TEXT, 0, g_pname, 0},
+    {"=CPU time", NULL, "cpu_ns", COL_NS, 0, col_i64_at, AT(cpu_ns)},
+    {"=% CPU", NULL, NULL, COL_FIXED, 2, g_ppct, 0},
+    {"=Threads", NULL, NULL, COL_COUNT, 0, col_u32_at, AT(threads)},
+    {NULL, NULL, "switches", COL_COUNT, 0, col_u64_at, AT(switches)},
+    {"=Switches", NULL, NULL, COL_COUNT, 0, col_u64_at, AT(switches)},
+    {NULL, NULL, "threads", COL_COUNT, 0, col_u32_at, AT(threads)},
+};
+#undef AT
+#define NPROCESS_COLS (sizeof process_cols / sizeof process_cols[0])
+
 void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, int intervals)
 {
     rep_json_head(w, run, u->o.v0, u->o.v1, u->ncpus);
@@ -109,17 +155,8 @@ void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, 
         const etl_usage_process *p = &u->processes[i];
         if (!process_selected(a, run, u, p)) continue;
         shown++;
-        char label[256];
-        uint32_t pid;
-        proc_name(run, p, label, &pid);
-        jw_obj(w, NULL);
-        if (pid != UINT32_MAX) jw_u64(w, "pid", pid);
-        else jw_null(w, "pid");
-        jw_str(w, "name", label);
-        jw_i64(w, "cpu_ns", p->cpu_ns);
-        jw_u64(w, "switches", p->switches);
-        jw_u64(w, "threads", p->threads);
-        jw_obj_end(w);
+        rows_ctx rc = {run, 0};
+        cols_json_row(w, NULL, process_cols, NPROCESS_COLS, &rc, p);
     }
     jw_arr_end(w);
     jw_arr(w, "threads");
@@ -234,7 +271,7 @@ static int print_table(const rep_args *a, const rep_run *run, const etl_usage *u
 {
     /* A damaged time can make the window span centuries: the CPU-seconds saturate. */
     int64_t win = mul_sat(u->o.v1 - u->o.v0, (int64_t)(u->ncpus ? u->ncpus : 1));
-    char b1[32], b2[32], b3[32], b4[32], b5[32], label[256];
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
     if (a->format == FMT_TEXT) {
         rep_print_header(run, "etlkit cpu");
         printf("\n");
@@ -264,22 +301,14 @@ static int print_table(const rep_args *a, const rep_run *run, const etl_usage *u
         tbl_print_text(&t, stdout, "");
         tbl_free(&t);
         printf("\n");
-        static const char *const ph[] = {"Process", "=PID", "=CPU time", "=% CPU", "=Threads", "=Switches"};
-        tbl_init(&t, 6, ph);
+        cols_tbl_init(&t, process_cols, NPROCESS_COLS, 0);
+        rows_ctx prc = {run, win};
         unsigned shown = 0;
         for (size_t i = 0; i < u->nprocesses && shown < (a->top ? a->top : 20); i++) {
             const etl_usage_process *p = &u->processes[i];
             if (!process_selected(a, run, u, p)) continue;
             shown++;
-            uint32_t pid;
-            proc_name(run, p, label, &pid);
-            char ps[16], th[16], sws[24];
-            snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
-            snprintf(th, sizeof th, "%u", p->threads);
-            snprintf(sws, sizeof sws, "%llu", (unsigned long long)p->switches);
-            const char *r[] = {text_name(label), ps, fmt_dur(b1, p->cpu_ns), fmt_fixed(b2, pct100(p->cpu_ns, win), 2), th,
-                               sws};
-            tbl_row(&t, r);
+            cols_tbl_row(&t, process_cols, NPROCESS_COLS, 0, &prc, p);
         }
         tbl_print_text(&t, stdout, "");
         tbl_free(&t);
