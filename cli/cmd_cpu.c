@@ -72,15 +72,6 @@ static int process_selected(const rep_args *a, const rep_run *run, const etl_usa
     return 0;
 }
 
-static const char *proc_name(const rep_run *run, const etl_usage_process *p, char label[256], uint32_t *pid)
-{
-    const etl_sched_process *sp = etl_sched_process_at(run->model, p->process);
-    *pid = sp ? sp->pid : UINT32_MAX;
-    if (!sp) return strcpy(label, "Unknown");
-    snprintf(label, 256, "%s", sp->name ? etl_sched_names(run->model) + sp->name : "Unknown");
-    return label;
-}
-
 /* ---- the processes' columns: text and JSON from one table (--csv lists the threads) ---- */
 
 #define P ((const etl_usage_process *)row)
@@ -88,7 +79,7 @@ GETTER(g_pname)
 {
     (void)col;
     uint32_t pid;
-    cv_str(v, proc_name(((const rows_ctx *)ctx)->run, P, v->buf, &pid));
+    cv_str(v, rep_process_name(((const rows_ctx *)ctx)->run->model, P->process, v->buf, &pid));
 }
 /* For people, an empty image name shows as "" (text_name). */
 GETTER(g_pname_text)
@@ -101,7 +92,7 @@ GETTER(g_ppid)
     (void)col;
     char name[256];
     uint32_t pid;
-    proc_name(((const rows_ctx *)ctx)->run, P, name, &pid);
+    rep_process_name(((const rows_ctx *)ctx)->run->model, P->process, name, &pid);
     if (pid != UINT32_MAX) cv_u64(v, pid);
     else cv_null(v);
 }
@@ -192,7 +183,7 @@ void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, 
             for (size_t j = 0; j < np; j++) {
                 char label[256];
                 uint32_t pid;
-                proc_name(run, &u->processes[j], label, &pid);
+                rep_process_name(run->model, u->processes[j].process, label, &pid);
                 jw_obj(w, NULL);
                 if (pid != UINT32_MAX) jw_u64(w, "pid", pid);
                 else jw_null(w, "pid");

@@ -302,6 +302,15 @@ const char *rep_thread_name(const etl_sched *m, uint32_t thread)
     return t && t->name ? etl_sched_names(m) + t->name : "";
 }
 
+const char *rep_process_name(const etl_sched *m, uint32_t process, char out[256], uint32_t *pid)
+{
+    const etl_sched_process *sp = etl_sched_process_at(m, process);
+    *pid = sp ? sp->pid : UINT32_MAX;
+    if (!sp) return strcpy(out, "Unknown");
+    snprintf(out, 256, "%s", sp->name ? etl_sched_names(m) + sp->name : "Unknown");
+    return out;
+}
+
 int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread)
 {
     const etl_sched_thread *t = etl_sched_thread_at(m, thread);

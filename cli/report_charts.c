@@ -395,7 +395,7 @@ void sec_top(page *pg)
         const etl_usage_process *p = &u->processes[i];
         uint32_t pid;
         char name[256], ps[16];
-        proc_label(m, p->process, name, &pid);
+        rep_process_name(m, p->process, name, &pid);
         snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
         fputs("<tr>", f);
         td(f, name);

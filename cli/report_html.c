@@ -33,20 +33,11 @@ const char *pct_text(char out[32], int64_t part, int64_t whole)
     return out;
 }
 
-const char *proc_label(const etl_sched *m, uint32_t process, char out[256], uint32_t *pid)
-{
-    const etl_sched_process *sp = etl_sched_process_at(m, process);
-    *pid = sp ? sp->pid : UINT32_MAX;
-    if (!sp) return strcpy(out, "Unknown");
-    snprintf(out, 256, "%s", sp->name ? etl_sched_names(m) + sp->name : "Unknown");
-    return out;
-}
-
 const char *proc_label_pid(const etl_sched *m, uint32_t process, char out[256])
 {
     uint32_t pid;
     char name[256];
-    proc_label(m, process, name, &pid);
+    rep_process_name(m, process, name, &pid);
     if (pid == UINT32_MAX) return strcpy(out, name);
     snprintf(out, 256, "%.240s (%u)", name, pid); /* a name is cut, never the PID */
     return out;

@@ -150,7 +150,7 @@ void write_json(jw *w, const page *pg)
     for (size_t j = 0; j < np; j++) {
         uint32_t pid;
         char name[256];
-        proc_label(m, u->processes[j].process, name, &pid);
+        rep_process_name(m, u->processes[j].process, name, &pid);
         jw_obj(w, NULL);
         json_pid(w, pid);
         jw_str(w, "name", name);

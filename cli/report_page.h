@@ -67,7 +67,6 @@ int64_t pct100(int64_t part, int64_t whole);
 int64_t rate(uint64_t n, int64_t window);
 const char *secs(char out[32], int64_t ns);
 const char *pct_text(char out[32], int64_t part, int64_t whole);
-const char *proc_label(const etl_sched *m, uint32_t process, char out[256], uint32_t *pid);
 const char *proc_label_pid(const etl_sched *m, uint32_t process, char out[256]);
 const char *reason_text(char out[16], unsigned code);
 const char *readier_text(const etl_sched *m, const etl_usage_interval *v, char out[320]);

@@ -132,7 +132,7 @@ void sec_ready(page *pg)
         const etl_latency *x = &p->ready;
         uint32_t pid;
         char name[256], ps[16];
-        proc_label(m, p->process, name, &pid);
+        rep_process_name(m, p->process, name, &pid);
         snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
         int64_t mean = x->count ? x->sum_ns / (int64_t)x->count : 0;
         fputs("<tr>", f);
