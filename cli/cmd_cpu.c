@@ -1,7 +1,10 @@
 /* cmd_cpu.c - `etlkit cpu`: CPU time per CPU, process and thread (WPA's CPU Usage (Precise) by process). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "rep_json.h"
+#include "rep_columns.h"
 
 static const cli_cmd cpu_cmd = {
     "cpu", "FILE [OPTIONS]",
@@ -17,28 +20,41 @@ static int64_t pct100(int64_t part, int64_t whole)
     return whole > 0 ? (int64_t)((__int128)part * 10000 / whole) : 0;
 }
 
-static void json_thread(jw *w, const rep_run *run, const etl_usage_thread *t)
+/* ---- the threads' columns: text, CSV and JSON from one table ---- */
+
+typedef struct rows_ctx {
+    const rep_run *run;
+    int64_t win;              /* CPU-seconds of the window, for % CPU */
+} rows_ctx;
+
+#define GETTER(name) static void name(const col_def *col, const void *ctx, const void *row, col_val *v)
+#define T ((const etl_usage_thread *)row)
+GETTER(g_pct)
 {
-    const etl_sched_thread *st = etl_sched_thread_at(run->model, t->thread);
-    char label[256];
-    jw_obj(w, NULL);
-    jw_u64(w, "tid", st->tid);
-    if (st->pid != UINT32_MAX) jw_u64(w, "pid", st->pid);
-    else jw_null(w, "pid");
-    jw_str(w, "process", etl_sched_process_name(run->model, t->thread));
-    jw_str(w, "process_label", rep_process_label(run->model, t->thread, label));
-    jw_str(w, "name", rep_thread_name(run->model, t->thread));
-    jw_i64(w, "cpu_ns", t->cpu_ns);
-    jw_u64(w, "switches", t->switches);
-    jw_u64(w, "voluntary", t->voluntary);
-    jw_u64(w, "involuntary", t->involuntary);
-    /* None in the window (a thread seen only outside --range): null, not a -1 that reads as a time. */
-    if (t->first_ns >= 0) jw_i64(w, "first_ns", t->first_ns);
-    else jw_null(w, "first_ns");
-    if (t->last_ns >= 0) jw_i64(w, "last_ns", t->last_ns);
-    else jw_null(w, "last_ns");
-    jw_obj_end(w);
+    (void)col;
+    cv_i64(v, pct100(T->cpu_ns, ((const rows_ctx *)ctx)->win));
 }
+/* A time, or null when there is none in the window (a thread seen only outside --range), not a -1. */
+GETTER(g_time)
+{
+    col_i64_at(col, ctx, row, v);
+    if (v->i < 0) cv_null(v);
+}
+#undef T
+
+#define AT(f) offsetof(etl_usage_thread, f)
+static const col_def thread_cols[] = {
+    REP_THREAD_COLS(etl_usage_thread, thread),
+    {"=CPU time", "cpu_ns", "cpu_ns", COL_NS, 0, col_i64_at, AT(cpu_ns)},
+    {"=% CPU", "cpu_pct", NULL, COL_FIXED, 2, g_pct, 0},
+    {"=Switches", "switches", "switches", COL_COUNT, 0, col_u64_at, AT(switches)},
+    {"=Voluntary", "voluntary", "voluntary", COL_COUNT, 0, col_u64_at, AT(voluntary)},
+    {"=Involuntary", "involuntary", "involuntary", COL_COUNT, 0, col_u64_at, AT(involuntary)},
+    {NULL, NULL, "first_ns", COL_NS, 0, g_time, AT(first_ns)},
+    {NULL, NULL, "last_ns", COL_NS, 0, g_time, AT(last_ns)},
+};
+#undef AT
+#define NTHREAD_COLS (sizeof thread_cols / sizeof thread_cols[0])
 
 static int process_selected(const rep_args *a, const rep_run *run, const etl_usage *u, const etl_usage_process *p)
 {
@@ -51,107 +67,134 @@ static int process_selected(const rep_args *a, const rep_run *run, const etl_usa
     return 0;
 }
 
-static const char *proc_name(const rep_run *run, const etl_usage_process *p, char label[256], uint32_t *pid)
-{
-    const etl_sched_process *sp = etl_sched_process_at(run->model, p->process);
-    *pid = sp ? sp->pid : UINT32_MAX;
-    if (!sp) return strcpy(label, "Unknown");
-    snprintf(label, 256, "%s", sp->name ? etl_sched_names(run->model) + sp->name : "Unknown");
-    return label;
-}
+/* ---- the processes' columns: text and JSON from one table (--csv lists the threads) ---- */
 
-static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u)
+#define P ((const etl_usage_process *)row)
+GETTER(g_pname)
 {
-    jw w;
-    rep_json_begin(&w, run, u->o.v0, u->o.v1, u->ncpus);
+    (void)col;
+    uint32_t pid;
+    cv_str(v, rep_process_name(((const rows_ctx *)ctx)->run->model, P->process, v->buf, &pid));
+}
+/* For people, an empty image name shows as "" (text_name). */
+GETTER(g_pname_text)
+{
+    g_pname(col, ctx, row, v);
+    v->s = text_name(v->s);
+}
+GETTER(g_ppid)
+{
+    (void)col;
+    char name[256];
+    uint32_t pid;
+    rep_process_name(((const rows_ctx *)ctx)->run->model, P->process, name, &pid);
+    if (pid != UINT32_MAX) cv_u64(v, pid);
+    else cv_null(v);
+}
+GETTER(g_ppct)
+{
+    (void)col;
+    cv_i64(v, pct100(P->cpu_ns, ((const rows_ctx *)ctx)->win));
+}
+#undef P
+
+#define AT(f) offsetof(etl_usage_process, f)
+static const col_def process_cols[] = {
+    {"Process", NULL, NULL, COL_TEXT, 0, g_pname_text, 0},
+    {"=PID", NULL, "pid", COL_COUNT, 0, g_ppid, 0},
+    {NULL, NULL, "name", COL_TEXT, 0, g_pname, 0},
+    {"=CPU time", NULL, "cpu_ns", COL_NS, 0, col_i64_at, AT(cpu_ns)},
+    {"=% CPU", NULL, NULL, COL_FIXED, 2, g_ppct, 0},
+    {"=Threads", NULL, NULL, COL_COUNT, 0, col_u32_at, AT(threads)},
+    {NULL, NULL, "switches", COL_COUNT, 0, col_u64_at, AT(switches)},
+    {"=Switches", NULL, NULL, COL_COUNT, 0, col_u64_at, AT(switches)},
+    {NULL, NULL, "threads", COL_COUNT, 0, col_u32_at, AT(threads)},
+};
+#undef AT
+#define NPROCESS_COLS (sizeof process_cols / sizeof process_cols[0])
+
+void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, int intervals)
+{
+    rep_json_head(w, run, u->o.v0, u->o.v1, u->ncpus);
     int64_t busy = 0, idle = 0, unknown = 0;
-    jw_arr(&w, "cpus");
+    jw_arr(w, "cpus");
     for (size_t c = 0; c < u->ncpus; c++) {
         const etl_usage_cpu *k = &u->cpus[c];
         add_sat(&busy, k->busy_ns);
         add_sat(&idle, k->idle_ns);
         add_sat(&unknown, k->unknown_ns);
-        jw_obj(&w, NULL);
-        jw_u64(&w, "cpu", c);
-        jw_i64(&w, "busy_ns", k->busy_ns);
-        jw_i64(&w, "idle_ns", k->idle_ns);
-        jw_i64(&w, "unknown_ns", k->unknown_ns);
-        jw_u64(&w, "switches", k->switches);
-        jw_obj_end(&w);
+        jw_obj(w, NULL);
+        jw_u64(w, "cpu", c);
+        jw_i64(w, "busy_ns", k->busy_ns);
+        jw_i64(w, "idle_ns", k->idle_ns);
+        jw_i64(w, "unknown_ns", k->unknown_ns);
+        jw_u64(w, "switches", k->switches);
+        jw_obj_end(w);
     }
-    jw_arr_end(&w);
-    jw_i64(&w, "busy_ns", busy);
-    jw_i64(&w, "idle_ns", idle);
-    jw_i64(&w, "unknown_ns", unknown);
-    jw_arr(&w, "processes");
+    jw_arr_end(w);
+    jw_i64(w, "busy_ns", busy);
+    jw_i64(w, "idle_ns", idle);
+    jw_i64(w, "unknown_ns", unknown);
+    jw_arr(w, "processes");
     unsigned shown = 0;
     for (size_t i = 0; i < u->nprocesses && (!a->top || shown < a->top); i++) {
         const etl_usage_process *p = &u->processes[i];
         if (!process_selected(a, run, u, p)) continue;
         shown++;
-        char label[256];
-        uint32_t pid;
-        proc_name(run, p, label, &pid);
-        jw_obj(&w, NULL);
-        if (pid != UINT32_MAX) jw_u64(&w, "pid", pid);
-        else jw_null(&w, "pid");
-        jw_str(&w, "name", label);
-        jw_i64(&w, "cpu_ns", p->cpu_ns);
-        jw_u64(&w, "switches", p->switches);
-        jw_u64(&w, "threads", p->threads);
-        jw_obj_end(&w);
+        rows_ctx rc = {run, 0};
+        cols_json_row(w, NULL, process_cols, NPROCESS_COLS, &rc, p);
     }
-    jw_arr_end(&w);
-    jw_arr(&w, "threads");
+    jw_arr_end(w);
+    jw_arr(w, "threads");
     shown = 0;
     for (size_t i = 0; i < u->nthreads && (!a->top || shown < a->top); i++) {
         if (!rep_thread_selected(a, run->model, u->threads[i].thread)) continue;
         shown++;
-        json_thread(&w, run, &u->threads[i]);
+        rows_ctx rc = {run, 0};
+        cols_json_row(w, NULL, thread_cols, NTHREAD_COLS, &rc, &u->threads[i]);
     }
-    jw_arr_end(&w);
-    if (u->o.interval_ns > 0) {
+    jw_arr_end(w);
+    if (intervals && u->o.interval_ns > 0) {
         size_t np = u->nprocesses < (a->top ? a->top : 10) ? u->nprocesses : (a->top ? a->top : 10);
-        jw_arr(&w, "intervals");
+        jw_arr(w, "intervals");
         for (size_t b = 0; b < u->nbuckets; b++) {
             int64_t s = u->o.v0 + (int64_t)b * u->o.interval_ns;
             int64_t e = u->o.v1 - s > u->o.interval_ns ? s + u->o.interval_ns : u->o.v1; /* s + T may not fit */
-            jw_obj(&w, NULL);
-            jw_i64(&w, "start_ns", s);
-            jw_i64(&w, "end_ns", e);
+            jw_obj(w, NULL);
+            jw_i64(w, "start_ns", s);
+            jw_i64(w, "end_ns", e);
             int64_t tot = 0;
-            jw_arr(&w, "cpus");
+            jw_arr(w, "cpus");
             for (size_t c = 0; c < u->bucket_stride; c++) {
                 int64_t v = u->bucket_cpu_busy[b * u->bucket_stride + c];
                 add_sat(&tot, v);
-                jw_i64(&w, NULL, v);
+                jw_i64(w, NULL, v);
             }
-            jw_arr_end(&w);
-            jw_i64(&w, "busy_ns", tot);
-            jw_arr(&w, "processes");
+            jw_arr_end(w);
+            jw_i64(w, "busy_ns", tot);
+            jw_arr(w, "processes");
             /* The interval's cells are by process index, only the nonzero ones kept. */
             size_t cell = u->bucket_first[b], cell_end = u->bucket_first[b + 1];
             for (size_t j = 0; j < np; j++) {
                 char label[256];
                 uint32_t pid;
-                proc_name(run, &u->processes[j], label, &pid);
-                jw_obj(&w, NULL);
-                if (pid != UINT32_MAX) jw_u64(&w, "pid", pid);
-                else jw_null(&w, "pid");
-                jw_str(&w, "name", label);
+                rep_process_name(run->model, u->processes[j].process, label, &pid);
+                jw_obj(w, NULL);
+                if (pid != UINT32_MAX) jw_u64(w, "pid", pid);
+                else jw_null(w, "pid");
+                jw_str(w, "name", label);
                 int64_t pb = 0;
                 if (cell < cell_end && u->bucket_cells[cell].process == j) pb = u->bucket_cells[cell++].busy_ns;
-                jw_i64(&w, "busy_ns", pb);
-                jw_obj_end(&w);
+                jw_i64(w, "busy_ns", pb);
+                jw_obj_end(w);
             }
-            jw_arr_end(&w);
-            jw_obj_end(&w);
+            jw_arr_end(w);
+            jw_obj_end(w);
         }
-        jw_arr_end(&w);
+        jw_arr_end(w);
     }
-    rep_json_anomalies(run, &w);
-    jw_obj_end(&w);
-    jw_end(&w);
+    rep_json_anomalies_as(run, w, a->skip);
+#undef w
 }
 
 /* --interval for people: per interval, each CPU's and the machine's busy share. -1: out of memory. */
@@ -214,7 +257,7 @@ static int print_table(const rep_args *a, const rep_run *run, const etl_usage *u
 {
     /* A damaged time can make the window span centuries: the CPU-seconds saturate. */
     int64_t win = mul_sat(u->o.v1 - u->o.v0, (int64_t)(u->ncpus ? u->ncpus : 1));
-    char b1[32], b2[32], b3[32], b4[32], b5[32], label[256];
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
     if (a->format == FMT_TEXT) {
         rep_print_header(run, "etlkit cpu");
         printf("\n");
@@ -244,49 +287,30 @@ static int print_table(const rep_args *a, const rep_run *run, const etl_usage *u
         tbl_print_text(&t, stdout, "");
         tbl_free(&t);
         printf("\n");
-        static const char *const ph[] = {"Process", "=PID", "=CPU time", "=% CPU", "=Threads", "=Switches"};
-        tbl_init(&t, 6, ph);
+        cols_tbl_init(&t, process_cols, NPROCESS_COLS, 0);
+        rows_ctx prc = {run, win};
         unsigned shown = 0;
         for (size_t i = 0; i < u->nprocesses && shown < (a->top ? a->top : 20); i++) {
             const etl_usage_process *p = &u->processes[i];
             if (!process_selected(a, run, u, p)) continue;
             shown++;
-            uint32_t pid;
-            proc_name(run, p, label, &pid);
-            char ps[16], th[16], sws[24];
-            snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
-            snprintf(th, sizeof th, "%u", p->threads);
-            snprintf(sws, sizeof sws, "%llu", (unsigned long long)p->switches);
-            const char *r[] = {text_name(label), ps, fmt_dur(b1, p->cpu_ns), fmt_fixed(b2, pct100(p->cpu_ns, win), 2), th,
-                               sws};
-            tbl_row(&t, r);
+            cols_tbl_row(&t, process_cols, NPROCESS_COLS, 0, &prc, p);
         }
         tbl_print_text(&t, stdout, "");
         tbl_free(&t);
         printf("\n");
     }
-    static const char *const th[] = {"=TID", "Process", "Thread name", "=CPU time", "=% CPU", "=Switches",
-                                     "=Voluntary", "=Involuntary"};
-    static const char *const thc[] = {"tid", "process", "name", "cpu_ns", "cpu_pct", "switches", "voluntary",
-                                      "involuntary"};
     tbl t;
-    tbl_init(&t, 8, a->format == FMT_CSV ? thc : th);
+    int csv = a->format == FMT_CSV;
+    cols_tbl_init(&t, thread_cols, NTHREAD_COLS, csv);
+    rows_ctx rc = {run, win};
     unsigned shown = 0;
-    unsigned limit = a->top ? a->top : a->format == FMT_CSV ? 0 : 20;
+    unsigned limit = a->top ? a->top : csv ? 0 : 20;
     for (size_t i = 0; i < u->nthreads && (!limit || shown < limit); i++) {
         const etl_usage_thread *x = &u->threads[i];
         if (!rep_thread_selected(a, run->model, x->thread)) continue;
         shown++;
-        char tid[16], sw[24], vol[24], inv[24], cpu[32];
-        snprintf(tid, sizeof tid, "%u", etl_sched_thread_at(run->model, x->thread)->tid);
-        snprintf(sw, sizeof sw, "%llu", (unsigned long long)x->switches);
-        snprintf(vol, sizeof vol, "%llu", (unsigned long long)x->voluntary);
-        snprintf(inv, sizeof inv, "%llu", (unsigned long long)x->involuntary);
-        if (a->format == FMT_CSV) snprintf(cpu, sizeof cpu, "%lld", (long long)x->cpu_ns);
-        else fmt_dur(cpu, x->cpu_ns);
-        const char *r[] = {tid, rep_process_label(run->model, x->thread, label), rep_thread_name(run->model, x->thread),
-                           cpu, fmt_fixed(b2, pct100(x->cpu_ns, win), 2), sw, vol, inv};
-        tbl_row(&t, r);
+        cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &rc, x);
     }
     if (a->format == FMT_CSV) tbl_print_csv(&t, stdout, 0);
     else tbl_print_text(&t, stdout, "");
@@ -352,7 +376,7 @@ int cmd_cpu(int argc, char **argv)
     rep_args_init(&a, "cpu");
     interval_arg iv = {0, NULL};
     /* CPU time needs the switches and the names, not who readied whom nor the spin locks. */
-    a.skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK;
+    a.skip = REP_SKIP_CPU;
     const cli_opt own[] = {
         {.kind = CLI_OPT_DURATION, .name = "interval", .arg = "T", .dst = &iv.ns, .min = 1, .check = interval_given,
          .ctx = &iv, .need = "a positive time such as 100ms",
@@ -364,7 +388,7 @@ int cmd_cpu(int argc, char **argv)
     int64_t interval = iv.ns;
     etl_usage u;
     /* Per interval, the processes print_json shows: --top's, 10 when all (0). */
-    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval, true, 0, a.top ? a.top : 10, 0};
+    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, 10, interval, true, 0, a.top ? a.top : 10, 0, NULL, 0};
     if (etl_usage_init(&u, NULL, &uo) != ETL_OK) {
         fprintf(stderr, "%s cpu: out of memory\n", prog);
         return EXIT_IO;
@@ -399,7 +423,12 @@ int cmd_cpu(int argc, char **argv)
     if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
         /* said so; an empty table is no answer */
     } else if (a.format == FMT_JSON) {
-        print_json(&a, &run, &u);
+        jw w;
+        jw_init(&w, stdout);
+        jw_obj(&w, NULL);
+        cpu_json(&w, &run, &u, &a, 1);
+        jw_obj_end(&w);
+        jw_end(&w);
     } else {
         if (print_table(&a, &run, &u) != 0) {
             fprintf(stderr, "%s cpu: out of memory\n", prog);

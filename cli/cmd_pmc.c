@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "rep_json.h"
 #include "etlkit/reports_extra.h"
 
 static const cli_cmd pmc_cmd = {
@@ -57,29 +58,29 @@ static void json_ratio(jw *w, const char *key, int64_t v, unsigned decimals)
     else jw_fixed(w, key, v, decimals);
 }
 
-static void json_sums(jw *w, const ctx *c, const etl_pmc_sums *s)
+static void json_sums(jw *w, const etl_pmc *p, const char (*labels)[32], const etl_pmc_sums *s)
 {
     jw_u64(w, "slices", s->slices);
     jw_i64(w, "cpu_ns", s->cpu_ns);
     jw_arr(w, "deltas");
-    for (unsigned k = 0; k < c->p.counters; k++) jw_u64(w, NULL, s->delta[k]);
+    for (unsigned k = 0; k < p->counters; k++) jw_u64(w, NULL, s->delta[k]);
     jw_arr_end(w);
     jw_obj(w, "counters");
-    for (unsigned k = 0; k < c->p.counters; k++) {
+    for (unsigned k = 0; k < p->counters; k++) {
         char key[48];
-        if (c->p.o.kinds[k] != ETL_PMC_OTHER) snprintf(key, sizeof key, "%s", etl_pmc_kind_name(c->p.o.kinds[k]));
-        else if (c->labels[k][0]) snprintf(key, sizeof key, "%s", c->labels[k]);
+        if (p->o.kinds[k] != ETL_PMC_OTHER) snprintf(key, sizeof key, "%s", etl_pmc_kind_name(p->o.kinds[k]));
+        else if (labels[k][0]) snprintf(key, sizeof key, "%s", labels[k]);
         else snprintf(key, sizeof key, "pmc%u", k);
         /* Keys must be unique: a repeated name gets its slot number. */
         for (unsigned j = 0; j < k; j++)
-            if (c->p.o.kinds[j] == c->p.o.kinds[k] &&
-                (c->p.o.kinds[k] != ETL_PMC_OTHER || (c->labels[k][0] && strcmp(c->labels[j], c->labels[k]) == 0)))
+            if (p->o.kinds[j] == p->o.kinds[k] &&
+                (p->o.kinds[k] != ETL_PMC_OTHER || (labels[k][0] && strcmp(labels[j], labels[k]) == 0)))
                 snprintf(key + strlen(key), sizeof key - strlen(key), "_%u", k);
         jw_u64(w, key, s->delta[k]);
     }
     jw_obj_end(w);
     etl_pmc_ratios r;
-    etl_pmc_ratios_of(&c->p, s, &r);
+    etl_pmc_ratios_of(p, s, &r);
     json_ratio(w, "ipc", r.ipc_x1000, 3);
     json_ratio(w, "cpi", r.cpi_x1000, 3);
     json_ratio(w, "llc_mpki", r.llc_mpki_x1000, 3);
@@ -105,73 +106,69 @@ static void proc_of(const rep_run *run, uint32_t process, char name[256], uint32
     snprintf(name, 256, "%s", sp->name ? etl_sched_names(run->model) + sp->name : "Unknown");
 }
 
-static void print_json(const rep_args *a, const rep_run *run, const ctx *c)
+void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[32], int named, const rep_args *a)
 {
-    const etl_pmc *p = &c->p;
-    jw w;
-    rep_json_begin(&w, run, p->o.v0, p->o.v1, etl_sched_cpu_count(run->model));
-    jw_arr(&w, "counters");
+    rep_json_head(w, run, p->o.v0, p->o.v1, etl_sched_cpu_count(run->model));
+    jw_arr(w, "counters");
     for (unsigned k = 0; k < p->counters; k++) {
         char b[48];
-        jw_obj(&w, NULL);
-        jw_u64(&w, "slot", k);
-        jw_str(&w, "kind", etl_pmc_kind_name(p->o.kinds[k]));
-        jw_str(&w, "name", column_name(p->o.kinds[k], c->labels[k], k, b));
-        jw_obj_end(&w);
+        jw_obj(w, NULL);
+        jw_u64(w, "slot", k);
+        jw_str(w, "kind", etl_pmc_kind_name(p->o.kinds[k]));
+        jw_str(w, "name", column_name(p->o.kinds[k], labels[k], k, b));
+        jw_obj_end(w);
     }
-    jw_arr_end(&w);
-    jw_str(&w, "counters_named_by", c->named ? "--counters" : "position (etlkit synth --pmc order; not in the trace)");
-    jw_u64(&w, "switches_with_pmc", p->switches_pmc);
-    jw_u64(&w, "switches_without_pmc", p->switches_no_pmc);
-    jw_u64(&w, "slices_unpaired", p->slices_unpaired);
-    jw_u64(&w, "pmc_counter_reset", p->pmc_counter_reset);
-    jw_u64(&w, "pmc_count_mismatch", p->pmc_count_mismatch);
-    jw_obj(&w, "total");
-    json_sums(&w, c, &p->total);
-    jw_obj_end(&w);
-    jw_arr(&w, "processes");
+    jw_arr_end(w);
+    jw_str(w, "counters_named_by", named ? "--counters" : "position (etlkit synth --pmc order; not in the trace)");
+    jw_u64(w, "switches_with_pmc", p->switches_pmc);
+    jw_u64(w, "switches_without_pmc", p->switches_no_pmc);
+    jw_u64(w, "slices_unpaired", p->slices_unpaired);
+    jw_u64(w, "pmc_counter_reset", p->pmc_counter_reset);
+    jw_u64(w, "pmc_count_mismatch", p->pmc_count_mismatch);
+    jw_obj(w, "total");
+    json_sums(w, p, labels, &p->total);
+    jw_obj_end(w);
+    jw_arr(w, "processes");
     for (size_t i = 0; i < p->nprocesses && (!a->top || i < a->top); i++) {
         const etl_pmc_process *x = &p->processes[i];
         char name[256];
         uint32_t pid;
         proc_of(run, x->process, name, &pid);
-        jw_obj(&w, NULL);
-        if (pid != UINT32_MAX) jw_u64(&w, "pid", pid);
-        else jw_null(&w, "pid");
-        jw_str(&w, "name", name);
-        jw_u64(&w, "threads", x->threads);
-        json_sums(&w, c, &x->s);
-        jw_obj_end(&w);
+        jw_obj(w, NULL);
+        if (pid != UINT32_MAX) jw_u64(w, "pid", pid);
+        else jw_null(w, "pid");
+        jw_str(w, "name", name);
+        jw_u64(w, "threads", x->threads);
+        json_sums(w, p, labels, &x->s);
+        jw_obj_end(w);
     }
-    jw_arr_end(&w);
-    jw_arr(&w, "threads");
+    jw_arr_end(w);
+    jw_arr(w, "threads");
     for (size_t i = 0; i < p->nthreads && (!a->top || i < a->top); i++) {
         const etl_pmc_thread *x = &p->threads[i];
         const etl_sched_thread *st = etl_sched_thread_at(run->model, x->thread);
         char label[256];
-        jw_obj(&w, NULL);
-        jw_u64(&w, "tid", st ? st->tid : 0);
-        if (!st) jw_u64(&w, "pid", 0);
-        else if (st->pid != UINT32_MAX) jw_u64(&w, "pid", st->pid);
-        else jw_null(&w, "pid");
-        jw_str(&w, "process", etl_sched_process_name(run->model, x->thread));
-        jw_str(&w, "process_label", rep_process_label(run->model, x->thread, label));
-        jw_str(&w, "name", rep_thread_name(run->model, x->thread));
-        json_sums(&w, c, &x->s);
-        jw_obj_end(&w);
+        jw_obj(w, NULL);
+        jw_u64(w, "tid", st ? st->tid : 0);
+        if (!st) jw_u64(w, "pid", 0);
+        else if (st->pid != UINT32_MAX) jw_u64(w, "pid", st->pid);
+        else jw_null(w, "pid");
+        jw_str(w, "process", etl_sched_process_name(run->model, x->thread));
+        jw_str(w, "process_label", rep_process_label(run->model, x->thread, label));
+        jw_str(w, "name", rep_thread_name(run->model, x->thread));
+        json_sums(w, p, labels, &x->s);
+        jw_obj_end(w);
     }
-    jw_arr_end(&w);
-    jw_arr(&w, "cpus");
+    jw_arr_end(w);
+    jw_arr(w, "cpus");
     for (size_t i = 0; i < p->ncpus; i++) {
-        jw_obj(&w, NULL);
-        jw_u64(&w, "cpu", i);
-        json_sums(&w, c, &p->cpus[i]);
-        jw_obj_end(&w);
+        jw_obj(w, NULL);
+        jw_u64(w, "cpu", i);
+        json_sums(w, p, labels, &p->cpus[i]);
+        jw_obj_end(w);
     }
-    jw_arr_end(&w);
-    rep_json_anomalies(run, &w);
-    jw_obj_end(&w);
-    jw_end(&w);
+    jw_arr_end(w);
+    rep_json_anomalies_as(run, w, a->skip);
 }
 
 /* Columns: key columns, CPU time, slices, one per counter, then the ratios. */
@@ -349,7 +346,7 @@ int cmd_pmc(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "pmc");
-    a.skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK; /* counters ride on the switches */
+    a.skip = REP_SKIP_PMC; /* counters ride on the switches */
     ctx c;
     memset(&c, 0, sizeof c);
     etl_pmc_options po;
@@ -400,7 +397,12 @@ int cmd_pmc(int argc, char **argv)
         run.told = true;
         rc = EXIT_IO;
     } else if (a.format == FMT_JSON) {
-        print_json(&a, &run, &c);
+        jw w;
+        jw_init(&w, stdout);
+        jw_obj(&w, NULL);
+        pmc_json(&w, &run, &c.p, c.labels, c.named, &a);
+        jw_obj_end(&w);
+        jw_end(&w);
     } else if (rep_no_switches(&run, &a)) {
         if (a.format == FMT_CSV) threads_table(&a, &run, &c, 1);
     } else if (!c.p.switches_pmc) {

@@ -4,7 +4,7 @@
  *
  * The page is a formatter of library results, nothing more: one streaming pass
  * through the scheduler model feeds etl_usage (CPU time, per-interval
- * utilisation, ready latency, waits), etl_wakeups, etl_pmc and etl_spinlocks
+ * utilisation, ready latency and its histogram, waits), etl_wakeups, etl_pmc and etl_spinlocks
  * together; a cheap pass over the buffers (etl_summary_run) gives the facts
  * `info` shows (records by hook, kernel flags, recovery counters); the wait
  * chain of the longest wait takes the chain's own passes, which stop early.
@@ -12,9 +12,10 @@
  * The charts are inline SVG written here (no script needed to read them; each
  * has a text alternative), a colour-blind-safe palette in CSS variables for
  * light and dark mode, a print stylesheet, and a little inline script for hover
- * details and table sorting. Every number shown is also in a JSON block
+ * details and table sorting (cli/report/). Every number shown is also in a JSON block
  * (<script type="application/json" id="etlkit-data">), written with the shared
- * JSON writer; tests compare it with the --json reports. Size is bounded by the
+ * JSON writer: under cpu, waits, spinlocks, pmc and wakeups, by the functions that
+ * write those commands' --json (rep_json.h). Size is bounded by the
  * aggregation (about 500 intervals, top-N tables), never by the event count.
  *
  * This file parses the options, runs the pass and writes the page through its parts:
@@ -42,33 +43,12 @@ const int64_t hist_lo[HIST_BINS] = {
 
 /* ---- the pass ------------------------------------------------------------------------------ */
 
-static int64_t overlap(const etl_usage *u, int64_t a, int64_t b)
-{
-    if (a < u->o.v0) a = u->o.v0;
-    if (u->o.v1 > u->o.v0 && b > u->o.v1) b = u->o.v1;
-    return b > a ? b - a : 0;
-}
-
-static int in_window(const etl_usage *u, int64_t t)
-{
-    return t >= u->o.v0 && (u->o.v1 <= u->o.v0 || t < u->o.v1);
-}
-
 static void on_row(void *p, const etl_sched_row *row)
 {
     rctx *c = p;
     etl_usage_add(&c->u, row);
     if (c->have_w) etl_wakeups_add(&c->w, row);
     if (c->have_p) etl_pmc_add(&c->p, row);
-    /* The histogram takes the Ready values etl_usage takes (its `all` variant). */
-    if ((row->flags & ETL_ROW_HEAD) || !(row->flags & ETL_ROW_READY_TIME) || row->new_thread == ETL_SCHED_IDLE ||
-        row->new_thread == ETL_SCHED_NONE)
-        return;
-    int64_t ready = overlap(&c->u, row->rt, row->si);
-    if (!(ready > 0 || in_window(&c->u, row->si))) return;
-    unsigned b = HIST_BINS - 1;
-    while (b > 0 && ready < hist_lo[b]) b--;
-    c->hist[b]++;
 }
 
 static void on_event(void *p, const etl_sched_event *ev)
@@ -174,16 +154,17 @@ int cmd_report(int argc, char **argv)
         else if (5 * dec >= want) interval = 5 * dec;
         else interval = 10 * dec;
     }
-    etl_usage_options uo = {.sz = sizeof uo, .v0 = a.v0, .v1 = v1o, .longest = 10, .interval_ns = interval};
+    /* The ready histogram in the same pass, over the Ready values etl_usage takes (its `all` variant). */
+    etl_usage_options uo = {.sz = sizeof uo, .v0 = a.v0, .v1 = v1o, .longest = 10, .interval_ns = interval,
+                            .ready_hist_lo = hist_lo, .ready_hist_bins = HIST_BINS};
     etl_wakeups_options wo = {.sz = sizeof wo, .v0 = a.v0, .v1 = v1o};
     etl_pmc_options po;
     etl_pmc_options_init(&po);
     po.v0 = a.v0;
     po.v1 = v1o;
-    etl_spinlock_info params = etl_spinlock_info_defaults();
-    params.has_hold_threshold = true;
-    if (h->os_major < 6 || (h->os_major == 6 && h->os_minor < 3)) params.spin_lock_hold_threshold = 0;
-    etl_spinlocks_options so = {.sz = sizeof so, .v0 = a.v0, .v1 = v1o, .params = params, .mhz = h->cpu_speed_mhz,
+    spin_params_defaults(&c->spin);
+    spin_params_for_trace(&c->spin, h);
+    etl_spinlocks_options so = {.sz = sizeof so, .v0 = a.v0, .v1 = v1o, .params = c->spin.p, .mhz = h->cpu_speed_mhz,
                                 .ncpu = etl_reader_cpu_count(r)};
     if (etl_usage_init(&c->u, run.model, &uo) != ETL_OK) {
         fprintf(stderr, "%s report: out of memory\n", prog);
@@ -209,6 +190,16 @@ int cmd_report(int argc, char **argv)
         if (etl_spinlocks_finish(&c->s, run.end_ns) != ETL_OK) failed = "spin locks: out of memory";
     }
     if (!failed && run.model_failed) failed = "out of memory: the scheduler model left threads out";
+    /* The threads as `etlkit waits` lists them, for its object in the data; the page's tables keep CPU order. */
+    etl_usage_thread *by_ready = NULL;
+    if (!failed && c->u.nthreads) {
+        by_ready = malloc(c->u.nthreads * sizeof *by_ready);
+        if (!by_ready) failed = "out of memory";
+        else {
+            memcpy(by_ready, c->u.threads, c->u.nthreads * sizeof *by_ready);
+            waits_sort(by_ready, c->u.nthreads);
+        }
+    }
     if (failed) {
         fprintf(stderr, "%s report: %s\n", prog, failed);
         run.told = true;
@@ -223,7 +214,7 @@ int cmd_report(int argc, char **argv)
         etl_outfile_discard(&of);
         return EXIT_IO;
     }
-    page pg = {.a = &a, .o = &o, .run = &run, .c = c, .fa = &fa};
+    page pg = {.a = &a, .o = &o, .run = &run, .c = c, .fa = &fa, .by_ready = by_ready};
     pg.switches = etl_sched_stats_get(run.model)->switches != 0;
     pg.v0 = c->u.o.v0;
     pg.v1 = c->u.o.v1;
@@ -287,6 +278,7 @@ int cmd_report(int argc, char **argv)
     if (pg.chain) etl_chain_free(&chain);
     if (pg.chain_model) etl_sched_close(pg.chain_model);
     etl_summary_free(&fa);
+    free(by_ready);
     if (c->have_s) etl_spinlocks_free(&c->s);
     if (c->have_p) etl_pmc_free(&c->p);
     if (c->have_w) etl_wakeups_free(&c->w);

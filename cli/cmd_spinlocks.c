@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "rep_json.h"
+#include "columns.h"
 #include "etlkit/reports_extra.h"
 
 /* The rows of each list JSON and CSV give without --top: the output stays a few MB whatever the trace. */
-#define SPIN_LIST_TOP 1000u
 /* rep_args.top before parsing: --top not given. */
-#define TOP_UNSET UINT_MAX
 
 static const char spin_about[] =
     "Spin lock contention from SpinLock events (PERF_SPINLOCK): per lock address, per caller\n"
@@ -23,7 +23,7 @@ static const char spin_about[] =
 /* The most rows of each list (0: all) a format gives. */
 static unsigned list_top(const rep_args *a)
 {
-    if (a->top != TOP_UNSET) return a->top;
+    if (a->top != SPIN_TOP_UNSET) return a->top;
     return a->format == FMT_TEXT ? 20 : SPIN_LIST_TOP;
 }
 
@@ -174,7 +174,7 @@ static void json_group(jw *w, const char *key, const etl_spin_group *g, unsigned
     jw_obj_end(w);
 }
 
-static void json_params(jw *w, const etl_spinlock_info *p, const params_src *src, uint32_t mhz)
+static void json_params(jw *w, const etl_spinlock_info *p, const spin_params *src, uint32_t mhz)
 {
     jw_obj(w, "sampling");
     jw_u64(w, "spin_threshold", p->spin_lock_spin_threshold);
@@ -196,69 +196,79 @@ static void json_params(jw *w, const etl_spinlock_info *p, const params_src *src
     jw_obj_end(w);
 }
 
-static void print_json(const rep_args *a, const rep_run *run, const ctx *c, const params_src *src)
+void spin_params_defaults(spin_params *sp)
 {
-    const etl_spinlocks *s = &c->s;
-    jw w;
-    rep_json_begin(&w, run, s->o.v0, s->o.v1, etl_sched_cpu_count(run->model));
-    json_params(&w, &s->o.params, src, s->o.mhz);
-    jw_u64(&w, "events", s->events);
-    jw_u64(&w, "events_outside_window", s->outside);
-    jw_u64(&w, "events_filtered", c->filtered);
-    jw_obj(&w, "estimates");
-    json_bounds(&w, "acquisitions", &s->acquisitions);
-    json_bounds(&w, "uncontended", &s->uncontended);
-    json_bounds(&w, "contended", &s->contended);
-    jw_obj_end(&w);
-    jw_str(&w, "total_note", "per lock and caller estimates have no bounds: each CPU's counter is shared by all locks");
-    json_group(&w, "total", &s->total, K_TOTAL);
+    memset(sp, 0, sizeof *sp);
+    sp->p = etl_spinlock_info_defaults();
+    sp->p.has_hold_threshold = true;
+    sp->s = sp->a = sp->m = sp->h = "default";
+}
+
+void spin_params_for_trace(spin_params *sp, const etl_logfile_header *h)
+{
+    /* SpinLockHoldThreshold exists from Windows 8.1 (6.3): before it no lock is logged for its hold alone. */
+    if (!sp->have_h && (h->os_major < 6 || (h->os_major == 6 && h->os_minor < 3))) {
+        sp->p.spin_lock_hold_threshold = 0;
+        sp->h = "none before Windows 8.1";
+    }
+    sp->any_assumed = strcmp(sp->s, "given") || strcmp(sp->a, "given") || strcmp(sp->m, "given") ||
+                      strcmp(sp->h, "given");
+}
+
+void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const spin_params *src, uint64_t filtered,
+                    const rep_args *a)
+{
+    rep_json_head(w, run, s->o.v0, s->o.v1, etl_sched_cpu_count(run->model));
+    json_params(w, &s->o.params, src, s->o.mhz);
+    jw_u64(w, "events", s->events);
+    jw_u64(w, "events_outside_window", s->outside);
+    jw_u64(w, "events_filtered", filtered);
+    jw_obj(w, "estimates");
+    json_bounds(w, "acquisitions", &s->acquisitions);
+    json_bounds(w, "uncontended", &s->uncontended);
+    json_bounds(w, "contended", &s->contended);
+    jw_obj_end(w);
+    jw_str(w, "total_note", "per lock and caller estimates have no bounds: each CPU's counter is shared by all locks");
+    json_group(w, "total", &s->total, K_TOTAL);
     const etl_spin_group *lists[] = {s->locks, s->callers, s->pairs, s->modes};
     size_t counts[] = {s->nlocks, s->ncallers, s->npairs, s->nmodes};
     static const char *const keys[] = {"locks", "callers", "pairs", "modes"};
     unsigned top = list_top(a);
     for (unsigned k = 0; k < 4; k++) {
-        jw_arr(&w, keys[k]);
-        for (size_t i = 0; i < counts[k] && (!top || i < top); i++) json_group(&w, NULL, &lists[k][i], k);
-        jw_arr_end(&w);
+        jw_arr(w, keys[k]);
+        for (size_t i = 0; i < counts[k] && (!top || i < top); i++) json_group(w, NULL, &lists[k][i], k);
+        jw_arr_end(w);
     }
     /* How many each list has: the arrays above hold the first `top` of them. */
-    jw_obj(&w, "groups");
-    for (unsigned k = 0; k < 4; k++) jw_u64(&w, keys[k], counts[k]);
-    if (top) jw_u64(&w, "top", top);
-    else jw_null(&w, "top");
-    jw_obj_end(&w);
-    jw_arr(&w, "per_cpu");
+    jw_obj(w, "groups");
+    for (unsigned k = 0; k < 4; k++) jw_u64(w, keys[k], counts[k]);
+    if (top) jw_u64(w, "top", top);
+    else jw_null(w, "top");
+    jw_obj_end(w);
+    jw_arr(w, "per_cpu");
     for (size_t i = 0; i < s->ncpus; i++) {
         const etl_spin_cpu *k = &s->cpus[i];
         if (!(k->u | k->c | k->l0 | k->l1 | k->x)) continue;
-        jw_obj(&w, NULL);
-        jw_u64(&w, "cpu", i);
-        jw_u64(&w, "uncontended", k->u);
-        jw_u64(&w, "contended", k->c);
-        jw_u64(&w, "hold_uncontended", k->l0);
-        jw_u64(&w, "hold_contended", k->l1);
-        jw_u64(&w, "unexplained", k->x);
-        jw_obj_end(&w);
+        jw_obj(w, NULL);
+        jw_u64(w, "cpu", i);
+        jw_u64(w, "uncontended", k->u);
+        jw_u64(w, "contended", k->c);
+        jw_u64(w, "hold_uncontended", k->l0);
+        jw_u64(w, "hold_contended", k->l1);
+        jw_u64(w, "unexplained", k->x);
+        jw_obj_end(w);
     }
-    jw_arr_end(&w);
-    rep_json_anomalies(run, &w);
-    jw_obj(&w, "spinlock_anomalies");
-    jw_u64(&w, "spinlock_unexplained", s->total.a.cls[ETL_SPIN_X]);
-    jw_u64(&w, "irq_skipped", s->total.a.irq);
-    jw_u64(&w, "hold_at_threshold", s->hold_at_threshold);
-    jw_u64(&w, "release_before_acquire", s->backwards_hold);
-    jw_u64(&w, "cells_dropped", s->cells_dropped);
-    jw_u64(&w, "values_dropped", s->values_dropped);
-    jw_u64(&w, "distinct_dropped", s->distinct_dropped);
-    jw_obj_end(&w);
-    jw_obj_end(&w);
-    jw_end(&w);
-}
-
-static const char *u64s(char out[32], uint64_t v)
-{
-    snprintf(out, 32, "%llu", (unsigned long long)v);
-    return out;
+    jw_arr_end(w);
+    rep_json_anomalies_as(run, w, a->skip);
+    jw_obj(w, "spinlock_anomalies");
+    jw_u64(w, "spinlock_unexplained", s->total.a.cls[ETL_SPIN_X]);
+    jw_u64(w, "irq_skipped", s->total.a.irq);
+    jw_u64(w, "hold_at_threshold", s->hold_at_threshold);
+    jw_u64(w, "release_before_acquire", s->backwards_hold);
+    jw_u64(w, "cells_dropped", s->cells_dropped);
+    jw_u64(w, "values_dropped", s->values_dropped);
+    jw_u64(w, "distinct_dropped", s->distinct_dropped);
+    jw_obj_end(w);
 }
 
 /* The top entries of a histogram as "2:90% 5:10%". */
@@ -299,25 +309,25 @@ static const char *const text_head[NCOLS] = {
 static void text_cells(const etl_spin_group *g, char b[NCOLS][48])
 {
     const etl_spin_acc *a = &g->a;
-    u64s(b[0], a->events);
-    u64s(b[1], a->est_acq);
-    u64s(b[2], a->est_contended);
+    col_u64(b[0], a->events);
+    col_u64(b[1], a->est_acq);
+    col_u64(b[2], a->est_contended);
     fmt_fixed(b[3], g->collision_pct / 100, 2);
     if (g->acq_pct >= 0) fmt_fixed(b[4], g->acq_pct, 4);
     else strcpy(b[4], "-");
     fmt_fixed(b[5], (int64_t)g->mean_spins_x1000 / 10, 2);
-    u64s(b[6], a->max_spins);
-    u64s(b[7], g->mean_wait);
-    u64s(b[8], g->wait_p99);
-    u64s(b[9], a->max_wait);
-    u64s(b[10], g->mean_hold);
-    u64s(b[11], g->hold_p99);
-    u64s(b[12], a->max_hold);
-    u64s(b[13], a->irq);
+    col_u64(b[6], a->max_spins);
+    col_u64(b[7], g->mean_wait);
+    col_u64(b[8], g->wait_p99);
+    col_u64(b[9], a->max_wait);
+    col_u64(b[10], g->mean_hold);
+    col_u64(b[11], g->hold_p99);
+    col_u64(b[12], a->max_hold);
+    col_u64(b[13], a->irq);
     mix(b[14], 48, a->irql, ETL_SPIN_IRQLS, a->events, 0);
     mix(b[15], 48, a->mode, ETL_SPIN_MODES, a->events, 1);
-    u64s(b[16], g->nthreads);
-    u64s(b[17], g->ncpus);
+    col_u64(b[16], g->nthreads);
+    col_u64(b[17], g->ncpus);
 }
 
 static void text_table(const char *title, const etl_spin_group *g, size_t n, unsigned kind, unsigned top)
@@ -354,7 +364,7 @@ static const char *bound_text(char out[96], const etl_spin_bounds *b)
     return out;
 }
 
-static void print_params_text(const etl_spinlock_info *p, const params_src *src, uint32_t mhz)
+static void print_params_text(const etl_spinlock_info *p, const spin_params *src, uint32_t mhz)
 {
     printf("Sampling: spin threshold S=%u (%s), acquire rate A=1/%u (%s), contention rate M=1/%u (%s), "
            "hold threshold H=",
@@ -371,7 +381,7 @@ static void print_params_text(const etl_spinlock_info *p, const params_src *src,
            "event held past H may also have been the N-th, and contentions with fewer than S spins are not logged.\n");
 }
 
-static void print_text(const rep_args *a, const rep_run *run, const ctx *c, const params_src *src)
+static void print_text(const rep_args *a, const rep_run *run, const ctx *c, const spin_params *src)
 {
     const etl_spinlocks *s = &c->s;
     const etl_spin_acc *t = &s->total.a;
@@ -432,12 +442,12 @@ static void csv_row(tbl *t, const etl_spin_group *g, unsigned kind)
     else b[1][0] = 0;
     if (kind == K_CALLERS || kind == K_PAIRS) hex(b[2], g->caller);
     else b[2][0] = 0;
-    if (kind == K_MODES) u64s(b[3], g->mode);
+    if (kind == K_MODES) col_u64(b[3], g->mode);
     else b[3][0] = 0;
-    u64s(b[4], a->events);
-    for (unsigned k = 0; k < 4; k++) u64s(b[5 + k], a->cls[k]);
-    u64s(b[9], a->est_acq);
-    u64s(b[10], a->est_contended);
+    col_u64(b[4], a->events);
+    for (unsigned k = 0; k < 4; k++) col_u64(b[5 + k], a->cls[k]);
+    col_u64(b[9], a->est_acq);
+    col_u64(b[10], a->est_contended);
     fmt_fixed(b[11], g->collision_pct, 4);
     if (g->acq_pct >= 0) {
         fmt_fixed(b[12], g->acq_pct, 4);
@@ -445,22 +455,22 @@ static void csv_row(tbl *t, const etl_spin_group *g, unsigned kind)
     } else {
         b[12][0] = b[13][0] = 0;
     }
-    u64s(b[14], a->w_spins);
+    col_u64(b[14], a->w_spins);
     fmt_fixed(b[15], (int64_t)g->mean_spins_x1000, 3);
-    u64s(b[16], a->max_spins);
-    u64s(b[17], a->w_wait);
-    u64s(b[18], g->mean_wait);
-    u64s(b[19], g->wait_p50);
-    u64s(b[20], g->wait_p99);
-    u64s(b[21], a->max_wait);
-    u64s(b[22], a->w_hold);
-    u64s(b[23], g->mean_hold);
-    u64s(b[24], g->hold_p50);
-    u64s(b[25], g->hold_p99);
-    u64s(b[26], a->max_hold);
-    u64s(b[27], a->irq);
-    u64s(b[28], g->nthreads);
-    u64s(b[29], g->ncpus);
+    col_u64(b[16], a->max_spins);
+    col_u64(b[17], a->w_wait);
+    col_u64(b[18], g->mean_wait);
+    col_u64(b[19], g->wait_p50);
+    col_u64(b[20], g->wait_p99);
+    col_u64(b[21], a->max_wait);
+    col_u64(b[22], a->w_hold);
+    col_u64(b[23], g->mean_hold);
+    col_u64(b[24], g->hold_p50);
+    col_u64(b[25], g->hold_p99);
+    col_u64(b[26], a->max_hold);
+    col_u64(b[27], a->irq);
+    col_u64(b[28], g->nthreads);
+    col_u64(b[29], g->ncpus);
     for (unsigned k = 0; k < CSV_NCOLS; k++) row[k] = b[k];
     tbl_row(t, row);
 }
@@ -501,8 +511,8 @@ int cmd_spinlocks(int argc, char **argv)
     rep_args a;
     rep_args_init(&a, "spinlocks");
     /* Spin locks need the events and the thread names at their moment: not the switches or readyings. */
-    a.skip = 1u << ETL_SCHED_READY | 1u << ETL_SCHED_SWITCH;
-    a.top = TOP_UNSET;
+    a.skip = REP_SKIP_SPINLOCKS;
+    a.top = SPIN_TOP_UNSET;
     opts o = {etl_spinlock_info_defaults(), {"default", "default", "default", "default", 0}, 0};
     const cli_opt own[] = {
         {.kind = CLI_OPT_UINT, .name = "spin-threshold", .arg = "N", .help = "SpinLockSpinThreshold S (default 1)",
@@ -530,13 +540,11 @@ int cmd_spinlocks(int argc, char **argv)
     const cli_cmd cmd = {"spinlocks", "FILE [OPTIONS]", spin_about, {"FILE"}, 1, 1, epilogue};
     int pr = rep_parse(&a, &cmd, own, REP_OPTS_ALL, argc, argv);
     if (pr != CLI_OPTS_RUN) return pr;
-    etl_spinlock_info params = o.params;
-    params_src src = o.src;
-    int have_h = o.have_h;
-    params.has_hold_threshold = true;
+    spin_params sp = {o.params, o.src.s, o.src.a, o.src.m, o.src.h, 0, o.have_h};
+    sp.p.has_hold_threshold = true;
     etl_diag d;
     memset(&d, 0, sizeof d);
-    if (etl_spinlock_info_validate(&params, &d) != ETL_OK)
+    if (etl_spinlock_info_validate(&sp.p, &d) != ETL_OK)
         return cli_usage_error("spinlocks", "%s (the kernel refuses it)", d.msg);
     ctx c;
     memset(&c, 0, sizeof c);
@@ -546,14 +554,8 @@ int cmd_spinlocks(int argc, char **argv)
     int rc = rep_run_open(&run, &a, NULL, &c, on_event);
     if (rc != EXIT_OK) return rc;
     const etl_logfile_header *h = etl_reader_header(run.in.reader);
-    /* SpinLockHoldThreshold exists from Windows 8.1 (6.3): before it no lock is logged for its hold alone. */
-    if (!have_h && (h->os_major < 6 || (h->os_major == 6 && h->os_minor < 3))) {
-        params.spin_lock_hold_threshold = 0;
-        src.h = "none before Windows 8.1";
-    }
-    src.any_assumed = strcmp(src.s, "given") || strcmp(src.a, "given") || strcmp(src.m, "given") ||
-                      strcmp(src.h, "given");
-    etl_spinlocks_options so = {sizeof so, a.v0, a.has_range ? a.v1 : a.v0, params, h->cpu_speed_mhz,
+    spin_params_for_trace(&sp, h);
+    etl_spinlocks_options so = {sizeof so, a.v0, a.has_range ? a.v1 : a.v0, sp.p, h->cpu_speed_mhz,
                                 etl_reader_cpu_count(run.in.reader), 0};
     if (etl_spinlocks_init(&c.s, etl_reader_clock(run.in.reader), &so) != ETL_OK) {
         fprintf(stderr, "%s spinlocks: out of memory\n", prog);
@@ -567,7 +569,12 @@ int cmd_spinlocks(int argc, char **argv)
         fprintf(stderr, "%s spinlocks: out of memory\n", prog);
         rc = EXIT_IO;
     } else if (a.format == FMT_JSON) {
-        print_json(&a, &run, &c, &src);
+        jw w;
+        jw_init(&w, stdout);
+        jw_obj(&w, NULL);
+        spinlocks_json(&w, &run, &c.s, &sp, c.filtered, &a);
+        jw_obj_end(&w);
+        jw_end(&w);
     } else if (!c.s.events) {
         if (a.format == FMT_TEXT)
             printf("%s: no spin lock events in this trace (PERF_SPINLOCK was not enabled): nothing to report\n",
@@ -576,9 +583,9 @@ int cmd_spinlocks(int argc, char **argv)
     } else if (a.format == FMT_CSV) {
         print_csv(&a, &c);
     } else {
-        print_text(&a, &run, &c, &src);
+        print_text(&a, &run, &c, &sp);
     }
-    if (rc == EXIT_OK && a.format != FMT_TEXT && a.top == TOP_UNSET && !a.quiet &&
+    if (rc == EXIT_OK && a.format != FMT_TEXT && a.top == SPIN_TOP_UNSET && !a.quiet &&
         (c.s.nlocks > SPIN_LIST_TOP || c.s.ncallers > SPIN_LIST_TOP || c.s.npairs > SPIN_LIST_TOP))
         fprintf(stderr, "%s spinlocks: %s: the first %u of %zu locks, %zu callers and %zu pairs listed (the most "
                 "waited on; --top N for more, 0 for all)\n", prog, run.in.path, SPIN_LIST_TOP, c.s.nlocks, c.s.ncallers,

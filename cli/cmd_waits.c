@@ -1,8 +1,11 @@
 /* cmd_waits.c - `etlkit waits`: ready latency and waits per thread and per wait reason. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/sort.h"
 #include "report.h"
+#include "rep_json.h"
+#include "rep_columns.h"
 
 static const cli_cmd waits_cmd = {
     "waits", "FILE [OPTIONS]",
@@ -43,25 +46,60 @@ static void json_latency(jw *w, const char *prefix, const etl_latency *l)
     jw_i64(w, k, l->max_ns);
 }
 
+/* A thread's ids as the threads' columns give them, under keys with a prefix ("readier_"). */
 static void thread_ids(jw *w, const rep_run *run, uint32_t thread, const char *prefix)
 {
-    char k[32], label[256];
-    const etl_sched_thread *t = etl_sched_thread_at(run->model, thread);
-    snprintf(k, sizeof k, "%stid", prefix);
-    if (thread == ETL_SCHED_IDLE) jw_u64(w, k, 0);
-    else if (t) jw_u64(w, k, t->tid);
-    else jw_null(w, k);
-    snprintf(k, sizeof k, "%spid", prefix);
-    if (thread == ETL_SCHED_IDLE) jw_u64(w, k, 0);
-    else if (t && t->pid != UINT32_MAX) jw_u64(w, k, t->pid);
-    else jw_null(w, k);
-    snprintf(k, sizeof k, "%sprocess", prefix);
-    jw_str(w, k, thread == ETL_SCHED_NONE ? "Unknown" : etl_sched_process_name(run->model, thread));
-    snprintf(k, sizeof k, "%sprocess_label", prefix);
-    jw_str(w, k, rep_process_label(run->model, thread, label));
-    snprintf(k, sizeof k, "%sname", prefix);
-    jw_str(w, k, thread == ETL_SCHED_IDLE ? "Idle" : rep_thread_name(run->model, thread));
+    typedef struct one { uint32_t thread; } one;
+    static const col_def ids[] = {REP_THREAD_COLS(one, thread)};
+    one row = {thread};
+    col_val v;
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        char k[32];
+        snprintf(k, sizeof k, "%s%s", prefix, ids[i].json);
+        ids[i].get(&ids[i], &run, &row, &v);
+        cols_json_val(w, k, &ids[i], &v);
+    }
 }
+
+/* ---- the threads' columns: text, CSV and JSON from one table ---- */
+
+#define GETTER(name) static void name(const col_def *col, const void *ctx, const void *row, col_val *v)
+/* The mean of the etl_latency at col->off. */
+GETTER(g_mean)
+{
+    (void)ctx;
+    etl_latency l;
+    memcpy(&l, (const char *)row + col->off, sizeof l);
+    cv_i64(v, l.count ? l.sum_ns / (int64_t)l.count : 0);
+}
+
+#define AT(f) offsetof(etl_usage_thread, f)
+#define LAT(f, m) offsetof(etl_usage_thread, f) + offsetof(etl_latency, m)
+static const col_def thread_cols[] = {
+    REP_THREAD_COLS(etl_usage_thread, thread),
+    {"=Ready", "ready_count", "ready_count", COL_COUNT, 0, col_u64_at, LAT(ready, count)},
+    {"=Total ready", "ready_ns", "ready_ns", COL_NS, 0, col_i64_at, LAT(ready, sum_ns)},
+    {"=Mean", "ready_mean_ns", "ready_mean_ns", COL_NS, 0, g_mean, AT(ready)},
+    {"=p50", "ready_p50_ns", "ready_p50_ns", COL_NS, 0, col_i64_at, LAT(ready, p50_ns)},
+    {"=p90", "ready_p90_ns", "ready_p90_ns", COL_NS, 0, col_i64_at, LAT(ready, p90_ns)},
+    {"=p99", "ready_p99_ns", "ready_p99_ns", COL_NS, 0, col_i64_at, LAT(ready, p99_ns)},
+    {NULL, NULL, "ready_p999_ns", COL_NS, 0, col_i64_at, LAT(ready, p999_ns)},
+    {"=Max", "ready_max_ns", "ready_max_ns", COL_NS, 0, col_i64_at, LAT(ready, max_ns)},
+    {NULL, NULL, "woken_count", COL_COUNT, 0, col_u64_at, LAT(woken, count)},
+    {NULL, NULL, "woken_ns", COL_NS, 0, col_i64_at, LAT(woken, sum_ns)},
+    {NULL, NULL, "woken_mean_ns", COL_NS, 0, g_mean, AT(woken)},
+    {NULL, NULL, "woken_p50_ns", COL_NS, 0, col_i64_at, LAT(woken, p50_ns)},
+    {NULL, NULL, "woken_p90_ns", COL_NS, 0, col_i64_at, LAT(woken, p90_ns)},
+    {NULL, NULL, "woken_p99_ns", COL_NS, 0, col_i64_at, LAT(woken, p99_ns)},
+    {NULL, NULL, "woken_p999_ns", COL_NS, 0, col_i64_at, LAT(woken, p999_ns)},
+    {NULL, NULL, "woken_max_ns", COL_NS, 0, col_i64_at, LAT(woken, max_ns)},
+    {"=Waits", "wait_count", "wait_count", COL_COUNT, 0, col_u64_at, AT(wait_count)},
+    {"=Total waiting", "wait_ns", "wait_ns", COL_NS, 0, col_i64_at, AT(wait_ns)},
+    {NULL, NULL, "wait_max_ns", COL_NS, 0, col_i64_at, AT(wait_max_ns)},
+};
+#undef AT
+#undef LAT
+#define NTHREAD_COLS (sizeof thread_cols / sizeof thread_cols[0])
 
 static void json_intervals(jw *w, const rep_run *run, const char *key, const etl_usage_interval *v, size_t n,
                            int waits)
@@ -95,50 +133,42 @@ static void json_intervals(jw *w, const rep_run *run, const char *key, const etl
     jw_arr_end(w);
 }
 
-static void print_json(const rep_args *a, const rep_run *run, const etl_usage *u)
+void waits_sort(etl_usage_thread *t, size_t n) { etl_sort(t, n, sizeof *t, by_ready_desc); }
+
+void waits_json(jw *w, const rep_run *run, const etl_usage *u, const etl_usage_thread *by_ready, const rep_args *a)
 {
-    jw w;
-    rep_json_begin(&w, run, u->o.v0, u->o.v1, 0);
-    jw_obj(&w, "ready");
-    json_latency(&w, "ready", &u->ready_all);
-    json_latency(&w, "woken", &u->woken_all);
-    jw_obj_end(&w);
-    jw_arr(&w, "threads");
+    rep_json_head(w, run, u->o.v0, u->o.v1, 0);
+    jw_obj(w, "ready");
+    json_latency(w, "ready", &u->ready_all);
+    json_latency(w, "woken", &u->woken_all);
+    jw_obj_end(w);
+    jw_arr(w, "threads");
     unsigned shown = 0;
     for (size_t i = 0; i < u->nthreads && (!a->top || shown < a->top); i++) {
-        const etl_usage_thread *t = &u->threads[i];
+        const etl_usage_thread *t = &by_ready[i];
         if (!rep_thread_selected(a, run->model, t->thread)) continue;
         shown++;
-        jw_obj(&w, NULL);
-        thread_ids(&w, run, t->thread, "");
-        json_latency(&w, "ready", &t->ready);
-        json_latency(&w, "woken", &t->woken);
-        jw_u64(&w, "wait_count", t->wait_count);
-        jw_i64(&w, "wait_ns", t->wait_ns);
-        jw_i64(&w, "wait_max_ns", t->wait_max_ns);
-        jw_obj_end(&w);
+        cols_json_row(w, NULL, thread_cols, NTHREAD_COLS, &run, t);
     }
-    jw_arr_end(&w);
-    jw_arr(&w, "by_reason");
+    jw_arr_end(w);
+    jw_arr(w, "by_reason");
     for (unsigned c = 0; c < 64; c++) {
         const etl_usage_reason *r = &u->reasons[c];
         if (!r->count) continue;
-        jw_obj(&w, NULL);
-        jw_u64(&w, "code", c);
+        jw_obj(w, NULL);
+        jw_u64(w, "code", c);
         const char *rn = etl_wait_reason_name(c);
-        if (rn) jw_str(&w, "reason", rn);
-        else jw_null(&w, "reason");
-        jw_u64(&w, "count", r->count);
-        jw_i64(&w, "wait_ns", r->wait_ns);
-        jw_i64(&w, "max_ns", r->max_ns);
-        jw_obj_end(&w);
+        if (rn) jw_str(w, "reason", rn);
+        else jw_null(w, "reason");
+        jw_u64(w, "count", r->count);
+        jw_i64(w, "wait_ns", r->wait_ns);
+        jw_i64(w, "max_ns", r->max_ns);
+        jw_obj_end(w);
     }
-    jw_arr_end(&w);
-    json_intervals(&w, run, "longest_waits", u->longest_waits, u->n_longest_waits, 1);
-    json_intervals(&w, run, "longest_ready", u->longest_ready, u->n_longest_ready, 0);
-    rep_json_anomalies(run, &w);
-    jw_obj_end(&w);
-    jw_end(&w);
+    jw_arr_end(w);
+    json_intervals(w, run, "longest_waits", u->longest_waits, u->n_longest_waits, 1);
+    json_intervals(w, run, "longest_ready", u->longest_ready, u->n_longest_ready, 0);
+    rep_json_anomalies_as(run, w, a->skip);
 }
 
 static const char *readier_label(const rep_run *run, const etl_usage_interval *v, char out[300])
@@ -186,7 +216,7 @@ static void print_intervals(const rep_run *run, const char *title, const etl_usa
 
 static void print_table(const rep_args *a, const rep_run *run, const etl_usage *u)
 {
-    char b[8][32], label[256];
+    char b[8][32];
     if (a->format == FMT_TEXT) {
         rep_print_header(run, "etlkit waits");
         const etl_latency *l = &u->ready_all;
@@ -223,31 +253,15 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         tbl_free(&t);
         printf("\nThreads by time not running (ready + waiting)\n");
     }
-    static const char *const th[] = {"=TID", "Process", "Thread name", "=Ready", "=Total ready", "=Mean",
-                                     "=p50", "=p90", "=p99", "=Max", "=Waits", "=Total waiting"};
-    static const char *const thc[] = {"tid", "process", "name", "ready_count", "ready_ns", "ready_mean_ns",
-                                      "ready_p50_ns", "ready_p90_ns", "ready_p99_ns", "ready_max_ns", "wait_count",
-                                      "wait_ns"};
     tbl t;
-    tbl_init(&t, 12, a->format == FMT_CSV ? thc : th);
-    unsigned shown = 0, limit = a->top ? a->top : a->format == FMT_CSV ? 0 : 20;
+    int csv = a->format == FMT_CSV;
+    cols_tbl_init(&t, thread_cols, NTHREAD_COLS, csv);
+    unsigned shown = 0, limit = a->top ? a->top : csv ? 0 : 20;
     for (size_t i = 0; i < u->nthreads && (!limit || shown < limit); i++) {
         const etl_usage_thread *x = &u->threads[i];
         if (!rep_thread_selected(a, run->model, x->thread)) continue;
         shown++;
-        char tid[16], rc[24], wc[24];
-        snprintf(tid, sizeof tid, "%u", etl_sched_thread_at(run->model, x->thread)->tid);
-        snprintf(rc, sizeof rc, "%llu", (unsigned long long)x->ready.count);
-        snprintf(wc, sizeof wc, "%llu", (unsigned long long)x->wait_count);
-        int64_t v[7] = {x->ready.sum_ns, x->ready.count ? x->ready.sum_ns / (int64_t)x->ready.count : 0,
-                        x->ready.p50_ns, x->ready.p90_ns, x->ready.p99_ns, x->ready.max_ns, x->wait_ns};
-        for (int k = 0; k < 7; k++) {
-            if (a->format == FMT_CSV) snprintf(b[k], 32, "%lld", (long long)v[k]);
-            else fmt_dur(b[k], v[k]);
-        }
-        const char *r[] = {tid, rep_process_label(run->model, x->thread, label), rep_thread_name(run->model, x->thread),
-                           rc, b[0], b[1], b[2], b[3], b[4], b[5], wc, b[6]};
-        tbl_row(&t, r);
+        cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &run, x);
     }
     if (a->format == FMT_CSV) tbl_print_csv(&t, stdout, 0);
     else tbl_print_text(&t, stdout, "  ");
@@ -272,7 +286,7 @@ int cmd_waits(int argc, char **argv)
     if (pr != CLI_OPTS_RUN) return pr;
     etl_usage u;
     memset(&u, 0, sizeof u);
-    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, longest, 0, false, 0, 0, 0};
+    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, longest, 0, false, 0, 0, 0, NULL, 0};
     rep_run run;
     int rc = rep_run_open(&run, &a, etl_usage_add, &u, NULL);
     if (rc != EXIT_OK) return rc;
@@ -283,10 +297,15 @@ int cmd_waits(int argc, char **argv)
     }
     rep_run_go(&run, &a);
     if (etl_usage_finish(&u, run.end_ns) != ETL_OK) return rep_usage_failed(&run, &u, "waits");
-    etl_sort(u.threads, u.nthreads, sizeof *u.threads, by_ready_desc);
+    waits_sort(u.threads, u.nthreads);
     if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
     } else if (a.format == FMT_JSON) {
-        print_json(&a, &run, &u);
+        jw w;
+        jw_init(&w, stdout);
+        jw_obj(&w, NULL);
+        waits_json(&w, &run, &u, u.threads, &a);
+        jw_obj_end(&w);
+        jw_end(&w);
     } else {
         print_table(&a, &run, &u);
     }

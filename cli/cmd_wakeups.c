@@ -1,7 +1,10 @@
 /* cmd_wakeups.c - `etlkit wakeups`: who wakes idle CPUs, per process and thread (like UIforETW's IdleWakeups). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "rep_json.h"
+#include "columns.h"
 #include "etlkit/analysis.h"
 
 static const cli_cmd wakeups_cmd = {
@@ -43,102 +46,18 @@ static const char *kind_name(unsigned k)
     return k == ETL_WAKER_DPC ? "DPC" : k == ETL_WAKER_IDLE ? "Idle" : "Unknown";
 }
 
-static void proc_of(const rep_run *run, const etl_wakeup_waker *x, char name[256], uint32_t *pid)
+static const char *proc_of(const rep_run *run, const etl_wakeup_waker *x, char name[256], uint32_t *pid)
 {
     const etl_sched_process *sp = etl_sched_process_at(run->model, x->process);
     *pid = UINT32_MAX;
     if (x->kind != ETL_WAKER_THREAD) {
-        strcpy(name, kind_name(x->kind));
         if (x->kind == ETL_WAKER_IDLE) *pid = 0;
-        return;
+        return strcpy(name, kind_name(x->kind));
     }
-    if (!sp) {
-        strcpy(name, "Unknown");
-        return;
-    }
+    if (!sp) return strcpy(name, "Unknown");
     *pid = sp->pid;
     snprintf(name, 256, "%s", sp->name ? etl_sched_names(run->model) + sp->name : "Unknown");
-}
-
-static void print_json(const rep_args *a, const rep_run *run, const etl_wakeups *w, int64_t window)
-{
-    jw j;
-    jw_init(&j, stdout);
-    jw_obj(&j, NULL);
-    jw_str(&j, "file", run->in.path);
-    jw_obj(&j, "window");
-    jw_i64(&j, "start_ns", run->v0);
-    jw_i64(&j, "end_ns", run->v1);
-    jw_obj_end(&j);
-    jw_u64(&j, "total", w->total);
-    jw_fixed(&j, "per_second", rate(w->total, window), 3);
-    jw_obj(&j, "by_waker");
-    jw_u64(&j, "thread", w->by_kind[ETL_WAKER_THREAD]);
-    jw_u64(&j, "dpc", w->by_kind[ETL_WAKER_DPC]);
-    jw_u64(&j, "idle", w->by_kind[ETL_WAKER_IDLE]);
-    jw_u64(&j, "unknown", w->by_kind[ETL_WAKER_UNKNOWN]);
-    jw_obj_end(&j);
-    jw_arr(&j, "by_process");
-    for (size_t i = 0; i < w->nprocesses && (!a->top || i < a->top); i++) {
-        char name[256];
-        uint32_t pid;
-        proc_of(run, &w->processes[i], name, &pid);
-        jw_obj(&j, NULL);
-        if (pid != UINT32_MAX) jw_u64(&j, "pid", pid);
-        else jw_null(&j, "pid");
-        jw_str(&j, "name", name);
-        jw_u64(&j, "count", w->processes[i].count);
-        jw_fixed(&j, "per_second", rate(w->processes[i].count, window), 3);
-        jw_obj_end(&j);
-    }
-    jw_arr_end(&j);
-    jw_arr(&j, "by_thread");
-    for (size_t i = 0; i < w->nthreads && (!a->top || i < a->top); i++) {
-        const etl_wakeup_waker *x = &w->threads[i];
-        char name[256];
-        uint32_t pid;
-        proc_of(run, x, name, &pid);
-        jw_obj(&j, NULL);
-        const etl_sched_thread *t = etl_sched_thread_at(run->model, x->thread);
-        if (t) jw_u64(&j, "tid", t->tid);
-        else if (x->kind == ETL_WAKER_IDLE) jw_u64(&j, "tid", 0);
-        else jw_null(&j, "tid");
-        if (pid != UINT32_MAX) jw_u64(&j, "pid", pid);
-        else jw_null(&j, "pid");
-        jw_str(&j, "process", name);
-        jw_str(&j, "name", t ? rep_thread_name(run->model, x->thread) : kind_name(x->kind));
-        jw_u64(&j, "count", x->count);
-        jw_fixed(&j, "per_second", rate(x->count, window), 3);
-        jw_obj_end(&j);
-    }
-    jw_arr_end(&j);
-    jw_arr(&j, "cstates");
-    for (unsigned c = 0; c < 256; c++) {
-        if (!w->cstate[c]) continue;
-        jw_obj(&j, NULL);
-        jw_u64(&j, "cstate", c);
-        jw_u64(&j, "count", w->cstate[c]);
-        jw_obj_end(&j);
-    }
-    jw_arr_end(&j);
-    jw_u64(&j, "cstate_unknown", w->cstate_unknown);
-    jw_arr(&j, "idle_before");
-    for (unsigned b = 0; b < ETL_WAKEUP_IDLE_BUCKETS; b++) {
-        jw_obj(&j, NULL);
-        jw_i64(&j, "min_ns", idle_lo[b]);
-        if (b + 1 < ETL_WAKEUP_IDLE_BUCKETS) jw_i64(&j, "max_ns", idle_lo[b + 1]);
-        else jw_null(&j, "max_ns");
-        jw_u64(&j, "count", w->idle_hist[b]);
-        jw_obj_end(&j);
-    }
-    jw_arr_end(&j);
-    jw_i64(&j, "idle_ns", w->idle_ns);
-    jw_arr(&j, "by_cpu");
-    for (size_t c = 0; c < w->ncpus; c++) jw_u64(&j, NULL, w->per_cpu[c]);
-    jw_arr_end(&j);
-    rep_json_anomalies(run, &j);
-    jw_obj_end(&j);
-    jw_end(&j);
+    return name;
 }
 
 static const char *pct(char out[32], uint64_t part, uint64_t whole)
@@ -146,10 +65,155 @@ static const char *pct(char out[32], uint64_t part, uint64_t whole)
     return fmt_fixed(out, whole ? (int64_t)(part * 10000 / whole) : 0, 2);
 }
 
+/* ---- the wakers' columns (by process, by thread): text, CSV and JSON from one table each ---- */
+
+typedef struct rows_ctx {
+    const rep_run *run;
+    int64_t window;
+    uint64_t total;
+} rows_ctx;
+
+#define GETTER(name) static void name(const col_def *col, const void *cx, const void *row, col_val *v)
+#define X ((const etl_wakeup_waker *)row)
+#define C ((const rows_ctx *)cx)
+GETTER(g_pid)
+{
+    (void)col;
+    uint32_t pid;
+    proc_of(C->run, X, v->buf, &pid);
+    if (pid != UINT32_MAX) cv_u64(v, pid);
+    else cv_null(v);
+}
+GETTER(g_pname)
+{
+    (void)col;
+    uint32_t pid;
+    cv_str(v, proc_of(C->run, X, v->buf, &pid));
+}
+/* For people, an empty image name shows as "" (text_name). */
+GETTER(g_pname_text)
+{
+    g_pname(col, cx, row, v);
+    v->s = text_name(v->s);
+}
+GETTER(g_rate)
+{
+    (void)col;
+    cv_i64(v, rate(X->count, C->window));
+}
+GETTER(g_pct)
+{
+    (void)col;
+    cv_i64(v, C->total ? (int64_t)(X->count * 10000 / C->total) : 0);
+}
+GETTER(g_tid)
+{
+    (void)col;
+    const etl_sched_thread *t = etl_sched_thread_at(C->run->model, X->thread);
+    if (t) cv_u64(v, t->tid);
+    else if (X->kind == ETL_WAKER_IDLE) cv_u64(v, 0);
+    else cv_null(v);
+}
+/* The thread's process: "image (PID)" for people, "Idle (0)", "DPC" or "Unknown" without a thread. */
+GETTER(g_plabel)
+{
+    (void)col;
+    if (etl_sched_thread_at(C->run->model, X->thread)) cv_str(v, rep_process_label(C->run->model, X->thread, v->buf));
+    else cv_str(v, X->kind == ETL_WAKER_IDLE ? "Idle (0)" : kind_name(X->kind));
+}
+/* The thread's name; without a thread, the waker's kind in JSON and nothing for people. */
+GETTER(g_name)
+{
+    (void)col;
+    int known = etl_sched_thread_at(C->run->model, X->thread) != NULL;
+    cv_str(v, known ? rep_thread_name(C->run->model, X->thread) : kind_name(X->kind));
+}
+GETTER(g_name_text)
+{
+    (void)col;
+    int known = etl_sched_thread_at(C->run->model, X->thread) != NULL;
+    cv_str(v, known ? rep_thread_name(C->run->model, X->thread) : "");
+}
+#undef X
+#undef C
+
+#define COUNT offsetof(etl_wakeup_waker, count)
+static const col_def process_cols[] = {
+    {"Process", NULL, NULL, COL_TEXT, 0, g_pname_text, 0},
+    {"=PID", NULL, "pid", COL_COUNT, 0, g_pid, 0},
+    {NULL, NULL, "name", COL_TEXT, 0, g_pname, 0},
+    {"=Wake-ups", NULL, "count", COL_COUNT, 0, col_u64_at, COUNT},
+    {"=Per second", NULL, "per_second", COL_FIXED, 3, g_rate, 0},
+    {"=%", NULL, NULL, COL_FIXED, 2, g_pct, 0},
+};
+static const col_def thread_cols[] = {
+    {"=TID", "tid", "tid", COL_COUNT, 0, g_tid, 0},
+    {NULL, NULL, "pid", COL_COUNT, 0, g_pid, 0},
+    {NULL, NULL, "process", COL_TEXT, 0, g_pname, 0},
+    {"Process", "process", NULL, COL_TEXT, 0, g_plabel, 0},
+    {NULL, NULL, "name", COL_TEXT, 0, g_name, 0},
+    {"Thread name", "name", NULL, COL_TEXT, 0, g_name_text, 0},
+    {"=Wake-ups", "count", "count", COL_COUNT, 0, col_u64_at, COUNT},
+    {"=Per second", "per_second", "per_second", COL_FIXED, 3, g_rate, 0},
+    {"=%", "pct", NULL, COL_FIXED, 2, g_pct, 0},
+};
+#undef COUNT
+#define NPROCESS_COLS (sizeof process_cols / sizeof process_cols[0])
+#define NTHREAD_COLS (sizeof thread_cols / sizeof thread_cols[0])
+
+void wakeups_json(jw *j, const rep_run *run, const etl_wakeups *w, const rep_args *a)
+{
+    int64_t window = run->v1 - run->v0;
+    rep_json_head(j, run, run->v0, run->v1, 0);
+    jw_u64(j, "total", w->total);
+    jw_fixed(j, "per_second", rate(w->total, window), 3);
+    jw_obj(j, "by_waker");
+    jw_u64(j, "thread", w->by_kind[ETL_WAKER_THREAD]);
+    jw_u64(j, "dpc", w->by_kind[ETL_WAKER_DPC]);
+    jw_u64(j, "idle", w->by_kind[ETL_WAKER_IDLE]);
+    jw_u64(j, "unknown", w->by_kind[ETL_WAKER_UNKNOWN]);
+    jw_obj_end(j);
+    rows_ctx rc = {run, window, w->total};
+    jw_arr(j, "by_process");
+    for (size_t i = 0; i < w->nprocesses && (!a->top || i < a->top); i++)
+        cols_json_row(j, NULL, process_cols, NPROCESS_COLS, &rc, &w->processes[i]);
+    jw_arr_end(j);
+    jw_arr(j, "by_thread");
+    for (size_t i = 0; i < w->nthreads && (!a->top || i < a->top); i++)
+        cols_json_row(j, NULL, thread_cols, NTHREAD_COLS, &rc, &w->threads[i]);
+    jw_arr_end(j);
+    jw_arr(j, "cstates");
+    for (unsigned c = 0; c < 256; c++) {
+        if (!w->cstate[c]) continue;
+        jw_obj(j, NULL);
+        jw_u64(j, "cstate", c);
+        jw_u64(j, "count", w->cstate[c]);
+        jw_obj_end(j);
+    }
+    jw_arr_end(j);
+    jw_u64(j, "cstate_unknown", w->cstate_unknown);
+    jw_arr(j, "idle_before");
+    for (unsigned b = 0; b < ETL_WAKEUP_IDLE_BUCKETS; b++) {
+        jw_obj(j, NULL);
+        jw_i64(j, "min_ns", idle_lo[b]);
+        if (b + 1 < ETL_WAKEUP_IDLE_BUCKETS) jw_i64(j, "max_ns", idle_lo[b + 1]);
+        else jw_null(j, "max_ns");
+        jw_u64(j, "count", w->idle_hist[b]);
+        jw_obj_end(j);
+    }
+    jw_arr_end(j);
+    jw_i64(j, "idle_ns", w->idle_ns);
+    jw_arr(j, "by_cpu");
+    for (size_t c = 0; c < w->ncpus; c++) jw_u64(j, NULL, w->per_cpu[c]);
+    jw_arr_end(j);
+    rep_json_anomalies_as(run, j, a->skip);
+}
+
 static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups *w, int64_t window)
 {
-    char b1[32], b2[32], b3[32];
+    char b1[32], b3[32];
     int csv = a->format == FMT_CSV;
+    rows_ctx rc = {run, window, w->total};
     if (!csv) {
         rep_print_header(run, "etlkit wakeups");
         printf("\n%llu idle wake-ups, %s per second: %llu by threads, %llu by DPCs, %llu by the idle thread, "
@@ -158,44 +222,19 @@ static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups 
                (unsigned long long)w->by_kind[ETL_WAKER_THREAD], (unsigned long long)w->by_kind[ETL_WAKER_DPC],
                (unsigned long long)w->by_kind[ETL_WAKER_IDLE], (unsigned long long)w->by_kind[ETL_WAKER_UNKNOWN]);
         printf("\nWoken by process\n");
-        static const char *const ph[] = {"Process", "=PID", "=Wake-ups", "=Per second", "=%"};
         tbl t;
-        tbl_init(&t, 5, ph);
-        for (size_t i = 0; i < w->nprocesses && i < (a->top ? a->top : 20); i++) {
-            char name[256], ps[16], cnt[24];
-            uint32_t pid;
-            proc_of(run, &w->processes[i], name, &pid);
-            snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
-            snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)w->processes[i].count);
-            const char *r[] = {text_name(name), ps, cnt, fmt_fixed(b1, rate(w->processes[i].count, window), 3),
-                               pct(b2, w->processes[i].count, w->total)};
-            tbl_row(&t, r);
-        }
+        cols_tbl_init(&t, process_cols, NPROCESS_COLS, 0);
+        for (size_t i = 0; i < w->nprocesses && i < (a->top ? a->top : 20); i++)
+            cols_tbl_row(&t, process_cols, NPROCESS_COLS, 0, &rc, &w->processes[i]);
         tbl_print_text(&t, stdout, "  ");
         tbl_free(&t);
         printf("\nWoken by thread\n");
     }
-    static const char *const th[] = {"=TID", "Process", "Thread name", "=Wake-ups", "=Per second", "=%"};
-    static const char *const thc[] = {"tid", "process", "name", "count", "per_second", "pct"};
     tbl t;
-    tbl_init(&t, 6, csv ? thc : th);
+    cols_tbl_init(&t, thread_cols, NTHREAD_COLS, csv);
     unsigned limit = a->top ? a->top : csv ? 0 : 20;
-    for (size_t i = 0; i < w->nthreads && (!limit || i < limit); i++) {
-        const etl_wakeup_waker *x = &w->threads[i];
-        char label[256], tid[16], cnt[24];
-        const etl_sched_thread *st = etl_sched_thread_at(run->model, x->thread);
-        if (st) {
-            snprintf(tid, sizeof tid, "%u", st->tid);
-            rep_process_label(run->model, x->thread, label);
-        } else {
-            strcpy(tid, x->kind == ETL_WAKER_IDLE ? "0" : "-");
-            strcpy(label, x->kind == ETL_WAKER_IDLE ? "Idle (0)" : kind_name(x->kind));
-        }
-        snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)x->count);
-        const char *r[] = {tid, label, st ? rep_thread_name(run->model, x->thread) : "", cnt,
-                           fmt_fixed(b1, rate(x->count, window), 3), pct(b2, x->count, w->total)};
-        tbl_row(&t, r);
-    }
+    for (size_t i = 0; i < w->nthreads && (!limit || i < limit); i++)
+        cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &rc, &w->threads[i]);
     if (csv) tbl_print_csv(&t, stdout, 0);
     else tbl_print_text(&t, stdout, "  ");
     tbl_free(&t);
@@ -255,7 +294,12 @@ int cmd_wakeups(int argc, char **argv)
     int64_t window = run.v1 - run.v0;
     if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
     } else if (a.format == FMT_JSON) {
-        print_json(&a, &run, &c.w, window);
+        jw j;
+        jw_init(&j, stdout);
+        jw_obj(&j, NULL);
+        wakeups_json(&j, &run, &c.w, &a);
+        jw_obj_end(&j);
+        jw_end(&j);
     } else {
         print_text(&a, &run, &c.w, window);
     }

@@ -1,5 +1,6 @@
 /* report.c - see report.h. */
 #include "report.h"
+#include "rep_json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,15 @@ const char *rep_thread_name(const etl_sched *m, uint32_t thread)
     return t && t->name ? etl_sched_names(m) + t->name : "";
 }
 
+const char *rep_process_name(const etl_sched *m, uint32_t process, char out[256], uint32_t *pid)
+{
+    const etl_sched_process *sp = etl_sched_process_at(m, process);
+    *pid = sp ? sp->pid : UINT32_MAX;
+    if (!sp) return strcpy(out, "Unknown");
+    snprintf(out, 256, "%s", sp->name ? etl_sched_names(m) + sp->name : "Unknown");
+    return out;
+}
+
 int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread)
 {
     const etl_sched_thread *t = etl_sched_thread_at(m, thread);
@@ -257,7 +267,7 @@ typedef struct anomaly {
     const char *text;
 } anomaly;
 
-static size_t anomalies(const rep_run *run, anomaly *out)
+static size_t anomalies(const rep_run *run, uint32_t skip, anomaly *out)
 {
     const etl_logfile_header *h = etl_reader_header(run->in.reader);
     const etl_sched_stats *m = &run->mstats;
@@ -274,7 +284,7 @@ static size_t anomalies(const rep_run *run, anomaly *out)
         {"undecodable", s->undecodable, "scheduler events that did not decode"},
         {"cswitch_chain_mismatch", m->cswitch_chain_mismatch, "switches whose old thread was not the planned one"},
         {"time_backwards", m->time_backwards, "events out of time order"},
-        {(run->skip & 1u << ETL_SCHED_READY) ? NULL : "ready_unmatched", m->ready_unmatched,
+        {(skip & 1u << ETL_SCHED_READY) ? NULL : "ready_unmatched", m->ready_unmatched,
          "threads readied but never switched in before the end"},
         {"unknown_threads", m->unknown_threads, "threads seen without a Thread event"},
         {"repeated_starts", m->repeated_starts, "Thread Starts of threads already started that had not run"},
@@ -287,7 +297,7 @@ static size_t anomalies(const rep_run *run, anomaly *out)
 void rep_print_anomalies(const rep_run *run, FILE *f)
 {
     anomaly a[32];
-    size_t n = anomalies(run, a);
+    size_t n = anomalies(run, run->skip, a);
     for (size_t i = 0; i < n; i++)
         if (a[i].key && a[i].v) fprintf(f, "note: %llu %s\n", (unsigned long long)a[i].v, a[i].text);
 }
@@ -296,6 +306,11 @@ void rep_json_begin(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t 
 {
     jw_init(w, stdout);
     jw_obj(w, NULL);
+    rep_json_head(w, run, v0, v1, ncpu);
+}
+
+void rep_json_head(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t ncpu)
+{
     jw_str(w, "file", run->in.path);
     jw_obj(w, "window");
     jw_i64(w, "start_ns", v0);
@@ -304,10 +319,12 @@ void rep_json_begin(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t 
     if (ncpu) jw_u64(w, "num_cpus", ncpu);
 }
 
-void rep_json_anomalies(const rep_run *run, jw *w)
+void rep_json_anomalies(const rep_run *run, jw *w) { rep_json_anomalies_as(run, w, run->skip); }
+
+void rep_json_anomalies_as(const rep_run *run, jw *w, uint32_t skip)
 {
     anomaly a[32];
-    size_t n = anomalies(run, a);
+    size_t n = anomalies(run, skip, a);
     jw_obj(w, "anomalies");
     for (size_t i = 0; i < n; i++)
         if (a[i].key) jw_u64(w, a[i].key, a[i].v); /* a kind the report skipped has no count */

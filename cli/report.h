@@ -111,6 +111,8 @@ int rep_finish(rep_run *run, const char *cmd);
 const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256]);
 /* A thread's name ("" when none). */
 const char *rep_thread_name(const etl_sched *m, uint32_t thread);
+/* A process instance's image name ("Unknown" when none) into out[256], its PID (UINT32_MAX when unknown). */
+const char *rep_process_name(const etl_sched *m, uint32_t process, char out[256], uint32_t *pid);
 /* Whether a thread instance passes --process and --thread. */
 int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread);
 

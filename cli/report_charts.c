@@ -61,7 +61,7 @@ void sec_trace(page *pg)
     for (size_t i = 0; i < sizeof se / sizeof se[0]; i++) {
         fputs("<tr>", f);
         td(f, se[i].k);
-        tdn(f, (int64_t)se[i].v, u64s(b1, se[i].v));
+        tdn(f, (int64_t)se[i].v, col_u64(b1, se[i].v));
         fputs("</tr>\n", f);
     }
     table_end(f);
@@ -88,7 +88,7 @@ void sec_trace(page *pg)
         fputs("<tr>", f);
         td(f, b2);
         td(f, name ? name : "");
-        tdn(f, (int64_t)pg->fa->by_hook[order[i]], u64s(b1, pg->fa->by_hook[order[i]]));
+        tdn(f, (int64_t)pg->fa->by_hook[order[i]], col_u64(b1, pg->fa->by_hook[order[i]]));
         fputs("</tr>\n", f);
     }
     table_end(f);
@@ -362,7 +362,7 @@ void sec_utilisation(page *pg)
         tdn(f, k->unknown_ns, fmt_dur(b3, k->unknown_ns));
         tdn(f, pct100(k->busy_ns, pg->win), pct_text(b1, k->busy_ns, pg->win));
         tdn(f, peak, pk);
-        tdn(f, (int64_t)k->switches, u64s(b2, k->switches));
+        tdn(f, (int64_t)k->switches, col_u64(b2, k->switches));
         fputs("</tr>\n", f);
     }
     table_end(f);
@@ -395,15 +395,15 @@ void sec_top(page *pg)
         const etl_usage_process *p = &u->processes[i];
         uint32_t pid;
         char name[256], ps[16];
-        proc_label(m, p->process, name, &pid);
+        rep_process_name(m, p->process, name, &pid);
         snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
         fputs("<tr>", f);
         td(f, name);
         tdn(f, pid == UINT32_MAX ? -1 : (int64_t)pid, ps);
         tdn(f, p->cpu_ns, fmt_dur(b1, p->cpu_ns));
         tdn(f, pct100(p->cpu_ns, all), pct_text(b2, p->cpu_ns, all));
-        tdn(f, p->threads, u64s(b3, p->threads));
-        tdn(f, (int64_t)p->switches, u64s(b1, p->switches));
+        tdn(f, p->threads, col_u64(b3, p->threads));
+        tdn(f, (int64_t)p->switches, col_u64(b1, p->switches));
         fputs("</tr>\n", f);
     }
     table_end(f);
@@ -421,9 +421,9 @@ void sec_top(page *pg)
         td(f, rep_thread_name(m, t->thread));
         tdn(f, t->cpu_ns, fmt_dur(b1, t->cpu_ns));
         tdn(f, pct100(t->cpu_ns, all), pct_text(b2, t->cpu_ns, all));
-        tdn(f, (int64_t)t->switches, u64s(b3, t->switches));
-        tdn(f, (int64_t)t->voluntary, u64s(b1, t->voluntary));
-        tdn(f, (int64_t)t->involuntary, u64s(b2, t->involuntary));
+        tdn(f, (int64_t)t->switches, col_u64(b3, t->switches));
+        tdn(f, (int64_t)t->voluntary, col_u64(b1, t->voluntary));
+        tdn(f, (int64_t)t->involuntary, col_u64(b2, t->involuntary));
         fputs("</tr>\n", f);
     }
     table_end(f);

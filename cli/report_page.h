@@ -8,7 +8,9 @@
 
 #include <stdio.h>
 #include "report.h"
+#include "rep_json.h"
 #include "html.h"
+#include "columns.h"
 #include "etlkit/analysis.h"
 #include "etlkit/summary.h"
 #include "etlkit/reports_extra.h"
@@ -20,6 +22,9 @@
 
 /* Ready-latency histogram: 1-2-5 steps from 1 us to 10 s (log scale), lower edges in ns. */
 extern const int64_t hist_lo[HIST_BINS];
+
+/* cli/report/report.css and report.js, NUL-terminated: CMakeLists.txt generates them from the files. */
+extern const char report_css[], report_js[];
 
 
 typedef struct opts {
@@ -33,8 +38,8 @@ typedef struct rctx {
     etl_wakeups w;
     etl_pmc p;
     etl_spinlocks s;
+    spin_params spin;         /* the spin lock sampling parameters, as `etlkit spinlocks` takes them */
     int have_u, have_w, have_p, have_s;
-    uint64_t hist[HIST_BINS];
     uint64_t ev[8];           /* source events by etl_sched_kind */
 } rctx;
 
@@ -45,6 +50,7 @@ typedef struct page {
     rep_run *run;
     rctx *c;
     etl_summary *fa;          /* the trace's facts (etl_summary_run) */
+    etl_usage_thread *by_ready; /* c->u's threads as `etlkit waits` orders them (waits_sort) */
     int switches;              /* the trace has context switches */
     int64_t v0, v1, win;       /* window */
     unsigned ncpu;
@@ -61,8 +67,6 @@ int64_t pct100(int64_t part, int64_t whole);
 int64_t rate(uint64_t n, int64_t window);
 const char *secs(char out[32], int64_t ns);
 const char *pct_text(char out[32], int64_t part, int64_t whole);
-const char *u64s(char out[32], uint64_t v);
-const char *proc_label(const etl_sched *m, uint32_t process, char out[256], uint32_t *pid);
 const char *proc_label_pid(const etl_sched *m, uint32_t process, char out[256]);
 const char *reason_text(char out[16], unsigned code);
 const char *readier_text(const etl_sched *m, const etl_usage_interval *v, char out[320]);
@@ -93,9 +97,7 @@ void sec_locks_pmc(page *pg);
 const char *waker_kind_name(unsigned k);
 const char *waker_proc(const etl_sched *m, const etl_wakeup_waker *x, char out[256]);
 void sec_wakeups_chain(page *pg);
-void json_latency(jw *w, const etl_latency *l);
 void json_pid(jw *w, uint32_t pid);
-void json_intervals(jw *w, const page *pg, const char *key, const etl_usage_interval *v, size_t n, int waits);
 void write_json(jw *w, const page *pg);
 
 #endif

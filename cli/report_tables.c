@@ -88,7 +88,7 @@ void sec_ready(page *pg)
     enum { X0 = 50, W = 880, H = 180 };
     uint64_t max = 0;
     for (unsigned i = 0; i < HIST_BINS; i++)
-        if (pg->c->hist[i] > max) max = pg->c->hist[i];
+        if (pg->c->u.ready_hist[i] > max) max = pg->c->u.ready_hist[i];
     double lmax = max ? log10_approx((double)max + 1) : 1;
     double bw = (double)W / HIST_BINS;
     fprintf(f, "<figure class=\"chart\"><svg id=\"ready-hist\" viewBox=\"0 0 %d %d\" role=\"img\" "
@@ -97,24 +97,24 @@ void sec_ready(page *pg)
             X0 + W + 10, H + 62);
     int any = 0;
     for (unsigned i = 0; i < HIST_BINS; i++) {
-        if (!pg->c->hist[i]) continue;
+        if (!pg->c->u.ready_hist[i]) continue;
         char bl[48];
-        html_textf(f, "%s%s: %llu", any++ ? "; " : "", bin_label(bl, i), (unsigned long long)pg->c->hist[i]);
+        html_textf(f, "%s%s: %llu", any++ ? "; " : "", bin_label(bl, i), (unsigned long long)pg->c->u.ready_hist[i]);
     }
     if (!any) fputs("No switch-in with a known Ready Time.", f);
     fputs("</desc>\n", f);
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"tick\"/>", X0, H + 22, X0 + W, H + 22);
     for (unsigned i = 0; i < HIST_BINS; i++) {
         char bl[48];
-        double hgt = pg->c->hist[i] ? log10_approx((double)pg->c->hist[i] + 1) / lmax * H : 0;
-        if (pg->c->hist[i] && hgt < 1) hgt = 1;
+        double hgt = pg->c->u.ready_hist[i] ? log10_approx((double)pg->c->u.ready_hist[i] + 1) / lmax * H : 0;
+        if (pg->c->u.ready_hist[i] && hgt < 1) hgt = 1;
         fprintf(f, "<g><title>");
-        html_textf(f, "%s: %llu switch-ins", bin_label(bl, i), (unsigned long long)pg->c->hist[i]);
+        html_textf(f, "%s: %llu switch-ins", bin_label(bl, i), (unsigned long long)pg->c->u.ready_hist[i]);
         fprintf(f, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" class=\"c0\"/>", X0 + i * bw + 1,
                 H + 22 - hgt, bw - 2, hgt);
-        if (pg->c->hist[i])
+        if (pg->c->u.ready_hist[i])
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"val\" text-anchor=\"middle\">%llu</text>", X0 + (i + 0.5) * bw,
-                    H + 18 - hgt, (unsigned long long)pg->c->hist[i]);
+                    H + 18 - hgt, (unsigned long long)pg->c->u.ready_hist[i]);
         fputs("</g>", f);
         if (i % 3 == 1 || i == 0) {
             char x[32];
@@ -132,13 +132,13 @@ void sec_ready(page *pg)
         const etl_latency *x = &p->ready;
         uint32_t pid;
         char name[256], ps[16];
-        proc_label(m, p->process, name, &pid);
+        rep_process_name(m, p->process, name, &pid);
         snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
         int64_t mean = x->count ? x->sum_ns / (int64_t)x->count : 0;
         fputs("<tr>", f);
         td(f, name);
         tdn(f, pid == UINT32_MAX ? -1 : (int64_t)pid, ps);
-        tdn(f, (int64_t)x->count, u64s(b[0], x->count));
+        tdn(f, (int64_t)x->count, col_u64(b[0], x->count));
         tdn(f, mean, fmt_dur(b[1], mean));
         tdn(f, x->p50_ns, fmt_dur(b[2], x->p50_ns));
         tdn(f, x->p90_ns, fmt_dur(b[3], x->p90_ns));
@@ -236,14 +236,14 @@ void sec_locks_pmc(page *pg)
             snprintf(addr, sizeof addr, "0x%016llx", (unsigned long long)g->lock);
             fputs("<tr>", f);
             td(f, addr);
-            tdn(f, (int64_t)g->a.events, u64s(b[0], g->a.events));
-            tdn(f, (int64_t)g->a.est_acq, u64s(b[1], g->a.est_acq));
-            tdn(f, (int64_t)g->a.est_contended, u64s(b[2], g->a.est_contended));
+            tdn(f, (int64_t)g->a.events, col_u64(b[0], g->a.events));
+            tdn(f, (int64_t)g->a.est_acq, col_u64(b[1], g->a.est_acq));
+            tdn(f, (int64_t)g->a.est_contended, col_u64(b[2], g->a.est_contended));
             snprintf(b[3], 32, "%s%%", fmt_fixed(b[7], g->collision_pct, 4));
             tdn(f, g->collision_pct, b[3]);
-            tdn(f, (int64_t)g->mean_wait, u64s(b[4], g->mean_wait));
-            tdn(f, (int64_t)g->a.max_wait, u64s(b[5], g->a.max_wait));
-            tdn(f, (int64_t)g->hold_p99, u64s(b[6], g->hold_p99));
+            tdn(f, (int64_t)g->mean_wait, col_u64(b[4], g->mean_wait));
+            tdn(f, (int64_t)g->a.max_wait, col_u64(b[5], g->a.max_wait));
+            tdn(f, (int64_t)g->hold_p99, col_u64(b[6], g->hold_p99));
             if (g->acq_pct >= 0) snprintf(b[3], 32, "%s%%", fmt_fixed(b[7], g->acq_pct, 4));
             else strcpy(b[3], "-");
             tdn(f, g->acq_pct, b[3]);
@@ -283,8 +283,8 @@ void sec_locks_pmc(page *pg)
             td(f, t->thread == ETL_SCHED_IDLE ? "Idle (0)" : rep_process_label(pg->run->model, t->thread, label));
             td(f, t->thread == ETL_SCHED_IDLE ? "Idle" : rep_thread_name(pg->run->model, t->thread));
             tdn(f, t->s.cpu_ns, fmt_dur(b[0], t->s.cpu_ns));
-            tdn(f, (int64_t)(cv > INT64_MAX ? INT64_MAX : cv), cyc >= 0 ? u64s(b[1], cv) : "-");
-            tdn(f, (int64_t)(iv > INT64_MAX ? INT64_MAX : iv), ins >= 0 ? u64s(b[2], iv) : "-");
+            tdn(f, (int64_t)(cv > INT64_MAX ? INT64_MAX : cv), cyc >= 0 ? col_u64(b[1], cv) : "-");
+            tdn(f, (int64_t)(iv > INT64_MAX ? INT64_MAX : iv), ins >= 0 ? col_u64(b[2], iv) : "-");
             tdn(f, x.ipc_x1000, x.ipc_x1000 >= 0 ? fmt_fixed(b[3], x.ipc_x1000, 3) : "-");
             tdn(f, x.llc_mpki_x1000, x.llc_mpki_x1000 >= 0 ? fmt_fixed(b[4], x.llc_mpki_x1000, 3) : "-");
             tdn(f, x.branch_mpki_x1000, x.branch_mpki_x1000 >= 0 ? fmt_fixed(b[5], x.branch_mpki_x1000, 3) : "-");

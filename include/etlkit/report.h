@@ -97,6 +97,13 @@ typedef struct etl_usage_options {
     uint32_t interval_processes;
     /* (interval, process) cells held in memory while gathering (0: ETL_USAGE_MAX_PROCESS_CELLS). */
     uint32_t interval_cells_budget;
+    /*
+     * ready_hist_bins > 0: a histogram of the Ready values ready_all takes, filled in the same pass
+     * (etl_usage.ready_hist): bin b counts the values v with ready_hist_lo[b] <= v < ready_hist_lo[b + 1]
+     * (the last bin has no end, the first takes what is below it too); the lower edges ascend, in ns.
+     */
+    const int64_t *ready_hist_lo;
+    uint32_t ready_hist_bins;
 } etl_usage_options;
 
 /* One process's busy time in one interval (etl_usage.bucket_cells). */
@@ -134,6 +141,7 @@ typedef struct etl_usage {
     etl_usage_cell *bucket_cells;
     size_t *bucket_first;        /* nbuckets + 1 entries */
     struct etl_usage_priv *priv;
+    uint64_t *ready_hist;        /* o.ready_hist_bins counts, when asked for */
 } etl_usage;
 
 /* v1 may be unknown until the end: pass v1 <= v0 and give the end to finish. */

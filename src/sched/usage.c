@@ -45,7 +45,9 @@ etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_
     u->priv = calloc(1, sizeof *u->priv);
     u->longest_waits = calloc(u->o.longest, sizeof *u->longest_waits);
     u->longest_ready = calloc(u->o.longest, sizeof *u->longest_ready);
-    if (!u->priv || !u->longest_waits || !u->longest_ready) {
+    if (u->o.ready_hist_bins && !u->o.ready_hist_lo) u->o.ready_hist_bins = 0;
+    if (u->o.ready_hist_bins) u->ready_hist = calloc(u->o.ready_hist_bins, sizeof *u->ready_hist);
+    if (!u->priv || !u->longest_waits || !u->longest_ready || (u->o.ready_hist_bins && !u->ready_hist)) {
         etl_usage_free(u);
         return ETL_E_NOMEM;
     }
@@ -316,6 +318,19 @@ static void lat_add(etl_usage *u, uint32_t x, bool woken, uint64_t v)
     if (v < UINT32_MAX && ++p->lat_values > latency_budget(u) / 4 && !p->spill_failed) spill_start(u);
 }
 
+/* The histogram's bin of a Ready value: the last lower edge at or below it (the first bin below them all). */
+static void hist_add(etl_usage *u, int64_t v)
+{
+    const int64_t *lo = u->o.ready_hist_lo;
+    uint32_t a = 0, b = u->o.ready_hist_bins - 1;
+    while (a < b) {
+        uint32_t m = a + (b - a + 1) / 2;
+        if (lo[m] <= v) a = m;
+        else b = m - 1;
+    }
+    u->ready_hist[a]++;
+}
+
 void etl_usage_add(void *ctx, const etl_sched_row *row)
 {
     etl_usage *u = ctx;
@@ -347,6 +362,7 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
         int64_t ready = usage_clip(&u->o, row->rt, row->si, &rs);
         if (ready > 0 || usage_in_window(&u->o, row->si)) {
             if (!u->o.no_latency) lat_add(u, x, iv.has_readier, (uint64_t)ready);
+            if (u->ready_hist) hist_add(u, ready);
             iv.start_ns = rs;
             iv.dur_ns = ready;
             keep_longest(u->longest_ready, &u->n_longest_ready, u->o.longest, &iv);
@@ -1024,5 +1040,6 @@ void etl_usage_free(etl_usage *u)
     free(u->bucket_cpu_busy);
     free(u->bucket_cells);
     free(u->bucket_first);
+    free(u->ready_hist);
     memset(u, 0, sizeof *u);
 }

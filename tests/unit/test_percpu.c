@@ -246,7 +246,7 @@ static void same_usage(etl_reader *r, const general *g, unsigned threads, bool c
 {
     /* The time-ordered run again, into etl_usage. */
     etl_usage a, b;
-    etl_usage_options uo = {sizeof uo, v0, v1, 10, 0, true, 0, 0, 0};
+    etl_usage_options uo = {sizeof uo, v0, v1, 10, 0, true, 0, 0, 0, NULL, 0};
     etl_sched_source *s;
     etl_sched_source_options so = {.sz = sizeof so, .bias = -1, .skip = SKIP, .threads = 1};
     assert_int_equal(etl_sched_source_open(r, &so, &s), ETL_OK);

@@ -216,6 +216,10 @@ typedef struct result {
 } result;
 
 /* Read back with Ready values kept in memory up to latency_budget bytes (0: the default). */
+/* The ready histogram asked of etl_usage: lower edges in ns (values below the first count in bin 0 too). */
+static const int64_t hist_lo[] = {100, 1000, 10000, 100000, 1000000};
+#define NHIST (sizeof hist_lo / sizeof hist_lo[0])
+
 static void read_back_budget(const char *path, result *res, size_t latency_budget)
 {
     memset(res, 0, sizeof *res);
@@ -225,7 +229,7 @@ static void read_back_budget(const char *path, result *res, size_t latency_budge
     assert_int_equal(etl_sched_source_open(res->r, NULL, &s), ETL_OK);
     etl_sched_options mo = {sizeof mo, etl_usage_add, &res->u, false, NULL};
     assert_int_equal(etl_sched_open(etl_reader_clock(res->r), etl_reader_cpu_count(res->r), &mo, &res->m), ETL_OK);
-    etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false, latency_budget, 0, 0};
+    etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false, latency_budget, 0, 0, hist_lo, NHIST};
     assert_int_equal(etl_usage_init(&res->u, res->m, &uo), ETL_OK);
     etl_sched_event ev;
     while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(res->m, &ev);
@@ -306,6 +310,17 @@ static void check(const char *what, const truth *t, const result *res, bool comp
         assert_int_equal(g->ready.max_ns, x->nready ? x->ready[x->nready - 1] : 0);
     }
     assert_int_equal(res->u.ready_all.count, e.nall);
+    /* The histogram filled in the same pass holds the same values, each in its bin. */
+    uint64_t hist[NHIST] = {0};
+    for (size_t k = 0; k < e.nall; k++) {
+        size_t b = NHIST - 1;
+        while (b > 0 && (int64_t)e.all[k] < hist_lo[b]) b--;
+        hist[b]++;
+    }
+    for (size_t b = 0; b < NHIST; b++)
+        if (res->u.ready_hist[b] != hist[b])
+            fail_msg("%s: ready histogram bin %zu: %llu, truth %llu", what, b, (unsigned long long)res->u.ready_hist[b],
+                     (unsigned long long)hist[b]);
     assert_int_equal(res->u.ready_all.p50_ns, rank(e.all, e.nall, 500));
     assert_int_equal(res->u.ready_all.p99_ns, rank(e.all, e.nall, 990));
     assert_int_equal(res->u.ready_all.p999_ns, rank(e.all, e.nall, 999));
@@ -535,7 +550,7 @@ static void test_latency_spill_fails(void **state)
     assert_int_equal(etl_sched_source_open(res.r, NULL, &s), ETL_OK);
     etl_sched_options mo = {sizeof mo, etl_usage_add, &res.u, false, NULL};
     assert_int_equal(etl_sched_open(etl_reader_clock(res.r), etl_reader_cpu_count(res.r), &mo, &res.m), ETL_OK);
-    etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false, 4, 0, 0};
+    etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false, 4, 0, 0, NULL, 0};
     assert_int_equal(etl_usage_init(&res.u, res.m, &uo), ETL_OK);
     etl_sched_event ev;
     while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(res.m, &ev);

@@ -1,0 +1,62 @@
+/*
+ * rep_json.h - each scheduler report's --json object, written by one function that the
+ * command and the report page share: `etlkit cpu FILE --json --top N` prints exactly the
+ * object the page embeds under "cpu" (and so for waits, spinlocks, pmc and wakeups).
+ *
+ * Each <report>_json writes the members of the object (the caller opens and closes it);
+ * a->top, a->process and a->thread select the rows as the command line does, and a->skip
+ * (the event kinds the command's run leaves out, REP_SKIP_*) decides which anomaly
+ * counters it reports, so that a page that ran every kind in one pass says what the
+ * command says.
+ */
+#ifndef ETLKIT_CLI_REP_JSON_H
+#define ETLKIT_CLI_REP_JSON_H
+
+#include <limits.h>
+#include "report.h"
+#include "etlkit/analysis.h"
+#include "etlkit/reports_extra.h"
+
+/* The event kinds each command's run skips (rep_args.skip). */
+#define REP_SKIP_CPU (1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK)
+#define REP_SKIP_WAITS 0u
+#define REP_SKIP_SPINLOCKS (1u << ETL_SCHED_READY | 1u << ETL_SCHED_SWITCH)
+#define REP_SKIP_PMC (1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK)
+#define REP_SKIP_WAKEUPS 0u
+
+/* --top as spinlocks was given it: not at all (then 20 rows for people, SPIN_LIST_TOP in JSON and CSV). */
+#define SPIN_TOP_UNSET UINT_MAX
+#define SPIN_LIST_TOP 1000u
+
+/* The window, "file" and "num_cpus" (when ncpu > 0) members every report's object starts with. */
+void rep_json_head(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t ncpu);
+/* The "anomalies" member as a run that skipped the kinds in skip reports them. */
+void rep_json_anomalies_as(const rep_run *run, jw *w, uint32_t skip);
+
+/* cpu: per CPU, the top processes and threads; per interval too when intervals and u has them. */
+void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, int intervals);
+
+/* waits: by_ready is u's threads sorted by time not running (waits_sort), the order the rows take. */
+void waits_sort(etl_usage_thread *t, size_t n);
+void waits_json(jw *w, const rep_run *run, const etl_usage *u, const etl_usage_thread *by_ready, const rep_args *a);
+
+/* spinlocks: the sampling parameters in effect and where each came from ("default", "given", ...). */
+typedef struct spin_params {
+    etl_spinlock_info p;
+    const char *s, *a, *m, *h; /* where each came from */
+    int any_assumed;
+    int have_h;                /* --hold-threshold given */
+} spin_params;
+/* The defaults, then what the trace's OS allows (no hold threshold before Windows 8.1) unless given. */
+void spin_params_defaults(spin_params *sp);
+void spin_params_for_trace(spin_params *sp, const etl_logfile_header *h);
+void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const spin_params *sp, uint64_t filtered,
+                    const rep_args *a);
+
+/* pmc: the counters' names as --counters gave them (labels empty and named 0 without it). */
+void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[32], int named, const rep_args *a);
+
+/* wakeups: over the run's window. */
+void wakeups_json(jw *w, const rep_run *run, const etl_wakeups *wk, const rep_args *a);
+
+#endif
