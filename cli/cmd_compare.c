@@ -3,7 +3,7 @@
 #include <string.h>
 #include "report.h"
 #include "base/sat.h"
-#include "etlkit/analysis.h"
+#include "etlkit/compare.h"
 
 #define MAX_FAIL_IF 32
 

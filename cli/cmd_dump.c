@@ -404,7 +404,7 @@ int cmd_dump(int argc, char **argv)
                         "%llu short batches, %llu on unknown CPUs\n", prog, path,
                 (unsigned long long)x.stats.bad_index, (unsigned long long)x.stats.truncated,
                 (unsigned long long)x.stats.short_batches, (unsigned long long)x.stats.bad_cpu);
-    etl_stats st = *etl_iter_stats(it);
+    etl_stats st = *etl_iter_stats_get(it);
     etl_iter_close(it);
     free(cpus);
     free(o.hooks);

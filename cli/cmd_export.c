@@ -10,7 +10,7 @@
  * removed but what this run created. For --to csv, OUT is a directory: a new one
  * is renamed into place whole; with --force over an existing one, each
  * OUT/<table>.csv is replaced and other files are left alone (the CSV sink,
- * etl_xcsv, keeps these rules for its directory).
+ * etl_csv_sink, keeps these rules for its directory).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,7 +44,7 @@ static const cli_cmd export_cmd = {
 
 typedef struct out_path {
     etl_outfile of;     /* sqlite, perfetto, ftrace */
-    etl_xcsv *csv;      /* csv: the sink owns its directory */
+    etl_csv_sink *csv;      /* csv: the sink owns its directory */
 } out_path;
 
 static void out_tell(void *cmd, const etl_diag *d) { fprintf(stderr, "%s %s: %s\n", prog, (const char *)cmd, d->msg); }
@@ -58,9 +58,9 @@ static int out_check(const char *cmd, const char *path, int to, int force, const
     memset(&d, 0, sizeof d);
     etl_status st;
     if (to == TO_CSV) {
-        etl_xcsv_options co = {.sz = sizeof co, .tables = tables, .trace_id = trace_id, .force = force,
+        etl_csv_sink_options co = {.sz = sizeof co, .tables = tables, .trace_id = trace_id, .force = force,
                                .input = input, .on_diag = out_tell, .diag_ctx = (void *)cmd};
-        st = etl_xcsv_check(path, &co, &o->csv, &d);
+        st = etl_csv_sink_check(path, &co, &o->csv, &d);
     } else {
         st = etl_outfile_check(path, &o->of, &d);
         if (st == ETL_OK) st = etl_outfile_may_replace(&o->of, path, force, input, &d);
@@ -76,7 +76,7 @@ static int out_create(const char *cmd, out_path *o, FILE **f)
 {
     etl_diag d;
     memset(&d, 0, sizeof d);
-    if ((o->csv ? etl_xcsv_create(o->csv, &d) : etl_outfile_create(&o->of, f, &d)) == ETL_OK) return EXIT_OK;
+    if ((o->csv ? etl_csv_sink_create(o->csv, &d) : etl_outfile_create(&o->of, f, &d)) == ETL_OK) return EXIT_OK;
     fprintf(stderr, "%s %s: %s\n", prog, cmd, d.msg);
     return EXIT_IO;
 }
@@ -84,7 +84,7 @@ static int out_create(const char *cmd, out_path *o, FILE **f)
 /* Forgets the output before anything was written: nothing of ours stays. */
 static void out_discard(out_path *o)
 {
-    etl_xcsv_close(o->csv, false);
+    etl_csv_sink_close(o->csv, false);
     o->csv = NULL;
     etl_outfile_discard(&o->of);
 }
@@ -94,7 +94,7 @@ static int out_finish(const char *cmd, const char *path, out_path *o, int ok)
 {
     int rc = EXIT_OK;
     if (o->csv) {
-        if (etl_xcsv_close(o->csv, ok) != ETL_OK) rc = EXIT_IO; /* told through out_tell */
+        if (etl_csv_sink_close(o->csv, ok) != ETL_OK) rc = EXIT_IO; /* told through out_tell */
         o->csv = NULL;
         return rc;
     }
@@ -111,28 +111,28 @@ static int out_finish(const char *cmd, const char *path, out_path *o, int ok)
 /* ---- the run -------------------------------------------------------------------------------- */
 
 typedef struct xrun {
-    etl_xtab *tab;
-    etl_xtrace *tr;
+    etl_export_rows *tab;
+    etl_timeline *tr;
 } xrun;
 
 static void x_row(void *ctx, const etl_sched_row *r)
 {
     xrun *x = ctx;
-    if (x->tab) etl_xtab_row(x->tab, r);
+    if (x->tab) etl_export_rows_row(x->tab, r);
 }
 
 static void x_ready(void *ctx, const etl_sched_ready *r)
 {
     xrun *x = ctx;
-    if (x->tab) etl_xtab_ready(x->tab, r);
-    if (x->tr) etl_xtrace_ready(x->tr, r);
+    if (x->tab) etl_export_rows_ready(x->tab, r);
+    if (x->tr) etl_timeline_ready(x->tr, r);
 }
 
 static void x_event(void *ctx, const etl_sched_event *ev)
 {
     xrun *x = ctx;
-    if (x->tab) etl_xtab_event(x->tab, ev);
-    if (x->tr) etl_xtrace_event(x->tr, ev);
+    if (x->tab) etl_export_rows_event(x->tab, ev);
+    if (x->tr) etl_timeline_event(x->tr, ev);
 }
 
 /* --tables LIST: the tables to fill. */
@@ -217,14 +217,14 @@ int cmd_export(int argc, char **argv)
         return rc;
     }
     const etl_clock *clk = etl_reader_clock(run.in.reader);
-    etl_xsqlite *db = NULL;
+    etl_sqlite_sink *db = NULL;
     /* Every failure names the output and says why (the errno's text, or SQLite's). */
     const char *oname = to_stdout ? "standard output" : out;
     char err[512] = "", why[256] = "";
     int fail = 0;
     if (to == TO_SQLITE || to == TO_CSV) {
-        etl_xtab_options xo = {.sz = sizeof xo,
-                               .on_row = to == TO_SQLITE ? etl_xsqlite_row : etl_xcsv_row,
+        etl_export_rows_options xo = {.sz = sizeof xo,
+                               .on_row = to == TO_SQLITE ? etl_sqlite_sink_row : etl_csv_sink_row,
                                .tables = tables,
                                .has_range = a.has_range != 0,
                                .v0 = a.v0,
@@ -232,7 +232,7 @@ int cmd_export(int argc, char **argv)
                                .trace_id = trace_id,
                                .target = to_name};
         if (to == TO_SQLITE) {
-            if (etl_xsqlite_open(op.of.tmp, &db, why) != ETL_OK) {
+            if (etl_sqlite_sink_open(op.of.tmp, &db, why) != ETL_OK) {
                 snprintf(err, sizeof err, "%s: %s", out, why);
                 fail = 1;
             }
@@ -240,15 +240,15 @@ int cmd_export(int argc, char **argv)
         } else {
             xo.ctx = op.csv;
         }
-        if (!fail && etl_xtab_open(clk, &xo, &x.tab) != ETL_OK) fail = 1;
+        if (!fail && etl_export_rows_open(clk, &xo, &x.tab) != ETL_OK) fail = 1;
     } else {
         setvbuf(f, NULL, _IOFBF, 1u << 18);
-        etl_xtrace_options to_o = {.sz = sizeof to_o,
-                                   .format = to == TO_PERFETTO ? ETL_XTRACE_PERFETTO : ETL_XTRACE_FTRACE,
+        etl_timeline_options to_o = {.sz = sizeof to_o,
+                                   .format = to == TO_PERFETTO ? ETL_TIMELINE_PERFETTO : ETL_TIMELINE_FTRACE,
                                    .has_range = a.has_range != 0,
                                    .v0 = a.v0,
                                    .v1 = a.v1};
-        if (etl_xtrace_open(f, clk, &to_o, &x.tr) != ETL_OK) fail = 1;
+        if (etl_timeline_open(f, clk, &to_o, &x.tr) != ETL_OK) fail = 1;
     }
     if (!fail) {
         rep_run_go(&run, &a);
@@ -259,23 +259,23 @@ int cmd_export(int argc, char **argv)
             snprintf(err, sizeof err, "out of memory: the scheduler model left threads out");
         }
         if (x.tab) {
-            etl_xtab_end end = {.reader = run.in.reader,
+            etl_export_rows_end end = {.reader = run.in.reader,
                                 .path = a.path,
                                 .model = run.model,
                                 .source = etl_sched_source_stats_get(run.src),
                                 .damage = &run.damage,
                                 .end_ts = run.end_ts};
-            if (etl_xtab_finish(x.tab, &end)) fail = 1;
+            if (etl_export_rows_finish(x.tab, &end)) fail = 1;
         }
-        if (x.tr && etl_xtrace_finish(x.tr) != ETL_OK) {
+        if (x.tr && etl_timeline_finish(x.tr) != ETL_OK) {
             snprintf(err, sizeof err, "%s: %s", oname, strerror(errno)); /* finish leaves the failure's errno */
             fail = 1;
         }
     }
-    if (db && etl_xsqlite_close(db, !fail, why) != ETL_OK) fail = 1;
+    if (db && etl_sqlite_sink_close(db, !fail, why) != ETL_OK) fail = 1;
     if (db && why[0] && !err[0]) snprintf(err, sizeof err, "%s: %s", out, why); /* a failed row's reason too */
     etl_diag cd;
-    if (op.csv && etl_xcsv_finish(op.csv, &cd) != ETL_OK) {
+    if (op.csv && etl_csv_sink_finish(op.csv, &cd) != ETL_OK) {
         if (!err[0]) snprintf(err, sizeof err, "%s", cd.msg);
         fail = 1;
     }
@@ -287,22 +287,22 @@ int cmd_export(int argc, char **argv)
     int orc = to_stdout ? EXIT_OK : out_finish("export", out, &op, !fail);
     if (!fail && orc == EXIT_OK && !a.quiet) {
         if (x.tab) {
-            const etl_xtab_stats *s = etl_xtab_stats_get(x.tab);
-            const etl_xtable *t = etl_export_tables();
+            const etl_export_rows_stats *s = etl_export_rows_stats_get(x.tab);
+            const etl_table_def *t = etl_export_tables();
             uint64_t total = 0;
-            for (int i = 0; i < ETL_XT_COUNT; i++) total += s->rows[i];
+            for (int i = 0; i < ETL_TABLE_COUNT; i++) total += s->rows[i];
             fprintf(stderr, "%s export: %s: %llu rows (", prog, out, (unsigned long long)total);
-            for (int i = ETL_XT_CSWITCH, k = 0; i <= ETL_XT_PMC; i++)
+            for (int i = ETL_TABLE_CSWITCH, k = 0; i <= ETL_TABLE_PMC; i++)
                 if (s->rows[i]) fprintf(stderr, "%s%s %llu", k++ ? ", " : "", t[i].name, (unsigned long long)s->rows[i]);
             fprintf(stderr, ")\n");
         } else if (x.tr && !to_stdout) {
-            const etl_xtrace_stats *s = etl_xtrace_stats_get(x.tr);
+            const etl_timeline_stats *s = etl_timeline_stats_get(x.tr);
             fprintf(stderr, "%s export: %s: %llu switches, %llu ReadyThreads\n", prog, out,
                     (unsigned long long)s->switches, (unsigned long long)s->ready);
         }
     }
-    etl_xtab_close(x.tab);
-    etl_xtrace_close(x.tr);
+    etl_export_rows_close(x.tab);
+    etl_timeline_close(x.tr);
     rc = rep_run_close(&run);
     if (fail || orc != EXIT_OK) return EXIT_IO;
     return rc;

@@ -3,7 +3,7 @@
 #include <string.h>
 #include "report.h"
 #include "rep_json.h"
-#include "etlkit/reports_extra.h"
+#include "etlkit/pmc.h"
 
 static const cli_cmd pmc_cmd = {
     "pmc", "FILE [OPTIONS]",

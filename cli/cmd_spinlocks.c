@@ -5,7 +5,7 @@
 #include "report.h"
 #include "rep_json.h"
 #include "columns.h"
-#include "etlkit/reports_extra.h"
+#include "etlkit/spinlocks.h"
 
 /* The rows of each list JSON and CSV give without --top: the output stays a few MB whatever the trace. */
 /* rep_args.top before parsing: --top not given. */

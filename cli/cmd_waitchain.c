@@ -4,7 +4,8 @@
 #include <string.h>
 #include <strings.h>
 #include "report.h"
-#include "etlkit/analysis.h"
+#include "etlkit/wakeups.h"
+#include "etlkit/waitchain.h"
 
 static const cli_cmd waitchain_cmd = {
     "waitchain", "FILE --thread TID|PROCESS [--at T] [--from T0] [--depth N] [--min T]",

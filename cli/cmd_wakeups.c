@@ -5,7 +5,7 @@
 #include "report.h"
 #include "rep_json.h"
 #include "columns.h"
-#include "etlkit/analysis.h"
+#include "etlkit/wakeups.h"
 
 static const cli_cmd wakeups_cmd = {
     "wakeups", "FILE [OPTIONS]",

@@ -14,8 +14,9 @@
 
 #include <limits.h>
 #include "report.h"
-#include "etlkit/analysis.h"
-#include "etlkit/reports_extra.h"
+#include "etlkit/wakeups.h"
+#include "etlkit/spinlocks.h"
+#include "etlkit/pmc.h"
 
 /* The event kinds each command's run skips (rep_args.skip). */
 #define REP_SKIP_CPU (1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK)

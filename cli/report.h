@@ -10,7 +10,7 @@
 #include "out.h"
 #include "opts.h"
 #include "etlkit/sched.h"
-#include "etlkit/report.h"
+#include "etlkit/usage.h"
 
 enum { FMT_TEXT = 0, FMT_JSON = 1, FMT_CSV = 2 };
 

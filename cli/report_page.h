@@ -11,9 +11,11 @@
 #include "rep_json.h"
 #include "html.h"
 #include "columns.h"
-#include "etlkit/analysis.h"
+#include "etlkit/wakeups.h"
+#include "etlkit/waitchain.h"
 #include "etlkit/summary.h"
-#include "etlkit/reports_extra.h"
+#include "etlkit/spinlocks.h"
+#include "etlkit/pmc.h"
 
 #define COLUMNS 500     /* utilisation intervals across the window, at most */
 #define STACKED 7       /* processes drawn in the stacked chart; the rest is "other" */

@@ -12,7 +12,7 @@
  * A record is a view into the mapped file or into the iterator's decompression
  * buffer: it stays valid until the next etl_iter_next() on that iterator.
  * Nothing is allocated per record. Bad buffers and records are skipped, counted
- * in etl_iter_stats and reported through the options' diagnostic callback; only a
+ * in etl_iter_stats_get and reported through the options' diagnostic callback; only a
  * file that is not an ETL at all fails to open.
  */
 #ifndef ETLKIT_CONTAINER_H
@@ -345,7 +345,7 @@ const etl_clock *etl_reader_clock(const etl_reader *r);
 /* The compression format of compressed buffers (etl_compression value). */
 int etl_reader_compression(const etl_reader *r);
 /* Problems found while indexing the buffers (before any iteration). */
-const etl_stats *etl_reader_stats(const etl_reader *r);
+const etl_stats *etl_reader_stats_get(const etl_reader *r);
 size_t etl_reader_buffer_count(const etl_reader *r);
 /* The header of buffer i (file order) and its file offset. */
 etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_header *h, uint64_t *file_offset);
@@ -370,7 +370,7 @@ void etl_reader_time_window(const etl_reader *r, uint64_t *lo, uint64_t *hi);
 /*
  * EndTime on the session clock, or 0 where it is not after StartTime (a session not closed
  * cleanly) or lies far after the last buffer flush (damage: told and counted at open, as
- * bad_times in etl_reader_stats). The end of a report's window is the later of this and the
+ * bad_times in etl_reader_stats_get). The end of a report's window is the later of this and the
  * last record's time.
  */
 uint64_t etl_reader_end_ts(const etl_reader *r);
@@ -611,7 +611,7 @@ etl_status etl_reader_record_at(const etl_reader *r, etl_record_cache *c, uint32
 void etl_record_cache_free(etl_record_cache *c);
 
 /* Reader stats plus what this iterator skipped so far. */
-const etl_stats *etl_iter_stats(const etl_iter *it);
+const etl_stats *etl_iter_stats_get(const etl_iter *it);
 /* Bytes of the file's buffers consumed so far (for progress bars). */
 uint64_t etl_iter_progress(const etl_iter *it);
 void etl_iter_close(etl_iter *it);

@@ -4,12 +4,12 @@
  *
  * Tables: one schema, defined once (etl_export_schema), from which the SQLite
  * tables, the CSV headers, `etlkit export --schema` and docs/schema.md all come.
- * A table producer (etl_xtab) turns the scheduler's events, the model's rows and
+ * A table producer (etl_export_rows) turns the scheduler's events, the model's rows and
  * ReadyThreads into rows of typed values and hands each to a sink: the SQLite
  * loader or the CSV writer below (library etlkit_export, linked with libsqlite3). Nothing is kept per event; the thread and process tables are written
  * at the end from the model's instances.
  *
- * Timelines: etl_xtrace writes the switches and ReadyThreads as they come, in
+ * Timelines: etl_timeline writes the switches and ReadyThreads as they come, in
  * time order, as Perfetto `etw_events` bundles (one buffer per CPU, flushed as a
  * packet when full) or as ftrace text lines (spec perfetto.md §2-§7).
  */
@@ -25,45 +25,45 @@ extern "C" {
 
 /* ---- the schema ------------------------------------------------------------------ */
 
-typedef enum etl_xtable_id {
-    ETL_XT_TRACE = 0,
-    ETL_XT_PROCESS,
-    ETL_XT_THREAD,
-    ETL_XT_CSWITCH,
-    ETL_XT_SLICE,
-    ETL_XT_THREAD_STATE,
-    ETL_XT_READY,
-    ETL_XT_SPINLOCK,
-    ETL_XT_PMC,
-    ETL_XT_ENUM_NAME,
-    ETL_XT_COUNT
-} etl_xtable_id;
+typedef enum etl_table_id {
+    ETL_TABLE_TRACE = 0,
+    ETL_TABLE_PROCESS,
+    ETL_TABLE_THREAD,
+    ETL_TABLE_CSWITCH,
+    ETL_TABLE_SLICE,
+    ETL_TABLE_THREAD_STATE,
+    ETL_TABLE_READY,
+    ETL_TABLE_SPINLOCK,
+    ETL_TABLE_PMC,
+    ETL_TABLE_ENUM_NAME,
+    ETL_TABLE_COUNT
+} etl_table_id;
 
-typedef struct etl_xcolumn {
+typedef struct etl_column_def {
     const char *name;
     const char *type;     /* SQLite declared type: "INTEGER" or "TEXT" */
     const char *desc;
-} etl_xcolumn;
+} etl_column_def;
 
-typedef struct etl_xtable {
+typedef struct etl_table_def {
     const char *name;
     const char *desc;
-    const etl_xcolumn *cols;
+    const etl_column_def *cols;
     unsigned ncols;
     const char *const *indexes; /* "CREATE INDEX ..." statements, NULL-terminated */
-} etl_xtable;
+} etl_table_def;
 
-typedef struct etl_xview {
+typedef struct etl_view_def {
     const char *name;
     const char *desc;
     const char *sql;              /* the CREATE VIEW statement */
-    const etl_xcolumn *cols;      /* its columns, for the documentation (type = affinity) */
+    const etl_column_def *cols;      /* its columns, for the documentation (type = affinity) */
     unsigned ncols;
-} etl_xview;
+} etl_view_def;
 
-/* The tables, indexed by etl_xtable_id. */
-const etl_xtable *etl_export_tables(void);
-const etl_xview *etl_export_views(size_t *n);
+/* The tables, indexed by etl_table_id. */
+const etl_table_def *etl_export_tables(void);
+const etl_view_def *etl_export_views(size_t *n);
 /* The table of a name, or -1. */
 int etl_export_table_find(const char *name);
 /* The schema as Markdown (docs/schema.md is exactly this). */
@@ -71,70 +71,70 @@ void etl_export_schema_markdown(FILE *f);
 
 /* ---- rows ------------------------------------------------------------------------ */
 
-enum { ETL_XV_NULL = 0, ETL_XV_INT = 1, ETL_XV_TEXT = 2 };
+enum { ETL_VALUE_NULL = 0, ETL_VALUE_INT = 1, ETL_VALUE_TEXT = 2 };
 
-typedef struct etl_xval {
-    int kind;             /* ETL_XV_* */
+typedef struct etl_value {
+    int kind;             /* ETL_VALUE_* */
     int64_t i;
     const char *s;        /* UTF-8, valid during the call */
-} etl_xval;
+} etl_value;
 
 /* A sink receives each row (ncols values, in the schema's column order). Non-zero return: stop (error). */
-typedef int (*etl_xrow_fn)(void *ctx, etl_xtable_id table, const etl_xval *v);
+typedef int (*etl_row_sink_fn)(void *ctx, etl_table_id table, const etl_value *v);
 
-typedef struct etl_xtab_options {
-    size_t sz;                /* sizeof(etl_xtab_options) */
-    etl_xrow_fn on_row;
+typedef struct etl_export_rows_options {
+    size_t sz;                /* sizeof(etl_export_rows_options) */
+    etl_row_sink_fn on_row;
     void *ctx;
-    uint32_t tables;          /* bit per etl_xtable_id to fill; 0 = all (trace and enum_name always) */
+    uint32_t tables;          /* bit per etl_table_id to fill; 0 = all (trace and enum_name always) */
     bool has_range;
     int64_t v0, v1;           /* with has_range: the window [v0, v1), canonical ns */
     const char *trace_id;     /* recorded in `trace` */
     const char *target;       /* "sqlite", "csv", ... recorded in `trace` */
-} etl_xtab_options;
+} etl_export_rows_options;
 
-typedef struct etl_xtab_stats {
-    uint64_t rows[ETL_XT_COUNT];
-} etl_xtab_stats;
+typedef struct etl_export_rows_stats {
+    uint64_t rows[ETL_TABLE_COUNT];
+} etl_export_rows_stats;
 
-typedef struct etl_xtab etl_xtab;
+typedef struct etl_export_rows etl_export_rows;
 
-etl_status etl_xtab_open(const etl_clock *clock, const etl_xtab_options *o, etl_xtab **out);
+etl_status etl_export_rows_open(const etl_clock *clock, const etl_export_rows_options *o, etl_export_rows **out);
 /* Every source event, before the model sees it (cswitch, spinlock, pmc rows). */
-void etl_xtab_event(etl_xtab *x, const etl_sched_event *ev);
+void etl_export_rows_event(etl_export_rows *x, const etl_sched_event *ev);
 /* Every model row (an etl_sched_row_fn): slice and thread_state rows. */
-void etl_xtab_row(void *x, const etl_sched_row *row);
+void etl_export_rows_row(void *x, const etl_sched_row *row);
 /* Every ReadyThread with its readier (an etl_sched_ready_fn): ready rows. */
-void etl_xtab_ready(void *x, const etl_sched_ready *r);
+void etl_export_rows_ready(void *x, const etl_sched_ready *r);
 
 /* What the trace table records besides the header. */
-typedef struct etl_xtab_end {
+typedef struct etl_export_rows_end {
     const etl_reader *reader;
     const char *path;
     const etl_sched *model;
     const etl_sched_source_stats *source;
     const etl_stats *damage;
     uint64_t end_ts;
-} etl_xtab_end;
+} etl_export_rows_end;
 
 /* Writes thread, process, trace and enum_name; returns non-zero if a sink call failed (now or before). */
-int etl_xtab_finish(etl_xtab *x, const etl_xtab_end *end);
-const etl_xtab_stats *etl_xtab_stats_get(const etl_xtab *x);
-void etl_xtab_close(etl_xtab *x);
+int etl_export_rows_finish(etl_export_rows *x, const etl_export_rows_end *end);
+const etl_export_rows_stats *etl_export_rows_stats_get(const etl_export_rows *x);
+void etl_export_rows_close(etl_export_rows *x);
 
 /* ---- SQLite (library etlkit_export) ---------------------------------------------- */
 
-typedef struct etl_xsqlite etl_xsqlite;
+typedef struct etl_sqlite_sink etl_sqlite_sink;
 
 /*
  * Opens (creates) the database at path, which must be new or empty, and creates
- * the tables; then rows go through etl_xsqlite_row (an etl_xrow_fn) in large
- * transactions. etl_xsqlite_close(.., commit=1) commits, creates the indexes and
+ * the tables; then rows go through etl_sqlite_sink_row (an etl_row_sink_fn) in large
+ * transactions. etl_sqlite_sink_close(.., commit=1) commits, creates the indexes and
  * views, and closes. Errors: a message in err[256].
  */
-etl_status etl_xsqlite_open(const char *path, etl_xsqlite **out, char err[256]);
-int etl_xsqlite_row(void *ctx, etl_xtable_id table, const etl_xval *v);
-etl_status etl_xsqlite_close(etl_xsqlite *s, int commit, char err[256]);
+etl_status etl_sqlite_sink_open(const char *path, etl_sqlite_sink **out, char err[256]);
+int etl_sqlite_sink_row(void *ctx, etl_table_id table, const etl_value *v);
+etl_status etl_sqlite_sink_close(etl_sqlite_sink *s, int commit, char err[256]);
 
 /* ---- CSV (library etlkit_export) ------------------------------------------------- */
 
@@ -144,72 +144,72 @@ etl_status etl_xsqlite_close(etl_xsqlite *s, int commit, char err[256]);
  * `etlkit export` (a temporary directory renamed into place when complete; nothing
  * left behind by a failure or a signal):
  *
- *     etl_xcsv *c;
- *     etl_xcsv_check(dir, &o, &c, &diag);   before reading anything: a refusal costs nothing
- *     etl_xcsv_create(c, &diag);            the temporary directory, its files and header rows
- *     ... rows through etl_xcsv_row (an etl_xrow_fn, ctx c) ...
- *     etl_xcsv_finish(c, &diag);            flushes and closes the files
- *     etl_xcsv_close(c, commit);            renames into place (commit) or removes; frees c
+ *     etl_csv_sink *c;
+ *     etl_csv_sink_check(dir, &o, &c, &diag);   before reading anything: a refusal costs nothing
+ *     etl_csv_sink_create(c, &diag);            the temporary directory, its files and header rows
+ *     ... rows through etl_csv_sink_row (an etl_row_sink_fn, ctx c) ...
+ *     etl_csv_sink_finish(c, &diag);            flushes and closes the files
+ *     etl_csv_sink_close(c, commit);            renames into place (commit) or removes; frees c
  */
-typedef struct etl_xcsv etl_xcsv;
+typedef struct etl_csv_sink etl_csv_sink;
 
-typedef struct etl_xcsv_options {
-    size_t sz;                /* sizeof(etl_xcsv_options) */
-    uint32_t tables;          /* bit per etl_xtable_id to write; 0 = all (trace and enum_name always) */
+typedef struct etl_csv_sink_options {
+    size_t sz;                /* sizeof(etl_csv_sink_options) */
+    uint32_t tables;          /* bit per etl_table_id to write; 0 = all (trace and enum_name always) */
     const char *trace_id;     /* every row's first column */
     bool force;               /* an existing OUT is written over (its tables replaced, other files kept) */
     const char *input;        /* the trace read: never replaced, whatever its name ("-", NULL: none) */
     /* What close meets while committing (a table that cannot be moved into place), as it happens. */
     etl_diag_fn on_diag;
     void *diag_ctx;
-} etl_xcsv_options;
+} etl_csv_sink_options;
 
 /*
  * Refuses what the output rules refuse: ETL_E_INVALID_ARG when dir is the input,
  * ETL_E_IO when something is there without force or it is not a directory (or a
  * symbolic link), with the reason in diag. ETL_OK with *out to create later.
  */
-etl_status etl_xcsv_check(const char *dir, const etl_xcsv_options *o, etl_xcsv **out, etl_diag *diag);
+etl_status etl_csv_sink_check(const char *dir, const etl_csv_sink_options *o, etl_csv_sink **out, etl_diag *diag);
 /* Creates the temporary directory and the tables' files. ETL_E_IO with "OUT: reason". */
-etl_status etl_xcsv_create(etl_xcsv *c, etl_diag *diag);
-int etl_xcsv_row(void *ctx, etl_xtable_id table, const etl_xval *v);
+etl_status etl_csv_sink_create(etl_csv_sink *c, etl_diag *diag);
+int etl_csv_sink_row(void *ctx, etl_table_id table, const etl_value *v);
 /* Flushes and closes the files: ETL_E_IO with "OUT/<table>.csv: reason" if a row or this failed. */
-etl_status etl_xcsv_finish(etl_xcsv *c, etl_diag *diag);
+etl_status etl_csv_sink_finish(etl_csv_sink *c, etl_diag *diag);
 /*
  * commit: finishes if not done, then puts the directory (or each table) in place;
  * ETL_E_IO if that failed, told through on_diag, and what was not moved is removed.
  * !commit: removes everything created. Frees c (NULL: nothing).
  */
-etl_status etl_xcsv_close(etl_xcsv *c, bool commit);
+etl_status etl_csv_sink_close(etl_csv_sink *c, bool commit);
 
 /* ---- timelines: Perfetto and ftrace ---------------------------------------------- */
 
-typedef enum etl_xtrace_format { ETL_XTRACE_PERFETTO = 1, ETL_XTRACE_FTRACE = 2 } etl_xtrace_format;
+typedef enum etl_timeline_format { ETL_TIMELINE_PERFETTO = 1, ETL_TIMELINE_FTRACE = 2 } etl_timeline_format;
 
-typedef struct etl_xtrace_options {
+typedef struct etl_timeline_options {
     size_t sz;
-    etl_xtrace_format format;
+    etl_timeline_format format;
     bool has_range;
     int64_t v0, v1;
-} etl_xtrace_options;
+} etl_timeline_options;
 
-typedef struct etl_xtrace_stats {
+typedef struct etl_timeline_stats {
     uint64_t switches, ready, names, packets, lines;
     uint64_t negative_times;  /* events before the trace start, written at 0 */
-} etl_xtrace_stats;
+} etl_timeline_stats;
 
-typedef struct etl_xtrace etl_xtrace;
+typedef struct etl_timeline etl_timeline;
 
-/* Writes to f (not closed by etl_xtrace_close). */
-etl_status etl_xtrace_open(FILE *f, const etl_clock *clock, const etl_xtrace_options *o, etl_xtrace **out);
+/* Writes to f (not closed by etl_timeline_close). */
+etl_status etl_timeline_open(FILE *f, const etl_clock *clock, const etl_timeline_options *o, etl_timeline **out);
 /* Every source event (switches, names), before the model sees it. */
-void etl_xtrace_event(etl_xtrace *w, const etl_sched_event *ev);
+void etl_timeline_event(etl_timeline *w, const etl_sched_event *ev);
 /* Every ReadyThread with its readier (the model's on_ready). */
-void etl_xtrace_ready(void *w, const etl_sched_ready *r);
+void etl_timeline_ready(void *w, const etl_sched_ready *r);
 /* Flushes what is buffered; ETL_E_IO if a write failed. */
-etl_status etl_xtrace_finish(etl_xtrace *w);
-const etl_xtrace_stats *etl_xtrace_stats_get(const etl_xtrace *w);
-void etl_xtrace_close(etl_xtrace *w);
+etl_status etl_timeline_finish(etl_timeline *w);
+const etl_timeline_stats *etl_timeline_stats_get(const etl_timeline *w);
+void etl_timeline_close(etl_timeline *w);
 
 /* ftrace's prev_state letter for a KTHREAD_STATE ("R", "S", "D", "X"); unknown states give "R". */
 const char *etl_ftrace_state(unsigned state, bool known);

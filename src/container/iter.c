@@ -647,7 +647,7 @@ void etl_iter_keep_hooks(etl_iter *it, const uint8_t keep[8192], const uint8_t m
 
 uint64_t etl_iter_marked_ts(const etl_iter *it) { return it->marked_ts; }
 
-const etl_stats *etl_iter_stats(const etl_iter *it) { return &it->stats; }
+const etl_stats *etl_iter_stats_get(const etl_iter *it) { return &it->stats; }
 uint64_t etl_iter_merge_ts(const etl_iter *it) { return it->last_key; }
 uint64_t etl_iter_progress(const etl_iter *it) { return it->progress; }
 

@@ -500,7 +500,7 @@ void etl_stats_add(etl_stats *into, const etl_stats *x, const etl_stats *base)
 const etl_logfile_header *etl_reader_header(const etl_reader *r) { return &r->hdr; }
 const etl_clock *etl_reader_clock(const etl_reader *r) { return &r->clock; }
 int etl_reader_compression(const etl_reader *r) { return r->compression; }
-const etl_stats *etl_reader_stats(const etl_reader *r) { return &r->stats; }
+const etl_stats *etl_reader_stats_get(const etl_reader *r) { return &r->stats; }
 size_t etl_reader_buffer_count(const etl_reader *r) { return r->nbufs; }
 unsigned etl_reader_cpu_count(const etl_reader *r) { return r->ncpu; }
 uint64_t etl_reader_file_size(const etl_reader *r) { return r->size; }

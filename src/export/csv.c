@@ -1,5 +1,5 @@
 /*
- * csv.c - the CSV sink (export.h, etl_xcsv_*): a directory OUT with one
+ * csv.c - the CSV sink (export.h, etl_csv_sink_*): a directory OUT with one
  * OUT/<table>.csv per table, RFC 4180 (a header row, CRLF line ends, fields quoted
  * only when they must be, an empty text as "" and a NULL as nothing), each row's
  * first column the trace_id; fed the table rows of tables.c as the SQLite sink is.
@@ -22,22 +22,22 @@
 #include "out/csv.h"
 #include "out/num.h"
 
-struct etl_xcsv {
+struct etl_csv_sink {
     etl_outfile of;
     char *path;                 /* OUT as the user gave it, for messages and the moves */
     uint32_t tables;            /* the tables written (trace and enum_name always) */
     const char *trace_id;
     etl_diag_fn on_diag;
     void *diag_ctx;
-    FILE *f[ETL_XT_COUNT];
-    char *files[ETL_XT_COUNT];  /* the files we created in of.tmp */
-    int clean[ETL_XT_COUNT];    /* their signal cleanup slots + 1 */
+    FILE *f[ETL_TABLE_COUNT];
+    char *files[ETL_TABLE_COUNT];  /* the files we created in of.tmp */
+    int clean[ETL_TABLE_COUNT];    /* their signal cleanup slots + 1 */
     int failed;
     int err;                    /* the first failure's errno */
     int err_t;                  /* ... and its table */
 };
 
-static void fail(etl_xcsv *c, int t)
+static void fail(etl_csv_sink *c, int t)
 {
     if (!c->failed) {
         c->err = errno ? errno : EIO;
@@ -46,10 +46,10 @@ static void fail(etl_xcsv *c, int t)
     c->failed = 1;
 }
 
-etl_status etl_xcsv_check(const char *dir, const etl_xcsv_options *o, etl_xcsv **out, etl_diag *diag)
+etl_status etl_csv_sink_check(const char *dir, const etl_csv_sink_options *o, etl_csv_sink **out, etl_diag *diag)
 {
     *out = NULL;
-    etl_xcsv *c = calloc(1, sizeof *c);
+    etl_csv_sink *c = calloc(1, sizeof *c);
     if (!c || !(c->path = strdup(dir))) {
         free(c);
         etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
@@ -63,7 +63,7 @@ etl_status etl_xcsv_check(const char *dir, const etl_xcsv_options *o, etl_xcsv *
         free(c);
         return st;
     }
-    c->tables = (o->tables ? o->tables : (1u << ETL_XT_COUNT) - 1) | 1u << ETL_XT_TRACE | 1u << ETL_XT_ENUM_NAME;
+    c->tables = (o->tables ? o->tables : (1u << ETL_TABLE_COUNT) - 1) | 1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME;
     c->trace_id = o->trace_id ? o->trace_id : "";
     c->on_diag = o->on_diag;
     c->diag_ctx = o->diag_ctx;
@@ -71,12 +71,12 @@ etl_status etl_xcsv_check(const char *dir, const etl_xcsv_options *o, etl_xcsv *
     return ETL_OK;
 }
 
-etl_status etl_xcsv_create(etl_xcsv *c, etl_diag *diag)
+etl_status etl_csv_sink_create(etl_csv_sink *c, etl_diag *diag)
 {
     etl_status st = etl_outfile_create_dir(&c->of, diag);
     if (st != ETL_OK) return st;
-    const etl_xtable *t = etl_export_tables();
-    for (int i = 0; i < ETL_XT_COUNT; i++) {
+    const etl_table_def *t = etl_export_tables();
+    for (int i = 0; i < ETL_TABLE_COUNT; i++) {
         if (!(c->tables >> i & 1u)) continue;
         size_t n = strlen(c->of.tmp) + strlen(t[i].name) + 8;
         c->files[i] = malloc(n);
@@ -102,9 +102,9 @@ etl_status etl_xcsv_create(etl_xcsv *c, etl_diag *diag)
     return ETL_OK;
 }
 
-int etl_xcsv_row(void *ctx, etl_xtable_id table, const etl_xval *v)
+int etl_csv_sink_row(void *ctx, etl_table_id table, const etl_value *v)
 {
-    etl_xcsv *c = ctx;
+    etl_csv_sink *c = ctx;
     FILE *f = c->f[table];
     if (!f) return 0;
     unsigned n = etl_export_tables()[table].ncols;
@@ -112,10 +112,10 @@ int etl_xcsv_row(void *ctx, etl_xtable_id table, const etl_xval *v)
     char num[24];
     for (unsigned k = 0; k < n; k++) {
         fputc(',', f);
-        if (v[k].kind == ETL_XV_INT) {
+        if (v[k].kind == ETL_VALUE_INT) {
             num[fmt_i64(num, v[k].i)] = 0;
             fputs(num, f);
-        } else if (v[k].kind == ETL_XV_TEXT) {
+        } else if (v[k].kind == ETL_VALUE_TEXT) {
             csv_field(f, v[k].s);
         }
     }
@@ -127,9 +127,9 @@ int etl_xcsv_row(void *ctx, etl_xtable_id table, const etl_xval *v)
     return 0;
 }
 
-etl_status etl_xcsv_finish(etl_xcsv *c, etl_diag *diag)
+etl_status etl_csv_sink_finish(etl_csv_sink *c, etl_diag *diag)
 {
-    for (int i = 0; i < ETL_XT_COUNT; i++) {
+    for (int i = 0; i < ETL_TABLE_COUNT; i++) {
         if (!c->f[i]) continue;
         if (fflush(c->f[i]) != 0 || ferror(c->f[i])) fail(c, i);
         if (fclose(c->f[i]) != 0) fail(c, i);
@@ -141,7 +141,7 @@ etl_status etl_xcsv_finish(etl_xcsv *c, etl_diag *diag)
     return ETL_E_IO;
 }
 
-static void drop_file(etl_xcsv *c, int t, int remove)
+static void drop_file(etl_csv_sink *c, int t, int remove)
 {
     if (remove) unlink(c->files[t]);
     etl_sigclean_remove(c->clean[t] - 1); /* after the unlink or the rename */
@@ -150,29 +150,29 @@ static void drop_file(etl_xcsv *c, int t, int remove)
     c->files[t] = NULL;
 }
 
-static void tell(etl_xcsv *c, etl_diag *d)
+static void tell(etl_csv_sink *c, etl_diag *d)
 {
     if (c->on_diag) c->on_diag(c->diag_ctx, d);
 }
 
-etl_status etl_xcsv_close(etl_xcsv *c, bool commit)
+etl_status etl_csv_sink_close(etl_csv_sink *c, bool commit)
 {
     if (!c) return ETL_OK;
     etl_diag d;
     memset(&d, 0, sizeof d);
     etl_status st = ETL_OK;
-    if (commit && etl_xcsv_finish(c, &d) != ETL_OK) { /* not finished yet, and it fails now */
+    if (commit && etl_csv_sink_finish(c, &d) != ETL_OK) { /* not finished yet, and it fails now */
         tell(c, &d);
         commit = false;
         st = ETL_E_IO;
     }
-    for (int i = 0; i < ETL_XT_COUNT; i++) { /* an abort before finish: closed, to be removed */
+    for (int i = 0; i < ETL_TABLE_COUNT; i++) { /* an abort before finish: closed, to be removed */
         if (c->f[i]) fclose(c->f[i]);
         c->f[i] = NULL;
     }
     if (commit && c->of.exists && !c->of.is_link) {
         /* Over a directory: our tables replace theirs, one by one; other files stay. */
-        for (int t = 0; t < ETL_XT_COUNT; t++) {
+        for (int t = 0; t < ETL_TABLE_COUNT; t++) {
             if (!c->files[t]) continue;
             const char *name = strrchr(c->files[t], '/') + 1;
             size_t n = strlen(c->path) + strlen(name) + 2;
@@ -194,7 +194,7 @@ etl_status etl_xcsv_close(etl_xcsv *c, bool commit)
         st = ETL_E_IO;
     }
     /* Renamed with their directory, or ours to remove. */
-    for (int t = 0; t < ETL_XT_COUNT; t++)
+    for (int t = 0; t < ETL_TABLE_COUNT; t++)
         if (c->files[t]) drop_file(c, t, !commit);
     etl_outfile_discard(&c->of);
     free(c->path);

@@ -10,13 +10,13 @@
 #define I "INTEGER"
 #define T "TEXT"
 
-static const etl_xcolumn trace_cols[] = {
+static const etl_column_def trace_cols[] = {
     {"key", T, "what: `os_build`, `num_cpus`, `start_time_utc`, `events_lost`, ... (listed below)"},
     {"value", T, "its value as text"},
     {"int_value", I, "its value when it is a number, else NULL"},
 };
 
-static const etl_xcolumn process_cols[] = {
+static const etl_column_def process_cols[] = {
     {"upid", I, "process instance: a PID that is reused is a new instance"},
     {"pid", I, "ProcessId"},
     {"name", T, "ImageFileName, NULL when no Process event named it"},
@@ -28,7 +28,7 @@ static const etl_xcolumn process_cols[] = {
     {"started", I, "1 when a Start or DCStart event was seen"},
 };
 
-static const etl_xcolumn thread_cols[] = {
+static const etl_column_def thread_cols[] = {
     {"utid", I, "thread instance: a TID that is reused is a new instance; the idle thread has none"},
     {"tid", I, "ThreadId"},
     {"upid", I, "its process instance, NULL when no Thread event named the process"},
@@ -42,7 +42,7 @@ static const etl_xcolumn thread_cols[] = {
     {"started", I, "1 when a Start or DCStart event was seen"},
 };
 
-static const etl_xcolumn cswitch_cols[] = {
+static const etl_column_def cswitch_cols[] = {
     {"ts", I, "raw timestamp, session clock ticks"},
     {"ns", I, "ns since the trace start: floor((ts - t0) * 10^9 / F)"},
     {"cpu", I, "processor"},
@@ -65,7 +65,7 @@ static const etl_xcolumn cswitch_cols[] = {
     {"source", T, "`full` (a CSwitch event) or `compact` (a record of a compact batch, expanded)"},
 };
 
-static const etl_xcolumn slice_cols[] = {
+static const etl_column_def slice_cols[] = {
     {"cpu", I, "processor"},
     {"utid", I, "the thread that ran (observed: the next switch's old thread); NULL for idle and unknown"},
     {"tid", I, "its TID: 0 for the idle thread, NULL when unknown (a compact CPU's last slice)"},
@@ -93,7 +93,7 @@ static const etl_xcolumn slice_cols[] = {
     {"ready_flags", I, "the ReadyThread's Flags (1 in DPC, 2 kernel stack not resident, 4 process out of memory, 8 direct switch)"},
 };
 
-static const etl_xcolumn thread_state_cols[] = {
+static const etl_column_def thread_state_cols[] = {
     {"utid", I, "thread instance"},
     {"tid", I, "its TID"},
     {"state", I, "KTHREAD_STATE: 2 Running (on cpu), 1 Ready (readied, not yet running), or the state it switched out in"},
@@ -105,7 +105,7 @@ static const etl_xcolumn thread_state_cols[] = {
     {"cpu", I, "processor while Running, else NULL"},
 };
 
-static const etl_xcolumn ready_cols[] = {
+static const etl_column_def ready_cols[] = {
     {"ts", I, "ticks"},
     {"ns", I, "ns"},
     {"cpu", I, "the readying processor (where the event was logged)"},
@@ -118,7 +118,7 @@ static const etl_xcolumn ready_cols[] = {
     {"flags", I, "Flags: 1 in DPC, 2 kernel stack not resident, 4 process out of memory, 8 direct switch"},
 };
 
-static const etl_xcolumn spinlock_cols[] = {
+static const etl_column_def spinlock_cols[] = {
     {"ts", I, "ticks"},
     {"ns", I, "ns"},
     {"cpu", I, "processor"},
@@ -138,7 +138,7 @@ static const etl_xcolumn spinlock_cols[] = {
     {"execute_isr", I, "Flags bit 7"},
 };
 
-static const etl_xcolumn pmc_cols[] = {
+static const etl_column_def pmc_cols[] = {
     {"ts", I, "ticks of the CSwitch that carried the counters"},
     {"ns", I, "ns"},
     {"cpu", I, "processor"},
@@ -146,7 +146,7 @@ static const etl_xcolumn pmc_cols[] = {
     {"value", I, "the counter's value"},
 };
 
-static const etl_xcolumn enum_cols[] = {
+static const etl_column_def enum_cols[] = {
     {"kind", T, "`wait_reason`, `thread_state`, `wait_mode`, `adjust_reason`, `acquire_mode`"},
     {"code", I, "the number stored in the other tables"},
     {"name", T, "its name (`WrQueue`, `Waiting`, ...)"},
@@ -165,42 +165,42 @@ static const char *const none_idx[] = {NULL};
 
 #define N(a) (unsigned)(sizeof a / sizeof a[0])
 
-static const etl_xtable tables[ETL_XT_COUNT] = {
-    [ETL_XT_TRACE] = {"trace", "Key/value metadata: the logfile header, the export, and every recovery and anomaly counter.",
+static const etl_table_def tables[ETL_TABLE_COUNT] = {
+    [ETL_TABLE_TRACE] = {"trace", "Key/value metadata: the logfile header, the export, and every recovery and anomaly counter.",
                       trace_cols, N(trace_cols), none_idx},
-    [ETL_XT_PROCESS] = {"process", "Process instances (names and lifetimes from Process events).", process_cols,
+    [ETL_TABLE_PROCESS] = {"process", "Process instances (names and lifetimes from Process events).", process_cols,
                         N(process_cols), process_idx},
-    [ETL_XT_THREAD] = {"thread", "Thread instances (names and lifetimes from Thread and SetName events).", thread_cols,
+    [ETL_TABLE_THREAD] = {"thread", "Thread instances (names and lifetimes from Thread and SetName events).", thread_cols,
                        N(thread_cols), thread_idx},
-    [ETL_XT_CSWITCH] = {"cswitch",
+    [ETL_TABLE_CSWITCH] = {"cswitch",
                         "Every context switch in time order, CSwitch events and expanded compact batches alike, with "
                         "every field the record carries (NULL where its form does not carry it).",
                         cswitch_cols, N(cswitch_cols), cswitch_idx},
-    [ETL_XT_SLICE] = {"slice",
+    [ETL_TABLE_SLICE] = {"slice",
                       "One row per switch-in (WPA's CPU Usage (Precise)): who ran on a CPU from one switch to the next, "
                       "with the Ready and Waits that preceded it.",
                       slice_cols, N(slice_cols), slice_idx},
-    [ETL_XT_THREAD_STATE] = {"thread_state",
+    [ETL_TABLE_THREAD_STATE] = {"thread_state",
                              "Each thread's timeline between its slices: Running on a CPU, then its switch-out state "
                              "(Waiting with a wait reason, ...) until readied, then Ready until switched in. Zero-length "
                              "intervals are left out; when no ReadyThread says when it was readied, the whole gap carries "
                              "the switch-out state.",
                              thread_state_cols, N(thread_state_cols), state_idx},
-    [ETL_XT_READY] = {"ready", "Every ReadyThread event with the thread that readied it.", ready_cols, N(ready_cols),
+    [ETL_TABLE_READY] = {"ready", "Every ReadyThread event with the thread that readied it.", ready_cols, N(ready_cols),
                       ready_idx},
-    [ETL_XT_SPINLOCK] = {"spinlock", "Every sampled spin lock release (SpinLock events), every field.", spinlock_cols,
+    [ETL_TABLE_SPINLOCK] = {"spinlock", "Every sampled spin lock release (SpinLock events), every field.", spinlock_cols,
                          N(spinlock_cols), spin_idx},
-    [ETL_XT_PMC] = {"pmc", "PMC counters carried on CSwitch event headers, one row per counter (empty when none).",
+    [ETL_TABLE_PMC] = {"pmc", "PMC counters carried on CSwitch event headers, one row per counter (empty when none).",
                     pmc_cols, N(pmc_cols), none_idx},
-    [ETL_XT_ENUM_NAME] = {"enum_name", "Names of the enumerations stored as numbers.", enum_cols, N(enum_cols),
+    [ETL_TABLE_ENUM_NAME] = {"enum_name", "Names of the enumerations stored as numbers.", enum_cols, N(enum_cols),
                           none_idx},
 };
 
-const etl_xtable *etl_export_tables(void) { return tables; }
+const etl_table_def *etl_export_tables(void) { return tables; }
 
 int etl_export_table_find(const char *name)
 {
-    for (int i = 0; i < ETL_XT_COUNT; i++)
+    for (int i = 0; i < ETL_TABLE_COUNT; i++)
         if (strcmp(tables[i].name, name) == 0) return i;
     return -1;
 }
@@ -211,11 +211,11 @@ int etl_export_table_find(const char *name)
 #define CLIP(a, b) "MAX(0, MIN(" b ", COALESCE(w.v1, " b ")) - MAX(" a ", w.v0))"
 #define IN_WINDOW(t) "(" t " >= w.v0 AND (w.v1 IS NULL OR " t " < w.v1))"
 
-static const etl_xcolumn window_vcols[] = {
+static const etl_column_def window_vcols[] = {
     {"v0", I, "window start, ns (0: the trace start)"},
     {"v1", I, "window end, ns; NULL: the whole trace"},
 };
-static const etl_xcolumn cpu_thread_vcols[] = {
+static const etl_column_def cpu_thread_vcols[] = {
     {"utid", I, "thread instance"},
     {"tid", I, "TID"},
     {"pid", I, "PID"},
@@ -224,21 +224,21 @@ static const etl_xcolumn cpu_thread_vcols[] = {
     {"cpu_ns", I, "CPU time in the window (= `etlkit cpu` cpu_ns)"},
     {"switches", I, "switch-ins in the window (= `etlkit cpu` switches)"},
 };
-static const etl_xcolumn cpu_cpu_vcols[] = {
+static const etl_column_def cpu_cpu_vcols[] = {
     {"cpu", I, "processor"},
     {"busy_ns", I, "time running threads"},
     {"idle_ns", I, "time running the idle thread"},
     {"unknown_ns", I, "time of slices whose thread is unknown"},
     {"switches", I, "switch-ins in the window"},
 };
-static const etl_xcolumn waits_reason_vcols[] = {
+static const etl_column_def waits_reason_vcols[] = {
     {"code", I, "KWAIT_REASON"},
     {"reason", T, "its name"},
     {"count", I, "waits (Count: Waits) whose Ready Time is known"},
     {"wait_ns", I, "their total, clipped to the window (= `etlkit waits` by_reason)"},
     {"max_ns", I, "the longest"},
 };
-static const etl_xcolumn waits_thread_vcols[] = {
+static const etl_column_def waits_thread_vcols[] = {
     {"utid", I, "thread instance"},
     {"tid", I, "TID"},
     {"wait_count", I, "waits"},
@@ -252,7 +252,7 @@ static const etl_xcolumn waits_thread_vcols[] = {
     "FROM slice s CROSS JOIN trace_window w WHERE s.utid IS NOT NULL AND s.head = 0 AND s.waited = 1 "             \
     "AND s.ready_time_ns IS NOT NULL AND s.last_switch_out_ns IS NOT NULL"
 
-static const etl_xview views[] = {
+static const etl_view_def views[] = {
     {"trace_window", "The exported window (`--range`), from `trace`.",
      "CREATE VIEW trace_window AS SELECT (SELECT int_value FROM trace WHERE key = 'window_start_ns') AS v0, "
      "(SELECT int_value FROM trace WHERE key = 'window_end_ns') AS v1",
@@ -280,13 +280,13 @@ static const etl_xview views[] = {
      waits_thread_vcols, N(waits_thread_vcols)},
 };
 
-const etl_xview *etl_export_views(size_t *n)
+const etl_view_def *etl_export_views(size_t *n)
 {
     *n = N(views);
     return views;
 }
 
-/* The trace table's keys, for the documentation (etl_xtab_finish writes them). */
+/* The trace table's keys, for the documentation (etl_export_rows_finish writes them). */
 static const char *const trace_keys =
     "`trace_id`, `file`, `file_size`, `etlkit_version`, `export_target`, `logger_name`, `os_version`, `os_build`, "
     "`num_cpus`, `cpus_seen`, `pointer_size`, `clock_type`, `clock_name`, `ticks_per_second`, `perf_freq`, `cpu_mhz`, "
@@ -298,7 +298,7 @@ static const char *const trace_keys =
     "`full_switches`, `compact_switches`, `duplicates_dropped`, `undecodable`, `late_batches`, `broken_chains`, "
     "`cswitch_chain_mismatch`, `time_backwards`, `ready_unmatched`, `unknown_threads`, `repeated_starts`, `over_limit`, `threads`, `processes`.";
 
-static void md_cols(FILE *f, const etl_xcolumn *c, unsigned n)
+static void md_cols(FILE *f, const etl_column_def *c, unsigned n)
 {
     fprintf(f, "| Column | Type | Meaning |\n|---|---|---|\n");
     for (unsigned i = 0; i < n; i++) fprintf(f, "| `%s` | %s | %s |\n", c[i].name, c[i].type, c[i].desc);
@@ -315,11 +315,11 @@ void etl_export_schema_markdown(FILE *f)
                "(`floor((ts - t0) * 10^9 / F)`, exact), so durations are differences and sums are exact. NULL means\n"
                "unknown (a field the record's form does not carry), never 0. `utid` and `upid` are thread and process\n"
                "instances: TIDs and PIDs are reused.\n\n## Tables\n");
-    for (int i = 0; i < ETL_XT_COUNT; i++) {
-        const etl_xtable *t = &tables[i];
+    for (int i = 0; i < ETL_TABLE_COUNT; i++) {
+        const etl_table_def *t = &tables[i];
         fprintf(f, "\n### %s\n\n%s\n\n", t->name, t->desc);
         md_cols(f, t->cols, t->ncols);
-        if (i == ETL_XT_TRACE) fprintf(f, "\nKeys: %s\n", trace_keys);
+        if (i == ETL_TABLE_TRACE) fprintf(f, "\nKeys: %s\n", trace_keys);
         if (t->indexes[0]) {
             fprintf(f, "\nIndexes:");
             for (unsigned k = 0; t->indexes[k]; k++) {

@@ -12,16 +12,16 @@
 
 #define ROWS_PER_TRANSACTION 1000000u
 
-struct etl_xsqlite {
+struct etl_sqlite_sink {
     sqlite3 *db;
-    sqlite3_stmt *ins[ETL_XT_COUNT];
+    sqlite3_stmt *ins[ETL_TABLE_COUNT];
     uint64_t in_tx;
     int failed;
     char err[256];
 };
 
 /* SQLite's message, and the system's reason when a call failed (a full disk, a size limit). */
-static void set_err(etl_xsqlite *s, const char *msg)
+static void set_err(etl_sqlite_sink *s, const char *msg)
 {
     int e = sqlite3_system_errno(s->db);
     if (!e) sqlite3_file_control(s->db, "main", SQLITE_FCNTL_LAST_ERRNO, &e); /* the file's own, kept */
@@ -29,7 +29,7 @@ static void set_err(etl_xsqlite *s, const char *msg)
     else snprintf(s->err, sizeof s->err, "%s", msg);
 }
 
-static int exec(etl_xsqlite *s, const char *sql)
+static int exec(etl_sqlite_sink *s, const char *sql)
 {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
@@ -38,22 +38,22 @@ static int exec(etl_xsqlite *s, const char *sql)
     return -1;
 }
 
-static void fail(etl_xsqlite *s, char err[256])
+static void fail(etl_sqlite_sink *s, char err[256])
 {
     if (err) snprintf(err, 256, "%s", s->err[0] ? s->err : sqlite3_errmsg(s->db));
 }
 
-static void close_db(etl_xsqlite *s)
+static void close_db(etl_sqlite_sink *s)
 {
-    for (int i = 0; i < ETL_XT_COUNT; i++) sqlite3_finalize(s->ins[i]);
+    for (int i = 0; i < ETL_TABLE_COUNT; i++) sqlite3_finalize(s->ins[i]);
     sqlite3_close(s->db);
     free(s);
 }
 
-etl_status etl_xsqlite_open(const char *path, etl_xsqlite **out, char err[256])
+etl_status etl_sqlite_sink_open(const char *path, etl_sqlite_sink **out, char err[256])
 {
     *out = NULL;
-    etl_xsqlite *s = calloc(1, sizeof *s);
+    etl_sqlite_sink *s = calloc(1, sizeof *s);
     if (!s) return ETL_E_NOMEM;
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         snprintf(err, 256, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
@@ -67,9 +67,9 @@ etl_status etl_xsqlite_open(const char *path, etl_xsqlite **out, char err[256])
         close_db(s);
         return ETL_E_IO;
     }
-    const etl_xtable *t = etl_export_tables();
+    const etl_table_def *t = etl_export_tables();
     char sql[4096];
-    for (int i = 0; i < ETL_XT_COUNT; i++) {
+    for (int i = 0; i < ETL_TABLE_COUNT; i++) {
         size_t n = (size_t)snprintf(sql, sizeof sql, "CREATE TABLE %s (", t[i].name);
         for (unsigned c = 0; c < t[i].ncols; c++)
             n += (size_t)snprintf(sql + n, sizeof sql - n, "%s%s %s", c ? ", " : "", t[i].cols[c].name, t[i].cols[c].type);
@@ -97,16 +97,16 @@ etl_status etl_xsqlite_open(const char *path, etl_xsqlite **out, char err[256])
     return ETL_OK;
 }
 
-int etl_xsqlite_row(void *ctx, etl_xtable_id table, const etl_xval *v)
+int etl_sqlite_sink_row(void *ctx, etl_table_id table, const etl_value *v)
 {
-    etl_xsqlite *s = ctx;
+    etl_sqlite_sink *s = ctx;
     if (s->failed) return -1;
     sqlite3_stmt *st = s->ins[table];
     unsigned n = etl_export_tables()[table].ncols;
     for (unsigned c = 0; c < n; c++) {
         int rc;
-        if (v[c].kind == ETL_XV_INT) rc = sqlite3_bind_int64(st, (int)c + 1, v[c].i);
-        else if (v[c].kind == ETL_XV_TEXT) /* static: stepped before this call returns */
+        if (v[c].kind == ETL_VALUE_INT) rc = sqlite3_bind_int64(st, (int)c + 1, v[c].i);
+        else if (v[c].kind == ETL_VALUE_TEXT) /* static: stepped before this call returns */
             rc = sqlite3_bind_text(st, (int)c + 1, v[c].s, -1, SQLITE_STATIC);
         else rc = sqlite3_bind_null(st, (int)c + 1);
         if (rc != SQLITE_OK) goto bad;
@@ -128,16 +128,16 @@ bad:
     return -1;
 }
 
-etl_status etl_xsqlite_close(etl_xsqlite *s, int commit, char err[256])
+etl_status etl_sqlite_sink_close(etl_sqlite_sink *s, int commit, char err[256])
 {
     if (!s) return ETL_OK;
     etl_status rc = ETL_OK;
     if (commit && !s->failed) {
-        const etl_xtable *t = etl_export_tables();
+        const etl_table_def *t = etl_export_tables();
         size_t nv;
-        const etl_xview *v = etl_export_views(&nv);
+        const etl_view_def *v = etl_export_views(&nv);
         int bad = exec(s, "COMMIT");
-        for (int i = 0; !bad && i < ETL_XT_COUNT; i++)
+        for (int i = 0; !bad && i < ETL_TABLE_COUNT; i++)
             for (unsigned k = 0; !bad && t[i].indexes[k]; k++) bad = exec(s, t[i].indexes[k]);
         for (size_t i = 0; !bad && i < nv; i++) bad = exec(s, v[i].sql);
         /* Statistics for the query planner (sampled: a second on 15 M rows), and the ordinary journal back. */
@@ -147,7 +147,7 @@ etl_status etl_xsqlite_close(etl_xsqlite *s, int commit, char err[256])
         rc = ETL_E_IO;
     }
     if (rc != ETL_OK || s->failed) fail(s, err); /* a failed row's reason, committing or not */
-    for (int i = 0; i < ETL_XT_COUNT; i++) {
+    for (int i = 0; i < ETL_TABLE_COUNT; i++) {
         sqlite3_finalize(s->ins[i]);
         s->ins[i] = NULL;
     }

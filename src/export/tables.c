@@ -4,7 +4,7 @@
  *
  * Streaming: each call fills one row in a fixed array of values and hands it to
  * the sink; nothing is kept per event. The thread, process and trace tables are
- * written by etl_xtab_finish from the model's instances and the run's counters.
+ * written by etl_export_rows_finish from the model's instances and the run's counters.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -13,77 +13,77 @@
 
 #define MAXCOLS 32
 
-struct etl_xtab {
-    etl_xtab_options o;
+struct etl_export_rows {
+    etl_export_rows_options o;
     etl_clock clock;
-    etl_xtab_stats st;
+    etl_export_rows_stats st;
     int failed;
-    etl_xval v[MAXCOLS];
+    etl_value v[MAXCOLS];
 };
 
-etl_status etl_xtab_open(const etl_clock *clock, const etl_xtab_options *o, etl_xtab **out)
+etl_status etl_export_rows_open(const etl_clock *clock, const etl_export_rows_options *o, etl_export_rows **out)
 {
     *out = NULL;
     if (!o || o->sz < sizeof *o || !o->on_row) return ETL_E_INVALID_ARG;
-    etl_xtab *x = calloc(1, sizeof *x);
+    etl_export_rows *x = calloc(1, sizeof *x);
     if (!x) return ETL_E_NOMEM;
     x->o = *o;
     x->clock = *clock;
-    if (!x->o.tables) x->o.tables = (1u << ETL_XT_COUNT) - 1;
-    x->o.tables |= 1u << ETL_XT_TRACE | 1u << ETL_XT_ENUM_NAME;
+    if (!x->o.tables) x->o.tables = (1u << ETL_TABLE_COUNT) - 1;
+    x->o.tables |= 1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME;
     *out = x;
     return ETL_OK;
 }
 
-const etl_xtab_stats *etl_xtab_stats_get(const etl_xtab *x) { return &x->st; }
-void etl_xtab_close(etl_xtab *x) { free(x); }
+const etl_export_rows_stats *etl_export_rows_stats_get(const etl_export_rows *x) { return &x->st; }
+void etl_export_rows_close(etl_export_rows *x) { free(x); }
 
-static bool want(const etl_xtab *x, etl_xtable_id t) { return !x->failed && (x->o.tables >> t & 1u); }
+static bool want(const etl_export_rows *x, etl_table_id t) { return !x->failed && (x->o.tables >> t & 1u); }
 
-static void clear(etl_xtab *x, etl_xtable_id t)
+static void clear(etl_export_rows *x, etl_table_id t)
 {
     unsigned n = etl_export_tables()[t].ncols;
-    for (unsigned i = 0; i < n; i++) x->v[i].kind = ETL_XV_NULL;
+    for (unsigned i = 0; i < n; i++) x->v[i].kind = ETL_VALUE_NULL;
 }
 
-static void vi(etl_xtab *x, unsigned k, int64_t v)
+static void vi(etl_export_rows *x, unsigned k, int64_t v)
 {
-    x->v[k].kind = ETL_XV_INT;
+    x->v[k].kind = ETL_VALUE_INT;
     x->v[k].i = v;
 }
 
 /* Unsigned values past INT64_MAX do not fit SQLite's integers: NULL (only hostile files have them). */
-static void vu(etl_xtab *x, unsigned k, uint64_t v)
+static void vu(etl_export_rows *x, unsigned k, uint64_t v)
 {
     if (v <= INT64_MAX) vi(x, k, (int64_t)v);
 }
 
-static void vs(etl_xtab *x, unsigned k, const char *s)
+static void vs(etl_export_rows *x, unsigned k, const char *s)
 {
     if (!s) return;
-    x->v[k].kind = ETL_XV_TEXT;
+    x->v[k].kind = ETL_VALUE_TEXT;
     x->v[k].s = s;
 }
 
-static void emit(etl_xtab *x, etl_xtable_id t)
+static void emit(etl_export_rows *x, etl_table_id t)
 {
     if (x->failed) return;
     x->st.rows[t]++;
     if (x->o.on_row(x->o.ctx, t, x->v)) x->failed = 1;
 }
 
-static int64_t ns(const etl_xtab *x, uint64_t ts) { return etl_clock_ns(&x->clock, ts); }
+static int64_t ns(const etl_export_rows *x, uint64_t ts) { return etl_clock_ns(&x->clock, ts); }
 
-static bool in_window(const etl_xtab *x, int64_t t) { return !x->o.has_range || (t >= x->o.v0 && t < x->o.v1); }
+static bool in_window(const etl_export_rows *x, int64_t t) { return !x->o.has_range || (t >= x->o.v0 && t < x->o.v1); }
 
 static bool thread_ok(uint32_t i) { return i != ETL_SCHED_IDLE && i != ETL_SCHED_NONE; }
 
 /* ---- events: cswitch, pmc, spinlock ----------------------------------------------------- */
 
-static void cswitch_row(etl_xtab *x, const etl_cswitch *e)
+static void cswitch_row(etl_export_rows *x, const etl_cswitch *e)
 {
     uint32_t k = e->known;
-    clear(x, ETL_XT_CSWITCH);
+    clear(x, ETL_TABLE_CSWITCH);
     vu(x, 0, e->ts);
     vi(x, 1, ns(x, e->ts));
     vi(x, 2, e->cpu);
@@ -106,30 +106,30 @@ static void cswitch_row(etl_xtab *x, const etl_cswitch *e)
     }
     vi(x, 18, e->version);
     vs(x, 19, e->source == ETL_CSW_SRC_COMPACT ? "compact" : "full");
-    emit(x, ETL_XT_CSWITCH);
+    emit(x, ETL_TABLE_CSWITCH);
 }
 
-static void pmc_rows(etl_xtab *x, const etl_cswitch *e)
+static void pmc_rows(etl_export_rows *x, const etl_cswitch *e)
 {
     if (!(e->known & ETL_CSW_PMC)) return;
     for (unsigned i = 0; i < e->pmc_count && i < 7; i++) {
-        clear(x, ETL_XT_PMC);
+        clear(x, ETL_TABLE_PMC);
         vu(x, 0, e->ts);
         vi(x, 1, ns(x, e->ts));
         vi(x, 2, e->cpu);
         vi(x, 3, i);
         vu(x, 4, e->pmc[i]);
-        emit(x, ETL_XT_PMC);
+        emit(x, ETL_TABLE_PMC);
     }
 }
 
-static void spinlock_row(etl_xtab *x, const etl_sched_event *ev)
+static void spinlock_row(etl_export_rows *x, const etl_sched_event *ev)
 {
     const etl_spinlock *s = &ev->u.spinlock;
     char a[24], c[24];
     snprintf(a, sizeof a, "0x%" PRIx64, s->spin_lock_address);
     snprintf(c, sizeof c, "0x%" PRIx64, s->caller_address);
-    clear(x, ETL_XT_SPINLOCK);
+    clear(x, ETL_TABLE_SPINLOCK);
     vu(x, 0, ev->ts);
     vi(x, 1, ns(x, ev->ts));
     vi(x, 2, ev->cpu);
@@ -147,29 +147,29 @@ static void spinlock_row(etl_xtab *x, const etl_sched_event *ev)
     vi(x, 14, s->acquire_mode);
     vi(x, 15, s->execute_dpc);
     vi(x, 16, s->execute_isr);
-    emit(x, ETL_XT_SPINLOCK);
+    emit(x, ETL_TABLE_SPINLOCK);
 }
 
-void etl_xtab_event(etl_xtab *x, const etl_sched_event *ev)
+void etl_export_rows_event(etl_export_rows *x, const etl_sched_event *ev)
 {
     if (x->failed) return;
     if (ev->kind != ETL_SCHED_SWITCH && ev->kind != ETL_SCHED_SPINLOCK) return;
     if (!in_window(x, ns(x, ev->ts))) return;
     if (ev->kind == ETL_SCHED_SWITCH) {
-        if (want(x, ETL_XT_CSWITCH)) cswitch_row(x, &ev->u.sw);
-        if (want(x, ETL_XT_PMC)) pmc_rows(x, &ev->u.sw);
-    } else if (want(x, ETL_XT_SPINLOCK)) {
+        if (want(x, ETL_TABLE_CSWITCH)) cswitch_row(x, &ev->u.sw);
+        if (want(x, ETL_TABLE_PMC)) pmc_rows(x, &ev->u.sw);
+    } else if (want(x, ETL_TABLE_SPINLOCK)) {
         spinlock_row(x, ev);
     }
 }
 
 /* ---- model rows: slice, thread_state ------------------------------------------------------ */
 
-static void state_row(etl_xtab *x, const etl_sched_row *r, int state, int reason, uint64_t a_ts, int64_t a,
+static void state_row(etl_export_rows *x, const etl_sched_row *r, int state, int reason, uint64_t a_ts, int64_t a,
                       uint64_t b_ts, int64_t b, bool running)
 {
     if (b <= a) return;
-    clear(x, ETL_XT_THREAD_STATE);
+    clear(x, ETL_TABLE_THREAD_STATE);
     vi(x, 0, r->new_thread);
     vi(x, 1, r->new_tid);
     if (state >= 0) vi(x, 2, state);
@@ -179,18 +179,18 @@ static void state_row(etl_xtab *x, const etl_sched_row *r, int state, int reason
     vi(x, 6, a);
     vi(x, 7, b);
     if (running) vi(x, 8, r->cpu);
-    emit(x, ETL_XT_THREAD_STATE);
+    emit(x, ETL_TABLE_THREAD_STATE);
 }
 
-void etl_xtab_row(void *ctx, const etl_sched_row *r)
+void etl_export_rows_row(void *ctx, const etl_sched_row *r)
 {
-    etl_xtab *x = ctx;
+    etl_export_rows *x = ctx;
     if (x->failed) return;
     if (x->o.has_range && !(r->nso > x->o.v0 && r->si < x->o.v1) && !(r->nso == r->si && in_window(x, r->si))) return;
     uint32_t f = r->flags;
     bool ok = thread_ok(r->new_thread);
-    if (want(x, ETL_XT_SLICE)) {
-        clear(x, ETL_XT_SLICE);
+    if (want(x, ETL_TABLE_SLICE)) {
+        clear(x, ETL_TABLE_SLICE);
         vi(x, 0, r->cpu);
         if (ok) vi(x, 1, r->new_thread);
         if (r->new_thread == ETL_SCHED_IDLE) vi(x, 2, 0);
@@ -225,9 +225,9 @@ void etl_xtab_row(void *ctx, const etl_sched_row *r)
             else if (r->readier_thread != ETL_SCHED_NONE) vi(x, 23, r->readier_tid);
             vi(x, 24, r->ready.flags);
         }
-        emit(x, ETL_XT_SLICE);
+        emit(x, ETL_TABLE_SLICE);
     }
-    if (ok && want(x, ETL_XT_THREAD_STATE)) {
+    if (ok && want(x, ETL_TABLE_THREAD_STATE)) {
         if ((f & ETL_ROW_PREV) && !(f & ETL_ROW_HEAD)) {
             int st = (r->prev_known & ETL_CSW_STATE) ? r->prev_state : -1;
             int wr = (r->prev_known & ETL_CSW_WAIT_REASON) ? r->prev_wait_reason : -1;
@@ -242,11 +242,11 @@ void etl_xtab_row(void *ctx, const etl_sched_row *r)
     }
 }
 
-void etl_xtab_ready(void *ctx, const etl_sched_ready *r)
+void etl_export_rows_ready(void *ctx, const etl_sched_ready *r)
 {
-    etl_xtab *x = ctx;
-    if (!want(x, ETL_XT_READY) || !in_window(x, r->ns)) return;
-    clear(x, ETL_XT_READY);
+    etl_export_rows *x = ctx;
+    if (!want(x, ETL_TABLE_READY) || !in_window(x, r->ns)) return;
+    clear(x, ETL_TABLE_READY);
     vu(x, 0, r->ts);
     vi(x, 1, r->ns);
     vi(x, 2, r->cpu);
@@ -258,15 +258,15 @@ void etl_xtab_ready(void *ctx, const etl_sched_ready *r)
     vi(x, 7, r->ready.adjust_reason);
     vi(x, 8, r->ready.adjust_increment);
     vi(x, 9, r->ready.flags);
-    emit(x, ETL_XT_READY);
+    emit(x, ETL_TABLE_READY);
 }
 
 /* ---- the end: thread, process, enum_name, trace --------------------------------------------- */
 
-static void kv(etl_xtab *x, const char *key, const char *text, bool is_int, int64_t v)
+static void kv(etl_export_rows *x, const char *key, const char *text, bool is_int, int64_t v)
 {
     char buf[24];
-    clear(x, ETL_XT_TRACE);
+    clear(x, ETL_TABLE_TRACE);
     vs(x, 0, key);
     if (is_int) {
         snprintf(buf, sizeof buf, "%" PRId64, v);
@@ -275,10 +275,10 @@ static void kv(etl_xtab *x, const char *key, const char *text, bool is_int, int6
     } else {
         vs(x, 1, text);
     }
-    emit(x, ETL_XT_TRACE);
+    emit(x, ETL_TABLE_TRACE);
 }
 
-static void kv_u(etl_xtab *x, const char *key, uint64_t v)
+static void kv_u(etl_export_rows *x, const char *key, uint64_t v)
 {
     if (v <= INT64_MAX) {
         kv(x, key, NULL, true, (int64_t)v);
@@ -289,16 +289,16 @@ static void kv_u(etl_xtab *x, const char *key, uint64_t v)
     }
 }
 
-static void kv_s(etl_xtab *x, const char *key, const char *s) { kv(x, key, s, false, 0); }
+static void kv_s(etl_export_rows *x, const char *key, const char *s) { kv(x, key, s, false, 0); }
 
-static void kv_ft(etl_xtab *x, const char *key, uint64_t ft)
+static void kv_ft(etl_export_rows *x, const char *key, uint64_t ft)
 {
     char buf[40];
     etl_filetime_format(ft, buf);
     kv_s(x, key, buf);
 }
 
-static void trace_rows(etl_xtab *x, const etl_xtab_end *e)
+static void trace_rows(etl_export_rows *x, const etl_export_rows_end *e)
 {
     const etl_logfile_header *h = etl_reader_header(e->reader);
     const etl_clock *c = etl_reader_clock(e->reader);
@@ -338,9 +338,9 @@ static void trace_rows(etl_xtab *x, const etl_xtab_end *e)
     kv(x, "window_start_ns", NULL, true, x->o.has_range ? (x->o.v0 < v1 ? x->o.v0 : v1) : 0);
     if (x->o.has_range) kv(x, "window_end_ns", NULL, true, v1);
     else {
-        clear(x, ETL_XT_TRACE);
+        clear(x, ETL_TABLE_TRACE);
         vs(x, 0, "window_end_ns");
-        emit(x, ETL_XT_TRACE);
+        emit(x, ETL_TABLE_TRACE);
     }
     kv_u(x, "events_lost", h->events_lost);
     kv_u(x, "buffers_lost", h->buffers_lost);
@@ -374,7 +374,7 @@ static void trace_rows(etl_xtab *x, const etl_xtab_end *e)
     kv_u(x, "processes", m->processes);
 }
 
-static void enum_rows(etl_xtab *x)
+static void enum_rows(etl_export_rows *x)
 {
     static const struct {
         const char *kind;
@@ -388,23 +388,23 @@ static void enum_rows(etl_xtab *x)
         for (unsigned c = 0; c < 256; c++) {
             const char *n = kinds[k].name(c);
             if (!n) continue;
-            clear(x, ETL_XT_ENUM_NAME);
+            clear(x, ETL_TABLE_ENUM_NAME);
             vs(x, 0, kinds[k].kind);
             vi(x, 1, c);
             vs(x, 2, n);
-            emit(x, ETL_XT_ENUM_NAME);
+            emit(x, ETL_TABLE_ENUM_NAME);
         }
 }
 
-int etl_xtab_finish(etl_xtab *x, const etl_xtab_end *e)
+int etl_export_rows_finish(etl_export_rows *x, const etl_export_rows_end *e)
 {
     const etl_sched *m = e->model;
     const char *names = etl_sched_names(m);
     const etl_clock *c = etl_reader_clock(e->reader);
     size_t n;
     const etl_sched_process *p = etl_sched_processes(m, &n);
-    for (size_t i = 0; want(x, ETL_XT_PROCESS) && i < n; i++) {
-        clear(x, ETL_XT_PROCESS);
+    for (size_t i = 0; want(x, ETL_TABLE_PROCESS) && i < n; i++) {
+        clear(x, ETL_TABLE_PROCESS);
         vi(x, 0, (int64_t)i);
         vi(x, 1, p[i].pid);
         if (p[i].name) vs(x, 2, names + p[i].name);
@@ -416,11 +416,11 @@ int etl_xtab_finish(etl_xtab *x, const etl_xtab_end *e)
             vi(x, 7, etl_clock_ns(c, p[i].end_ts));
         }
         vi(x, 8, p[i].started);
-        emit(x, ETL_XT_PROCESS);
+        emit(x, ETL_TABLE_PROCESS);
     }
     const etl_sched_thread *t = etl_sched_threads(m, &n);
-    for (size_t i = 0; want(x, ETL_XT_THREAD) && i < n; i++) {
-        clear(x, ETL_XT_THREAD);
+    for (size_t i = 0; want(x, ETL_TABLE_THREAD) && i < n; i++) {
+        clear(x, ETL_TABLE_THREAD);
         vi(x, 0, (int64_t)i);
         vi(x, 1, t[i].tid);
         if (t[i].process != ETL_SCHED_NONE && t[i].process != ETL_SCHED_IDLE) vi(x, 2, t[i].process);
@@ -434,7 +434,7 @@ int etl_xtab_finish(etl_xtab *x, const etl_xtab_end *e)
         }
         if (t[i].base_priority) vi(x, 9, t[i].base_priority);
         vi(x, 10, t[i].started);
-        emit(x, ETL_XT_THREAD);
+        emit(x, ETL_TABLE_THREAD);
     }
     enum_rows(x);
     trace_rows(x, e);

@@ -209,7 +209,7 @@ static void *count_share(void *arg)
     c->have_ts = have;
     if (!have) c->first_ts = 0;
     share_progress(sh, etl_iter_progress(it));
-    c->st = *etl_iter_stats(it);
+    c->st = *etl_iter_stats_get(it);
     etl_iter_close(it);
     return NULL;
 }
@@ -285,7 +285,7 @@ etl_status etl_summary_run(etl_reader *r, const etl_summary_options *o, etl_summ
     }
     oom = sh[0].oom;
     for (unsigned i = 1; i < n; i++) {
-        if (share_merge(&sh[0], &sh[i], etl_reader_stats(r)) != 0 || sh[i].oom) oom = 1;
+        if (share_merge(&sh[0], &sh[i], etl_reader_stats_get(r)) != 0 || sh[i].oom) oom = 1;
         share_free(&sh[i]);
     }
     /* The provider table compacted in place, most frequent first. */

@@ -23,7 +23,8 @@
 #include <string.h>
 #include <strings.h>
 #include "base/sort.h"
-#include "etlkit/analysis.h"
+#include "etlkit/wakeups.h"
+#include "etlkit/waitchain.h"
 #include "base/idmap.h"
 
 typedef struct crow {

@@ -15,7 +15,7 @@
 #include <strings.h>
 #include "base/sat.h"
 #include "base/sort.h"
-#include "etlkit/analysis.h"
+#include "etlkit/compare.h"
 
 int64_t etl_per_second(int64_t v, int64_t window_ns)
 {

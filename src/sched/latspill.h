@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "base/spool.h"
-#include "etlkit/report.h"
+#include "etlkit/usage.h"
 
 typedef struct lat_spill {
     etl_spool *sp;

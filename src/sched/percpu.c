@@ -572,7 +572,7 @@ static void *worker_main(void *arg)
         if (k->saw_compact && k->sw_ts > w->last_ts) w->last_ts = k->sw_ts;
         if (k->saw_full && k->saw_compact) w->unsupported = true; /* the source keeps one form a CPU */
     }
-    etl_stats_add(&w->damage, etl_iter_stats(it), etl_reader_stats(rn->r));
+    etl_stats_add(&w->damage, etl_iter_stats_get(it), etl_reader_stats_get(rn->r));
     etl_iter_close(it);
     free(want);
     free(ks);
@@ -924,7 +924,7 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
     uint64_t last_ts = 0;
     etl_sched_stats ms = {0};
     etl_sched_source_stats ss = {0};
-    etl_stats dmg = *etl_reader_stats(r);
+    etl_stats dmg = *etl_reader_stats_get(r);
     dmg.records = 0;
     for (unsigned i = 0; st == ETL_OK && i < rn.nw; i++) {
         const worker *w = &rn.w[i];

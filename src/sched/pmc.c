@@ -17,7 +17,7 @@
 #include <strings.h>
 #include "base/sat.h"
 #include "base/sort.h"
-#include "etlkit/reports_extra.h"
+#include "etlkit/pmc.h"
 
 struct etl_pmc_priv {
     etl_pmc_sums *t;      /* by instance */

@@ -794,15 +794,15 @@ void etl_sched_source_damage(const etl_sched_source *s, etl_stats *out)
      * cursors read the same buffers as the main ones and count nothing of them: only the
      * damage in the batches they expand (etl_walk_bad_time).
      */
-    const etl_stats *base = etl_reader_stats(s->r);
+    const etl_stats *base = etl_reader_stats_get(s->r);
     *out = *base;
     out->records = 0;
     unsigned n = s->solo ? 1 : s->nw;
     for (unsigned i = 0; i < n; i++) {
         const part *p = s->solo ? s->solo : s->w[i].p;
-        etl_stats_add(out, etl_iter_stats(p->main), base);
+        etl_stats_add(out, etl_iter_stats_get(p->main), base);
         if (p->ahead) {
-            etl_stats a = *etl_iter_stats(p->ahead);
+            etl_stats a = *etl_iter_stats_get(p->ahead);
             a.records = 0; /* the main one's */
             etl_stats_add(out, &a, base);
         }

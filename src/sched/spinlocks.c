@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/sort.h"
-#include "etlkit/reports_extra.h"
+#include "etlkit/spinlocks.h"
 #include "base/idmap.h"
 #include "sched/latency.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/sort.h"
-#include "etlkit/report.h"
+#include "etlkit/usage.h"
 #include "base/idmap.h"
 #include "base/sat.h"
 #include "sched/latency.h"

@@ -6,7 +6,7 @@
 #ifndef ETLKIT_SRC_SCHED_USAGE_SLICE_H
 #define ETLKIT_SRC_SCHED_USAGE_SLICE_H
 
-#include "etlkit/report.h"
+#include "etlkit/usage.h"
 #include "base/sat.h"
 #include "sched/latency.h"
 #include "base/idmap.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/sort.h"
-#include "etlkit/analysis.h"
+#include "etlkit/wakeups.h"
 
 struct etl_wakeups_priv {
     uint64_t *by_thread;   /* by instance */

@@ -528,7 +528,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
         if (sw.cpu < c.ncpu) rc = queue_switch(&c, &sw);
     for (unsigned i = 0; rc == ETL_OK && i < c.ncpu; i++) rc = release(&c, i, 0, true);
     if (it) {
-        const etl_stats *is = etl_iter_stats(it);
+        const etl_stats *is = etl_iter_stats_get(it);
         st->input_damaged = etl_stats_damaged(is);
         etl_iter_close(it);
     }

@@ -65,27 +65,27 @@ static void told(void *ctx, const etl_diag *d)
 }
 
 /* The header row of a table as the schema says: trace_id, then its columns. */
-static void want_header(char *out, size_t cap, etl_xtable_id t)
+static void want_header(char *out, size_t cap, etl_table_id t)
 {
-    const etl_xtable *x = &etl_export_tables()[t];
+    const etl_table_def *x = &etl_export_tables()[t];
     size_t n = (size_t)snprintf(out, cap, "trace_id");
     for (unsigned k = 0; k < x->ncols; k++) n += (size_t)snprintf(out + n, cap - n, ",%s", x->cols[k].name);
     snprintf(out + n, cap - n, "\r\n");
 }
 
 /* A cswitch row: the first columns an integer, a negative one, text that must be quoted, "", NULL. */
-static int cswitch_row(etl_xcsv *c, etl_xval *v, unsigned *ncols)
+static int cswitch_row(etl_csv_sink *c, etl_value *v, unsigned *ncols)
 {
-    const etl_xtable *x = &etl_export_tables()[ETL_XT_CSWITCH];
+    const etl_table_def *x = &etl_export_tables()[ETL_TABLE_CSWITCH];
     *ncols = x->ncols;
     assert_true(x->ncols >= 6);
-    for (unsigned k = 0; k < x->ncols; k++) v[k] = (etl_xval){.kind = ETL_XV_NULL};
-    v[0] = (etl_xval){.kind = ETL_XV_INT, .i = 1234567890123};
-    v[1] = (etl_xval){.kind = ETL_XV_INT, .i = INT64_MIN};
-    v[2] = (etl_xval){.kind = ETL_XV_TEXT, .s = "a,b \"q\"\r\nz"};
-    v[3] = (etl_xval){.kind = ETL_XV_TEXT, .s = ""};
-    v[5] = (etl_xval){.kind = ETL_XV_TEXT, .s = "plain"};
-    return etl_xcsv_row(c, ETL_XT_CSWITCH, v);
+    for (unsigned k = 0; k < x->ncols; k++) v[k] = (etl_value){.kind = ETL_VALUE_NULL};
+    v[0] = (etl_value){.kind = ETL_VALUE_INT, .i = 1234567890123};
+    v[1] = (etl_value){.kind = ETL_VALUE_INT, .i = INT64_MIN};
+    v[2] = (etl_value){.kind = ETL_VALUE_TEXT, .s = "a,b \"q\"\r\nz"};
+    v[3] = (etl_value){.kind = ETL_VALUE_TEXT, .s = ""};
+    v[5] = (etl_value){.kind = ETL_VALUE_TEXT, .s = "plain"};
+    return etl_csv_sink_row(c, ETL_TABLE_CSWITCH, v);
 }
 
 static void test_files_and_quoting(void **state)
@@ -93,32 +93,32 @@ static void test_files_and_quoting(void **state)
     (void)state;
     char out[300], path[400], want[4096];
     snprintf(out, sizeof out, "%s/out", root);
-    etl_xcsv_options o = {.sz = sizeof o, .tables = 1u << ETL_XT_CSWITCH, .trace_id = "t,1", .on_diag = told};
-    etl_xcsv *c;
+    etl_csv_sink_options o = {.sz = sizeof o, .tables = 1u << ETL_TABLE_CSWITCH, .trace_id = "t,1", .on_diag = told};
+    etl_csv_sink *c;
     etl_diag d;
-    assert_int_equal(etl_xcsv_check(out, &o, &c, &d), ETL_OK);
+    assert_int_equal(etl_csv_sink_check(out, &o, &c, &d), ETL_OK);
     assert_int_equal(entries(root), 0); /* a check writes nothing */
-    assert_int_equal(etl_xcsv_create(c, &d), ETL_OK);
-    etl_xval v[64];
+    assert_int_equal(etl_csv_sink_create(c, &d), ETL_OK);
+    etl_value v[64];
     unsigned n;
     assert_int_equal(cswitch_row(c, v, &n), 0);
-    etl_xval t[64];
-    for (unsigned k = 0; k < etl_export_tables()[ETL_XT_PMC].ncols; k++) t[k] = (etl_xval){.kind = ETL_XV_INT, .i = 1};
-    assert_int_equal(etl_xcsv_row(c, ETL_XT_PMC, t), 0); /* a table not asked for: dropped */
-    assert_int_equal(etl_xcsv_finish(c, &d), ETL_OK);
+    etl_value t[64];
+    for (unsigned k = 0; k < etl_export_tables()[ETL_TABLE_PMC].ncols; k++) t[k] = (etl_value){.kind = ETL_VALUE_INT, .i = 1};
+    assert_int_equal(etl_csv_sink_row(c, ETL_TABLE_PMC, t), 0); /* a table not asked for: dropped */
+    assert_int_equal(etl_csv_sink_finish(c, &d), ETL_OK);
     assert_int_equal(entries(root), 1); /* only the temporary directory so far */
-    assert_int_equal(etl_xcsv_close(c, true), ETL_OK);
+    assert_int_equal(etl_csv_sink_close(c, true), ETL_OK);
 
     /* The tables asked for, with trace and enum_name always. */
     assert_int_equal(entries(out), 3);
     snprintf(path, sizeof path, "%s/trace.csv", out);
-    want_header(want, sizeof want, ETL_XT_TRACE);
+    want_header(want, sizeof want, ETL_TABLE_TRACE);
     assert_string_equal(slurp(path), want);
     snprintf(path, sizeof path, "%s/enum_name.csv", out);
-    want_header(want, sizeof want, ETL_XT_ENUM_NAME);
+    want_header(want, sizeof want, ETL_TABLE_ENUM_NAME);
     assert_string_equal(slurp(path), want);
     snprintf(path, sizeof path, "%s/cswitch.csv", out);
-    want_header(want, sizeof want, ETL_XT_CSWITCH);
+    want_header(want, sizeof want, ETL_TABLE_CSWITCH);
     size_t w = strlen(want);
     w += (size_t)snprintf(want + w, sizeof want - w, "\"t,1\",1234567890123,-9223372036854775808,"
                                                      "\"a,b \"\"q\"\"\r\nz\",\"\",,plain");
@@ -134,18 +134,18 @@ static void test_abort_leaves_nothing(void **state)
     (void)state;
     char out[300];
     snprintf(out, sizeof out, "%s/out", root);
-    etl_xcsv_options o = {.sz = sizeof o, .trace_id = "t", .on_diag = told};
-    etl_xcsv *c;
+    etl_csv_sink_options o = {.sz = sizeof o, .trace_id = "t", .on_diag = told};
+    etl_csv_sink *c;
     etl_diag d;
-    assert_int_equal(etl_xcsv_check(out, &o, &c, &d), ETL_OK);
-    assert_int_equal(etl_xcsv_create(c, &d), ETL_OK);
+    assert_int_equal(etl_csv_sink_check(out, &o, &c, &d), ETL_OK);
+    assert_int_equal(etl_csv_sink_create(c, &d), ETL_OK);
     assert_int_equal(entries(root), 1);
-    etl_xval v[64];
+    etl_value v[64];
     unsigned n;
     assert_int_equal(cswitch_row(c, v, &n), 0);
-    assert_int_equal(etl_xcsv_close(c, false), ETL_OK); /* before finish, too */
+    assert_int_equal(etl_csv_sink_close(c, false), ETL_OK); /* before finish, too */
     assert_int_equal(entries(root), 0);
-    assert_int_equal(etl_xcsv_close(NULL, false), ETL_OK);
+    assert_int_equal(etl_csv_sink_close(NULL, false), ETL_OK);
 }
 
 /* An existing OUT: refused without force; with it, our tables replace theirs and other files stay. */
@@ -164,21 +164,21 @@ static void test_existing_directory(void **state)
     fputs("old\n", f);
     fclose(f);
 
-    etl_xcsv_options o = {.sz = sizeof o, .tables = 1u << ETL_XT_CSWITCH, .trace_id = "t", .on_diag = told};
-    etl_xcsv *c = (etl_xcsv *)&o;
+    etl_csv_sink_options o = {.sz = sizeof o, .tables = 1u << ETL_TABLE_CSWITCH, .trace_id = "t", .on_diag = told};
+    etl_csv_sink *c = (etl_csv_sink *)&o;
     etl_diag d;
-    assert_int_equal(etl_xcsv_check(out, &o, &c, &d), ETL_E_IO);
+    assert_int_equal(etl_csv_sink_check(out, &o, &c, &d), ETL_E_IO);
     assert_null(c);
     assert_true(d.msg[0]);
 
     o.force = true;
-    assert_int_equal(etl_xcsv_check(out, &o, &c, &d), ETL_OK);
-    assert_int_equal(etl_xcsv_create(c, &d), ETL_OK);
-    etl_xval v[64];
+    assert_int_equal(etl_csv_sink_check(out, &o, &c, &d), ETL_OK);
+    assert_int_equal(etl_csv_sink_create(c, &d), ETL_OK);
+    etl_value v[64];
     unsigned n;
     assert_int_equal(cswitch_row(c, v, &n), 0);
-    assert_int_equal(etl_xcsv_finish(c, &d), ETL_OK);
-    assert_int_equal(etl_xcsv_close(c, true), ETL_OK);
+    assert_int_equal(etl_csv_sink_finish(c, &d), ETL_OK);
+    assert_int_equal(etl_csv_sink_close(c, true), ETL_OK);
     assert_int_equal(entries(out), 4); /* notes.txt, and trace, cswitch, enum_name */
     snprintf(path, sizeof path, "%s/notes.txt", out);
     assert_string_equal(slurp(path), "mine\n");
@@ -197,12 +197,12 @@ static void test_input_refused(void **state)
     FILE *f = fopen(in, "w");
     fclose(f);
     assert_int_equal(symlink(in, out), 0);
-    etl_xcsv_options o = {.sz = sizeof o, .force = true, .input = in};
-    etl_xcsv *c;
+    etl_csv_sink_options o = {.sz = sizeof o, .force = true, .input = in};
+    etl_csv_sink *c;
     etl_diag d;
-    assert_int_equal(etl_xcsv_check(out, &o, &c, &d), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_csv_sink_check(out, &o, &c, &d), ETL_E_INVALID_ARG);
     assert_null(c);
-    assert_int_equal(etl_xcsv_check(in, &o, &c, &d), ETL_E_IO);
+    assert_int_equal(etl_csv_sink_check(in, &o, &c, &d), ETL_E_IO);
     assert_null(c);
     assert_int_equal(entries(root), 2);
 }

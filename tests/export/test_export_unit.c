@@ -26,9 +26,9 @@ static void golden_cswitch(void **state)
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
     etl_clock clk = {.type = 1, .ticks_per_sec = 1000000000u, .start_time = 0, .t0 = 0};
-    etl_xtrace_options o = {.sz = sizeof o, .format = ETL_XTRACE_PERFETTO};
-    etl_xtrace *w;
-    assert_int_equal(etl_xtrace_open(f, &clk, &o, &w), ETL_OK);
+    etl_timeline_options o = {.sz = sizeof o, .format = ETL_TIMELINE_PERFETTO};
+    etl_timeline *w;
+    assert_int_equal(etl_timeline_open(f, &clk, &o, &w), ETL_OK);
     etl_sched_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = ETL_SCHED_SWITCH;
@@ -50,9 +50,9 @@ static void golden_cswitch(void **state)
     s->old_state = 5;
     s->old_ideal_processor = 2;
     s->new_wait_time = 3;
-    etl_xtrace_event(w, &ev);
-    assert_int_equal(etl_xtrace_finish(w), ETL_OK);
-    etl_xtrace_close(w);
+    etl_timeline_event(w, &ev);
+    assert_int_equal(etl_timeline_finish(w), ETL_OK);
+    etl_timeline_close(w);
     fclose(f);
     assert_int_equal(len, sizeof want);
     assert_memory_equal(buf, want, sizeof want);
@@ -67,17 +67,17 @@ static void unknown_fields(void **state)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     etl_clock clk = {.type = 1, .ticks_per_sec = 1000000000u, .start_time = 0, .t0 = 0};
-    etl_xtrace_options o = {.sz = sizeof o, .format = ETL_XTRACE_PERFETTO};
-    etl_xtrace *w;
-    assert_int_equal(etl_xtrace_open(f, &clk, &o, &w), ETL_OK);
+    etl_timeline_options o = {.sz = sizeof o, .format = ETL_TIMELINE_PERFETTO};
+    etl_timeline *w;
+    assert_int_equal(etl_timeline_open(f, &clk, &o, &w), ETL_OK);
     etl_sched_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = ETL_SCHED_SWITCH;
     ev.u.sw.known = ETL_CSW_OLD_TID;
     ev.u.sw.old_tid = 0;
-    etl_xtrace_event(w, &ev);
-    etl_xtrace_finish(w);
-    etl_xtrace_close(w);
+    etl_timeline_event(w, &ev);
+    etl_timeline_finish(w);
+    etl_timeline_close(w);
     fclose(f);
     /* ... 12 0B { 08 FF FF FF FF 0F  10 00  68 FE 03 }: new tid all ones, old 0, state_int 255 */
     static const uint8_t sw[] = {0x12, 0x0B, 0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0x10, 0x00, 0x68, 0xFE, 0x03};
@@ -114,8 +114,8 @@ static void ftrace_states(void **state)
 static void schema_consistent(void **state)
 {
     (void)state;
-    const etl_xtable *t = etl_export_tables();
-    for (int i = 0; i < ETL_XT_COUNT; i++) {
+    const etl_table_def *t = etl_export_tables();
+    for (int i = 0; i < ETL_TABLE_COUNT; i++) {
         assert_true(t[i].ncols > 0 && t[i].ncols <= 32);
         assert_int_equal(etl_export_table_find(t[i].name), i);
         for (unsigned c = 0; c < t[i].ncols; c++)

@@ -11,7 +11,8 @@
 #include <string.h>
 #include "etlkit/etlkit.h"
 #include "etlkit/sched.h"
-#include "etlkit/analysis.h"
+#include "etlkit/wakeups.h"
+#include "etlkit/waitchain.h"
 
 static uint64_t rd(const uint8_t **p, const uint8_t *end, unsigned n)
 {

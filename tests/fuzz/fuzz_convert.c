@@ -20,7 +20,7 @@ static void check_output(void)
     etl_record rec;
     while (etl_iter_next(it, &rec) == ETL_OK) {
     }
-    if (etl_stats_damaged(etl_iter_stats(it))) abort();
+    if (etl_stats_damaged(etl_iter_stats_get(it))) abort();
     etl_iter_close(it);
     etl_reader_close(r);
 }

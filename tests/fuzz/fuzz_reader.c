@@ -72,7 +72,7 @@ static void walk_equal(etl_reader *r)
         if (etl_walk_next(&w, &k) != ETL_WALK_END) abort();
         more = etl_iter_next_buffer(b, &w) == ETL_OK;
     }
-    const etl_stats *x = etl_iter_stats(a), *y = etl_iter_stats(b);
+    const etl_stats *x = etl_iter_stats_get(a), *y = etl_iter_stats_get(b);
     if (x->records != y->records || x->bad_records != y->bad_records || x->bad_buffers != y->bad_buffers ||
         x->skipped_bytes != y->skipped_bytes || x->first_problem_offset != y->first_problem_offset)
         abort();

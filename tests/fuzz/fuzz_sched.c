@@ -14,7 +14,7 @@
 #include <string.h>
 #include "etlkit/etlkit.h"
 #include "etlkit/sched.h"
-#include "etlkit/report.h"
+#include "etlkit/usage.h"
 
 /* Every row into two aggregations: Ready values kept in memory, and spilled past one value. */
 typedef struct usages {

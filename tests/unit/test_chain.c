@@ -19,7 +19,8 @@
 #include "etlkit/etlkit.h"
 #include "etlkit/synth.h"
 #include "etlkit/sched.h"
-#include "etlkit/analysis.h"
+#include "etlkit/wakeups.h"
+#include "etlkit/waitchain.h"
 #include "synthtruth.h"
 
 typedef st_truth truth;

@@ -12,8 +12,8 @@
 #include "etlkit/etlkit.h"
 #include "etlkit/synth.h"
 #include "etlkit/sched.h"
-#include "etlkit/report.h"
-#include "etlkit/analysis.h"
+#include "etlkit/usage.h"
+#include "etlkit/compare.h"
 
 typedef struct trace {
     char path[512];

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "etlkit/analysis.h"
+#include "etlkit/compare.h"
 
 /* A finished etl_usage with two CPUs busy a, b over [v0, v1]: no threads, processes or waits. */
 static void usage(etl_usage *u, etl_usage_cpu *cpus, int64_t v0, int64_t v1, int64_t a, int64_t b)

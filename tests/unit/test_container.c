@@ -96,9 +96,9 @@ static size_t collect(etl_reader *r, etl_order order, got *out, size_t cap, etl_
         n++;
     }
     assert_int_equal(etl_iter_next(it, &rec), ETL_END); /* stays at the end */
-    if (st) *st = *etl_iter_stats(it);
+    if (st) *st = *etl_iter_stats_get(it);
     if (progress) *progress = etl_iter_progress(it);
-    assert_int_equal(etl_iter_stats(it)->records, n);
+    assert_int_equal(etl_iter_stats_get(it)->records, n);
     etl_iter_close(it);
     return n;
 }
@@ -679,7 +679,7 @@ static void test_reader_clean_file_order(void **state)
     assert_int_equal(h->start_time, 132273542277445790ull);
     assert_int_equal(h->header_ts, 1000000);
     assert_int_equal(h->num_processors, 2);
-    const etl_stats *rs = etl_reader_stats(r);
+    const etl_stats *rs = etl_reader_stats_get(r);
     assert_int_equal(rs->buffers, 7);
     assert_int_equal(rs->compressed_buffers, 0);
     assert_clean_stats(rs);
@@ -768,7 +768,7 @@ static void test_reader_header_saved_offset(void **state)
         diags d = {0};
         etl_reader *r = open_ok(&f, &d);
         assert_int_equal(d.n, 0);
-        assert_clean_stats(etl_reader_stats(r));
+        assert_clean_stats(etl_reader_stats_get(r));
         got g[32];
         etl_stats st;
         size_t n = collect(r, ETL_ORDER_FILE, g, 32, &st, NULL);
@@ -975,8 +975,8 @@ static void test_reader_not_etl(void **state)
         etl_reader *r0;
         etl_diag dg0;
         assert_int_equal(etl_reader_open_memory(f.p, f.n, NULL, &r0, &dg0), ETL_OK);
-        assert_true(etl_reader_stats(r0)->bad_buffers >= 1);
-        assert_int_equal(etl_reader_stats(r0)->first_problem_offset, 0);
+        assert_true(etl_reader_stats_get(r0)->bad_buffers >= 1);
+        assert_int_equal(etl_reader_stats_get(r0)->first_problem_offset, 0);
         etl_reader_close(r0);
     }
     eb_free(&f);
@@ -989,7 +989,7 @@ static void test_reader_not_etl(void **state)
         etl_reader *r0;
         etl_diag dg0;
         assert_int_equal(etl_reader_open_memory(f.p, f.n, NULL, &r0, &dg0), ETL_OK);
-        assert_true(etl_reader_stats(r0)->bad_buffers >= 1);
+        assert_true(etl_reader_stats_get(r0)->bad_buffers >= 1);
         etl_reader_close(r0);
     }
     eb_free(&f);
@@ -1017,7 +1017,7 @@ static void test_reader_truncated_mid_record(void **state)
     etl_diag dg;
     assert_int_equal(etl_reader_open_memory(f.p, cut, &o, &r, &dg), ETL_OK);
     assert_int_equal(etl_reader_buffer_count(r), 3);
-    const etl_stats *rs = etl_reader_stats(r);
+    const etl_stats *rs = etl_reader_stats_get(r);
     assert_int_equal(rs->truncated_buffers, 1);
     assert_int_equal(rs->first_problem_offset, 0x800);
     assert_int_equal(d.n, 1);
@@ -1051,7 +1051,7 @@ static void test_reader_truncated_mid_record(void **state)
     /* Cut exactly between the two records: nothing lost but the missing bytes. */
     d.n = 0;
     assert_int_equal(etl_reader_open_memory(f.p, 0x800 + 0x70, &o, &r, &dg), ETL_OK);
-    assert_int_equal(etl_reader_stats(r)->truncated_buffers, 1);
+    assert_int_equal(etl_reader_stats_get(r)->truncated_buffers, 1);
     n = collect(r, ETL_ORDER_FILE, g, 32, &st, NULL);
     check_want(g, n, w, 6);
     assert_int_equal(st.bad_records, 0);
@@ -1073,7 +1073,7 @@ static void test_reader_truncated_in_header(void **state)
     etl_diag dg;
     assert_int_equal(etl_reader_open_memory(f.p, 0x800 + 0x20, &o, &r, &dg), ETL_OK);
     assert_int_equal(etl_reader_buffer_count(r), 2);
-    const etl_stats *rs = etl_reader_stats(r);
+    const etl_stats *rs = etl_reader_stats_get(r);
     assert_int_equal(rs->truncated_buffers, 1);
     assert_int_equal(rs->first_problem_offset, 0x800);
     assert_int_equal(d.n, 1);
@@ -1097,7 +1097,7 @@ static void test_reader_zero_buffer_size(void **state)
     diags d = {0};
     etl_reader *r = open_ok(&f, &d);
     assert_int_equal(etl_reader_buffer_count(r), 6);
-    const etl_stats *rs = etl_reader_stats(r);
+    const etl_stats *rs = etl_reader_stats_get(r);
     assert_int_equal(rs->bad_buffers, 1);
     assert_int_equal(rs->skipped_bytes, 0x400);
     assert_int_equal(rs->first_problem_offset, 0x800);
@@ -1136,8 +1136,8 @@ static void test_reader_zero_buffer_size(void **state)
     d.n = 0;
     r = open_ok(&f, &d);
     assert_int_equal(etl_reader_buffer_count(r), 6);
-    assert_int_equal(etl_reader_stats(r)->bad_buffers, 1);
-    assert_int_equal(etl_reader_stats(r)->skipped_bytes, 0x400);
+    assert_int_equal(etl_reader_stats_get(r)->bad_buffers, 1);
+    assert_int_equal(etl_reader_stats_get(r)->skipped_bytes, 0x400);
     assert_int_equal(d.d[0].file_offset, 0x800);
     etl_reader_close(r);
     eb_free(&f);
@@ -1186,8 +1186,8 @@ static void test_reader_resync_prefers_nominal_size(void **state)
     diags d = {0};
     etl_reader *r = open_ok(&f, &d);
     assert_int_equal(etl_reader_buffer_count(r), 6);
-    assert_int_equal(etl_reader_stats(r)->bad_buffers, 1);
-    assert_int_equal(etl_reader_stats(r)->skipped_bytes, 0x400);
+    assert_int_equal(etl_reader_stats_get(r)->bad_buffers, 1);
+    assert_int_equal(etl_reader_stats_get(r)->skipped_bytes, 0x400);
     etl_buffer_header bh;
     uint64_t off;
     assert_int_equal(etl_reader_buffer(r, 2, &bh, &off), ETL_OK);
@@ -1211,7 +1211,7 @@ static void test_reader_short_buffer_size(void **state)
     diags d = {0};
     etl_reader *r = open_ok(&f, &d);
     assert_int_equal(etl_reader_buffer_count(r), 7);
-    const etl_stats *rs = etl_reader_stats(r);
+    const etl_stats *rs = etl_reader_stats_get(r);
     assert_int_equal(rs->bad_buffers, 1);
     assert_int_equal(rs->skipped_bytes, 0);
     assert_int_equal(rs->first_problem_offset, 0x800);
@@ -1237,7 +1237,7 @@ static void test_reader_offset_past_buffer_size(void **state)
     diags d = {0};
     etl_reader *r = open_ok(&f, &d);
     assert_int_equal(etl_reader_buffer_count(r), 7);
-    const etl_stats *rs = etl_reader_stats(r);
+    const etl_stats *rs = etl_reader_stats_get(r);
     assert_int_equal(rs->bad_buffers, 1);
     assert_int_equal(rs->first_problem_offset, 0x400);
     assert_int_equal(d.n, 1);
@@ -1255,7 +1255,7 @@ static void test_reader_offset_past_buffer_size(void **state)
     eb_put32(&f, 0x400 + 0x04, 0x600);
     d.n = 0;
     r = open_ok(&f, &d);
-    assert_int_equal(etl_reader_stats(r)->bad_buffers, 1);
+    assert_int_equal(etl_reader_stats_get(r)->bad_buffers, 1);
     n = collect(r, ETL_ORDER_FILE, g, 32, &st, NULL);
     check_want(g, n, w, REF_RECORDS);
     assert_int_equal(st.bad_records, 0);
@@ -1292,8 +1292,8 @@ static void test_reader_record_past_buffer(void **state)
     assert_int_equal(d.d[0].file_offset, 0x400 + 0x60);
     assert_true(contains(d.d[0].msg, "buffer 1"));
     /* Iteration problems are the iterator's, not the reader's. */
-    assert_int_equal(etl_reader_stats(r)->bad_records, 0);
-    assert_true(etl_reader_stats(r)->first_problem_offset == UINT64_MAX);
+    assert_int_equal(etl_reader_stats_get(r)->bad_records, 0);
+    assert_true(etl_reader_stats_get(r)->first_problem_offset == UINT64_MAX);
 
     /* Same in time order: the rest of CPU 1's data is still read. */
     const uint32_t tt[] = {TAG_HEADER, 0x101, 0x001, 0x002, 0x102, 0x201, 0x103, 0x003, 0x104, 0x004, 0x005, 0x202};
@@ -1383,7 +1383,7 @@ static void test_reader_compressed(void **state)
         assert_int_equal(d.n, 0);
         assert_int_equal(etl_reader_compression(r), ETL_COMPRESSION_XPRESS);
         assert_int_equal(etl_reader_buffer_count(r), 7);
-        const etl_stats *rs = etl_reader_stats(r);
+        const etl_stats *rs = etl_reader_stats_get(r);
         assert_int_equal(rs->compressed_buffers, b0_compressed ? 7 : 6);
         assert_clean_stats(rs);
         assert_int_equal(etl_reader_header(r)->log_file_mode, 0x04000000);
@@ -1579,7 +1579,7 @@ static void check_walk_equal(etl_reader *r)
         assert_int_equal(etl_walk_next(&w, &k), ETL_WALK_END);
         more = etl_iter_next_buffer(b, &w) == ETL_OK;
     }
-    const etl_stats *x = etl_iter_stats(a), *y = etl_iter_stats(b);
+    const etl_stats *x = etl_iter_stats_get(a), *y = etl_iter_stats_get(b);
     assert_int_equal(x->records, y->records);
     assert_int_equal(x->bad_buffers, y->bad_buffers);
     assert_int_equal(x->bad_records, y->bad_records);
@@ -1688,7 +1688,7 @@ static void test_reader_options_size(void **state)
     etl_reader *r = NULL;
     etl_diag dg;
     assert_int_equal(etl_reader_open_memory(f.p, f.n, &o, &r, &dg), ETL_OK);
-    assert_int_equal(etl_reader_stats(r)->bad_buffers, 1);
+    assert_int_equal(etl_reader_stats_get(r)->bad_buffers, 1);
     assert_int_equal(d.n, 0);
     etl_reader_close(r);
     eb_free(&f);

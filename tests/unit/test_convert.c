@@ -159,7 +159,7 @@ static void walk(const char *path, rec_fn fn, void *ctx)
         etl_event_decode(&rec, &ev);
         fn(&rec, &ev, ctx);
     }
-    const etl_stats *st = etl_iter_stats(it);
+    const etl_stats *st = etl_iter_stats_get(it);
     assert_int_equal(st->bad_buffers + st->bad_records, 0);
     etl_iter_close(it);
     etl_reader_close(r);

@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "etlkit/sched.h"
-#include "etlkit/report.h"
-#include "etlkit/analysis.h"
+#include "etlkit/usage.h"
+#include "etlkit/wakeups.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1

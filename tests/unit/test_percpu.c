@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "etlkit/event.h"
-#include "etlkit/report.h"
+#include "etlkit/usage.h"
 #include "etlkit/sched.h"
 #include "synthtruth.h"
 

@@ -14,7 +14,7 @@
 #include "etlkit/etlkit.h"
 #include "etlkit/writer.h"
 #include "etlkit/sched.h"
-#include "etlkit/report.h"
+#include "etlkit/usage.h"
 
 #define DIR_PATH ETLKIT_TEST_DATA "/regressions"
 
@@ -96,7 +96,7 @@ static void one(const char *path)
         etl_record rec;
         while (etl_iter_next(it, &rec) == ETL_OK) {
         }
-        assert_false(etl_stats_damaged(etl_iter_stats(it)));
+        assert_false(etl_stats_damaged(etl_iter_stats_get(it)));
         etl_iter_close(it);
         etl_reader_close(r);
     }

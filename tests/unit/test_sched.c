@@ -22,7 +22,7 @@
 #include "etlkit/etlkit.h"
 #include "etlkit/synth.h"
 #include "etlkit/sched.h"
-#include "etlkit/report.h"
+#include "etlkit/usage.h"
 #include "base/idmap.h"
 #include "sched/usage_slice.h"
 #include "sched/latency.h"

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
-#include "etlkit/reports_extra.h"
+#include "etlkit/spinlocks.h"
 
 static etl_clock clock_10mhz(void)
 {

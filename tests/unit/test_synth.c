@@ -623,7 +623,7 @@ static void check_file(const char *path, const etl_synth_options *o, const truth
     cursor_done(&cpr, "Process events");
     assert_int_equal(rb->groupmasks, 1);
 
-    const etl_stats *s = etl_iter_stats(it);
+    const etl_stats *s = etl_iter_stats_get(it);
     assert_int_equal(s->bad_buffers, 0);
     assert_int_equal(s->bad_records, 0);
     assert_int_equal(s->skipped_bytes, 0);

@@ -144,7 +144,7 @@ static void test_window(void **state)
     assert_int_equal(hi, T0 + TPS + 60 * TPS); /* no EndTime to trust: the session's length, 60 s at least */
     assert_int_equal(etl_reader_end_ts(r), 0);
     assert_int_equal(g.n, 0);
-    assert_false(etl_stats_damaged(etl_reader_stats(r)));
+    assert_false(etl_stats_damaged(etl_reader_stats_get(r)));
     etl_reader_close(r);
     eb_free(&b.f);
 
@@ -158,8 +158,8 @@ static void test_window(void **state)
     assert_int_equal(g.n, 1);
     assert_int_equal(g.off[0], 0x78);
     assert_non_null(strstr(g.msg[0], "EndTime"));
-    assert_int_equal(etl_reader_stats(r)->bad_times, 1);
-    assert_true(etl_stats_damaged(etl_reader_stats(r)));
+    assert_int_equal(etl_reader_stats_get(r)->bad_times, 1);
+    assert_true(etl_stats_damaged(etl_reader_stats_get(r)));
     etl_reader_close(r);
     eb_free(&b.f);
 }
@@ -184,7 +184,7 @@ static void container_verdict(uint8_t top)
         n++;
         assert_true(rec.ts >= lo && rec.ts <= hi);
     }
-    const etl_stats *st = etl_iter_stats(it);
+    const etl_stats *st = etl_iter_stats_get(it);
     assert_int_equal(n, total - 1);
     assert_int_equal(st->records, total - 1);
     assert_int_equal(st->bad_times, 1);
@@ -208,7 +208,7 @@ static void container_verdict(uint8_t top)
         assert_true(etl_iter_merge_ts(it) <= hi);
     }
     assert_int_equal(n, total - 1);
-    assert_int_equal(etl_iter_stats(it)->bad_times, 1);
+    assert_int_equal(etl_iter_stats_get(it)->bad_times, 1);
     told_once(&g, b.bad_off);
     etl_iter_close(it);
     etl_reader_close(r);
@@ -228,7 +228,7 @@ static void container_verdict(uint8_t top)
         }
     }
     assert_int_equal(n, total - 1);
-    assert_int_equal(etl_iter_stats(it)->bad_times, 1);
+    assert_int_equal(etl_iter_stats_get(it)->bad_times, 1);
     told_once(&g, b.bad_off);
     etl_iter_close(it);
     etl_reader_close(r);
@@ -251,7 +251,7 @@ static void container_verdict(uint8_t top)
     }
     assert_int_equal(n, total);
     assert_int_equal(flagged, 1);
-    assert_int_equal(etl_iter_stats(it)->bad_times, 1);
+    assert_int_equal(etl_iter_stats_get(it)->bad_times, 1);
     told_once(&g, b.bad_off);
     etl_iter_close(it);
     etl_reader_close(r);

@@ -12,7 +12,7 @@
 #include "testutil.h"
 #include "etlkit/etlkit.h"
 #include "etlkit/sched.h"
-#include "etlkit/report.h"
+#include "etlkit/usage.h"
 
 /* A row as the reference needs it: its CPU, slice, thread and the thread's process then. */
 typedef struct ref_row {

@@ -14,7 +14,7 @@
 #include "etlkit/etlkit.h"
 #include "etlkit/synth.h"
 #include "etlkit/sched.h"
-#include "etlkit/analysis.h"
+#include "etlkit/wakeups.h"
 #include "base/idmap.h"
 #include "synthtruth.h"
 

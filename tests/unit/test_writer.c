@@ -151,7 +151,7 @@ static void run_case(const wcase *c)
     }
     assert_int_equal(i, NEV);
     assert_true(saw_ext);
-    const etl_stats *st = etl_iter_stats(it);
+    const etl_stats *st = etl_iter_stats_get(it);
     assert_int_equal(st->bad_buffers, 0);
     assert_int_equal(st->bad_records, 0);
     assert_int_equal(st->compressed_buffers, c->compress ? st->buffers - 1 : 0);

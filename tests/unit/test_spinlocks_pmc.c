@@ -1,5 +1,5 @@
 /*
- * test_reports_extra.c - the spin lock and PMC aggregations (etlkit/reports_extra.h)
+ * test_spinlocks_pmc.c - the spin lock and PMC aggregations (etlkit/spinlocks.h, etlkit/pmc.h)
  * against the simulator's ground truth.
  *
  * Traces are synthesized with their truth captured in memory (as test_sched.c
@@ -23,7 +23,8 @@
 #include "etlkit/etlkit.h"
 #include "etlkit/synth.h"
 #include "etlkit/sched.h"
-#include "etlkit/reports_extra.h"
+#include "etlkit/spinlocks.h"
+#include "etlkit/pmc.h"
 #include "synthtruth.h"
 
 typedef st_truth truth;

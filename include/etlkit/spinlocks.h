@@ -1,40 +1,30 @@
 /*
- * etlkit/reports_extra.h - spin locks (spec analyses.md §5) and PMC counters per
- * thread (§6): the aggregations behind `etlkit spinlocks` and `etlkit pmc`.
+ * etlkit/spinlocks.h - spin lock contention (spec analyses.md §5): the aggregation
+ * behind `etlkit spinlocks`, fed from a run of the scheduler model (etlkit/sched.h)
+ * and clipped to a window [v0, v1) of canonical nanoseconds (v1 <= v0: the whole
+ * trace, the end given to finish). etl_spinlocks_add() takes every source event
+ * (others are ignored); one SpinLock event counts in the window if its time does.
+ * Aggregated per (lock, caller, AcquireMode) cell, then per lock, caller,
+ * (lock, caller) pair, AcquireMode and in total.
  *
- * Both are fed from a run of the scheduler model (etlkit/sched.h) and clipped
- * to a window [v0, v1) of canonical nanoseconds (v1 <= v0: the whole trace, the
- * end given to finish):
- *
- *   spin locks   etl_spinlocks_add() takes every source event (others are
- *                ignored); one SpinLock event counts in the window if its time
- *                does. Aggregated per (lock, caller, AcquireMode) cell, then
- *                per lock, caller, (lock, caller) pair, AcquireMode and in total.
- *   PMC          etl_pmc_add() is an etl_sched_row_fn: a row whose switch-in and
- *                next switch-out both carry counters charges their difference
- *                to the row's thread (the observed one; the idle thread too).
- *
- * Memory: spin locks keep, per cell, the hold and wait cycles of its events (4
- * bytes each; exact nearest-rank p50/p99 need them all, up to ETL_SPIN_MAX_VALUES
- * in all) and one entry per distinct (cell, thread) and (cell, CPU), up to
- * ETL_SPIN_MAX_DISTINCT. Cells are capped at ETL_SPIN_MAX_CELLS, and so are the
- * locks, callers and pairs they are made of: the events of a lock or caller that
- * would need a cell past it are counted in the totals (cells_dropped), not per
- * lock, caller or pair. So, whatever the trace: about 150 MB for the cells and
- * their groups, 48 MB for the distinct sets, 256 MiB for the values.
- * PMC keeps sums per thread instance and per CPU, nothing per row.
+ * Memory: per cell, the hold and wait cycles of its events (4 bytes each; exact
+ * nearest-rank p50/p99 need them all, up to ETL_SPIN_MAX_VALUES in all) and one
+ * entry per distinct (cell, thread) and (cell, CPU), up to ETL_SPIN_MAX_DISTINCT.
+ * Cells are capped at ETL_SPIN_MAX_CELLS, and so are the locks, callers and pairs
+ * they are made of: the events of a lock or caller that would need a cell past it
+ * are counted in the totals (cells_dropped), not per lock, caller or pair. So,
+ * whatever the trace: about 150 MB for the cells and their groups, 48 MB for the
+ * distinct sets, 256 MiB for the values.
  */
-#ifndef ETLKIT_REPORTS_EXTRA_H
-#define ETLKIT_REPORTS_EXTRA_H
+#ifndef ETLKIT_SPINLOCKS_H
+#define ETLKIT_SPINLOCKS_H
 
 #include "etlkit/sched.h"
-#include "etlkit/report.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ---- spin locks (§5) --------------------------------------------------------- */
 
 /* Classes of a SpinLock event by the rule that logged it (re-evaluated on its fields). */
 typedef enum etl_spin_class {
@@ -143,91 +133,6 @@ void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev);
 /* Folds the cells into groups, percentiles, bounds and ratios; end_ns closes an open window. */
 etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns);
 void etl_spinlocks_free(etl_spinlocks *s);
-
-/* ---- PMC per thread (§6) ------------------------------------------------------ */
-
-#define ETL_PMC_MAX 7   /* counters a CSwitch header can carry */
-
-/* What a counter slot counts (the file does not say: the user names the slots). */
-typedef enum etl_pmc_kind {
-    ETL_PMC_OTHER = 0,
-    ETL_PMC_CYCLES,
-    ETL_PMC_INSTRUCTIONS,
-    ETL_PMC_LLC_MISSES,      /* "llc" */
-    ETL_PMC_BRANCH_MISSES,   /* "branch": mispredicted branches */
-    ETL_PMC_BRANCHES         /* "branches": branch instructions */
-} etl_pmc_kind;
-
-/* "cycles", "instructions", "llc", "branch", "branches" (a few aliases too); else ETL_PMC_OTHER. */
-etl_pmc_kind etl_pmc_kind_from_name(const char *name);
-const char *etl_pmc_kind_name(etl_pmc_kind k);
-
-typedef struct etl_pmc_sums {
-    uint64_t slices;          /* slices counted */
-    int64_t cpu_ns;           /* their CPU time (NSO - SI, whole) */
-    uint64_t delta[ETL_PMC_MAX]; /* Σ counter deltas (saturating) */
-} etl_pmc_sums;
-
-/* Ratios from sums (spec §6); each is -1 when its counters are not named or the divisor is 0. */
-typedef struct etl_pmc_ratios {
-    int64_t ipc_x1000;        /* ΣInstructions / ΣCycles */
-    int64_t cpi_x1000;        /* ΣCycles / ΣInstructions */
-    int64_t llc_mpki_x1000;   /* 1000·ΣLLC misses / ΣInstructions */
-    int64_t branch_mpki_x1000;/* 1000·ΣBranch misses / ΣInstructions */
-    int64_t branch_miss_pct_x100; /* 100·ΣBranch misses / ΣBranches */
-    int64_t ghz_x1000;        /* ΣCycles / ΣCPU ns */
-} etl_pmc_ratios;
-
-typedef struct etl_pmc_thread {
-    uint32_t thread;          /* instance index, or ETL_SCHED_IDLE (every CPU's idle thread together) */
-    etl_pmc_sums s;
-} etl_pmc_thread;
-
-typedef struct etl_pmc_process {
-    uint32_t process;         /* instance, ETL_SCHED_NONE (threads of no known process) or ETL_SCHED_IDLE */
-    uint32_t threads;
-    etl_pmc_sums s;
-} etl_pmc_process;
-
-typedef struct etl_pmc_options {
-    size_t sz;                /* sizeof(etl_pmc_options) */
-    int64_t v0, v1;           /* window: a slice counts if its switch-in time is in [v0, v1) */
-    unsigned nkinds;          /* slots named; later slots are ETL_PMC_OTHER */
-    etl_pmc_kind kinds[ETL_PMC_MAX];
-} etl_pmc_options;
-
-typedef struct etl_pmc {
-    etl_pmc_options o;
-    const etl_sched *model;
-    /* After finish, by Σcycles (the first slot when no slot is cycles), descending. */
-    etl_pmc_thread *threads;
-    size_t nthreads;
-    etl_pmc_process *processes;
-    size_t nprocesses;
-    etl_pmc_sums *cpus;       /* per CPU */
-    size_t ncpus;
-    etl_pmc_sums total;
-    unsigned counters;        /* the most counters a switch carried */
-    uint64_t switches_pmc;    /* switch-ins with counters (rows' switch-ins) */
-    uint64_t switches_no_pmc; /* switch-ins without */
-    uint64_t slices_unpaired; /* rows in the window whose switch-in or switch-out lacks counters */
-    uint64_t pmc_counter_reset;  /* slices dropped: a counter went backwards */
-    uint64_t pmc_count_mismatch; /* slices dropped: the two switches carry different counter counts */
-    struct etl_pmc_priv *priv;
-} etl_pmc;
-
-/* The default names by position, as `etlkit synth --pmc` writes them: cycles, instructions, llc, branch. */
-void etl_pmc_options_init(etl_pmc_options *o);
-etl_status etl_pmc_init(etl_pmc *p, const etl_sched *model, const etl_pmc_options *o);
-/* An etl_sched_row_fn (ctx = the etl_pmc). */
-void etl_pmc_add(void *ctx, const etl_sched_row *row);
-/* A consumer for etl_sched_percpu_run that gathers into p (initialised with no model): see etl_usage_percpu. */
-void etl_pmc_percpu(etl_pmc *p, etl_sched_percpu_consumer *c);
-etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns);
-void etl_pmc_free(etl_pmc *p);
-void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *out);
-/* The slot of a kind, or -1 when no slot has that name. */
-int etl_pmc_slot(const etl_pmc *p, etl_pmc_kind k);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 /*
- * etlkit/report.h - aggregations of the scheduler model's rows (spec analyses.md
+ * etlkit/usage.h - aggregations of the scheduler model's rows (spec analyses.md
  * §2): CPU time per thread, process and CPU, per interval, switch counts,
  * ready latency with exact nearest-rank percentiles, waits per reason and the
  * longest single intervals. Everything is in canonical nanoseconds and clipped
@@ -8,8 +8,8 @@
  * Feed it rows (etl_usage_add is an etl_sched_row_fn), then etl_usage_finish
  * computes percentiles and sorts; the results are plain arrays.
  */
-#ifndef ETLKIT_REPORT_H
-#define ETLKIT_REPORT_H
+#ifndef ETLKIT_USAGE_H
+#define ETLKIT_USAGE_H
 
 #include "etlkit/sched.h"
 

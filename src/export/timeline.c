@@ -1,5 +1,5 @@
 /*
- * xtrace.c - the timelines: Perfetto protobuf (`etw_events` bundles) and ftrace
+ * timeline.c - the timelines: Perfetto protobuf (`etw_events` bundles) and ftrace
  * text, written as the switches and ReadyThreads come, in time order (spec
  * perfetto.md).
  *
@@ -54,11 +54,11 @@ typedef struct who {
     int prio;        /* last NewThreadPriority, -1 unknown */
 } who;
 
-struct etl_xtrace {
+struct etl_timeline {
     FILE *f;
     etl_clock clock;
-    etl_xtrace_options o;
-    etl_xtrace_stats st;
+    etl_timeline_options o;
+    etl_timeline_stats st;
     int failed;
     /* perfetto */
     pcpu *cpus;
@@ -77,7 +77,7 @@ struct etl_xtrace {
 
 /* ---- buffers ------------------------------------------------------------------------ */
 
-static int reserve(etl_xtrace *w, bytes *b, size_t more)
+static int reserve(etl_timeline *w, bytes *b, size_t more)
 {
     if (b->n + more <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 4096;
@@ -92,12 +92,12 @@ static int reserve(etl_xtrace *w, bytes *b, size_t more)
     return 0;
 }
 
-static void out(etl_xtrace *w, const void *p, size_t n)
+static void out(etl_timeline *w, const void *p, size_t n)
 {
     if (n && fwrite(p, 1, n, w->f) != n) w->failed = 1;
 }
 
-static int64_t ns_of(etl_xtrace *w, uint64_t ts)
+static int64_t ns_of(etl_timeline *w, uint64_t ts)
 {
     int64_t ns = etl_clock_ns(&w->clock, ts);
     if (ns < 0) {
@@ -107,10 +107,10 @@ static int64_t ns_of(etl_xtrace *w, uint64_t ts)
     return ns;
 }
 
-static bool in_window(const etl_xtrace *w, int64_t ns) { return !w->o.has_range || (ns >= w->o.v0 && ns < w->o.v1); }
+static bool in_window(const etl_timeline *w, int64_t ns) { return !w->o.has_range || (ns >= w->o.v0 && ns < w->o.v1); }
 
 /* One TracePacket { timestamp, sequence id 1, <field> { body } }, framed as Trace.packet. */
-static void packet(etl_xtrace *w, int64_t ns, unsigned field, const uint8_t *head, size_t nhead, const uint8_t *body,
+static void packet(etl_timeline *w, int64_t ns, unsigned field, const uint8_t *head, size_t nhead, const uint8_t *body,
                    size_t nbody)
 {
     uint8_t h[64], *p = h;
@@ -126,7 +126,7 @@ static void packet(etl_xtrace *w, int64_t ns, unsigned field, const uint8_t *hea
     w->st.packets++;
 }
 
-static void flush_cpu(etl_xtrace *w, unsigned cpu)
+static void flush_cpu(etl_timeline *w, unsigned cpu)
 {
     pcpu *c = &w->cpus[cpu];
     if (!c->b.n) return;
@@ -136,14 +136,14 @@ static void flush_cpu(etl_xtrace *w, unsigned cpu)
     c->b.n = 0;
 }
 
-static void flush_names(etl_xtrace *w)
+static void flush_names(etl_timeline *w)
 {
     if (!w->names.n) return;
     packet(w, w->names_ns, 2, NULL, 0, w->names.p, w->names.n);
     w->names.n = 0;
 }
 
-static pcpu *cpu_at(etl_xtrace *w, unsigned c)
+static pcpu *cpu_at(etl_timeline *w, unsigned c)
 {
     if (c >= MAX_CPUS) return NULL;
     if (c >= w->ncpu) {
@@ -160,7 +160,7 @@ static pcpu *cpu_at(etl_xtrace *w, unsigned c)
 }
 
 /* Appends one EtwTraceEvent { timestamp, cpu, [thread_id], <kind> { payload } } to its CPU's bundle. */
-static void pf_event(etl_xtrace *w, unsigned cpu, int64_t ns, bool has_tid, uint32_t tid, unsigned kind,
+static void pf_event(etl_timeline *w, unsigned cpu, int64_t ns, bool has_tid, uint32_t tid, unsigned kind,
                      const uint8_t *payload, size_t n)
 {
     pcpu *c = cpu_at(w, cpu);
@@ -180,7 +180,7 @@ static void pf_event(etl_xtrace *w, unsigned cpu, int64_t ns, bool has_tid, uint
     if (c->b.n >= BUNDLE_BYTES) flush_cpu(w, cpu);
 }
 
-static void pf_switch(etl_xtrace *w, const etl_cswitch *e, int64_t ns)
+static void pf_switch(etl_timeline *w, const etl_cswitch *e, int64_t ns)
 {
     uint32_t k = e->known;
     uint8_t b[64], *p = b;
@@ -199,7 +199,7 @@ static void pf_switch(etl_xtrace *w, const etl_cswitch *e, int64_t ns)
     pf_event(w, e->cpu, ns, false, 0, 2, b, (size_t)(p - b));
 }
 
-static void pf_ready(etl_xtrace *w, const etl_sched_ready *r, int64_t ns)
+static void pf_ready(etl_timeline *w, const etl_sched_ready *r, int64_t ns)
 {
     uint8_t b[48], *p = b;
     p = pb_uint(p, 1, r->ready.thread_id);
@@ -212,14 +212,14 @@ static void pf_ready(etl_xtrace *w, const etl_sched_ready *r, int64_t ns)
 }
 
 /* A name as UTF-8 into w->utf8 ("" when empty). */
-static const char *utf16(etl_xtrace *w, const etl_kstr *k)
+static const char *utf16(etl_timeline *w, const etl_kstr *k)
 {
     w->utf8[0] = 0;
     if (k->text.n) etl_utf16_to_utf8(k->text, w->utf8, sizeof w->utf8);
     return w->utf8;
 }
 
-static const char *ansi(etl_xtrace *w, const etl_kstr *k)
+static const char *ansi(etl_timeline *w, const etl_kstr *k)
 {
     size_t o = 0;
     for (size_t i = 0; i < k->text.n && k->text.p[i] && o + 3 < sizeof w->utf8; i++) {
@@ -236,7 +236,7 @@ static const char *ansi(etl_xtrace *w, const etl_kstr *k)
 }
 
 /* Adds one ProcessTree entry (field 1 Process or 2 Thread) of body bytes at time ns. */
-static void pf_name(etl_xtrace *w, int64_t ns, unsigned field, const uint8_t *a, size_t na, const char *s1, unsigned f1,
+static void pf_name(etl_timeline *w, int64_t ns, unsigned field, const uint8_t *a, size_t na, const char *s1, unsigned f1,
                     const char *s2, unsigned f2, const uint8_t *z, size_t nz)
 {
     size_t l1 = s1 ? strlen(s1) : 0, l2 = s2 ? strlen(s2) : 0;
@@ -265,7 +265,7 @@ static void pf_name(etl_xtrace *w, int64_t ns, unsigned field, const uint8_t *a,
 
 /* ---- ftrace ------------------------------------------------------------------------------- */
 
-static who *who_at(etl_xtrace *w, etl_idmap *m, who **arr, size_t *n, size_t *cap, uint32_t id, bool create)
+static who *who_at(etl_timeline *w, etl_idmap *m, who **arr, size_t *n, size_t *cap, uint32_t id, bool create)
 {
     uint32_t i = etl_idmap_get(m, id);
     if (i != ETL_IDMAP_EMPTY) return &(*arr)[i];
@@ -291,8 +291,8 @@ static who *who_at(etl_xtrace *w, etl_idmap *m, who **arr, size_t *n, size_t *ca
     return x;
 }
 
-static who *thr(etl_xtrace *w, uint32_t tid, bool create) { return who_at(w, &w->tmap, &w->thr, &w->nthr, &w->capthr, tid, create); }
-static who *proc(etl_xtrace *w, uint32_t pid, bool create) { return who_at(w, &w->pmap, &w->proc, &w->nproc, &w->capproc, pid, create); }
+static who *thr(etl_timeline *w, uint32_t tid, bool create) { return who_at(w, &w->tmap, &w->thr, &w->nthr, &w->capthr, tid, create); }
+static who *proc(etl_timeline *w, uint32_t pid, bool create) { return who_at(w, &w->pmap, &w->proc, &w->nproc, &w->capproc, pid, create); }
 
 /*
  * A comm: at most 15 bytes, cut at a character boundary; no space, '=', control
@@ -319,7 +319,7 @@ static void set_comm(char comm[16], const char *s)
     comm[n] = 0;
 }
 
-static const char *comm_of(etl_xtrace *w, uint32_t tid, unsigned cpu, char buf[16])
+static const char *comm_of(etl_timeline *w, uint32_t tid, unsigned cpu, char buf[16])
 {
     if (tid == 0) {
         snprintf(buf, 16, "swapper/%u", cpu);
@@ -333,7 +333,7 @@ static const char *comm_of(etl_xtrace *w, uint32_t tid, unsigned cpu, char buf[1
 }
 
 /* "  comm-tid    ( pid) [cpu] d..3 s.us: " */
-static void ft_head(etl_xtrace *w, uint32_t tid, unsigned cpu, int64_t ns)
+static void ft_head(etl_timeline *w, uint32_t tid, unsigned cpu, int64_t ns)
 {
     char buf[16], tg[16];
     const char *comm = tid == 0 ? "<idle>" : comm_of(w, tid, cpu, buf);
@@ -357,7 +357,7 @@ const char *etl_ftrace_state(unsigned state, bool known)
     }
 }
 
-static void ft_switch(etl_xtrace *w, const etl_cswitch *e, int64_t ns)
+static void ft_switch(etl_timeline *w, const etl_cswitch *e, int64_t ns)
 {
     uint32_t k = e->known;
     uint32_t old = (k & ETL_CSW_OLD_TID) ? e->old_tid : 0, nw = (k & ETL_CSW_NEW_TID) ? e->new_tid : 0;
@@ -385,7 +385,7 @@ static void ft_switch(etl_xtrace *w, const etl_cswitch *e, int64_t ns)
     }
 }
 
-static void ft_ready(etl_xtrace *w, const etl_sched_ready *r, int64_t ns)
+static void ft_ready(etl_timeline *w, const etl_sched_ready *r, int64_t ns)
 {
     uint32_t waker = r->readier_thread == ETL_SCHED_IDLE || r->readier_tid == UINT32_MAX ? 0 : r->readier_tid;
     uint32_t tid = r->ready.thread_id;
@@ -399,7 +399,7 @@ static void ft_ready(etl_xtrace *w, const etl_sched_ready *r, int64_t ns)
 
 /* ---- names ---------------------------------------------------------------------------------- */
 
-static void on_process(etl_xtrace *w, const etl_sched_event *ev)
+static void on_process(etl_timeline *w, const etl_sched_event *ev)
 {
     const etl_process *p = &ev->u.process;
     if (!(p->known & ETL_PROC_IDS) || p->process_id == 0) return;
@@ -407,7 +407,7 @@ static void on_process(etl_xtrace *w, const etl_sched_event *ev)
     /* An empty ImageFileName is "" (the comm `""`), apart from a name not known: "Unknown" (the comm <...>). */
     bool known = (p->known & ETL_PROC_IMAGE) != 0;
     const char *image = known ? ansi(w, &p->image_file_name) : "";
-    if (w->o.format == ETL_XTRACE_FTRACE) {
+    if (w->o.format == ETL_TIMELINE_FTRACE) {
         who *x = proc(w, p->process_id, true);
         if (x) set_comm(x->comm, known && !image[0] ? "\"\"" : image);
         return;
@@ -423,12 +423,12 @@ static void on_process(etl_xtrace *w, const etl_sched_event *ev)
     etl_idmap_put(&w->listed, p->process_id, 1);
 }
 
-static void on_thread_name(etl_xtrace *w, const etl_sched_event *ev, uint32_t tid, uint32_t pid, const etl_kstr *name,
+static void on_thread_name(etl_timeline *w, const etl_sched_event *ev, uint32_t tid, uint32_t pid, const etl_kstr *name,
                            bool dc)
 {
     if (tid == 0) return;
     const char *s = name && name->text.n ? utf16(w, name) : NULL;
-    if (w->o.format == ETL_XTRACE_FTRACE) {
+    if (w->o.format == ETL_TIMELINE_FTRACE) {
         who *t = thr(w, tid, true);
         if (!t) return;
         t->pid = pid;
@@ -445,12 +445,12 @@ static void on_thread_name(etl_xtrace *w, const etl_sched_event *ev, uint32_t ti
 
 /* ---- API ------------------------------------------------------------------------------------- */
 
-etl_status etl_xtrace_open(FILE *f, const etl_clock *clock, const etl_xtrace_options *o, etl_xtrace **out)
+etl_status etl_timeline_open(FILE *f, const etl_clock *clock, const etl_timeline_options *o, etl_timeline **out)
 {
     *out = NULL;
-    if (!o || o->sz < sizeof *o || (o->format != ETL_XTRACE_PERFETTO && o->format != ETL_XTRACE_FTRACE))
+    if (!o || o->sz < sizeof *o || (o->format != ETL_TIMELINE_PERFETTO && o->format != ETL_TIMELINE_FTRACE))
         return ETL_E_INVALID_ARG;
-    etl_xtrace *w = calloc(1, sizeof *w);
+    etl_timeline *w = calloc(1, sizeof *w);
     if (!w) return ETL_E_NOMEM;
     w->f = f;
     w->clock = *clock;
@@ -458,7 +458,7 @@ etl_status etl_xtrace_open(FILE *f, const etl_clock *clock, const etl_xtrace_opt
     etl_idmap_init(&w->listed);
     etl_idmap_init(&w->tmap);
     etl_idmap_init(&w->pmap);
-    if (o->format == ETL_XTRACE_FTRACE) {
+    if (o->format == ETL_TIMELINE_FTRACE) {
         fputs("# tracer: nop\n"
               "#\n"
               "#                                _-----=> irqs-off\n"
@@ -474,13 +474,13 @@ etl_status etl_xtrace_open(FILE *f, const etl_clock *clock, const etl_xtrace_opt
     return ETL_OK;
 }
 
-void etl_xtrace_event(etl_xtrace *w, const etl_sched_event *ev)
+void etl_timeline_event(etl_timeline *w, const etl_sched_event *ev)
 {
     if (w->failed) return;
     switch (ev->kind) {
     case ETL_SCHED_SWITCH: {
         int64_t ns = ns_of(w, ev->ts);
-        if (w->o.format == ETL_XTRACE_FTRACE) {
+        if (w->o.format == ETL_TIMELINE_FTRACE) {
             /* Priorities and names stay current outside the window too. */
             if (!in_window(w, ns)) {
                 const etl_cswitch *e = &ev->u.sw;
@@ -513,14 +513,14 @@ void etl_xtrace_event(etl_xtrace *w, const etl_sched_event *ev)
     }
 }
 
-void etl_xtrace_ready(void *ctx, const etl_sched_ready *r)
+void etl_timeline_ready(void *ctx, const etl_sched_ready *r)
 {
-    etl_xtrace *w = ctx;
+    etl_timeline *w = ctx;
     if (w->failed) return;
     int64_t ns = r->ns < 0 ? 0 : r->ns;
     if (r->ns < 0) w->st.negative_times++;
     if (!in_window(w, ns)) return;
-    if (w->o.format == ETL_XTRACE_FTRACE) {
+    if (w->o.format == ETL_TIMELINE_FTRACE) {
         ft_ready(w, r, ns);
     } else {
         if (w->names.n) flush_names(w);
@@ -529,7 +529,7 @@ void etl_xtrace_ready(void *ctx, const etl_sched_ready *r)
     w->st.ready++;
 }
 
-etl_status etl_xtrace_finish(etl_xtrace *w)
+etl_status etl_timeline_finish(etl_timeline *w)
 {
     flush_names(w);
     for (unsigned c = 0; c < w->ncpu; c++) flush_cpu(w, c);
@@ -537,9 +537,9 @@ etl_status etl_xtrace_finish(etl_xtrace *w)
     return w->failed ? ETL_E_IO : ETL_OK;
 }
 
-const etl_xtrace_stats *etl_xtrace_stats_get(const etl_xtrace *w) { return &w->st; }
+const etl_timeline_stats *etl_timeline_stats_get(const etl_timeline *w) { return &w->st; }
 
-void etl_xtrace_close(etl_xtrace *w)
+void etl_timeline_close(etl_timeline *w)
 {
     if (!w) return;
     for (unsigned c = 0; c < w->ncpu; c++) free(w->cpus[c].b.p);

@@ -1,0 +1,92 @@
+/*
+ * etlkit/compare.h - what changed between two traces (spec analyses.md §3): two
+ * etl_usage results (what `cpu` and `waits` print) matched by process and thread
+ * name, per second of window, and a tiny threshold language (--fail-if) for CI
+ * gates.
+ */
+#ifndef ETLKIT_COMPARE_H
+#define ETLKIT_COMPARE_H
+
+#include "etlkit/usage.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+
+typedef enum etl_cmp_metric {
+    ETL_CMP_CPU = 0,        /* CPU time, ns per second of window */
+    ETL_CMP_WAIT,           /* waiting time (Waits), ns per second of window */
+    ETL_CMP_SWITCHES,       /* switch-ins per second of window, in thousandths (fixed point, 3 decimals) */
+    ETL_CMP_READY_P50,      /* ready latency percentiles, ns (not normalised) */
+    ETL_CMP_READY_P90,
+    ETL_CMP_READY_P99,
+    ETL_CMP_READY_MAX,
+    ETL_CMP_NMETRICS
+} etl_cmp_metric;
+
+typedef enum etl_cmp_scope {
+    ETL_CMP_TOTAL = 0,      /* the whole trace */
+    ETL_CMP_PROCESS,        /* processes of this image name, summed */
+    ETL_CMP_THREAD,         /* threads of this "process/thread name" */
+    ETL_CMP_REASON          /* a wait reason (wait only) */
+} etl_cmp_scope;
+
+/* One matched name: its metrics in both traces (per second of window where the metric says so). */
+typedef struct etl_cmp_row {
+    char *name;             /* image name; "image/thread name" for threads; the reason's name */
+    uint8_t scope;          /* etl_cmp_scope */
+    uint8_t in_before, in_after;
+    uint8_t p_exact;        /* percentiles exact (one process instance of this name in each trace) */
+    int64_t before[ETL_CMP_NMETRICS], after[ETL_CMP_NMETRICS];
+} etl_cmp_row;
+
+typedef struct etl_compare {
+    int64_t window_before, window_after; /* ns */
+    etl_cmp_row total;
+    etl_cmp_row *processes, *threads, *reasons;
+    size_t nprocesses, nthreads, nreasons;
+} etl_compare;
+
+/*
+ * Matches two finished etl_usage results (with latency: no_latency false). Rows are sorted by the
+ * biggest absolute change of CPU time (reasons: of waiting time), then by name.
+ */
+etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_usage *after);
+void etl_compare_free(etl_compare *c);
+/* A row by scope and name (case-insensitive; "svchost" matches "svchost.exe"); NULL if absent. */
+const etl_cmp_row *etl_compare_find(const etl_compare *c, unsigned scope, const char *name);
+/* Per-second value: v * 10^9 / window, floored. */
+int64_t etl_per_second(int64_t v, int64_t window_ns);
+
+/*
+ * --fail-if EXPR:   METRIC '(' SCOPE ')' OP THRESHOLD
+ *   METRIC     cpu | wait | switches | ready_p50 | ready_p90 | ready_p99 | ready_max
+ *   SCOPE      total | process=NAME | thread=PROCESS/THREADNAME | reason=WAITREASON (wait only)
+ *   OP         > | >= | < | <=   (compares the change AFTER - BEFORE)
+ *   THRESHOLD  [+|-]NUMBER followed by % (relative change), a time unit ns|us|ms|s (cpu, wait, ready_*),
+ *              or nothing (switches, per second)
+ * e.g. "cpu(total) > +10%", "cpu(process=svchost) > +5ms", "ready_p99(process=dwm) > +20%",
+ * "wait(reason=WrQueue) > +1s". Spaces are ignored.
+ */
+typedef struct etl_cmp_expr {
+    uint8_t metric, scope, op; /* op: 0 >, 1 >=, 2 <, 3 <= */
+    uint8_t relative;          /* threshold in hundredths of a percent */
+    int64_t threshold;         /* ns (per second for cpu/wait), thousandths of a switch per second, or 1/100 % */
+    char name[256];
+} etl_cmp_expr;
+
+/* ETL_OK, or ETL_E_INVALID_ARG with a one-line reason in err[cap]. */
+etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t cap);
+/*
+ * 1 if the change crosses the threshold, 0 if not. *delta gets AFTER - BEFORE (or hundredths of a
+ * percent for a relative threshold; a name absent from BEFORE with a value in AFTER is +infinity,
+ * INT64_MAX); *found is 0 when the name is in neither trace (never crossed).
+ */
+int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delta, int *found);
+const char *etl_cmp_metric_name(unsigned metric);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,105 @@
+/*
+ * etlkit/pmc.h - hardware counters per thread (spec analyses.md §6): the
+ * aggregation behind `etlkit pmc`. etl_pmc_add() is an etl_sched_row_fn: a row
+ * whose switch-in and next switch-out both carry counters charges their
+ * difference to the row's thread (the observed one; the idle thread too), clipped
+ * to a window [v0, v1) of canonical nanoseconds. Sums are kept per thread instance
+ * and per CPU, nothing per row.
+ */
+#ifndef ETLKIT_PMC_H
+#define ETLKIT_PMC_H
+
+#include "etlkit/sched.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+
+#define ETL_PMC_MAX 7   /* counters a CSwitch header can carry */
+
+/* What a counter slot counts (the file does not say: the user names the slots). */
+typedef enum etl_pmc_kind {
+    ETL_PMC_OTHER = 0,
+    ETL_PMC_CYCLES,
+    ETL_PMC_INSTRUCTIONS,
+    ETL_PMC_LLC_MISSES,      /* "llc" */
+    ETL_PMC_BRANCH_MISSES,   /* "branch": mispredicted branches */
+    ETL_PMC_BRANCHES         /* "branches": branch instructions */
+} etl_pmc_kind;
+
+/* "cycles", "instructions", "llc", "branch", "branches" (a few aliases too); else ETL_PMC_OTHER. */
+etl_pmc_kind etl_pmc_kind_from_name(const char *name);
+const char *etl_pmc_kind_name(etl_pmc_kind k);
+
+typedef struct etl_pmc_sums {
+    uint64_t slices;          /* slices counted */
+    int64_t cpu_ns;           /* their CPU time (NSO - SI, whole) */
+    uint64_t delta[ETL_PMC_MAX]; /* Σ counter deltas (saturating) */
+} etl_pmc_sums;
+
+/* Ratios from sums (spec §6); each is -1 when its counters are not named or the divisor is 0. */
+typedef struct etl_pmc_ratios {
+    int64_t ipc_x1000;        /* ΣInstructions / ΣCycles */
+    int64_t cpi_x1000;        /* ΣCycles / ΣInstructions */
+    int64_t llc_mpki_x1000;   /* 1000·ΣLLC misses / ΣInstructions */
+    int64_t branch_mpki_x1000;/* 1000·ΣBranch misses / ΣInstructions */
+    int64_t branch_miss_pct_x100; /* 100·ΣBranch misses / ΣBranches */
+    int64_t ghz_x1000;        /* ΣCycles / ΣCPU ns */
+} etl_pmc_ratios;
+
+typedef struct etl_pmc_thread {
+    uint32_t thread;          /* instance index, or ETL_SCHED_IDLE (every CPU's idle thread together) */
+    etl_pmc_sums s;
+} etl_pmc_thread;
+
+typedef struct etl_pmc_process {
+    uint32_t process;         /* instance, ETL_SCHED_NONE (threads of no known process) or ETL_SCHED_IDLE */
+    uint32_t threads;
+    etl_pmc_sums s;
+} etl_pmc_process;
+
+typedef struct etl_pmc_options {
+    size_t sz;                /* sizeof(etl_pmc_options) */
+    int64_t v0, v1;           /* window: a slice counts if its switch-in time is in [v0, v1) */
+    unsigned nkinds;          /* slots named; later slots are ETL_PMC_OTHER */
+    etl_pmc_kind kinds[ETL_PMC_MAX];
+} etl_pmc_options;
+
+typedef struct etl_pmc {
+    etl_pmc_options o;
+    const etl_sched *model;
+    /* After finish, by Σcycles (the first slot when no slot is cycles), descending. */
+    etl_pmc_thread *threads;
+    size_t nthreads;
+    etl_pmc_process *processes;
+    size_t nprocesses;
+    etl_pmc_sums *cpus;       /* per CPU */
+    size_t ncpus;
+    etl_pmc_sums total;
+    unsigned counters;        /* the most counters a switch carried */
+    uint64_t switches_pmc;    /* switch-ins with counters (rows' switch-ins) */
+    uint64_t switches_no_pmc; /* switch-ins without */
+    uint64_t slices_unpaired; /* rows in the window whose switch-in or switch-out lacks counters */
+    uint64_t pmc_counter_reset;  /* slices dropped: a counter went backwards */
+    uint64_t pmc_count_mismatch; /* slices dropped: the two switches carry different counter counts */
+    struct etl_pmc_priv *priv;
+} etl_pmc;
+
+/* The default names by position, as `etlkit synth --pmc` writes them: cycles, instructions, llc, branch. */
+void etl_pmc_options_init(etl_pmc_options *o);
+etl_status etl_pmc_init(etl_pmc *p, const etl_sched *model, const etl_pmc_options *o);
+/* An etl_sched_row_fn (ctx = the etl_pmc). */
+void etl_pmc_add(void *ctx, const etl_sched_row *row);
+/* A consumer for etl_sched_percpu_run that gathers into p (initialised with no model): see etl_usage_percpu. */
+void etl_pmc_percpu(etl_pmc *p, etl_sched_percpu_consumer *c);
+etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns);
+void etl_pmc_free(etl_pmc *p);
+void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *out);
+/* The slot of a kind, or -1 when no slot has that name. */
+int etl_pmc_slot(const etl_pmc *p, etl_pmc_kind k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

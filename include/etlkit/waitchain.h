@@ -1,0 +1,143 @@
+/*
+ * etlkit/waitchain.h - why one thread was slow (spec analyses.md §3): its time over
+ * [from, at] split into running, ready and waiting segments; a waiting segment
+ * readied by another thread descends into what that thread did meanwhile. Several
+ * passes over the trace, each streaming: the caller runs the model once per pass
+ * with etl_chain_row as its row callback (or etl_chain_run does it all), so memory
+ * holds only the rows of the threads on the chain, inside their intervals.
+ * Everything is in canonical nanoseconds, as etl_sched_row has them.
+ */
+#ifndef ETLKIT_WAITCHAIN_H
+#define ETLKIT_WAITCHAIN_H
+
+#include "etlkit/sched.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+
+typedef enum etl_chain_state {
+    ETL_CHAIN_RUNNING = 1,  /* [SI, NSO) */
+    ETL_CHAIN_READY,        /* [RT, SI): readied or preempted, not yet running */
+    ETL_CHAIN_WAITING,      /* [LSO, RT): switched out waiting, until readied */
+    ETL_CHAIN_OFFCPU,       /* off the CPU, not split: no ReadyThread or no known previous switch-out */
+    ETL_CHAIN_UNKNOWN       /* no row of the thread covers this time (before its first sight, lost events) */
+} etl_chain_state;
+
+/* Why a waiting segment was not descended into. */
+typedef enum etl_chain_leaf {
+    ETL_LEAF_NONE = 0,      /* not a waiting segment, or descended (child != UINT32_MAX) */
+    ETL_LEAF_DPC,           /* readied from a DPC */
+    ETL_LEAF_IDLE,          /* readier was the idle thread */
+    ETL_LEAF_UNKNOWN,       /* readier unknown */
+    ETL_LEAF_SHORT,         /* shorter than min_ns */
+    ETL_LEAF_DEPTH,         /* the depth limit */
+    ETL_LEAF_CYCLE,         /* the readier is already on the path */
+    ETL_LEAF_NOMEM
+} etl_chain_leaf;
+
+typedef struct etl_chain_seg {
+    uint8_t state;          /* etl_chain_state */
+    uint8_t reason;         /* waiting / ready / off-CPU: the previous switch-out's wait reason */
+    uint8_t has_reason;
+    uint8_t leaf;           /* etl_chain_leaf */
+    int64_t start, end;     /* canonical ns, end > start */
+    uint16_t cpu;           /* the CPU of the switch-in that ended (or is) this segment */
+    uint8_t waker;          /* etl_waker_kind, for waiting segments with a ReadyThread */
+    uint8_t has_waker;
+    uint32_t waker_thread;  /* ETL_WAKER_THREAD: its instance */
+    uint32_t waker_tid;
+    uint16_t ready_cpu;
+    uint32_t child;         /* index of the node descended into, UINT32_MAX if none */
+} etl_chain_seg;
+
+/* One thread over one interval: segments[first .. first + count) tile [start, end) exactly. */
+typedef struct etl_chain_node {
+    uint32_t thread;        /* instance */
+    uint32_t tid;
+    int64_t start, end;
+    uint32_t depth;         /* 0 for the root */
+    uint32_t parent;        /* the parent node, UINT32_MAX for the root */
+    uint32_t parent_seg;    /* the segment (index into segs) it explains, UINT32_MAX for the root */
+    uint32_t first, count;  /* its segments in etl_chain.segs */
+} etl_chain_node;
+
+/* The critical path: every nanosecond of the root interval charged to the deepest segment covering it. */
+typedef struct etl_chain_path {
+    uint32_t thread;
+    uint8_t state;          /* etl_chain_state (waiting: a leaf wait) */
+    uint8_t reason, has_reason;
+    uint32_t depth;
+    int64_t ns;
+} etl_chain_path;
+
+typedef struct etl_chain_options {
+    size_t sz;              /* sizeof(etl_chain_options) */
+    uint32_t tid;           /* the thread; 0 with process set: the process's slowest interval */
+    const char *process;    /* image name ("svchost" matches "svchost.exe") or decimal PID */
+    bool has_at;
+    int64_t at;             /* the end of the interval; default: the end of the longest off-CPU gap */
+    bool has_from;
+    int64_t from;           /* default: the start of the off-CPU gap before `at` */
+    int64_t v0, v1;         /* the default search looks at switch-ins in [v0, v1) (v1 <= v0: all) */
+    unsigned depth;         /* deepest descent; 0: the default, 8 */
+    bool no_descent;        /* leaves only (--depth 0) */
+    int64_t min_ns;         /* shortest wait descended into; 0: the default, 1 ms; < 0: any length */
+} etl_chain_options;
+
+typedef enum etl_chain_status {
+    ETL_CHAIN_OK = 0,
+    ETL_CHAIN_NO_THREAD,    /* no switch-in of the thread (or process) */
+    ETL_CHAIN_NO_INTERVAL   /* the thread has no off-CPU gap, or --at is outside its life, or from >= at */
+} etl_chain_status;
+
+typedef struct etl_chain {
+    etl_chain_options o;
+    const etl_sched *model;  /* the model of the current pass (names of instances) */
+    etl_chain_status status;
+    unsigned passes;         /* passes done */
+    etl_chain_node *nodes;   /* nodes[0] is the root; children after their parents */
+    size_t nnodes;
+    etl_chain_seg *segs;
+    size_t nsegs;
+    etl_chain_path *path;    /* descending ns; the sum is root.end - root.start */
+    size_t npath;
+    int64_t totals[6];       /* by etl_chain_state over the critical path */
+    struct etl_chain_priv *priv;
+} etl_chain;
+
+/*
+ * Usage:
+ *     etl_chain_init(&c, &opts);
+ *     while (etl_chain_next_pass(&c)) {
+ *         open a model with on_row = etl_chain_row, ctx = &c; etl_chain_bind(&c, model);
+ *         push every event (stop early when etl_chain_pass_done(&c)), finish the model;
+ *         etl_chain_end_pass(&c);
+ *     }
+ *     c.status, c.nodes, c.segs, c.path ...
+ *     etl_chain_free(&c);
+ * Instances are numbered by the model in event order, so every pass sees the same indices.
+ */
+etl_status etl_chain_init(etl_chain *c, const etl_chain_options *o);
+bool etl_chain_next_pass(etl_chain *c);
+void etl_chain_bind(etl_chain *c, const etl_sched *model);
+void etl_chain_row(void *ctx, const etl_sched_row *row);
+/* True when the rows this pass needs have all been seen (the rest of the trace can be skipped). */
+bool etl_chain_pass_done(const etl_chain *c);
+etl_status etl_chain_end_pass(etl_chain *c);
+void etl_chain_free(etl_chain *c);
+/*
+ * Every pass on an open reader (each pass a new source and model over r; bias as
+ * etl_sched_source_options). The last pass's model (names of the instances) goes
+ * to *model when model is not NULL (close it with etl_sched_close), else is closed.
+ */
+etl_status etl_chain_run(etl_reader *r, etl_chain *c, int bias, etl_sched **model);
+
+const char *etl_chain_state_name(unsigned state);  /* "running", "ready", "waiting", "off-cpu", "unknown" */
+const char *etl_chain_leaf_name(unsigned leaf);    /* "dpc", "idle", "unknown", "short", "depth", "cycle", ... */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
