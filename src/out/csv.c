@@ -87,11 +87,15 @@ void csv_sheet(FILE *f, const char *s)
 
 void ln_csv_quoted(ln_buf *l, const char *s)
 {
-    size_t n = strlen(s), q = 0;
-    for (const char *p = s; (p = memchr(p, '"', n - (size_t)(p - s))) != NULL; p++) q++;
-    if (l->n + n + q + 3 > l->cap) { /* the quotes, the doubled ones and the NUL ln keeps room for */
-        l->cut = 1;
-        return;
+    size_t n = strlen(s);
+    /* The quotes, the doubled ones and the NUL ln keeps room for: counted only when the worst case might not fit. */
+    if (l->n + 2 * n + 3 > l->cap) {
+        size_t q = 0;
+        for (size_t i = 0; i < n; i++) q += s[i] == '"';
+        if (l->n + n + q + 3 > l->cap) {
+            l->cut = 1;
+            return;
+        }
     }
     l->n = quoted_buf(l->b, l->n, l->cap, 0, s, true);
 }

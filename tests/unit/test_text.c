@@ -1,17 +1,12 @@
 /*
- * test_text_escape.c - the one escaping of names from a trace (issue 18): text for a
- * terminal (text_str, text_str_buf, text_width), JSON strings, the table writer's
- * alignment on escaped text, and the spreadsheet CSV cells against the exact ones of
- * the export: the library's writers (src/out), which every command runs.
+ * test_text.c - src/out/text.c: names from a trace for a terminal (text_str,
+ * text_str_buf, text_width, text_name), the escaping of issue 18.
  */
-#define _GNU_SOURCE /* open_memstream; common.c asks for it too */
+#define _GNU_SOURCE /* open_memstream */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "out/csv.h"
-#include "out/json.h"
-#include "out/table.h"
 #include "out/text.h"
 
 /* text_str_buf of s, NUL-terminated, in a static buffer. */
@@ -124,124 +119,17 @@ static void names_empty_is_quotes(void **state)
 }
 
 /* The column where the second column starts, on each line of an aligned table. */
-static void table_aligns_escaped(void **state)
-{
-    (void)state;
-    static const char *const head[] = {"Process", "=PID"};
-    tbl t;
-    assert_int_equal(tbl_init(&t, 2, head), 0);
-    const char *r1[] = {"e\x1b[31mv\a", "300"};
-    const char *r2[] = {"\xc3\xa9t\xc3\xa9\xe2\x80\xae", "7"};
-    const char *r3[] = {"plain", "12345"};
-    tbl_row(&t, r1);
-    tbl_row(&t, r2);
-    tbl_row(&t, r3);
-    char *p = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&p, &n);
-    tbl_print_text(&t, f, "");
-    fclose(f);
-    tbl_free(&t);
-    /* Every line ends at the same column (numbers right-aligned), counted in characters. */
-    size_t want = 0, lines = 0;
-    for (char *ln = strtok(p, "\n"); ln; ln = strtok(NULL, "\n"), lines++) {
-        size_t cols = 0;
-        for (const unsigned char *q = (const unsigned char *)ln; *q; q++) {
-            assert_true(*q >= 0x20 && *q != 0x7F);
-            cols += (*q & 0xC0) != 0x80;
-        }
-        if (!want) want = cols;
-        if (cols != want) fail_msg("line %zu is %zu columns wide, not %zu: '%s'", lines, cols, want, ln);
-    }
-    assert_int_equal(lines, 4);
-    free(p);
-}
 
-static void json_escapes_controls(void **state)
-{
-    (void)state;
-    char b[256];
-    struct {
-        const char *in, *out;
-    } c[] = {
-        {"a\x1b\a\r\n", "\"a\\u001b\\u0007\\u000d\\u000a\""},
-        {"c1\xc2\x9b\xc2\x85", "\"c1\\u009b\\u0085\""},
-        {"\xe2\x80\xae\xe2\x81\xa6\xe2\x80\xa8", "\"\\u202e\\u2066\\u2028\""},
-        /* Each byte that does not start valid UTF-8 is one U+FFFD: 9b; c0 80 (overlong); ed a0 80 (a surrogate). */
-        {"bad\x9b\xc0\x80\xed\xa0\x80", "\"bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""},
-        {"q\"\\", "\"q\\\"\\\\\""},
-        {"\xc3\xa9\xf0\x9f\x98\x80", "\"\xc3\xa9\xf0\x9f\x98\x80\""},
-    };
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        size_t n = json_str_buf(b, 0, sizeof b, c[i].in);
-        b[n] = 0;
-        if (strcmp(b, c[i].out) != 0) fail_msg("JSON of case %zu: %s, expected %s", i, b, c[i].out);
-    }
-}
 
-static void sheet(const char *in, const char *want)
-{
-    char *p = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&p, &n);
-    csv_sheet(f, in);
-    fclose(f);
-    if (strcmp(p, want) != 0) fail_msg("sheet cell of '%s': '%s', expected '%s'", in, p, want);
-    char b[256];
-    n = csv_sheet_buf(b, 0, sizeof b, in);
-    b[n] = 0;
-    if (strcmp(b, want) != 0) fail_msg("sheet cell (buf) of '%s': '%s', expected '%s'", in, b, want);
-    free(p);
-}
 
-static void csv_sheet_neutralises(void **state)
-{
-    (void)state;
-    sheet("=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0");
-    sheet("=cmd|' /C calc'!A0 (100)", "'=cmd|' /C calc'!A0 (100)");
-    sheet("+1+1", "'+1+1");
-    sheet("-2+3", "'-2+3");
-    sheet("@SUM(A1)", "'@SUM(A1)");
-    sheet("\tx", "'\tx");
-    sheet("\rx", "\"'\rx\"");
-    sheet("=a,b", "\"'=a,b\"");
-    sheet("=say \"hi\"", "\"'=say \"\"hi\"\"\"");
-    /* Numbers stay numbers, other text as it is, blank stays blank. */
-    sheet("-5", "-5");
-    sheet("-1.25", "-1.25");
-    sheet("+3", "+3");
-    sheet("-", "-"); /* the reports' "none" */
-    sheet("12", "12");
-    sheet("svchost.exe (500)", "svchost.exe (500)");
-    sheet("a,b", "\"a,b\"");
-    sheet("", "");
-}
 
-static void csv_export_exact(void **state)
-{
-    (void)state;
-    struct {
-        const char *in, *out;
-    } c[] = {{"=cmd|' /C calc'!A0", "=cmd|' /C calc'!A0"}, {"-x", "-x"}, {"", "\"\""}, {"a\"b", "\"a\"\"b\""}};
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        char *p = NULL;
-        size_t n = 0;
-        FILE *f = open_memstream(&p, &n);
-        csv_field(f, c[i].in);
-        fclose(f);
-        if (strcmp(p, c[i].out) != 0) fail_msg("export cell of '%s': '%s', expected '%s'", c[i].in, p, c[i].out);
-        free(p);
-    }
-}
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(text_c0_and_del),        cmocka_unit_test(text_c1_separators_bidi),
         cmocka_unit_test(text_invalid_utf8),      cmocka_unit_test(text_buf_cuts_whole),
-        cmocka_unit_test(names_empty_is_quotes),  cmocka_unit_test(table_aligns_escaped),
-        cmocka_unit_test(json_escapes_controls),  cmocka_unit_test(csv_sheet_neutralises),
-        cmocka_unit_test(csv_export_exact),
+        cmocka_unit_test(names_empty_is_quotes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
