@@ -21,6 +21,17 @@ extern "C" {
 #define ETLKIT_VERSION_PATCH 0
 #define ETLKIT_VERSION_STRING "0.1.0"
 
+/*
+ * ETL_API marks the public API: libetlkit.so is built with every other symbol
+ * hidden, so only what these headers declare is linkable (the static archive
+ * keeps everything, for the tool and the tests).
+ */
+#if defined(__GNUC__) && !defined(_WIN32)
+#define ETL_API __attribute__((visibility("default")))
+#else
+#define ETL_API
+#endif
+
 typedef enum etl_status {
     ETL_OK = 0,
     ETL_END = 1,              /* iterator exhausted: not an error */
@@ -35,7 +46,7 @@ typedef enum etl_status {
 } etl_status;
 
 /* A short lowercase name for a status ("ok", "truncated", ...). Never NULL. */
-const char *etl_status_str(etl_status st);
+ETL_API const char *etl_status_str(etl_status st);
 
 /* A read-only view of bytes. Never owns its memory. */
 typedef struct etl_span {
@@ -59,7 +70,7 @@ typedef struct etl_guid {
 } etl_guid;
 
 /* Formats "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lowercase) into out[37]. */
-void etl_guid_format(const etl_guid *g, char out[37]);
+ETL_API void etl_guid_format(const etl_guid *g, char out[37]);
 
 #ifdef __cplusplus
 }
