@@ -72,13 +72,13 @@ typedef struct etl_wakeups {
     struct etl_wakeups_priv *priv;
 } etl_wakeups;
 
-etl_status etl_wakeups_init(etl_wakeups *w, const etl_sched *model, const etl_wakeups_options *o);
+ETL_API etl_status etl_wakeups_init(etl_wakeups *w, const etl_sched *model, const etl_wakeups_options *o);
 /* An etl_sched_row_fn (ctx = the etl_wakeups). */
-void etl_wakeups_add(void *ctx, const etl_sched_row *row);
-etl_status etl_wakeups_finish(etl_wakeups *w);
-void etl_wakeups_free(etl_wakeups *w);
+ETL_API void etl_wakeups_add(void *ctx, const etl_sched_row *row);
+ETL_API etl_status etl_wakeups_finish(etl_wakeups *w);
+ETL_API void etl_wakeups_free(etl_wakeups *w);
 /* The readier of a row as spec §3 classifies it (the row's new thread's ReadyThread). */
-etl_waker_kind etl_row_waker(const etl_sched_row *row);
+ETL_API etl_waker_kind etl_row_waker(const etl_sched_row *row);
 
 /* ---- waitchain ---------------------------------------------------------------- */
 
@@ -184,23 +184,23 @@ typedef struct etl_chain {
  *     etl_chain_free(&c);
  * Instances are numbered by the model in event order, so every pass sees the same indices.
  */
-etl_status etl_chain_init(etl_chain *c, const etl_chain_options *o);
-bool etl_chain_next_pass(etl_chain *c);
-void etl_chain_bind(etl_chain *c, const etl_sched *model);
-void etl_chain_row(void *ctx, const etl_sched_row *row);
+ETL_API etl_status etl_chain_init(etl_chain *c, const etl_chain_options *o);
+ETL_API bool etl_chain_next_pass(etl_chain *c);
+ETL_API void etl_chain_bind(etl_chain *c, const etl_sched *model);
+ETL_API void etl_chain_row(void *ctx, const etl_sched_row *row);
 /* True when the rows this pass needs have all been seen (the rest of the trace can be skipped). */
-bool etl_chain_pass_done(const etl_chain *c);
-etl_status etl_chain_end_pass(etl_chain *c);
-void etl_chain_free(etl_chain *c);
+ETL_API bool etl_chain_pass_done(const etl_chain *c);
+ETL_API etl_status etl_chain_end_pass(etl_chain *c);
+ETL_API void etl_chain_free(etl_chain *c);
 /*
  * Every pass on an open reader (each pass a new source and model over r; bias as
  * etl_sched_source_options). The last pass's model (names of the instances) goes
  * to *model when model is not NULL (close it with etl_sched_close), else is closed.
  */
-etl_status etl_chain_run(etl_reader *r, etl_chain *c, int bias, etl_sched **model);
+ETL_API etl_status etl_chain_run(etl_reader *r, etl_chain *c, int bias, etl_sched **model);
 
-const char *etl_chain_state_name(unsigned state);  /* "running", "ready", "waiting", "off-cpu", "unknown" */
-const char *etl_chain_leaf_name(unsigned leaf);    /* "dpc", "idle", "unknown", "short", "depth", "cycle", ... */
+ETL_API const char *etl_chain_state_name(unsigned state);  /* "running", "ready", "waiting", "off-cpu", "unknown" */
+ETL_API const char *etl_chain_leaf_name(unsigned leaf);    /* "dpc", "idle", "unknown", "short", "depth", "cycle", ... */
 
 /* ---- compare ------------------------------------------------------------------ */
 
@@ -242,12 +242,12 @@ typedef struct etl_compare {
  * Matches two finished etl_usage results (with latency: no_latency false). Rows are sorted by the
  * biggest absolute change of CPU time (reasons: of waiting time), then by name.
  */
-etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_usage *after);
-void etl_compare_free(etl_compare *c);
+ETL_API etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_usage *after);
+ETL_API void etl_compare_free(etl_compare *c);
 /* A row by scope and name (case-insensitive; "svchost" matches "svchost.exe"); NULL if absent. */
-const etl_cmp_row *etl_compare_find(const etl_compare *c, unsigned scope, const char *name);
+ETL_API const etl_cmp_row *etl_compare_find(const etl_compare *c, unsigned scope, const char *name);
 /* Per-second value: v * 10^9 / window, floored. */
-int64_t etl_per_second(int64_t v, int64_t window_ns);
+ETL_API int64_t etl_per_second(int64_t v, int64_t window_ns);
 
 /*
  * --fail-if EXPR:   METRIC '(' SCOPE ')' OP THRESHOLD
@@ -267,14 +267,14 @@ typedef struct etl_cmp_expr {
 } etl_cmp_expr;
 
 /* ETL_OK, or ETL_E_INVALID_ARG with a one-line reason in err[cap]. */
-etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t cap);
+ETL_API etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t cap);
 /*
  * 1 if the change crosses the threshold, 0 if not. *delta gets AFTER - BEFORE (or hundredths of a
  * percent for a relative threshold; a name absent from BEFORE with a value in AFTER is +infinity,
  * INT64_MAX); *found is 0 when the name is in neither trace (never crossed).
  */
-int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delta, int *found);
-const char *etl_cmp_metric_name(unsigned metric);
+ETL_API int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delta, int *found);
+ETL_API const char *etl_cmp_metric_name(unsigned metric);
 
 #ifdef __cplusplus
 }

@@ -63,12 +63,12 @@ typedef struct etl_xview {
 } etl_xview;
 
 /* The tables, indexed by etl_xtable_id. */
-const etl_xtable *etl_export_tables(void);
-const etl_xview *etl_export_views(size_t *n);
+ETL_API const etl_xtable *etl_export_tables(void);
+ETL_API const etl_xview *etl_export_views(size_t *n);
 /* The table of a name, or -1. */
-int etl_export_table_find(const char *name);
+ETL_API int etl_export_table_find(const char *name);
 /* The schema as Markdown (docs/schema.md is exactly this). */
-void etl_export_schema_markdown(FILE *f);
+ETL_API void etl_export_schema_markdown(FILE *f);
 
 /* ---- rows ------------------------------------------------------------------------ */
 
@@ -100,13 +100,13 @@ typedef struct etl_xtab_stats {
 
 typedef struct etl_xtab etl_xtab;
 
-etl_status etl_xtab_open(const etl_clock *clock, const etl_xtab_options *o, etl_xtab **out);
+ETL_API etl_status etl_xtab_open(const etl_clock *clock, const etl_xtab_options *o, etl_xtab **out);
 /* Every source event, before the model sees it (cswitch, spinlock, pmc rows). */
-void etl_xtab_event(etl_xtab *x, const etl_sched_event *ev);
+ETL_API void etl_xtab_event(etl_xtab *x, const etl_sched_event *ev);
 /* Every model row (an etl_sched_row_fn): slice and thread_state rows. */
-void etl_xtab_row(void *x, const etl_sched_row *row);
+ETL_API void etl_xtab_row(void *x, const etl_sched_row *row);
 /* Every ReadyThread with its readier (an etl_sched_ready_fn): ready rows. */
-void etl_xtab_ready(void *x, const etl_sched_ready *r);
+ETL_API void etl_xtab_ready(void *x, const etl_sched_ready *r);
 
 /* What the trace table records besides the header. */
 typedef struct etl_xtab_end {
@@ -119,9 +119,9 @@ typedef struct etl_xtab_end {
 } etl_xtab_end;
 
 /* Writes thread, process, trace and enum_name; returns non-zero if a sink call failed (now or before). */
-int etl_xtab_finish(etl_xtab *x, const etl_xtab_end *end);
-const etl_xtab_stats *etl_xtab_stats_get(const etl_xtab *x);
-void etl_xtab_close(etl_xtab *x);
+ETL_API int etl_xtab_finish(etl_xtab *x, const etl_xtab_end *end);
+ETL_API const etl_xtab_stats *etl_xtab_stats_get(const etl_xtab *x);
+ETL_API void etl_xtab_close(etl_xtab *x);
 
 /* ---- SQLite (library etlkit_export) ---------------------------------------------- */
 
@@ -133,9 +133,9 @@ typedef struct etl_xsqlite etl_xsqlite;
  * transactions. etl_xsqlite_close(.., commit=1) commits, creates the indexes and
  * views, and closes. Errors: a message in err[256].
  */
-etl_status etl_xsqlite_open(const char *path, etl_xsqlite **out, char err[256]);
-int etl_xsqlite_row(void *ctx, etl_xtable_id table, const etl_xval *v);
-etl_status etl_xsqlite_close(etl_xsqlite *s, int commit, char err[256]);
+ETL_API etl_status etl_xsqlite_open(const char *path, etl_xsqlite **out, char err[256]);
+ETL_API int etl_xsqlite_row(void *ctx, etl_xtable_id table, const etl_xval *v);
+ETL_API etl_status etl_xsqlite_close(etl_xsqlite *s, int commit, char err[256]);
 
 /* ---- timelines: Perfetto and ftrace ---------------------------------------------- */
 
@@ -156,18 +156,18 @@ typedef struct etl_xtrace_stats {
 typedef struct etl_xtrace etl_xtrace;
 
 /* Writes to f (not closed by etl_xtrace_close). */
-etl_status etl_xtrace_open(FILE *f, const etl_clock *clock, const etl_xtrace_options *o, etl_xtrace **out);
+ETL_API etl_status etl_xtrace_open(FILE *f, const etl_clock *clock, const etl_xtrace_options *o, etl_xtrace **out);
 /* Every source event (switches, names), before the model sees it. */
-void etl_xtrace_event(etl_xtrace *w, const etl_sched_event *ev);
+ETL_API void etl_xtrace_event(etl_xtrace *w, const etl_sched_event *ev);
 /* Every ReadyThread with its readier (the model's on_ready). */
-void etl_xtrace_ready(void *w, const etl_sched_ready *r);
+ETL_API void etl_xtrace_ready(void *w, const etl_sched_ready *r);
 /* Flushes what is buffered; ETL_E_IO if a write failed. */
-etl_status etl_xtrace_finish(etl_xtrace *w);
-const etl_xtrace_stats *etl_xtrace_stats_get(const etl_xtrace *w);
-void etl_xtrace_close(etl_xtrace *w);
+ETL_API etl_status etl_xtrace_finish(etl_xtrace *w);
+ETL_API const etl_xtrace_stats *etl_xtrace_stats_get(const etl_xtrace *w);
+ETL_API void etl_xtrace_close(etl_xtrace *w);
 
 /* ftrace's prev_state letter for a KTHREAD_STATE ("R", "S", "D", "X"); unknown states give "R". */
-const char *etl_ftrace_state(unsigned state, bool known);
+ETL_API const char *etl_ftrace_state(unsigned state, bool known);
 
 #ifdef __cplusplus
 }

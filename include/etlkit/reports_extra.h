@@ -135,14 +135,14 @@ typedef struct etl_spinlocks {
 } etl_spinlocks;
 
 /* The class and weight of one event under params (H applies only with has_hold_threshold and H != 0). */
-etl_spin_class etl_spin_classify(const etl_spinlock_info *params, const etl_spinlock *e, uint64_t *weight);
+ETL_API etl_spin_class etl_spin_classify(const etl_spinlock_info *params, const etl_spinlock *e, uint64_t *weight);
 
-etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const etl_spinlocks_options *o);
+ETL_API etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const etl_spinlocks_options *o);
 /* Any source event; only ETL_SCHED_SPINLOCK counts. Never fails (out of memory: counted as dropped). */
-void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev);
+ETL_API void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev);
 /* Folds the cells into groups, percentiles, bounds and ratios; end_ns closes an open window. */
-etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns);
-void etl_spinlocks_free(etl_spinlocks *s);
+ETL_API etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns);
+ETL_API void etl_spinlocks_free(etl_spinlocks *s);
 
 /* ---- PMC per thread (§6) ------------------------------------------------------ */
 
@@ -159,8 +159,8 @@ typedef enum etl_pmc_kind {
 } etl_pmc_kind;
 
 /* "cycles", "instructions", "llc", "branch", "branches" (a few aliases too); else ETL_PMC_OTHER. */
-etl_pmc_kind etl_pmc_kind_from_name(const char *name);
-const char *etl_pmc_kind_name(etl_pmc_kind k);
+ETL_API etl_pmc_kind etl_pmc_kind_from_name(const char *name);
+ETL_API const char *etl_pmc_kind_name(etl_pmc_kind k);
 
 typedef struct etl_pmc_sums {
     uint64_t slices;          /* slices counted */
@@ -217,17 +217,17 @@ typedef struct etl_pmc {
 } etl_pmc;
 
 /* The default names by position, as `etlkit synth --pmc` writes them: cycles, instructions, llc, branch. */
-void etl_pmc_options_init(etl_pmc_options *o);
-etl_status etl_pmc_init(etl_pmc *p, const etl_sched *model, const etl_pmc_options *o);
+ETL_API void etl_pmc_options_init(etl_pmc_options *o);
+ETL_API etl_status etl_pmc_init(etl_pmc *p, const etl_sched *model, const etl_pmc_options *o);
 /* An etl_sched_row_fn (ctx = the etl_pmc). */
-void etl_pmc_add(void *ctx, const etl_sched_row *row);
+ETL_API void etl_pmc_add(void *ctx, const etl_sched_row *row);
 /* A consumer for etl_sched_percpu_run that gathers into p (initialised with no model): see etl_usage_percpu. */
-void etl_pmc_percpu(etl_pmc *p, etl_sched_percpu_consumer *c);
-etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns);
-void etl_pmc_free(etl_pmc *p);
-void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *out);
+ETL_API void etl_pmc_percpu(etl_pmc *p, etl_sched_percpu_consumer *c);
+ETL_API etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns);
+ETL_API void etl_pmc_free(etl_pmc *p);
+ETL_API void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *out);
 /* The slot of a kind, or -1 when no slot has that name. */
-int etl_pmc_slot(const etl_pmc *p, etl_pmc_kind k);
+ETL_API int etl_pmc_slot(const etl_pmc *p, etl_pmc_kind k);
 
 #ifdef __cplusplus
 }
