@@ -16,10 +16,7 @@
 extern "C" {
 #endif
 
-#define ETLKIT_VERSION_MAJOR 0
-#define ETLKIT_VERSION_MINOR 1
-#define ETLKIT_VERSION_PATCH 0
-#define ETLKIT_VERSION_STRING "0.1.0"
+#include "etlkit/version.h"
 
 /*
  * ETL_API marks the public API: libetlkit.so is built with every other symbol
@@ -44,6 +41,9 @@ typedef enum etl_status {
     ETL_E_INVALID_ARG = -7,   /* the caller passed an invalid value (e.g. below a kernel minimum) */
     ETL_E_RANGE = -8          /* a value does not fit the field it must be encoded into */
 } etl_status;
+
+/* The version of the library linked ("0.1.0"): ETLKIT_VERSION_STRING of the headers it was built with. */
+ETL_API const char *etl_version(void);
 
 /* A short lowercase name for a status ("ok", "truncated", ...). Never NULL. */
 ETL_API const char *etl_status_str(etl_status st);
