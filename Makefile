@@ -10,7 +10,7 @@ JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 SHARED      ?= $(CURDIR)/../shared
 DEMO_TRACE  ?= samples/synth-4cpu-1s.etl
 
-.PHONY: all build demo test test-unit test-asan fuzz fuzz-long bench bench-large bench-read unchanged deps deps-test clean
+.PHONY: all build demo test test-unit test-asan fuzz fuzz-long bench bench-large bench-read unchanged dist deps deps-test clean
 
 all: build
 
@@ -73,6 +73,10 @@ bench-large: build
 # The library's read paths alone (open + index, file order, time order, decode) on the samples.
 bench-read: build
 	$(BUILD)/bench_read -n 3 $(SHARED)/samples/*.etl
+
+# The release archives in dist/ (scripts/dist.sh): the Linux tarball from a Release build, each with a .sha256.
+dist: build
+	sh scripts/dist.sh $(BUILD)
 
 # A refactoring's proof: every answer of this tree's etlkit equals OLD's (an etlkit binary built from an
 # earlier commit), byte for byte, on every command and output form (tests/cli/unchanged.sh).

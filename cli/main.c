@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "common.h"
+#include "etlkit_gitrev.h"
 
 static const struct cmd {
     const char *name;
@@ -47,7 +48,9 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (strcmp(c, "--version") == 0 || strcmp(c, "-V") == 0 || strcmp(c, "version") == 0) {
-        printf("etlkit %s\n", ETLKIT_VERSION_STRING);
+        /* The library's own version (the one linked) and the commit built from, in a checkout. */
+        if (*ETLKIT_GIT_COMMIT) printf("etlkit %s (git %s)\n", etl_version(), ETLKIT_GIT_COMMIT);
+        else printf("etlkit %s\n", etl_version());
         return EXIT_OK;
     }
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)

@@ -16,10 +16,18 @@
 extern "C" {
 #endif
 
-#define ETLKIT_VERSION_MAJOR 0
-#define ETLKIT_VERSION_MINOR 1
-#define ETLKIT_VERSION_PATCH 0
-#define ETLKIT_VERSION_STRING "0.1.0"
+#include "etlkit/version.h"
+
+/*
+ * ETL_API marks the public API: libetlkit.so is built with every other symbol
+ * hidden, so only what these headers declare is linkable (the static archive
+ * keeps everything, for the tool and the tests).
+ */
+#if defined(__GNUC__) && !defined(_WIN32)
+#define ETL_API __attribute__((visibility("default")))
+#else
+#define ETL_API
+#endif
 
 typedef enum etl_status {
     ETL_OK = 0,
@@ -34,8 +42,11 @@ typedef enum etl_status {
     ETL_E_RANGE = -8          /* a value does not fit the field it must be encoded into */
 } etl_status;
 
+/* The version of the library linked ("0.1.0"): ETLKIT_VERSION_STRING of the headers it was built with. */
+ETL_API const char *etl_version(void);
+
 /* A short lowercase name for a status ("ok", "truncated", ...). Never NULL. */
-const char *etl_status_str(etl_status st);
+ETL_API const char *etl_status_str(etl_status st);
 
 /* A read-only view of bytes. Never owns its memory. */
 typedef struct etl_span {
@@ -59,7 +70,7 @@ typedef struct etl_guid {
 } etl_guid;
 
 /* Formats "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lowercase) into out[37]. */
-void etl_guid_format(const etl_guid *g, char out[37]);
+ETL_API void etl_guid_format(const etl_guid *g, char out[37]);
 
 #ifdef __cplusplus
 }

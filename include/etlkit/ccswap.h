@@ -73,7 +73,7 @@ typedef enum etl_ccswap_form {
 } etl_ccswap_form;
 
 /* "idle-short", "idle", "lite", "full"; "?" for anything else. Never NULL. */
-const char *etl_ccswap_form_name(unsigned form);
+ETL_API const char *etl_ccswap_form_name(unsigned form);
 
 /* Bits of etl_ccswap_record.flags. */
 enum {
@@ -116,7 +116,7 @@ typedef struct etl_ccswap_walker {
  * 0x58-byte header (the walker is then empty: next returns ETL_END);
  * ETL_E_INVALID_ARG for a NULL walker.
  */
-etl_status etl_ccswap_open(etl_ccswap_walker *w, etl_span payload);
+ETL_API etl_status etl_ccswap_open(etl_ccswap_walker *w, etl_span payload);
 
 /*
  * The next record, oldest first.
@@ -127,7 +127,7 @@ etl_status etl_ccswap_open(etl_ccswap_walker *w, etl_span payload);
  *   ETL_E_TRUNCATED  the record at r->offset (form in r->form) runs past the end;
  *                    the walk stops (later calls: ETL_END).
  */
-etl_status etl_ccswap_next(etl_ccswap_walker *w, etl_ccswap_record *r);
+ETL_API etl_status etl_ccswap_next(etl_ccswap_walker *w, etl_ccswap_record *r);
 
 /*
  * Counts the records of an opened batch as etl_ccswap_next would return them, from
@@ -135,18 +135,18 @@ etl_status etl_ccswap_next(etl_ccswap_walker *w, etl_ccswap_record *r);
  * (bad index), and *bad, those with a bad index plus one for a truncated last record.
  * The walker is left at the end.
  */
-void etl_ccswap_count(etl_ccswap_walker *w, uint64_t *records, uint64_t *bad);
+ETL_API void etl_ccswap_count(etl_ccswap_walker *w, uint64_t *records, uint64_t *bad);
 
 /* TidTable[i] and ThreadBasePriority[i] of an opened batch (0 when i >= 16). */
-uint32_t etl_ccswap_tid(const etl_ccswap_walker *w, unsigned i);
-int8_t etl_ccswap_base_priority(const etl_ccswap_walker *w, unsigned i);
+ETL_API uint32_t etl_ccswap_tid(const etl_ccswap_walker *w, unsigned i);
+ETL_API int8_t etl_ccswap_base_priority(const etl_ccswap_walker *w, unsigned i);
 
 /*
  * Splits a raw StateWr under bias B (the writing kernel's MaximumWaitReason):
  * v < B: *state = Waiting (5), *wait_reason = v, returns true ("waiting");
  * else:  *state = v - B, *wait_reason = 0 (not recorded), returns false.
  */
-bool etl_ccswap_split_state(unsigned state_wr, unsigned bias, uint8_t *state,
+ETL_API bool etl_ccswap_split_state(unsigned state_wr, unsigned bias, uint8_t *state,
                             uint8_t *wait_reason);
 
 /*
@@ -164,7 +164,7 @@ bool etl_ccswap_split_state(unsigned state_wr, unsigned bias, uint8_t *state,
  * Returns false when the StateWr gives a state > 9 under this bias (the bias is
  * probably wrong for the trace): old_state still holds v - B but STATE is clear.
  */
-bool etl_ccswap_to_cswitch(const etl_ccswap_record *r, uint16_t cpu, unsigned bias,
+ETL_API bool etl_ccswap_to_cswitch(const etl_ccswap_record *r, uint16_t cpu, unsigned bias,
                            uint8_t version, etl_cswitch *sw);
 
 /* ------------------------------------------------------------------------------ */
@@ -235,7 +235,7 @@ typedef struct etl_batch_expander {
 } etl_batch_expander;
 
 /* Sets up an expander over cpus[0..ncpu) (which it zeroes). 1 <= ncpu <= 65536. */
-etl_status etl_batch_expand_init(etl_batch_expander *x, etl_batch_expand_cpu *cpus, size_t ncpu);
+ETL_API etl_status etl_batch_expand_init(etl_batch_expander *x, etl_batch_expand_cpu *cpus, size_t ncpu);
 
 /*
  * Switch times must lie in [lo, hi] (etl_reader_time_window: the session's), every time by
@@ -244,7 +244,7 @@ etl_status etl_batch_expand_init(etl_batch_expander *x, etl_batch_expand_cpu *cp
  * walk.time the time outside; the CPU's pending switch loses its successor). begin
  * returns ETL_E_RANGE for a FirstTimeStamp outside.
  */
-void etl_batch_expand_window(etl_batch_expander *x, uint64_t lo, uint64_t hi);
+ETL_API void etl_batch_expand_window(etl_batch_expander *x, uint64_t lo, uint64_t hi);
 
 /*
  * Starts one batch of CPU cpu: payload as for etl_ccswap_open, bias as for
@@ -260,7 +260,7 @@ void etl_batch_expand_window(etl_batch_expander *x, uint64_t lo, uint64_t hi);
  * Beginning a batch before the previous one is exhausted abandons the rest of the
  * previous one (counted; that CPU's pending switch loses its successor).
  */
-etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, etl_span payload,
+ETL_API etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, etl_span payload,
                                   unsigned bias, uint8_t version);
 
 /*
@@ -273,7 +273,7 @@ etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, etl_span 
  * switch before it gets NEW_TID unknown. Errors are counted in stats, never
  * returned.
  */
-etl_status etl_batch_expand_next(etl_batch_expander *x, etl_cswitch *sw);
+ETL_API etl_status etl_batch_expand_next(etl_batch_expander *x, etl_cswitch *sw);
 
 /*
  * The ids of a switch (what CPU time needs): its time, threads, state, and the known
@@ -292,14 +292,14 @@ typedef struct etl_cswitch_ids {
  * cap of them, as ids, in one call (no etl_cswitch built): the count, 0 when the batch
  * is exhausted. The expander's state and counters move exactly as with next.
  */
-size_t etl_batch_expand_ids(etl_batch_expander *x, etl_cswitch_ids *out, size_t cap);
+ETL_API size_t etl_batch_expand_ids(etl_batch_expander *x, etl_cswitch_ids *out, size_t cap);
 
 /*
  * At end of trace: returns the pending switch of each CPU (in CPU order), with
  * NEW_TID unknown, one per call, then ETL_END. After ETL_END the expander is back
  * to its initial state (stats kept).
  */
-etl_status etl_batch_expand_finish(etl_batch_expander *x, etl_cswitch *sw);
+ETL_API etl_status etl_batch_expand_finish(etl_batch_expander *x, etl_cswitch *sw);
 
 /* ------------------------------------------------------------------------------ */
 /* Encoder: switches in, batches out.                                             */
@@ -317,7 +317,7 @@ typedef enum etl_ccswap_flush_reason {
 #define ETL_CCSWAP_FLUSH_REASONS 6
 
 /* "none", "tid-table-full", "age", "no-room", "delta-overflow", "end"; "?" otherwise. */
-const char *etl_ccswap_flush_reason_name(unsigned reason);
+ETL_API const char *etl_ccswap_flush_reason_name(unsigned reason);
 
 /* One switch to encode. */
 typedef struct etl_ccswap_switch {
@@ -382,14 +382,14 @@ typedef struct etl_ccswap_encoder {
  * Our reading: a "timer tick" is a clock-interrupt tick, the unit of
  * NewThreadWaitTime.
  */
-uint64_t etl_ccswap_max_age(uint32_t timer_resolution, uint64_t units_per_second);
+ETL_API uint64_t etl_ccswap_max_age(uint32_t timer_resolution, uint64_t units_per_second);
 
 /*
  * Sets up an encoder over cpus[0..ncpu) (1 <= ncpu <= 65536). bias: the StateWr
  * bias to write with (1..54, so that every state 0..9 fits 6 bits). max_age: the
  * batch age limit in session clock units (ETL_CCSWAP_NO_AGE_LIMIT: none).
  */
-etl_status etl_ccswap_encoder_init(etl_ccswap_encoder *e, etl_ccswap_encoder_cpu *cpus,
+ETL_API etl_status etl_ccswap_encoder_init(etl_ccswap_encoder *e, etl_ccswap_encoder_cpu *cpus,
                                    size_t ncpu, unsigned bias, uint64_t max_age);
 
 /*
@@ -405,14 +405,14 @@ etl_status etl_ccswap_encoder_init(etl_ccswap_encoder *e, etl_ccswap_encoder_cpu
  * wait time 0; else Full, with priority clamped to 0..31 and wait time to
  * 2^17 - 1 (counted).
  */
-etl_status etl_ccswap_encoder_add(etl_ccswap_encoder *e, const etl_ccswap_switch *in,
+ETL_API etl_status etl_ccswap_encoder_add(etl_ccswap_encoder *e, const etl_ccswap_switch *in,
                                   etl_ccswap_batch *out);
 
 /*
  * End of trace: returns the open batch of each CPU (CPU order, reason END), one
  * per call, then ETL_END. Switches added afterwards open new batches.
  */
-etl_status etl_ccswap_encoder_flush(etl_ccswap_encoder *e, etl_ccswap_batch *out);
+ETL_API etl_status etl_ccswap_encoder_flush(etl_ccswap_encoder *e, etl_ccswap_batch *out);
 
 #ifdef __cplusplus
 }

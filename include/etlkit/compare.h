@@ -52,12 +52,12 @@ typedef struct etl_compare {
  * Matches two finished etl_usage results (with latency: no_latency false). Rows are sorted by the
  * biggest absolute change of CPU time (reasons: of waiting time), then by name.
  */
-etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_usage *after);
-void etl_compare_free(etl_compare *c);
+ETL_API etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_usage *after);
+ETL_API void etl_compare_free(etl_compare *c);
 /* A row by scope and name (case-insensitive; "svchost" matches "svchost.exe"); NULL if absent. */
-const etl_cmp_row *etl_compare_find(const etl_compare *c, unsigned scope, const char *name);
+ETL_API const etl_cmp_row *etl_compare_find(const etl_compare *c, unsigned scope, const char *name);
 /* Per-second value: v * 10^9 / window, floored. */
-int64_t etl_per_second(int64_t v, int64_t window_ns);
+ETL_API int64_t etl_per_second(int64_t v, int64_t window_ns);
 
 /*
  * --fail-if EXPR:   METRIC '(' SCOPE ')' OP THRESHOLD
@@ -77,14 +77,14 @@ typedef struct etl_cmp_expr {
 } etl_cmp_expr;
 
 /* ETL_OK, or ETL_E_INVALID_ARG with a one-line reason in err[cap]. */
-etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t cap);
+ETL_API etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t cap);
 /*
  * 1 if the change crosses the threshold, 0 if not. *delta gets AFTER - BEFORE (or hundredths of a
  * percent for a relative threshold; a name absent from BEFORE with a value in AFTER is +infinity,
  * INT64_MAX); *found is 0 when the name is in neither trace (never crossed).
  */
-int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delta, int *found);
-const char *etl_cmp_metric_name(unsigned metric);
+ETL_API int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delta, int *found);
+ETL_API const char *etl_cmp_metric_name(unsigned metric);
 
 #ifdef __cplusplus
 }

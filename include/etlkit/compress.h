@@ -28,7 +28,7 @@ typedef enum etl_compression {
 } etl_compression;
 
 /* "none", "lznt1", "xpress", "xpress-huffman", or "unknown". Never NULL. */
-const char *etl_compression_name(etl_compression f);
+ETL_API const char *etl_compression_name(etl_compression f);
 
 /*
  * Decompress `in` into out[0..out_cap). *out_len gets the bytes produced (also
@@ -41,12 +41,12 @@ const char *etl_compression_name(etl_compression f);
  *   ETL_E_RANGE      the output would exceed out_cap.
  * `out` may be NULL only when out_cap is 0.
  */
-etl_status etl_xpress_decompress(etl_span in, uint8_t *out, size_t out_cap, size_t *out_len);      /* Plain LZ77 */
-etl_status etl_xpress_huff_decompress(etl_span in, uint8_t *out, size_t out_cap, size_t *out_len); /* LZ77+Huffman */
-etl_status etl_lznt1_decompress(etl_span in, uint8_t *out, size_t out_cap, size_t *out_len);
+ETL_API etl_status etl_xpress_decompress(etl_span in, uint8_t *out, size_t out_cap, size_t *out_len);      /* Plain LZ77 */
+ETL_API etl_status etl_xpress_huff_decompress(etl_span in, uint8_t *out, size_t out_cap, size_t *out_len); /* LZ77+Huffman */
+ETL_API etl_status etl_lznt1_decompress(etl_span in, uint8_t *out, size_t out_cap, size_t *out_len);
 
 /* Dispatch on fmt; ETL_E_UNSUPPORTED (and *out_len = 0) for NONE or an unknown value. */
-etl_status etl_decompress(etl_compression fmt, etl_span in, uint8_t *out, size_t out_cap,
+ETL_API etl_status etl_decompress(etl_compression fmt, etl_span in, uint8_t *out, size_t out_cap,
                           size_t *out_len);
 
 /*
@@ -59,8 +59,8 @@ etl_status etl_decompress(etl_compression fmt, etl_span in, uint8_t *out, size_t
  * (out_cap >= etl_xpress_compress_bound(n) always suffices); ETL_E_INVALID_ARG
  * for a NULL pointer with a non-zero size.
  */
-size_t etl_xpress_compress_bound(size_t n);
-etl_status etl_xpress_compress(const uint8_t *in, size_t n, uint8_t *out, size_t out_cap,
+ETL_API size_t etl_xpress_compress_bound(size_t n);
+ETL_API etl_status etl_xpress_compress(const uint8_t *in, size_t n, uint8_t *out, size_t out_cap,
                                size_t *out_len);
 
 #ifdef __cplusplus

@@ -93,9 +93,9 @@ enum {
  * ("FILE_MODE_SEQUENTIAL | COMPRESSED_MODE"), bits without a name as one hex
  * number at the end, "FILE_MODE_NONE" for 0; " | "-joined into out[cap] (cut, NUL-terminated).
  */
-void etl_log_file_mode_names(uint32_t log_file_mode, char *out, size_t cap);
+ETL_API void etl_log_file_mode_names(uint32_t log_file_mode, char *out, size_t cap);
 /* A ClockType by name: "raw", "qpc", "system-time", "cpu-cycles"; "unknown" otherwise. */
-const char *etl_clock_type_name(uint32_t clock_type);
+ETL_API const char *etl_clock_type_name(uint32_t clock_type);
 
 /* ---- WMI_BUFFER_HEADER ---------------------------------------------------- */
 
@@ -118,9 +118,9 @@ typedef struct etl_buffer_header {
 } etl_buffer_header;
 
 /* Decodes the 0x48 bytes at the start of s. ETL_E_TRUNCATED if s is shorter. */
-etl_status etl_buffer_header_decode(etl_span s, etl_buffer_header *h);
+ETL_API etl_status etl_buffer_header_decode(etl_span s, etl_buffer_header *h);
 /* Writes the 0x48-byte header. processor_index is written as a u16 (PROC_INDEX layout). */
-void etl_buffer_header_encode(const etl_buffer_header *h, uint8_t out[ETL_BUFFER_HEADER_SIZE]);
+ETL_API void etl_buffer_header_encode(const etl_buffer_header *h, uint8_t out[ETL_BUFFER_HEADER_SIZE]);
 
 /* ---- TRACE_LOGFILE_HEADER (hook 0x0000) ----------------------------------- */
 
@@ -157,18 +157,18 @@ typedef struct etl_logfile_header {
 } etl_logfile_header;
 
 /* Size of TRACE_LOGFILE_HEADER's fixed part for a pointer size (0x110 or 0x118). */
-size_t etl_logfile_header_size(unsigned pointer_size);
+ETL_API size_t etl_logfile_header_size(unsigned pointer_size);
 /*
  * Decodes the whole logfile-header record (its SYSTEM32/64 header, the struct and
  * the two UTF-16 names). ETL_E_NOT_ETL when the record is not a hook 0x0000 event.
  */
-etl_status etl_logfile_header_decode(etl_span record, etl_logfile_header *h);
+ETL_API etl_status etl_logfile_header_decode(etl_span record, etl_logfile_header *h);
 /*
  * The inverse: the whole record (SYSTEM32 or SYSTEM64 header by pointer_size,
  * hook 0x0000, version 2, the struct, both names as UTF-16). Names are UTF-8;
  * characters outside the BMP are written as surrogate pairs.
  */
-etl_status etl_logfile_header_encode(const etl_logfile_header *h, unsigned pointer_size, uint8_t *out,
+ETL_API etl_status etl_logfile_header_encode(const etl_logfile_header *h, unsigned pointer_size, uint8_t *out,
                                      size_t cap, size_t *len);
 
 /* ---- records ------------------------------------------------------------- */
@@ -226,12 +226,12 @@ typedef struct etl_record {
 } etl_record;
 
 /* Reads PMC counter i (0 <= i < pmc_count). */
-uint64_t etl_record_pmc(const etl_record *r, unsigned i);
+ETL_API uint64_t etl_record_pmc(const etl_record *r, unsigned i);
 
 /* Header size of a header type (SYSTEM 0x20, PERFINFO 0x10, ...), 0 if unknown. */
-size_t etl_htype_header_size(uint8_t htype);
+ETL_API size_t etl_htype_header_size(uint8_t htype);
 /* A name such as "SYSTEM64" or "PERFINFO64"; "UNKNOWN" otherwise. */
-const char *etl_htype_name(uint8_t htype);
+ETL_API const char *etl_htype_name(uint8_t htype);
 
 /*
  * Frames the record at `off` in `buf` (a whole decompressed buffer, header
@@ -240,7 +240,7 @@ const char *etl_htype_name(uint8_t htype);
  * bytes remain. ETL_E_CORRUPT / ETL_E_TRUNCATED when the record cannot be framed:
  * the caller must then skip the rest of the buffer. cpu/buffer_index are left to the caller.
  */
-etl_status etl_record_frame(etl_span buf, size_t off, etl_record *r, size_t *next);
+ETL_API etl_status etl_record_frame(etl_span buf, size_t off, etl_record *r, size_t *next);
 
 /* EVENT_HEADER extended data item. */
 typedef struct etl_ext_item {
@@ -248,7 +248,7 @@ typedef struct etl_ext_item {
     etl_span data;
 } etl_ext_item;
 /* Iterates a record's ext items: *pos starts at 0. ETL_END when done. */
-etl_status etl_record_next_ext(const etl_record *r, size_t *pos, etl_ext_item *item);
+ETL_API etl_status etl_record_next_ext(const etl_record *r, size_t *pos, etl_ext_item *item);
 
 /* ---- clocks ---------------------------------------------------------------- */
 
@@ -261,11 +261,11 @@ typedef struct etl_clock {
     uint64_t ns_div;        /* ... ticks_per_sec / 10^9 when exact, else 0 (both 0: 128-bit path) */
 } etl_clock;
 
-void etl_clock_init(etl_clock *c, const etl_logfile_header *h);
+ETL_API void etl_clock_init(etl_clock *c, const etl_logfile_header *h);
 /* Exact (floor) nanoseconds of a raw tick count, 128-bit intermediate. */
-int64_t etl_clock_ticks_to_ns(const etl_clock *c, int64_t ticks);
+ETL_API int64_t etl_clock_ticks_to_ns(const etl_clock *c, int64_t ticks);
 /* etl_clock_ns in 128-bit arithmetic, for any clock and time. */
-int64_t etl_clock_ns_exact(const etl_clock *c, uint64_t ts);
+ETL_API int64_t etl_clock_ns_exact(const etl_clock *c, uint64_t ts);
 /*
  * Nanoseconds since trace start (the header record's time); negative before it. Inline
  * for the usual clocks (10 MHz QPC and system time, whole-GHz cycle counters), where a
@@ -286,13 +286,13 @@ static inline int64_t etl_clock_ns(const etl_clock *c, uint64_t ts)
     return etl_clock_ns_exact(c, ts);
 }
 /* Nanoseconds since 1970-01-01 UTC. */
-int64_t etl_clock_unix_ns(const etl_clock *c, uint64_t ts);
+ETL_API int64_t etl_clock_unix_ns(const etl_clock *c, uint64_t ts);
 /* FILETIME (100 ns since 1601) of a raw timestamp. */
-int64_t etl_clock_filetime(const etl_clock *c, uint64_t ts);
+ETL_API int64_t etl_clock_filetime(const etl_clock *c, uint64_t ts);
 /* Formats a FILETIME as "2020-02-10T12:34:56.1234567Z" into out[40]. */
-void etl_filetime_format(uint64_t filetime, char out[40]);
+ETL_API void etl_filetime_format(uint64_t filetime, char out[40]);
 /* Formats Unix nanoseconds as "2020-02-10T12:34:56.123456789Z" into out[40]. */
-void etl_unix_ns_format(int64_t unix_ns, char out[40]);
+ETL_API void etl_unix_ns_format(int64_t unix_ns, char out[40]);
 
 /* ---- the reader -------------------------------------------------------------- */
 
@@ -325,35 +325,35 @@ typedef struct etl_stats {
 } etl_stats;
 
 /* True if st records any damage (a buffer or record skipped, truncated, not decompressed, a time outside the session). */
-bool etl_stats_damaged(const etl_stats *st);
+ETL_API bool etl_stats_damaged(const etl_stats *st);
 /*
  * Adds to into what an iterator's stats x found beyond base (the reader's own counters,
  * which every iterator starts from); the first problem is the one at the lowest offset.
  */
-void etl_stats_add(etl_stats *into, const etl_stats *x, const etl_stats *base);
+ETL_API void etl_stats_add(etl_stats *into, const etl_stats *x, const etl_stats *base);
 
 /* Opens a file (mmap, or read() for pipes; "-" is standard input). */
-etl_status etl_reader_open(const char *path, const etl_reader_options *opts, etl_reader **out,
+ETL_API etl_status etl_reader_open(const char *path, const etl_reader_options *opts, etl_reader **out,
                            etl_diag *diag);
 /* Opens bytes in memory; they must outlive the reader (not copied). */
-etl_status etl_reader_open_memory(const void *data, size_t size, const etl_reader_options *opts,
+ETL_API etl_status etl_reader_open_memory(const void *data, size_t size, const etl_reader_options *opts,
                                   etl_reader **out, etl_diag *diag);
-void etl_reader_close(etl_reader *r);
+ETL_API void etl_reader_close(etl_reader *r);
 
-const etl_logfile_header *etl_reader_header(const etl_reader *r);
-const etl_clock *etl_reader_clock(const etl_reader *r);
+ETL_API const etl_logfile_header *etl_reader_header(const etl_reader *r);
+ETL_API const etl_clock *etl_reader_clock(const etl_reader *r);
 /* The compression format of compressed buffers (etl_compression value). */
-int etl_reader_compression(const etl_reader *r);
+ETL_API int etl_reader_compression(const etl_reader *r);
 /* Problems found while indexing the buffers (before any iteration). */
-const etl_stats *etl_reader_stats_get(const etl_reader *r);
-size_t etl_reader_buffer_count(const etl_reader *r);
+ETL_API const etl_stats *etl_reader_stats_get(const etl_reader *r);
+ETL_API size_t etl_reader_buffer_count(const etl_reader *r);
 /* The header of buffer i (file order) and its file offset. */
-etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_header *h, uint64_t *file_offset);
+ETL_API etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_header *h, uint64_t *file_offset);
 /* The processor of buffer i, from the index (the file's pages are not touched). */
-unsigned etl_reader_buffer_cpu(const etl_reader *r, size_t i);
+ETL_API unsigned etl_reader_buffer_cpu(const etl_reader *r, size_t i);
 /* One more than the highest processor index of any buffer. */
-unsigned etl_reader_cpu_count(const etl_reader *r);
-uint64_t etl_reader_file_size(const etl_reader *r);
+ETL_API unsigned etl_reader_cpu_count(const etl_reader *r);
+ETL_API uint64_t etl_reader_file_size(const etl_reader *r);
 
 /*
  * The session window: the raw times [*lo, *hi] a record may carry. A record whose time lies
@@ -366,28 +366,28 @@ uint64_t etl_reader_file_size(const etl_reader *r);
  * sample; a cycle clock's rate is only nominal). Times with the top bit set (negative
  * LARGE_INTEGERs) are always outside. With no end to be had the window is open above.
  */
-void etl_reader_time_window(const etl_reader *r, uint64_t *lo, uint64_t *hi);
+ETL_API void etl_reader_time_window(const etl_reader *r, uint64_t *lo, uint64_t *hi);
 /*
  * EndTime on the session clock, or 0 where it is not after StartTime (a session not closed
  * cleanly) or lies far after the last buffer flush (damage: told and counted at open, as
  * bad_times in etl_reader_stats_get). The end of a report's window is the later of this and the
  * last record's time.
  */
-uint64_t etl_reader_end_ts(const etl_reader *r);
+ETL_API uint64_t etl_reader_end_ts(const etl_reader *r);
 /*
  * Record iterators opened after this hand out the records whose time lies outside the
  * session window too, flagged ETL_REC_BAD_TS, instead of passing them over (they are
  * counted and told all the same; in time order one is merged where its CPU's time
  * stood, its own time moves nothing). For dump. Walks always pass them over.
  */
-void etl_reader_keep_bad_times(etl_reader *r, bool keep);
+ETL_API void etl_reader_keep_bad_times(etl_reader *r, bool keep);
 
 typedef enum etl_order {
     ETL_ORDER_FILE = 0, /* buffers as they lie in the file, records as they lie in each buffer */
     ETL_ORDER_TIME = 1  /* per-CPU buffers by SequenceNumber, merged by timestamp (etl_iter_merge_ts) */
 } etl_order;
 
-etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out);
+ETL_API etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out);
 /*
  * A filter for the time-order iterators below: called for every record of a CPU,
  * in that CPU's order, before the merge; a record it refuses is never returned
@@ -400,21 +400,21 @@ typedef bool (*etl_iter_keep_fn)(void *ctx, const etl_record *rec);
  * cursor over a CPU's stream, e.g. to read its compact batches ahead of the rest.
  * keep may be NULL (every record). The stats count only what this iterator reads.
  */
-etl_status etl_iter_open_cpu(etl_reader *r, unsigned cpu, etl_iter_keep_fn keep, void *ctx, etl_iter **out);
+ETL_API etl_status etl_iter_open_cpu(etl_reader *r, unsigned cpu, etl_iter_keep_fn keep, void *ctx, etl_iter **out);
 /*
  * The records of the CPUs c < n with want[c] set (want NULL: every CPU), in time order: a share of the
  * file for one thread. Ties in time go to the lower CPU, as in etl_iter_open, so
  * merging the iterators of disjoint sets on (time, CPU) gives etl_iter_open's order.
  * keep may be NULL. The stats count the reader's problems plus what this iterator reads.
  */
-etl_status etl_iter_open_cpus(etl_reader *r, const uint8_t *want, unsigned n, etl_iter_keep_fn keep, void *ctx,
+ETL_API etl_status etl_iter_open_cpus(etl_reader *r, const uint8_t *want, unsigned n, etl_iter_keep_fn keep, void *ctx,
                               etl_iter **out);
 /* Buffers [first, first + count) of the file, in file order (count may run past the end). */
-etl_status etl_iter_open_range(etl_reader *r, size_t first, size_t count, etl_iter **out);
+ETL_API etl_status etl_iter_open_range(etl_reader *r, size_t first, size_t count, etl_iter **out);
 /* ETL_OK with the next record, ETL_END at the end. Never fails on bad input. */
-etl_status etl_iter_next(etl_iter *it, etl_record *rec);
+ETL_API etl_status etl_iter_next(etl_iter *it, etl_record *rec);
 /* The same without the copy: *rec points into the iterator, valid until its next call. */
-etl_status etl_iter_next_ref(etl_iter *it, const etl_record **rec);
+ETL_API etl_status etl_iter_next_ref(etl_iter *it, const etl_record **rec);
 /*
  * Time order: kernel records (SYSTEM, COMPACT, PERFINFO) whose hook's bit is clear in
  * keep (bit h & 7 of byte h >> 3) are passed over from their header alone, before the
@@ -422,14 +422,14 @@ etl_status etl_iter_next_ref(etl_iter *it, const etl_record **rec);
  * Of those, the ones whose bit is set in mark move etl_iter_marked_ts. Other records,
  * and every record a problem affects, are framed whole as before. Call after opening.
  */
-void etl_iter_keep_hooks(etl_iter *it, const uint8_t keep[8192], const uint8_t mark[8192]);
+ETL_API void etl_iter_keep_hooks(etl_iter *it, const uint8_t keep[8192], const uint8_t mark[8192]);
 /* The latest time of a marked record passed over (0 if none). */
-uint64_t etl_iter_marked_ts(const etl_iter *it);
+ETL_API uint64_t etl_iter_marked_ts(const etl_iter *it);
 /*
  * Time order: the time the last record was merged at - its timestamp, or where
  * damage made its CPU's time go back, the largest timestamp of that CPU before it.
  */
-uint64_t etl_iter_merge_ts(const etl_iter *it);
+ETL_API uint64_t etl_iter_merge_ts(const etl_iter *it);
 /* ---- walking buffers: the fast path under the iterators ------------------------ */
 
 /*
@@ -473,7 +473,7 @@ enum { ETL_WALK_END = 0, ETL_WALK_KERNEL = 1, ETL_WALK_OTHER = 2 };
  * interleaved so that the walk goes through the file about in order (w->cpu says
  * whose a buffer is). For readers that keep a state per CPU and need no merge.
  */
-etl_status etl_iter_open_cpus_buffers(etl_reader *r, const uint8_t *want, unsigned n, etl_iter **out);
+ETL_API etl_status etl_iter_open_cpus_buffers(etl_reader *r, const uint8_t *want, unsigned n, etl_iter **out);
 /*
  * For walks from etl_iter_open_cpus_buffers over one reader, each on its own thread:
  * a paced walk that gets 16 MiB further in the file than the slowest paced one waits
@@ -481,14 +481,14 @@ etl_status etl_iter_open_cpus_buffers(etl_reader *r, const uint8_t *want, unsign
  * bounded whatever the threads' speeds. Each paced walk must be walked to its end or
  * closed by its thread; never pace two walks on one thread.
  */
-void etl_iter_pace(etl_iter *it);
+ETL_API void etl_iter_pace(etl_iter *it);
 /*
  * The next buffer of an iterator from etl_iter_open_range or etl_iter_open_cpus_buffers
  * into w, releasing the one before: ETL_END after the last (ETL_E_INVALID_ARG for other
  * iterators). Buffers that cannot be loaded are skipped and counted, as etl_iter_next
  * skips them. Do not mix with etl_iter_next on one iterator.
  */
-etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w);
+ETL_API etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w);
 
 /*
  * Each selected CPU walked on its own, for readers that merge the CPUs themselves
@@ -499,11 +499,11 @@ etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w);
  * also reads (release false) leaves them, and tells no problem: the other one tells
  * the same.
  */
-etl_status etl_iter_open_cpu_walks(etl_reader *r, const uint8_t *want, unsigned n, bool release, etl_iter **out);
-unsigned etl_iter_walk_count(const etl_iter *it);
-unsigned etl_iter_walk_cpu(const etl_iter *it, unsigned k, size_t *buffers);
+ETL_API etl_status etl_iter_open_cpu_walks(etl_reader *r, const uint8_t *want, unsigned n, bool release, etl_iter **out);
+ETL_API unsigned etl_iter_walk_count(const etl_iter *it);
+ETL_API unsigned etl_iter_walk_cpu(const etl_iter *it, unsigned k, size_t *buffers);
 /* Cursor k's next buffer into w (its own etl_walk), as etl_iter_next_buffer does for one. */
-etl_status etl_iter_next_buffer_of(etl_iter *it, unsigned k, etl_walk *w);
+ETL_API etl_status etl_iter_next_buffer_of(etl_iter *it, unsigned k, etl_walk *w);
 
 /*
  * The out-of-line half of etl_walk_next: everything but a well-formed kernel record whose
@@ -511,7 +511,7 @@ etl_status etl_iter_next_buffer_of(etl_iter *it, unsigned k, etl_walk *w);
  * (counted and told, see etl_reader_time_window) and the next one returned, into k when
  * it is a kernel record.
  */
-int etl_walk_slow(etl_walk *w, etl_krec *k);
+ETL_API int etl_walk_slow(etl_walk *w, etl_krec *k);
 /*
  * Damage a reader of a payload finds in the record at rec of the buffer w holds: a compact
  * batch whose switch times (ts: the first outside) leave the session window. Told with the
@@ -519,9 +519,9 @@ int etl_walk_slow(etl_walk *w, etl_krec *k);
  * batch dropped"), and counted as a bad time (bad_times, bad_buffers) in w's iterator - by
  * a read-ahead walk too, as only the walk that expands a payload finds it.
  */
-void etl_walk_bad_time(const etl_walk *w, const uint8_t *rec, uint64_t ts, const char *what, const char *fate);
+ETL_API void etl_walk_bad_time(const etl_walk *w, const uint8_t *rec, uint64_t ts, const char *what, const char *fate);
 /* The same for a record a record iterator handed out (buffer_index and offset set). */
-void etl_iter_bad_time(etl_iter *it, const etl_record *rec, uint64_t ts, const char *what, const char *fate);
+ETL_API void etl_iter_bad_time(etl_iter *it, const etl_record *rec, uint64_t ts, const char *what, const char *fate);
 
 /* The kernel header types by type: header size (0 for the others), timestamp offset, pointer size. */
 static const struct {
@@ -606,15 +606,15 @@ typedef struct etl_record_cache {
     etl_span data;
 } etl_record_cache;
 
-etl_status etl_reader_record_at(const etl_reader *r, etl_record_cache *c, uint32_t buffer, uint32_t offset,
+ETL_API etl_status etl_reader_record_at(const etl_reader *r, etl_record_cache *c, uint32_t buffer, uint32_t offset,
                                 etl_record *out);
-void etl_record_cache_free(etl_record_cache *c);
+ETL_API void etl_record_cache_free(etl_record_cache *c);
 
 /* Reader stats plus what this iterator skipped so far. */
-const etl_stats *etl_iter_stats_get(const etl_iter *it);
+ETL_API const etl_stats *etl_iter_stats_get(const etl_iter *it);
 /* Bytes of the file's buffers consumed so far (for progress bars). */
-uint64_t etl_iter_progress(const etl_iter *it);
-void etl_iter_close(etl_iter *it);
+ETL_API uint64_t etl_iter_progress(const etl_iter *it);
+ETL_API void etl_iter_close(etl_iter *it);
 
 #ifdef __cplusplus
 }

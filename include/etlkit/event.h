@@ -53,7 +53,7 @@ typedef struct etl_event {
  * whose provider is a classic kernel group GUID, (group << 8) | Class.Type.
  * Returns false when the record carries neither.
  */
-bool etl_record_kernel_hook(const etl_record *rec, uint16_t *hook);
+ETL_API bool etl_record_kernel_hook(const etl_record *rec, uint16_t *hook);
 
 /*
  * Decodes rec's payload. ETL_OK with ev->kind set; ETL_END (kind OTHER) for a
@@ -61,24 +61,24 @@ bool etl_record_kernel_hook(const etl_record *rec, uint16_t *hook);
  * ev->kind set and ev->status the same. Only the member of u that kind names is
  * written (zeroed first): the others hold what they held.
  */
-etl_status etl_event_decode(const etl_record *rec, etl_event *ev);
+ETL_API etl_status etl_event_decode(const etl_record *rec, etl_event *ev);
 
 /*
  * etl_event_decode's u.cswitch for a CSwitch record (hook 0x0524), into *sw alone: the
  * hot path of readers that need no etl_event around it. Same result, same status.
  */
-etl_status etl_event_decode_cswitch(const etl_record *rec, etl_cswitch *sw);
+ETL_API etl_status etl_event_decode_cswitch(const etl_record *rec, etl_cswitch *sw);
 /* The same from a walk's kernel record on CPU cpu (no etl_record framed). */
-etl_status etl_event_decode_cswitch_krec(const etl_krec *k, uint16_t cpu, etl_cswitch *sw);
+ETL_API etl_status etl_event_decode_cswitch_krec(const etl_krec *k, uint16_t cpu, etl_cswitch *sw);
 
 /* Whether etl_event_decode has a codec for a kernel hook (it returns ETL_END for the others). */
-bool etl_event_hook_decodes(uint16_t hook);
+ETL_API bool etl_event_hook_decodes(uint16_t hook);
 
 /*
  * The whole record a walk's kernel record is (etl_record_frame over its own bytes),
  * with the CPU and buffer of w: for the few records a fast loop hands to etl_event_decode.
  */
-void etl_krec_record(const etl_walk *w, const etl_krec *k, etl_record *out);
+ETL_API void etl_krec_record(const etl_walk *w, const etl_krec *k, etl_record *out);
 
 #ifdef __cplusplus
 }

@@ -62,12 +62,12 @@ typedef struct etl_view_def {
 } etl_view_def;
 
 /* The tables, indexed by etl_table_id. */
-const etl_table_def *etl_export_tables(void);
-const etl_view_def *etl_export_views(size_t *n);
+ETL_API const etl_table_def *etl_export_tables(void);
+ETL_API const etl_view_def *etl_export_views(size_t *n);
 /* The table of a name, or -1. */
-int etl_export_table_find(const char *name);
+ETL_API int etl_export_table_find(const char *name);
 /* The schema as Markdown (docs/schema.md is exactly this). */
-void etl_export_schema_markdown(FILE *f);
+ETL_API void etl_export_schema_markdown(FILE *f);
 
 /* ---- rows ------------------------------------------------------------------------ */
 
@@ -99,13 +99,13 @@ typedef struct etl_export_rows_stats {
 
 typedef struct etl_export_rows etl_export_rows;
 
-etl_status etl_export_rows_open(const etl_clock *clock, const etl_export_rows_options *o, etl_export_rows **out);
+ETL_API etl_status etl_export_rows_open(const etl_clock *clock, const etl_export_rows_options *o, etl_export_rows **out);
 /* Every source event, before the model sees it (cswitch, spinlock, pmc rows). */
-void etl_export_rows_event(etl_export_rows *x, const etl_sched_event *ev);
+ETL_API void etl_export_rows_event(etl_export_rows *x, const etl_sched_event *ev);
 /* Every model row (an etl_sched_row_fn): slice and thread_state rows. */
-void etl_export_rows_row(void *x, const etl_sched_row *row);
+ETL_API void etl_export_rows_row(void *x, const etl_sched_row *row);
 /* Every ReadyThread with its readier (an etl_sched_ready_fn): ready rows. */
-void etl_export_rows_ready(void *x, const etl_sched_ready *r);
+ETL_API void etl_export_rows_ready(void *x, const etl_sched_ready *r);
 
 /* What the trace table records besides the header. */
 typedef struct etl_export_rows_end {
@@ -118,9 +118,9 @@ typedef struct etl_export_rows_end {
 } etl_export_rows_end;
 
 /* Writes thread, process, trace and enum_name; returns non-zero if a sink call failed (now or before). */
-int etl_export_rows_finish(etl_export_rows *x, const etl_export_rows_end *end);
-const etl_export_rows_stats *etl_export_rows_stats_get(const etl_export_rows *x);
-void etl_export_rows_close(etl_export_rows *x);
+ETL_API int etl_export_rows_finish(etl_export_rows *x, const etl_export_rows_end *end);
+ETL_API const etl_export_rows_stats *etl_export_rows_stats_get(const etl_export_rows *x);
+ETL_API void etl_export_rows_close(etl_export_rows *x);
 
 /* ---- SQLite (library etlkit_export) ---------------------------------------------- */
 
@@ -132,9 +132,9 @@ typedef struct etl_sqlite_sink etl_sqlite_sink;
  * transactions. etl_sqlite_sink_close(.., commit=1) commits, creates the indexes and
  * views, and closes. Errors: a message in err[256].
  */
-etl_status etl_sqlite_sink_open(const char *path, etl_sqlite_sink **out, char err[256]);
-int etl_sqlite_sink_row(void *ctx, etl_table_id table, const etl_value *v);
-etl_status etl_sqlite_sink_close(etl_sqlite_sink *s, int commit, char err[256]);
+ETL_API etl_status etl_sqlite_sink_open(const char *path, etl_sqlite_sink **out, char err[256]);
+ETL_API int etl_sqlite_sink_row(void *ctx, etl_table_id table, const etl_value *v);
+ETL_API etl_status etl_sqlite_sink_close(etl_sqlite_sink *s, int commit, char err[256]);
 
 /* ---- CSV (library etlkit_export) ------------------------------------------------- */
 
@@ -169,18 +169,18 @@ typedef struct etl_csv_sink_options {
  * ETL_E_IO when something is there without force or it is not a directory (or a
  * symbolic link), with the reason in diag. ETL_OK with *out to create later.
  */
-etl_status etl_csv_sink_check(const char *dir, const etl_csv_sink_options *o, etl_csv_sink **out, etl_diag *diag);
+ETL_API etl_status etl_csv_sink_check(const char *dir, const etl_csv_sink_options *o, etl_csv_sink **out, etl_diag *diag);
 /* Creates the temporary directory and the tables' files. ETL_E_IO with "OUT: reason". */
-etl_status etl_csv_sink_create(etl_csv_sink *c, etl_diag *diag);
-int etl_csv_sink_row(void *ctx, etl_table_id table, const etl_value *v);
+ETL_API etl_status etl_csv_sink_create(etl_csv_sink *c, etl_diag *diag);
+ETL_API int etl_csv_sink_row(void *ctx, etl_table_id table, const etl_value *v);
 /* Flushes and closes the files: ETL_E_IO with "OUT/<table>.csv: reason" if a row or this failed. */
-etl_status etl_csv_sink_finish(etl_csv_sink *c, etl_diag *diag);
+ETL_API etl_status etl_csv_sink_finish(etl_csv_sink *c, etl_diag *diag);
 /*
  * commit: finishes if not done, then puts the directory (or each table) in place;
  * ETL_E_IO if that failed, told through on_diag, and what was not moved is removed.
  * !commit: removes everything created. Frees c (NULL: nothing).
  */
-etl_status etl_csv_sink_close(etl_csv_sink *c, bool commit);
+ETL_API etl_status etl_csv_sink_close(etl_csv_sink *c, bool commit);
 
 /* ---- timelines: Perfetto and ftrace ---------------------------------------------- */
 
@@ -201,18 +201,18 @@ typedef struct etl_timeline_stats {
 typedef struct etl_timeline etl_timeline;
 
 /* Writes to f (not closed by etl_timeline_close). */
-etl_status etl_timeline_open(FILE *f, const etl_clock *clock, const etl_timeline_options *o, etl_timeline **out);
+ETL_API etl_status etl_timeline_open(FILE *f, const etl_clock *clock, const etl_timeline_options *o, etl_timeline **out);
 /* Every source event (switches, names), before the model sees it. */
-void etl_timeline_event(etl_timeline *w, const etl_sched_event *ev);
+ETL_API void etl_timeline_event(etl_timeline *w, const etl_sched_event *ev);
 /* Every ReadyThread with its readier (the model's on_ready). */
-void etl_timeline_ready(void *w, const etl_sched_ready *r);
+ETL_API void etl_timeline_ready(void *w, const etl_sched_ready *r);
 /* Flushes what is buffered; ETL_E_IO if a write failed. */
-etl_status etl_timeline_finish(etl_timeline *w);
-const etl_timeline_stats *etl_timeline_stats_get(const etl_timeline *w);
-void etl_timeline_close(etl_timeline *w);
+ETL_API etl_status etl_timeline_finish(etl_timeline *w);
+ETL_API const etl_timeline_stats *etl_timeline_stats_get(const etl_timeline *w);
+ETL_API void etl_timeline_close(etl_timeline *w);
 
 /* ftrace's prev_state letter for a KTHREAD_STATE ("R", "S", "D", "X"); unknown states give "R". */
-const char *etl_ftrace_state(unsigned state, bool known);
+ETL_API const char *etl_ftrace_state(unsigned state, bool known);
 
 #ifdef __cplusplus
 }

@@ -82,7 +82,7 @@ typedef struct etl_kstr {
  * Version 0 decodes as the v1 layout and versions above 4 as the v4 layout, if
  * the payload is long enough for that layout (else ETL_E_TRUNCATED).
  */
-etl_status etl_cswitch_decode(etl_span payload, unsigned version, etl_cswitch *out);
+ETL_API etl_status etl_cswitch_decode(etl_span payload, unsigned version, etl_cswitch *out);
 
 /*
  * The inverse. v3/v4 build byte 0x0D from old_wait_mode, old_bam and new_bam
@@ -90,11 +90,11 @@ etl_status etl_cswitch_decode(etl_span payload, unsigned version, etl_cswitch *o
  * reserved bits of in->flags (v3 bits 3-7, v4 bit 7), so real bytes re-encode
  * exactly. v1/v2 write old_wait_mode as the whole byte.
  */
-etl_status etl_cswitch_encode(const etl_cswitch *in, unsigned version, uint8_t *out, size_t cap,
+ETL_API etl_status etl_cswitch_encode(const etl_cswitch *in, unsigned version, uint8_t *out, size_t cap,
                               size_t *len);
 
 /* Payload size of a CSwitch version: 16 for version <= 1, else 24. */
-size_t etl_cswitch_size(unsigned version);
+ETL_API size_t etl_cswitch_size(unsigned version);
 
 /*
  * The hot path's part of etl_cswitch_decode: new_tid, old_tid, old_state and their
@@ -145,12 +145,12 @@ typedef struct etl_spinlock {
  * Accepts the pre-6.3 form without Reserved (0x2B / 0x33 bytes) and the 6.3+
  * form; has_reserved says which. The encoder writes the form has_reserved picks.
  */
-etl_status etl_spinlock_decode(etl_span payload, unsigned ptr_size, etl_spinlock *out);
-etl_status etl_spinlock_encode(const etl_spinlock *in, unsigned ptr_size, uint8_t *out, size_t cap,
+ETL_API etl_status etl_spinlock_decode(etl_span payload, unsigned ptr_size, etl_spinlock *out);
+ETL_API etl_status etl_spinlock_encode(const etl_spinlock *in, unsigned ptr_size, uint8_t *out, size_t cap,
                                size_t *len);
 
 /* Hold time in cycles: ReleaseTime - AcquireTime, or 0 if ReleaseTime < AcquireTime. */
-uint64_t etl_spinlock_hold_cycles(const etl_spinlock *s);
+ETL_API uint64_t etl_spinlock_hold_cycles(const etl_spinlock *s);
 
 /* ---------------------------------------------- SpinLock sampling parameters */
 
@@ -174,12 +174,12 @@ typedef struct etl_spinlock_info {
  * ETL_E_CORRUPT if the first dword is not 5. The encoder writes the form
  * has_hold_threshold picks, with the class dword 5.
  */
-etl_status etl_spinlock_info_decode(etl_span payload, etl_spinlock_info *out);
-etl_status etl_spinlock_info_encode(const etl_spinlock_info *in, uint8_t *out, size_t cap,
+ETL_API etl_status etl_spinlock_info_decode(etl_span payload, etl_spinlock_info *out);
+ETL_API etl_status etl_spinlock_info_encode(const etl_spinlock_info *in, uint8_t *out, size_t cap,
                                     size_t *len);
 
 /* The kernel's defaults (each field's least permitted value): 1, 1000, 1, 1000000. */
-etl_spinlock_info etl_spinlock_info_defaults(void);
+ETL_API etl_spinlock_info etl_spinlock_info_defaults(void);
 
 /*
  * ETL_OK, or ETL_E_INVALID_ARG for the first field below the kernel's minimum
@@ -187,7 +187,7 @@ etl_spinlock_info etl_spinlock_info_defaults(void);
  * "SpinLockAcquireSampleRate 999 is below the minimum 1000" in diag (may be NULL).
  * Without has_hold_threshold the hold threshold is not checked.
  */
-etl_status etl_spinlock_info_validate(const etl_spinlock_info *info, etl_diag *diag);
+ETL_API etl_status etl_spinlock_info_validate(const etl_spinlock_info *info, etl_diag *diag);
 
 /*
  * The hold-threshold comparison. The spec's rule says "held for more than
@@ -216,7 +216,7 @@ typedef struct etl_spinlock_sampler {
  * or per_cpu is NULL with ncpu > 0) and zeroes per_cpu[0..ncpu). No allocation:
  * per_cpu must outlive s.
  */
-etl_status etl_spinlock_sampler_init(etl_spinlock_sampler *s, const etl_spinlock_info *cfg,
+ETL_API etl_status etl_spinlock_sampler_init(etl_spinlock_sampler *s, const etl_spinlock_info *cfg,
                                      etl_spinlock_cpu_counters *per_cpu, unsigned ncpu);
 
 /*
@@ -231,7 +231,7 @@ etl_status etl_spinlock_sampler_init(etl_spinlock_sampler *s, const etl_spinlock
  *      SpinLockAcquireSampleRate.
  * A cpu >= ncpu counts nothing and returns false.
  */
-bool etl_spinlock_should_log(etl_spinlock_sampler *s, unsigned cpu, uint32_t spin_count,
+ETL_API bool etl_spinlock_should_log(etl_spinlock_sampler *s, unsigned cpu, uint32_t spin_count,
                              uint64_t hold_cycles);
 
 /* ------------------------------------------------------------ ReadyThread */
@@ -253,8 +253,8 @@ typedef struct etl_ready_thread {
     uint8_t reserved;         /* Reserved / SpareByte */
 } etl_ready_thread;
 
-etl_status etl_ready_thread_decode(etl_span payload, etl_ready_thread *out);
-etl_status etl_ready_thread_encode(const etl_ready_thread *in, uint8_t *out, size_t cap,
+ETL_API etl_status etl_ready_thread_decode(etl_span payload, etl_ready_thread *out);
+ETL_API etl_status etl_ready_thread_encode(const etl_ready_thread *in, uint8_t *out, size_t cap,
                                    size_t *len);
 
 /* ----------------------------------------------------------------- Thread */
@@ -303,9 +303,9 @@ typedef struct etl_thread {
     etl_kstr thread_name;         /* ThreadName (UTF-16LE) */
 } etl_thread;
 
-etl_status etl_thread_decode(etl_span payload, unsigned version, unsigned ptr_size,
+ETL_API etl_status etl_thread_decode(etl_span payload, unsigned version, unsigned ptr_size,
                              etl_thread *out);
-etl_status etl_thread_encode(const etl_thread *in, unsigned version, unsigned ptr_size,
+ETL_API etl_status etl_thread_encode(const etl_thread *in, unsigned version, unsigned ptr_size,
                              uint8_t *out, size_t cap, size_t *len);
 
 /* Thread SetName (hook 0x0548): {ProcessId, ThreadId, ThreadName UTF-16}. */
@@ -315,8 +315,8 @@ typedef struct etl_thread_setname {
     etl_kstr thread_name;
 } etl_thread_setname;
 
-etl_status etl_thread_setname_decode(etl_span payload, etl_thread_setname *out);
-etl_status etl_thread_setname_encode(const etl_thread_setname *in, uint8_t *out, size_t cap,
+ETL_API etl_status etl_thread_setname_decode(etl_span payload, etl_thread_setname *out);
+ETL_API etl_status etl_thread_setname_encode(const etl_thread_setname *in, uint8_t *out, size_t cap,
                                      size_t *len);
 
 /* ---------------------------------------------------------------- Process */
@@ -391,9 +391,9 @@ typedef struct etl_process {
     uint64_t exit_time;            /* v5: FILETIME after the strings (name inferred) */
 } etl_process;
 
-etl_status etl_process_decode(etl_span payload, unsigned version, unsigned ptr_size,
+ETL_API etl_status etl_process_decode(etl_span payload, unsigned version, unsigned ptr_size,
                               etl_process *out);
-etl_status etl_process_encode(const etl_process *in, unsigned version, unsigned ptr_size,
+ETL_API etl_status etl_process_encode(const etl_process *in, unsigned version, unsigned ptr_size,
                               uint8_t *out, size_t cap, size_t *len);
 
 /* ------------------------------------------------------------ Group masks */
@@ -525,15 +525,15 @@ typedef struct etl_groupmask {
     uint32_t kernel_event_version; /* Version / KernelEventVersion */
 } etl_groupmask;
 
-etl_status etl_groupmask_decode(etl_span payload, etl_groupmask *out);
-etl_status etl_groupmask_encode(const etl_groupmask *in, uint8_t *out, size_t cap, size_t *len);
+ETL_API etl_status etl_groupmask_decode(etl_span payload, etl_groupmask *out);
+ETL_API etl_status etl_groupmask_encode(const etl_groupmask *in, uint8_t *out, size_t cap, size_t *len);
 
 /* True if any bit of perf_const is set in its mask (the kernel's PerfIsGroupOnInGroupMask). */
-bool etl_groupmask_test(const etl_groupmask *m, uint32_t perf_const);
+ETL_API bool etl_groupmask_test(const etl_groupmask *m, uint32_t perf_const);
 
 /* Sets / clears perf_const's bits in its mask. */
-void etl_groupmask_set(etl_groupmask *m, uint32_t perf_const);
-void etl_groupmask_clear(etl_groupmask *m, uint32_t perf_const);
+ETL_API void etl_groupmask_set(etl_groupmask *m, uint32_t perf_const);
+ETL_API void etl_groupmask_clear(etl_groupmask *m, uint32_t perf_const);
 
 /*
  * Names of the set flags, one per single-bit constant ("PERF_CONTEXT_SWITCH";
@@ -541,23 +541,23 @@ void etl_groupmask_clear(etl_groupmask *m, uint32_t perf_const);
  * order. Writes up to cap names and returns how many there are (which may be
  * more than cap). Set bits that no constant names are not listed.
  */
-size_t etl_groupmask_names(const etl_groupmask *m, const char **names, size_t cap);
+ETL_API size_t etl_groupmask_names(const etl_groupmask *m, const char **names, size_t cap);
 
 /* ------------------------------------------------------------------ Names */
 
 /* Each returns NULL for a value it does not know; callers print the number. */
-const char *etl_wait_reason_name(unsigned v);            /* KWAIT_REASON 0..42, "WrQueue" */
-const char *etl_thread_state_name(unsigned v);           /* KTHREAD_STATE 0..9 */
-const char *etl_processor_mode_name(unsigned v);         /* KPROCESSOR_MODE: KernelMode, UserMode */
-const char *etl_spinlock_acquire_mode_name(unsigned v);  /* WMI_SPINLOCK AcquireMode 0..4 */
-const char *etl_adjust_reason_name(unsigned v);          /* ReadyThread AdjustReason 0..2 */
+ETL_API const char *etl_wait_reason_name(unsigned v);            /* KWAIT_REASON 0..42, "WrQueue" */
+ETL_API const char *etl_thread_state_name(unsigned v);           /* KTHREAD_STATE 0..9 */
+ETL_API const char *etl_processor_mode_name(unsigned v);         /* KPROCESSOR_MODE: KernelMode, UserMode */
+ETL_API const char *etl_spinlock_acquire_mode_name(unsigned v);  /* WMI_SPINLOCK AcquireMode 0..4 */
+ETL_API const char *etl_adjust_reason_name(unsigned v);          /* ReadyThread AdjustReason 0..2 */
 
 /* "Group/Event" for a hook id ("Thread/CSwitch"), TraceEvent's names where it has one. */
-const char *etl_hook_name(uint16_t hook);
+ETL_API const char *etl_hook_name(uint16_t hook);
 
 /* A kernel group (HookId >> 8): its name ("Thread") and consumer provider GUID. */
-const char *etl_group_name(unsigned group);
-const etl_guid *etl_group_guid(unsigned group);
+ETL_API const char *etl_group_name(unsigned group);
+ETL_API const etl_guid *etl_group_guid(unsigned group);
 
 #define ETL_HOOK_UNKNOWN (-1)
 #define ETL_HOOK_AMBIGUOUS (-2)
@@ -569,13 +569,13 @@ const etl_guid *etl_group_guid(unsigned group);
  * A name two ids share ("Image/Load": 0x030A, and 0x140A for relogged files)
  * gives the lower id.
  */
-int etl_hook_by_name(const char *name);
+ETL_API int etl_hook_by_name(const char *name);
 
 /*
  * MaximumWaitReason of the kernel with this build number (TRACE_LOGFILE_HEADER
  * ProviderVersion): the CCSWAP StateWr bias. Thresholds and evidence in names.c.
  */
-unsigned etl_max_wait_reason_for_build(uint32_t build);
+ETL_API unsigned etl_max_wait_reason_for_build(uint32_t build);
 
 #ifdef __cplusplus
 }

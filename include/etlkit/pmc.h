@@ -29,8 +29,8 @@ typedef enum etl_pmc_kind {
 } etl_pmc_kind;
 
 /* "cycles", "instructions", "llc", "branch", "branches" (a few aliases too); else ETL_PMC_OTHER. */
-etl_pmc_kind etl_pmc_kind_from_name(const char *name);
-const char *etl_pmc_kind_name(etl_pmc_kind k);
+ETL_API etl_pmc_kind etl_pmc_kind_from_name(const char *name);
+ETL_API const char *etl_pmc_kind_name(etl_pmc_kind k);
 
 typedef struct etl_pmc_sums {
     uint64_t slices;          /* slices counted */
@@ -87,17 +87,17 @@ typedef struct etl_pmc {
 } etl_pmc;
 
 /* The default names by position, as `etlkit synth --pmc` writes them: cycles, instructions, llc, branch. */
-void etl_pmc_options_init(etl_pmc_options *o);
-etl_status etl_pmc_init(etl_pmc *p, const etl_sched *model, const etl_pmc_options *o);
+ETL_API void etl_pmc_options_init(etl_pmc_options *o);
+ETL_API etl_status etl_pmc_init(etl_pmc *p, const etl_sched *model, const etl_pmc_options *o);
 /* An etl_sched_row_fn (ctx = the etl_pmc). */
-void etl_pmc_add(void *ctx, const etl_sched_row *row);
+ETL_API void etl_pmc_add(void *ctx, const etl_sched_row *row);
 /* A consumer for etl_sched_percpu_run that gathers into p (initialised with no model): see etl_usage_percpu. */
-void etl_pmc_percpu(etl_pmc *p, etl_sched_percpu_consumer *c);
-etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns);
-void etl_pmc_free(etl_pmc *p);
-void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *out);
+ETL_API void etl_pmc_percpu(etl_pmc *p, etl_sched_percpu_consumer *c);
+ETL_API etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns);
+ETL_API void etl_pmc_free(etl_pmc *p);
+ETL_API void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *out);
 /* The slot of a kind, or -1 when no slot has that name. */
-int etl_pmc_slot(const etl_pmc *p, etl_pmc_kind k);
+ETL_API int etl_pmc_slot(const etl_pmc *p, etl_pmc_kind k);
 
 #ifdef __cplusplus
 }

@@ -86,18 +86,18 @@ typedef struct etl_sched_source_stats {
 typedef struct etl_sched_source etl_sched_source;
 
 /* The reader must outlive the source. */
-etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *opts,
+ETL_API etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *opts,
                                  etl_sched_source **out);
 /* ETL_OK with the next event, ETL_END at the end. Never fails on bad input. */
-etl_status etl_sched_source_next(etl_sched_source *s, etl_sched_event *ev);
+ETL_API etl_status etl_sched_source_next(etl_sched_source *s, etl_sched_event *ev);
 /* The same without the copy: *ev points into the source, valid until the next call. */
-etl_status etl_sched_source_next_ref(etl_sched_source *s, const etl_sched_event **ev);
-const etl_sched_source_stats *etl_sched_source_stats_get(const etl_sched_source *s);
+ETL_API etl_status etl_sched_source_next_ref(etl_sched_source *s, const etl_sched_event **ev);
+ETL_API const etl_sched_source_stats *etl_sched_source_stats_get(const etl_sched_source *s);
 /* The container's damage counters over every cursor the source reads. */
-void etl_sched_source_damage(const etl_sched_source *s, etl_stats *out);
+ETL_API void etl_sched_source_damage(const etl_sched_source *s, etl_stats *out);
 /* Bytes of the file consumed so far (progress bars). */
-uint64_t etl_sched_source_progress(const etl_sched_source *s);
-void etl_sched_source_close(etl_sched_source *s);
+ETL_API uint64_t etl_sched_source_progress(const etl_sched_source *s);
+ETL_API void etl_sched_source_close(etl_sched_source *s);
 
 /* ---- the model ---------------------------------------------------------------- */
 
@@ -214,21 +214,21 @@ typedef struct etl_sched_options {
 } etl_sched_options;
 
 /* ncpu: the trace's CPU count (more are added as switches name them). */
-etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched_options *opts,
+ETL_API etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched_options *opts,
                           etl_sched **out);
 /* One event, in time order. */
-etl_status etl_sched_push(etl_sched *m, const etl_sched_event *ev);
+ETL_API etl_status etl_sched_push(etl_sched *m, const etl_sched_event *ev);
 /*
  * End of trace at raw time end_ts (the later of the last record and EndTime):
  * closes every CPU's last row (NSO = end) and emits them.
  */
-etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts);
+ETL_API etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts);
 /*
  * ETL_E_NOMEM once an allocation of the model failed (a thread, process, name or CPU was
  * left out without a count): its rows and everything gathered from them are then wrong,
  * and the aggregations' finish calls fail with it. ETL_OK otherwise. finish returns it too.
  */
-etl_status etl_sched_status(const etl_sched *m);
+ETL_API etl_status etl_sched_status(const etl_sched *m);
 
 /*
  * A report's window [*v0, *v1) on a trace that ends at end_ns (ns from its start): no end
@@ -240,35 +240,35 @@ static inline void etl_window_clip(int64_t *v0, int64_t *v1, int64_t end_ns)
     if (*v1 <= *v0 || *v1 > end_ns) *v1 = end_ns;
     if (*v0 > *v1) *v0 = *v1;
 }
-void etl_sched_close(etl_sched *m);
+ETL_API void etl_sched_close(etl_sched *m);
 
-const etl_sched_stats *etl_sched_stats_get(const etl_sched *m);
-unsigned etl_sched_cpu_count(const etl_sched *m);
+ETL_API const etl_sched_stats *etl_sched_stats_get(const etl_sched *m);
+ETL_API unsigned etl_sched_cpu_count(const etl_sched *m);
 /* The thread and process instances so far (indices are stable). */
-const etl_sched_thread *etl_sched_threads(const etl_sched *m, size_t *n);
-const etl_sched_process *etl_sched_processes(const etl_sched *m, size_t *n);
+ETL_API const etl_sched_thread *etl_sched_threads(const etl_sched *m, size_t *n);
+ETL_API const etl_sched_process *etl_sched_processes(const etl_sched *m, size_t *n);
 /* The name pool: NUL-terminated UTF-8 strings at the offsets the instances hold. */
-const char *etl_sched_names(const etl_sched *m);
+ETL_API const char *etl_sched_names(const etl_sched *m);
 /* The instance a thread index names (NULL for IDLE / NONE). */
-const etl_sched_thread *etl_sched_thread_at(const etl_sched *m, uint32_t index);
-const etl_sched_process *etl_sched_process_at(const etl_sched *m, uint32_t index);
+ETL_API const etl_sched_thread *etl_sched_thread_at(const etl_sched *m, uint32_t index);
+ETL_API const etl_sched_process *etl_sched_process_at(const etl_sched *m, uint32_t index);
 /*
  * The instance a TID names at this point of the stream (its latest Start/DCStart, or
  * its first sight): ETL_SCHED_IDLE for TID 0, ETL_SCHED_NONE for a TID never seen.
  */
-uint32_t etl_sched_thread_of(const etl_sched *m, uint32_t tid);
+ETL_API uint32_t etl_sched_thread_of(const etl_sched *m, uint32_t tid);
 /* "image" of a thread's process: the name, "Idle" for IDLE, "Unknown" when none. */
-const char *etl_sched_process_name(const etl_sched *m, uint32_t thread_index);
+ETL_API const char *etl_sched_process_name(const etl_sched *m, uint32_t thread_index);
 
 /*
  * A TID named by an event the model is not given (a switch read elsewhere): the
  * instance it names now, made (unknown, started at ts) on first sight, as a switch
  * pushed at this point would make it. ETL_SCHED_IDLE for TID 0.
  */
-uint32_t etl_sched_see(etl_sched *m, uint32_t tid, uint64_t ts);
+ETL_API uint32_t etl_sched_see(etl_sched *m, uint32_t tid, uint64_t ts);
 
 /* The trace end a reader implies: the later of the source's last record and EndTime on the session clock. */
-uint64_t etl_sched_end_ts(const etl_reader *r, uint64_t last_record_ts);
+ETL_API uint64_t etl_sched_end_ts(const etl_reader *r, uint64_t last_record_ts);
 
 /* ---- the model CPU by CPU --------------------------------------------------------- */
 
@@ -330,7 +330,7 @@ typedef struct etl_sched_percpu_result {
  * Never reads ReadyThread or SpinLock events (the rows do not need them). ETL_OK with
  * *out filled; ETL_E_UNSUPPORTED (see above) or ETL_E_NOMEM with nothing to close.
  */
-etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *opts,
+ETL_API etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *opts,
                                 const etl_sched_percpu_consumer *c, etl_sched_percpu_result *out);
 
 #ifdef __cplusplus

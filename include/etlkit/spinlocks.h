@@ -125,14 +125,14 @@ typedef struct etl_spinlocks {
 } etl_spinlocks;
 
 /* The class and weight of one event under params (H applies only with has_hold_threshold and H != 0). */
-etl_spin_class etl_spin_classify(const etl_spinlock_info *params, const etl_spinlock *e, uint64_t *weight);
+ETL_API etl_spin_class etl_spin_classify(const etl_spinlock_info *params, const etl_spinlock *e, uint64_t *weight);
 
-etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const etl_spinlocks_options *o);
+ETL_API etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const etl_spinlocks_options *o);
 /* Any source event; only ETL_SCHED_SPINLOCK counts. Never fails (out of memory: counted as dropped). */
-void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev);
+ETL_API void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev);
 /* Folds the cells into groups, percentiles, bounds and ratios; end_ns closes an open window. */
-etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns);
-void etl_spinlocks_free(etl_spinlocks *s);
+ETL_API etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns);
+ETL_API void etl_spinlocks_free(etl_spinlocks *s);
 
 #ifdef __cplusplus
 }

@@ -70,11 +70,11 @@ typedef struct etl_summary {
  * iterator or the provider table ran out of memory). Free s with etl_summary_free in
  * every case. Diagnostics go where r's go (etl_reader_options.on_diag).
  */
-etl_status etl_summary_run(etl_reader *r, const etl_summary_options *o, etl_summary *s);
-void etl_summary_free(etl_summary *s);
+ETL_API etl_status etl_summary_run(etl_reader *r, const etl_summary_options *o, etl_summary *s);
+ETL_API void etl_summary_free(etl_summary *s);
 
 /* last_ts - first_ts in nanoseconds on clk, saturated (hostile times must not overflow). */
-int64_t etl_summary_duration_ns(const etl_summary *s, const etl_clock *clk);
+ETL_API int64_t etl_summary_duration_ns(const etl_summary *s, const etl_clock *clk);
 
 #ifdef __cplusplus
 }

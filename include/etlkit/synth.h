@@ -264,7 +264,7 @@ typedef int (*etl_synth_truth_fn)(void *ctx, const etl_synth_rec *rec);
  * "batch", "thread_total", "cpu_total", "end") then the struct's fields by
  * the names above. Returns non-zero after a write error.
  */
-int etl_synth_truth_jsonl(void *ctx, const etl_synth_rec *rec);
+ETL_API int etl_synth_truth_jsonl(void *ctx, const etl_synth_rec *rec);
 
 /* ---- options -------------------------------------------------------------- */
 
@@ -304,10 +304,10 @@ typedef struct etl_synth_options {
 } etl_synth_options;
 
 /* The defaults, which are the "small" preset. */
-void etl_synth_options_init(etl_synth_options *o);
+ETL_API void etl_synth_options_init(etl_synth_options *o);
 
 /* Applies a preset ("small" or "large") over o; ETL_E_INVALID_ARG for another name. */
-etl_status etl_synth_preset(etl_synth_options *o, const char *name, etl_diag *diag);
+ETL_API etl_status etl_synth_preset(etl_synth_options *o, const char *name, etl_diag *diag);
 
 /*
  * Sets one option by its command-line name, without the dashes ("cpus",
@@ -316,7 +316,7 @@ etl_status etl_synth_preset(etl_synth_options *o, const char *name, etl_diag *di
  * in seconds. ETL_E_INVALID_ARG with a message in diag for an unknown name, a
  * missing or malformed value or a value out of range.
  */
-etl_status etl_synth_set(etl_synth_options *o, const char *name, const char *value, etl_diag *diag);
+ETL_API etl_status etl_synth_set(etl_synth_options *o, const char *name, const char *value, etl_diag *diag);
 
 /* One row of the option table, for --help. */
 typedef struct etl_synth_option_desc {
@@ -326,17 +326,17 @@ typedef struct etl_synth_option_desc {
 } etl_synth_option_desc;
 
 /* The option table (*n rows). */
-const etl_synth_option_desc *etl_synth_option_table(size_t *n);
+ETL_API const etl_synth_option_desc *etl_synth_option_table(size_t *n);
 
 /* The option's current value in o as text ("4", "qpc", "on"), into out[cap]. */
-void etl_synth_get(const etl_synth_options *o, const char *name, char *out, size_t cap);
+ETL_API void etl_synth_get(const etl_synth_options *o, const char *name, char *out, size_t cap);
 
 /*
  * Checks the whole set: ranges, a stop condition, and the spin lock sampling
  * parameters with etl_spinlock_info_validate (the message names the field and
  * the kernel minimum). ETL_E_INVALID_ARG with the message in diag.
  */
-etl_status etl_synth_validate(const etl_synth_options *o, etl_diag *diag);
+ETL_API etl_status etl_synth_validate(const etl_synth_options *o, etl_diag *diag);
 
 /* ---- running ---------------------------------------------------------------- */
 
@@ -367,7 +367,7 @@ typedef struct etl_synth_summary {
  * writer and its compression run on a second thread; the bytes are the same
  * either way (a size target is checked at fixed points of the event stream).
  */
-etl_status etl_synth_run(const char *path, const etl_synth_options *o, etl_synth_summary *summary,
+ETL_API etl_status etl_synth_run(const char *path, const etl_synth_options *o, etl_synth_summary *summary,
                          etl_diag *diag);
 
 #ifdef __cplusplus

@@ -14,7 +14,7 @@ extern "C" {
  * Returns the UTF-8 length the whole string needs (not counting the NUL), so a
  * return >= cap means the output was truncated.
  */
-size_t etl_utf16_to_utf8(etl_span s, char *out, size_t cap);
+ETL_API size_t etl_utf16_to_utf8(etl_span s, char *out, size_t cap);
 
 #ifdef __cplusplus
 }

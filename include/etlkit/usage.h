@@ -145,9 +145,9 @@ typedef struct etl_usage {
 } etl_usage;
 
 /* v1 may be unknown until the end: pass v1 <= v0 and give the end to finish. */
-etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o);
+ETL_API etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o);
 /* An etl_sched_row_fn (ctx = the etl_usage). */
-void etl_usage_add(void *ctx, const etl_sched_row *row);
+ETL_API void etl_usage_add(void *ctx, const etl_sched_row *row);
 /*
  * A consumer for etl_sched_percpu_run that gathers into u, initialised with no model
  * (the run's model is set when the threads' shares are merged): CPU time, switches,
@@ -156,33 +156,33 @@ void etl_usage_add(void *ctx, const etl_sched_row *row);
  * (the process a slice counts for there is its thread's at the slice's time): with
  * interval_ns, finish fails with ETL_E_UNSUPPORTED.
  */
-void etl_usage_percpu(etl_usage *u, etl_sched_percpu_consumer *c);
+ETL_API void etl_usage_percpu(etl_usage *u, etl_sched_percpu_consumer *c);
 /*
  * Computes percentiles, totals and orderings (threads and processes by CPU time, descending),
  * with the window clipped to end (the trace's end: nothing happens after it).
  */
-etl_status etl_usage_finish(etl_usage *u, int64_t end_ns);
+ETL_API etl_status etl_usage_finish(etl_usage *u, int64_t end_ns);
 /*
  * Why the gathering or finish failed (a row that could not be counted makes every
  * answer unknown, so finish returns the first failure): out of memory, or the
  * temporary file of spilled Ready values (its directory and the system's reason).
  */
-const etl_diag *etl_usage_diag(const etl_usage *u);
+ETL_API const etl_diag *etl_usage_diag(const etl_usage *u);
 /*
  * The intervals finish makes of the window it settles on for a trace ending at end_ns
  * (the window clipped to [v0, end_ns]): *n of them over *window_ns. Returns the most
  * it may make; when *n is more, finish fails with ETL_E_RANGE, and *fit_ns is the
  * shortest interval that makes no more.
  */
-uint64_t etl_usage_intervals(const etl_usage *u, int64_t end_ns, uint64_t *n, int64_t *window_ns, int64_t *fit_ns);
+ETL_API uint64_t etl_usage_intervals(const etl_usage *u, int64_t end_ns, uint64_t *n, int64_t *window_ns, int64_t *fit_ns);
 /* The most intervals over ncpus CPUs: ETL_USAGE_MAX_BUCKETS, or ETL_USAGE_MAX_CPU_CELLS / ncpus. */
-uint64_t etl_usage_max_intervals(size_t ncpus);
+ETL_API uint64_t etl_usage_max_intervals(size_t ncpus);
 /* Busy ns of process j (an index in processes[]) in interval b: 0 when none, or j is not kept. */
-int64_t etl_usage_interval_process_ns(const etl_usage *u, size_t b, size_t j);
-void etl_usage_free(etl_usage *u);
+ETL_API int64_t etl_usage_interval_process_ns(const etl_usage *u, size_t b, size_t j);
+ETL_API void etl_usage_free(etl_usage *u);
 
 /* Nearest-rank percentile p/1000 (p = 500 for p50) of v[0..n) sorted ascending. */
-int64_t etl_percentile_sorted(const int64_t *v, size_t n, unsigned per_mille);
+ETL_API int64_t etl_percentile_sorted(const int64_t *v, size_t n, unsigned per_mille);
 
 #ifdef __cplusplus
 }

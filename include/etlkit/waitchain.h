@@ -119,23 +119,23 @@ typedef struct etl_chain {
  *     etl_chain_free(&c);
  * Instances are numbered by the model in event order, so every pass sees the same indices.
  */
-etl_status etl_chain_init(etl_chain *c, const etl_chain_options *o);
-bool etl_chain_next_pass(etl_chain *c);
-void etl_chain_bind(etl_chain *c, const etl_sched *model);
-void etl_chain_row(void *ctx, const etl_sched_row *row);
+ETL_API etl_status etl_chain_init(etl_chain *c, const etl_chain_options *o);
+ETL_API bool etl_chain_next_pass(etl_chain *c);
+ETL_API void etl_chain_bind(etl_chain *c, const etl_sched *model);
+ETL_API void etl_chain_row(void *ctx, const etl_sched_row *row);
 /* True when the rows this pass needs have all been seen (the rest of the trace can be skipped). */
-bool etl_chain_pass_done(const etl_chain *c);
-etl_status etl_chain_end_pass(etl_chain *c);
-void etl_chain_free(etl_chain *c);
+ETL_API bool etl_chain_pass_done(const etl_chain *c);
+ETL_API etl_status etl_chain_end_pass(etl_chain *c);
+ETL_API void etl_chain_free(etl_chain *c);
 /*
  * Every pass on an open reader (each pass a new source and model over r; bias as
  * etl_sched_source_options). The last pass's model (names of the instances) goes
  * to *model when model is not NULL (close it with etl_sched_close), else is closed.
  */
-etl_status etl_chain_run(etl_reader *r, etl_chain *c, int bias, etl_sched **model);
+ETL_API etl_status etl_chain_run(etl_reader *r, etl_chain *c, int bias, etl_sched **model);
 
-const char *etl_chain_state_name(unsigned state);  /* "running", "ready", "waiting", "off-cpu", "unknown" */
-const char *etl_chain_leaf_name(unsigned leaf);    /* "dpc", "idle", "unknown", "short", "depth", "cycle", ... */
+ETL_API const char *etl_chain_state_name(unsigned state);  /* "running", "ready", "waiting", "off-cpu", "unknown" */
+ETL_API const char *etl_chain_leaf_name(unsigned leaf);    /* "dpc", "idle", "unknown", "short", "depth", "cycle", ... */
 
 #ifdef __cplusplus
 }

@@ -56,13 +56,13 @@ typedef struct etl_wakeups {
     struct etl_wakeups_priv *priv;
 } etl_wakeups;
 
-etl_status etl_wakeups_init(etl_wakeups *w, const etl_sched *model, const etl_wakeups_options *o);
+ETL_API etl_status etl_wakeups_init(etl_wakeups *w, const etl_sched *model, const etl_wakeups_options *o);
 /* An etl_sched_row_fn (ctx = the etl_wakeups). */
-void etl_wakeups_add(void *ctx, const etl_sched_row *row);
-etl_status etl_wakeups_finish(etl_wakeups *w);
-void etl_wakeups_free(etl_wakeups *w);
+ETL_API void etl_wakeups_add(void *ctx, const etl_sched_row *row);
+ETL_API etl_status etl_wakeups_finish(etl_wakeups *w);
+ETL_API void etl_wakeups_free(etl_wakeups *w);
 /* The readier of a row as spec §3 classifies it (the row's new thread's ReadyThread). */
-etl_waker_kind etl_row_waker(const etl_sched_row *row);
+ETL_API etl_waker_kind etl_row_waker(const etl_sched_row *row);
 
 #ifdef __cplusplus
 }

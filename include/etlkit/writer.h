@@ -49,7 +49,7 @@ typedef struct etl_writer_options {
 } etl_writer_options;
 
 /* Creates path (truncating it). The output must be seekable: buffer 0 is completed at close. */
-etl_status etl_writer_open(const char *path, const etl_writer_options *opts, etl_writer **out,
+ETL_API etl_status etl_writer_open(const char *path, const etl_writer_options *opts, etl_writer **out,
                            etl_diag *diag);
 
 /* Header types an event can be written with. */
@@ -77,27 +77,27 @@ typedef struct etl_write_event {
 } etl_write_event;
 
 /* Appends an event. ETL_E_RANGE if it cannot fit a buffer or a u16 Size; ETL_E_IO on write errors. */
-etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev);
+ETL_API etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev);
 
 /*
  * Appends a record as it is, whatever its header type (size = its Size field,
  * at most 0xFFFF), to cpu's buffer; ts is its time, kept as the buffer's flush time.
  */
-etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, const uint8_t *rec, size_t size);
+ETL_API etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, const uint8_t *rec, size_t size);
 
 /* Writes every CPU's partial buffer now (the kernel does so at a flush timer). */
-etl_status etl_writer_flush(etl_writer *w);
+ETL_API etl_status etl_writer_flush(etl_writer *w);
 
 /* Counters, for callers that size their output (bytes written so far, buffers, events). */
-uint64_t etl_writer_bytes(const etl_writer *w);
-uint64_t etl_writer_buffers(const etl_writer *w);
-uint64_t etl_writer_events(const etl_writer *w);
+ETL_API uint64_t etl_writer_bytes(const etl_writer *w);
+ETL_API uint64_t etl_writer_buffers(const etl_writer *w);
+ETL_API uint64_t etl_writer_events(const etl_writer *w);
 
 /*
  * Flushes the partial buffers, completes buffer 0 (EndTime = the FILETIME of
  * end_ts, BuffersWritten) and closes the file. Frees w whatever the result.
  */
-etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag);
+ETL_API etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag);
 
 /* ---- rewriting a trace ------------------------------------------------------ */
 
@@ -145,7 +145,7 @@ typedef struct etl_convert_stats {
  * OldThreadWaitReason 0xFF when the thread was not waiting, NewThreadWaitTime
  * 0xFFFFFFFF when the record's form has none, OldThreadRemainingQuantum INT32_MIN).
  */
-etl_status etl_convert(const char *in_path, const char *out_path, const etl_convert_options *o,
+ETL_API etl_status etl_convert(const char *in_path, const char *out_path, const etl_convert_options *o,
                        etl_convert_stats *st, etl_diag *diag);
 
 #ifdef __cplusplus

@@ -1,4 +1,4 @@
-/* status.c - names for status codes, and GUID formatting. */
+/* status.c - names for status codes, GUID formatting and the version linked. */
 #include <stdarg.h>
 #include <stdio.h>
 #include "etlkit/base.h"
@@ -47,3 +47,5 @@ void etl_diag_set(etl_diag *d, etl_status st, uint64_t file_offset, const char *
     vsnprintf(d->msg, sizeof d->msg, fmt, ap);
     va_end(ap);
 }
+
+const char *etl_version(void) { return ETLKIT_VERSION_STRING; }
