@@ -15,6 +15,7 @@
 #include "etlkit/compress.h"
 #include "container/reader_internal.h"
 #include "base/bytes.h"
+#include "base/opts.h"
 
 void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, uint64_t file_off,
                         const char *fmt, ...)
@@ -381,8 +382,7 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
     pthread_cond_init(&r->walk_cv, NULL);
     r->walk_wake_at = UINT64_MAX;
     for (unsigned i = 0; i < ETL_READER_WALKERS; i++) r->walk_frontier[i] = UINT64_MAX;
-    if (opts) memcpy(&r->opts, opts, opts->sz && opts->sz < sizeof r->opts ? opts->sz : sizeof r->opts);
-    r->opts.sz = sizeof r->opts;
+    etl_opts_take(&r->opts, sizeof r->opts, opts);
     r->stats.first_problem_offset = UINT64_MAX;
     if (r->size < ETL_BUFFER_HEADER_SIZE + 0x20) {
         etl_diag_set(diag, ETL_E_NOT_ETL, 0, "not an ETL file: only %zu bytes", r->size);

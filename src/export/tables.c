@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/export.h"
+#include "base/opts.h"
 
 #define MAXCOLS 32
 
@@ -24,10 +25,12 @@ struct etl_export_rows {
 etl_status etl_export_rows_open(const etl_clock *clock, const etl_export_rows_options *o, etl_export_rows **out)
 {
     *out = NULL;
-    if (!o || o->sz < sizeof *o || !o->on_row) return ETL_E_INVALID_ARG;
+    etl_export_rows_options oo = {0};
+    etl_opts_take(&oo, sizeof oo, o);
+    if (!oo.on_row) return ETL_E_INVALID_ARG;
     etl_export_rows *x = calloc(1, sizeof *x);
     if (!x) return ETL_E_NOMEM;
-    x->o = *o;
+    x->o = oo;
     x->clock = *clock;
     if (!x->o.tables) x->o.tables = (1u << ETL_TABLE_COUNT) - 1;
     x->o.tables |= 1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME;

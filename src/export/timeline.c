@@ -30,6 +30,7 @@
 #include "base/idmap.h"
 #include "base/textsafe.h"
 #include "pb.h"
+#include "base/opts.h"
 
 #define BUNDLE_BYTES (32u << 10)
 #define NAMES_BYTES (16u << 10)
@@ -448,13 +449,14 @@ static void on_thread_name(etl_timeline *w, const etl_sched_event *ev, uint32_t 
 etl_status etl_timeline_open(FILE *f, const etl_clock *clock, const etl_timeline_options *o, etl_timeline **out)
 {
     *out = NULL;
-    if (!o || o->sz < sizeof *o || (o->format != ETL_TIMELINE_PERFETTO && o->format != ETL_TIMELINE_FTRACE))
-        return ETL_E_INVALID_ARG;
+    etl_timeline_options oo = {0};
+    etl_opts_take(&oo, sizeof oo, o);
+    if (oo.format != ETL_TIMELINE_PERFETTO && oo.format != ETL_TIMELINE_FTRACE) return ETL_E_INVALID_ARG;
     etl_timeline *w = calloc(1, sizeof *w);
     if (!w) return ETL_E_NOMEM;
     w->f = f;
     w->clock = *clock;
-    w->o = *o;
+    w->o = oo;
     etl_idmap_init(&w->listed);
     etl_idmap_init(&w->tmap);
     etl_idmap_init(&w->pmap);

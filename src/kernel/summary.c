@@ -18,6 +18,7 @@
 #include "etlkit/summary.h"
 #include "etlkit/event.h"
 #include "base/idmap.h"
+#include "base/opts.h"
 
 /* One thread's share of the file: a range of buffers, its counts and its provider table. */
 typedef struct share {
@@ -256,7 +257,7 @@ etl_status etl_summary_run(etl_reader *r, const etl_summary_options *o, etl_summ
 {
     memset(s, 0, sizeof *s);
     etl_summary_options opt = {.sz = sizeof opt, .threads = 1};
-    if (o && o->sz >= sizeof opt) opt = *o;
+    etl_opts_take(&opt, sizeof opt, o);
     size_t nbufs = etl_reader_buffer_count(r);
     unsigned n = opt.threads;
     if (n > nbufs / MIN_BUFFERS) n = (unsigned)(nbufs / MIN_BUFFERS);

@@ -26,6 +26,7 @@
 #include "etlkit/wakeups.h"
 #include "etlkit/waitchain.h"
 #include "base/idmap.h"
+#include "base/opts.h"
 
 typedef struct crow {
     int64_t gs, lso, rt, si, nso;  /* gs: where the row's gap starts (LSO, else RT, else SI) */
@@ -72,7 +73,7 @@ const char *etl_chain_leaf_name(unsigned leaf)
 etl_status etl_chain_init(etl_chain *c, const etl_chain_options *o)
 {
     memset(c, 0, sizeof *c);
-    if (o && o->sz >= sizeof *o) c->o = *o;
+    etl_opts_take(&c->o, sizeof c->o, o);
     if (c->o.min_ns == 0) c->o.min_ns = 1000000;
     if (c->o.min_ns < 0) c->o.min_ns = 0;
     if (c->o.depth == 0) c->o.depth = 8;

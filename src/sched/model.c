@@ -24,6 +24,7 @@
 #include "base/fastmem.h"
 #include "base/idmap.h"
 #include "sched/model_priv.h"
+#include "base/opts.h"
 
 /* Live state of a thread instance, beside its public record. */
 typedef struct mthr {
@@ -554,7 +555,7 @@ etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched
     etl_sched *m = calloc(1, sizeof *m);
     if (!m) return ETL_E_NOMEM;
     m->clock = *clock;
-    if (opts && opts->sz >= sizeof *opts) m->opts = *opts;
+    etl_opts_take(&m->opts, sizeof m->opts, opts);
     etl_idmap_init(&m->tid_map);
     etl_idmap_init(&m->pid_map);
     m->capnames = 4096;

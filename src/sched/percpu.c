@@ -50,6 +50,7 @@
 #include "sched/cpushare.h"
 #include "sched/model_priv.h"
 #include "sched/usage_slice.h"
+#include "base/opts.h"
 
 /* A place in the time-ordered merge: ts, then CPU << 52 | stream << 51 | place << 1 | which. */
 typedef struct pos {
@@ -882,7 +883,7 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
 {
     memset(out, 0, sizeof *out);
     etl_sched_percpu_options o = {.sz = sizeof o, .bias = -1, .threads = 1};
-    if (opts && opts->sz >= sizeof o) o = *opts;
+    etl_opts_take(&o, sizeof o, opts);
     run rn;
     memset(&rn, 0, sizeof rn);
     rn.r = r;

@@ -18,6 +18,7 @@
 #include "base/sat.h"
 #include "base/sort.h"
 #include "etlkit/pmc.h"
+#include "base/opts.h"
 
 struct etl_pmc_priv {
     etl_pmc_sums *t;      /* by instance */
@@ -78,8 +79,8 @@ etl_status etl_pmc_init(etl_pmc *p, const etl_sched *model, const etl_pmc_option
 {
     memset(p, 0, sizeof *p);
     p->model = model;
-    if (o && o->sz >= sizeof *o) p->o = *o;
-    else etl_pmc_options_init(&p->o);
+    etl_pmc_options_init(&p->o);
+    etl_opts_take(&p->o, sizeof p->o, o);
     if (p->o.nkinds > ETL_PMC_MAX) p->o.nkinds = ETL_PMC_MAX;
     for (unsigned k = p->o.nkinds; k < ETL_PMC_MAX; k++) p->o.kinds[k] = ETL_PMC_OTHER;
     p->priv = calloc(1, sizeof *p->priv);

@@ -26,6 +26,7 @@
 #include "base/fastmem.h"
 #include "base/ltree.h"
 #include "sched/cpushare.h"
+#include "base/opts.h"
 
 enum { FORM_UNKNOWN = 0, FORM_FULL = 1, FORM_COMPACT = 2 };
 
@@ -666,10 +667,11 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
                                  etl_sched_source **out)
 {
     *out = NULL;
-    bool full = opts && opts->sz >= sizeof *opts;
-    int bias = full ? opts->bias : -1;
-    uint32_t skip = full ? opts->skip : 0;
-    unsigned threads = full ? opts->threads : 1;
+    etl_sched_source_options o = {.sz = sizeof o, .bias = -1, .threads = 1};
+    etl_opts_take(&o, sizeof o, opts);
+    int bias = o.bias;
+    uint32_t skip = o.skip;
+    unsigned threads = o.threads;
     unsigned ubias = bias >= 0 ? (unsigned)bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
     unsigned ncpu = etl_reader_cpu_count(r);
     bool lookahead = ncpu > 0 && !(skip & 1u << ETL_SCHED_SWITCH) && etl_sched_logs_compact(r);

@@ -25,6 +25,7 @@
 #include "etlkit/spinlocks.h"
 #include "base/idmap.h"
 #include "sched/latency.h"
+#include "base/opts.h"
 
 typedef struct cell {
     uint32_t lock, caller, pair;
@@ -96,8 +97,8 @@ etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const et
 {
     memset(s, 0, sizeof *s);
     s->clock = clock;
-    if (o && o->sz >= sizeof *o) s->o = *o;
-    else s->o.params = etl_spinlock_info_defaults();
+    s->o.params = etl_spinlock_info_defaults();
+    etl_opts_take(&s->o, sizeof s->o, o);
     if (!s->o.max_values) s->o.max_values = ETL_SPIN_MAX_VALUES;
     s->priv = calloc(1, sizeof *s->priv);
     if (!s->priv) return ETL_E_NOMEM;

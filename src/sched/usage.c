@@ -18,6 +18,7 @@
 #include "sched/latspill.h"
 #include "base/diag.h"
 #include "base/spool.h"
+#include "base/opts.h"
 
 /* The first failure is kept: a value that could not be counted makes every answer unknown. */
 static void usage_fail(struct etl_usage_priv *p, etl_status st)
@@ -39,7 +40,7 @@ etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_
 {
     memset(u, 0, sizeof *u);
     u->model = model;
-    if (o && o->sz >= sizeof *o) u->o = *o;
+    etl_opts_take(&u->o, sizeof u->o, o);
     if (!u->o.longest) u->o.longest = 10;
     u->bucket_stride = model && etl_sched_cpu_count(model) ? etl_sched_cpu_count(model) : 1;
     u->priv = calloc(1, sizeof *u->priv);

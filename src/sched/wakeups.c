@@ -12,6 +12,7 @@
 #include <string.h>
 #include "base/sort.h"
 #include "etlkit/wakeups.h"
+#include "base/opts.h"
 
 struct etl_wakeups_priv {
     uint64_t *by_thread;   /* by instance */
@@ -31,7 +32,7 @@ etl_status etl_wakeups_init(etl_wakeups *w, const etl_sched *model, const etl_wa
 {
     memset(w, 0, sizeof *w);
     w->model = model;
-    if (o && o->sz >= sizeof *o) w->o = *o;
+    etl_opts_take(&w->o, sizeof w->o, o);
     w->priv = calloc(1, sizeof *w->priv);
     return w->priv ? ETL_OK : ETL_E_NOMEM;
 }

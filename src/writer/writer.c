@@ -19,6 +19,7 @@
 #include "base/bytes.h"
 #include "base/mapfile.h"
 #include "writer/writer_internal.h"
+#include "base/opts.h"
 
 #define FILETIME_2026 134116992000000000ull /* 2026-01-01T00:00:00Z */
 #define EVENT_TRACE_FILE_MODE_SEQUENTIAL 0x00000001u
@@ -250,7 +251,7 @@ static etl_status writer_open(const char *path, FILE *f, bool sync, const etl_wr
         return ETL_E_NOMEM;
     }
     w->sync = sync;
-    if (opts) memcpy(&w->o, opts, opts->sz && opts->sz < sizeof w->o ? opts->sz : sizeof w->o);
+    etl_opts_take(&w->o, sizeof w->o, opts);
     set_defaults(&w->o, path);
     if (w->o.buffer_size < 4096 || w->o.buffer_size > (16u << 20) || w->o.buffer_size % 8 || w->o.ncpu > 2048) {
         etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX,
