@@ -71,6 +71,9 @@ typedef struct ln_buf {
  * n bytes from s to o, reading and writing only those: short ones (keys, numbers,
  * names) as two overlapping fixed moves, not a call to memcpy.
  */
+/* The appends every dumped field makes: inlined at each call, so a key's length is a constant (GCC keeps them out of line otherwise: 7% more instructions for dump --format jsonl). */
+#define LN_HOT static inline __attribute__((always_inline))
+
 static inline void ln_copy(char *o, const char *s, size_t n)
 {
     if (n >= 16 && n <= 32) {
@@ -89,7 +92,7 @@ static inline void ln_copy(char *o, const char *s, size_t n)
     }
 }
 
-static inline void ln_raw(ln_buf *l, const char *s, size_t n)
+LN_HOT void ln_raw(ln_buf *l, const char *s, size_t n)
 {
     if (l->n + n + 1 > l->cap) {
         l->cut = 1;
@@ -100,7 +103,7 @@ static inline void ln_raw(ln_buf *l, const char *s, size_t n)
 }
 
 /* A key of k bytes (no escaping: keys are etlkit's identifiers); NULL: an array element, its comma only. */
-static inline void ln_keyn(ln_buf *l, const char *key, size_t k)
+LN_HOT void ln_keyn(ln_buf *l, const char *key, size_t k)
 {
     if (l->n + k + 5 > l->cap) {
         l->cut = 1;
@@ -128,10 +131,10 @@ static inline void ln_keyn(ln_buf *l, const char *key, size_t k)
     l->first = 0;
 }
 
-static inline void ln_key(ln_buf *l, const char *key) { ln_keyn(l, key, key ? strlen(key) : 0); }
+LN_HOT void ln_key(ln_buf *l, const char *key) { ln_keyn(l, key, key ? strlen(key) : 0); }
 
 /* The key, and room for a number (21 bytes) after it; 0: the line is cut. */
-static inline int ln_num_key(ln_buf *l, const char *key)
+LN_HOT int ln_num_key(ln_buf *l, const char *key)
 {
     ln_key(l, key);
     if (l->n + 22 > l->cap) {
@@ -141,12 +144,12 @@ static inline int ln_num_key(ln_buf *l, const char *key)
     return 1;
 }
 
-static inline void ln_u(ln_buf *l, const char *key, uint64_t v)
+LN_HOT void ln_u(ln_buf *l, const char *key, uint64_t v)
 {
     if (ln_num_key(l, key)) l->n += num_u64_inline(l->b + l->n, v);
 }
 
-static inline void ln_i(ln_buf *l, const char *key, int64_t v)
+LN_HOT void ln_i(ln_buf *l, const char *key, int64_t v)
 {
     if (ln_num_key(l, key)) l->n += num_i64_inline(l->b + l->n, v);
 }
