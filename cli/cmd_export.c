@@ -19,6 +19,7 @@
 #include "etlkit/export.h"
 #include "base/diag.h"
 #include "base/outfile.h"
+#include "base/platform.h"
 #include "base/sigclean.h"
 
 enum { TO_NONE = 0, TO_SQLITE, TO_CSV, TO_PERFETTO, TO_FTRACE };
@@ -94,7 +95,7 @@ static int out_create(const char *cmd, out_path *o, FILE **f)
 
 static void out_drop_file(out_path *o, int t, int remove)
 {
-    if (remove) unlink(o->files[t]);
+    if (remove) etl_unlink(o->files[t]);
     etl_sigclean_remove(o->clean[t] - 1); /* after the unlink or the rename */
     o->clean[t] = 0;
     free(o->files[t]);
@@ -114,7 +115,7 @@ static int out_finish(const char *cmd, const char *path, out_path *o, int ok)
             const char *name = strrchr(o->files[t], '/') + 1;
             size_t n = strlen(path) + strlen(name) + 2;
             char *dst = malloc(n);
-            if (!dst || (snprintf(dst, n, "%s/%s", path, name), rename(o->files[t], dst) != 0)) {
+            if (!dst || (snprintf(dst, n, "%s/%s", path, name), etl_rename(o->files[t], dst) != 0)) {
                 fprintf(stderr, "%s %s: %s: cannot move %s into place: %s\n", prog, cmd, path, name,
                         dst ? strerror(errno) : "out of memory");
                 rc = EXIT_IO;
@@ -164,7 +165,7 @@ static int csv_open(csv_sink *c, out_path *o, uint32_t tables)
         o->files[i] = malloc(n);
         if (!o->files[i]) return -1;
         snprintf(o->files[i], n, "%s/%s.csv", o->of.tmp, t[i].name);
-        c->f[i] = fopen(o->files[i], "wbx");
+        c->f[i] = etl_fopen(o->files[i], "wbx");
         if (!c->f[i]) {
             free(o->files[i]);
             o->files[i] = NULL;
@@ -318,8 +319,7 @@ int cmd_export(int argc, char **argv)
     if (to_stdout && (to == TO_SQLITE || to == TO_CSV))
         return cli_usage_error("export", "--to %s needs a path, not standard output", to_name);
     if (!trace_id) {
-        const char *s = strrchr(a.path, '/');
-        trace_id = s ? s + 1 : a.path;
+        trace_id = etl_path_base(a.path);
     }
 
     out_path op;

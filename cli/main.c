@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "common.h"
+#include "base/platform.h"
 
 static const struct cmd {
     const char *name;
@@ -37,6 +38,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    etl_platform_init(&argc, &argv);
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
