@@ -9,8 +9,10 @@ FUZZ_LONG_SECONDS ?= 3600
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 SHARED      ?= $(CURDIR)/../shared
 DEMO_TRACE  ?= samples/synth-4cpu-1s.etl
+WIN_BUILD   ?= build-windows
 
-.PHONY: all build demo test test-unit test-asan fuzz fuzz-long bench bench-large bench-read unchanged deps deps-test clean
+.PHONY: all build demo test test-unit test-asan fuzz fuzz-long bench bench-large bench-read unchanged deps deps-test clean \
+        windows deps-windows
 
 all: build
 
@@ -19,6 +21,9 @@ deps:
 
 deps-test:
 	@sh scripts/deps.sh test
+
+deps-windows:
+	@sh scripts/deps.sh windows
 
 build: deps
 	cmake -S . -B $(BUILD) -DETLKIT_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -80,5 +85,14 @@ unchanged: build
 	@test -n "$(OLD)" || { echo "make unchanged OLD=/path/to/old/etlkit" >&2; exit 64; }
 	sh tests/cli/unchanged.sh $(OLD) $(BUILD)/etlkit $(SHARED)/samples
 
+# etlkit.exe for 64-bit Windows, cross-compiled with mingw-w64 (cmake/mingw-w64-x86_64.cmake), one file
+# linking only Windows' own DLLs; SQLite compiled in from its amalgamation (scripts/sqlite-amalgamation.sh).
+windows: deps-windows
+	sh scripts/sqlite-amalgamation.sh $(WIN_BUILD)/sqlite
+	cmake -S . -B $(WIN_BUILD) -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake -DETLKIT_TESTS=OFF \
+	  -DETLKIT_SQLITE_AMALGAMATION=$(CURDIR)/$(WIN_BUILD)/sqlite -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(WIN_BUILD) -j$(JOBS) --target etlkit_cli
+	sh tests/windows/dlls.sh $(WIN_BUILD)/etlkit.exe
+
 clean:
-	rm -rf $(BUILD) $(BUILD)-test $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(BUILD)-test $(ASAN_BUILD) $(FUZZ_BUILD) $(WIN_BUILD)
