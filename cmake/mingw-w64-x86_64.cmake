@@ -11,8 +11,16 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+# ETLKIT_MINGW_DEPS: a prefix with more Windows libraries (the unit tests' cmocka and jansson, which
+# scripts/windows-test-deps.sh builds there).
+if(ETLKIT_MINGW_DEPS)
+  list(APPEND CMAKE_FIND_ROOT_PATH ${ETLKIT_MINGW_DEPS})
+  set(ETLKIT_MINGW_PC ${ETLKIT_MINGW_DEPS}/lib/pkgconfig:/usr/${ETLKIT_MINGW_TRIPLET}/lib/pkgconfig)
+else()
+  set(ETLKIT_MINGW_PC /usr/${ETLKIT_MINGW_TRIPLET}/lib/pkgconfig)
+endif()
 # pkg-config sees the target's .pc files only, never the build machine's Linux libraries.
-set(ENV{PKG_CONFIG_LIBDIR} ${CMAKE_FIND_ROOT_PATH}/lib/pkgconfig)
+set(ENV{PKG_CONFIG_LIBDIR} ${ETLKIT_MINGW_PC})
 set(ENV{PKG_CONFIG_PATH} "")
 set(ENV{PKG_CONFIG_SYSROOT_DIR} "")
 # printf's %zu, %llu and %Lf as glibc's (msvcrt's own printf has none of them); one .exe, only

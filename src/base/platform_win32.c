@@ -153,7 +153,10 @@ int etl_fstat(int fd, etl_file_info *fi)
         errno = EBADF;
         return -1;
     }
-    return info_of_handle(h, true, fi);
+    /* A handle inherited without the right to read its attributes (wine's standard input redirected
+     * from a file): a stream read to its end, as a pipe, without an identity. */
+    if (info_of_handle(h, true, fi) != 0) memset(fi, 0, sizeof *fi);
+    return 0;
 }
 
 /* A descriptor on a new handle; share_delete lets the name be deleted while it is open. */
