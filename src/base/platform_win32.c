@@ -212,32 +212,21 @@ FILE *etl_fopen(const char *path, const char *mode)
     return f;
 }
 
-int etl_mkdir(const char *path)
+/* A wide call on one name: 0, or -1 with errno. */
+static int on_name(const char *path, BOOL(WINAPI *call)(LPCWSTR))
 {
     wchar_t *w = wide(path);
     if (!w) return -1;
-    BOOL ok = CreateDirectoryW(w, NULL);
+    BOOL ok = call(w);
     free(w);
     return ok ? 0 : fail_win();
 }
 
-int etl_rmdir(const char *path)
-{
-    wchar_t *w = wide(path);
-    if (!w) return -1;
-    BOOL ok = RemoveDirectoryW(w);
-    free(w);
-    return ok ? 0 : fail_win();
-}
+static BOOL WINAPI create_dir(LPCWSTR w) { return CreateDirectoryW(w, NULL); }
 
-int etl_unlink(const char *path)
-{
-    wchar_t *w = wide(path);
-    if (!w) return -1;
-    BOOL ok = DeleteFileW(w);
-    free(w);
-    return ok ? 0 : fail_win();
-}
+int etl_mkdir(const char *path) { return on_name(path, create_dir); }
+int etl_rmdir(const char *path) { return on_name(path, RemoveDirectoryW); }
+int etl_unlink(const char *path) { return on_name(path, DeleteFileW); }
 
 int etl_rename(const char *from, const char *to)
 {
