@@ -8,7 +8,7 @@ if [ "${1:-build}" = test ]; then
   want="$want libcmocka-dev libjansson-dev zlib1g-dev clang libclang-rt-14-dev sqlite3 protobuf-compiler chromium nodejs"
 fi
 if [ "${1:-build}" = windows ]; then
-  want="$want gcc-mingw-w64-x86-64 libz-mingw-w64-dev wine64"
+  want="$want gcc-mingw-w64-x86-64 libz-mingw-w64-dev wine wine64"
   command -v npm >/dev/null 2>&1 || want="$want npm"
 fi
 missing=""
