@@ -194,8 +194,7 @@ int cmd_export(int argc, char **argv)
     if (to_stdout && (to == TO_SQLITE || to == TO_CSV))
         return cli_usage_error("export", "--to %s needs a path, not standard output", to_name);
     if (!trace_id) {
-        const char *s = strrchr(a.path, '/');
-        trace_id = s ? s + 1 : a.path;
+        trace_id = etl_path_base(a.path);
     }
 
     out_path op;

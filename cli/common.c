@@ -1,6 +1,4 @@
 /* common.c - input opening with capped diagnostics, progress bar, output helpers. */
-#define _GNU_SOURCE /* sched_getaffinity */
-#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -8,6 +6,7 @@
 #include <unistd.h>
 #include "common.h"
 #include "out.h"
+#include "base/platform.h"
 
 #define DIAG_MAX_LINES 20 /* the size of cli_input.held */
 
@@ -84,10 +83,7 @@ int cli_close(cli_input *in, const etl_stats *st)
 
 unsigned cli_threads_default(void)
 {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return (unsigned)CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
+    return etl_cpu_count();
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -108,7 +104,7 @@ int cli_is_help(const char *arg)
 
 void cli_progress_start(cli_progress *p, uint64_t total)
 {
-    p->on = total >= (64u << 20) && isatty(STDERR_FILENO);
+    p->on = total >= (64u << 20) && etl_isatty(STDERR_FILENO);
     p->total = total ? total : 1;
     p->last_pct = 101;
 }

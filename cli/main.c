@@ -3,6 +3,7 @@
 #include <string.h>
 #include "common.h"
 #include "etlkit_gitrev.h"
+#include "base/platform.h"
 
 static const struct cmd {
     const char *name;
@@ -38,6 +39,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    etl_platform_init(&argc, &argv);
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report_page.h"
+#include "base/platform.h"
 
 
 void sec_trace(page *pg)
@@ -126,10 +127,11 @@ void sec_trace(page *pg)
     /* The model's anomaly counters, as the text reports print them. */
     char *buf = NULL;
     size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
+    etl_memstream ms;
+    FILE *m = etl_memstream_open(&ms, &buf, &n);
     if (m) {
         rep_print_anomalies(pg->run, m);
-        fclose(m);
+        etl_memstream_close(&ms);
         if (n) {
             fputs("<details><summary>Anomalies the scheduler model counted</summary><ul>", f);
             for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report_page.h"
+#include "base/platform.h"
 
 /* Hundredths of a percent of part over whole, rounded down. */
 int64_t pct100(int64_t part, int64_t whole)
@@ -123,8 +124,7 @@ void write_page(page *pg)
     const char *title = pg->o->title;
     char deftitle[300], b1[32], b2[32], b3[32];
     if (!title) {
-        const char *base = strrchr(pg->run->in.path, '/');
-        snprintf(deftitle, sizeof deftitle, "etlkit report: %s", base ? base + 1 : pg->run->in.path);
+        snprintf(deftitle, sizeof deftitle, "etlkit report: %s", etl_path_base(pg->run->in.path));
         title = deftitle;
     }
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -172,12 +172,13 @@ void write_page(page *pg)
     /* The data, through the shared JSON writer. */
     char *buf = NULL;
     size_t n = 0;
-    FILE *m = open_memstream(&buf, &n);
+    etl_memstream ms;
+    FILE *m = etl_memstream_open(&ms, &buf, &n);
     if (m) {
         jw w;
         jw_init(&w, m);
         write_json(&w, pg);
-        fclose(m);
+        etl_memstream_close(&ms);
         html_json_block(f, "etlkit-data", buf, n);
         free(buf);
     }

@@ -1,10 +1,15 @@
 #!/bin/sh
 # deps.sh [build|test] - installs the Debian packages etlkit needs, only those missing.
-# "build" is what compiling the tool needs; "test" adds the test, sanitizer and fuzz tools.
+# "build" is what compiling the tool needs; "test" adds the test, sanitizer and fuzz tools;
+# "windows" the cross-compiler, zlib for it and wine (make windows, make test-windows) and npm (SQLite's source).
 set -eu
 want="gcc make cmake pkg-config libsqlite3-dev"
 if [ "${1:-build}" = test ]; then
   want="$want libcmocka-dev libjansson-dev zlib1g-dev clang libclang-rt-14-dev sqlite3 protobuf-compiler chromium nodejs"
+fi
+if [ "${1:-build}" = windows ]; then
+  want="$want gcc-mingw-w64-x86-64 libz-mingw-w64-dev wine wine64"
+  command -v npm >/dev/null 2>&1 || want="$want npm"
 fi
 missing=""
 for p in $want; do

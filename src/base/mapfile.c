@@ -3,18 +3,14 @@
  * page cache does the I/O); pipes and other non-regular files are read whole
  * with read(), since buffers must be addressable at random for the ordered walk.
  */
-/* madvise(MADV_DONTNEED) is not POSIX (glibc makes posix_madvise's DONTNEED a no-op). */
-#define _DEFAULT_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "base/mapfile.h"
+#include "base/platform.h"
 
 static etl_status read_all(int fd, etl_map *m, const char *path, etl_diag *diag)
 {
@@ -35,7 +31,9 @@ static etl_status read_all(int fd, etl_map *m, const char *path, etl_diag *diag)
             buf = nb;
             cap *= 2;
         }
-        ssize_t k = read(fd, buf + n, cap - n);
+        /* read()'s count is an unsigned int on Windows: 1 GiB at most a call. */
+        size_t want = cap - n < (1u << 30) ? cap - n : (1u << 30);
+        long long k = read(fd, buf + n, want);
         if (k < 0) {
             if (errno == EINTR) continue;
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: read: %s", path, strerror(errno));
@@ -62,35 +60,35 @@ etl_status etl_map_open(const char *path, etl_map *m, etl_diag *diag)
 {
     memset(m, 0, sizeof *m);
     m->fd = -1;
-    int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : etl_open_read(path);
     if (fd < 0) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
         return ETL_E_IO;
     }
-    struct stat st;
+    etl_file_info st;
     etl_status rc = ETL_OK;
-    bool have = fstat(fd, &st) == 0;
+    bool have = etl_fstat(fd, &st) == 0;
     if (have) {
         /* Who we read, whatever the name ("-" included): a writer must not truncate it. */
-        m->has_id = true;
-        m->dev = (uint64_t)st.st_dev;
-        m->ino = (uint64_t)st.st_ino;
+        m->has_id = st.has_id;
+        m->dev = st.dev;
+        m->ino = st.ino;
     }
     if (!have) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
         rc = ETL_E_IO;
-    } else if (S_ISDIR(st.st_mode)) {
+    } else if (st.is_dir) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: is a directory", path);
         rc = ETL_E_IO;
-    } else if (S_ISREG(st.st_mode) && st.st_size > 0) {
-        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
+    } else if (st.is_reg && st.size > 0) {
+        void *p = etl_mmap_read(fd, (size_t)st.size);
+        if (!p) {
             rc = read_all(fd, m, path, diag);
         } else {
             m->mapped = p;
-            m->mapped_size = (size_t)st.st_size;
+            m->mapped_size = (size_t)st.size;
             m->data = p;
-            m->size = (size_t)st.st_size;
+            m->size = (size_t)st.size;
             if (fd != STDIN_FILENO) {
                 m->fd = fd; /* kept for etl_map_pread */
                 fd = -1;
@@ -106,10 +104,10 @@ etl_status etl_map_open(const char *path, etl_map *m, etl_diag *diag)
 void etl_map_release(const etl_map *m, uint64_t off, uint64_t len)
 {
     if (!m->mapped || off >= m->mapped_size) return;
-    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t page = etl_page_size();
     uint64_t end = off + len < m->mapped_size ? off + len : m->mapped_size;
     uint64_t a = (off + page - 1) / page * page, b = end / page * page;
-    if (b > a) madvise((uint8_t *)m->mapped + a, (size_t)(b - a), MADV_DONTNEED);
+    if (b > a) etl_mem_release((uint8_t *)m->mapped + a, (size_t)(b - a));
 }
 
 bool etl_map_pread(const etl_map *m, uint64_t off, void *dst, size_t n)
@@ -117,7 +115,7 @@ bool etl_map_pread(const etl_map *m, uint64_t off, void *dst, size_t n)
     if (m->fd < 0 || off > m->size || n > m->size - off) return false;
     size_t got = 0;
     while (got < n) {
-        ssize_t k = pread(m->fd, (uint8_t *)dst + got, n - got, (off_t)(off + got));
+        long long k = etl_pread(m->fd, (uint8_t *)dst + got, n - got, off + got);
         if (k <= 0) return false;
         got += (size_t)k;
     }
@@ -127,7 +125,7 @@ bool etl_map_pread(const etl_map *m, uint64_t off, void *dst, size_t n)
 void etl_map_close(etl_map *m)
 {
     if (m->fd >= 0) close(m->fd);
-    if (m->mapped) munmap(m->mapped, m->mapped_size);
+    if (m->mapped) etl_munmap(m->mapped, m->mapped_size);
     free(m->heap);
     memset(m, 0, sizeof *m);
 }

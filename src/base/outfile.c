@@ -1,46 +1,44 @@
 /* outfile.c - see outfile.h. */
-/* fchmod/fchown are XSI, beyond the build's POSIX level. */
-#define _XOPEN_SOURCE 700
 #include "base/outfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "base/diag.h"
+#include "base/platform.h"
 #include "base/sigclean.h"
 
 static etl_status check(const char *path, bool dir, etl_outfile *of, etl_diag *diag)
 {
     memset(of, 0, sizeof *of);
     of->dir = dir;
-    struct stat ls;
-    if (lstat(path, &ls) != 0) {
+    etl_file_info ls;
+    if (etl_stat(path, false, &ls) != 0) {
         if (errno != ENOENT) {
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
             return ETL_E_IO;
         }
     } else {
         of->exists = true;
-        of->is_link = S_ISLNK(ls.st_mode);
+        of->is_link = ls.is_link;
         /* What a link names only matters to tell the input (a link to nothing names nothing). */
-        of->resolves = of->is_link ? stat(path, &of->st) == 0 : (of->st = ls, true);
+        of->resolves = of->is_link ? etl_stat(path, true, &of->st) == 0 : (of->st = ls, true);
         if (!of->resolves) memset(&of->st, 0, sizeof of->st);
-        if (!of->is_link && dir && !S_ISDIR(ls.st_mode)) {
+        if (!of->is_link && dir && !ls.is_dir) {
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: not a directory; the output must be a new or existing directory",
                          path);
             return ETL_E_IO;
         }
         /* A writer may seek, and renaming over a FIFO or a device would replace the node itself. */
-        if (!of->is_link && !dir && !S_ISREG(ls.st_mode)) {
+        if (!of->is_link && !dir && !ls.is_reg) {
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: not a regular file; the output must be a new or regular file",
                          path);
             return ETL_E_IO;
         }
         /* A file the user may not write stays as it is, as a plain open() would leave it. */
-        if (!of->is_link && !dir && access(path, W_OK) != 0) {
+        if (!of->is_link && !dir && etl_writable(path) != 0) {
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
             return ETL_E_IO;
         }
@@ -61,10 +59,10 @@ etl_status etl_outfile_may_replace(const etl_outfile *of, const char *path, bool
                                    etl_diag *diag)
 {
     if (!of->exists) return ETL_OK;
-    struct stat in;
+    etl_file_info in;
     if (input && of->resolves &&
-        (strcmp(input, "-") == 0 ? fstat(STDIN_FILENO, &in) : stat(input, &in)) == 0 &&
-        in.st_dev == of->st.st_dev && in.st_ino == of->st.st_ino) {
+        (strcmp(input, "-") == 0 ? etl_fstat(STDIN_FILENO, &in) : etl_stat(input, true, &in)) == 0 &&
+        in.has_id && of->st.has_id && in.dev == of->st.dev && in.ino == of->st.ino) {
         etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s: the output is the input file", path);
         return ETL_E_INVALID_ARG;
     }
@@ -80,9 +78,8 @@ etl_status etl_outfile_may_replace(const etl_outfile *of, const char *path, bool
 /* The temporary name for try i: .NAME.XXXXXXXX.tmp in the target's directory. */
 static char *tmp_name(const etl_outfile *of, char *tmp, size_t n, unsigned i)
 {
-    const char *slash = strrchr(of->target, '/');
-    size_t dirlen = slash ? (size_t)(slash - of->target) + 1 : 0;
-    const char *base = slash ? slash + 1 : of->target;
+    const char *base = etl_path_base(of->target);
+    size_t dirlen = (size_t)(base - of->target);
     unsigned long salt = (unsigned long)getpid() * 2654435761ul ^ (unsigned long)time(NULL);
     snprintf(tmp, n, "%.*s.%s.%08lx.tmp", (int)dirlen, of->target, base, (salt + i * 0x9E3779B9ul) & 0xFFFFFFFFul);
     return tmp;
@@ -100,7 +97,7 @@ etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag)
     bool keep_mode = of->exists && !of->is_link;
     /* O_EXCL with the mode a plain create would use: the umask (and a default ACL) apply as usual. */
     for (unsigned i = 0; fd < 0 && i < 100; i++) {
-        fd = open(tmp_name(of, tmp, n, i), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, keep_mode ? 0600 : 0666);
+        fd = etl_create_new(tmp_name(of, tmp, n, i), keep_mode ? 0600 : 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
@@ -111,11 +108,7 @@ etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag)
     }
     of->tmp = tmp;
     of->clean = etl_sigclean_add(tmp, false) + 1;
-    if (keep_mode) {
-        /* Replacing a file: it keeps its permissions (and, when we may, its owner). */
-        if (fchown(fd, of->st.st_uid, of->st.st_gid) != 0) { /* only root may give a file away */ }
-        fchmod(fd, of->st.st_mode & 07777);
-    }
+    if (keep_mode) etl_copy_mode(fd, &of->st); /* replacing a file: it keeps its permissions (and, when we may, its owner) */
     if (!f) {
         if (close(fd) != 0) {
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", of->target, strerror(errno));
@@ -142,7 +135,7 @@ etl_status etl_outfile_create_dir(etl_outfile *of, etl_diag *diag)
     }
     int r = -1;
     for (unsigned i = 0; r != 0 && i < 100; i++) {
-        r = mkdir(tmp_name(of, tmp, n, i), 0777); /* the umask applies, as to any new directory */
+        r = etl_mkdir(tmp_name(of, tmp, n, i)); /* the umask applies, as to any new directory */
         if (r != 0 && errno != EEXIST) break;
     }
     if (r != 0) {
@@ -161,11 +154,11 @@ etl_status etl_outfile_commit(etl_outfile *of, const char *path, etl_diag *diag)
     if (!of->tmp) return ETL_OK;
     if (of->dir && of->exists && !of->is_link) return ETL_OK; /* the caller moved the files in; discard removes tmp */
     /* rename() replaces a link to a file, not one to a directory: a directory output removes the link first. */
-    if (of->dir && of->is_link && unlink(of->target) != 0 && errno != ENOENT) {
+    if (of->dir && of->is_link && etl_unlink(of->target) != 0 && errno != ENOENT) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot replace the symbolic link: %s", path, strerror(errno));
         return ETL_E_IO;
     }
-    if (rename(of->tmp, of->target) != 0) {
+    if (etl_rename(of->tmp, of->target) != 0) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot rename %s into place: %s", path, of->tmp, strerror(errno));
         return ETL_E_IO;
     }
@@ -179,7 +172,7 @@ etl_status etl_outfile_commit(etl_outfile *of, const char *path, etl_diag *diag)
 void etl_outfile_discard(etl_outfile *of)
 {
     /* Ours alone: the old output, if any, is as it was. */
-    if (of->tmp) (void)(of->dir ? rmdir(of->tmp) : unlink(of->tmp));
+    if (of->tmp) (void)(of->dir ? etl_rmdir(of->tmp) : etl_unlink(of->tmp));
     etl_sigclean_remove(of->clean - 1);
     of->clean = 0;
     free(of->tmp);

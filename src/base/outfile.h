@@ -29,8 +29,8 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include "etlkit/base.h"
+#include "base/platform.h"
 
 typedef struct etl_outfile {
     char *target;   /* the path renamed over: the name given (a symbolic link itself, not what it names) */
@@ -39,7 +39,7 @@ typedef struct etl_outfile {
     bool exists;    /* something is at target: a file, a directory, a symbolic link (dangling too) */
     bool is_link;   /* ... and it is a symbolic link */
     bool resolves;  /* st is what target names, following a link */
-    struct stat st;
+    etl_file_info st;
     int clean;      /* tmp's slot in the signal cleanup table + 1; 0 = none */
 } etl_outfile;
 

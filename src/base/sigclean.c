@@ -1,12 +1,10 @@
 /* sigclean.c - see sigclean.h. */
 #include "base/sigclean.h"
 
-#include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <unistd.h>
+#include "base/platform.h"
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
@@ -24,9 +22,6 @@ typedef struct slot {
 } slot;
 
 static slot slots[ETL_SIGCLEAN_SLOTS];
-static atomic_int installed;
-
-static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGXFSZ};
 
 /* Copies slot i's name if it is a `what` and stayed one while copied. */
 static bool read_slot(int i, int what, char *out)
@@ -39,46 +34,22 @@ static bool read_slot(int i, int what, char *out)
     return k > 0 && atomic_load(&slots[i].seq) == s1;
 }
 
-static void on_signal(int sig)
+/* Called by the platform's handler (platform.h: etl_on_termination), which then ends the process. */
+static void clean_all(void)
 {
-    int saved = errno;
     char name[PATH_MAX];
     /* The files first: a directory goes only once empty. */
     for (int i = 0; i < ETL_SIGCLEAN_SLOTS; i++)
-        if (read_slot(i, IS_FILE, name)) unlink(name);
+        if (read_slot(i, IS_FILE, name)) etl_unlink(name);
     for (int i = 0; i < ETL_SIGCLEAN_SLOTS; i++)
-        if (read_slot(i, IS_DIR, name)) rmdir(name);
-    /* The default action, taken when this handler returns (the signal is blocked until then). */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
-    raise(sig);
-    errno = saved;
-}
-
-static void install(void)
-{
-    if (atomic_exchange(&installed, 1)) return;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaddset(&sa.sa_mask, sigs[i]);
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction old;
-        /* Ignored (nohup) or handled by the program that links us: left as it is. */
-        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
-        sigaction(sigs[i], &sa, NULL);
-    }
+        if (read_slot(i, IS_DIR, name)) etl_rmdir(name);
 }
 
 int etl_sigclean_add(const char *path, bool dir)
 {
     size_t n = strlen(path);
     if (n == 0 || n >= PATH_MAX) return -1;
-    install();
+    etl_on_termination(clean_all);
     for (int i = 0; i < ETL_SIGCLEAN_SLOTS; i++) {
         slot *s = &slots[i];
         if (atomic_load(&s->what) != FREE) continue;

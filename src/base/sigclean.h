@@ -8,6 +8,8 @@
  * signal's default action and lets it end the process as it would have: the exit
  * status a shell sees is still 128 + the signal. A signal the process ignores when
  * the first name is registered (nohup's SIGHUP, `trap '' XFSZ`) stays ignored.
+ * On Windows the same is done for Ctrl-C, Ctrl-Break and the console closing, by
+ * a console control handler (platform.h, etl_on_termination).
  *
  *     int slot = etl_sigclean_add(tmp, false);   once the temporary exists
  *     ... rename(tmp, target) or unlink(tmp) ...

@@ -6,7 +6,6 @@
  * appending stream writes its finished chunks to the spill file (pwrite at offsets
  * handed out atomically, so streams on several threads share it) and frees them.
  */
-#define _GNU_SOURCE /* pread/pwrite with off_t */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,7 +15,7 @@
 #include <unistd.h>
 #include "base/spool.h"
 #include "base/diag.h"
-#include "base/tempfile.h"
+#include "base/platform.h"
 
 #define CHUNK (64u << 10)
 
@@ -98,7 +97,7 @@ static bool spill(etl_spool_stream *s)
         if (!c->mem) continue;
         uint64_t off = atomic_fetch_add(&s->sp->file_end, c->len);
         for (uint32_t done = 0; done < c->len;) {
-            ssize_t k = pwrite(fd, c->mem + done, c->len - done, (off_t)(off + done));
+            long long k = etl_pwrite(fd, c->mem + done, c->len - done, off + done);
             if (k < 0 && errno == EINTR) continue;
             if (k <= 0) {
                 fail(s->sp, k < 0 ? errno : ENOSPC); /* a write of nothing: the disk is full */
@@ -171,7 +170,7 @@ const uint8_t *etl_spool_next(etl_spool_stream *s, size_t *n)
                         s->rbuf_cap = c->len;
                     }
                     for (uint32_t done = 0; done < c->len;) {
-                        ssize_t k = pread(s->sp->fd, s->rbuf + done, c->len - done, (off_t)(c->file_off + done));
+                        long long k = etl_pread(s->sp->fd, s->rbuf + done, c->len - done, c->file_off + done);
                         if (k < 0 && errno == EINTR) continue;
                         if (k <= 0) { /* short: the file changed under us */
                             fail(s->sp, k < 0 ? errno : EIO);

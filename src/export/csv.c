@@ -14,10 +14,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "etlkit/export.h"
 #include "base/diag.h"
 #include "base/outfile.h"
+#include "base/platform.h"
 #include "base/sigclean.h"
 #include "out/csv.h"
 #include "out/num.h"
@@ -82,7 +82,7 @@ etl_status etl_csv_sink_create(etl_csv_sink *c, etl_diag *diag)
         c->files[i] = malloc(n);
         if (c->files[i]) {
             snprintf(c->files[i], n, "%s/%s.csv", c->of.tmp, t[i].name);
-            c->f[i] = fopen(c->files[i], "wbx");
+            c->f[i] = etl_fopen(c->files[i], "wbx");
         }
         if (!c->f[i]) {
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", c->path, strerror(errno));
@@ -143,7 +143,7 @@ etl_status etl_csv_sink_finish(etl_csv_sink *c, etl_diag *diag)
 
 static void drop_file(etl_csv_sink *c, int t, int remove)
 {
-    if (remove) unlink(c->files[t]);
+    if (remove) etl_unlink(c->files[t]);
     etl_sigclean_remove(c->clean[t] - 1); /* after the unlink or the rename */
     c->clean[t] = 0;
     free(c->files[t]);
@@ -177,7 +177,7 @@ etl_status etl_csv_sink_close(etl_csv_sink *c, bool commit)
             const char *name = strrchr(c->files[t], '/') + 1;
             size_t n = strlen(c->path) + strlen(name) + 2;
             char *dst = malloc(n);
-            if (!dst || (snprintf(dst, n, "%s/%s", c->path, name), rename(c->files[t], dst) != 0)) {
+            if (!dst || (snprintf(dst, n, "%s/%s", c->path, name), etl_rename(c->files[t], dst) != 0)) {
                 etl_diag_set(&d, ETL_E_IO, UINT64_MAX, "%s: cannot move %s into place: %s", c->path, name,
                              dst ? strerror(errno) : "out of memory");
                 tell(c, &d);

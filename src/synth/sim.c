@@ -45,7 +45,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include "base/platform.h"
 #include "synth_internal.h"
 
 /* Same doubles on every compiler and target: no fused multiply-add (GCC in ISO C mode never fuses). */
@@ -1499,8 +1499,8 @@ etl_status etl_synth_run(const char *path, const etl_synth_options *o, etl_synth
         s->sum.end_ts = s->end;
         s->sum.ticks_per_sec = s->ups;
         s->sum.simulated_ns = muldiv(s->end - s->start, 1000000000u, s->ups);
-        struct stat sb;
-        if (stat(path, &sb) == 0) s->sum.bytes = (uint64_t)sb.st_size;
+        etl_file_info sb;
+        if (etl_stat(path, true, &sb) == 0) s->sum.bytes = sb.size;
         s->sum.ccswap = s->enc.stats;
         if (summary) *summary = s->sum;
     } else if (diag && !diag->msg[0]) {

@@ -443,7 +443,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
         return rc;
     }
     /* The descriptor read, whatever its name ("-" too): replacing it would lose the user's only copy. */
-    if (of.exists && rd->map.has_id && rd->map.dev == (uint64_t)of.st.st_dev && rd->map.ino == (uint64_t)of.st.st_ino) {
+    if (of.exists && rd->map.has_id && of.st.has_id && rd->map.dev == of.st.dev && rd->map.ino == of.st.ino) {
         etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s: the output is the input file", out_path);
         free(of.target);
         etl_reader_close(rd);

@@ -18,6 +18,7 @@
 #include "etlkit/compress.h"
 #include "base/bytes.h"
 #include "base/mapfile.h"
+#include "base/platform.h"
 #include "writer/writer_internal.h"
 #include "base/opts.h"
 
@@ -291,7 +292,7 @@ static etl_status writer_open(const char *path, FILE *f, bool sync, const etl_wr
     bool ok = w->cpus && (!w->o.compress || w->zbuf);
     for (uint32_t c = 0; ok && c < w->o.ncpu; c++) w->cpus[c].used = ETL_BUFFER_HEADER_SIZE; /* allocated on first use */
     w->seq = 1;
-    w->f = f ? f : ok ? fopen(path, "wb") : NULL;
+    w->f = f ? f : ok ? etl_fopen(path, "wb") : NULL;
     if (!ok || !w->f) {
         if (f) fclose(f);
         etl_status st = ok ? ETL_E_IO : ETL_E_NOMEM;
@@ -381,7 +382,7 @@ etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
         st = write_header_buffer(w, true);
     }
     /* A file about to replace another must be on disk before the rename makes it the only copy. */
-    if (st == ETL_OK && w->sync && (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)) st = ETL_E_IO;
+    if (st == ETL_OK && w->sync && (fflush(w->f) != 0 || etl_fsync(fileno(w->f)) != 0)) st = ETL_E_IO;
     if (fclose(w->f) != 0 && st == ETL_OK) st = ETL_E_IO;
     if (st != ETL_OK) etl_diag_set(diag, st, UINT64_MAX, "cannot complete the trace: %s", etl_status_str(st));
     for (uint32_t c = 0; c < w->o.ncpu; c++) free(w->cpus[c].p);

@@ -103,6 +103,11 @@ same_cost "convert: thread ids multiple of 65536" "$a" "$b"
 rm -f "$tmp/t.etl"
 
 # --- 3. convert never loses a file it did not create -------------------------------------------
+# Linux's: FIFOs, file modes, a file size limit, symbolic links (wine shows a Unix link as what it
+# names). The Windows binary (ETLKIT_TARGET=windows, make test-windows) skips it, saying so.
+if [ "${ETLKIT_TARGET:-}" = windows ]; then
+  echo "skipped on Windows: 3. convert over FIFOs, symbolic links, file modes and a file size limit"
+else
 # snap DIR: names, types, modes, sizes, link targets and checksums of everything in DIR.
 snap() {
   (cd "$1" && for e in * .[!.]*; do
@@ -175,6 +180,7 @@ expect "no temporary left" [ -z "$(ls -A "$d" | grep '\.tmp$')" ]
 # A new file gets the umask's mode, as any created file.
 ( umask 027; timeout 20 "$etlkit" convert "$k" -o "$d/new.etl" -q ); check "new file" 0 $?
 expect "new file mode from umask" [ "$(stat -c %a "$d/new.etl")" = 640 ]
+fi
 
 # --- 4. the model's bounds: the storms (too many events for every command to read them in time) ----------
 # A TID started over and over without running is one thread; started, run and ended 4.2 M times, its instances

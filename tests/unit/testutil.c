@@ -34,3 +34,35 @@ uint64_t tu_rand(uint64_t *state)
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
+
+#ifdef _WIN32
+#include <direct.h>
+#include <errno.h>
+#include <io.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *tu_mkdtemp(char *tmpl)
+{
+    size_t n = strlen(tmpl);
+    if (n < 6 || strcmp(tmpl + n - 6, "XXXXXX") != 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    for (unsigned i = 0; i < 100; i++) {
+        memcpy(tmpl + n - 6, "XXXXXX", 6);
+        if (_mktemp_s(tmpl, n + 1) != 0) return NULL;
+        if (_mkdir(tmpl) == 0) return tmpl;
+        if (errno != EEXIST) return NULL;
+    }
+    return NULL;
+}
+
+int tu_setenv(const char *name, const char *value, int overwrite)
+{
+    if (!overwrite && getenv(name)) return 0;
+    return _putenv_s(name, value) == 0 ? 0 : -1;
+}
+
+int tu_unsetenv(const char *name) { return _putenv_s(name, "") == 0 ? 0 : -1; } /* "" removes it */
+#endif

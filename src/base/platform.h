@@ -1,0 +1,105 @@
+/*
+ * platform.h - what differs between POSIX and Windows, behind one set of names.
+ *
+ * platform_posix.c implements it with POSIX calls, platform_win32.c with Win32's
+ * (each file compiles to nothing on the other system). Paths are UTF-8 on both:
+ * Windows converts them to UTF-16 for the wide calls (_wfopen, CreateFileW), so a
+ * name outside the ANSI code page works. Failures set errno, as the POSIX calls do,
+ * so that callers say why with strerror(errno) on both systems.
+ */
+#ifndef ETLKIT_SRC_BASE_PLATFORM_H
+#define ETLKIT_SRC_BASE_PLATFORM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * The first call in main: on Windows, argv anew in UTF-8 from the UTF-16 command
+ * line, and standard input, output and error in binary mode (text is written with
+ * "\n" line ends, as on Linux; CSV's own CRLF stays CRLF). Nothing on POSIX.
+ */
+void etl_platform_init(int *argc, char ***argv);
+
+/* What a name or a descriptor is. */
+typedef struct etl_file_info {
+    bool is_reg, is_dir, is_link; /* is_link: a symbolic link (Windows: any reparse point) */
+    uint64_t size;
+    bool has_id;                  /* dev and ino name the file: equal pairs, one file */
+    uint64_t dev, ino;
+    unsigned mode;                /* permission bits, uid, gid: POSIX only (0 on Windows) */
+    uint32_t uid, gid;
+} etl_file_info;
+
+/* follow: what a symbolic link names (stat), or the link itself (lstat). 0, or -1 with errno. */
+int etl_stat(const char *path, bool follow, etl_file_info *fi);
+int etl_fstat(int fd, etl_file_info *fi);
+
+/* Opens a file read-only (close-on-exec, binary): a descriptor, or -1 with errno. */
+int etl_open_read(const char *path);
+/* fopen with a UTF-8 name; "x" in mode (create, fail if it exists) on both systems. */
+FILE *etl_fopen(const char *path, const char *mode);
+/*
+ * Creates a new file for writing (fails with EEXIST if the name is taken): a descriptor,
+ * or -1 with errno. mode as open(2)'s (the umask applies); Windows ignores it. On
+ * Windows the file may be deleted while open, so that a Ctrl-C can remove it.
+ */
+int etl_create_new(const char *path, unsigned mode);
+/* A new directory (mode 0777 less the umask on POSIX). 0, or -1 with errno. */
+int etl_mkdir(const char *path);
+int etl_rmdir(const char *path);
+int etl_unlink(const char *path);
+/* Renames from over to, replacing a file there (Windows: MoveFileExW, MOVEFILE_REPLACE_EXISTING). */
+int etl_rename(const char *from, const char *to);
+/* 0 when the user may write the file at path (access(W_OK); Windows: not read-only). */
+int etl_writable(const char *path);
+/* Gives the file open at fd the permissions (and, when allowed, the owner) of fi. Nothing on Windows. */
+void etl_copy_mode(int fd, const etl_file_info *fi);
+
+/* Reads or writes n bytes at offset off, not moving any shared file position: bytes done, or -1 with errno. */
+long long etl_pread(int fd, void *dst, size_t n, uint64_t off);
+long long etl_pwrite(int fd, const void *src, size_t n, uint64_t off);
+/* Flushes the file's data to the disk (fsync; Windows: FlushFileBuffers). 0, or -1 with errno. */
+int etl_fsync(int fd);
+
+/* Maps size bytes of the file open at fd read-only: the address, or NULL. */
+void *etl_mmap_read(int fd, size_t size);
+void etl_munmap(void *p, size_t size);
+/* Drops the pages of [p, p+n) (page-aligned) from memory; they are read again if touched. */
+void etl_mem_release(void *p, size_t n);
+size_t etl_page_size(void);
+
+/* The directory for temporary files: $TMPDIR when set and not empty, else /tmp (Windows: %TEMP%, GetTempPathW). */
+const char *etl_temp_dir(void);
+/* A new file there, read-write, gone when closed or when the process ends: a descriptor, or -1 with errno. */
+int etl_temp_open(void);
+
+/*
+ * Calls clean once when the user or the system ends the process (POSIX: SIGINT, SIGTERM,
+ * SIGHUP, SIGXFSZ, unless ignored or handled already; Windows: Ctrl-C, Ctrl-Break, the
+ * console closed), then lets it end as it would have. clean must be async-signal-safe.
+ */
+void etl_on_termination(void (*clean)(void));
+
+/*
+ * A stream into memory, as open_memstream(3) (Windows has none: a temporary file read back
+ * at close). etl_memstream_close sets *buf (NUL-terminated, to free) and *n, as fclose does
+ * open_memstream's; 0, or EOF with *buf NULL when the bytes could not be had.
+ */
+typedef struct etl_memstream {
+    FILE *f;
+    char **buf;
+    size_t *n;
+} etl_memstream;
+FILE *etl_memstream_open(etl_memstream *ms, char **buf, size_t *n);
+int etl_memstream_close(etl_memstream *ms);
+
+/* The CPUs this process may run on (at least 1). */
+unsigned etl_cpu_count(void);
+/* Whether the descriptor is a terminal (Windows: a console). */
+bool etl_isatty(int fd);
+/* The last component of a path: after the last '/' (Windows: '\\' too, or a drive's "C:"). */
+const char *etl_path_base(const char *path);
+
+#endif

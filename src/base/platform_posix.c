@@ -1,0 +1,178 @@
+/* platform_posix.c - platform.h on Linux and other POSIX systems (platform_win32.c is Windows'). */
+#ifndef _WIN32
+/* mkostemp, sched_getaffinity, madvise(MADV_DONTNEED) (glibc makes posix_madvise's a no-op), fchmod/fchown. */
+#define _GNU_SOURCE
+#include "base/platform.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void etl_platform_init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+}
+
+static void info_from(const struct stat *st, etl_file_info *fi)
+{
+    memset(fi, 0, sizeof *fi);
+    fi->is_reg = S_ISREG(st->st_mode);
+    fi->is_dir = S_ISDIR(st->st_mode);
+    fi->is_link = S_ISLNK(st->st_mode);
+    fi->size = st->st_size > 0 ? (uint64_t)st->st_size : 0;
+    fi->has_id = true;
+    fi->dev = (uint64_t)st->st_dev;
+    fi->ino = (uint64_t)st->st_ino;
+    fi->mode = (unsigned)st->st_mode & 07777;
+    fi->uid = (uint32_t)st->st_uid;
+    fi->gid = (uint32_t)st->st_gid;
+}
+
+int etl_stat(const char *path, bool follow, etl_file_info *fi)
+{
+    struct stat st;
+    if ((follow ? stat(path, &st) : lstat(path, &st)) != 0) return -1;
+    info_from(&st, fi);
+    return 0;
+}
+
+int etl_fstat(int fd, etl_file_info *fi)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -1;
+    info_from(&st, fi);
+    return 0;
+}
+
+int etl_open_read(const char *path) { return open(path, O_RDONLY | O_CLOEXEC); }
+
+FILE *etl_fopen(const char *path, const char *mode) { return fopen(path, mode); }
+
+int etl_create_new(const char *path, unsigned mode)
+{
+    return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
+}
+
+int etl_mkdir(const char *path) { return mkdir(path, 0777); }
+int etl_rmdir(const char *path) { return rmdir(path); }
+int etl_unlink(const char *path) { return unlink(path); }
+int etl_rename(const char *from, const char *to) { return rename(from, to); }
+int etl_writable(const char *path) { return access(path, W_OK); }
+
+void etl_copy_mode(int fd, const etl_file_info *fi)
+{
+    if (fchown(fd, fi->uid, fi->gid) != 0) { /* only root may give a file away */ }
+    fchmod(fd, fi->mode);
+}
+
+long long etl_pread(int fd, void *dst, size_t n, uint64_t off) { return pread(fd, dst, n, (off_t)off); }
+long long etl_pwrite(int fd, const void *src, size_t n, uint64_t off) { return pwrite(fd, src, n, (off_t)off); }
+int etl_fsync(int fd) { return fsync(fd); }
+
+void *etl_mmap_read(int fd, size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void etl_munmap(void *p, size_t size) { munmap(p, size); }
+void etl_mem_release(void *p, size_t n) { madvise(p, n, MADV_DONTNEED); }
+size_t etl_page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* tmpfile(3) ignores TMPDIR, so a user with a small /tmp could not move the spill. */
+const char *etl_temp_dir(void)
+{
+    const char *d = getenv("TMPDIR");
+    return d && *d ? d : "/tmp";
+}
+
+int etl_temp_open(void)
+{
+    const char *dir = etl_temp_dir();
+    size_t n = strlen(dir);
+    char *path = malloc(n + sizeof "/etlkit-XXXXXX");
+    if (!path) return -1;
+    memcpy(path, dir, n);
+    memcpy(path + n, "/etlkit-XXXXXX", sizeof "/etlkit-XXXXXX");
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0 && unlink(path) != 0) { /* unlinked at once: gone with the process, whatever happens */
+        int e = errno;
+        close(fd);
+        fd = -1;
+        errno = e;
+    }
+    int e = errno;
+    free(path);
+    errno = e;
+    return fd;
+}
+
+static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGXFSZ};
+static void (*term_clean)(void);
+static atomic_int term_installed;
+
+static void on_term_signal(int sig)
+{
+    int saved = errno;
+    term_clean();
+    /* The default action, taken when this handler returns (the signal is blocked until then). */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+    raise(sig);
+    errno = saved;
+}
+
+void etl_on_termination(void (*clean)(void))
+{
+    if (atomic_exchange(&term_installed, 1)) return;
+    term_clean = clean;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof term_sigs / sizeof term_sigs[0]; i++) sigaddset(&sa.sa_mask, term_sigs[i]);
+    for (size_t i = 0; i < sizeof term_sigs / sizeof term_sigs[0]; i++) {
+        struct sigaction old;
+        /* Ignored (nohup) or handled by the program that links us: left as it is. */
+        if (sigaction(term_sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+        sigaction(term_sigs[i], &sa, NULL);
+    }
+}
+
+FILE *etl_memstream_open(etl_memstream *ms, char **buf, size_t *n)
+{
+    ms->buf = buf;
+    ms->n = n;
+    return ms->f = open_memstream(buf, n);
+}
+
+int etl_memstream_close(etl_memstream *ms) { return fclose(ms->f); }
+
+unsigned etl_cpu_count(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return (unsigned)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+bool etl_isatty(int fd) { return isatty(fd) == 1; }
+
+const char *etl_path_base(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+#endif
