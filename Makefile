@@ -37,8 +37,9 @@ demo: build
 	$(BUILD)/etlkit report --force $(DEMO_TRACE) -o $(BUILD)/demo-report.html
 	@echo "demo: the report is $(CURDIR)/$(BUILD)/demo-report.html (open it in a browser)"
 
-# Everything CI runs: unit + golden + CLI tests, the same under ASan+UBSan, then the fuzzers.
-test: deps-test test-unit test-asan fuzz
+# Everything CI runs: unit + golden + CLI + install tests, the same under ASan+UBSan, the fuzzers, then the
+# Windows build under wine.
+test: deps-test test-unit test-asan fuzz test-windows
 
 test-unit:
 	cmake -S . -B $(BUILD)-test -DETLKIT_TESTS=ON -DETLKIT_SHARED_DIR=$(SHARED) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -79,9 +80,9 @@ bench-large: build
 bench-read: build
 	$(BUILD)/bench_read -n 3 $(SHARED)/samples/*.etl
 
-# The release archives in dist/ (scripts/dist.sh): the Linux tarball from a Release build, each with a .sha256.
-dist: build
-	sh scripts/dist.sh $(BUILD)
+# The release archives in dist/ (scripts/dist.sh): the Linux tarball and the Windows zip, each with a .sha256.
+dist: build windows
+	sh scripts/dist.sh $(BUILD) $(WIN_BUILD)
 
 # A refactoring's proof: every answer of this tree's etlkit equals OLD's (an etlkit binary built from an
 # earlier commit), byte for byte, on every command and output form (tests/cli/unchanged.sh).
