@@ -41,18 +41,13 @@ static int64_t rate(uint64_t n, int64_t window)
     return window > 0 ? (int64_t)((__int128)n * 1000000000000 / window) : 0;
 }
 
-static const char *kind_name(unsigned k)
-{
-    return k == ETL_WAKER_DPC ? "DPC" : k == ETL_WAKER_IDLE ? "Idle" : "Unknown";
-}
-
 static const char *proc_of(const rep_run *run, const etl_wakeup_waker *x, char name[256], uint32_t *pid)
 {
     const etl_sched_process *sp = etl_sched_process_at(run->model, x->process);
     *pid = UINT32_MAX;
     if (x->kind != ETL_WAKER_THREAD) {
         if (x->kind == ETL_WAKER_IDLE) *pid = 0;
-        return strcpy(name, kind_name(x->kind));
+        return strcpy(name, etl_waker_kind_name(x->kind));
     }
     if (!sp) return strcpy(name, "Unknown");
     *pid = sp->pid;
@@ -119,14 +114,14 @@ GETTER(g_plabel)
 {
     (void)col;
     if (etl_sched_thread_at(C->run->model, X->thread)) cv_str(v, rep_process_label(C->run->model, X->thread, v->buf));
-    else cv_str(v, X->kind == ETL_WAKER_IDLE ? "Idle (0)" : kind_name(X->kind));
+    else cv_str(v, X->kind == ETL_WAKER_IDLE ? "Idle (0)" : etl_waker_kind_name(X->kind));
 }
 /* The thread's name; without a thread, the waker's kind in JSON and nothing for people. */
 GETTER(g_name)
 {
     (void)col;
     int known = etl_sched_thread_at(C->run->model, X->thread) != NULL;
-    cv_str(v, known ? rep_thread_name(C->run->model, X->thread) : kind_name(X->kind));
+    cv_str(v, known ? rep_thread_name(C->run->model, X->thread) : etl_waker_kind_name(X->kind));
 }
 GETTER(g_name_text)
 {

@@ -96,7 +96,6 @@ void sec_ready(page *pg);
 int by_wait_desc(const void *a, const void *b);
 void sec_waits(page *pg);
 void sec_locks_pmc(page *pg);
-const char *waker_kind_name(unsigned k);
 const char *waker_proc(const etl_sched *m, const etl_wakeup_waker *x, char out[256]);
 void sec_wakeups_chain(page *pg);
 void json_pid(jw *w, uint32_t pid);

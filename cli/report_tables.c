@@ -295,14 +295,9 @@ void sec_locks_pmc(page *pg)
     fputs("</section>\n", f);
 }
 
-const char *waker_kind_name(unsigned k)
-{
-    return k == ETL_WAKER_DPC ? "DPC" : k == ETL_WAKER_IDLE ? "Idle" : k == ETL_WAKER_THREAD ? "thread" : "Unknown";
-}
-
 const char *waker_proc(const etl_sched *m, const etl_wakeup_waker *x, char out[256])
 {
-    if (x->kind != ETL_WAKER_THREAD) return strcpy(out, x->kind == ETL_WAKER_IDLE ? "Idle (0)" : waker_kind_name(x->kind));
+    if (x->kind != ETL_WAKER_THREAD) return strcpy(out, x->kind == ETL_WAKER_IDLE ? "Idle (0)" : etl_waker_kind_name(x->kind));
     return proc_label_pid(m, x->process, out);
 }
 
