@@ -187,16 +187,7 @@ void wakeups_json(jw *j, const rep_run *run, const etl_wakeups *w, const rep_arg
     }
     jw_arr_end(j);
     jw_u64(j, "cstate_unknown", w->cstate_unknown);
-    jw_arr(j, "idle_before");
-    for (unsigned b = 0; b < ETL_WAKEUP_IDLE_BUCKETS; b++) {
-        jw_obj(j, NULL);
-        jw_i64(j, "min_ns", idle_lo[b]);
-        if (b + 1 < ETL_WAKEUP_IDLE_BUCKETS) jw_i64(j, "max_ns", idle_lo[b + 1]);
-        else jw_null(j, "max_ns");
-        jw_u64(j, "count", w->idle_hist[b]);
-        jw_obj_end(j);
-    }
-    jw_arr_end(j);
+    rep_json_bins(j, "idle_before", "min_ns", "max_ns", idle_lo, w->idle_hist, ETL_WAKEUP_IDLE_BUCKETS);
     jw_i64(j, "idle_ns", w->idle_ns);
     jw_arr(j, "by_cpu");
     for (size_t c = 0; c < w->ncpus; c++) jw_u64(j, NULL, w->per_cpu[c]);

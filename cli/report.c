@@ -319,6 +319,21 @@ void rep_json_head(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t n
     if (ncpu) jw_u64(w, "num_cpus", ncpu);
 }
 
+void rep_json_bins(jw *w, const char *key, const char *lo, const char *hi, const int64_t *lo_ns,
+                   const uint64_t *count, unsigned n)
+{
+    jw_arr(w, key);
+    for (unsigned i = 0; i < n; i++) {
+        jw_obj(w, NULL);
+        jw_i64(w, lo, lo_ns[i]);
+        if (i + 1 < n) jw_i64(w, hi, lo_ns[i + 1]);
+        else jw_null(w, hi);
+        jw_u64(w, "count", count[i]);
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
+}
+
 void rep_json_anomalies(const rep_run *run, jw *w) { rep_json_anomalies_as(run, w, run->skip); }
 
 void rep_json_anomalies_as(const rep_run *run, jw *w, uint32_t skip)

@@ -164,16 +164,7 @@ void write_json(jw *w, const page *pg)
     jw_obj_end(w);
     /* 4: the ready histogram (its bins as the page draws them) */
     jw_obj(w, "ready");
-    jw_arr(w, "histogram");
-    for (unsigned i = 0; i < HIST_BINS; i++) {
-        jw_obj(w, NULL);
-        jw_i64(w, "lo_ns", hist_lo[i]);
-        if (i + 1 < HIST_BINS) jw_i64(w, "hi_ns", hist_lo[i + 1]);
-        else jw_null(w, "hi_ns");
-        jw_u64(w, "count", c->u.ready_hist[i]);
-        jw_obj_end(w);
-    }
-    jw_arr_end(w);
+    rep_json_bins(w, "histogram", "lo_ns", "hi_ns", hist_lo, c->u.ready_hist, HIST_BINS);
     jw_obj_end(w);
     /* 5, 6, 7: waits, spin locks, PMC, wake-ups as their commands print them with --json --top N */
     commands_json(w, pg, "waits");
