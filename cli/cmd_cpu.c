@@ -14,12 +14,6 @@ static const cli_cmd cpu_cmd = {
     {"FILE"}, 1, 1,
     "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n"};
 
-/* Hundredths of a percent of part over whole, rounded down. */
-static int64_t pct100(int64_t part, int64_t whole)
-{
-    return whole > 0 ? (int64_t)((__int128)part * 10000 / whole) : 0;
-}
-
 /* ---- the threads' columns: text, CSV and JSON from one table ---- */
 
 typedef struct rows_ctx {
@@ -32,7 +26,7 @@ typedef struct rows_ctx {
 GETTER(g_pct)
 {
     (void)col;
-    cv_i64(v, pct100(T->cpu_ns, ((const rows_ctx *)ctx)->win));
+    cv_i64(v, rep_pct100(T->cpu_ns, ((const rows_ctx *)ctx)->win));
 }
 /* A time, or null when there is none in the window (a thread seen only outside --range), not a -1. */
 GETTER(g_time)
@@ -94,7 +88,7 @@ GETTER(g_ppid)
 GETTER(g_ppct)
 {
     (void)col;
-    cv_i64(v, pct100(P->cpu_ns, ((const rows_ctx *)ctx)->win));
+    cv_i64(v, rep_pct100(P->cpu_ns, ((const rows_ctx *)ctx)->win));
 }
 #undef P
 
@@ -131,7 +125,7 @@ GETTER(g_cpu)
 GETTER(g_busy_pct)
 {
     (void)col, (void)ctx;
-    cv_i64(v, pct100(R->k.busy_ns, R->whole));
+    cv_i64(v, rep_pct100(R->k.busy_ns, R->whole));
 }
 #undef R
 
@@ -264,10 +258,10 @@ static int print_intervals(const etl_usage *u)
         row[0] = cells[0];
         for (size_t c = 0; c < u->bucket_stride; c++) add_sat(&all, u->bucket_cpu_busy[b * u->bucket_stride + c]);
         for (size_t c = 0; c < nc; c++) {
-            fmt_fixed(cells[c + 1], pct100(u->bucket_cpu_busy[b * u->bucket_stride + c], e - s), 2);
+            fmt_fixed(cells[c + 1], rep_pct100(u->bucket_cpu_busy[b * u->bucket_stride + c], e - s), 2);
             row[c + 1] = cells[c + 1];
         }
-        fmt_fixed(cells[nc + 1], pct100(all, mul_sat(e - s, (int64_t)u->bucket_stride)), 2);
+        fmt_fixed(cells[nc + 1], rep_pct100(all, mul_sat(e - s, (int64_t)u->bucket_stride)), 2);
         row[nc + 1] = cells[nc + 1];
         if (tbl_row(&t, row) != 0) {
             rc = -1;

@@ -35,12 +35,6 @@ static const char *const idle_labels[ETL_WAKEUP_IDLE_BUCKETS] = {"< 10 us", "10-
                                                                  "10-100 ms", "100 ms-1 s", ">= 1 s"};
 static const int64_t idle_lo[ETL_WAKEUP_IDLE_BUCKETS] = {0, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
 
-/* Thousandths of an event per second of the window. */
-static int64_t rate(uint64_t n, int64_t window)
-{
-    return window > 0 ? (int64_t)((__int128)n * 1000000000000 / window) : 0;
-}
-
 static const char *proc_of(const rep_run *run, const etl_wakeup_waker *x, char name[256], uint32_t *pid)
 {
     const etl_sched_process *sp = etl_sched_process_at(run->model, x->process);
@@ -94,7 +88,7 @@ GETTER(g_pname_text)
 GETTER(g_rate)
 {
     (void)col;
-    cv_i64(v, rate(X->count, C->window));
+    cv_i64(v, rep_rate(X->count, C->window));
 }
 GETTER(g_pct)
 {
@@ -161,7 +155,7 @@ void wakeups_json(jw *j, const rep_run *run, const etl_wakeups *w, const rep_arg
     int64_t window = run->v1 - run->v0;
     rep_json_head(j, run, run->v0, run->v1, 0);
     jw_u64(j, "total", w->total);
-    jw_fixed(j, "per_second", rate(w->total, window), 3);
+    jw_fixed(j, "per_second", rep_rate(w->total, window), 3);
     jw_obj(j, "by_waker");
     jw_u64(j, "thread", w->by_kind[ETL_WAKER_THREAD]);
     jw_u64(j, "dpc", w->by_kind[ETL_WAKER_DPC]);
@@ -204,7 +198,7 @@ static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups 
         rep_print_header(run, "etlkit wakeups");
         printf("\n%llu idle wake-ups, %s per second: %llu by threads, %llu by DPCs, %llu by the idle thread, "
                "%llu unknown\n",
-               (unsigned long long)w->total, fmt_fixed(b1, rate(w->total, window), 3),
+               (unsigned long long)w->total, fmt_fixed(b1, rep_rate(w->total, window), 3),
                (unsigned long long)w->by_kind[ETL_WAKER_THREAD], (unsigned long long)w->by_kind[ETL_WAKER_DPC],
                (unsigned long long)w->by_kind[ETL_WAKER_IDLE], (unsigned long long)w->by_kind[ETL_WAKER_UNKNOWN]);
         printf("\nWoken by process\n");

@@ -220,6 +220,16 @@ const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256]
     return out;
 }
 
+int64_t rep_pct100(int64_t part, int64_t whole)
+{
+    return whole > 0 ? (int64_t)((__int128)part * 10000 / whole) : 0;
+}
+
+int64_t rep_rate(uint64_t n, int64_t window)
+{
+    return window > 0 ? (int64_t)((__int128)n * 1000000000000 / window) : 0;
+}
+
 const char *rep_thread_name(const etl_sched *m, uint32_t thread)
 {
     const etl_sched_thread *t = etl_sched_thread_at(m, thread);

@@ -113,14 +113,7 @@ void write_json(jw *w, const page *pg)
     jw_u64(w, "process_events", c->ev[ETL_SCHED_PROCESS]);
     jw_obj_end(w);
     const etl_stats *st = &pg->fa->st;
-    jw_obj(w, "recovery");
-    jw_u64(w, "bad_buffers", st->bad_buffers);
-    jw_u64(w, "bad_records", st->bad_records);
-    jw_u64(w, "skipped_bytes", st->skipped_bytes);
-    jw_u64(w, "truncated_buffers", st->truncated_buffers);
-    jw_u64(w, "decompress_errors", st->decompress_errors);
-    jw_u64(w, "unsupported_buffers", st->unsupported_buffers);
-    jw_obj_end(w);
+    cli_json_recovery(w, st, 0);
     jw_bool(w, "damaged", etl_stats_damaged(st) || etl_stats_damaged(&pg->run->damage));
     jw_obj_end(w);
     jw_bool(w, "has_switches", pg->switches);

@@ -65,8 +65,6 @@ typedef struct page {
     uint32_t chain_tid;
 } page;
 
-int64_t pct100(int64_t part, int64_t whole);
-int64_t rate(uint64_t n, int64_t window);
 const char *secs(char out[32], int64_t ns);
 const char *pct_text(char out[32], int64_t part, int64_t whole);
 const char *proc_label_pid(const etl_sched *m, uint32_t process, char out[256]);
