@@ -48,21 +48,12 @@ static const char *column_name(etl_pmc_kind k, const char *label, unsigned slot,
     }
 }
 
-static void proc_of(const rep_run *run, uint32_t process, char name[256], uint32_t *pid)
+/* A process's name and PID (the idle threads' process is "Idle", PID 0). */
+static const char *proc_of(const rep_run *run, uint32_t process, char name[256], uint32_t *pid)
 {
-    *pid = UINT32_MAX;
-    if (process == ETL_SCHED_IDLE) {
-        strcpy(name, "Idle");
-        *pid = 0;
-        return;
-    }
-    const etl_sched_process *sp = etl_sched_process_at(run->model, process);
-    if (!sp) {
-        strcpy(name, "Unknown");
-        return;
-    }
-    *pid = sp->pid;
-    snprintf(name, 256, "%s", sp->name ? etl_sched_names(run->model) + sp->name : "Unknown");
+    if (process != ETL_SCHED_IDLE) return rep_process_name(run->model, process, name, pid);
+    *pid = 0;
+    return strcpy(name, "Idle");
 }
 
 /* ---- the rows' columns (process, thread, CPU, total): text, CSV and JSON from one table each ---- */

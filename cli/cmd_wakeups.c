@@ -35,18 +35,14 @@ static const char *const idle_labels[ETL_WAKEUP_IDLE_BUCKETS] = {"< 10 us", "10-
                                                                  "10-100 ms", "100 ms-1 s", ">= 1 s"};
 static const int64_t idle_lo[ETL_WAKEUP_IDLE_BUCKETS] = {0, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
 
+/* The waker's process name and PID; a waker that is not a thread by its kind ("Idle": PID 0). */
 static const char *proc_of(const rep_run *run, const etl_wakeup_waker *x, char name[256], uint32_t *pid)
 {
-    const etl_sched_process *sp = etl_sched_process_at(run->model, x->process);
-    *pid = UINT32_MAX;
     if (x->kind != ETL_WAKER_THREAD) {
-        if (x->kind == ETL_WAKER_IDLE) *pid = 0;
+        *pid = x->kind == ETL_WAKER_IDLE ? 0 : UINT32_MAX;
         return strcpy(name, etl_waker_kind_name(x->kind));
     }
-    if (!sp) return strcpy(name, "Unknown");
-    *pid = sp->pid;
-    snprintf(name, 256, "%s", sp->name ? etl_sched_names(run->model) + sp->name : "Unknown");
-    return name;
+    return rep_process_name(run->model, x->process, name, pid);
 }
 
 static const char *pct(char out[32], uint64_t part, uint64_t whole)
