@@ -33,6 +33,7 @@ static void on_row(void *v, const etl_sched_row *row)
     etl_pmc_add(&c->p, row);
 }
 
+/* A slot's name for people: its kind's, else --counters' label, else "PMC n". */
 static const char *column_name(etl_pmc_kind k, const char *label, unsigned slot, char out[48])
 {
     switch (k) {
