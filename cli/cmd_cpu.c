@@ -14,12 +14,6 @@ static const cli_cmd cpu_cmd = {
     {"FILE"}, 1, 1,
     "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n"};
 
-/* Hundredths of a percent of part over whole, rounded down. */
-static int64_t pct100(int64_t part, int64_t whole)
-{
-    return whole > 0 ? (int64_t)((__int128)part * 10000 / whole) : 0;
-}
-
 /* ---- the threads' columns: text, CSV and JSON from one table ---- */
 
 typedef struct rows_ctx {
@@ -32,7 +26,7 @@ typedef struct rows_ctx {
 GETTER(g_pct)
 {
     (void)col;
-    cv_i64(v, pct100(T->cpu_ns, ((const rows_ctx *)ctx)->win));
+    cv_i64(v, rep_pct100(T->cpu_ns, ((const rows_ctx *)ctx)->win));
 }
 /* A time, or null when there is none in the window (a thread seen only outside --range), not a -1. */
 GETTER(g_time)
@@ -94,7 +88,7 @@ GETTER(g_ppid)
 GETTER(g_ppct)
 {
     (void)col;
-    cv_i64(v, pct100(P->cpu_ns, ((const rows_ctx *)ctx)->win));
+    cv_i64(v, rep_pct100(P->cpu_ns, ((const rows_ctx *)ctx)->win));
 }
 #undef P
 
@@ -113,28 +107,66 @@ static const col_def process_cols[] = {
 #undef AT
 #define NPROCESS_COLS (sizeof process_cols / sizeof process_cols[0])
 
+/* ---- the CPUs' columns: text and JSON from one table (the total's row for people only) ---- */
+
+typedef struct cpu_row {
+    etl_usage_cpu k;
+    size_t cpu;               /* SIZE_MAX: every CPU's total */
+    int64_t whole;            /* what the busy share is of */
+} cpu_row;
+
+#define R ((const cpu_row *)row)
+GETTER(g_cpu)
+{
+    (void)col, (void)ctx;
+    if (R->cpu == SIZE_MAX) cv_str(v, "all");
+    else cv_u64(v, R->cpu);
+}
+GETTER(g_busy_pct)
+{
+    (void)col, (void)ctx;
+    cv_i64(v, rep_pct100(R->k.busy_ns, R->whole));
+}
+#undef R
+
+#define AT(f) offsetof(cpu_row, k.f)
+static const col_def cpu_cols[] = {
+    {"=CPU", NULL, "cpu", COL_COUNT, 0, g_cpu, 0},
+    {"=Busy", NULL, "busy_ns", COL_NS, 0, col_i64_at, AT(busy_ns)},
+    {"=Idle", NULL, "idle_ns", COL_NS, 0, col_i64_at, AT(idle_ns)},
+    {"=Unknown", NULL, "unknown_ns", COL_NS, 0, col_i64_at, AT(unknown_ns)},
+    {"=Busy %", NULL, NULL, COL_FIXED, 2, g_busy_pct, 0},
+    {"=Switches", NULL, "switches", COL_COUNT, 0, col_u64_at, AT(switches)},
+};
+#undef AT
+#define NCPU_COLS (sizeof cpu_cols / sizeof cpu_cols[0])
+
+/* Every CPU's times and switches added up (saturating). */
+static etl_usage_cpu cpus_total(const etl_usage *u)
+{
+    etl_usage_cpu t = {0, 0, 0, 0};
+    for (size_t c = 0; c < u->ncpus; c++) {
+        add_sat(&t.busy_ns, u->cpus[c].busy_ns);
+        add_sat(&t.idle_ns, u->cpus[c].idle_ns);
+        add_sat(&t.unknown_ns, u->cpus[c].unknown_ns);
+        t.switches += u->cpus[c].switches;
+    }
+    return t;
+}
+
 void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, int intervals)
 {
     rep_json_head(w, run, u->o.v0, u->o.v1, u->ncpus);
-    int64_t busy = 0, idle = 0, unknown = 0;
     jw_arr(w, "cpus");
     for (size_t c = 0; c < u->ncpus; c++) {
-        const etl_usage_cpu *k = &u->cpus[c];
-        add_sat(&busy, k->busy_ns);
-        add_sat(&idle, k->idle_ns);
-        add_sat(&unknown, k->unknown_ns);
-        jw_obj(w, NULL);
-        jw_u64(w, "cpu", c);
-        jw_i64(w, "busy_ns", k->busy_ns);
-        jw_i64(w, "idle_ns", k->idle_ns);
-        jw_i64(w, "unknown_ns", k->unknown_ns);
-        jw_u64(w, "switches", k->switches);
-        jw_obj_end(w);
+        cpu_row r = {u->cpus[c], c, 0};
+        cols_json_row(w, NULL, cpu_cols, NCPU_COLS, NULL, &r);
     }
     jw_arr_end(w);
-    jw_i64(w, "busy_ns", busy);
-    jw_i64(w, "idle_ns", idle);
-    jw_i64(w, "unknown_ns", unknown);
+    etl_usage_cpu all = cpus_total(u);
+    jw_i64(w, "busy_ns", all.busy_ns);
+    jw_i64(w, "idle_ns", all.idle_ns);
+    jw_i64(w, "unknown_ns", all.unknown_ns);
     jw_arr(w, "processes");
     unsigned shown = 0;
     for (size_t i = 0; i < u->nprocesses && (!a->top || shown < a->top); i++) {
@@ -194,7 +226,6 @@ void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, 
         jw_arr_end(w);
     }
     rep_json_anomalies_as(run, w, a->skip);
-#undef w
 }
 
 /* --interval for people: per interval, each CPU's and the machine's busy share. -1: out of memory. */
@@ -227,10 +258,10 @@ static int print_intervals(const etl_usage *u)
         row[0] = cells[0];
         for (size_t c = 0; c < u->bucket_stride; c++) add_sat(&all, u->bucket_cpu_busy[b * u->bucket_stride + c]);
         for (size_t c = 0; c < nc; c++) {
-            fmt_fixed(cells[c + 1], pct100(u->bucket_cpu_busy[b * u->bucket_stride + c], e - s), 2);
+            fmt_fixed(cells[c + 1], rep_pct100(u->bucket_cpu_busy[b * u->bucket_stride + c], e - s), 2);
             row[c + 1] = cells[c + 1];
         }
-        fmt_fixed(cells[nc + 1], pct100(all, mul_sat(e - s, (int64_t)u->bucket_stride)), 2);
+        fmt_fixed(cells[nc + 1], rep_pct100(all, mul_sat(e - s, (int64_t)u->bucket_stride)), 2);
         row[nc + 1] = cells[nc + 1];
         if (tbl_row(&t, row) != 0) {
             rc = -1;
@@ -257,33 +288,17 @@ static int print_table(const rep_args *a, const rep_run *run, const etl_usage *u
 {
     /* A damaged time can make the window span centuries: the CPU-seconds saturate. */
     int64_t win = mul_sat(u->o.v1 - u->o.v0, (int64_t)(u->ncpus ? u->ncpus : 1));
-    char b1[32], b2[32], b3[32], b4[32], b5[32];
     if (a->format == FMT_TEXT) {
         rep_print_header(run, "etlkit cpu");
         printf("\n");
-        static const char *const ch[] = {"=CPU", "=Busy", "=Idle", "=Unknown", "=Busy %", "=Switches"};
         tbl t;
-        tbl_init(&t, 6, ch);
-        int64_t busy = 0, idle = 0, unk = 0;
-        uint64_t sw = 0;
+        cols_tbl_init(&t, cpu_cols, NCPU_COLS, 0);
         for (size_t c = 0; c < u->ncpus; c++) {
-            const etl_usage_cpu *k = &u->cpus[c];
-            add_sat(&busy, k->busy_ns);
-            add_sat(&idle, k->idle_ns);
-            add_sat(&unk, k->unknown_ns);
-            sw += k->switches;
-            snprintf(b5, sizeof b5, "%zu", c);
-            char s[24];
-            snprintf(s, sizeof s, "%llu", (unsigned long long)k->switches);
-            const char *row[] = {b5, fmt_dur(b1, k->busy_ns), fmt_dur(b2, k->idle_ns), fmt_dur(b3, k->unknown_ns),
-                                 fmt_fixed(b4, pct100(k->busy_ns, u->o.v1 - u->o.v0), 2), s};
-            tbl_row(&t, row);
+            cpu_row r = {u->cpus[c], c, u->o.v1 - u->o.v0};
+            cols_tbl_row(&t, cpu_cols, NCPU_COLS, 0, NULL, &r);
         }
-        char s[24];
-        snprintf(s, sizeof s, "%llu", (unsigned long long)sw);
-        const char *row[] = {"all", fmt_dur(b1, busy), fmt_dur(b2, idle), fmt_dur(b3, unk),
-                             fmt_fixed(b4, pct100(busy, win), 2), s};
-        tbl_row(&t, row);
+        cpu_row all = {cpus_total(u), SIZE_MAX, win};
+        cols_tbl_row(&t, cpu_cols, NCPU_COLS, 0, NULL, &all);
         tbl_print_text(&t, stdout, "");
         tbl_free(&t);
         printf("\n");

@@ -204,18 +204,7 @@ static void print_json(const char *path, etl_reader *r, const etl_summary *c)
         jw_obj_end(&w);
     }
     jw_arr_end(&w);
-    jw_obj(&w, "recovery");
-    jw_u64(&w, "bad_buffers", c->st.bad_buffers);
-    jw_u64(&w, "bad_records", c->st.bad_records);
-    jw_u64(&w, "skipped_bytes", c->st.skipped_bytes);
-    jw_u64(&w, "truncated_buffers", c->st.truncated_buffers);
-    jw_u64(&w, "decompress_errors", c->st.decompress_errors);
-    jw_u64(&w, "unsupported_buffers", c->st.unsupported_buffers);
-    if (c->st.first_problem_offset != UINT64_MAX) {
-        jw_u64(&w, "first_problem_offset", c->st.first_problem_offset);
-        jw_str(&w, "first_problem", c->st.first_problem);
-    }
-    jw_obj_end(&w);
+    cli_json_recovery(&w, &c->st, 1);
     jw_obj_end(&w);
     jw_end(&w);
 }

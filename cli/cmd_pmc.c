@@ -1,8 +1,10 @@
 /* cmd_pmc.c - `etlkit pmc`: PMC counter deltas per thread and process, IPC and misses (spec §6). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
 #include "rep_json.h"
+#include "rep_columns.h"
 #include "etlkit/pmc.h"
 
 static const cli_cmd pmc_cmd = {
@@ -31,6 +33,7 @@ static void on_row(void *v, const etl_sched_row *row)
     etl_pmc_add(&c->p, row);
 }
 
+/* A slot's name for people: its kind's, else --counters' label, else "PMC n". */
 static const char *column_name(etl_pmc_kind k, const char *label, unsigned slot, char out[48])
 {
     switch (k) {
@@ -46,64 +49,205 @@ static const char *column_name(etl_pmc_kind k, const char *label, unsigned slot,
     }
 }
 
-static const char *ratio_text(char out[32], int64_t v, unsigned decimals)
+/* A process's name and PID (the idle threads' process is "Idle", PID 0). */
+static const char *proc_of(const rep_run *run, uint32_t process, char name[256], uint32_t *pid)
 {
-    if (v < 0) return strcpy(out, "-");
-    return fmt_fixed(out, v, decimals);
+    if (process != ETL_SCHED_IDLE) return rep_process_name(run->model, process, name, pid);
+    *pid = 0;
+    return strcpy(name, "Idle");
 }
 
-static void json_ratio(jw *w, const char *key, int64_t v, unsigned decimals)
-{
-    if (v < 0) jw_null(w, key);
-    else jw_fixed(w, key, v, decimals);
-}
+/* ---- the rows' columns (process, thread, CPU, total): text, CSV and JSON from one table each ---- */
 
-static void json_sums(jw *w, const etl_pmc *p, const char (*labels)[32], const etl_pmc_sums *s)
+/*
+ * What the getters share. The counters' columns are made for the trace: one per slot, named by
+ * --counters (people's header, the CSV header, and the JSON key, unique within "counters").
+ */
+typedef struct rows_ctx {
+    const rep_run *run;       /* first: rep_columns' getters read it */
+    const etl_pmc *p;
+    size_t sums;              /* where the row's etl_pmc_sums is */
+    int all;                  /* the total's row among the processes */
+    char head[ETL_PMC_MAX][52], csv[ETL_PMC_MAX][48], key[ETL_PMC_MAX][48];
+} rows_ctx;
+
+#define GETTER(name) static void name(const col_def *col, const void *cx, const void *row, col_val *v)
+#define C ((const rows_ctx *)cx)
+#define S ((const etl_pmc_sums *)((const char *)row + C->sums))
+GETTER(g_slices)
 {
-    jw_u64(w, "slices", s->slices);
-    jw_i64(w, "cpu_ns", s->cpu_ns);
-    jw_arr(w, "deltas");
-    for (unsigned k = 0; k < p->counters; k++) jw_u64(w, NULL, s->delta[k]);
+    (void)col;
+    cv_u64(v, S->slices);
+}
+GETTER(g_cpu_ns)
+{
+    (void)col;
+    cv_i64(v, S->cpu_ns);
+}
+/* The slot col->off's sum. */
+GETTER(g_delta)
+{
+    cv_u64(v, S->delta[col->off]);
+}
+static void put_deltas(jw *w, const char *key, const void *cx, const void *row)
+{
+    jw_arr(w, key);
+    for (unsigned k = 0; k < C->p->counters; k++) jw_u64(w, NULL, S->delta[k]);
     jw_arr_end(w);
-    jw_obj(w, "counters");
+}
+GETTER(g_deltas)
+{
+    (void)col, (void)cx, (void)row;
+    cv_put(v, put_deltas);
+}
+/* The ratio at col->off in etl_pmc_ratios: null when its counters are not named or its divisor is 0. */
+GETTER(g_ratio)
+{
+    etl_pmc_ratios r;
+    etl_pmc_ratios_of(C->p, S, &r);
+    int64_t x;
+    memcpy(&x, (const char *)&r + col->off, sizeof x);
+    if (x < 0) cv_null(v);
+    else cv_i64(v, x);
+}
+GETTER(g_cpu)
+{
+    (void)col;
+    cv_u64(v, (uint64_t)(S - C->p->cpus));
+}
+#define P ((const etl_pmc_process *)row)
+GETTER(g_pname)
+{
+    (void)col;
+    uint32_t pid;
+    proc_of(C->run, P->process, v->buf, &pid);
+    cv_str(v, v->buf);
+}
+/* For people, an empty image name shows as "" (text_name); the total's row is "all". */
+GETTER(g_pname_text)
+{
+    if (C->all) {
+        cv_str(v, "all");
+        return;
+    }
+    g_pname(col, cx, row, v);
+    v->s = text_name(v->s);
+}
+GETTER(g_ppid)
+{
+    (void)col;
+    uint32_t pid;
+    if (C->all) {
+        cv_none(v);
+        return;
+    }
+    proc_of(C->run, P->process, v->buf, &pid);
+    if (pid != UINT32_MAX) cv_u64(v, pid);
+    else cv_null(v);
+}
+GETTER(g_pthreads)
+{
+    (void)col;
+    if (C->all) cv_none(v);
+    else cv_u64(v, P->threads);
+}
+#undef P
+/* The thread's name as the model has it (the idle thread has none). */
+GETTER(g_tname)
+{
+    uint32_t x;
+    memcpy(&x, (const char *)row + col->off, sizeof x);
+    cv_str(v, rep_thread_name(C->run->model, x));
+}
+#undef S
+#undef C
+
+static const col_def process_keys[] = {
+    {"Process", NULL, NULL, COL_TEXT, 0, g_pname_text, 0},
+    {"=PID", NULL, "pid", COL_COUNT, 0, g_ppid, 0},
+    {NULL, NULL, "name", COL_TEXT, 0, g_pname, 0},
+    {"=Threads", NULL, "threads", COL_COUNT, 0, g_pthreads, 0},
+};
+#define AT offsetof(etl_pmc_thread, thread)
+static const col_def thread_keys[] = {
+    {"=TID", "tid", "tid", COL_COUNT, 0, rep_col_tid, AT},
+    {NULL, NULL, "pid", COL_COUNT, 0, rep_col_pid, AT},
+    {NULL, NULL, "process", COL_TEXT, 0, rep_col_process, AT},
+    {"Process", "process", "process_label", COL_TEXT, 0, rep_col_label, AT},
+    {"Thread name", "name", "name", COL_TEXT, 0, g_tname, AT},
+};
+#undef AT
+static const col_def cpu_keys[] = {
+    {"=CPU", NULL, "cpu", COL_COUNT, 0, g_cpu, 0},
+};
+#define R(f) COL_FIXED | COL_NULL_EMPTY, 3, g_ratio, offsetof(etl_pmc_ratios, f)
+/* A row's sums: slices, CPU time, the counters (one column per slot, inserted at COUNTERS_AT), the ratios. */
+static const col_def sum_cols[] = {
+    {NULL, NULL, "slices", COL_COUNT, 0, g_slices, 0},
+    {"=CPU time", "cpu_ns", "cpu_ns", COL_NS, 0, g_cpu_ns, 0},
+    {"=Slices", "slices", NULL, COL_COUNT, 0, g_slices, 0},
+    {NULL, NULL, "deltas", COL_COUNT, 0, g_deltas, 0},
+    {NULL, NULL, "counters", COL_OBJ, 0, NULL, 0},
+#define COUNTERS_AT 5
+    {NULL, NULL, NULL, COL_END, 0, NULL, 0},
+    {"=IPC", "ipc", "ipc", R(ipc_x1000)},
+    {"=CPI", "cpi", "cpi", R(cpi_x1000)},
+    {"=LLC MPKI", "llc_mpki", "llc_mpki", R(llc_mpki_x1000)},
+    {"=Branch MPKI", "branch_mpki", "branch_mpki", R(branch_mpki_x1000)},
+    {"=Branch miss %", "branch_miss_pct", "branch_miss_pct", COL_FIXED | COL_NULL_EMPTY, 2, g_ratio,
+     offsetof(etl_pmc_ratios, branch_miss_pct_x100)},
+    {"=GHz", "ghz", "ghz", R(ghz_x1000)},
+};
+#undef R
+#define NSUM_COLS (sizeof sum_cols / sizeof sum_cols[0])
+#define MAX_COLS (5 + NSUM_COLS + ETL_PMC_MAX)
+
+/* The counters' names for a trace whose slots are p's and labels (as --counters gave them). */
+static void rows_init(rows_ctx *rc, const rep_run *run, const etl_pmc *p, const char (*labels)[32])
+{
+    memset(rc, 0, sizeof *rc);
+    rc->run = run;
+    rc->p = p;
     for (unsigned k = 0; k < p->counters; k++) {
-        char key[48];
-        if (p->o.kinds[k] != ETL_PMC_OTHER) snprintf(key, sizeof key, "%s", etl_pmc_kind_name(p->o.kinds[k]));
-        else if (labels[k][0]) snprintf(key, sizeof key, "%s", labels[k]);
-        else snprintf(key, sizeof key, "pmc%u", k);
+        char b[48];
+        snprintf(rc->head[k], sizeof rc->head[k], "=%s", column_name(p->o.kinds[k], labels[k], k, b));
+        char *key = rc->key[k];
+        if (p->o.kinds[k] != ETL_PMC_OTHER) snprintf(key, 48, "%s", etl_pmc_kind_name(p->o.kinds[k]));
+        else if (labels[k][0]) snprintf(key, 48, "%s", labels[k]);
+        else snprintf(key, 48, "pmc%u", k);
+        snprintf(rc->csv[k], sizeof rc->csv[k], "%s", key);
         /* Keys must be unique: a repeated name gets its slot number. */
         for (unsigned j = 0; j < k; j++)
             if (p->o.kinds[j] == p->o.kinds[k] &&
                 (p->o.kinds[k] != ETL_PMC_OTHER || (labels[k][0] && strcmp(labels[j], labels[k]) == 0)))
-                snprintf(key + strlen(key), sizeof key - strlen(key), "_%u", k);
-        jw_u64(w, key, s->delta[k]);
+                snprintf(key + strlen(key), 48 - strlen(key), "_%u", k);
     }
-    jw_obj_end(w);
-    etl_pmc_ratios r;
-    etl_pmc_ratios_of(p, s, &r);
-    json_ratio(w, "ipc", r.ipc_x1000, 3);
-    json_ratio(w, "cpi", r.cpi_x1000, 3);
-    json_ratio(w, "llc_mpki", r.llc_mpki_x1000, 3);
-    json_ratio(w, "branch_mpki", r.branch_mpki_x1000, 3);
-    json_ratio(w, "branch_miss_pct", r.branch_miss_pct_x100, 2);
-    json_ratio(w, "ghz", r.ghz_x1000, 3);
 }
 
-static void proc_of(const rep_run *run, uint32_t process, char name[256], uint32_t *pid)
+/* A table's columns: its keys, then the sums with a column per counter. Returns how many. */
+static size_t make_cols(const rows_ctx *rc, const col_def *keys, size_t nkeys, col_def out[MAX_COLS])
 {
-    *pid = UINT32_MAX;
-    if (process == ETL_SCHED_IDLE) {
-        strcpy(name, "Idle");
-        *pid = 0;
-        return;
+    size_t n = 0;
+    for (size_t i = 0; i < nkeys; i++) out[n++] = keys[i];
+    for (size_t i = 0; i < NSUM_COLS; i++) {
+        if (i == COUNTERS_AT)
+            for (unsigned k = 0; k < rc->p->counters; k++)
+                out[n++] = (col_def){rc->head[k], rc->csv[k], rc->key[k], COL_COUNT, 0, g_delta, k};
+        out[n++] = sum_cols[i];
     }
-    const etl_sched_process *sp = etl_sched_process_at(run->model, process);
-    if (!sp) {
-        strcpy(name, "Unknown");
-        return;
-    }
-    *pid = sp->pid;
-    snprintf(name, 256, "%s", sp->name ? etl_sched_names(run->model) + sp->name : "Unknown");
+    return n;
+}
+
+/* The rows of one list: n of them, each sz bytes from first, with the sums at sums. */
+static void json_rows(jw *w, rows_ctx *rc, const char *key, const col_def *keys, size_t nkeys, const void *first,
+                      size_t sz, size_t n, size_t sums)
+{
+    col_def cols[MAX_COLS];
+    size_t nc = make_cols(rc, keys, nkeys, cols);
+    rc->sums = sums;
+    jw_arr(w, key);
+    for (size_t i = 0; i < n; i++) cols_json_row(w, NULL, cols, nc, rc, (const char *)first + i * sz);
+    jw_arr_end(w);
 }
 
 void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[32], int named, const rep_args *a)
@@ -125,126 +269,38 @@ void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[
     jw_u64(w, "slices_unpaired", p->slices_unpaired);
     jw_u64(w, "pmc_counter_reset", p->pmc_counter_reset);
     jw_u64(w, "pmc_count_mismatch", p->pmc_count_mismatch);
-    jw_obj(w, "total");
-    json_sums(w, p, labels, &p->total);
-    jw_obj_end(w);
-    jw_arr(w, "processes");
-    for (size_t i = 0; i < p->nprocesses && (!a->top || i < a->top); i++) {
-        const etl_pmc_process *x = &p->processes[i];
-        char name[256];
-        uint32_t pid;
-        proc_of(run, x->process, name, &pid);
-        jw_obj(w, NULL);
-        if (pid != UINT32_MAX) jw_u64(w, "pid", pid);
-        else jw_null(w, "pid");
-        jw_str(w, "name", name);
-        jw_u64(w, "threads", x->threads);
-        json_sums(w, p, labels, &x->s);
-        jw_obj_end(w);
-    }
-    jw_arr_end(w);
-    jw_arr(w, "threads");
-    for (size_t i = 0; i < p->nthreads && (!a->top || i < a->top); i++) {
-        const etl_pmc_thread *x = &p->threads[i];
-        const etl_sched_thread *st = etl_sched_thread_at(run->model, x->thread);
-        char label[256];
-        jw_obj(w, NULL);
-        jw_u64(w, "tid", st ? st->tid : 0);
-        if (!st) jw_u64(w, "pid", 0);
-        else if (st->pid != UINT32_MAX) jw_u64(w, "pid", st->pid);
-        else jw_null(w, "pid");
-        jw_str(w, "process", etl_sched_process_name(run->model, x->thread));
-        jw_str(w, "process_label", rep_process_label(run->model, x->thread, label));
-        jw_str(w, "name", rep_thread_name(run->model, x->thread));
-        json_sums(w, p, labels, &x->s);
-        jw_obj_end(w);
-    }
-    jw_arr_end(w);
-    jw_arr(w, "cpus");
-    for (size_t i = 0; i < p->ncpus; i++) {
-        jw_obj(w, NULL);
-        jw_u64(w, "cpu", i);
-        json_sums(w, p, labels, &p->cpus[i]);
-        jw_obj_end(w);
-    }
-    jw_arr_end(w);
+    rows_ctx rc;
+    rows_init(&rc, run, p, labels);
+    col_def cols[MAX_COLS];
+    cols_json_row(w, "total", cols, make_cols(&rc, NULL, 0, cols), &rc, &p->total);
+    size_t np = a->top && a->top < p->nprocesses ? a->top : p->nprocesses;
+    size_t nt = a->top && a->top < p->nthreads ? a->top : p->nthreads;
+    json_rows(w, &rc, "processes", process_keys, 4, p->processes, sizeof *p->processes, np,
+              offsetof(etl_pmc_process, s));
+    json_rows(w, &rc, "threads", thread_keys, 5, p->threads, sizeof *p->threads, nt, offsetof(etl_pmc_thread, s));
+    json_rows(w, &rc, "cpus", cpu_keys, 1, p->cpus, sizeof *p->cpus, p->ncpus, 0);
     rep_json_anomalies_as(run, w, a->skip);
 }
 
-/* Columns: key columns, CPU time, slices, one per counter, then the ratios. */
-#define MAXCOL (4 + 2 + ETL_PMC_MAX + 6)
-
-typedef struct cols {
-    const char *head[MAXCOL];
-    char names[ETL_PMC_MAX][52]; /* "=" and a name of up to 47 bytes */
-    unsigned n;
-} cols;
-
-static void make_head(const ctx *c, cols *h, const char *const *keys, unsigned nkeys, int csv)
+/* A table of rows for people or a spreadsheet: n rows, each sz bytes from first, with the sums at sums. */
+static void table_rows(tbl *t, rows_ctx *rc, const col_def *cols, size_t nc, int csv, const void *first, size_t sz,
+                       size_t n, size_t sums)
 {
-    h->n = 0;
-    for (unsigned i = 0; i < nkeys; i++) h->head[h->n++] = keys[i];
-    h->head[h->n++] = csv ? "cpu_ns" : "=CPU time";
-    h->head[h->n++] = csv ? "slices" : "=Slices";
-    for (unsigned k = 0; k < c->p.counters; k++) {
-        char b[48];
-        const char *nm = column_name(c->p.o.kinds[k], c->labels[k], k, b);
-        if (csv && c->p.o.kinds[k] != ETL_PMC_OTHER) nm = etl_pmc_kind_name(c->p.o.kinds[k]);
-        else if (csv && !c->labels[k][0]) snprintf(b, sizeof b, "pmc%u", k);
-        snprintf(h->names[k], sizeof h->names[k], "%s%s", csv ? "" : "=", nm);
-        h->head[h->n++] = h->names[k];
-    }
-    static const char *const rt[] = {"=IPC", "=CPI", "=LLC MPKI", "=Branch MPKI", "=Branch miss %", "=GHz"};
-    static const char *const rc[] = {"ipc", "cpi", "llc_mpki", "branch_mpki", "branch_miss_pct", "ghz"};
-    for (unsigned i = 0; i < 6; i++) h->head[h->n++] = csv ? rc[i] : rt[i];
-}
-
-static void add_row(const ctx *c, tbl *t, const char *const *keys, unsigned nkeys, const etl_pmc_sums *s, int csv)
-{
-    char b[MAXCOL][32];
-    const char *row[MAXCOL];
-    unsigned n = 0;
-    for (unsigned i = 0; i < nkeys; i++) row[n++] = keys[i];
-    if (csv) snprintf(b[n], 32, "%lld", (long long)s->cpu_ns);
-    else fmt_dur(b[n], s->cpu_ns);
-    row[n] = b[n];
-    n++;
-    snprintf(b[n], 32, "%llu", (unsigned long long)s->slices);
-    row[n] = b[n];
-    n++;
-    for (unsigned k = 0; k < c->p.counters; k++, n++) {
-        snprintf(b[n], 32, "%llu", (unsigned long long)s->delta[k]);
-        row[n] = b[n];
-    }
-    etl_pmc_ratios r;
-    etl_pmc_ratios_of(&c->p, s, &r);
-    const int64_t v[] = {r.ipc_x1000, r.cpi_x1000, r.llc_mpki_x1000, r.branch_mpki_x1000, r.branch_miss_pct_x100,
-                         r.ghz_x1000};
-    for (unsigned i = 0; i < 6; i++, n++) {
-        if (csv && v[i] < 0) b[n][0] = 0;
-        else ratio_text(b[n], v[i], i == 4 ? 2 : 3);
-        row[n] = b[n];
-    }
-    tbl_row(t, row);
+    rc->sums = sums;
+    for (size_t i = 0; i < n; i++) cols_tbl_row(t, cols, nc, csv, rc, (const char *)first + i * sz);
 }
 
 static void threads_table(const rep_args *a, const rep_run *run, const ctx *c, int csv)
 {
-    static const char *const keys_t[] = {"=TID", "Process", "Thread name"};
-    static const char *const keys_c[] = {"tid", "process", "name"};
-    cols h;
-    make_head(c, &h, csv ? keys_c : keys_t, 3, csv);
+    rows_ctx rc;
+    rows_init(&rc, run, &c->p, c->labels);
+    col_def cols[MAX_COLS];
+    size_t nc = make_cols(&rc, thread_keys, 5, cols);
     tbl t;
-    if (tbl_init(&t, h.n, h.head)) return;
+    if (cols_tbl_init(&t, cols, nc, csv)) return;
     unsigned limit = a->top ? a->top : csv ? 0 : 20;
-    for (size_t i = 0; i < c->p.nthreads && (!limit || i < limit); i++) {
-        const etl_pmc_thread *x = &c->p.threads[i];
-        const etl_sched_thread *st = etl_sched_thread_at(run->model, x->thread);
-        char tid[16], label[256];
-        snprintf(tid, sizeof tid, "%u", st ? st->tid : 0);
-        const char *k[] = {tid, rep_process_label(run->model, x->thread, label), rep_thread_name(run->model, x->thread)};
-        add_row(c, &t, k, 3, &x->s, csv);
-    }
+    size_t n = limit && limit < c->p.nthreads ? limit : c->p.nthreads;
+    table_rows(&t, &rc, cols, nc, csv, c->p.threads, sizeof *c->p.threads, n, offsetof(etl_pmc_thread, s));
     if (csv) tbl_print_csv(&t, stdout, 0);
     else tbl_print_text(&t, stdout, "");
     tbl_free(&t);
@@ -267,42 +323,30 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
     if (p->slices_unpaired) printf(", %llu without counters at one end", (unsigned long long)p->slices_unpaired);
     printf("\n");
     printf("\nProcesses\n");
-    static const char *const pk[] = {"Process", "=PID", "=Threads"};
-    cols h;
-    make_head(c, &h, pk, 3, 0);
+    rows_ctx rc;
+    rows_init(&rc, run, p, c->labels);
+    col_def cols[MAX_COLS];
+    size_t nc = make_cols(&rc, process_keys, 4, cols);
     tbl t;
-    if (tbl_init(&t, h.n, h.head) == 0) {
+    if (cols_tbl_init(&t, cols, nc, 0) == 0) {
         unsigned limit = a->top ? a->top : 20;
-        for (size_t i = 0; i < p->nprocesses && i < limit; i++) {
-            const etl_pmc_process *x = &p->processes[i];
-            char name[256], ps[16], th[16];
-            uint32_t pid;
-            proc_of(run, x->process, name, &pid);
-            snprintf(ps, sizeof ps, pid == UINT32_MAX ? "-" : "%u", pid);
-            snprintf(th, sizeof th, "%u", x->threads);
-            const char *k[] = {text_name(name), ps, th};
-            add_row(c, &t, k, 3, &x->s, 0);
-        }
-        const char *k[] = {"all", "", ""};
-        add_row(c, &t, k, 3, &p->total, 0);
+        size_t n = limit < p->nprocesses ? limit : p->nprocesses;
+        table_rows(&t, &rc, cols, nc, 0, p->processes, sizeof *p->processes, n, offsetof(etl_pmc_process, s));
+        rc.all = 1;
+        table_rows(&t, &rc, cols, nc, 0, &p->total, 0, 1, 0);
+        rc.all = 0;
         tbl_print_text(&t, stdout, "");
-        tbl_free(&t);
     }
+    tbl_free(&t);
     printf("\nThreads\n");
     threads_table(a, run, c, 0);
     printf("\nPer CPU\n");
-    static const char *const ck[] = {"=CPU"};
-    make_head(c, &h, ck, 1, 0);
-    if (tbl_init(&t, h.n, h.head) == 0) {
-        for (size_t i = 0; i < p->ncpus; i++) {
-            char cpu[24];
-            snprintf(cpu, sizeof cpu, "%zu", i);
-            const char *k[] = {cpu};
-            add_row(c, &t, k, 1, &p->cpus[i], 0);
-        }
+    nc = make_cols(&rc, cpu_keys, 1, cols);
+    if (cols_tbl_init(&t, cols, nc, 0) == 0) {
+        table_rows(&t, &rc, cols, nc, 0, p->cpus, sizeof *p->cpus, p->ncpus, 0);
         tbl_print_text(&t, stdout, "");
-        tbl_free(&t);
     }
+    tbl_free(&t);
     if (p->pmc_counter_reset)
         printf("note: %llu slices dropped: a counter went backwards (pmc_counter_reset)\n",
                (unsigned long long)p->pmc_counter_reset);

@@ -1,5 +1,6 @@
 /* cmd_spinlocks.c - `etlkit spinlocks`: spin lock contention per lock, caller, pair and AcquireMode (spec §5). */
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
@@ -86,92 +87,256 @@ static void json_bounds(jw *w, const char *key, const etl_spin_bounds *b)
     jw_obj_end(w);
 }
 
-static void json_group(jw *w, const char *key, const etl_spin_group *g, unsigned kind)
+/* The top entries of a histogram as "2:90% 5:10%". */
+static const char *mix(char *out, size_t cap, const uint64_t *h, unsigned n, uint64_t total, int modes)
 {
-    char b[32];
-    const etl_spin_acc *a = &g->a;
-    jw_obj(w, key);
-    if (kind == K_LOCKS || kind == K_PAIRS) jw_str(w, "lock", hex(b, g->lock));
-    if (kind == K_CALLERS || kind == K_PAIRS) jw_str(w, "caller", hex(b, g->caller));
-    if (kind == K_MODES) {
-        jw_u64(w, "mode", g->mode);
-        jw_str(w, "mode_name", mode_name(g->mode));
+    out[0] = 0;
+    if (!total) return out;
+    unsigned used[3] = {0};
+    size_t len = 0;
+    for (unsigned r = 0; r < 3; r++) {
+        unsigned best = n;
+        for (unsigned i = 0; i < n; i++) {
+            int taken = 0;
+            for (unsigned j = 0; j < r; j++) taken |= used[j] == i;
+            if (!taken && h[i] && (best == n || h[i] > h[best])) best = i;
+        }
+        if (best == n) break;
+        used[r] = best;
+        char nm[24];
+        static const char *const short_modes[ETL_SPIN_MODES] = {"Spin", "Queued", "ExShared", "ExExclusive",
+                                                                "ExConverted", "Other"};
+        if (modes) snprintf(nm, sizeof nm, "%s", short_modes[best]);
+        else snprintf(nm, sizeof nm, best + 1 < ETL_SPIN_IRQLS ? "%u" : "%u+", best);
+        len += (size_t)snprintf(out + len, cap - len, "%s%s:%llu%%", r ? " " : "", nm,
+                                (unsigned long long)(h[best] * 100 / total));
+        if (len >= cap) break;
     }
-    jw_u64(w, "events", a->events);
-    jw_obj(w, "classes");
-    jw_u64(w, "hold", a->cls[ETL_SPIN_L]);
-    jw_u64(w, "contended", a->cls[ETL_SPIN_C]);
-    jw_u64(w, "uncontended", a->cls[ETL_SPIN_U]);
-    jw_u64(w, "unexplained", a->cls[ETL_SPIN_X]);
-    jw_obj_end(w);
-    jw_u64(w, "contended_events", a->contended);
-    jw_u64(w, "est_acquisitions", a->est_acq);
-    jw_u64(w, "est_contended", a->est_contended);
-    jw_fixed(w, "collision_pct", g->collision_pct, 4);
-    if (g->acq_pct >= 0) {
-        jw_fixed(w, "acquisition_cpu_pct", g->acq_pct, 4);
-        jw_fixed(w, "contention_cpu_pct", g->cont_pct, 4);
-    } else {
-        jw_null(w, "acquisition_cpu_pct");
-        jw_null(w, "contention_cpu_pct");
-    }
-    jw_obj(w, "rates_per_s");
-    jw_fixed(w, "acquisitions", g->acq_rate, 3);
-    jw_fixed(w, "contentions", g->cont_rate, 3);
-    jw_fixed(w, "spins", g->spin_rate, 3);
-    jw_obj_end(w);
-    jw_obj(w, "spins");
-    jw_u64(w, "total", a->w_spins);
-    jw_fixed(w, "mean", (int64_t)g->mean_spins_x1000, 3);
-    jw_u64(w, "max", a->max_spins);
-    jw_obj_end(w);
-    jw_obj(w, "wait_cycles");
-    jw_u64(w, "total", a->w_wait);
-    jw_u64(w, "total_contended", a->w_wait_contended);
-    jw_u64(w, "mean", g->mean_wait);
-    jw_u64(w, "p50", g->wait_p50);
-    jw_u64(w, "p99", g->wait_p99);
-    jw_u64(w, "max", a->max_wait);
-    jw_obj_end(w);
-    jw_obj(w, "hold_cycles");
-    jw_u64(w, "total", a->w_hold);
-    jw_u64(w, "weight", a->w_nonirq);
-    jw_u64(w, "mean", g->mean_hold);
-    jw_u64(w, "p50", g->hold_p50);
-    jw_u64(w, "p99", g->hold_p99);
-    jw_u64(w, "max", a->max_hold);
-    jw_obj_end(w);
-    jw_u64(w, "irq_skipped", a->irq);
-    jw_arr(w, "irql");
+    return out;
+}
+
+/* ---- the rows' columns (lock, caller, pair, AcquireMode, total): text, CSV and JSON from one table ---- */
+
+/* What the getters share: the list the row is in (K_*), and the CPUs' array for per_cpu's rows. */
+typedef struct rows_ctx {
+    unsigned kind;
+    const etl_spin_cpu *cpus;
+} rows_ctx;
+
+#define GETTER(name) static void name(const col_def *col, const void *cx, const void *row, col_val *v)
+#define PUTTER(name) static void name(jw *w, const char *key, const void *cx, const void *row)
+#define G ((const etl_spin_group *)row)
+#define KIND (((const rows_ctx *)cx)->kind)
+/* A key column is in the rows of the kinds in its mask (col->off), left out of the others. */
+#define IN_KIND (col->off & 1u << KIND)
+GETTER(g_kind)
+{
+    (void)col, (void)row;
+    cv_str(v, kind_key[KIND]);
+}
+GETTER(g_lock)
+{
+    if (IN_KIND) cv_str(v, hex(v->buf, G->lock));
+    else cv_none(v);
+}
+GETTER(g_caller)
+{
+    if (IN_KIND) cv_str(v, hex(v->buf, G->caller));
+    else cv_none(v);
+}
+GETTER(g_mode)
+{
+    if (IN_KIND) cv_u64(v, G->mode);
+    else cv_none(v);
+}
+GETTER(g_mode_name)
+{
+    if (IN_KIND) cv_str(v, mode_name(G->mode));
+    else cv_none(v);
+}
+/* The % of CPU acquiring and contending: null without the CPU's speed. */
+GETTER(g_cpu_pct)
+{
+    if (G->acq_pct < 0) cv_null(v);
+    else col_i64_at(col, cx, row, v);
+}
+GETTER(g_irql_mix)
+{
+    (void)col, (void)cx;
+    cv_str(v, mix(v->buf, 48, G->a.irql, ETL_SPIN_IRQLS, G->a.events, 0));
+}
+GETTER(g_mode_mix)
+{
+    (void)col, (void)cx;
+    cv_str(v, mix(v->buf, 48, G->a.mode, ETL_SPIN_MODES, G->a.events, 1));
+}
+GETTER(g_saturated)
+{
+    (void)col, (void)cx;
+    cv_bool(v, G->a.saturated);
+}
+PUTTER(put_irql)
+{
+    (void)cx;
+    jw_arr(w, key);
     for (unsigned i = 0; i < ETL_SPIN_IRQLS; i++) {
-        if (!a->irql[i]) continue;
+        if (!G->a.irql[i]) continue;
         jw_obj(w, NULL);
         jw_u64(w, "irql", i);
-        jw_u64(w, "count", a->irql[i]);
+        jw_u64(w, "count", G->a.irql[i]);
         jw_obj_end(w);
     }
     jw_arr_end(w);
-    jw_arr(w, "modes");
+}
+PUTTER(put_modes)
+{
+    (void)cx;
+    jw_arr(w, key);
     for (unsigned i = 0; i < ETL_SPIN_MODES; i++) {
-        if (!a->mode[i]) continue;
+        if (!G->a.mode[i]) continue;
         jw_obj(w, NULL);
         if (i + 1 < ETL_SPIN_MODES) jw_u64(w, "mode", i);
         else jw_null(w, "mode");
         jw_str(w, "name", i + 1 < ETL_SPIN_MODES ? mode_name(i) : "Other");
-        jw_u64(w, "count", a->mode[i]);
+        jw_u64(w, "count", G->a.mode[i]);
         jw_obj_end(w);
     }
     jw_arr_end(w);
-    jw_u64(w, "threads", g->nthreads);
-    jw_arr(w, "tids");
-    for (uint32_t i = 0; i < g->nthreads; i++) jw_u64(w, NULL, g->tids[i]);
+}
+/* The distinct TIDs and CPUs, ascending. */
+PUTTER(put_tids)
+{
+    (void)cx;
+    jw_arr(w, key);
+    for (uint32_t i = 0; i < G->nthreads; i++) jw_u64(w, NULL, G->tids[i]);
     jw_arr_end(w);
-    jw_u64(w, "cpus", g->ncpus);
-    jw_arr(w, "cpu_list");
-    for (uint32_t i = 0; i < g->ncpus; i++) jw_u64(w, NULL, g->cpus[i]);
+}
+PUTTER(put_cpus)
+{
+    (void)cx;
+    jw_arr(w, key);
+    for (uint32_t i = 0; i < G->ncpus; i++) jw_u64(w, NULL, G->cpus[i]);
     jw_arr_end(w);
-    jw_bool(w, "saturated", a->saturated);
-    jw_obj_end(w);
+}
+GETTER(g_irql)
+{
+    (void)col, (void)cx, (void)row;
+    cv_put(v, put_irql);
+}
+GETTER(g_modes)
+{
+    (void)col, (void)cx, (void)row;
+    cv_put(v, put_modes);
+}
+GETTER(g_tids)
+{
+    (void)col, (void)cx, (void)row;
+    cv_put(v, put_tids);
+}
+GETTER(g_cpu_list)
+{
+    (void)col, (void)cx, (void)row;
+    cv_put(v, put_cpus);
+}
+GETTER(g_cpu)
+{
+    (void)col;
+    cv_u64(v, (uint64_t)((const etl_spin_cpu *)row - ((const rows_ctx *)cx)->cpus));
+}
+#undef G
+#undef KIND
+#undef IN_KIND
+
+#define M(k) (1u << (k))
+#define U(f) COL_COUNT, 0, col_u64_at, offsetof(etl_spin_group, f)
+#define U32(f) COL_COUNT, 0, col_u32_at, offsetof(etl_spin_group, f)
+#define FIX(d, f) COL_FIXED, d, col_i64_at, offsetof(etl_spin_group, f)
+#define OBJ(key) {NULL, NULL, key, COL_OBJ, 0, NULL, 0}
+#define END {NULL, NULL, NULL, COL_END, 0, NULL, 0}
+/* The key columns first (NKEY_COLS), each with the mask of the kinds that have it. */
+static const col_def group_cols[] = {
+    {NULL, "kind", NULL, COL_TEXT, 0, g_kind, 0},
+    {"Lock", "lock", "lock", COL_TEXT, 0, g_lock, M(K_LOCKS) | M(K_PAIRS)},
+    {"Caller", "caller", "caller", COL_TEXT, 0, g_caller, M(K_CALLERS) | M(K_PAIRS)},
+    {"AcquireMode", NULL, NULL, COL_TEXT, 0, g_mode_name, M(K_MODES)},
+    {NULL, "mode", "mode", COL_COUNT, 0, g_mode, M(K_MODES)},
+    {NULL, NULL, "mode_name", COL_TEXT, 0, g_mode_name, M(K_MODES)},
+#define NKEY_COLS 6
+    {"=Events", "events", "events", U(a.events)},
+    OBJ("classes"),
+    {NULL, "class_hold", "hold", U(a.cls[ETL_SPIN_L])},
+    {NULL, "class_contended", "contended", U(a.cls[ETL_SPIN_C])},
+    {NULL, "class_uncontended", "uncontended", U(a.cls[ETL_SPIN_U])},
+    {NULL, "class_unexplained", "unexplained", U(a.cls[ETL_SPIN_X])},
+    END,
+    {NULL, NULL, "contended_events", U(a.contended)},
+    {"=Est. acq", "est_acquisitions", "est_acquisitions", U(a.est_acq)},
+    {"=Est. cont", "est_contended", "est_contended", U(a.est_contended)},
+    {"=Collision %", "collision_pct", "collision_pct", FIX(COL_DECIMALS(4, 2), collision_pct)},
+    {"=% CPU acq", "acquisition_cpu_pct", "acquisition_cpu_pct", COL_FIXED | COL_NULL_EMPTY, 4, g_cpu_pct,
+     offsetof(etl_spin_group, acq_pct)},
+    {NULL, "contention_cpu_pct", "contention_cpu_pct", COL_FIXED | COL_NULL_EMPTY, 4, g_cpu_pct,
+     offsetof(etl_spin_group, cont_pct)},
+    OBJ("rates_per_s"),
+    {NULL, NULL, "acquisitions", FIX(3, acq_rate)},
+    {NULL, NULL, "contentions", FIX(3, cont_rate)},
+    {NULL, NULL, "spins", FIX(3, spin_rate)},
+    END,
+    OBJ("spins"),
+    {NULL, "spins_total", "total", U(a.w_spins)},
+    {"=Spins mean", "spins_mean", "mean", FIX(COL_DECIMALS(3, 2), mean_spins_x1000)},
+    {"=Spins max", "spins_max", "max", U(a.max_spins)},
+    END,
+    OBJ("wait_cycles"),
+    {NULL, "wait_total", "total", U(a.w_wait)},
+    {NULL, NULL, "total_contended", U(a.w_wait_contended)},
+    {"=Wait mean", "wait_mean", "mean", U(mean_wait)},
+    {NULL, "wait_p50", "p50", U(wait_p50)},
+    {"=Wait p99", "wait_p99", "p99", U(wait_p99)},
+    {"=Wait max", "wait_max", "max", U(a.max_wait)},
+    END,
+    OBJ("hold_cycles"),
+    {NULL, "hold_total", "total", U(a.w_hold)},
+    {NULL, NULL, "weight", U(a.w_nonirq)},
+    {"=Hold mean", "hold_mean", "mean", U(mean_hold)},
+    {NULL, "hold_p50", "p50", U(hold_p50)},
+    {"=Hold p99", "hold_p99", "p99", U(hold_p99)},
+    {"=Hold max", "hold_max", "max", U(a.max_hold)},
+    END,
+    {"=IRQ skip", "irq_skipped", "irq_skipped", U(a.irq)},
+    {NULL, NULL, "irql", COL_COUNT, 0, g_irql, 0},
+    {"IRQL", NULL, NULL, COL_TEXT, 0, g_irql_mix, 0},
+    {NULL, NULL, "modes", COL_COUNT, 0, g_modes, 0},
+    {"Mode", NULL, NULL, COL_TEXT, 0, g_mode_mix, 0},
+    {"=Threads", "threads", "threads", U32(nthreads)},
+    {NULL, NULL, "tids", COL_COUNT, 0, g_tids, 0},
+    {"=CPUs", "cpus", "cpus", U32(ncpus)},
+    {NULL, NULL, "cpu_list", COL_COUNT, 0, g_cpu_list, 0},
+    {NULL, NULL, "saturated", COL_COUNT, 0, g_saturated, 0},
+};
+#undef U
+#undef U32
+#undef FIX
+#define NGROUP_COLS (sizeof group_cols / sizeof group_cols[0])
+
+/* per_cpu's rows: each CPU's events by class. */
+#define U(f) COL_COUNT, 0, col_u64_at, offsetof(etl_spin_cpu, f)
+static const col_def cpu_cols[] = {
+    {NULL, NULL, "cpu", COL_COUNT, 0, g_cpu, 0},
+    {NULL, NULL, "uncontended", U(u)},
+    {NULL, NULL, "contended", U(c)},
+    {NULL, NULL, "hold_uncontended", U(l0)},
+    {NULL, NULL, "hold_contended", U(l1)},
+    {NULL, NULL, "unexplained", U(x)},
+};
+#undef U
+#undef OBJ
+#undef END
+
+static void json_group(jw *w, const char *key, const etl_spin_group *g, unsigned kind)
+{
+    rows_ctx rc = {kind, NULL};
+    cols_json_row(w, key, group_cols, NGROUP_COLS, &rc, g);
 }
 
 static void json_params(jw *w, const etl_spinlock_info *p, const spin_params *src, uint32_t mhz)
@@ -246,17 +411,10 @@ void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const spi
     else jw_null(w, "top");
     jw_obj_end(w);
     jw_arr(w, "per_cpu");
+    rows_ctx rc = {K_TOTAL, s->cpus};
     for (size_t i = 0; i < s->ncpus; i++) {
         const etl_spin_cpu *k = &s->cpus[i];
-        if (!(k->u | k->c | k->l0 | k->l1 | k->x)) continue;
-        jw_obj(w, NULL);
-        jw_u64(w, "cpu", i);
-        jw_u64(w, "uncontended", k->u);
-        jw_u64(w, "contended", k->c);
-        jw_u64(w, "hold_uncontended", k->l0);
-        jw_u64(w, "hold_contended", k->l1);
-        jw_u64(w, "unexplained", k->x);
-        jw_obj_end(w);
+        if (k->u | k->c | k->l0 | k->l1 | k->x) cols_json_row(w, NULL, cpu_cols, sizeof cpu_cols / sizeof cpu_cols[0], &rc, k);
     }
     jw_arr_end(w);
     rep_json_anomalies_as(run, w, a->skip);
@@ -271,85 +429,17 @@ void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const spi
     jw_obj_end(w);
 }
 
-/* The top entries of a histogram as "2:90% 5:10%". */
-static const char *mix(char *out, size_t cap, const uint64_t *h, unsigned n, uint64_t total, int modes)
-{
-    out[0] = 0;
-    if (!total) return out;
-    unsigned used[3] = {0};
-    size_t len = 0;
-    for (unsigned r = 0; r < 3; r++) {
-        unsigned best = n;
-        for (unsigned i = 0; i < n; i++) {
-            int taken = 0;
-            for (unsigned j = 0; j < r; j++) taken |= used[j] == i;
-            if (!taken && h[i] && (best == n || h[i] > h[best])) best = i;
-        }
-        if (best == n) break;
-        used[r] = best;
-        char nm[24];
-        static const char *const short_modes[ETL_SPIN_MODES] = {"Spin", "Queued", "ExShared", "ExExclusive",
-                                                                "ExConverted", "Other"};
-        if (modes) snprintf(nm, sizeof nm, "%s", short_modes[best]);
-        else snprintf(nm, sizeof nm, best + 1 < ETL_SPIN_IRQLS ? "%u" : "%u+", best);
-        len += (size_t)snprintf(out + len, cap - len, "%s%s:%llu%%", r ? " " : "", nm,
-                                (unsigned long long)(h[best] * 100 / total));
-        if (len >= cap) break;
-    }
-    return out;
-}
-
-#define NCOLS 18
-static const char *const text_head[NCOLS] = {
-    "=Events", "=Est. acq", "=Est. cont", "=Collision %", "=% CPU acq", "=Spins mean", "=Spins max",
-    "=Wait mean", "=Wait p99", "=Wait max", "=Hold mean", "=Hold p99", "=Hold max", "=IRQ skip", "IRQL", "Mode",
-    "=Threads", "=CPUs"};
-
-/* The value columns of a row for people. */
-static void text_cells(const etl_spin_group *g, char b[NCOLS][48])
-{
-    const etl_spin_acc *a = &g->a;
-    col_u64(b[0], a->events);
-    col_u64(b[1], a->est_acq);
-    col_u64(b[2], a->est_contended);
-    fmt_fixed(b[3], g->collision_pct / 100, 2);
-    if (g->acq_pct >= 0) fmt_fixed(b[4], g->acq_pct, 4);
-    else strcpy(b[4], "-");
-    fmt_fixed(b[5], (int64_t)g->mean_spins_x1000 / 10, 2);
-    col_u64(b[6], a->max_spins);
-    col_u64(b[7], g->mean_wait);
-    col_u64(b[8], g->wait_p99);
-    col_u64(b[9], a->max_wait);
-    col_u64(b[10], g->mean_hold);
-    col_u64(b[11], g->hold_p99);
-    col_u64(b[12], a->max_hold);
-    col_u64(b[13], a->irq);
-    mix(b[14], 48, a->irql, ETL_SPIN_IRQLS, a->events, 0);
-    mix(b[15], 48, a->mode, ETL_SPIN_MODES, a->events, 1);
-    col_u64(b[16], g->nthreads);
-    col_u64(b[17], g->ncpus);
-}
-
+/* One list's table for people: its key columns (those whose kinds include this one) and the values. */
 static void text_table(const char *title, const etl_spin_group *g, size_t n, unsigned kind, unsigned top)
 {
-    const char *head[NCOLS + 2];
-    unsigned nk = kind == K_PAIRS ? 2 : 1;
-    head[0] = kind == K_CALLERS ? "Caller" : kind == K_MODES ? "AcquireMode" : "Lock";
-    if (kind == K_PAIRS) head[1] = "Caller";
-    memcpy(head + nk, text_head, sizeof text_head);
+    col_def cols[NGROUP_COLS];
+    size_t nc = 0;
+    for (size_t i = 0; i < NGROUP_COLS; i++)
+        if (i >= NKEY_COLS || (group_cols[i].head && (group_cols[i].off & 1u << kind))) cols[nc++] = group_cols[i];
+    rows_ctx rc = {kind, NULL};
     tbl t;
-    if (tbl_init(&t, NCOLS + nk, head)) return;
-    for (size_t i = 0; i < n && i < top; i++) {
-        char keys[2][32], b[NCOLS][48];
-        const char *row[NCOLS + 2];
-        if (kind == K_CALLERS) row[0] = hex(keys[0], g[i].caller);
-        else if (kind == K_MODES) row[0] = mode_name(g[i].mode);
-        else row[0] = hex(keys[0], g[i].lock);
-        if (kind == K_PAIRS) row[1] = hex(keys[1], g[i].caller);
-        text_cells(&g[i], b);
-        for (unsigned k = 0; k < NCOLS; k++) row[nk + k] = b[k];
-        tbl_row(&t, row);
-    }
+    if (cols_tbl_init(&t, cols, nc, 0)) return;
+    for (size_t i = 0; i < n && i < top; i++) cols_tbl_row(&t, cols, nc, 0, &rc, &g[i]);
     printf("\n%s (%zu; wait and hold in cycles, sorted by total wait)\n", title, n);
     tbl_print_text(&t, stdout, "  ");
     tbl_free(&t);
@@ -425,67 +515,19 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
     rep_print_anomalies(run, stdout);
 }
 
-static const char *const csv_head[] = {
-    "kind", "lock", "caller", "mode", "events", "class_hold", "class_contended", "class_uncontended",
-    "class_unexplained", "est_acquisitions", "est_contended", "collision_pct", "acquisition_cpu_pct",
-    "contention_cpu_pct", "spins_total", "spins_mean", "spins_max", "wait_total", "wait_mean", "wait_p50", "wait_p99",
-    "wait_max", "hold_total", "hold_mean", "hold_p50", "hold_p99", "hold_max", "irq_skipped", "threads", "cpus"};
-#define CSV_NCOLS (sizeof csv_head / sizeof csv_head[0])
-
-static void csv_row(tbl *t, const etl_spin_group *g, unsigned kind)
-{
-    char b[CSV_NCOLS][32];
-    const char *row[CSV_NCOLS];
-    const etl_spin_acc *a = &g->a;
-    strcpy(b[0], kind_key[kind]);
-    if (kind == K_LOCKS || kind == K_PAIRS) hex(b[1], g->lock);
-    else b[1][0] = 0;
-    if (kind == K_CALLERS || kind == K_PAIRS) hex(b[2], g->caller);
-    else b[2][0] = 0;
-    if (kind == K_MODES) col_u64(b[3], g->mode);
-    else b[3][0] = 0;
-    col_u64(b[4], a->events);
-    for (unsigned k = 0; k < 4; k++) col_u64(b[5 + k], a->cls[k]);
-    col_u64(b[9], a->est_acq);
-    col_u64(b[10], a->est_contended);
-    fmt_fixed(b[11], g->collision_pct, 4);
-    if (g->acq_pct >= 0) {
-        fmt_fixed(b[12], g->acq_pct, 4);
-        fmt_fixed(b[13], g->cont_pct, 4);
-    } else {
-        b[12][0] = b[13][0] = 0;
-    }
-    col_u64(b[14], a->w_spins);
-    fmt_fixed(b[15], (int64_t)g->mean_spins_x1000, 3);
-    col_u64(b[16], a->max_spins);
-    col_u64(b[17], a->w_wait);
-    col_u64(b[18], g->mean_wait);
-    col_u64(b[19], g->wait_p50);
-    col_u64(b[20], g->wait_p99);
-    col_u64(b[21], a->max_wait);
-    col_u64(b[22], a->w_hold);
-    col_u64(b[23], g->mean_hold);
-    col_u64(b[24], g->hold_p50);
-    col_u64(b[25], g->hold_p99);
-    col_u64(b[26], a->max_hold);
-    col_u64(b[27], a->irq);
-    col_u64(b[28], g->nthreads);
-    col_u64(b[29], g->ncpus);
-    for (unsigned k = 0; k < CSV_NCOLS; k++) row[k] = b[k];
-    tbl_row(t, row);
-}
-
 static void print_csv(const rep_args *a, const ctx *c)
 {
     const etl_spinlocks *s = &c->s;
     tbl t;
-    if (tbl_init(&t, CSV_NCOLS, csv_head)) return;
-    if (s->total.a.events) csv_row(&t, &s->total, K_TOTAL);
+    if (cols_tbl_init(&t, group_cols, NGROUP_COLS, 1)) return;
+    rows_ctx rc = {K_TOTAL, NULL};
+    if (s->total.a.events) cols_tbl_row(&t, group_cols, NGROUP_COLS, 1, &rc, &s->total);
     const etl_spin_group *lists[] = {s->locks, s->callers, s->pairs, s->modes};
     size_t counts[] = {s->nlocks, s->ncallers, s->npairs, s->nmodes};
     unsigned top = list_top(a);
-    for (unsigned k = 0; k < 4; k++)
-        for (size_t i = 0; i < counts[k] && (!top || i < top); i++) csv_row(&t, &lists[k][i], k);
+    for (rc.kind = 0; rc.kind < 4; rc.kind++)
+        for (size_t i = 0; i < counts[rc.kind] && (!top || i < top); i++)
+            cols_tbl_row(&t, group_cols, NGROUP_COLS, 1, &rc, &lists[rc.kind][i]);
     tbl_print_csv(&t, stdout, 0);
     tbl_free(&t);
 }

@@ -35,29 +35,14 @@ static const char *const idle_labels[ETL_WAKEUP_IDLE_BUCKETS] = {"< 10 us", "10-
                                                                  "10-100 ms", "100 ms-1 s", ">= 1 s"};
 static const int64_t idle_lo[ETL_WAKEUP_IDLE_BUCKETS] = {0, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
 
-/* Thousandths of an event per second of the window. */
-static int64_t rate(uint64_t n, int64_t window)
-{
-    return window > 0 ? (int64_t)((__int128)n * 1000000000000 / window) : 0;
-}
-
-static const char *kind_name(unsigned k)
-{
-    return k == ETL_WAKER_DPC ? "DPC" : k == ETL_WAKER_IDLE ? "Idle" : "Unknown";
-}
-
+/* The waker's process name and PID; a waker that is not a thread by its kind ("Idle": PID 0). */
 static const char *proc_of(const rep_run *run, const etl_wakeup_waker *x, char name[256], uint32_t *pid)
 {
-    const etl_sched_process *sp = etl_sched_process_at(run->model, x->process);
-    *pid = UINT32_MAX;
     if (x->kind != ETL_WAKER_THREAD) {
-        if (x->kind == ETL_WAKER_IDLE) *pid = 0;
-        return strcpy(name, kind_name(x->kind));
+        *pid = x->kind == ETL_WAKER_IDLE ? 0 : UINT32_MAX;
+        return strcpy(name, etl_waker_kind_name(x->kind));
     }
-    if (!sp) return strcpy(name, "Unknown");
-    *pid = sp->pid;
-    snprintf(name, 256, "%s", sp->name ? etl_sched_names(run->model) + sp->name : "Unknown");
-    return name;
+    return rep_process_name(run->model, x->process, name, pid);
 }
 
 static const char *pct(char out[32], uint64_t part, uint64_t whole)
@@ -99,7 +84,7 @@ GETTER(g_pname_text)
 GETTER(g_rate)
 {
     (void)col;
-    cv_i64(v, rate(X->count, C->window));
+    cv_i64(v, rep_rate(X->count, C->window));
 }
 GETTER(g_pct)
 {
@@ -119,14 +104,14 @@ GETTER(g_plabel)
 {
     (void)col;
     if (etl_sched_thread_at(C->run->model, X->thread)) cv_str(v, rep_process_label(C->run->model, X->thread, v->buf));
-    else cv_str(v, X->kind == ETL_WAKER_IDLE ? "Idle (0)" : kind_name(X->kind));
+    else cv_str(v, X->kind == ETL_WAKER_IDLE ? "Idle (0)" : etl_waker_kind_name(X->kind));
 }
 /* The thread's name; without a thread, the waker's kind in JSON and nothing for people. */
 GETTER(g_name)
 {
     (void)col;
     int known = etl_sched_thread_at(C->run->model, X->thread) != NULL;
-    cv_str(v, known ? rep_thread_name(C->run->model, X->thread) : kind_name(X->kind));
+    cv_str(v, known ? rep_thread_name(C->run->model, X->thread) : etl_waker_kind_name(X->kind));
 }
 GETTER(g_name_text)
 {
@@ -166,7 +151,7 @@ void wakeups_json(jw *j, const rep_run *run, const etl_wakeups *w, const rep_arg
     int64_t window = run->v1 - run->v0;
     rep_json_head(j, run, run->v0, run->v1, 0);
     jw_u64(j, "total", w->total);
-    jw_fixed(j, "per_second", rate(w->total, window), 3);
+    jw_fixed(j, "per_second", rep_rate(w->total, window), 3);
     jw_obj(j, "by_waker");
     jw_u64(j, "thread", w->by_kind[ETL_WAKER_THREAD]);
     jw_u64(j, "dpc", w->by_kind[ETL_WAKER_DPC]);
@@ -192,16 +177,7 @@ void wakeups_json(jw *j, const rep_run *run, const etl_wakeups *w, const rep_arg
     }
     jw_arr_end(j);
     jw_u64(j, "cstate_unknown", w->cstate_unknown);
-    jw_arr(j, "idle_before");
-    for (unsigned b = 0; b < ETL_WAKEUP_IDLE_BUCKETS; b++) {
-        jw_obj(j, NULL);
-        jw_i64(j, "min_ns", idle_lo[b]);
-        if (b + 1 < ETL_WAKEUP_IDLE_BUCKETS) jw_i64(j, "max_ns", idle_lo[b + 1]);
-        else jw_null(j, "max_ns");
-        jw_u64(j, "count", w->idle_hist[b]);
-        jw_obj_end(j);
-    }
-    jw_arr_end(j);
+    rep_json_bins(j, "idle_before", "min_ns", "max_ns", idle_lo, w->idle_hist, ETL_WAKEUP_IDLE_BUCKETS);
     jw_i64(j, "idle_ns", w->idle_ns);
     jw_arr(j, "by_cpu");
     for (size_t c = 0; c < w->ncpus; c++) jw_u64(j, NULL, w->per_cpu[c]);
@@ -218,7 +194,7 @@ static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups 
         rep_print_header(run, "etlkit wakeups");
         printf("\n%llu idle wake-ups, %s per second: %llu by threads, %llu by DPCs, %llu by the idle thread, "
                "%llu unknown\n",
-               (unsigned long long)w->total, fmt_fixed(b1, rate(w->total, window), 3),
+               (unsigned long long)w->total, fmt_fixed(b1, rep_rate(w->total, window), 3),
                (unsigned long long)w->by_kind[ETL_WAKER_THREAD], (unsigned long long)w->by_kind[ETL_WAKER_DPC],
                (unsigned long long)w->by_kind[ETL_WAKER_IDLE], (unsigned long long)w->by_kind[ETL_WAKER_UNKNOWN]);
         printf("\nWoken by process\n");

@@ -50,13 +50,21 @@ int cols_tbl_init(tbl *t, const col_def *c, size_t n, int csv)
 static const char *cell(const col_def *c, const col_val *v, int csv, char out[32])
 {
     switch (v->t) {
-    case CV_NULL: return "-";
+    case CV_NULL: return csv && (c->unit & COL_NULL_EMPTY) ? "" : "-";
+    case CV_NONE: case CV_PUT: return "";
     case CV_STR: return v->s;
     case CV_U64: return col_u64(out, v->u);
+    case CV_BOOL: return v->u ? "true" : "false";
     case CV_I64: break;
     }
-    if (c->unit == COL_FIXED) return fmt_fixed(out, v->i, c->decimals);
-    if (c->unit == COL_NS && !csv) return fmt_dur(out, v->i);
+    unsigned d = c->decimals & 15u, people = c->decimals >> 4;
+    if (COL_UNIT(c->unit) == COL_FIXED && !csv && people) {
+        int64_t x = v->i;
+        for (unsigned k = people; k < d; k++) x /= 10;
+        return fmt_fixed(out, x, people);
+    }
+    if (COL_UNIT(c->unit) == COL_FIXED) return fmt_fixed(out, v->i, d);
+    if (COL_UNIT(c->unit) == COL_NS && !csv) return fmt_dur(out, v->i);
     out[fmt_i64(out, v->i)] = 0;
     return out;
 }
@@ -80,23 +88,36 @@ void cols_json_val(jw *w, const char *key, const col_def *c, const col_val *v)
 {
     switch (v->t) {
     case CV_NULL: jw_null(w, key); break;
+    case CV_NONE: case CV_PUT: break;
+    case CV_BOOL: jw_bool(w, key, (int)v->u); break;
     case CV_STR: jw_str(w, key, v->s); break;
     case CV_U64: jw_u64(w, key, v->u); break;
     case CV_I64:
-        if (c->unit == COL_FIXED) jw_fixed(w, key, v->i, c->decimals);
+        if (COL_UNIT(c->unit) == COL_FIXED) jw_fixed(w, key, v->i, c->decimals & 15u);
         else jw_i64(w, key, v->i);
         break;
     }
 }
 
-void cols_json_row(jw *w, const char *key, const col_def *c, size_t n, const void *ctx, const void *row)
+void cols_json_members(jw *w, const col_def *c, size_t n, const void *ctx, const void *row)
 {
     col_val v;
-    jw_obj(w, key);
     for (size_t i = 0; i < n; i++) {
+        if (c[i].unit == COL_END) jw_obj_end(w);
         if (!c[i].json) continue;
+        if (c[i].unit == COL_OBJ) {
+            jw_obj(w, c[i].json);
+            continue;
+        }
         c[i].get(&c[i], ctx, row, &v);
-        cols_json_val(w, c[i].json, &c[i], &v);
+        if (v.t == CV_PUT) v.put(w, c[i].json, ctx, row);
+        else cols_json_val(w, c[i].json, &c[i], &v);
     }
+}
+
+void cols_json_row(jw *w, const char *key, const col_def *c, size_t n, const void *ctx, const void *row)
+{
+    jw_obj(w, key);
+    cols_json_members(w, c, n, ctx, row);
     jw_obj_end(w);
 }

@@ -129,6 +129,22 @@ void cli_progress_end(cli_progress *p)
     if (p->on) fprintf(stderr, "\r%60s\r", "");
 }
 
+void cli_json_recovery(jw *w, const etl_stats *st, int problem)
+{
+    jw_obj(w, "recovery");
+    jw_u64(w, "bad_buffers", st->bad_buffers);
+    jw_u64(w, "bad_records", st->bad_records);
+    jw_u64(w, "skipped_bytes", st->skipped_bytes);
+    jw_u64(w, "truncated_buffers", st->truncated_buffers);
+    jw_u64(w, "decompress_errors", st->decompress_errors);
+    jw_u64(w, "unsupported_buffers", st->unsupported_buffers);
+    if (problem && st->first_problem_offset != UINT64_MAX) {
+        jw_u64(w, "first_problem_offset", st->first_problem_offset);
+        jw_str(w, "first_problem", st->first_problem);
+    }
+    jw_obj_end(w);
+}
+
 int cli_stdout_done(const char *cmd)
 {
     int lost = tbl_failed();

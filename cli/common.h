@@ -53,6 +53,11 @@ void cli_diag_release(cli_input *in, int keep);
 /* Prints the "N more problems" line, closes, and returns EXIT_DAMAGED if stats show damage. */
 int cli_close(cli_input *in, const etl_stats *st);
 
+/*
+ * The member "recovery": what reading skipped (st's damage counters), and with `problem` the
+ * first problem's offset and text when there was one (info's object; the page's has none).
+ */
+void cli_json_recovery(jw *w, const etl_stats *st, int problem);
 /* --threads: the default (the CPUs this process may run on). */
 unsigned cli_threads_default(void);
 

@@ -31,6 +31,12 @@
 
 /* The window, "file" and "num_cpus" (when ncpu > 0) members every report's object starts with. */
 void rep_json_head(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t ncpu);
+/*
+ * A histogram as the array key of {lo: bin's lower bound, hi: the next bin's (null for the
+ * last), "count"}: n bins, bin i from lo_ns[i].
+ */
+void rep_json_bins(jw *w, const char *key, const char *lo, const char *hi, const int64_t *lo_ns,
+                   const uint64_t *count, unsigned n);
 /* The "anomalies" member as a run that skipped the kinds in skip reports them. */
 void rep_json_anomalies_as(const rep_run *run, jw *w, uint32_t skip);
 

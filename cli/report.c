@@ -220,6 +220,16 @@ const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256]
     return out;
 }
 
+int64_t rep_pct100(int64_t part, int64_t whole)
+{
+    return whole > 0 ? (int64_t)((__int128)part * 10000 / whole) : 0;
+}
+
+int64_t rep_rate(uint64_t n, int64_t window)
+{
+    return window > 0 ? (int64_t)((__int128)n * 1000000000000 / window) : 0;
+}
+
 const char *rep_thread_name(const etl_sched *m, uint32_t thread)
 {
     const etl_sched_thread *t = etl_sched_thread_at(m, thread);
@@ -317,6 +327,21 @@ void rep_json_head(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t n
     jw_i64(w, "end_ns", v1);
     jw_obj_end(w);
     if (ncpu) jw_u64(w, "num_cpus", ncpu);
+}
+
+void rep_json_bins(jw *w, const char *key, const char *lo, const char *hi, const int64_t *lo_ns,
+                   const uint64_t *count, unsigned n)
+{
+    jw_arr(w, key);
+    for (unsigned i = 0; i < n; i++) {
+        jw_obj(w, NULL);
+        jw_i64(w, lo, lo_ns[i]);
+        if (i + 1 < n) jw_i64(w, hi, lo_ns[i + 1]);
+        else jw_null(w, hi);
+        jw_u64(w, "count", count[i]);
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
 }
 
 void rep_json_anomalies(const rep_run *run, jw *w) { rep_json_anomalies_as(run, w, run->skip); }

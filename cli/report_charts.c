@@ -351,7 +351,7 @@ void sec_utilisation(page *pg)
         const etl_usage_cpu *k = &u->cpus[c];
         int64_t peak = 0;
         for (size_t b = 0; b < pg->ncols; b++) {
-            int64_t p = pct100(cpu_busy(pg, b, c), col_len(pg, b));
+            int64_t p = rep_pct100(cpu_busy(pg, b, c), col_len(pg, b));
             if (p > peak) peak = p;
         }
         char cs[16], pk[32];
@@ -362,7 +362,7 @@ void sec_utilisation(page *pg)
         tdn(f, k->busy_ns, fmt_dur(b1, k->busy_ns));
         tdn(f, k->idle_ns, fmt_dur(b2, k->idle_ns));
         tdn(f, k->unknown_ns, fmt_dur(b3, k->unknown_ns));
-        tdn(f, pct100(k->busy_ns, pg->win), pct_text(b1, k->busy_ns, pg->win));
+        tdn(f, rep_pct100(k->busy_ns, pg->win), pct_text(b1, k->busy_ns, pg->win));
         tdn(f, peak, pk);
         tdn(f, (int64_t)k->switches, col_u64(b2, k->switches));
         fputs("</tr>\n", f);
@@ -403,7 +403,7 @@ void sec_top(page *pg)
         td(f, name);
         tdn(f, pid == UINT32_MAX ? -1 : (int64_t)pid, ps);
         tdn(f, p->cpu_ns, fmt_dur(b1, p->cpu_ns));
-        tdn(f, pct100(p->cpu_ns, all), pct_text(b2, p->cpu_ns, all));
+        tdn(f, rep_pct100(p->cpu_ns, all), pct_text(b2, p->cpu_ns, all));
         tdn(f, p->threads, col_u64(b3, p->threads));
         tdn(f, (int64_t)p->switches, col_u64(b1, p->switches));
         fputs("</tr>\n", f);
@@ -422,7 +422,7 @@ void sec_top(page *pg)
         td(f, rep_process_label(m, t->thread, label));
         td(f, rep_thread_name(m, t->thread));
         tdn(f, t->cpu_ns, fmt_dur(b1, t->cpu_ns));
-        tdn(f, pct100(t->cpu_ns, all), pct_text(b2, t->cpu_ns, all));
+        tdn(f, rep_pct100(t->cpu_ns, all), pct_text(b2, t->cpu_ns, all));
         tdn(f, (int64_t)t->switches, col_u64(b3, t->switches));
         tdn(f, (int64_t)t->voluntary, col_u64(b1, t->voluntary));
         tdn(f, (int64_t)t->involuntary, col_u64(b2, t->involuntary));

@@ -8,18 +8,6 @@
 #include "report_page.h"
 #include "base/platform.h"
 
-/* Hundredths of a percent of part over whole, rounded down. */
-int64_t pct100(int64_t part, int64_t whole)
-{
-    return whole > 0 ? (int64_t)((__int128)part * 10000 / whole) : 0;
-}
-
-/* Thousandths of an event per second of the window. */
-int64_t rate(uint64_t n, int64_t window)
-{
-    return window > 0 ? (int64_t)((__int128)n * 1000000000000 / window) : 0;
-}
-
 const char *secs(char out[32], int64_t ns)
 {
     char t[32];
@@ -30,7 +18,7 @@ const char *secs(char out[32], int64_t ns)
 const char *pct_text(char out[32], int64_t part, int64_t whole)
 {
     char t[32];
-    snprintf(out, 32, "%s%%", fmt_fixed(t, pct100(part, whole), 2));
+    snprintf(out, 32, "%s%%", fmt_fixed(t, rep_pct100(part, whole), 2));
     return out;
 }
 

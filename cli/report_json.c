@@ -113,14 +113,7 @@ void write_json(jw *w, const page *pg)
     jw_u64(w, "process_events", c->ev[ETL_SCHED_PROCESS]);
     jw_obj_end(w);
     const etl_stats *st = &pg->fa->st;
-    jw_obj(w, "recovery");
-    jw_u64(w, "bad_buffers", st->bad_buffers);
-    jw_u64(w, "bad_records", st->bad_records);
-    jw_u64(w, "skipped_bytes", st->skipped_bytes);
-    jw_u64(w, "truncated_buffers", st->truncated_buffers);
-    jw_u64(w, "decompress_errors", st->decompress_errors);
-    jw_u64(w, "unsupported_buffers", st->unsupported_buffers);
-    jw_obj_end(w);
+    cli_json_recovery(w, st, 0);
     jw_bool(w, "damaged", etl_stats_damaged(st) || etl_stats_damaged(&pg->run->damage));
     jw_obj_end(w);
     jw_bool(w, "has_switches", pg->switches);
@@ -164,16 +157,7 @@ void write_json(jw *w, const page *pg)
     jw_obj_end(w);
     /* 4: the ready histogram (its bins as the page draws them) */
     jw_obj(w, "ready");
-    jw_arr(w, "histogram");
-    for (unsigned i = 0; i < HIST_BINS; i++) {
-        jw_obj(w, NULL);
-        jw_i64(w, "lo_ns", hist_lo[i]);
-        if (i + 1 < HIST_BINS) jw_i64(w, "hi_ns", hist_lo[i + 1]);
-        else jw_null(w, "hi_ns");
-        jw_u64(w, "count", c->u.ready_hist[i]);
-        jw_obj_end(w);
-    }
-    jw_arr_end(w);
+    rep_json_bins(w, "histogram", "lo_ns", "hi_ns", hist_lo, c->u.ready_hist, HIST_BINS);
     jw_obj_end(w);
     /* 5, 6, 7: waits, spin locks, PMC, wake-ups as their commands print them with --json --top N */
     commands_json(w, pg, "waits");

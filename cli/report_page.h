@@ -65,8 +65,6 @@ typedef struct page {
     uint32_t chain_tid;
 } page;
 
-int64_t pct100(int64_t part, int64_t whole);
-int64_t rate(uint64_t n, int64_t window);
 const char *secs(char out[32], int64_t ns);
 const char *pct_text(char out[32], int64_t part, int64_t whole);
 const char *proc_label_pid(const etl_sched *m, uint32_t process, char out[256]);
@@ -96,7 +94,6 @@ void sec_ready(page *pg);
 int by_wait_desc(const void *a, const void *b);
 void sec_waits(page *pg);
 void sec_locks_pmc(page *pg);
-const char *waker_kind_name(unsigned k);
 const char *waker_proc(const etl_sched *m, const etl_wakeup_waker *x, char out[256]);
 void sec_wakeups_chain(page *pg);
 void json_pid(jw *w, uint32_t pid);

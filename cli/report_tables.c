@@ -295,14 +295,9 @@ void sec_locks_pmc(page *pg)
     fputs("</section>\n", f);
 }
 
-const char *waker_kind_name(unsigned k)
-{
-    return k == ETL_WAKER_DPC ? "DPC" : k == ETL_WAKER_IDLE ? "Idle" : k == ETL_WAKER_THREAD ? "thread" : "Unknown";
-}
-
 const char *waker_proc(const etl_sched *m, const etl_wakeup_waker *x, char out[256])
 {
-    if (x->kind != ETL_WAKER_THREAD) return strcpy(out, x->kind == ETL_WAKER_IDLE ? "Idle (0)" : waker_kind_name(x->kind));
+    if (x->kind != ETL_WAKER_THREAD) return strcpy(out, x->kind == ETL_WAKER_IDLE ? "Idle (0)" : etl_waker_kind_name(x->kind));
     return proc_label_pid(m, x->process, out);
 }
 
@@ -322,7 +317,7 @@ void sec_wakeups_chain(page *pg)
     } else {
         fputs("<p class=\"summary\">", f);
         html_textf(f, "%llu wake-ups, %s per second: %llu by threads, %llu by DPCs, %llu by the idle thread, %llu unknown.",
-                   (unsigned long long)w->total, fmt_fixed(b1, rate(w->total, pg->win), 3),
+                   (unsigned long long)w->total, fmt_fixed(b1, rep_rate(w->total, pg->win), 3),
                    (unsigned long long)w->by_kind[ETL_WAKER_THREAD], (unsigned long long)w->by_kind[ETL_WAKER_DPC],
                    (unsigned long long)w->by_kind[ETL_WAKER_IDLE], (unsigned long long)w->by_kind[ETL_WAKER_UNKNOWN]);
         fputs("</p>\n", f);
@@ -332,7 +327,7 @@ void sec_wakeups_chain(page *pg)
         for (size_t i = 0; i < nb; i++) {
             waker_proc(pg->run->model, &w->processes[i], lab[i]);
             snprintf(txt[i], sizeof txt[i], "%llu (%s/s)", (unsigned long long)w->processes[i].count,
-                     fmt_fixed(b2, rate(w->processes[i].count, pg->win), 3));
+                     fmt_fixed(b2, rep_rate(w->processes[i].count, pg->win), 3));
             bars[i] = (html_bar){.label = lab[i], .value = (int64_t)w->processes[i].count, .text = txt[i], .color = 4};
         }
         html_hbars(f, "wake-bars", "Idle wake-ups by the readier's process", bars, nb);
@@ -413,7 +408,7 @@ void sec_wakeups_chain(page *pg)
             td(f, p->has_reason ? reason_text(rs, p->reason) : "");
             tdn(f, p->depth, dp);
             tdn(f, p->ns, fmt_dur(b1, p->ns));
-            tdn(f, pct100(p->ns, len), pct_text(b2, p->ns, len));
+            tdn(f, rep_pct100(p->ns, len), pct_text(b2, p->ns, len));
             fputs("</tr>\n", f);
         }
         table_end(f);

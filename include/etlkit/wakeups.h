@@ -63,6 +63,8 @@ ETL_API etl_status etl_wakeups_finish(etl_wakeups *w);
 ETL_API void etl_wakeups_free(etl_wakeups *w);
 /* The readier of a row as spec §3 classifies it (the row's new thread's ReadyThread). */
 ETL_API etl_waker_kind etl_row_waker(const etl_sched_row *row);
+/* "Thread", "Idle", "DPC" or "Unknown" (also for a value out of the enum). */
+ETL_API const char *etl_waker_kind_name(etl_waker_kind k);
 
 #ifdef __cplusplus
 }

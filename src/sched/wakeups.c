@@ -101,6 +101,16 @@ rest:;
     w->per_cpu[row->cpu]++;
 }
 
+const char *etl_waker_kind_name(etl_waker_kind k)
+{
+    switch (k) {
+    case ETL_WAKER_THREAD: return "Thread";
+    case ETL_WAKER_IDLE: return "Idle";
+    case ETL_WAKER_DPC: return "DPC";
+    default: return "Unknown";
+    }
+}
+
 static int by_count_desc(const void *a, const void *b)
 {
     const etl_wakeup_waker *x = a, *y = b;

@@ -250,9 +250,21 @@ static void test_window(void **state)
     etl_sched_close(m);
 }
 
+/* The names the reports print for a readier that is not a thread. */
+static void test_kind_names(void **state)
+{
+    (void)state;
+    assert_string_equal(etl_waker_kind_name(ETL_WAKER_THREAD), "Thread");
+    assert_string_equal(etl_waker_kind_name(ETL_WAKER_IDLE), "Idle");
+    assert_string_equal(etl_waker_kind_name(ETL_WAKER_DPC), "DPC");
+    assert_string_equal(etl_waker_kind_name(ETL_WAKER_UNKNOWN), "Unknown");
+    assert_string_equal(etl_waker_kind_name((etl_waker_kind)99), "Unknown");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kind_names),
         cmocka_unit_test(test_window),
         cmocka_unit_test(test_full),
         cmocka_unit_test(test_compact),
