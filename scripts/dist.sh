@@ -36,6 +36,7 @@ if [ -n "$win" ]; then
   cp "$win/etlkit.exe" "$stage/$name/"
   docs "$stage/$name"
   find "$stage/$name" -exec touch -h -d "@$epoch" {} +
-  (cd "$stage" && find "$name" -type f | sort > list && cmake -E tar cf "$out/$name.zip" --format=zip --mtime="@$epoch" --files-from=list)
+  when=$(date -u -d "@$epoch" '+%Y-%m-%d %H:%M:%S')
+  (cd "$stage" && find "$name" -type f | sort > list && cmake -E tar cf "$out/$name.zip" --format=zip --mtime="$when UTC" --files-from=list)
   sum "$name.zip"
 fi
