@@ -1,5 +1,5 @@
 /*
- * test_export_csv.c - the CSV sink (export.h, etl_xcsv_*): the files of the tables
+ * test_export_csv.c - the CSV sink (export.h, etl_csv_sink_*): the files of the tables
  * asked for, their header rows and RFC 4180 quoting byte for byte, the output
  * rules (a refusal before anything is written, --force over a directory replacing
  * our tables and keeping other files, never the input) and an abort leaving
