@@ -577,6 +577,183 @@ ETL_API int etl_hook_by_name(const char *name);
  */
 ETL_API unsigned etl_max_wait_reason_for_build(uint32_t build);
 
+/* ------------------------------------------ SampledProfile, stacks, images */
+
+/*
+ * The events a CPU profile is built from (issue 20): PerfInfo sampled-profile
+ * interrupts and their intervals, StackWalk stacks in the plain and the cached
+ * (stack key) forms, and Image loads. Hook ids below; the layouts and their
+ * sources are in each struct's comment and in src/kernel/perfinfo.c,
+ * stackwalk.c and image.c.
+ */
+enum {
+    ETL_HOOK_SAMPLED_PROFILE = 0x0F2E,     /* etl_sampled_profile */
+    ETL_HOOK_PMC_COUNTER_PROF = 0x0F2F,    /* etl_pmc_sample */
+    ETL_HOOK_PROFILE_SET_INTERVAL = 0x0F48, /* etl_profile_interval, also 0x0F49, 0x0F4A */
+    ETL_HOOK_PROFILE_COLLECTION_START = 0x0F49,
+    ETL_HOOK_PROFILE_COLLECTION_END = 0x0F4A,
+    ETL_HOOK_PROCESS_LOAD_IMAGE = 0x030A,  /* etl_image (Image/Load as the kernel logs it) */
+    ETL_HOOK_IMAGE_UNLOAD = 0x1402,        /* etl_image */
+    ETL_HOOK_IMAGE_DC_START = 0x1403,
+    ETL_HOOK_IMAGE_DC_END = 0x1404,
+    ETL_HOOK_IMAGE_LOAD = 0x140A,          /* Image/Load in relogged files */
+    ETL_HOOK_IMAGE_KERNEL_BASE = 0x1421,   /* etl_image_kernel_base */
+    ETL_HOOK_STACKWALK = 0x1820,           /* etl_stackwalk */
+    ETL_HOOK_STACK_KEY_DELETE = 0x1823,    /* etl_stack_key_def: a cached stack evicted */
+    ETL_HOOK_STACK_KEY_RUNDOWN = 0x1824,   /* etl_stack_key_def: cached stacks at the trace end */
+    ETL_HOOK_STACK_KEY_KERNEL = 0x1825,    /* etl_stack_key_ref: the kernel part of a stack */
+    ETL_HOOK_STACK_KEY_USER = 0x1826       /* etl_stack_key_ref: the user part of a stack */
+};
+
+/*
+ * PERFINFO_SAMPLED_PROFILE_INFORMATION (hook 0x0F2E, version 2): PVOID
+ * InstructionPointer; ULONG ThreadId; USHORT Count; UCHAR Flags
+ * {ExecutingDpc:1, ExecutingIsr:1, Reserved:1, Priority:5}; UCHAR Rank.
+ * The MOF (SampledProfile class) calls the last four bytes "uint32 Count".
+ */
+typedef struct etl_sampled_profile {
+    uint64_t instruction_pointer; /* InstructionPointer */
+    uint32_t thread_id;           /* ThreadId (0: the idle thread) */
+    uint16_t count;               /* Count: the samples this event stands for */
+    uint8_t flags;                /* bit 0 ExecutingDpc, bit 1 ExecutingIsr, bits 3-7 Priority */
+    uint8_t rank;                 /* Rank */
+} etl_sampled_profile;
+
+ETL_API etl_status etl_sampled_profile_decode(etl_span payload, unsigned ptr_size, etl_sampled_profile *out);
+ETL_API etl_status etl_sampled_profile_encode(const etl_sampled_profile *in, unsigned ptr_size, uint8_t *out,
+                                              size_t cap, size_t *len);
+
+/*
+ * PERFINFO_PMC_SAMPLE_INFORMATION (hook 0x0F2F, PerfInfo/PmcCounterProf): PVOID
+ * InstructionPointer; ULONG ThreadId; USHORT ProfileSource; USHORT Reserved.
+ * (TraceEvent's PMCCounterProfTraceData; no sample carries it: Medium.)
+ */
+typedef struct etl_pmc_sample {
+    uint64_t instruction_pointer;
+    uint32_t thread_id;
+    uint16_t profile_source; /* ProfileSource (KPROFILE_SOURCE) */
+    uint16_t reserved;
+} etl_pmc_sample;
+
+ETL_API etl_status etl_pmc_sample_decode(etl_span payload, unsigned ptr_size, etl_pmc_sample *out);
+ETL_API etl_status etl_pmc_sample_encode(const etl_pmc_sample *in, unsigned ptr_size, uint8_t *out, size_t cap,
+                                         size_t *len);
+
+/*
+ * PerfInfo SetInterval / CollectionStart / CollectionEnd (hooks 0x0F48..0x0F4A,
+ * opcodes 72..74, SampledProfileInterval): ULONG Source; ULONG NewInterval;
+ * ULONG OldInterval (100 ns units); v3: SourceName (UTF-16, NUL-terminated).
+ * has_name says whether the name was there (read whenever bytes follow the
+ * 12 fixed ones; the encoder writes it when has_name).
+ */
+typedef struct etl_profile_interval {
+    uint32_t source;       /* Source: the profile source (0: Timer) */
+    uint32_t new_interval; /* NewInterval, 100 ns units (10000 = 1 ms) */
+    uint32_t old_interval; /* OldInterval */
+    bool has_name;
+    etl_kstr source_name;  /* SourceName (UTF-16LE) */
+} etl_profile_interval;
+
+ETL_API etl_status etl_profile_interval_decode(etl_span payload, etl_profile_interval *out);
+ETL_API etl_status etl_profile_interval_encode(const etl_profile_interval *in, uint8_t *out, size_t cap,
+                                               size_t *len);
+
+/* The kernel walks at most this many frames (StackWalk_Event: Stack1..Stack192). */
+enum { ETL_STACK_MAX_FRAMES = 192 };
+
+/*
+ * StackWalk_Event (hook 0x1820, "Stack"): ULONGLONG EventTimeStamp; ULONG
+ * StackProcess; ULONG StackThread; then the frames, each of the event's
+ * pointer size, as many as the payload holds (bytes past the last whole frame
+ * and frames past ETL_STACK_MAX_FRAMES are ignored). frames points into the
+ * payload; read frame i with etl_stack_frame. No allocation.
+ */
+typedef struct etl_stackwalk {
+    uint64_t event_timestamp; /* EventTimeStamp: the timestamp of the event the stack belongs to */
+    uint32_t stack_process;   /* StackProcess */
+    uint32_t stack_thread;    /* StackThread */
+    const uint8_t *frames;    /* frame_count frames of ptr_size bytes, innermost first */
+    uint32_t frame_count;
+    uint8_t ptr_size;
+} etl_stackwalk;
+
+/*
+ * The cached-stack forms (Windows 8+). A reference (0x1825 kernel part,
+ * 0x1826 user part; TraceEvent's StackWalkRefTraceData, opcodes 37/38):
+ * ULONGLONG EventTimeStamp; ULONG StackProcess; ULONG StackThread; PVOID StackKey.
+ * A definition (0x1823 KeyDelete: the key leaves the cache; 0x1824 KeyRundown:
+ * the keys still cached when the trace ends; StackWalkDefTraceData, opcodes
+ * 35/36): PVOID StackKey, then the frames. A key may be referenced before it
+ * is defined.
+ */
+typedef struct etl_stack_key_ref {
+    uint64_t event_timestamp;
+    uint32_t stack_process;
+    uint32_t stack_thread;
+    uint64_t stack_key;
+} etl_stack_key_ref;
+
+typedef struct etl_stack_key_def {
+    uint64_t stack_key;
+    const uint8_t *frames; /* as in etl_stackwalk */
+    uint32_t frame_count;
+    uint8_t ptr_size;
+} etl_stack_key_def;
+
+/* Frame i (< frame_count) of frames of this pointer size. */
+ETL_API uint64_t etl_stack_frame(const uint8_t *frames, unsigned ptr_size, uint32_t i);
+
+ETL_API etl_status etl_stackwalk_decode(etl_span payload, unsigned ptr_size, etl_stackwalk *out);
+/* Writes in's header and frame_count frames taken from frames (uint64 each; NULL when 0). */
+ETL_API etl_status etl_stackwalk_encode(const etl_stackwalk *in, const uint64_t *frames, unsigned ptr_size,
+                                        uint8_t *out, size_t cap, size_t *len);
+ETL_API etl_status etl_stack_key_ref_decode(etl_span payload, unsigned ptr_size, etl_stack_key_ref *out);
+ETL_API etl_status etl_stack_key_ref_encode(const etl_stack_key_ref *in, unsigned ptr_size, uint8_t *out,
+                                            size_t cap, size_t *len);
+ETL_API etl_status etl_stack_key_def_decode(etl_span payload, unsigned ptr_size, etl_stack_key_def *out);
+ETL_API etl_status etl_stack_key_def_encode(const etl_stack_key_def *in, const uint64_t *frames,
+                                            unsigned ptr_size, uint8_t *out, size_t cap, size_t *len);
+
+/*
+ * Image Load/Unload/DCStart/DCEnd (hooks 0x030A, 0x1402..0x1404, 0x140A).
+ *   v1  PVOID ImageBase; SIZE_T ImageSize; ULONG ProcessId; FileName (Image_V1_Load);
+ *   v2  ImageBase; ImageSize; ProcessId; ULONG ImageChecksum; ULONG TimeDateStamp;
+ *       ULONG Reserved0; PVOID DefaultBase; ULONG Reserved1..4; FileName (Image_Load);
+ *   v3  as v2, Reserved0's bytes being UCHAR SignatureLevel, UCHAR SignatureType,
+ *       USHORT Reserved0 (kept in the same three fields for v2).
+ * FileName: UTF-16LE, NUL-terminated, the rest of the payload. Version 0 decodes
+ * as v1. known has ETL_IMG_V2 when the v2 fields were there.
+ */
+enum { ETL_IMG_V2 = 1u << 0 };
+
+typedef struct etl_image {
+    uint32_t known;           /* ETL_IMG_* */
+    uint64_t image_base;      /* ImageBase */
+    uint64_t image_size;      /* ImageSize */
+    uint32_t process_id;      /* ProcessId (0 for kernel-space images) */
+    uint32_t image_checksum;  /* ImageChecksum (v2+) */
+    uint32_t time_date_stamp; /* TimeDateStamp (v2+) */
+    uint8_t signature_level;  /* SignatureLevel (v3; v2: Reserved0's low byte) */
+    uint8_t signature_type;   /* SignatureType (v3) */
+    uint16_t reserved0;       /* Reserved0 (the high half of v2's ULONG) */
+    uint64_t default_base;    /* DefaultBase (v2+) */
+    uint32_t reserved[4];     /* Reserved1..Reserved4 (v2+) */
+    etl_kstr file_name;       /* FileName (UTF-16LE) */
+} etl_image;
+
+ETL_API etl_status etl_image_decode(etl_span payload, unsigned version, unsigned ptr_size, etl_image *out);
+ETL_API etl_status etl_image_encode(const etl_image *in, unsigned version, unsigned ptr_size, uint8_t *out,
+                                    size_t cap, size_t *len);
+
+/* Image/KernelBase (hook 0x1421, opcode 33): PVOID ImageBase, ntoskrnl's base. */
+typedef struct etl_image_kernel_base {
+    uint64_t image_base;
+} etl_image_kernel_base;
+
+ETL_API etl_status etl_image_kernel_base_decode(etl_span payload, unsigned ptr_size, etl_image_kernel_base *out);
+ETL_API etl_status etl_image_kernel_base_encode(const etl_image_kernel_base *in, unsigned ptr_size, uint8_t *out,
+                                                size_t cap, size_t *len);
+
 #ifdef __cplusplus
 }
 #endif

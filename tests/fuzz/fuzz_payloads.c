@@ -1,8 +1,8 @@
 /*
  * fuzz_payloads.c - one libFuzzer target over every payload decoder of
- * etlkit/kernel.h. Byte 0 picks the codec, byte 1 the version (low nibble, so
- * versions past the newest are tried too) and the pointer size (bit 7); the
- * rest is the payload. When a decode succeeds, the struct is encoded and
+ * etlkit/kernel.h, the profiling ones too (perfinfo, stackwalk, image). Byte 0
+ * picks the codec, byte 1 the version (low nibble, so versions past the newest
+ * are tried too) and the pointer size (bit 7); the rest is the payload. When a decode succeeds, the struct is encoded and
  * decoded again: everything the first decode knew must come back unchanged.
  * Strings may come back terminated where the input was cut, and fields the
  * first decode lacked may appear (encoders write the whole layout).
@@ -174,12 +174,108 @@ static void process(etl_span in, unsigned version, unsigned ptr_size)
     if (a.known & ETL_PROC_EXIT_TIME) CHECK(a.exit_time == b.exit_time);
 }
 
+/* SampledProfile and the PMC sample: fixed layouts, so the encoding is the input's prefix. */
+static void sampled_profile(etl_span in, unsigned ptr_size)
+{
+    etl_sampled_profile a, b;
+    etl_pmc_sample c, d;
+    size_t n;
+    if (etl_sampled_profile_decode(in, ptr_size, &a) == ETL_OK) {
+        CHECK(etl_sampled_profile_encode(&a, ptr_size, out, OUT_CAP, &n) == ETL_OK);
+        CHECK(n == ptr_size + 8u && n <= in.n && !memcmp(out, in.p, n));
+        CHECK(etl_sampled_profile_decode((etl_span){out, n}, ptr_size, &b) == ETL_OK);
+        CHECK(!memcmp(&a, &b, sizeof a));
+    }
+    if (etl_pmc_sample_decode(in, ptr_size, &c) == ETL_OK) {
+        CHECK(etl_pmc_sample_encode(&c, ptr_size, out, OUT_CAP, &n) == ETL_OK);
+        CHECK(n == ptr_size + 8u && !memcmp(out, in.p, n));
+        CHECK(etl_pmc_sample_decode((etl_span){out, n}, ptr_size, &d) == ETL_OK);
+        CHECK(!memcmp(&c, &d, sizeof c));
+    }
+}
+
+static void profile_interval(etl_span in)
+{
+    etl_profile_interval a, b;
+    if (etl_profile_interval_decode(in, &a) != ETL_OK) return;
+    size_t n;
+    etl_status st = etl_profile_interval_encode(&a, out, OUT_CAP, &n);
+    if (st == ETL_E_RANGE && a.source_name.text.n % 2) return; /* an odd byte before the end */
+    CHECK(st == ETL_OK);
+    CHECK(etl_profile_interval_decode((etl_span){out, n}, &b) == ETL_OK);
+    CHECK(a.source == b.source && a.new_interval == b.new_interval && a.old_interval == b.old_interval);
+    CHECK(a.has_name == b.has_name && same_text(&a.source_name, &b.source_name));
+}
+
+static uint64_t fz_frames[ETL_STACK_MAX_FRAMES];
+
+static void stackwalk(etl_span in, unsigned ptr_size)
+{
+    etl_stackwalk a, b;
+    if (etl_stackwalk_decode(in, ptr_size, &a) != ETL_OK) return;
+    CHECK(a.frame_count <= ETL_STACK_MAX_FRAMES && 16 + (size_t)a.frame_count * ptr_size <= in.n);
+    for (uint32_t i = 0; i < a.frame_count; i++) fz_frames[i] = etl_stack_frame(a.frames, ptr_size, i);
+    size_t n;
+    CHECK(etl_stackwalk_encode(&a, fz_frames, ptr_size, out, OUT_CAP, &n) == ETL_OK);
+    CHECK(n == 16 + (size_t)a.frame_count * ptr_size && !memcmp(out, in.p, n));
+    CHECK(etl_stackwalk_decode((etl_span){out, n}, ptr_size, &b) == ETL_OK);
+    CHECK(a.event_timestamp == b.event_timestamp && a.stack_process == b.stack_process &&
+          a.stack_thread == b.stack_thread && a.frame_count == b.frame_count);
+}
+
+static void stack_key(etl_span in, unsigned ptr_size)
+{
+    etl_stack_key_ref a, b;
+    etl_stack_key_def c, d;
+    size_t n;
+    if (etl_stack_key_ref_decode(in, ptr_size, &a) == ETL_OK) {
+        CHECK(etl_stack_key_ref_encode(&a, ptr_size, out, OUT_CAP, &n) == ETL_OK);
+        CHECK(n == 16u + ptr_size && !memcmp(out, in.p, n));
+        CHECK(etl_stack_key_ref_decode((etl_span){out, n}, ptr_size, &b) == ETL_OK);
+        CHECK(!memcmp(&a, &b, sizeof a));
+    }
+    if (etl_stack_key_def_decode(in, ptr_size, &c) == ETL_OK) {
+        CHECK(c.frame_count <= ETL_STACK_MAX_FRAMES && ptr_size + (size_t)c.frame_count * ptr_size <= in.n);
+        for (uint32_t i = 0; i < c.frame_count; i++) fz_frames[i] = etl_stack_frame(c.frames, ptr_size, i);
+        CHECK(etl_stack_key_def_encode(&c, fz_frames, ptr_size, out, OUT_CAP, &n) == ETL_OK);
+        CHECK(n == ptr_size + (size_t)c.frame_count * ptr_size && !memcmp(out, in.p, n));
+        CHECK(etl_stack_key_def_decode((etl_span){out, n}, ptr_size, &d) == ETL_OK);
+        CHECK(c.stack_key == d.stack_key && c.frame_count == d.frame_count);
+    }
+}
+
+static void image(etl_span in, unsigned version, unsigned ptr_size)
+{
+    etl_image a, b;
+    etl_image_kernel_base k, l;
+    size_t n;
+    if (etl_image_kernel_base_decode(in, ptr_size, &k) == ETL_OK) {
+        CHECK(etl_image_kernel_base_encode(&k, ptr_size, out, OUT_CAP, &n) == ETL_OK);
+        CHECK(n == ptr_size && !memcmp(out, in.p, n));
+        CHECK(etl_image_kernel_base_decode((etl_span){out, n}, ptr_size, &l) == ETL_OK);
+        CHECK(k.image_base == l.image_base);
+    }
+    if (etl_image_decode(in, version, ptr_size, &a) != ETL_OK) return;
+    etl_status st = etl_image_encode(&a, version, ptr_size, out, OUT_CAP, &n);
+    if (st == ETL_E_RANGE && a.file_name.text.n % 2) return; /* an odd byte before the end */
+    CHECK(st == ETL_OK);
+    size_t fixed = n - a.file_name.text.n - 2;
+    CHECK(!memcmp(out, in.p, fixed));
+    CHECK(etl_image_decode((etl_span){out, n}, version, ptr_size, &b) == ETL_OK);
+    CHECK(a.known == b.known && same_text(&a.file_name, &b.file_name) && b.file_name.terminated);
+    CHECK(a.image_base == b.image_base && a.image_size == b.image_size && a.process_id == b.process_id &&
+          a.image_checksum == b.image_checksum && a.time_date_stamp == b.time_date_stamp &&
+          a.signature_level == b.signature_level && a.signature_type == b.signature_type &&
+          a.reserved0 == b.reserved0 && a.default_base == b.default_base &&
+          !memcmp(a.reserved, b.reserved, sizeof a.reserved));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2 || size > OUT_CAP / 2) return 0;
     unsigned version = data[1] & 0x0F, ptr_size = data[1] & 0x80 ? 8 : 4;
     etl_span in = {data + 2, size - 2};
-    switch (data[0] % 8) {
+    switch (data[0] % 16) {
     case 0: cswitch(in, version); break;
     case 1: spinlock(in, ptr_size); break;
     case 2: spinlock_info(in); break;
@@ -187,6 +283,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 4: thread(in, version, ptr_size); break;
     case 5: setname(in); break;
     case 6: process(in, version, ptr_size); break;
+    case 8: sampled_profile(in, ptr_size); break;
+    case 9: profile_interval(in); break;
+    case 10: stackwalk(in, ptr_size); break;
+    case 11: stack_key(in, ptr_size); break;
+    case 12: image(in, version, ptr_size); break;
     default: groupmask(in); break;
     }
     return 0;
