@@ -3,20 +3,21 @@
  * the spreadsheet variant of the reports (formulas neutralised, numbers kept), to a
  * stream and into a bounded buffer, and dump's quoted field in a line buffer.
  */
-#define _GNU_SOURCE /* open_memstream */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "base/platform.h" /* etl_memstream: open_memstream on both systems */
 #include "out/csv.h"
 
 static void sheet(const char *in, const char *want)
 {
     char *p = NULL;
     size_t n = 0;
-    FILE *f = open_memstream(&p, &n);
+    etl_memstream ms;
+    FILE *f = etl_memstream_open(&ms, &p, &n);
     csv_sheet(f, in);
-    fclose(f);
+    etl_memstream_close(&ms);
     if (strcmp(p, want) != 0) fail_msg("sheet cell of '%s': '%s', expected '%s'", in, p, want);
     char b[256];
     n = csv_sheet_buf(b, 0, sizeof b, in);
@@ -57,9 +58,10 @@ static void csv_export_exact(void **state)
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         char *p = NULL;
         size_t n = 0;
-        FILE *f = open_memstream(&p, &n);
+        etl_memstream ms;
+    FILE *f = etl_memstream_open(&ms, &p, &n);
         csv_field(f, c[i].in);
-        fclose(f);
+        etl_memstream_close(&ms);
         if (strcmp(p, c[i].out) != 0) fail_msg("export cell of '%s': '%s', expected '%s'", c[i].in, p, c[i].out);
         free(p);
     }

@@ -3,12 +3,12 @@
  * input, controls escaped, cut at a character boundary with U+2026), the streaming
  * writer jw and the line writer ln (JSON and key=value text), the <script>-safe copy.
  */
-#define _GNU_SOURCE /* open_memstream */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "base/platform.h" /* etl_memstream: open_memstream on both systems */
 #include "out/json.h"
 
 static void json_escapes_controls(void **state)
@@ -71,9 +71,10 @@ static void json_stream_is_the_same_escape(void **state)
     (void)state;
     char *p = NULL;
     size_t n = 0;
-    FILE *f = open_memstream(&p, &n);
+    etl_memstream ms;
+    FILE *f = etl_memstream_open(&ms, &p, &n);
     json_str(f, "a\xff\xe2\x80\xa8<");
-    fclose(f);
+    etl_memstream_close(&ms);
     assert_string_equal(p, "\"a\xef\xbf\xbd\\u2028<\"");
     free(p);
 }
@@ -83,7 +84,8 @@ static void jw_document(void **state)
     (void)state;
     char *p = NULL;
     size_t n = 0;
-    FILE *f = open_memstream(&p, &n);
+    etl_memstream ms;
+    FILE *f = etl_memstream_open(&ms, &p, &n);
     jw w;
     jw_init(&w, f);
     jw_obj(&w, NULL);
@@ -107,7 +109,7 @@ static void jw_document(void **state)
     jw_obj_end(&w);
     jw_obj_end(&w);
     jw_end(&w);
-    fclose(f);
+    etl_memstream_close(&ms);
     assert_string_equal(p, "{\"zero\":0,\"max\":18446744073709551615,\"min\":-9223372036854775808,"
                            "\"s\":\"x\\\"y\",\"null_str\":\"\",\"n\":null,\"t\":true,\"f\":false,"
                            "\"fx\":-12.345,\"a\":[1,{},[]],\"o\":{}}\n");
@@ -187,9 +189,10 @@ static void script_safe_copy(void **state)
     const char *doc = "{\"a\":\"</script><b>&amp;\"}";
     char *p = NULL;
     size_t n = 0;
-    FILE *f = open_memstream(&p, &n);
+    etl_memstream ms;
+    FILE *f = etl_memstream_open(&ms, &p, &n);
     json_script_safe(f, doc, strlen(doc));
-    fclose(f);
+    etl_memstream_close(&ms);
     assert_string_equal(p, "{\"a\":\"\\u003c/script\\u003e\\u003cb\\u003e\\u0026amp;\"}");
     free(p);
 }

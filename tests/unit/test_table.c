@@ -2,11 +2,11 @@
  * test_table.c - src/out/table.c: the report tables, aligned on the escaped text of
  * names (numbers right-aligned), and their CSV form.
  */
-#define _GNU_SOURCE /* open_memstream */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "base/platform.h" /* etl_memstream: open_memstream on both systems */
 #include "out/table.h"
 
 static void table_aligns_escaped(void **state)
@@ -23,9 +23,10 @@ static void table_aligns_escaped(void **state)
     tbl_row(&t, r3);
     char *p = NULL;
     size_t n = 0;
-    FILE *f = open_memstream(&p, &n);
+    etl_memstream ms;
+    FILE *f = etl_memstream_open(&ms, &p, &n);
     tbl_print_text(&t, f, "");
-    fclose(f);
+    etl_memstream_close(&ms);
     tbl_free(&t);
     /* Every line ends at the same column (numbers right-aligned), counted in characters. */
     size_t want = 0, lines = 0;
@@ -54,9 +55,10 @@ static void table_csv_form(void **state)
     assert_int_equal(tbl_row(&t, r2), 0);
     char *p = NULL;
     size_t n = 0;
-    FILE *f = open_memstream(&p, &n);
+    etl_memstream ms;
+    FILE *f = etl_memstream_open(&ms, &p, &n);
     tbl_print_csv(&t, f, 1);
-    fclose(f);
+    etl_memstream_close(&ms);
     tbl_free(&t);
     /* The header without its alignment mark, the formula neutralised, the comma quoted, NULL blank, CRLF. */
     assert_string_equal(p, "Process,Count\r\n'=evil,3\r\n\"a,b\",\r\n");

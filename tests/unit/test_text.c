@@ -2,11 +2,11 @@
  * test_text.c - src/out/text.c: names from a trace for a terminal (text_str,
  * text_str_buf, text_width, text_name), the escaping of issue 18.
  */
-#define _GNU_SOURCE /* open_memstream */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "base/platform.h" /* etl_memstream: open_memstream on both systems */
 #include "out/text.h"
 
 /* text_str_buf of s, NUL-terminated, in a static buffer. */
@@ -23,9 +23,10 @@ static char *esc_file(const char *s)
 {
     char *p = NULL;
     size_t n = 0;
-    FILE *f = open_memstream(&p, &n);
+    etl_memstream ms;
+    FILE *f = etl_memstream_open(&ms, &p, &n);
     text_str(f, s);
-    fclose(f);
+    etl_memstream_close(&ms);
     return p;
 }
 
