@@ -168,6 +168,36 @@ static void fields_batch(ln_buf *l, const etl_event *ev, unsigned bias)
     ln_u(l, "StateWrBias", bias);
 }
 
+/* FrameCount, then the frames: a JSON array of "0x..." strings, or one quoted space-separated text value. */
+static void ln_frames(ln_buf *l, const uint8_t *frames, unsigned ptr_size, uint32_t count)
+{
+    ln_u(l, "FrameCount", count);
+    if (l->json) {
+        ln_arr(l, "Frames");
+        for (uint32_t i = 0; i < count; i++) ln_hex(l, NULL, etl_stack_frame(frames, ptr_size, i));
+        ln_arr_end(l);
+        return;
+    }
+    static const char hex[] = "0123456789abcdef";
+    char buf[ETL_STACK_MAX_FRAMES * 19 + 1];
+    size_t n = 0;
+    for (uint32_t i = 0; i < count && i < ETL_STACK_MAX_FRAMES; i++) {
+        uint64_t v = etl_stack_frame(frames, ptr_size, i);
+        char t[16];
+        int k = 0;
+        do {
+            t[k++] = hex[v & 15];
+            v >>= 4;
+        } while (v);
+        if (i) buf[n++] = ' ';
+        buf[n++] = '0';
+        buf[n++] = 'x';
+        while (k) buf[n++] = t[--k];
+    }
+    buf[n] = 0;
+    ln_s(l, "Frames", buf);
+}
+
 void fields_event(ln_buf *l, const etl_event *ev, unsigned bias)
 {
     switch (ev->kind) {
@@ -287,6 +317,68 @@ void fields_event(ln_buf *l, const etl_event *ev, unsigned bias)
         ln_raw(l, l->json ? "]" : "", l->json ? 1 : 0);
         break;
     }
+    case ETL_EVENT_SAMPLED_PROFILE: {
+        const etl_sampled_profile *s = &ev->u.sample;
+        ln_hex(l, "InstructionPointer", s->instruction_pointer);
+        ln_u(l, "ThreadId", s->thread_id);
+        ln_u(l, "Count", s->count);
+        ln_u(l, "ExecutingDpc", s->flags & 1);
+        ln_u(l, "ExecutingIsr", (s->flags >> 1) & 1);
+        ln_u(l, "Priority", s->flags >> 3);
+        ln_u(l, "Rank", s->rank);
+        break;
+    }
+    case ETL_EVENT_PMC_SAMPLE:
+        ln_hex(l, "InstructionPointer", ev->u.pmc_sample.instruction_pointer);
+        ln_u(l, "ThreadId", ev->u.pmc_sample.thread_id);
+        ln_u(l, "ProfileSource", ev->u.pmc_sample.profile_source);
+        break;
+    case ETL_EVENT_PROFILE_INTERVAL: {
+        const etl_profile_interval *iv = &ev->u.interval;
+        ln_u(l, "Source", iv->source);
+        ln_u(l, "NewInterval", iv->new_interval);
+        ln_u(l, "OldInterval", iv->old_interval);
+        if (iv->has_name) ln_utf16(l, "SourceName", &iv->source_name);
+        break;
+    }
+    case ETL_EVENT_STACKWALK: {
+        const etl_stackwalk *w = &ev->u.stack;
+        ln_u(l, "EventTimeStamp", w->event_timestamp);
+        ln_u(l, "StackProcess", w->stack_process);
+        ln_u(l, "StackThread", w->stack_thread);
+        ln_frames(l, w->frames, w->ptr_size, w->frame_count);
+        break;
+    }
+    case ETL_EVENT_STACK_KEY_DEF:
+        ln_hex(l, "StackKey", ev->u.key_def.stack_key);
+        ln_frames(l, ev->u.key_def.frames, ev->u.key_def.ptr_size, ev->u.key_def.frame_count);
+        break;
+    case ETL_EVENT_STACK_KEY_REF: {
+        const etl_stack_key_ref *r = &ev->u.key_ref;
+        ln_u(l, "EventTimeStamp", r->event_timestamp);
+        ln_u(l, "StackProcess", r->stack_process);
+        ln_u(l, "StackThread", r->stack_thread);
+        ln_hex(l, "StackKey", r->stack_key);
+        break;
+    }
+    case ETL_EVENT_IMAGE: {
+        const etl_image *im = &ev->u.image;
+        ln_hex(l, "ImageBase", im->image_base);
+        ln_u(l, "ImageSize", im->image_size);
+        ln_u(l, "ProcessId", im->process_id);
+        if (im->known & ETL_IMG_V2) {
+            ln_u(l, "ImageChecksum", im->image_checksum);
+            ln_u(l, "TimeDateStamp", im->time_date_stamp);
+            ln_u(l, "SignatureLevel", im->signature_level);
+            ln_u(l, "SignatureType", im->signature_type);
+            ln_hex(l, "DefaultBase", im->default_base);
+        }
+        ln_utf16(l, "FileName", &im->file_name);
+        break;
+    }
+    case ETL_EVENT_IMAGE_KERNEL_BASE:
+        ln_hex(l, "ImageBase", ev->u.kernel_base.image_base);
+        break;
     default:
         break;
     }

@@ -28,7 +28,15 @@ typedef enum etl_event_kind {
     ETL_EVENT_THREAD,          /* 0x0501..0x0504 */
     ETL_EVENT_THREAD_SET_NAME, /* 0x0548 */
     ETL_EVENT_PROCESS,         /* 0x0301..0x0304, 0x0327 */
-    ETL_EVENT_GROUP_MASK       /* 0x0005, 0x0020 */
+    ETL_EVENT_GROUP_MASK,      /* 0x0005, 0x0020 */
+    ETL_EVENT_SAMPLED_PROFILE, /* 0x0F2E */
+    ETL_EVENT_PMC_SAMPLE,      /* 0x0F2F */
+    ETL_EVENT_PROFILE_INTERVAL, /* 0x0F48..0x0F4A */
+    ETL_EVENT_STACKWALK,       /* 0x1820 */
+    ETL_EVENT_STACK_KEY_DEF,   /* 0x1823, 0x1824 */
+    ETL_EVENT_STACK_KEY_REF,   /* 0x1825, 0x1826 */
+    ETL_EVENT_IMAGE,           /* 0x030A, 0x1402..0x1404, 0x140A */
+    ETL_EVENT_IMAGE_KERNEL_BASE /* 0x1421 */
 } etl_event_kind;
 
 typedef struct etl_event {
@@ -45,6 +53,14 @@ typedef struct etl_event {
         etl_thread_setname set_name;
         etl_process process;
         etl_groupmask group_mask;
+        etl_sampled_profile sample;
+        etl_pmc_sample pmc_sample;
+        etl_profile_interval interval;
+        etl_stackwalk stack;
+        etl_stack_key_def key_def;
+        etl_stack_key_ref key_ref;
+        etl_image image;
+        etl_image_kernel_base kernel_base;
     } u;
 } etl_event;
 

@@ -38,6 +38,12 @@ bool etl_event_hook_decodes(uint16_t hook)
     case ETL_HOOK_PROCESS_START: case ETL_HOOK_PROCESS_END: case ETL_HOOK_PROCESS_DC_START:
     case ETL_HOOK_PROCESS_DC_END: case ETL_HOOK_PROCESS_DEFUNCT:
     case ETL_HOOK_HEADER_EXTENSION: case ETL_HOOK_GROUP_MASKS_END:
+    case ETL_HOOK_SAMPLED_PROFILE: case ETL_HOOK_PMC_COUNTER_PROF: case ETL_HOOK_PROFILE_SET_INTERVAL:
+    case ETL_HOOK_PROFILE_COLLECTION_START: case ETL_HOOK_PROFILE_COLLECTION_END:
+    case ETL_HOOK_STACKWALK: case ETL_HOOK_STACK_KEY_DELETE: case ETL_HOOK_STACK_KEY_RUNDOWN:
+    case ETL_HOOK_STACK_KEY_KERNEL: case ETL_HOOK_STACK_KEY_USER:
+    case ETL_HOOK_PROCESS_LOAD_IMAGE: case ETL_HOOK_IMAGE_UNLOAD: case ETL_HOOK_IMAGE_DC_START:
+    case ETL_HOOK_IMAGE_DC_END: case ETL_HOOK_IMAGE_LOAD: case ETL_HOOK_IMAGE_KERNEL_BASE:
         return true;
     default:
         return false;
@@ -173,6 +179,54 @@ etl_status etl_event_decode(const etl_record *rec, etl_event *ev)
         ev->kind = ETL_EVENT_GROUP_MASK;
         memset(&ev->u.group_mask, 0, sizeof ev->u.group_mask);
         st = etl_groupmask_decode(rec->payload, &ev->u.group_mask);
+        break;
+    case ETL_HOOK_SAMPLED_PROFILE:
+        ev->kind = ETL_EVENT_SAMPLED_PROFILE;
+        memset(&ev->u.sample, 0, sizeof ev->u.sample);
+        st = etl_sampled_profile_decode(rec->payload, ptr, &ev->u.sample);
+        break;
+    case ETL_HOOK_PMC_COUNTER_PROF:
+        ev->kind = ETL_EVENT_PMC_SAMPLE;
+        memset(&ev->u.pmc_sample, 0, sizeof ev->u.pmc_sample);
+        st = etl_pmc_sample_decode(rec->payload, ptr, &ev->u.pmc_sample);
+        break;
+    case ETL_HOOK_PROFILE_SET_INTERVAL:
+    case ETL_HOOK_PROFILE_COLLECTION_START:
+    case ETL_HOOK_PROFILE_COLLECTION_END:
+        ev->kind = ETL_EVENT_PROFILE_INTERVAL;
+        memset(&ev->u.interval, 0, sizeof ev->u.interval);
+        st = etl_profile_interval_decode(rec->payload, &ev->u.interval);
+        break;
+    case ETL_HOOK_STACKWALK:
+        ev->kind = ETL_EVENT_STACKWALK;
+        memset(&ev->u.stack, 0, sizeof ev->u.stack);
+        st = etl_stackwalk_decode(rec->payload, ptr, &ev->u.stack);
+        break;
+    case ETL_HOOK_STACK_KEY_DELETE:
+    case ETL_HOOK_STACK_KEY_RUNDOWN:
+        ev->kind = ETL_EVENT_STACK_KEY_DEF;
+        memset(&ev->u.key_def, 0, sizeof ev->u.key_def);
+        st = etl_stack_key_def_decode(rec->payload, ptr, &ev->u.key_def);
+        break;
+    case ETL_HOOK_STACK_KEY_KERNEL:
+    case ETL_HOOK_STACK_KEY_USER:
+        ev->kind = ETL_EVENT_STACK_KEY_REF;
+        memset(&ev->u.key_ref, 0, sizeof ev->u.key_ref);
+        st = etl_stack_key_ref_decode(rec->payload, ptr, &ev->u.key_ref);
+        break;
+    case ETL_HOOK_PROCESS_LOAD_IMAGE:
+    case ETL_HOOK_IMAGE_UNLOAD:
+    case ETL_HOOK_IMAGE_DC_START:
+    case ETL_HOOK_IMAGE_DC_END:
+    case ETL_HOOK_IMAGE_LOAD:
+        ev->kind = ETL_EVENT_IMAGE;
+        memset(&ev->u.image, 0, sizeof ev->u.image);
+        st = etl_image_decode(rec->payload, ver, ptr, &ev->u.image);
+        break;
+    case ETL_HOOK_IMAGE_KERNEL_BASE:
+        ev->kind = ETL_EVENT_IMAGE_KERNEL_BASE;
+        memset(&ev->u.kernel_base, 0, sizeof ev->u.kernel_base);
+        st = etl_image_kernel_base_decode(rec->payload, ptr, &ev->u.kernel_base);
         break;
     default: /* etl_event_hook_decodes must say false */
         return ETL_END;

@@ -76,6 +76,22 @@ static int by_count_desc(const void *a, const void *b)
 }
 
 /* A framed record's kernel event, if it is one: counted by kind, batches walked. */
+/* The hooks the summary decodes: etl_event_decode's, less the profile, stack and image events it does not count. */
+static bool summary_decodes(uint16_t hook)
+{
+    switch (hook) {
+    case ETL_HOOK_SAMPLED_PROFILE: case ETL_HOOK_PMC_COUNTER_PROF: case ETL_HOOK_PROFILE_SET_INTERVAL:
+    case ETL_HOOK_PROFILE_COLLECTION_START: case ETL_HOOK_PROFILE_COLLECTION_END:
+    case ETL_HOOK_STACKWALK: case ETL_HOOK_STACK_KEY_DELETE: case ETL_HOOK_STACK_KEY_RUNDOWN:
+    case ETL_HOOK_STACK_KEY_KERNEL: case ETL_HOOK_STACK_KEY_USER:
+    case ETL_HOOK_PROCESS_LOAD_IMAGE: case ETL_HOOK_IMAGE_UNLOAD: case ETL_HOOK_IMAGE_DC_START:
+    case ETL_HOOK_IMAGE_DC_END: case ETL_HOOK_IMAGE_LOAD: case ETL_HOOK_IMAGE_KERNEL_BASE:
+        return false;
+    default:
+        return etl_event_hook_decodes(hook);
+    }
+}
+
 static void count_kernel(etl_summary *c, const etl_record *rec)
 {
     uint16_t hook;
@@ -93,6 +109,7 @@ static void count_kernel(etl_summary *c, const etl_record *rec)
         else c->undecodable++;
         return;
     }
+    if (!summary_decodes(hook)) return;
     etl_event ev;
     etl_status st = etl_event_decode(rec, &ev);
     if (st == ETL_END) return;
@@ -150,7 +167,7 @@ static void count_krec(etl_summary *c, const etl_walk *w, const etl_krec *k)
         return;
     }
     default:
-        if (etl_event_hook_decodes(k->hook)) {
+        if (summary_decodes(k->hook)) {
             etl_record rec;
             etl_krec_record(w, k, &rec);
             count_kernel(c, &rec);
