@@ -115,7 +115,7 @@ static void test_perfview(void **state)
     assert_true(first_record(r, sample_hooks, 1, &rec));
     etl_sampled_profile s;
     assert_int_equal(etl_sampled_profile_decode(rec.payload, rec.pointer_size, &s), ETL_OK);
-    f = fields_of(line = dump_line(path, "0x0F2E"), &rec);
+    f = fields_of(line = dump_line(path, "PerfInfo/SampleProf"), &rec);
     eq_hex(f, "InstructionPointer", s.instruction_pointer);
     eq_u(f, "ThreadId", s.thread_id);
     eq_u(f, "Count", s.count);
@@ -130,7 +130,7 @@ static void test_perfview(void **state)
     etl_stackwalk w;
     assert_int_equal(etl_stackwalk_decode(rec.payload, rec.pointer_size, &w), ETL_OK);
     assert_true(w.frame_count > 0);
-    f = fields_of(line = dump_line(path, "0x1820"), &rec);
+    f = fields_of(line = dump_line(path, "StackWalk/Stack"), &rec);
     eq_u(f, "EventTimeStamp", w.event_timestamp);
     eq_u(f, "StackProcess", w.stack_process);
     eq_u(f, "StackThread", w.stack_thread);
@@ -142,7 +142,7 @@ static void test_perfview(void **state)
     etl_stack_key_def kd;
     assert_int_equal(etl_stack_key_def_decode(rec.payload, rec.pointer_size, &kd), ETL_OK);
     assert_true(kd.frame_count > 0);
-    f = fields_of(line = dump_line(path, "0x1823,0x1824"), &rec);
+    f = fields_of(line = dump_line(path, "StackWalk/KeyDelete,KeyRundown"), &rec);
     eq_hex(f, "StackKey", kd.stack_key);
     eq_frames(f, kd.frames, kd.ptr_size, kd.frame_count);
     json_decref(line);
@@ -151,7 +151,7 @@ static void test_perfview(void **state)
     assert_true(first_record(r, ref_hooks, 2, &rec));
     etl_stack_key_ref kr;
     assert_int_equal(etl_stack_key_ref_decode(rec.payload, rec.pointer_size, &kr), ETL_OK);
-    f = fields_of(line = dump_line(path, "0x1825,0x1826"), &rec);
+    f = fields_of(line = dump_line(path, "StackWalk/StackKeyKernel,StackKeyUser"), &rec);
     eq_u(f, "EventTimeStamp", kr.event_timestamp);
     eq_u(f, "StackProcess", kr.stack_process);
     eq_u(f, "StackThread", kr.stack_thread);
