@@ -338,7 +338,7 @@ etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev)
     encode_event(w, ev, p, size);
     memset(p + size, 0, aligned - size); /* padding: deterministic bytes */
     b->used += (uint32_t)aligned;
-    b->last_ts = ev->ts;
+    if (ev->ts > b->last_ts) b->last_ts = ev->ts; /* the newest, whatever the order */
     w->events++;
     return ETL_OK;
 }
@@ -355,7 +355,7 @@ etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, con
     memcpy(b->p + b->used, rec, size);
     memset(b->p + b->used + size, 0, aligned - size);
     b->used += (uint32_t)aligned;
-    b->last_ts = ts;
+    if (ts > b->last_ts) b->last_ts = ts;
     w->events++;
     return ETL_OK;
 }
