@@ -94,6 +94,7 @@ int cmd_waitchain(int argc, char **argv);
 int cmd_wakeups(int argc, char **argv);
 int cmd_spinlocks(int argc, char **argv);
 int cmd_pmc(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 

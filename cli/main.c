@@ -22,6 +22,7 @@ static const struct cmd {
     {"wakeups", cmd_wakeups, "who wakes idle CPUs, per process and thread, C-states left"},
     {"spinlocks", cmd_spinlocks, "spin lock contention per lock, caller and mode, with estimated totals"},
     {"pmc", cmd_pmc, "PMC counter deltas per thread and process: IPC, CPI, misses per 1000 instructions"},
+    {"profile", cmd_profile, "where the CPU time went: sampled profile by process, module, function; flame graphs"},
     {"compare", cmd_compare, "cpu and waits of two traces side by side; --fail-if gates a CI"},
     {"report", cmd_report, "one self-contained HTML page: the trace and its reports in charts"},
 };

@@ -1,0 +1,490 @@
+/* cmd_profile.c - `etlkit profile`: CPU Usage (Sampled) by process, thread, module and function; --folded, --butterfly. */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+#include "columns.h"
+#include "etlkit/profile.h"
+
+static const cli_cmd profile_cmd = {
+    "profile", "FILE [OPTIONS]",
+    "Where the CPU time went, from the SampledProfile interrupts (PerfInfo 0x0F2E) and the\n"
+    "stack walks logged with them: samples and their share per process, thread, module (the\n"
+    "image holding the sampled address) and function (module+offset until symbols), as WPA's\n"
+    "CPU Usage (Sampled). Code no image covers (JIT code, some kernel areas) is Unknown.\n"
+    "--folded writes collapsed stacks for flamegraph.pl, inferno or speedscope.\n",
+    {"FILE"}, 1, 1,
+    "Text tables show 20 rows each unless --top says otherwise; JSON and CSV show all.\n"
+    "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n"};
+
+static const char *const by_words[] = {"process", "thread", "module", "function"};
+
+typedef struct args {
+    rep_args a;
+    const char *by;         /* --by LIST */
+    etl_profile_by keys[4];
+    unsigned nkeys;
+    int folded;
+    const char *butterfly;
+} args;
+
+/* --by: a comma-separated list of process, thread, module, function, each once. */
+static int by_check(const cli_opt *o, const char *value, char *err, size_t cap)
+{
+    args *g = o->ctx;
+    g->nkeys = 0;
+    const char *s = value;
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        unsigned k = 0;
+        while (k < 4 && !(strlen(by_words[k]) == n && !strncmp(by_words[k], s, n))) k++;
+        if (k == 4 || g->nkeys == 4) {
+            snprintf(err, cap, "--by: '%.*s' is not process, thread, module or function", (int)n, s);
+            return 1;
+        }
+        for (unsigned j = 0; j < g->nkeys; j++)
+            if (g->keys[j] == (etl_profile_by)k) {
+                snprintf(err, cap, "--by: '%s' given twice", by_words[k]);
+                return 1;
+            }
+        g->keys[g->nkeys++] = (etl_profile_by)k;
+        s += n;
+        if (*s == ',') s++;
+    }
+    if (!g->nkeys) {
+        snprintf(err, cap, "--by needs a list such as process,module,function");
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- rows: text and JSON from one table each; ctx is the profile ---- */
+
+#define GETTER(name) static void name(const col_def *col, const void *ctx, const void *row, col_val *v)
+#define PROF ((const etl_profile *)ctx)
+
+static void cv_pct(col_val *v, const etl_profile *p, uint64_t n)
+{
+    cv_i64(v, rep_pct100((int64_t)n, (int64_t)p->samples));
+}
+
+static const char *process_label(const etl_profile_process *pr, char out[256])
+{
+    if (pr->pid == ETL_PROFILE_NONE) snprintf(out, 256, "%s", pr->name);
+    else snprintf(out, 256, "%s (%" PRIu32 ")", text_name(pr->name), pr->pid);
+    return out;
+}
+
+#define PR ((const etl_profile_process *)row)
+GETTER(g_proc_pid)
+{
+    (void)col, (void)ctx;
+    if (PR->pid == ETL_PROFILE_NONE) cv_null(v);
+    else cv_u64(v, PR->pid);
+}
+GETTER(g_proc_name) { (void)col, (void)ctx, cv_str(v, PR->name); }
+GETTER(g_proc_label) { (void)col, (void)ctx, cv_str(v, process_label(PR, v->buf)); }
+GETTER(g_proc_samples) { (void)col, (void)ctx, cv_u64(v, PR->samples); }
+GETTER(g_proc_pct) { (void)col, cv_pct(v, PROF, PR->samples); }
+#undef PR
+
+static const col_def process_cols[] = {
+    {"Process", NULL, NULL, COL_TEXT, 0, g_proc_label, 0},
+    {NULL, NULL, "pid", COL_COUNT, 0, g_proc_pid, 0},
+    {NULL, NULL, "name", COL_TEXT, 0, g_proc_name, 0},
+    {"=Samples", NULL, "samples", COL_COUNT, 0, g_proc_samples, 0},
+    {"=%", NULL, NULL, COL_FIXED, 2, g_proc_pct, 0},
+};
+
+#define TH ((const etl_profile_thread *)row)
+GETTER(g_th_tid) { (void)col, (void)ctx, cv_u64(v, TH->tid); }
+GETTER(g_th_pid)
+{
+    (void)col, (void)ctx;
+    if (TH->pid == ETL_PROFILE_NONE) cv_null(v);
+    else cv_u64(v, TH->pid);
+}
+GETTER(g_th_process) { (void)col, cv_str(v, PROF->processes[TH->process].name); }
+GETTER(g_th_label) { (void)col, cv_str(v, process_label(&PROF->processes[TH->process], v->buf)); }
+GETTER(g_th_name) { (void)col, (void)ctx, cv_str(v, TH->name); }
+GETTER(g_th_samples) { (void)col, (void)ctx, cv_u64(v, TH->samples); }
+GETTER(g_th_stack) { (void)col, (void)ctx, cv_u64(v, TH->with_stack); }
+GETTER(g_th_pct) { (void)col, cv_pct(v, PROF, TH->samples); }
+#undef TH
+
+static const col_def thread_cols[] = {
+    {"=TID", NULL, "tid", COL_COUNT, 0, g_th_tid, 0},
+    {NULL, NULL, "pid", COL_COUNT, 0, g_th_pid, 0},
+    {NULL, NULL, "process", COL_TEXT, 0, g_th_process, 0},
+    {"Process", NULL, NULL, COL_TEXT, 0, g_th_label, 0},
+    {"Thread name", NULL, "name", COL_TEXT, 0, g_th_name, 0},
+    {"=Samples", NULL, "samples", COL_COUNT, 0, g_th_samples, 0},
+    {"=%", NULL, NULL, COL_FIXED, 2, g_th_pct, 0},
+    {"=With stack", NULL, "with_stack", COL_COUNT, 0, g_th_stack, 0},
+};
+
+#define MO ((const etl_profile_module *)row)
+GETTER(g_mod_name) { (void)col, (void)ctx, cv_str(v, MO->name); }
+GETTER(g_mod_samples) { (void)col, (void)ctx, cv_u64(v, MO->samples); }
+GETTER(g_mod_pct) { (void)col, cv_pct(v, PROF, MO->samples); }
+#undef MO
+
+static const col_def module_cols[] = {
+    {"Module", NULL, "module", COL_TEXT, 0, g_mod_name, 0},
+    {"=Samples", NULL, "samples", COL_COUNT, 0, g_mod_samples, 0},
+    {"=%", NULL, NULL, COL_FIXED, 2, g_mod_pct, 0},
+};
+
+#define FN ((const etl_profile_function *)row)
+GETTER(g_fn_label)
+{
+    (void)col;
+    etl_profile_function_label(PROF, (uint32_t)(FN - PROF->functions), v->buf, sizeof v->buf);
+    cv_str(v, v->buf);
+}
+GETTER(g_fn_module) { (void)col, cv_str(v, PROF->modules[FN->module].name); }
+GETTER(g_fn_offset) { (void)col, (void)ctx, cv_u64(v, FN->offset); }
+GETTER(g_fn_samples) { (void)col, (void)ctx, cv_u64(v, FN->samples); }
+GETTER(g_fn_pct) { (void)col, cv_pct(v, PROF, FN->samples); }
+#undef FN
+
+static const col_def function_cols[] = {
+    {"Function", NULL, "function", COL_TEXT, 0, g_fn_label, 0},
+    {NULL, NULL, "module", COL_TEXT, 0, g_fn_module, 0},
+    {NULL, NULL, "offset", COL_COUNT, 0, g_fn_offset, 0},
+    {"=Samples", NULL, "samples", COL_COUNT, 0, g_fn_samples, 0},
+    {"=%", NULL, NULL, COL_FIXED, 2, g_fn_pct, 0},
+};
+
+/* A pivot row: its group's name at its depth. */
+typedef struct pivot_ctx {
+    const etl_profile *p;
+} pivot_ctx;
+
+static const char *group_name(const etl_profile *p, const etl_profile_row *r, char out[256])
+{
+    switch (r->by) {
+    case ETL_PROFILE_BY_PROCESS: return process_label(&p->processes[r->index], out);
+    case ETL_PROFILE_BY_THREAD: {
+        const etl_profile_thread *t = &p->threads[r->index];
+        if (t->name[0]) snprintf(out, 256, "%s (%" PRIu32 ")", text_name(t->name), t->tid);
+        else snprintf(out, 256, "Thread (%" PRIu32 ")", t->tid);
+        return out;
+    }
+    case ETL_PROFILE_BY_MODULE: return p->modules[r->index].name;
+    default: etl_profile_function_label(p, r->index, out, 256); return out;
+    }
+}
+
+#define RW ((const etl_profile_row *)row)
+GETTER(g_row_group)
+{
+    (void)col;
+    char name[256];
+    const char *s = group_name(PROF, RW, name);
+    size_t ind = 2 * (RW->depth < 4 ? RW->depth : 4), n = strlen(s);
+    if (n > sizeof v->buf - 1 - ind) n = sizeof v->buf - 1 - ind;
+    memset(v->buf, ' ', ind);
+    memcpy(v->buf + ind, s, n);
+    v->buf[ind + n] = 0;
+    cv_str(v, v->buf);
+}
+GETTER(g_row_by) { (void)col, (void)ctx, cv_str(v, by_words[RW->by]); }
+GETTER(g_row_depth) { (void)col, (void)ctx, cv_u64(v, RW->depth); }
+GETTER(g_row_name) { (void)col, cv_str(v, group_name(PROF, RW, v->buf)); }
+GETTER(g_row_samples) { (void)col, (void)ctx, cv_u64(v, RW->samples); }
+GETTER(g_row_pct) { (void)col, cv_pct(v, PROF, RW->samples); }
+#undef RW
+
+static const col_def pivot_cols[] = {
+    {"Group", NULL, NULL, COL_TEXT, 0, g_row_group, 0},
+    {NULL, "depth", "depth", COL_COUNT, 0, g_row_depth, 0},
+    {NULL, "by", "by", COL_TEXT, 0, g_row_by, 0},
+    {NULL, "group", "group", COL_TEXT, 0, g_row_name, 0},
+    {"=Samples", "samples", "samples", COL_COUNT, 0, g_row_samples, 0},
+    {"=%", "percent", NULL, COL_FIXED, 2, g_row_pct, 0},
+};
+#undef PROF
+#define NCOLS(c) (sizeof c / sizeof c[0])
+
+/* ---- output ---- */
+
+static void text_table(const char *title, const col_def *cols, size_t nc, const etl_profile *p, const void *rows,
+                       size_t sz, size_t n, unsigned top)
+{
+    if (top && n > top) n = top;
+    tbl t;
+    if (cols_tbl_init(&t, cols, nc, 0)) return;
+    for (size_t i = 0; i < n; i++) cols_tbl_row(&t, cols, nc, 0, p, (const char *)rows + i * sz);
+    printf("\n%s\n", title);
+    tbl_print_text(&t, stdout, "  ");
+    tbl_free(&t);
+}
+
+static void json_rows(jw *w, const char *key, const col_def *cols, size_t nc, const etl_profile *p,
+                      const void *rows, size_t sz, size_t n, unsigned top)
+{
+    if (top && n > top) n = top;
+    jw_arr(w, key);
+    for (size_t i = 0; i < n; i++) cols_json_row(w, NULL, cols, nc, p, (const char *)rows + i * sz);
+    jw_arr_end(w);
+}
+
+static void print_header(const char *path, const etl_profile *p)
+{
+    char a[32], b[32], d[32], iv[32];
+    printf("Profile: %s, window %s s .. %s s (%s)\n", path, fmt_fixed(a, p->v0 / 1000, 6), fmt_fixed(b, p->v1 / 1000, 6),
+           fmt_dur(d, p->v1 - p->v0));
+    printf("%" PRIu64 " samples, every %s (%s), %" PRIu64 " with a stack (%s%%), %" PRIu64 " in no module (%s%%)\n",
+           p->samples, fmt_dur(iv, p->interval_ns), p->interval_logged ? "as logged" : "no interval logged: the default",
+           p->with_stack, fmt_fixed(a, rep_pct100((int64_t)p->with_stack, (int64_t)p->samples), 2), p->unknown,
+           fmt_fixed(b, rep_pct100((int64_t)p->unknown, (int64_t)p->samples), 2));
+}
+
+static void print_anomalies_text(const etl_profile *p)
+{
+    if (p->key_refs_unresolved)
+        printf("\n%" PRIu64 " stack references name a key no later definition gives (their part left out)\n",
+               p->key_refs_unresolved);
+    if (p->user_parts_dropped)
+        printf("%" PRIu64 " samples stopped waiting for a deferred user stack (more than 4096 waiting on a thread)\n",
+               p->user_parts_dropped);
+    if (p->interval_changes)
+        printf("the sampling interval changed %" PRIu64 " times during the trace: the first is shown\n",
+               p->interval_changes);
+}
+
+static void json_head(jw *w, const char *path, const etl_profile *p)
+{
+    jw_str(w, "file", path);
+    jw_obj(w, "window");
+    jw_i64(w, "start_ns", p->v0);
+    jw_i64(w, "end_ns", p->v1);
+    jw_obj_end(w);
+    jw_u64(w, "samples", p->samples);
+    jw_i64(w, "interval_ns", p->interval_ns);
+    jw_bool(w, "interval_logged", p->interval_logged);
+    jw_u64(w, "with_stack", p->with_stack);
+    jw_u64(w, "unknown_samples", p->unknown);
+}
+
+static void json_anomalies(jw *w, const etl_profile *p)
+{
+    jw_obj(w, "anomalies");
+    jw_u64(w, "key_refs_unresolved", p->key_refs_unresolved);
+    jw_u64(w, "user_parts_dropped", p->user_parts_dropped);
+    jw_u64(w, "interval_changes", p->interval_changes);
+    jw_obj_end(w);
+    jw_u64(w, "walks_of_other_events", p->walks_other);
+}
+
+static int print_pivot(const args *g, const etl_profile *p)
+{
+    etl_profile_row *rows;
+    size_t n;
+    unsigned top = g->a.top ? g->a.top : g->a.format == FMT_TEXT ? 20 : 0;
+    if (etl_profile_pivot(p, g->keys, g->nkeys, top, &rows, &n) != ETL_OK) return -1;
+    if (g->a.format == FMT_JSON) {
+        jw w;
+        jw_init(&w, stdout);
+        jw_obj(&w, NULL);
+        json_head(&w, g->a.path, p);
+        jw_arr(&w, "by");
+        for (unsigned k = 0; k < g->nkeys; k++) jw_str(&w, NULL, by_words[g->keys[k]]);
+        jw_arr_end(&w);
+        json_rows(&w, "rows", pivot_cols, NCOLS(pivot_cols), p, rows, sizeof *rows, n, 0);
+        json_anomalies(&w, p);
+        jw_obj_end(&w);
+        jw_end(&w);
+    } else {
+        tbl t;
+        int csv = g->a.format == FMT_CSV;
+        if (!cols_tbl_init(&t, pivot_cols, NCOLS(pivot_cols), csv)) {
+            for (size_t i = 0; i < n; i++) cols_tbl_row(&t, pivot_cols, NCOLS(pivot_cols), csv, p, &rows[i]);
+            if (!csv) {
+                print_header(g->a.path, p);
+                putchar('\n');
+                tbl_print_text(&t, stdout, "");
+                print_anomalies_text(p);
+            } else {
+                tbl_print_csv(&t, stdout, 0);
+            }
+            tbl_free(&t);
+        }
+    }
+    free(rows);
+    return 0;
+}
+
+static void print_lists(const args *g, const etl_profile *p)
+{
+    if (g->a.format == FMT_JSON) {
+        unsigned top = g->a.top;
+        jw w;
+        jw_init(&w, stdout);
+        jw_obj(&w, NULL);
+        json_head(&w, g->a.path, p);
+        json_rows(&w, "processes", process_cols, NCOLS(process_cols), p, p->processes, sizeof *p->processes,
+                  p->nprocesses, top);
+        json_rows(&w, "threads", thread_cols, NCOLS(thread_cols), p, p->threads, sizeof *p->threads, p->nthreads, top);
+        json_rows(&w, "modules", module_cols, NCOLS(module_cols), p, p->modules, sizeof *p->modules, p->nmodules, top);
+        json_rows(&w, "functions", function_cols, NCOLS(function_cols), p, p->functions, sizeof *p->functions,
+                  p->nfunctions, top);
+        json_anomalies(&w, p);
+        jw_obj_end(&w);
+        jw_end(&w);
+        return;
+    }
+    unsigned top = g->a.top ? g->a.top : 20;
+    print_header(g->a.path, p);
+    text_table("Processes", process_cols, NCOLS(process_cols), p, p->processes, sizeof *p->processes, p->nprocesses,
+               top);
+    text_table("Threads", thread_cols, NCOLS(thread_cols), p, p->threads, sizeof *p->threads, p->nthreads, top);
+    text_table("Modules", module_cols, NCOLS(module_cols), p, p->modules, sizeof *p->modules, p->nmodules, top);
+    text_table("Functions", function_cols, NCOLS(function_cols), p, p->functions, sizeof *p->functions,
+               p->nfunctions, top);
+    print_anomalies_text(p);
+}
+
+/* Callers or callees: a JSON array under key (w), or a text table under title. */
+static void print_edges(jw *w, const char *key, const char *title, const etl_profile *p, const etl_profile_edge *e,
+                        size_t n, unsigned top, uint64_t total)
+{
+    char buf[256], pct[32], num[32];
+    if (top && n > top) n = top;
+    if (w) jw_arr(w, key);
+    else printf("\n%s\n", title);
+    for (size_t i = 0; i < n; i++) {
+        etl_profile_frame_label(p, &e[i].frame, buf, sizeof buf);
+        if (w) {
+            jw_obj(w, NULL);
+            jw_str(w, "function", buf);
+            jw_u64(w, "samples", e[i].samples);
+            jw_obj_end(w);
+        } else {
+            printf("  %12s %7s%%  %s\n", col_u64(num, e[i].samples),
+                   fmt_fixed(pct, rep_pct100((int64_t)e[i].samples, (int64_t)total), 2), buf);
+        }
+    }
+    if (w) jw_arr_end(w);
+}
+
+static int print_butterfly(const args *g, const etl_profile *p)
+{
+    etl_profile_butterfly b;
+    etl_status st = etl_profile_butterfly_get(p, g->butterfly, &b);
+    if (st == ETL_E_INVALID_ARG) {
+        fprintf(stderr, "%s profile: --butterfly: '%s' is not a function as profile prints it (module+0xOFFSET)\n",
+                prog, g->butterfly);
+        return EXIT_USAGE;
+    }
+    if (st == ETL_E_NOMEM) return -1;
+    unsigned top = g->a.top ? g->a.top : g->a.format == FMT_TEXT ? 20 : 0;
+    if (g->a.format == FMT_JSON) {
+        jw w;
+        jw_init(&w, stdout);
+        jw_obj(&w, NULL);
+        json_head(&w, g->a.path, p);
+        jw_str(&w, "function", g->butterfly);
+        jw_u64(&w, "total", b.total);
+        jw_u64(&w, "self", b.self);
+        print_edges(&w, "callers", NULL, p, b.callers, b.ncallers, top, b.total);
+        print_edges(&w, "callees", NULL, p, b.callees, b.ncallees, top, b.total);
+        jw_obj_end(&w);
+        jw_end(&w);
+    } else {
+        char a[32], c[32];
+        print_header(g->a.path, p);
+        printf("\n%s: in the stack of %" PRIu64 " samples (%s%%), the innermost frame of %" PRIu64 " (%s%%)\n",
+               g->butterfly, b.total, fmt_fixed(a, rep_pct100((int64_t)b.total, (int64_t)p->samples), 2), b.self,
+               fmt_fixed(c, rep_pct100((int64_t)b.self, (int64_t)p->samples), 2));
+        if (st == ETL_END) printf("no sampled stack holds it\n");
+        print_edges(NULL, NULL, "Callers (the frame outside it)", p, b.callers, b.ncallers, top, b.total);
+        print_edges(NULL, NULL, "Callees (the frame inside it)", p, b.callees, b.ncallees, top, b.total);
+    }
+    etl_profile_butterfly_free(&b);
+    return 0;
+}
+
+static void on_progress(void *bar, uint64_t done, uint64_t total)
+{
+    (void)total;
+    cli_progress_update(bar, done);
+}
+
+int cmd_profile(int argc, char **argv)
+{
+    args g;
+    memset(&g, 0, sizeof g);
+    rep_args_init(&g.a, "profile");
+    const cli_opt own[] = {
+        {.kind = CLI_OPT_STRING, .name = "by", .arg = "LIST", .dst = &g.by, .check = by_check, .ctx = &g,
+         .help = "one table grouped by these keys in this order, comma-separated: process, thread, module, "
+                 "function (e.g. --by process,module,function, as WPA's columns left of the bar)",
+         .flags = CLI_OPT_NONEMPTY},
+        CLI_FLAG("folded", 0, "collapsed stacks, one line per thread and stack: "
+                 "\"process (pid);thread (tid);root;...;leaf COUNT\" for flamegraph.pl, inferno, speedscope",
+                 &g.folded, 1),
+        CLI_STRING("butterfly", 0, "FUNCTION", "callers and callees of one function, as the tables name it "
+                   "(module+0xOFFSET)", "a function such as ntdll.dll+0x9f8a4", &g.butterfly),
+        CLI_END};
+    int pr = rep_parse(&g.a, &profile_cmd, own,
+                       REP_OPT_JSON | REP_OPT_CSV | REP_OPT_RANGE | REP_OPT_TOP | REP_OPT_PROCESS | REP_OPT_THREAD |
+                           REP_OPT_QUIET,
+                       argc, argv);
+    if (pr != CLI_OPTS_RUN) return pr;
+    if (g.folded + (g.butterfly != NULL) + (g.by != NULL) > 1)
+        return cli_usage_error("profile", "--folded, --butterfly and --by are one each: give one");
+    if (g.folded && g.a.format != FMT_TEXT) return cli_usage_error("profile", "--folded has one format: no --json, --csv");
+    if (g.a.format == FMT_CSV && !g.by && !g.folded && !g.butterfly) {
+        /* A spreadsheet gets the finest groups: every column is a pivot key. */
+        static const etl_profile_by all[] = {ETL_PROFILE_BY_PROCESS, ETL_PROFILE_BY_THREAD, ETL_PROFILE_BY_MODULE,
+                                             ETL_PROFILE_BY_FUNCTION};
+        memcpy(g.keys, all, sizeof all);
+        g.nkeys = 4;
+        g.by = "process,thread,module,function";
+    }
+    if (g.butterfly && g.a.format == FMT_CSV) return cli_usage_error("profile", "--butterfly has no --csv form");
+
+    cli_input in;
+    int rc = cli_open(&in, g.a.path, g.a.quiet);
+    if (rc != EXIT_OK) return rc;
+    cli_progress bar;
+    cli_progress_start(&bar, 2 * etl_reader_file_size(in.reader));
+    char *e;
+    unsigned long pid = g.a.process ? strtoul(g.a.process, &e, 0) : 0;
+    bool by_pid = g.a.process && g.a.process[0] && !*e;
+    etl_profile_options o = {.sz = sizeof o,
+                             .v0 = g.a.v0,
+                             .v1 = g.a.has_range ? g.a.v1 : g.a.v0,
+                             .pid = by_pid ? (int64_t)pid : -1,
+                             .process = by_pid ? NULL : g.a.process,
+                             .tid = g.a.thread,
+                             .progress = on_progress,
+                             .progress_ctx = &bar};
+    etl_profile p;
+    etl_status st = etl_profile_run(in.reader, &o, &p);
+    cli_progress_end(&bar);
+    int out = 0;
+    if (st == ETL_OK) {
+        if (g.folded) out = etl_profile_write_folded(&p, stdout) == ETL_OK ? 0 : EXIT_IO;
+        else if (g.butterfly) out = print_butterfly(&g, &p);
+        else if (g.by) out = print_pivot(&g, &p);
+        else print_lists(&g, &p);
+    }
+    etl_stats damage = p.st;
+    etl_profile_free(&p);
+    if (st != ETL_OK || out < 0) {
+        fprintf(stderr, "%s profile: %s: %s\n", prog, g.a.path, etl_status_str(st != ETL_OK ? st : ETL_E_NOMEM));
+        cli_close(&in, NULL);
+        return EXIT_IO;
+    }
+    if (out > 0) {
+        cli_close(&in, NULL);
+        return out;
+    }
+    rc = cli_stdout_done("profile");
+    int crc = cli_close(&in, &damage);
+    return rc != EXIT_OK ? rc : crc;
+}

@@ -1,0 +1,160 @@
+/* images.c - see images.h. */
+#include "stacks/images.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "base/idmap.h"
+#include "base/sort.h"
+
+void etl_image_map_init(etl_image_map *m, unsigned ptr_size, etl_strtab *names)
+{
+    memset(m, 0, sizeof *m);
+    m->ptr_size = ptr_size == 4 ? 4 : 8;
+    m->names = names;
+}
+
+void etl_image_map_free(etl_image_map *m)
+{
+    free(m->v);
+    free(m->order);
+    memset(m, 0, sizeof *m);
+}
+
+bool etl_image_kernel_addr(unsigned ptr_size, uint64_t addr)
+{
+    return ptr_size == 4 ? addr >= 0x80000000u && addr <= 0xFFFFFFFFu : addr >= 0x8000000000000000ull;
+}
+
+/* The address space an image lives in: 0 the kernel's, else its process's id + 1. */
+static uint64_t space_of(const etl_image_inst *im)
+{
+    return im->kernel ? 0 : (uint64_t)im->pid + 1;
+}
+
+/* The newest instance at (space, base) still open, or ETL_IMAGE_NONE (a linear scan back: few images). */
+static uint32_t open_at(const etl_image_map *m, uint64_t space, uint64_t base)
+{
+    for (uint32_t i = m->n; i-- > 0;)
+        if (m->v[i].open && m->v[i].base == base && space_of(&m->v[i]) == space) return i;
+    return ETL_IMAGE_NONE;
+}
+
+/* The file's base name: what follows the last '\' or '/'. */
+static etl_status add_names(etl_image_map *m, const etl_kstr *file, etl_image_inst *im)
+{
+    etl_status st = etl_strtab_add_kstr(m->names, file, true, &im->path);
+    if (st != ETL_OK) return st;
+    const char *p = etl_strtab_get(m->names, im->path), *b = p;
+    for (const char *c = p; *c; c++)
+        if (*c == '\\' || *c == '/') b = c + 1;
+    return etl_strtab_add(m->names, b, strlen(b), &im->name);
+}
+
+etl_status etl_image_map_add(etl_image_map *m, uint16_t hook, uint64_t ts, const etl_image *img)
+{
+    etl_image_inst im = {0};
+    im.base = img->image_base;
+    im.size = img->image_size;
+    im.pid = img->process_id;
+    im.kernel = etl_image_kernel_addr(m->ptr_size, img->image_base);
+    im.time_date_stamp = img->time_date_stamp;
+    im.checksum = img->image_checksum;
+    uint32_t prev = open_at(m, space_of(&im), im.base);
+    switch (hook) {
+    case ETL_HOOK_IMAGE_UNLOAD:
+        if (prev != ETL_IMAGE_NONE) {
+            m->v[prev].to_ts = ts;
+            m->v[prev].open = false;
+        }
+        return ETL_OK;
+    case ETL_HOOK_IMAGE_DC_END:
+        if (prev != ETL_IMAGE_NONE) return ETL_OK; /* still loaded: nothing new */
+        im.from_ts = 0;
+        break;
+    case ETL_HOOK_IMAGE_DC_START:
+        im.from_ts = 0;
+        break;
+    default: /* Load */
+        im.from_ts = ts;
+        break;
+    }
+    if (prev != ETL_IMAGE_NONE) { /* a new load at the same base replaces the one before */
+        m->v[prev].to_ts = ts;
+        m->v[prev].open = false;
+        if (m->v[prev].to_ts < m->v[prev].from_ts) m->v[prev].to_ts = m->v[prev].from_ts;
+    }
+    im.to_ts = UINT64_MAX;
+    im.open = true;
+    etl_status st = add_names(m, &img->file_name, &im);
+    if (st != ETL_OK) return st;
+    if (m->n == m->cap) {
+        uint32_t cap = m->cap ? m->cap * 2 : 256;
+        etl_image_inst *v = realloc(m->v, cap * sizeof *v);
+        if (!v) return ETL_E_NOMEM;
+        m->v = v;
+        m->cap = cap;
+    }
+    m->v[m->n++] = im;
+    return ETL_OK;
+}
+
+typedef struct order_key {
+    uint64_t space, base, from_ts;
+    uint32_t i;
+} order_key;
+
+static int cmp_order(const void *a, const void *b)
+{
+    const order_key *x = a, *y = b;
+    if (x->space != y->space) return x->space < y->space ? -1 : 1;
+    if (x->base != y->base) return x->base < y->base ? -1 : 1;
+    if (x->from_ts != y->from_ts) return x->from_ts < y->from_ts ? -1 : 1;
+    return x->i < y->i ? -1 : 1;
+}
+
+etl_status etl_image_map_seal(etl_image_map *m)
+{
+    free(m->order);
+    m->order = malloc((m->n ? m->n : 1) * sizeof *m->order);
+    order_key *k = malloc((m->n ? m->n : 1) * sizeof *k);
+    if (!m->order || !k) {
+        free(k);
+        return ETL_E_NOMEM;
+    }
+    for (uint32_t i = 0; i < m->n; i++) {
+        const etl_image_inst *im = &m->v[i];
+        k[i] = (order_key){space_of(im), im->base, im->from_ts, i};
+        uint64_t *mx = im->kernel ? &m->max_size_kernel : &m->max_size_user;
+        if (im->size > *mx) *mx = im->size;
+    }
+    etl_sort(k, m->n, sizeof *k, cmp_order);
+    for (uint32_t i = 0; i < m->n; i++) m->order[i] = k[i].i;
+    free(k);
+    m->sealed = true;
+    return ETL_OK;
+}
+
+uint32_t etl_image_map_find(const etl_image_map *m, uint32_t pid, uint64_t addr, uint64_t ts)
+{
+    if (!m->sealed || !m->n) return ETL_IMAGE_NONE;
+    bool kernel = etl_image_kernel_addr(m->ptr_size, addr);
+    uint64_t space = kernel ? 0 : (uint64_t)pid + 1, maxsz = kernel ? m->max_size_kernel : m->max_size_user;
+    /* The last entry at or before (space, addr). */
+    uint32_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const etl_image_inst *im = &m->v[m->order[mid]];
+        uint64_t s = space_of(im);
+        if (s < space || (s == space && im->base <= addr)) lo = mid + 1;
+        else hi = mid;
+    }
+    uint32_t best = ETL_IMAGE_NONE;
+    for (uint32_t i = lo; i-- > 0;) {
+        const etl_image_inst *im = &m->v[m->order[i]];
+        if (space_of(im) != space || addr - im->base >= maxsz) break; /* no image this far below reaches addr */
+        if (addr - im->base < im->size && ts >= im->from_ts && ts < im->to_ts &&
+            (best == ETL_IMAGE_NONE || im->from_ts > m->v[best].from_ts))
+            best = m->order[i];
+    }
+    return best;
+}

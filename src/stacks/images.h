@@ -1,0 +1,57 @@
+/*
+ * images.h - modules over time: which image holds an address in a process at a time.
+ *
+ * Built from the Image events of a whole trace (etl_image_map_add in time order,
+ * then etl_image_map_seal), then queried. The rules (issue 20, WPA's):
+ *   - an image is live from its Load (0x030A; 0x140A in relogged files), or
+ *     from before the trace for a rundown DCStart (0x1403: it was loaded already),
+ *     until an Unload (0x1402) of the same (process, base);
+ *   - a rundown DCEnd (0x1404) is not an unload: it lists what is still loaded; it
+ *     only adds an image no earlier event announced (live over the whole trace);
+ *   - a later load at the same (process, base) replaces the earlier one;
+ *   - kernel-space images (a base in the upper half of the address space) are
+ *     mapped in every process, whatever ProcessId their event carries.
+ * Memory grows with the image events.
+ */
+#ifndef ETLKIT_STACKS_IMAGES_H
+#define ETLKIT_STACKS_IMAGES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "etlkit/kernel.h"
+#include "stacks/strtab.h"
+
+#define ETL_IMAGE_NONE UINT32_MAX
+
+typedef struct etl_image_inst {
+    uint64_t base, size;
+    uint64_t from_ts, to_ts;  /* live over [from_ts, to_ts): 0 from before the trace, UINT64_MAX to after it */
+    uint32_t pid;             /* the event's ProcessId */
+    uint32_t name, path;      /* strtab offsets: the file's base name, the path as logged */
+    uint32_t time_date_stamp, checksum;
+    bool kernel;              /* mapped in every process */
+    bool open;                /* no Unload (nor replacing Load) seen yet: while building */
+} etl_image_inst;
+
+typedef struct etl_image_map {
+    unsigned ptr_size;
+    etl_image_inst *v;        /* in the order added */
+    uint32_t n, cap;
+    uint32_t *order;          /* after seal: indexes sorted by (space, base) */
+    uint64_t max_size_kernel, max_size_user;
+    etl_strtab *names;
+    bool sealed;
+} etl_image_map;
+
+void etl_image_map_init(etl_image_map *m, unsigned ptr_size, etl_strtab *names);
+void etl_image_map_free(etl_image_map *m);
+/* Whether addr is kernel space for this pointer size. */
+bool etl_image_kernel_addr(unsigned ptr_size, uint64_t addr);
+/* One Image event (hook 0x030A, 0x1402..0x1404, 0x140A) at ts. ETL_E_NOMEM. */
+etl_status etl_image_map_add(etl_image_map *m, uint16_t hook, uint64_t ts, const etl_image *img);
+/* Ready for lookups; no add after it. ETL_E_NOMEM. */
+etl_status etl_image_map_seal(etl_image_map *m);
+/* The image holding addr in process pid at ts (ETL_IMAGE_NONE): live then; the latest loaded if several. */
+uint32_t etl_image_map_find(const etl_image_map *m, uint32_t pid, uint64_t addr, uint64_t ts);
+
+#endif

@@ -1,0 +1,267 @@
+/*
+ * profile_views.c - what a finished profile is read as: frame and function
+ * labels, the pivot (WPA's grouping columns), collapsed stacks, the butterfly.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/sort.h"
+#include "etlkit/profile.h"
+#include "stacks/profile_internal.h"
+
+static size_t label(const char *module, uint64_t offset, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "%s+0x%" PRIx64, module, offset);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+size_t etl_profile_frame_label(const etl_profile *p, const etl_profile_frame *f, char *out, size_t cap)
+{
+    if (f->image == ETL_PROFILE_NONE || f->image >= p->nimages) return label("Unknown", f->address, out, cap);
+    const etl_profile_image *im = &p->images[f->image];
+    return label(im->name, f->address - im->base, out, cap);
+}
+
+size_t etl_profile_function_label(const etl_profile *p, uint32_t function, char *out, size_t cap)
+{
+    const etl_profile_function *fn = &p->functions[function];
+    return label(p->modules[fn->module].name, fn->offset, out, cap);
+}
+
+/* ------------------------------------------------------------------ pivot */
+
+typedef struct pivot {
+    const etl_profile *p;
+    const prof_cell *cells;
+    const etl_profile_by *by;
+    unsigned nby, top;
+    etl_profile_row *rows;
+    size_t n, cap;
+} pivot;
+
+static uint32_t key_of(const etl_profile *p, const prof_cell *c, etl_profile_by by)
+{
+    switch (by) {
+    case ETL_PROFILE_BY_PROCESS: return p->threads[c->thread].process;
+    case ETL_PROFILE_BY_THREAD: return c->thread;
+    case ETL_PROFILE_BY_MODULE: return p->functions[c->function].module;
+    default: return c->function;
+    }
+}
+
+/* qsort has no context argument: the cells carry their keys, computed once. */
+typedef struct keyed_cell {
+    uint32_t key[4];
+    uint64_t samples;
+} keyed_cell;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed_cell *x = a, *y = b;
+    for (int i = 0; i < 4; i++)
+        if (x->key[i] != y->key[i]) return x->key[i] < y->key[i] ? -1 : 1;
+    return 0;
+}
+
+typedef struct group {
+    uint32_t key;
+    size_t lo, hi;
+    uint64_t samples;
+} group;
+
+static int cmp_group(const void *a, const void *b)
+{
+    const group *x = a, *y = b;
+    if (x->samples != y->samples) return x->samples > y->samples ? -1 : 1;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static etl_status emit(pivot *v, const keyed_cell *c, size_t lo, size_t hi, unsigned depth)
+{
+    size_t ng = 0;
+    for (size_t i = lo; i < hi; i++)
+        if (i == lo || c[i].key[depth] != c[i - 1].key[depth]) ng++;
+    group *g = malloc((ng ? ng : 1) * sizeof *g);
+    if (!g) return ETL_E_NOMEM;
+    ng = 0;
+    for (size_t i = lo; i < hi; i++) {
+        if (i == lo || c[i].key[depth] != c[i - 1].key[depth]) g[ng++] = (group){c[i].key[depth], i, i, 0};
+        g[ng - 1].hi = i + 1;
+        g[ng - 1].samples += c[i].samples;
+    }
+    etl_sort(g, ng, sizeof *g, cmp_group);
+    if (v->top && ng > v->top) ng = v->top;
+    etl_status st = ETL_OK;
+    for (size_t k = 0; k < ng && st == ETL_OK; k++) {
+        if (v->n == v->cap) {
+            size_t cap = v->cap ? v->cap * 2 : 64;
+            etl_profile_row *r = realloc(v->rows, cap * sizeof *r);
+            if (!r) {
+                st = ETL_E_NOMEM;
+                break;
+            }
+            v->rows = r;
+            v->cap = cap;
+        }
+        v->rows[v->n++] = (etl_profile_row){depth, v->by[depth], g[k].key, g[k].samples};
+        if (depth + 1 < v->nby) st = emit(v, c, g[k].lo, g[k].hi, depth + 1);
+    }
+    free(g);
+    return st;
+}
+
+etl_status etl_profile_pivot(const etl_profile *p, const etl_profile_by *by, unsigned nby, unsigned top,
+                             etl_profile_row **rows, size_t *n)
+{
+    *rows = NULL;
+    *n = 0;
+    if (!nby || nby > 4) return ETL_E_INVALID_ARG;
+    for (unsigned i = 0; i < nby; i++) {
+        if ((unsigned)by[i] > ETL_PROFILE_BY_FUNCTION) return ETL_E_INVALID_ARG;
+        for (unsigned j = 0; j < i; j++)
+            if (by[j] == by[i]) return ETL_E_INVALID_ARG;
+    }
+    const prof_impl *im = p->impl;
+    if (!im || !im->ncells) return ETL_OK;
+    keyed_cell *c = malloc(im->ncells * sizeof *c);
+    if (!c) return ETL_E_NOMEM;
+    for (size_t i = 0; i < im->ncells; i++) {
+        memset(c[i].key, 0, sizeof c[i].key);
+        for (unsigned k = 0; k < nby; k++) c[i].key[k] = key_of(p, &im->cells[i], by[k]);
+        c[i].samples = im->cells[i].samples;
+    }
+    etl_sort(c, im->ncells, sizeof *c, cmp_keyed);
+    pivot v = {p, im->cells, by, nby, top, NULL, 0, 0};
+    etl_status st = emit(&v, c, 0, im->ncells, 0);
+    free(c);
+    if (st != ETL_OK) {
+        free(v.rows);
+        return st;
+    }
+    *rows = v.rows;
+    *n = v.n;
+    return ETL_OK;
+}
+
+/* ----------------------------------------------------------------- folded */
+
+/* s with the folded format's separators (';', newlines) made '_' (the count follows the last space). */
+static int put_name(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        if (putc(*s == ';' || *s == '\n' || *s == '\r' ? '_' : *s, f) == EOF) return -1;
+    return 0;
+}
+
+etl_status etl_profile_write_folded(const etl_profile *p, FILE *f)
+{
+    char buf[256];
+    for (size_t i = 0; i < p->nstacks; i++) {
+        const etl_profile_stack *s = &p->stacks[i];
+        const etl_profile_thread *t = &p->threads[s->thread];
+        const etl_profile_process *pr = &p->processes[t->process];
+        int bad = put_name(f, pr->name) < 0;
+        if (pr->pid == ETL_PROFILE_NONE) bad |= fputs(" (?);", f) == EOF;
+        else bad |= fprintf(f, " (%" PRIu32 ");", pr->pid) < 0;
+        bad |= put_name(f, t->name[0] ? t->name : "Thread") < 0;
+        bad |= fprintf(f, " (%" PRIu32 ")", t->tid) < 0;
+        uint32_t n;
+        const etl_profile_frame *fr = etl_profile_stack_frames(p, s->stack, &n);
+        for (uint32_t k = n; k-- > 0;) { /* root first */
+            etl_profile_frame_label(p, &fr[k], buf, sizeof buf);
+            bad |= putc(';', f) == EOF;
+            bad |= put_name(f, buf) < 0;
+        }
+        bad |= fprintf(f, " %" PRIu64 "\n", s->samples) < 0;
+        if (bad) return ETL_E_IO;
+    }
+    return ETL_OK;
+}
+
+/* -------------------------------------------------------------- butterfly */
+
+/* Whether frame f is the function that label names (module and offset). */
+static bool frame_is(const etl_profile *p, const etl_profile_frame *f, const char *module, size_t mlen,
+                     uint64_t offset)
+{
+    const char *name = "Unknown";
+    uint64_t off = f->address;
+    if (f->image != ETL_PROFILE_NONE && f->image < p->nimages) {
+        name = p->images[f->image].name;
+        off = f->address - p->images[f->image].base;
+    }
+    return off == offset && strlen(name) == mlen && !strncmp(name, module, mlen);
+}
+
+static etl_status add_edge(const etl_profile *p, etl_profile_edge **v, size_t *n, size_t *cap,
+                           const etl_profile_frame *f, uint64_t samples)
+{
+    char a[256], b[256];
+    etl_profile_frame_label(p, f, a, sizeof a);
+    for (size_t i = 0; i < *n; i++) { /* few distinct neighbours: a scan */
+        etl_profile_frame_label(p, &(*v)[i].frame, b, sizeof b);
+        if (!strcmp(a, b)) {
+            (*v)[i].samples += samples;
+            return ETL_OK;
+        }
+    }
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        etl_profile_edge *e = realloc(*v, c * sizeof *e);
+        if (!e) return ETL_E_NOMEM;
+        *v = e;
+        *cap = c;
+    }
+    (*v)[(*n)++] = (etl_profile_edge){*f, samples};
+    return ETL_OK;
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const etl_profile_edge *x = a, *y = b;
+    if (x->samples != y->samples) return x->samples > y->samples ? -1 : 1;
+    return x->frame.address < y->frame.address ? -1 : x->frame.address > y->frame.address;
+}
+
+etl_status etl_profile_butterfly_get(const etl_profile *p, const char *function, etl_profile_butterfly *b)
+{
+    memset(b, 0, sizeof *b);
+    const char *plus = strrchr(function, '+');
+    char *end;
+    if (!plus || plus[1] != '0' || (plus[2] != 'x' && plus[2] != 'X')) return ETL_E_INVALID_ARG;
+    uint64_t offset = strtoull(plus + 3, &end, 16);
+    if (*end || end == plus + 3) return ETL_E_INVALID_ARG;
+    size_t mlen = (size_t)(plus - function);
+    size_t capc = 0, cape = 0;
+    bool found = false;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        const etl_profile_stack *s = &p->stacks[i];
+        uint32_t n;
+        const etl_profile_frame *fr = etl_profile_stack_frames(p, s->stack, &n);
+        uint32_t k = n;
+        while (k-- > 0) /* the outermost occurrence: a recursive function counts a stack once */
+            if (frame_is(p, &fr[k], function, mlen, offset)) break;
+        if (k == UINT32_MAX) continue;
+        found = true;
+        b->total += s->samples;
+        etl_status st = ETL_OK;
+        if (k + 1 < n) st = add_edge(p, &b->callers, &b->ncallers, &capc, &fr[k + 1], s->samples);
+        if (st == ETL_OK && k > 0) st = add_edge(p, &b->callees, &b->ncallees, &cape, &fr[k - 1], s->samples);
+        if (k == 0) b->self += s->samples;
+        if (st != ETL_OK) {
+            etl_profile_butterfly_free(b);
+            return st;
+        }
+    }
+    etl_sort(b->callers, b->ncallers, sizeof *b->callers, cmp_edge);
+    etl_sort(b->callees, b->ncallees, sizeof *b->callees, cmp_edge);
+    return found ? ETL_OK : ETL_END;
+}
+
+void etl_profile_butterfly_free(etl_profile_butterfly *b)
+{
+    free(b->callers);
+    free(b->callees);
+    memset(b, 0, sizeof *b);
+}

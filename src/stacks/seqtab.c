@@ -1,0 +1,92 @@
+/* seqtab.c - see seqtab.h. */
+#include "stacks/seqtab.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "base/idmap.h"
+
+void etl_seqtab_init(etl_seqtab *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+void etl_seqtab_free(etl_seqtab *t)
+{
+    free(t->words);
+    free(t->start);
+    free(t->len);
+    free(t->hash);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+static etl_status grow_slots(etl_seqtab *t)
+{
+    size_t n = t->nslots ? t->nslots * 2 : 1024;
+    uint32_t *s = malloc(n * sizeof *s);
+    if (!s) return ETL_E_NOMEM;
+    memset(s, 0xFF, n * sizeof *s);
+    for (uint32_t id = 0; id < t->count; id++) {
+        size_t i = (size_t)t->hash[id] & (n - 1);
+        while (s[i] != ETL_SEQ_NONE) i = (i + 1) & (n - 1);
+        s[i] = id;
+    }
+    free(t->slots);
+    t->slots = s;
+    t->nslots = n;
+    return ETL_OK;
+}
+
+static etl_status grow_ids(etl_seqtab *t)
+{
+    uint32_t cap = t->cap ? t->cap * 2 : 256;
+    if (cap < t->cap || cap > UINT32_MAX - 1) return ETL_E_RANGE;
+    uint64_t *st = realloc(t->start, cap * sizeof *st);
+    if (!st) return ETL_E_NOMEM;
+    t->start = st;
+    uint32_t *ln = realloc(t->len, cap * sizeof *ln);
+    if (!ln) return ETL_E_NOMEM;
+    t->len = ln;
+    uint64_t *h = realloc(t->hash, cap * sizeof *h);
+    if (!h) return ETL_E_NOMEM;
+    t->hash = h;
+    t->cap = cap;
+    return ETL_OK;
+}
+
+etl_status etl_seqtab_intern(etl_seqtab *t, const uint64_t *w, uint32_t n, uint32_t *id)
+{
+    uint64_t h = etl_hash_bytes(w, (size_t)n * sizeof *w);
+    if ((t->count + 1) * 2 > t->nslots) {
+        etl_status st = grow_slots(t);
+        if (st != ETL_OK) return st;
+    }
+    size_t i = (size_t)h & (t->nslots - 1);
+    for (uint32_t s; (s = t->slots[i]) != ETL_SEQ_NONE; i = (i + 1) & (t->nslots - 1)) {
+        if (t->hash[s] == h && t->len[s] == n && (!n || !memcmp(t->words + t->start[s], w, n * sizeof *w))) {
+            *id = s;
+            return ETL_OK;
+        }
+    }
+    if (t->count == t->cap) {
+        etl_status st = grow_ids(t);
+        if (st != ETL_OK) return st;
+    }
+    if (t->nwords + n > t->capwords) {
+        size_t cap = t->capwords ? t->capwords : 4096;
+        while (cap < t->nwords + n) cap *= 2;
+        uint64_t *nw = realloc(t->words, cap * sizeof *nw);
+        if (!nw) return ETL_E_NOMEM;
+        t->words = nw;
+        t->capwords = cap;
+    }
+    if (n) memcpy(t->words + t->nwords, w, n * sizeof *w);
+    uint32_t new_id = t->count++;
+    t->start[new_id] = t->nwords;
+    t->len[new_id] = n;
+    t->hash[new_id] = h;
+    t->nwords += n;
+    t->slots[i] = new_id;
+    *id = new_id;
+    return ETL_OK;
+}
