@@ -3,16 +3,14 @@
  *
  * Pass 1 builds what the whole trace tells: owners (thread -> process, names),
  * the image map, the sampling interval and the stack-key definitions. Pass 2
- * counts the samples and attaches their stacks. A sample waits in a small
- * per-thread queue ("pending") for its walks: the kernel part and a plain walk
- * come right after it, the user part of a key reference maybe much later (when
- * the thread returns to user mode, after more samples of the same thread). A
- * pending sample closes when its user part comes (then every older one of its
- * thread does too: user parts come in order), when its thread's next sample
- * comes and it has no walk or only the kernel part of a thread that has no user
- * mode (processes 0 and 4), at the trace's end, or when its thread holds more
- * than PEND_MAX_PER_THREAD (counted). Closing interns the stack, its frames
- * mapped to images, and counts it for (thread, stack).
+ * counts the samples and attaches their stacks. A sample waits in a queue of its
+ * thread (the idle thread's: of its CPU) for its walks: the kernel part and a
+ * plain walk come right after it, the user part of a key reference maybe much
+ * later (when the thread returns to user mode, after more samples of the same
+ * thread). A waiting sample closes when its user part comes (then every older
+ * one of its queue does too: user parts come in order), when its queue holds
+ * PEND_MAX_PER_THREAD newer ones, or at the trace's end. Closing interns the
+ * stack, its frames mapped to images, and counts it for (thread, stack).
  */
 #include "etlkit/profile.h"
 
@@ -77,6 +75,9 @@ typedef struct run {
     etl_idmap pend_ix;      /* key(tid, ts, cpu) -> pend */
     tqueue *q;              /* by thread row */
     size_t capq;
+    tqueue *idleq;          /* the idle thread's, by CPU: it runs on every CPU at once */
+    size_t capidleq;
+    bool walks;             /* the trace has stack walks: samples wait for theirs */
     uint64_t *frames;       /* scratch: a closing sample's raw frames, then [address, image] pairs */
     uint64_t *pairs;
     uint32_t unknown_name;
@@ -283,10 +284,15 @@ static uint64_t pend_key(uint32_t tid, uint64_t ts, uint32_t cpu)
     return etl_hash_mix64(ts ^ etl_hash_mix64((uint64_t)tid << 32 | (tid ? 0 : cpu)));
 }
 
+static tqueue *queue_of(run *R, const pend *e)
+{
+    return e->tid ? &R->q[e->thread] : &R->idleq[e->cpu];
+}
+
 static void unlink_pend(run *R, uint32_t i)
 {
     pend *e = &R->pend[i];
-    tqueue *q = &R->q[e->thread];
+    tqueue *q = queue_of(R, e);
     if (e->prev != NIL) R->pend[e->prev].next = e->next;
     else q->head = e->next;
     if (e->next != NIL) R->pend[e->next].prev = e->prev;
@@ -326,21 +332,16 @@ static etl_status close_pend(run *R, uint32_t i)
     return st;
 }
 
-/* Before thread's new sample: the older ones that wait for nothing more. */
-static etl_status settle_thread(run *R, uint32_t thread)
+/*
+ * Before a new sample of q's thread: a full queue lets its oldest go. Samples wait
+ * until then (or the trace's end) even with no walk yet: a walk may come after the
+ * thread's next sample (a deferred user part, records of other CPUs in between).
+ */
+static etl_status settle_queue(run *R, tqueue *q)
 {
-    tqueue *q = &R->q[thread];
-    for (uint32_t i = q->head, next; i != NIL; i = next) {
-        next = R->pend[i].next;
-        const pend *e = &R->pend[i];
-        bool no_user_mode = e->pid == 0 || e->pid == 4;
-        if (e->kpart == NIL || no_user_mode) {
-            etl_status st = close_pend(R, i);
-            if (st != ETL_OK) return st;
-        }
-    }
     while (q->n >= PEND_MAX_PER_THREAD) {
-        R->p->user_parts_dropped++;
+        const pend *e = &R->pend[q->head];
+        if (e->kpart != NIL && e->pid != 0 && e->pid != 4) R->p->user_parts_dropped++;
         etl_status st = close_pend(R, q->head);
         if (st != ETL_OK) return st;
     }
@@ -350,7 +351,16 @@ static etl_status settle_thread(run *R, uint32_t thread)
 static etl_status open_pend(run *R, uint32_t thread, const etl_record *rec, const etl_sampled_profile *s,
                             uint32_t pid)
 {
-    etl_status st = settle_thread(R, thread);
+    if (!s->thread_id && rec->cpu >= R->capidleq) {
+        size_t cap = R->capidleq;
+        tqueue *iq = grow(R->idleq, &cap, (size_t)rec->cpu + 1, sizeof *iq);
+        if (!iq) return ETL_E_NOMEM;
+        for (size_t c = R->capidleq; c < cap; c++) iq[c] = (tqueue){NIL, NIL, 0};
+        R->idleq = iq;
+        R->capidleq = cap;
+    }
+    tqueue *q = s->thread_id ? &R->q[thread] : &R->idleq[rec->cpu];
+    etl_status st = settle_queue(R, q);
     if (st != ETL_OK) return st;
     uint32_t i = R->free_pend;
     if (i != NIL) {
@@ -363,14 +373,14 @@ static etl_status open_pend(run *R, uint32_t thread, const etl_record *rec, cons
         R->cappend = (uint32_t)cap;
         i = R->npend++;
     }
-    tqueue *q = &R->q[thread];
     R->pend[i] = (pend){rec->ts, s->thread_id, rec->cpu, thread, pid == ETL_PID_UNKNOWN ? 0 : pid,
                         s->instruction_pointer, NIL, NIL, q->tail, NIL};
     if (q->tail != NIL) R->pend[q->tail].next = i;
     else q->head = i;
     q->tail = i;
     q->n++;
-    return etl_idmap_put(&R->pend_ix, pend_key(s->thread_id, rec->ts, rec->cpu), i);
+    st = etl_idmap_put(&R->pend_ix, pend_key(s->thread_id, rec->ts, rec->cpu), i);
+    return st == ETL_OK && !R->walks ? close_pend(R, i) : st; /* no walk will come */
 }
 
 /* The pending sample a walk of (thread, its event's time) on cpu belongs to, or NIL. */
@@ -392,7 +402,7 @@ static etl_status attach(run *R, uint32_t i, uint32_t stack, uint32_t pid, bool 
         return ETL_OK;
     }
     e->upart = stack;
-    tqueue *q = &R->q[e->thread];
+    tqueue *q = queue_of(R, e);
     for (uint32_t j = q->head, next; j != NIL; j = next) {
         next = R->pend[j].next;
         etl_status st = close_pend(R, j);
@@ -666,7 +676,7 @@ static void report(const etl_profile_options *o, const etl_iter *it, uint64_t be
 }
 
 static etl_status pass1(etl_reader *r, prof_impl *im, const etl_profile_options *o, etl_profile *p, uint64_t total,
-                        uint64_t *last_ts)
+                        uint64_t *last_ts, bool *walks)
 {
     etl_iter *it;
     etl_status st = etl_iter_open(r, ETL_ORDER_TIME, &it);
@@ -675,11 +685,13 @@ static etl_status pass1(etl_reader *r, prof_impl *im, const etl_profile_options 
     uint64_t pos = 0;
     bool have_interval = false;
     while (st == ETL_OK && etl_iter_next(it, &rec) == ETL_OK) {
-        pos++;
+        if ((++pos & 0xFFFF) == 0) report(o, it, 0, total);
         if (rec.ts > *last_ts) *last_ts = rec.ts;
         uint16_t hook;
-        if (etl_record_kernel_hook(&rec, &hook) && pass1_hook(hook)) st = learn(im, &rec, hook, pos, p, &have_interval);
-        if ((pos & 0xFFFF) == 0) report(o, it, 0, total);
+        if (!etl_record_kernel_hook(&rec, &hook)) continue;
+        if (pass1_hook(hook)) st = learn(im, &rec, hook, pos, p, &have_interval);
+        else if (hook == ETL_HOOK_STACKWALK || hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER)
+            *walks = true;
     }
     etl_iter_close(it);
     return st;
@@ -694,17 +706,18 @@ static etl_status pass2(etl_reader *r, run *R, uint64_t total)
     uint64_t pos = 0;
     uint64_t half = etl_reader_file_size(r);
     while (st == ETL_OK && etl_iter_next(it, &rec) == ETL_OK) {
-        pos++;
+        if ((++pos & 0xFFFF) == 0) report(R->o, it, half, total);
         uint16_t hook;
         if (!etl_record_kernel_hook(&rec, &hook)) continue;
         if (hook == ETL_HOOK_SAMPLED_PROFILE) st = on_sample(R, &rec);
         else if (hook == ETL_HOOK_STACKWALK || hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER)
             st = on_walk(R, &rec, hook, pos);
-        if ((pos & 0xFFFF) == 0) report(R->o, it, half, total);
     }
     /* The trace's end: whatever still waits is counted with what it has. */
     for (size_t t = 0; st == ETL_OK && t < R->r.nthreads; t++)
         while (st == ETL_OK && R->q[t].head != NIL) st = close_pend(R, R->q[t].head);
+    for (size_t c = 0; st == ETL_OK && c < R->capidleq; c++)
+        while (st == ETL_OK && R->idleq[c].head != NIL) st = close_pend(R, R->idleq[c].head);
     R->p->st = *etl_iter_stats_get(it);
     etl_iter_close(it);
     return st;
@@ -726,6 +739,7 @@ static void run_free(run *R)
     free(R->pend);
     etl_idmap_free(&R->pend_ix);
     free(R->q);
+    free(R->idleq);
     free(R->frames);
     free(R->pairs);
 }
@@ -748,7 +762,8 @@ etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_p
 
     const etl_clock *clk = etl_reader_clock(r);
     uint64_t total = 2 * etl_reader_file_size(r), last_ts = 0;
-    etl_status st = pass1(r, im, &o, p, total, &last_ts);
+    bool walks = false;
+    etl_status st = pass1(r, im, &o, p, total, &last_ts, &walks);
     if (st != ETL_OK) return st;
     etl_owners_seal(&im->owners);
     etl_stack_keys_seal(&im->keys);
@@ -771,6 +786,7 @@ etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_p
     R.p = p;
     R.clk = clk;
     R.free_pend = NIL;
+    R.walks = walks;
     etl_idmap_init(&R.thread_ix);
     etl_idmap_init(&R.cell_ix);
     etl_idmap_init(&R.stack_ix[0]);
