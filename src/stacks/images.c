@@ -11,12 +11,15 @@ void etl_image_map_init(etl_image_map *m, unsigned ptr_size, etl_strtab *names)
     memset(m, 0, sizeof *m);
     m->ptr_size = ptr_size == 4 ? 4 : 8;
     m->names = names;
+    etl_idmap_init(&m->latest);
 }
 
 void etl_image_map_free(etl_image_map *m)
 {
     free(m->v);
     free(m->order);
+    free(m->reach);
+    etl_idmap_free(&m->latest);
     memset(m, 0, sizeof *m);
 }
 
@@ -31,10 +34,18 @@ static uint64_t space_of(const etl_image_inst *im)
     return im->kernel ? 0 : (uint64_t)im->pid + 1;
 }
 
-/* The newest instance at (space, base) still open, or ETL_IMAGE_NONE (a linear scan back: few images). */
+static uint64_t place_key(uint64_t space, uint64_t base)
+{
+    return etl_hash_mix64(base ^ etl_hash_mix64(space));
+}
+
+/* The newest instance at (space, base) if still open, or ETL_IMAGE_NONE. */
 static uint32_t open_at(const etl_image_map *m, uint64_t space, uint64_t base)
 {
-    for (uint32_t i = m->n; i-- > 0;)
+    uint32_t i = etl_idmap_get(&m->latest, place_key(space, base));
+    if (i != ETL_IDMAP_EMPTY && m->v[i].base == base && space_of(&m->v[i]) == space) return m->v[i].open ? i : ETL_IMAGE_NONE;
+    /* Two places with one hash (never met): look back through them all. */
+    for (i = m->n; i-- > 0;)
         if (m->v[i].open && m->v[i].base == base && space_of(&m->v[i]) == space) return i;
     return ETL_IMAGE_NONE;
 }
@@ -94,8 +105,8 @@ etl_status etl_image_map_add(etl_image_map *m, uint16_t hook, uint64_t ts, const
         m->v = v;
         m->cap = cap;
     }
-    m->v[m->n++] = im;
-    return ETL_OK;
+    m->v[m->n] = im;
+    return etl_idmap_put(&m->latest, place_key(space_of(&im), im.base), m->n++);
 }
 
 typedef struct order_key {
@@ -115,30 +126,47 @@ static int cmp_order(const void *a, const void *b)
 etl_status etl_image_map_seal(etl_image_map *m)
 {
     free(m->order);
+    free(m->reach);
     m->order = malloc((m->n ? m->n : 1) * sizeof *m->order);
+    m->reach = malloc((m->n ? m->n : 1) * sizeof *m->reach);
     order_key *k = malloc((m->n ? m->n : 1) * sizeof *k);
-    if (!m->order || !k) {
+    if (!m->order || !m->reach || !k) {
         free(k);
         return ETL_E_NOMEM;
     }
     for (uint32_t i = 0; i < m->n; i++) {
         const etl_image_inst *im = &m->v[i];
         k[i] = (order_key){space_of(im), im->base, im->from_ts, i};
-        uint64_t *mx = im->kernel ? &m->max_size_kernel : &m->max_size_user;
-        if (im->size > *mx) *mx = im->size;
     }
     etl_sort(k, m->n, sizeof *k, cmp_order);
-    for (uint32_t i = 0; i < m->n; i++) m->order[i] = k[i].i;
+    for (uint32_t i = 0; i < m->n; i++) {
+        const etl_image_inst *im = &m->v[k[i].i];
+        uint64_t end = im->base + im->size < im->base ? UINT64_MAX : im->base + im->size; /* saturated */
+        m->order[i] = k[i].i;
+        m->reach[i] = i > 0 && k[i - 1].space == k[i].space && m->reach[i - 1] > end ? m->reach[i - 1] : end;
+    }
     free(k);
     m->sealed = true;
     return ETL_OK;
 }
 
-uint32_t etl_image_map_find(const etl_image_map *m, uint32_t pid, uint64_t addr, uint64_t ts)
+/* Whether the image at order position i alone can hold addr in space: it does, and no neighbour reaches it. */
+static bool only_one(const etl_image_map *m, uint32_t i, uint64_t space, uint64_t addr, uint64_t ts)
+{
+    const etl_image_inst *im = &m->v[m->order[i]];
+    if (space_of(im) != space || addr < im->base || addr - im->base >= im->size || ts < im->from_ts || ts >= im->to_ts)
+        return false;
+    if (i > 0 && space_of(&m->v[m->order[i - 1]]) == space && m->reach[i - 1] > addr) return false;
+    if (i + 1 < m->n && space_of(&m->v[m->order[i + 1]]) == space && m->v[m->order[i + 1]].base <= addr) return false;
+    return true;
+}
+
+uint32_t etl_image_map_find(const etl_image_map *m, uint32_t pid, uint64_t addr, uint64_t ts, uint32_t *hint)
 {
     if (!m->sealed || !m->n) return ETL_IMAGE_NONE;
     bool kernel = etl_image_kernel_addr(m->ptr_size, addr);
-    uint64_t space = kernel ? 0 : (uint64_t)pid + 1, maxsz = kernel ? m->max_size_kernel : m->max_size_user;
+    uint64_t space = kernel ? 0 : (uint64_t)pid + 1;
+    if (hint && *hint < m->n && only_one(m, *hint, space, addr, ts)) return m->order[*hint];
     /* The last entry at or before (space, addr). */
     uint32_t lo = 0, hi = m->n;
     while (lo < hi) {
@@ -148,13 +176,14 @@ uint32_t etl_image_map_find(const etl_image_map *m, uint32_t pid, uint64_t addr,
         if (s < space || (s == space && im->base <= addr)) lo = mid + 1;
         else hi = mid;
     }
-    uint32_t best = ETL_IMAGE_NONE;
+    uint32_t best = ETL_IMAGE_NONE, pos = 0;
     for (uint32_t i = lo; i-- > 0;) {
         const etl_image_inst *im = &m->v[m->order[i]];
-        if (space_of(im) != space || addr - im->base >= maxsz) break; /* no image this far below reaches addr */
+        if (space_of(im) != space || m->reach[i] <= addr) break; /* no image from here down reaches addr */
         if (addr - im->base < im->size && ts >= im->from_ts && ts < im->to_ts &&
             (best == ETL_IMAGE_NONE || im->from_ts > m->v[best].from_ts))
-            best = m->order[i];
+            best = m->order[i], pos = i;
     }
+    if (hint && best != ETL_IMAGE_NONE) *hint = pos;
     return best;
 }

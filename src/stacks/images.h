@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "etlkit/kernel.h"
+#include "base/idmap.h"
 #include "stacks/strtab.h"
 
 #define ETL_IMAGE_NONE UINT32_MAX
@@ -38,7 +39,8 @@ typedef struct etl_image_map {
     etl_image_inst *v;        /* in the order added */
     uint32_t n, cap;
     uint32_t *order;          /* after seal: indexes sorted by (space, base) */
-    uint64_t max_size_kernel, max_size_user;
+    uint64_t *reach;          /* after seal: the highest end (base + size) of order[first of its space .. i] */
+    etl_idmap latest;         /* while building: hash of (space, base) -> the newest instance there */
     etl_strtab *names;
     bool sealed;
 } etl_image_map;
@@ -51,7 +53,11 @@ bool etl_image_kernel_addr(unsigned ptr_size, uint64_t addr);
 etl_status etl_image_map_add(etl_image_map *m, uint16_t hook, uint64_t ts, const etl_image *img);
 /* Ready for lookups; no add after it. ETL_E_NOMEM. */
 etl_status etl_image_map_seal(etl_image_map *m);
-/* The image holding addr in process pid at ts (ETL_IMAGE_NONE): live then; the latest loaded if several. */
-uint32_t etl_image_map_find(const etl_image_map *m, uint32_t pid, uint64_t addr, uint64_t ts);
+/*
+ * The image holding addr in process pid at ts (ETL_IMAGE_NONE): live then; the latest loaded if several.
+ * hint (NULL, or the caller's, first ETL_IMAGE_NONE) remembers the last answer's place: when addr falls
+ * in the same image and no other could hold it, the search is skipped (the same answer, sooner).
+ */
+uint32_t etl_image_map_find(const etl_image_map *m, uint32_t pid, uint64_t addr, uint64_t ts, uint32_t *hint);
 
 #endif

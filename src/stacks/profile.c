@@ -81,6 +81,7 @@ typedef struct run {
     uint64_t *frames;       /* scratch: a closing sample's raw frames, then [address, image] pairs */
     uint64_t *pairs;
     uint32_t unknown_name;
+    uint32_t hint[3];       /* etl_image_map_find's: two for a stack's frames, one for the samples */
     etl_status err;
 } run;
 
@@ -317,7 +318,7 @@ static etl_status close_pend(run *R, uint32_t i)
     }
     if (!walked) R->frames[n++] = e->ip;
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t img = etl_image_map_find(&R->im->images, e->pid, R->frames[k], e->ts);
+        uint32_t img = etl_image_map_find(&R->im->images, e->pid, R->frames[k], e->ts, &R->hint[k & 1]);
         R->pairs[2 * k] = R->frames[k];
         R->pairs[2 * k + 1] = img;
     }
@@ -441,7 +442,8 @@ static etl_status on_sample(run *R, const etl_record *rec)
     uint32_t thread, function;
     etl_status st = thread_row(R, s.thread_id, pid, rec->ts, &thread);
     if (st != ETL_OK) return st;
-    uint32_t img = etl_image_map_find(&R->im->images, pid == ETL_PID_UNKNOWN ? 0 : pid, s.instruction_pointer, rec->ts);
+    uint32_t img = etl_image_map_find(&R->im->images, pid == ETL_PID_UNKNOWN ? 0 : pid, s.instruction_pointer, rec->ts,
+                                      &R->hint[2]);
     if ((st = function_row(R, s.instruction_pointer, img, &function)) != ETL_OK) return st;
     if ((st = count_cell(R, thread, function)) != ETL_OK) return st;
     R->p->samples++;
@@ -787,6 +789,7 @@ etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_p
     R.clk = clk;
     R.free_pend = NIL;
     R.walks = walks;
+    R.hint[0] = R.hint[1] = R.hint[2] = ETL_IMAGE_NONE;
     etl_idmap_init(&R.thread_ix);
     etl_idmap_init(&R.cell_ix);
     etl_idmap_init(&R.stack_ix[0]);

@@ -21,7 +21,7 @@ said() { grep -q -- "$2" "$tmp/$1.err"; }
 notsaid() { ! grep -q -- "$2" "$tmp/$1.err"; }
 
 cmds=$("$etlkit" --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }')
-expect "the command list" [ "$(echo "$cmds" | wc -l)" -eq 14 ]
+expect "the command list" [ "$(echo "$cmds" | wc -l)" -eq 15 ]
 
 # The option lines of a command's --help: "SHORT LONG NARGS" (SHORT - when none), --help left out.
 options() {
@@ -94,6 +94,7 @@ real waitchain --depth 1 "$t" --process System --json
 real wakeups --top 2 "$t"
 real spinlocks --acquire-rate 2000 "$t" --json
 real pmc --counters cycles,instructions "$t"
+real profile --by process,module "$t" --json
 real compare --top 3 "$t" "$t" --json
 real report --title T "$t" -o -
 "$etlkit" synth --quiet --duration 0.05 --cpus 2 -o "$tmp/s1.etl"
