@@ -3,14 +3,9 @@
  *
  * Pass 1 builds what the whole trace tells: owners (thread -> process, names),
  * the image map, the sampling interval and the stack-key definitions. Pass 2
- * counts the samples and attaches their stacks. A sample waits in a queue of its
- * thread (the idle thread's: of its CPU) for its walks: the kernel part and a
- * plain walk come right after it, the user part of a key reference maybe much
- * later (when the thread returns to user mode, after more samples of the same
- * thread). A waiting sample closes when its user part comes (then every older
- * one of its queue does too: user parts come in order), when its queue holds
- * PEND_MAX_PER_THREAD newer ones, or at the trace's end. Closing interns the
- * stack, its frames mapped to images, and counts it for (thread, stack).
+ * counts the samples and hands them to attach.c, which gives back each one with
+ * its stack (none when no walk came); closing a sample interns its stack, the
+ * frames mapped to images, and counts it for (thread, stack).
  */
 #include "etlkit/profile.h"
 
@@ -22,6 +17,7 @@
 #include "base/opts.h"
 #include "base/sort.h"
 #include "etlkit/event.h"
+#include "stacks/attach.h"
 #include "stacks/images.h"
 #include "stacks/owners.h"
 #include "stacks/profile_internal.h"
@@ -29,22 +25,6 @@
 #include "stacks/stack_keys.h"
 #include "stacks/strtab.h"
 
-#define PEND_MAX_PER_THREAD 4096u
-#define NIL UINT32_MAX
-
-typedef struct pend {
-    uint64_t ts;
-    uint32_t tid, cpu;
-    uint32_t thread;        /* thread row */
-    uint32_t pid;           /* the process whose images map the frames (the walk's StackProcess once one came) */
-    uint64_t ip;
-    uint32_t kpart, upart;  /* raw stacks (seqtab ids) or NIL */
-    uint32_t prev, next;    /* the thread's queue, oldest first; next also chains free entries */
-} pend;
-
-typedef struct tqueue {
-    uint32_t head, tail, n;
-} tqueue;
 
 /* The growing arrays of the result, before they become the etl_profile's. */
 typedef struct rows {
@@ -70,16 +50,9 @@ typedef struct run {
     etl_idmap module_ix;    /* module name (strtab offset) -> module row */
     etl_seqtab fkeys;       /* (module row, offset) -> function row */
     uint32_t *thread_pname; /* by thread row: the process name (strtab) at its first sample */
-    pend *pend;
-    uint32_t npend, cappend, free_pend;
-    etl_idmap pend_ix;      /* key(tid, ts, cpu) -> pend */
-    tqueue *q;              /* by thread row */
-    size_t capq;
-    tqueue *idleq;          /* the idle thread's, by CPU: it runs on every CPU at once */
-    size_t capidleq;
+    etl_attach at;          /* the samples waiting for their walks */
     bool walks;             /* the trace has stack walks: samples wait for theirs */
-    uint64_t *frames;       /* scratch: a closing sample's raw frames, then [address, image] pairs */
-    uint64_t *pairs;
+    uint64_t *pairs;        /* scratch: a closing sample's [address, image] pairs */
     uint32_t unknown_name;
     uint32_t hint[3];       /* etl_image_map_find's: two for a stack's frames, one for the samples */
     etl_status err;
@@ -195,9 +168,6 @@ static etl_status thread_row(run *R, uint32_t tid, uint32_t pid, uint64_t ts, ui
     uint32_t *pn = realloc(R->thread_pname, capn * sizeof *pn);
     if (!pn) return ETL_E_NOMEM;
     R->thread_pname = pn;
-    tqueue *q = grow(R->q, &R->capq, R->r.nthreads + 1, sizeof *q);
-    if (!q) return ETL_E_NOMEM;
-    R->q = q;
     i = (uint32_t)R->r.nthreads;
     etl_profile_thread *t = &R->r.threads[i];
     memset(t, 0, sizeof *t);
@@ -205,7 +175,6 @@ static etl_status thread_row(run *R, uint32_t tid, uint32_t pid, uint64_t ts, ui
     t->pid = pid == ETL_PID_UNKNOWN ? ETL_PROFILE_NONE : pid;
     t->name = NULL; /* set at the end, when the names no longer move */
     R->thread_pname[i] = pid == ETL_PID_UNKNOWN ? 0 : etl_owners_process_name(&R->im->owners, pid, ts);
-    R->q[i] = (tqueue){NIL, NIL, 0};
     etl_status st = etl_idmap_put(&R->thread_ix, key, i);
     if (st != ETL_OK) return st;
     R->r.nthreads++;
@@ -225,10 +194,10 @@ static etl_status module_row(run *R, uint32_t name, uint32_t *row)
     return ETL_OK;
 }
 
-/* The function of an address in image (NIL: Unknown). */
+/* The function of an address in image (ETL_IMAGE_NONE: Unknown). */
 static etl_status function_row(run *R, uint64_t addr, uint32_t image, uint32_t *row)
 {
-    const etl_image_inst *img = image == NIL ? NULL : &R->im->images.v[image];
+    const etl_image_inst *img = image == ETL_IMAGE_NONE ? NULL : &R->im->images.v[image];
     uint32_t mod;
     etl_status st = module_row(R, img ? img->name : R->unknown_name, &mod);
     if (st != ETL_OK) return st;
@@ -277,139 +246,30 @@ static etl_status count_stack(run *R, uint32_t thread, uint32_t stack, bool walk
     return ETL_OK;
 }
 
-/* ------------------------------------------------------ pending samples */
+/* ------------------------------------------------------ a sample's stack */
 
-static uint64_t pend_key(uint32_t tid, uint64_t ts, uint32_t cpu)
+/*
+ * A sample with its stack (cookie: thread row, InstructionPointer): the frames
+ * mapped to images in the walk's process at the sample's time, interned and
+ * counted; a sample no walk came with counts as the one frame of its address.
+ */
+static etl_status close_sample(void *ctx, const etl_attach_event *ev, const uint64_t *frames, uint32_t n, bool walked)
 {
-    /* The idle thread (TID 0) runs on every CPU at once: its samples are told apart by CPU. */
-    return etl_hash_mix64(ts ^ etl_hash_mix64((uint64_t)tid << 32 | (tid ? 0 : cpu)));
-}
-
-static tqueue *queue_of(run *R, const pend *e)
-{
-    return e->tid ? &R->q[e->thread] : &R->idleq[e->cpu];
-}
-
-static void unlink_pend(run *R, uint32_t i)
-{
-    pend *e = &R->pend[i];
-    tqueue *q = queue_of(R, e);
-    if (e->prev != NIL) R->pend[e->prev].next = e->next;
-    else q->head = e->next;
-    if (e->next != NIL) R->pend[e->next].prev = e->prev;
-    else q->tail = e->prev;
-    q->n--;
-    (void)etl_idmap_remove(&R->pend_ix, pend_key(e->tid, e->ts, e->cpu));
-    e->next = R->free_pend;
-    R->free_pend = i;
-}
-
-/* Counts pending sample i with the stack it has (its InstructionPointer alone without a walk) and frees it. */
-static etl_status close_pend(run *R, uint32_t i)
-{
-    pend *e = &R->pend[i];
-    uint32_t n = 0;
-    bool walked = e->kpart != NIL || e->upart != NIL;
-    for (int part = 0; part < 2; part++) {
-        uint32_t id = part ? e->upart : e->kpart, len;
-        if (id == NIL) continue;
-        const uint64_t *w = etl_seqtab_get(&R->im->raw, id, &len);
-        for (uint32_t k = 0; k < len && n < 2 * ETL_STACK_MAX_FRAMES; k++) R->frames[n++] = w[k];
-    }
-    if (!walked) R->frames[n++] = e->ip;
+    run *R = ctx;
+    uint32_t thread = (uint32_t)ev->cookie[0];
+    if (!walked) frames = &ev->cookie[1], n = 1;
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t img = etl_image_map_find(&R->im->images, e->pid, R->frames[k], e->ts, &R->hint[k & 1]);
-        R->pairs[2 * k] = R->frames[k];
-        R->pairs[2 * k + 1] = img;
+        R->pairs[2 * k] = frames[k];
+        R->pairs[2 * k + 1] = etl_image_map_find(&R->im->images, ev->pid, frames[k], ev->ts, &R->hint[k & 1]);
     }
     uint32_t stack;
     etl_status st = etl_seqtab_intern(&R->im->resolved, R->pairs, 2 * n, &stack);
-    if (st == ETL_OK) st = count_stack(R, e->thread, stack, walked);
+    if (st == ETL_OK) st = count_stack(R, thread, stack, walked);
     if (st == ETL_OK && walked) {
         R->p->with_stack++;
-        R->r.threads[e->thread].with_stack++;
+        R->r.threads[thread].with_stack++;
     }
-    unlink_pend(R, i);
     return st;
-}
-
-/*
- * Before a new sample of q's thread: a full queue lets its oldest go. Samples wait
- * until then (or the trace's end) even with no walk yet: a walk may come after the
- * thread's next sample (a deferred user part, records of other CPUs in between).
- */
-static etl_status settle_queue(run *R, tqueue *q)
-{
-    while (q->n >= PEND_MAX_PER_THREAD) {
-        const pend *e = &R->pend[q->head];
-        if (e->kpart != NIL && e->pid != 0 && e->pid != 4) R->p->user_parts_dropped++;
-        etl_status st = close_pend(R, q->head);
-        if (st != ETL_OK) return st;
-    }
-    return ETL_OK;
-}
-
-static etl_status open_pend(run *R, uint32_t thread, const etl_record *rec, const etl_sampled_profile *s,
-                            uint32_t pid)
-{
-    if (!s->thread_id && rec->cpu >= R->capidleq) {
-        size_t cap = R->capidleq;
-        tqueue *iq = grow(R->idleq, &cap, (size_t)rec->cpu + 1, sizeof *iq);
-        if (!iq) return ETL_E_NOMEM;
-        for (size_t c = R->capidleq; c < cap; c++) iq[c] = (tqueue){NIL, NIL, 0};
-        R->idleq = iq;
-        R->capidleq = cap;
-    }
-    tqueue *q = s->thread_id ? &R->q[thread] : &R->idleq[rec->cpu];
-    etl_status st = settle_queue(R, q);
-    if (st != ETL_OK) return st;
-    uint32_t i = R->free_pend;
-    if (i != NIL) {
-        R->free_pend = R->pend[i].next;
-    } else {
-        size_t cap = R->cappend;
-        pend *v = grow(R->pend, &cap, (size_t)R->npend + 1, sizeof *v);
-        if (!v) return ETL_E_NOMEM;
-        R->pend = v;
-        R->cappend = (uint32_t)cap;
-        i = R->npend++;
-    }
-    R->pend[i] = (pend){rec->ts, s->thread_id, rec->cpu, thread, pid == ETL_PID_UNKNOWN ? 0 : pid,
-                        s->instruction_pointer, NIL, NIL, q->tail, NIL};
-    if (q->tail != NIL) R->pend[q->tail].next = i;
-    else q->head = i;
-    q->tail = i;
-    q->n++;
-    st = etl_idmap_put(&R->pend_ix, pend_key(s->thread_id, rec->ts, rec->cpu), i);
-    return st == ETL_OK && !R->walks ? close_pend(R, i) : st; /* no walk will come */
-}
-
-/* The pending sample a walk of (thread, its event's time) on cpu belongs to, or NIL. */
-static uint32_t find_pend(const run *R, uint32_t tid, uint64_t ts, uint32_t cpu)
-{
-    uint32_t i = etl_idmap_get(&R->pend_ix, pend_key(tid, ts, cpu));
-    if (i == ETL_IDMAP_EMPTY) return NIL;
-    const pend *e = &R->pend[i];
-    return e->tid == tid && e->ts == ts && (tid || e->cpu == cpu) ? i : NIL;
-}
-
-/* A part came for pending sample i: user (true) closes it and the thread's older ones still waiting. */
-static etl_status attach(run *R, uint32_t i, uint32_t stack, uint32_t pid, bool user)
-{
-    pend *e = &R->pend[i];
-    e->pid = pid;
-    if (!user) {
-        if (e->kpart == NIL) e->kpart = stack;
-        return ETL_OK;
-    }
-    e->upart = stack;
-    tqueue *q = queue_of(R, e);
-    for (uint32_t j = q->head, next; j != NIL; j = next) {
-        next = R->pend[j].next;
-        etl_status st = close_pend(R, j);
-        if (st != ETL_OK || j == i) return st;
-    }
-    return ETL_OK;
 }
 
 /* ------------------------------------------------------------------ pass 2 */
@@ -449,46 +309,11 @@ static etl_status on_sample(run *R, const etl_record *rec)
     R->p->samples++;
     R->r.threads[thread].samples++;
     R->r.functions[function].samples++;
-    if (img == NIL) R->p->unknown++;
-    return open_pend(R, thread, rec, &s, pid);
-}
-
-static etl_status on_walk(run *R, const etl_record *rec, uint16_t hook, uint64_t pos)
-{
-    uint64_t ets;
-    uint32_t tid, pid, stack = NIL;
-    bool user;
-    etl_status st;
-    if (hook == ETL_HOOK_STACKWALK) {
-        etl_stackwalk w;
-        if (etl_stackwalk_decode(rec->payload, rec->pointer_size, &w) != ETL_OK) return ETL_OK;
-        ets = w.event_timestamp, tid = w.stack_thread, pid = w.stack_process;
-        uint32_t i = find_pend(R, tid, ets, rec->cpu);
-        if (i == NIL) {
-            R->p->walks_other++;
-            return ETL_OK;
-        }
-        uint64_t f[ETL_STACK_MAX_FRAMES];
-        for (uint32_t k = 0; k < w.frame_count; k++) f[k] = etl_stack_frame(w.frames, w.ptr_size, k);
-        if ((st = etl_seqtab_intern(&R->im->raw, f, w.frame_count, &stack)) != ETL_OK) return st;
-        /* One walk with both parts (it ends in user space), or the kernel part of two, then the user part. */
-        user = R->pend[i].kpart != NIL || (w.frame_count && !etl_image_kernel_addr(w.ptr_size, f[w.frame_count - 1]));
-        return attach(R, i, stack, pid, user);
-    }
-    etl_stack_key_ref ref;
-    if (etl_stack_key_ref_decode(rec->payload, rec->pointer_size, &ref) != ETL_OK) return ETL_OK;
-    uint32_t i = find_pend(R, ref.stack_thread, ref.event_timestamp, rec->cpu);
-    if (i == NIL) {
-        R->p->walks_other++;
-        return ETL_OK;
-    }
-    stack = etl_stack_keys_resolve(&R->im->keys, ref.stack_key, pos);
-    if (stack == ETL_SEQ_NONE) {
-        R->p->key_refs_unresolved++;
-        return ETL_OK;
-    }
-    user = hook == ETL_HOOK_STACK_KEY_USER;
-    return attach(R, i, stack, ref.stack_process, user);
+    if (img == ETL_IMAGE_NONE) R->p->unknown++;
+    etl_attach_event ev = {rec->ts, s.thread_id, rec->cpu, pid == ETL_PID_UNKNOWN ? 0 : pid,
+                           {thread, s.instruction_pointer}};
+    if (!R->walks) return close_sample(R, &ev, NULL, 0, false); /* no walk will come */
+    return etl_attach_event_add(&R->at, &ev);
 }
 
 /* ------------------------------------------------------------- finishing */
@@ -713,13 +538,13 @@ static etl_status pass2(etl_reader *r, run *R, uint64_t total)
         if (!etl_record_kernel_hook(&rec, &hook)) continue;
         if (hook == ETL_HOOK_SAMPLED_PROFILE) st = on_sample(R, &rec);
         else if (hook == ETL_HOOK_STACKWALK || hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER)
-            st = on_walk(R, &rec, hook, pos);
+            st = etl_attach_walk(&R->at, &rec, hook, pos);
     }
     /* The trace's end: whatever still waits is counted with what it has. */
-    for (size_t t = 0; st == ETL_OK && t < R->r.nthreads; t++)
-        while (st == ETL_OK && R->q[t].head != NIL) st = close_pend(R, R->q[t].head);
-    for (size_t c = 0; st == ETL_OK && c < R->capidleq; c++)
-        while (st == ETL_OK && R->idleq[c].head != NIL) st = close_pend(R, R->idleq[c].head);
+    if (st == ETL_OK) st = etl_attach_finish(&R->at);
+    R->p->walks_other = R->at.stats.walks_other;
+    R->p->key_refs_unresolved = R->at.stats.key_refs_unresolved;
+    R->p->user_parts_dropped = R->at.stats.user_parts_dropped;
     R->p->st = *etl_iter_stats_get(it);
     etl_iter_close(it);
     return st;
@@ -738,11 +563,7 @@ static void run_free(run *R)
     etl_idmap_free(&R->module_ix);
     etl_seqtab_free(&R->fkeys);
     free(R->thread_pname);
-    free(R->pend);
-    etl_idmap_free(&R->pend_ix);
-    free(R->q);
-    free(R->idleq);
-    free(R->frames);
+    etl_attach_free(&R->at);
     free(R->pairs);
 }
 
@@ -787,7 +608,6 @@ etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_p
     R.o = &o;
     R.p = p;
     R.clk = clk;
-    R.free_pend = NIL;
     R.walks = walks;
     R.hint[0] = R.hint[1] = R.hint[2] = ETL_IMAGE_NONE;
     etl_idmap_init(&R.thread_ix);
@@ -795,11 +615,10 @@ etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_p
     etl_idmap_init(&R.stack_ix[0]);
     etl_idmap_init(&R.stack_ix[1]);
     etl_idmap_init(&R.module_ix);
-    etl_idmap_init(&R.pend_ix);
     etl_seqtab_init(&R.fkeys);
-    R.frames = malloc(2 * ETL_STACK_MAX_FRAMES * sizeof *R.frames);
+    st = etl_attach_init(&R.at, &im->raw, &im->keys, close_sample, &R);
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
-    st = R.frames && R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;
+    if (st == ETL_OK) st = R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;
     if (st == ETL_OK) st = pass2(r, &R, total);
     if (st == ETL_OK) st = finish(&R);
     if (o.v1 <= o.v0) {

@@ -1,0 +1,81 @@
+/*
+ * attach.h - stack walks attached to the events they belong to, for any event kind.
+ *
+ * A walk belongs to the event with its EventTimeStamp on its StackThread (the
+ * idle thread, TID 0, runs on every CPU at once: its events are told apart by
+ * CPU). Plain walks (StackWalk/Stack 0x1820) carry their frames; cached ones
+ * (Windows 8+) a key: the kernel part (0x1825) and the user part (0x1826),
+ * which Windows logs when the thread returns to user mode, possibly after more
+ * events of the same thread. The keys' frames come later still (stack_keys.h):
+ * the caller resolves references through a key table built in a first pass.
+ *
+ * The caller announces each event whose stack it wants (etl_attach_event, in
+ * time order, before its walks) and hands over every walk record; when an
+ * event's stack is complete (its user part came, or a plain walk ending in user
+ * space), when its thread has ETL_ATTACH_MAX_WAITING newer events waiting, or at
+ * etl_attach_finish, on_close gets the event and its frames (innermost first:
+ * the kernel part on top of the user part; none when no walk came). Memory grows
+ * with the events waiting, at most ETL_ATTACH_MAX_WAITING per thread.
+ */
+#ifndef ETLKIT_STACKS_ATTACH_H
+#define ETLKIT_STACKS_ATTACH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "base/idmap.h"
+#include "etlkit/container.h"
+#include "stacks/seqtab.h"
+#include "stacks/stack_keys.h"
+
+#define ETL_ATTACH_MAX_WAITING 4096u
+
+/* An event whose stack is wanted. */
+typedef struct etl_attach_event {
+    uint64_t ts;       /* its timestamp: the walks' EventTimeStamp */
+    uint32_t tid;      /* the thread the walks name (StackThread) */
+    uint32_t cpu;      /* its CPU (tells the idle thread's events apart) */
+    uint32_t pid;      /* its process as the caller knows it; a walk's StackProcess replaces it */
+    uint64_t cookie[2]; /* the caller's */
+} etl_attach_event;
+
+/* frames: n addresses, innermost first, valid during the call; walked: a walk came (n may still be 0). */
+typedef etl_status (*etl_attach_close_fn)(void *ctx, const etl_attach_event *ev, const uint64_t *frames, uint32_t n,
+                                          bool walked);
+
+typedef struct etl_attach_stats {
+    uint64_t walks_other;          /* walks of no announced event (other kinds, outside a window) */
+    uint64_t key_refs_unresolved;  /* references no later definition names */
+    uint64_t user_parts_dropped;   /* events that stopped waiting for a user part (a full queue) */
+} etl_attach_stats;
+
+typedef struct etl_attach_wait etl_attach_wait;
+typedef struct etl_attach_queue {
+    uint32_t head, tail, n;
+} etl_attach_queue;
+
+typedef struct etl_attach {
+    etl_seqtab *raw;               /* walks' frames interned here (the key table's stacks are too) */
+    const etl_stack_keys *keys;
+    etl_attach_close_fn on_close;
+    void *ctx;
+    etl_attach_wait *w;            /* the waiting events, a pool */
+    uint32_t nw, capw, free_w;
+    etl_idmap by_event;            /* hash of (tid, ts, cpu for TID 0) -> waiting event */
+    etl_idmap queue_of;            /* tid, or CPU | 1 << 32 for the idle thread -> queue */
+    etl_attach_queue *q;
+    uint32_t nq, capq;
+    uint64_t *frames;              /* scratch for on_close */
+    etl_attach_stats stats;
+} etl_attach;
+
+etl_status etl_attach_init(etl_attach *a, etl_seqtab *raw, const etl_stack_keys *keys, etl_attach_close_fn on_close,
+                           void *ctx);
+void etl_attach_free(etl_attach *a);
+/* ev waits for its walks (its thread's oldest lets go first when its queue is full). An on_close status, ETL_E_NOMEM. */
+etl_status etl_attach_event_add(etl_attach *a, const etl_attach_event *ev);
+/* A walk record (hook 0x1820, 0x1825 or 0x1826) at position pos of the time-ordered stream. */
+etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, uint64_t pos);
+/* Every event still waiting closes with what it has. */
+etl_status etl_attach_finish(etl_attach *a);
+
+#endif
