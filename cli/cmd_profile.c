@@ -263,6 +263,7 @@ static void json_head(jw *w, const char *path, const etl_profile *p)
     jw_i64(w, "end_ns", p->v1);
     jw_obj_end(w);
     jw_u64(w, "samples", p->samples);
+    jw_u64(w, "samples_in_trace", p->samples_in_trace);
     jw_i64(w, "interval_ns", p->interval_ns);
     jw_bool(w, "interval_logged", p->interval_logged);
     jw_u64(w, "with_stack", p->with_stack);
@@ -467,7 +468,10 @@ int cmd_profile(int argc, char **argv)
     etl_status st = etl_profile_run(in.reader, &o, &p);
     cli_progress_end(&bar);
     int out = 0;
-    if (st == ETL_OK) {
+    if (st == ETL_OK && !p.samples_in_trace && g.a.format == FMT_TEXT && !g.folded) {
+        printf("%s: no sampled profile in this trace (no PerfInfo SampleProf events: record with xperf -on "
+               "PROC_THREAD+LOADER+PROFILE or wpr -start CPU): nothing to report\n", g.a.path);
+    } else if (st == ETL_OK) {
         if (g.folded) out = etl_profile_write_folded(&p, stdout) == ETL_OK ? 0 : EXIT_IO;
         else if (g.butterfly) out = print_butterfly(&g, &p);
         else if (g.by) out = print_pivot(&g, &p);

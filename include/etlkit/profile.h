@@ -102,6 +102,7 @@ typedef struct etl_profile_stack {
 
 typedef struct etl_profile {
     uint64_t samples;               /* SampledProfile events in the window (and the filters) */
+    uint64_t samples_in_trace;      /* all of them, whatever the window and the filters */
     uint64_t with_stack;            /* those a stack walk came with */
     uint64_t unknown;               /* those whose InstructionPointer no image covers */
     int64_t interval_ns;            /* the Timer source's sampling interval */

@@ -295,6 +295,7 @@ static etl_status on_sample(run *R, const etl_record *rec)
 {
     etl_sampled_profile s;
     if (etl_sampled_profile_decode(rec->payload, rec->pointer_size, &s) != ETL_OK) return ETL_OK;
+    R->p->samples_in_trace++;
     int64_t ns = etl_clock_ns(R->clk, rec->ts);
     if (R->p->v1 > R->p->v0 && (ns < R->p->v0 || ns >= R->p->v1)) return ETL_OK;
     uint32_t pid = etl_owners_pid(&R->im->owners, s.thread_id, rec->ts);
