@@ -41,20 +41,24 @@ measure() {
 
 has_cmd() { "$etlkit" --help 2>/dev/null | grep -q "^  $1 "; }
 
-input() { # input SIZE FORM -> path (made on first use)
+input() { # input SIZE FORM -> path (made on first use); FORM stacks: full CSwitch events, samples and stack walks
   f="$dir/bench-$1-$2.etl"
   if [ ! -f "$f" ]; then
     echo "bench: synthesizing $f" >&2
-    "$etlkit" synth --preset large --size "$1" --cswitch "$2" -o "$f.tmp" --force 2>/dev/null && mv "$f.tmp" "$f"
+    if [ "$2" = stacks ]; then how="--cswitch full --stacks"; else how="--cswitch $2"; fi
+    "$etlkit" synth --preset large --size "$1" $how -o "$f.tmp" --force 2>/dev/null && mv "$f.tmp" "$f"
   fi
   echo "$f"
 }
+# The profile's input exists only where synth can make it.
+forms="full compact"
+"$etlkit" synth --help 2>/dev/null | grep -q -- --stacks && forms="$forms stacks"
 
 printf '%-26s %-12s %9s %9s %10s %9s %8s\n' "input" "command" "median s" "MB/s" "M rec/s" "peak MB" "x raw"
 : > "$dir/.growth"
 first_size=$1
 for size in "$@"; do
-  for form in full compact; do
+  for form in $forms; do
     f=$(input "$size" "$form")
     bytes=$(stat -c %s "$f")
     json=$("$etlkit" info --json "$f")
@@ -63,7 +67,10 @@ for size in "$@"; do
     csw=$(printf '%s' "$json" | grep -o '"compact_switches":[0-9]*' | cut -d: -f2)
     switches=$((sw + csw))
     raw=""
-    for run in raw info info@2 dump cpu cpu@2 waits waits@2 switches spinlocks spinlocks@2 pmc pmc@2 export; do
+    runs_of="raw info info@2 dump cpu cpu@2 waits waits@2 switches spinlocks spinlocks@2 pmc pmc@2 export"
+    # The stacks input is for the profile (its samples and walks): within 3x info is the aim.
+    [ "$form" = stacks ] && runs_of="raw info info@2 profile"
+    for run in $runs_of; do
       cmd=${run%@*}
       case " ${SKIP:-} " in *" $cmd "*|*" $run "*) continue ;; esac
       # X: one thread (--threads 1 where the command has it); X@2: two.
@@ -77,6 +84,7 @@ for size in "$@"; do
         raw) line="cat '$f'"; n=$records ;;
         info) line="'$etlkit' info $threads '$f'"; n=$records ;;
         dump) line="'$etlkit' dump --format jsonl '$f'"; n=$records ;;
+        profile) has_cmd profile || continue; line="'$etlkit' profile '$f'"; n=$records ;;
         export) has_cmd export || continue
                 # minutes a GB (the index building): on the smallest input only, unless EXPORT_ALL=1
                 [ "$size" = "$first_size" ] || [ -n "${EXPORT_ALL:-}" ] || continue
