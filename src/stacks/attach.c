@@ -10,7 +10,8 @@
 
 struct etl_attach_wait {
     etl_attach_event ev;
-    uint32_t queue;
+    uint32_t thread;        /* its thread's queues */
+    uint8_t queue;          /* which: 0 no walk yet, 1 the user part awaited */
     uint32_t kpart, upart;  /* raw stacks or NIL */
     bool walked;
     uint32_t prev, next;    /* the queue, oldest first; next also chains free entries */
@@ -34,7 +35,7 @@ etl_status etl_attach_init(etl_attach *a, etl_seqtab *raw, const etl_stack_keys 
 void etl_attach_free(etl_attach *a)
 {
     free(a->w);
-    free(a->q);
+    free(a->t);
     free(a->frames);
     etl_idmap_free(&a->by_event);
     etl_idmap_free(&a->queue_of);
@@ -46,15 +47,32 @@ static uint64_t event_key(uint32_t tid, uint64_t ts, uint32_t cpu)
     return etl_hash_mix64(ts ^ etl_hash_mix64((uint64_t)tid << 32 | (tid ? 0 : cpu)));
 }
 
-static void unlink_wait(etl_attach *a, uint32_t i)
+static void push(etl_attach *a, uint32_t i, etl_attach_queue *q)
 {
     etl_attach_wait *e = &a->w[i];
-    etl_attach_queue *q = &a->q[e->queue];
+    e->prev = q->tail;
+    e->next = NIL;
+    if (q->tail != NIL) a->w[q->tail].next = i;
+    else q->head = i;
+    q->tail = i;
+    q->n++;
+}
+
+static void unlink_queue(etl_attach *a, uint32_t i)
+{
+    etl_attach_wait *e = &a->w[i];
+    etl_attach_queue *q = &a->t[e->thread].q[e->queue];
     if (e->prev != NIL) a->w[e->prev].next = e->next;
     else q->head = e->next;
     if (e->next != NIL) a->w[e->next].prev = e->prev;
     else q->tail = e->prev;
     q->n--;
+}
+
+static void unlink_wait(etl_attach *a, uint32_t i)
+{
+    etl_attach_wait *e = &a->w[i];
+    unlink_queue(a, i);
     uint64_t k = event_key(e->ev.tid, e->ev.ts, e->ev.cpu);
     if (etl_idmap_get(&a->by_event, k) == i) (void)etl_idmap_remove(&a->by_event, k);
     e->next = a->free_w;
@@ -78,39 +96,46 @@ static etl_status close_wait(etl_attach *a, uint32_t i)
     return a->on_close(a->ctx, &ev, a->frames, n, walked);
 }
 
-static etl_status queue_for(etl_attach *a, const etl_attach_event *ev, uint32_t *out)
+static etl_status thread_for(etl_attach *a, const etl_attach_event *ev, uint32_t *out)
 {
     uint64_t key = ev->tid ? ev->tid : (uint64_t)ev->cpu | 1ull << 32;
     uint32_t i = etl_idmap_get(&a->queue_of, key);
     if (i == ETL_IDMAP_EMPTY) {
-        if (a->nq == a->capq) {
-            uint32_t cap = a->capq ? a->capq * 2 : 256;
-            etl_attach_queue *q = realloc(a->q, cap * sizeof *q);
-            if (!q) return ETL_E_NOMEM;
-            a->q = q;
-            a->capq = cap;
+        if (a->nt == a->capt) {
+            uint32_t cap = a->capt ? a->capt * 2 : 256;
+            etl_attach_thread *t = realloc(a->t, cap * sizeof *t);
+            if (!t) return ETL_E_NOMEM;
+            a->t = t;
+            a->capt = cap;
         }
-        i = a->nq;
+        i = a->nt;
         etl_status st = etl_idmap_put(&a->queue_of, key, i);
         if (st != ETL_OK) return st;
-        a->q[a->nq++] = (etl_attach_queue){NIL, NIL, 0};
+        a->t[a->nt++] = (etl_attach_thread){{{NIL, NIL, 0}, {NIL, NIL, 0}}};
     }
     *out = i;
     return ETL_OK;
 }
 
+/* Lets queue which of thread t go of its oldest until it holds fewer than max. */
+static etl_status trim(etl_attach *a, uint32_t t, int which, uint32_t max)
+{
+    etl_attach_queue *q = &a->t[t].q[which];
+    while (q->n >= max) {
+        if (which) a->stats.user_parts_dropped++;
+        else a->stats.unwalked_dropped++;
+        etl_status st = close_wait(a, q->head);
+        if (st != ETL_OK) return st;
+    }
+    return ETL_OK;
+}
+
 etl_status etl_attach_event_add(etl_attach *a, const etl_attach_event *ev)
 {
-    uint32_t qi;
-    etl_status st = queue_for(a, ev, &qi);
+    uint32_t ti;
+    etl_status st = thread_for(a, ev, &ti);
+    if (st == ETL_OK) st = trim(a, ti, 0, ETL_ATTACH_MAX_UNWALKED);
     if (st != ETL_OK) return st;
-    /* A full queue lets its oldest go: one still waiting for its user part is counted. */
-    while (a->q[qi].n >= ETL_ATTACH_MAX_WAITING) {
-        const etl_attach_wait *old = &a->w[a->q[qi].head];
-        if (old->kpart != NIL && old->upart == NIL && old->ev.pid != 0 && old->ev.pid != 4)
-            a->stats.user_parts_dropped++;
-        if ((st = close_wait(a, a->q[qi].head)) != ETL_OK) return st;
-    }
     uint32_t i = a->free_w;
     if (i != NIL) {
         a->free_w = a->w[i].next;
@@ -125,12 +150,8 @@ etl_status etl_attach_event_add(etl_attach *a, const etl_attach_event *ev)
         }
         i = a->nw++;
     }
-    etl_attach_queue *q = &a->q[qi];
-    a->w[i] = (etl_attach_wait){*ev, qi, NIL, NIL, false, q->tail, NIL};
-    if (q->tail != NIL) a->w[q->tail].next = i;
-    else q->head = i;
-    q->tail = i;
-    q->n++;
+    a->w[i] = (etl_attach_wait){*ev, ti, 0, NIL, NIL, false, NIL, NIL};
+    push(a, i, &a->t[ti].q[0]);
     return etl_idmap_put(&a->by_event, event_key(ev->tid, ev->ts, ev->cpu), i);
 }
 
@@ -143,23 +164,29 @@ static uint32_t find_wait(const etl_attach *a, uint32_t tid, uint64_t ts, uint32
     return e->tid == tid && e->ts == ts && (tid || e->cpu == cpu) ? i : NIL;
 }
 
-/* A part came for event i; the user part closes it and every older event of its queue (user parts come in order). */
+/*
+ * A part came for event i. The user part completes it; the kernel part moves it to
+ * the queue that waits for the user part, or completes it in processes 0 and 4,
+ * which have no user mode.
+ */
 static etl_status attach_part(etl_attach *a, uint32_t i, uint32_t stack, uint32_t pid, bool user)
 {
     etl_attach_wait *e = &a->w[i];
     e->ev.pid = pid;
     e->walked = true;
-    if (!user) {
-        if (e->kpart == NIL) e->kpart = stack;
-        return ETL_OK;
+    if (user) {
+        e->upart = stack;
+        return close_wait(a, i);
     }
-    e->upart = stack;
-    etl_attach_queue *q = &a->q[e->queue];
-    for (uint32_t j = q->head, next; j != NIL; j = next) {
-        next = a->w[j].next;
-        etl_status st = close_wait(a, j);
-        if (st != ETL_OK || j == i) return st;
-    }
+    if (e->kpart != NIL) return ETL_OK; /* a second kernel part: the first stands */
+    e->kpart = stack;
+    if (pid == 0 || pid == 4) return close_wait(a, i);
+    uint32_t t = e->thread;
+    unlink_queue(a, i);
+    etl_status st = trim(a, t, 1, ETL_ATTACH_MAX_WAITING);
+    if (st != ETL_OK) return st;
+    a->w[i].queue = 1;
+    push(a, i, &a->t[t].q[1]);
     return ETL_OK;
 }
 
@@ -202,7 +229,8 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
 etl_status etl_attach_finish(etl_attach *a)
 {
     etl_status st = ETL_OK;
-    for (uint32_t q = 0; st == ETL_OK && q < a->nq; q++)
-        while (st == ETL_OK && a->q[q].head != NIL) st = close_wait(a, a->q[q].head);
+    for (uint32_t t = 0; st == ETL_OK && t < a->nt; t++)
+        for (int which = 0; which < 2; which++)
+            while (st == ETL_OK && a->t[t].q[which].head != NIL) st = close_wait(a, a->t[t].q[which].head);
     return st;
 }

@@ -10,12 +10,17 @@
  * the caller resolves references through a key table built in a first pass.
  *
  * The caller announces each event whose stack it wants (etl_attach_event, in
- * time order, before its walks) and hands over every walk record; when an
- * event's stack is complete (its user part came, or a plain walk ending in user
- * space), when its thread has ETL_ATTACH_MAX_WAITING newer events waiting, or at
+ * time order, before its walks) and hands over every walk record. An event
+ * waits in one of two queues of its thread: for a first walk (a walk may come
+ * after the thread's next events: records of other CPUs come between), at most
+ * ETL_ATTACH_MAX_UNWALKED of them; then, with its kernel part, for the user
+ * part, at most ETL_ATTACH_MAX_WAITING (the thread may stay in the kernel a
+ * long time; a thread of process 0 or 4 has no user mode and does not wait).
+ * When an event's stack is complete (its user part came, or a plain walk ending
+ * in user space), when a queue overflows (its oldest goes), or at
  * etl_attach_finish, on_close gets the event and its frames (innermost first:
- * the kernel part on top of the user part; none when no walk came). Memory grows
- * with the events waiting, at most ETL_ATTACH_MAX_WAITING per thread.
+ * the kernel part on top of the user part; none when no walk came). Memory
+ * grows with the events waiting, bounded per thread.
  */
 #ifndef ETLKIT_STACKS_ATTACH_H
 #define ETLKIT_STACKS_ATTACH_H
@@ -27,6 +32,7 @@
 #include "stacks/seqtab.h"
 #include "stacks/stack_keys.h"
 
+#define ETL_ATTACH_MAX_UNWALKED 16u
 #define ETL_ATTACH_MAX_WAITING 4096u
 
 /* An event whose stack is wanted. */
@@ -46,12 +52,19 @@ typedef struct etl_attach_stats {
     uint64_t walks_other;          /* walks of no announced event (other kinds, outside a window) */
     uint64_t key_refs_unresolved;  /* references no later definition names */
     uint64_t user_parts_dropped;   /* events that stopped waiting for a user part (a full queue) */
+    uint64_t unwalked_dropped;     /* events that stopped waiting for a first walk (a full queue; usual for events
+                                      the session walks no stack of) */
 } etl_attach_stats;
 
 typedef struct etl_attach_wait etl_attach_wait;
 typedef struct etl_attach_queue {
     uint32_t head, tail, n;
 } etl_attach_queue;
+
+/* A thread's two queues: [0] no walk yet, [1] the kernel part came, the user part awaited. */
+typedef struct etl_attach_thread {
+    etl_attach_queue q[2];
+} etl_attach_thread;
 
 typedef struct etl_attach {
     etl_seqtab *raw;               /* walks' frames interned here (the key table's stacks are too) */
@@ -61,9 +74,9 @@ typedef struct etl_attach {
     etl_attach_wait *w;            /* the waiting events, a pool */
     uint32_t nw, capw, free_w;
     etl_idmap by_event;            /* hash of (tid, ts, cpu for TID 0) -> waiting event */
-    etl_idmap queue_of;            /* tid, or CPU | 1 << 32 for the idle thread -> queue */
-    etl_attach_queue *q;
-    uint32_t nq, capq;
+    etl_idmap queue_of;            /* tid, or CPU | 1 << 32 for the idle thread -> thread's queues */
+    etl_attach_thread *t;
+    uint32_t nt, capt;
     uint64_t *frames;              /* scratch for on_close */
     etl_attach_stats stats;
 } etl_attach;
