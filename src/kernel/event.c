@@ -3,7 +3,8 @@
  *
  * The header type, not the hook, says the pointer size (kernel-events.md §12.5:
  * decoders dispatch on the HeaderType byte), and the event version is the low
- * byte of the Version word (or Class.Version of a FULL header).
+ * byte of the Version word (or Class.Version of a FULL header). Records with no
+ * kernel hook are ETL_END but for the image-identity provider's, by opcode.
  */
 #include <string.h>
 #include "etlkit/event.h"
