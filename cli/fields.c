@@ -379,6 +379,44 @@ void fields_event(ln_buf *l, const etl_event *ev, unsigned bias)
     case ETL_EVENT_IMAGE_KERNEL_BASE:
         ln_hex(l, "ImageBase", ev->u.kernel_base.image_base);
         break;
+    case ETL_EVENT_IMAGE_HYPERCALL_PAGE:
+        ln_hex(l, "HypercallPageVa", ev->u.hypercall_page.hypercall_page_va);
+        break;
+    case ETL_EVENT_IMAGE_ID: {
+        const etl_image_id *id = &ev->u.image_id;
+        ln_hex(l, "ImageBase", id->image_base);
+        ln_u(l, "ImageSize", id->image_size);
+        ln_u(l, "ProcessId", id->process_id);
+        ln_u(l, "TimeDateStamp", id->time_date_stamp);
+        ln_utf16(l, "OriginalFileName", &id->original_file_name);
+        break;
+    }
+    case ETL_EVENT_IMAGE_DBGID_NONE:
+    case ETL_EVENT_IMAGE_DBGID_RSDS:
+    case ETL_EVENT_IMAGE_DBGID_ILRSDS: {
+        const etl_image_dbgid *d = &ev->u.dbgid;
+        ln_hex(l, "ImageBase", d->image_base);
+        ln_u(l, "ProcessId", d->process_id);
+        if (d->has_rsds) {
+            char g[37];
+            etl_guid_format(&d->guid_sig, g);
+            ln_s(l, "GuidSig", g);
+            ln_u(l, "Age", d->age);
+            ln_ansi(l, "PdbFileName", &d->pdb_file_name);
+        }
+        break;
+    }
+    case ETL_EVENT_IMAGE_FILE_VERSION: {
+        const etl_image_file_version *v = &ev->u.file_version;
+        ln_u(l, "ImageSize", v->image_size);
+        ln_u(l, "TimeDateStamp", v->time_date_stamp);
+        /* The strings the payload holds: none after one its end cut. */
+        for (unsigned i = 0; i < ETL_IMAGE_FILE_VERSION_STRINGS; i++) {
+            if (!v->strings[i].terminated && !v->strings[i].text.n) break;
+            ln_utf16(l, etl_image_file_version_key(i), &v->strings[i]);
+        }
+        break;
+    }
     default:
         break;
     }

@@ -3,8 +3,10 @@
  *
  * etl_event_decode() picks the codec from the record's hook (SYSTEM, COMPACT and
  * PERFINFO headers) or from the classic kernel provider GUID and opcode (FULL and
- * INSTANCE headers, as Vista-era and relogged files carry Process and Thread
- * events), with the record's event version and pointer size. For a CSwitch it
+ * INSTANCE headers, as Vista-era and relogged files carry Process, Thread and
+ * Image events), with the record's event version and pointer size; and the
+ * image-identity events of KernelTraceControl's merge from their provider GUID
+ * and opcode (any header type). For a CSwitch it
  * also fills the time, the CPU and the PMC/PEBS items from the record header.
  * Nothing is allocated; strings and spans point into the record.
  */
@@ -36,13 +38,20 @@ typedef enum etl_event_kind {
     ETL_EVENT_STACK_KEY_DEF,   /* 0x1823, 0x1824 */
     ETL_EVENT_STACK_KEY_REF,   /* 0x1825, 0x1826 */
     ETL_EVENT_IMAGE,           /* 0x030A, 0x1402..0x1404, 0x140A */
-    ETL_EVENT_IMAGE_KERNEL_BASE /* 0x1421 */
+    ETL_EVENT_IMAGE_KERNEL_BASE, /* 0x1421 */
+    ETL_EVENT_IMAGE_HYPERCALL_PAGE, /* 0x1422 */
+    /* No hook (hook 0): provider etl_image_id_guid(), by opcode. */
+    ETL_EVENT_IMAGE_ID,         /* ImageID (0x00): u.image_id */
+    ETL_EVENT_IMAGE_DBGID_NONE, /* DbgID_NONE (0x20): u.dbgid, has_rsds false */
+    ETL_EVENT_IMAGE_DBGID_RSDS, /* DbgID_RSDS (0x24): u.dbgid */
+    ETL_EVENT_IMAGE_DBGID_ILRSDS, /* DbgID_ILRSDS (0x25): u.dbgid */
+    ETL_EVENT_IMAGE_FILE_VERSION /* FileVersion (0x40): u.file_version */
 } etl_event_kind;
 
 typedef struct etl_event {
     etl_event_kind kind;
     etl_status status;   /* the codec's result; kind is set even when decoding failed */
-    uint16_t hook;       /* kernel hook id (derived from GUID + opcode for FULL headers) */
+    uint16_t hook;       /* kernel hook id (derived from GUID + opcode for FULL headers); 0 for ImageID events */
     uint16_t version;    /* event version the codec was given */
     union {
         etl_cswitch cswitch;
@@ -61,6 +70,10 @@ typedef struct etl_event {
         etl_stack_key_ref key_ref;
         etl_image image;
         etl_image_kernel_base kernel_base;
+        etl_image_hypercall_page hypercall_page;
+        etl_image_id image_id;
+        etl_image_dbgid dbgid;
+        etl_image_file_version file_version;
     } u;
 } etl_event;
 
@@ -73,8 +86,9 @@ ETL_API bool etl_record_kernel_hook(const etl_record *rec, uint16_t *hook);
 
 /*
  * Decodes rec's payload. ETL_OK with ev->kind set; ETL_END (kind OTHER) for a
- * record etlkit has no codec for; a codec error (ETL_E_TRUNCATED, ...) with
- * ev->kind set and ev->status the same. Only the member of u that kind names is
+ * record etlkit has no codec for (ImageID-provider opcodes not listed above
+ * included); a codec error (ETL_E_TRUNCATED, ...) with ev->kind set and
+ * ev->status the same. Only the member of u that kind names is
  * written (zeroed first): the others hold what they held.
  */
 ETL_API etl_status etl_event_decode(const etl_record *rec, etl_event *ev);

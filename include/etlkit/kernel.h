@@ -598,6 +598,7 @@ enum {
     ETL_HOOK_IMAGE_DC_END = 0x1404,
     ETL_HOOK_IMAGE_LOAD = 0x140A,          /* Image/Load in relogged files */
     ETL_HOOK_IMAGE_KERNEL_BASE = 0x1421,   /* etl_image_kernel_base */
+    ETL_HOOK_IMAGE_HYPERCALL_PAGE = 0x1422, /* etl_image_hypercall_page */
     ETL_HOOK_STACKWALK = 0x1820,           /* etl_stackwalk */
     ETL_HOOK_STACK_KEY_DELETE = 0x1823,    /* etl_stack_key_def: a cached stack evicted */
     ETL_HOOK_STACK_KEY_RUNDOWN = 0x1824,   /* etl_stack_key_def: cached stacks at the trace end */
@@ -753,6 +754,104 @@ typedef struct etl_image_kernel_base {
 ETL_API etl_status etl_image_kernel_base_decode(etl_span payload, unsigned ptr_size, etl_image_kernel_base *out);
 ETL_API etl_status etl_image_kernel_base_encode(const etl_image_kernel_base *in, unsigned ptr_size, uint8_t *out,
                                                 size_t cap, size_t *len);
+
+/*
+ * Image/HypercallPage (hook 0x1422, opcode 34, WMI_LOG_TYPE_IMAGE_HYPERCALL_PAGE):
+ * PVOID HypercallPageVa, the kernel-space address of the hypervisor's hypercall
+ * page, logged beside KernelBase at a rundown.
+ */
+
+typedef struct etl_image_hypercall_page {
+    uint64_t hypercall_page_va;
+} etl_image_hypercall_page;
+
+ETL_API etl_status etl_image_hypercall_page_decode(etl_span payload, unsigned ptr_size,
+                                                   etl_image_hypercall_page *out);
+ETL_API etl_status etl_image_hypercall_page_encode(const etl_image_hypercall_page *in, unsigned ptr_size,
+                                                   uint8_t *out, size_t cap, size_t *len);
+
+/* ------------------------------------------------- image identity (ImageID) */
+
+/*
+ * The image-identity events that xperf / KernelTraceControl's merge
+ * (CreateMergedTraceFile with EVENT_TRACE_MERGE_EXTENDED_DATA_IMAGEID) adds
+ * after each image event, read from the image file on the machine that traced:
+ * what a symbol server needs to find the image's PDB (and the image itself).
+ * Classic events of the provider (task) GUID below, keyed by opcode (Class.Type),
+ * with the record's pointer size; no kernel hook id. Layouts (no padding):
+ *
+ *   0x00 ImageID       PVOID ImageBase; SIZE_T ImageSize; ULONG ProcessId;
+ *                      ULONG TimeDateStamp; WCHAR OriginalFileName[]     etl_image_id
+ *   0x20 DbgID_NONE    PVOID ImageBase; ULONG ProcessId                  etl_image_dbgid
+ *                      (an image without a CodeView RSDS record)
+ *   0x24 DbgID_RSDS    PVOID ImageBase; ULONG ProcessId; GUID GuidSig;
+ *                      ULONG Age; CHAR PdbFileName[]                     etl_image_dbgid
+ *   0x25 DbgID_ILRSDS  as DbgID_RSDS: the IL image's PDB of a .NET
+ *                      native (NGEN) image                               etl_image_dbgid
+ *   0x40 FileVersion   ULONG ImageSize; ULONG TimeDateStamp; then ten
+ *                      WCHAR strings: OrigFileName, FileDescription,
+ *                      FileVersion, BinFileVersion, VerLanguage,
+ *                      ProductName, CompanyName, ProductVersion, FileId,
+ *                      ProgramId                                         etl_image_file_version
+ *
+ * The samples hold versions 2 (ImageID, DbgID_*) and 0 (FileVersion); every
+ * version decodes with these layouts. FileVersion names no ImageBase: it goes
+ * with the ImageID of the same header timestamp and process (it comes first).
+ * PdbFileName is ANSI (a path as the linker wrote it). The GUID is in its
+ * in-memory layout (Data1..3 little-endian), as the PE's RSDS record holds it.
+ */
+ETL_API const etl_guid *etl_image_id_guid(void); /* {b3e675d7-2554-4f18-830b-2762732560de} */
+
+enum {
+    ETL_IMAGE_ID_INFO = 0x00,         /* ImageID */
+    ETL_IMAGE_ID_DBGID_NONE = 0x20,   /* DbgID_NONE */
+    ETL_IMAGE_ID_DBGID_RSDS = 0x24,   /* DbgID_RSDS */
+    ETL_IMAGE_ID_DBGID_ILRSDS = 0x25, /* DbgID_ILRSDS */
+    ETL_IMAGE_ID_FILE_VERSION = 0x40  /* FileVersion */
+};
+
+typedef struct etl_image_id {
+    uint64_t image_base;         /* ImageBase */
+    uint64_t image_size;         /* ImageSize */
+    uint32_t process_id;         /* ProcessId */
+    uint32_t time_date_stamp;    /* TimeDateStamp: the PE header's (the symbol-store key with SizeOfImage) */
+    etl_kstr original_file_name; /* OriginalFileName (UTF-16LE) */
+} etl_image_id;
+
+ETL_API etl_status etl_image_id_decode(etl_span payload, unsigned ptr_size, etl_image_id *out);
+ETL_API etl_status etl_image_id_encode(const etl_image_id *in, unsigned ptr_size, uint8_t *out, size_t cap,
+                                       size_t *len);
+
+/* DbgID_RSDS / DbgID_ILRSDS (has_rsds true) and DbgID_NONE (has_rsds false: base and process only). */
+typedef struct etl_image_dbgid {
+    uint64_t image_base;    /* ImageBase */
+    uint32_t process_id;    /* ProcessId */
+    bool has_rsds;          /* the GUID, age and PDB name below are there */
+    etl_guid guid_sig;      /* GuidSig: the PDB's signature */
+    uint32_t age;           /* Age */
+    etl_kstr pdb_file_name; /* PdbFileName (ANSI) */
+} etl_image_dbgid;
+
+/* opcode: ETL_IMAGE_ID_DBGID_NONE, _RSDS or _ILRSDS (the layout; others are ETL_E_INVALID_ARG). */
+ETL_API etl_status etl_image_dbgid_decode(etl_span payload, unsigned opcode, unsigned ptr_size,
+                                          etl_image_dbgid *out);
+ETL_API etl_status etl_image_dbgid_encode(const etl_image_dbgid *in, unsigned opcode, unsigned ptr_size,
+                                          uint8_t *out, size_t cap, size_t *len);
+
+enum { ETL_IMAGE_FILE_VERSION_STRINGS = 10 };
+
+typedef struct etl_image_file_version {
+    uint32_t image_size;      /* ImageSize */
+    uint32_t time_date_stamp; /* TimeDateStamp */
+    /* UTF-16LE, in payload order (etl_image_file_version_key names them); absent ones are empty */
+    etl_kstr strings[ETL_IMAGE_FILE_VERSION_STRINGS];
+} etl_image_file_version;
+
+/* The field name of strings[i] ("OrigFileName" ... "ProgramId"); NULL past the last. */
+ETL_API const char *etl_image_file_version_key(unsigned i);
+ETL_API etl_status etl_image_file_version_decode(etl_span payload, etl_image_file_version *out);
+ETL_API etl_status etl_image_file_version_encode(const etl_image_file_version *in, uint8_t *out, size_t cap,
+                                                 size_t *len);
 
 #ifdef __cplusplus
 }

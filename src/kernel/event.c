@@ -3,7 +3,8 @@
  *
  * The header type, not the hook, says the pointer size (kernel-events.md §12.5:
  * decoders dispatch on the HeaderType byte), and the event version is the low
- * byte of the Version word (or Class.Version of a FULL header).
+ * byte of the Version word (or Class.Version of a FULL header). Records with no
+ * kernel hook are ETL_END but for the image-identity provider's, by opcode.
  */
 #include <string.h>
 #include "etlkit/event.h"
@@ -44,6 +45,7 @@ bool etl_event_hook_decodes(uint16_t hook)
     case ETL_HOOK_STACK_KEY_KERNEL: case ETL_HOOK_STACK_KEY_USER:
     case ETL_HOOK_PROCESS_LOAD_IMAGE: case ETL_HOOK_IMAGE_UNLOAD: case ETL_HOOK_IMAGE_DC_START:
     case ETL_HOOK_IMAGE_DC_END: case ETL_HOOK_IMAGE_LOAD: case ETL_HOOK_IMAGE_KERNEL_BASE:
+    case ETL_HOOK_IMAGE_HYPERCALL_PAGE:
         return true;
     default:
         return false;
@@ -119,6 +121,36 @@ etl_status etl_event_decode_cswitch_krec(const etl_krec *k, uint16_t cpu, etl_cs
     return ETL_OK;
 }
 
+/* KernelTraceControl's image-identity events: no hook, the provider and opcode say the layout. */
+static etl_status decode_image_id(const etl_record *rec, etl_event *ev)
+{
+    unsigned ptr = rec->pointer_size;
+    etl_status st;
+    switch (rec->opcode) {
+    case ETL_IMAGE_ID_INFO:
+        ev->kind = ETL_EVENT_IMAGE_ID;
+        st = etl_image_id_decode(rec->payload, ptr, &ev->u.image_id);
+        break;
+    case ETL_IMAGE_ID_DBGID_NONE:
+    case ETL_IMAGE_ID_DBGID_RSDS:
+    case ETL_IMAGE_ID_DBGID_ILRSDS:
+        ev->kind = rec->opcode == ETL_IMAGE_ID_DBGID_NONE   ? ETL_EVENT_IMAGE_DBGID_NONE
+                   : rec->opcode == ETL_IMAGE_ID_DBGID_RSDS ? ETL_EVENT_IMAGE_DBGID_RSDS
+                                                            : ETL_EVENT_IMAGE_DBGID_ILRSDS;
+        st = etl_image_dbgid_decode(rec->payload, rec->opcode, ptr, &ev->u.dbgid);
+        break;
+    case ETL_IMAGE_ID_FILE_VERSION:
+        ev->kind = ETL_EVENT_IMAGE_FILE_VERSION;
+        st = etl_image_file_version_decode(rec->payload, &ev->u.file_version);
+        break;
+    default:
+        return ETL_END;
+    }
+    ev->version = rec->version;
+    ev->status = st;
+    return st;
+}
+
 etl_status etl_event_decode(const etl_record *rec, etl_event *ev)
 {
     /* The header and the member the kind uses are zeroed, not the whole union: it is most of a decode's cost. */
@@ -127,7 +159,11 @@ etl_status etl_event_decode(const etl_record *rec, etl_event *ev)
     ev->hook = 0;
     ev->version = 0;
     uint16_t hook;
-    if (!etl_record_kernel_hook(rec, &hook)) return ETL_END;
+    if (!etl_record_kernel_hook(rec, &hook)) {
+        if ((rec->has & ETL_REC_PROVIDER) && !memcmp(&rec->provider, etl_image_id_guid(), sizeof rec->provider))
+            return decode_image_id(rec, ev);
+        return ETL_END;
+    }
     unsigned ver = rec->version, ptr = rec->pointer_size;
     ev->hook = hook;
     ev->version = (uint16_t)ver;
@@ -227,6 +263,11 @@ etl_status etl_event_decode(const etl_record *rec, etl_event *ev)
         ev->kind = ETL_EVENT_IMAGE_KERNEL_BASE;
         memset(&ev->u.kernel_base, 0, sizeof ev->u.kernel_base);
         st = etl_image_kernel_base_decode(rec->payload, ptr, &ev->u.kernel_base);
+        break;
+    case ETL_HOOK_IMAGE_HYPERCALL_PAGE:
+        ev->kind = ETL_EVENT_IMAGE_HYPERCALL_PAGE;
+        memset(&ev->u.hypercall_page, 0, sizeof ev->u.hypercall_page);
+        st = etl_image_hypercall_page_decode(rec->payload, ptr, &ev->u.hypercall_page);
         break;
     default: /* etl_event_hook_decodes must say false */
         return ETL_END;

@@ -1,6 +1,7 @@
 /*
  * image.c - Image events: Load (0x030A as the kernel logs it, 0x140A relogged),
- * Unload (0x1402), DCStart (0x1403), DCEnd (0x1404); and KernelBase (0x1421).
+ * Unload (0x1402), DCStart (0x1403), DCEnd (0x1404); KernelBase (0x1421) and
+ * HypercallPage (0x1422: PVOID HypercallPageVa, as KernelBase a lone pointer).
  *
  *   v1  PVOID ImageBase; SIZE_T ImageSize; ULONG ProcessId; WCHAR FileName[]     (Image_V1_Load)
  *   v2  PVOID ImageBase; SIZE_T ImageSize; ULONG ProcessId; ULONG ImageChecksum;
@@ -104,6 +105,30 @@ etl_status etl_image_kernel_base_encode(const etl_image_kernel_base *in, unsigne
         return ETL_E_RANGE;
     }
     etl_wr_ptr(out, in->image_base, ptr_size);
+    *len = ptr_size;
+    return ETL_OK;
+}
+
+etl_status etl_image_hypercall_page_decode(etl_span payload, unsigned ptr_size, etl_image_hypercall_page *out)
+{
+    if (!out || !ptr_ok(ptr_size)) return ETL_E_INVALID_ARG;
+    out->hypercall_page_va = 0;
+    if (!etl_span_has(payload, 0, ptr_size)) return ETL_E_TRUNCATED;
+    out->hypercall_page_va = etl_rd_ptr(payload.p, ptr_size);
+    return ETL_OK;
+}
+
+etl_status etl_image_hypercall_page_encode(const etl_image_hypercall_page *in, unsigned ptr_size, uint8_t *out,
+                                           size_t cap, size_t *len)
+{
+    if (!in || !len || !ptr_ok(ptr_size)) return ETL_E_INVALID_ARG;
+    *len = 0;
+    if (!ptr_fits(in->hypercall_page_va, ptr_size)) return ETL_E_RANGE;
+    if (cap < ptr_size || !out) {
+        *len = ptr_size;
+        return ETL_E_RANGE;
+    }
+    etl_wr_ptr(out, in->hypercall_page_va, ptr_size);
     *len = ptr_size;
     return ETL_OK;
 }

@@ -275,6 +275,7 @@ static const hook_entry hooks[] = {
     {0x1404, "Image/DCEnd"},
     {0x140A, "Image/Load"},
     {0x1421, "Image/KernelBase"},
+    {0x1422, "Image/HypercallPage"},
     {0x1820, "StackWalk/Stack"},
     {0x1823, "StackWalk/KeyDelete"},
     {0x1824, "StackWalk/KeyRundown"},

@@ -86,6 +86,7 @@ static bool summary_decodes(uint16_t hook)
     case ETL_HOOK_STACK_KEY_KERNEL: case ETL_HOOK_STACK_KEY_USER:
     case ETL_HOOK_PROCESS_LOAD_IMAGE: case ETL_HOOK_IMAGE_UNLOAD: case ETL_HOOK_IMAGE_DC_START:
     case ETL_HOOK_IMAGE_DC_END: case ETL_HOOK_IMAGE_LOAD: case ETL_HOOK_IMAGE_KERNEL_BASE:
+    case ETL_HOOK_IMAGE_HYPERCALL_PAGE:
         return false;
     default:
         return etl_event_hook_decodes(hook);

@@ -353,10 +353,10 @@ static etl_status one_record(conv *c, const etl_record *r)
     uint16_t hook = 0;
     bool kernel = etl_record_kernel_hook(r, &hook);
     /* Only the header's group masks (group 0x00) and the thread group's events (0x05: Thread, CSwitch,
-     * batches) are rewritten or read; every other kernel record is copied as it is, undecoded. */
+     * batches) are rewritten or read; every other record is copied as it is, undecoded. */
     etl_event ev;
     ev.kind = ETL_EVENT_OTHER;
-    etl_status dst = kernel && hook >> 8 != 0x00 && hook >> 8 != 0x05 ? ETL_E_UNSUPPORTED : etl_event_decode(r, &ev);
+    etl_status dst = !kernel || (hook >> 8 != 0x00 && hook >> 8 != 0x05) ? ETL_E_UNSUPPORTED : etl_event_decode(r, &ev);
     if (dst == ETL_OK && ev.kind == ETL_EVENT_THREAD && (ev.u.thread.known & ETL_THR_PRIORITIES)) {
         /* Out of memory here only costs a batch the exact base priority; TID 0 is the idle thread. */
         if (ev.u.thread.thread_id) (void)etl_idmap_put(&c->prio, ev.u.thread.thread_id, (uint8_t)ev.u.thread.base_priority);

@@ -3,7 +3,9 @@
  * values their codecs decode. On perfview-x64-compressed.etl, for the first record (in time order, dump's) of
  * SampledProfile, StackWalk/Stack, a stack key definition, a stack key reference and an Image event: the line
  * dump prints for it (dump --filter HOOKS --limit 1) is that record (buf, off) and its fields equal the codec's
- * own decode of the record's bytes, read here through the library.
+ * own decode of the record's bytes, read here through the library. The same for the first record (in file
+ * order) of each image-identity event (ImageID, DbgID_NONE/RSDS/ILRSDS, FileVersion), which no hook names:
+ * found by provider and opcode in `dump --order file`.
  *   dump_profile ETLKIT SAMPLES_DIR
  */
 #include <stdarg.h>
@@ -187,6 +189,125 @@ static void test_perfview(void **state)
     etl_reader_close(r);
 }
 
+static void eq_s(json_t *f, const char *key, const char *v)
+{
+    json_t *x = json_object_get(f, key);
+    if (!json_is_string(x) || strcmp(json_string_value(x), v)) fail_msg("%s: expected \"%s\"", key, v);
+}
+
+/* The text of an ASCII string (the sample's are), UTF-16 (unit 2) or ANSI (1). */
+static const char *ascii(const etl_kstr *s, unsigned unit)
+{
+    static char t[1024];
+    size_t n = s->text.n / unit;
+    assert_true(n < sizeof t);
+    for (size_t i = 0; i < n; i++) {
+        if (unit == 2) assert_int_equal(s->text.p[2 * i + 1], 0);
+        assert_true(s->text.p[unit * i] < 0x80);
+        t[i] = (char)s->text.p[unit * i];
+    }
+    t[n] = 0;
+    return t;
+}
+
+static void test_image_identity(void **state)
+{
+    (void)state;
+    char path[4096], cmd[8192];
+    snprintf(path, sizeof path, "%s/perfview-x64-compressed.etl", samples);
+    static const unsigned ops[5] = {0x00, 0x20, 0x24, 0x25, 0x40};
+    /* The first record of each opcode, in file order, as the library decodes it. */
+    etl_reader *r;
+    etl_diag d;
+    assert_int_equal(etl_reader_open(path, NULL, &r, &d), ETL_OK);
+    etl_iter *it;
+    assert_int_equal(etl_iter_open(r, ETL_ORDER_FILE, &it), ETL_OK);
+    static uint8_t copies[5][1 << 12];
+    etl_record first[5];
+    bool have[5] = {false};
+    const etl_record *rec;
+    while (etl_iter_next_ref(it, &rec) == ETL_OK) {
+        if (!(rec->has & ETL_REC_PROVIDER) || memcmp(&rec->provider, etl_image_id_guid(), 16)) continue;
+        for (unsigned i = 0; i < 5; i++) {
+            if (have[i] || rec->opcode != ops[i]) continue;
+            assert_true(rec->payload.n <= sizeof copies[i]);
+            first[i] = *rec;
+            memcpy(copies[i], rec->payload.p, rec->payload.n);
+            first[i].payload.p = copies[i];
+            first[i].data = NULL;
+            have[i] = true;
+        }
+    }
+    etl_iter_close(it);
+    etl_reader_close(r);
+    snprintf(cmd, sizeof cmd, "'%s' dump --format jsonl --order file '%s'", cli, path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    static char line[1 << 16];
+    unsigned checked = 0;
+    while (checked != 0x1F && fgets(line, sizeof line, p)) {
+        if (!strstr(line, "b3e675d7-2554-4f18-830b-2762732560de")) continue;
+        json_t *j = json_loads(line, 0, NULL);
+        assert_non_null(j);
+        unsigned op = (unsigned)json_integer_value(json_object_get(j, "opcode")), i = 0;
+        while (i < 5 && ops[i] != op) i++;
+        assert_true(i < 5 && have[i]);
+        if (checked & (1u << i)) {
+            json_decref(j);
+            continue;
+        }
+        checked |= 1u << i;
+        etl_event ev;
+        assert_int_equal(etl_event_decode(&first[i], &ev), ETL_OK);
+        json_t *f = fields_of(j, &first[i]);
+        switch (ev.kind) {
+        case ETL_EVENT_IMAGE_ID:
+            eq_hex(f, "ImageBase", ev.u.image_id.image_base);
+            eq_u(f, "ImageSize", ev.u.image_id.image_size);
+            eq_u(f, "ProcessId", ev.u.image_id.process_id);
+            eq_u(f, "TimeDateStamp", ev.u.image_id.time_date_stamp);
+            eq_s(f, "OriginalFileName", ascii(&ev.u.image_id.original_file_name, 2));
+            assert_int_equal(json_object_size(f), 5);
+            break;
+        case ETL_EVENT_IMAGE_DBGID_NONE:
+        case ETL_EVENT_IMAGE_DBGID_RSDS:
+        case ETL_EVENT_IMAGE_DBGID_ILRSDS: {
+            eq_hex(f, "ImageBase", ev.u.dbgid.image_base);
+            eq_u(f, "ProcessId", ev.u.dbgid.process_id);
+            if (ev.kind == ETL_EVENT_IMAGE_DBGID_NONE) {
+                assert_int_equal(json_object_size(f), 2);
+                break;
+            }
+            char g[37];
+            etl_guid_format(&ev.u.dbgid.guid_sig, g);
+            eq_s(f, "GuidSig", g);
+            eq_u(f, "Age", ev.u.dbgid.age);
+            eq_s(f, "PdbFileName", ascii(&ev.u.dbgid.pdb_file_name, 1));
+            assert_int_equal(json_object_size(f), 5);
+            break;
+        }
+        case ETL_EVENT_IMAGE_FILE_VERSION:
+            eq_u(f, "ImageSize", ev.u.file_version.image_size);
+            eq_u(f, "TimeDateStamp", ev.u.file_version.time_date_stamp);
+            /* ASCII strings only: the sample's first has the (R) sign in ProductName, checked by presence. */
+            for (unsigned s = 0; s < ETL_IMAGE_FILE_VERSION_STRINGS; s++) {
+                const etl_kstr *k = &ev.u.file_version.strings[s];
+                bool plain = true;
+                for (size_t b = 0; b < k->text.n; b += 2) plain &= k->text.p[b] < 0x80 && !k->text.p[b + 1];
+                if (plain) eq_s(f, etl_image_file_version_key(s), ascii(k, 2));
+                else assert_true(json_is_string(json_object_get(f, etl_image_file_version_key(s))));
+            }
+            assert_int_equal(json_object_size(f), 2 + ETL_IMAGE_FILE_VERSION_STRINGS);
+            break;
+        default:
+            fail_msg("opcode 0x%02x: kind %d", op, ev.kind);
+        }
+        json_decref(j);
+    }
+    pclose(p);
+    assert_int_equal(checked, 0x1F);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -195,6 +316,6 @@ int main(int argc, char **argv)
     }
     cli = argv[1];
     samples = argv[2];
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_perfview)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_perfview), cmocka_unit_test(test_image_identity)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /*
  * fuzz_payloads.c - one libFuzzer target over every payload decoder of
- * etlkit/kernel.h, the profiling ones too (perfinfo, stackwalk, image). Byte 0
+ * etlkit/kernel.h, the profiling ones too (perfinfo, stackwalk, image, image_id). Byte 0
  * picks the codec, byte 1 the version (low nibble, so versions past the newest
  * are tried too) and the pointer size (bit 7); the rest is the payload. When a decode succeeds, the struct is encoded and
  * decoded again: everything the first decode knew must come back unchanged.
@@ -255,6 +255,13 @@ static void image(etl_span in, unsigned version, unsigned ptr_size)
         CHECK(etl_image_kernel_base_decode((etl_span){out, n}, ptr_size, &l) == ETL_OK);
         CHECK(k.image_base == l.image_base);
     }
+    etl_image_hypercall_page h, h2;
+    if (etl_image_hypercall_page_decode(in, ptr_size, &h) == ETL_OK) {
+        CHECK(etl_image_hypercall_page_encode(&h, ptr_size, out, OUT_CAP, &n) == ETL_OK);
+        CHECK(n == ptr_size && !memcmp(out, in.p, n));
+        CHECK(etl_image_hypercall_page_decode((etl_span){out, n}, ptr_size, &h2) == ETL_OK);
+        CHECK(h.hypercall_page_va == h2.hypercall_page_va);
+    }
     if (etl_image_decode(in, version, ptr_size, &a) != ETL_OK) return;
     etl_status st = etl_image_encode(&a, version, ptr_size, out, OUT_CAP, &n);
     if (st == ETL_E_RANGE && a.file_name.text.n % 2) return; /* an odd byte before the end */
@@ -268,6 +275,50 @@ static void image(etl_span in, unsigned version, unsigned ptr_size)
           a.signature_level == b.signature_level && a.signature_type == b.signature_type &&
           a.reserved0 == b.reserved0 && a.default_base == b.default_base &&
           !memcmp(a.reserved, b.reserved, sizeof a.reserved));
+}
+
+/* The ImageID provider's events: the fixed part comes back as it was, and every string whole. */
+static void image_id(etl_span in, unsigned ptr_size)
+{
+    size_t n;
+    etl_image_id a, b;
+    if (etl_image_id_decode(in, ptr_size, &a) == ETL_OK) {
+        etl_status st = etl_image_id_encode(&a, ptr_size, out, OUT_CAP, &n);
+        if (!(st == ETL_E_RANGE && a.original_file_name.text.n % 2)) { /* an odd byte before the end */
+            CHECK(st == ETL_OK);
+            CHECK(!memcmp(out, in.p, 2 * (size_t)ptr_size + 8));
+            CHECK(etl_image_id_decode((etl_span){out, n}, ptr_size, &b) == ETL_OK);
+            CHECK(a.image_base == b.image_base && a.image_size == b.image_size && a.process_id == b.process_id &&
+                  a.time_date_stamp == b.time_date_stamp);
+            CHECK(same_text(&a.original_file_name, &b.original_file_name) && b.original_file_name.terminated);
+        }
+    }
+    static const unsigned dbgid_ops[3] = {ETL_IMAGE_ID_DBGID_NONE, ETL_IMAGE_ID_DBGID_RSDS,
+                                          ETL_IMAGE_ID_DBGID_ILRSDS};
+    for (unsigned i = 0; i < 3; i++) {
+        etl_image_dbgid c, d;
+        if (etl_image_dbgid_decode(in, dbgid_ops[i], ptr_size, &c) != ETL_OK) continue;
+        CHECK(etl_image_dbgid_encode(&c, dbgid_ops[i], ptr_size, out, OUT_CAP, &n) == ETL_OK);
+        CHECK(!memcmp(out, in.p, ptr_size + 4u + (c.has_rsds ? 20 : 0)));
+        CHECK(etl_image_dbgid_decode((etl_span){out, n}, dbgid_ops[i], ptr_size, &d) == ETL_OK);
+        CHECK(c.image_base == d.image_base && c.process_id == d.process_id && c.has_rsds == d.has_rsds &&
+              !memcmp(&c.guid_sig, &d.guid_sig, sizeof c.guid_sig) && c.age == d.age);
+        CHECK(same_text(&c.pdb_file_name, &d.pdb_file_name));
+        if (c.has_rsds) CHECK(d.pdb_file_name.terminated);
+    }
+    etl_image_file_version e, f;
+    if (etl_image_file_version_decode(in, &e) == ETL_OK) {
+        etl_status st = etl_image_file_version_encode(&e, out, OUT_CAP, &n);
+        bool odd = false;
+        for (unsigned i = 0; i < ETL_IMAGE_FILE_VERSION_STRINGS; i++) odd |= e.strings[i].text.n % 2 != 0;
+        if (st == ETL_E_RANGE && odd) return;
+        CHECK(st == ETL_OK);
+        CHECK(!memcmp(out, in.p, 8));
+        CHECK(etl_image_file_version_decode((etl_span){out, n}, &f) == ETL_OK);
+        CHECK(e.image_size == f.image_size && e.time_date_stamp == f.time_date_stamp);
+        for (unsigned i = 0; i < ETL_IMAGE_FILE_VERSION_STRINGS; i++)
+            CHECK(same_text(&e.strings[i], &f.strings[i]) && f.strings[i].terminated);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -288,6 +339,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 10: stackwalk(in, ptr_size); break;
     case 11: stack_key(in, ptr_size); break;
     case 12: image(in, version, ptr_size); break;
+    case 13: image_id(in, ptr_size); break;
     default: groupmask(in); break;
     }
     return 0;
