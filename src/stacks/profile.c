@@ -51,10 +51,9 @@ typedef struct run {
     etl_seqtab fkeys;       /* (module row, offset) -> function row */
     uint32_t *thread_pname; /* by thread row: the process name (strtab) at its first sample */
     etl_attach at;          /* the samples waiting for their walks */
-    bool walks;             /* the trace has stack walks: samples wait for theirs */
     uint64_t *pairs;        /* scratch: a closing sample's [address, image] pairs */
     uint32_t unknown_name;
-    uint32_t hint[3];       /* etl_image_map_find's: two for a stack's frames, one for the samples */
+    uint32_t hint[64];      /* etl_image_map_find's, by a hash of the process and the address's 64 KiB */
     etl_status err;
 } run;
 
@@ -248,6 +247,13 @@ static etl_status count_stack(run *R, uint32_t thread, uint32_t stack, bool walk
 
 /* ------------------------------------------------------ a sample's stack */
 
+/* The image of an address, with a hint per (process, 64 KiB of addresses): frames repeat. */
+static uint32_t find_image(run *R, uint32_t pid, uint64_t addr, uint64_t ts)
+{
+    uint32_t *hint = &R->hint[etl_hash_mix64(addr >> 16 ^ (uint64_t)pid << 48) & 63];
+    return etl_image_map_find(&R->im->images, pid, addr, ts, hint);
+}
+
 /*
  * A sample with its stack (cookie: thread row, InstructionPointer): the frames
  * mapped to images in the walk's process at the sample's time, interned and
@@ -260,7 +266,7 @@ static etl_status close_sample(void *ctx, const etl_attach_event *ev, const uint
     if (!walked) frames = &ev->cookie[1], n = 1;
     for (uint32_t k = 0; k < n; k++) {
         R->pairs[2 * k] = frames[k];
-        R->pairs[2 * k + 1] = etl_image_map_find(&R->im->images, ev->pid, frames[k], ev->ts, &R->hint[k & 1]);
+        R->pairs[2 * k + 1] = find_image(R, ev->pid, frames[k], ev->ts);
     }
     uint32_t stack;
     etl_status st = etl_seqtab_intern(&R->im->resolved, R->pairs, 2 * n, &stack);
@@ -303,8 +309,7 @@ static etl_status on_sample(run *R, const etl_record *rec)
     uint32_t thread, function;
     etl_status st = thread_row(R, s.thread_id, pid, rec->ts, &thread);
     if (st != ETL_OK) return st;
-    uint32_t img = etl_image_map_find(&R->im->images, pid == ETL_PID_UNKNOWN ? 0 : pid, s.instruction_pointer, rec->ts,
-                                      &R->hint[2]);
+    uint32_t img = find_image(R, pid == ETL_PID_UNKNOWN ? 0 : pid, s.instruction_pointer, rec->ts);
     if ((st = function_row(R, s.instruction_pointer, img, &function)) != ETL_OK) return st;
     if ((st = count_cell(R, thread, function)) != ETL_OK) return st;
     R->p->samples++;
@@ -313,7 +318,6 @@ static etl_status on_sample(run *R, const etl_record *rec)
     if (img == ETL_IMAGE_NONE) R->p->unknown++;
     etl_attach_event ev = {rec->ts, s.thread_id, rec->cpu, pid == ETL_PID_UNKNOWN ? 0 : pid,
                            {thread, s.instruction_pointer}};
-    if (!R->walks) return close_sample(R, &ev, NULL, 0, false); /* no walk will come */
     return etl_attach_event_add(&R->at, &ev);
 }
 
@@ -503,24 +507,74 @@ static void report(const etl_profile_options *o, const etl_iter *it, uint64_t be
     if (o->progress) o->progress(o->progress_ctx, before + etl_iter_progress(it), total);
 }
 
+static void set_hook(uint8_t *bits, uint16_t hook, bool on)
+{
+    if (on) bits[hook >> 3] |= (uint8_t)(1u << (hook & 7));
+    else bits[hook >> 3] &= (uint8_t)~(1u << (hook & 7));
+}
+
+/* The stack-key records (definitions and references): their order in the stream is the keys' positions. */
+static bool key_hook(uint16_t hook)
+{
+    return hook >= ETL_HOOK_STACK_KEY_DELETE && hook <= ETL_HOOK_STACK_KEY_USER;
+}
+
+static bool walk_hook(uint16_t hook)
+{
+    return hook == ETL_HOOK_STACKWALK || hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER;
+}
+
+/*
+ * A time-ordered iterator that frames only the kernel records keep says yes to (the
+ * others are passed over from their header: most of the cost of a pass), the passed
+ * over ones marking the latest time.
+ */
+static etl_status open_pass(etl_reader *r, bool (*keep)(uint16_t), etl_iter **it)
+{
+    etl_status st = etl_iter_open(r, ETL_ORDER_TIME, it);
+    if (st != ETL_OK) return st;
+    uint8_t *k = malloc(2 * 8192);
+    if (!k) {
+        etl_iter_close(*it);
+        return ETL_E_NOMEM;
+    }
+    for (uint32_t h = 0; h < 65536; h++) {
+        set_hook(k, (uint16_t)h, keep((uint16_t)h));
+        set_hook(k + 8192, (uint16_t)h, !keep((uint16_t)h));
+    }
+    etl_iter_keep_hooks(*it, k, k + 8192);
+    free(k);
+    return ETL_OK;
+}
+
+static bool pass1_keep(uint16_t hook)
+{
+    return pass1_hook(hook) || key_hook(hook);
+}
+
+static bool pass2_keep(uint16_t hook)
+{
+    return hook == ETL_HOOK_SAMPLED_PROFILE || key_hook(hook) || walk_hook(hook);
+}
+
 static etl_status pass1(etl_reader *r, prof_impl *im, const etl_profile_options *o, etl_profile *p, uint64_t total,
-                        uint64_t *last_ts, bool *walks)
+                        uint64_t *last_ts)
 {
     etl_iter *it;
-    etl_status st = etl_iter_open(r, ETL_ORDER_TIME, &it);
+    etl_status st = open_pass(r, pass1_keep, &it);
     if (st != ETL_OK) return st;
-    etl_record rec;
-    uint64_t pos = 0;
+    const etl_record *rec;
+    uint64_t n = 0, pos = 0;
     bool have_interval = false;
-    while (st == ETL_OK && etl_iter_next(it, &rec) == ETL_OK) {
-        if ((++pos & 0xFFFF) == 0) report(o, it, 0, total);
-        if (rec.ts > *last_ts) *last_ts = rec.ts;
+    while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {
+        if ((++n & 0xFFFF) == 0) report(o, it, 0, total);
+        if (rec->ts > *last_ts) *last_ts = rec->ts;
         uint16_t hook;
-        if (!etl_record_kernel_hook(&rec, &hook)) continue;
-        if (pass1_hook(hook)) st = learn(im, &rec, hook, pos, p, &have_interval);
-        else if (hook == ETL_HOOK_STACKWALK || hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER)
-            *walks = true;
+        if (!etl_record_kernel_hook(rec, &hook)) continue;
+        if (key_hook(hook)) pos++;
+        if (pass1_hook(hook)) st = learn(im, rec, hook, pos, p, &have_interval);
     }
+    if (etl_iter_marked_ts(it) > *last_ts) *last_ts = etl_iter_marked_ts(it);
     etl_iter_close(it);
     return st;
 }
@@ -528,18 +582,18 @@ static etl_status pass1(etl_reader *r, prof_impl *im, const etl_profile_options 
 static etl_status pass2(etl_reader *r, run *R, uint64_t total)
 {
     etl_iter *it;
-    etl_status st = etl_iter_open(r, ETL_ORDER_TIME, &it);
+    etl_status st = open_pass(r, pass2_keep, &it);
     if (st != ETL_OK) return st;
-    etl_record rec;
-    uint64_t pos = 0;
+    const etl_record *rec;
+    uint64_t n = 0, pos = 0;
     uint64_t half = etl_reader_file_size(r);
-    while (st == ETL_OK && etl_iter_next(it, &rec) == ETL_OK) {
-        if ((++pos & 0xFFFF) == 0) report(R->o, it, half, total);
+    while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {
+        if ((++n & 0xFFFF) == 0) report(R->o, it, half, total);
         uint16_t hook;
-        if (!etl_record_kernel_hook(&rec, &hook)) continue;
-        if (hook == ETL_HOOK_SAMPLED_PROFILE) st = on_sample(R, &rec);
-        else if (hook == ETL_HOOK_STACKWALK || hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER)
-            st = etl_attach_walk(&R->at, &rec, hook, pos);
+        if (!etl_record_kernel_hook(rec, &hook)) continue;
+        if (key_hook(hook)) pos++;
+        if (hook == ETL_HOOK_SAMPLED_PROFILE) st = on_sample(R, rec);
+        else if (walk_hook(hook)) st = etl_attach_walk(&R->at, rec, hook, pos);
     }
     /* The trace's end: whatever still waits is counted with what it has. */
     if (st == ETL_OK) st = etl_attach_finish(&R->at);
@@ -586,11 +640,10 @@ etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_p
 
     const etl_clock *clk = etl_reader_clock(r);
     uint64_t total = 2 * etl_reader_file_size(r), last_ts = 0;
-    bool walks = false;
-    etl_status st = pass1(r, im, &o, p, total, &last_ts, &walks);
+    etl_status st = pass1(r, im, &o, p, total, &last_ts);
     if (st != ETL_OK) return st;
     etl_owners_seal(&im->owners);
-    etl_stack_keys_seal(&im->keys);
+    if ((st = etl_stack_keys_seal(&im->keys)) != ETL_OK) return st;
     if ((st = etl_image_map_seal(&im->images)) != ETL_OK) return st;
 
     /* The window: --range clipped to [0, the last record]; the whole trace otherwise (nothing left out). */
@@ -609,8 +662,7 @@ etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_p
     R.o = &o;
     R.p = p;
     R.clk = clk;
-    R.walks = walks;
-    R.hint[0] = R.hint[1] = R.hint[2] = ETL_IMAGE_NONE;
+    for (size_t h = 0; h < sizeof R.hint / sizeof R.hint[0]; h++) R.hint[h] = ETL_IMAGE_NONE;
     etl_idmap_init(&R.thread_ix);
     etl_idmap_init(&R.cell_ix);
     etl_idmap_init(&R.stack_ix[0]);
