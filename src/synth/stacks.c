@@ -311,9 +311,9 @@ static uint32_t build(const synth *s, int32_t i, unsigned kp, unsigned kv, uint6
         } else if (d == 1) {
             mod = MOD_USER + UM_K32;   /* BaseThreadInitThunk */
         } else {
-            mod = r < 40 ? MOD_USER + UM_EXE : r < 52 ? MOD_USER + UM_KBASE : r < 62 ? MOD_USER + UM_NTDLL
-                  : r < 77 ? MOD_USER + UM_APP : r < 88 ? (plugin ? MOD_USER + UM_PLUGIN : MOD_USER + UM_EXE)
-                  : pp->jit ? MOD_NONE : MOD_USER + UM_EXE;
+            mod = pp->jit && r >= 70 ? MOD_NONE /* a JIT process: deep frames are mostly managed code */
+                  : r < 40 ? MOD_USER + UM_EXE : r < 52 ? MOD_USER + UM_KBASE : r < 62 ? MOD_USER + UM_NTDLL
+                  : r < 77 ? MOD_USER + UM_APP : r < 88 && plugin ? MOD_USER + UM_PLUGIN : MOD_USER + UM_EXE;
         }
         hm[d] = mod;
     }
