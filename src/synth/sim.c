@@ -457,7 +457,6 @@ static uint64_t do_switch(synth *s, unsigned c, uint64_t t, int32_t nxt, uint8_t
     /* A thread's state changes are strictly ordered in time, across CPUs too, so that an
      * analysis merging the CPUs by time never sees a switch-in before the readying. */
     if (nxt >= 0 && t <= s->th[nxt].acct_since) t = s->th[nxt].acct_since + 1;
-    if (s->stk && p->cur >= 0) synth_stacks_switch_out(s, c, t, (uint32_t)p->cur, why);
     uint64_t ts = reserve(s, c, t);
     int32_t old = p->cur;
     etl_cswitch cs;
@@ -545,7 +544,7 @@ static uint64_t do_switch(synth *s, unsigned c, uint64_t t, int32_t nxt, uint8_t
     uint64_t pmc[ETL_SYNTH_MAX_PMC];
     for (unsigned k = 0; k < ETL_SYNTH_MAX_PMC; k++) pmc[k] = k < s->o.pmc_count ? p->pmc[k] : 0;
     if (s->full) synth_emit_cswitch(s, c, &cs, pmc);
-    if (s->full && s->stk) synth_stacks_cswitch(s, c, ts, nxt);
+    if (SYNTH_STACKS(s)) synth_stacks_switch(s, c, ts, old, nxt, why);
     if (s->compact) {
         etl_ccswap_switch in;
         etl_ccswap_batch b;
@@ -725,7 +724,7 @@ static uint64_t ready_thread(synth *s, uint32_t i, unsigned c, uint64_t t, uint8
             ev.adjust_increment = adj_inc;
             ev.flags = flags;
             synth_emit_ready(s, c, ts, &ev);
-            if (s->stk) synth_stacks_ready(s, c, ts, flags);
+            if (SYNTH_STACKS(s)) synth_stacks_ready(s, c, ts, flags);
         }
         synth_truth(s, &rec);
     }
@@ -782,14 +781,14 @@ static void do_exit(synth *s, unsigned c, uint64_t t, uint32_t i)
             ready_thread(s, cl, c, t, ETL_SYNTH_READY_LPC, 0, 1, 1, false);
         }
     }
-    if (s->stk && s->tracing) synth_stacks_exit(s, c, t, i);
+    if (SYNTH_STACKS(s) && s->tracing) synth_stacks_exit(s, c, t, i);
     uint64_t ts = reserve(s, c, t);
     if (s->tracing) synth_emit_thread(s, c, ts, ETL_HOOK_THREAD_END, i, (int32_t)i);
     sproc *p = &s->pr[th->proc];
     p->nthreads--;
     s->sum.threads_exited += s->tracing;
     if (!p->nthreads && p->dynamic) {
-        if (s->stk && s->tracing) synth_stacks_process_end(s, c, ts + 1, th->proc, i);
+        if (SYNTH_STACKS(s) && s->tracing) synth_stacks_process_end(s, c, ts + 1, th->proc, i);
         uint64_t t2 = reserve(s, c, ts + 1);
         if (s->tracing) synth_emit_process(s, c, t2, ETL_HOOK_PROCESS_END, th->proc, (int32_t)i, 0);
         p->alive = false;
@@ -1009,7 +1008,7 @@ static void on_churn(synth *s, uint64_t t)
             if (s->tracing) {
                 synth_emit_process(s, (unsigned)c, ts, ETL_HOOK_PROCESS_START, proc, (int32_t)creator,
                                    0x103 /* STATUS_PENDING: still running */);
-                if (s->stk) synth_stacks_process_start(s, (unsigned)c, ts + 1, proc, creator);
+                if (SYNTH_STACKS(s)) synth_stacks_process_start(s, (unsigned)c, ts + 1, proc, creator);
                 s->sum.processes_created++;
             }
         }
@@ -1054,14 +1053,14 @@ static void rundown(synth *s, uint64_t t, bool end)
     uint16_t thk = end ? ETL_HOOK_THREAD_DC_END : ETL_HOOK_THREAD_DC_START;
     synth_emit_idle_process(s, 0, reserve(s, 0, t), ph);
     for (unsigned c = 0; c < s->ncpu; c++) synth_emit_idle_thread(s, 0, reserve(s, 0, t), thk, c);
-    if (s->stk) synth_stacks_rundown(s, 0, t, end);
+    if (SYNTH_STACKS(s)) synth_stacks_rundown(s, 0, t, end);
     order_threads(s);
     for (uint32_t p = 1; p < s->pr_used; p++) {
         if (!s->pr[p].alive) continue;
         synth_emit_process(s, 0, reserve(s, 0, t), ph, p, -1, 0x103);
         for (uint32_t k = s->pr_start[p]; k < s->pr_start[p + 1]; k++)
             synth_emit_thread(s, 0, reserve(s, 0, t), thk, s->order[k], -1);
-        if (s->stk) synth_stacks_rundown(s, p, t, end);
+        if (SYNTH_STACKS(s)) synth_stacks_rundown(s, p, t, end);
     }
 }
 
@@ -1108,7 +1107,7 @@ static void on_trace_on(synth *s, uint64_t t)
     m->profile_interval = s->o.profile_interval;
     synth_truth(s, &rec);
     rundown(s, t + 1, false);
-    if (s->stk) synth_stacks_start(s, t + 1);
+    if (SYNTH_STACKS(s)) synth_stacks_start(s, t + 1);
 }
 
 static void finish(synth *s)
@@ -1136,7 +1135,7 @@ static void finish(synth *s)
         else continue;
         th->acct_since = e;
     }
-    if (s->stk) synth_stacks_finish(s, e);
+    if (SYNTH_STACKS(s)) synth_stacks_finish(s, e);
     /* The batches still open: written when tracing stops, after every other event of their CPU. */
     if (s->compact) {
         etl_ccswap_batch b;

@@ -756,17 +756,8 @@ void synth_stacks_on_slot(synth *s, uint32_t slot, uint64_t t)
     if (s->tracing) sample(s, c, t);
 }
 
-void synth_stacks_switch_out(synth *s, unsigned c, uint64_t t, uint32_t i, uint8_t why)
-{
-    synth_stacks *k = s->stk;
-    tstk *st = &k->th[i];
-    if (st->npend) flush_pending(s, c, i, t); /* it ran in user mode since */
-    if (synth_rng_chance(&k->rng, 0.5)) evolve(k, st);
-    st->kpath = why == ETL_SYNTH_WHY_PREEMPT || why == ETL_SYNTH_WHY_QUANTUM ? KP_PREEMPT : KP_WAIT;
-    st->kvar = (uint8_t)synth_rng_below(&k->rng, 4);
-}
-
-void synth_stacks_cswitch(synth *s, unsigned c, uint64_t ts, int32_t nxt)
+/* The walk of a CSwitch: the new thread's stack (where it left off), or the idle loop. */
+static void cswitch_walk(synth *s, unsigned c, uint64_t ts, int32_t nxt)
 {
     uint64_t f[ETL_SYNTH_STACK_MAX];
     uint8_t m[ETL_SYNTH_STACK_MAX];
@@ -782,6 +773,18 @@ void synth_stacks_cswitch(synth *s, unsigned c, uint64_t ts, int32_t nxt)
     uint8_t form = next_form(s, c);
     walk(s, c, ts, nxt, pid, tid, f, n, nk, form, nxt >= 0);
     stack_truth(s, c, ts, ETL_HOOK_CSWITCH, tid, pid, f, n, form);
+}
+
+void synth_stacks_switch(synth *s, unsigned c, uint64_t ts, int32_t old, int32_t nxt, uint8_t why)
+{
+    if (s->full) cswitch_walk(s, c, ts, nxt);
+    if (old < 0) return;
+    synth_stacks *k = s->stk;
+    tstk *st = &k->th[old];
+    if (st->npend) flush_pending(s, c, (uint32_t)old, ts + 1); /* it ran in user mode since */
+    if (synth_rng_chance(&k->rng, 0.5)) evolve(k, st);
+    st->kpath = why == ETL_SYNTH_WHY_PREEMPT || why == ETL_SYNTH_WHY_QUANTUM ? KP_PREEMPT : KP_WAIT;
+    st->kvar = (uint8_t)synth_rng_below(&k->rng, 4);
 }
 
 void synth_stacks_ready(synth *s, unsigned c, uint64_t ts, uint8_t flags)

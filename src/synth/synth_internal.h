@@ -391,6 +391,13 @@ void synth_hset(synth *s, uint32_t slot, uint64_t t);
 
 /* ---- stacks.c (only called when s->stk) ------------------------------------------------ */
 
+/* The hooks' test: off by default, kept off the hot paths' straight line. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SYNTH_STACKS(s) __builtin_expect((s)->stk != NULL, 0)
+#else
+#define SYNTH_STACKS(s) ((s)->stk != NULL)
+#endif
+
 etl_status synth_stacks_init(synth *s);   /* before the world is made */
 void synth_stacks_free(synth *s);
 void synth_stacks_process_new(synth *s, uint32_t proc);
@@ -401,10 +408,12 @@ void synth_stacks_start(synth *s, uint64_t t);
 void synth_stacks_rundown(synth *s, uint32_t proc, uint64_t t, bool end);
 /* A heap slot of stacks.c came due. */
 void synth_stacks_on_slot(synth *s, uint32_t slot, uint64_t t);
-/* Thread i leaves CPU c at t (before its CSwitch is reserved): deferred parts, its next stack. */
-void synth_stacks_switch_out(synth *s, unsigned c, uint64_t t, uint32_t i, uint8_t why);
-/* After a CSwitch at ts on c (nxt -1: idle) and after a ReadyThread at ts on c. */
-void synth_stacks_cswitch(synth *s, unsigned c, uint64_t ts, int32_t nxt);
+/*
+ * A switch at ts on c from old to nxt (-1: idle), traced (after its CSwitch, if
+ * logged): the new thread's walk, then the old one's deferred parts and next stack.
+ */
+void synth_stacks_switch(synth *s, unsigned c, uint64_t ts, int32_t old, int32_t nxt, uint8_t why);
+/* After a ReadyThread at ts on c. */
 void synth_stacks_ready(synth *s, unsigned c, uint64_t ts, uint8_t flags);
 /* Thread i exits on c at t (before its Thread End): its deferred parts. */
 void synth_stacks_exit(synth *s, unsigned c, uint64_t t, uint32_t i);
