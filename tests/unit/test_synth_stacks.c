@@ -178,7 +178,7 @@ static void u16_to(const etl_kstr *k, char *out, size_t cap)
     etl_utf16_to_utf8(k->text, out, cap);
 }
 
-static void read_trace(const char *path, unsigned ptr, trace *tr)
+static void read_trace(const char *path, unsigned ptr, unsigned img_version, trace *tr)
 {
     memset(tr, 0, sizeof *tr);
     etl_reader *r;
@@ -246,6 +246,7 @@ static void read_trace(const char *path, unsigned ptr, trace *tr)
             x->cpu = rec.cpu;
             x->im = ev.u.image;
             assert_true(ev.u.image.known & ETL_IMG_V2);
+            assert_int_equal(rec.version, img_version);
             u16_to(&ev.u.image.file_name, x->path, sizeof x->path);
             x->im.file_name.text.p = NULL; /* points into the record */
             bool rundown = ev.hook == ETL_HOOK_IMAGE_DC_START || ev.hook == ETL_HOOK_IMAGE_DC_END;
@@ -440,7 +441,7 @@ static void check_images(const trace *tr, truth *t, counts *n)
 static void check(const char *path, const etl_synth_options *o, truth *t, counts *n)
 {
     trace tr;
-    read_trace(path, o->pointer_size, &tr);
+    read_trace(path, o->pointer_size, o->os_build >= 10240 ? 3 : 2, &tr);
     memset(n, 0, sizeof *n);
     assert_true(t->meta.stacks);
     assert_int_equal(t->meta.profile_interval, o->profile_interval);
@@ -531,16 +532,19 @@ static void run(const char *path, const etl_synth_options *o, truth *t)
 }
 
 typedef struct flavour {
-    const char *name, *ptr, *form, *clock, *cswitch;
+    const char *name, *ptr, *form, *clock, *cswitch, *build, *cpus;
     bool compress;
 } flavour;
 
+/* Image events are v2 before build 10240; compact batches alone have no CSwitch to walk. */
 static const flavour flavours[] = {
-    {"64-both", "64", "both", "qpc", "full", false},
-    {"32-both", "32", "both", "qpc", "both", true},
-    {"64-plain", "64", "plain", "system", "full", false},
-    {"32-cached", "32", "cached", "cycles", "full", false},
-    {"64-cached", "64", "cached", "qpc", "both", true},
+    {"64-both", "64", "both", "qpc", "full", "19041", "4", false},
+    {"32-both", "32", "both", "qpc", "both", "19041", "4", true},
+    {"64-plain", "64", "plain", "system", "full", "19041", "4", false},
+    {"32-cached", "32", "cached", "cycles", "full", "19041", "4", false},
+    {"64-cached", "64", "cached", "qpc", "both", "19041", "4", true},
+    {"32-compact-9600", "32", "both", "qpc", "compact", "9600", "2", false},
+    {"64-16cpu-9200", "64", "both", "qpc", "full", "9200", "16", false},
 };
 
 static void test_flavours(void **state)
@@ -562,6 +566,8 @@ static void test_flavours(void **state)
         set(&o, "stack-form", fl->form);
         set(&o, "clock", fl->clock);
         set(&o, "cswitch", fl->cswitch);
+        set(&o, "os-build", fl->build);
+        set(&o, "cpus", fl->cpus);
         if (fl->compress) set(&o, "compress", NULL);
         char path[512];
         snprintf(path, sizeof path, "%s/%s.etl", tmpdir, fl->name);
@@ -636,7 +642,7 @@ static void test_determinism(void **state)
     assert_int_equal(etl_synth_run(a, &o, &s, &d), ETL_OK);
     assert_int_equal(s.samples + s.stack_events + s.image_events, 0);
     trace tr;
-    read_trace(a, 8, &tr);
+    read_trace(a, 8, 3, &tr);
     assert_int_equal(tr.ns + tr.nw + tr.nk + tr.nim + tr.intervals, 0);
     trace_free(&tr);
     unlink(a);
