@@ -544,7 +544,7 @@ static uint64_t do_switch(synth *s, unsigned c, uint64_t t, int32_t nxt, uint8_t
     uint64_t pmc[ETL_SYNTH_MAX_PMC];
     for (unsigned k = 0; k < ETL_SYNTH_MAX_PMC; k++) pmc[k] = k < s->o.pmc_count ? p->pmc[k] : 0;
     if (s->full) synth_emit_cswitch(s, c, &cs, pmc);
-    if (SYNTH_STACKS(s)) synth_stacks_switch(s, c, ts, old, nxt, why);
+    if (SYNTH_STACKS(s)) synth_stacks_switch(s, c, ts, why);
     if (s->compact) {
         etl_ccswap_switch in;
         etl_ccswap_batch b;

@@ -111,6 +111,7 @@ typedef struct skey {
 } skey;
 
 typedef struct cstk {
+    int32_t cur;          /* the thread running, as of the last traced switch (-1: idle) */
     skey keys[KEYS];
     uint32_t clock;
     uint8_t toggle;       /* --stack-form both: alternates per walked event */
@@ -775,11 +776,13 @@ static void cswitch_walk(synth *s, unsigned c, uint64_t ts, int32_t nxt)
     stack_truth(s, c, ts, ETL_HOOK_CSWITCH, tid, pid, f, n, form);
 }
 
-void synth_stacks_switch(synth *s, unsigned c, uint64_t ts, int32_t old, int32_t nxt, uint8_t why)
+void synth_stacks_switch(synth *s, unsigned c, uint64_t ts, uint8_t why)
 {
+    synth_stacks *k = s->stk;
+    int32_t old = k->cpu[c].cur, nxt = s->cpu[c].cur; /* (so that do_switch keeps no more registers) */
+    k->cpu[c].cur = nxt;
     if (s->full) cswitch_walk(s, c, ts, nxt);
     if (old < 0) return;
-    synth_stacks *k = s->stk;
     tstk *st = &k->th[old];
     if (st->npend) flush_pending(s, c, (uint32_t)old, ts + 1); /* it ran in user mode since */
     if (synth_rng_chance(&k->rng, 0.5)) evolve(k, st);
@@ -894,6 +897,7 @@ void synth_stacks_start(synth *s, uint64_t t)
 {
     synth_stacks *k = s->stk;
     interval_event(s, t, ETL_HOOK_PROFILE_COLLECTION_START);
+    for (unsigned c = 0; c < s->ncpu; c++) k->cpu[c].cur = s->cpu[c].cur;
     /* The timers fire together on every CPU, from after the rundown (its images are known by then). */
     uint64_t first = s->cpu[0].next_free > t ? s->cpu[0].next_free : t;
     for (unsigned c = 0; c < s->ncpu; c++) synth_hset(s, s->slot_prof0 + c, first + k->iu + c);

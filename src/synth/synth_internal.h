@@ -409,10 +409,10 @@ void synth_stacks_rundown(synth *s, uint32_t proc, uint64_t t, bool end);
 /* A heap slot of stacks.c came due. */
 void synth_stacks_on_slot(synth *s, uint32_t slot, uint64_t t);
 /*
- * A switch at ts on c from old to nxt (-1: idle), traced (after its CSwitch, if
- * logged): the new thread's walk, then the old one's deferred parts and next stack.
+ * A switch at ts on c, traced (after its CSwitch, if logged; the new thread is
+ * s->cpu[c].cur): the new thread's walk, then the old one's deferred parts and next stack.
  */
-void synth_stacks_switch(synth *s, unsigned c, uint64_t ts, int32_t old, int32_t nxt, uint8_t why);
+void synth_stacks_switch(synth *s, unsigned c, uint64_t ts, uint8_t why);
 /* After a ReadyThread at ts on c. */
 void synth_stacks_ready(synth *s, unsigned c, uint64_t ts, uint8_t flags);
 /* Thread i exits on c at t (before its Thread End): its deferred parts. */
