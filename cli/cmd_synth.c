@@ -218,6 +218,14 @@ int cmd_synth(int argc, char **argv)
                 "in %.2f s.\n",
                 prog, out, by, bu, ev, sw, cs, ba, rd, sl, sa, te, pe, tc, pc, tx, px,
                 (double)s.simulated_ns / 1e9, o.ncpu, (unsigned long long)o.seed, wall);
+        if (o.stacks) {
+            char sp[32], sk[32], im[32];
+            group(sp, sizeof sp, s.samples);
+            group(sk, sizeof sk, s.stack_events);
+            group(im, sizeof im, s.image_events);
+            fprintf(stderr, "%s synth: --stacks: %s SampledProfile, %s stack walk and key, %s Image events.\n", prog,
+                    sp, sk, im);
+        }
     }
     return rc;
 }

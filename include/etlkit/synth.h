@@ -64,7 +64,11 @@ typedef enum etl_synth_rec_type {
     ETL_SYNTH_REC_BATCH,        /* one 0x0525 event written */
     ETL_SYNTH_REC_THREAD_TOTAL, /* per thread, at its exit or at the end */
     ETL_SYNTH_REC_CPU_TOTAL,    /* per CPU, at the end: the idle thread's share */
-    ETL_SYNTH_REC_END           /* last */
+    ETL_SYNTH_REC_END,          /* last */
+    /* --stacks only (numbered after END so that the others keep their values): */
+    ETL_SYNTH_REC_IMAGE,        /* Image DCStart/Load/Unload/DCEnd */
+    ETL_SYNTH_REC_SAMPLE,       /* one SampledProfile, with its stack */
+    ETL_SYNTH_REC_STACK         /* the stack walk of a CSwitch or ReadyThread */
 } etl_synth_rec_type;
 
 /* Why a switch happened. */
@@ -216,6 +220,63 @@ typedef struct etl_synth_cpu_total {
     uint64_t pmc[ETL_SYNTH_MAX_PMC]; /* counter values at the end */
 } etl_synth_cpu_total;
 
+/* How a stack was logged (--stack-form). */
+typedef enum etl_synth_stack_form {
+    ETL_SYNTH_STACK_PLAIN = 1,  /* one StackWalk/Stack 0x1820 */
+    ETL_SYNTH_STACK_CACHED = 2, /* StackKeyKernel 0x1825 and/or StackKeyUser 0x1826 references */
+    ETL_SYNTH_STACK_BOTH = 3    /* the option only: alternating per event on each CPU */
+} etl_synth_stack_form;
+
+#define ETL_SYNTH_STACK_MAX 64u /* frames of a synthetic stack, kernel and user parts together */
+
+/*
+ * An image event (--stacks). event: ETL_SYNTH_LIFE_DC_START (start rundown),
+ * _START (Load 0x030A), _END (Unload 0x1402), _DC_END (end rundown: not an
+ * unload). pid 0 for the kernel's images.
+ */
+typedef struct etl_synth_image {
+    uint64_t time;
+    uint16_t cpu;
+    uint8_t event;                /* etl_synth_life_event (JSON: dcstart, load, unload, dcend) */
+    uint16_t hook;
+    uint32_t pid;
+    uint64_t base, size;
+    uint32_t time_date_stamp, checksum;
+    const char *name;             /* "ntdll.dll" */
+    const char *path;             /* the FileName logged */
+} etl_synth_image;
+
+/*
+ * A SampledProfile (--stacks): the thread running on cpu (tid 0: its idle
+ * thread) at time. module is the image containing ip (NULL when none does:
+ * the JIT region), offset = ip - its base. stack: depth frames, innermost
+ * first, the kernel part then the user part, the whole stack as the walks
+ * log it (depth 0: no walk); form: etl_synth_stack_form of the walk.
+ */
+typedef struct etl_synth_sample {
+    uint64_t time;
+    uint16_t cpu;
+    uint32_t tid, pid;
+    uint64_t ip;
+    uint16_t count;
+    const char *module;
+    uint64_t offset;
+    const uint64_t *stack;
+    uint32_t depth;
+    uint8_t form;
+} etl_synth_sample;
+
+/* The stack walk of a CSwitch (the new thread's stack) or a ReadyThread (the readying thread's). */
+typedef struct etl_synth_stack {
+    uint64_t time;                /* the event's time (the walks' EventTimeStamp) */
+    uint16_t cpu;
+    uint16_t hook;                /* ETL_HOOK_CSWITCH or ETL_HOOK_READY_THREAD (JSON: cswitch, readythread) */
+    uint32_t tid, pid;            /* StackThread, StackProcess */
+    const uint64_t *stack;
+    uint32_t depth;
+    uint8_t form;
+} etl_synth_stack;
+
 typedef struct etl_synth_meta {
     uint64_t seed;
     uint32_t ncpu, pointer_size, clock_type, os_build, bias, cswitch_format, pmc_count;
@@ -226,6 +287,8 @@ typedef struct etl_synth_meta {
     uint64_t header_ts;           /* raw time of the logfile header */
     bool spinlocks;
     etl_spinlock_info spinlock_info;
+    bool stacks;                  /* --stacks (the JSON line has these two only then) */
+    uint32_t profile_interval;    /* 100 ns units */
 } etl_synth_meta;
 
 typedef struct etl_synth_end {
@@ -246,6 +309,9 @@ typedef struct etl_synth_rec {
         etl_synth_thread_total thread_total;
         etl_synth_cpu_total cpu_total;
         etl_synth_end end;
+        etl_synth_image image;
+        etl_synth_sample sample;
+        etl_synth_stack stack;
     } u;
 } etl_synth_rec;
 
@@ -261,8 +327,10 @@ typedef int (*etl_synth_truth_fn)(void *ctx, const etl_synth_rec *rec);
 /*
  * A truth sink writing one JSON object per line to ctx, a FILE *. Keys:
  * "type" ("meta", "switch", "ready", "spinlock", "thread", "process",
- * "batch", "thread_total", "cpu_total", "end") then the struct's fields by
- * the names above. Returns non-zero after a write error.
+ * "batch", "thread_total", "cpu_total", "end"; with --stacks "image",
+ * "sample", "stack") then the struct's fields by the names above (a
+ * sample's "module" null and no "offset" when no image holds its ip; no
+ * "stack" when it has no walk). Returns non-zero after a write error.
  */
 ETL_API int etl_synth_truth_jsonl(void *ctx, const etl_synth_rec *rec);
 
@@ -301,6 +369,9 @@ typedef struct etl_synth_options {
     void *truth_ctx;
     etl_synth_progress_fn on_progress; /* optional, called about every 64 Ki events */
     void *progress_ctx;
+    bool stacks;                  /* stacks: modules, SampledProfile and stack walks (off: not a byte changes) */
+    uint32_t profile_interval;    /* profile-interval: 100 ns units, per CPU (10000 = 1 ms) */
+    unsigned stack_form;          /* stack-form: etl_synth_stack_form */
 } etl_synth_options;
 
 /* The defaults, which are the "small" preset. */
@@ -357,6 +428,9 @@ typedef struct etl_synth_summary {
     uint64_t ticks_per_sec;
     uint64_t simulated_ns;        /* end - start in nanoseconds */
     etl_ccswap_encoder_stats ccswap;
+    uint64_t samples;             /* --stacks: SampledProfile events */
+    uint64_t stack_events;        /* 0x1820, 0x1823..0x1826 */
+    uint64_t image_events;        /* 0x030A, 0x1402..0x1404 */
 } etl_synth_summary;
 
 /*

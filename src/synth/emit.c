@@ -64,6 +64,12 @@ static void write_event(synth *s, unsigned cpu, uint8_t header, uint8_t version,
     synth_pipe_write(s->pipe, &ev);
 }
 
+void synth_write(synth *s, unsigned cpu, uint8_t header, uint8_t version, uint16_t hook, uint32_t tid,
+                 uint32_t pid, uint64_t ts, const void *payload, size_t len)
+{
+    write_event(s, cpu, header, version, hook, tid, pid, 0, 0, ts, NULL, 0, payload, len);
+}
+
 static void encode_failed(synth *s, const char *what)
 {
     synth_fail(s, ETL_E_RANGE, what);
@@ -79,6 +85,11 @@ static etl_kstr u16(const char *a, uint8_t *buf, size_t cap)
     }
     etl_kstr k = {{buf, n}, true};
     return k;
+}
+
+etl_kstr synth_u16(const char *a, uint8_t *buf, size_t cap)
+{
+    return u16(a, buf, cap);
 }
 
 static etl_kstr ansi(const char *a)

@@ -39,6 +39,9 @@ void etl_synth_options_init(etl_synth_options *o)
     o->cpu_mhz = 3000;
     o->timer_resolution = 156250;
     o->log_file_name = DEFAULT_LOG_FILE_NAME;
+    o->stacks = false;
+    o->profile_interval = 10000;
+    o->stack_form = ETL_SYNTH_STACK_BOTH;
 }
 
 static etl_status bad(etl_diag *diag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -109,6 +112,11 @@ static const etl_synth_option_desc table[] = {
     {"perf-freq", "HZ", "QPC frequency (PerfFreq)"},
     {"cpu-mhz", "N", "CpuSpeedInMHz: the cycle counter's rate"},
     {"timer-resolution", "N", "clock tick in 100 ns units (156250 = 15.625 ms)"},
+    {"stacks", NULL, "modules (Image events), SampledProfile per CPU and stack walks after SampledProfile, "
+                     "CSwitch and ReadyThread"},
+    {"no-stacks", NULL, "none of those"},
+    {"profile-interval", "N", "with --stacks: sampling interval per CPU, 100 ns units (10000 = 1 ms)"},
+    {"stack-form", "plain|cached|both", "with --stacks: StackWalk 0x1820, stack keys 0x1823-0x1826, or both"},
 };
 
 const etl_synth_option_desc *etl_synth_option_table(size_t *n)
@@ -236,6 +244,17 @@ etl_status etl_synth_set(etl_synth_options *o, const char *name, const char *v, 
         return set_u32(name, v, 100, 100000, false, &o->cpu_mhz, diag);
     } else if (strcmp(name, "timer-resolution") == 0) {
         return set_u32(name, v, 5000, 1000000, false, &o->timer_resolution, diag);
+    } else if (strcmp(name, "stacks") == 0) {
+        o->stacks = true;
+    } else if (strcmp(name, "no-stacks") == 0) {
+        o->stacks = false;
+    } else if (strcmp(name, "profile-interval") == 0) {
+        return set_u32(name, v, 1000, 10000000, false, &o->profile_interval, diag);
+    } else if (strcmp(name, "stack-form") == 0) {
+        if (strcmp(v, "plain") == 0) o->stack_form = ETL_SYNTH_STACK_PLAIN;
+        else if (strcmp(v, "cached") == 0) o->stack_form = ETL_SYNTH_STACK_CACHED;
+        else if (strcmp(v, "both") == 0) o->stack_form = ETL_SYNTH_STACK_BOTH;
+        else return bad(diag, "--%s: '%s' is not plain, cached or both", name, v);
     }
     return ETL_OK;
 }
@@ -289,6 +308,13 @@ void etl_synth_get(const etl_synth_options *o, const char *name, char *out, size
     else if (strcmp(name, "perf-freq") == 0) U(o->perf_freq);
     else if (strcmp(name, "cpu-mhz") == 0) U(o->cpu_mhz);
     else if (strcmp(name, "timer-resolution") == 0) U(o->timer_resolution);
+    else if (strcmp(name, "stacks") == 0) B(o->stacks);
+    else if (strcmp(name, "no-stacks") == 0) B(!o->stacks);
+    else if (strcmp(name, "profile-interval") == 0) U(o->profile_interval);
+    else if (strcmp(name, "stack-form") == 0) {
+        snprintf(out, cap, "%s", o->stack_form == ETL_SYNTH_STACK_PLAIN ? "plain"
+                                 : o->stack_form == ETL_SYNTH_STACK_CACHED ? "cached" : "both");
+    }
 #undef U
 #undef B
 }
@@ -319,6 +345,10 @@ etl_status etl_synth_validate(const etl_synth_options *o, etl_diag *diag)
     if (o->lock_contention > 10000) return bad(diag, "--lock-contention must be 0..100");
     if (o->load < 1 || o->load > 100) return bad(diag, "--load must be 1..100");
     if (!o->log_file_name) return bad(diag, "options: no log_file_name");
+    if (o->profile_interval < 1000 || o->profile_interval > 10000000)
+        return bad(diag, "--profile-interval must be 1000..10000000 (100 ns units)");
+    if (o->stack_form < ETL_SYNTH_STACK_PLAIN || o->stack_form > ETL_SYNTH_STACK_BOTH)
+        return bad(diag, "--stack-form must be plain, cached or both");
     etl_spinlock_info info = o->spinlock_info;
     info.has_hold_threshold = o->os_build >= 9600;
     etl_diag d;

@@ -176,6 +176,16 @@ static uint64_t reserve(synth *s, unsigned c, uint64_t t)
     return ts;
 }
 
+uint64_t synth_reserve(synth *s, unsigned c, uint64_t t)
+{
+    return reserve(s, c, t);
+}
+
+void synth_hset(synth *s, uint32_t slot, uint64_t t)
+{
+    hset(s, slot, t);
+}
+
 /* ---- ready queue ---------------------------------------------------------------------- */
 
 static void rq_insert(synth *s, uint32_t i, bool head)
@@ -534,6 +544,7 @@ static uint64_t do_switch(synth *s, unsigned c, uint64_t t, int32_t nxt, uint8_t
     uint64_t pmc[ETL_SYNTH_MAX_PMC];
     for (unsigned k = 0; k < ETL_SYNTH_MAX_PMC; k++) pmc[k] = k < s->o.pmc_count ? p->pmc[k] : 0;
     if (s->full) synth_emit_cswitch(s, c, &cs, pmc);
+    if (SYNTH_STACKS(s)) synth_stacks_switch(s, c, ts, why);
     if (s->compact) {
         etl_ccswap_switch in;
         etl_ccswap_batch b;
@@ -713,6 +724,7 @@ static uint64_t ready_thread(synth *s, uint32_t i, unsigned c, uint64_t t, uint8
             ev.adjust_increment = adj_inc;
             ev.flags = flags;
             synth_emit_ready(s, c, ts, &ev);
+            if (SYNTH_STACKS(s)) synth_stacks_ready(s, c, ts, flags);
         }
         synth_truth(s, &rec);
     }
@@ -769,12 +781,14 @@ static void do_exit(synth *s, unsigned c, uint64_t t, uint32_t i)
             ready_thread(s, cl, c, t, ETL_SYNTH_READY_LPC, 0, 1, 1, false);
         }
     }
+    if (SYNTH_STACKS(s) && s->tracing) synth_stacks_exit(s, c, t, i);
     uint64_t ts = reserve(s, c, t);
     if (s->tracing) synth_emit_thread(s, c, ts, ETL_HOOK_THREAD_END, i, (int32_t)i);
     sproc *p = &s->pr[th->proc];
     p->nthreads--;
     s->sum.threads_exited += s->tracing;
     if (!p->nthreads && p->dynamic) {
+        if (SYNTH_STACKS(s) && s->tracing) synth_stacks_process_end(s, c, ts + 1, th->proc, i);
         uint64_t t2 = reserve(s, c, ts + 1);
         if (s->tracing) synth_emit_process(s, c, t2, ETL_HOOK_PROCESS_END, th->proc, (int32_t)i, 0);
         p->alive = false;
@@ -994,6 +1008,7 @@ static void on_churn(synth *s, uint64_t t)
             if (s->tracing) {
                 synth_emit_process(s, (unsigned)c, ts, ETL_HOOK_PROCESS_START, proc, (int32_t)creator,
                                    0x103 /* STATUS_PENDING: still running */);
+                if (SYNTH_STACKS(s)) synth_stacks_process_start(s, (unsigned)c, ts + 1, proc, creator);
                 s->sum.processes_created++;
             }
         }
@@ -1038,12 +1053,14 @@ static void rundown(synth *s, uint64_t t, bool end)
     uint16_t thk = end ? ETL_HOOK_THREAD_DC_END : ETL_HOOK_THREAD_DC_START;
     synth_emit_idle_process(s, 0, reserve(s, 0, t), ph);
     for (unsigned c = 0; c < s->ncpu; c++) synth_emit_idle_thread(s, 0, reserve(s, 0, t), thk, c);
+    if (SYNTH_STACKS(s)) synth_stacks_rundown(s, 0, t, end);
     order_threads(s);
     for (uint32_t p = 1; p < s->pr_used; p++) {
         if (!s->pr[p].alive) continue;
         synth_emit_process(s, 0, reserve(s, 0, t), ph, p, -1, 0x103);
         for (uint32_t k = s->pr_start[p]; k < s->pr_start[p + 1]; k++)
             synth_emit_thread(s, 0, reserve(s, 0, t), thk, s->order[k], -1);
+        if (SYNTH_STACKS(s)) synth_stacks_rundown(s, p, t, end);
     }
 }
 
@@ -1086,8 +1103,11 @@ static void on_trace_on(synth *s, uint64_t t)
     m->header_ts = s->header_ts;
     m->spinlocks = s->o.spinlocks;
     m->spinlock_info = s->sampler.cfg;
+    m->stacks = s->stk != NULL;
+    m->profile_interval = s->o.profile_interval;
     synth_truth(s, &rec);
     rundown(s, t + 1, false);
+    if (SYNTH_STACKS(s)) synth_stacks_start(s, t + 1);
 }
 
 static void finish(synth *s)
@@ -1115,6 +1135,7 @@ static void finish(synth *s)
         else continue;
         th->acct_since = e;
     }
+    if (SYNTH_STACKS(s)) synth_stacks_finish(s, e);
     /* The batches still open: written when tracing stops, after every other event of their CPU. */
     if (s->compact) {
         etl_ccswap_batch b;
@@ -1215,7 +1236,8 @@ static void run_loop(synth *s)
         if (slot < s->th_cap) on_wake(s, slot, t);
         else if (slot < s->slot_churn) on_cpu_event(s, slot, t);
         else if (slot == s->slot_churn) on_churn(s, t);
-        else on_trace_on(s, t);
+        else if (slot == s->slot_trace_on) on_trace_on(s, t);
+        else synth_stacks_on_slot(s, slot, t);
     }
 }
 
@@ -1328,10 +1350,13 @@ static etl_status setup(synth *s, const char *path)
     s->slot_cpu0 = s->th_cap;
     s->slot_churn = s->slot_cpu0 + s->ncpu * CS_COUNT;
     s->slot_trace_on = s->slot_churn + 1;
+    s->slot_prof0 = s->slot_trace_on + 1;
+    s->slot_image = s->slot_prof0 + s->ncpu;
     etl_status st = synth_heap_init(&s->wakes, s->th_cap);
     if (st != ETL_OK) return st;
-    st = synth_heap_init(&s->cpuq, s->slot_trace_on + 1 - s->slot_cpu0);
+    st = synth_heap_init(&s->cpuq, (o->stacks ? s->slot_image : s->slot_trace_on) + 1 - s->slot_cpu0);
     if (st != ETL_OK) return st;
+    if (o->stacks && (st = synth_stacks_init(s)) != ETL_OK) return st;
     for (uint32_t i = 0; i < s->th_cap; i++) s->th_free[i] = s->th_cap - 1 - i;
     s->th_nfree = s->th_cap;
     for (int p = 0; p < 32; p++) s->rq_head[p] = s->rq_tail[p] = NONE;
@@ -1426,6 +1451,10 @@ static etl_status setup(synth *s, const char *path)
     if (s->compact) etl_groupmask_set(&wo.group_mask, ETL_PERF_COMPACT_CSWITCH);
     if (o->ready_events) etl_groupmask_set(&wo.group_mask, ETL_PERF_DISPATCHER);
     if (o->spinlocks) etl_groupmask_set(&wo.group_mask, ETL_PERF_SPINLOCK);
+    if (o->stacks) {
+        etl_groupmask_set(&wo.group_mask, ETL_PERF_LOADER);
+        etl_groupmask_set(&wo.group_mask, ETL_PERF_PROFILE);
+    }
     wo.group_mask.kernel_event_version = kernel_event_version(o->os_build);
     wo.header_tid = 0;
     wo.header_pid = 0;
@@ -1453,6 +1482,7 @@ static void teardown(synth *s)
     free(s->spin_ctr);
     free(s->preempt_prio);
     free(s->enc_cpu);
+    synth_stacks_free(s);
 }
 
 etl_status etl_synth_run(const char *path, const etl_synth_options *o, etl_synth_summary *summary,

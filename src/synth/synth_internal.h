@@ -8,6 +8,7 @@
  *   sim.c      the machine: placement, switches, waits, quanta, locks, churn
  *   emit.c     events through the kernel codecs, truth records
  *   pipe.c     events to the writer (on a second thread where available)
+ *   stacks.c   --stacks: modules, call stacks, samples, stack walks, the key cache
  *   truth.c    the JSON-lines truth sink
  *   options.c  defaults, presets, options by name, validation
  */
@@ -271,6 +272,8 @@ typedef struct scpu {
 
 #define SYNTH_LOCK_SITES 64
 
+typedef struct synth_stacks synth_stacks; /* stacks.c */
+
 typedef struct synth {
     etl_synth_options o;
     synth_rng rng;
@@ -326,6 +329,8 @@ typedef struct synth {
     synth_heap cpuq;          /* slot - slot_cpu0: CPU events, churn, tracing on */
     uint64_t seq;
     uint32_t slot_cpu0, slot_churn, slot_trace_on;
+    uint32_t slot_prof0, slot_image; /* --stacks: per-CPU profile timers, image loads/unloads */
+    synth_stacks *stk;        /* --stacks state, NULL when off */
 
     /* spin locks */
     uint64_t lock_addr[SYNTH_LOCK_SITES];
@@ -374,5 +379,48 @@ void synth_emit_idle_process(synth *s, unsigned cpu, uint64_t ts, uint16_t hook)
 
 /* The first failure of a run (emit.c), kept with its reason. */
 void synth_fail(synth *s, etl_status st, const char *what);
+/* One event to the writer (emit.c): for stacks.c. */
+void synth_write(synth *s, unsigned cpu, uint8_t header, uint8_t version, uint16_t hook, uint32_t tid,
+                 uint32_t pid, uint64_t ts, const void *payload, size_t len);
+/* ASCII to UTF-16LE, no terminator (emit.c). */
+etl_kstr synth_u16(const char *a, uint8_t *buf, size_t cap);
+
+/* sim.c: CPU c's next log time from t (strictly increasing per CPU). */
+uint64_t synth_reserve(synth *s, unsigned c, uint64_t t);
+void synth_hset(synth *s, uint32_t slot, uint64_t t);
+
+/* ---- stacks.c (only called when s->stk) ------------------------------------------------ */
+
+/* The hooks' test: off by default, kept off the hot paths' straight line. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SYNTH_STACKS(s) __builtin_expect((s)->stk != NULL, 0)
+#else
+#define SYNTH_STACKS(s) ((s)->stk != NULL)
+#endif
+
+etl_status synth_stacks_init(synth *s);   /* before the world is made */
+void synth_stacks_free(synth *s);
+void synth_stacks_process_new(synth *s, uint32_t proc);
+void synth_stacks_thread_new(synth *s, uint32_t thread);
+/* Tracing starts at t (after the rundown): CollectionStart, the timers, the image plan. */
+void synth_stacks_start(synth *s, uint64_t t);
+/* The kernel's images (proc 0) or a process's, in a rundown, on CPU 0 at t. */
+void synth_stacks_rundown(synth *s, uint32_t proc, uint64_t t, bool end);
+/* A heap slot of stacks.c came due. */
+void synth_stacks_on_slot(synth *s, uint32_t slot, uint64_t t);
+/*
+ * A switch at ts on c, traced (after its CSwitch, if logged; the new thread is
+ * s->cpu[c].cur): the new thread's walk, then the old one's deferred parts and next stack.
+ */
+void synth_stacks_switch(synth *s, unsigned c, uint64_t ts, uint8_t why);
+/* After a ReadyThread at ts on c. */
+void synth_stacks_ready(synth *s, unsigned c, uint64_t ts, uint8_t flags);
+/* Thread i exits on c at t (before its Thread End): its deferred parts. */
+void synth_stacks_exit(synth *s, unsigned c, uint64_t t, uint32_t i);
+/* A process starts (after its Process Start) or ends (before its Process End) on c at t. */
+void synth_stacks_process_start(synth *s, unsigned c, uint64_t t, uint32_t proc, uint32_t thread);
+void synth_stacks_process_end(synth *s, unsigned c, uint64_t t, uint32_t proc, uint32_t thread);
+/* Tracing stops at e (before the end rundown): deferred parts, CollectionEnd, the key rundown. */
+void synth_stacks_finish(synth *s, uint64_t e);
 
 #endif

@@ -8,8 +8,8 @@
 #include "out/json.h"
 #include "synth_internal.h"
 
-/* A record's line: the longest (a switch with four PMC counters, a process with its command line) fits. */
-enum { LINE_CAP = 1536 };
+/* A record's line: the longest (a process with its command line, a sample with a 64-frame stack) fits. */
+enum { LINE_CAP = 4096 };
 
 static void type(ln_buf *l, const char *t)
 {
@@ -23,6 +23,8 @@ static const char *const why_names[] = {"wait", "preempt", "quantum", "exit", "i
 static const char *const ready_names[] = {"timer", "io", "thread", "lpc", "new"};
 static const char *const life_names[] = {"start", "end", "dcstart", "dcend", "setname"};
 static const char *const state_names[] = {"waiting", "ready", "standby", "running", "terminated"};
+static const char *const image_names[] = {"load", "unload", "dcstart", "dcend"};
+static const char *const form_names[] = {"?", "plain", "cached"};
 
 static const char *name_of(const char *const *t, size_t n, unsigned v)
 {
@@ -35,6 +37,14 @@ static void pmc(ln_buf *l, unsigned n, const uint64_t *v)
     ln_arr(l, "pmc");
     for (unsigned k = 0; k < n && k < ETL_SYNTH_MAX_PMC; k++) ln_u(l, NULL, v[k]);
     ln_arr_end(l);
+}
+
+static void frames(ln_buf *l, const uint64_t *f, uint32_t n, uint8_t form)
+{
+    ln_arr(l, "stack");
+    for (uint32_t i = 0; i < n; i++) ln_u(l, NULL, f[i]);
+    ln_arr_end(l);
+    ln_s(l, "form", NAME(form_names, form));
 }
 
 static void format(ln_buf *l, const etl_synth_rec *r)
@@ -62,6 +72,10 @@ static void format(ln_buf *l, const etl_synth_rec *r)
         ln_u(l, "contention_sample_rate", m->spinlock_info.spin_lock_contention_sample_rate);
         ln_u(l, "hold_threshold", m->spinlock_info.spin_lock_hold_threshold);
         ln_bool(l, "has_hold_threshold", m->spinlock_info.has_hold_threshold);
+        if (m->stacks) {
+            ln_u(l, "profile_interval", m->profile_interval);
+            ln_bool(l, "stacks", true);
+        }
         break;
     }
     case ETL_SYNTH_REC_SWITCH: {
@@ -206,6 +220,52 @@ static void format(ln_buf *l, const etl_synth_rec *r)
         ln_u(l, "switches", c->switches);
         ln_u(l, "batches", c->batches);
         pmc(l, ETL_SYNTH_MAX_PMC, c->pmc);
+        break;
+    }
+    case ETL_SYNTH_REC_IMAGE: {
+        const etl_synth_image *m = &r->u.image;
+        type(l, "image");
+        ln_s(l, "event", NAME(image_names, m->event));
+        ln_u(l, "time", m->time);
+        ln_u(l, "cpu", m->cpu);
+        ln_u(l, "hook", m->hook);
+        ln_u(l, "pid", m->pid);
+        ln_u(l, "base", m->base);
+        ln_u(l, "size", m->size);
+        ln_s(l, "name", m->name);
+        ln_s(l, "path", m->path);
+        ln_u(l, "time_date_stamp", m->time_date_stamp);
+        ln_u(l, "checksum", m->checksum);
+        break;
+    }
+    case ETL_SYNTH_REC_SAMPLE: {
+        const etl_synth_sample *p = &r->u.sample;
+        type(l, "sample");
+        ln_u(l, "time", p->time);
+        ln_u(l, "cpu", p->cpu);
+        ln_u(l, "tid", p->tid);
+        ln_u(l, "pid", p->pid);
+        ln_u(l, "ip", p->ip);
+        ln_u(l, "count", p->count);
+        if (p->module) {
+            ln_s(l, "module", p->module);
+            ln_u(l, "offset", p->offset);
+        } else {
+            ln_key(l, "module");
+            ln_raw(l, "null", 4);
+        }
+        if (p->depth) frames(l, p->stack, p->depth, p->form);
+        break;
+    }
+    case ETL_SYNTH_REC_STACK: {
+        const etl_synth_stack *k = &r->u.stack;
+        type(l, "stack");
+        ln_s(l, "event", k->hook == ETL_HOOK_CSWITCH ? "cswitch" : "readythread");
+        ln_u(l, "time", k->time);
+        ln_u(l, "cpu", k->cpu);
+        ln_u(l, "tid", k->tid);
+        ln_u(l, "pid", k->pid);
+        frames(l, k->stack, k->depth, k->form);
         break;
     }
     default: {

@@ -315,6 +315,7 @@ int32_t synth_spawn_process(synth *s, unsigned tmpl, uint32_t parent_pid, bool d
     p->key = kptr(s, 0xFFFFA00000000000ull, 0x84000000u, 30, 6) | 0x40;
     p->dtb = (synth_rng_below(&s->rng, s->ptr == 8 ? 1u << 24 : 1u << 19) + 0x100) << 12;
     p->sid_len = (uint8_t)make_sid(s, synth_templates[tmpl].sid, p->sid);
+    if (SYNTH_STACKS(s)) synth_stacks_process_new(s, i);
     return (int32_t)i;
 }
 
@@ -425,6 +426,7 @@ int32_t synth_spawn_thread(synth *s, uint32_t proc, int profile, uint64_t t, boo
     }
     p->nthreads++;
     s->th_alive++;
+    if (SYNTH_STACKS(s)) synth_stacks_thread_new(s, i);
     return (int32_t)i;
 }
 
