@@ -22,6 +22,7 @@
 #include "base/opts.h"
 #include "base/sort.h"
 #include "etlkit/event.h"
+#include "etlkit/profile_samples.h"
 #include "stacks/images.h"
 #include "stacks/owners.h"
 #include "stacks/profile_internal.h"
@@ -81,6 +82,8 @@ typedef struct run {
     uint64_t *frames;       /* scratch: a closing sample's raw frames, then [address, image] pairs */
     uint64_t *pairs;
     uint32_t unknown_name;
+    etl_profile_sample_fn on_each; /* etl_profile_run_each's callback, or NULL */
+    void *each_ctx;
     etl_status err;
 } run;
 
@@ -324,6 +327,13 @@ static etl_status close_pend(run *R, uint32_t i)
     uint32_t stack;
     etl_status st = etl_seqtab_intern(&R->im->resolved, R->pairs, 2 * n, &stack);
     if (st == ETL_OK) st = count_stack(R, e->thread, stack, walked);
+    if (st == ETL_OK && R->on_each) {
+        uint32_t pid = R->r.threads[e->thread].pid;
+        etl_profile_sample s = {e->ts, etl_clock_ns(R->clk, e->ts), e->cpu, e->tid, pid, e->ip,
+                                etl_image_map_find(&R->im->images, pid == ETL_PROFILE_NONE ? 0 : pid, e->ip, e->ts),
+                                stack, walked};
+        st = R->on_each(R->each_ctx, &s);
+    }
     if (st == ETL_OK && walked) {
         R->p->with_stack++;
         R->r.threads[e->thread].with_stack++;
@@ -746,6 +756,12 @@ static void run_free(run *R)
 
 etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_profile *p)
 {
+    return etl_profile_run_each(r, opts, NULL, NULL, p);
+}
+
+etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, etl_profile_sample_fn each,
+                                void *ctx, etl_profile *p)
+{
     memset(p, 0, sizeof *p);
     etl_profile_options o = {sizeof o, 0, 0, -1, NULL, -1, NULL, NULL};
     etl_opts_take(&o, sizeof o, opts);
@@ -787,6 +803,8 @@ etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_p
     R.clk = clk;
     R.free_pend = NIL;
     R.walks = walks;
+    R.on_each = each;
+    R.each_ctx = ctx;
     etl_idmap_init(&R.thread_ix);
     etl_idmap_init(&R.cell_ix);
     etl_idmap_init(&R.stack_ix[0]);
