@@ -36,6 +36,9 @@ typedef enum etl_table_id {
     ETL_TABLE_SPINLOCK,
     ETL_TABLE_PMC,
     ETL_TABLE_ENUM_NAME,
+    ETL_TABLE_IMAGE,        /* the profile's tables (etlkit/export_profile.h): empty without samples and images */
+    ETL_TABLE_STACK,
+    ETL_TABLE_SAMPLE,
     ETL_TABLE_COUNT
 } etl_table_id;
 
