@@ -276,6 +276,13 @@ int cmd_export(int argc, char **argv)
                                 .end_ts = run.end_ts};
             if (etl_export_rows_finish(x.tab, &end)) fail = 1;
         }
+        if (!fail && x.tr && etl_export_profile_logged(run.in.reader)) {
+            etl_status pst = etl_timeline_profile(x.tr, run.in.reader);
+            if (pst != ETL_OK && pst != ETL_E_IO) {
+                snprintf(err, sizeof err, "the profile's samples: %s", etl_status_str(pst));
+                fail = 1;
+            }
+        }
         if (x.tr && etl_timeline_finish(x.tr) != ETL_OK) {
             snprintf(err, sizeof err, "%s: %s", oname, strerror(errno)); /* finish leaves the failure's errno */
             fail = 1;

@@ -6,6 +6,7 @@
 # CSV files hold the same rows; a trace without samples nor images has the tables, empty.
 set -u
 etlkit=$1; data=$2; samples=$3; work=$4
+here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
 passes=0; fails=0
 ok() { passes=$((passes+1)); }
@@ -72,6 +73,23 @@ check "csv sample header" "trace_id,ts,ns,cpu,utid,tid,pid,stack_id,walked,ip,im
 "$etlkit" export "$pv" --to sqlite -o only.sqlite --tables sample --quiet; check "--tables sample" 0 $?
 check "--tables sample: samples" "$(jq .samples prof.json)" "$(q only.sqlite 'SELECT COUNT(*) FROM sample')"
 check "--tables sample: no images" 0 "$(q only.sqlite 'SELECT COUNT(*) FROM image')"
+
+# Perfetto: PerfSample packets with interned callstacks, decoded by protoc with etw.proto and
+# checked as trace_processor resolves them (perfetto_samples.awk): the samples by their leaf
+# frame's module equal profile --json's modules.
+if command -v protoc >/dev/null 2>&1; then
+  "$etlkit" export "$pv" --to perfetto -o pv.pb --quiet; check "export perfetto" 0 $?
+  protoc --proto_path="$here" --decode=perfetto.protos.Trace etw.proto < pv.pb > pv.txt; check "protoc --decode" 0 $?
+  awk -f "$here/perfetto_samples.awk" pv.txt | sort > got.pf
+  grep '^ERROR' got.pf && bad "perfetto: interning broken"
+  grep -v '^ERROR' got.pf > got.pfmod
+  cmp -s want.mod got.pfmod && ok || { bad "perfetto: samples by module differ"; diff want.mod got.pfmod | head; }
+  check "perfetto: one perf_sample per sample" "$(jq .samples prof.json)" "$(grep -c '^  perf_sample {' pv.txt)"
+  "$etlkit" export "$data/synth-64-qpc-full.etl" --to perfetto -o synth.pb --quiet; check "synth perfetto" 0 $?
+  check "synth perfetto: no samples" 0 "$(protoc --proto_path="$here" --decode=perfetto.protos.Trace etw.proto < synth.pb | grep -c 'perf_sample {')"
+else
+  echo "protoc not found: the Perfetto checks skipped"
+fi
 
 # No samples nor images (a synthesized scheduler trace): the tables are there, empty.
 "$etlkit" export "$data/synth-64-qpc-full.etl" --to sqlite -o synth.sqlite --quiet; check "synth export" 0 $?
