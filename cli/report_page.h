@@ -28,6 +28,8 @@ extern const int64_t hist_lo[HIST_BINS];
 
 /* cli/report/report.css and report.js, NUL-terminated: CMakeLists.txt generates them from the files. */
 extern const char report_css[], report_js[];
+/* cli/report/flame.css and flame.js: section 8's, written only on pages with samples. */
+extern const char flame_css[], flame_js[];
 
 
 typedef struct opts {
