@@ -272,8 +272,8 @@ void sec_flame(page *pg)
           "graph of the sampled stacks</title><desc id=\"flame-desc\">",
           f);
     const etl_profile_module *top = p->nmodules ? &p->modules[0] : NULL;
-    html_textf(f, "%" PRIu64 " samples in %zu processes and %zu threads; the module with the most samples is %s (%s%%). "
-                  "The numbers are in the tables of etlkit profile and in this page's JSON block.",
+    html_textf(f, "%" PRIu64 " samples in %zu processes and %zu threads; the module with the most samples is %s "
+                  "(%s%%). The numbers are in the tables of etlkit profile and in this page's JSON block.",
                p->samples, p->nprocesses, p->nthreads, top ? top->name : "none",
                fmt_fixed(a, top ? rep_pct100((int64_t)top->samples, (int64_t)p->samples) : 0, 2));
     fputs("</desc></svg><figcaption>Icicle: the root on top, callees below their callers; width is samples. "

@@ -1,6 +1,7 @@
 /*
  * report_html.c - the report page's frame: formatting helpers, table and section markup, the page; its CSS
- * and script are cli/report/report.css and report.js, embedded at build time (report_css, report_js; flame.css and flame.js on pages with samples).
+ * and script are cli/report/report.css and report.js, embedded at build time (report_css, report_js; flame.css
+ * and flame.js on pages with samples).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -123,7 +124,8 @@ void write_page(page *pg)
           f);
     fprintf(f, "<meta name=\"generator\" content=\"etlkit %s\">\n<title>", ETLKIT_VERSION_STRING);
     html_text(f, title);
-    fprintf(f, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header>\n<h1>", report_css, pg->prof ? flame_css : "");
+    fprintf(f, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header>\n<h1>", report_css,
+            pg->prof ? flame_css : "");
     html_text(f, title);
     fputs("</h1>\n<p class=\"sub\">", f);
     html_textf(f, "%s, window %s to %s (%s), %u CPUs. Written by etlkit %s: a self-contained page, no network needed.",
@@ -176,7 +178,8 @@ void write_page(page *pg)
     /* flame.js runs inside report.js's function, before the line that says the script finished. */
     const char *last = pg->prof ? strstr(report_js, "document.documentElement.setAttribute('data-js'") : NULL;
     if (last)
-        fprintf(f, "<script>\n%.*s%s%s</script>\n</body>\n</html>\n", (int)(last - report_js), report_js, flame_js, last);
+        fprintf(f, "<script>\n%.*s%s%s</script>\n</body>\n</html>\n", (int)(last - report_js), report_js, flame_js,
+                last);
     else
         fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", report_js);
 }

@@ -25,8 +25,8 @@ bool etl_export_profile_logged(etl_reader *r)
             if (logged) break;
             continue; /* a later mask may add them (GROUP_MASKS_END), or the events show up anyway */
         }
-        if (hook == ETL_HOOK_SAMPLED_PROFILE || hook == ETL_HOOK_PROCESS_LOAD_IMAGE || hook == ETL_HOOK_IMAGE_DC_START ||
-            hook == ETL_HOOK_IMAGE_LOAD) {
+        if (hook == ETL_HOOK_SAMPLED_PROFILE || hook == ETL_HOOK_PROCESS_LOAD_IMAGE ||
+            hook == ETL_HOOK_IMAGE_DC_START || hook == ETL_HOOK_IMAGE_LOAD) {
             logged = true;
             break;
         }
