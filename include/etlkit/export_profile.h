@@ -17,9 +17,9 @@ extern "C" {
 #endif
 
 /*
- * Whether r logs SampledProfile or Image events: the session's group masks
- * (PROFILE, LOADER) in its first records, or one of those events among them
- * when no group mask comes first.
+ * Whether r logs SampledProfile or Image events: the session's first group
+ * mask that is not empty (PROFILE, LOADER), or one of those events among its
+ * first 4096 records when no such mask comes before them.
  */
 ETL_API bool etl_export_profile_logged(etl_reader *r);
 

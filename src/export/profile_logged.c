@@ -21,9 +21,12 @@ bool etl_export_profile_logged(etl_reader *r)
         if (hook == ETL_HOOK_HEADER_EXTENSION || hook == ETL_HOOK_GROUP_MASKS_END) {
             etl_groupmask m;
             if (etl_groupmask_decode(rec.payload, &m) != ETL_OK) continue;
+            /* An empty mask says nothing (a relogger's, a rundown's): the first one with a flag decides. */
+            uint32_t any = 0;
+            for (unsigned i = 0; i < 8; i++) any |= m.masks[i];
+            if (!any) continue;
             logged = etl_groupmask_test(&m, ETL_PERF_PROFILE) || etl_groupmask_test(&m, ETL_PERF_LOADER);
-            if (logged) break;
-            continue; /* a later mask may add them (GROUP_MASKS_END), or the events show up anyway */
+            break;
         }
         if (hook == ETL_HOOK_SAMPLED_PROFILE || hook == ETL_HOOK_PROCESS_LOAD_IMAGE ||
             hook == ETL_HOOK_IMAGE_DC_START || hook == ETL_HOOK_IMAGE_LOAD) {
