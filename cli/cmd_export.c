@@ -34,8 +34,9 @@ static const cli_cmd export_cmd = {
     "            (equal to `etlkit cpu` and `etlkit waits`); opens in the sqlite3 shell\n"
     "  csv       a directory OUT with one OUT/<table>.csv per table (RFC 4180, header row,\n"
     "            a first trace_id column), for DuckDB, Spark, pandas, ClickHouse\n"
-    "  perfetto  a Perfetto protobuf trace (ETW events: CSwitch, ReadyThread, names) for\n"
-    "            ui.perfetto.dev and trace_processor (v53 or later)\n"
+    "  perfetto  a Perfetto protobuf trace (ETW events: CSwitch, ReadyThread, names; the\n"
+    "            samples with their stacks as PerfSample packets) for ui.perfetto.dev and\n"
+    "            trace_processor (v53 or later)\n"
     "  ftrace    ftrace text (sched_switch, sched_waking, sched_blocked_reason) for\n"
     "            Perfetto's legacy importer, Catapult and Trace Compass\n",
     {"FILE"}, 1, 1,
