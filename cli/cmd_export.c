@@ -17,6 +17,7 @@
 #include <string.h>
 #include "report.h"
 #include "etlkit/export.h"
+#include "etlkit/export_profile.h"
 #include "base/diag.h"
 #include "base/outfile.h"
 
@@ -27,13 +28,15 @@ static const cli_cmd export_cmd = {
     "Writes the trace's scheduler data for other tools, streaming (the trace is never held\n"
     "in memory):\n"
     "  sqlite    one SQLite file: tables trace, process, thread, cswitch, slice,\n"
-    "            thread_state, ready, spinlock, pmc, enum_name, and the views\n"
+    "            thread_state, ready, spinlock, pmc, enum_name, image, stack, sample\n"
+    "            (the sampled profile: empty without samples and images), and the views\n"
     "            cpu_by_thread, cpu_by_cpu, waits_by_reason, waits_by_thread\n"
     "            (equal to `etlkit cpu` and `etlkit waits`); opens in the sqlite3 shell\n"
     "  csv       a directory OUT with one OUT/<table>.csv per table (RFC 4180, header row,\n"
     "            a first trace_id column), for DuckDB, Spark, pandas, ClickHouse\n"
-    "  perfetto  a Perfetto protobuf trace (ETW events: CSwitch, ReadyThread, names) for\n"
-    "            ui.perfetto.dev and trace_processor (v53 or later)\n"
+    "  perfetto  a Perfetto protobuf trace (ETW events: CSwitch, ReadyThread, names; the\n"
+    "            samples with their stacks as PerfSample packets) for ui.perfetto.dev and\n"
+    "            trace_processor (v53 or later)\n"
     "  ftrace    ftrace text (sched_switch, sched_waking, sched_blocked_reason) for\n"
     "            Perfetto's legacy importer, Catapult and Trace Compass\n",
     {"FILE"}, 1, 1,
@@ -257,6 +260,14 @@ int cmd_export(int argc, char **argv)
             run.told = true;
             snprintf(err, sizeof err, "out of memory: the scheduler model left threads out");
         }
+        /* The profile's tables: a pass of their own, only when the trace logs samples or images. */
+        if (!fail && x.tab && etl_export_profile_logged(run.in.reader)) {
+            etl_status pst = etl_export_rows_profile(x.tab, run.in.reader, run.model);
+            if (pst != ETL_OK) {
+                if (pst != ETL_E_IO) snprintf(err, sizeof err, "the profile's tables: %s", etl_status_str(pst));
+                fail = 1;
+            }
+        }
         if (x.tab) {
             etl_export_rows_end end = {.reader = run.in.reader,
                                 .path = a.path,
@@ -265,6 +276,13 @@ int cmd_export(int argc, char **argv)
                                 .damage = &run.damage,
                                 .end_ts = run.end_ts};
             if (etl_export_rows_finish(x.tab, &end)) fail = 1;
+        }
+        if (!fail && x.tr && etl_export_profile_logged(run.in.reader)) {
+            etl_status pst = etl_timeline_profile(x.tr, run.in.reader);
+            if (pst != ETL_OK && pst != ETL_E_IO) {
+                snprintf(err, sizeof err, "the profile's samples: %s", etl_status_str(pst));
+                fail = 1;
+            }
         }
         if (x.tr && etl_timeline_finish(x.tr) != ETL_OK) {
             snprintf(err, sizeof err, "%s: %s", oname, strerror(errno)); /* finish leaves the failure's errno */

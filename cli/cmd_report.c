@@ -7,7 +7,9 @@
  * utilisation, ready latency and its histogram, waits), etl_wakeups, etl_pmc and etl_spinlocks
  * together; a cheap pass over the buffers (etl_summary_run) gives the facts
  * `info` shows (records by hook, kernel flags, recovery counters); the wait
- * chain of the longest wait takes the chain's own passes, which stop early.
+ * chain of the longest wait takes the chain's own passes, which stop early; the
+ * sampled profile (etl_profile_run, section 8's flame graph) its own two, run only
+ * when the facts count SampledProfile events.
  *
  * The charts are inline SVG written here (no script needed to read them; each
  * has a text alternative), a colour-blind-safe palette in CSS variables for
@@ -21,7 +23,8 @@
  * This file parses the options, runs the pass and writes the page through its parts:
  * report_html.c (the frame, helpers, CSS and script), report_charts.c (facts,
  * utilisation, top tables), report_tables.c (latency, waits, locks, PMC, wake-ups,
- * the chain) and report_json.c (the data block); report_page.h joins them. The
+ * the chain), report_flame.c (the flame graph and its data) and report_json.c (the
+ * data block); report_page.h joins them. The
  * facts pass is the library's (etl_summary_run, as `info` counts).
  *
  * The output goes through base/outfile, as every command's does: a temporary
@@ -67,8 +70,9 @@ static const cli_cmd report_cmd = {
     "CPU (heat strip) with the top processes stacked, top processes and threads by CPU\n"
     "time, ready latency (histogram, percentiles per process, longest delays), waits by\n"
     "reason with the longest waits and their readiers, spin locks and PMC counters when\n"
-    "the trace has them, idle wake-ups and the wait chain of the longest wait. Charts are\n"
-    "inline SVG with text alternatives; a JSON block holds every number shown.\n",
+    "the trace has them, idle wake-ups and the wait chain of the longest wait, and a flame\n"
+    "graph of the sampled stacks (zoom on click) when the trace has SampledProfile events.\n"
+    "Charts are inline SVG with text alternatives; a JSON block holds every number shown.\n",
     {"FILE"}, 1, 1,
     "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged (the page is\n"
     "written and shows the damage), 64 usage.\n"};
@@ -252,9 +256,19 @@ int cmd_report(int argc, char **argv)
         if (pg.chain) chain_st = etl_chain_run(r, &chain, a.bias, &pg.chain_model);
     }
 
+    /* The sampled profile, a pass of its own, only when the trace has SampledProfile events. */
+    etl_profile prof;
+    memset(&prof, 0, sizeof prof);
+    etl_status prof_st = ETL_OK;
+    if (chain_st == ETL_OK && fa.by_hook && fa.by_hook[ETL_HOOK_SAMPLED_PROFILE]) {
+        etl_profile_options pro = {.sz = sizeof pro, .v0 = a.v0, .v1 = a.has_range ? a.v1 : a.v0, .pid = -1, .tid = -1};
+        prof_st = etl_profile_run(r, &pro, &prof);
+        if (prof_st == ETL_OK && prof.samples) pg.prof = &prof;
+    }
+
     etl_status st = ETL_OK;
     int bad = 0, err = 0;
-    if (chain_st == ETL_OK) {
+    if (chain_st == ETL_OK && prof_st == ETL_OK) {
         pg.f = f;
         write_page(&pg);
         /* A failed write leaves the error flag set and fails again on the flush: errno says why. */
@@ -268,6 +282,9 @@ int cmd_report(int argc, char **argv)
     if (chain_st != ETL_OK) {
         st = chain_st;
         etl_diag_set(&d, st, UINT64_MAX, "the wait chain: %s", etl_status_str(st));
+    } else if (prof_st != ETL_OK) {
+        st = prof_st;
+        etl_diag_set(&d, st, UINT64_MAX, "the sampled profile: %s", etl_status_str(st));
     } else if (bad) {
         st = ETL_E_IO;
         etl_diag_set(&d, st, UINT64_MAX, "%s: cannot write the page: %s", to_stdout ? "standard output" : o.out,
@@ -277,6 +294,7 @@ int cmd_report(int argc, char **argv)
     etl_outfile_discard(&of);
     if (pg.chain) etl_chain_free(&chain);
     if (pg.chain_model) etl_sched_close(pg.chain_model);
+    etl_profile_free(&prof);
     etl_summary_free(&fa);
     free(by_ready);
     if (c->have_s) etl_spinlocks_free(&c->s);

@@ -17,6 +17,7 @@
 #include "etlkit/wakeups.h"
 #include "etlkit/spinlocks.h"
 #include "etlkit/pmc.h"
+#include "etlkit/profile.h"
 
 /* The event kinds each command's run skips (rep_args.skip). */
 #define REP_SKIP_CPU (1u << ETL_SCHED_READY | 1u << ETL_SCHED_SPINLOCK)
@@ -65,5 +66,8 @@ void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[
 
 /* wakeups: over the run's window. */
 void wakeups_json(jw *w, const rep_run *run, const etl_wakeups *wk, const rep_args *a);
+
+/* profile (report_flame.c): the members `etlkit profile FILE --json --top N` prints (top 0: every row). */
+void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top);
 
 #endif

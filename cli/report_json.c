@@ -2,7 +2,7 @@
  * report_json.c - the report page's embedded JSON block: every number the page shows. Under cpu,
  * waits, spinlocks, pmc and wakeups, the objects those commands print with --json (rep_json.h);
  * besides them the page's own: the trace's facts, the utilisation per interval, the ready
- * histogram and the wait chain.
+ * histogram and the wait chain; with samples, `etlkit profile --json` and the flame graph's tree.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -49,6 +49,17 @@ static void commands_json(jw *w, const page *pg, const char *name)
         wakeups_json(w, run, &c->w, &a);
     }
     jw_obj_end(w);
+}
+
+/* 8. the sampled profile, with or without switches, only when the trace has samples: `etlkit profile --json
+ * --top N`, and the flame graph's tree. */
+static void profile_members(jw *w, const page *pg)
+{
+    if (!pg->prof) return;
+    jw_obj(w, "profile");
+    profile_json(w, pg->run->in.path, pg->prof, pg->top);
+    jw_obj_end(w);
+    if (flame_json(w, pg->prof) != 0) jw_null(w, "flame");
 }
 
 void write_json(jw *w, const page *pg)
@@ -121,6 +132,7 @@ void write_json(jw *w, const page *pg)
     if (!pg->switches) { /* the reports' objects say there is nothing, as their commands do */
         static const char *const reports[] = {"cpu", "waits", "spinlocks", "pmc", "wakeups"};
         for (size_t i = 0; i < sizeof reports / sizeof reports[0]; i++) commands_json(w, pg, reports[i]);
+        profile_members(w, pg);
         jw_obj_end(w);
         return;
     }
@@ -192,6 +204,7 @@ void write_json(jw *w, const page *pg)
     } else {
         jw_null(w, "waitchain");
     }
+    profile_members(w, pg);
     jw_obj_end(w);
 }
 

@@ -16,6 +16,7 @@
 #include "etlkit/summary.h"
 #include "etlkit/spinlocks.h"
 #include "etlkit/pmc.h"
+#include "etlkit/profile.h"
 
 #define COLUMNS 500     /* utilisation intervals across the window, at most */
 #define STACKED 7       /* processes drawn in the stacked chart; the rest is "other" */
@@ -27,6 +28,8 @@ extern const int64_t hist_lo[HIST_BINS];
 
 /* cli/report/report.css and report.js, NUL-terminated: CMakeLists.txt generates them from the files. */
 extern const char report_css[], report_js[];
+/* cli/report/flame.css and flame.js: section 8's, written only on pages with samples. */
+extern const char flame_css[], flame_js[];
 
 
 typedef struct opts {
@@ -63,6 +66,7 @@ typedef struct page {
     etl_sched *chain_model;
     int64_t chain_from, chain_at;
     uint32_t chain_tid;
+    const etl_profile *prof;   /* the sampled profile; NULL: the trace has no SampledProfile event */
 } page;
 
 const char *secs(char out[32], int64_t ns);
@@ -98,5 +102,8 @@ const char *waker_proc(const etl_sched *m, const etl_wakeup_waker *x, char out[2
 void sec_wakeups_chain(page *pg);
 void json_pid(jw *w, uint32_t pid);
 void write_json(jw *w, const page *pg);
+/* Section 8 (report_flame.c): the flame graph, and its data under "flame"; -1: out of memory. */
+void sec_flame(page *pg);
+int flame_json(jw *w, const etl_profile *p);
 
 #endif

@@ -7,7 +7,8 @@
  * A table producer (etl_export_rows) turns the scheduler's events, the model's rows and
  * ReadyThreads into rows of typed values and hands each to a sink: the SQLite
  * loader or the CSV writer below (library etlkit_export, linked with libsqlite3). Nothing is kept per event; the thread and process tables are written
- * at the end from the model's instances.
+ * at the end from the model's instances. The sampled profile's tables (image, stack, sample) and
+ * Perfetto samples come from a pass of their own: etlkit/export_profile.h.
  *
  * Timelines: etl_timeline writes the switches and ReadyThreads as they come, in
  * time order, as Perfetto `etw_events` bundles (one buffer per CPU, flushed as a
@@ -36,6 +37,9 @@ typedef enum etl_table_id {
     ETL_TABLE_SPINLOCK,
     ETL_TABLE_PMC,
     ETL_TABLE_ENUM_NAME,
+    ETL_TABLE_IMAGE,        /* the profile's tables (etlkit/export_profile.h): empty without samples and images */
+    ETL_TABLE_STACK,
+    ETL_TABLE_SAMPLE,
     ETL_TABLE_COUNT
 } etl_table_id;
 

@@ -152,6 +152,40 @@ static const etl_column_def enum_cols[] = {
     {"name", T, "its name (`WrQueue`, `Waiting`, ...)"},
 };
 
+static const etl_column_def image_cols[] = {
+    {"image_id", I, "the image: the order the trace logged it (Image Load, DCStart), from 0"},
+    {"pid", I, "ProcessId as logged (0 or 4 for kernel images, which map in every process)"},
+    {"base", T, "ImageBase, hexadecimal (`0x7ffb5a2c0000`: kernel addresses do not fit a signed integer)"},
+    {"size", I, "ImageSize, bytes"},
+    {"name", T, "the file's base name, case kept (the `module` of `etlkit profile`)"},
+    {"path", T, "FileName as logged (`\\Device\\HarddiskVolume3\\...`)"},
+    {"time_date_stamp", I, "TimeDateStamp of the PE header (0 when not logged)"},
+    {"checksum", I, "ImageChecksum (0 when not logged)"},
+    {"load_ns", I, "ns of its Load or rundown DCStart; NULL when loaded before the trace"},
+    {"unload_ns", I, "ns of its Unload (or a later load at the same base); NULL when never unloaded"},
+    {"kernel", I, "1 for a kernel-space image"},
+};
+
+static const etl_column_def stack_cols[] = {
+    {"stack_id", I, "the stack: a distinct sequence of (address, image)"},
+    {"depth", I, "the frame's place, 0 = innermost (the sampled address)"},
+    {"address", T, "the frame's address, hexadecimal"},
+    {"image_id", I, "the image holding it at the sample's time in the sample's process, NULL: Unknown (no image)"},
+};
+
+static const etl_column_def sample_cols[] = {
+    {"ts", I, "raw timestamp of the SampledProfile event (ticks)"},
+    {"ns", I, "ns since the trace start"},
+    {"cpu", I, "processor"},
+    {"utid", I, "the thread instance (as `thread.utid`), NULL for the idle thread and threads the model never saw"},
+    {"tid", I, "ThreadId (0: Idle)"},
+    {"pid", I, "its process (the thread's Start/DCStart at or before the sample, else the first after), NULL unknown"},
+    {"stack_id", I, "its stack in `stack`: the stack walk (kernel part on top of the user part), or the IP alone"},
+    {"walked", I, "1 when a stack walk came with it, 0 when its stack is the IP alone"},
+    {"ip", T, "InstructionPointer, hexadecimal"},
+    {"image_id", I, "the image holding the IP (the sample's module), NULL: Unknown"},
+};
+
 static const char *const process_idx[] = {"CREATE INDEX process_pid ON process(pid)", NULL};
 static const char *const thread_idx[] = {"CREATE INDEX thread_tid ON thread(tid)", "CREATE INDEX thread_upid ON thread(upid)",
                                          NULL};
@@ -161,6 +195,9 @@ static const char *const slice_idx[] = {"CREATE INDEX slice_utid ON slice(utid)"
 static const char *const state_idx[] = {"CREATE INDEX thread_state_utid ON thread_state(utid)", NULL};
 static const char *const ready_idx[] = {"CREATE INDEX ready_utid ON ready(utid)", NULL};
 static const char *const spin_idx[] = {"CREATE INDEX spinlock_address ON spinlock(spin_lock_address)", NULL};
+static const char *const stack_idx[] = {"CREATE INDEX stack_id ON stack(stack_id, depth)", NULL};
+static const char *const sample_idx[] = {"CREATE INDEX sample_utid ON sample(utid)",
+                                         "CREATE INDEX sample_stack ON sample(stack_id)", NULL};
 static const char *const none_idx[] = {NULL};
 
 #define N(a) (unsigned)(sizeof a / sizeof a[0])
@@ -194,6 +231,18 @@ static const etl_table_def tables[ETL_TABLE_COUNT] = {
                     pmc_cols, N(pmc_cols), none_idx},
     [ETL_TABLE_ENUM_NAME] = {"enum_name", "Names of the enumerations stored as numbers.", enum_cols, N(enum_cols),
                           none_idx},
+    [ETL_TABLE_IMAGE] = {"image",
+                      "Every image the trace logged (Image Load and rundown DCStart), with the time it was loaded and "
+                      "unloaded (empty when the trace has no samples nor images).",
+                      image_cols, N(image_cols), none_idx},
+    [ETL_TABLE_STACK] = {"stack",
+                      "The distinct stacks of the samples, one row per frame, innermost first (as `etlkit profile` "
+                      "counts them).",
+                      stack_cols, N(stack_cols), stack_idx},
+    [ETL_TABLE_SAMPLE] = {"sample",
+                       "Every SampledProfile event (CPU Usage (Sampled)) with its thread and stack; the counts by "
+                       "module, process and thread equal `etlkit profile`'s.",
+                       sample_cols, N(sample_cols), sample_idx},
 };
 
 const etl_table_def *etl_export_tables(void) { return tables; }

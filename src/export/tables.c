@@ -12,15 +12,7 @@
 #include "etlkit/export.h"
 #include "base/opts.h"
 
-#define MAXCOLS 32
-
-struct etl_export_rows {
-    etl_export_rows_options o;
-    etl_clock clock;
-    etl_export_rows_stats st;
-    int failed;
-    etl_value v[MAXCOLS];
-};
+#include "export/rows_internal.h"
 
 etl_status etl_export_rows_open(const etl_clock *clock, const etl_export_rows_options *o, etl_export_rows **out)
 {
@@ -41,43 +33,7 @@ etl_status etl_export_rows_open(const etl_clock *clock, const etl_export_rows_op
 const etl_export_rows_stats *etl_export_rows_stats_get(const etl_export_rows *x) { return &x->st; }
 void etl_export_rows_close(etl_export_rows *x) { free(x); }
 
-static bool want(const etl_export_rows *x, etl_table_id t) { return !x->failed && (x->o.tables >> t & 1u); }
-
-static void clear(etl_export_rows *x, etl_table_id t)
-{
-    unsigned n = etl_export_tables()[t].ncols;
-    for (unsigned i = 0; i < n; i++) x->v[i].kind = ETL_VALUE_NULL;
-}
-
-static void vi(etl_export_rows *x, unsigned k, int64_t v)
-{
-    x->v[k].kind = ETL_VALUE_INT;
-    x->v[k].i = v;
-}
-
-/* Unsigned values past INT64_MAX do not fit SQLite's integers: NULL (only hostile files have them). */
-static void vu(etl_export_rows *x, unsigned k, uint64_t v)
-{
-    if (v <= INT64_MAX) vi(x, k, (int64_t)v);
-}
-
-static void vs(etl_export_rows *x, unsigned k, const char *s)
-{
-    if (!s) return;
-    x->v[k].kind = ETL_VALUE_TEXT;
-    x->v[k].s = s;
-}
-
-static void emit(etl_export_rows *x, etl_table_id t)
-{
-    if (x->failed) return;
-    x->st.rows[t]++;
-    if (x->o.on_row(x->o.ctx, t, x->v)) x->failed = 1;
-}
-
 static int64_t ns(const etl_export_rows *x, uint64_t ts) { return etl_clock_ns(&x->clock, ts); }
-
-static bool in_window(const etl_export_rows *x, int64_t t) { return !x->o.has_range || (t >= x->o.v0 && t < x->o.v1); }
 
 static bool thread_ok(uint32_t i) { return i != ETL_SCHED_IDLE && i != ETL_SCHED_NONE; }
 
@@ -86,43 +42,43 @@ static bool thread_ok(uint32_t i) { return i != ETL_SCHED_IDLE && i != ETL_SCHED
 static void cswitch_row(etl_export_rows *x, const etl_cswitch *e)
 {
     uint32_t k = e->known;
-    clear(x, ETL_TABLE_CSWITCH);
-    vu(x, 0, e->ts);
-    vi(x, 1, ns(x, e->ts));
-    vi(x, 2, e->cpu);
-    if (k & ETL_CSW_NEW_TID) vi(x, 3, e->new_tid);
-    if (k & ETL_CSW_OLD_TID) vi(x, 4, e->old_tid);
-    if (k & ETL_CSW_NEW_PRIORITY) vi(x, 5, e->new_priority);
-    if (k & ETL_CSW_OLD_PRIORITY) vi(x, 6, e->old_priority);
-    if (k & ETL_CSW_PREVIOUS_CSTATE) vi(x, 7, e->previous_cstate);
-    if (k & ETL_CSW_SPARE_BYTE) vi(x, 8, e->spare_byte);
-    if (k & ETL_CSW_WAIT_REASON) vi(x, 9, e->old_wait_reason);
-    if (k & ETL_CSW_WAIT_MODE) vi(x, 10, e->old_wait_mode);
-    if (k & ETL_CSW_STATE) vi(x, 11, e->old_state);
-    if (k & ETL_CSW_IDEAL_PROCESSOR) vi(x, 12, e->old_ideal_processor);
-    if (k & ETL_CSW_NEW_WAIT_TIME) vi(x, 13, e->new_wait_time);
-    if (k & ETL_CSW_REMAINING_QUANTUM) vi(x, 14, e->old_remaining_quantum);
+    etl_rows_clear(x, ETL_TABLE_CSWITCH);
+    etl_rows_vu(x, 0, e->ts);
+    etl_rows_vi(x, 1, ns(x, e->ts));
+    etl_rows_vi(x, 2, e->cpu);
+    if (k & ETL_CSW_NEW_TID) etl_rows_vi(x, 3, e->new_tid);
+    if (k & ETL_CSW_OLD_TID) etl_rows_vi(x, 4, e->old_tid);
+    if (k & ETL_CSW_NEW_PRIORITY) etl_rows_vi(x, 5, e->new_priority);
+    if (k & ETL_CSW_OLD_PRIORITY) etl_rows_vi(x, 6, e->old_priority);
+    if (k & ETL_CSW_PREVIOUS_CSTATE) etl_rows_vi(x, 7, e->previous_cstate);
+    if (k & ETL_CSW_SPARE_BYTE) etl_rows_vi(x, 8, e->spare_byte);
+    if (k & ETL_CSW_WAIT_REASON) etl_rows_vi(x, 9, e->old_wait_reason);
+    if (k & ETL_CSW_WAIT_MODE) etl_rows_vi(x, 10, e->old_wait_mode);
+    if (k & ETL_CSW_STATE) etl_rows_vi(x, 11, e->old_state);
+    if (k & ETL_CSW_IDEAL_PROCESSOR) etl_rows_vi(x, 12, e->old_ideal_processor);
+    if (k & ETL_CSW_NEW_WAIT_TIME) etl_rows_vi(x, 13, e->new_wait_time);
+    if (k & ETL_CSW_REMAINING_QUANTUM) etl_rows_vi(x, 14, e->old_remaining_quantum);
     if (k & ETL_CSW_FLAGS) {
-        vi(x, 15, e->flags);
-        vi(x, 16, e->old_bam);
-        vi(x, 17, e->new_bam);
+        etl_rows_vi(x, 15, e->flags);
+        etl_rows_vi(x, 16, e->old_bam);
+        etl_rows_vi(x, 17, e->new_bam);
     }
-    vi(x, 18, e->version);
-    vs(x, 19, e->source == ETL_CSW_SRC_COMPACT ? "compact" : "full");
-    emit(x, ETL_TABLE_CSWITCH);
+    etl_rows_vi(x, 18, e->version);
+    etl_rows_vs(x, 19, e->source == ETL_CSW_SRC_COMPACT ? "compact" : "full");
+    etl_rows_emit(x, ETL_TABLE_CSWITCH);
 }
 
 static void pmc_rows(etl_export_rows *x, const etl_cswitch *e)
 {
     if (!(e->known & ETL_CSW_PMC)) return;
     for (unsigned i = 0; i < e->pmc_count && i < 7; i++) {
-        clear(x, ETL_TABLE_PMC);
-        vu(x, 0, e->ts);
-        vi(x, 1, ns(x, e->ts));
-        vi(x, 2, e->cpu);
-        vi(x, 3, i);
-        vu(x, 4, e->pmc[i]);
-        emit(x, ETL_TABLE_PMC);
+        etl_rows_clear(x, ETL_TABLE_PMC);
+        etl_rows_vu(x, 0, e->ts);
+        etl_rows_vi(x, 1, ns(x, e->ts));
+        etl_rows_vi(x, 2, e->cpu);
+        etl_rows_vi(x, 3, i);
+        etl_rows_vu(x, 4, e->pmc[i]);
+        etl_rows_emit(x, ETL_TABLE_PMC);
     }
 }
 
@@ -132,36 +88,36 @@ static void spinlock_row(etl_export_rows *x, const etl_sched_event *ev)
     char a[24], c[24];
     snprintf(a, sizeof a, "0x%" PRIx64, s->spin_lock_address);
     snprintf(c, sizeof c, "0x%" PRIx64, s->caller_address);
-    clear(x, ETL_TABLE_SPINLOCK);
-    vu(x, 0, ev->ts);
-    vi(x, 1, ns(x, ev->ts));
-    vi(x, 2, ev->cpu);
-    vs(x, 3, a);
-    vs(x, 4, c);
-    vu(x, 5, s->acquire_time);
-    vu(x, 6, s->release_time);
-    vi(x, 7, s->wait_time_in_cycles);
-    vi(x, 8, s->spin_count);
-    vi(x, 9, s->thread_id);
-    vi(x, 10, s->interrupt_count);
-    vi(x, 11, s->irql);
-    vi(x, 12, s->acquire_depth);
-    vi(x, 13, s->flags);
-    vi(x, 14, s->acquire_mode);
-    vi(x, 15, s->execute_dpc);
-    vi(x, 16, s->execute_isr);
-    emit(x, ETL_TABLE_SPINLOCK);
+    etl_rows_clear(x, ETL_TABLE_SPINLOCK);
+    etl_rows_vu(x, 0, ev->ts);
+    etl_rows_vi(x, 1, ns(x, ev->ts));
+    etl_rows_vi(x, 2, ev->cpu);
+    etl_rows_vs(x, 3, a);
+    etl_rows_vs(x, 4, c);
+    etl_rows_vu(x, 5, s->acquire_time);
+    etl_rows_vu(x, 6, s->release_time);
+    etl_rows_vi(x, 7, s->wait_time_in_cycles);
+    etl_rows_vi(x, 8, s->spin_count);
+    etl_rows_vi(x, 9, s->thread_id);
+    etl_rows_vi(x, 10, s->interrupt_count);
+    etl_rows_vi(x, 11, s->irql);
+    etl_rows_vi(x, 12, s->acquire_depth);
+    etl_rows_vi(x, 13, s->flags);
+    etl_rows_vi(x, 14, s->acquire_mode);
+    etl_rows_vi(x, 15, s->execute_dpc);
+    etl_rows_vi(x, 16, s->execute_isr);
+    etl_rows_emit(x, ETL_TABLE_SPINLOCK);
 }
 
 void etl_export_rows_event(etl_export_rows *x, const etl_sched_event *ev)
 {
     if (x->failed) return;
     if (ev->kind != ETL_SCHED_SWITCH && ev->kind != ETL_SCHED_SPINLOCK) return;
-    if (!in_window(x, ns(x, ev->ts))) return;
+    if (!etl_rows_in_window(x, ns(x, ev->ts))) return;
     if (ev->kind == ETL_SCHED_SWITCH) {
-        if (want(x, ETL_TABLE_CSWITCH)) cswitch_row(x, &ev->u.sw);
-        if (want(x, ETL_TABLE_PMC)) pmc_rows(x, &ev->u.sw);
-    } else if (want(x, ETL_TABLE_SPINLOCK)) {
+        if (etl_rows_want(x, ETL_TABLE_CSWITCH)) cswitch_row(x, &ev->u.sw);
+        if (etl_rows_want(x, ETL_TABLE_PMC)) pmc_rows(x, &ev->u.sw);
+    } else if (etl_rows_want(x, ETL_TABLE_SPINLOCK)) {
         spinlock_row(x, ev);
     }
 }
@@ -172,65 +128,67 @@ static void state_row(etl_export_rows *x, const etl_sched_row *r, int state, int
                       uint64_t b_ts, int64_t b, bool running)
 {
     if (b <= a) return;
-    clear(x, ETL_TABLE_THREAD_STATE);
-    vi(x, 0, r->new_thread);
-    vi(x, 1, r->new_tid);
-    if (state >= 0) vi(x, 2, state);
-    if (reason >= 0) vi(x, 3, reason);
-    vu(x, 4, a_ts);
-    vu(x, 5, b_ts);
-    vi(x, 6, a);
-    vi(x, 7, b);
-    if (running) vi(x, 8, r->cpu);
-    emit(x, ETL_TABLE_THREAD_STATE);
+    etl_rows_clear(x, ETL_TABLE_THREAD_STATE);
+    etl_rows_vi(x, 0, r->new_thread);
+    etl_rows_vi(x, 1, r->new_tid);
+    if (state >= 0) etl_rows_vi(x, 2, state);
+    if (reason >= 0) etl_rows_vi(x, 3, reason);
+    etl_rows_vu(x, 4, a_ts);
+    etl_rows_vu(x, 5, b_ts);
+    etl_rows_vi(x, 6, a);
+    etl_rows_vi(x, 7, b);
+    if (running) etl_rows_vi(x, 8, r->cpu);
+    etl_rows_emit(x, ETL_TABLE_THREAD_STATE);
 }
 
 void etl_export_rows_row(void *ctx, const etl_sched_row *r)
 {
     etl_export_rows *x = ctx;
     if (x->failed) return;
-    if (x->o.has_range && !(r->nso > x->o.v0 && r->si < x->o.v1) && !(r->nso == r->si && in_window(x, r->si))) return;
+    if (x->o.has_range && !(r->nso > x->o.v0 && r->si < x->o.v1) && !(r->nso == r->si && etl_rows_in_window(x, r->si)))
+        return;
     uint32_t f = r->flags;
     bool ok = thread_ok(r->new_thread);
-    if (want(x, ETL_TABLE_SLICE)) {
-        clear(x, ETL_TABLE_SLICE);
-        vi(x, 0, r->cpu);
-        if (ok) vi(x, 1, r->new_thread);
-        if (r->new_thread == ETL_SCHED_IDLE) vi(x, 2, 0);
-        else if (r->new_tid != UINT32_MAX || ok) vi(x, 2, r->new_tid);
-        vu(x, 3, r->si_ts);
-        vu(x, 4, r->nso_ts);
-        vi(x, 5, r->si);
-        vi(x, 6, r->nso);
-        if (r->out && (r->out->known & ETL_CSW_STATE)) vi(x, 7, r->out->old_state);
-        if (r->out && (r->out->known & ETL_CSW_WAIT_REASON)) vi(x, 8, r->out->old_wait_reason);
-        if (r->in && !(f & ETL_ROW_MISMATCH) && (r->in->known & ETL_CSW_NEW_PRIORITY)) vi(x, 9, r->in->new_priority);
-        if (thread_ok(r->old_thread)) vi(x, 10, r->old_thread);
-        if (r->old_thread == ETL_SCHED_IDLE) vi(x, 11, 0);
-        else if (r->old_tid != UINT32_MAX) vi(x, 11, r->old_tid);
-        vi(x, 12, (f & ETL_ROW_HEAD) != 0);
-        vi(x, 13, (f & ETL_ROW_TAIL) != 0);
-        vi(x, 14, (f & ETL_ROW_MISMATCH) != 0);
+    if (etl_rows_want(x, ETL_TABLE_SLICE)) {
+        etl_rows_clear(x, ETL_TABLE_SLICE);
+        etl_rows_vi(x, 0, r->cpu);
+        if (ok) etl_rows_vi(x, 1, r->new_thread);
+        if (r->new_thread == ETL_SCHED_IDLE) etl_rows_vi(x, 2, 0);
+        else if (r->new_tid != UINT32_MAX || ok) etl_rows_vi(x, 2, r->new_tid);
+        etl_rows_vu(x, 3, r->si_ts);
+        etl_rows_vu(x, 4, r->nso_ts);
+        etl_rows_vi(x, 5, r->si);
+        etl_rows_vi(x, 6, r->nso);
+        if (r->out && (r->out->known & ETL_CSW_STATE)) etl_rows_vi(x, 7, r->out->old_state);
+        if (r->out && (r->out->known & ETL_CSW_WAIT_REASON)) etl_rows_vi(x, 8, r->out->old_wait_reason);
+        if (r->in && !(f & ETL_ROW_MISMATCH) && (r->in->known & ETL_CSW_NEW_PRIORITY))
+            etl_rows_vi(x, 9, r->in->new_priority);
+        if (thread_ok(r->old_thread)) etl_rows_vi(x, 10, r->old_thread);
+        if (r->old_thread == ETL_SCHED_IDLE) etl_rows_vi(x, 11, 0);
+        else if (r->old_tid != UINT32_MAX) etl_rows_vi(x, 11, r->old_tid);
+        etl_rows_vi(x, 12, (f & ETL_ROW_HEAD) != 0);
+        etl_rows_vi(x, 13, (f & ETL_ROW_TAIL) != 0);
+        etl_rows_vi(x, 14, (f & ETL_ROW_MISMATCH) != 0);
         if (f & ETL_ROW_PREV) {
-            if (r->prev_known & ETL_CSW_STATE) vi(x, 15, r->prev_state);
-            if (r->prev_known & ETL_CSW_WAIT_REASON) vi(x, 16, r->prev_wait_reason);
-            vu(x, 17, r->lso_ts);
-            vi(x, 18, r->lso);
+            if (r->prev_known & ETL_CSW_STATE) etl_rows_vi(x, 15, r->prev_state);
+            if (r->prev_known & ETL_CSW_WAIT_REASON) etl_rows_vi(x, 16, r->prev_wait_reason);
+            etl_rows_vu(x, 17, r->lso_ts);
+            etl_rows_vi(x, 18, r->lso);
         }
         if (f & ETL_ROW_READY_TIME) {
-            vu(x, 19, r->rt_ts);
-            vi(x, 20, r->rt);
+            etl_rows_vu(x, 19, r->rt_ts);
+            etl_rows_vi(x, 20, r->rt);
         }
-        vi(x, 21, (f & ETL_ROW_WAITED) != 0);
+        etl_rows_vi(x, 21, (f & ETL_ROW_WAITED) != 0);
         if (f & ETL_ROW_READIED) {
-            if (thread_ok(r->readier_thread)) vi(x, 22, r->readier_thread);
-            if (r->readier_thread == ETL_SCHED_IDLE) vi(x, 23, 0);
-            else if (r->readier_thread != ETL_SCHED_NONE) vi(x, 23, r->readier_tid);
-            vi(x, 24, r->ready.flags);
+            if (thread_ok(r->readier_thread)) etl_rows_vi(x, 22, r->readier_thread);
+            if (r->readier_thread == ETL_SCHED_IDLE) etl_rows_vi(x, 23, 0);
+            else if (r->readier_thread != ETL_SCHED_NONE) etl_rows_vi(x, 23, r->readier_tid);
+            etl_rows_vi(x, 24, r->ready.flags);
         }
-        emit(x, ETL_TABLE_SLICE);
+        etl_rows_emit(x, ETL_TABLE_SLICE);
     }
-    if (ok && want(x, ETL_TABLE_THREAD_STATE)) {
+    if (ok && etl_rows_want(x, ETL_TABLE_THREAD_STATE)) {
         if ((f & ETL_ROW_PREV) && !(f & ETL_ROW_HEAD)) {
             int st = (r->prev_known & ETL_CSW_STATE) ? r->prev_state : -1;
             int wr = (r->prev_known & ETL_CSW_WAIT_REASON) ? r->prev_wait_reason : -1;
@@ -248,20 +206,20 @@ void etl_export_rows_row(void *ctx, const etl_sched_row *r)
 void etl_export_rows_ready(void *ctx, const etl_sched_ready *r)
 {
     etl_export_rows *x = ctx;
-    if (!want(x, ETL_TABLE_READY) || !in_window(x, r->ns)) return;
-    clear(x, ETL_TABLE_READY);
-    vu(x, 0, r->ts);
-    vi(x, 1, r->ns);
-    vi(x, 2, r->cpu);
-    if (thread_ok(r->thread)) vi(x, 3, r->thread);
-    vi(x, 4, r->ready.thread_id);
-    if (thread_ok(r->readier_thread)) vi(x, 5, r->readier_thread);
-    if (r->readier_thread == ETL_SCHED_IDLE) vi(x, 6, 0);
-    else if (r->readier_thread != ETL_SCHED_NONE) vi(x, 6, r->readier_tid);
-    vi(x, 7, r->ready.adjust_reason);
-    vi(x, 8, r->ready.adjust_increment);
-    vi(x, 9, r->ready.flags);
-    emit(x, ETL_TABLE_READY);
+    if (!etl_rows_want(x, ETL_TABLE_READY) || !etl_rows_in_window(x, r->ns)) return;
+    etl_rows_clear(x, ETL_TABLE_READY);
+    etl_rows_vu(x, 0, r->ts);
+    etl_rows_vi(x, 1, r->ns);
+    etl_rows_vi(x, 2, r->cpu);
+    if (thread_ok(r->thread)) etl_rows_vi(x, 3, r->thread);
+    etl_rows_vi(x, 4, r->ready.thread_id);
+    if (thread_ok(r->readier_thread)) etl_rows_vi(x, 5, r->readier_thread);
+    if (r->readier_thread == ETL_SCHED_IDLE) etl_rows_vi(x, 6, 0);
+    else if (r->readier_thread != ETL_SCHED_NONE) etl_rows_vi(x, 6, r->readier_tid);
+    etl_rows_vi(x, 7, r->ready.adjust_reason);
+    etl_rows_vi(x, 8, r->ready.adjust_increment);
+    etl_rows_vi(x, 9, r->ready.flags);
+    etl_rows_emit(x, ETL_TABLE_READY);
 }
 
 /* ---- the end: thread, process, enum_name, trace --------------------------------------------- */
@@ -269,16 +227,16 @@ void etl_export_rows_ready(void *ctx, const etl_sched_ready *r)
 static void kv(etl_export_rows *x, const char *key, const char *text, bool is_int, int64_t v)
 {
     char buf[24];
-    clear(x, ETL_TABLE_TRACE);
-    vs(x, 0, key);
+    etl_rows_clear(x, ETL_TABLE_TRACE);
+    etl_rows_vs(x, 0, key);
     if (is_int) {
         snprintf(buf, sizeof buf, "%" PRId64, v);
-        vs(x, 1, buf);
-        vi(x, 2, v);
+        etl_rows_vs(x, 1, buf);
+        etl_rows_vi(x, 2, v);
     } else {
-        vs(x, 1, text);
+        etl_rows_vs(x, 1, text);
     }
-    emit(x, ETL_TABLE_TRACE);
+    etl_rows_emit(x, ETL_TABLE_TRACE);
 }
 
 static void kv_u(etl_export_rows *x, const char *key, uint64_t v)
@@ -341,9 +299,9 @@ static void trace_rows(etl_export_rows *x, const etl_export_rows_end *e)
     kv(x, "window_start_ns", NULL, true, x->o.has_range ? (x->o.v0 < v1 ? x->o.v0 : v1) : 0);
     if (x->o.has_range) kv(x, "window_end_ns", NULL, true, v1);
     else {
-        clear(x, ETL_TABLE_TRACE);
-        vs(x, 0, "window_end_ns");
-        emit(x, ETL_TABLE_TRACE);
+        etl_rows_clear(x, ETL_TABLE_TRACE);
+        etl_rows_vs(x, 0, "window_end_ns");
+        etl_rows_emit(x, ETL_TABLE_TRACE);
     }
     kv_u(x, "events_lost", h->events_lost);
     kv_u(x, "buffers_lost", h->buffers_lost);
@@ -391,11 +349,11 @@ static void enum_rows(etl_export_rows *x)
         for (unsigned c = 0; c < 256; c++) {
             const char *n = kinds[k].name(c);
             if (!n) continue;
-            clear(x, ETL_TABLE_ENUM_NAME);
-            vs(x, 0, kinds[k].kind);
-            vi(x, 1, c);
-            vs(x, 2, n);
-            emit(x, ETL_TABLE_ENUM_NAME);
+            etl_rows_clear(x, ETL_TABLE_ENUM_NAME);
+            etl_rows_vs(x, 0, kinds[k].kind);
+            etl_rows_vi(x, 1, c);
+            etl_rows_vs(x, 2, n);
+            etl_rows_emit(x, ETL_TABLE_ENUM_NAME);
         }
 }
 
@@ -406,38 +364,38 @@ int etl_export_rows_finish(etl_export_rows *x, const etl_export_rows_end *e)
     const etl_clock *c = etl_reader_clock(e->reader);
     size_t n;
     const etl_sched_process *p = etl_sched_processes(m, &n);
-    for (size_t i = 0; want(x, ETL_TABLE_PROCESS) && i < n; i++) {
-        clear(x, ETL_TABLE_PROCESS);
-        vi(x, 0, (int64_t)i);
-        vi(x, 1, p[i].pid);
-        if (p[i].name) vs(x, 2, names + p[i].name);
-        if (p[i].command_line) vs(x, 3, names + p[i].command_line);
-        vu(x, 4, p[i].start_ts);
-        vi(x, 6, etl_clock_ns(c, p[i].start_ts));
+    for (size_t i = 0; etl_rows_want(x, ETL_TABLE_PROCESS) && i < n; i++) {
+        etl_rows_clear(x, ETL_TABLE_PROCESS);
+        etl_rows_vi(x, 0, (int64_t)i);
+        etl_rows_vi(x, 1, p[i].pid);
+        if (p[i].name) etl_rows_vs(x, 2, names + p[i].name);
+        if (p[i].command_line) etl_rows_vs(x, 3, names + p[i].command_line);
+        etl_rows_vu(x, 4, p[i].start_ts);
+        etl_rows_vi(x, 6, etl_clock_ns(c, p[i].start_ts));
         if (p[i].ended) {
-            vu(x, 5, p[i].end_ts);
-            vi(x, 7, etl_clock_ns(c, p[i].end_ts));
+            etl_rows_vu(x, 5, p[i].end_ts);
+            etl_rows_vi(x, 7, etl_clock_ns(c, p[i].end_ts));
         }
-        vi(x, 8, p[i].started);
-        emit(x, ETL_TABLE_PROCESS);
+        etl_rows_vi(x, 8, p[i].started);
+        etl_rows_emit(x, ETL_TABLE_PROCESS);
     }
     const etl_sched_thread *t = etl_sched_threads(m, &n);
-    for (size_t i = 0; want(x, ETL_TABLE_THREAD) && i < n; i++) {
-        clear(x, ETL_TABLE_THREAD);
-        vi(x, 0, (int64_t)i);
-        vi(x, 1, t[i].tid);
-        if (t[i].process != ETL_SCHED_NONE && t[i].process != ETL_SCHED_IDLE) vi(x, 2, t[i].process);
-        if (t[i].pid != UINT32_MAX) vi(x, 3, t[i].pid);
-        if (t[i].name) vs(x, 4, names + t[i].name);
-        vu(x, 5, t[i].start_ts);
-        vi(x, 7, etl_clock_ns(c, t[i].start_ts));
+    for (size_t i = 0; etl_rows_want(x, ETL_TABLE_THREAD) && i < n; i++) {
+        etl_rows_clear(x, ETL_TABLE_THREAD);
+        etl_rows_vi(x, 0, (int64_t)i);
+        etl_rows_vi(x, 1, t[i].tid);
+        if (t[i].process != ETL_SCHED_NONE && t[i].process != ETL_SCHED_IDLE) etl_rows_vi(x, 2, t[i].process);
+        if (t[i].pid != UINT32_MAX) etl_rows_vi(x, 3, t[i].pid);
+        if (t[i].name) etl_rows_vs(x, 4, names + t[i].name);
+        etl_rows_vu(x, 5, t[i].start_ts);
+        etl_rows_vi(x, 7, etl_clock_ns(c, t[i].start_ts));
         if (t[i].ended) {
-            vu(x, 6, t[i].end_ts);
-            vi(x, 8, etl_clock_ns(c, t[i].end_ts));
+            etl_rows_vu(x, 6, t[i].end_ts);
+            etl_rows_vi(x, 8, etl_clock_ns(c, t[i].end_ts));
         }
-        if (t[i].base_priority) vi(x, 9, t[i].base_priority);
-        vi(x, 10, t[i].started);
-        emit(x, ETL_TABLE_THREAD);
+        if (t[i].base_priority) etl_rows_vi(x, 9, t[i].base_priority);
+        etl_rows_vi(x, 10, t[i].started);
+        etl_rows_emit(x, ETL_TABLE_THREAD);
     }
     enum_rows(x);
     trace_rows(x, e);

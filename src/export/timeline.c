@@ -31,6 +31,7 @@
 #include "base/textsafe.h"
 #include "pb.h"
 #include "base/opts.h"
+#include "export/timeline_internal.h"
 
 #define BUNDLE_BYTES (32u << 10)
 #define NAMES_BYTES (16u << 10)
@@ -553,4 +554,21 @@ void etl_timeline_close(etl_timeline *w)
     etl_idmap_free(&w->tmap);
     etl_idmap_free(&w->pmap);
     free(w);
+}
+
+/* ---- for timeline_profile.c (timeline_internal.h) --------------------------------------------- */
+
+void etl_timeline_put_packet(etl_timeline *w, const uint8_t *p, size_t n)
+{
+    out(w, p, n);
+    w->st.packets++;
+}
+
+void etl_timeline_peek(const etl_timeline *w, etl_timeline_view *v)
+{
+    v->perfetto = w->o.format == ETL_TIMELINE_PERFETTO;
+    v->failed = w->failed != 0;
+    v->has_range = w->o.has_range;
+    v->v0 = w->o.v0;
+    v->v1 = w->o.v1;
 }

@@ -18,6 +18,7 @@
 #include "base/sort.h"
 #include "etlkit/event.h"
 #include "stacks/attach.h"
+#include "etlkit/profile_samples.h"
 #include "stacks/images.h"
 #include "stacks/owners.h"
 #include "stacks/profile_internal.h"
@@ -54,6 +55,8 @@ typedef struct run {
     uint64_t *pairs;        /* scratch: a closing sample's [address, image] pairs */
     uint32_t unknown_name;
     uint32_t hint[64];      /* etl_image_map_find's, by a hash of the process and the address's 64 KiB */
+    etl_profile_sample_fn on_each; /* etl_profile_run_each's callback, or NULL */
+    void *each_ctx;
     etl_status err;
 } run;
 
@@ -271,6 +274,13 @@ static etl_status close_sample(void *ctx, const etl_attach_event *ev, const uint
     uint32_t stack;
     etl_status st = etl_seqtab_intern(&R->im->resolved, R->pairs, 2 * n, &stack);
     if (st == ETL_OK) st = count_stack(R, thread, stack, walked);
+    if (st == ETL_OK && R->on_each) {
+        uint32_t pid = R->r.threads[thread].pid;
+        uint64_t ip = ev->cookie[1];
+        etl_profile_sample s = {ev->ts, etl_clock_ns(R->clk, ev->ts), ev->cpu, ev->tid, pid, ip,
+                                find_image(R, pid == ETL_PROFILE_NONE ? 0 : pid, ip, ev->ts), stack, walked};
+        st = R->on_each(R->each_ctx, &s);
+    }
     if (st == ETL_OK && walked) {
         R->p->with_stack++;
         R->r.threads[thread].with_stack++;
@@ -624,6 +634,12 @@ static void run_free(run *R)
 
 etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_profile *p)
 {
+    return etl_profile_run_each(r, opts, NULL, NULL, p);
+}
+
+etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, etl_profile_sample_fn each,
+                                void *ctx, etl_profile *p)
+{
     memset(p, 0, sizeof *p);
     etl_profile_options o = {sizeof o, 0, 0, -1, NULL, -1, NULL, NULL};
     etl_opts_take(&o, sizeof o, opts);
@@ -663,6 +679,8 @@ etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_p
     R.p = p;
     R.clk = clk;
     for (size_t h = 0; h < sizeof R.hint / sizeof R.hint[0]; h++) R.hint[h] = ETL_IMAGE_NONE;
+    R.on_each = each;
+    R.each_ctx = ctx;
     etl_idmap_init(&R.thread_ix);
     etl_idmap_init(&R.cell_ix);
     etl_idmap_init(&R.stack_ix[0]);

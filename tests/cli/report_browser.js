@@ -2,14 +2,16 @@
 // DevTools protocol (--remote-debugging-pipe: no port, no WebSocket), with the network off, and checks:
 // no console error or exception, no request but the page itself, every section present, the script
 // ran (data-js="ok"), hover on the heat strip shows the interval's numbers, a table sorts, the page
-// prints to PDF. Screenshots (light and dark, full page) go to OUTDIR. Exit 0 pass, 1 fail.
+// prints to PDF. Screenshots (light and dark, full page) go to OUTDIR. With FLAME_URL (a page of a
+// trace with samples): its flame graph section has an SVG with frames, hover names a frame, a click
+// on a narrow frame zooms it to the full width and a click on the root zooms out. Exit 0 pass, 1 fail.
 'use strict';
 const { spawn } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
-const [chrome, url, outdir] = process.argv.slice(2);
+const [chrome, url, outdir, flameUrl] = process.argv.slice(2);
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'etlkit-chromium-'));
 const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-extensions',
@@ -133,12 +135,54 @@ async function main() {
   await S('Emulation.setEmulatedMedia', { features: [] });
   const pdf = await S('Page.printToPDF', { printBackground: true });
   fs.writeFileSync(path.join(outdir, 'report.pdf'), Buffer.from(pdf.data, 'base64'));
+  if (flameUrl) await checkFlame(S, ev, fails);
   const other = requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:') && u !== 'about:blank');
   if (other.length) fails.push('network requests: ' + other.join(' '));
   for (const e of errors) fails.push(e);
   console.log(`report_browser: ${r.sections.length} sections, ${r.charts} charts, page ${r.height} px, ` +
               `${requests.length} requests, ${errors.length} console errors`);
   return fails;
+}
+
+// The flame graph: rects drawn, a hover names the frame, a click zooms a frame to the full width
+// (1000 units), a click on the root ("all") zooms out again.
+async function checkFlame(S, ev, fails) {
+  const load = new Promise((r) => { loaded = r; });
+  await S('Page.navigate', { url: flameUrl });
+  await load;
+  const r = JSON.parse(await ev(`JSON.stringify({
+    sections: Array.from(document.querySelectorAll('main > section')).map(e => e.id),
+    rects: document.querySelectorAll('#flame-svg rect').length,
+    nav: !!document.querySelector('nav a[href="#flame"]')})`));
+  if (!r.sections.includes('flame')) { fails.push('flame: no section'); return; }
+  if (!r.nav) fails.push('flame: not in the navigation');
+  if (r.rects < 5) fails.push('flame: ' + r.rects + ' frames drawn');
+  // A narrow frame below the thread level: its middle, in page coordinates.
+  const pick = await ev(`(function(){var s=document.getElementById('flame-svg');s.scrollIntoView();
+    var best=null;Array.prototype.forEach.call(s.querySelectorAll('rect'),function(e){var w=+e.getAttribute('width'),
+    y=+e.getAttribute('y');if(y>=3*17&&w>8&&w<500&&(!best||w>+best.getAttribute('width')))best=e;});
+    if(!best)return null;var b=best.getBoundingClientRect();
+    return {i:best.getAttribute('data-i'),x:b.left+b.width/2,y:b.top+b.height/2};})()`);
+  if (!pick) { fails.push('flame: no narrow frame to click'); return; }
+  await S('Input.dispatchMouseEvent', { type: 'mouseMoved', x: pick.x, y: pick.y });
+  const tip = await ev(`(function(){var t=document.getElementById('tip');return t.hidden?'':t.textContent;})()`);
+  if (!/samples/.test(tip)) fails.push('flame: hover shows no samples: ' + JSON.stringify(tip));
+  for (const type of ['mousePressed', 'mouseReleased'])
+    await S('Input.dispatchMouseEvent', { type, x: pick.x, y: pick.y, button: 'left', clickCount: 1 });
+  const z = JSON.parse(await ev(`JSON.stringify((function(){var s=document.getElementById('flame-svg'),
+    e=s.querySelector('rect[data-i="${pick.i}"]');return {focus:s.getAttribute('data-focus'),
+    w:e?+e.getAttribute('width'):0,rects:s.querySelectorAll('rect').length};})())`));
+  if (z.focus !== pick.i || z.w < 999) fails.push('flame: a click did not zoom: ' + JSON.stringify(z));
+  const root = await ev(`(function(){var e=document.querySelector('#flame-svg rect[data-i="0"]');
+    var b=e.getBoundingClientRect();return {x:b.left+5,y:b.top+b.height/2};})()`);
+  for (const type of ['mousePressed', 'mouseReleased'])
+    await S('Input.dispatchMouseEvent', { type, x: root.x, y: root.y, button: 'left', clickCount: 1 });
+  const back = await ev(`document.getElementById('flame-svg').getAttribute('data-focus')`);
+  if (back !== '0') fails.push('flame: a click on the root did not zoom out (focus ' + back + ')');
+  const { data } = await S('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true,
+    clip: { x: 0, y: await ev(`document.getElementById('flame').getBoundingClientRect().top+scrollY-10`),
+            width: 1200, height: 700, scale: 1 } });
+  fs.writeFileSync(path.join(outdir, 'report-flame.png'), Buffer.from(data, 'base64'));
 }
 
 const killer = setTimeout(() => { console.log('report_browser: FAIL: timed out'); proc.kill('SIGKILL'); process.exit(1); }, 90000);

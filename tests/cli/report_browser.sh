@@ -1,11 +1,13 @@
 #!/bin/sh
-# report_browser.sh ETLKIT OUTDIR - an etlkit report in a real browser: Debian's chromium, headless,
+# report_browser.sh ETLKIT OUTDIR [SAMPLED] - an etlkit report in a real browser: Debian's chromium, headless,
 # network off (report_browser.js over the DevTools pipe): no console error, no request, every section,
 # hover and sorting work, it prints. The page, its screenshots (light and dark) and the PDF stay in
-# OUTDIR as build artifacts. Skips (exit 77, one line) only when chromium cannot be installed.
+# OUTDIR as build artifacts. SAMPLED, a trace with SampledProfile events: its page's flame graph draws
+# and zooms on a click. Skips (exit 77, one line) only when chromium cannot be installed.
 set -u
 etlkit=$1
 out=$2
+sampled=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 find_chrome() { command -v chromium || command -v chromium-browser || true; }
 chrome=$(find_chrome)
@@ -25,4 +27,9 @@ mkdir -p "$out" || exit 1
 "$etlkit" synth --quiet --pmc 4 --seed 3 -o "$out/browser.etl" --force || { echo "FAIL: synth"; exit 1; }
 "$etlkit" report "$out/browser.etl" -o "$out/report.html" --force --title "etlkit report of a synthesized trace" ||
   { echo "FAIL: report"; exit 1; }
-node "$here/report_browser.js" "$chrome" "file://$out/report.html" "$out"
+flame=
+if [ -n "$sampled" ] && [ -f "$sampled" ]; then
+  "$etlkit" report "$sampled" -o "$out/flame.html" --force || { echo "FAIL: report of $sampled"; exit 1; }
+  flame="file://$out/flame.html"
+fi
+node "$here/report_browser.js" "$chrome" "file://$out/report.html" "$out" $flame

@@ -12,7 +12,8 @@
  * ready histogram adds up to the ready count, the wait chain with `waitchain`; every section is there.
  * A real sample without context switches gives a short valid page saying so; a truncated trace gives a
  * page that shows its damage (exit 3) with info's recovery counters; a refused output (a directory, a
- * FIFO) leaves nothing behind.
+ * FIFO) leaves nothing behind. A trace with samples gets the flame graph section and, in the block,
+ * what `etlkit profile --json` prints and the flame graph's tree; one without, neither.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +29,7 @@
 #include <jansson.h>
 
 static const char *cli, *samples, *work;
+static size_t decode_flags; /* jansson's: test_profile reads integers past 2^63 (Unknown's offsets) as reals */
 static char full[512], compact[512], pmcspin[512];
 
 static char *slurp_stream(FILE *f, size_t *len)
@@ -186,7 +188,7 @@ static json_t *page_data(const char *html)
     const char *e = strstr(a, "</script>");
     if (!e) fail_msg("unclosed JSON block");
     json_error_t err;
-    json_t *j = json_loadb(a, (size_t)(e - a), 0, &err);
+    json_t *j = json_loadb(a, (size_t)(e - a), decode_flags, &err);
     if (!j) fail_msg("the JSON block does not parse: %s (line %d)", err.text, err.line);
     return j;
 }
@@ -459,6 +461,87 @@ static void test_no_switches(void **state)
     json_decref(page);
 }
 
+/* The member name of the page's block is, byte for byte, what `etlkit ARGS` prints (escaped as the page escapes). */
+static void same_bytes(const char *html, const char *name, const char *args)
+{
+    int st;
+    char *out = run(args, &st);
+    if (st != 0 && st != 3) fail_msg("etlkit %s: exit %d", args, st);
+    size_t n = strlen(out);
+    if (n && out[n - 1] == '\n') out[--n] = 0;
+    char *esc = malloc(6 * n + 64), *q = esc, *block = page_block(html);
+    q += sprintf(q, "\"%s\":", name);
+    for (size_t k = 0; k < n; k++) {
+        const char *r = out[k] == '<' ? "\\u003c" : out[k] == '>' ? "\\u003e" : out[k] == '&' ? "\\u0026" : NULL;
+        if (r) q += sprintf(q, "%s", r);
+        else *q++ = out[k];
+    }
+    *q = 0;
+    if (!strstr(block, esc)) fail_msg("%s: the page's member is not the bytes `etlkit %s` prints", name, args);
+    free(esc);
+    free(block);
+    free(out);
+}
+
+/*
+ * A trace with samples: section 8 and its data, "profile" as `etlkit profile --json --top 25` prints it
+ * (with --range too), "flame" a tree of the samples: the root holds them all, each node's children
+ * hold at most its samples (the processes exactly all), parents come first. Without samples: neither.
+ */
+static void test_profile(void **state)
+{
+    (void)state;
+    char trace[600], args[2048], *html;
+    snprintf(trace, sizeof trace, "%s/perfview-x64-compressed.etl", samples);
+    if (access(trace, R_OK) != 0) skip();
+    static const char *const ranges[] = {"", "--range 2 5"};
+    decode_flags = JSON_DECODE_INT_AS_REAL;
+    for (size_t r = 0; r < 2; r++) {
+        json_t *page = make_page(trace, ranges[r], 0, &html, r ? "profile-range" : "profile");
+        if (!strstr(html, "<section id=\"flame\"")) fail_msg("no flame graph section");
+        snprintf(args, sizeof args, "profile '%s' --json --top 25 %s", trace, ranges[r]);
+        same_bytes(html, "profile", args);
+        json_t *prof = json_object_get(page, "profile"), *fl = json_object_get(page, "flame");
+        json_t *nodes = json_object_get(fl, "nodes");
+        json_int_t total = (json_int_t)json_number_value(json_object_get(prof, "samples"));
+        assert_true(total > 0);
+        assert_int_equal((json_int_t)json_number_value(json_object_get(fl, "samples")), total);
+        size_t n = json_array_size(nodes);
+        assert_true(n > 10);
+        json_int_t *kids = calloc(n, sizeof *kids);
+        for (size_t i = 0; i < n; i++) {
+            json_t *e = json_array_get(nodes, i);
+            json_int_t parent = (json_int_t)json_number_value(json_array_get(e, 0)),
+                       v = (json_int_t)json_number_value(json_array_get(e, 1));
+            const char *label = json_string_value(json_array_get(e, 2));
+            if (!label || !label[0]) fail_msg("node %zu: no label", i);
+            if (i == 0) {
+                assert_int_equal(parent, -1);
+                assert_int_equal(v, total);
+                continue;
+            }
+            if (parent < 0 || (size_t)parent >= i) fail_msg("node %zu: parent %lld not before it", i, (long long)parent);
+            if (v <= 0) fail_msg("node %zu: %lld samples", i, (long long)v);
+            kids[parent] += v;
+        }
+        assert_int_equal(kids[0], total); /* every sample has a process */
+        for (size_t i = 0; i < n; i++) {
+            json_int_t v = (json_int_t)json_number_value(json_array_get(json_array_get(nodes, i), 1));
+            if (kids[i] > v) fail_msg("node %zu: children hold %lld samples, it %lld", i, (long long)kids[i], (long long)v);
+        }
+        free(kids);
+        free(html);
+        json_decref(page);
+    }
+    decode_flags = 0;
+    json_t *page = make_page(compact, NULL, 0, &html, "no-profile");
+    assert_null(json_object_get(page, "profile"));
+    assert_null(json_object_get(page, "flame"));
+    assert_null(strstr(html, "<section id=\"flame\""));
+    free(html);
+    json_decref(page);
+}
+
 static void test_damaged(void **state)
 {
     (void)state;
@@ -566,6 +649,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_full),       cmocka_unit_test(test_compact), cmocka_unit_test(test_pmc_spinlocks),
         cmocka_unit_test(test_range),
         cmocka_unit_test(test_no_switches), cmocka_unit_test(test_damaged), cmocka_unit_test(test_outputs),
+        cmocka_unit_test(test_profile),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -24,7 +24,7 @@ for to in sqlite perfetto ftrace; do
   "$etlkit" export "$t" --to $to -o "out.$to" --force --quiet; check "$to --force" 0 $?
   [ "$(cat "out.$to" 2>/dev/null | head -c 4)" != keep ] && ok || bad "$to: --force replaced the file"
 done
-check "sqlite --force gives a database" 10 "$(q out.sqlite "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")"
+check "sqlite --force gives a database" 13 "$(q out.sqlite "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")"
 # Not a regular file, the input itself (a symbolic link to it too): refused, untouched. (Other links:
 # replaced with --force, never written through: tests/cli/outputs.sh.)
 mkdir adir
@@ -57,7 +57,7 @@ check "nothing made by usage errors" "" "$(ls x.db x x.pf 2>/dev/null)"
 
 # CSV: a new directory of OUT/<table>.csv; --force replaces our tables and keeps other files.
 "$etlkit" export "$t" --to csv -o csv --quiet; check "csv" 0 $?
-check "csv tables" "cswitch.csv enum_name.csv pmc.csv process.csv ready.csv slice.csv spinlock.csv thread.csv thread_state.csv trace.csv" "$(ls csv | tr '\n' ' ' | sed 's/ $//')"
+check "csv tables" "cswitch.csv enum_name.csv image.csv pmc.csv process.csv ready.csv sample.csv slice.csv spinlock.csv stack.csv thread.csv thread_state.csv trace.csv" "$(ls csv | tr '\n' ' ' | sed 's/ $//')"
 check "csv header" "trace_id,cpu,utid,tid,start_ts" "$(head -1 csv/slice.csv | cut -d, -f1-5)"
 check "csv CRLF" 1 "$(head -1 csv/slice.csv | od -c | grep -c '\\r')"
 echo mine > csv/notes.txt

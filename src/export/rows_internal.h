@@ -1,0 +1,62 @@
+/*
+ * rows_internal.h - the table producer's state and its row helpers, shared by
+ * tables.c (the scheduler's tables) and profile_rows.c (image, stack, sample).
+ */
+#ifndef ETLKIT_EXPORT_ROWS_INTERNAL_H
+#define ETLKIT_EXPORT_ROWS_INTERNAL_H
+
+#include "etlkit/export.h"
+
+#define MAXCOLS 32
+
+struct etl_export_rows {
+    etl_export_rows_options o;
+    etl_clock clock;
+    etl_export_rows_stats st;
+    int failed;
+    etl_value v[MAXCOLS];
+};
+
+static inline bool etl_rows_want(const etl_export_rows *x, etl_table_id t)
+{
+    return !x->failed && (x->o.tables >> t & 1u);
+}
+
+static inline void etl_rows_clear(etl_export_rows *x, etl_table_id t)
+{
+    unsigned n = etl_export_tables()[t].ncols;
+    for (unsigned i = 0; i < n; i++) x->v[i].kind = ETL_VALUE_NULL;
+}
+
+static inline void etl_rows_vi(etl_export_rows *x, unsigned k, int64_t v)
+{
+    x->v[k].kind = ETL_VALUE_INT;
+    x->v[k].i = v;
+}
+
+/* Unsigned values past INT64_MAX do not fit SQLite's integers: NULL (only hostile files have them). */
+static inline void etl_rows_vu(etl_export_rows *x, unsigned k, uint64_t v)
+{
+    if (v <= INT64_MAX) etl_rows_vi(x, k, (int64_t)v);
+}
+
+static inline void etl_rows_vs(etl_export_rows *x, unsigned k, const char *s)
+{
+    if (!s) return;
+    x->v[k].kind = ETL_VALUE_TEXT;
+    x->v[k].s = s;
+}
+
+static inline void etl_rows_emit(etl_export_rows *x, etl_table_id t)
+{
+    if (x->failed) return;
+    x->st.rows[t]++;
+    if (x->o.on_row(x->o.ctx, t, x->v)) x->failed = 1;
+}
+
+static inline bool etl_rows_in_window(const etl_export_rows *x, int64_t t)
+{
+    return !x->o.has_range || (t >= x->o.v0 && t < x->o.v1);
+}
+
+#endif
