@@ -5,6 +5,7 @@
 #include <string.h>
 #include "report.h"
 #include "columns.h"
+#include "rep_json.h"
 #include "etlkit/profile.h"
 
 static const cli_cmd profile_cmd = {
@@ -144,7 +145,13 @@ GETTER(g_fn_label)
     cv_str(v, v->buf);
 }
 GETTER(g_fn_module) { (void)col, cv_str(v, PROF->modules[FN->module].name); }
-GETTER(g_fn_offset) { (void)col, (void)ctx, cv_u64(v, FN->offset); }
+/* As a "0x..." string: an Unknown function's offset is its address, past JSON's portable integers. */
+GETTER(g_fn_offset)
+{
+    (void)col, (void)ctx;
+    snprintf(v->buf, sizeof v->buf, "0x%" PRIx64, FN->offset);
+    cv_str(v, v->buf);
+}
 GETTER(g_fn_samples) { (void)col, (void)ctx, cv_u64(v, FN->samples); }
 GETTER(g_fn_pct) { (void)col, cv_pct(v, PROF, FN->samples); }
 #undef FN
@@ -152,7 +159,7 @@ GETTER(g_fn_pct) { (void)col, cv_pct(v, PROF, FN->samples); }
 static const col_def function_cols[] = {
     {"Function", NULL, "function", COL_TEXT, 0, g_fn_label, 0},
     {NULL, NULL, "module", COL_TEXT, 0, g_fn_module, 0},
-    {NULL, NULL, "offset", COL_COUNT, 0, g_fn_offset, 0},
+    {NULL, NULL, "offset", COL_TEXT, 0, g_fn_offset, 0},
     {"=Samples", NULL, "samples", COL_COUNT, 0, g_fn_samples, 0},
     {"=%", NULL, NULL, COL_FIXED, 2, g_fn_pct, 0},
 };
@@ -318,21 +325,25 @@ static int print_pivot(const args *g, const etl_profile *p)
     return 0;
 }
 
+void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top)
+{
+    json_head(w, path, p);
+    json_rows(w, "processes", process_cols, NCOLS(process_cols), p, p->processes, sizeof *p->processes,
+              p->nprocesses, top);
+    json_rows(w, "threads", thread_cols, NCOLS(thread_cols), p, p->threads, sizeof *p->threads, p->nthreads, top);
+    json_rows(w, "modules", module_cols, NCOLS(module_cols), p, p->modules, sizeof *p->modules, p->nmodules, top);
+    json_rows(w, "functions", function_cols, NCOLS(function_cols), p, p->functions, sizeof *p->functions,
+              p->nfunctions, top);
+    json_anomalies(w, p);
+}
+
 static void print_lists(const args *g, const etl_profile *p)
 {
     if (g->a.format == FMT_JSON) {
-        unsigned top = g->a.top;
         jw w;
         jw_init(&w, stdout);
         jw_obj(&w, NULL);
-        json_head(&w, g->a.path, p);
-        json_rows(&w, "processes", process_cols, NCOLS(process_cols), p, p->processes, sizeof *p->processes,
-                  p->nprocesses, top);
-        json_rows(&w, "threads", thread_cols, NCOLS(thread_cols), p, p->threads, sizeof *p->threads, p->nthreads, top);
-        json_rows(&w, "modules", module_cols, NCOLS(module_cols), p, p->modules, sizeof *p->modules, p->nmodules, top);
-        json_rows(&w, "functions", function_cols, NCOLS(function_cols), p, p->functions, sizeof *p->functions,
-                  p->nfunctions, top);
-        json_anomalies(&w, p);
+        profile_json(&w, g->a.path, p, g->a.top);
         jw_obj_end(&w);
         jw_end(&w);
         return;

@@ -67,7 +67,7 @@ void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[
 /* wakeups: over the run's window. */
 void wakeups_json(jw *w, const rep_run *run, const etl_wakeups *wk, const rep_args *a);
 
-/* profile (report_flame.c): the members `etlkit profile FILE --json --top N` prints (top 0: every row). */
+/* profile (cmd_profile.c): the members `etlkit profile FILE --json --top N` prints (top 0: every row). */
 void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top);
 
 #endif
