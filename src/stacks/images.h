@@ -11,13 +11,14 @@
  *   - a later load at the same (process, base) replaces the earlier one;
  *   - kernel-space images (a base in the upper half of the address space) are
  *     mapped in every process, whatever ProcessId their event carries.
- * Memory grows with the image events.
+ * Memory grows with the image events; adding one costs O(1) whatever came before.
  */
 #ifndef ETLKIT_STACKS_IMAGES_H
 #define ETLKIT_STACKS_IMAGES_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "base/idmap.h"
 #include "etlkit/kernel.h"
 #include "stacks/strtab.h"
 
@@ -31,6 +32,7 @@ typedef struct etl_image_inst {
     uint32_t time_date_stamp, checksum;
     bool kernel;              /* mapped in every process */
     bool open;                /* no Unload (nor replacing Load) seen yet: while building */
+    uint32_t prev_same;       /* the instance added before it under the same hash of (space, base), or NONE */
 } etl_image_inst;
 
 typedef struct etl_image_map {
@@ -38,6 +40,7 @@ typedef struct etl_image_map {
     etl_image_inst *v;        /* in the order added */
     uint32_t n, cap;
     uint32_t *order;          /* after seal: indexes sorted by (space, base) */
+    etl_idmap newest;         /* hash of (space, base) -> the newest instance under it (chained by prev_same) */
     uint64_t max_size_kernel, max_size_user;
     etl_strtab *names;
     bool sealed;

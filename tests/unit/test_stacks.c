@@ -308,11 +308,14 @@ static void test_images_kernel_overlap(void **state)
     etl_strtab_free(&names);
 }
 
-/* Many images and their end rundown: each DCEnd finds its DCStart (none added), each Unload its Load. */
+/*
+ * Many images and their end rundown: each DCEnd finds its DCStart (none added), each Unload its Load.
+ * Each event used to scan the images before it: 100,000 took about 6 s (1 s for 40,000), now 0.03 s.
+ */
 static void test_images_many(void **state)
 {
     (void)state;
-    enum { N = 20000 };
+    enum { N = 100000 };
     etl_strtab names;
     etl_strtab_init(&names);
     etl_image_map m;
