@@ -248,7 +248,7 @@ etl_status etl_profile_butterfly_get(const etl_profile *p, const char *function,
         etl_status st = ETL_OK;
         if (k + 1 < n) st = add_edge(p, &b->callers, &b->ncallers, &capc, &fr[k + 1], s->samples);
         if (st == ETL_OK && k > 0) st = add_edge(p, &b->callees, &b->ncallees, &cape, &fr[k - 1], s->samples);
-        if (k == 0) b->self += s->samples;
+        if (frame_is(p, &fr[0], function, mlen, offset)) b->self += s->samples; /* innermost, recursive or not */
         if (st != ETL_OK) {
             etl_profile_butterfly_free(b);
             return st;
