@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/sort.h"
+#include "base/textsafe.h"
 #include "etlkit/profile.h"
 #include "stacks/profile_internal.h"
 
@@ -146,11 +147,25 @@ etl_status etl_profile_pivot(const etl_profile *p, const etl_profile_by *by, uns
 
 /* ----------------------------------------------------------------- folded */
 
-/* s with the folded format's separators (';', newlines) made '_' (the count follows the last space). */
+/*
+ * s with the folded format's separators (';', newlines) and every character that
+ * must not reach a terminal (base/textsafe.h: controls, C1, bidirectional
+ * overrides, bytes that are not UTF-8) made '_' (the count follows the last space).
+ */
 static int put_name(FILE *f, const char *s)
 {
-    for (; *s; s++)
-        if (putc(*s == ';' || *s == '\n' || *s == '\r' ? '_' : *s, f) == EOF) return -1;
+    const unsigned char *c = (const unsigned char *)s;
+    while (*c) {
+        uint32_t cp;
+        int kind;
+        size_t n = etl_text_char(c, &cp, &kind);
+        if (kind != ETL_TEXT_PLAIN || *c == ';') {
+            if (putc('_', f) == EOF) return -1;
+        } else if (fwrite(c, 1, n, f) != n) {
+            return -1;
+        }
+        c += n;
+    }
     return 0;
 }
 
