@@ -29,17 +29,21 @@ typedef struct tev {
     unsigned seq;
     uint16_t cpu, hook;
     uint8_t header, version;
-    uint8_t p[2048];
+    uint8_t p[1024];
     size_t len;
 } tev;
 
-static tev evs[256];
-static size_t nev;
+static tev *evs;
+static size_t nev, capev;
 static unsigned ptr = 8;
 
 static tev *add(uint64_t k, uint16_t cpu, uint8_t header, uint8_t version, uint16_t hook)
 {
-    PB_MUST(nev < sizeof evs / sizeof evs[0]);
+    if (nev == capev) {
+        capev = capev ? 2 * capev : 256;
+        evs = realloc(evs, capev * sizeof *evs);
+        PB_MUST(evs != NULL);
+    }
     tev *e = &evs[nev];
     memset(e, 0, sizeof *e);
     e->k = k;

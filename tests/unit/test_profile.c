@@ -413,6 +413,90 @@ static void test_profile_names(void **state)
     etl_reader_close(r);
 }
 
+/* Edges: no samples; a walk with no frames; a thread whose kernel stacks never get a user part; no walks. */
+static void test_profile_edges(void **state)
+{
+    (void)state;
+    char path[512];
+    etl_profile p;
+    etl_profile_by by[1] = {ETL_PROFILE_BY_MODULE};
+    etl_profile_row *rows;
+    size_t n;
+    etl_profile_butterfly b;
+
+    /* No samples: every list and view empty. */
+    nev = 0;
+    ptr = 8;
+    process(1, 7, "a.exe");
+    thread(1, ETL_HOOK_THREAD_DC_START, 7, 70, NULL);
+    etl_reader *r = write_trace("none.etl", path, sizeof path);
+    assert_int_equal(run(r, 0, 0, -1, NULL, -1, &p), ETL_OK);
+    assert_true(p.samples == 0 && p.nthreads == 0 && p.nprocesses == 0 && p.nmodules == 0 && p.nstacks == 0);
+    assert_int_equal(etl_profile_pivot(&p, by, 1, 0, &rows, &n), ETL_OK);
+    assert_int_equal(n, 0);
+    free(rows);
+    char *text = folded(&p);
+    assert_string_equal(text, "");
+    free(text);
+    assert_int_equal(etl_profile_butterfly_get(&p, "a.exe+0x0", &b), ETL_END);
+    etl_profile_butterfly_free(&b);
+    etl_profile_free(&p);
+    etl_reader_close(r);
+
+    /* The only walk has no frame. */
+    nev = 0;
+    process(1, 7, "a.exe");
+    thread(1, ETL_HOOK_THREAD_DC_START, 7, 70, NULL);
+    sample(100, 0, 70, 0x10010);
+    walk(101, 0, 100, 7, 70, NULL, 0);
+    r = write_trace("empty-walk.etl", path, sizeof path);
+    assert_int_equal(run(r, 0, 0, -1, NULL, -1, &p), ETL_OK);
+    assert_int_equal(p.samples, 1);
+    assert_int_equal(p.nstacks, 1);
+    uint32_t nf;
+    etl_profile_stack_frames(&p, p.stacks[0].stack, &nf);
+    text = folded(&p);
+    assert_int_equal(strtoull(strrchr(text, ' ') + 1, NULL, 10), 1);
+    free(text);
+    etl_profile_free(&p);
+    etl_reader_close(r);
+
+    /* 5,000 samples of a user thread with kernel walks only: 4,096 wait, the older ones close without a user part. */
+    nev = 0;
+    process(1, 7, "a.exe");
+    thread(1, ETL_HOOK_THREAD_DC_START, 7, 70, NULL);
+    image(2, ETL_HOOK_IMAGE_DC_START, 0xfffff80000000000ull, 0x100000, 0, "ntoskrnl.exe");
+    for (uint64_t i = 0; i < 5000; i++) {
+        uint64_t f[] = {0xfffff80000001000ull + (i % 3)};
+        sample(100 + 10 * i, 0, 70, f[0]);
+        walk(101 + 10 * i, 0, 100 + 10 * i, 7, 70, f, 1);
+    }
+    r = write_trace("kernel-only.etl", path, sizeof path);
+    assert_int_equal(run(r, 0, 0, -1, NULL, -1, &p), ETL_OK);
+    assert_int_equal(p.samples, 5000);
+    assert_int_equal(p.with_stack, 5000);
+    assert_int_equal(p.user_parts_dropped, 5000 - 4096);
+    assert_int_equal(p.nstacks, 3);
+    assert_int_equal(p.stacks[0].samples + p.stacks[1].samples + p.stacks[2].samples, 5000);
+    etl_profile_free(&p);
+    etl_reader_close(r);
+
+    /* No walk in the whole trace: nothing waits, nothing is attached. */
+    nev = 0;
+    process(1, 7, "a.exe");
+    thread(1, ETL_HOOK_THREAD_DC_START, 7, 70, NULL);
+    for (uint64_t i = 0; i < 100; i++) sample(100 + i, (uint16_t)(i & 1), i % 4 ? 70 : 0, 0x1000 + i % 5);
+    r = write_trace("no-walks.etl", path, sizeof path);
+    assert_int_equal(run(r, 0, 0, -1, NULL, -1, &p), ETL_OK);
+    assert_int_equal(p.samples, 100);
+    assert_int_equal(p.with_stack, 0);
+    assert_int_equal(p.unknown, 100);
+    expect_list(&p, 'p', "a.exe(7) 75, Idle(0) 25");
+    assert_int_equal(p.nstacks, 2 * 5); /* each thread with each of the five addresses */
+    etl_profile_free(&p);
+    etl_reader_close(r);
+}
+
 /* ------------------------------------------------------- the real sample */
 
 static unsigned long expected_samples(const char *name)
@@ -564,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_profile_64),
         cmocka_unit_test(test_profile_32),
         cmocka_unit_test(test_profile_names),
+        cmocka_unit_test(test_profile_edges),
         cmocka_unit_test(test_profile_real),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
