@@ -486,13 +486,18 @@ static void test_profile_edges(void **state)
     process(1, 7, "a.exe");
     thread(1, ETL_HOOK_THREAD_DC_START, 7, 70, NULL);
     for (uint64_t i = 0; i < 100; i++) sample(100 + i, (uint16_t)(i & 1), i % 4 ? 70 : 0, 0x1000 + i % 5);
+    sample(300, 0, 99, 0x1000); /* a thread the trace never places */
     r = write_trace("no-walks.etl", path, sizeof path);
     assert_int_equal(run(r, 0, 0, -1, NULL, -1, &p), ETL_OK);
-    assert_int_equal(p.samples, 100);
+    assert_int_equal(p.samples, 101);
     assert_int_equal(p.with_stack, 0);
-    assert_int_equal(p.unknown, 100);
-    expect_list(&p, 'p', "a.exe(7) 75, Idle(0) 25");
-    assert_int_equal(p.nstacks, 2 * 5); /* each thread with each of the five addresses */
+    assert_int_equal(p.unknown, 101);
+    expect_list(&p, 'p', "a.exe(7) 75, Idle(0) 25, Unknown(4294967295) 1");
+    assert_int_equal(p.nstacks, 2 * 5 + 1); /* each thread with each of the five addresses */
+    etl_profile_free(&p);
+    /* A pid filter never selects the samples of no known process, whatever the number. */
+    assert_int_equal(run(r, 0, 0, 4294967295, NULL, -1, &p), ETL_OK);
+    assert_int_equal(p.samples, 0);
     etl_profile_free(&p);
     etl_reader_close(r);
 }
