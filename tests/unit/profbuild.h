@@ -36,6 +36,7 @@ typedef struct tev {
 static tev *evs;
 static size_t nev, capev;
 static unsigned ptr = 8;
+static uint32_t pb_buffer_size; /* 0: the writer's default */
 
 static tev *add(uint64_t k, uint16_t cpu, uint8_t header, uint8_t version, uint16_t hook)
 {
@@ -176,6 +177,7 @@ static void pb_write(const char *path)
     o.ncpu = 2;
     o.start_ts = T0;
     o.perf_freq = 10000000;
+    o.buffer_size = pb_buffer_size;
     etl_groupmask_set(&o.group_mask, ETL_PERF_PROFILE);
     etl_writer *w;
     etl_diag d;
