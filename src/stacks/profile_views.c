@@ -11,6 +11,9 @@
 #include "etlkit/profile.h"
 #include "stacks/profile_internal.h"
 
+/* Room for any label: a name is at most 1023 bytes (strtab's kernel strings), then "+0x" and 16 digits. */
+enum { LABEL_MAX = 1100 };
+
 static size_t label(const char *module, uint64_t offset, char *out, size_t cap)
 {
     int n = snprintf(out, cap, "%s+0x%" PRIx64, module, offset);
@@ -171,7 +174,7 @@ static int put_name(FILE *f, const char *s)
 
 etl_status etl_profile_write_folded(const etl_profile *p, FILE *f)
 {
-    char buf[256];
+    char buf[LABEL_MAX];
     for (size_t i = 0; i < p->nstacks; i++) {
         const etl_profile_stack *s = &p->stacks[i];
         const etl_profile_thread *t = &p->threads[s->thread];
@@ -212,7 +215,7 @@ static bool frame_is(const etl_profile *p, const etl_profile_frame *f, const cha
 static etl_status add_edge(const etl_profile *p, etl_profile_edge **v, size_t *n, size_t *cap,
                            const etl_profile_frame *f, uint64_t samples)
 {
-    char a[256], b[256];
+    char a[LABEL_MAX], b[LABEL_MAX];
     etl_profile_frame_label(p, f, a, sizeof a);
     for (size_t i = 0; i < *n; i++) { /* few distinct neighbours: a scan */
         etl_profile_frame_label(p, &(*v)[i].frame, b, sizeof b);

@@ -29,7 +29,7 @@ typedef struct tev {
     unsigned seq;
     uint16_t cpu, hook;
     uint8_t header, version;
-    uint8_t p[1024];
+    uint8_t p[1536];
     size_t len;
 } tev;
 
@@ -108,7 +108,7 @@ static void thread(uint64_t k, uint16_t hook, uint32_t pid, uint32_t tid, const 
 
 static void image(uint64_t k, uint16_t hook, uint64_t base, uint64_t size, uint32_t pid, const char *path)
 {
-    uint8_t nb[512];
+    uint8_t nb[1400];
     etl_image im;
     memset(&im, 0, sizeof im);
     im.known = ETL_IMG_V2;

@@ -481,6 +481,37 @@ static void test_profile_edges(void **state)
     etl_profile_free(&p);
     etl_reader_close(r);
 
+    /* An image name of 600 bytes: folded labels are never cut, the butterfly tells two such frames apart. */
+    nev = 0;
+    char longname[700], longpath[720];
+    memset(longname, 'm', 596);
+    strcpy(longname + 596, ".dll");
+    snprintf(longpath, sizeof longpath, "\\x\\%s", longname);
+    process(1, 7, "a.exe");
+    thread(1, ETL_HOOK_THREAD_DC_START, 7, 70, NULL);
+    image(2, ETL_HOOK_IMAGE_DC_START, 0x10000, 0x1000, 7, longpath);
+    uint64_t lf1[] = {0x10010, 0x10100}, lf2[] = {0x10010, 0x10200};
+    sample(100, 0, 70, 0x10010);
+    walk(101, 0, 100, 7, 70, lf1, 2);
+    sample(200, 0, 70, 0x10010);
+    walk(201, 0, 200, 7, 70, lf2, 2);
+    r = write_trace("long.etl", path, sizeof path);
+    assert_int_equal(run(r, 0, 0, -1, NULL, -1, &p), ETL_OK);
+    text = folded(&p);
+    char want[4096];
+    snprintf(want, sizeof want, "a.exe (7);Thread (70);%s+0x100;%s+0x10 1\na.exe (7);Thread (70);%s+0x200;%s+0x10 1\n",
+             longname, longname, longname, longname);
+    assert_string_equal(text, want);
+    free(text);
+    char fn[800];
+    snprintf(fn, sizeof fn, "%s+0x10", longname);
+    assert_int_equal(etl_profile_butterfly_get(&p, fn, &b), ETL_OK);
+    assert_int_equal(b.total, 2);
+    assert_int_equal(b.ncallers, 2);
+    etl_profile_butterfly_free(&b);
+    etl_profile_free(&p);
+    etl_reader_close(r);
+
     /* No walk in the whole trace: nothing waits, nothing is attached. */
     nev = 0;
     process(1, 7, "a.exe");
