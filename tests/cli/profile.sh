@@ -128,6 +128,17 @@ folded-by --folded --by module $p64
 by-butterfly --by module --butterfly a.dll+0x1 $p64
 no-file
 EOF2
+# One SampledProfile's timestamp damaged (its top byte 0x7F): passed over as damage, exit 3 with a warning at its
+# offset; the others counted, the window the undamaged trace's.
+cp "$tmp/p64.etl" "$tmp/dmg.etl"
+bs=$("$etlkit" info --json "$tmp/dmg.etl" | sed 's/.*"buffer_size":\([0-9]*\).*/\1/')
+at=$("$etlkit" dump --order file --format jsonl --filter 0x0F2E "$tmp/dmg.etl" | sed -n 5p |
+  sed 's/.*"buf":\([0-9]*\),"off":\([0-9]*\),.*/\1 \2/' | { read -r b o; echo $((b * bs + o)); })
+printf '\177' | dd of="$tmp/dmg.etl" bs=1 seek=$((at + 15)) conv=notrunc 2>/dev/null
+"$etlkit" profile --json "$tmp/dmg.etl" >"$tmp/json" 2>"$tmp/err"; check "damaged timestamp" 3 $?
+json_check "damaged timestamp: the rest" "$tmp/json" 'd["samples"] == 17' 'd["window"]["end_ns"] == 960400'
+expect "damaged timestamp: warning" grep -q "file offset $(printf '0x%x' "$at")" "$tmp/err"
+
 # Not an ETL file: exit 2.
 printf 'this is not a trace\n' >"$tmp/not.etl"
 "$etlkit" profile "$tmp/not.etl" >/dev/null 2>&1; check "not an ETL file" 2 $?
