@@ -139,6 +139,17 @@ printf '\177' | dd of="$tmp/dmg.etl" bs=1 seek=$((at + 15)) conv=notrunc 2>/dev/
 json_check "damaged timestamp: the rest" "$tmp/json" 'd["samples"] == 17' 'd["window"]["end_ns"] == 960400'
 expect "damaged timestamp: warning" grep -q "file offset $(printf '0x%x' "$at")" "$tmp/err"
 
+# A full device as standard output: exit 1 and a line saying so, --folded as the tables.
+if [ -w /dev/full ] && [ "${ETLKIT_TARGET:-}" != windows ]; then
+  for m in --folded --json ""; do
+    # shellcheck disable=SC2086
+    "$etlkit" profile $m "$tmp/p64.etl" >/dev/full 2>"$tmp/err"; check "/dev/full $m" 1 $?
+    expect "/dev/full $m says so" grep -q "cannot write the output" "$tmp/err"
+  done
+else
+  echo "skipped: /dev/full (none, or the Windows binary)"
+fi
+
 # Not an ETL file: exit 2.
 printf 'this is not a trace\n' >"$tmp/not.etl"
 "$etlkit" profile "$tmp/not.etl" >/dev/null 2>&1; check "not an ETL file" 2 $?
