@@ -512,6 +512,32 @@ static void test_profile_edges(void **state)
     etl_profile_free(&p);
     etl_reader_close(r);
 
+    /* One function with 20,000 distinct callees (11.6 s when each edge was compared with every other by its label). */
+    nev = 0;
+    process(1, 7, "a.exe");
+    thread(1, ETL_HOOK_THREAD_DC_START, 7, 70, NULL);
+    image(2, ETL_HOOK_IMAGE_DC_START, 0x10000000, 0x10000000, 7, "m.dll");
+    for (uint64_t i = 0; i < 20000; i++) {
+        uint64_t f[3] = {0x10001000 + i, 0x10000010, 0x10000020 + i % 2};
+        sample(10 + 2 * i, 0, 70, f[0]);
+        walk(11 + 2 * i, 0, 10 + 2 * i, 7, 70, f, 3);
+    }
+    r = write_trace("wide.etl", path, sizeof path);
+    assert_int_equal(run(r, 0, 0, -1, NULL, -1, &p), ETL_OK);
+    assert_int_equal(etl_profile_butterfly_get(&p, "m.dll+0x10", &b), ETL_OK);
+    assert_int_equal(b.total, 20000);
+    assert_int_equal(b.ncallees, 20000);
+    assert_int_equal(b.ncallers, 2);
+    assert_true(b.callers[0].samples == 10000 && b.callers[1].samples == 10000);
+    assert_true(b.callers[0].frame.address == 0x10000020 && b.callers[1].frame.address == 0x10000021);
+    for (size_t i = 0; i < b.ncallees; i++) {
+        assert_int_equal(b.callees[i].samples, 1);
+        assert_int_equal(b.callees[i].frame.address, 0x10001000 + i); /* ties: by address */
+    }
+    etl_profile_butterfly_free(&b);
+    etl_profile_free(&p);
+    etl_reader_close(r);
+
     /* No walk in the whole trace: nothing waits, nothing is attached. */
     nev = 0;
     process(1, 7, "a.exe");
