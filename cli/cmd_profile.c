@@ -382,16 +382,19 @@ static void print_edges(jw *w, const char *key, const char *title, const etl_pro
     if (w) jw_arr_end(w);
 }
 
+/* A function as the tables print it: module+0xOFFSET (etl_profile_butterfly_get's check, made before the run). */
+static bool is_label(const char *s)
+{
+    const char *plus = strrchr(s, '+');
+    if (!plus || plus[1] != '0' || (plus[2] != 'x' && plus[2] != 'X') || !plus[3]) return false;
+    return plus[3 + strspn(plus + 3, "0123456789abcdefABCDEF")] == 0;
+}
+
 static int print_butterfly(const args *g, const etl_profile *p)
 {
     etl_profile_butterfly b;
     etl_status st = etl_profile_butterfly_get(p, g->butterfly, &b);
-    if (st == ETL_E_INVALID_ARG) {
-        fprintf(stderr, "%s profile: --butterfly: '%s' is not a function as profile prints it (module+0xOFFSET)\n",
-                prog, g->butterfly);
-        return EXIT_USAGE;
-    }
-    if (st == ETL_E_NOMEM) return -1;
+    if (st != ETL_OK && st != ETL_END) return -1; /* the label was checked: out of memory */
     unsigned top = g->a.top ? g->a.top : g->a.format == FMT_TEXT ? 20 : 0;
     if (g->a.format == FMT_JSON) {
         jw w;
@@ -458,6 +461,9 @@ int cmd_profile(int argc, char **argv)
         g.by = "process,thread,module,function";
     }
     if (g.butterfly && g.a.format == FMT_CSV) return cli_usage_error("profile", "--butterfly has no --csv form");
+    if (g.butterfly && !is_label(g.butterfly)) /* before reading the trace, as every usage error */
+        return cli_usage_error("profile", "--butterfly: '%s' is not a function as profile prints it (module+0xOFFSET)",
+                               g.butterfly);
 
     cli_input in;
     int rc = cli_open(&in, g.a.path, g.a.quiet);
@@ -465,8 +471,10 @@ int cmd_profile(int argc, char **argv)
     cli_progress bar;
     cli_progress_start(&bar, 2 * etl_reader_file_size(in.reader));
     char *e;
-    unsigned long pid = g.a.process ? strtoul(g.a.process, &e, 0) : 0;
+    unsigned long long pid = g.a.process ? strtoull(g.a.process, &e, 0) : 0;
     bool by_pid = g.a.process && g.a.process[0] && !*e;
+    /* A number no process has ("-1" reads as ULLONG_MAX) selects none, as in the other reports, never all. */
+    if (by_pid && pid > UINT32_MAX) pid = (unsigned long long)UINT32_MAX + 1;
     etl_profile_options o = {.sz = sizeof o,
                              .v0 = g.a.v0,
                              .v1 = g.a.has_range ? g.a.v1 : g.a.v0,
@@ -483,7 +491,7 @@ int cmd_profile(int argc, char **argv)
         printf("%s: no sampled profile in this trace (no PerfInfo SampleProf events: record with xperf -on "
                "PROC_THREAD+LOADER+PROFILE or wpr -start CPU): nothing to report\n", g.a.path);
     } else if (st == ETL_OK) {
-        if (g.folded) out = etl_profile_write_folded(&p, stdout) == ETL_OK ? 0 : EXIT_IO;
+        if (g.folded) (void)etl_profile_write_folded(&p, stdout); /* a failed write: cli_stdout_done says so */
         else if (g.butterfly) out = print_butterfly(&g, &p);
         else if (g.by) out = print_pivot(&g, &p);
         else print_lists(&g, &p);

@@ -171,7 +171,8 @@ ETL_API etl_status etl_profile_pivot(const etl_profile *p, const etl_profile_by 
 /*
  * Collapsed stacks for flamegraph.pl, inferno and speedscope: one line per thread
  * and stack, "process (pid);thread (tid);root;...;leaf COUNT\n" (an unnamed thread
- * is "Thread (tid)"), the counts summing to p->samples (';' and newlines in names
+ * is "Thread (tid)"), the counts summing to p->samples (';', controls, C1 and
+ * bidirectional formatting characters and bytes that are not UTF-8 in names
  * replaced by '_'). ETL_E_IO.
  */
 ETL_API etl_status etl_profile_write_folded(const etl_profile *p, FILE *f);

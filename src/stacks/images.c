@@ -11,7 +11,7 @@ void etl_image_map_init(etl_image_map *m, unsigned ptr_size, etl_strtab *names)
     memset(m, 0, sizeof *m);
     m->ptr_size = ptr_size == 4 ? 4 : 8;
     m->names = names;
-    etl_idmap_init(&m->latest);
+    etl_idmap_init(&m->newest);
 }
 
 void etl_image_map_free(etl_image_map *m)
@@ -19,7 +19,7 @@ void etl_image_map_free(etl_image_map *m)
     free(m->v);
     free(m->order);
     free(m->reach);
-    etl_idmap_free(&m->latest);
+    etl_idmap_free(&m->newest);
     memset(m, 0, sizeof *m);
 }
 
@@ -34,19 +34,20 @@ static uint64_t space_of(const etl_image_inst *im)
     return im->kernel ? 0 : (uint64_t)im->pid + 1;
 }
 
-static uint64_t place_key(uint64_t space, uint64_t base)
+static uint64_t at_key(uint64_t space, uint64_t base)
 {
     return etl_hash_mix64(base ^ etl_hash_mix64(space));
 }
 
-/* The newest instance at (space, base) if still open, or ETL_IMAGE_NONE. */
+/*
+ * The instance at (space, base) still open, or ETL_IMAGE_NONE. Only the newest
+ * there can be: every later Load, DCStart or new DCEnd there closes the one
+ * before. A lookup, not a scan: a trace's end rundown names every image again.
+ */
 static uint32_t open_at(const etl_image_map *m, uint64_t space, uint64_t base)
 {
-    uint32_t i = etl_idmap_get(&m->latest, place_key(space, base));
-    if (i != ETL_IDMAP_EMPTY && m->v[i].base == base && space_of(&m->v[i]) == space) return m->v[i].open ? i : ETL_IMAGE_NONE;
-    /* Two places with one hash (never met): look back through them all. */
-    for (i = m->n; i-- > 0;)
-        if (m->v[i].open && m->v[i].base == base && space_of(&m->v[i]) == space) return i;
+    for (uint32_t i = etl_idmap_get(&m->newest, at_key(space, base)); i != ETL_IMAGE_NONE; i = m->v[i].prev_same)
+        if (m->v[i].base == base && space_of(&m->v[i]) == space) return m->v[i].open ? i : ETL_IMAGE_NONE;
     return ETL_IMAGE_NONE;
 }
 
@@ -105,8 +106,10 @@ etl_status etl_image_map_add(etl_image_map *m, uint16_t hook, uint64_t ts, const
         m->v = v;
         m->cap = cap;
     }
+    uint64_t key = at_key(space_of(&im), im.base);
+    im.prev_same = etl_idmap_get(&m->newest, key); /* ETL_IDMAP_EMPTY is ETL_IMAGE_NONE */
     m->v[m->n] = im;
-    return etl_idmap_put(&m->latest, place_key(space_of(&im), im.base), m->n++);
+    return etl_idmap_put(&m->newest, key, m->n++);
 }
 
 typedef struct order_key {

@@ -11,15 +11,15 @@
  *   - a later load at the same (process, base) replaces the earlier one;
  *   - kernel-space images (a base in the upper half of the address space) are
  *     mapped in every process, whatever ProcessId their event carries.
- * Memory grows with the image events.
+ * Memory grows with the image events; adding one costs O(1) whatever came before.
  */
 #ifndef ETLKIT_STACKS_IMAGES_H
 #define ETLKIT_STACKS_IMAGES_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "etlkit/kernel.h"
 #include "base/idmap.h"
+#include "etlkit/kernel.h"
 #include "stacks/strtab.h"
 
 #define ETL_IMAGE_NONE UINT32_MAX
@@ -32,6 +32,7 @@ typedef struct etl_image_inst {
     uint32_t time_date_stamp, checksum;
     bool kernel;              /* mapped in every process */
     bool open;                /* no Unload (nor replacing Load) seen yet: while building */
+    uint32_t prev_same;       /* the instance added before it under the same hash of (space, base), or NONE */
 } etl_image_inst;
 
 typedef struct etl_image_map {
@@ -40,7 +41,7 @@ typedef struct etl_image_map {
     uint32_t n, cap;
     uint32_t *order;          /* after seal: indexes sorted by (space, base) */
     uint64_t *reach;          /* after seal: the highest end (base + size) of order[first of its space .. i] */
-    etl_idmap latest;         /* while building: hash of (space, base) -> the newest instance there */
+    etl_idmap newest;         /* hash of (space, base) -> the newest instance under it (chained by prev_same) */
     etl_strtab *names;
     bool sealed;
 } etl_image_map;

@@ -294,7 +294,7 @@ static bool selected(const run *R, uint32_t tid, uint32_t pid, uint64_t ts)
 {
     const etl_profile_options *o = R->o;
     if (o->tid >= 0 && (uint64_t)o->tid != tid) return false;
-    if (o->pid >= 0 && (uint64_t)o->pid != pid) return false;
+    if (o->pid >= 0 && ((uint64_t)o->pid != pid || pid == ETL_PID_UNKNOWN)) return false; /* no pid is no match */
     if (o->process) {
         const char *name = pid == 0 ? "Idle"
                            : pid == ETL_PID_UNKNOWN

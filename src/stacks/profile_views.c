@@ -7,8 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/sort.h"
+#include "base/textsafe.h"
 #include "etlkit/profile.h"
 #include "stacks/profile_internal.h"
+
+/* Room for any label: a name is at most 1023 bytes (strtab's kernel strings), then "+0x" and 16 digits. */
+enum { LABEL_MAX = 1100 };
 
 static size_t label(const char *module, uint64_t offset, char *out, size_t cap)
 {
@@ -147,17 +151,31 @@ etl_status etl_profile_pivot(const etl_profile *p, const etl_profile_by *by, uns
 
 /* ----------------------------------------------------------------- folded */
 
-/* s with the folded format's separators (';', newlines) made '_' (the count follows the last space). */
+/*
+ * s with the folded format's separators (';', newlines) and every character that
+ * must not reach a terminal (base/textsafe.h: controls, C1, bidirectional
+ * overrides, bytes that are not UTF-8) made '_' (the count follows the last space).
+ */
 static int put_name(FILE *f, const char *s)
 {
-    for (; *s; s++)
-        if (putc(*s == ';' || *s == '\n' || *s == '\r' ? '_' : *s, f) == EOF) return -1;
+    const unsigned char *c = (const unsigned char *)s;
+    while (*c) {
+        uint32_t cp;
+        int kind;
+        size_t n = etl_text_char(c, &cp, &kind);
+        if (kind != ETL_TEXT_PLAIN || *c == ';') {
+            if (putc('_', f) == EOF) return -1;
+        } else if (fwrite(c, 1, n, f) != n) {
+            return -1;
+        }
+        c += n;
+    }
     return 0;
 }
 
 etl_status etl_profile_write_folded(const etl_profile *p, FILE *f)
 {
-    char buf[256];
+    char buf[LABEL_MAX];
     for (size_t i = 0; i < p->nstacks; i++) {
         const etl_profile_stack *s = &p->stacks[i];
         const etl_profile_thread *t = &p->threads[s->thread];
@@ -195,26 +213,78 @@ static bool frame_is(const etl_profile *p, const etl_profile_frame *f, const cha
     return off == offset && strlen(name) == mlen && !strncmp(name, module, mlen);
 }
 
-static etl_status add_edge(const etl_profile *p, etl_profile_edge **v, size_t *n, size_t *cap,
-                           const etl_profile_frame *f, uint64_t samples)
+/* An edge before merging: its label's parts (the name stays put: strtab's or a literal), its order seen. */
+typedef struct raw_edge {
+    const char *name;
+    uint64_t offset;
+    size_t seen;
+    etl_profile_edge e;
+} raw_edge;
+
+typedef struct raw_edges {
+    raw_edge *v;
+    size_t n, cap;
+} raw_edges;
+
+static etl_status add_edge(const etl_profile *p, raw_edges *r, const etl_profile_frame *f, uint64_t samples)
 {
-    char a[256], b[256];
-    etl_profile_frame_label(p, f, a, sizeof a);
-    for (size_t i = 0; i < *n; i++) { /* few distinct neighbours: a scan */
-        etl_profile_frame_label(p, &(*v)[i].frame, b, sizeof b);
-        if (!strcmp(a, b)) {
-            (*v)[i].samples += samples;
-            return ETL_OK;
-        }
+    if (r->n == r->cap) {
+        size_t c = r->cap ? r->cap * 2 : 16;
+        raw_edge *v = realloc(r->v, c * sizeof *v);
+        if (!v) return ETL_E_NOMEM;
+        r->v = v;
+        r->cap = c;
     }
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 16;
-        etl_profile_edge *e = realloc(*v, c * sizeof *e);
-        if (!e) return ETL_E_NOMEM;
-        *v = e;
-        *cap = c;
+    raw_edge *e = &r->v[r->n];
+    e->name = "Unknown";
+    e->offset = f->address;
+    if (f->image != ETL_PROFILE_NONE && f->image < p->nimages) {
+        e->name = p->images[f->image].name;
+        e->offset = f->address - p->images[f->image].base;
     }
-    (*v)[(*n)++] = (etl_profile_edge){*f, samples};
+    e->seen = r->n++;
+    e->e = (etl_profile_edge){*f, samples};
+    return ETL_OK;
+}
+
+/* By label (name, then offset: one label each), the first seen first. */
+static int cmp_raw(const void *a, const void *b)
+{
+    const raw_edge *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    if (c) return c;
+    if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
+    return x->seen < y->seen ? -1 : x->seen > y->seen;
+}
+
+/*
+ * The edges merged by label (the first frame seen stands for its label), into
+ * *out: sorting, not a scan per edge, so a function with many distinct neighbours
+ * costs n log n. Frees r.
+ */
+static etl_status merge_edges(raw_edges *r, etl_profile_edge **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    if (!r->n) {
+        free(r->v);
+        return ETL_OK;
+    }
+    etl_sort(r->v, r->n, sizeof *r->v, cmp_raw);
+    etl_profile_edge *e = malloc(r->n * sizeof *e);
+    if (!e) {
+        free(r->v);
+        return ETL_E_NOMEM;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const raw_edge *x = &r->v[i];
+        if (i && x->offset == x[-1].offset && !strcmp(x->name, x[-1].name)) e[n - 1].samples += x->e.samples;
+        else e[n++] = x->e;
+    }
+    free(r->v);
+    *out = e;
+    *nout = n;
     return ETL_OK;
 }
 
@@ -234,9 +304,10 @@ etl_status etl_profile_butterfly_get(const etl_profile *p, const char *function,
     uint64_t offset = strtoull(plus + 3, &end, 16);
     if (*end || end == plus + 3) return ETL_E_INVALID_ARG;
     size_t mlen = (size_t)(plus - function);
-    size_t capc = 0, cape = 0;
+    raw_edges callers = {0}, callees = {0};
     bool found = false;
-    for (size_t i = 0; i < p->nstacks; i++) {
+    etl_status st = ETL_OK;
+    for (size_t i = 0; i < p->nstacks && st == ETL_OK; i++) {
         const etl_profile_stack *s = &p->stacks[i];
         uint32_t n;
         const etl_profile_frame *fr = etl_profile_stack_frames(p, s->stack, &n);
@@ -246,14 +317,17 @@ etl_status etl_profile_butterfly_get(const etl_profile *p, const char *function,
         if (k == UINT32_MAX) continue;
         found = true;
         b->total += s->samples;
-        etl_status st = ETL_OK;
-        if (k + 1 < n) st = add_edge(p, &b->callers, &b->ncallers, &capc, &fr[k + 1], s->samples);
-        if (st == ETL_OK && k > 0) st = add_edge(p, &b->callees, &b->ncallees, &cape, &fr[k - 1], s->samples);
-        if (k == 0) b->self += s->samples;
-        if (st != ETL_OK) {
-            etl_profile_butterfly_free(b);
-            return st;
-        }
+        if (k + 1 < n) st = add_edge(p, &callers, &fr[k + 1], s->samples);
+        if (st == ETL_OK && k > 0) st = add_edge(p, &callees, &fr[k - 1], s->samples);
+        if (frame_is(p, &fr[0], function, mlen, offset)) b->self += s->samples; /* innermost, recursive or not */
+    }
+    if (st == ETL_OK) st = merge_edges(&callers, &b->callers, &b->ncallers);
+    else free(callers.v);
+    if (st == ETL_OK) st = merge_edges(&callees, &b->callees, &b->ncallees);
+    else free(callees.v);
+    if (st != ETL_OK) {
+        etl_profile_butterfly_free(b);
+        return st;
     }
     etl_sort(b->callers, b->ncallers, sizeof *b->callers, cmp_edge);
     etl_sort(b->callees, b->ncallees, sizeof *b->callees, cmp_edge);

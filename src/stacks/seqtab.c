@@ -72,7 +72,7 @@ etl_status etl_seqtab_intern(etl_seqtab *t, const uint64_t *w, uint32_t n, uint3
         etl_status st = grow_ids(t);
         if (st != ETL_OK) return st;
     }
-    if (t->nwords + n > t->capwords) {
+    if (!t->words || t->nwords + n > t->capwords) { /* words exist once an id does, even an empty sequence's */
         size_t cap = t->capwords ? t->capwords : 4096;
         while (cap < t->nwords + n) cap *= 2;
         uint64_t *nw = realloc(t->words, cap * sizeof *nw);

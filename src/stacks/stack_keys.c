@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/sort.h"
 #include "stacks/seqtab.h"
 
 void etl_stack_keys_init(etl_stack_keys *k)
@@ -31,6 +32,12 @@ etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, uint64_t pos, 
     }
     k->v[k->n++] = (etl_stack_key_entry){key, pos, stack};
     return ETL_OK;
+}
+
+static int cmp_pos(const void *a, const void *b)
+{
+    const etl_stack_key_entry *x = a, *y = b;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
 /* A counting sort by key, stable: each key's definitions stay in stream order. */
@@ -69,6 +76,13 @@ etl_status etl_stack_keys_seal(etl_stack_keys *k)
     memcpy(next, k->start, ((size_t)ng + 1) * sizeof *next);
     for (size_t i = 0; i < k->n; i++) out[next[at[i]]++] = k->v[i];
     free(next);
+    /* Definitions given out of stream order (never by the profile's pass) are put in order within their key. */
+    for (uint32_t x = 0; x < ng; x++)
+        for (uint32_t i = k->start[x] + 1; i < k->start[x + 1]; i++)
+            if (out[i].pos < out[i - 1].pos) {
+                etl_sort(out + k->start[x], k->start[x + 1] - k->start[x], sizeof *out, cmp_pos);
+                break;
+            }
     free(g);
     free(k->v);
     k->v = out;

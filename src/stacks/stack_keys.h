@@ -35,7 +35,7 @@ typedef struct etl_stack_keys {
 
 void etl_stack_keys_init(etl_stack_keys *k);
 void etl_stack_keys_free(etl_stack_keys *k);
-/* In stream order (pos increasing). ETL_E_NOMEM, ETL_E_RANGE past 2^32 - 1 definitions. */
+/* Usually in stream order (pos increasing: the cheapest). ETL_E_NOMEM, ETL_E_RANGE past 2^32 - 1 definitions. */
 etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, uint64_t pos, uint32_t stack);
 /* ETL_E_NOMEM (the table then resolves nothing). */
 etl_status etl_stack_keys_seal(etl_stack_keys *k);

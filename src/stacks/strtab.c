@@ -40,12 +40,16 @@ etl_status etl_strtab_add(etl_strtab *t, const char *s, size_t n, uint32_t *off)
     }
     if (t->n + n + 1 > UINT32_MAX - 1) return ETL_E_RANGE;
     if (t->n + n + 1 > t->cap) {
+        /* s may lie in the arena itself (a path's base name): keep its place across the move. */
+        uintptr_t a = (uintptr_t)t->p, at_s = (uintptr_t)s;
+        size_t inside = at_s >= a && at_s < a + t->n ? (size_t)(at_s - a) : SIZE_MAX;
         size_t cap = t->cap * 2;
         while (cap < t->n + n + 1) cap *= 2;
         char *p = realloc(t->p, cap);
         if (!p) return ETL_E_NOMEM;
         t->p = p;
         t->cap = cap;
+        if (inside != SIZE_MAX) s = p + inside;
     }
     *off = (uint32_t)t->n;
     memcpy(t->p + t->n, s, n);

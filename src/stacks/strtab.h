@@ -19,7 +19,7 @@ typedef struct etl_strtab {
 
 void etl_strtab_init(etl_strtab *t);
 void etl_strtab_free(etl_strtab *t);
-/* The offset of s[0..n) (a NUL in s ends it). ETL_E_NOMEM, ETL_E_RANGE past 4 GiB. */
+/* The offset of s[0..n) (a NUL in s ends it; s may lie in t itself). ETL_E_NOMEM, ETL_E_RANGE past 4 GiB. */
 etl_status etl_strtab_add(etl_strtab *t, const char *s, size_t n, uint32_t *off);
 /* The same from a kernel string: UTF-16LE (utf16) or ANSI read as Latin-1. */
 etl_status etl_strtab_add_kstr(etl_strtab *t, const etl_kstr *k, bool utf16, uint32_t *off);

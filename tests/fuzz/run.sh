@@ -41,6 +41,14 @@ for bin in "$build"/tests/fuzz/fuzz_*; do
       [ -f "$s" ] && head -c 65536 "$s" > "$corpus/$(basename "$s")"
     done
   fi
+  if [ "$name" = fuzz_profile ]; then
+    # The samples' heads: perfview-x64-compressed's holds SampledProfile, StackWalk (plain and by key) and Image
+    # events; its first 128 KiB too (the longest input the runs take).
+    for s in "$samples"/*.etl; do
+      [ -f "$s" ] && head -c 65536 "$s" > "$corpus/$(basename "$s")"
+    done
+    [ -f "$samples/perfview-x64-compressed.etl" ] && head -c 131072 "$samples/perfview-x64-compressed.etl" > "$corpus/perfview-128k.etl"
+  fi
   echo "fuzz: $name for ${secs}s" >&2
   "$bin" "$corpus" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=131072 -timeout=20 \
       -artifact_prefix="$art/$name-" -print_final_stats=1 > "$work/$name.log" 2>&1 &
