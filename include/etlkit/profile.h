@@ -98,6 +98,7 @@ typedef struct etl_profile_stack {
     uint32_t stack;         /* etl_profile_stack_frames */
     bool walked;            /* false: no stack walk came with these samples */
     uint64_t samples;
+    uint64_t first_ts;      /* the raw time of its first sample (ties of samples are listed in this order) */
 } etl_profile_stack;
 
 typedef struct etl_profile {

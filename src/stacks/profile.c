@@ -231,7 +231,7 @@ static etl_status count_cell(run *R, uint32_t thread, uint32_t function)
     return ETL_OK;
 }
 
-static etl_status count_stack(run *R, uint32_t thread, uint32_t stack, bool walked)
+static etl_status count_stack(run *R, uint32_t thread, uint32_t stack, bool walked, uint64_t ts)
 {
     uint64_t key = (uint64_t)thread << 32 | stack;
     etl_idmap *ix = &R->stack_ix[walked];
@@ -239,12 +239,13 @@ static etl_status count_stack(run *R, uint32_t thread, uint32_t stack, bool walk
     if (i == ETL_IDMAP_EMPTY) {
         GROW(R->r.stacks, R->r.nstacks, R->r.capstacks);
         i = (uint32_t)R->r.nstacks;
-        R->r.stacks[i] = (etl_profile_stack){thread, stack, walked, 0};
+        R->r.stacks[i] = (etl_profile_stack){thread, stack, walked, 0, ts};
         etl_status st = etl_idmap_put(ix, key, i);
         if (st != ETL_OK) return st;
         R->r.nstacks++;
     }
     R->r.stacks[i].samples++;
+    if (ts < R->r.stacks[i].first_ts) R->r.stacks[i].first_ts = ts; /* samples close out of time order */
     return ETL_OK;
 }
 
@@ -273,7 +274,7 @@ static etl_status close_sample(void *ctx, const etl_attach_event *ev, const uint
     }
     uint32_t stack;
     etl_status st = etl_seqtab_intern(&R->im->resolved, R->pairs, 2 * n, &stack);
-    if (st == ETL_OK) st = count_stack(R, thread, stack, walked);
+    if (st == ETL_OK) st = count_stack(R, thread, stack, walked, ev->ts);
     if (st == ETL_OK && R->on_each) {
         uint32_t pid = R->r.threads[thread].pid;
         uint64_t ip = ev->cookie[1];
@@ -427,7 +428,7 @@ static etl_status finish(run *R)
         nm = sorted_perm(p->nmodules, sm, ky);
         for (size_t i = 0; i < R->r.nfunctions; i++) sm[i] = R->r.functions[i].samples, ky[i] = i;
         nf = sorted_perm(R->r.nfunctions, sm, ky);
-        for (size_t i = 0; i < R->r.nstacks; i++) sm[i] = R->r.stacks[i].samples, ky[i] = i;
+        for (size_t i = 0; i < R->r.nstacks; i++) sm[i] = R->r.stacks[i].samples, ky[i] = R->r.stacks[i].first_ts;
         ns = sorted_perm(R->r.nstacks, sm, ky);
         if (!np || !nt || !nm || !nf || !ns) st = ETL_E_NOMEM;
     }
