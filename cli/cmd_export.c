@@ -17,7 +17,7 @@
 #include <string.h>
 #include "report.h"
 #include "etlkit/export.h"
-#include "etlkit/export_profile.h"
+#include "etlkit/export.h"
 #include "base/diag.h"
 #include "base/outfile.h"
 

@@ -8,7 +8,7 @@
  * ReadyThreads into rows of typed values and hands each to a sink: the SQLite
  * loader or the CSV writer below (library etlkit_export, linked with libsqlite3). Nothing is kept per event; the thread and process tables are written
  * at the end from the model's instances. The sampled profile's tables (image, stack, sample) and
- * Perfetto samples come from a pass of their own: etlkit/export_profile.h.
+ * Perfetto samples come from a pass of their own: etl_export_rows_profile, etl_timeline_profile (below).
  *
  * Timelines: etl_timeline writes the switches and ReadyThreads as they come, in
  * time order, as Perfetto `etw_events` bundles (one buffer per CPU, flushed as a
@@ -19,6 +19,7 @@
 
 #include <stdio.h>
 #include "etlkit/sched.h"
+#include "etlkit/profile.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,7 +38,7 @@ typedef enum etl_table_id {
     ETL_TABLE_SPINLOCK,
     ETL_TABLE_PMC,
     ETL_TABLE_ENUM_NAME,
-    ETL_TABLE_IMAGE,        /* the profile's tables (etlkit/export_profile.h): empty without samples and images */
+    ETL_TABLE_IMAGE,        /* the profile's tables (etl_export_rows_profile below): empty without samples and images */
     ETL_TABLE_STACK,
     ETL_TABLE_SAMPLE,
     ETL_TABLE_COUNT
@@ -217,6 +218,36 @@ ETL_API void etl_timeline_close(etl_timeline *w);
 
 /* ftrace's prev_state letter for a KTHREAD_STATE ("R", "S", "D", "X"); unknown states give "R". */
 ETL_API const char *etl_ftrace_state(unsigned state, bool known);
+
+/*
+ * The sampled profile in the exports: the tables
+ * image, stack and sample (SQLite, CSV) and Perfetto callstack samples.
+ *
+ * The profile is a pass of its own over the trace (etl_profile_run_each), run
+ * only when the trace logs samples or images (etl_export_profile_logged: a look
+ * at its first records), so a scheduler-only export costs what it did.
+ */
+/*
+ * Whether r logs SampledProfile or Image events: the session's first group
+ * mask that is not empty (PROFILE, LOADER), or one of those events among its
+ * first 4096 records when no such mask comes before them.
+ */
+ETL_API bool etl_export_profile_logged(etl_reader *r);
+
+/*
+ * Profiles r (the window of x's options) and writes its rows through x: sample
+ * (one per SampledProfile, its utid from model's thread instances), then image
+ * and stack. ETL_OK; ETL_E_NOMEM, an iterator's error; ETL_E_IO when a sink call
+ * failed (etl_export_rows_finish says so too).
+ */
+ETL_API etl_status etl_export_rows_profile(etl_export_rows *x, etl_reader *r, const etl_sched *model);
+
+/*
+ * Perfetto: profiles r (the timeline's window) and writes its samples as
+ * PerfSample packets with interned callstacks (mappings, frames, callstacks) on
+ * a sequence of their own, for the UI's flame graph. ETL_OK; ETL_E_NOMEM; ETL_E_IO.
+ */
+ETL_API etl_status etl_timeline_profile(etl_timeline *w, etl_reader *r);
 
 #ifdef __cplusplus
 }

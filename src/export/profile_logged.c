@@ -1,8 +1,8 @@
 /*
  * profile_logged.c - whether a trace logs samples or images, from its first
- * records: the exports run the profile pass only then (etlkit/export_profile.h).
+ * records: the exports run the profile pass only then (etlkit/export.h).
  */
-#include "etlkit/export_profile.h"
+#include "etlkit/export.h"
 #include "etlkit/event.h"
 #include "etlkit/kernel.h"
 

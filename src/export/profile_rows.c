@@ -10,8 +10,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "etlkit/export_profile.h"
-#include "etlkit/profile_samples.h"
+#include "etlkit/export.h"
+#include "etlkit/profile.h"
 #include "base/sort.h"
 #include "export/rows_internal.h"
 

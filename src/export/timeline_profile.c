@@ -20,8 +20,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "etlkit/export_profile.h"
-#include "etlkit/profile_samples.h"
+#include "etlkit/export.h"
+#include "etlkit/profile.h"
 #include "base/idmap.h"
 #include "base/spool.h"
 #include "export/pb.h"

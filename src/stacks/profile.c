@@ -18,7 +18,7 @@
 #include "base/sort.h"
 #include "etlkit/event.h"
 #include "stacks/attach.h"
-#include "etlkit/profile_samples.h"
+#include "etlkit/profile.h"
 #include "stacks/images.h"
 #include "stacks/owners.h"
 #include "stacks/profile_internal.h"
