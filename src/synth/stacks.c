@@ -590,8 +590,8 @@ static void image_event(synth *s, unsigned c, uint64_t ts, uint16_t hook, uint32
 static void user_image(synth *s, unsigned c, uint64_t t, uint16_t hook, uint32_t proc, unsigned k, uint32_t htid,
                        uint32_t hpid)
 {
-    uint64_t base, size;
-    const char *name;
+    uint64_t base = 0, size = 0; /* module_of sets them; said for the cross compiler's flow analysis */
+    const char *name = "";
     char path[256];
     module_of(s, proc, MOD_USER + k, &base, &size, &name);
     if (k == UM_EXE) {
