@@ -18,14 +18,12 @@
 #include "base/sort.h"
 #include "etlkit/event.h"
 #include "stacks/attach.h"
-#include "etlkit/profile.h"
 #include "stacks/images.h"
 #include "stacks/owners.h"
 #include "stacks/profile_internal.h"
 #include "stacks/seqtab.h"
 #include "stacks/stack_keys.h"
 #include "stacks/strtab.h"
-
 
 /* The growing arrays of the result, before they become the etl_profile's. */
 typedef struct rows {
@@ -57,7 +55,6 @@ typedef struct run {
     uint32_t hint[64];      /* etl_image_map_find's, by a hash of the process and the address's 64 KiB */
     etl_profile_sample_fn on_each; /* etl_profile_run_each's callback, or NULL */
     void *each_ctx;
-    etl_status err;
 } run;
 
 /* ------------------------------------------------------------------ pass 1 */
