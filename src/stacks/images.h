@@ -8,10 +8,13 @@
  *     until an Unload (0x1402) of the same (process, base);
  *   - a rundown DCEnd (0x1404) is not an unload: it lists what is still loaded; it
  *     only adds an image no earlier event announced (live over the whole trace);
- *   - a later load at the same (process, base) replaces the earlier one;
+ *   - a later load at the same (process, base) replaces the earlier one: the lives at
+ *     one place follow each other (a rundown event after an earlier life there starts
+ *     where it ended), so a lookup searches each place's lives by time;
  *   - kernel-space images (a base in the upper half of the address space) are
  *     mapped in every process, whatever ProcessId their event carries.
- * Memory grows with the image events; adding one costs O(1) whatever came before.
+ * Memory grows with the image events; adding one costs O(1) whatever came before,
+ * a lookup O(log n) for each image whose range holds the address.
  */
 #ifndef ETLKIT_STACKS_IMAGES_H
 #define ETLKIT_STACKS_IMAGES_H
@@ -41,6 +44,9 @@ typedef struct etl_image_map {
     uint32_t n, cap;
     uint32_t *order;          /* after seal: indexes sorted by (space, base) */
     uint64_t *reach;          /* after seal: the highest end (base + size) of order[first of its space .. i] */
+    uint32_t *run_first;      /* after seal: each (space, base)'s first place in order; [nruns] = n */
+    uint64_t *run_end;        /* after seal: a max tree (leaves + run) of each run's highest end */
+    uint32_t nruns, leaves;
     etl_idmap newest;         /* hash of (space, base) -> the newest instance under it (chained by prev_same) */
     etl_strtab *names;
     bool sealed;

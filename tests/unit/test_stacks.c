@@ -357,6 +357,46 @@ static void test_images_many(void **state)
     etl_strtab_free(&names);
 }
 
+/*
+ * Hostile shapes that made each lookup scan every image (quadratic in a trace): one image
+ * spanning 20,000 others in one process, and 20,000 lives of one image at one base. The
+ * answers; the time is make bench's (a lookup costs O(log n) an image that reaches it).
+ */
+static void test_images_hostile(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    etl_strtab names;
+    etl_strtab_init(&names);
+    etl_image_map m;
+    etl_image_map_init(&m, 8, &names);
+    ADD(&m, ETL_HOOK_IMAGE_DC_START, 10, 0x1000, 0x7fff0000000ull, 9, "giant.dll");
+    char path[64];
+    for (uint32_t i = 0; i < N; i++) {
+        snprintf(path, sizeof path, "s%u.dll", i % 89);
+        ADD(&m, ETL_HOOK_IMAGE_DC_START, 10, 0x10000000ull + (uint64_t)i * 0x10000, 0x8000, 9, path);
+    }
+    /* One base, loaded and unloaded N times: live over [100 + 10 k, 105 + 10 k). */
+    for (uint32_t k = 0; k < N; k++) {
+        ADD(&m, ETL_HOOK_PROCESS_LOAD_IMAGE, 100 + 10 * (uint64_t)k, 0x7000000000ull, 0x1000, 10, "cycle.dll");
+        ADD(&m, ETL_HOOK_IMAGE_UNLOAD, 105 + 10 * (uint64_t)k, 0x7000000000ull, 0x1000, 10, "cycle.dll");
+    }
+    assert_int_equal(etl_image_map_seal(&m), ETL_OK);
+    for (uint32_t i = 0; i < N; i++) {
+        snprintf(path, sizeof path, "s%u.dll", i % 89);
+        assert_string_equal(name_at(&m, 9, 0x10000010ull + (uint64_t)i * 0x10000, 50), path);
+        assert_string_equal(name_at(&m, 9, 0x10008010ull + (uint64_t)i * 0x10000, 50), "giant.dll"); /* between */
+    }
+    for (uint32_t k = 0; k < N; k++) {
+        uint32_t i = find(&m, 10, 0x7000000010ull, 102 + 10 * (uint64_t)k);
+        assert_int_not_equal(i, ETL_IMAGE_NONE);
+        assert_int_equal(m.v[i].from_ts, 100 + 10 * (uint64_t)k);
+        assert_int_equal(find(&m, 10, 0x7000000010ull, 107 + 10 * (uint64_t)k), ETL_IMAGE_NONE);
+    }
+    etl_image_map_free(&m);
+    etl_strtab_free(&names);
+}
+
 /* ------------------------------------------------------------------ owners */
 
 static void test_owners(void **state)
@@ -419,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_strtab),             cmocka_unit_test(test_strtab_from_itself),
         cmocka_unit_test(test_stack_keys),         cmocka_unit_test(test_images_lifetimes),
         cmocka_unit_test(test_images_kernel_overlap), cmocka_unit_test(test_images_many),
+        cmocka_unit_test(test_images_hostile),
         cmocka_unit_test(test_owners),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
