@@ -377,7 +377,10 @@ etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
     if (st == ETL_OK) {
         etl_clock clk;
         etl_clock_init(&clk, &w->hdr);
-        w->hdr.end_time = (uint64_t)etl_clock_filetime(&clk, end_ts);
+        /* An end no FILETIME holds (a slow clock, a time far out: the sum saturates) is left out, as for a session
+         * not closed cleanly: readers end it at the last buffer flush, which covers every event written. */
+        int64_t ft = etl_clock_filetime(&clk, end_ts);
+        w->hdr.end_time = ft == INT64_MAX || ft < 0 ? 0 : (uint64_t)ft;
         w->hdr.buffers_written = (uint32_t)w->buffers;
         st = write_header_buffer(w, true);
     }
