@@ -519,7 +519,6 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     uint64_t last_ts = h->header_ts;
     uint64_t total = etl_reader_file_size(rd);
     while (rc == ETL_OK && etl_iter_next(it, &r) == ETL_OK) {
-        if (r.ts > last_ts) last_ts = r.ts;
         if (o->on_progress && (st->records_in & 0xFFFF) == 0) o->on_progress(o->progress_ctx, etl_iter_progress(it), total);
         rc = one_record(&c, &r);
     }
@@ -537,7 +536,8 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     }
     st->encoder = c.enc.stats;
     st->expander = c.exp.stats;
-    /* EndTime covers what was written too (switches expanded from batches): the output reads back whole. */
+    /* EndTime is the newest event written (switches expanded from batches too; never a record dropped, which no
+     * buffer holds): the output reads back whole. */
     for (unsigned i = 0; c.q && i < c.ncpu; i++)
         if (c.q[i].last_ts > last_ts) last_ts = c.q[i].last_ts;
     if (c.w) {
