@@ -55,17 +55,7 @@ static void ln_utf16(ln_buf *l, const char *key, const etl_kstr *s)
 static void ln_ansi(ln_buf *l, const char *key, const etl_kstr *s)
 {
     static char buf[1 << 15];
-    size_t o = 0;
-    for (size_t i = 0; i < s->text.n && o + 3 < sizeof buf; i++) {
-        uint8_t c = s->text.p[i];
-        if (c < 0x80) {
-            buf[o++] = (char)c;
-        } else {
-            buf[o++] = (char)(0xC0 | c >> 6);
-            buf[o++] = (char)(0x80 | (c & 0x3F));
-        }
-    }
-    buf[o] = 0;
+    etl_latin1_to_utf8(s->text, buf, sizeof buf);
     ln_s(l, key, buf);
 }
 

@@ -16,6 +16,13 @@ extern "C" {
  */
 ETL_API size_t etl_utf16_to_utf8(etl_span s, char *out, size_t cap);
 
+/*
+ * ANSI bytes read as Latin-1 (the reader's convention for ImageFileName), up to the
+ * first NUL or the end of s, to NUL-terminated UTF-8 in out[cap > 0], stopping before
+ * a character when fewer than 3 bytes are left. Returns the bytes written, NUL excluded.
+ */
+ETL_API size_t etl_latin1_to_utf8(etl_span s, char *out, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,3 +64,19 @@ size_t etl_utf16_to_utf8(etl_span s, char *out, size_t cap)
     if (cap) out[o] = '\0';
     return full;
 }
+
+size_t etl_latin1_to_utf8(etl_span s, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < s.n && s.p[i] && o + 3 < cap; i++) {
+        uint8_t c = s.p[i];
+        if (c < 0x80) {
+            out[o++] = (char)c;
+        } else {
+            out[o++] = (char)(0xC0 | c >> 6);
+            out[o++] = (char)(0x80 | (c & 0x3F));
+        }
+    }
+    out[o] = 0;
+    return o;
+}

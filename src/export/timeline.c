@@ -223,17 +223,7 @@ static const char *utf16(etl_timeline *w, const etl_kstr *k)
 
 static const char *ansi(etl_timeline *w, const etl_kstr *k)
 {
-    size_t o = 0;
-    for (size_t i = 0; i < k->text.n && k->text.p[i] && o + 3 < sizeof w->utf8; i++) {
-        uint8_t c = k->text.p[i];
-        if (c < 0x80) {
-            w->utf8[o++] = (char)c;
-        } else {
-            w->utf8[o++] = (char)(0xC0 | c >> 6);
-            w->utf8[o++] = (char)(0x80 | (c & 0x3F));
-        }
-    }
-    w->utf8[o] = 0;
+    etl_latin1_to_utf8(k->text, w->utf8, sizeof w->utf8);
     return w->utf8;
 }
 

@@ -137,17 +137,7 @@ static uint32_t intern_utf16(etl_sched *m, uint32_t cur, const etl_kstr *k)
 /* ANSI bytes as Latin-1, the reader's convention for ImageFileName. */
 static uint32_t intern_ansi(etl_sched *m, uint32_t cur, const etl_kstr *k)
 {
-    size_t o = 0;
-    for (size_t i = 0; i < k->text.n && o + 3 < sizeof m->scratch; i++) {
-        uint8_t c = k->text.p[i];
-        if (c < 0x80) {
-            m->scratch[o++] = (char)c;
-        } else {
-            m->scratch[o++] = (char)(0xC0 | c >> 6);
-            m->scratch[o++] = (char)(0x80 | (c & 0x3F));
-        }
-    }
-    return rename_to(m, cur, m->scratch, o);
+    return rename_to(m, cur, m->scratch, etl_latin1_to_utf8(k->text, m->scratch, sizeof m->scratch));
 }
 
 static uint32_t new_process(etl_sched *m, uint32_t pid, uint64_t ts)

@@ -68,15 +68,7 @@ etl_status etl_strtab_add_kstr(etl_strtab *t, const etl_kstr *k, bool utf16, uin
         etl_utf16_to_utf8(k->text, buf, sizeof buf);
         o = strlen(buf);
     } else {
-        for (size_t i = 0; i < k->text.n && o + 3 < sizeof buf; i++) {
-            uint8_t c = k->text.p[i];
-            if (c < 0x80) {
-                buf[o++] = (char)c;
-            } else {
-                buf[o++] = (char)(0xC0 | c >> 6);
-                buf[o++] = (char)(0x80 | (c & 0x3F));
-            }
-        }
+        o = etl_latin1_to_utf8(k->text, buf, sizeof buf);
     }
     return etl_strtab_add(t, buf, o, off);
 }
