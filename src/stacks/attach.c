@@ -190,7 +190,7 @@ static etl_status attach_part(etl_attach *a, uint32_t i, uint32_t stack, uint32_
     return ETL_OK;
 }
 
-etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, uint64_t pos)
+etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, etl_stack_pos pos)
 {
     if (hook == ETL_HOOK_STACKWALK) {
         etl_stackwalk w;

@@ -86,8 +86,8 @@ etl_status etl_attach_init(etl_attach *a, etl_seqtab *raw, const etl_stack_keys 
 void etl_attach_free(etl_attach *a);
 /* ev waits for its walks (its thread's oldest lets go first when its queue is full). An on_close status, ETL_E_NOMEM. */
 etl_status etl_attach_event_add(etl_attach *a, const etl_attach_event *ev);
-/* A walk record (hook 0x1820, 0x1825 or 0x1826) at position pos of the time-ordered stream. */
-etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, uint64_t pos);
+/* A walk record (hook 0x1820, 0x1825 or 0x1826) at position pos (stack_keys.h). */
+etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, etl_stack_pos pos);
 /* Every event still waiting closes with what it has. */
 etl_status etl_attach_finish(etl_attach *a);
 

@@ -59,8 +59,7 @@ typedef struct run {
 
 /* ------------------------------------------------------------------ pass 1 */
 
-static etl_status learn(prof_impl *im, const etl_record *rec, uint16_t hook, uint64_t pos, etl_profile *p,
-                        bool *have_interval)
+static etl_status learn(prof_impl *im, const etl_record *rec, uint16_t hook, etl_profile *p, bool *have_interval)
 {
     etl_event ev;
     if (etl_event_decode(rec, &ev) != ETL_OK) return ETL_OK; /* a record a codec refuses teaches nothing */
@@ -97,19 +96,24 @@ static etl_status learn(prof_impl *im, const etl_record *rec, uint16_t hook, uin
             p->interval_changes++;
         }
         return ETL_OK;
-    case ETL_EVENT_STACK_KEY_DEF: {
-        uint64_t f[ETL_STACK_MAX_FRAMES];
-        const etl_stack_key_def *d = &ev.u.key_def;
-        for (uint32_t i = 0; i < d->frame_count; i++) f[i] = etl_stack_frame(d->frames, d->ptr_size, i);
-        uint32_t id;
-        st = etl_seqtab_intern(&im->raw, f, d->frame_count, &id);
-        return st == ETL_OK ? etl_stack_keys_define(&im->keys, d->stack_key, pos, id) : st;
-    }
     default:
         return ETL_OK;
     }
 }
 
+/* A key definition (KeyDelete, KeyRundown): its frames interned, defined at its position. */
+static etl_status learn_key(prof_impl *im, etl_span payload, unsigned ptr_size, etl_stack_pos pos)
+{
+    etl_stack_key_def d;
+    if (etl_stack_key_def_decode(payload, ptr_size, &d) != ETL_OK) return ETL_OK;
+    uint64_t f[ETL_STACK_MAX_FRAMES];
+    for (uint32_t i = 0; i < d.frame_count; i++) f[i] = etl_stack_frame(d.frames, d.ptr_size, i);
+    uint32_t id;
+    etl_status st = etl_seqtab_intern(&im->raw, f, d.frame_count, &id);
+    return st == ETL_OK ? etl_stack_keys_define(&im->keys, d.stack_key, pos, id) : st;
+}
+
+/* Lifetime, image and interval records (pass1_hook), learned in stream order. */
 static bool pass1_hook(uint16_t hook)
 {
     switch (hook) {
@@ -555,35 +559,130 @@ static etl_status open_pass(etl_reader *r, bool (*keep)(uint16_t), etl_iter **it
     return ETL_OK;
 }
 
-static bool pass1_keep(uint16_t hook)
-{
-    return pass1_hook(hook) || key_hook(hook);
-}
-
 static bool pass2_keep(uint16_t hook)
 {
     return hook == ETL_HOOK_SAMPLED_PROFILE || key_hook(hook) || walk_hook(hook);
 }
 
+/*
+ * Pass 1 walks each CPU's buffers with no merge (the merge is most of the cost of
+ * time order): the key definitions are defined where they are, at their positions;
+ * the few records learned in order (pass1_hook) are copied with theirs - merge time,
+ * CPU, place among the CPU's records, which is the time-ordered stream's order
+ * (stack_keys.h) - and learned, sorted, at the end: as a time-ordered pass would.
+ */
+typedef struct note {
+    etl_stack_pos pos;
+    size_t off;        /* its bytes in notes.bytes */
+    uint32_t size;
+    uint16_t cpu;
+} note;
+
+typedef struct notes {
+    note *v;
+    size_t n, cap;
+    uint8_t *bytes;
+    size_t nbytes, capbytes;
+} notes;
+
+static etl_status note_add(notes *t, etl_stack_pos pos, uint16_t cpu, const uint8_t *data, uint32_t size)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 1024;
+        note *v = realloc(t->v, cap * sizeof *v);
+        if (!v) return ETL_E_NOMEM;
+        t->v = v;
+        t->cap = cap;
+    }
+    if (t->nbytes + size > t->capbytes) {
+        size_t cap = t->capbytes ? t->capbytes : 65536;
+        while (cap < t->nbytes + size) cap *= 2;
+        uint8_t *b = realloc(t->bytes, cap);
+        if (!b) return ETL_E_NOMEM;
+        t->bytes = b;
+        t->capbytes = cap;
+    }
+    memcpy(t->bytes + t->nbytes, data, size);
+    t->v[t->n++] = (note){pos, t->nbytes, size, cpu};
+    t->nbytes += size;
+    return ETL_OK;
+}
+
+static int cmp_note(const void *a, const void *b)
+{
+    const note *x = a, *y = b;
+    return etl_stack_pos_less(x->pos, y->pos) ? -1 : etl_stack_pos_less(y->pos, x->pos);
+}
+
+/* Each CPU's merge time (its largest timestamp so far) and records so far. */
+typedef struct cpu_at {
+    uint64_t mts, recs;
+} cpu_at;
+
 static etl_status pass1(etl_reader *r, prof_impl *im, const etl_profile_options *o, etl_profile *p, uint64_t total,
                         uint64_t *last_ts)
 {
     etl_iter *it;
-    etl_status st = open_pass(r, pass1_keep, &it);
+    etl_status st = etl_iter_open_cpus_buffers(r, NULL, 0, &it);
     if (st != ETL_OK) return st;
-    const etl_record *rec;
-    uint64_t n = 0, pos = 0;
-    bool have_interval = false;
-    while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {
-        if ((++n & 0xFFFF) == 0) report(o, it, 0, total);
-        if (rec->ts > *last_ts) *last_ts = rec->ts;
-        uint16_t hook;
-        if (!etl_record_kernel_hook(rec, &hook)) continue;
-        if (key_hook(hook)) pos++;
-        if (pass1_hook(hook)) st = learn(im, rec, hook, pos, p, &have_interval);
+    notes nt = {0};
+    cpu_at *cpus = NULL;
+    size_t ncpus = 0;
+    etl_stack_places places = {0};
+    etl_walk w;
+    etl_krec k;
+    for (unsigned nb = 0; st == ETL_OK && etl_iter_next_buffer(it, &w) == ETL_OK; nb++) {
+        if ((nb & 15) == 0) report(o, it, 0, total);
+        if (w.cpu >= ncpus) {
+            size_t n = (size_t)w.cpu + 1;
+            cpu_at *c = realloc(cpus, n * sizeof *c);
+            if (!c) {
+                st = ETL_E_NOMEM;
+                break;
+            }
+            memset(c + ncpus, 0, (n - ncpus) * sizeof *c);
+            cpus = c;
+            ncpus = n;
+        }
+        cpu_at *c = &cpus[w.cpu];
+        int kind;
+        while (st == ETL_OK && (kind = etl_walk_next(&w, &k)) != ETL_WALK_END) {
+            const etl_record *rec = kind == ETL_WALK_KERNEL ? NULL : &w.full;
+            uint64_t ts = rec ? (rec->has & ETL_REC_TS ? rec->ts : 0) : k.ts;
+            if (ts > c->mts) c->mts = ts;
+            if (ts > *last_ts) *last_ts = ts;
+            uint64_t place = c->recs++;
+            uint16_t hook = k.hook;
+            if (rec && !etl_record_kernel_hook(rec, &hook)) continue;
+            if (key_hook(hook)) {
+                etl_stack_pos kp;
+                st = etl_stack_places_next(&places, w.cpu, c->mts, &kp);
+                if (st == ETL_OK && (hook == ETL_HOOK_STACK_KEY_DELETE || hook == ETL_HOOK_STACK_KEY_RUNDOWN))
+                    st = rec ? learn_key(im, rec->payload, rec->pointer_size, kp)
+                             : learn_key(im, k.payload, k.pointer_size, kp);
+            } else if (pass1_hook(hook)) {
+                etl_stack_pos np = {c->mts, (uint64_t)w.cpu << 40 | (place & ((1ull << 40) - 1))};
+                st = note_add(&nt, np, w.cpu, rec ? rec->data : k.data, rec ? rec->size : k.size);
+            }
+        }
     }
-    if (etl_iter_marked_ts(it) > *last_ts) *last_ts = etl_iter_marked_ts(it);
+    report(o, it, 0, total);
     etl_iter_close(it);
+    free(cpus);
+    etl_stack_places_free(&places);
+    /* The noted records in stream order. */
+    if (st == ETL_OK) etl_sort(nt.v, nt.n, sizeof *nt.v, cmp_note);
+    bool have_interval = false;
+    for (size_t i = 0; st == ETL_OK && i < nt.n; i++) {
+        etl_record rec;
+        size_t next;
+        uint16_t hook;
+        if (etl_record_frame((etl_span){nt.bytes + nt.v[i].off, nt.v[i].size}, 0, &rec, &next) != ETL_OK) continue;
+        rec.cpu = nt.v[i].cpu;
+        if (etl_record_kernel_hook(&rec, &hook)) st = learn(im, &rec, hook, p, &have_interval);
+    }
+    free(nt.v);
+    free(nt.bytes);
     return st;
 }
 
@@ -593,16 +692,20 @@ static etl_status pass2(etl_reader *r, run *R, uint64_t total)
     etl_status st = open_pass(r, pass2_keep, &it);
     if (st != ETL_OK) return st;
     const etl_record *rec;
-    uint64_t n = 0, pos = 0;
+    uint64_t n = 0;
     uint64_t half = etl_reader_file_size(r);
+    etl_stack_places places = {0};
+    etl_stack_pos pos = {0, 0};
     while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {
         if ((++n & 0xFFFF) == 0) report(R->o, it, half, total);
         uint16_t hook;
         if (!etl_record_kernel_hook(rec, &hook)) continue;
-        if (key_hook(hook)) pos++;
+        if (key_hook(hook)) st = etl_stack_places_next(&places, rec->cpu, etl_iter_merge_ts(it), &pos);
+        if (st != ETL_OK) break;
         if (hook == ETL_HOOK_SAMPLED_PROFILE) st = on_sample(R, rec);
         else if (walk_hook(hook)) st = etl_attach_walk(&R->at, rec, hook, pos);
     }
+    etl_stack_places_free(&places);
     /* The trace's end: whatever still waits is counted with what it has. */
     if (st == ETL_OK) st = etl_attach_finish(&R->at);
     R->p->walks_other = R->at.stats.walks_other;

@@ -20,7 +20,7 @@ void etl_stack_keys_free(etl_stack_keys *k)
     memset(k, 0, sizeof *k);
 }
 
-etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, uint64_t pos, uint32_t stack)
+etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, uint32_t stack)
 {
     if (k->n == k->cap) {
         size_t cap = k->cap ? k->cap * 2 : 1024;
@@ -37,7 +37,7 @@ etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, uint64_t pos, 
 static int cmp_pos(const void *a, const void *b)
 {
     const etl_stack_key_entry *x = a, *y = b;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
+    return etl_stack_pos_less(x->pos, y->pos) ? -1 : etl_stack_pos_less(y->pos, x->pos);
 }
 
 /* A counting sort by key, stable: each key's definitions stay in stream order. */
@@ -76,10 +76,10 @@ etl_status etl_stack_keys_seal(etl_stack_keys *k)
     memcpy(next, k->start, ((size_t)ng + 1) * sizeof *next);
     for (size_t i = 0; i < k->n; i++) out[next[at[i]]++] = k->v[i];
     free(next);
-    /* Definitions given out of stream order (never by the profile's pass) are put in order within their key. */
+    /* Definitions given out of stream order (a walk of each CPU in turn) are put in order within their key. */
     for (uint32_t x = 0; x < ng; x++)
         for (uint32_t i = k->start[x] + 1; i < k->start[x + 1]; i++)
-            if (out[i].pos < out[i - 1].pos) {
+            if (etl_stack_pos_less(out[i].pos, out[i - 1].pos)) {
                 etl_sort(out + k->start[x], k->start[x + 1] - k->start[x], sizeof *out, cmp_pos);
                 break;
             }
@@ -91,15 +91,37 @@ etl_status etl_stack_keys_seal(etl_stack_keys *k)
     return ETL_OK;
 }
 
-uint32_t etl_stack_keys_resolve(const etl_stack_keys *k, uint64_t key, uint64_t pos)
+uint32_t etl_stack_keys_resolve(const etl_stack_keys *k, uint64_t key, etl_stack_pos pos)
 {
     uint32_t x = k->ngroups ? etl_idmap_get(&k->group, key) : ETL_IDMAP_EMPTY;
     if (x == ETL_IDMAP_EMPTY) return ETL_SEQ_NONE;
     uint32_t lo = k->start[x], hi = k->start[x + 1];
     while (lo < hi) { /* the first definition at or after pos */
         uint32_t mid = lo + (hi - lo) / 2;
-        if (k->v[mid].pos < pos) lo = mid + 1;
+        if (etl_stack_pos_less(k->v[mid].pos, pos)) lo = mid + 1;
         else hi = mid;
     }
     return lo < k->start[x + 1] ? k->v[lo].stack : ETL_SEQ_NONE;
+}
+
+etl_status etl_stack_places_next(etl_stack_places *p, unsigned cpu, uint64_t ts, etl_stack_pos *out)
+{
+    if (cpu >= p->cap) {
+        size_t cap = p->cap ? p->cap : 64;
+        while (cap <= cpu) cap *= 2;
+        uint64_t *n = realloc(p->n, cap * sizeof *n);
+        if (!n) return ETL_E_NOMEM;
+        memset(n + p->cap, 0, (cap - p->cap) * sizeof *n);
+        p->n = n;
+        p->cap = cap;
+    }
+    *out = (etl_stack_pos){ts, (uint64_t)cpu << 40 | (p->n[cpu]++ & ((1ull << 40) - 1))};
+    return ETL_OK;
+}
+
+void etl_stack_places_free(etl_stack_places *p)
+{
+    free(p->n);
+    p->n = NULL;
+    p->cap = 0;
 }

@@ -128,6 +128,38 @@ static void test_strtab_from_itself(void **state)
 
 /* -------------------------------------------------------------- stack keys */
 
+/* A position at time t on CPU 0 (the place breaks ties only). */
+static etl_stack_pos P(uint64_t t)
+{
+    return (etl_stack_pos){t, 0};
+}
+
+/* A key deleted and reused at one time on one CPU: the places order them. */
+static void test_stack_key_places(void **state)
+{
+    (void)state;
+    etl_stack_places pl = {0};
+    etl_stack_pos del, ref, other, later;
+    assert_int_equal(etl_stack_places_next(&pl, 3, 100, &ref), ETL_OK);   /* a reference to the old stack */
+    assert_int_equal(etl_stack_places_next(&pl, 3, 100, &del), ETL_OK);   /* its eviction, same time */
+    assert_int_equal(etl_stack_places_next(&pl, 1, 100, &other), ETL_OK); /* CPU 1, same time: before CPU 3's */
+    assert_int_equal(etl_stack_places_next(&pl, 3, 100, &later), ETL_OK); /* the key reused */
+    assert_true(etl_stack_pos_less(ref, del) && etl_stack_pos_less(del, later));
+    assert_true(etl_stack_pos_less(other, ref));
+    assert_int_equal(etl_stack_places_next(&pl, 200, 5, &other), ETL_OK); /* a CPU past the first allocation */
+    assert_true(etl_stack_pos_less(other, ref));
+    etl_stack_keys k;
+    etl_stack_keys_init(&k);
+    const uint64_t K = 0xfffffa8000001000ull;
+    assert_int_equal(etl_stack_keys_define(&k, K, del, 1), ETL_OK);
+    assert_int_equal(etl_stack_keys_define(&k, K, (etl_stack_pos){300, 3ull << 40}, 2), ETL_OK);
+    assert_int_equal(etl_stack_keys_seal(&k), ETL_OK);
+    assert_int_equal(etl_stack_keys_resolve(&k, K, ref), 1);
+    assert_int_equal(etl_stack_keys_resolve(&k, K, later), 2);
+    etl_stack_keys_free(&k);
+    etl_stack_places_free(&pl);
+}
+
 static void test_stack_keys(void **state)
 {
     (void)state;
@@ -135,30 +167,30 @@ static void test_stack_keys(void **state)
     etl_stack_keys_init(&k);
     const uint64_t K = 0xfffffa8000001000ull, L = 0xfffffa8000002000ull;
     /* Key K defined (deleted) at 10 and again, reused for another stack, at 20; L at 15; out of order. */
-    assert_int_equal(etl_stack_keys_define(&k, K, 20, 7), ETL_OK);
-    assert_int_equal(etl_stack_keys_define(&k, L, 15, 9), ETL_OK);
-    assert_int_equal(etl_stack_keys_define(&k, K, 10, 3), ETL_OK);
+    assert_int_equal(etl_stack_keys_define(&k, K, P(20), 7), ETL_OK);
+    assert_int_equal(etl_stack_keys_define(&k, L, P(15), 9), ETL_OK);
+    assert_int_equal(etl_stack_keys_define(&k, K, P(10), 3), ETL_OK);
     etl_stack_keys_seal(&k);
-    assert_int_equal(etl_stack_keys_resolve(&k, K, 1), 3);  /* before its definition */
-    assert_int_equal(etl_stack_keys_resolve(&k, K, 9), 3);
-    assert_int_equal(etl_stack_keys_resolve(&k, K, 11), 7); /* between the deletes: the second stack */
-    assert_int_equal(etl_stack_keys_resolve(&k, K, 19), 7);
-    assert_int_equal(etl_stack_keys_resolve(&k, K, 21), ETL_SEQ_NONE); /* after the last definition */
-    assert_int_equal(etl_stack_keys_resolve(&k, L, 14), 9);
-    assert_int_equal(etl_stack_keys_resolve(&k, L, 16), ETL_SEQ_NONE);
-    assert_int_equal(etl_stack_keys_resolve(&k, K + 1, 1), ETL_SEQ_NONE); /* never defined */
-    assert_int_equal(etl_stack_keys_resolve(&k, 0, 0), ETL_SEQ_NONE);
+    assert_int_equal(etl_stack_keys_resolve(&k, K, P(1)), 3);  /* before its definition */
+    assert_int_equal(etl_stack_keys_resolve(&k, K, P(9)), 3);
+    assert_int_equal(etl_stack_keys_resolve(&k, K, P(11)), 7); /* between the deletes: the second stack */
+    assert_int_equal(etl_stack_keys_resolve(&k, K, P(19)), 7);
+    assert_int_equal(etl_stack_keys_resolve(&k, K, P(21)), ETL_SEQ_NONE); /* after the last definition */
+    assert_int_equal(etl_stack_keys_resolve(&k, L, P(14)), 9);
+    assert_int_equal(etl_stack_keys_resolve(&k, L, P(16)), ETL_SEQ_NONE);
+    assert_int_equal(etl_stack_keys_resolve(&k, K + 1, P(1)), ETL_SEQ_NONE); /* never defined */
+    assert_int_equal(etl_stack_keys_resolve(&k, 0, P(0)), ETL_SEQ_NONE);
     etl_stack_keys_free(&k);
 
     /* Empty, and many keys (the array grows): each resolves to its own. */
     etl_stack_keys_init(&k);
     etl_stack_keys_seal(&k);
-    assert_int_equal(etl_stack_keys_resolve(&k, K, 0), ETL_SEQ_NONE);
-    for (uint32_t i = 0; i < 5000; i++) assert_int_equal(etl_stack_keys_define(&k, 5000 - i, 100 + i, i), ETL_OK);
+    assert_int_equal(etl_stack_keys_resolve(&k, K, P(0)), ETL_SEQ_NONE);
+    for (uint32_t i = 0; i < 5000; i++) assert_int_equal(etl_stack_keys_define(&k, 5000 - i, P(100 + i), i), ETL_OK);
     etl_stack_keys_seal(&k);
     for (uint32_t i = 0; i < 5000; i++) {
-        assert_int_equal(etl_stack_keys_resolve(&k, 5000 - i, 0), i);
-        assert_int_equal(etl_stack_keys_resolve(&k, 5000 - i, 100 + i + 1), ETL_SEQ_NONE);
+        assert_int_equal(etl_stack_keys_resolve(&k, 5000 - i, P(0)), i);
+        assert_int_equal(etl_stack_keys_resolve(&k, 5000 - i, P(100 + i + 1)), ETL_SEQ_NONE);
     }
     etl_stack_keys_free(&k);
 }
@@ -457,7 +489,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seqtab_identity),    cmocka_unit_test(test_seqtab_growth),
         cmocka_unit_test(test_strtab),             cmocka_unit_test(test_strtab_from_itself),
-        cmocka_unit_test(test_stack_keys),         cmocka_unit_test(test_images_lifetimes),
+        cmocka_unit_test(test_stack_keys),
+        cmocka_unit_test(test_stack_key_places),         cmocka_unit_test(test_images_lifetimes),
         cmocka_unit_test(test_images_kernel_overlap), cmocka_unit_test(test_images_many),
         cmocka_unit_test(test_images_hostile),
         cmocka_unit_test(test_owners),
