@@ -190,6 +190,28 @@ static etl_status attach_part(etl_attach *a, uint32_t i, uint32_t stack, uint32_
     return ETL_OK;
 }
 
+bool etl_attach_wanted(etl_attach *a, const etl_record *rec, uint16_t hook)
+{
+    uint32_t tid;
+    uint64_t ts;
+    if (hook == ETL_HOOK_STACKWALK) {
+        etl_stackwalk w;
+        if (etl_stackwalk_decode(rec->payload, rec->pointer_size, &w) != ETL_OK) return false;
+        tid = w.stack_thread;
+        ts = w.event_timestamp;
+    } else if (hook == ETL_HOOK_STACK_KEY_KERNEL) {
+        etl_stack_key_ref ref;
+        if (etl_stack_key_ref_decode(rec->payload, rec->pointer_size, &ref) != ETL_OK) return false;
+        tid = ref.stack_thread;
+        ts = ref.event_timestamp;
+    } else {
+        return true;
+    }
+    if (find_wait(a, tid, ts, rec->cpu) != NIL) return true;
+    a->stats.walks_other++;
+    return false;
+}
+
 etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, etl_stack_pos pos)
 {
     if (hook == ETL_HOOK_STACKWALK) {

@@ -86,6 +86,15 @@ etl_status etl_attach_init(etl_attach *a, etl_seqtab *raw, const etl_stack_keys 
 void etl_attach_free(etl_attach *a);
 /* ev waits for its walks (its thread's oldest lets go first when its queue is full). An on_close status, ETL_E_NOMEM. */
 etl_status etl_attach_event_add(etl_attach *a, const etl_attach_event *ev);
+/*
+ * Whether a walk record (0x1820, 0x1825, 0x1826) can belong to an event: a user part
+ * always (Windows logs it when the thread returns to user mode, maybe on another CPU
+ * whose records are not read yet); a plain walk or a kernel part only when its event
+ * waits, as the kernel logs those just after their event on the event's CPU. For a
+ * time-ordered reader's filter, before the merge (a record refused costs no merge):
+ * counts walks_other for what it refuses.
+ */
+bool etl_attach_wanted(etl_attach *a, const etl_record *rec, uint16_t hook);
 /* A walk record (hook 0x1820, 0x1825 or 0x1826) at position pos (stack_keys.h). */
 etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, etl_stack_pos pos);
 /* Every event still waiting closes with what it has. */

@@ -525,12 +525,6 @@ static void set_hook(uint8_t *bits, uint16_t hook, bool on)
     else bits[hook >> 3] &= (uint8_t)~(1u << (hook & 7));
 }
 
-/* The stack-key records (definitions and references): their order in the stream is the keys' positions. */
-static bool key_hook(uint16_t hook)
-{
-    return hook >= ETL_HOOK_STACK_KEY_DELETE && hook <= ETL_HOOK_STACK_KEY_USER;
-}
-
 static bool walk_hook(uint16_t hook)
 {
     return hook == ETL_HOOK_STACKWALK || hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER;
@@ -541,9 +535,9 @@ static bool walk_hook(uint16_t hook)
  * others are passed over from their header: most of the cost of a pass), the passed
  * over ones marking the latest time.
  */
-static etl_status open_pass(etl_reader *r, bool (*keep)(uint16_t), etl_iter **it)
+static etl_status open_pass(etl_reader *r, bool (*keep)(uint16_t), etl_iter_keep_fn filter, void *ctx, etl_iter **it)
 {
-    etl_status st = etl_iter_open(r, ETL_ORDER_TIME, it);
+    etl_status st = etl_iter_open_cpus(r, NULL, 0, filter, ctx, it);
     if (st != ETL_OK) return st;
     uint8_t *k = malloc(2 * 8192);
     if (!k) {
@@ -561,15 +555,15 @@ static etl_status open_pass(etl_reader *r, bool (*keep)(uint16_t), etl_iter **it
 
 static bool pass2_keep(uint16_t hook)
 {
-    return hook == ETL_HOOK_SAMPLED_PROFILE || key_hook(hook) || walk_hook(hook);
+    return hook == ETL_HOOK_SAMPLED_PROFILE || walk_hook(hook);
 }
 
 /*
  * Pass 1 walks each CPU's buffers with no merge (the merge is most of the cost of
- * time order): the key definitions are defined where they are, at their positions;
- * the few records learned in order (pass1_hook) are copied with theirs - merge time,
- * CPU, place among the CPU's records, which is the time-ordered stream's order
- * (stack_keys.h) - and learned, sorted, at the end: as a time-ordered pass would.
+ * time order): the key definitions are defined where they are, at their positions
+ * (stack_keys.h: the time-ordered stream's order); the few records learned in
+ * order (pass1_hook) are copied with theirs and learned, sorted, at the end, as a
+ * time-ordered pass would.
  */
 typedef struct note {
     etl_stack_pos pos;
@@ -614,9 +608,9 @@ static int cmp_note(const void *a, const void *b)
     return etl_stack_pos_less(x->pos, y->pos) ? -1 : etl_stack_pos_less(y->pos, x->pos);
 }
 
-/* Each CPU's merge time (its largest timestamp so far) and records so far. */
+/* Each CPU's merge time: its largest timestamp so far. */
 typedef struct cpu_at {
-    uint64_t mts, recs;
+    uint64_t mts;
 } cpu_at;
 
 static etl_status pass1(etl_reader *r, prof_impl *im, const etl_profile_options *o, etl_profile *p, uint64_t total,
@@ -628,7 +622,6 @@ static etl_status pass1(etl_reader *r, prof_impl *im, const etl_profile_options 
     notes nt = {0};
     cpu_at *cpus = NULL;
     size_t ncpus = 0;
-    etl_stack_places places = {0};
     etl_walk w;
     etl_krec k;
     for (unsigned nb = 0; st == ETL_OK && etl_iter_next_buffer(it, &w) == ETL_OK; nb++) {
@@ -651,25 +644,19 @@ static etl_status pass1(etl_reader *r, prof_impl *im, const etl_profile_options 
             uint64_t ts = rec ? (rec->has & ETL_REC_TS ? rec->ts : 0) : k.ts;
             if (ts > c->mts) c->mts = ts;
             if (ts > *last_ts) *last_ts = ts;
-            uint64_t place = c->recs++;
             uint16_t hook = k.hook;
             if (rec && !etl_record_kernel_hook(rec, &hook)) continue;
-            if (key_hook(hook)) {
-                etl_stack_pos kp;
-                st = etl_stack_places_next(&places, w.cpu, c->mts, &kp);
-                if (st == ETL_OK && (hook == ETL_HOOK_STACK_KEY_DELETE || hook == ETL_HOOK_STACK_KEY_RUNDOWN))
-                    st = rec ? learn_key(im, rec->payload, rec->pointer_size, kp)
-                             : learn_key(im, k.payload, k.pointer_size, kp);
-            } else if (pass1_hook(hook)) {
-                etl_stack_pos np = {c->mts, (uint64_t)w.cpu << 40 | (place & ((1ull << 40) - 1))};
-                st = note_add(&nt, np, w.cpu, rec ? rec->data : k.data, rec ? rec->size : k.size);
-            }
+            etl_stack_pos pos = {c->mts, w.cpu, w.buffer_index, rec ? rec->offset : (uint32_t)(k.data - w.p)};
+            if (hook == ETL_HOOK_STACK_KEY_DELETE || hook == ETL_HOOK_STACK_KEY_RUNDOWN)
+                st = rec ? learn_key(im, rec->payload, rec->pointer_size, pos)
+                         : learn_key(im, k.payload, k.pointer_size, pos);
+            else if (pass1_hook(hook))
+                st = note_add(&nt, pos, w.cpu, rec ? rec->data : k.data, rec ? rec->size : k.size);
         }
     }
     report(o, it, 0, total);
     etl_iter_close(it);
     free(cpus);
-    etl_stack_places_free(&places);
     /* The noted records in stream order. */
     if (st == ETL_OK) etl_sort(nt.v, nt.n, sizeof *nt.v, cmp_note);
     bool have_interval = false;
@@ -686,26 +673,29 @@ static etl_status pass1(etl_reader *r, prof_impl *im, const etl_profile_options 
     return st;
 }
 
+/* Most walks are other events' (CSwitch, ReadyThread): refused before the merge. */
+static bool pass2_filter(void *ctx, const etl_record *rec)
+{
+    uint16_t hook;
+    return !etl_record_kernel_hook(rec, &hook) || !walk_hook(hook) || etl_attach_wanted(&((run *)ctx)->at, rec, hook);
+}
+
 static etl_status pass2(etl_reader *r, run *R, uint64_t total)
 {
     etl_iter *it;
-    etl_status st = open_pass(r, pass2_keep, &it);
+    etl_status st = open_pass(r, pass2_keep, pass2_filter, R, &it);
     if (st != ETL_OK) return st;
     const etl_record *rec;
     uint64_t n = 0;
     uint64_t half = etl_reader_file_size(r);
-    etl_stack_places places = {0};
-    etl_stack_pos pos = {0, 0};
     while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {
         if ((++n & 0xFFFF) == 0) report(R->o, it, half, total);
         uint16_t hook;
         if (!etl_record_kernel_hook(rec, &hook)) continue;
-        if (key_hook(hook)) st = etl_stack_places_next(&places, rec->cpu, etl_iter_merge_ts(it), &pos);
-        if (st != ETL_OK) break;
         if (hook == ETL_HOOK_SAMPLED_PROFILE) st = on_sample(R, rec);
-        else if (walk_hook(hook)) st = etl_attach_walk(&R->at, rec, hook, pos);
+        else if (walk_hook(hook))
+            st = etl_attach_walk(&R->at, rec, hook, etl_stack_pos_of(rec, etl_iter_merge_ts(it)));
     }
-    etl_stack_places_free(&places);
     /* The trace's end: whatever still waits is counted with what it has. */
     if (st == ETL_OK) st = etl_attach_finish(&R->at);
     R->p->walks_other = R->at.stats.walks_other;

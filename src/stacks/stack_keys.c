@@ -103,25 +103,3 @@ uint32_t etl_stack_keys_resolve(const etl_stack_keys *k, uint64_t key, etl_stack
     }
     return lo < k->start[x + 1] ? k->v[lo].stack : ETL_SEQ_NONE;
 }
-
-etl_status etl_stack_places_next(etl_stack_places *p, unsigned cpu, uint64_t ts, etl_stack_pos *out)
-{
-    if (cpu >= p->cap) {
-        size_t cap = p->cap ? p->cap : 64;
-        while (cap <= cpu) cap *= 2;
-        uint64_t *n = realloc(p->n, cap * sizeof *n);
-        if (!n) return ETL_E_NOMEM;
-        memset(n + p->cap, 0, (cap - p->cap) * sizeof *n);
-        p->n = n;
-        p->cap = cap;
-    }
-    *out = (etl_stack_pos){ts, (uint64_t)cpu << 40 | (p->n[cpu]++ & ((1ull << 40) - 1))};
-    return ETL_OK;
-}
-
-void etl_stack_places_free(etl_stack_places *p)
-{
-    free(p->n);
-    p->n = NULL;
-    p->cap = 0;
-}

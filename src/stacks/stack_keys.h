@@ -12,12 +12,13 @@
  * references by binary search in their key's group: memory grows with the
  * definitions (about the distinct stacks), not with the references.
  *
- * A position is where a record stands in the time-ordered stream: its merge
- * time (its timestamp, or where damage made its CPU's time go back, the largest
- * before it on that CPU), its CPU (ties go to the lower CPU), and its place
- * among its CPU's key records. Every way of reading a trace computes the same
- * position for a record: time order (etl_iter_merge_ts) and a walk of each
- * CPU's buffers (no merge) alike.
+ * A position orders records as the time-ordered stream does: its merge time
+ * (its timestamp, or where damage made its CPU's time go back, the largest
+ * before it on that CPU), its CPU (ties go to the lower CPU), then its place in
+ * the file (a CPU's records of one time lie in its buffer in order). Every way
+ * of reading a trace computes the same position for a record, time order
+ * (etl_iter_merge_ts) and a walk of each CPU's buffers alike, and a reader that
+ * passes over some records still places the others.
  */
 #ifndef ETLKIT_STACKS_STACK_KEYS_H
 #define ETLKIT_STACKS_STACK_KEYS_H
@@ -26,27 +27,27 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "base/idmap.h"
-#include "etlkit/base.h"
+#include "etlkit/container.h"
 
 typedef struct etl_stack_pos {
     uint64_t ts;        /* merge time */
-    uint64_t tie;       /* CPU << 40 | place among the CPU's key records */
+    uint32_t cpu;
+    uint32_t buffer;    /* buffer_index */
+    uint32_t offset;    /* in the buffer */
 } etl_stack_pos;
 
 static inline bool etl_stack_pos_less(etl_stack_pos a, etl_stack_pos b)
 {
-    return a.ts != b.ts ? a.ts < b.ts : a.tie < b.tie;
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.cpu != b.cpu) return a.cpu < b.cpu;
+    return a.buffer != b.buffer ? a.buffer < b.buffer : a.offset < b.offset;
 }
 
-/* Each CPU's key records so far, to place the next. */
-typedef struct etl_stack_places {
-    uint64_t *n;
-    size_t cap;
-} etl_stack_places;
-
-/* The position of a CPU's next key record at merge time ts. ETL_E_NOMEM. */
-etl_status etl_stack_places_next(etl_stack_places *p, unsigned cpu, uint64_t ts, etl_stack_pos *out);
-void etl_stack_places_free(etl_stack_places *p);
+/* The position of a record a time-ordered iterator handed out. */
+static inline etl_stack_pos etl_stack_pos_of(const etl_record *rec, uint64_t merge_ts)
+{
+    return (etl_stack_pos){merge_ts, rec->cpu, rec->buffer_index, rec->offset};
+}
 
 typedef struct etl_stack_key_entry {
     uint64_t key;

@@ -128,36 +128,31 @@ static void test_strtab_from_itself(void **state)
 
 /* -------------------------------------------------------------- stack keys */
 
-/* A position at time t on CPU 0 (the place breaks ties only). */
+/* A position at time t on CPU 0 (the rest breaks ties only). */
 static etl_stack_pos P(uint64_t t)
 {
-    return (etl_stack_pos){t, 0};
+    return (etl_stack_pos){t, 0, 0, 0};
 }
 
-/* A key deleted and reused at one time on one CPU: the places order them. */
-static void test_stack_key_places(void **state)
+/* A key deleted and reused at one time on one CPU: the places in the file order them. */
+static void test_stack_key_ties(void **state)
 {
     (void)state;
-    etl_stack_places pl = {0};
-    etl_stack_pos del, ref, other, later;
-    assert_int_equal(etl_stack_places_next(&pl, 3, 100, &ref), ETL_OK);   /* a reference to the old stack */
-    assert_int_equal(etl_stack_places_next(&pl, 3, 100, &del), ETL_OK);   /* its eviction, same time */
-    assert_int_equal(etl_stack_places_next(&pl, 1, 100, &other), ETL_OK); /* CPU 1, same time: before CPU 3's */
-    assert_int_equal(etl_stack_places_next(&pl, 3, 100, &later), ETL_OK); /* the key reused */
+    etl_stack_pos ref = {100, 3, 7, 0x100};   /* a reference to the old stack */
+    etl_stack_pos del = {100, 3, 7, 0x180};   /* its eviction, same time, later in the buffer */
+    etl_stack_pos other = {100, 1, 9, 0x40};  /* CPU 1, same time: before CPU 3's */
+    etl_stack_pos later = {100, 3, 8, 0x40};  /* the key reused, in the CPU's next buffer */
     assert_true(etl_stack_pos_less(ref, del) && etl_stack_pos_less(del, later));
-    assert_true(etl_stack_pos_less(other, ref));
-    assert_int_equal(etl_stack_places_next(&pl, 200, 5, &other), ETL_OK); /* a CPU past the first allocation */
-    assert_true(etl_stack_pos_less(other, ref));
+    assert_true(etl_stack_pos_less(other, ref) && !etl_stack_pos_less(ref, ref));
     etl_stack_keys k;
     etl_stack_keys_init(&k);
     const uint64_t K = 0xfffffa8000001000ull;
+    assert_int_equal(etl_stack_keys_define(&k, K, (etl_stack_pos){300, 0, 1, 0}, 2), ETL_OK);
     assert_int_equal(etl_stack_keys_define(&k, K, del, 1), ETL_OK);
-    assert_int_equal(etl_stack_keys_define(&k, K, (etl_stack_pos){300, 3ull << 40}, 2), ETL_OK);
     assert_int_equal(etl_stack_keys_seal(&k), ETL_OK);
     assert_int_equal(etl_stack_keys_resolve(&k, K, ref), 1);
     assert_int_equal(etl_stack_keys_resolve(&k, K, later), 2);
     etl_stack_keys_free(&k);
-    etl_stack_places_free(&pl);
 }
 
 static void test_stack_keys(void **state)
@@ -490,7 +485,7 @@ int main(void)
         cmocka_unit_test(test_seqtab_identity),    cmocka_unit_test(test_seqtab_growth),
         cmocka_unit_test(test_strtab),             cmocka_unit_test(test_strtab_from_itself),
         cmocka_unit_test(test_stack_keys),
-        cmocka_unit_test(test_stack_key_places),         cmocka_unit_test(test_images_lifetimes),
+        cmocka_unit_test(test_stack_key_ties),         cmocka_unit_test(test_images_lifetimes),
         cmocka_unit_test(test_images_kernel_overlap), cmocka_unit_test(test_images_many),
         cmocka_unit_test(test_images_hostile),
         cmocka_unit_test(test_owners),
