@@ -29,7 +29,7 @@ enum { EXIT_NOTHING = 4 };
 typedef struct out {
     const etl_chain *c;
     const etl_sched *m;
-    const etl_sched_stacks *stk; /* NULL: no stacks */
+    etl_sched_stacks *stk;       /* NULL: no stacks */
     unsigned frames;             /* shown per stack, 0: all */
 } out;
 

@@ -250,7 +250,7 @@ ETL_API etl_status etl_export_rows_profile(etl_export_rows *x, etl_reader *r, co
  * (etl_export_rows_profile adds their count): one id space, no id twice. ETL_E_NOMEM.
  */
 typedef struct etl_sched_stacks etl_sched_stacks;
-ETL_API etl_status etl_export_rows_set_sched_stacks(etl_export_rows *x, const etl_sched_stacks *s);
+ETL_API etl_status etl_export_rows_set_sched_stacks(etl_export_rows *x, etl_sched_stacks *s);
 ETL_API etl_status etl_export_rows_sched_stacks(etl_export_rows *x);
 
 /*

@@ -62,8 +62,12 @@ ETL_API uint32_t etl_sched_stacks_ready(const etl_sched_stacks *s, uint16_t cpu,
 ETL_API uint32_t etl_sched_stacks_row_new(const etl_sched_stacks *s, const etl_sched_row *row);
 ETL_API uint32_t etl_sched_stacks_row_readying(const etl_sched_stacks *s, const etl_sched_row *row);
 
-/* A stack's frames, innermost first (*n of them); image indexes etl_sched_stacks_images. */
-ETL_API const etl_profile_frame *etl_sched_stacks_frames(const etl_sched_stacks *s, uint32_t stack, uint32_t *n);
+/*
+ * A stack's frames, innermost first (*n of them; image indexes etl_sched_stacks_images),
+ * made in s's own room: valid until the next call on s (the frames are kept once, as
+ * interned words, not twice).
+ */
+ETL_API const etl_profile_frame *etl_sched_stacks_frames(etl_sched_stacks *s, uint32_t stack, uint32_t *n);
 /*
  * Every image the trace logged, in the order logged (the same order, so the same
  * indexes, as etl_profile's images of the same trace).

@@ -15,7 +15,7 @@ struct etl_export_rows {
     etl_export_rows_stats st;
     int failed;
     etl_value v[MAXCOLS];
-    const struct etl_sched_stacks *stacks; /* the switches' stacks (sched_stack_rows.c), NULL: none */
+    struct etl_sched_stacks *stacks;       /* the switches' stacks (sched_stack_rows.c), NULL: none */
     uint8_t *stack_used;                   /* by their id: a slice row names it */
     uint32_t stack_base;                   /* the profile's stack ids come after the switches' (ids never collide) */
 };

@@ -16,7 +16,7 @@
 #include "etlkit/schedstacks.h"
 #include "export/rows_internal.h"
 
-etl_status etl_export_rows_set_sched_stacks(etl_export_rows *x, const etl_sched_stacks *s)
+etl_status etl_export_rows_set_sched_stacks(etl_export_rows *x, etl_sched_stacks *s)
 {
     uint64_t n = s ? etl_sched_stacks_stats_get(s)->stacks : 0;
     if (n > UINT32_MAX / 2) return ETL_E_RANGE;

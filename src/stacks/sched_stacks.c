@@ -50,7 +50,7 @@ struct etl_sched_stacks {
     etl_stack_keys keys;
     etl_seqtab raw;           /* walks' frames as logged */
     etl_seqtab resolved;      /* stacks as shown: [address, image] pairs */
-    etl_profile_frame *frames; /* resolved's words as frames */
+    etl_profile_frame *scratch; /* etl_sched_stacks_frames' answer */
     etl_profile_image *img;   /* the images for the public view */
     size_t nimg;
     sst_entry *v;
@@ -295,10 +295,8 @@ static etl_status finish(etl_sched_stacks *s, const etl_clock *clk)
 {
     etl_sort(s->v, s->n, sizeof *s->v, cmp_entry);
     s->st.stacks = s->resolved.count;
-    s->frames = malloc((s->resolved.nwords / 2 + 1) * sizeof *s->frames);
-    if (!s->frames) return ETL_E_NOMEM;
-    for (size_t w = 0; w + 1 < s->resolved.nwords; w += 2)
-        s->frames[w / 2] = (etl_profile_frame){s->resolved.words[w], (uint32_t)s->resolved.words[w + 1]};
+    s->scratch = malloc(2 * ETL_STACK_MAX_FRAMES * sizeof *s->scratch);
+    if (!s->scratch) return ETL_E_NOMEM;
     s->nimg = s->images.n;
     s->img = calloc(s->nimg ? s->nimg : 1, sizeof *s->img);
     if (!s->img) return ETL_E_NOMEM;
@@ -362,7 +360,7 @@ void etl_sched_stacks_free(etl_sched_stacks *s)
     etl_stack_keys_free(&s->keys);
     etl_seqtab_free(&s->raw);
     etl_seqtab_free(&s->resolved);
-    free(s->frames);
+    free(s->scratch);
     free(s->img);
     free(s->v);
     free(s);
@@ -409,16 +407,15 @@ uint32_t etl_sched_stacks_row_readying(const etl_sched_stacks *s, const etl_sche
     return find(s, KIND_READY, row->ready_cpu, row->rt);
 }
 
-const etl_profile_frame *etl_sched_stacks_frames(const etl_sched_stacks *s, uint32_t stack, uint32_t *n)
+const etl_profile_frame *etl_sched_stacks_frames(etl_sched_stacks *s, uint32_t stack, uint32_t *n)
 {
-    if (!s || stack >= s->resolved.count) {
-        *n = 0;
-        return NULL;
-    }
+    *n = 0;
+    if (!s || !s->scratch || stack >= s->resolved.count) return NULL;
     uint32_t words;
     const uint64_t *w = etl_seqtab_get(&s->resolved, stack, &words);
-    *n = words / 2;
-    return s->frames + (w - s->resolved.words) / 2;
+    for (uint32_t k = 0; k + 1 < words && k / 2 < 2 * ETL_STACK_MAX_FRAMES; k += 2)
+        s->scratch[(*n)++] = (etl_profile_frame){w[k], (uint32_t)w[k + 1]};
+    return s->scratch;
 }
 
 const etl_profile_image *etl_sched_stacks_images(const etl_sched_stacks *s, size_t *n)
