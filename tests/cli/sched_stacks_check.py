@@ -119,6 +119,12 @@ elif mode == "export":
     for (sid,) in db.execute("SELECT DISTINCT stack_id FROM sample"):
         if sid not in frames:
             fail("sample stack %d not in the stack table" % sid)
+    # The images: the profile's ids, so a switch stack's frame lies in its image too.
+    imgs = {i: (int(b, 16), n) for i, b, n in db.execute("SELECT image_id, base, size FROM image")}
+    for sid, depth, addr, img in db.execute("SELECT stack_id, depth, address, image_id FROM stack WHERE image_id IS NOT NULL"):
+        b, n = imgs.get(img, (1, 0))
+        if not b <= int(addr, 16) < b + n:
+            fail("stack %d frame %d at %s outside its image %d" % (sid, depth, addr, img))
     dup = db.execute("SELECT COUNT(*) FROM (SELECT 1 FROM stack GROUP BY stack_id, depth HAVING COUNT(*) > 1)").fetchone()[0]
     if dup:
         fail("%d (stack_id, depth) pairs twice in the stack table: two stacks under one id" % dup)
