@@ -114,7 +114,10 @@ static const cli_cmd switches_cmd = {
     "thread, switch-in, last and next switch-out and Ready Time, the Ready and Waits\n"
     "durations, the previous and next states, and the readying thread. Blank = unknown.\n"
     "--csv writes WPA's column headers and units (UTF-8 BOM, CRLF); --json one object per line\n"
-    "with times in ns since the trace start.\n",
+    "with times in ns since the trace start. When the trace walks stacks at its CSwitch and\n"
+    "ReadyThread events, --csv and --json add WPA's New Thread Stack and Readying Thread\n"
+    "Stack (frames root first: joined by '/' in CSV, arrays in JSON; none for a compact\n"
+    "batch's switch), and a line on standard error counts the rows with each.\n",
     {"FILE"}, 1, 1,
     "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n"};
 
