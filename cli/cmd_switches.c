@@ -6,9 +6,12 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "etlkit/schedstacks.h"
+#include "columns.h"
 #include "report.h"
 
-enum { C_NUM, C_STR };
+/* C_STACK: frames, root first (JSON: an array of labels; CSV: joined by STACK_SEP); only when the trace has them. */
+enum { C_NUM, C_STR, C_STACK };
 
 typedef struct col {
     const char *wpa;  /* CSV header */
@@ -57,6 +60,8 @@ static const col cols[] = {
     {"Ideal Cpu", "ideal_cpu", C_NUM},
     {"First Readying Thread Id", "first_readying_tid", C_NUM},
     {"Planned New Thread Id", "planned_new_tid", C_NUM},
+    {"New Thread Stack", "new_thread_stack", C_STACK},
+    {"Readying Thread Stack", "readying_thread_stack", C_STACK},
 };
 #define NCOL (sizeof cols / sizeof cols[0])
 
@@ -66,6 +71,14 @@ static const col cols[] = {
 /* Rows are built in place in one chunk, written when it fills: no stdio call a row. */
 #define CHUNK (1u << 20)
 #define ROW_MAX (NCOL * (6 * CELL + 16) + 64) /* every cell JSON-escaped at its worst */
+#define C_NEW_STACK 40u
+#define C_READYING_STACK 41u
+/* A frame's label is cut at this many bytes; a stack cell's room, JSON-escaped at its worst. */
+#define LABEL_MAX 256u
+#define STACK_CELL_MAX (2u * ETL_STACK_MAX_FRAMES * (6u * LABEL_MAX + 4u) + 64u)
+/* WPA's separator of a stack's frames in one CSV cell. */
+#define STACK_SEP '/'
+
 
 /* A process's label, "image (PID)", made once while its name stays (text: escaped, as text_str prints it). */
 typedef struct plabel {
@@ -89,6 +102,10 @@ typedef struct ctx {
     char cell[NCOL][CELL + 1]; /* NUL-terminated */
     char jkey[NCOL][40];       /* "key": */
     uint8_t jklen[NCOL];
+    etl_sched_stacks *stacks;  /* NULL: the trace walks no stack at its CSwitch or ReadyThread events */
+    uint32_t stack[2];         /* this row's New Thread and Readying Thread stacks */
+    char *joined;              /* scratch: a stack's labels, joined (CSV) */
+    uint64_t with_stack[2], compact_rows;
 } ctx;
 
 static const cli_cmd switches_cmd = {
@@ -97,7 +114,10 @@ static const cli_cmd switches_cmd = {
     "thread, switch-in, last and next switch-out and Ready Time, the Ready and Waits\n"
     "durations, the previous and next states, and the readying thread. Blank = unknown.\n"
     "--csv writes WPA's column headers and units (UTF-8 BOM, CRLF); --json one object per line\n"
-    "with times in ns since the trace start.\n",
+    "with times in ns since the trace start. When the trace walks stacks at its CSwitch and\n"
+    "ReadyThread events, --csv and --json add WPA's New Thread Stack and Readying Thread\n"
+    "Stack (frames root first: joined by '/' in CSV, arrays in JSON; none for a compact\n"
+    "batch's switch), and a line on standard error counts the rows with each.\n",
     {"FILE"}, 1, 1,
     "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n"};
 
@@ -270,6 +290,48 @@ static char *pad(char *o, const ctx *c, unsigned i, unsigned w, int left)
     return o;
 }
 
+/* One frame's label, cut at LABEL_MAX bytes between characters, into out[LABEL_MAX + 1]. */
+static size_t frame_label(const ctx *c, const etl_profile_frame *f, char *out)
+{
+    char buf[1200];
+    size_t n = etl_sched_stacks_frame_label(c->stacks, f, buf, sizeof buf);
+    if (n >= sizeof buf) n = sizeof buf - 1;
+    if (n > LABEL_MAX) {
+        n = LABEL_MAX;
+        while (n && ((unsigned char)buf[n] & 0xC0) == 0x80) n--;
+    }
+    memcpy(out, buf, n);
+    out[n] = 0;
+    return n;
+}
+
+/* A stack cell at o: a JSON array of labels, or the labels joined for CSV; null / blank without a stack. */
+static char *put_stack(ctx *c, char *o, uint32_t id)
+{
+    uint32_t n = 0;
+    const etl_profile_frame *f = id == ETL_SCHED_STACK_NONE ? NULL : etl_sched_stacks_frames(c->stacks, id, &n);
+    char label[LABEL_MAX + 1];
+    if (c->a->format == FMT_JSON) {
+        if (!f) return put(o, "null", 4);
+        *o++ = '[';
+        for (uint32_t k = n; k-- > 0;) {
+            frame_label(c, &f[k], label);
+            o += json_str_buf(o, 0, 6 * LABEL_MAX + 8, label);
+            if (k) *o++ = ',';
+        }
+        *o++ = ']';
+        return o;
+    }
+    if (!f) return o;
+    size_t len = 0;
+    for (uint32_t k = n; k-- > 0;) {
+        len += frame_label(c, &f[k], c->joined + len);
+        if (k) c->joined[len++] = STACK_SEP;
+    }
+    c->joined[len] = 0;
+    return o + csv_sheet_buf(o, 0, 2 * len + 8, c->joined);
+}
+
 static void emit(ctx *c, const etl_sched_row *r)
 {
     char *o = c->out + c->used, *start = o;
@@ -277,6 +339,14 @@ static void emit(ctx *c, const etl_sched_row *r)
         *o++ = '{';
         bool first = true;
         for (unsigned i = 0; i < NCOL; i++) {
+            if (cols[i].type == C_STACK) {
+                if (!c->stacks) continue;
+                if (!first) *o++ = ',';
+                first = false;
+                o = put_cell(o, c->jkey[i], c->jklen[i]);
+                o = put_stack(c, o, c->stack[i - C_NEW_STACK]);
+                continue;
+            }
             if (!c->len[i]) continue;
             if (!first) *o++ = ',';
             first = false;
@@ -291,6 +361,13 @@ static void emit(ctx *c, const etl_sched_row *r)
         o = put(o, "}\n", 2);
     } else if (c->a->format == FMT_CSV) {
         for (unsigned i = 0; i < NCOL; i++) {
+            if (cols[i].type == C_STACK) {
+                if (c->stacks) {
+                    *o++ = ',';
+                    o = put_stack(c, o, c->stack[i - C_NEW_STACK]);
+                }
+                continue;
+            }
             if (i) *o++ = ',';
             if (cols[i].type == C_NUM) o = put_cell(o, c->cell[i], c->len[i]);
             else if (c->len[i]) o += csv_sheet_buf(o, 0, 2 * CELL + 6, c->cell[i]); /* len 0: blank */
@@ -372,6 +449,12 @@ static void on_row(void *p, const etl_sched_row *r)
         num(c, 36, in->previous_cstate);
     if (out && (out->known & ETL_CSW_IDEAL_PROCESSOR)) num(c, 37, out->old_ideal_processor);
     if ((r->flags & ETL_ROW_MISMATCH) && in && (in->known & ETL_CSW_NEW_TID)) num(c, 39, in->new_tid);
+    if (c->stacks) {
+        c->stack[0] = etl_sched_stacks_row_new(c->stacks, r);
+        c->stack[1] = etl_sched_stacks_row_readying(c->stacks, r);
+        for (unsigned k = 0; k < 2; k++) c->with_stack[k] += c->stack[k] != ETL_SCHED_STACK_NONE;
+        c->compact_rows += in && full && in->source == ETL_CSW_SRC_COMPACT;
+    }
     c->rows++;
     emit(c, r);
 }
@@ -404,12 +487,30 @@ int cmd_switches(int argc, char **argv)
         free(chunk);
         return rc;
     }
+    /* The stack columns (CSV, JSON) when the trace walks stacks at its CSwitch or ReadyThread events. */
+    if (a.format != FMT_TEXT && etl_sched_stacks_logged(run.in.reader)) {
+        etl_status st = etl_sched_stacks_build(run.in.reader, &c->stacks);
+        char *big = st == ETL_OK ? realloc(chunk, CHUNK + ROW_MAX + 2 * STACK_CELL_MAX) : NULL;
+        if (big) chunk = c->out = big;
+        c->joined = malloc(2 * ETL_STACK_MAX_FRAMES * (LABEL_MAX + 1) + 1);
+        if (st != ETL_OK || !big || !c->joined) {
+            fprintf(stderr, "%s switches: %s: stacks: %s\n", prog, a.path,
+                    st != ETL_OK ? etl_status_str(st) : "out of memory");
+            etl_sched_stacks_free(c->stacks);
+            free(c->joined);
+            free(c);
+            free(chunk);
+            rep_run_close(&run);
+            return EXIT_IO;
+        }
+    }
     /* Rows go out in chunks already: stdio's own buffer would only copy them once more. */
     setvbuf(stdout, NULL, _IONBF, 0);
     if (a.format == FMT_CSV) {
         char *o = chunk;
         o = put(o, "\xEF\xBB\xBF", 3);
         for (unsigned i = 0; i < NCOL; i++) {
+            if (cols[i].type == C_STACK && !c->stacks) continue;
             if (i) *o++ = ',';
             o += csv_field_buf(o, 0, 2 * CELL + 4, cols[i].wpa);
         }
@@ -422,6 +523,17 @@ int cmd_switches(int argc, char **argv)
     }
     rep_run_go(&run, &a);
     flush(c);
+    if (c->stacks) {
+        /* What has no stack is counted, never guessed: a compact batch's switch has no CSwitch to walk. */
+        char n0[32], n1[32], n2[32], n3[32];
+        fprintf(stderr,
+                "%s switches: %s rows: New Thread Stack on %s, Readying Thread Stack on %s; %s rows of compact "
+                "batches (no CSwitch event, no stack)\n",
+                prog, col_u64(n0, c->rows), col_u64(n1, c->with_stack[0]), col_u64(n2, c->with_stack[1]),
+                col_u64(n3, c->compact_rows));
+        etl_sched_stacks_free(c->stacks);
+        free(c->joined);
+    }
     free(c->labels);
     free(c);
     free(chunk);

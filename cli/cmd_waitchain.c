@@ -6,6 +6,7 @@
 #include "report.h"
 #include "etlkit/wakeups.h"
 #include "etlkit/waitchain.h"
+#include "etlkit/schedstacks.h"
 
 static const cli_cmd waitchain_cmd = {
     "waitchain", "FILE --thread TID|PROCESS [--at T] [--from T0] [--depth N] [--min T]",
@@ -13,7 +14,10 @@ static const cli_cmd waitchain_cmd = {
     "reason and readier. A wait of at least --min readied by another thread descends into\n"
     "what that thread did until it readied this one (one level deeper), down to --depth;\n"
     "DPC and unknown readiers are leaves, and a thread is never entered twice on one path.\n"
-    "The leaves are the critical path: they add up to the interval exactly.\n",
+    "The leaves are the critical path: they add up to the interval exactly.\n"
+    "When the trace walks stacks at its CSwitch and ReadyThread events, each wait also\n"
+    "shows where the thread blocked (its New Thread Stack) and where its readier was (the\n"
+    "Readying Thread Stack): the top --frames N frames, innermost first.\n",
     {"FILE"}, 1, 1,
     "Times are from the trace start: seconds, or with a ms/us/ns suffix. The trace is read\n"
     "once to find the interval and once per level of the chain (FILE must be a file, not -).\n"
@@ -25,7 +29,68 @@ enum { EXIT_NOTHING = 4 };
 typedef struct out {
     const etl_chain *c;
     const etl_sched *m;
+    etl_sched_stacks *stk;       /* NULL: no stacks */
+    unsigned frames;             /* shown per stack, 0: all */
 } out;
+
+/*
+ * A waiting (or off-CPU) segment's stacks: where it blocked, the walk at the switch-in
+ * that ended the wait (the end of the ready segment after it, or the start of the running
+ * one), and its readier's, the walk at the ReadyThread (the wait's end, on ready_cpu).
+ */
+static uint32_t blocking_stack(const out *o, const etl_chain_node *n, uint32_t i)
+{
+    const etl_chain_seg *s = &o->c->segs[i];
+    if (!o->stk || (s->state != ETL_CHAIN_WAITING && s->state != ETL_CHAIN_OFFCPU) || i + 1 >= n->first + n->count)
+        return ETL_SCHED_STACK_NONE;
+    const etl_chain_seg *x = &o->c->segs[i + 1];
+    if (x->state == ETL_CHAIN_READY) return etl_sched_stacks_cswitch(o->stk, x->cpu, x->end);
+    if (x->state == ETL_CHAIN_RUNNING) return etl_sched_stacks_cswitch(o->stk, x->cpu, x->start);
+    return ETL_SCHED_STACK_NONE;
+}
+
+static uint32_t readier_stack(const out *o, const etl_chain_seg *s)
+{
+    if (!o->stk || s->state != ETL_CHAIN_WAITING || !s->has_waker) return ETL_SCHED_STACK_NONE;
+    return etl_sched_stacks_ready(o->stk, s->ready_cpu, s->end);
+}
+
+/* The top frames of a stack, innermost first, as a JSON array (null: none). */
+static void json_stack(jw *w, const out *o, const char *key, uint32_t id)
+{
+    uint32_t n;
+    const etl_profile_frame *f = id == ETL_SCHED_STACK_NONE ? NULL : etl_sched_stacks_frames(o->stk, id, &n);
+    if (!f) {
+        jw_null(w, key);
+        return;
+    }
+    char label[1200];
+    jw_arr(w, key);
+    for (uint32_t k = 0; k < n && (!o->frames || k < o->frames); k++) {
+        etl_sched_stacks_frame_label(o->stk, &f[k], label, sizeof label);
+        jw_str(w, NULL, label);
+    }
+    jw_arr_end(w);
+}
+
+/* The same as text: "a ← b ← c" (and "← ..." when cut). */
+static void text_stack(const out *o, uint32_t id)
+{
+    uint32_t n;
+    const etl_profile_frame *f = id == ETL_SCHED_STACK_NONE ? NULL : etl_sched_stacks_frames(o->stk, id, &n);
+    if (!f) {
+        printf("(no stack)");
+        return;
+    }
+    char label[1200];
+    uint32_t k = 0;
+    for (; k < n && (!o->frames || k < o->frames); k++) {
+        etl_sched_stacks_frame_label(o->stk, &f[k], label, sizeof label);
+        if (k) printf(" \u2190 ");
+        text_str(stdout, label);
+    }
+    if (k < n) printf(" \u2190 ... (%u more)", n - k);
+}
 
 static const char *thread_label(const etl_sched *m, uint32_t thread, uint32_t tid, char buf[320])
 {
@@ -189,6 +254,40 @@ static void summary(const out *o, char *buf, size_t cap)
     if (unknown) cat(buf, cap, "; %s unknown", fmt_dur(d, unknown));
 }
 
+/* Each wait of the tree, in its order: where the thread blocked and where its readier was. */
+static void print_stacks_node(const out *o, uint32_t ni)
+{
+    const etl_chain_node *n = &o->c->nodes[ni];
+    for (uint32_t i = n->first; i < n->first + n->count; i++) {
+        const etl_chain_seg *s = &o->c->segs[i];
+        if (s->state == ETL_CHAIN_WAITING || s->state == ETL_CHAIN_OFFCPU) {
+            char th[320], d[32], start[32], wk[320], rs[16];
+            printf("  ");
+            text_str(stdout, thread_label(o->m, n->thread, n->tid, th));
+            printf(" %s %s at %s s", s->state == ETL_CHAIN_WAITING ? "waited" : "was off-CPU", fmt_dur(d, s->end - s->start),
+                   fmt_fixed(start, s->start / 1000, 6));
+            if (s->has_reason) printf(" (%s)", reason_of(s, rs));
+            printf("\n    blocked in:  ");
+            text_stack(o, blocking_stack(o, n, i));
+            if (s->state == ETL_CHAIN_WAITING && s->has_waker) {
+                printf("\n    readied by ");
+                text_str(stdout, waker_label(o->m, s, wk));
+                printf(" in:  ");
+                text_stack(o, readier_stack(o, s));
+            }
+            printf("\n");
+        }
+        if (s->child != UINT32_MAX) print_stacks_node(o, s->child);
+    }
+}
+
+static void print_stacks(const out *o)
+{
+    if (o->frames) printf("\nStacks of the waits (the top %u frames, innermost first)\n", o->frames);
+    else printf("\nStacks of the waits (innermost first)\n");
+    print_stacks_node(o, 0);
+}
+
 static void print_text(const rep_run *run, const out *o)
 {
     const etl_chain *c = o->c;
@@ -214,6 +313,7 @@ static void print_text(const rep_run *run, const out *o)
     tree_rows(o, &t, 0, 0);
     tbl_print_text(&t, stdout, "  ");
     tbl_free(&t);
+    if (o->stk) print_stacks(o);
     summary(o, sum, sizeof sum);
     printf("\nSummary: ");
     text_str(stdout, sum);
@@ -288,6 +388,9 @@ static void json_node(jw *w, const out *o, uint32_t ni)
         } else {
             jw_null(w, "readier");
         }
+        if (o->stk && (s->state == ETL_CHAIN_WAITING || s->state == ETL_CHAIN_OFFCPU))
+            json_stack(w, o, "blocking_stack", blocking_stack(o, n, i));
+        if (o->stk && s->state == ETL_CHAIN_WAITING) json_stack(w, o, "readier_stack", readier_stack(o, s));
         const char *leaf = etl_chain_leaf_name(s->leaf);
         if (leaf) jw_str(w, "leaf", leaf);
         else jw_null(w, "leaf");
@@ -569,7 +672,7 @@ int cmd_waitchain(int argc, char **argv)
     const char *who = NULL;
     int has_at = 0, has_from = 0, has_min = 0, has_depth = 0;
     int64_t min_ns = 0;
-    unsigned depth = 0;
+    unsigned depth = 0, frames = 8;
 #define WC_TIME "a time such as 1.5, 250ms, 10us or 42ns"
     const cli_opt own[] = {
         CLI_STRING("thread", 0, "TID|NAME", "the thread; a process name or PID takes its slowest thread",
@@ -583,6 +686,8 @@ int cmd_waitchain(int argc, char **argv)
          .need = "0..64", .dst = &depth, .size = sizeof depth, .max = 64, .seen = &has_depth},
         {.kind = CLI_OPT_DURATION, .name = "min", .arg = "T", .dst = &min_ns, .need = WC_TIME, .seen = &has_min,
          .help = "shortest wait to descend into (default 1ms)"},
+        CLI_UINT("frames", "N", "frames shown of each wait's stacks, innermost first (default 8; 0: all)",
+                 "a count from 0 to 384", &frames, 0, 384),
         CLI_END};
 #undef WC_TIME
     cli_opt common[REP_OPTS_MAX];
@@ -661,9 +766,16 @@ int cmd_waitchain(int argc, char **argv)
         explain(&run, &a, &c, &co, who);
         rc = EXIT_NOTHING;
     } else {
-        out o = {&c, run.model};
+        /* The stacks of the waits, when the trace walks them: two more passes, before the answer. */
+        etl_sched_stacks *stk = NULL;
+        if (etl_sched_stacks_logged(run.in.reader) && etl_sched_stacks_build(run.in.reader, &stk) != ETL_OK) {
+            fprintf(stderr, "%s waitchain: %s: stacks left out: out of memory\n", prog, a.path);
+            status = EXIT_IO;
+        }
+        out o = {&c, run.model, stk, frames};
         if (a.format == FMT_JSON) print_json(&run, &o);
         else print_text(&run, &o);
+        etl_sched_stacks_free(stk);
     }
     int rc2 = have_run ? rep_run_close(&run) : EXIT_OK;
     etl_chain_free(&c);

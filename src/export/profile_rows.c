@@ -67,7 +67,7 @@ static etl_status on_sample(void *ctx, const etl_profile_sample *s)
     if (u >= 0) etl_rows_vi(x, 3, u);
     etl_rows_vi(x, 4, s->tid);
     if (s->pid != ETL_PROFILE_NONE) etl_rows_vi(x, 5, s->pid);
-    etl_rows_vi(x, 6, s->stack);
+    etl_rows_vi(x, 6, (int64_t)x->stack_base + s->stack);
     etl_rows_vi(x, 7, s->walked);
     etl_rows_vs(x, 8, ip);
     if (s->ip_image != ETL_PROFILE_NONE) etl_rows_vi(x, 9, s->ip_image);
@@ -113,7 +113,7 @@ static etl_status stack_rows(etl_export_rows *x, const etl_profile *p)
         for (uint32_t d = 0; d < n; d++) {
             hex(addr, f[d].address);
             etl_rows_clear(x, ETL_TABLE_STACK);
-            etl_rows_vi(x, 0, (int64_t)ids[i]);
+            etl_rows_vi(x, 0, (int64_t)x->stack_base + (int64_t)ids[i]);
             etl_rows_vi(x, 1, d);
             etl_rows_vs(x, 2, addr);
             if (f[d].image != ETL_PROFILE_NONE) etl_rows_vi(x, 3, f[d].image);

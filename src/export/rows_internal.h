@@ -15,6 +15,9 @@ struct etl_export_rows {
     etl_export_rows_stats st;
     int failed;
     etl_value v[MAXCOLS];
+    struct etl_sched_stacks *stacks;       /* the switches' stacks (sched_stack_rows.c), NULL: none */
+    uint8_t *stack_used;                   /* by their id: a slice row names it */
+    uint32_t stack_base;                   /* the profile's stack ids come after the switches' (ids never collide) */
 };
 
 static inline bool etl_rows_want(const etl_export_rows *x, etl_table_id t)
@@ -58,5 +61,8 @@ static inline bool etl_rows_in_window(const etl_export_rows *x, int64_t t)
 {
     return !x->o.has_range || (t >= x->o.v0 && t < x->o.v1);
 }
+
+/* The slice's new_stack_id and readying_stack_id (sched_stack_rows.c). */
+void etl_rows_slice_stacks(etl_export_rows *x, const etl_sched_row *r);
 
 #endif

@@ -91,6 +91,8 @@ static const etl_column_def slice_cols[] = {
     {"readying_utid", I, "Readying Thread instance (NULL: idle, a DPC on an idle CPU, or unknown)"},
     {"readying_tid", I, "Readying Thread Id (0: idle), NULL when no ReadyThread readied it"},
     {"ready_flags", I, "the ReadyThread's Flags (1 in DPC, 2 kernel stack not resident, 4 process out of memory, 8 direct switch)"},
+    {"new_stack_id", I, "New Thread Stack: the stack walked at the switch-in (stack table), NULL when none (a compact batch's switch)"},
+    {"readying_stack_id", I, "Readying Thread Stack: the stack walked at the ReadyThread that readied it, NULL when none"},
 };
 
 static const etl_column_def thread_state_cols[] = {

@@ -31,7 +31,11 @@ etl_status etl_export_rows_open(const etl_clock *clock, const etl_export_rows_op
 }
 
 const etl_export_rows_stats *etl_export_rows_stats_get(const etl_export_rows *x) { return &x->st; }
-void etl_export_rows_close(etl_export_rows *x) { free(x); }
+void etl_export_rows_close(etl_export_rows *x)
+{
+    if (x) free(x->stack_used);
+    free(x);
+}
 
 static int64_t ns(const etl_export_rows *x, uint64_t ts) { return etl_clock_ns(&x->clock, ts); }
 
@@ -186,6 +190,7 @@ void etl_export_rows_row(void *ctx, const etl_sched_row *r)
             else if (r->readier_thread != ETL_SCHED_NONE) etl_rows_vi(x, 23, r->readier_tid);
             etl_rows_vi(x, 24, r->ready.flags);
         }
+        if (x->stacks) etl_rows_slice_stacks(x, r);
         etl_rows_emit(x, ETL_TABLE_SLICE);
     }
     if (ok && etl_rows_want(x, ETL_TABLE_THREAD_STATE)) {

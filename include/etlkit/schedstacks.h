@@ -1,0 +1,83 @@
+/*
+ * etlkit/schedstacks.h - stacks on the scheduler's rows: WPA's "New Thread Stack"
+ * (the walk the kernel takes at a CSwitch, of the thread switched in: where it had
+ * blocked) and "Readying Thread Stack" (the walk at the ReadyThread that readied
+ * it, of the thread that readied it), for the rows of CPU Usage (Precise).
+ *
+ * etl_sched_stacks_build() reads a trace twice, before the model runs: the first
+ * pass learns the images over time and the stack-key definitions (which follow
+ * their references); the second announces every CSwitch (StackThread = its new
+ * thread) and every ReadyThread (StackThread = the thread running on its CPU, the
+ * readier) to the walk attacher (src/stacks/attach.h) and keeps, for each event a
+ * walk came with, its CPU, its time (canonical ns, the model's) and the id of its
+ * stack, interned with its frames mapped to images. The model's rows then find
+ * their two stacks by (CPU, switch-in time) and (ReadyThread CPU, Ready Time).
+ * Memory: the distinct stacks, the images, the stack-key definitions, and 16 bytes
+ * per walked CSwitch or ReadyThread (the side table, sorted once). A row of a
+ * compact batch (CCSWAP) has no CSwitch event, so no stack: never guessed.
+ *
+ * Run it only when etl_sched_stacks_logged() says the trace walks stacks at its
+ * CSwitch or ReadyThread events (a trace without them then costs what it did).
+ */
+#ifndef ETLKIT_SCHEDSTACKS_H
+#define ETLKIT_SCHEDSTACKS_H
+
+#include "etlkit/container.h"
+#include "etlkit/profile.h"
+#include "etlkit/sched.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ETL_SCHED_STACK_NONE UINT32_MAX
+
+typedef struct etl_sched_stacks etl_sched_stacks;
+
+typedef struct etl_sched_stacks_stats {
+    uint64_t cswitch_events, cswitch_walked;  /* CSwitch events seen, those a walk came with */
+    uint64_t ready_events, ready_walked;      /* the same for ReadyThread */
+    uint64_t stacks;                          /* distinct stacks (frames mapped to images) */
+    uint64_t key_refs_unresolved;             /* stack-key references no later definition names */
+    uint64_t user_parts_dropped;              /* events that stopped waiting for a deferred user part */
+    uint64_t walks_other;                     /* walks of other events (SampledProfile, ...) */
+} etl_sched_stacks_stats;
+
+/*
+ * Whether the first records of r show a stack walk of a CSwitch or a ReadyThread
+ * (a walk whose EventTimeStamp is that of such an event just before it on its CPU).
+ */
+ETL_API bool etl_sched_stacks_logged(etl_reader *r);
+
+/* The two passes. ETL_OK; ETL_E_NOMEM; an iterator's error. *out is NULL on failure. */
+ETL_API etl_status etl_sched_stacks_build(etl_reader *r, etl_sched_stacks **out);
+ETL_API void etl_sched_stacks_free(etl_sched_stacks *s);
+ETL_API const etl_sched_stacks_stats *etl_sched_stacks_stats_get(const etl_sched_stacks *s);
+
+/* The stack of the CSwitch at (cpu, ns), of the ReadyThread at (cpu, ns): an id, or ETL_SCHED_STACK_NONE. */
+ETL_API uint32_t etl_sched_stacks_cswitch(const etl_sched_stacks *s, uint16_t cpu, int64_t ns);
+ETL_API uint32_t etl_sched_stacks_ready(const etl_sched_stacks *s, uint16_t cpu, int64_t ns);
+
+/* A row's New Thread Stack (none for a HEAD row or a compact batch's switch) and Readying Thread Stack. */
+ETL_API uint32_t etl_sched_stacks_row_new(const etl_sched_stacks *s, const etl_sched_row *row);
+ETL_API uint32_t etl_sched_stacks_row_readying(const etl_sched_stacks *s, const etl_sched_row *row);
+
+/*
+ * A stack's frames, innermost first (*n of them; image indexes etl_sched_stacks_images),
+ * made in s's own room: valid until the next call on s (the frames are kept once, as
+ * interned words, not twice).
+ */
+ETL_API const etl_profile_frame *etl_sched_stacks_frames(etl_sched_stacks *s, uint32_t stack, uint32_t *n);
+/*
+ * Every image the trace logged, in the order logged (the same order, so the same
+ * indexes, as etl_profile's images of the same trace).
+ */
+ETL_API const etl_profile_image *etl_sched_stacks_images(const etl_sched_stacks *s, size_t *n);
+/* "ntdll.dll+0x9f8a4", or "Unknown+0x7ff6a1b2c3d4" for an address in no image, into out[cap]; the length. */
+ETL_API size_t etl_sched_stacks_frame_label(const etl_sched_stacks *s, const etl_profile_frame *f, char *out,
+                                            size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

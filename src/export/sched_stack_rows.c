@@ -1,0 +1,61 @@
+/*
+ * sched_stack_rows.c - the switches' stacks in the exported tables: each slice's
+ * new_stack_id (its New Thread Stack) and readying_stack_id (its Readying Thread
+ * Stack), and those stacks' frames in the stack table, beside the profile's.
+ *
+ * One id space: the slices are written during the model's pass, before the
+ * profile's pass knows its stacks, so the switches' stacks take the ids from 0
+ * (their etl_sched_stacks ids) and the profile's come after them (stack_base).
+ * A sample stack equal to a switch stack is written under both ids (rare: a
+ * switch's stack ends in the kernel's swap-context frames, a sample's rarely).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "etlkit/export.h"
+#include "etlkit/schedstacks.h"
+#include "export/rows_internal.h"
+
+etl_status etl_export_rows_set_sched_stacks(etl_export_rows *x, etl_sched_stacks *s)
+{
+    uint64_t n = s ? etl_sched_stacks_stats_get(s)->stacks : 0;
+    if (n > UINT32_MAX / 2) return ETL_E_RANGE;
+    uint8_t *used = calloc(n ? n : 1, 1);
+    if (!used) return ETL_E_NOMEM;
+    free(x->stack_used);
+    x->stack_used = used;
+    x->stacks = s;
+    x->stack_base = (uint32_t)n;
+    return ETL_OK;
+}
+
+void etl_rows_slice_stacks(etl_export_rows *x, const etl_sched_row *r)
+{
+    uint32_t id[2] = {etl_sched_stacks_row_new(x->stacks, r), etl_sched_stacks_row_readying(x->stacks, r)};
+    for (unsigned k = 0; k < 2; k++) {
+        if (id[k] == ETL_SCHED_STACK_NONE || id[k] >= x->stack_base) continue;
+        etl_rows_vi(x, 25 + k, id[k]);
+        x->stack_used[id[k]] = 1;
+    }
+}
+
+etl_status etl_export_rows_sched_stacks(etl_export_rows *x)
+{
+    if (!x->stacks || !etl_rows_want(x, ETL_TABLE_STACK)) return x->failed ? ETL_E_IO : ETL_OK;
+    char addr[24];
+    for (uint32_t id = 0; id < x->stack_base && !x->failed; id++) {
+        if (!x->stack_used[id]) continue;
+        uint32_t n;
+        const etl_profile_frame *f = etl_sched_stacks_frames(x->stacks, id, &n);
+        for (uint32_t d = 0; d < n; d++) {
+            snprintf(addr, sizeof addr, "0x%" PRIx64, f[d].address);
+            etl_rows_clear(x, ETL_TABLE_STACK);
+            etl_rows_vi(x, 0, id);
+            etl_rows_vi(x, 1, d);
+            etl_rows_vs(x, 2, addr);
+            if (f[d].image != ETL_PROFILE_NONE) etl_rows_vi(x, 3, f[d].image);
+            etl_rows_emit(x, ETL_TABLE_STACK);
+        }
+    }
+    return x->failed ? ETL_E_IO : ETL_OK;
+}

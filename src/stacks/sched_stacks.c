@@ -1,0 +1,435 @@
+/*
+ * sched_stacks.c - the CSwitch and ReadyThread stacks of a trace, for the model's
+ * rows (see etlkit/schedstacks.h).
+ *
+ * Why a side table built before the model runs, not a delay queue behind it: a
+ * walk follows its event on the same CPU, but the user part of a cached walk
+ * (0x1826) comes when the thread returns to user mode, possibly after thousands
+ * of its events, and the keys' frames come later still (KeyDelete, KeyRundown).
+ * A row the model emits at its next switch-out would have to wait for both, so the
+ * streaming reports (switches) would hold rows back without a bound. Instead:
+ * pass 1 learns the images and the key definitions (as profile.c's pass 1 does);
+ * pass 2 hands every CSwitch and ReadyThread to attach.c, which gives each back
+ * with its frames once its parts came (its per-thread queues bound what waits);
+ * a walked event becomes one 16-byte entry (CPU, canonical ns, kind, stack id),
+ * its frames mapped to images and interned. Sorted once, the table answers a
+ * row's lookups by binary search, the model streaming as it does without stacks.
+ * A ReadyThread's walk names the thread running on its CPU (the readier), which
+ * the ReadyThread itself does not say, and which a trace of compact batches gives
+ * no CSwitch to follow: pass 2 holds each CPU's last few ReadyThreads until a walk
+ * on that CPU names their time (walks follow their event on its CPU), and
+ * announces each with the walk's StackThread.
+ */
+#include "etlkit/schedstacks.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/sort.h"
+#include "etlkit/event.h"
+#include "stacks/attach.h"
+#include "stacks/images.h"
+#include "stacks/seqtab.h"
+#include "stacks/stack_keys.h"
+#include "stacks/strtab.h"
+
+enum { KIND_CSWITCH = 0, KIND_READY = 1 };
+
+/* A walked event: found by (kind, cpu, ns). */
+typedef struct sst_entry {
+    int64_t ns;
+    uint32_t stack;
+    uint16_t cpu;
+    uint16_t kind;
+} sst_entry;
+
+struct etl_sched_stacks {
+    etl_strtab names;
+    etl_image_map images;
+    etl_stack_keys keys;
+    etl_seqtab raw;           /* walks' frames as logged */
+    etl_seqtab resolved;      /* stacks as shown: [address, image] pairs */
+    etl_profile_frame *scratch; /* etl_sched_stacks_frames' answer */
+    etl_profile_image *img;   /* the images for the public view */
+    size_t nimg;
+    sst_entry *v;
+    size_t n, cap;
+    etl_sched_stacks_stats st;
+};
+
+/* ReadyThreads of a CPU waiting for their first walk (older ones go: no walk came for them). */
+#define PENDING 8u
+
+/* Pass 2's state. */
+typedef struct sst_run {
+    etl_sched_stacks *s;
+    const etl_clock *clk;
+    etl_attach at;
+    uint64_t *pending;        /* by CPU, PENDING each: ReadyThread times no walk has come for yet (0: free) */
+    uint64_t (*last_in)[2];   /* by CPU: the last CSwitch's time and new thread */
+    unsigned ncpu;
+    uint64_t *pairs;
+    uint32_t hint[64];
+} sst_run;
+
+/* ------------------------------------------------------------ logged? */
+
+/* Records read from the start: past the rundowns of a busy machine, still a few milliseconds. */
+#define LOOK_RECORDS 65536u
+#define LOOK_CPUS 256u
+
+bool etl_sched_stacks_logged(etl_reader *r)
+{
+    etl_iter *it;
+    if (etl_iter_open(r, ETL_ORDER_FILE, &it) != ETL_OK) return false;
+    uint64_t last[LOOK_CPUS][2]; /* by CPU: the last CSwitch and ReadyThread times */
+    memset(last, 0, sizeof last);
+    etl_record rec;
+    bool found = false;
+    for (unsigned n = 0; !found && n < LOOK_RECORDS && etl_iter_next(it, &rec) == ETL_OK; n++) {
+        uint16_t hook;
+        if (!etl_record_kernel_hook(&rec, &hook) || rec.cpu >= LOOK_CPUS) continue;
+        uint64_t ts = 0;
+        if (hook == ETL_HOOK_CSWITCH) last[rec.cpu][0] = rec.ts;
+        else if (hook == ETL_HOOK_READY_THREAD) last[rec.cpu][1] = rec.ts;
+        else if (hook == ETL_HOOK_STACKWALK) {
+            etl_stackwalk w;
+            if (etl_stackwalk_decode(rec.payload, rec.pointer_size, &w) == ETL_OK) ts = w.event_timestamp;
+        } else if (hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER) {
+            etl_stack_key_ref k;
+            if (etl_stack_key_ref_decode(rec.payload, rec.pointer_size, &k) == ETL_OK) ts = k.event_timestamp;
+        }
+        found = ts && (ts == last[rec.cpu][0] || ts == last[rec.cpu][1]);
+    }
+    etl_iter_close(it);
+    return found;
+}
+
+/* ------------------------------------------------------------- passes */
+
+static void set_hook(uint8_t *bits, uint16_t hook, bool on)
+{
+    if (on) bits[hook >> 3] |= (uint8_t)(1u << (hook & 7));
+    else bits[hook >> 3] &= (uint8_t)~(1u << (hook & 7));
+}
+
+static bool key_hook(uint16_t hook) { return hook >= ETL_HOOK_STACK_KEY_DELETE && hook <= ETL_HOOK_STACK_KEY_USER; }
+
+static bool image_hook(uint16_t hook)
+{
+    return hook == ETL_HOOK_PROCESS_LOAD_IMAGE || hook == ETL_HOOK_IMAGE_UNLOAD || hook == ETL_HOOK_IMAGE_DC_START ||
+           hook == ETL_HOOK_IMAGE_DC_END || hook == ETL_HOOK_IMAGE_LOAD;
+}
+
+static bool pass1_keep(uint16_t hook) { return image_hook(hook) || key_hook(hook); }
+
+static bool pass2_keep(uint16_t hook)
+{
+    return hook == ETL_HOOK_CSWITCH || hook == ETL_HOOK_READY_THREAD || key_hook(hook) ||
+           hook == ETL_HOOK_STACKWALK;
+}
+
+/* A time-ordered iterator framing only the kernel records keep says yes to. */
+static etl_status open_pass(etl_reader *r, bool (*keep)(uint16_t), etl_iter **it)
+{
+    etl_status st = etl_iter_open(r, ETL_ORDER_TIME, it);
+    if (st != ETL_OK) return st;
+    uint8_t *k = malloc(2 * 8192);
+    if (!k) {
+        etl_iter_close(*it);
+        return ETL_E_NOMEM;
+    }
+    for (uint32_t h = 0; h < 65536; h++) {
+        set_hook(k, (uint16_t)h, keep((uint16_t)h));
+        set_hook(k + 8192, (uint16_t)h, false);
+    }
+    etl_iter_keep_hooks(*it, k, k + 8192);
+    free(k);
+    return ETL_OK;
+}
+
+static etl_status pass1(etl_reader *r, etl_sched_stacks *s)
+{
+    etl_iter *it;
+    etl_status st = open_pass(r, pass1_keep, &it);
+    if (st != ETL_OK) return st;
+    const etl_record *rec;
+    uint64_t pos = 0;
+    uint64_t f[ETL_STACK_MAX_FRAMES];
+    while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {
+        uint16_t hook;
+        if (!etl_record_kernel_hook(rec, &hook)) continue;
+        if (key_hook(hook)) pos++;
+        if (!image_hook(hook) && hook != ETL_HOOK_STACK_KEY_DELETE && hook != ETL_HOOK_STACK_KEY_RUNDOWN) continue;
+        etl_event ev;
+        if (etl_event_decode(rec, &ev) != ETL_OK) continue; /* a record a codec refuses teaches nothing */
+        if (ev.kind == ETL_EVENT_IMAGE) {
+            st = etl_image_map_add(&s->images, hook, rec->ts, &ev.u.image);
+        } else if (ev.kind == ETL_EVENT_STACK_KEY_DEF) {
+            const etl_stack_key_def *d = &ev.u.key_def;
+            for (uint32_t i = 0; i < d->frame_count; i++) f[i] = etl_stack_frame(d->frames, d->ptr_size, i);
+            uint32_t id;
+            st = etl_seqtab_intern(&s->raw, f, d->frame_count, &id);
+            if (st == ETL_OK) st = etl_stack_keys_define(&s->keys, d->stack_key, pos, id);
+        }
+    }
+    etl_iter_close(it);
+    return st;
+}
+
+/* An event closed with its frames (cookie[0]: its kind): one entry when a walk came. */
+static etl_status close_event(void *ctx, const etl_attach_event *ev, const uint64_t *frames, uint32_t n, bool walked)
+{
+    sst_run *R = ctx;
+    etl_sched_stacks *s = R->s;
+    if (!walked) return ETL_OK;
+    unsigned kind = (unsigned)ev->cookie[0];
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t *hint = &R->hint[etl_hash_mix64(frames[k] >> 16 ^ (uint64_t)ev->pid << 48) & 63];
+        R->pairs[2 * k] = frames[k];
+        R->pairs[2 * k + 1] = etl_image_map_find(&s->images, ev->pid, frames[k], ev->ts, hint);
+    }
+    uint32_t stack;
+    etl_status st = etl_seqtab_intern(&s->resolved, R->pairs, 2 * n, &stack);
+    if (st != ETL_OK) return st;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 4096;
+        sst_entry *v = realloc(s->v, cap * sizeof *v);
+        if (!v) return ETL_E_NOMEM;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = (sst_entry){(int64_t)ev->cookie[1], stack, (uint16_t)ev->cpu, (uint16_t)kind};
+    if (kind == KIND_CSWITCH) s->st.cswitch_walked++;
+    else s->st.ready_walked++;
+    return ETL_OK;
+}
+
+static etl_status announce(sst_run *R, const etl_record *rec, unsigned kind, uint32_t tid, uint64_t ts)
+{
+    etl_attach_event ev = {ts, tid, rec->cpu, 0, {kind, (uint64_t)etl_clock_ns(R->clk, ts)}};
+    return etl_attach_event_add(&R->at, &ev);
+}
+
+/*
+ * A walk on a CPU with a ReadyThread waiting there at its EventTimeStamp: that
+ * ReadyThread is announced, its thread the walk's (unless the walk is the CSwitch's
+ * of the same time, already announced).
+ */
+static etl_status ready_walked(sst_run *R, const etl_record *rec, uint16_t hook)
+{
+    if (rec->cpu >= R->ncpu) return ETL_OK;
+    uint64_t ts;
+    uint32_t tid;
+    if (hook == ETL_HOOK_STACKWALK) {
+        etl_stackwalk w;
+        if (etl_stackwalk_decode(rec->payload, rec->pointer_size, &w) != ETL_OK) return ETL_OK;
+        ts = w.event_timestamp, tid = w.stack_thread;
+    } else {
+        etl_stack_key_ref k;
+        if (etl_stack_key_ref_decode(rec->payload, rec->pointer_size, &k) != ETL_OK) return ETL_OK;
+        ts = k.event_timestamp, tid = k.stack_thread;
+    }
+    uint64_t *p = &R->pending[(size_t)rec->cpu * PENDING];
+    for (unsigned k = 0; k < PENDING; k++) {
+        if (p[k] != ts || !ts) continue;
+        if (R->last_in[rec->cpu][0] == ts && R->last_in[rec->cpu][1] == tid) return ETL_OK;
+        p[k] = 0;
+        return announce(R, rec, KIND_READY, tid, ts);
+    }
+    return ETL_OK;
+}
+
+static etl_status pass2(etl_reader *r, sst_run *R)
+{
+    etl_iter *it;
+    etl_status st = open_pass(r, pass2_keep, &it);
+    if (st != ETL_OK) return st;
+    const etl_record *rec;
+    uint64_t pos = 0;
+    while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {
+        uint16_t hook;
+        if (!etl_record_kernel_hook(rec, &hook)) continue;
+        if (key_hook(hook)) pos++;
+        if (hook == ETL_HOOK_CSWITCH) {
+            etl_cswitch sw;
+            if (etl_event_decode_cswitch(rec, &sw) != ETL_OK || !(sw.known & ETL_CSW_NEW_TID)) continue;
+            R->s->st.cswitch_events++;
+            if (rec->cpu < R->ncpu) R->last_in[rec->cpu][0] = rec->ts, R->last_in[rec->cpu][1] = sw.new_tid;
+            st = announce(R, rec, KIND_CSWITCH, sw.new_tid, rec->ts);
+        } else if (hook == ETL_HOOK_READY_THREAD) {
+            R->s->st.ready_events++;
+            if (rec->cpu >= R->ncpu || !rec->ts) continue;
+            uint64_t *p = &R->pending[(size_t)rec->cpu * PENDING];
+            unsigned k = 0, oldest = 0;
+            while (k < PENDING && p[k]) {
+                if (p[k] < p[oldest]) oldest = k;
+                k++;
+            }
+            p[k < PENDING ? k : oldest] = rec->ts;
+        } else if (hook == ETL_HOOK_STACKWALK || hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER) {
+            st = ready_walked(R, rec, hook);
+            if (st == ETL_OK) st = etl_attach_walk(&R->at, rec, hook, pos);
+        }
+    }
+    if (st == ETL_OK) st = etl_attach_finish(&R->at);
+    R->s->st.key_refs_unresolved = R->at.stats.key_refs_unresolved;
+    R->s->st.user_parts_dropped = R->at.stats.user_parts_dropped;
+    R->s->st.walks_other = R->at.stats.walks_other;
+    etl_iter_close(it);
+    return st;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const sst_entry *x = a, *y = b;
+    if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+    if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
+    if (x->ns != y->ns) return x->ns < y->ns ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The frames and the images as the public view shows them. */
+static etl_status finish(etl_sched_stacks *s, const etl_clock *clk)
+{
+    etl_sort(s->v, s->n, sizeof *s->v, cmp_entry);
+    s->st.stacks = s->resolved.count;
+    s->scratch = malloc(2 * ETL_STACK_MAX_FRAMES * sizeof *s->scratch);
+    if (!s->scratch) return ETL_E_NOMEM;
+    s->nimg = s->images.n;
+    s->img = calloc(s->nimg ? s->nimg : 1, sizeof *s->img);
+    if (!s->img) return ETL_E_NOMEM;
+    for (size_t i = 0; i < s->nimg; i++) {
+        const etl_image_inst *m = &s->images.v[i];
+        s->img[i] = (etl_profile_image){m->base, m->size, m->pid,
+                                        etl_strtab_get(&s->names, m->name), etl_strtab_get(&s->names, m->path),
+                                        m->time_date_stamp, m->checksum,
+                                        m->from_ts ? etl_clock_ns(clk, m->from_ts) : INT64_MIN,
+                                        m->to_ts != UINT64_MAX ? etl_clock_ns(clk, m->to_ts) : INT64_MAX,
+                                        m->kernel};
+    }
+    return ETL_OK;
+}
+
+etl_status etl_sched_stacks_build(etl_reader *r, etl_sched_stacks **out)
+{
+    *out = NULL;
+    etl_sched_stacks *s = calloc(1, sizeof *s);
+    if (!s) return ETL_E_NOMEM;
+    etl_strtab_init(&s->names);
+    etl_image_map_init(&s->images, etl_reader_header(r)->pointer_size, &s->names);
+    etl_stack_keys_init(&s->keys);
+    etl_seqtab_init(&s->raw);
+    etl_seqtab_init(&s->resolved);
+    etl_status st = pass1(r, s);
+    if (st == ETL_OK) st = etl_stack_keys_seal(&s->keys);
+    if (st == ETL_OK) st = etl_image_map_seal(&s->images);
+    sst_run R = {0};
+    R.s = s;
+    R.clk = etl_reader_clock(r);
+    R.ncpu = etl_reader_cpu_count(r);
+    for (size_t h = 0; h < sizeof R.hint / sizeof R.hint[0]; h++) R.hint[h] = ETL_IMAGE_NONE;
+    if (st == ETL_OK) st = etl_attach_init(&R.at, &s->raw, &s->keys, close_event, &R);
+    R.pending = calloc((size_t)(R.ncpu ? R.ncpu : 1) * PENDING, sizeof *R.pending);
+    R.last_in = calloc(R.ncpu ? R.ncpu : 1, sizeof *R.last_in);
+    R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
+    if (st == ETL_OK && (!R.pending || !R.last_in || !R.pairs)) st = ETL_E_NOMEM;
+    if (st == ETL_OK) st = pass2(r, &R);
+    etl_attach_free(&R.at);
+    free(R.pending);
+    free(R.last_in);
+    free(R.pairs);
+    if (st == ETL_OK) st = finish(s, R.clk);
+    /* The walks' own frames served pass 2 only. */
+    etl_seqtab_free(&s->raw);
+    etl_stack_keys_free(&s->keys);
+    if (st != ETL_OK) {
+        etl_sched_stacks_free(s);
+        return st;
+    }
+    *out = s;
+    return ETL_OK;
+}
+
+void etl_sched_stacks_free(etl_sched_stacks *s)
+{
+    if (!s) return;
+    etl_strtab_free(&s->names);
+    etl_image_map_free(&s->images);
+    etl_stack_keys_free(&s->keys);
+    etl_seqtab_free(&s->raw);
+    etl_seqtab_free(&s->resolved);
+    free(s->scratch);
+    free(s->img);
+    free(s->v);
+    free(s);
+}
+
+const etl_sched_stacks_stats *etl_sched_stacks_stats_get(const etl_sched_stacks *s) { return &s->st; }
+
+/* ------------------------------------------------------------ lookups */
+
+static uint32_t find(const etl_sched_stacks *s, unsigned kind, uint16_t cpu, int64_t ns)
+{
+    if (!s) return ETL_SCHED_STACK_NONE;
+    size_t lo = 0, hi = s->n; /* the first entry >= (kind, cpu, ns) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const sst_entry *e = &s->v[mid];
+        bool less = e->kind != kind ? e->kind < kind : e->cpu != cpu ? e->cpu < cpu : e->ns < ns;
+        if (less) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < s->n && s->v[lo].kind == kind && s->v[lo].cpu == cpu && s->v[lo].ns == ns) return s->v[lo].stack;
+    return ETL_SCHED_STACK_NONE;
+}
+
+uint32_t etl_sched_stacks_cswitch(const etl_sched_stacks *s, uint16_t cpu, int64_t ns)
+{
+    return find(s, KIND_CSWITCH, cpu, ns);
+}
+
+uint32_t etl_sched_stacks_ready(const etl_sched_stacks *s, uint16_t cpu, int64_t ns)
+{
+    return find(s, KIND_READY, cpu, ns);
+}
+
+uint32_t etl_sched_stacks_row_new(const etl_sched_stacks *s, const etl_sched_row *row)
+{
+    if ((row->flags & ETL_ROW_HEAD) || !row->in || row->in->source != ETL_CSW_SRC_CSWITCH) return ETL_SCHED_STACK_NONE;
+    return find(s, KIND_CSWITCH, row->cpu, row->si);
+}
+
+uint32_t etl_sched_stacks_row_readying(const etl_sched_stacks *s, const etl_sched_row *row)
+{
+    if (!(row->flags & ETL_ROW_READIED)) return ETL_SCHED_STACK_NONE;
+    return find(s, KIND_READY, row->ready_cpu, row->rt);
+}
+
+const etl_profile_frame *etl_sched_stacks_frames(etl_sched_stacks *s, uint32_t stack, uint32_t *n)
+{
+    *n = 0;
+    if (!s || !s->scratch || stack >= s->resolved.count) return NULL;
+    uint32_t words;
+    const uint64_t *w = etl_seqtab_get(&s->resolved, stack, &words);
+    for (uint32_t k = 0; k + 1 < words && k / 2 < 2 * ETL_STACK_MAX_FRAMES; k += 2)
+        s->scratch[(*n)++] = (etl_profile_frame){w[k], (uint32_t)w[k + 1]};
+    return s->scratch;
+}
+
+const etl_profile_image *etl_sched_stacks_images(const etl_sched_stacks *s, size_t *n)
+{
+    *n = s ? s->nimg : 0;
+    return s ? s->img : NULL;
+}
+
+size_t etl_sched_stacks_frame_label(const etl_sched_stacks *s, const etl_profile_frame *f, char *out, size_t cap)
+{
+    int n;
+    if (f->image == ETL_PROFILE_NONE || f->image >= s->nimg)
+        n = snprintf(out, cap, "Unknown+0x%" PRIx64, f->address);
+    else
+        n = snprintf(out, cap, "%s+0x%" PRIx64, s->img[f->image].name, f->address - s->img[f->image].base);
+    return n < 0 ? 0 : (size_t)n;
+}
