@@ -1,8 +1,9 @@
 /*
  * profile.c - CPU Usage (Sampled): two passes over a trace (see etlkit/profile.h).
  *
- * Pass 1 builds what the whole trace tells: owners (thread -> process, names),
- * the image map, the sampling interval and the stack-key definitions. Pass 2
+ * Pass 1 (stacks/learn.h) builds what the whole trace tells: owners (thread ->
+ * process, names), the image map, the sampling interval and the stack-key
+ * definitions. Pass 2
  * counts the samples and hands them to attach.c, which gives back each one with
  * its stack (none when no walk came); closing a sample interns its stack, the
  * frames mapped to images, and counts it for (thread, stack).
@@ -19,6 +20,7 @@
 #include "etlkit/event.h"
 #include "stacks/attach.h"
 #include "stacks/images.h"
+#include "stacks/learn.h"
 #include "stacks/owners.h"
 #include "stacks/profile_internal.h"
 #include "stacks/seqtab.h"
@@ -99,18 +101,6 @@ static etl_status learn(prof_impl *im, const etl_record *rec, uint16_t hook, etl
     default:
         return ETL_OK;
     }
-}
-
-/* A key definition (KeyDelete, KeyRundown): its frames interned, defined at its position. */
-static etl_status learn_key(prof_impl *im, etl_span payload, unsigned ptr_size, etl_stack_pos pos)
-{
-    etl_stack_key_def d;
-    if (etl_stack_key_def_decode(payload, ptr_size, &d) != ETL_OK) return ETL_OK;
-    uint64_t f[ETL_STACK_MAX_FRAMES];
-    for (uint32_t i = 0; i < d.frame_count; i++) f[i] = etl_stack_frame(d.frames, d.ptr_size, i);
-    uint32_t id;
-    etl_status st = etl_seqtab_intern(&im->raw, f, d.frame_count, &id);
-    return st == ETL_OK ? etl_stack_keys_define(&im->keys, d.stack_key, pos, id) : st;
 }
 
 /* Lifetime, image and interval records (pass1_hook), learned in stream order. */
@@ -558,118 +548,34 @@ static bool pass2_keep(uint16_t hook)
     return hook == ETL_HOOK_SAMPLED_PROFILE || walk_hook(hook);
 }
 
-/*
- * Pass 1 walks each CPU's buffers with no merge (the merge is most of the cost of
- * time order): the key definitions are defined where they are, at their positions
- * (stack_keys.h: the time-ordered stream's order); the few records learned in
- * order (pass1_hook) are copied with theirs and learned, sorted, at the end, as a
- * time-ordered pass would.
- */
-typedef struct note {
-    etl_stack_pos pos;
-    size_t off;        /* its bytes in notes.bytes */
-    uint32_t size;
-    uint16_t cpu;
-} note;
+/* Pass 1 (stacks/learn.h): the key definitions, and the records of pass1_hook learned in stream order. */
+typedef struct pass1_ctx {
+    prof_impl *im;
+    etl_profile *p;
+    const etl_profile_options *o;
+    uint64_t total;
+    bool have_interval;
+} pass1_ctx;
 
-typedef struct notes {
-    note *v;
-    size_t n, cap;
-    uint8_t *bytes;
-    size_t nbytes, capbytes;
-} notes;
-
-static etl_status note_add(notes *t, etl_stack_pos pos, uint16_t cpu, const uint8_t *data, uint32_t size)
+static etl_status pass1_record(void *ctx, const etl_record *rec, uint16_t hook)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 1024;
-        note *v = realloc(t->v, cap * sizeof *v);
-        if (!v) return ETL_E_NOMEM;
-        t->v = v;
-        t->cap = cap;
-    }
-    if (t->nbytes + size > t->capbytes) {
-        size_t cap = t->capbytes ? t->capbytes : 65536;
-        while (cap < t->nbytes + size) cap *= 2;
-        uint8_t *b = realloc(t->bytes, cap);
-        if (!b) return ETL_E_NOMEM;
-        t->bytes = b;
-        t->capbytes = cap;
-    }
-    memcpy(t->bytes + t->nbytes, data, size);
-    t->v[t->n++] = (note){pos, t->nbytes, size, cpu};
-    t->nbytes += size;
-    return ETL_OK;
+    pass1_ctx *c = ctx;
+    return learn(c->im, rec, hook, c->p, &c->have_interval);
 }
 
-static int cmp_note(const void *a, const void *b)
+static void pass1_progress(void *ctx, const etl_iter *it)
 {
-    const note *x = a, *y = b;
-    return etl_stack_pos_less(x->pos, y->pos) ? -1 : etl_stack_pos_less(y->pos, x->pos);
+    pass1_ctx *c = ctx;
+    report(c->o, it, 0, c->total);
 }
-
-/* Each CPU's merge time: its largest timestamp so far. */
-typedef struct cpu_at {
-    uint64_t mts;
-} cpu_at;
 
 static etl_status pass1(etl_reader *r, prof_impl *im, const etl_profile_options *o, etl_profile *p, uint64_t total,
                         uint64_t *last_ts)
 {
-    etl_iter *it;
-    etl_status st = etl_iter_open_cpus_buffers(r, NULL, 0, &it);
-    if (st != ETL_OK) return st;
-    notes nt = {0};
-    cpu_at *cpus = NULL;
-    size_t ncpus = 0;
-    etl_walk w;
-    etl_krec k;
-    for (unsigned nb = 0; st == ETL_OK && etl_iter_next_buffer(it, &w) == ETL_OK; nb++) {
-        if ((nb & 15) == 0) report(o, it, 0, total);
-        if (w.cpu >= ncpus) {
-            size_t n = (size_t)w.cpu + 1;
-            cpu_at *c = realloc(cpus, n * sizeof *c);
-            if (!c) {
-                st = ETL_E_NOMEM;
-                break;
-            }
-            memset(c + ncpus, 0, (n - ncpus) * sizeof *c);
-            cpus = c;
-            ncpus = n;
-        }
-        cpu_at *c = &cpus[w.cpu];
-        int kind;
-        while (st == ETL_OK && (kind = etl_walk_next(&w, &k)) != ETL_WALK_END) {
-            const etl_record *rec = kind == ETL_WALK_KERNEL ? NULL : &w.full;
-            uint64_t ts = rec ? (rec->has & ETL_REC_TS ? rec->ts : 0) : k.ts;
-            if (ts > c->mts) c->mts = ts;
-            if (ts > *last_ts) *last_ts = ts;
-            uint16_t hook = k.hook;
-            if (rec && !etl_record_kernel_hook(rec, &hook)) continue;
-            etl_stack_pos pos = {c->mts, w.cpu, w.buffer_index, rec ? rec->offset : (uint32_t)(k.data - w.p)};
-            if (hook == ETL_HOOK_STACK_KEY_DELETE || hook == ETL_HOOK_STACK_KEY_RUNDOWN)
-                st = rec ? learn_key(im, rec->payload, rec->pointer_size, pos)
-                         : learn_key(im, k.payload, k.pointer_size, pos);
-            else if (pass1_hook(hook))
-                st = note_add(&nt, pos, w.cpu, rec ? rec->data : k.data, rec ? rec->size : k.size);
-        }
-    }
-    report(o, it, 0, total);
-    etl_iter_close(it);
-    free(cpus);
-    /* The noted records in stream order. */
-    if (st == ETL_OK) etl_sort(nt.v, nt.n, sizeof *nt.v, cmp_note);
-    bool have_interval = false;
-    for (size_t i = 0; st == ETL_OK && i < nt.n; i++) {
-        etl_record rec;
-        size_t next;
-        uint16_t hook;
-        if (etl_record_frame((etl_span){nt.bytes + nt.v[i].off, nt.v[i].size}, 0, &rec, &next) != ETL_OK) continue;
-        rec.cpu = nt.v[i].cpu;
-        if (etl_record_kernel_hook(&rec, &hook)) st = learn(im, &rec, hook, p, &have_interval);
-    }
-    free(nt.v);
-    free(nt.bytes);
+    pass1_ctx c = {im, p, o, total, false};
+    etl_learn l = {pass1_hook, pass1_record, &c, &im->raw, &im->keys, pass1_progress, &c, 0};
+    etl_status st = etl_stacks_learn(r, &l);
+    *last_ts = l.last_ts;
     return st;
 }
 

@@ -8,7 +8,7 @@
  * of its events, and the keys' frames come later still (KeyDelete, KeyRundown).
  * A row the model emits at its next switch-out would have to wait for both, so the
  * streaming reports (switches) would hold rows back without a bound. Instead:
- * pass 1 learns the images and the key definitions (as profile.c's pass 1 does);
+ * pass 1 learns the images and the key definitions (stacks/learn.h, as profile.c does);
  * pass 2 hands every CSwitch and ReadyThread to attach.c, which gives each back
  * with its frames once its parts came (its per-thread queues bound what waits);
  * a walked event becomes one 16-byte entry (CPU, canonical ns, kind, stack id),
@@ -30,6 +30,7 @@
 #include "etlkit/event.h"
 #include "stacks/attach.h"
 #include "stacks/images.h"
+#include "stacks/learn.h"
 #include "stacks/seqtab.h"
 #include "stacks/stack_keys.h"
 #include "stacks/strtab.h"
@@ -114,20 +115,16 @@ static void set_hook(uint8_t *bits, uint16_t hook, bool on)
     else bits[hook >> 3] &= (uint8_t)~(1u << (hook & 7));
 }
 
-static bool key_hook(uint16_t hook) { return hook >= ETL_HOOK_STACK_KEY_DELETE && hook <= ETL_HOOK_STACK_KEY_USER; }
-
 static bool image_hook(uint16_t hook)
 {
     return hook == ETL_HOOK_PROCESS_LOAD_IMAGE || hook == ETL_HOOK_IMAGE_UNLOAD || hook == ETL_HOOK_IMAGE_DC_START ||
            hook == ETL_HOOK_IMAGE_DC_END || hook == ETL_HOOK_IMAGE_LOAD;
 }
 
-static bool pass1_keep(uint16_t hook) { return image_hook(hook) || key_hook(hook); }
-
 static bool pass2_keep(uint16_t hook)
 {
-    return hook == ETL_HOOK_CSWITCH || hook == ETL_HOOK_READY_THREAD || key_hook(hook) ||
-           hook == ETL_HOOK_STACKWALK;
+    return hook == ETL_HOOK_CSWITCH || hook == ETL_HOOK_READY_THREAD || hook == ETL_HOOK_STACKWALK ||
+           hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER;
 }
 
 /* A time-ordered iterator framing only the kernel records keep says yes to. */
@@ -149,33 +146,20 @@ static etl_status open_pass(etl_reader *r, bool (*keep)(uint16_t), etl_iter **it
     return ETL_OK;
 }
 
+/* An image event, in stream order: the image map. */
+static etl_status add_image(void *ctx, const etl_record *rec, uint16_t hook)
+{
+    etl_sched_stacks *s = ctx;
+    etl_event ev;
+    if (etl_event_decode(rec, &ev) != ETL_OK || ev.kind != ETL_EVENT_IMAGE) return ETL_OK; /* teaches nothing */
+    return etl_image_map_add(&s->images, hook, rec->ts, &ev.u.image);
+}
+
+/* Pass 1 (stacks/learn.h): the images and the key definitions. */
 static etl_status pass1(etl_reader *r, etl_sched_stacks *s)
 {
-    etl_iter *it;
-    etl_status st = open_pass(r, pass1_keep, &it);
-    if (st != ETL_OK) return st;
-    const etl_record *rec;
-    uint64_t pos = 0;
-    uint64_t f[ETL_STACK_MAX_FRAMES];
-    while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {
-        uint16_t hook;
-        if (!etl_record_kernel_hook(rec, &hook)) continue;
-        if (key_hook(hook)) pos++;
-        if (!image_hook(hook) && hook != ETL_HOOK_STACK_KEY_DELETE && hook != ETL_HOOK_STACK_KEY_RUNDOWN) continue;
-        etl_event ev;
-        if (etl_event_decode(rec, &ev) != ETL_OK) continue; /* a record a codec refuses teaches nothing */
-        if (ev.kind == ETL_EVENT_IMAGE) {
-            st = etl_image_map_add(&s->images, hook, rec->ts, &ev.u.image);
-        } else if (ev.kind == ETL_EVENT_STACK_KEY_DEF) {
-            const etl_stack_key_def *d = &ev.u.key_def;
-            for (uint32_t i = 0; i < d->frame_count; i++) f[i] = etl_stack_frame(d->frames, d->ptr_size, i);
-            uint32_t id;
-            st = etl_seqtab_intern(&s->raw, f, d->frame_count, &id);
-            if (st == ETL_OK) st = etl_stack_keys_define(&s->keys, d->stack_key, pos, id);
-        }
-    }
-    etl_iter_close(it);
-    return st;
+    etl_learn l = {image_hook, add_image, s, &s->raw, &s->keys, NULL, NULL, 0};
+    return etl_stacks_learn(r, &l);
 }
 
 /* An event closed with its frames (cookie[0]: its kind): one entry when a walk came. */
@@ -247,11 +231,9 @@ static etl_status pass2(etl_reader *r, sst_run *R)
     etl_status st = open_pass(r, pass2_keep, &it);
     if (st != ETL_OK) return st;
     const etl_record *rec;
-    uint64_t pos = 0;
     while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {
         uint16_t hook;
         if (!etl_record_kernel_hook(rec, &hook)) continue;
-        if (key_hook(hook)) pos++;
         if (hook == ETL_HOOK_CSWITCH) {
             etl_cswitch sw;
             if (etl_event_decode_cswitch(rec, &sw) != ETL_OK || !(sw.known & ETL_CSW_NEW_TID)) continue;
@@ -270,7 +252,7 @@ static etl_status pass2(etl_reader *r, sst_run *R)
             p[k < PENDING ? k : oldest] = rec->ts;
         } else if (hook == ETL_HOOK_STACKWALK || hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER) {
             st = ready_walked(R, rec, hook);
-            if (st == ETL_OK) st = etl_attach_walk(&R->at, rec, hook, pos);
+            if (st == ETL_OK) st = etl_attach_walk(&R->at, rec, hook, etl_stack_pos_of(rec, etl_iter_merge_ts(it)));
         }
     }
     if (st == ETL_OK) st = etl_attach_finish(&R->at);

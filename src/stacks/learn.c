@@ -1,0 +1,120 @@
+/* learn.c - see learn.h. */
+#include "stacks/learn.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "base/sort.h"
+#include "etlkit/event.h"
+
+/* A wanted record's copy: its bytes in notes.bytes, its position and CPU. */
+typedef struct note {
+    etl_stack_pos pos;
+    size_t off;
+    uint32_t size;
+    uint16_t cpu;
+} note;
+
+typedef struct notes {
+    note *v;
+    size_t n, cap;
+    uint8_t *bytes;
+    size_t nbytes, capbytes;
+} notes;
+
+static etl_status note_add(notes *t, etl_stack_pos pos, uint16_t cpu, const uint8_t *data, uint32_t size)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 1024;
+        note *v = realloc(t->v, cap * sizeof *v);
+        if (!v) return ETL_E_NOMEM;
+        t->v = v;
+        t->cap = cap;
+    }
+    if (t->nbytes + size > t->capbytes) {
+        size_t cap = t->capbytes ? t->capbytes : 65536;
+        while (cap < t->nbytes + size) cap *= 2;
+        uint8_t *b = realloc(t->bytes, cap);
+        if (!b) return ETL_E_NOMEM;
+        t->bytes = b;
+        t->capbytes = cap;
+    }
+    memcpy(t->bytes + t->nbytes, data, size);
+    t->v[t->n++] = (note){pos, t->nbytes, size, cpu};
+    t->nbytes += size;
+    return ETL_OK;
+}
+
+static int cmp_note(const void *a, const void *b)
+{
+    const note *x = a, *y = b;
+    return etl_stack_pos_less(x->pos, y->pos) ? -1 : etl_stack_pos_less(y->pos, x->pos);
+}
+
+/* A key definition: its frames interned, defined at its position. */
+static etl_status learn_key(etl_learn *l, etl_span payload, unsigned ptr_size, etl_stack_pos pos)
+{
+    etl_stack_key_def d;
+    if (etl_stack_key_def_decode(payload, ptr_size, &d) != ETL_OK) return ETL_OK; /* teaches nothing */
+    uint64_t f[ETL_STACK_MAX_FRAMES];
+    for (uint32_t i = 0; i < d.frame_count; i++) f[i] = etl_stack_frame(d.frames, d.ptr_size, i);
+    uint32_t id;
+    etl_status st = etl_seqtab_intern(l->raw, f, d.frame_count, &id);
+    return st == ETL_OK ? etl_stack_keys_define(l->keys, d.stack_key, pos, id) : st;
+}
+
+etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
+{
+    etl_iter *it;
+    etl_status st = etl_iter_open_cpus_buffers(r, NULL, 0, &it);
+    if (st != ETL_OK) return st;
+    notes nt = {0};
+    uint64_t *mts = NULL; /* by CPU: its merge time, the largest timestamp so far */
+    size_t ncpus = 0;
+    etl_walk w;
+    etl_krec k;
+    for (unsigned nb = 0; st == ETL_OK && etl_iter_next_buffer(it, &w) == ETL_OK; nb++) {
+        if ((nb & 15) == 0 && l->progress) l->progress(l->progress_ctx, it);
+        if (w.cpu >= ncpus) {
+            size_t n = (size_t)w.cpu + 1;
+            uint64_t *m = realloc(mts, n * sizeof *m);
+            if (!m) {
+                st = ETL_E_NOMEM;
+                break;
+            }
+            memset(m + ncpus, 0, (n - ncpus) * sizeof *m);
+            mts = m;
+            ncpus = n;
+        }
+        uint64_t *c = &mts[w.cpu];
+        int kind;
+        while (st == ETL_OK && (kind = etl_walk_next(&w, &k)) != ETL_WALK_END) {
+            const etl_record *rec = kind == ETL_WALK_KERNEL ? NULL : &w.full;
+            uint64_t ts = rec ? (rec->has & ETL_REC_TS ? rec->ts : 0) : k.ts;
+            if (ts > *c) *c = ts;
+            if (ts > l->last_ts) l->last_ts = ts;
+            uint16_t hook = k.hook;
+            if (rec && !etl_record_kernel_hook(rec, &hook)) continue;
+            etl_stack_pos pos = {*c, w.cpu, w.buffer_index, rec ? rec->offset : (uint32_t)(k.data - w.p)};
+            if (hook == ETL_HOOK_STACK_KEY_DELETE || hook == ETL_HOOK_STACK_KEY_RUNDOWN)
+                st = rec ? learn_key(l, rec->payload, rec->pointer_size, pos)
+                         : learn_key(l, k.payload, k.pointer_size, pos);
+            else if (l->want(hook))
+                st = note_add(&nt, pos, w.cpu, rec ? rec->data : k.data, rec ? rec->size : k.size);
+        }
+    }
+    if (l->progress) l->progress(l->progress_ctx, it);
+    etl_iter_close(it);
+    free(mts);
+    if (st == ETL_OK) etl_sort(nt.v, nt.n, sizeof *nt.v, cmp_note);
+    for (size_t i = 0; st == ETL_OK && i < nt.n; i++) {
+        etl_record rec;
+        size_t next;
+        uint16_t hook;
+        if (etl_record_frame((etl_span){nt.bytes + nt.v[i].off, nt.v[i].size}, 0, &rec, &next) != ETL_OK) continue;
+        rec.cpu = nt.v[i].cpu;
+        if (etl_record_kernel_hook(&rec, &hook)) st = l->on_record(l->ctx, &rec, hook);
+    }
+    free(nt.v);
+    free(nt.bytes);
+    return st;
+}

@@ -1,0 +1,36 @@
+/*
+ * learn.h - the first pass of the stack readers (profile.c, sched_stacks.c): what
+ * the whole trace tells before the stacks can be resolved.
+ *
+ * Each CPU's buffers are walked with no merge (the merge is most of the cost of
+ * time order). The stack-key definitions (KeyDelete, KeyRundown) are interned
+ * and defined where they are met, at their positions (stack_keys.h: the order of
+ * the time-ordered stream, whatever order they are defined in). The records the
+ * caller wants (lifetimes, images: few) are copied with their positions and
+ * handed over at the end, sorted: in the order a time-ordered pass gives them.
+ * Memory: the key definitions' distinct stacks and the copies.
+ */
+#ifndef ETLKIT_STACKS_LEARN_H
+#define ETLKIT_STACKS_LEARN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "etlkit/container.h"
+#include "stacks/seqtab.h"
+#include "stacks/stack_keys.h"
+
+typedef struct etl_learn {
+    bool (*want)(uint16_t hook);     /* kernel records for on_record */
+    etl_status (*on_record)(void *ctx, const etl_record *rec, uint16_t hook); /* non-ETL_OK stops */
+    void *ctx;
+    etl_seqtab *raw;                 /* the definitions' frames */
+    etl_stack_keys *keys;            /* the definitions */
+    void (*progress)(void *ctx, const etl_iter *it); /* now and then (NULL: none) */
+    void *progress_ctx;
+    uint64_t last_ts;                /* out: the latest time of a record in the session window */
+} etl_learn;
+
+/* ETL_OK; ETL_E_NOMEM; on_record's status. */
+etl_status etl_stacks_learn(etl_reader *r, etl_learn *l);
+
+#endif
