@@ -193,7 +193,7 @@ int cmd_export(int argc, char **argv)
          .flags = CLI_OPT_REQUIRED | CLI_OPT_NONEMPTY,
          .help = "the file (the directory for csv) to write; - is standard output for perfetto and ftrace"},
         CLI_FLAG("force", 0, "replace an existing OUT (else refused); a symbolic link is replaced itself, never "
-                 "written through", &force, 1),
+                 "written through. A dataset: every trace exported into an existing DS again", &force, 1),
         {.kind = CLI_OPT_CUSTOM, .name = "tables", .arg = "LIST", .parse = parse_tables, .dst = &tables,
          .need = "table names",
          .help = "sqlite and csv: fill only these tables (comma-separated); trace and enum_name are always written"},
@@ -211,6 +211,8 @@ int cmd_export(int argc, char **argv)
     cli_opt_find(common, "range")->help = "only events in this window, from the trace start: seconds or ms/us/ns "
                                           "(slices overlapping it are kept whole)";
     cli_opt_find(common, "quiet")->help = "no warnings about the input, no summary";
+    cli_opt_find(common, "threads")->help = "threads that read the trace (default: the CPUs available); the output is "
+                                            "the same with any N. A dataset reads each trace with one, --jobs at once";
     const cli_opt table[] = {CLI_INCLUDE(own), CLI_INCLUDE(common), CLI_END};
     /* As many FILEs as arguments (a dataset's); one is today's export. */
     cli_cmd cmd = export_cmd;

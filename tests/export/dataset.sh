@@ -66,7 +66,13 @@ cmp -s m0.json DS/_manifest.json || fail "--resume of a complete dataset changed
 "$etlkit" export a.etl b.etl c.etl --to csv -o DS --force --quiet || fail "--force"
 cmp -s m0.json DS/_manifest.json || fail "--force gave another manifest"
 
-# Interrupted: four larger traces, one at a time; killed once the first is complete.
+# Interrupted: four larger traces, one at a time; killed once the first is complete. The Windows
+# binary (ETLKIT_TARGET=windows: etlkit.exe under wine behind a script) cannot be signalled from here.
+if [ "${ETLKIT_TARGET:-}" = windows ]; then
+  echo "skipped on Windows: the interrupted runs (the signals reach wine's wrapper, not etlkit.exe)"
+  [ $fails -eq 0 ] && echo "dataset: all checks passed"
+  exit $((fails != 0))
+fi
 for s in 1 2 3 4; do "$etlkit" synth -o k$s.etl --seed $((40 + s)) --duration 15 --quiet || exit 1; done
 "$etlkit" export k1.etl k2.etl k3.etl k4.etl --to csv -o REF --jobs 1 --quiet || fail "the reference run"
 for sig in KILL TERM; do
