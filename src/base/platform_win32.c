@@ -429,7 +429,8 @@ etl_thread *etl_thread_start(void (*fn)(void *), void *arg)
     if (!t) return NULL;
     t->fn = fn;
     t->arg = arg;
-    if (!(t->h = CreateThread(NULL, 0, thread_main, t, 0, NULL))) {
+    /* 8 MiB reserved, as Linux gives a thread, not Windows' 1 MiB. */
+    if (!(t->h = CreateThread(NULL, 8u << 20, thread_main, t, STACK_SIZE_PARAM_IS_A_RESERVATION, NULL))) {
         free(t);
         return NULL;
     }

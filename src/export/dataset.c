@@ -33,6 +33,7 @@
 #include "base/outfile.h"
 #include "base/platform.h"
 #include "base/sha256.h"
+#include "base/sigclean.h"
 #include "out/json.h"
 
 /* ---- formats ------------------------------------------------------------------------------ */
@@ -628,6 +629,31 @@ static etl_status write_manifest(run *R, etl_diag *diag)
 
 /* ---- the run ------------------------------------------------------------------------------ */
 
+/* Removes dir's temporary files of base/outfile.h (".NAME.XXXXXXXX.tmp") that a killed run left. */
+typedef struct tmp_ctx {
+    const char *dir;
+    int err;
+} tmp_ctx;
+
+static int rm_tmp(void *ctx, const char *name, bool is_dir)
+{
+    tmp_ctx *c = ctx;
+    size_t n = strlen(name);
+    if (is_dir || name[0] != '.' || n < 5 || strcmp(name + n - 4, ".tmp") != 0) return 0;
+    char *p = join(c->dir, name, NULL, NULL);
+    if (!p || (etl_unlink(p) != 0 && errno != ENOENT)) c->err = p ? errno : ENOMEM;
+    free(p);
+    return 0;
+}
+
+static int clean_tmp(const char *dir)
+{
+    tmp_ctx c = {dir, 0};
+    if (etl_dir_each(dir, rm_tmp, &c) != 0) return errno == ENOENT ? 0 : -1;
+    errno = c.err;
+    return c.err ? -1 : 0;
+}
+
 /* DS itself and its folders: refused or made, before any trace is read. */
 static etl_status prepare(run *R, etl_diag *diag)
 {
@@ -654,7 +680,8 @@ static etl_status prepare(run *R, etl_diag *diag)
     if (!tmp || !tr) {
         etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
         st = ETL_E_NOMEM;
-    } else if (rm_tree(tmp, true) != 0 || mkdir_ok(tmp) != 0 || mkdir_ok(tr) != 0) {
+    } else if (rm_tree(tmp, true) != 0 || mkdir_ok(tmp) != 0 || mkdir_ok(tr) != 0 || clean_tmp(tr) != 0 ||
+               clean_tmp(R->dir) != 0) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", R->dir, strerror(errno));
         st = ETL_E_IO;
     }
@@ -719,6 +746,11 @@ etl_status etl_dataset_export(const char *dir, const char *const *inputs, size_t
                 if (R.jobs[i].out.damaged) res->damaged++;
                 tell(&R, &R.jobs[i]);
             }
+        /*
+         * The signal handler is installed by the first registration (sigclean.h): made here, on
+         * this thread, before the workers register their files at once.
+         */
+        etl_sigclean_remove(etl_sigclean_add(dir, true));
         unsigned jobs = o->jobs ? o->jobs : etl_cpu_count();
         if (jobs > n - res->skipped) jobs = (unsigned)(n - res->skipped);
         etl_thread **th = jobs > 1 ? calloc(jobs - 1, sizeof *th) : NULL;
@@ -739,7 +771,8 @@ etl_status etl_dataset_export(const char *dir, const char *const *inputs, size_t
         if (tmp) etl_rmdir(tmp);
         free(tmp);
         if (st == ETL_OK && res->failed) {
-            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%zu of %zu traces not exported", res->failed, n);
+            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%llu of %llu traces not exported", (unsigned long long)res->failed,
+                         (unsigned long long)n);
             st = ETL_E_IO;
         }
     }
