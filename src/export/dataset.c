@@ -294,6 +294,8 @@ static etl_status write_record(run *R, job *j, uint64_t size, const char *sha, c
     etl_status st = etl_outfile_check(path, &of, &d);
     if (st == ETL_OK) st = etl_outfile_create(&of, &f, &d);
     if (st == ETL_OK) {
+        /* The JSON writer escapes strings in a static buffer (out/json.c): one record at a time. */
+        etl_mutex_lock(R->mu);
         jw w;
         jw_init(&w, f);
         jw_obj(&w, NULL);
@@ -323,6 +325,7 @@ static etl_status write_record(run *R, job *j, uint64_t size, const char *sha, c
         jw_obj_end(&w);
         jw_obj_end(&w);
         jw_end(&w);
+        etl_mutex_unlock(R->mu);
         if (fflush(f) != 0 || ferror(f)) {
             etl_diag_set(&d, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
             st = ETL_E_IO;
