@@ -232,14 +232,14 @@ typedef struct etl_dataset_trace {
 
 typedef struct etl_dataset_options {
     size_t sz;                /* sizeof(etl_dataset_options) */
-    const char *format;       /* "csv" (etl_dataset_format_ext) */
+    const char *format;       /* "csv" (etl_dataset_format_ext); NULL: "csv" */
     uint32_t tables;          /* bit per etl_table_id; 0 = all (trace and enum_name always) */
     unsigned jobs;            /* traces exported at once; 0 = the CPUs */
     bool resume;              /* keep the traces DS has complete, export the rest */
     bool force;               /* an existing DS is written into (without resume: every trace again) */
     bool has_range;
     int64_t v0, v1;           /* with has_range: the window [v0, v1), canonical ns */
-    int bias;                 /* StateWr bias for compact batches (etl_sched_source_options); < 0: from the OS build */
+    int bias;                 /* StateWr bias for compact batches (etl_sched_source_options); 0 or less: from the OS build */
     void (*on_trace)(void *ctx, const etl_dataset_trace *t);
     void *ctx;
 } etl_dataset_options;

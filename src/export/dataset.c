@@ -30,6 +30,7 @@
 #include <string.h>
 #include "etlkit/export.h"
 #include "base/diag.h"
+#include "base/opts.h"
 #include "base/outfile.h"
 #include "base/platform.h"
 #include "base/sha256.h"
@@ -375,7 +376,7 @@ static etl_status export_one(run *R, job *j)
         etl_export_rows_options xo = {.sz = sizeof xo, .on_row = R->f->row, .ctx = sink, .tables = R->o->tables,
                                       .has_range = R->o->has_range, .v0 = R->o->v0, .v1 = R->o->v1,
                                       .trace_id = j->id, .target = R->f->name};
-        etl_sched_source_options so = {.sz = sizeof so, .bias = R->o->bias, .threads = 1};
+        etl_sched_source_options so = {.sz = sizeof so, .bias = R->o->bias > 0 ? R->o->bias : -1, .threads = 1};
         if (etl_export_rows_open(clk, &xo, &x) != ETL_OK || etl_sched_source_open(r, &so, &src) != ETL_OK)
             st = fail(j, ETL_E_NOMEM, "%s: out of memory", j->path);
         etl_sched_options mo = {sizeof mo, x_row, x, false, x_ready};
@@ -708,8 +709,11 @@ etl_status etl_dataset_export(const char *dir, const char *const *inputs, size_t
 {
     memset(res, 0, sizeof *res);
     etl_diag_set(diag, ETL_OK, UINT64_MAX, "%s", "");
+    etl_dataset_options opt = {.sz = sizeof opt, .format = "csv"};
+    etl_opts_take(&opt, sizeof opt, o);
+    o = &opt;
     run R = {.dir = dir, .o = o, .n = n};
-    if (!(R.f = fmt_find(o->format))) {
+    if (!(R.f = fmt_find(o->format ? o->format : "csv"))) {
         etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "no dataset format '%s'", o->format ? o->format : "");
         return ETL_E_INVALID_ARG;
     }
