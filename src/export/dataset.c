@@ -70,6 +70,12 @@ static etl_status csv_create(void *s, etl_diag *d) { return etl_csv_sink_create(
 static etl_status csv_finish(void *s, etl_diag *d) { return etl_csv_sink_finish(s, d); }
 static etl_status csv_close(void *s, bool commit) { return etl_csv_sink_close(s, commit); }
 
+/*
+ * Parquet, once its sink is there: parquet_check making an etl_parquet_sink_options from fo
+ * (no_trace_id = true) as csv_check does, the four others as casts, and
+ *     {"parquet", "parquet", parquet_check, parquet_create, etl_parquet_sink_row, parquet_finish, parquet_close},
+ * (the CLI then accepts --to parquet for a dataset: it asks etl_dataset_format_ext).
+ */
 static const fmt formats[] = {
     {"csv", "csv", csv_check, csv_create, etl_csv_sink_row, csv_finish, csv_close},
 };
