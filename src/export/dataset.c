@@ -198,13 +198,29 @@ typedef struct run {
     etl_mutex *mu;
 } run;
 
+/*
+ * The reader's diagnostics as the single export keeps them (cli_diag_printer): in (offset, text)
+ * order, a problem met twice (the profile's pass walks the buffers again) kept once, the first
+ * DIAG_KEEP by offset kept and the others counted.
+ */
 static void on_reader_diag(void *ctx, const etl_diag *d)
 {
     job *j = ctx;
+    unsigned n = j->ndiag, i = 0;
+    while (i < n && (j->diag_off[i] < d->file_offset ||
+                     (j->diag_off[i] == d->file_offset && strcmp(j->diags[i], d->msg) < 0)))
+        i++;
+    if (i < n && j->diag_off[i] == d->file_offset && strcmp(j->diags[i], d->msg) == 0) return;
     j->diag_total++;
-    if (j->ndiag == DIAG_KEEP) return;
-    snprintf(j->diags[j->ndiag], sizeof j->diags[0], "%s", d->msg);
-    j->diag_off[j->ndiag++] = d->file_offset;
+    if (n == DIAG_KEEP) {
+        if (i == n) return;
+        n--; /* the last kept one gives way */
+    }
+    memmove(j->diags[i + 1], j->diags[i], (n - i) * sizeof j->diags[0]);
+    memmove(j->diag_off + i + 1, j->diag_off + i, (n - i) * sizeof j->diag_off[0]);
+    snprintf(j->diags[i], sizeof j->diags[0], "%s", d->msg);
+    j->diag_off[i] = d->file_offset;
+    j->ndiag = n + 1;
 }
 
 static void sink_diag(void *ctx, const etl_diag *d)
