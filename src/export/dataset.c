@@ -265,7 +265,9 @@ static etl_status forget(run *R, job *j)
         char *part = join(R->dir, t[i].name, sub, NULL);
         char *file = part ? join(part, "part-0.", R->f->ext, NULL) : NULL;
         if (!file) st = fail(j, ETL_E_NOMEM, "out of memory");
-        else if ((etl_unlink(file) != 0 && errno != ENOENT) || (etl_rmdir(part) != 0 && errno != ENOENT))
+        /* A partition folder holding files not ours stays, with them. */
+        else if ((etl_unlink(file) != 0 && errno != ENOENT) ||
+                 (etl_rmdir(part) != 0 && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST))
             st = fail(j, ETL_E_IO, "%s: %s", part, strerror(errno));
         free(file);
         free(part);
