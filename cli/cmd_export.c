@@ -18,14 +18,14 @@
 #include "report.h"
 #include "etlkit/export.h"
 #include "etlkit/schedstacks.h"
-#include "etlkit/export.h"
+#include "export_dataset.h"
 #include "base/diag.h"
 #include "base/outfile.h"
 
 enum { TO_NONE = 0, TO_SQLITE, TO_CSV, TO_PERFETTO, TO_FTRACE };
 
 static const cli_cmd export_cmd = {
-    "export", "FILE --to sqlite|csv|perfetto|ftrace -o OUT [OPTIONS]\n--schema",
+    "export", "FILE --to sqlite|csv|perfetto|ftrace -o OUT [OPTIONS]\nFILE... --to csv -o DS [--jobs N] [--resume] [OPTIONS]\n--schema",
     "Writes the trace's scheduler data for other tools, streaming (the trace is never held\n"
     "in memory):\n"
     "  sqlite    one SQLite file: tables trace, process, thread, cswitch, slice,\n"
@@ -39,10 +39,18 @@ static const cli_cmd export_cmd = {
     "            samples with their stacks as PerfSample packets) for ui.perfetto.dev and\n"
     "            trace_processor (v53 or later)\n"
     "  ftrace    ftrace text (sched_switch, sched_waking, sched_blocked_reason) for\n"
-    "            Perfetto's legacy importer, Catapult and Trace Compass\n",
+    "            Perfetto's legacy importer, Catapult and Trace Compass\n"
+    "Several FILEs (or --dataset) make a Hive-partitioned dataset DS for DuckDB, Spark and\n"
+    "Trino: DS/<table>/trace_id=<ID>/part-0.csv, ID the FILE's base name without .etl\n"
+    "(other than letters, digits, '-', '_' and '.' made '_'; two FILEs with one ID are\n"
+    "refused), no trace_id column in the files; the traces exported in parallel (--jobs),\n"
+    "each table moved into place when complete; DS/_manifest.json lists every trace (source,\n"
+    "size, sha256, etlkit version, anomalies, diagnostics, rows per table) and the failures.\n",
     {"FILE"}, 1, 1,
     "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged (exported anyway,\n"
-    "the damage recorded in the trace table), 64 usage.\n"};
+    "the damage recorded in the trace table), 64 usage. A dataset: 0 every trace in it, 3\n"
+    "every trace in it but some inputs damaged, 1 some traces failed (each named on stderr;\n"
+    "the others exported all the same) or DS could not be written, 64 usage.\n"};
 
 /* ---- the output: a temporary name, renamed into place (base/outfile; the CSV sink's own) ------ */
 
@@ -154,11 +162,28 @@ static int parse_tables(const cli_opt *o, const char *list, char *err, size_t ca
     return !*mask;
 }
 
+/* Several FILEs (or --dataset): the dataset path, cli/export_dataset.c. */
+static int export_dataset(const char *const *files, size_t n, const char *to_name, const char *out, int force,
+                          int resume, unsigned jobs, uint32_t tables, const char *trace_id, const rep_args *a)
+{
+    /* The formats the dataset layer has a sink for (src/export/dataset.c, its table). */
+    if (!etl_dataset_format_ext(to_name))
+        return cli_usage_error("export", "a dataset (several FILEs) is not written --to %s: --to csv", to_name);
+    if (trace_id) return cli_usage_error("export", "--trace-id names one trace: with several FILEs each one's ID is "
+                                         "its base name");
+    if (strcmp(out, "-") == 0) return cli_usage_error("export", "a dataset needs a directory, not standard output");
+    cli_dataset_args da = {.out = out, .format = to_name, .tables = tables, .jobs = jobs, .resume = resume != 0,
+                           .force = force != 0, .quiet = a->quiet != 0, .has_range = a->has_range != 0,
+                           .v0 = a->v0, .v1 = a->v1, .bias = a->bias};
+    return cli_export_dataset(files, n, &da);
+}
+
 int cmd_export(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "export");
-    int to = TO_NONE, force = 0;
+    int to = TO_NONE, force = 0, resume = 0, dataset = 0;
+    unsigned jobs = 0;
     const char *out = NULL, *trace_id = NULL, *to_name = NULL;
     uint32_t tables = 0;
     int schema = 0;
@@ -171,11 +196,16 @@ int cmd_export(int argc, char **argv)
          .flags = CLI_OPT_REQUIRED | CLI_OPT_NONEMPTY,
          .help = "the file (the directory for csv) to write; - is standard output for perfetto and ftrace"},
         CLI_FLAG("force", 0, "replace an existing OUT (else refused); a symbolic link is replaced itself, never "
-                 "written through", &force, 1),
+                 "written through. A dataset: every trace exported into an existing DS again", &force, 1),
         {.kind = CLI_OPT_CUSTOM, .name = "tables", .arg = "LIST", .parse = parse_tables, .dst = &tables,
          .need = "table names",
          .help = "sqlite and csv: fill only these tables (comma-separated); trace and enum_name are always written"},
         CLI_STRING("trace-id", 0, "ID", "the trace_id of the rows (default: FILE's base name)", "a value", &trace_id),
+        CLI_FLAG("dataset", 0, "write a dataset DS (as several FILEs do) even from one FILE", &dataset, 1),
+        CLI_UINT("jobs", "N", "a dataset: traces exported at once (default: the CPUs available)", "a count, 1..256",
+                 &jobs, 1, 256),
+        CLI_FLAG("resume", 0, "a dataset: complete an existing DS (an interrupted run): the traces it holds "
+                 "complete are kept, the others exported", &resume, 1),
         {.kind = CLI_OPT_FLAG, .name = "schema", .dst = &schema, .min = 1, .flags = CLI_OPT_ACTION,
          .help = "print the table schema (Markdown, as docs/schema.md) and exit"},
         CLI_END};
@@ -184,13 +214,34 @@ int cmd_export(int argc, char **argv)
     cli_opt_find(common, "range")->help = "only events in this window, from the trace start: seconds or ms/us/ns "
                                           "(slices overlapping it are kept whole)";
     cli_opt_find(common, "quiet")->help = "no warnings about the input, no summary";
+    cli_opt_find(common, "threads")->help = "threads that read the trace (default: the CPUs available); the output is "
+                                            "the same with any N. A dataset reads each trace with one, --jobs at once";
     const cli_opt table[] = {CLI_INCLUDE(own), CLI_INCLUDE(common), CLI_END};
-    int pr = cli_opts_parse(&export_cmd, table, argc, argv, &a.path);
+    /* As many FILEs as arguments (a dataset's); one is today's export. */
+    cli_cmd cmd = export_cmd;
+    cmd.max_operands = argc > 1 ? (unsigned)argc : 1;
+    const char **files = calloc(cmd.max_operands, sizeof *files);
+    if (!files) {
+        fprintf(stderr, "%s export: out of memory\n", prog);
+        return EXIT_IO;
+    }
+    int pr = cli_opts_parse(&cmd, table, argc, argv, files);
+    size_t nfiles = 0;
+    while (nfiles < cmd.max_operands && files[nfiles]) nfiles++;
+    a.path = files[0];
     if (pr == CLI_OPTS_ACTION) {
+        free(files);
         etl_export_schema_markdown(stdout);
         return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_IO;
     }
+    if (pr == CLI_OPTS_RUN && (nfiles > 1 || dataset)) {
+        int drc = export_dataset(files, nfiles, to_words[to - 1], out, force, resume, jobs, tables, trace_id, &a);
+        free(files);
+        return drc;
+    }
+    free(files);
     if (pr != CLI_OPTS_RUN) return pr;
+    if (jobs || resume) return cli_usage_error("export", "--jobs and --resume are for a dataset (several FILEs, or --dataset)");
     to_name = to_words[to - 1];
     if (tables && (to == TO_PERFETTO || to == TO_FTRACE))
         return cli_usage_error("export", "--tables is for --to sqlite and csv");

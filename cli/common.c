@@ -124,6 +124,26 @@ void cli_progress_update(cli_progress *p, uint64_t done)
     fprintf(stderr, "\r[%s] %3u%%", bar, pct);
 }
 
+void cli_progress_start_count(cli_progress *p, uint64_t total)
+{
+    p->on = total > 0 && etl_isatty(STDERR_FILENO);
+    p->total = total ? total : 1;
+    p->last_pct = 101;
+    cli_progress_count(p, 0);
+}
+
+void cli_progress_count(cli_progress *p, uint64_t done)
+{
+    if (!p->on) return;
+    char bar[41];
+    unsigned fill = (unsigned)(done * 40 / p->total);
+    if (fill > 40) fill = 40;
+    memset(bar, '#', fill);
+    memset(bar + fill, '.', 40 - fill);
+    bar[40] = 0;
+    fprintf(stderr, "\r[%s] %llu/%llu", bar, (unsigned long long)done, (unsigned long long)p->total);
+}
+
 void cli_progress_end(cli_progress *p)
 {
     if (p->on) fprintf(stderr, "\r%60s\r", "");

@@ -75,6 +75,9 @@ typedef struct cli_progress {
 void cli_progress_start(cli_progress *p, uint64_t total);
 void cli_progress_update(cli_progress *p, uint64_t done);
 void cli_progress_end(cli_progress *p);
+/* The same bar over a count of items (export's traces): on for a terminal, any total; "[###...] 3/10". */
+void cli_progress_start_count(cli_progress *p, uint64_t total);
+void cli_progress_count(cli_progress *p, uint64_t done);
 
 /*
  * Strings from the trace (process and thread names, paths, logger names) reach the

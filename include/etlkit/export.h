@@ -167,6 +167,7 @@ typedef struct etl_csv_sink_options {
     /* What close meets while committing (a table that cannot be moved into place), as it happens. */
     etl_diag_fn on_diag;
     void *diag_ctx;
+    bool no_trace_id;         /* no first trace_id column (a dataset's partition: its path holds the ID) */
 } etl_csv_sink_options;
 
 /*
@@ -186,6 +187,79 @@ ETL_API etl_status etl_csv_sink_finish(etl_csv_sink *c, etl_diag *diag);
  * !commit: removes everything created. Frees c (NULL: nothing).
  */
 ETL_API etl_status etl_csv_sink_close(etl_csv_sink *c, bool commit);
+
+/* ---- datasets: several traces at once (library etlkit_export) -------------------- */
+
+/*
+ * A Hive-partitioned dataset DS of many traces, for engines that read such a tree
+ * whole (DuckDB, Spark, Trino/Athena): each table as DS/<table>/trace_id=<ID>/part-0.<ext>,
+ * the ID in the path and not in the files (Spark refuses a column that is both).
+ * The traces are exported in parallel (jobs), each through the format's sink into
+ * DS/_tmp/<ID>/ and its files then renamed into their partitions, so every partition
+ * in place is complete, whatever ends the run (a signal, kill -9, a full disk).
+ * A trace is complete once its record DS/_traces/<ID>.json is written (after its
+ * partitions); DS/_manifest.json, written at the end (a new file renamed into place),
+ * holds every complete trace's record, sorted by ID, and this run's failures.
+ * resume: traces with a record (same format, same input size) are kept as they are
+ * and the rest exported; an interrupted run resumed gives the same files and the
+ * same manifest as an uninterrupted one. DS/_tmp is etlkit's: emptied by each run.
+ *
+ * The format is a name in a small table of sinks (dataset.c, `formats`), each with
+ * the CSV sink's shape (check, create, row, finish, close): "csv" today.
+ */
+
+/* Which format names etl_dataset_export knows: the extension of their files, or NULL. */
+ETL_API const char *etl_dataset_format_ext(const char *format);
+
+/*
+ * A trace's ID from its path: the base name without a final ".etl" (any case), bytes
+ * other than ASCII letters, digits, '-', '_' and '.' made '_', a leading '.' made '_'
+ * (no hidden files), at most cap - 1 bytes (cap >= 2); "trace" when nothing is left.
+ * The length written.
+ */
+ETL_API size_t etl_dataset_trace_id(const char *path, char *out, size_t cap);
+
+/* One trace's outcome, told to on_trace as it ends (one call at a time, from any thread). */
+typedef struct etl_dataset_trace {
+    size_t index;             /* in inputs[] */
+    const char *path, *id;
+    bool skipped;             /* resume: complete already, left as it was */
+    etl_status status;        /* ETL_OK; ETL_E_NOT_ETL; ETL_E_IO, ETL_E_NOMEM, ...: not in the dataset */
+    char msg[320];            /* a failure's reason, naming the file */
+    bool damaged;             /* exported, but the input had damage (the record's anomalies say which) */
+    uint64_t rows;            /* rows written, every table */
+} etl_dataset_trace;
+
+typedef struct etl_dataset_options {
+    size_t sz;                /* sizeof(etl_dataset_options) */
+    const char *format;       /* "csv" (etl_dataset_format_ext); NULL: "csv" */
+    uint32_t tables;          /* bit per etl_table_id; 0 = all (trace and enum_name always) */
+    unsigned jobs;            /* traces exported at once; 0 = the CPUs */
+    bool resume;              /* keep the traces DS has complete, export the rest */
+    bool force;               /* an existing DS is written into (without resume: every trace again) */
+    bool has_range;
+    int64_t v0, v1;           /* with has_range: the window [v0, v1), canonical ns */
+    int bias;                 /* StateWr bias for compact batches (etl_sched_source_options); 0 or less: from the OS build */
+    void (*on_trace)(void *ctx, const etl_dataset_trace *t);
+    void *ctx;
+} etl_dataset_options;
+
+typedef struct etl_dataset_result {
+    size_t exported, skipped, failed, damaged;
+} etl_dataset_result;
+
+/*
+ * Exports inputs[0..n) into the dataset dir. Refused before anything is read or
+ * written: ETL_E_INVALID_ARG for an unknown format or two inputs with one ID (the
+ * reason in diag: rename one); ETL_E_IO for a DS that exists without resume or force,
+ * or is not a directory (a symbolic link included), or cannot be created. Then
+ * ETL_OK when every trace was exported or kept (res->damaged counts those whose input
+ * had damage), ETL_E_IO with res->failed > 0 when some were not (each told through
+ * on_trace; the others are exported all the same), ETL_E_IO or ETL_E_NOMEM with diag
+ * when DS's own files (its folders, the manifest) could not be written.
+ */
+ETL_API etl_status etl_dataset_export(const char *dir, const char *const *inputs, size_t n,
+                                      const etl_dataset_options *o, etl_dataset_result *res, etl_diag *diag);
 
 /* ---- timelines: Perfetto and ftrace ---------------------------------------------- */
 

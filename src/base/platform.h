@@ -95,6 +95,26 @@ typedef struct etl_memstream {
 FILE *etl_memstream_open(etl_memstream *ms, char **buf, size_t *n);
 int etl_memstream_close(etl_memstream *ms);
 
+/*
+ * Threads and a lock, for work split across traces (export's datasets). A thread runs
+ * fn(arg); NULL when none could be started (the caller then runs fn itself).
+ * etl_thread_join waits for it and frees it. The mutex is not recursive.
+ */
+typedef struct etl_thread etl_thread;
+etl_thread *etl_thread_start(void (*fn)(void *), void *arg);
+void etl_thread_join(etl_thread *t);
+typedef struct etl_mutex etl_mutex;
+etl_mutex *etl_mutex_new(void); /* NULL: out of memory */
+void etl_mutex_lock(etl_mutex *m);
+void etl_mutex_unlock(etl_mutex *m);
+void etl_mutex_free(etl_mutex *m);
+
+/*
+ * Calls fn(ctx, name, is_dir) for each entry of the directory at path but "." and
+ * "..", in no particular order, until fn returns non-zero. 0, or -1 with errno.
+ */
+int etl_dir_each(const char *path, int (*fn)(void *ctx, const char *name, bool is_dir), void *ctx);
+
 /* The CPUs this process may run on (at least 1). */
 unsigned etl_cpu_count(void);
 /* Whether the descriptor is a terminal (Windows: a console). */

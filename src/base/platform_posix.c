@@ -4,7 +4,9 @@
 #define _GNU_SOURCE
 #include "base/platform.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -158,6 +160,89 @@ FILE *etl_memstream_open(etl_memstream *ms, char **buf, size_t *n)
 }
 
 int etl_memstream_close(etl_memstream *ms) { return fclose(ms->f); }
+
+struct etl_thread {
+    pthread_t th;
+    void (*fn)(void *);
+    void *arg;
+};
+
+static void *thread_main(void *p)
+{
+    etl_thread *t = p;
+    t->fn(t->arg);
+    return NULL;
+}
+
+etl_thread *etl_thread_start(void (*fn)(void *), void *arg)
+{
+    etl_thread *t = malloc(sizeof *t);
+    if (!t) return NULL;
+    t->fn = fn;
+    t->arg = arg;
+    if (pthread_create(&t->th, NULL, thread_main, t) != 0) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void etl_thread_join(etl_thread *t)
+{
+    if (!t) return;
+    pthread_join(t->th, NULL);
+    free(t);
+}
+
+struct etl_mutex {
+    pthread_mutex_t mu;
+};
+
+etl_mutex *etl_mutex_new(void)
+{
+    etl_mutex *m = malloc(sizeof *m);
+    if (m && pthread_mutex_init(&m->mu, NULL) != 0) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void etl_mutex_lock(etl_mutex *m) { pthread_mutex_lock(&m->mu); }
+void etl_mutex_unlock(etl_mutex *m) { pthread_mutex_unlock(&m->mu); }
+
+void etl_mutex_free(etl_mutex *m)
+{
+    if (!m) return;
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+int etl_dir_each(const char *path, int (*fn)(void *ctx, const char *name, bool is_dir), void *ctx)
+{
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    struct dirent *e;
+    int rc = 0;
+    errno = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        bool dir = e->d_type == DT_DIR;
+        if (e->d_type == DT_UNKNOWN) { /* file systems that do not say: ask */
+            struct stat st;
+            dir = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        }
+        if (fn(ctx, e->d_name, dir)) break;
+        errno = 0;
+    }
+    int e2 = errno;
+    closedir(d);
+    if (e2) {
+        errno = e2;
+        rc = -1;
+    }
+    return rc;
+}
 
 unsigned etl_cpu_count(void)
 {

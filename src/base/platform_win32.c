@@ -410,6 +410,90 @@ int etl_memstream_close(etl_memstream *ms)
     return b ? 0 : EOF;
 }
 
+struct etl_thread {
+    HANDLE h;
+    void (*fn)(void *);
+    void *arg;
+};
+
+static DWORD WINAPI thread_main(LPVOID p)
+{
+    etl_thread *t = p;
+    t->fn(t->arg);
+    return 0;
+}
+
+etl_thread *etl_thread_start(void (*fn)(void *), void *arg)
+{
+    etl_thread *t = malloc(sizeof *t);
+    if (!t) return NULL;
+    t->fn = fn;
+    t->arg = arg;
+    /* 8 MiB reserved, as Linux gives a thread, not Windows' 1 MiB. */
+    if (!(t->h = CreateThread(NULL, 8u << 20, thread_main, t, STACK_SIZE_PARAM_IS_A_RESERVATION, NULL))) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void etl_thread_join(etl_thread *t)
+{
+    if (!t) return;
+    WaitForSingleObject(t->h, INFINITE);
+    CloseHandle(t->h);
+    free(t);
+}
+
+struct etl_mutex {
+    SRWLOCK lk;
+};
+
+etl_mutex *etl_mutex_new(void)
+{
+    etl_mutex *m = malloc(sizeof *m);
+    if (m) InitializeSRWLock(&m->lk);
+    return m;
+}
+
+void etl_mutex_lock(etl_mutex *m) { AcquireSRWLockExclusive(&m->lk); }
+void etl_mutex_unlock(etl_mutex *m) { ReleaseSRWLockExclusive(&m->lk); }
+void etl_mutex_free(etl_mutex *m) { free(m); }
+
+int etl_dir_each(const char *path, int (*fn)(void *ctx, const char *name, bool is_dir), void *ctx)
+{
+    size_t n = strlen(path);
+    char *pat = malloc(n + 3);
+    if (!pat) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(pat, path, n);
+    memcpy(pat + n, "/*", 3);
+    wchar_t *w = wide(pat);
+    free(pat);
+    if (!w) return -1;
+    WIN32_FIND_DATAW fd;
+    HANDLE h = FindFirstFileW(w, &fd);
+    free(w);
+    if (h == INVALID_HANDLE_VALUE) {
+        DWORD e = GetLastError();
+        if (e == ERROR_FILE_NOT_FOUND) return 0; /* empty (not even "." on some file systems) */
+        errno = errno_of(e);
+        return -1;
+    }
+    int rc = 0;
+    do {
+        if (wcscmp(fd.cFileName, L".") == 0 || wcscmp(fd.cFileName, L"..") == 0) continue;
+        char name[MAX_PATH * 4];
+        if (WideCharToMultiByte(CP_UTF8, 0, fd.cFileName, -1, name, sizeof name, NULL, NULL) <= 0) continue;
+        bool dir = (fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) && !(fd.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT);
+        if (fn(ctx, name, dir)) break;
+    } while (FindNextFileW(h, &fd));
+    FindClose(h);
+    return rc;
+}
+
 unsigned etl_cpu_count(void)
 {
     DWORD_PTR proc = 0, sys = 0;

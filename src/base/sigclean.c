@@ -13,7 +13,7 @@
 /* The handler may only touch lock-free atomics. */
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "lock-free atomic int needed in a signal handler");
 
-enum { FREE = 0, IS_FILE = 1, IS_DIR = 2 };
+enum { FREE = 0, IS_FILE = 1, IS_DIR = 2, CLAIMED = 3 }; /* CLAIMED: a thread is filling it in */
 
 typedef struct slot {
     atomic_uint seq;    /* odd while the slot is being changed */
@@ -52,7 +52,9 @@ int etl_sigclean_add(const char *path, bool dir)
     etl_on_termination(clean_all);
     for (int i = 0; i < ETL_SIGCLEAN_SLOTS; i++) {
         slot *s = &slots[i];
-        if (atomic_load(&s->what) != FREE) continue;
+        int free_ = FREE;
+        /* Claimed first, so that two threads registering at once never share a slot. */
+        if (atomic_load(&s->what) != FREE || !atomic_compare_exchange_strong(&s->what, &free_, CLAIMED)) continue;
         atomic_fetch_add(&s->seq, 1);
         memcpy(s->path, path, n + 1);
         atomic_store(&s->what, dir ? IS_DIR : IS_FILE);

@@ -17,15 +17,21 @@
  *
  * The table is fixed (no allocation in the handler, none needed to register) and
  * guarded by a sequence number per slot, so a handler running on another thread
- * never acts on a name half rewritten. Register and remove from one thread.
+ * never acts on a name half rewritten. Threads may register and remove at once (a
+ * dataset's exports run in parallel): a slot is claimed atomically before it is
+ * filled in, and removed only by whoever registered it.
  */
 #ifndef ETLKIT_SRC_BASE_SIGCLEAN_H
 #define ETLKIT_SRC_BASE_SIGCLEAN_H
 
 #include <stdbool.h>
 
-/* Slots in the table: a CSV export's directory and its files, with room to spare. */
-#define ETL_SIGCLEAN_SLOTS 32
+/*
+ * Slots in the table: a CSV export's directory and its files (14), times the
+ * exports a dataset runs at once (export --jobs: 8 and more leave the rest
+ * unregistered, as below), with room to spare. Untouched slots cost no memory.
+ */
+#define ETL_SIGCLEAN_SLOTS 128
 
 /*
  * Registers path (a directory when dir) for removal on those signals: the slot, or

@@ -2,7 +2,8 @@
  * csv.c - the CSV sink (export.h, etl_csv_sink_*): a directory OUT with one
  * OUT/<table>.csv per table, RFC 4180 (a header row, CRLF line ends, fields quoted
  * only when they must be, an empty text as "" and a NULL as nothing), each row's
- * first column the trace_id; fed the table rows of tables.c as the SQLite sink is.
+ * first column the trace_id (none with no_trace_id: a dataset's partition, whose
+ * path holds it); fed the table rows of tables.c as the SQLite sink is.
  *
  * The directory follows the output rules of base/outfile.h: checked before
  * anything is read, written as a new temporary directory beside OUT and renamed
@@ -12,6 +13,7 @@
  * directory we created are removed, on a signal too (base/sigclean.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/export.h"
@@ -27,6 +29,7 @@ struct etl_csv_sink {
     char *path;                 /* OUT as the user gave it, for messages and the moves */
     uint32_t tables;            /* the tables written (trace and enum_name always) */
     const char *trace_id;
+    bool no_trace_id;           /* no first trace_id column */
     etl_diag_fn on_diag;
     void *diag_ctx;
     FILE *f[ETL_TABLE_COUNT];
@@ -65,6 +68,7 @@ etl_status etl_csv_sink_check(const char *dir, const etl_csv_sink_options *o, et
     }
     c->tables = (o->tables ? o->tables : (1u << ETL_TABLE_COUNT) - 1) | 1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME;
     c->trace_id = o->trace_id ? o->trace_id : "";
+    c->no_trace_id = o->sz >= offsetof(etl_csv_sink_options, no_trace_id) + sizeof o->no_trace_id && o->no_trace_id;
     c->on_diag = o->on_diag;
     c->diag_ctx = o->diag_ctx;
     *out = c;
@@ -92,9 +96,9 @@ etl_status etl_csv_sink_create(etl_csv_sink *c, etl_diag *diag)
         }
         c->clean[i] = etl_sigclean_add(c->files[i], false) + 1;
         setvbuf(c->f[i], NULL, _IOFBF, 1u << 18);
-        csv_field(c->f[i], "trace_id");
+        if (!c->no_trace_id) csv_field(c->f[i], "trace_id");
         for (unsigned k = 0; k < t[i].ncols; k++) {
-            fputc(',', c->f[i]);
+            if (k || !c->no_trace_id) fputc(',', c->f[i]);
             csv_field(c->f[i], t[i].cols[k].name);
         }
         fputs("\r\n", c->f[i]);
@@ -108,10 +112,10 @@ int etl_csv_sink_row(void *ctx, etl_table_id table, const etl_value *v)
     FILE *f = c->f[table];
     if (!f) return 0;
     unsigned n = etl_export_tables()[table].ncols;
-    csv_field(f, c->trace_id);
+    if (!c->no_trace_id) csv_field(f, c->trace_id);
     char num[24];
     for (unsigned k = 0; k < n; k++) {
-        fputc(',', f);
+        if (k || !c->no_trace_id) fputc(',', f);
         if (v[k].kind == ETL_VALUE_INT) {
             num[fmt_i64(num, v[k].i)] = 0;
             fputs(num, f);
