@@ -305,11 +305,8 @@ int cmd_export(int argc, char **argv)
         if (etl_timeline_open(f, clk, &to_o, &x.tr) != ETL_OK) fail = 1;
     }
     /* The switches' stacks, for the slice rows and the stack table: only when the trace walks them. */
-    etl_sched_stacks *stk = NULL;
-    if (!fail && x.tab && (!tables || (tables & (1u << ETL_TABLE_SLICE | 1u << ETL_TABLE_STACK))) &&
-        etl_sched_stacks_logged(run.in.reader)) {
-        etl_status sst = etl_sched_stacks_build(run.in.reader, &stk);
-        if (sst == ETL_OK) sst = etl_export_rows_set_sched_stacks(x.tab, stk);
+    if (!fail && x.tab) {
+        etl_status sst = etl_export_rows_open_stacks(x.tab, run.in.reader);
         if (sst != ETL_OK) {
             snprintf(err, sizeof err, "the switches' stacks: %s", etl_status_str(sst));
             fail = 1;
@@ -323,7 +320,7 @@ int cmd_export(int argc, char **argv)
             run.told = true;
             snprintf(err, sizeof err, "out of memory: the scheduler model left threads out");
         }
-        if (!fail && stk && etl_export_rows_sched_stacks(x.tab) != ETL_OK) fail = 1;
+        if (!fail && x.tab && etl_export_rows_sched_stacks(x.tab) != ETL_OK) fail = 1;
         /* The profile's tables: a pass of their own, only when the trace logs samples or images. */
         if (!fail && x.tab && etl_export_profile_logged(run.in.reader)) {
             etl_status pst = etl_export_rows_profile(x.tab, run.in.reader, run.model);
@@ -383,7 +380,6 @@ int cmd_export(int argc, char **argv)
         }
     }
     etl_export_rows_close(x.tab);
-    etl_sched_stacks_free(stk); /* after the rows: they read it to the end */
     etl_timeline_close(x.tr);
     rc = rep_run_close(&run);
     if (fail || orc != EXIT_OK) return EXIT_IO;

@@ -317,14 +317,16 @@ ETL_API bool etl_export_profile_logged(etl_reader *r);
 ETL_API etl_status etl_export_rows_profile(etl_export_rows *x, etl_reader *r, const etl_sched *model);
 
 /*
- * The switches' stacks (etlkit/schedstacks.h, built by the caller, kept until x
- * is finished): set before the model's rows, each slice row gets new_stack_id and
- * readying_stack_id; after them, etl_export_rows_sched_stacks writes those stacks'
- * frames to the stack table. Their ids come first, the profile's after them
- * (etl_export_rows_profile adds their count): one id space, no id twice. ETL_E_NOMEM.
+ * The switches' stacks (etlkit/schedstacks.h): etl_export_rows_open_stacks, before
+ * the model's rows, builds them when the trace walks stacks at its CSwitch or
+ * ReadyThread events and the slice or stack table is wanted (else does nothing);
+ * x keeps them. Each slice row then gets new_stack_id and readying_stack_id;
+ * after the rows, etl_export_rows_sched_stacks writes those stacks' frames to the
+ * stack table. Their ids come first, the profile's after them
+ * (etl_export_rows_profile adds their count): one id space, no id twice.
+ * ETL_OK; ETL_E_NOMEM, an iterator's error (open); ETL_E_IO a sink call failed.
  */
-typedef struct etl_sched_stacks etl_sched_stacks;
-ETL_API etl_status etl_export_rows_set_sched_stacks(etl_export_rows *x, etl_sched_stacks *s);
+ETL_API etl_status etl_export_rows_open_stacks(etl_export_rows *x, etl_reader *r);
 ETL_API etl_status etl_export_rows_sched_stacks(etl_export_rows *x);
 
 /*

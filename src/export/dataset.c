@@ -406,6 +406,8 @@ static etl_status export_one(run *R, job *j)
         etl_sched_options mo = {sizeof mo, x_row, x, false, x_ready};
         if (st == ETL_OK && etl_sched_open(clk, etl_reader_cpu_count(r), &mo, &model) != ETL_OK)
             st = fail(j, ETL_E_NOMEM, "%s: out of memory", j->path);
+        etl_status sst = st == ETL_OK ? etl_export_rows_open_stacks(x, r) : ETL_OK;
+        if (sst != ETL_OK) st = fail(j, sst, "%s: the switches' stacks: %s", j->path, etl_status_str(sst));
     }
     etl_stats damage;
     memset(&damage, 0, sizeof damage);
@@ -419,6 +421,7 @@ static etl_status export_one(run *R, job *j)
         if (etl_sched_finish(model, end_ts) != ETL_OK)
             st = fail(j, ETL_E_NOMEM, "%s: out of memory: the scheduler model left threads out", j->path);
         etl_sched_source_damage(src, &damage);
+        if (st == ETL_OK) st = etl_export_rows_sched_stacks(x); /* a sink's failure: told below */
         if (st == ETL_OK && etl_export_profile_logged(r)) {
             etl_status pst = etl_export_rows_profile(x, r, model);
             if (pst != ETL_OK) st = fail(j, pst, "%s: the profile's tables: %s", j->path, etl_status_str(pst));

@@ -16,13 +16,20 @@
 #include "etlkit/schedstacks.h"
 #include "export/rows_internal.h"
 
-etl_status etl_export_rows_set_sched_stacks(etl_export_rows *x, etl_sched_stacks *s)
+etl_status etl_export_rows_open_stacks(etl_export_rows *x, etl_reader *r)
 {
-    uint64_t n = s ? etl_sched_stacks_stats_get(s)->stacks : 0;
-    if (n > UINT32_MAX / 2) return ETL_E_RANGE;
-    uint8_t *used = calloc(n ? n : 1, 1);
-    if (!used) return ETL_E_NOMEM;
-    free(x->stack_used);
+    if (x->stacks || !(etl_rows_want(x, ETL_TABLE_SLICE) || etl_rows_want(x, ETL_TABLE_STACK)) ||
+        !etl_sched_stacks_logged(r))
+        return ETL_OK;
+    etl_sched_stacks *s;
+    etl_status st = etl_sched_stacks_build(r, &s);
+    if (st != ETL_OK) return st;
+    uint64_t n = etl_sched_stacks_stats_get(s)->stacks;
+    uint8_t *used = n <= UINT32_MAX / 2 ? calloc(n ? n : 1, 1) : NULL;
+    if (!used) {
+        etl_sched_stacks_free(s);
+        return n <= UINT32_MAX / 2 ? ETL_E_NOMEM : ETL_E_RANGE;
+    }
     x->stack_used = used;
     x->stacks = s;
     x->stack_base = (uint32_t)n;

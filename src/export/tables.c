@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/export.h"
+#include "etlkit/schedstacks.h"
 #include "base/opts.h"
 
 #include "export/rows_internal.h"
@@ -33,7 +34,10 @@ etl_status etl_export_rows_open(const etl_clock *clock, const etl_export_rows_op
 const etl_export_rows_stats *etl_export_rows_stats_get(const etl_export_rows *x) { return &x->st; }
 void etl_export_rows_close(etl_export_rows *x)
 {
-    if (x) free(x->stack_used);
+    if (x) {
+        free(x->stack_used);
+        etl_sched_stacks_free(x->stacks);
+    }
     free(x);
 }
 
