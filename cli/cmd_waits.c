@@ -279,27 +279,32 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
     }
 }
 
-/* --by stack: the usage model's rows into the stacks' tree as etl_usage counts them. */
+/* --by stack: the model's rows of the selected threads, charged to their stacks as etl_usage counts them. */
 typedef struct by_ctx {
-    wstk *w;
+    etl_wait_stacks *w;
+    const rep_args *a;
     rep_run *run;
 } by_ctx;
 
 static void by_row(void *p, const etl_sched_row *row)
 {
     by_ctx *c = p;
-    if (c->w) wstk_row(c->w, c->run, row);
+    if (!c->w) return;
+    if ((c->a->process || c->a->thread >= 0) && row->new_thread != ETL_SCHED_IDLE && row->new_thread != ETL_SCHED_NONE &&
+        !rep_thread_selected(c->a, c->run->model, row->new_thread))
+        return;
+    etl_wait_stacks_row(c->w, row);
 }
 
 static int waits_by_stack(const rep_args *a, int readying, int flat)
 {
     rep_run run;
-    by_ctx c = {NULL, &run};
+    by_ctx c = {NULL, a, &run};
     int rc = rep_run_open(&run, a, by_row, &c, NULL);
     if (rc != EXIT_OK) return rc;
     etl_sched_stacks *s = NULL;
     etl_status st = etl_sched_stacks_logged(run.in.reader) ? etl_sched_stacks_build(run.in.reader, &s) : ETL_OK;
-    if (st == ETL_OK) c.w = wstk_new(s, readying, a->v0, a->has_range ? a->v1 : a->v0, a);
+    if (st == ETL_OK) c.w = etl_wait_stacks_new(s, readying, a->v0, a->has_range ? a->v1 : a->v0);
     if (st != ETL_OK || !c.w) {
         fprintf(stderr, "%s waits: %s: stacks: %s\n", prog, a->path, st != ETL_OK ? etl_status_str(st) : "out of memory");
         etl_sched_stacks_free(s);
@@ -307,8 +312,8 @@ static int waits_by_stack(const rep_args *a, int readying, int flat)
         return EXIT_IO;
     }
     rep_run_go(&run, a);
-    int bad = wstk_print(c.w, &run, a, flat, a->top ? a->top : a->format == FMT_JSON ? 0 : 10);
-    wstk_free(c.w);
+    int bad = waits_stacks_print(c.w, s != NULL, readying, &run, a, flat, a->top ? a->top : a->format == FMT_JSON ? 0 : 10);
+    etl_wait_stacks_free(c.w);
     etl_sched_stacks_free(s);
     if (bad) {
         fprintf(stderr, "%s waits: out of memory\n", prog);

@@ -77,6 +77,53 @@ ETL_API const etl_profile_image *etl_sched_stacks_images(const etl_sched_stacks 
 ETL_API size_t etl_sched_stacks_frame_label(const etl_sched_stacks *s, const etl_profile_frame *f, char *out,
                                             size_t cap);
 
+/*
+ * Waits and ready time by stack (`waits --by stack`, `--by readying-stack`): the
+ * waits' time (Waits: from switched out waiting to readied) and ready time (Ready:
+ * from readied or preempted to switched in) of each switch-in, charged to its New
+ * Thread Stack (where the thread had blocked) or its Readying Thread Stack (where
+ * its readier was), with the rows and the window clipping of the waits' totals
+ * (etl_usage), so the totals are equal. Rows with no such stack (a compact batch's
+ * switch, no walk, no ReadyThread) are counted on their own, never guessed.
+ *
+ *     etl_wait_stacks *w = etl_wait_stacks_new(stacks, false, v0, v1);
+ *     ... etl_wait_stacks_row(w, row) for each model row of a selected thread ...
+ *     etl_wait_stacks_build(w, flat, NULL, NULL);   then read the nodes
+ */
+typedef struct etl_wait_time {
+    int64_t wait_ns, ready_ns;   /* saturated */
+    uint64_t waits, readies;     /* the rows that counted each */
+} etl_wait_time;
+
+/*
+ * A node of the built view: a frame under its caller (the tree, root first) or a
+ * function (flat: the time of every stack holding it, a stack counted once). Its
+ * children, most time first (ties by label), are nodes[first .. first + count).
+ */
+typedef struct etl_wait_node {
+    const char *frame;           /* its label */
+    etl_wait_time t;
+    uint32_t first, count;
+} etl_wait_node;
+
+typedef struct etl_wait_stacks etl_wait_stacks;
+
+/* s may be NULL (the trace walks no such stack: every row counts as none). v1 <= v0: no window. NULL: no memory. */
+ETL_API etl_wait_stacks *etl_wait_stacks_new(etl_sched_stacks *s, bool readying, int64_t v0, int64_t v1);
+ETL_API void etl_wait_stacks_row(etl_wait_stacks *w, const etl_sched_row *row);
+/* A frame's label into out[cap], its length (etl_sched_stacks_frame_label's form when NULL: module+offset). */
+typedef size_t (*etl_frame_label_fn)(void *ctx, const etl_profile_frame *f, char *out, size_t cap);
+/*
+ * Builds the view (again if called again): the tree of callers, or flat by function.
+ * *roots: the top level, nodes[first .. first + count). ETL_OK; ETL_E_NOMEM.
+ */
+ETL_API etl_status etl_wait_stacks_build(etl_wait_stacks *w, bool flat, etl_frame_label_fn label, void *ctx,
+                                         const etl_wait_node **nodes, etl_wait_node *roots);
+/* Everything counted, the rows with no stack, and of those the compact batches' switches (New Thread Stack). */
+ETL_API void etl_wait_stacks_totals(const etl_wait_stacks *w, etl_wait_time *total, etl_wait_time *none,
+                                    uint64_t *none_compact);
+ETL_API void etl_wait_stacks_free(etl_wait_stacks *w);
+
 #ifdef __cplusplus
 }
 #endif
