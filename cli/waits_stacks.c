@@ -121,7 +121,8 @@ static uint32_t node_of(wstk *w, uint32_t parent, const char *s, size_t n)
     }
     if (w->nn == w->capn) {
         uint32_t cap = w->capn ? w->capn * 2 : 1024;
-        wnode *v = realloc(w->n, cap * sizeof *v);
+        if (cap <= w->capn || cap == UINT32_MAX) return UINT32_MAX; /* past 2^31 nodes */
+        wnode *v = realloc(w->n, (size_t)cap * sizeof *v);
         if (!v) return UINT32_MAX;
         w->n = v;
         w->capn = cap;
