@@ -75,7 +75,7 @@ static const col cols[] = {
 #define C_READYING_STACK 41u
 /* A frame's label is cut at this many bytes; a stack cell's room, JSON-escaped at its worst. */
 #define LABEL_MAX 256u
-#define STACK_CELL_MAX (2u * ETL_STACK_MAX_FRAMES * (6u * LABEL_MAX + 4u) + 64u)
+#define STACK_CELL_MAX (2u * ETL_STACK_MAX_FRAMES * (6u * LABEL_MAX + 16u) + 64u)
 /* WPA's separator of a stack's frames in one CSV cell. */
 #define STACK_SEP '/'
 

@@ -123,7 +123,8 @@ static uint32_t node_of(etl_wait_stacks *w, uint32_t parent, const char *s, size
     }
     if (w->nn == w->capn) {
         uint32_t cap = w->capn ? w->capn * 2 : 1024;
-        wnode *v = realloc(w->n, cap * sizeof *v);
+        if (cap <= w->capn) return NIL; /* past 2^31 nodes */
+        wnode *v = realloc(w->n, (size_t)cap * sizeof *v);
         if (!v) return NIL;
         w->n = v;
         w->capn = cap;
