@@ -364,8 +364,10 @@ static int print_pivot(const args *g, const etl_profile *p)
     return 0;
 }
 
-void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top)
+void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top, etl_symbols *s)
 {
+    etl_symbols *before = syms;
+    syms = s;
     json_head(w, path, p);
     json_rows(w, "processes", process_cols, NCOLS(process_cols), p, p->processes, sizeof *p->processes,
               p->nprocesses, top);
@@ -374,6 +376,7 @@ void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top)
     json_rows(w, "functions", function_cols, NCOLS(function_cols), p, p->functions, sizeof *p->functions,
               p->nfunctions, top);
     json_anomalies(w, p);
+    syms = before;
 }
 
 static void print_lists(const args *g, const etl_profile *p)
@@ -382,7 +385,7 @@ static void print_lists(const args *g, const etl_profile *p)
         jw w;
         jw_init(&w, stdout);
         jw_obj(&w, NULL);
-        profile_json(&w, g->a.path, p, g->a.top);
+        profile_json(&w, g->a.path, p, g->a.top, syms);
         jw_obj_end(&w);
         jw_end(&w);
         return;

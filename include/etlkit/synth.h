@@ -375,7 +375,8 @@ typedef struct etl_synth_options {
     /*
      * modules (with --stacks; NULL: none): up to 4 modules given with their
      * identity, "NAME,BASE,SIZE,TIMESTAMP,GUID,AGE,PDB,RVA[,RVA...]" separated
-     * by ';' (numbers decimal or 0x hex, GUID as xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx).
+     * by ';' (numbers decimal or 0x hex, GUID as xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, or
+     * "none": no identity events, as a trace not merged with xperf -merge).
      * They stand in for the app DLL (process k gets the (k mod n)-th), with their
      * Image events followed by ImageID and DbgID_RSDS, and their stack frames
      * at exactly base + one of the RVAs (a symbols test's functions). The text

@@ -36,9 +36,9 @@ typedef struct ident {
 
 enum mstate { M_UNREAD, M_OK, M_NO_IDENTITY, M_NO_PDB, M_MISMATCH, M_NO_TOOL, M_BAD };
 
-static const char *const why_text[] = {"", "", "no debug identity (no DbgID_RSDS event, no binary in the path)",
-                                       "no PDB in the path", "PDB mismatch (GUID or age)",
-                                       "llvm-pdbutil not found", "PDB unreadable"};
+/* Why a module has no symbols: no DbgID_RSDS event and no binary in the path; no PDB of its identity; ... */
+static const char *const why_text[] = {"", "", "no debug identity", "no PDB", "PDB mismatch", "no llvm-pdbutil",
+                                       "PDB unreadable"};
 
 /* A module: an image file (name, TimeDateStamp, SizeOfImage, identity), wherever and however often it was loaded. */
 typedef struct module {
@@ -422,7 +422,9 @@ static void load_module(etl_symbols *s, uint32_t mi)
     if (s->tool_missing) m->state = M_NO_TOOL;
     else if (!m->has_ident && !find_binary(s, m)) m->state = M_NO_IDENTITY;
     else m->state = find_pdb(s, m);
-    if (m->state != M_OK) {
+    bool named = false; /* one line per name: two files of one name (two svchost.exe builds) are one to people */
+    for (size_t i = 0; i < s->nwithout && !named; i++) named = s->mods[s->without[i]].name == m->name;
+    if (m->state != M_OK && !named) {
         uint32_t *w = grow(s->without, &s->cwithout, s->nwithout + 1, sizeof *w);
         if (w) {
             s->without = w;
@@ -657,13 +659,21 @@ etl_status etl_symbols_report(const etl_symbols *s, FILE *f)
         bad |= fputs("etlkit: symbols need the LLVM tools: llvm-pdbutil was not found (Debian: apt-get install llvm; "
                      "or set ETLKIT_LLVM_PDBUTIL): frames stay module+offset\n", f) == EOF;
     if (s->nwithout) {
+        enum { SHOWN = 12 };
         bad |= fprintf(f, "etlkit: %zu module%s without symbols:", s->nwithout, s->nwithout == 1 ? "" : "s") < 0;
-        for (size_t i = 0; i < s->nwithout; i++) {
-            const char *why;
-            const char *n = etl_symbols_without(s, i, &why);
-            bad |= fprintf(f, "%s %s (%s)", i ? "," : "", n, why) < 0;
-        }
-        bad |= putc('\n', f) == EOF;
+        for (size_t i = 0; i < s->nwithout && i < SHOWN; i++)
+            bad |= fprintf(f, "%s %s", i ? "," : "", etl_symbols_without(s, i, NULL)) < 0;
+        if (s->nwithout > SHOWN) bad |= fprintf(f, " and %zu more", s->nwithout - SHOWN) < 0;
+        /* why, by reason: the first cause to fix */
+        size_t count[M_BAD + 1] = {0};
+        for (size_t i = 0; i < s->nwithout; i++) count[s->mods[s->without[i]].state]++;
+        const char *sep = " (";
+        for (int r = M_NO_IDENTITY; r <= M_BAD; r++)
+            if (count[r]) {
+                bad |= fprintf(f, "%s%s: %zu", sep, why_text[r], count[r]) < 0;
+                sep = "; ";
+            }
+        bad |= fputs(")\n", f) == EOF;
     }
     return bad ? ETL_E_IO : ETL_OK;
 }

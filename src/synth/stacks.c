@@ -92,6 +92,7 @@ struct synth_module {
     uint64_t base;
     uint32_t size, tds, age;
     etl_guid guid;
+    bool logged;            /* false (GUID "none"): no ImageID nor DbgID_RSDS, the binary must say who it is */
     uint32_t rva[48];
     unsigned nrva;
 };
@@ -691,7 +692,7 @@ static void user_image(synth *s, unsigned c, uint64_t t, uint16_t hook, uint32_t
     const synth_module *g = k == UM_APP ? given_module(s, proc) : NULL;
     image_event(s, c, synth_reserve(s, c, t), hook, s->pr[proc].pid, base, size, true, name, path, htid, hpid,
                 g ? g->tds : 0);
-    if (g && hook != ETL_HOOK_IMAGE_UNLOAD) identity_events(s, c, t, s->pr[proc].pid, g);
+    if (g && g->logged && hook != ETL_HOOK_IMAGE_UNLOAD) identity_events(s, c, t, s->pr[proc].pid, g);
 }
 
 void synth_stacks_rundown(synth *s, uint32_t proc, uint64_t t, bool end)
@@ -1010,7 +1011,7 @@ etl_status synth_modules_parse(const char *spec, synth_module *out, unsigned *no
             case 1: ok = num_field(q, k, UINT64_MAX, &v) && v && !(v & 0xFFFF); m->base = v; break;
             case 2: ok = num_field(q, k, 0x7FFFFFFF, &v) && v >= 0x1000; m->size = (uint32_t)v; break;
             case 3: ok = num_field(q, k, UINT32_MAX, &v) && v; m->tds = (uint32_t)v; break;
-            case 4: ok = guid_field(q, k, &m->guid); break;
+            case 4: ok = (k == 4 && !memcmp(q, "none", 4)) || guid_field(q, k, &m->guid); m->logged = k != 4; break;
             case 5: ok = num_field(q, k, UINT32_MAX, &v); m->age = (uint32_t)v; break;
             case 6:
                 ok = k && k < sizeof m->pdb;
@@ -1022,7 +1023,7 @@ etl_status synth_modules_parse(const char *spec, synth_module *out, unsigned *no
             }
             if (!ok) {
                 static const char *const what[] = {"NAME (a file name)", "BASE (64 KiB aligned)", "SIZE (at least 0x1000)",
-                                                   "TIMESTAMP (not 0)", "GUID", "AGE", "PDB", "RVA (0x1000 .. SIZE-1, at most 48)"};
+                                                   "TIMESTAMP (not 0)", "GUID (or none)", "AGE", "PDB", "RVA (0x1000 .. SIZE-1, at most 48)"};
                 snprintf(err, cap, "module %u: field %u is not a %s", n + 1, field + 1, what[field < 7 ? field : 7]);
                 return ETL_E_INVALID_ARG;
             }
