@@ -105,7 +105,7 @@ typedef struct etl_symbols_stats {
     uint64_t cache_hits;    /* of those, answered from the (module, offset) cache */
     uint64_t round_trips;   /* llvm-pdbutil runs (one per PDB read) */
     size_t modules;         /* modules asked about */
-    size_t without;         /* of those, without symbols (no PDB, a mismatched one, no tool) */
+    size_t without;         /* module names without symbols (no PDB, a mismatched one, no tool, ...) */
     bool tool_missing;      /* llvm-pdbutil could not be run: no names at all */
 } etl_symbols_stats;
 

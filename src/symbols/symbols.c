@@ -2,9 +2,13 @@
  * symbols.c - etlkit/symbols.h: the symbol path, images matched to PDBs by
  * their debug identity, and labels cached per (module, offset).
  *
- * Why llvm-pdbutil (measured on this machine, LLVM 14; figures in the README):
+ * Why llvm-pdbutil (measured on this machine, LLVM 14, a clang-built DLL of
+ * 5,000 functions and its 1.7 MB PDB):
  * - llvm-symbolizer resolves through a PDB only with the PE beside it, and a
  *   symbol store usually holds the PDB alone (the trace's DbgID_RSDS names it);
+ *   and it is slow there: 20,000 addresses through one long-lived process took
+ *   92.5 s (4.6 ms each), against 0.17 s for llvm-pdbutil's whole dump of that
+ *   PDB (135,108 lines) after which every lookup is in memory;
  * - a C++ shim on llvm-14-dev's native PDB reader would add a C++ toolchain and
  *   LLVM's libraries to the build on every system, Windows included;
  * - `llvm-pdbutil dump` opens a bare PDB, prints its GUID and age (the check),
@@ -34,11 +38,17 @@ typedef struct ident {
     uint32_t pdb; /* the PDB's base name, in names */
 } ident;
 
-enum mstate { M_UNREAD, M_OK, M_NO_IDENTITY, M_NO_PDB, M_MISMATCH, M_NO_TOOL, M_BAD };
+enum mstate { M_UNREAD, M_OK, M_NO_IDENTITY, M_NO_PDB, M_MISMATCH, M_NO_TOOL, M_BAD, M_SEVERAL };
 
 /* Why a module has no symbols: no DbgID_RSDS event and no binary in the path; no PDB of its identity; ... */
 static const char *const why_text[] = {"", "", "no debug identity", "no PDB", "PDB mismatch", "no llvm-pdbutil",
-                                       "PDB unreadable"};
+                                       "PDB unreadable", "several files of this name (a function row)"};
+
+/* A name without symbols, and why (the first reason met). */
+typedef struct without {
+    uint32_t name;          /* in names */
+    uint8_t why;            /* enum mstate */
+} without;
 
 /* A module: an image file (name, TimeDateStamp, SizeOfImage, identity), wherever and however often it was loaded. */
 typedef struct module {
@@ -82,10 +92,11 @@ struct etl_symbols {
     size_t nanswers, canswers;
     etl_idmap answer_ix;
     etl_strtab labels;
-    uint32_t *without;      /* modules without symbols, in the order met */
+    without *without;       /* module names without symbols, in the order met */
     size_t nwithout, cwithout;
     const etl_profile *rep_of;  /* the profile rep was made for */
     const etl_profile_image **rep; /* by module row: its one image file, NULL when none or several */
+    bool *several;          /* by module row: images of that name are several files */
     size_t nrep;
     const char *tool;       /* the llvm-pdbutil that ran, NULL until one did */
     bool tool_missing;
@@ -200,6 +211,7 @@ void etl_symbols_close(etl_symbols *s)
     free(s->answers);
     free(s->without);
     free(s->rep);
+    free(s->several);
     etl_strtab_free(&s->names);
     etl_strtab_free(&s->labels);
     etl_idmap_free(&s->rsds_at);
@@ -415,6 +427,17 @@ static bool find_binary(etl_symbols *s, module *m)
     return false;
 }
 
+/* One entry per name: two files of one name (two svchost.exe builds) are one to people. */
+static void add_without(etl_symbols *s, uint32_t name, enum mstate why)
+{
+    for (size_t i = 0; i < s->nwithout; i++)
+        if (s->without[i].name == name) return;
+    without *w = grow(s->without, &s->cwithout, s->nwithout + 1, sizeof *w);
+    if (!w) return; /* the list is a report: short of memory, one name fewer */
+    s->without = w;
+    w[s->nwithout++] = (without){name, (uint8_t)why};
+}
+
 static void load_module(etl_symbols *s, uint32_t mi)
 {
     module *m = &s->mods[mi];
@@ -422,15 +445,7 @@ static void load_module(etl_symbols *s, uint32_t mi)
     if (s->tool_missing) m->state = M_NO_TOOL;
     else if (!m->has_ident && !find_binary(s, m)) m->state = M_NO_IDENTITY;
     else m->state = find_pdb(s, m);
-    bool named = false; /* one line per name: two files of one name (two svchost.exe builds) are one to people */
-    for (size_t i = 0; i < s->nwithout && !named; i++) named = s->mods[s->without[i]].name == m->name;
-    if (m->state != M_OK && !named) {
-        uint32_t *w = grow(s->without, &s->cwithout, s->nwithout + 1, sizeof *w);
-        if (w) {
-            s->without = w;
-            w[s->nwithout++] = mi;
-        }
-    }
+    if (m->state != M_OK) add_without(s, m->name, m->state);
 }
 
 /* ---------------------------------------------------------------- images */
@@ -577,6 +592,8 @@ static bool make_rep(etl_symbols *s, const etl_profile *p)
 {
     if (s->rep_of == p && s->nrep == p->nmodules) return true;
     free(s->rep);
+    free(s->several);
+    s->several = NULL;
     s->rep_of = NULL;
     s->rep = calloc(p->nmodules ? p->nmodules : 1, sizeof *s->rep);
     uint32_t *mod = malloc((p->nmodules ? p->nmodules : 1) * sizeof *mod);
@@ -600,14 +617,15 @@ static bool make_rep(etl_symbols *s, const etl_profile *p)
     }
     for (size_t i = 0; ok && i < p->nmodules; i++)
         if (several[i]) s->rep[i] = NULL;
-    free(several);
     free(mod);
     etl_idmap_free(&ix);
     if (!ok) {
         free(s->rep);
+        free(several);
         s->rep = NULL;
         return false;
     }
+    s->several = several;
     s->rep_of = p;
     s->nrep = p->nmodules;
     return true;
@@ -616,8 +634,13 @@ static bool make_rep(etl_symbols *s, const etl_profile *p)
 bool etl_symbols_find_function(etl_symbols *s, const etl_profile *p, uint32_t function, etl_symbol *out)
 {
     const etl_profile_function *fn = &p->functions[function];
-    const etl_profile_image *img = make_rep(s, p) ? s->rep[fn->module] : NULL;
+    bool made = make_rep(s, p);
+    const etl_profile_image *img = made ? s->rep[fn->module] : NULL;
     if (img) return etl_symbols_find(s, img, img->base + fn->offset, out);
+    uint32_t name;
+    const char *mn = p->modules[fn->module].name;
+    if (made && s->several[fn->module] && etl_strtab_add(&s->names, mn, strlen(mn), &name) == ETL_OK)
+        add_without(s, name, M_SEVERAL);
     memset(out, 0, sizeof *out);
     out->module = p->modules[fn->module].name;
     out->offset = fn->offset;
@@ -647,9 +670,8 @@ void etl_symbols_stats_get(const etl_symbols *s, etl_symbols_stats *st)
 const char *etl_symbols_without(const etl_symbols *s, size_t i, const char **why)
 {
     if (i >= s->nwithout) return NULL;
-    const module *m = &s->mods[s->without[i]];
-    if (why) *why = why_text[m->state];
-    return etl_strtab_get(&s->names, m->name);
+    if (why) *why = why_text[s->without[i].why];
+    return etl_strtab_get(&s->names, s->without[i].name);
 }
 
 etl_status etl_symbols_report(const etl_symbols *s, FILE *f)
@@ -665,10 +687,10 @@ etl_status etl_symbols_report(const etl_symbols *s, FILE *f)
             bad |= fprintf(f, "%s %s", i ? "," : "", etl_symbols_without(s, i, NULL)) < 0;
         if (s->nwithout > SHOWN) bad |= fprintf(f, " and %zu more", s->nwithout - SHOWN) < 0;
         /* why, by reason: the first cause to fix */
-        size_t count[M_BAD + 1] = {0};
-        for (size_t i = 0; i < s->nwithout; i++) count[s->mods[s->without[i]].state]++;
+        size_t count[M_SEVERAL + 1] = {0};
+        for (size_t i = 0; i < s->nwithout; i++) count[s->without[i].why]++;
         const char *sep = " (";
-        for (int r = M_NO_IDENTITY; r <= M_BAD; r++)
+        for (int r = M_NO_IDENTITY; r <= M_SEVERAL; r++)
             if (count[r]) {
                 bad |= fprintf(f, "%s%s: %zu", sep, why_text[r], count[r]) < 0;
                 sep = "; ";
