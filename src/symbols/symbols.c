@@ -63,8 +63,10 @@ typedef struct module {
 /* An image seen by the labelers: a profile image's fields, and its module. */
 typedef struct image_slot {
     const void *img;
-    uint64_t base;
-    uint32_t pid, module;
+    uint64_t name_hash;
+    uint64_t base, size;
+    uint32_t pid, tds, module;
+    bool kernel;
 } image_slot;
 
 /* A cached answer for (module, rva, flags): the label, and the symbol's parts. */
@@ -455,21 +457,36 @@ static uint64_t hash_str(const char *p)
     return etl_hash_bytes(p, strlen(p));
 }
 
+/* Whether module m is the file img is (with identity rsds[ri], ri ETL_IDMAP_EMPTY: none logged). */
+static bool same_module(const etl_symbols *s, const module *m, const etl_profile_image *img, uint32_t ri)
+{
+    if (m->tds != img->time_date_stamp || m->size != (img->size > UINT32_MAX ? 0 : (uint32_t)img->size)) return false;
+    if (strcmp(etl_strtab_get(&s->names, m->name), img->name ? img->name : "")) return false;
+    if (ri == ETL_IDMAP_EMPTY) return !m->has_ident || m->state != M_UNREAD; /* an identity found in the binary */
+    const ident *a = &m->id, *b = &s->rsds[ri];
+    return m->has_ident && !memcmp(a->guid, b->guid, 16) && a->age == b->age && a->pdb == b->pdb;
+}
+
 /* The module of image img (one per distinct file): UINT32_MAX when out of memory. */
 static uint32_t module_of(etl_symbols *s, const etl_profile_image *img)
 {
     uint64_t k = (uint64_t)(uintptr_t)img;
     uint32_t si = etl_idmap_get(&s->img_ix, etl_hash_mix64(k));
-    if (si != ETL_IDMAP_EMPTY && s->imgs[si].img == img && s->imgs[si].base == img->base && s->imgs[si].pid == img->pid)
-        return s->imgs[si].module;
+    /* the pointer and the fields: a caller may pass one etl_profile_image filled anew for each of its images */
+    const image_slot *o = si != ETL_IDMAP_EMPTY ? &s->imgs[si] : NULL;
+    uint64_t nh = hash_str(img->name ? img->name : "");
+    if (o && o->img == img && o->base == img->base && o->pid == img->pid && o->name_hash == nh &&
+        o->size == img->size && o->tds == img->time_date_stamp && o->kernel == img->kernel)
+        return o->module;
     /* The identity: the trace's for (pid, base), kernel images under any of 0, 4 and the logged pid */
     uint32_t ri = etl_idmap_get(&s->rsds_at, at_key(img->pid, img->base));
     if (ri == ETL_IDMAP_EMPTY && img->kernel) ri = etl_idmap_get(&s->rsds_at, at_key(0, img->base));
     if (ri == ETL_IDMAP_EMPTY && img->kernel) ri = etl_idmap_get(&s->rsds_at, at_key(4, img->base));
-    uint64_t h = etl_hash_mix64(hash_str(img->name ? img->name : "") ^ ((uint64_t)img->time_date_stamp << 32 | (uint32_t)img->size));
+    uint64_t h = etl_hash_mix64(nh ^ ((uint64_t)img->time_date_stamp << 32 | (uint32_t)img->size));
     if (ri != ETL_IDMAP_EMPTY) h = etl_hash_mix64(h ^ etl_hash_bytes(&s->rsds[ri], sizeof s->rsds[ri]));
     uint32_t mi = etl_idmap_get(&s->mod_ix, h);
-    if (mi == ETL_IDMAP_EMPTY) {
+    bool collided = mi != ETL_IDMAP_EMPTY && !same_module(s, &s->mods[mi], img, ri);
+    if (mi == ETL_IDMAP_EMPTY || collided) { /* a new file (two files of one hash: the second is not mapped) */
         module *v = grow(s->mods, &s->cmods, s->nmods + 1, sizeof *v);
         if (!v) return UINT32_MAX;
         s->mods = v;
@@ -484,14 +501,19 @@ static uint32_t module_of(etl_symbols *s, const etl_profile_image *img)
             m->id = s->rsds[ri];
         }
         mi = (uint32_t)s->nmods;
-        if (etl_idmap_put(&s->mod_ix, h, mi) != ETL_OK) return UINT32_MAX;
+        if (!collided && etl_idmap_put(&s->mod_ix, h, mi) != ETL_OK) return UINT32_MAX;
         s->nmods++;
         s->stats.modules++;
+    }
+    image_slot slot = {img, nh, img->base, img->size, img->pid, img->time_date_stamp, mi, img->kernel};
+    if (o) { /* the same pointer (the mixer is one to one) holding another image now: its slot anew */
+        s->imgs[si] = slot;
+        return mi;
     }
     image_slot *v = grow(s->imgs, &s->cimgs, s->nimgs + 1, sizeof *v);
     if (v) {
         s->imgs = v;
-        v[s->nimgs] = (image_slot){img, img->base, img->pid, mi};
+        v[s->nimgs] = slot;
         if (etl_idmap_put(&s->img_ix, etl_hash_mix64(k), (uint32_t)s->nimgs) == ETL_OK) s->nimgs++;
     }
     return mi;
