@@ -289,6 +289,7 @@ typedef struct etl_synth_meta {
     etl_spinlock_info spinlock_info;
     bool stacks;                  /* --stacks (the JSON line has these two only then) */
     uint32_t profile_interval;    /* 100 ns units */
+    const char *modules;          /* --modules as given (NULL: none; the JSON line has it only then) */
 } etl_synth_meta;
 
 typedef struct etl_synth_end {
