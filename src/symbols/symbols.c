@@ -79,7 +79,7 @@ typedef struct answer {
 
 struct etl_symbols {
     char **dirs;
-    size_t ndirs;
+    size_t ndirs, cdirs;
     etl_strtab names;       /* module names, PDB names */
     etl_idmap rsds_at;      /* (pid, base) -> index in rsds */
     ident *rsds;
@@ -149,7 +149,7 @@ static etl_status add_dir(etl_symbols *s, const char *p, size_t n)
         }
         return ETL_OK;
     }
-    char **d = grow(s->dirs, &(size_t){s->ndirs}, s->ndirs + 1, sizeof *d);
+    char **d = grow(s->dirs, &s->cdirs, s->ndirs + 1, sizeof *d);
     if (!d) return ETL_E_NOMEM;
     s->dirs = d;
     char *c = malloc(n + 1);
@@ -575,9 +575,9 @@ bool etl_symbols_find(etl_symbols *s, const etl_profile_image *img, uint64_t add
     return true;
 }
 
-static size_t put(char *out, size_t cap, int n)
+/* snprintf's result as a length (its failure: 0). */
+static size_t len_of(int n)
 {
-    (void)out, (void)cap;
     return n < 0 ? 0 : (size_t)n;
 }
 
@@ -586,10 +586,10 @@ size_t etl_symbols_label(etl_symbols *s, const etl_profile_image *img, uint64_t 
 {
     etl_symbol y;
     if (!etl_symbols_find(s, img, addr, &y))
-        return put(out, cap, snprintf(out, cap, "%s+0x%" PRIx64, y.module, y.offset));
+        return len_of(snprintf(out, cap, "%s+0x%" PRIx64, y.module, y.offset));
     if (flags & ETL_SYMBOLS_OFFSET)
-        return put(out, cap, snprintf(out, cap, "%s!%s+0x%" PRIx64, y.module, y.function, y.offset));
-    return put(out, cap, snprintf(out, cap, "%s!%s", y.module, y.function));
+        return len_of(snprintf(out, cap, "%s!%s+0x%" PRIx64, y.module, y.function, y.offset));
+    return len_of(snprintf(out, cap, "%s!%s", y.module, y.function));
 }
 
 static const etl_profile_image *frame_image(const etl_profile *p, const etl_profile_frame *f)
@@ -674,10 +674,10 @@ size_t etl_symbols_function_row_label(etl_symbols *s, const etl_profile *p, uint
 {
     etl_symbol y;
     if (!etl_symbols_find_function(s, p, function, &y))
-        return put(out, cap, snprintf(out, cap, "%s+0x%" PRIx64, y.module, y.offset));
+        return len_of(snprintf(out, cap, "%s+0x%" PRIx64, y.module, y.offset));
     if (flags & ETL_SYMBOLS_OFFSET)
-        return put(out, cap, snprintf(out, cap, "%s!%s+0x%" PRIx64, y.module, y.function, y.offset));
-    return put(out, cap, snprintf(out, cap, "%s!%s", y.module, y.function));
+        return len_of(snprintf(out, cap, "%s!%s+0x%" PRIx64, y.module, y.function, y.offset));
+    return len_of(snprintf(out, cap, "%s!%s", y.module, y.function));
 }
 
 /* ----------------------------------------------------------------- stats */
