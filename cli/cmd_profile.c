@@ -13,7 +13,8 @@ static const cli_cmd profile_cmd = {
     "profile", "FILE [OPTIONS]",
     "Where the CPU time went, from the SampledProfile interrupts (PerfInfo 0x0F2E) and the\n"
     "stack walks logged with them: samples and their share per process, thread, module (the\n"
-    "image holding the sampled address) and function (module+offset until symbols), as WPA's\n"
+    "image holding the sampled address) and function (module+offset; module!function+0xoff with\n"
+    "--symbols and the PDBs), as WPA's\n"
     "CPU Usage (Sampled). Code no image covers (JIT code, some kernel areas) is Unknown.\n"
     "--folded writes collapsed stacks for flamegraph.pl, inferno or speedscope.\n",
     {"FILE"}, 1, 1,

@@ -193,7 +193,15 @@ void sec_flame(page *pg)
     FILE *f = pg->f;
     char a[32], b[32], iv[32];
     section_open(f, "flame", "8. Flame graph (CPU Usage (Sampled))",
-                 "Where the sampled CPU time went: each SampledProfile event is one sample of the thread running "
+                 pg->syms ? "Where the sampled CPU time went: each SampledProfile event is one sample of the thread "
+                            "running on a CPU, with its stack. The root spans every sample; below it the processes, "
+                            "their threads, then the stack from its outermost frame down, each function as wide as "
+                            "the samples that pass through it (module!function from the PDBs of --symbols; "
+                            "module+offset where there is none or it does not match; Unknown+address for code in no "
+                            "image). Click a frame to zoom into it, the root to zoom out; hover for its samples. "
+                            "Frames with fewer than 0.1% of the samples are merged into their parent's \"other\". "
+                            "The same numbers as etlkit profile --json and --folded with --symbols."
+                          : "Where the sampled CPU time went: each SampledProfile event is one sample of the thread running "
                  "on a CPU, with its stack. The root spans every sample; below it the processes, their threads, "
                  "then the stack from its outermost frame down, each frame as wide as the samples that pass "
                  "through it (module+offset until symbols exist; Unknown+address for code in no image). Click a "
