@@ -36,6 +36,7 @@ typedef struct ident {
     uint8_t guid[16];
     uint32_t age;
     uint32_t pdb; /* the PDB's base name, in names */
+    uint32_t tds; /* the TimeDateStamp its ImageID said (0: none) */
 } ident;
 
 enum mstate { M_UNREAD, M_OK, M_NO_IDENTITY, M_NO_PDB, M_MISMATCH, M_NO_TOOL, M_BAD, M_SEVERAL };
@@ -225,9 +226,15 @@ void etl_symbols_close(etl_symbols *s)
 
 /* ----------------------------------------------------- debug identities */
 
-static uint64_t at_key(uint32_t pid, uint64_t base)
+/*
+ * The key of an identity: the image's place (pid, base) and, when the ImageID
+ * event before its DbgID_RSDS said it, its size (0: unknown); its TimeDateStamp
+ * is checked at the lookup (the Image events of Windows 8 carry none). So
+ * another DLL loaded later at the same place does not lend its PDB to the first.
+ */
+static uint64_t at_key(uint32_t pid, uint64_t base, uint32_t size)
 {
-    return etl_hash_mix64(base ^ etl_hash_mix64((uint64_t)pid + 1));
+    return etl_hash_mix64(base ^ etl_hash_mix64((uint64_t)pid + 1) ^ etl_hash_mix64((uint64_t)size + 7) * 3);
 }
 
 /* The base name of a path with '\' or '/' separators (a PDB path as a Windows linker wrote it). */
@@ -240,8 +247,8 @@ static const char *base_of(const char *p, size_t n, size_t *bn)
     return b;
 }
 
-static etl_status add_ident(etl_symbols *s, uint32_t pid, uint64_t base, const uint8_t guid[16], uint32_t age,
-                            const char *pdb, size_t n)
+static etl_status add_ident(etl_symbols *s, uint32_t pid, uint64_t base, uint32_t tds, uint32_t size,
+                            const uint8_t guid[16], uint32_t age, const char *pdb, size_t n)
 {
     size_t bn;
     const char *b = base_of(pdb, n, &bn);
@@ -249,11 +256,12 @@ static etl_status add_ident(etl_symbols *s, uint32_t pid, uint64_t base, const u
     ident id;
     memcpy(id.guid, guid, 16);
     id.age = age;
+    id.tds = tds;
     etl_status st = etl_strtab_add(&s->names, b, bn, &id.pdb);
     if (st != ETL_OK) return st;
-    uint64_t k = at_key(pid, base);
+    uint64_t k = at_key(pid, base, size);
     uint32_t i = etl_idmap_get(&s->rsds_at, k);
-    if (i != ETL_IDMAP_EMPTY) { /* the newest identity at a place wins (an image loaded again there) */
+    if (i != ETL_IDMAP_EMPTY) { /* the newest identity of a place and file wins */
         s->rsds[i] = id;
         return ETL_OK;
     }
@@ -279,7 +287,7 @@ etl_status etl_symbols_add_rsds(etl_symbols *s, uint32_t pid, uint64_t base, con
 {
     uint8_t g[16];
     guid_bytes(guid, g);
-    return add_ident(s, pid, base, g, age, pdb_name, strlen(pdb_name));
+    return add_ident(s, pid, base, 0, 0, g, age, pdb_name, strlen(pdb_name));
 }
 
 etl_status etl_symbols_scan(etl_symbols *s, etl_reader *r)
@@ -289,16 +297,32 @@ etl_status etl_symbols_scan(etl_symbols *s, etl_reader *r)
     if (st != ETL_OK) return st;
     const etl_record *rec;
     const etl_guid *want = etl_image_id_guid();
+    /* the last ImageID: the merge writes it just before its image's DbgID_RSDS (same process and base) */
+    uint32_t id_pid = 0, id_tds = 0, id_size = 0;
+    uint64_t id_base = 0;
+    bool have_id = false;
     while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {
         if (!(rec->has & ETL_REC_PROVIDER) || memcmp(&rec->provider, want, sizeof *want)) continue;
-        if (rec->opcode != ETL_IMAGE_ID_DBGID_RSDS) continue; /* ILRSDS names the IL image's PDB, not this code's */
+        /* ILRSDS names the IL image's PDB, not this code's: passed over */
+        if (rec->opcode != ETL_IMAGE_ID_DBGID_RSDS && rec->opcode != ETL_IMAGE_ID_INFO) continue;
         etl_event ev;
-        if (etl_event_decode(rec, &ev) != ETL_OK || ev.kind != ETL_EVENT_IMAGE_DBGID_RSDS || !ev.u.dbgid.has_rsds)
+        if (etl_event_decode(rec, &ev) != ETL_OK) continue;
+        if (ev.kind == ETL_EVENT_IMAGE_ID) {
+            have_id = ev.u.image_id.image_size <= UINT32_MAX;
+            id_pid = ev.u.image_id.process_id;
+            id_base = ev.u.image_id.image_base;
+            id_tds = ev.u.image_id.time_date_stamp;
+            id_size = (uint32_t)ev.u.image_id.image_size;
             continue;
+        }
+        if (ev.kind != ETL_EVENT_IMAGE_DBGID_RSDS || !ev.u.dbgid.has_rsds) continue;
         const etl_image_dbgid *d = &ev.u.dbgid;
+        bool known = have_id && id_pid == d->process_id && id_base == d->image_base;
+        have_id = false;
         uint8_t g[16];
         guid_bytes(&d->guid_sig, g);
-        st = add_ident(s, d->process_id, d->image_base, g, d->age, (const char *)d->pdb_file_name.text.p,
+        st = add_ident(s, d->process_id, d->image_base, known ? id_tds : 0, known ? id_size : 0, g, d->age,
+                       (const char *)d->pdb_file_name.text.p,
                        strnlen((const char *)d->pdb_file_name.text.p, d->pdb_file_name.text.n));
     }
     etl_iter_close(it);
@@ -478,10 +502,18 @@ static uint32_t module_of(etl_symbols *s, const etl_profile_image *img)
     if (o && o->img == img && o->base == img->base && o->pid == img->pid && o->name_hash == nh &&
         o->size == img->size && o->tds == img->time_date_stamp && o->kernel == img->kernel)
         return o->module;
-    /* The identity: the trace's for (pid, base), kernel images under any of 0, 4 and the logged pid */
-    uint32_t ri = etl_idmap_get(&s->rsds_at, at_key(img->pid, img->base));
-    if (ri == ETL_IDMAP_EMPTY && img->kernel) ri = etl_idmap_get(&s->rsds_at, at_key(0, img->base));
-    if (ri == ETL_IDMAP_EMPTY && img->kernel) ri = etl_idmap_get(&s->rsds_at, at_key(4, img->base));
+    /* The identity: the trace's for (pid, base), kernel images under the logged pid, 0 or 4 */
+    uint32_t size32 = img->size > UINT32_MAX ? 0 : (uint32_t)img->size, ri = ETL_IDMAP_EMPTY;
+    static const uint32_t kernel_pids[2] = {0, 4};
+    for (int k2 = 0; k2 < 3 && ri == ETL_IDMAP_EMPTY; k2++) {
+        if (k2 && !img->kernel) break;
+        uint32_t pid = k2 ? kernel_pids[k2 - 1] : img->pid;
+        /* this file's identity at this place; else the place's, when the trace did not say the file */
+        ri = etl_idmap_get(&s->rsds_at, at_key(pid, img->base, size32));
+        if (ri == ETL_IDMAP_EMPTY) ri = etl_idmap_get(&s->rsds_at, at_key(pid, img->base, 0));
+        if (ri != ETL_IDMAP_EMPTY && s->rsds[ri].tds && img->time_date_stamp && s->rsds[ri].tds != img->time_date_stamp)
+            ri = ETL_IDMAP_EMPTY; /* another build at this place */
+    }
     uint64_t h = etl_hash_mix64(nh ^ ((uint64_t)img->time_date_stamp << 32 | (uint32_t)img->size));
     if (ri != ETL_IDMAP_EMPTY) h = etl_hash_mix64(h ^ etl_hash_bytes(&s->rsds[ri], sizeof s->rsds[ri]));
     uint32_t mi = etl_idmap_get(&s->mod_ix, h);
