@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "symbols_cli.h"
 #include "report.h"
 #include "etlkit/export.h"
 #include "etlkit/schedstacks.h"
@@ -187,6 +188,8 @@ int cmd_export(int argc, char **argv)
     const char *out = NULL, *trace_id = NULL, *to_name = NULL;
     uint32_t tables = 0;
     int schema = 0;
+    const char *symbols = NULL; /* --symbols: the stack table's symbol column */
+    etl_symbols *syms = NULL;
     static const char *const to_words[] = {"sqlite", "csv", "perfetto", "ftrace", NULL};
     static const int to_vals[] = {TO_SQLITE, TO_CSV, TO_PERFETTO, TO_FTRACE};
     const cli_opt own[] = {
@@ -208,6 +211,7 @@ int cmd_export(int argc, char **argv)
                  "complete are kept, the others exported", &resume, 1),
         {.kind = CLI_OPT_FLAG, .name = "schema", .dst = &schema, .min = 1, .flags = CLI_OPT_ACTION,
          .help = "print the table schema (Markdown, as docs/schema.md) and exit"},
+        CLI_SYMBOLS_OPT(&symbols),
         CLI_END};
     cli_opt common[REP_OPTS_MAX];
     rep_options(&a, REP_OPT_RANGE | REP_OPT_MAX_WAIT_REASON | REP_OPT_THREADS | REP_OPT_QUIET, common);
@@ -294,6 +298,13 @@ int cmd_export(int argc, char **argv)
         } else {
             xo.ctx = op.csv;
         }
+        /* the symbols' pass only when the profile's tables will be filled */
+        if (!fail && etl_export_profile_logged(run.in.reader) &&
+            cli_symbols_open("export", symbols, run.in.reader, &syms) != EXIT_OK) {
+            fail = 1;
+            run.told = true;
+        }
+        xo.symbols = syms;
         if (!fail && etl_export_rows_open(clk, &xo, &x.tab) != ETL_OK) fail = 1;
     } else {
         setvbuf(f, NULL, _IOFBF, 1u << 18);
@@ -381,6 +392,7 @@ int cmd_export(int argc, char **argv)
     }
     etl_export_rows_close(x.tab);
     etl_timeline_close(x.tr);
+    cli_symbols_close(syms);
     rc = rep_run_close(&run);
     if (fail || orc != EXIT_OK) return EXIT_IO;
     return rc;

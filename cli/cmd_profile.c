@@ -7,12 +7,14 @@
 #include "columns.h"
 #include "rep_json.h"
 #include "etlkit/profile.h"
+#include "symbols_cli.h"
 
 static const cli_cmd profile_cmd = {
     "profile", "FILE [OPTIONS]",
     "Where the CPU time went, from the SampledProfile interrupts (PerfInfo 0x0F2E) and the\n"
     "stack walks logged with them: samples and their share per process, thread, module (the\n"
-    "image holding the sampled address) and function (module+offset until symbols), as WPA's\n"
+    "image holding the sampled address) and function (module+offset; module!function+0xoff with\n"
+    "--symbols and the PDBs), as WPA's\n"
     "CPU Usage (Sampled). Code no image covers (JIT code, some kernel areas) is Unknown.\n"
     "--folded writes collapsed stacks for flamegraph.pl, inferno or speedscope.\n",
     {"FILE"}, 1, 1,
@@ -28,7 +30,11 @@ typedef struct args {
     unsigned nkeys;
     int folded;
     const char *butterfly;
+    const char *symbols;    /* --symbols PATH */
 } args;
+
+/* The symbolizer of --symbols or $ETLKIT_SYMBOL_PATH, NULL without one: the getters' labels come from it. */
+static etl_symbols *syms;
 
 /* --by: a comma-separated list of process, thread, module, function, each once. */
 static int by_check(const cli_opt *o, const char *value, char *err, size_t cap)
@@ -141,8 +147,35 @@ static const col_def module_cols[] = {
 GETTER(g_fn_label)
 {
     (void)col;
-    etl_profile_function_label(PROF, (uint32_t)(FN - PROF->functions), v->buf, sizeof v->buf);
+    uint32_t i = (uint32_t)(FN - PROF->functions);
+    if (syms) etl_symbols_function_row_label(syms, PROF, i, ETL_SYMBOLS_OFFSET, v->buf, sizeof v->buf);
+    else etl_profile_function_label(PROF, i, v->buf, sizeof v->buf);
     cv_str(v, v->buf);
+}
+/* With symbols only (no key otherwise): the function's name, its source file and line, null when the PDB has none. */
+GETTER(g_fn_symbol)
+{
+    (void)col;
+    etl_symbol y;
+    if (!syms) cv_none(v);
+    else if (etl_symbols_find_function(syms, PROF, (uint32_t)(FN - PROF->functions), &y)) cv_str(v, y.function);
+    else cv_null(v);
+}
+GETTER(g_fn_file)
+{
+    (void)col;
+    etl_symbol y;
+    if (!syms) cv_none(v);
+    else if (etl_symbols_find_function(syms, PROF, (uint32_t)(FN - PROF->functions), &y) && y.file) cv_str(v, y.file);
+    else cv_null(v);
+}
+GETTER(g_fn_line)
+{
+    (void)col;
+    etl_symbol y;
+    if (!syms) cv_none(v);
+    else if (etl_symbols_find_function(syms, PROF, (uint32_t)(FN - PROF->functions), &y) && y.file) cv_u64(v, y.line);
+    else cv_null(v);
 }
 GETTER(g_fn_module) { (void)col, cv_str(v, PROF->modules[FN->module].name); }
 /* As a "0x..." string: an Unknown function's offset is its address, past JSON's portable integers. */
@@ -160,6 +193,9 @@ static const col_def function_cols[] = {
     {"Function", NULL, "function", COL_TEXT, 0, g_fn_label, 0},
     {NULL, NULL, "module", COL_TEXT, 0, g_fn_module, 0},
     {NULL, NULL, "offset", COL_TEXT, 0, g_fn_offset, 0},
+    {NULL, NULL, "symbol", COL_TEXT, 0, g_fn_symbol, 0},
+    {NULL, NULL, "file", COL_TEXT, 0, g_fn_file, 0},
+    {NULL, NULL, "line", COL_COUNT, 0, g_fn_line, 0},
     {"=Samples", NULL, "samples", COL_COUNT, 0, g_fn_samples, 0},
     {"=%", NULL, NULL, COL_FIXED, 2, g_fn_pct, 0},
 };
@@ -180,7 +216,10 @@ static const char *group_name(const etl_profile *p, const etl_profile_row *r, ch
         return out;
     }
     case ETL_PROFILE_BY_MODULE: return p->modules[r->index].name;
-    default: etl_profile_function_label(p, r->index, out, 256); return out;
+    default:
+        if (syms) etl_symbols_function_row_label(syms, p, r->index, ETL_SYMBOLS_OFFSET, out, 256);
+        else etl_profile_function_label(p, r->index, out, 256);
+        return out;
     }
 }
 
@@ -285,6 +324,7 @@ static void json_anomalies(jw *w, const etl_profile *p)
     jw_u64(w, "interval_changes", p->interval_changes);
     jw_obj_end(w);
     jw_u64(w, "walks_of_other_events", p->walks_other);
+    cli_symbols_json(w, syms);
 }
 
 static int print_pivot(const args *g, const etl_profile *p)
@@ -325,8 +365,10 @@ static int print_pivot(const args *g, const etl_profile *p)
     return 0;
 }
 
-void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top)
+void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top, etl_symbols *s)
 {
+    etl_symbols *before = syms;
+    syms = s;
     json_head(w, path, p);
     json_rows(w, "processes", process_cols, NCOLS(process_cols), p, p->processes, sizeof *p->processes,
               p->nprocesses, top);
@@ -335,6 +377,7 @@ void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top)
     json_rows(w, "functions", function_cols, NCOLS(function_cols), p, p->functions, sizeof *p->functions,
               p->nfunctions, top);
     json_anomalies(w, p);
+    syms = before;
 }
 
 static void print_lists(const args *g, const etl_profile *p)
@@ -343,7 +386,7 @@ static void print_lists(const args *g, const etl_profile *p)
         jw w;
         jw_init(&w, stdout);
         jw_obj(&w, NULL);
-        profile_json(&w, g->a.path, p, g->a.top);
+        profile_json(&w, g->a.path, p, g->a.top, syms);
         jw_obj_end(&w);
         jw_end(&w);
         return;
@@ -361,14 +404,16 @@ static void print_lists(const args *g, const etl_profile *p)
 
 /* Callers or callees: a JSON array under key (w), or a text table under title. */
 static void print_edges(jw *w, const char *key, const char *title, const etl_profile *p, const etl_profile_edge *e,
-                        size_t n, unsigned top, uint64_t total)
+                        size_t n, unsigned top, uint64_t total, bool by_name)
 {
     char buf[256], pct[32], num[32];
     if (top && n > top) n = top;
     if (w) jw_arr(w, key);
     else printf("\n%s\n", title);
     for (size_t i = 0; i < n; i++) {
-        etl_profile_frame_label(p, &e[i].frame, buf, sizeof buf);
+        if (syms && by_name) etl_symbols_function_label(syms, p, &e[i].frame, buf, sizeof buf);
+        else if (syms) etl_symbols_frame_label(syms, p, &e[i].frame, buf, sizeof buf);
+        else etl_profile_frame_label(p, &e[i].frame, buf, sizeof buf);
         if (w) {
             jw_obj(w, NULL);
             jw_str(w, "function", buf);
@@ -393,7 +438,10 @@ static bool is_label(const char *s)
 static int print_butterfly(const args *g, const etl_profile *p)
 {
     etl_profile_butterfly b;
-    etl_status st = etl_profile_butterfly_get(p, g->butterfly, &b);
+    /* module+0xOFFSET: that address; anything else names a function (module!function) through the symbols */
+    bool by_name = !is_label(g->butterfly);
+    etl_status st = by_name ? etl_profile_butterfly_by(p, g->butterfly, etl_symbols_function_label, syms, &b)
+                            : etl_profile_butterfly_get(p, g->butterfly, &b);
     if (st != ETL_OK && st != ETL_END) return -1; /* the label was checked: out of memory */
     unsigned top = g->a.top ? g->a.top : g->a.format == FMT_TEXT ? 20 : 0;
     if (g->a.format == FMT_JSON) {
@@ -404,8 +452,9 @@ static int print_butterfly(const args *g, const etl_profile *p)
         jw_str(&w, "function", g->butterfly);
         jw_u64(&w, "total", b.total);
         jw_u64(&w, "self", b.self);
-        print_edges(&w, "callers", NULL, p, b.callers, b.ncallers, top, b.total);
-        print_edges(&w, "callees", NULL, p, b.callees, b.ncallees, top, b.total);
+        print_edges(&w, "callers", NULL, p, b.callers, b.ncallers, top, b.total, by_name);
+        print_edges(&w, "callees", NULL, p, b.callees, b.ncallees, top, b.total, by_name);
+        cli_symbols_json(&w, syms);
         jw_obj_end(&w);
         jw_end(&w);
     } else {
@@ -415,8 +464,8 @@ static int print_butterfly(const args *g, const etl_profile *p)
                g->butterfly, b.total, fmt_fixed(a, rep_pct100((int64_t)b.total, (int64_t)p->samples), 2), b.self,
                fmt_fixed(c, rep_pct100((int64_t)b.self, (int64_t)p->samples), 2));
         if (st == ETL_END) printf("no sampled stack holds it\n");
-        print_edges(NULL, NULL, "Callers (the frame outside it)", p, b.callers, b.ncallers, top, b.total);
-        print_edges(NULL, NULL, "Callees (the frame inside it)", p, b.callees, b.ncallees, top, b.total);
+        print_edges(NULL, NULL, "Callers (the frame outside it)", p, b.callers, b.ncallers, top, b.total, by_name);
+        print_edges(NULL, NULL, "Callees (the frame inside it)", p, b.callees, b.ncallees, top, b.total, by_name);
     }
     etl_profile_butterfly_free(&b);
     return 0;
@@ -442,7 +491,9 @@ int cmd_profile(int argc, char **argv)
                  "\"process (pid);thread (tid);root;...;leaf COUNT\" for flamegraph.pl, inferno, speedscope",
                  &g.folded, 1),
         CLI_STRING("butterfly", 0, "FUNCTION", "callers and callees of one function, as the tables name it "
-                   "(module+0xOFFSET)", "a function such as ntdll.dll+0x9f8a4", &g.butterfly),
+                   "(module+0xOFFSET), or with --symbols by name (module!function)",
+                   "a function such as ntdll.dll+0x9f8a4", &g.butterfly),
+        CLI_SYMBOLS_OPT(&g.symbols),
         CLI_END};
     int pr = rep_parse(&g.a, &profile_cmd, own,
                        REP_OPT_JSON | REP_OPT_CSV | REP_OPT_RANGE | REP_OPT_TOP | REP_OPT_PROCESS | REP_OPT_THREAD |
@@ -461,7 +512,12 @@ int cmd_profile(int argc, char **argv)
         g.by = "process,thread,module,function";
     }
     if (g.butterfly && g.a.format == FMT_CSV) return cli_usage_error("profile", "--butterfly has no --csv form");
-    if (g.butterfly && !is_label(g.butterfly)) /* before reading the trace, as every usage error */
+    const char *env_path = getenv("ETLKIT_SYMBOL_PATH");
+    bool want_syms = g.symbols || (env_path && *env_path);
+    if (g.butterfly && !is_label(g.butterfly) && want_syms && !strchr(g.butterfly, '!'))
+        return cli_usage_error("profile", "--butterfly: '%s' is neither module+0xOFFSET nor module!function",
+                               g.butterfly);
+    if (g.butterfly && !is_label(g.butterfly) && !want_syms) /* before reading the trace, as every usage error */
         return cli_usage_error("profile", "--butterfly: '%s' is not a function as profile prints it (module+0xOFFSET)",
                                g.butterfly);
 
@@ -486,17 +542,25 @@ int cmd_profile(int argc, char **argv)
     etl_profile p;
     etl_status st = etl_profile_run(in.reader, &o, &p);
     cli_progress_end(&bar);
+    if (st == ETL_OK && (rc = cli_symbols_open("profile", g.symbols, in.reader, &syms)) != EXIT_OK) {
+        etl_profile_free(&p);
+        cli_close(&in, NULL);
+        return rc;
+    }
     int out = 0;
     if (st == ETL_OK && !p.samples_in_trace && g.a.format == FMT_TEXT && !g.folded) {
         printf("%s: no sampled profile in this trace (no PerfInfo SampleProf events: record with xperf -on "
                "PROC_THREAD+LOADER+PROFILE or wpr -start CPU): nothing to report\n", g.a.path);
     } else if (st == ETL_OK) {
-        if (g.folded) (void)etl_profile_write_folded(&p, stdout); /* a failed write: cli_stdout_done says so */
+        if (g.folded) /* a failed write: cli_stdout_done says so */
+            (void)etl_profile_write_folded_with(&p, stdout, syms ? etl_symbols_function_label : NULL, syms);
         else if (g.butterfly) out = print_butterfly(&g, &p);
         else if (g.by) out = print_pivot(&g, &p);
         else print_lists(&g, &p);
     }
     etl_stats damage = p.st;
+    cli_symbols_close(syms);
+    syms = NULL;
     etl_profile_free(&p);
     if (st != ETL_OK || out < 0) {
         fprintf(stderr, "%s profile: %s: %s\n", prog, g.a.path, etl_status_str(st != ETL_OK ? st : ETL_E_NOMEM));

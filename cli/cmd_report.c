@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report_page.h"
+#include "symbols_cli.h"
 #include "base/diag.h"
 #include "base/outfile.h"
 
@@ -91,6 +92,7 @@ int cmd_report(int argc, char **argv)
                  "written through", &o.force, 1),
         {.kind = CLI_OPT_STRING, .name = "title", .arg = "TEXT", .dst = &o.title, .need = "a text",
          .help = "the page's title (default: etlkit report: FILE)"},
+        CLI_SYMBOLS_OPT(&o.symbols),
         CLI_END};
     cli_opt common[REP_OPTS_MAX];
     rep_options(&a, REP_OPT_RANGE | REP_OPT_TOP | REP_OPT_COMPLETE_ONLY | REP_OPT_MAX_WAIT_REASON | REP_OPT_THREADS |
@@ -264,6 +266,8 @@ int cmd_report(int argc, char **argv)
         etl_profile_options pro = {.sz = sizeof pro, .v0 = a.v0, .v1 = a.has_range ? a.v1 : a.v0, .pid = -1, .tid = -1};
         prof_st = etl_profile_run(r, &pro, &prof);
         if (prof_st == ETL_OK && prof.samples) pg.prof = &prof;
+        /* the flame graph's frames by function name: the symbols' one pass, only for a page that has one */
+        if (pg.prof && cli_symbols_open("report", o.symbols, r, &pg.syms) != EXIT_OK) prof_st = ETL_E_IO;
     }
 
     etl_status st = ETL_OK;
@@ -294,6 +298,7 @@ int cmd_report(int argc, char **argv)
     etl_outfile_discard(&of);
     if (pg.chain) etl_chain_free(&chain);
     if (pg.chain_model) etl_sched_close(pg.chain_model);
+    cli_symbols_close(pg.syms);
     etl_profile_free(&prof);
     etl_summary_free(&fa);
     free(by_ready);

@@ -12,6 +12,7 @@
 #ifndef ETLKIT_CLI_REP_JSON_H
 #define ETLKIT_CLI_REP_JSON_H
 
+#include "etlkit/symbols.h"
 #include <limits.h>
 #include "report.h"
 #include "etlkit/wakeups.h"
@@ -67,7 +68,7 @@ void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[
 /* wakeups: over the run's window. */
 void wakeups_json(jw *w, const rep_run *run, const etl_wakeups *wk, const rep_args *a);
 
-/* profile (cmd_profile.c): the members `etlkit profile FILE --json --top N` prints (top 0: every row). */
-void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top);
+/* profile (cmd_profile.c): the members `etlkit profile FILE --json --top N` prints (top 0: every row; s NULL: no symbols). */
+void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top, etl_symbols *s);
 
 #endif

@@ -18,16 +18,17 @@
 #include <string.h>
 #include "report_page.h"
 #include "base/sort.h"
+#include "stacks/strtab.h"
 
 #define FLAME_MAX_NODES 20000u /* written at most: a tree past it stops descending */
 #define NONE UINT32_MAX
 
-enum { LV_PROCESS, LV_THREAD, LV_FRAME };
+enum { LV_PROCESS, LV_THREAD, LV_FRAME, LV_SYMBOL };
 
 typedef struct fnode {
     uint32_t parent, child, next; /* first child, next sibling */
     uint8_t level;
-    uint32_t index;               /* process or thread row, or the frame's image */
+    uint32_t index;               /* process or thread row, the frame's image, or its label (LV_SYMBOL: in labels) */
     uint64_t address;             /* a frame's */
     uint64_t samples;
 } fnode;
@@ -35,6 +36,7 @@ typedef struct fnode {
 typedef struct ftree {
     fnode *v;
     size_t n, cap;
+    etl_strtab labels;            /* with symbols: the frames' labels, one node per function */
 } ftree;
 
 /* The child of parent with this key, made when new. NONE: out of memory. */
@@ -55,8 +57,9 @@ static uint32_t child_of(ftree *t, uint32_t parent, uint8_t level, uint32_t inde
     return i;
 }
 
-static int build(ftree *t, const etl_profile *p)
+static int build(ftree *t, const etl_profile *p, etl_symbols *syms)
 {
+    char buf[1100];
     t->v = malloc(1024 * sizeof *t->v);
     if (!t->v) return -1;
     t->cap = 1024;
@@ -72,7 +75,14 @@ static int build(ftree *t, const etl_profile *p)
         uint32_t n;
         const etl_profile_frame *f = etl_profile_stack_frames(p, k->stack, &n);
         for (uint32_t d = n; at != NONE && d-- > 0;) { /* the root first */
-            at = child_of(t, at, LV_FRAME, f[d].image, f[d].address);
+            uint32_t lab;
+            if (!syms) {
+                at = child_of(t, at, LV_FRAME, f[d].image, f[d].address);
+            } else {
+                size_t len = etl_symbols_function_label(syms, p, &f[d], buf, sizeof buf);
+                if (etl_strtab_add(&t->labels, buf, len < sizeof buf ? len : sizeof buf - 1, &lab) != ETL_OK) return -1;
+                at = child_of(t, at, LV_SYMBOL, lab, 0);
+            }
             if (at != NONE) t->v[at].samples += k->samples;
         }
         if (at == NONE) return -1;
@@ -92,8 +102,9 @@ static int by_samples_desc(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-static const char *label(const etl_profile *p, const fnode *n, char out[256])
+static const char *label(const ftree *t, const etl_profile *p, const fnode *n, char out[256])
 {
+    if (n->level == LV_SYMBOL) return etl_strtab_get(&t->labels, n->index);
     if (n->level == LV_PROCESS) {
         const etl_profile_process *pr = &p->processes[n->index];
         if (pr->pid == ETL_PROFILE_NONE) snprintf(out, 256, "%s", pr->name);
@@ -131,7 +142,7 @@ static void emit(jw *w, const ftree *t, const etl_profile *p, uint32_t i, int64_
         jw_arr(w, NULL);
         jw_i64(w, NULL, out);
         jw_u64(w, NULL, o[k].samples);
-        jw_str(w, NULL, label(p, &t->v[o[k].i], buf));
+        jw_str(w, NULL, label(t, p, &t->v[o[k].i], buf));
         jw_arr_end(w);
         emit(w, t, p, o[k].i, me, min, written);
     }
@@ -146,11 +157,13 @@ static void emit(jw *w, const ftree *t, const etl_profile *p, uint32_t i, int64_
     free(o);
 }
 
-int flame_json(jw *w, const etl_profile *p)
+int flame_json(jw *w, const etl_profile *p, etl_symbols *syms)
 {
     ftree t = {0};
-    if (build(&t, p) != 0) {
+    etl_strtab_init(&t.labels);
+    if (build(&t, p, syms) != 0) {
         free(t.v);
+        etl_strtab_free(&t.labels);
         return -1;
     }
     uint64_t min = p->samples / 1000 ? p->samples / 1000 : 1;
@@ -168,6 +181,7 @@ int flame_json(jw *w, const etl_profile *p)
     jw_arr_end(w);
     jw_obj_end(w);
     free(t.v);
+    etl_strtab_free(&t.labels);
     return 0;
 }
 
@@ -179,7 +193,15 @@ void sec_flame(page *pg)
     FILE *f = pg->f;
     char a[32], b[32], iv[32];
     section_open(f, "flame", "8. Flame graph (CPU Usage (Sampled))",
-                 "Where the sampled CPU time went: each SampledProfile event is one sample of the thread running "
+                 pg->syms ? "Where the sampled CPU time went: each SampledProfile event is one sample of the thread "
+                            "running on a CPU, with its stack. The root spans every sample; below it the processes, "
+                            "their threads, then the stack from its outermost frame down, each function as wide as "
+                            "the samples that pass through it (module!function from the PDBs of --symbols; "
+                            "module+offset where there is none or it does not match; Unknown+address for code in no "
+                            "image). Click a frame to zoom into it, the root to zoom out; hover for its samples. "
+                            "Frames with fewer than 0.1% of the samples are merged into their parent's \"other\". "
+                            "The same numbers as etlkit profile --json and --folded with --symbols."
+                          : "Where the sampled CPU time went: each SampledProfile event is one sample of the thread running "
                  "on a CPU, with its stack. The root spans every sample; below it the processes, their threads, "
                  "then the stack from its outermost frame down, each frame as wide as the samples that pass "
                  "through it (module+offset until symbols exist; Unknown+address for code in no image). Click a "

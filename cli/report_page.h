@@ -16,6 +16,7 @@
 #include "etlkit/summary.h"
 #include "etlkit/spinlocks.h"
 #include "etlkit/pmc.h"
+#include "etlkit/symbols.h"
 #include "etlkit/profile.h"
 
 #define COLUMNS 500     /* utilisation intervals across the window, at most */
@@ -36,6 +37,7 @@ typedef struct opts {
     const char *out;
     const char *title;
     int force;                /* replace an existing output */
+    const char *symbols;      /* --symbols PATH */
 } opts;
 
 typedef struct rctx {
@@ -67,6 +69,7 @@ typedef struct page {
     int64_t chain_from, chain_at;
     uint32_t chain_tid;
     const etl_profile *prof;   /* the sampled profile; NULL: the trace has no SampledProfile event */
+    etl_symbols *syms;         /* --symbols or $ETLKIT_SYMBOL_PATH; NULL: frames are module+offset */
 } page;
 
 const char *secs(char out[32], int64_t ns);
@@ -104,6 +107,6 @@ void json_pid(jw *w, uint32_t pid);
 void write_json(jw *w, const page *pg);
 /* Section 8 (report_flame.c): the flame graph, and its data under "flame"; -1: out of memory. */
 void sec_flame(page *pg);
-int flame_json(jw *w, const etl_profile *p);
+int flame_json(jw *w, const etl_profile *p, etl_symbols *syms);
 
 #endif

@@ -96,6 +96,8 @@ typedef struct etl_export_rows_options {
     int64_t v0, v1;           /* with has_range: the window [v0, v1), canonical ns */
     const char *trace_id;     /* recorded in `trace` */
     const char *target;       /* "sqlite", "csv", ... recorded in `trace` */
+    /* The `stack` table's `symbol` column: module!function+0xoff (etlkit/symbols.h); NULL: the column is NULL. */
+    struct etl_symbols *symbols;
 } etl_export_rows_options;
 
 typedef struct etl_export_rows_stats {

@@ -144,6 +144,14 @@ ETL_API size_t etl_profile_frame_label(const etl_profile *p, const etl_profile_f
 /* The same for a function. */
 ETL_API size_t etl_profile_function_label(const etl_profile *p, uint32_t function, char *out, size_t cap);
 
+/*
+ * A frame's label for the views below: etl_profile_frame_label's (NULL), or a
+ * symbolizer's (etlkit/symbols.h: etl_symbols_function_label, ctx the etl_symbols).
+ * Returns the length as snprintf does.
+ */
+typedef size_t (*etl_profile_labeler)(void *ctx, const etl_profile *p, const etl_profile_frame *f, char *out,
+                                      size_t cap);
+
 /* The pivot keys of etl_profile_pivot, as WPA's column order. */
 typedef enum etl_profile_by {
     ETL_PROFILE_BY_PROCESS,
@@ -178,6 +186,9 @@ ETL_API etl_status etl_profile_pivot(const etl_profile *p, const etl_profile_by 
  */
 ETL_API etl_status etl_profile_write_folded(const etl_profile *p, FILE *f);
 
+/* etl_profile_write_folded with the frames named by label (NULL: etl_profile_frame_label). ETL_E_IO. */
+ETL_API etl_status etl_profile_write_folded_with(const etl_profile *p, FILE *f, etl_profile_labeler label, void *ctx);
+
 /*
  * Callers and callees of one function, named by its label ("ntdll.dll+0x9f8a4",
  * as etl_profile_frame_label prints it): the samples whose stack holds it (total;
@@ -199,6 +210,14 @@ typedef struct etl_profile_butterfly {
 
 ETL_API etl_status etl_profile_butterfly_get(const etl_profile *p, const char *function, etl_profile_butterfly *b);
 ETL_API void etl_profile_butterfly_free(etl_profile_butterfly *b);
+/*
+ * The butterfly of the frames whose label (by label, ctx) is function, a
+ * symbol's name such as "app.dll!Cache::Lock" with etl_symbols_function_label:
+ * etl_profile_butterfly_get's counts, the callers and callees grouped by that
+ * label. ETL_END when no stack holds it, ETL_E_NOMEM.
+ */
+ETL_API etl_status etl_profile_butterfly_by(const etl_profile *p, const char *function, etl_profile_labeler label,
+                                            void *ctx, etl_profile_butterfly *b);
 
 /*
  * The samples one by one, for the exports

@@ -289,6 +289,7 @@ typedef struct etl_synth_meta {
     etl_spinlock_info spinlock_info;
     bool stacks;                  /* --stacks (the JSON line has these two only then) */
     uint32_t profile_interval;    /* 100 ns units */
+    const char *modules;          /* --modules as given (NULL: none; the JSON line has it only then) */
 } etl_synth_meta;
 
 typedef struct etl_synth_end {
@@ -372,6 +373,17 @@ typedef struct etl_synth_options {
     bool stacks;                  /* stacks: modules, SampledProfile and stack walks (off: not a byte changes) */
     uint32_t profile_interval;    /* profile-interval: 100 ns units, per CPU (10000 = 1 ms) */
     unsigned stack_form;          /* stack-form: etl_synth_stack_form */
+    /*
+     * modules (with --stacks; NULL: none): up to 4 modules given with their
+     * identity, "NAME,BASE,SIZE,TIMESTAMP,GUID,AGE,PDB,RVA[,RVA...]" separated
+     * by ';' (numbers decimal or 0x hex, GUID as xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, or
+     * "none": no identity events, as a trace not merged with xperf -merge).
+     * They stand in for the app DLL (process k gets the (k mod n)-th), with their
+     * Image events followed by ImageID and DbgID_RSDS, and their stack frames
+     * at exactly base + one of the RVAs (a symbols test's functions). The text
+     * must outlive the run.
+     */
+    const char *modules;
 } etl_synth_options;
 
 /* The defaults, which are the "small" preset. */

@@ -122,4 +122,15 @@ bool etl_isatty(int fd);
 /* The last component of a path: after the last '/' (Windows: '\\' too, or a drive's "C:"). */
 const char *etl_path_base(const char *path);
 
+/*
+ * A program run with its standard output read through a pipe (the symbolizer's
+ * llvm-pdbutil): argv[0] is searched on PATH (Windows: as CreateProcess does),
+ * standard input and error go to the null device. The child, with its output in
+ * *out, or NULL with errno (ENOENT: no such program). platform_spawn_*.c.
+ */
+typedef struct etl_child etl_child;
+etl_child *etl_spawn_read(const char *const *argv, FILE **out);
+/* Closes the output, waits for the child: its exit code (0: success), -1 when it died of a signal or failed to run. */
+int etl_child_wait(etl_child *c);
+
 #endif

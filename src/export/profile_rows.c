@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "etlkit/symbols.h"
 #include "etlkit/export.h"
 #include "etlkit/profile.h"
 #include "base/sort.h"
@@ -105,7 +106,7 @@ static etl_status stack_rows(etl_export_rows *x, const etl_profile *p)
     if (!ids) return ETL_E_NOMEM;
     for (size_t i = 0; i < p->nstacks; i++) ids[i] = p->stacks[i].stack;
     etl_sort_u64(ids, p->nstacks);
-    char addr[24];
+    char addr[24], sym[1100];
     for (size_t i = 0; i < p->nstacks && !x->failed; i++) {
         if (i && ids[i] == ids[i - 1]) continue;
         uint32_t n;
@@ -117,6 +118,10 @@ static etl_status stack_rows(etl_export_rows *x, const etl_profile *p)
             etl_rows_vi(x, 1, d);
             etl_rows_vs(x, 2, addr);
             if (f[d].image != ETL_PROFILE_NONE) etl_rows_vi(x, 3, f[d].image);
+            if (x->o.symbols) {
+                etl_symbols_frame_label(x->o.symbols, p, &f[d], sym, sizeof sym);
+                etl_rows_vs(x, 4, sym);
+            }
             etl_rows_emit(x, ETL_TABLE_STACK);
         }
     }

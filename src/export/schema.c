@@ -173,6 +173,7 @@ static const etl_column_def stack_cols[] = {
     {"depth", I, "the frame's place, 0 = innermost (the sampled address)"},
     {"address", T, "the frame's address, hexadecimal"},
     {"image_id", I, "the image holding it at the sample's time in the sample's process, NULL: Unknown (no image)"},
+    {"symbol", T, "with --symbols: module!function+0xoff from its PDB, else module+0xoff (no PDB, a mismatched one); NULL without --symbols"},
 };
 
 static const etl_column_def sample_cols[] = {

@@ -175,7 +175,19 @@ static int put_name(FILE *f, const char *s)
 
 etl_status etl_profile_write_folded(const etl_profile *p, FILE *f)
 {
+    return etl_profile_write_folded_with(p, f, NULL, NULL);
+}
+
+static size_t default_label(void *ctx, const etl_profile *p, const etl_profile_frame *f, char *out, size_t cap)
+{
+    (void)ctx;
+    return etl_profile_frame_label(p, f, out, cap);
+}
+
+etl_status etl_profile_write_folded_with(const etl_profile *p, FILE *f, etl_profile_labeler lab, void *ctx)
+{
     char buf[LABEL_MAX];
+    if (!lab) lab = default_label;
     for (size_t i = 0; i < p->nstacks; i++) {
         const etl_profile_stack *s = &p->stacks[i];
         const etl_profile_thread *t = &p->threads[s->thread];
@@ -188,7 +200,7 @@ etl_status etl_profile_write_folded(const etl_profile *p, FILE *f)
         uint32_t n;
         const etl_profile_frame *fr = etl_profile_stack_frames(p, s->stack, &n);
         for (uint32_t k = n; k-- > 0;) { /* root first */
-            etl_profile_frame_label(p, &fr[k], buf, sizeof buf);
+            lab(ctx, p, &fr[k], buf, sizeof buf);
             bad |= putc(';', f) == EOF;
             bad |= put_name(f, buf) < 0;
         }
@@ -339,4 +351,127 @@ void etl_profile_butterfly_free(etl_profile_butterfly *b)
     free(b->callers);
     free(b->callees);
     memset(b, 0, sizeof *b);
+}
+
+/* ------------------------------------------------ butterfly by a labeler */
+
+/* An edge of etl_profile_butterfly_by before merging: its label in the arena, its order seen. */
+typedef struct label_edge {
+    size_t label;
+    const char *text; /* the label, set once the arena no longer moves */
+    size_t seen;
+    etl_profile_edge e;
+} label_edge;
+
+typedef struct label_edges {
+    label_edge *v;
+    size_t n, cap;
+    char *arena;
+    size_t used, room;
+} label_edges;
+
+static etl_status add_label_edge(label_edges *r, const char *label, size_t n, const etl_profile_frame *f,
+                                 uint64_t samples)
+{
+    if (r->n == r->cap) {
+        size_t c = r->cap ? r->cap * 2 : 16;
+        label_edge *v = realloc(r->v, c * sizeof *v);
+        if (!v) return ETL_E_NOMEM;
+        r->v = v;
+        r->cap = c;
+    }
+    if (r->used + n + 1 > r->room) {
+        size_t c = r->room ? r->room : 4096;
+        while (c < r->used + n + 1) c *= 2;
+        char *a = realloc(r->arena, c);
+        if (!a) return ETL_E_NOMEM;
+        r->arena = a;
+        r->room = c;
+    }
+    memcpy(r->arena + r->used, label, n + 1);
+    r->v[r->n] = (label_edge){r->used, NULL, r->n, {*f, samples}};
+    r->n++;
+    r->used += n + 1;
+    return ETL_OK;
+}
+
+static int cmp_label_edge(const void *a, const void *b)
+{
+    const label_edge *x = a, *y = b;
+    int c = strcmp(x->text, y->text);
+    if (c) return c;
+    return x->seen < y->seen ? -1 : x->seen > y->seen;
+}
+
+/* The edges merged by label (the first frame seen stands for it), into *out; frees r. */
+static etl_status merge_label_edges(label_edges *r, etl_profile_edge **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    etl_status st = ETL_OK;
+    if (r->n) {
+        for (size_t i = 0; i < r->n; i++) r->v[i].text = r->arena + r->v[i].label;
+        etl_sort(r->v, r->n, sizeof *r->v, cmp_label_edge);
+        etl_profile_edge *e = malloc(r->n * sizeof *e);
+        if (!e) {
+            st = ETL_E_NOMEM;
+        } else {
+            size_t n = 0;
+            for (size_t i = 0; i < r->n; i++) {
+                const label_edge *x = &r->v[i];
+                if (i && !strcmp(x->text, x[-1].text)) e[n - 1].samples += x->e.samples;
+                else e[n++] = x->e;
+            }
+            *out = e;
+            *nout = n;
+        }
+    }
+    free(r->v);
+    free(r->arena);
+    return st;
+}
+
+etl_status etl_profile_butterfly_by(const etl_profile *p, const char *function, etl_profile_labeler lab, void *ctx,
+                                    etl_profile_butterfly *b)
+{
+    memset(b, 0, sizeof *b);
+    if (!lab) lab = default_label;
+    char buf[LABEL_MAX];
+    label_edges callers = {0}, callees = {0};
+    bool found = false;
+    etl_status st = ETL_OK;
+    for (size_t i = 0; i < p->nstacks && st == ETL_OK; i++) {
+        const etl_profile_stack *s = &p->stacks[i];
+        uint32_t n;
+        const etl_profile_frame *fr = etl_profile_stack_frames(p, s->stack, &n);
+        uint32_t k = n;
+        while (k-- > 0) { /* the outermost occurrence: a recursive function counts a stack once */
+            lab(ctx, p, &fr[k], buf, sizeof buf);
+            if (!strcmp(buf, function)) break;
+        }
+        if (k == UINT32_MAX) continue;
+        found = true;
+        b->total += s->samples;
+        if (k + 1 < n) {
+            size_t len = lab(ctx, p, &fr[k + 1], buf, sizeof buf);
+            st = add_label_edge(&callers, buf, len < sizeof buf ? len : sizeof buf - 1, &fr[k + 1], s->samples);
+        }
+        if (st == ETL_OK && k > 0) {
+            size_t len = lab(ctx, p, &fr[k - 1], buf, sizeof buf);
+            st = add_label_edge(&callees, buf, len < sizeof buf ? len : sizeof buf - 1, &fr[k - 1], s->samples);
+        }
+        lab(ctx, p, &fr[0], buf, sizeof buf);
+        if (!strcmp(buf, function)) b->self += s->samples; /* innermost, recursive or not */
+    }
+    if (st == ETL_OK) st = merge_label_edges(&callers, &b->callers, &b->ncallers);
+    else free(callers.v), free(callers.arena);
+    if (st == ETL_OK) st = merge_label_edges(&callees, &b->callees, &b->ncallees);
+    else free(callees.v), free(callees.arena);
+    if (st != ETL_OK) {
+        etl_profile_butterfly_free(b);
+        return st;
+    }
+    etl_sort(b->callers, b->ncallers, sizeof *b->callers, cmp_edge);
+    etl_sort(b->callees, b->ncallees, sizeof *b->callees, cmp_edge);
+    return found ? ETL_OK : ETL_END;
 }

@@ -117,6 +117,9 @@ static const etl_synth_option_desc table[] = {
     {"no-stacks", NULL, "none of those"},
     {"profile-interval", "N", "with --stacks: sampling interval per CPU, 100 ns units (10000 = 1 ms)"},
     {"stack-form", "plain|cached|both", "with --stacks: StackWalk 0x1820, stack keys 0x1823-0x1826, or both"},
+    {"modules", "SPEC[;SPEC]", "with --stacks: modules with a debug identity in place of the app DLL, each "
+                               "NAME,BASE,SIZE,TIMESTAMP,GUID,AGE,PDB,RVA[,RVA...]: Image, ImageID and DbgID_RSDS "
+                               "events, stack frames at BASE+RVA (for symbol tests)"},
 };
 
 const etl_synth_option_desc *etl_synth_option_table(size_t *n)
@@ -255,6 +258,11 @@ etl_status etl_synth_set(etl_synth_options *o, const char *name, const char *v, 
         else if (strcmp(v, "cached") == 0) o->stack_form = ETL_SYNTH_STACK_CACHED;
         else if (strcmp(v, "both") == 0) o->stack_form = ETL_SYNTH_STACK_BOTH;
         else return bad(diag, "--%s: '%s' is not plain, cached or both", name, v);
+    } else if (strcmp(name, "modules") == 0) {
+        char err[200];
+        if (!strcmp(v, "none")) v = "";
+        if (synth_modules_parse(v, NULL, NULL, err, sizeof err) != ETL_OK) return bad(diag, "--%s: %s", name, err);
+        o->modules = *v ? v : NULL;
     }
     return ETL_OK;
 }
@@ -314,6 +322,8 @@ void etl_synth_get(const etl_synth_options *o, const char *name, char *out, size
     else if (strcmp(name, "stack-form") == 0) {
         snprintf(out, cap, "%s", o->stack_form == ETL_SYNTH_STACK_PLAIN ? "plain"
                                  : o->stack_form == ETL_SYNTH_STACK_CACHED ? "cached" : "both");
+    } else if (strcmp(name, "modules") == 0) {
+        snprintf(out, cap, "%s", o->modules ? o->modules : "none");
     }
 #undef U
 #undef B
@@ -349,6 +359,11 @@ etl_status etl_synth_validate(const etl_synth_options *o, etl_diag *diag)
         return bad(diag, "--profile-interval must be 1000..10000000 (100 ns units)");
     if (o->stack_form < ETL_SYNTH_STACK_PLAIN || o->stack_form > ETL_SYNTH_STACK_BOTH)
         return bad(diag, "--stack-form must be plain, cached or both");
+    if (o->modules) {
+        char err[200];
+        if (!o->stacks) return bad(diag, "--modules needs --stacks");
+        if (synth_modules_parse(o->modules, NULL, NULL, err, sizeof err) != ETL_OK) return bad(diag, "--modules: %s", err);
+    }
     etl_spinlock_info info = o->spinlock_info;
     info.has_hold_threshold = o->os_build >= 9600;
     etl_diag d;

@@ -87,6 +87,12 @@ static etl_status write_chunk(synth_pipe *p, const chunk *c, uint64_t *marks_don
         size_t np = r.pmc_count;
         memcpy(pmc, c->buf + off, np * sizeof pmc[0]);
         off += np * sizeof pmc[0];
+        if (r.header == SYNTH_RAW_RECORD) { /* a whole record with its own header (a FULL_HEADER one) */
+            etl_status st = etl_writer_write_record(p->w, r.cpu, r.ts, c->buf + off, r.len);
+            off += r.len;
+            if (st != ETL_OK) return st;
+            continue;
+        }
         etl_write_event ev;
         memset(&ev, 0, sizeof ev);
         ev.cpu = r.cpu;

@@ -1105,6 +1105,7 @@ static void on_trace_on(synth *s, uint64_t t)
     m->spinlock_info = s->sampler.cfg;
     m->stacks = s->stk != NULL;
     m->profile_interval = s->o.profile_interval;
+    m->modules = s->stk ? s->o.modules : NULL;
     synth_truth(s, &rec);
     rundown(s, t + 1, false);
     if (SYNTH_STACKS(s)) synth_stacks_start(s, t + 1);

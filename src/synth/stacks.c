@@ -38,8 +38,10 @@
  * samples in the kernel), its next switch-out, its exit or the trace end;
  * then its reference goes to the cache of the CPU it is on.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/bytes.h"
 #include "synth_internal.h"
 
 enum { KM_NT = 0, KM_HAL, KM_NTFS, KM_TCPIP, KM_COUNT };
@@ -82,6 +84,17 @@ static const image_desc app_dlls[4] = {
     {"user32.dll", SYS32 "user32.dll", 0x00007FFB89000000ull, 0x76200000u, 0x1A0000u, 0x19C000u},
     {"combase.dll", SYS32 "combase.dll", 0x00007FFB88800000ull, 0x76500000u, 0x354000u, 0x27C000u},
     {"ws2_32.dll", SYS32 "ws2_32.dll", 0x00007FFB88400000ull, 0x76900000u, 0x6B000u, 0x60000u},
+};
+
+/* A module of --modules: an image with a debug identity, its functions at the RVAs given. */
+struct synth_module {
+    char name[64], path[320], pdb[260];
+    uint64_t base;
+    uint32_t size, tds, age;
+    etl_guid guid;
+    bool logged;            /* false (GUID "none"): no ImageID nor DbgID_RSDS, the binary must say who it is */
+    uint32_t rva[48];
+    unsigned nrva;
 };
 
 typedef struct pstk {
@@ -136,6 +149,9 @@ struct synth_stacks {
     pend pool[PEND_MAX];
     uint32_t npool;
     uint64_t seq;
+    synth_module mods[4];   /* --modules, in place of the app DLL */
+    image_desc mdesc[4];
+    unsigned nmods;
 };
 
 /* ---- addresses -------------------------------------------------------------------- */
@@ -148,8 +164,15 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* The --modules module standing for process proc's app DLL, or NULL. */
+static const synth_module *given_module(const synth *s, uint32_t proc)
+{
+    return s->stk->nmods ? &s->stk->mods[s->pr[proc].tmpl % s->stk->nmods] : NULL;
+}
+
 static const image_desc *user_desc(const synth *s, uint32_t proc, unsigned k)
 {
+    if (k == UM_APP && s->stk->nmods) return &s->stk->mdesc[s->pr[proc].tmpl % s->stk->nmods];
     return k == UM_APP ? &app_dlls[s->pr[proc].tmpl % 4] : &uimages[k];
 }
 
@@ -187,6 +210,10 @@ static uint64_t code_addr(const synth *s, uint32_t proc, unsigned m, unsigned f,
     if (!module_of(s, proc, m, &base, &size, &name)) { /* JIT: 16-byte slots */
         uint64_t jit = s->ptr == 8 ? 0x000001F4A0000000ull : 0x02A00000u;
         return jit + (site % (JIT_SIZE / 16 - 64)) * 16 + 0x40 + (f & 0xF);
+    }
+    if (m == MOD_USER + UM_APP && s->stk->nmods) { /* a given module: exactly one of its functions' RVAs */
+        const synth_module *g = given_module(s, proc);
+        return base + g->rva[(f + site) % g->nrva];
     }
     return base + 0x1000 + (uint64_t)(f % NFUNC) * 0x400 + 0x10 + site % 0x3C0;
 }
@@ -541,7 +568,8 @@ static uint32_t name_hash(const char *a)
 }
 
 static void image_event(synth *s, unsigned c, uint64_t ts, uint16_t hook, uint32_t pid, uint64_t base,
-                        uint64_t size, bool user, const char *name, const char *path, uint32_t htid, uint32_t hpid)
+                        uint64_t size, bool user, const char *name, const char *path, uint32_t htid, uint32_t hpid,
+                        uint32_t tds)
 {
     uint8_t nb[512], buf[640];
     size_t len;
@@ -552,7 +580,7 @@ static void image_event(synth *s, unsigned c, uint64_t ts, uint16_t hook, uint32
     im.image_base = base;
     im.image_size = size;
     im.process_id = pid;
-    im.time_date_stamp = 0x50000000u + h % 0x20000000u;
+    im.time_date_stamp = tds ? tds : 0x50000000u + h % 0x20000000u;
     im.image_checksum = (uint32_t)size + (h >> 16);
     im.default_base = user ? base : 0;
     im.file_name = synth_u16(path, nb, sizeof nb);
@@ -586,6 +614,66 @@ static void image_event(synth *s, unsigned c, uint64_t ts, uint16_t hook, uint32
     synth_truth(s, &r);
 }
 
+/*
+ * One classic record of the image-identity provider (FULL_HEADER, as
+ * KernelTraceControl's merge writes them) with payload p[0..n), on c at t.
+ */
+static void identity_record(synth *s, unsigned c, uint64_t t, uint8_t opcode, uint32_t pid, const uint8_t *p,
+                            size_t n)
+{
+    uint8_t rec[0x30 + 640];
+    size_t size = 0x30 + n;
+    if (n > sizeof rec - 0x30) {
+        fail_encode(s, "encoding an image identity event");
+        return;
+    }
+    uint64_t ts = synth_reserve(s, c, t);
+    memset(rec, 0, 0x30);
+    etl_wr_u16(rec, (uint16_t)size);
+    rec[2] = s->ptr == 8 ? 0x14 : 0x0A; /* FULL_HEADER64 / FULL_HEADER32 */
+    rec[3] = 0xC0;                      /* TRACE_HEADER_FLAG | TRACE_HEADER_EVENT_TRACE */
+    rec[4] = opcode;
+    etl_wr_u16(rec + 6, 2);
+    etl_wr_u32(rec + 8, UINT32_MAX);
+    etl_wr_u32(rec + 12, pid);
+    etl_wr_u64(rec + 16, ts);
+    etl_wr_guid(rec + 0x18, etl_image_id_guid());
+    memcpy(rec + 0x30, p, n);
+    synth_write(s, c, SYNTH_RAW_RECORD, 0, 0, 0, 0, ts, rec, size);
+}
+
+/* ImageID and DbgID_RSDS for a --modules module loaded (or rundown) in process pid. */
+static void identity_events(synth *s, unsigned c, uint64_t t, uint32_t pid, const synth_module *g)
+{
+    uint8_t nb[160], buf[600];
+    size_t len;
+    etl_image_id id;
+    memset(&id, 0, sizeof id);
+    id.image_base = g->base;
+    id.image_size = g->size;
+    id.process_id = pid;
+    id.time_date_stamp = g->tds;
+    id.original_file_name = synth_u16(g->name, nb, sizeof nb);
+    if (etl_image_id_encode(&id, s->ptr, buf, sizeof buf, &len) != ETL_OK) {
+        fail_encode(s, "encoding an ImageID event");
+        return;
+    }
+    identity_record(s, c, t, ETL_IMAGE_ID_INFO, pid, buf, len);
+    etl_image_dbgid d;
+    memset(&d, 0, sizeof d);
+    d.image_base = g->base;
+    d.process_id = pid;
+    d.has_rsds = true;
+    d.guid_sig = g->guid;
+    d.age = g->age;
+    d.pdb_file_name = (etl_kstr){{(const uint8_t *)g->pdb, strlen(g->pdb)}, true};
+    if (etl_image_dbgid_encode(&d, ETL_IMAGE_ID_DBGID_RSDS, s->ptr, buf, sizeof buf, &len) != ETL_OK) {
+        fail_encode(s, "encoding a DbgID_RSDS event");
+        return;
+    }
+    identity_record(s, c, t, ETL_IMAGE_ID_DBGID_RSDS, pid, buf, len);
+}
+
 /* Image k (UM_*) of process proc: an event on c at t (reserved here). */
 static void user_image(synth *s, unsigned c, uint64_t t, uint16_t hook, uint32_t proc, unsigned k, uint32_t htid,
                        uint32_t hpid)
@@ -601,7 +689,10 @@ static void user_image(synth *s, unsigned c, uint64_t t, uint16_t hook, uint32_t
     } else {
         snprintf(path, sizeof path, "%s", user_desc(s, proc, k)->path);
     }
-    image_event(s, c, synth_reserve(s, c, t), hook, s->pr[proc].pid, base, size, true, name, path, htid, hpid);
+    const synth_module *g = k == UM_APP ? given_module(s, proc) : NULL;
+    image_event(s, c, synth_reserve(s, c, t), hook, s->pr[proc].pid, base, size, true, name, path, htid, hpid,
+                g ? g->tds : 0);
+    if (g && g->logged && hook != ETL_HOOK_IMAGE_UNLOAD) identity_events(s, c, t, s->pr[proc].pid, g);
 }
 
 void synth_stacks_rundown(synth *s, uint32_t proc, uint64_t t, bool end)
@@ -612,7 +703,7 @@ void synth_stacks_rundown(synth *s, uint32_t proc, uint64_t t, bool end)
             uint64_t base, size;
             const char *name;
             module_of(s, 0, m, &base, &size, &name);
-            image_event(s, 0, synth_reserve(s, 0, t), hook, 0, base, size, false, name, kimages[m].path, 0, 0);
+            image_event(s, 0, synth_reserve(s, 0, t), hook, 0, base, size, false, name, kimages[m].path, 0, 0, 0);
         }
         return;
     }
@@ -704,7 +795,9 @@ static void sample(synth *s, unsigned c, uint64_t t)
     uint32_t nk;
     uint64_t ts = synth_reserve(s, c, t);
     uint32_t n = build(s, cur, kp, kv, ts, f, m, &nk);
-    f[0] = (f[0] & ~(uint64_t)0x3FF) + 0x10 + synth_rng_below(&k->rng, 0x3E0); /* the IP moves within its function */
+    uint64_t move = synth_rng_below(&k->rng, 0x3E0);
+    /* the IP moves within its function; a --modules module's stays on the RVAs given (functions of known extent) */
+    if (!(k->nmods && n && m[0] == MOD_USER + UM_APP)) f[0] = (f[0] & ~(uint64_t)0x3FF) + 0x10 + move;
     bool walked = !synth_rng_chance(&k->rng, 1.0 / 32);                        /* a walk now and then fails */
 
     uint8_t buf[24];
@@ -849,6 +942,107 @@ void synth_stacks_thread_new(synth *s, uint32_t thread)
     st->kvar = (uint8_t)synth_rng_below(&k->rng, 4);
 }
 
+/* A number of --modules: decimal or 0x hex, at most max. */
+static bool num_field(const char *a, size_t n, uint64_t max, uint64_t *out)
+{
+    char b[32];
+    if (!n || n >= sizeof b) return false;
+    memcpy(b, a, n);
+    b[n] = 0;
+    char *end;
+    unsigned long long v = strtoull(b, &end, 0);
+    if (*end || b[0] == '-' || v > max) return false;
+    *out = v;
+    return true;
+}
+
+static bool guid_field(const char *a, size_t n, etl_guid *g)
+{
+    static const unsigned dash[4] = {8, 13, 18, 23};
+    uint8_t b[16];
+    unsigned k = 0;
+    if (n != 36) return false;
+    for (size_t i = 0; i < n; i++) {
+        if (k < 4 && i == dash[k]) {
+            if (a[i] != '-') return false;
+            k++;
+            continue;
+        }
+        int c = a[i], v = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
+        if (v < 0) return false;
+        size_t j = (i - k) / 2;
+        b[j] = (uint8_t)((i - k) % 2 ? (b[j] | v) : v << 4);
+    }
+    g->data1 = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+    g->data2 = (uint16_t)(b[4] << 8 | b[5]);
+    g->data3 = (uint16_t)(b[6] << 8 | b[7]);
+    memcpy(g->data4, b + 8, 8);
+    return true;
+}
+
+etl_status synth_modules_parse(const char *spec, synth_module *out, unsigned *nout, char *err, size_t cap)
+{
+    synth_module tmp;
+    unsigned n = 0;
+    for (const char *p = spec; *p;) {
+        size_t len = strcspn(p, ";");
+        if (n == 4) {
+            snprintf(err, cap, "at most 4 modules");
+            return ETL_E_INVALID_ARG;
+        }
+        synth_module *m = out ? &out[n] : &tmp;
+        memset(m, 0, sizeof *m);
+        const char *q = p, *e = p + len;
+        unsigned field = 0;
+        while (q <= e) {
+            const char *c = memchr(q, ',', (size_t)(e - q));
+            if (!c) c = e;
+            size_t k = (size_t)(c - q);
+            uint64_t v = 0;
+            bool ok = true;
+            switch (field) {
+            case 0:
+                ok = k && k < 60 && !memchr(q, '\\', k) && !memchr(q, '/', k);
+                if (ok) {
+                    memcpy(m->name, q, k);
+                    snprintf(m->path, sizeof m->path, "\\Device\\HarddiskVolume2\\Program Files\\Apps\\%s", m->name);
+                }
+                break;
+            case 1: ok = num_field(q, k, UINT64_MAX, &v) && v && !(v & 0xFFFF); m->base = v; break;
+            case 2: ok = num_field(q, k, 0x7FFFFFFF, &v) && v >= 0x1000; m->size = (uint32_t)v; break;
+            case 3: ok = num_field(q, k, UINT32_MAX, &v) && v; m->tds = (uint32_t)v; break;
+            case 4: ok = (k == 4 && !memcmp(q, "none", 4)) || guid_field(q, k, &m->guid); m->logged = k != 4; break;
+            case 5: ok = num_field(q, k, UINT32_MAX, &v); m->age = (uint32_t)v; break;
+            case 6:
+                ok = k && k < sizeof m->pdb;
+                if (ok) memcpy(m->pdb, q, k);
+                break;
+            default:
+                ok = m->nrva < sizeof m->rva / sizeof m->rva[0] && num_field(q, k, m->size - 1, &v) && v >= 0x1000;
+                if (ok) m->rva[m->nrva++] = (uint32_t)v;
+            }
+            if (!ok) {
+                static const char *const what[] = {"NAME (a file name)", "BASE (64 KiB aligned)", "SIZE (at least 0x1000)",
+                                                   "TIMESTAMP (not 0)", "GUID (or none)", "AGE", "PDB", "RVA (0x1000 .. SIZE-1, at most 48)"};
+                snprintf(err, cap, "module %u: field %u is not a %s", n + 1, field + 1, what[field < 7 ? field : 7]);
+                return ETL_E_INVALID_ARG;
+            }
+            field++;
+            q = c + 1;
+        }
+        if (field < 8) {
+            snprintf(err, cap, "module %u: NAME,BASE,SIZE,TIMESTAMP,GUID,AGE,PDB,RVA[,RVA...] needs at least one RVA",
+                     n + 1);
+            return ETL_E_INVALID_ARG;
+        }
+        n++;
+        p += len;
+        if (*p) p++;
+    }
+    if (nout) *nout = n;
+    return ETL_OK;
+}
+
 etl_status synth_stacks_init(synth *s)
 {
     synth_stacks *k = calloc(1, sizeof *k);
@@ -863,6 +1057,18 @@ etl_status synth_stacks_init(synth *s)
     if (!k->iu) k->iu = 1;
     k->margin = s->ups / 1000 ? s->ups / 1000 : 1;
     k->key_base = s->ptr == 8 ? 0xFFFFFA8303400000ull : 0x86400000u;
+    if (s->o.modules) {
+        char err[200];
+        etl_status st = synth_modules_parse(s->o.modules, k->mods, &k->nmods, err, sizeof err);
+        if (st != ETL_OK) return st;
+        for (unsigned i = 0; i < k->nmods; i++) {
+            const synth_module *g = &k->mods[i];
+            /* user space of the trace's pointer size, clear of the system DLLs' and the JIT region's */
+            if (s->ptr == 4 ? g->base + g->size > 0x70000000u : g->base + g->size > 0x00007FF000000000ull)
+                return ETL_E_RANGE;
+            k->mdesc[i] = (image_desc){g->name, g->path, g->base, (uint32_t)g->base, g->size, g->size};
+        }
+    }
     return ETL_OK;
 }
 

@@ -382,6 +382,8 @@ void synth_fail(synth *s, etl_status st, const char *what);
 /* One event to the writer (emit.c): for stacks.c. */
 void synth_write(synth *s, unsigned cpu, uint8_t header, uint8_t version, uint16_t hook, uint32_t tid,
                  uint32_t pid, uint64_t ts, const void *payload, size_t len);
+/* A header value of synth_write's meaning "the payload is a whole record, header included" (pipe.c writes it as is). */
+#define SYNTH_RAW_RECORD 0xFFu
 /* ASCII to UTF-16LE, no terminator (emit.c). */
 etl_kstr synth_u16(const char *a, uint8_t *buf, size_t cap);
 
@@ -398,7 +400,13 @@ void synth_hset(synth *s, uint32_t slot, uint64_t t);
 #define SYNTH_STACKS(s) ((s)->stk != NULL)
 #endif
 
-etl_status synth_stacks_init(synth *s);   /* before the world is made */
+etl_status synth_stacks_init(synth *s);
+/*
+ * --modules' text checked (out NULL) or parsed into out[4] (*n of them); err
+ * says what is wrong. ETL_E_INVALID_ARG, ETL_E_RANGE (a value too large).
+ */
+typedef struct synth_module synth_module;
+etl_status synth_modules_parse(const char *spec, synth_module *out, unsigned *n, char *err, size_t cap);   /* before the world is made */
 void synth_stacks_free(synth *s);
 void synth_stacks_process_new(synth *s, uint32_t proc);
 void synth_stacks_thread_new(synth *s, uint32_t thread);

@@ -75,6 +75,7 @@ static void format(ln_buf *l, const etl_synth_rec *r)
         if (m->stacks) {
             ln_u(l, "profile_interval", m->profile_interval);
             ln_bool(l, "stacks", true);
+            if (m->modules) ln_s(l, "modules", m->modules); /* which modules stand for the app DLLs, with their RVAs */
         }
         break;
     }

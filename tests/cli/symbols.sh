@@ -1,0 +1,194 @@
+#!/bin/sh
+# symbols.sh ETLKIT SAMPLES - function names from PDBs off Windows (issue 23, part 2).
+#
+# Builds four small Windows DLLs and their PDBs here (clang --target=x86_64-pc-windows-msvc, lld-link
+# /debug), reads each one's TimeDateStamp, SizeOfImage, RSDS record and exports with llvm-readobj (not with
+# etlkit's reader), and synthesizes a trace whose app DLLs are these (`synth --stacks --modules`):
+#   app.dll    its PDB in a symbol store (app.pdb/<GUID><AGE>/app.pdb), identity logged (DbgID_RSDS)
+#   other.dll  identity logged, no PDB anywhere: module+offset
+#   bad.dll    identity logged with a GUID its PDB (in the store under that GUID, and flat) does not carry:
+#              module+offset, never a name
+#   pe.dll     no identity logged: found through its binary in the store (pe.dll/<TIMESTAMP><SIZE>/pe.dll),
+#              whose debug directory names pe.pdb, flat beside it
+# Then `profile --folded --symbols`, `profile --json --symbols`, `profile --butterfly NAME` and the export's
+# stack.symbol column must name exactly the functions the truth's stacks hold (each frame at an export's RVA
+# + 4), and the real perfview-x64-compressed.etl with an empty symbol path gives module+offset or an address
+# for every frame. Skips with one line when clang, lld-link, llvm-pdbutil, llvm-readobj or jq are missing,
+# and for the Windows binary under wine (it cannot run Debian's llvm-pdbutil) the part that needs names.
+set -u
+etlkit=$1; samples=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0; passes=0
+expect() { # expect NAME COMMAND...
+  name=$1; shift
+  if "$@"; then passes=$((passes+1)); else echo "FAIL: $name" >&2; fails=$((fails+1)); fi
+}
+same() { # same NAME FILE1 FILE2
+  if cmp -s "$2" "$3"; then passes=$((passes+1)); else
+    echo "FAIL: $1" >&2; diff "$2" "$3" | head -10 >&2; fails=$((fails+1)); fi
+}
+finish() { echo "symbols: $passes passed, $fails failed"; [ "$fails" = 0 ]; exit $?; }
+
+command -v jq >/dev/null 2>&1 || { echo "symbols.sh: skipped: no jq"; exit 77; }
+
+# ---- 1. The real sample with a symbol path that holds nothing: every frame module+offset or an address.
+mkdir "$tmp/empty"
+real="$samples/perfview-x64-compressed.etl"
+"$etlkit" profile "$real" --folded --symbols "$tmp/empty" > "$tmp/real.folded" 2> "$tmp/real.err"
+expect "real sample: profile --folded --symbols exits 0" [ $? = 0 ]
+# every frame (after the process and thread fields) is name+0xHEX, never name!function
+awk -F';' '{ sub(/ [0-9]+$/, ""); for (i = 3; i <= NF; i++) if ($i !~ /^[^!]+\+0x[0-9a-f]+$/) { print $i; exit 1 } }' \
+  "$tmp/real.folded" > "$tmp/real.bad"
+expect "real sample: every frame module+offset or Unknown+address (first other: $(head -1 "$tmp/real.bad"))" \
+  [ ! -s "$tmp/real.bad" ]
+"$etlkit" profile "$real" --folded > "$tmp/real.plain"
+same "real sample: --symbols with no PDB changes nothing in --folded" "$tmp/real.plain" "$tmp/real.folded"
+expect "real sample: stderr counts the modules without symbols" grep -Eq '^etlkit: [0-9]+ modules? without symbols: ' "$tmp/real.err"
+ETLKIT_SYMBOL_PATH="$tmp/empty" "$etlkit" profile "$real" --json > "$tmp/real.json" 2>/dev/null
+expect "real sample: ETLKIT_SYMBOL_PATH alone turns symbols on (JSON key)" \
+  jq -e '.symbols.modules_without_symbols > 0 and ([.functions[] | select(.symbol != null)] | length) == 0' "$tmp/real.json" >/dev/null
+
+if [ "${ETLKIT_TARGET:-}" = windows ]; then
+  echo "symbols.sh: names skipped on Windows under wine (etlkit.exe cannot run Debian's llvm-pdbutil)"
+  finish
+fi
+for t in clang lld-link llvm-readobj; do
+  command -v $t >/dev/null 2>&1 || { echo "symbols.sh: names skipped: no $t (scripts/deps.sh test installs clang, lld, llvm)"; finish; }
+done
+command -v llvm-pdbutil >/dev/null 2>&1 || command -v llvm-pdbutil-14 >/dev/null 2>&1 ||
+  { echo "symbols.sh: names skipped: no llvm-pdbutil (scripts/deps.sh test installs llvm)"; finish; }
+
+# ---- 2. The DLLs: exported functions (their RVAs from the export table), no C runtime.
+cat > "$tmp/mod.c" <<'EOF'
+#define F(name, k) __declspec(dllexport) int name(int x) { int s = k; for (int i = 0; i < x; i++) s += i * k; return s; }
+F(FN_A, 3)
+F(FN_B, 5)
+F(FN_C, 7)
+EOF
+build() { # build NAME A B C: NAME.dll and NAME.pdb in $tmp/out
+  clang --target=x86_64-pc-windows-msvc -O0 -g -gcodeview -DFN_A="$2" -DFN_B="$3" -DFN_C="$4" -c "$tmp/mod.c" \
+    -o "$tmp/$1.obj" 2>/dev/null &&
+  lld-link /dll /noentry /debug /nodefaultlib "/out:$tmp/out/$1.dll" "/pdb:$tmp/out/$1.pdb" "$tmp/$1.obj" >/dev/null 2>&1
+}
+mkdir "$tmp/out"
+build app Cache_Lock Cache_Unlock Worker_Run && build other Other_A Other_B Other_C &&
+  build bad Bad_A Bad_B Bad_C && build pe Pe_Open Pe_Read Pe_Close ||
+  { echo "FAIL: building the test DLLs with clang and lld-link" >&2; exit 1; }
+
+# ident NAME: "TDS SIZE GUID AGE" from llvm-readobj (GUID as xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, AGE decimal)
+ident() {
+  llvm-readobj --file-headers --coff-debug-directory "$tmp/out/$1.dll" | awk '
+    /TimeDateStamp:/ && !tds { tds = $NF; gsub(/[()]/, "", tds) }
+    /SizeOfImage:/ { size = $2 }
+    /PDBGUID:/ { s = $0; sub(/.*\(/, "", s); sub(/\).*/, "", s); n = split(s, b, " ")
+      g = b[4] b[3] b[2] b[1] "-" b[6] b[5] "-" b[8] b[7] "-" b[9] b[10] "-" b[11] b[12] b[13] b[14] b[15] b[16] }
+    /PDBAge:/ { age = $2 }
+    END { print tds, size, g, age }'
+}
+# exports NAME: "RVA NAME" per exported function, RVA in decimal
+exports() {
+  llvm-readobj --coff-exports "$tmp/out/$1.dll" | awk '/Name: ./ { n = $2 } /RVA:/ && n { print $2, n; n = "" }' |
+    while read -r rva name; do printf '%d %s\n' "$rva" "$name"; done
+}
+# store key of a GUID and age: the GUID's 32 hex digits uppercase, then the age in hex
+key() { printf '%s%X' "$(echo "$1" | tr -d - | tr a-f A-F)" "$2"; }
+
+modules=""
+i=0
+for m in app other bad pe; do
+  set -- $(ident $m); tds=$1; size=$2; guid=$3; age=$4
+  [ -n "$guid" ] || { echo "FAIL: no RSDS record read from $m.dll" >&2; exit 1; }
+  base=$(printf '0x%X' $((0x180000000 + i * 0x10000000)))
+  exports $m > "$tmp/$m.exports"
+  rvas=$(awk '{ printf "%s0x%x", (NR > 1 ? "," : ""), $1 + 4 }' "$tmp/$m.exports")
+  logged=$guid
+  case $m in
+    app) mkdir -p "$tmp/store/app.pdb/$(key $guid $age)"; cp "$tmp/out/app.pdb" "$tmp/store/app.pdb/$(key $guid $age)/" ;;
+    bad) logged=00112233-4455-6677-8899-aabbccddeeff  # its PDB under the logged identity, and flat: both refused
+         mkdir -p "$tmp/store/bad.pdb/$(key $logged $age)"; cp "$tmp/out/bad.pdb" "$tmp/store/bad.pdb/$(key $logged $age)/"
+         mkdir -p "$tmp/flat"; cp "$tmp/out/bad.pdb" "$tmp/flat/" ;;
+    pe) logged=none
+        dir="$tmp/store/pe.dll/$(printf '%08X%x' "$tds" "$size")"; mkdir -p "$dir" "$tmp/flat"
+        cp "$tmp/out/pe.dll" "$dir/"; cp "$tmp/out/pe.pdb" "$tmp/flat/" ;;
+  esac
+  modules="$modules${modules:+;}$m.dll,$base,$size,$tds,$logged,$age,C:\\build\\$m.pdb,$rvas"
+  echo "$m $base $size" >> "$tmp/bases"
+  i=$((i + 1))
+done
+
+"$etlkit" synth --quiet --stacks --processes 12 --threads 60 --duration 1 --seed 11 --modules "$modules" \
+  -o "$tmp/t.etl" --truth "$tmp/t.jsonl" || { echo "FAIL: synth --modules" >&2; exit 1; }
+path="$tmp/store;$tmp/flat"
+
+# label.awk: lab(address) is the label an address should get ("" for one in no test module): app.dll and
+# pe.dll by name, other.dll and bad.dll module+offset.
+cat > "$tmp/label.awk" <<'EOF'
+BEGIN { while ((getline l < bases) > 0) { split(l, f, " "); n++; m[n] = f[1]; b[n] = f[2] + 0; s[n] = f[3] + 0
+          while ((getline e < (dir "/" f[1] ".exports")) > 0) { split(e, x, " "); name[f[1], x[1] + 4] = x[2] } } }
+function lab(a,   k, r) {
+  for (k = 1; k <= n; k++) if (a >= b[k] && a < b[k] + s[k]) {
+    r = a - b[k]
+    return (m[k] == "app" || m[k] == "pe") ? m[k] ".dll!" name[m[k], r] : sprintf("%s.dll+0x%x", m[k], r) }
+  return "" }
+EOF
+printf '%s\n' '{ l = lab($1 + 0); if (l != "") print l }' > "$tmp/each.awk"
+printf '%s\n' '{ for (i = 1; i <= NF; i++) if (lab($i + 0) == "app.dll!Cache_Lock") { c++; break } } END { print c + 0 }' \
+  > "$tmp/lock.awk"
+# label_of: decimal addresses in, their labels out (nothing for frames in no test module)
+label_of() { awk -v bases="$tmp/bases" -v dir="$tmp" -f "$tmp/label.awk" -f "$tmp/each.awk"; }
+
+# ---- 3. --folded: the test modules' frames, weighted by samples, equal the truth's.
+jq -r 'select(.type == "sample") | (.stack // [.ip])[]' "$tmp/t.jsonl" | label_of | sort | uniq -c |
+  awk '{ print $2, $1 }' > "$tmp/want.frames"
+"$etlkit" profile "$tmp/t.etl" --folded --symbols "$path" > "$tmp/t.folded" 2> "$tmp/t.err"
+expect "profile --folded --symbols exits 0" [ $? = 0 ]
+awk -F';' '{ c = $NF; sub(/.* /, "", c); sub(/ [0-9]+$/, "", $NF)
+    for (i = 3; i <= NF; i++) if ($i ~ /^(app|other|bad|pe)\.dll[!+]/) w[$i] += c }
+  END { for (k in w) print k, w[k] }' "$tmp/t.folded" | sort > "$tmp/got.frames"
+expect "the truth has frames of every test module" [ "$(cut -c1-3 "$tmp/want.frames" | sort -u | tr -d '\n')" = "appbadothpe." ]
+same "profile --folded --symbols: the test modules' frames equal the truth's" "$tmp/want.frames" "$tmp/got.frames"
+expect "no name for the module without a PDB nor for the mismatched PDB" \
+  sh -c "! grep -Eq '(other|bad)\\.dll!' '$tmp/t.folded'"
+expect "stderr: other.dll and bad.dll without symbols" grep -Eq 'without symbols: .*(other\.dll.*bad\.dll|bad\.dll.*other\.dll)' "$tmp/t.err"
+
+# ---- 4. --json: each function row of the test modules names what the truth does, with its source line.
+"$etlkit" profile "$tmp/t.etl" --json --symbols "$path" > "$tmp/t.json" 2>/dev/null
+jq -r '.functions[] | select(.module | test("^(app|other|bad|pe)\\.dll$")) |
+  "\(.module) \(.offset) \(.symbol) \(.function) \(.line != null)"' "$tmp/t.json" | sort > "$tmp/got.fn"
+awk -v bases="$tmp/bases" -v dir="$tmp" '
+  BEGIN { while ((getline l < bases) > 0) { split(l, f, " ")
+    while ((getline e < (dir "/" f[1] ".exports")) > 0) { split(e, x, " ")
+      r = sprintf("0x%x", x[1] + 4)
+      if (f[1] == "app" || f[1] == "pe") print f[1] ".dll", r, x[2], f[1] ".dll!" x[2] "+0x4", "true"
+      else print f[1] ".dll", r, "null", f[1] ".dll+" r, "false" } } }' | sort > "$tmp/all.fn"
+expect "profile --json --symbols: every function row of the test modules is one the truth names" \
+  sh -c "[ -s '$tmp/got.fn' ] && [ -z \"\$(comm -23 '$tmp/got.fn' '$tmp/all.fn')\" ]"
+expect "profile --json: symbols.without says no PDB for other.dll, a mismatch for bad.dll" \
+  jq -e '[.symbols.without[] | "\(.module):\(.why)"] | (index("other.dll:no PDB") != null) and (index("bad.dll:PDB mismatch") != null)' "$tmp/t.json" >/dev/null
+# one llvm-pdbutil run per PDB file read, however many samples: app.pdb, pe.pdb, bad.pdb twice (store, flat: both refused)
+expect "round trips: one per PDB file ($(jq .symbols.round_trips "$tmp/t.json"))" jq -e '.symbols.round_trips == 4' "$tmp/t.json" >/dev/null
+
+# ---- 5. --butterfly by name: the samples whose stack holds Cache_Lock.
+want=$(jq -r 'select(.type == "sample") | [(.stack // [.ip])[] | tostring] | join(" ")' "$tmp/t.jsonl" |
+  awk -v bases="$tmp/bases" -v dir="$tmp" -f "$tmp/label.awk" -f "$tmp/lock.awk")
+"$etlkit" profile "$tmp/t.etl" --butterfly 'app.dll!Cache_Lock' --json --symbols "$path" > "$tmp/bf.json" 2>/dev/null
+expect "--butterfly app.dll!Cache_Lock: total $(jq .total "$tmp/bf.json"), truth $want" jq -e ".total == $want and $want > 0" "$tmp/bf.json" >/dev/null
+
+# ---- 6. The export's stack.symbol column: each frame of a test module labelled as its address says.
+"$etlkit" export "$tmp/t.etl" --to csv -o "$tmp/csv" --symbols "$path" --quiet --tables stack 2>/dev/null
+tr -d '\r' < "$tmp/csv/stack.csv" > "$tmp/stack.csv" # CSV's lines end in CRLF
+expect "export --symbols: the stack table has a symbol column" sh -c "head -1 '$tmp/stack.csv' | grep -q ',symbol\$'"
+awk -F, 'NR > 1 && $6 ~ /^(app|other|bad|pe)\.dll[!+]/ { print $4, $6 }' "$tmp/stack.csv" | sort -u > "$tmp/got.rows"
+while read -r hex lab; do printf '%d %s\n' "$hex" "$lab"; done < "$tmp/got.rows" > "$tmp/got.dec"
+awk '{ print $1 }' "$tmp/got.dec" | label_of > "$tmp/want.labels"
+awk '{ sub(/\+0x4$/, "", $2); print $2 }' "$tmp/got.dec" > "$tmp/got.labels"
+expect "export: the stack table has frames of the test modules" [ -s "$tmp/got.labels" ]
+same "export: stack.symbol names each test module's frame as the truth" "$tmp/want.labels" "$tmp/got.labels"
+"$etlkit" export "$tmp/t.etl" --to csv -o "$tmp/csv2" --quiet --tables stack 2>/dev/null
+expect "export without --symbols: the symbol column is empty" \
+  sh -c "tr -d '\\r' < '$tmp/csv2/stack.csv' | awk -F, 'NR > 1 && \$6 != \"\" { exit 1 }'"
+
+# ---- 7. The report's flame graph names them too.
+"$etlkit" report "$tmp/t.etl" -o "$tmp/r.html" --symbols "$path" --quiet 2>/dev/null
+expect "report --symbols: the flame graph holds app.dll!Cache_Lock" grep -q 'app.dll!Cache_Lock' "$tmp/r.html"
+finish

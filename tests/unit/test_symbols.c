@@ -1,0 +1,403 @@
+/*
+ * test_symbols.c - the symbolizer's parts without LLVM: the llvm-pdbutil dump
+ * parser (pdb_table: procedures, public symbols, lines, the section headers
+ * coming last, damaged and cut lines), the PE reader (pe_debug: a PE32+ built
+ * here, then every truncation and byte flip of it), and etl_symbols end to end
+ * with a stand-in llvm-pdbutil (ETLKIT_LLVM_PDBUTIL, a shell script printing a
+ * dump) over a symbol store: the name when the GUID and age match, module+offset
+ * when they do not, the (module, offset) cache, one run per PDB.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifndef _WIN32
+#include <sys/stat.h>
+#endif
+#include "testutil.h"
+#include "base/bytes.h"
+#include "base/platform.h"
+#include "etlkit/symbols.h"
+#include "symbols/pdb_table.h"
+#include "symbols/pe_debug.h"
+
+/* A dump as llvm-pdbutil 14 prints it for a clang-built DLL (trimmed), the section headers last. */
+static const char dump_text[] =
+    "\n\n                          Summary                           \n"
+    "============================================================\n"
+    "  Block Size: 4096\n"
+    "  Age: 3\n"
+    "  GUID: {158583E6-7B60-970B-4C4C-44205044422E}\n"
+    "\n                           Lines                            \n"
+    "============================================================\n"
+    "Mod 0000 | `/tmp/a.obj`: \n"
+    "/src/a.c (MD5: 46B3AD9A1A701CEECF74645417404185)\n"
+    "  0001:00000000-00000011, line/addr entries = 1\n"
+    "     1 00000000 ! \n"
+    "  0001:00000020-00000070, line/addr entries = 4\n"
+    "     2 00000020 !    7 00000030 !    9 00000046 !   12 00000067 ! \n"
+    "\n                       Public Symbols                       \n"
+    "============================================================\n"
+    "  Records\n"
+    "      52 | S_PUB32 [size = 28] `only_public`\n"
+    "           flags = function, addr = 0001:0144\n"
+    "      80 | S_PUB32 [size = 28] `a_data_item`\n"
+    "           flags = none, addr = 0002:0000\n"
+    "       0 | S_PUB32 [size = 28] `?helper@@YAHH@Z`\n"
+    "           flags = function, addr = 0001:0000\n"
+    "\n                          Symbols                           \n"
+    "============================================================\n"
+    "  Mod 0000 | `/tmp/a.obj`: \n"
+    "      72 | S_GPROC32 [size = 52] `helper`\n"
+    "           parent = 0, end = 212, addr = 0001:0000, code size = 17\n"
+    "     216 | S_LPROC32 [size = 52] `Cache::Lock`\n"
+    "           parent = 0, end = 412, addr = 0001:0032, code size = 80\n"
+    "     300 | S_GPROC32 [size = 52] `nowhere`\n"
+    "           parent = 0, end = 412, addr = 0009:0032, code size = 80\n"
+    "\n                      Section Headers                       \n"
+    "============================================================\n"
+    "  SECTION HEADER #1\n"
+    "     .text name\n"
+    "        BC virtual size\n"
+    "      1000 virtual address\n"
+    "  SECTION HEADER #2\n"
+    "    .rdata name\n"
+    "        E0 virtual size\n"
+    "      2000 virtual address\n";
+
+static FILE *text_file(const char *text, size_t n)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, n, f), n);
+    rewind(f);
+    return f;
+}
+
+static void test_pdb_table(void **state)
+{
+    (void)state;
+    FILE *f = text_file(dump_text, sizeof dump_text - 1);
+    pdb_table t;
+    assert_int_equal(pdb_table_read(&t, f), ETL_OK);
+    fclose(f);
+    static const uint8_t guid[16] = {0xE6, 0x83, 0x85, 0x15, 0x60, 0x7B, 0x0B, 0x97,
+                                     0x4C, 0x4C, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2E};
+    assert_memory_equal(t.guid, guid, 16);
+    assert_int_equal(t.age, 3);
+    const char *name, *file;
+    uint32_t off, line;
+    /* procedures first: undecorated, with their extent */
+    assert_true(pdb_table_function(&t, 0x1005, &name, &off));
+    assert_string_equal(name, "helper");
+    assert_int_equal(off, 5);
+    assert_true(pdb_table_function(&t, 0x1020 + 79, &name, &off));
+    assert_string_equal(name, "Cache::Lock");
+    assert_int_equal(off, 79);
+    /* between procedures: the public symbol below it, up to the next one */
+    assert_true(pdb_table_function(&t, 0x1011, &name, &off));
+    assert_string_equal(name, "?helper@@YAHH@Z");
+    assert_int_equal(off, 0x11);
+    assert_true(pdb_table_function(&t, 0x1090 + 0x20, &name, &off));
+    assert_string_equal(name, "only_public");
+    assert_int_equal(off, 0x20);
+    /* past .text's end, in data, before everything: nothing */
+    assert_false(pdb_table_function(&t, 0x10BC, &name, &off));
+    assert_false(pdb_table_function(&t, 0x2000, &name, &off));
+    assert_false(pdb_table_function(&t, 0x0FFF, &name, &off));
+    /* a procedure in a section the headers do not list is left out, never misplaced */
+    assert_int_equal(t.nprocs, 2);
+    /* lines: each entry to the next, a block's end closes it */
+    assert_true(pdb_table_line(&t, 0x1031, &file, &line));
+    assert_string_equal(file, "/src/a.c");
+    assert_int_equal(line, 7);
+    assert_true(pdb_table_line(&t, 0x1067, &file, &line));
+    assert_int_equal(line, 12);
+    assert_false(pdb_table_line(&t, 0x1011, &file, &line)); /* the gap between the two blocks */
+    assert_false(pdb_table_line(&t, 0x1070, &file, &line));
+    pdb_table_free(&t);
+}
+
+/* Damaged dumps: no summary GUID is refused; cut, overlong and nonsense lines are passed over. */
+static void test_pdb_table_damaged(void **state)
+{
+    (void)state;
+    const char *no_guid = "Summary\n  Age: 1\nSymbols\n  1 | S_GPROC32 [size = 1] `f`\n   addr = 0001:0000, code size = 4\n";
+    FILE *f = text_file(no_guid, strlen(no_guid));
+    pdb_table t;
+    assert_int_equal(pdb_table_read(&t, f), ETL_E_CORRUPT);
+    pdb_table_free(&t);
+    fclose(f);
+
+    size_t big = 100000;
+    char *s = malloc(big + 4096);
+    assert_non_null(s);
+    size_t n = 0;
+    n += (size_t)sprintf(s + n, "Summary\n  Age: 99999999999999\n  GUID: {1234}\n  GUID: {00000000-0000-0000-0000-000000000001}\n");
+    n += (size_t)sprintf(s + n, "Age: 2\nSymbols\n  1 | S_GPROC32 [size = 1] `");
+    memset(s + n, 'x', big); /* a name longer than a line: cut, its record dropped */
+    n += big;
+    n += (size_t)sprintf(s + n, "`\n   parent = 0, addr = 0001:0000, code size = 4\n"
+                                "  2 | S_GPROC32 [size = 1] `g`\n   addr = 0001:4294967295, code size = 99999999999\n"
+                                "  3 | S_GPROC32 [size = 1] `h`\n   addr = 0001:0016, code size = 8\n"
+                                "  4 | S_GPROC32 [size = 1] no name\n   addr = 0001:0032, code size = 8\n"
+                                "Lines\n/f.c\n  0001:ZZZ-, line/addr entries = 1\n     1 000000 ! 2 00000010\n"
+                                "  0001:00000000-FFFFFFFFFF, line/addr entries = 1\n"
+                                "Section Headers\n  SECTION HEADER #1\n  FFFFFFFF virtual address\n"
+                                "  SECTION HEADER #0\n 5 virtual address\n  SECTION HEADER #70000\n");
+    f = text_file(s, n);
+    free(s);
+    assert_int_equal(pdb_table_read(&t, f), ETL_OK);
+    fclose(f);
+    assert_int_equal(t.age, 2); /* the later, sane one */
+    const char *name;
+    uint32_t off;
+    /* only h survives, at 0xFFFFFFFF + 16: past 4 GiB, so it too is dropped */
+    assert_int_equal(t.nprocs, 0);
+    assert_false(pdb_table_function(&t, 0, &name, &off));
+    pdb_table_free(&t);
+}
+
+/* ------------------------------------------------------------------ PE */
+
+/* A PE32+ DLL's headers: one section .rdata at RVA 0x1000 (file 0x400) holding the debug directory and RSDS. */
+static size_t build_pe(uint8_t *b, size_t cap, uint32_t tds, uint32_t size_of_image, const uint8_t guid[16],
+                       uint32_t age, const char *pdb)
+{
+    size_t n = 0x400 + 0x200;
+    assert_true(n <= cap);
+    memset(b, 0, n);
+    b[0] = 'M', b[1] = 'Z';
+    etl_wr_u32(b + 60, 0x80);
+    uint8_t *nt = b + 0x80;
+    memcpy(nt, "PE\0\0", 4);
+    etl_wr_u16(nt + 4, 0x8664);
+    etl_wr_u16(nt + 6, 1);      /* sections */
+    etl_wr_u32(nt + 8, tds);
+    etl_wr_u16(nt + 20, 240);   /* SizeOfOptionalHeader */
+    uint8_t *opt = nt + 24;
+    etl_wr_u16(opt, 0x20b);
+    etl_wr_u32(opt + 56, size_of_image);
+    etl_wr_u32(opt + 108, 16);  /* NumberOfRvaAndSizes */
+    etl_wr_u32(opt + 112 + 48, 0x1000); /* debug directory: RVA, size */
+    etl_wr_u32(opt + 112 + 52, 28);
+    uint8_t *sec = opt + 240;
+    memcpy(sec, ".rdata", 6);
+    etl_wr_u32(sec + 8, 0x200);
+    etl_wr_u32(sec + 12, 0x1000);
+    etl_wr_u32(sec + 16, 0x200);
+    etl_wr_u32(sec + 20, 0x400);
+    uint8_t *dd = b + 0x400;
+    etl_wr_u32(dd + 12, 2);     /* IMAGE_DEBUG_TYPE_CODEVIEW */
+    size_t pn = strlen(pdb) + 1;
+    etl_wr_u32(dd + 16, (uint32_t)(24 + pn));
+    etl_wr_u32(dd + 20, 0x1000 + 28);
+    etl_wr_u32(dd + 24, 0x400 + 28);
+    uint8_t *cv = dd + 28;
+    memcpy(cv, "RSDS", 4);
+    memcpy(cv + 4, guid, 16);
+    etl_wr_u32(cv + 20, age);
+    memcpy(cv + 24, pdb, pn);
+    return n;
+}
+
+static char tmpdir[512];
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void test_pe_debug(void **state)
+{
+    (void)state;
+    static const uint8_t guid[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    uint8_t b[0x800];
+    size_t n = build_pe(b, sizeof b, 0x6B07817C, 0x4000, guid, 7, "C:\\build\\app.pdb");
+    char path[600];
+    snprintf(path, sizeof path, "%s/t.dll", tmpdir);
+    write_file(path, b, n);
+    pe_debug pe;
+    assert_int_equal(pe_debug_read(path, &pe), ETL_OK);
+    assert_int_equal(pe.time_date_stamp, 0x6B07817C);
+    assert_int_equal(pe.size_of_image, 0x4000);
+    assert_true(pe.has_rsds);
+    assert_memory_equal(pe.guid, guid, 16);
+    assert_int_equal(pe.age, 7);
+    assert_string_equal(pe.pdb, "C:\\build\\app.pdb");
+    /* every truncation and every byte set to 0xFF: no crash, and an RSDS only when it is all there */
+    for (size_t k = 0; k < n; k += 7) {
+        write_file(path, b, k);
+        etl_status st = pe_debug_read(path, &pe);
+        assert_true(st == ETL_OK || st == ETL_E_CORRUPT);
+        if (st == ETL_OK && pe.has_rsds) assert_true(k >= 0x400 + 28 + 25);
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint8_t c = b[k];
+        b[k] = 0xFF;
+        write_file(path, b, n);
+        etl_status st = pe_debug_read(path, &pe);
+        assert_true(st == ETL_OK || st == ETL_E_CORRUPT);
+        assert_true(strlen(pe.pdb) < sizeof pe.pdb);
+        b[k] = c;
+    }
+    assert_int_equal(pe_debug_read("/nonexistent/x.dll", &pe), ETL_E_IO);
+    remove(path);
+}
+
+/* ------------------------------------------------- the symbolizer, end to end */
+
+static void test_labels_without_pdb(void **state)
+{
+    (void)state;
+    etl_symbols *s;
+    assert_int_equal(etl_symbols_open("", &s), ETL_OK);
+    etl_profile_image img = {.base = 0x7ff600000000ull, .size = 0x10000, .pid = 8, .name = "app.exe",
+                             .time_date_stamp = 0x1234, .from_ns = INT64_MIN, .to_ns = INT64_MAX};
+    char out[64];
+    assert_int_equal(etl_symbols_label(s, &img, 0x7ff600001234ull, ETL_SYMBOLS_OFFSET, out, sizeof out), 14);
+    assert_string_equal(out, "app.exe+0x1234");
+    etl_symbols_label(s, NULL, 0xfffff80012345678ull, 0, out, sizeof out);
+    assert_string_equal(out, "Unknown+0xfffff80012345678");
+    etl_symbols_label(s, &img, 0x7ff600001234ull, 0, out, 8); /* cut to fit, terminated */
+    assert_string_equal(out, "app.exe");
+    const char *why;
+    assert_string_equal(etl_symbols_without(s, 0, &why), "app.exe");
+    assert_string_equal(why, "no debug identity");
+    assert_null(etl_symbols_without(s, 1, &why));
+    etl_symbols_close(s);
+}
+
+#ifndef _WIN32
+/* A stand-in llvm-pdbutil: prints dump_text whatever it is asked, counting its runs in a file. */
+static void fake_tool(char *tool, size_t cap)
+{
+    char dump[600];
+    snprintf(dump, sizeof dump, "%s/dump.txt", tmpdir);
+    write_file(dump, dump_text, sizeof dump_text - 1);
+    snprintf(tool, cap, "%s/fake-pdbutil", tmpdir);
+    char script[2048];
+    int n = snprintf(script, sizeof script, "#!/bin/sh\necho run >> '%s/runs'\ncat '%s'\n", tmpdir, dump);
+    write_file(tool, script, (size_t)n);
+    assert_int_equal(chmod(tool, 0755), 0);
+}
+
+static int count_runs(void)
+{
+    char path[600], line[16];
+    snprintf(path, sizeof path, "%s/runs", tmpdir);
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    if (!f) return 0;
+    while (fgets(line, sizeof line, f)) n++;
+    fclose(f);
+    return n;
+}
+
+static void test_symbols_store(void **state)
+{
+    (void)state;
+    char tool[600], dir[700], path[800];
+    fake_tool(tool, sizeof tool);
+    setenv("ETLKIT_LLVM_PDBUTIL", tool, 1);
+    /* the store: app.pdb/<GUID><AGE>/app.pdb for the identity the dump carries (age 3) */
+    snprintf(dir, sizeof dir, "%s/store/app.pdb/158583E67B60970B4C4C44205044422E3", tmpdir);
+    char mk[800];
+    snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);
+    assert_int_equal(system(mk), 0);
+    snprintf(path, sizeof path, "%s/app.pdb", dir);
+    write_file(path, "not read: the tool is a stand-in", 32);
+    /* bad.pdb flat: the dump's GUID is not the one the trace gives it */
+    snprintf(path, sizeof path, "%s/store/bad.pdb", tmpdir);
+    write_file(path, "x", 1);
+
+    char sp[1200];
+    snprintf(sp, sizeof sp, "%s/nothing;%s/store", tmpdir, tmpdir);
+    etl_symbols *s;
+    assert_int_equal(etl_symbols_open(sp, &s), ETL_OK);
+    const etl_guid g = {0x158583E6, 0x7B60, 0x970B, {0x4C, 0x4C, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2E}};
+    const etl_guid other = {0x158583E6, 0x7B60, 0x970B, {0x4C, 0x4C, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2F}};
+    assert_int_equal(etl_symbols_add_rsds(s, 8, 0x180000000ull, &g, 3, "C:\\build\\app.pdb"), ETL_OK);
+    assert_int_equal(etl_symbols_add_rsds(s, 8, 0x190000000ull, &other, 3, "bad.pdb"), ETL_OK);
+    assert_int_equal(etl_symbols_add_rsds(s, 9, 0x180000000ull, &g, 2, "app.pdb"), ETL_OK); /* another age */
+    etl_profile_image app = {.base = 0x180000000ull, .size = 0x4000, .pid = 8, .name = "app.dll"};
+    etl_profile_image bad = {.base = 0x190000000ull, .size = 0x4000, .pid = 8, .name = "bad.dll"};
+    etl_profile_image old = {.base = 0x180000000ull, .size = 0x4000, .pid = 9, .name = "app.dll"};
+    char out[128];
+    for (int k = 0; k < 3; k++) { /* the second and third time from the cache */
+        etl_symbols_label(s, &app, 0x180001024ull, ETL_SYMBOLS_OFFSET, out, sizeof out);
+        assert_string_equal(out, "app.dll!Cache::Lock+0x4");
+    }
+    etl_symbols_label(s, &app, 0x180001024ull, 0, out, sizeof out);
+    assert_string_equal(out, "app.dll!Cache::Lock");
+    etl_symbol y;
+    assert_true(etl_symbols_find(s, &app, 0x180001031ull, &y));
+    assert_string_equal(y.file, "/src/a.c");
+    assert_int_equal(y.line, 7);
+    etl_symbols_label(s, &bad, 0x190001024ull, ETL_SYMBOLS_OFFSET, out, sizeof out);
+    assert_string_equal(out, "bad.dll+0x1024"); /* a PDB of another GUID: no name */
+    etl_symbols_label(s, &old, 0x180001024ull, ETL_SYMBOLS_OFFSET, out, sizeof out);
+    assert_string_equal(out, "app.dll+0x1024"); /* age 2: no PDB of that identity */
+    etl_symbols_stats st;
+    etl_symbols_stats_get(s, &st);
+    assert_int_equal(st.round_trips, 2); /* app.pdb once, bad.pdb once: not per lookup */
+    assert_int_equal(count_runs(), 2);
+    assert_true(st.cache_hits >= 3);
+    const char *why;
+    assert_string_equal(etl_symbols_without(s, 0, &why), "bad.dll");
+    assert_string_equal(why, "PDB mismatch");
+    etl_symbols_close(s);
+
+    /* no tool at all: said, and no names */
+    const char *p0 = getenv("PATH");
+    char *path0 = strdup(p0 ? p0 : "/usr/bin:/bin");
+    assert_non_null(path0);
+    setenv("ETLKIT_LLVM_PDBUTIL", "/nonexistent/llvm-pdbutil", 1);
+    setenv("PATH", "/nonexistent", 1);
+    assert_int_equal(etl_symbols_open(sp, &s), ETL_OK);
+    assert_int_equal(etl_symbols_add_rsds(s, 8, 0x180000000ull, &g, 3, "app.pdb"), ETL_OK);
+    etl_symbols_label(s, &app, 0x180001024ull, ETL_SYMBOLS_OFFSET, out, sizeof out);
+    assert_string_equal(out, "app.dll+0x1024");
+    etl_symbols_stats_get(s, &st);
+    assert_true(st.tool_missing);
+    etl_symbols_close(s);
+    unsetenv("ETLKIT_LLVM_PDBUTIL");
+    setenv("PATH", path0, 1);
+    free(path0);
+}
+#endif
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "%s/etlkit-symbols-XXXXXX", etl_temp_dir());
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+#ifndef _WIN32
+    char rm[600];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
+    return system(rm) == 0 ? 0 : -1;
+#else
+    return 0;
+#endif
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pdb_table),
+        cmocka_unit_test(test_pdb_table_damaged),
+        cmocka_unit_test(test_pe_debug),
+        cmocka_unit_test(test_labels_without_pdb),
+#ifndef _WIN32
+        cmocka_unit_test(test_symbols_store),
+#endif
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
