@@ -8,6 +8,7 @@
 #include <string.h>
 #include "etlkit/schedstacks.h"
 #include "columns.h"
+#include "symbols_cli.h"
 #include "report.h"
 
 /* C_STACK: frames, root first (JSON: an array of labels; CSV: joined by STACK_SEP); only when the trace has them. */
@@ -463,7 +464,9 @@ int cmd_switches(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "switches");
-    int pr = rep_parse(&a, &switches_cmd, NULL, REP_OPTS_ALL, argc, argv);
+    const char *symbols = NULL;
+    const cli_opt own[] = {CLI_SYMBOLS_OPT(&symbols), CLI_END};
+    int pr = rep_parse(&a, &switches_cmd, own, REP_OPTS_ALL, argc, argv);
     if (pr != CLI_OPTS_RUN) return pr;
     ctx *c = calloc(1, sizeof *c);
     char *chunk = malloc(CHUNK + ROW_MAX);
@@ -488,15 +491,24 @@ int cmd_switches(int argc, char **argv)
         return rc;
     }
     /* The stack columns (CSV, JSON) when the trace walks stacks at its CSwitch or ReadyThread events. */
-    if (a.format != FMT_TEXT && etl_sched_stacks_logged(run.in.reader)) {
-        etl_status st = etl_sched_stacks_build(run.in.reader, &c->stacks);
-        char *big = st == ETL_OK ? realloc(chunk, CHUNK + ROW_MAX + 2 * STACK_CELL_MAX) : NULL;
+    etl_symbols *sym = NULL;
+    if (a.format != FMT_TEXT) {
+        rc = cli_sched_stacks_open("switches", symbols, run.in.reader, ETL_SYMBOLS_OFFSET, &c->stacks, &sym);
+        if (rc != EXIT_OK) {
+            free(c);
+            free(chunk);
+            rep_run_close(&run);
+            return rc;
+        }
+    }
+    if (c->stacks) {
+        char *big = realloc(chunk, CHUNK + ROW_MAX + 2 * STACK_CELL_MAX);
         if (big) chunk = c->out = big;
         c->joined = malloc(2 * ETL_STACK_MAX_FRAMES * (LABEL_MAX + 1) + 1);
-        if (st != ETL_OK || !big || !c->joined) {
-            fprintf(stderr, "%s switches: %s: stacks: %s\n", prog, a.path,
-                    st != ETL_OK ? etl_status_str(st) : "out of memory");
+        if (!big || !c->joined) {
+            fprintf(stderr, "%s switches: %s: stacks: out of memory\n", prog, a.path);
             etl_sched_stacks_free(c->stacks);
+            cli_symbols_close(sym);
             free(c->joined);
             free(c);
             free(chunk);
@@ -532,6 +544,7 @@ int cmd_switches(int argc, char **argv)
                 prog, col_u64(n0, c->rows), col_u64(n1, c->with_stack[0]), col_u64(n2, c->with_stack[1]),
                 col_u64(n3, c->compact_rows));
         etl_sched_stacks_free(c->stacks);
+        cli_symbols_close(sym);
         free(c->joined);
     }
     free(c->labels);

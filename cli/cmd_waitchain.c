@@ -7,6 +7,7 @@
 #include "etlkit/wakeups.h"
 #include "etlkit/waitchain.h"
 #include "etlkit/schedstacks.h"
+#include "symbols_cli.h"
 
 static const cli_cmd waitchain_cmd = {
     "waitchain", "FILE --thread TID|PROCESS [--at T] [--from T0] [--depth N] [--min T]",
@@ -31,6 +32,7 @@ typedef struct out {
     const etl_sched *m;
     etl_sched_stacks *stk;       /* NULL: no stacks */
     unsigned frames;             /* shown per stack, 0: all */
+    etl_symbols *sym;            /* --symbols (NULL: none) */
 } out;
 
 /*
@@ -419,6 +421,7 @@ static void print_json(const rep_run *run, const out *o)
     jw_u64(&w, "depth", c->o.depth);
     jw_i64(&w, "min_ns", c->o.min_ns);
     jw_u64(&w, "passes", c->passes);
+    cli_symbols_json(&w, o->sym);
     jw_obj(&w, "totals");
     jw_i64(&w, "running_ns", c->totals[ETL_CHAIN_RUNNING]);
     jw_i64(&w, "ready_ns", c->totals[ETL_CHAIN_READY]);
@@ -673,6 +676,7 @@ int cmd_waitchain(int argc, char **argv)
     int has_at = 0, has_from = 0, has_min = 0, has_depth = 0;
     int64_t min_ns = 0;
     unsigned depth = 0, frames = 8;
+    const char *symbols = NULL;
 #define WC_TIME "a time such as 1.5, 250ms, 10us or 42ns"
     const cli_opt own[] = {
         CLI_STRING("thread", 0, "TID|NAME", "the thread; a process name or PID takes its slowest thread",
@@ -688,6 +692,7 @@ int cmd_waitchain(int argc, char **argv)
          .help = "shortest wait to descend into (default 1ms)"},
         CLI_UINT("frames", "N", "frames shown of each wait's stacks, innermost first (default 8; 0: all)",
                  "a count from 0 to 384", &frames, 0, 384),
+        CLI_SYMBOLS_OPT(&symbols),
         CLI_END};
 #undef WC_TIME
     cli_opt common[REP_OPTS_MAX];
@@ -768,14 +773,14 @@ int cmd_waitchain(int argc, char **argv)
     } else {
         /* The stacks of the waits, when the trace walks them: two more passes, before the answer. */
         etl_sched_stacks *stk = NULL;
-        if (etl_sched_stacks_logged(run.in.reader) && etl_sched_stacks_build(run.in.reader, &stk) != ETL_OK) {
-            fprintf(stderr, "%s waitchain: %s: stacks left out: out of memory\n", prog, a.path);
-            status = EXIT_IO;
-        }
-        out o = {&c, run.model, stk, frames};
+        etl_symbols *sym = NULL;
+        int src = cli_sched_stacks_open("waitchain", symbols, run.in.reader, ETL_SYMBOLS_OFFSET, &stk, &sym);
+        if (src != EXIT_OK) status = src; /* told; the chain without stacks */
+        out o = {&c, run.model, stk, frames, sym};
         if (a.format == FMT_JSON) print_json(&run, &o);
         else print_text(&run, &o);
         etl_sched_stacks_free(stk);
+        cli_symbols_close(sym);
     }
     int rc2 = have_run ? rep_run_close(&run) : EXIT_OK;
     etl_chain_free(&c);

@@ -7,6 +7,7 @@
 #include "rep_json.h"
 #include "rep_columns.h"
 #include "waits_stacks.h"
+#include "symbols_cli.h"
 
 static const cli_cmd waits_cmd = {
     "waits", "FILE [OPTIONS]",
@@ -296,25 +297,32 @@ static void by_row(void *p, const etl_sched_row *row)
     etl_wait_stacks_row(c->w, row);
 }
 
-static int waits_by_stack(const rep_args *a, int readying, int flat)
+static int waits_by_stack(const rep_args *a, int readying, int flat, const char *symbols)
 {
     rep_run run;
     by_ctx c = {NULL, a, &run};
     int rc = rep_run_open(&run, a, by_row, &c, NULL);
     if (rc != EXIT_OK) return rc;
     etl_sched_stacks *s = NULL;
-    etl_status st = etl_sched_stacks_logged(run.in.reader) ? etl_sched_stacks_build(run.in.reader, &s) : ETL_OK;
-    if (st == ETL_OK) c.w = etl_wait_stacks_new(s, readying, a->v0, a->has_range ? a->v1 : a->v0);
-    if (st != ETL_OK || !c.w) {
-        fprintf(stderr, "%s waits: %s: stacks: %s\n", prog, a->path, st != ETL_OK ? etl_status_str(st) : "out of memory");
+    etl_symbols *sym = NULL;
+    /* A function's frames are one node with symbols (no offset): the tree and the list go by function. */
+    rc = cli_sched_stacks_open("waits", symbols, run.in.reader, 0, &s, &sym);
+    if (rc == EXIT_OK && !(c.w = etl_wait_stacks_new(s, readying, a->v0, a->has_range ? a->v1 : a->v0))) {
+        fprintf(stderr, "%s waits: %s: stacks: out of memory\n", prog, a->path);
+        rc = EXIT_IO;
+    }
+    if (rc != EXIT_OK) {
         etl_sched_stacks_free(s);
+        cli_symbols_close(sym);
         rep_run_close(&run);
-        return EXIT_IO;
+        return rc;
     }
     rep_run_go(&run, a);
-    int bad = waits_stacks_print(c.w, s != NULL, readying, &run, a, flat, a->top ? a->top : a->format == FMT_JSON ? 0 : 10);
+    int bad = waits_stacks_print(c.w, s != NULL, sym, readying, &run, a, flat,
+                                 a->top ? a->top : a->format == FMT_JSON ? 0 : 10);
     etl_wait_stacks_free(c.w);
     etl_sched_stacks_free(s);
+    cli_symbols_close(sym);
     if (bad) {
         fprintf(stderr, "%s waits: out of memory\n", prog);
         rep_run_close(&run);
@@ -328,7 +336,7 @@ int cmd_waits(int argc, char **argv)
     rep_args a;
     rep_args_init(&a, "waits");
     unsigned longest = 10;
-    const char *by = NULL;
+    const char *by = NULL, *symbols = NULL;
     int flat = 0;
     const cli_opt own[] = {
         CLI_UINT("longest", "N", "how many longest waits and ready delays to list (default 10)",
@@ -336,14 +344,16 @@ int cmd_waits(int argc, char **argv)
         CLI_STRING("by", 0, "stack|readying-stack", "charge the time to each row's New Thread Stack or Readying "
                    "Thread Stack (a tree of callers)", "stack or readying-stack", &by),
         CLI_FLAG("flat", 0, "with --by: by function rather than as a tree", &flat, 1),
+        CLI_SYMBOLS_OPT(&symbols),
         CLI_END};
     int pr = rep_parse(&a, &waits_cmd, own, REP_OPTS_ALL, argc, argv);
     if (pr != CLI_OPTS_RUN) return pr;
     if (by && strcmp(by, "stack") != 0 && strcmp(by, "readying-stack") != 0)
         return cli_usage_error("waits", "--by: '%s' is neither stack nor readying-stack", by);
     if (flat && !by) return cli_usage_error("waits", "--flat goes with --by stack or --by readying-stack");
+    if (symbols && !by) return cli_usage_error("waits", "--symbols goes with --by stack or --by readying-stack");
     if (by && a.format == FMT_CSV) return cli_usage_error("waits", "--by has no --csv form: text or --json");
-    if (by) return waits_by_stack(&a, strcmp(by, "readying-stack") == 0, flat);
+    if (by) return waits_by_stack(&a, strcmp(by, "readying-stack") == 0, flat, symbols);
     etl_usage u;
     memset(&u, 0, sizeof u);
     etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, longest, 0, false, 0, 0, 0, NULL, 0};

@@ -20,6 +20,27 @@ int cli_symbols_open(const char *cmd, const char *path, etl_reader *r, etl_symbo
     return EXIT_OK;
 }
 
+int cli_sched_stacks_open(const char *cmd, const char *path, etl_reader *r, unsigned flags, etl_sched_stacks **out,
+                          etl_symbols **sym)
+{
+    *out = NULL;
+    *sym = NULL;
+    if (!etl_sched_stacks_logged(r)) return EXIT_OK;
+    etl_status st = etl_sched_stacks_build(r, out);
+    if (st != ETL_OK) {
+        fprintf(stderr, "%s %s: stacks: %s\n", prog, cmd, etl_status_str(st));
+        return EXIT_IO;
+    }
+    int rc = cli_symbols_open(cmd, path, r, sym);
+    if (rc != EXIT_OK) {
+        etl_sched_stacks_free(*out);
+        *out = NULL;
+        return rc;
+    }
+    if (*sym) etl_sched_stacks_set_symbols(*out, *sym, flags);
+    return EXIT_OK;
+}
+
 void cli_symbols_close(etl_symbols *s)
 {
     if (!s) return;

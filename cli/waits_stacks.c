@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include "columns.h"
 #include "rep_json.h"
+#include "symbols_cli.h"
 
 static int64_t weight(const etl_wait_time *x)
 {
@@ -66,8 +67,8 @@ static void json_node(jw *j, const view *v, const etl_wait_node *parent, unsigne
     }
 }
 
-int waits_stacks_print(etl_wait_stacks *w, bool stacks_logged, bool readying, const rep_run *run, const rep_args *a,
-                       bool flat, unsigned top)
+int waits_stacks_print(etl_wait_stacks *w, bool stacks_logged, etl_symbols *sym, bool readying, const rep_run *run,
+                       const rep_args *a, bool flat, unsigned top)
 {
     etl_wait_node root;
     view v = {NULL, top, 0};
@@ -85,6 +86,7 @@ int waits_stacks_print(etl_wait_stacks *w, bool stacks_logged, bool readying, co
         rep_json_head(&j, run, run->v0, run->v1, 0);
         jw_str(&j, "by", key);
         jw_bool(&j, "stacks_logged", stacks_logged);
+        cli_symbols_json(&j, sym);
         json_acc(&j, &total);
         jw_obj(&j, "no_stack");
         json_acc(&j, &none);

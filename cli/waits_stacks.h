@@ -7,10 +7,11 @@
 #define ETLKIT_CLI_WAITS_STACKS_H
 
 #include "etlkit/schedstacks.h"
+#include "etlkit/symbols.h"
 #include "report.h"
 
 /* top: children per node (tree) or functions (flat), 0 all. 0 ok, -1 out of memory. */
-int waits_stacks_print(etl_wait_stacks *w, bool stacks_logged, bool readying, const rep_run *run, const rep_args *a,
-                       bool flat, unsigned top);
+int waits_stacks_print(etl_wait_stacks *w, bool stacks_logged, etl_symbols *sym, bool readying, const rep_run *run,
+                       const rep_args *a, bool flat, unsigned top);
 
 #endif

@@ -73,7 +73,16 @@ ETL_API const etl_profile_frame *etl_sched_stacks_frames(etl_sched_stacks *s, ui
  * indexes, as etl_profile's images of the same trace).
  */
 ETL_API const etl_profile_image *etl_sched_stacks_images(const etl_sched_stacks *s, size_t *n);
-/* "ntdll.dll+0x9f8a4", or "Unknown+0x7ff6a1b2c3d4" for an address in no image, into out[cap]; the length. */
+/*
+ * Names the frames through sym (etlkit/symbols.h, NULL: module+offset again), flags
+ * as etl_symbols_label takes them; sym must outlive s's labels.
+ */
+typedef struct etl_symbols etl_symbols;
+ETL_API void etl_sched_stacks_set_symbols(etl_sched_stacks *s, etl_symbols *sym, unsigned flags);
+/*
+ * "ntdll.dll+0x9f8a4", or "Unknown+0x7ff6a1b2c3d4" for an address in no image (with
+ * symbols: "ntdll.dll!NtWaitForSingleObject+0x14"), into out[cap]; the length.
+ */
 ETL_API size_t etl_sched_stacks_frame_label(const etl_sched_stacks *s, const etl_profile_frame *f, char *out,
                                             size_t cap);
 

@@ -21,6 +21,7 @@
  * announces each with the walk's StackThread.
  */
 #include "etlkit/schedstacks.h"
+#include "etlkit/symbols.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -56,6 +57,8 @@ struct etl_sched_stacks {
     size_t nimg;
     sst_entry *v;
     size_t n, cap;
+    etl_symbols *sym;         /* names the frames (NULL: module+offset) */
+    unsigned sym_flags;
     etl_sched_stacks_stats st;
 };
 
@@ -406,8 +409,16 @@ const etl_profile_image *etl_sched_stacks_images(const etl_sched_stacks *s, size
     return s ? s->img : NULL;
 }
 
+void etl_sched_stacks_set_symbols(etl_sched_stacks *s, etl_symbols *sym, unsigned flags)
+{
+    s->sym = sym;
+    s->sym_flags = flags;
+}
+
 size_t etl_sched_stacks_frame_label(const etl_sched_stacks *s, const etl_profile_frame *f, char *out, size_t cap)
 {
+    bool known = f->image != ETL_PROFILE_NONE && f->image < s->nimg;
+    if (s->sym) return etl_symbols_label(s->sym, known ? &s->img[f->image] : NULL, f->address, s->sym_flags, out, cap);
     int n;
     if (f->image == ETL_PROFILE_NONE || f->image >= s->nimg)
         n = snprintf(out, cap, "Unknown+0x%" PRIx64, f->address);
