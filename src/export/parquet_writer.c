@@ -1,0 +1,722 @@
+/*
+ * parquet_writer.c - one Parquet file of one table (parquet.h): rows are buffered
+ * column by column, a row group at a time (about 1 M rows, fewer when their
+ * values pass row_group_bytes, so memory stays bounded however long the trace),
+ * sorted by the table's order, then each column is written as a column chunk:
+ *
+ *   a dictionary page (PLAIN values) when the column takes a dictionary and its
+ *   distinct values in the chunk fit dict_max (else the chunk falls back to PLAIN),
+ *   then data pages v1 of page_rows rows: definition levels (RLE/bit-packed hybrid
+ *   with a 4-byte length, nullable columns only: a NULL is a level 0 and no value)
+ *   and the values, RLE_DICTIONARY indices, DELTA_BINARY_PACKED or PLAIN, each page
+ *   compressed with zstd;
+ *
+ * with its statistics (min_value, max_value in the column's sort order, null_count).
+ * The footer (FileMetaData: the schema with physical and logical types, the row
+ * groups and their column chunks, TypeDefinedOrder for every column) is written
+ * by pq_writer_finish, then its length and "PAR1".
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <zstd.h>
+#include "etlkit/version.h"
+#include "export/parquet.h"
+
+/* parquet.thrift's enums, as written. */
+enum { PT_BOOLEAN = 0, PT_INT32 = 1, PT_INT64 = 2, PT_BYTE_ARRAY = 6 };
+enum { ENC_PLAIN = 0, ENC_RLE = 3, ENC_DELTA_BINARY_PACKED = 5, ENC_RLE_DICTIONARY = 8 };
+enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2 };
+enum { CODEC_ZSTD = 6 };
+enum { DICT_BYTES_MAX = 1 << 20 };
+
+typedef struct chunk_meta {
+    int64_t data_off, dict_off;  /* dict_off -1: no dictionary page */
+    int64_t uncomp, comp;        /* the pages' sizes with their headers */
+    int64_t nvals, nulls;
+    unsigned encoding;           /* the data pages' */
+    bool has_minmax;
+    uint8_t *min, *max;
+    uint32_t min_n, max_n;
+} chunk_meta;
+
+typedef struct pq_col {
+    const char *name;
+    unsigned type;               /* ETL_COLUMN_* type, the default resolved */
+    unsigned flags;
+    int64_t *val;                /* per buffered row: the integer, or the text's offset in arena */
+    uint8_t *isnull;
+    pq_buf arena;                /* texts, PLAIN: a 4-byte length and the bytes */
+    chunk_meta *meta;            /* per row group written */
+} pq_col;
+
+typedef struct rg_meta {
+    int64_t rows, uncomp, comp, off;
+} rg_meta;
+
+struct pq_writer {
+    FILE *f;
+    uint64_t off;
+    pq_col *c;
+    unsigned ncols;
+    int order[2];
+    unsigned norder;
+    size_t rows, cap, bytes;     /* buffered rows, their arrays' capacity, their values' size */
+    size_t rg_rows, rg_bytes, page_rows, dict_max;
+    int level;
+    char *created_by;
+    rg_meta *rg;
+    size_t nrg, caprg;
+    uint64_t total_rows;
+    ZSTD_CCtx *z;
+    pq_buf page, comp, hdr, levels;
+    /* scratch of a column chunk, rows entries each */
+    uint32_t *perm, *def, *idx;
+    int64_t *vals;
+    size_t scratch_cap;
+    uint32_t *slot;              /* dictionary hash: index + 1, 0 empty */
+    unsigned slot_bits;
+    int64_t *dict;               /* distinct values (texts: offsets in arena) */
+    etl_status st;
+    char err[200];
+};
+
+static etl_status fail(pq_writer *w, etl_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static etl_status fail(pq_writer *w, etl_status st, const char *fmt, ...)
+{
+    if (w->st != ETL_OK) return w->st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->err, sizeof w->err, fmt, ap);
+    va_end(ap);
+    w->st = st;
+    return st;
+}
+
+static unsigned col_type(const etl_column_def *d)
+{
+    unsigned t = d->kind & ETL_COLUMN_TYPE_MASK;
+    if (t) return t;
+    return strcmp(d->type, "TEXT") == 0 ? ETL_COLUMN_TEXT : ETL_COLUMN_INT64;
+}
+
+static int physical(unsigned type)
+{
+    switch (type) {
+    case ETL_COLUMN_BOOL: return PT_BOOLEAN;
+    case ETL_COLUMN_INT64:
+    case ETL_COLUMN_TIMESTAMP_NS: return PT_INT64;
+    case ETL_COLUMN_TEXT: return PT_BYTE_ARRAY;
+    default: return PT_INT32;
+    }
+}
+
+/* The range a type holds. */
+static void type_range(unsigned type, int64_t *lo, int64_t *hi)
+{
+    static const struct { int64_t lo, hi; } r[] = {
+        [ETL_COLUMN_INT8] = {INT8_MIN, INT8_MAX},    [ETL_COLUMN_INT16] = {INT16_MIN, INT16_MAX},
+        [ETL_COLUMN_INT32] = {INT32_MIN, INT32_MAX}, [ETL_COLUMN_UINT8] = {0, UINT8_MAX},
+        [ETL_COLUMN_UINT16] = {0, UINT16_MAX},       [ETL_COLUMN_UINT32] = {0, UINT32_MAX},
+        [ETL_COLUMN_BOOL] = {0, 1}};
+    if (type < sizeof r / sizeof r[0] && (r[type].lo || r[type].hi)) {
+        *lo = r[type].lo;
+        *hi = r[type].hi;
+    } else {
+        *lo = INT64_MIN;
+        *hi = INT64_MAX;
+    }
+}
+
+etl_status pq_writer_open(FILE *f, const etl_column_def *cols, unsigned ncols, const pq_writer_options *o,
+                          pq_writer **out)
+{
+    *out = NULL;
+    pq_writer *w = calloc(1, sizeof *w);
+    if (!w) return ETL_E_NOMEM;
+    w->f = f;
+    w->ncols = ncols;
+    w->rg_rows = o && o->row_group_rows ? o->row_group_rows : PQ_ROW_GROUP_ROWS;
+    w->rg_bytes = o && o->row_group_bytes ? o->row_group_bytes : PQ_ROW_GROUP_BYTES;
+    w->page_rows = o && o->page_rows ? o->page_rows : PQ_PAGE_ROWS;
+    w->dict_max = o && o->dict_max ? o->dict_max : PQ_DICT_MAX;
+    w->level = o && o->zstd_level ? o->zstd_level : PQ_ZSTD_LEVEL;
+    if (w->rg_rows > UINT32_MAX) w->rg_rows = UINT32_MAX; /* row indices are 32-bit */
+    if (w->dict_max > (1u << 24)) w->dict_max = 1u << 24;
+    while ((1ull << w->slot_bits) < 2 * w->dict_max) w->slot_bits++;
+    char by[96];
+    snprintf(by, sizeof by, "etlkit version %s", ETLKIT_VERSION_STRING);
+    w->created_by = strdup(o && o->created_by ? o->created_by : by);
+    w->c = calloc(ncols ? ncols : 1, sizeof *w->c);
+    w->z = ZSTD_createCCtx();
+    w->slot = calloc((size_t)1 << w->slot_bits, sizeof *w->slot);
+    w->dict = malloc(w->dict_max * sizeof *w->dict);
+    if (!w->created_by || !w->c || !w->z || !w->slot || !w->dict) {
+        pq_writer_close(w);
+        return ETL_E_NOMEM;
+    }
+    for (unsigned i = 0; i < ncols; i++) {
+        w->c[i].name = cols[i].name;
+        w->c[i].type = col_type(&cols[i]);
+        w->c[i].flags = cols[i].kind & ~(unsigned)ETL_COLUMN_TYPE_MASK;
+        if (physical(w->c[i].type) != PT_INT64) w->c[i].flags &= ~(unsigned)ETL_COLUMN_DELTA; /* INT64 only */
+    }
+    /* The order: up to two column names. */
+    if (o && o->order) {
+        const char *s = o->order;
+        while (*s) {
+            size_t n = strcspn(s, ",");
+            unsigned k = 0;
+            while (k < ncols && !(strlen(cols[k].name) == n && memcmp(cols[k].name, s, n) == 0)) k++;
+            if (k == ncols || w->norder == 2) {
+                pq_writer_close(w);
+                return ETL_E_INVALID_ARG;
+            }
+            w->order[w->norder++] = (int)k;
+            s += n + (s[n] == ',');
+        }
+    }
+    uint8_t magic[4] = {'P', 'A', 'R', '1'};
+    if (fwrite(magic, 1, 4, f) != 4) fail(w, ETL_E_IO, "%s", strerror(errno));
+    w->off = 4;
+    *out = w;
+    return ETL_OK;
+}
+
+static bool grow_rows(pq_writer *w)
+{
+    size_t cap = w->cap ? w->cap * 2 : 4096;
+    if (cap > w->rg_rows) cap = w->rg_rows;
+    for (unsigned i = 0; i < w->ncols; i++) {
+        int64_t *v = realloc(w->c[i].val, cap * sizeof *v);
+        if (v) w->c[i].val = v;
+        uint8_t *nl = realloc(w->c[i].isnull, cap);
+        if (nl) w->c[i].isnull = nl;
+        if (!v || !nl) return false;
+    }
+    w->cap = cap;
+    return true;
+}
+
+static etl_status flush_row_group(pq_writer *w);
+
+etl_status pq_writer_row(pq_writer *w, const etl_value *v)
+{
+    if (w->st != ETL_OK) return w->st;
+    if (w->rows == w->cap && !grow_rows(w)) return fail(w, ETL_E_NOMEM, "out of memory");
+    size_t r = w->rows;
+    for (unsigned i = 0; i < w->ncols; i++) {
+        pq_col *c = &w->c[i];
+        c->isnull[r] = v[i].kind == ETL_VALUE_NULL;
+        c->val[r] = 0;
+        if (v[i].kind == ETL_VALUE_NULL) {
+            if (c->flags & ETL_COLUMN_NOT_NULL)
+                return fail(w, ETL_E_RANGE, "column %s: a NULL in a NOT NULL column", c->name);
+        } else if (c->type == ETL_COLUMN_TEXT) {
+            if (v[i].kind != ETL_VALUE_TEXT) return fail(w, ETL_E_RANGE, "column %s: a number in a text column", c->name);
+            size_t n = strlen(v[i].s);
+            if (n > UINT32_MAX - 4) return fail(w, ETL_E_RANGE, "column %s: a text of %zu bytes", c->name, n);
+            c->val[r] = (int64_t)c->arena.n;
+            pq_buf_le32(&c->arena, (uint32_t)n);
+            pq_buf_put(&c->arena, v[i].s, n);
+            if (c->arena.oom) return fail(w, ETL_E_NOMEM, "out of memory");
+            w->bytes += n;
+        } else {
+            if (v[i].kind != ETL_VALUE_INT) return fail(w, ETL_E_RANGE, "column %s: a text in an integer column", c->name);
+            int64_t lo, hi;
+            type_range(c->type, &lo, &hi);
+            if (v[i].i < lo || v[i].i > hi)
+                return fail(w, ETL_E_RANGE, "column %s: %lld does not fit its type", c->name, (long long)v[i].i);
+            c->val[r] = v[i].i;
+        }
+    }
+    w->rows++;
+    w->bytes += 9 * (size_t)w->ncols;
+    if (w->rows >= w->rg_rows || w->bytes >= w->rg_bytes) return flush_row_group(w);
+    return ETL_OK;
+}
+
+/* ---- writing ------------------------------------------------------------------------------- */
+
+static void put(pq_writer *w, const void *p, size_t n)
+{
+    if (w->st != ETL_OK) return;
+    if (n && fwrite(p, 1, n, w->f) != n) {
+        fail(w, ETL_E_IO, "%s", strerror(errno ? errno : EIO));
+        return;
+    }
+    w->off += n;
+}
+
+/* Compresses w->page and writes it with its header (data pages: nvals, enc; dictionary: nvals). */
+static void write_page(pq_writer *w, chunk_meta *m, int type, size_t nvals, unsigned enc)
+{
+    if (w->page.oom) {
+        fail(w, ETL_E_NOMEM, "out of memory");
+        return;
+    }
+    size_t bound = ZSTD_compressBound(w->page.n);
+    w->comp.n = 0;
+    if (!pq_buf_reserve(&w->comp, bound)) {
+        fail(w, ETL_E_NOMEM, "out of memory");
+        return;
+    }
+    size_t cn = ZSTD_compressCCtx(w->z, w->comp.p, bound, w->page.p, w->page.n, w->level);
+    if (ZSTD_isError(cn)) {
+        fail(w, ETL_E_NOMEM, "zstd: %s", ZSTD_getErrorName(cn));
+        return;
+    }
+    if (w->page.n > INT32_MAX || cn > INT32_MAX) {
+        fail(w, ETL_E_RANGE, "a page past 2 GiB");
+        return;
+    }
+    w->hdr.n = 0;
+    pq_thrift t;
+    pq_t_begin(&t, &w->hdr);
+    pq_t_i32(&t, 1, type);
+    pq_t_i32(&t, 2, (int32_t)w->page.n);
+    pq_t_i32(&t, 3, (int32_t)cn);
+    if (type == PAGE_DATA) {
+        pq_t_struct(&t, 5); /* DataPageHeader */
+        pq_t_i32(&t, 1, (int32_t)nvals);
+        pq_t_i32(&t, 2, (int32_t)enc);
+        pq_t_i32(&t, 3, ENC_RLE);
+        pq_t_i32(&t, 4, ENC_RLE);
+        pq_t_end(&t);
+    } else {
+        pq_t_struct(&t, 7); /* DictionaryPageHeader */
+        pq_t_i32(&t, 1, (int32_t)nvals);
+        pq_t_i32(&t, 2, ENC_PLAIN);
+        pq_t_end(&t);
+    }
+    pq_t_end(&t);
+    if (w->hdr.oom) {
+        fail(w, ETL_E_NOMEM, "out of memory");
+        return;
+    }
+    put(w, w->hdr.p, w->hdr.n);
+    put(w, w->comp.p, cn);
+    m->uncomp += (int64_t)(w->hdr.n + w->page.n);
+    m->comp += (int64_t)(w->hdr.n + cn);
+}
+
+static const uint8_t *text_at(const pq_col *c, int64_t off, uint32_t *n)
+{
+    const uint8_t *p = c->arena.p + off;
+    *n = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return p + 4;
+}
+
+static int text_cmp(const pq_col *c, int64_t a, int64_t b)
+{
+    uint32_t na, nb;
+    const uint8_t *pa = text_at(c, a, &na), *pb = text_at(c, b, &nb);
+    int r = memcmp(pa, pb, na < nb ? na : nb);
+    return r ? r : (na > nb) - (na < nb);
+}
+
+static uint64_t hash_value(const pq_col *c, int64_t v)
+{
+    if (c->type != ETL_COLUMN_TEXT) return (uint64_t)v * UINT64_C(0x9E3779B97F4A7C15);
+    uint32_t n;
+    const uint8_t *p = text_at(c, v, &n);
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
+    for (uint32_t i = 0; i < n; i++) h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+    return h * UINT64_C(0x9E3779B97F4A7C15);
+}
+
+/* Dictionary indices of the nv values into w->idx; false when the distinct values pass the limits. */
+static bool build_dict(pq_writer *w, const pq_col *c, size_t nv, size_t *ndict)
+{
+    size_t slots = (size_t)1 << w->slot_bits, n = 0, bytes = 0;
+    memset(w->slot, 0, slots * sizeof *w->slot);
+    for (size_t i = 0; i < nv; i++) {
+        int64_t v = w->vals[i];
+        size_t h = (size_t)(hash_value(c, v) >> (64 - w->slot_bits));
+        for (;;) {
+            uint32_t s = w->slot[h];
+            if (!s) {
+                if (n == w->dict_max) return false;
+                if (c->type == ETL_COLUMN_TEXT) {
+                    uint32_t len;
+                    text_at(c, v, &len);
+                    if ((bytes += 4 + (size_t)len) > DICT_BYTES_MAX) return false;
+                }
+                w->dict[n] = v;
+                w->slot[h] = (uint32_t)++n;
+                w->idx[i] = (uint32_t)(n - 1);
+                break;
+            }
+            int64_t d = w->dict[s - 1];
+            if (c->type == ETL_COLUMN_TEXT ? text_cmp(c, d, v) == 0 : d == v) {
+                w->idx[i] = s - 1;
+                break;
+            }
+            h = (h + 1) & (slots - 1);
+        }
+    }
+    *ndict = n;
+    return true;
+}
+
+/* PLAIN values [0, n) of vals (or of texts at those offsets) into b. */
+static void plain(pq_buf *b, const pq_col *c, const int64_t *vals, size_t n)
+{
+    int pt = physical(c->type);
+    if (pt == PT_BOOLEAN) {
+        pq_plain_bool(b, vals, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (pt == PT_INT32) {
+            pq_buf_le32(b, (uint32_t)vals[i]);
+        } else if (pt == PT_INT64) {
+            pq_buf_le64(b, (uint64_t)vals[i]);
+        } else {
+            uint32_t len;
+            const uint8_t *p = text_at(c, vals[i], &len);
+            pq_buf_put(b, p - 4, 4 + (size_t)len);
+        }
+    }
+}
+
+/* A statistic: the PLAIN bytes of one value (a text's without its length). */
+static uint8_t *stat_bytes(const pq_col *c, int64_t v, uint32_t *n)
+{
+    uint8_t tmp[8];
+    const uint8_t *src = tmp;
+    int pt = physical(c->type);
+    if (pt == PT_BYTE_ARRAY) {
+        src = text_at(c, v, n);
+    } else {
+        *n = pt == PT_BOOLEAN ? 1 : pt == PT_INT32 ? 4 : 8;
+        for (unsigned i = 0; i < *n; i++) tmp[i] = (uint8_t)((uint64_t)v >> 8 * i);
+    }
+    uint8_t *p = malloc(*n ? *n : 1);
+    if (p) memcpy(p, src, *n);
+    return p;
+}
+
+static bool scratch(pq_writer *w, size_t n)
+{
+    if (n <= w->scratch_cap) return true;
+    uint32_t *perm = realloc(w->perm, n * sizeof *perm);
+    if (perm) w->perm = perm;
+    uint32_t *def = realloc(w->def, n * sizeof *def);
+    if (def) w->def = def;
+    uint32_t *idx = realloc(w->idx, n * sizeof *idx);
+    if (idx) w->idx = idx;
+    int64_t *vals = realloc(w->vals, n * sizeof *vals);
+    if (vals) w->vals = vals;
+    if (!perm || !def || !idx || !vals) return false;
+    w->scratch_cap = n;
+    return true;
+}
+
+static void write_chunk(pq_writer *w, pq_col *c, chunk_meta *m)
+{
+    size_t rows = w->rows, nv = 0;
+    bool nullable = !(c->flags & ETL_COLUMN_NOT_NULL);
+    memset(m, 0, sizeof *m);
+    m->dict_off = -1;
+    /* The values in the row group's order; the statistics. */
+    int64_t lo = 0, hi = 0;
+    for (size_t r = 0; r < rows; r++) {
+        uint32_t row = w->perm[r];
+        w->def[r] = !c->isnull[row];
+        if (c->isnull[row]) continue;
+        int64_t v = c->val[row];
+        if (!nv) {
+            lo = hi = v;
+        } else if (c->type == ETL_COLUMN_TEXT) {
+            if (text_cmp(c, v, lo) < 0) lo = v;
+            if (text_cmp(c, v, hi) > 0) hi = v;
+        } else {
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+        }
+        w->vals[nv++] = v;
+    }
+    m->nvals = (int64_t)rows;
+    m->nulls = (int64_t)(rows - nv);
+    if (nv) {
+        m->min = stat_bytes(c, lo, &m->min_n);
+        m->max = stat_bytes(c, hi, &m->max_n);
+        if (!m->min || !m->max) {
+            fail(w, ETL_E_NOMEM, "out of memory");
+            return;
+        }
+        m->has_minmax = true;
+    }
+    /* The encoding: a dictionary when asked and small enough, else DELTA or PLAIN. */
+    size_t ndict = 0;
+    bool dict = !(c->flags & (ETL_COLUMN_PLAIN | ETL_COLUMN_DELTA)) && c->type != ETL_COLUMN_BOOL && nv &&
+                build_dict(w, c, nv, &ndict);
+    m->encoding = dict ? ENC_RLE_DICTIONARY : (c->flags & ETL_COLUMN_DELTA) ? ENC_DELTA_BINARY_PACKED : ENC_PLAIN;
+    if (dict) {
+        m->dict_off = (int64_t)w->off;
+        w->page.n = 0;
+        plain(&w->page, c, w->dict, ndict);
+        write_page(w, m, PAGE_DICTIONARY, ndict, ENC_PLAIN);
+    }
+    m->data_off = (int64_t)w->off;
+    unsigned bw = dict ? pq_bit_width(ndict - 1) : 0;
+    if (dict && !bw) bw = 1;
+    size_t v0 = 0;
+    for (size_t r0 = 0; r0 < rows && w->st == ETL_OK; r0 += w->page_rows) {
+        size_t r1 = rows - r0 < w->page_rows ? rows : r0 + w->page_rows, v1 = v0;
+        for (size_t r = r0; r < r1; r++) v1 += w->def[r];
+        w->page.n = 0;
+        if (nullable) { /* definition levels, max level 1: the RLE hybrid with its length first */
+            w->levels.n = 0;
+            pq_rle_hybrid(&w->levels, w->def + r0, r1 - r0, 1);
+            pq_buf_le32(&w->page, (uint32_t)w->levels.n);
+            pq_buf_put(&w->page, w->levels.p, w->levels.n);
+            if (w->levels.oom) w->page.oom = true;
+        }
+        if (dict) {
+            pq_buf_u8(&w->page, (uint8_t)bw);
+            pq_rle_hybrid(&w->page, w->idx + v0, v1 - v0, bw);
+        } else if (m->encoding == ENC_DELTA_BINARY_PACKED) {
+            pq_delta_binary_packed(&w->page, w->vals + v0, v1 - v0);
+        } else {
+            plain(&w->page, c, w->vals + v0, v1 - v0);
+        }
+        write_page(w, m, PAGE_DATA, r1 - r0, m->encoding);
+        v0 = v1;
+    }
+}
+
+typedef struct sort_key {
+    int64_t k[2];
+    uint32_t row;
+    uint8_t null[2];
+} sort_key;
+
+/* NULLs first, then by value; equal keys keep the order they came in. */
+static int key_cmp(const void *pa, const void *pb)
+{
+    const sort_key *a = pa, *b = pb;
+    for (int i = 0; i < 2; i++) {
+        if (a->null[i] != b->null[i]) return a->null[i] ? -1 : 1;
+        if (a->k[i] != b->k[i]) return a->k[i] < b->k[i] ? -1 : 1;
+    }
+    return (a->row > b->row) - (a->row < b->row);
+}
+
+static etl_status flush_row_group(pq_writer *w)
+{
+    if (w->st != ETL_OK || !w->rows) return w->st;
+    if (!scratch(w, w->rows)) return fail(w, ETL_E_NOMEM, "out of memory");
+    if (w->nrg == w->caprg) {
+        size_t cap = w->caprg ? w->caprg * 2 : 8;
+        rg_meta *rg = realloc(w->rg, cap * sizeof *rg);
+        if (!rg) return fail(w, ETL_E_NOMEM, "out of memory");
+        w->rg = rg;
+        for (unsigned i = 0; i < w->ncols; i++) {
+            chunk_meta *m = realloc(w->c[i].meta, cap * sizeof *m);
+            if (!m) return fail(w, ETL_E_NOMEM, "out of memory");
+            w->c[i].meta = m;
+        }
+        w->caprg = cap;
+    }
+    for (size_t r = 0; r < w->rows; r++) w->perm[r] = (uint32_t)r;
+    if (w->norder) {
+        sort_key *k = malloc(w->rows * sizeof *k);
+        if (!k) return fail(w, ETL_E_NOMEM, "out of memory");
+        for (size_t r = 0; r < w->rows; r++) {
+            memset(&k[r], 0, sizeof k[r]);
+            k[r].row = (uint32_t)r;
+            for (unsigned i = 0; i < w->norder; i++) {
+                const pq_col *c = &w->c[w->order[i]];
+                k[r].null[i] = c->isnull[r];
+                k[r].k[i] = c->isnull[r] ? 0 : c->val[r];
+            }
+        }
+        qsort(k, w->rows, sizeof *k, key_cmp);
+        for (size_t r = 0; r < w->rows; r++) w->perm[r] = k[r].row;
+        free(k);
+    }
+    rg_meta *g = &w->rg[w->nrg];
+    memset(g, 0, sizeof *g);
+    g->rows = (int64_t)w->rows;
+    g->off = (int64_t)w->off;
+    for (unsigned i = 0; i < w->ncols; i++) {
+        chunk_meta *m = &w->c[i].meta[w->nrg];
+        write_chunk(w, &w->c[i], m);
+        g->uncomp += m->uncomp;
+        g->comp += m->comp;
+        if (w->st != ETL_OK) { /* the chunks up to this one are counted, to be freed */
+            w->nrg++;
+            for (unsigned k = i + 1; k < w->ncols; k++) memset(&w->c[k].meta[w->nrg - 1], 0, sizeof(chunk_meta));
+            return w->st;
+        }
+    }
+    w->nrg++;
+    w->total_rows += w->rows;
+    w->rows = 0;
+    w->bytes = 0;
+    for (unsigned i = 0; i < w->ncols; i++) w->c[i].arena.n = 0;
+    return w->st;
+}
+
+/* ---- the footer ---------------------------------------------------------------------------- */
+
+static void schema_element(pq_thrift *t, const pq_col *c)
+{
+    static const struct { int8_t bits; bool sign; int conv; } ints[] = {
+        [ETL_COLUMN_INT8] = {8, true, 15},   [ETL_COLUMN_INT16] = {16, true, 16}, [ETL_COLUMN_INT32] = {32, true, 17},
+        [ETL_COLUMN_INT64] = {64, true, 18}, [ETL_COLUMN_UINT8] = {8, false, 11}, [ETL_COLUMN_UINT16] = {16, false, 12},
+        [ETL_COLUMN_UINT32] = {32, false, 13}};
+    pq_t_elem_struct(t);
+    pq_t_i32(t, 1, physical(c->type));
+    pq_t_i32(t, 3, (c->flags & ETL_COLUMN_NOT_NULL) ? 0 : 1); /* REQUIRED, OPTIONAL */
+    pq_t_string(t, 4, c->name);
+    if (c->type == ETL_COLUMN_TEXT) {
+        pq_t_i32(t, 6, 0); /* ConvertedType UTF8 */
+        pq_t_struct(t, 10);
+        pq_t_struct(t, 1); /* STRING */
+        pq_t_end(t);
+        pq_t_end(t);
+    } else if (c->type == ETL_COLUMN_TIMESTAMP_NS) {
+        pq_t_struct(t, 10);
+        pq_t_struct(t, 8); /* TIMESTAMP */
+        pq_t_bool(t, 1, true);
+        pq_t_struct(t, 2); /* unit */
+        pq_t_struct(t, 3); /* NANOS */
+        pq_t_end(t);
+        pq_t_end(t);
+        pq_t_end(t);
+        pq_t_end(t);
+    } else if (c->type != ETL_COLUMN_BOOL) {
+        pq_t_i32(t, 6, ints[c->type].conv);
+        pq_t_struct(t, 10);
+        pq_t_struct(t, 10); /* INTEGER */
+        pq_t_byte(t, 1, ints[c->type].bits);
+        pq_t_bool(t, 2, ints[c->type].sign);
+        pq_t_end(t);
+        pq_t_end(t);
+    }
+    pq_t_end(t);
+}
+
+static void column_chunk(pq_thrift *t, const pq_col *c, const chunk_meta *m)
+{
+    pq_t_elem_struct(t);
+    pq_t_i64(t, 2, m->dict_off >= 0 ? m->dict_off : m->data_off);
+    pq_t_struct(t, 3); /* ColumnMetaData */
+    pq_t_i32(t, 1, physical(c->type));
+    bool dict = m->dict_off >= 0;
+    pq_t_list(t, 2, PQ_T_I32, dict ? 3 : 2);
+    pq_t_elem_i32(t, (int32_t)m->encoding);
+    pq_t_elem_i32(t, ENC_RLE);
+    if (dict) pq_t_elem_i32(t, ENC_PLAIN);
+    pq_t_list(t, 3, PQ_T_BINARY, 1);
+    pq_t_elem_string(t, c->name);
+    pq_t_i32(t, 4, CODEC_ZSTD);
+    pq_t_i64(t, 5, m->nvals);
+    pq_t_i64(t, 6, m->uncomp);
+    pq_t_i64(t, 7, m->comp);
+    pq_t_i64(t, 9, m->data_off);
+    if (dict) pq_t_i64(t, 11, m->dict_off);
+    pq_t_struct(t, 12); /* Statistics */
+    pq_t_i64(t, 3, m->nulls);
+    if (m->has_minmax) {
+        pq_t_binary(t, 5, m->max, m->max_n);
+        pq_t_binary(t, 6, m->min, m->min_n);
+    }
+    pq_t_end(t);
+    pq_t_end(t);
+    pq_t_end(t);
+}
+
+etl_status pq_writer_finish(pq_writer *w)
+{
+    if (flush_row_group(w) != ETL_OK) return w->st;
+    pq_buf b = {0};
+    pq_thrift t;
+    pq_t_begin(&t, &b);
+    pq_t_i32(&t, 1, 1); /* version */
+    pq_t_list(&t, 2, PQ_T_STRUCT, w->ncols + 1);
+    pq_t_elem_struct(&t); /* the root */
+    pq_t_string(&t, 4, "schema");
+    pq_t_i32(&t, 5, (int32_t)w->ncols);
+    pq_t_end(&t);
+    for (unsigned i = 0; i < w->ncols; i++) schema_element(&t, &w->c[i]);
+    pq_t_i64(&t, 3, (int64_t)w->total_rows);
+    pq_t_list(&t, 4, PQ_T_STRUCT, (uint32_t)w->nrg);
+    for (size_t g = 0; g < w->nrg; g++) {
+        pq_t_elem_struct(&t);
+        pq_t_list(&t, 1, PQ_T_STRUCT, w->ncols);
+        for (unsigned i = 0; i < w->ncols; i++) column_chunk(&t, &w->c[i], &w->c[i].meta[g]);
+        pq_t_i64(&t, 2, w->rg[g].uncomp);
+        pq_t_i64(&t, 3, w->rg[g].rows);
+        if (w->norder) {
+            pq_t_list(&t, 4, PQ_T_STRUCT, w->norder);
+            for (unsigned i = 0; i < w->norder; i++) {
+                pq_t_elem_struct(&t); /* SortingColumn */
+                pq_t_i32(&t, 1, w->order[i]);
+                pq_t_bool(&t, 2, false);
+                pq_t_bool(&t, 3, true);
+                pq_t_end(&t);
+            }
+        }
+        pq_t_i64(&t, 5, w->rg[g].off);
+        pq_t_i64(&t, 6, w->rg[g].comp);
+        pq_t_end(&t);
+    }
+    pq_t_string(&t, 6, w->created_by);
+    pq_t_list(&t, 7, PQ_T_STRUCT, w->ncols); /* column_orders: TypeDefinedOrder, so min/max are the values' */
+    for (unsigned i = 0; i < w->ncols; i++) {
+        pq_t_elem_struct(&t);
+        pq_t_struct(&t, 1);
+        pq_t_end(&t);
+        pq_t_end(&t);
+    }
+    pq_t_end(&t);
+    if (b.oom || b.n > UINT32_MAX) {
+        pq_buf_free(&b);
+        return fail(w, ETL_E_NOMEM, "out of memory");
+    }
+    put(w, b.p, b.n);
+    uint8_t tail[8] = {(uint8_t)b.n, (uint8_t)(b.n >> 8), (uint8_t)(b.n >> 16), (uint8_t)(b.n >> 24), 'P', 'A', 'R', '1'};
+    put(w, tail, 8);
+    pq_buf_free(&b);
+    if (w->st == ETL_OK && (fflush(w->f) != 0 || ferror(w->f))) fail(w, ETL_E_IO, "%s", strerror(errno ? errno : EIO));
+    return w->st;
+}
+
+const char *pq_writer_error(const pq_writer *w) { return w->err; }
+
+uint64_t pq_writer_rows(const pq_writer *w) { return w->total_rows + w->rows; }
+
+void pq_writer_close(pq_writer *w)
+{
+    if (!w) return;
+    for (unsigned i = 0; w->c && i < w->ncols; i++) {
+        pq_col *c = &w->c[i];
+        for (size_t g = 0; c->meta && g < w->nrg; g++) {
+            free(c->meta[g].min);
+            free(c->meta[g].max);
+        }
+        free(c->meta);
+        free(c->val);
+        free(c->isnull);
+        pq_buf_free(&c->arena);
+    }
+    free(w->c);
+    free(w->rg);
+    ZSTD_freeCCtx(w->z);
+    pq_buf_free(&w->page);
+    pq_buf_free(&w->comp);
+    pq_buf_free(&w->hdr);
+    pq_buf_free(&w->levels);
+    free(w->perm);
+    free(w->def);
+    free(w->idx);
+    free(w->vals);
+    free(w->slot);
+    free(w->dict);
+    free(w->created_by);
+    free(w);
+}
