@@ -87,6 +87,11 @@ void pq_plain_bool(pq_buf *b, const int64_t *v, size_t n);
 
 typedef struct pq_writer pq_writer;
 
+/* The writing's working memory, shared by writers used from one thread at a time (a sink's). */
+typedef struct pq_scratch pq_scratch;
+pq_scratch *pq_scratch_new(void);
+void pq_scratch_free(pq_scratch *s);
+
 typedef struct pq_writer_options {
     size_t row_group_rows;   /* rows per row group (0: PQ_ROW_GROUP_ROWS) */
     size_t row_group_bytes;  /* ... or fewer, when the buffered values reach this (0: PQ_ROW_GROUP_BYTES) */
@@ -95,11 +100,12 @@ typedef struct pq_writer_options {
     int zstd_level;          /* 0: PQ_ZSTD_LEVEL */
     const char *order;       /* "col,col": rows sorted by these in each row group (NULL: as added) */
     const char *created_by;
+    pq_scratch *scratch;     /* NULL: the writer's own */
 } pq_writer_options;
 
 enum {
     PQ_ROW_GROUP_ROWS = 1 << 20,
-    PQ_ROW_GROUP_BYTES = 96 << 20,
+    PQ_ROW_GROUP_BYTES = 64 << 20,
     PQ_PAGE_ROWS = 1 << 17,
     PQ_DICT_MAX = 1 << 16,
     PQ_ZSTD_LEVEL = 3

@@ -89,14 +89,9 @@ typedef struct bitw {
     unsigned nb;
 } bitw;
 
-static void bw_put(bitw *w, uint64_t v, unsigned width)
+/* width <= 32: the accumulator holds fewer than 8 bits between calls, so 40 at most. */
+static inline void bw_put32(bitw *w, uint64_t v, unsigned width)
 {
-    while (width > 32) {
-        bw_put(w, v & 0xFFFFFFFFu, 32);
-        v >>= 32;
-        width -= 32;
-    }
-    if (!width) return;
     w->acc |= (v & ((UINT64_C(1) << width) - 1)) << w->nb;
     w->nb += width;
     while (w->nb >= 8) {
@@ -104,6 +99,16 @@ static void bw_put(bitw *w, uint64_t v, unsigned width)
         w->acc >>= 8;
         w->nb -= 8;
     }
+}
+
+static inline void bw_put(bitw *w, uint64_t v, unsigned width)
+{
+    if (width > 32) {
+        bw_put32(w, v & 0xFFFFFFFFu, 32);
+        v >>= 32;
+        width -= 32;
+    }
+    bw_put32(w, v, width);
 }
 
 static void bw_flush(bitw *w)
@@ -142,7 +147,7 @@ void pq_rle_hybrid(pq_buf *b, const uint32_t *v, size_t n, unsigned width)
         pq_buf_varint(b, (uint64_t)groups << 1 | 1);
         if (!pq_buf_reserve(b, groups * width + 8)) return;
         bitw w = {b->p + b->n, 0, 0};
-        for (size_t k = start; k < start + groups * 8; k++) bw_put(&w, k < end ? v[k] : 0, width);
+        for (size_t k = start; k < start + groups * 8; k++) bw_put32(&w, k < end ? v[k] : 0, width);
         bw_flush(&w);
         b->n = (size_t)(w.p - b->p);
         i = end;
@@ -191,7 +196,7 @@ void pq_plain_bool(pq_buf *b, const int64_t *v, size_t n)
 {
     if (!pq_buf_reserve(b, n / 8 + 1)) return;
     bitw w = {b->p + b->n, 0, 0};
-    for (size_t i = 0; i < n; i++) bw_put(&w, v[i] != 0, 1);
+    for (size_t i = 0; i < n; i++) bw_put32(&w, v[i] != 0, 1);
     bw_flush(&w);
     b->n = (size_t)(w.p - b->p);
 }

@@ -33,6 +33,7 @@ struct etl_parquet_sink {
     void *diag_ctx;
     FILE *f[ETL_TABLE_COUNT];
     pq_writer *w[ETL_TABLE_COUNT];
+    pq_scratch *scratch;        /* the writers' working memory, shared */
     char *files[ETL_TABLE_COUNT];  /* the files we created in of.tmp */
     int clean[ETL_TABLE_COUNT];    /* their signal cleanup slots + 1 */
     etl_column_def cols[ETL_TABLE_COUNT][PQ_MAXCOLS]; /* trace_id, then the table's */
@@ -103,7 +104,11 @@ etl_status etl_parquet_sink_create(etl_parquet_sink *p, etl_diag *diag)
         }
         p->clean[i] = etl_sigclean_add(p->files[i], false) + 1;
         setvbuf(p->f[i], NULL, _IOFBF, 1u << 18);
-        pq_writer_options wo = {.order = t[i].order};
+        if (!p->scratch && !(p->scratch = pq_scratch_new())) {
+            etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
+            return ETL_E_NOMEM;
+        }
+        pq_writer_options wo = {.order = t[i].order, .scratch = p->scratch};
         st = pq_writer_open(p->f[i], p->cols[i], n, &wo, &p->w[i]);
         if (st != ETL_OK) {
             etl_diag_set(diag, st, UINT64_MAX, "%s/%s.parquet: %s", p->path, t[i].name, etl_status_str(st));
@@ -207,6 +212,7 @@ etl_status etl_parquet_sink_close(etl_parquet_sink *p, bool commit)
     for (int t = 0; t < ETL_TABLE_COUNT; t++)
         if (p->files[t]) drop_file(p, t, !commit);
     etl_outfile_discard(&p->of);
+    pq_scratch_free(p->scratch);
     free(p->trace_id);
     free(p->path);
     free(p);

@@ -44,8 +44,7 @@ typedef struct pq_col {
     const char *name;
     unsigned type;               /* ETL_COLUMN_* type, the default resolved */
     unsigned flags;
-    int64_t *val;                /* per buffered row: the integer, or the text's offset in arena */
-    uint8_t *isnull;
+    int64_t lo, hi;              /* the range its type holds */
     pq_buf arena;                /* texts, PLAIN: a 4-byte length and the bytes */
     chunk_meta *meta;            /* per row group written */
 } pq_col;
@@ -54,6 +53,48 @@ typedef struct rg_meta {
     int64_t rows, uncomp, comp, off;
 } rg_meta;
 
+/*
+ * What a row group's writing needs and no row group keeps: one per thread, shared by the writers of a
+ * sink (they write one at a time), so memory does not grow with the number of tables.
+ */
+struct pq_scratch {
+    ZSTD_CCtx *z;
+    pq_buf page, comp, hdr, levels;
+    uint32_t *perm, *def, *idx, *tmp; /* rows entries each */
+    int64_t *vals;
+    int64_t *tv;                 /* the row group column by column, rows * ncols */
+    uint8_t *tn;
+    size_t cap, tcap;
+};
+
+pq_scratch *pq_scratch_new(void)
+{
+    pq_scratch *s = calloc(1, sizeof *s);
+    if (s && !(s->z = ZSTD_createCCtx())) {
+        free(s);
+        s = NULL;
+    }
+    return s;
+}
+
+void pq_scratch_free(pq_scratch *s)
+{
+    if (!s) return;
+    ZSTD_freeCCtx(s->z);
+    pq_buf_free(&s->page);
+    pq_buf_free(&s->comp);
+    pq_buf_free(&s->hdr);
+    pq_buf_free(&s->levels);
+    free(s->perm);
+    free(s->def);
+    free(s->idx);
+    free(s->tmp);
+    free(s->vals);
+    free(s->tv);
+    free(s->tn);
+    free(s);
+}
+
 struct pq_writer {
     FILE *f;
     uint64_t off;
@@ -61,19 +102,22 @@ struct pq_writer {
     unsigned ncols;
     int order[2];
     unsigned norder;
-    size_t rows, cap, bytes;     /* buffered rows, their arrays' capacity, their values' size */
+    /*
+     * The buffered rows, row by row (ncols values each: the integer, or the text's offset in its column's
+     * arena; and whether NULL): sorted, they are moved column by column into tv/tn once, so the order's
+     * gather reads each row's values together instead of one column at a time all over memory.
+     */
+    int64_t *rowv;
+    uint8_t *rown;
+    size_t rows, cap, bytes;     /* buffered rows, the arrays' capacity in rows, their values' size */
     size_t rg_rows, rg_bytes, page_rows, dict_max;
     int level;
     char *created_by;
     rg_meta *rg;
     size_t nrg, caprg;
     uint64_t total_rows;
-    ZSTD_CCtx *z;
-    pq_buf page, comp, hdr, levels;
-    /* scratch of a column chunk, rows entries each */
-    uint32_t *perm, *def, *idx;
-    int64_t *vals;
-    size_t scratch_cap;
+    pq_scratch *s;               /* the sink's, shared by its writers, or own_s */
+    pq_scratch *own_s;
     uint32_t *slot;              /* dictionary hash: index + 1, 0 empty */
     unsigned slot_bits;
     int64_t *dict;               /* distinct values (texts: offsets in arena) */
@@ -148,10 +192,10 @@ etl_status pq_writer_open(FILE *f, const etl_column_def *cols, unsigned ncols, c
     snprintf(by, sizeof by, "etlkit version %s", ETLKIT_VERSION_STRING);
     w->created_by = strdup(o && o->created_by ? o->created_by : by);
     w->c = calloc(ncols ? ncols : 1, sizeof *w->c);
-    w->z = ZSTD_createCCtx();
+    w->s = o && o->scratch ? o->scratch : (w->own_s = pq_scratch_new());
     w->slot = calloc((size_t)1 << w->slot_bits, sizeof *w->slot);
     w->dict = malloc(w->dict_max * sizeof *w->dict);
-    if (!w->created_by || !w->c || !w->z || !w->slot || !w->dict) {
+    if (!w->created_by || !w->c || !w->s || !w->slot || !w->dict) {
         pq_writer_close(w);
         return ETL_E_NOMEM;
     }
@@ -160,6 +204,7 @@ etl_status pq_writer_open(FILE *f, const etl_column_def *cols, unsigned ncols, c
         w->c[i].type = col_type(&cols[i]);
         w->c[i].flags = cols[i].kind & ~(unsigned)ETL_COLUMN_TYPE_MASK;
         if (physical(w->c[i].type) != PT_INT64) w->c[i].flags &= ~(unsigned)ETL_COLUMN_DELTA; /* INT64 only */
+        type_range(w->c[i].type, &w->c[i].lo, &w->c[i].hi);
     }
     /* The order: up to two column names. */
     if (o && o->order) {
@@ -185,30 +230,31 @@ etl_status pq_writer_open(FILE *f, const etl_column_def *cols, unsigned ncols, c
 
 static bool grow_rows(pq_writer *w)
 {
-    size_t cap = w->cap ? w->cap * 2 : 4096;
+    size_t cap = w->cap ? w->cap * 2 : 4096, nc = w->ncols ? w->ncols : 1;
     if (cap > w->rg_rows) cap = w->rg_rows;
-    for (unsigned i = 0; i < w->ncols; i++) {
-        int64_t *v = realloc(w->c[i].val, cap * sizeof *v);
-        if (v) w->c[i].val = v;
-        uint8_t *nl = realloc(w->c[i].isnull, cap);
-        if (nl) w->c[i].isnull = nl;
-        if (!v || !nl) return false;
-    }
+    int64_t *v = realloc(w->rowv, cap * nc * sizeof *v);
+    if (v) w->rowv = v;
+    uint8_t *nl = realloc(w->rown, cap * nc);
+    if (nl) w->rown = nl;
+    if (!v || !nl) return false;
     w->cap = cap;
     return true;
 }
 
 static etl_status flush_row_group(pq_writer *w);
+static const uint8_t *text_at(const pq_col *c, int64_t off, uint32_t *n);
 
 etl_status pq_writer_row(pq_writer *w, const etl_value *v)
 {
     if (w->st != ETL_OK) return w->st;
     if (w->rows == w->cap && !grow_rows(w)) return fail(w, ETL_E_NOMEM, "out of memory");
     size_t r = w->rows;
+    int64_t *val = w->rowv + r * w->ncols, *prev = val - w->ncols;
+    uint8_t *isnull = w->rown + r * w->ncols, *prevnull = isnull - w->ncols;
     for (unsigned i = 0; i < w->ncols; i++) {
         pq_col *c = &w->c[i];
-        c->isnull[r] = v[i].kind == ETL_VALUE_NULL;
-        c->val[r] = 0;
+        isnull[i] = v[i].kind == ETL_VALUE_NULL;
+        val[i] = 0;
         if (v[i].kind == ETL_VALUE_NULL) {
             if (c->flags & ETL_COLUMN_NOT_NULL)
                 return fail(w, ETL_E_RANGE, "column %s: a NULL in a NOT NULL column", c->name);
@@ -216,18 +262,25 @@ etl_status pq_writer_row(pq_writer *w, const etl_value *v)
             if (v[i].kind != ETL_VALUE_TEXT) return fail(w, ETL_E_RANGE, "column %s: a number in a text column", c->name);
             size_t n = strlen(v[i].s);
             if (n > UINT32_MAX - 4) return fail(w, ETL_E_RANGE, "column %s: a text of %zu bytes", c->name, n);
-            c->val[r] = (int64_t)c->arena.n;
+            /* The previous row's text again (the trace_id, a source, a name): kept once. */
+            if (r && !prevnull[i]) {
+                uint32_t pn;
+                const uint8_t *pp = text_at(c, prev[i], &pn);
+                if (pn == n && memcmp(pp, v[i].s, n) == 0) {
+                    val[i] = prev[i];
+                    continue;
+                }
+            }
+            val[i] = (int64_t)c->arena.n;
             pq_buf_le32(&c->arena, (uint32_t)n);
             pq_buf_put(&c->arena, v[i].s, n);
             if (c->arena.oom) return fail(w, ETL_E_NOMEM, "out of memory");
             w->bytes += n;
         } else {
             if (v[i].kind != ETL_VALUE_INT) return fail(w, ETL_E_RANGE, "column %s: a text in an integer column", c->name);
-            int64_t lo, hi;
-            type_range(c->type, &lo, &hi);
-            if (v[i].i < lo || v[i].i > hi)
+            if (v[i].i < c->lo || v[i].i > c->hi)
                 return fail(w, ETL_E_RANGE, "column %s: %lld does not fit its type", c->name, (long long)v[i].i);
-            c->val[r] = v[i].i;
+            val[i] = v[i].i;
         }
     }
     w->rows++;
@@ -248,33 +301,33 @@ static void put(pq_writer *w, const void *p, size_t n)
     w->off += n;
 }
 
-/* Compresses w->page and writes it with its header (data pages: nvals, enc; dictionary: nvals). */
+/* Compresses w->s->page and writes it with its header (data pages: nvals, enc; dictionary: nvals). */
 static void write_page(pq_writer *w, chunk_meta *m, int type, size_t nvals, unsigned enc)
 {
-    if (w->page.oom) {
+    if (w->s->page.oom) {
         fail(w, ETL_E_NOMEM, "out of memory");
         return;
     }
-    size_t bound = ZSTD_compressBound(w->page.n);
-    w->comp.n = 0;
-    if (!pq_buf_reserve(&w->comp, bound)) {
+    size_t bound = ZSTD_compressBound(w->s->page.n);
+    w->s->comp.n = 0;
+    if (!pq_buf_reserve(&w->s->comp, bound)) {
         fail(w, ETL_E_NOMEM, "out of memory");
         return;
     }
-    size_t cn = ZSTD_compressCCtx(w->z, w->comp.p, bound, w->page.p, w->page.n, w->level);
+    size_t cn = ZSTD_compressCCtx(w->s->z, w->s->comp.p, bound, w->s->page.p, w->s->page.n, w->level);
     if (ZSTD_isError(cn)) {
         fail(w, ETL_E_NOMEM, "zstd: %s", ZSTD_getErrorName(cn));
         return;
     }
-    if (w->page.n > INT32_MAX || cn > INT32_MAX) {
+    if (w->s->page.n > INT32_MAX || cn > INT32_MAX) {
         fail(w, ETL_E_RANGE, "a page past 2 GiB");
         return;
     }
-    w->hdr.n = 0;
+    w->s->hdr.n = 0;
     pq_thrift t;
-    pq_t_begin(&t, &w->hdr);
+    pq_t_begin(&t, &w->s->hdr);
     pq_t_i32(&t, 1, type);
-    pq_t_i32(&t, 2, (int32_t)w->page.n);
+    pq_t_i32(&t, 2, (int32_t)w->s->page.n);
     pq_t_i32(&t, 3, (int32_t)cn);
     if (type == PAGE_DATA) {
         pq_t_struct(&t, 5); /* DataPageHeader */
@@ -290,14 +343,14 @@ static void write_page(pq_writer *w, chunk_meta *m, int type, size_t nvals, unsi
         pq_t_end(&t);
     }
     pq_t_end(&t);
-    if (w->hdr.oom) {
+    if (w->s->hdr.oom) {
         fail(w, ETL_E_NOMEM, "out of memory");
         return;
     }
-    put(w, w->hdr.p, w->hdr.n);
-    put(w, w->comp.p, cn);
-    m->uncomp += (int64_t)(w->hdr.n + w->page.n);
-    m->comp += (int64_t)(w->hdr.n + cn);
+    put(w, w->s->hdr.p, w->s->hdr.n);
+    put(w, w->s->comp.p, cn);
+    m->uncomp += (int64_t)(w->s->hdr.n + w->s->page.n);
+    m->comp += (int64_t)(w->s->hdr.n + cn);
 }
 
 static const uint8_t *text_at(const pq_col *c, int64_t off, uint32_t *n)
@@ -325,13 +378,17 @@ static uint64_t hash_value(const pq_col *c, int64_t v)
     return h * UINT64_C(0x9E3779B97F4A7C15);
 }
 
-/* Dictionary indices of the nv values into w->idx; false when the distinct values pass the limits. */
+/* Dictionary indices of the nv values into w->s->idx; false when the distinct values pass the limits. */
 static bool build_dict(pq_writer *w, const pq_col *c, size_t nv, size_t *ndict)
 {
     size_t slots = (size_t)1 << w->slot_bits, n = 0, bytes = 0;
     memset(w->slot, 0, slots * sizeof *w->slot);
     for (size_t i = 0; i < nv; i++) {
-        int64_t v = w->vals[i];
+        int64_t v = w->s->vals[i];
+        if (i && v == w->s->vals[i - 1]) { /* a run: the same value (a text at the same offset is the same text) */
+            w->s->idx[i] = w->s->idx[i - 1];
+            continue;
+        }
         size_t h = (size_t)(hash_value(c, v) >> (64 - w->slot_bits));
         for (;;) {
             uint32_t s = w->slot[h];
@@ -344,12 +401,12 @@ static bool build_dict(pq_writer *w, const pq_col *c, size_t nv, size_t *ndict)
                 }
                 w->dict[n] = v;
                 w->slot[h] = (uint32_t)++n;
-                w->idx[i] = (uint32_t)(n - 1);
+                w->s->idx[i] = (uint32_t)(n - 1);
                 break;
             }
             int64_t d = w->dict[s - 1];
             if (c->type == ETL_COLUMN_TEXT ? text_cmp(c, d, v) == 0 : d == v) {
-                w->idx[i] = s - 1;
+                w->s->idx[i] = s - 1;
                 break;
             }
             h = (h + 1) & (slots - 1);
@@ -399,21 +456,35 @@ static uint8_t *stat_bytes(const pq_col *c, int64_t v, uint32_t *n)
 
 static bool scratch(pq_writer *w, size_t n)
 {
-    if (n <= w->scratch_cap) return true;
-    uint32_t *perm = realloc(w->perm, n * sizeof *perm);
-    if (perm) w->perm = perm;
-    uint32_t *def = realloc(w->def, n * sizeof *def);
-    if (def) w->def = def;
-    uint32_t *idx = realloc(w->idx, n * sizeof *idx);
-    if (idx) w->idx = idx;
-    int64_t *vals = realloc(w->vals, n * sizeof *vals);
-    if (vals) w->vals = vals;
-    if (!perm || !def || !idx || !vals) return false;
-    w->scratch_cap = n;
+    pq_scratch *s = w->s;
+    size_t nc = w->ncols ? w->ncols : 1;
+    if (n > s->cap) {
+        uint32_t *perm = realloc(s->perm, n * sizeof *perm);
+        if (perm) s->perm = perm;
+        uint32_t *def = realloc(s->def, n * sizeof *def);
+        if (def) s->def = def;
+        uint32_t *idx = realloc(s->idx, n * sizeof *idx);
+        if (idx) s->idx = idx;
+        uint32_t *tmp = realloc(s->tmp, n * sizeof *tmp);
+        if (tmp) s->tmp = tmp;
+        int64_t *vals = realloc(s->vals, n * sizeof *vals);
+        if (vals) s->vals = vals;
+        if (!perm || !def || !idx || !tmp || !vals) return false;
+        s->cap = n;
+    }
+    if (n * nc > s->tcap) {
+        int64_t *tv = realloc(s->tv, n * nc * sizeof *tv);
+        if (tv) s->tv = tv;
+        uint8_t *tn = realloc(s->tn, n * nc);
+        if (tn) s->tn = tn;
+        if (!tv || !tn) return false;
+        s->tcap = n * nc;
+    }
     return true;
 }
 
-static void write_chunk(pq_writer *w, pq_col *c, chunk_meta *m)
+/* Column c of the row group, its values val[] and NULLs isnull[] in the row group's order. */
+static void write_chunk(pq_writer *w, pq_col *c, const int64_t *val, const uint8_t *isnull, chunk_meta *m)
 {
     size_t rows = w->rows, nv = 0;
     bool nullable = !(c->flags & ETL_COLUMN_NOT_NULL);
@@ -422,12 +493,12 @@ static void write_chunk(pq_writer *w, pq_col *c, chunk_meta *m)
     /* The values in the row group's order; the statistics. */
     int64_t lo = 0, hi = 0;
     for (size_t r = 0; r < rows; r++) {
-        uint32_t row = w->perm[r];
-        w->def[r] = !c->isnull[row];
-        if (c->isnull[row]) continue;
-        int64_t v = c->val[row];
+        w->s->def[r] = !isnull[r];
+        if (isnull[r]) continue;
+        int64_t v = val[r];
         if (!nv) {
             lo = hi = v;
+        } else if (v == w->s->vals[nv - 1]) { /* the same value again */
         } else if (c->type == ETL_COLUMN_TEXT) {
             if (text_cmp(c, v, lo) < 0) lo = v;
             if (text_cmp(c, v, hi) > 0) hi = v;
@@ -435,7 +506,7 @@ static void write_chunk(pq_writer *w, pq_col *c, chunk_meta *m)
             if (v < lo) lo = v;
             if (v > hi) hi = v;
         }
-        w->vals[nv++] = v;
+        w->s->vals[nv++] = v;
     }
     m->nvals = (int64_t)rows;
     m->nulls = (int64_t)(rows - nv);
@@ -455,8 +526,8 @@ static void write_chunk(pq_writer *w, pq_col *c, chunk_meta *m)
     m->encoding = dict ? ENC_RLE_DICTIONARY : (c->flags & ETL_COLUMN_DELTA) ? ENC_DELTA_BINARY_PACKED : ENC_PLAIN;
     if (dict) {
         m->dict_off = (int64_t)w->off;
-        w->page.n = 0;
-        plain(&w->page, c, w->dict, ndict);
+        w->s->page.n = 0;
+        plain(&w->s->page, c, w->dict, ndict);
         write_page(w, m, PAGE_DICTIONARY, ndict, ENC_PLAIN);
     }
     m->data_off = (int64_t)w->off;
@@ -465,22 +536,22 @@ static void write_chunk(pq_writer *w, pq_col *c, chunk_meta *m)
     size_t v0 = 0;
     for (size_t r0 = 0; r0 < rows && w->st == ETL_OK; r0 += w->page_rows) {
         size_t r1 = rows - r0 < w->page_rows ? rows : r0 + w->page_rows, v1 = v0;
-        for (size_t r = r0; r < r1; r++) v1 += w->def[r];
-        w->page.n = 0;
+        for (size_t r = r0; r < r1; r++) v1 += w->s->def[r];
+        w->s->page.n = 0;
         if (nullable) { /* definition levels, max level 1: the RLE hybrid with its length first */
-            w->levels.n = 0;
-            pq_rle_hybrid(&w->levels, w->def + r0, r1 - r0, 1);
-            pq_buf_le32(&w->page, (uint32_t)w->levels.n);
-            pq_buf_put(&w->page, w->levels.p, w->levels.n);
-            if (w->levels.oom) w->page.oom = true;
+            w->s->levels.n = 0;
+            pq_rle_hybrid(&w->s->levels, w->s->def + r0, r1 - r0, 1);
+            pq_buf_le32(&w->s->page, (uint32_t)w->s->levels.n);
+            pq_buf_put(&w->s->page, w->s->levels.p, w->s->levels.n);
+            if (w->s->levels.oom) w->s->page.oom = true;
         }
         if (dict) {
-            pq_buf_u8(&w->page, (uint8_t)bw);
-            pq_rle_hybrid(&w->page, w->idx + v0, v1 - v0, bw);
+            pq_buf_u8(&w->s->page, (uint8_t)bw);
+            pq_rle_hybrid(&w->s->page, w->s->idx + v0, v1 - v0, bw);
         } else if (m->encoding == ENC_DELTA_BINARY_PACKED) {
-            pq_delta_binary_packed(&w->page, w->vals + v0, v1 - v0);
+            pq_delta_binary_packed(&w->s->page, w->s->vals + v0, v1 - v0);
         } else {
-            plain(&w->page, c, w->vals + v0, v1 - v0);
+            plain(&w->s->page, c, w->s->vals + v0, v1 - v0);
         }
         write_page(w, m, PAGE_DATA, r1 - r0, m->encoding);
         v0 = v1;
@@ -504,6 +575,78 @@ static int key_cmp(const void *pa, const void *pb)
     return (a->row > b->row) - (a->row < b->row);
 }
 
+/* Sorts perm[lo, hi) by the order's keys from key i on (qsort of keys: the general case). */
+static bool sort_range(pq_writer *w, size_t lo, size_t hi, unsigned from)
+{
+    size_t n = hi - lo;
+    sort_key *k = malloc(n * sizeof *k);
+    if (!k) return false;
+    for (size_t j = 0; j < n; j++) {
+        uint32_t r = w->s->perm[lo + j];
+        memset(&k[j], 0, sizeof k[j]);
+        k[j].row = r;
+        for (unsigned i = from; i < w->norder; i++) {
+            size_t at = (size_t)r * w->ncols + (unsigned)w->order[i];
+            k[j].null[i - from] = w->rown[at];
+            k[j].k[i - from] = w->rown[at] ? 0 : w->rowv[at];
+        }
+    }
+    qsort(k, n, sizeof *k, key_cmp);
+    for (size_t j = 0; j < n; j++) w->s->perm[lo + j] = k[j].row;
+    free(k);
+    return true;
+}
+
+/* Whether perm[lo, hi) is in order of the key column k (NULLs first). */
+static bool in_order(const pq_writer *w, unsigned k, size_t lo, size_t hi)
+{
+    for (size_t j = lo + 1; j < hi; j++) {
+        size_t a = (size_t)w->s->perm[j - 1] * w->ncols + k, b = (size_t)w->s->perm[j] * w->ncols + k;
+        if (w->rown[b] ? !w->rown[a] : !w->rown[a] && w->rowv[a] > w->rowv[b]) return false;
+    }
+    return true;
+}
+
+/*
+ * The row group's order in perm. The first key is a CPU or a thread (a small range): a counting sort,
+ * stable, so the rows of each come in the order they were added, which is nearly always already the
+ * second key's (time) order; a bucket that is not is sorted on its own. Otherwise one qsort.
+ */
+static bool sort_rows(pq_writer *w)
+{
+    size_t n = w->rows;
+    for (size_t r = 0; r < n; r++) w->s->perm[r] = (uint32_t)r;
+    if (!w->norder) return true;
+    const pq_col *c = &w->c[w->order[0]];
+    const int64_t *kv = w->rowv + w->order[0];
+    const uint8_t *kn = w->rown + w->order[0];
+    size_t nc = w->ncols;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t r = 0; r < n; r++) {
+        if (kn[r * nc]) continue;
+        if (kv[r * nc] < lo) lo = kv[r * nc];
+        if (kv[r * nc] > hi) hi = kv[r * nc];
+    }
+    if (lo > hi) lo = hi = 0;
+    if (c->type == ETL_COLUMN_TEXT || (uint64_t)hi - (uint64_t)lo >= (1u << 22)) return sort_range(w, 0, n, 0);
+    size_t nb = (size_t)((uint64_t)hi - (uint64_t)lo) + 2; /* bucket 0: NULL */
+    uint32_t *at = calloc(nb + 1, sizeof *at), *tmp = w->s->tmp;
+    if (!at) return false;
+    for (size_t r = 0; r < n; r++) at[kn[r * nc] ? 1 : (size_t)(kv[r * nc] - lo) + 2]++;
+    for (size_t b = 1; b <= nb; b++) at[b] += at[b - 1]; /* at[b]: where bucket b starts */
+    for (size_t r = 0; r < n; r++) tmp[at[kn[r * nc] ? 0 : (size_t)(kv[r * nc] - lo) + 1]++] = (uint32_t)r;
+    memcpy(w->s->perm, tmp, n * sizeof *tmp);
+    bool ok = true;
+    if (w->norder > 1) {
+        for (size_t b = 0, start = 0; b < nb && ok; b++) { /* at[b] is now where bucket b ends */
+            if (at[b] - start > 1 && !in_order(w, (unsigned)w->order[1], start, at[b])) ok = sort_range(w, start, at[b], 1);
+            start = at[b];
+        }
+    }
+    free(at);
+    return ok;
+}
+
 static etl_status flush_row_group(pq_writer *w)
 {
     if (w->st != ETL_OK || !w->rows) return w->st;
@@ -520,22 +663,24 @@ static etl_status flush_row_group(pq_writer *w)
         }
         w->caprg = cap;
     }
-    for (size_t r = 0; r < w->rows; r++) w->perm[r] = (uint32_t)r;
-    if (w->norder) {
-        sort_key *k = malloc(w->rows * sizeof *k);
-        if (!k) return fail(w, ETL_E_NOMEM, "out of memory");
-        for (size_t r = 0; r < w->rows; r++) {
-            memset(&k[r], 0, sizeof k[r]);
-            k[r].row = (uint32_t)r;
-            for (unsigned i = 0; i < w->norder; i++) {
-                const pq_col *c = &w->c[w->order[i]];
-                k[r].null[i] = c->isnull[r];
-                k[r].k[i] = c->isnull[r] ? 0 : c->val[r];
-            }
+    if (!sort_rows(w)) return fail(w, ETL_E_NOMEM, "out of memory");
+    /* The rows in their order, column by column. */
+    size_t n = w->rows, nc = w->ncols;
+    int64_t *tv = w->s->tv;
+    uint8_t *tn = w->s->tn;
+    const uint32_t *perm = w->s->perm;
+    for (size_t r = 0; r < n; r++) {
+        if (r + 16 < n) { /* the rows are apart in memory: fetch ahead */
+            const int64_t *ahead = w->rowv + (size_t)perm[r + 16] * nc;
+            for (size_t b = 0; b < nc * sizeof *ahead; b += 64) __builtin_prefetch((const char *)ahead + b);
+            __builtin_prefetch(w->rown + (size_t)perm[r + 16] * nc);
         }
-        qsort(k, w->rows, sizeof *k, key_cmp);
-        for (size_t r = 0; r < w->rows; r++) w->perm[r] = k[r].row;
-        free(k);
+        const int64_t *rv = w->rowv + (size_t)perm[r] * nc;
+        const uint8_t *rn = w->rown + (size_t)perm[r] * nc;
+        for (size_t i = 0; i < nc; i++) {
+            tv[i * n + r] = rv[i];
+            tn[i * n + r] = rn[i];
+        }
     }
     rg_meta *g = &w->rg[w->nrg];
     memset(g, 0, sizeof *g);
@@ -543,7 +688,7 @@ static etl_status flush_row_group(pq_writer *w)
     g->off = (int64_t)w->off;
     for (unsigned i = 0; i < w->ncols; i++) {
         chunk_meta *m = &w->c[i].meta[w->nrg];
-        write_chunk(w, &w->c[i], m);
+        write_chunk(w, &w->c[i], w->s->tv + (size_t)i * n, w->s->tn + (size_t)i * n, m);
         g->uncomp += m->uncomp;
         g->comp += m->comp;
         if (w->st != ETL_OK) { /* the chunks up to this one are counted, to be freed */
@@ -700,21 +845,13 @@ void pq_writer_close(pq_writer *w)
             free(c->meta[g].max);
         }
         free(c->meta);
-        free(c->val);
-        free(c->isnull);
         pq_buf_free(&c->arena);
     }
     free(w->c);
     free(w->rg);
-    ZSTD_freeCCtx(w->z);
-    pq_buf_free(&w->page);
-    pq_buf_free(&w->comp);
-    pq_buf_free(&w->hdr);
-    pq_buf_free(&w->levels);
-    free(w->perm);
-    free(w->def);
-    free(w->idx);
-    free(w->vals);
+    pq_scratch_free(w->own_s);
+    free(w->rowv);
+    free(w->rown);
     free(w->slot);
     free(w->dict);
     free(w->created_by);
