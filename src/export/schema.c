@@ -32,7 +32,7 @@ static const etl_column_def trace_cols[] = {
 };
 
 static const etl_column_def process_cols[] = {
-    {"upid", I, "process instance: a PID that is reused is a new instance", UINT32|NN|DL},
+    {"upid", I, "process instance: a PID that is reused is a new instance", UINT32|NN},
     {"pid", I, "ProcessId", UINT32|NN},
     {"name", T, "ImageFileName, NULL when no Process event named it", TEXT},
     {"command_line", T, "CommandLine (Process v2+), NULL when none", TEXT},
@@ -44,7 +44,7 @@ static const etl_column_def process_cols[] = {
 };
 
 static const etl_column_def thread_cols[] = {
-    {"utid", I, "thread instance: a TID that is reused is a new instance; the idle thread has none", UINT32|NN|DL},
+    {"utid", I, "thread instance: a TID that is reused is a new instance; the idle thread has none", UINT32|NN},
     {"tid", I, "ThreadId", UINT32|NN},
     {"upid", I, "its process instance, NULL when no Thread event named the process", UINT32},
     {"pid", I, "ProcessId, NULL when unknown", UINT32},
@@ -362,10 +362,34 @@ static const char *const trace_keys =
     "`full_switches`, `compact_switches`, `duplicates_dropped`, `undecodable`, `late_batches`, `broken_chains`, "
     "`cswitch_chain_mismatch`, `time_backwards`, `ready_unmatched`, `unknown_threads`, `repeated_starts`, `over_limit`, `threads`, `processes`.";
 
-static void md_cols(FILE *f, const etl_column_def *c, unsigned n)
+/* A column's Parquet storage in words: "UINT16 NOT NULL", "INT64 delta", "STRING". */
+static void parquet_kind(char *buf, size_t cap, const etl_column_def *c)
 {
-    fprintf(f, "| Column | Type | Meaning |\n|---|---|---|\n");
-    for (unsigned i = 0; i < n; i++) fprintf(f, "| `%s` | %s | %s |\n", c[i].name, c[i].type, c[i].desc);
+    static const char *const names[] = {[ETL_COLUMN_INT8] = "INT8",     [ETL_COLUMN_INT16] = "INT16",
+                                        [ETL_COLUMN_INT32] = "INT32",   [ETL_COLUMN_INT64] = "INT64",
+                                        [ETL_COLUMN_UINT8] = "UINT8",   [ETL_COLUMN_UINT16] = "UINT16",
+                                        [ETL_COLUMN_UINT32] = "UINT32", [ETL_COLUMN_BOOL] = "BOOLEAN",
+                                        [ETL_COLUMN_TIMESTAMP_NS] = "TIMESTAMP(NANOS)", [ETL_COLUMN_TEXT] = "STRING"};
+    unsigned t = c->kind & ETL_COLUMN_TYPE_MASK;
+    if (!t) t = strcmp(c->type, T) == 0 ? ETL_COLUMN_TEXT : ETL_COLUMN_INT64;
+    snprintf(buf, cap, "%s%s%s%s", t < sizeof names / sizeof names[0] && names[t] ? names[t] : "?",
+             (c->kind & ETL_COLUMN_NOT_NULL) ? " NOT NULL" : "", (c->kind & ETL_COLUMN_DELTA) ? " delta" : "",
+             (c->kind & ETL_COLUMN_PLAIN) ? " plain" : "");
+}
+
+static void md_cols(FILE *f, const etl_column_def *c, unsigned n, bool parquet)
+{
+    if (!parquet) {
+        fprintf(f, "| Column | Type | Meaning |\n|---|---|---|\n");
+        for (unsigned i = 0; i < n; i++) fprintf(f, "| `%s` | %s | %s |\n", c[i].name, c[i].type, c[i].desc);
+        return;
+    }
+    fprintf(f, "| Column | Type | Parquet | Meaning |\n|---|---|---|---|\n");
+    for (unsigned i = 0; i < n; i++) {
+        char k[64];
+        parquet_kind(k, sizeof k, &c[i]);
+        fprintf(f, "| `%s` | %s | %s | %s |\n", c[i].name, c[i].type, k, c[i].desc);
+    }
 }
 
 void etl_export_schema_markdown(FILE *f)
@@ -378,11 +402,17 @@ void etl_export_schema_markdown(FILE *f)
                "twice: raw `*_ts` in session clock ticks and `*_ns`, nanoseconds since the trace start\n"
                "(`floor((ts - t0) * 10^9 / F)`, exact), so durations are differences and sums are exact. NULL means\n"
                "unknown (a field the record's form does not carry), never 0. `utid` and `upid` are thread and process\n"
-               "instances: TIDs and PIDs are reused.\n\n## Tables\n");
+               "instances: TIDs and PIDs are reused.\n\n"
+               "`--to parquet` writes each table as `OUT/<table>.parquet`, `trace_id` (STRING NOT NULL) first, each\n"
+               "column stored as its Parquet column says: INT8 to UINT32 are INT32 with an INT(bits, signed) logical\n"
+               "type, INT64 is INT64, BOOLEAN holds the 0/1 flags, STRING is UTF-8; NOT NULL columns are REQUIRED,\n"
+               "the others OPTIONAL (NULL is a null); `delta` is DELTA_BINARY_PACKED, `plain` PLAIN, the others a\n"
+               "dictionary when a row group's distinct values fit it.\n\n## Tables\n");
     for (int i = 0; i < ETL_TABLE_COUNT; i++) {
         const etl_table_def *t = &tables[i];
         fprintf(f, "\n### %s\n\n%s\n\n", t->name, t->desc);
-        md_cols(f, t->cols, t->ncols);
+        md_cols(f, t->cols, t->ncols, true);
+        if (t->order) fprintf(f, "\nParquet row order in each row group: `%s`.\n", t->order);
         if (i == ETL_TABLE_TRACE) fprintf(f, "\nKeys: %s\n", trace_keys);
         if (t->indexes[0]) {
             fprintf(f, "\nIndexes:");
@@ -396,6 +426,6 @@ void etl_export_schema_markdown(FILE *f)
     fprintf(f, "\n## Views (SQLite only)\n");
     for (size_t i = 0; i < N(views); i++) {
         fprintf(f, "\n### %s\n\n%s\n\n", views[i].name, views[i].desc);
-        md_cols(f, views[i].cols, views[i].ncols);
+        md_cols(f, views[i].cols, views[i].ncols, false);
     }
 }
