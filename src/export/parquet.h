@@ -92,6 +92,15 @@ typedef struct pq_scratch pq_scratch;
 pq_scratch *pq_scratch_new(void);
 void pq_scratch_free(pq_scratch *s);
 
+/*
+ * A thread that writes full row groups while the next ones fill (one row group in flight at a time),
+ * shared by a sink's writers with their scratch; NULL where threads are not built in (the writers then
+ * write inline, the same bytes). Free it after its writers are closed.
+ */
+typedef struct pq_worker pq_worker;
+pq_worker *pq_worker_new(void);
+void pq_worker_free(pq_worker *k);
+
 typedef struct pq_writer_options {
     size_t row_group_rows;   /* rows per row group (0: PQ_ROW_GROUP_ROWS) */
     size_t row_group_bytes;  /* ... or fewer, when the buffered values reach this (0: PQ_ROW_GROUP_BYTES) */
@@ -101,6 +110,7 @@ typedef struct pq_writer_options {
     const char *order;       /* "col,col": rows sorted by these in each row group (NULL: as added) */
     const char *created_by;
     pq_scratch *scratch;     /* NULL: the writer's own */
+    pq_worker *worker;       /* NULL: row groups written inline; else scratch must be given and only it uses it */
 } pq_writer_options;
 
 enum {

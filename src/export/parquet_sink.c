@@ -34,6 +34,7 @@ struct etl_parquet_sink {
     FILE *f[ETL_TABLE_COUNT];
     pq_writer *w[ETL_TABLE_COUNT];
     pq_scratch *scratch;        /* the writers' working memory, shared */
+    pq_worker *worker;          /* their row groups' writer thread (NULL: inline) */
     char *files[ETL_TABLE_COUNT];  /* the files we created in of.tmp */
     int clean[ETL_TABLE_COUNT];    /* their signal cleanup slots + 1 */
     etl_column_def cols[ETL_TABLE_COUNT][PQ_MAXCOLS]; /* trace_id, then the table's */
@@ -84,6 +85,7 @@ etl_status etl_parquet_sink_create(etl_parquet_sink *p, etl_diag *diag)
     etl_status st = etl_outfile_create_dir(&p->of, diag);
     if (st != ETL_OK) return st;
     const etl_table_def *t = etl_export_tables();
+    p->worker = pq_worker_new(); /* once: all the writers write through it, or all inline */
     for (int i = 0; i < ETL_TABLE_COUNT; i++) {
         if (!(p->tables >> i & 1u)) continue;
         unsigned n = 0;
@@ -108,7 +110,7 @@ etl_status etl_parquet_sink_create(etl_parquet_sink *p, etl_diag *diag)
             etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
             return ETL_E_NOMEM;
         }
-        pq_writer_options wo = {.order = t[i].order, .scratch = p->scratch};
+        pq_writer_options wo = {.order = t[i].order, .scratch = p->scratch, .worker = p->worker};
         st = pq_writer_open(p->f[i], p->cols[i], n, &wo, &p->w[i]);
         if (st != ETL_OK) {
             etl_diag_set(diag, st, UINT64_MAX, "%s/%s.parquet: %s", p->path, t[i].name, etl_status_str(st));
@@ -212,6 +214,7 @@ etl_status etl_parquet_sink_close(etl_parquet_sink *p, bool commit)
     for (int t = 0; t < ETL_TABLE_COUNT; t++)
         if (p->files[t]) drop_file(p, t, !commit);
     etl_outfile_discard(&p->of);
+    pq_worker_free(p->worker); /* after the writers (closed above) */
     pq_scratch_free(p->scratch);
     free(p->trace_id);
     free(p->path);

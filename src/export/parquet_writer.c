@@ -20,6 +20,16 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <zstd.h>
+#ifndef PQ_THREADS /* -DPQ_THREADS=0: row groups written inline (the same bytes) */
+#if defined(__APPLE__) || (defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34))
+#define PQ_THREADS 1 /* pthreads without a separate library to link */
+#else
+#define PQ_THREADS 0
+#endif
+#endif
+#if PQ_THREADS
+#include <pthread.h>
+#endif
 #include "etlkit/version.h"
 #include "export/parquet.h"
 
@@ -45,9 +55,32 @@ typedef struct pq_col {
     unsigned type;               /* ETL_COLUMN_* type, the default resolved */
     unsigned flags;
     int64_t lo, hi;              /* the range its type holds */
-    pq_buf arena;                /* texts, PLAIN: a 4-byte length and the bytes */
+    const pq_buf *arena;         /* the texts of the row group being written (rgbuf.arena) */
     chunk_meta *meta;            /* per row group written */
 } pq_col;
+
+/*
+ * A row group's rows as they are added, row by row (ncols values each: the integer, or the text's offset
+ * in its column's arena; and whether NULL): sorted, they are moved column by column (scratch tv/tn) once,
+ * so the order's gather reads each row's values together instead of one column at a time all over memory.
+ */
+typedef struct rgbuf {
+    int64_t *rowv;
+    uint8_t *rown;
+    pq_buf *arena;               /* per column: its texts, PLAIN (a 4-byte length and the bytes) */
+    unsigned narena;
+    size_t rows, capv, bytes;    /* rows, the arrays' capacity in values (any table's), the values' size */
+} rgbuf;
+
+static void rgbuf_free(rgbuf *b)
+{
+    if (!b) return;
+    for (unsigned i = 0; i < b->narena; i++) pq_buf_free(&b->arena[i]);
+    free(b->arena);
+    free(b->rowv);
+    free(b->rown);
+    free(b);
+}
 
 typedef struct rg_meta {
     int64_t rows, uncomp, comp, off;
@@ -102,14 +135,12 @@ struct pq_writer {
     unsigned ncols;
     int order[2];
     unsigned norder;
-    /*
-     * The buffered rows, row by row (ncols values each: the integer, or the text's offset in its column's
-     * arena; and whether NULL): sorted, they are moved column by column into tv/tn once, so the order's
-     * gather reads each row's values together instead of one column at a time all over memory.
-     */
-    int64_t *rowv;
-    uint8_t *rown;
-    size_t rows, cap, bytes;     /* buffered rows, the arrays' capacity in rows, their values' size */
+    rgbuf *cur;                  /* the row group being filled */
+    const rgbuf *fb;             /* the row group being written */
+    uint64_t added;              /* rows added */
+    pq_worker *k;                /* the thread that writes row groups, or NULL: written inline */
+    etl_status mst;              /* the adding side's failure (a refused value), or a writing's seen by it */
+    char merr[200];
     size_t rg_rows, rg_bytes, page_rows, dict_max;
     int level;
     char *created_by;
@@ -136,6 +167,125 @@ static etl_status fail(pq_writer *w, etl_status st, const char *fmt, ...)
     w->st = st;
     return st;
 }
+
+/* A failure of the writing side, now the adding side's (after the worker, if any, is idle). */
+static etl_status sync_status(pq_writer *w)
+{
+    if (w->st != ETL_OK && w->mst == ETL_OK) {
+        w->mst = w->st;
+        memcpy(w->merr, w->err, sizeof w->merr);
+    }
+    return w->mst;
+}
+
+/* ---- the worker: row groups written on a thread of their own, while the next one fills ---- */
+
+static etl_status flush_row_group(pq_writer *w, const rgbuf *b);
+static rgbuf *rgbuf_take(pq_writer *w, rgbuf *b);
+
+#if PQ_THREADS
+struct pq_worker {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pq_writer *w;                /* the job, NULL when idle */
+    rgbuf *b;
+    rgbuf *spare;                /* the last one written: the next writer's to fill (one buffer for all) */
+    bool quit;
+};
+
+static void *work(void *arg)
+{
+    pq_worker *k = arg;
+    pthread_mutex_lock(&k->mu);
+    for (;;) {
+        while (!k->w && !k->quit) pthread_cond_wait(&k->cv, &k->mu);
+        if (!k->w) break; /* quit, and nothing left to write */
+        pq_writer *w = k->w;
+        rgbuf *b = k->b;
+        pthread_mutex_unlock(&k->mu);
+        flush_row_group(w, b);
+        pthread_mutex_lock(&k->mu);
+        rgbuf_free(k->spare); /* none: it was taken before this job was given */
+        k->spare = b;
+        k->w = NULL;
+        pthread_cond_broadcast(&k->cv);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+pq_worker *pq_worker_new(void)
+{
+    pq_worker *k = calloc(1, sizeof *k);
+    if (!k) return NULL;
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->cv, NULL);
+    if (pthread_create(&k->thread, NULL, work, k) != 0) {
+        pthread_cond_destroy(&k->cv);
+        pthread_mutex_destroy(&k->mu);
+        free(k);
+        return NULL;
+    }
+    return k;
+}
+
+void pq_worker_free(pq_worker *k)
+{
+    if (!k) return;
+    pthread_mutex_lock(&k->mu);
+    k->quit = true;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    pthread_join(k->thread, NULL);
+    rgbuf_free(k->spare);
+    pthread_cond_destroy(&k->cv);
+    pthread_mutex_destroy(&k->mu);
+    free(k);
+}
+
+/* Until no row group is being written: then the writers' state is the adding side's again. */
+static void worker_wait(pq_worker *k)
+{
+    pthread_mutex_lock(&k->mu);
+    while (k->w) pthread_cond_wait(&k->cv, &k->mu);
+    pthread_mutex_unlock(&k->mu);
+}
+
+/* The buffer last written, to fill (the worker idle): NULL the first time. */
+static rgbuf *worker_spare(pq_worker *k)
+{
+    pthread_mutex_lock(&k->mu);
+    rgbuf *b = k->spare;
+    k->spare = NULL;
+    pthread_mutex_unlock(&k->mu);
+    return b;
+}
+
+static void worker_submit(pq_worker *k, pq_writer *w, rgbuf *b)
+{
+    pthread_mutex_lock(&k->mu);
+    while (k->w) pthread_cond_wait(&k->cv, &k->mu);
+    k->w = w;
+    k->b = b;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+}
+#else
+pq_worker *pq_worker_new(void) { return NULL; }
+void pq_worker_free(pq_worker *k) { (void)k; }
+static void worker_wait(pq_worker *k) { (void)k; }
+static rgbuf *worker_spare(pq_worker *k)
+{
+    (void)k;
+    return NULL;
+}
+static void worker_submit(pq_worker *k, pq_writer *w, rgbuf *b)
+{
+    (void)k;
+    flush_row_group(w, b);
+}
+#endif
 
 static unsigned col_type(const etl_column_def *d)
 {
@@ -192,10 +342,11 @@ etl_status pq_writer_open(FILE *f, const etl_column_def *cols, unsigned ncols, c
     snprintf(by, sizeof by, "etlkit version %s", ETLKIT_VERSION_STRING);
     w->created_by = strdup(o && o->created_by ? o->created_by : by);
     w->c = calloc(ncols ? ncols : 1, sizeof *w->c);
+    w->k = o ? o->worker : NULL;
     w->s = o && o->scratch ? o->scratch : (w->own_s = pq_scratch_new());
     w->slot = calloc((size_t)1 << w->slot_bits, sizeof *w->slot);
     w->dict = malloc(w->dict_max * sizeof *w->dict);
-    if (!w->created_by || !w->c || !w->s || !w->slot || !w->dict) {
+    if (!w->created_by || !w->c || !w->s || !w->slot || !w->dict || !(w->cur = rgbuf_take(w, NULL))) {
         pq_writer_close(w);
         return ETL_E_NOMEM;
     }
@@ -222,70 +373,128 @@ etl_status pq_writer_open(FILE *f, const etl_column_def *cols, unsigned ncols, c
         }
     }
     uint8_t magic[4] = {'P', 'A', 'R', '1'};
-    if (fwrite(magic, 1, 4, f) != 4) fail(w, ETL_E_IO, "%s", strerror(errno));
+    if (fwrite(magic, 1, 4, f) != 4) {
+        fail(w, ETL_E_IO, "%s", strerror(errno));
+        sync_status(w);
+    }
     w->off = 4;
     *out = w;
     return ETL_OK;
 }
 
-static bool grow_rows(pq_writer *w)
+static bool grow_rows(pq_writer *w, rgbuf *b)
 {
-    size_t cap = w->cap ? w->cap * 2 : 4096, nc = w->ncols ? w->ncols : 1;
-    if (cap > w->rg_rows) cap = w->rg_rows;
-    int64_t *v = realloc(w->rowv, cap * nc * sizeof *v);
-    if (v) w->rowv = v;
-    uint8_t *nl = realloc(w->rown, cap * nc);
-    if (nl) w->rown = nl;
+    size_t nc = w->ncols ? w->ncols : 1, capv = b->capv ? b->capv * 2 : 4096 * nc;
+    if (capv / nc > w->rg_rows) capv = w->rg_rows * nc;
+    if (capv < (b->rows + 1) * nc) capv = (b->rows + 1) * nc;
+    int64_t *v = realloc(b->rowv, capv * sizeof *v);
+    if (v) b->rowv = v;
+    uint8_t *nl = realloc(b->rown, capv);
+    if (nl) b->rown = nl;
     if (!v || !nl) return false;
-    w->cap = cap;
+    b->capv = capv;
     return true;
 }
 
-static etl_status flush_row_group(pq_writer *w);
-static const uint8_t *text_at(const pq_col *c, int64_t off, uint32_t *n);
+/* A buffer ready to fill for w: b (emptied) or a new one; its arenas as many as w's columns. */
+static rgbuf *rgbuf_take(pq_writer *w, rgbuf *b)
+{
+    if (!b && !(b = calloc(1, sizeof *b))) return NULL;
+    if (b->narena < w->ncols) {
+        pq_buf *a = realloc(b->arena, w->ncols * sizeof *a);
+        if (!a) {
+            rgbuf_free(b);
+            return NULL;
+        }
+        memset(a + b->narena, 0, (w->ncols - b->narena) * sizeof *a);
+        b->arena = a;
+        b->narena = w->ncols;
+    }
+    b->rows = 0;
+    b->bytes = 0;
+    for (unsigned i = 0; i < b->narena; i++) b->arena[i].n = 0;
+    return b;
+}
+
+static etl_status rotate(pq_writer *w);
+static const uint8_t *text_in(const pq_buf *arena, int64_t off, uint32_t *n);
+
+static etl_status mfail(pq_writer *w, etl_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static etl_status mfail(pq_writer *w, etl_status st, const char *fmt, ...)
+{
+    if (w->mst != ETL_OK) return w->mst;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->merr, sizeof w->merr, fmt, ap);
+    va_end(ap);
+    w->mst = st;
+    return st;
+}
 
 etl_status pq_writer_row(pq_writer *w, const etl_value *v)
 {
-    if (w->st != ETL_OK) return w->st;
-    if (w->rows == w->cap && !grow_rows(w)) return fail(w, ETL_E_NOMEM, "out of memory");
-    size_t r = w->rows;
-    int64_t *val = w->rowv + r * w->ncols, *prev = val - w->ncols;
-    uint8_t *isnull = w->rown + r * w->ncols, *prevnull = isnull - w->ncols;
+    if (w->mst != ETL_OK) return w->mst;
+    rgbuf *b = w->cur;
+    if ((b->rows + 1) * w->ncols > b->capv && !grow_rows(w, b)) return mfail(w, ETL_E_NOMEM, "out of memory");
+    size_t r = b->rows;
+    int64_t *val = b->rowv + r * w->ncols, *prev = val - w->ncols;
+    uint8_t *isnull = b->rown + r * w->ncols, *prevnull = isnull - w->ncols;
     for (unsigned i = 0; i < w->ncols; i++) {
         pq_col *c = &w->c[i];
+        pq_buf *arena = &b->arena[i];
         isnull[i] = v[i].kind == ETL_VALUE_NULL;
         val[i] = 0;
         if (v[i].kind == ETL_VALUE_NULL) {
             if (c->flags & ETL_COLUMN_NOT_NULL)
-                return fail(w, ETL_E_RANGE, "column %s: a NULL in a NOT NULL column", c->name);
+                return mfail(w, ETL_E_RANGE, "column %s: a NULL in a NOT NULL column", c->name);
         } else if (c->type == ETL_COLUMN_TEXT) {
-            if (v[i].kind != ETL_VALUE_TEXT) return fail(w, ETL_E_RANGE, "column %s: a number in a text column", c->name);
+            if (v[i].kind != ETL_VALUE_TEXT) return mfail(w, ETL_E_RANGE, "column %s: a number in a text column", c->name);
             size_t n = strlen(v[i].s);
-            if (n > UINT32_MAX - 4) return fail(w, ETL_E_RANGE, "column %s: a text of %zu bytes", c->name, n);
+            if (n > UINT32_MAX - 4) return mfail(w, ETL_E_RANGE, "column %s: a text of %zu bytes", c->name, n);
             /* The previous row's text again (the trace_id, a source, a name): kept once. */
             if (r && !prevnull[i]) {
                 uint32_t pn;
-                const uint8_t *pp = text_at(c, prev[i], &pn);
+                const uint8_t *pp = text_in(arena, prev[i], &pn);
                 if (pn == n && memcmp(pp, v[i].s, n) == 0) {
                     val[i] = prev[i];
                     continue;
                 }
             }
-            val[i] = (int64_t)c->arena.n;
-            pq_buf_le32(&c->arena, (uint32_t)n);
-            pq_buf_put(&c->arena, v[i].s, n);
-            if (c->arena.oom) return fail(w, ETL_E_NOMEM, "out of memory");
-            w->bytes += n;
+            val[i] = (int64_t)arena->n;
+            pq_buf_le32(arena, (uint32_t)n);
+            pq_buf_put(arena, v[i].s, n);
+            if (arena->oom) return mfail(w, ETL_E_NOMEM, "out of memory");
+            b->bytes += n;
         } else {
-            if (v[i].kind != ETL_VALUE_INT) return fail(w, ETL_E_RANGE, "column %s: a text in an integer column", c->name);
+            if (v[i].kind != ETL_VALUE_INT) return mfail(w, ETL_E_RANGE, "column %s: a text in an integer column", c->name);
             if (v[i].i < c->lo || v[i].i > c->hi)
-                return fail(w, ETL_E_RANGE, "column %s: %lld does not fit its type", c->name, (long long)v[i].i);
+                return mfail(w, ETL_E_RANGE, "column %s: %lld does not fit its type", c->name, (long long)v[i].i);
             val[i] = v[i].i;
         }
     }
-    w->rows++;
-    w->bytes += 9 * (size_t)w->ncols;
-    if (w->rows >= w->rg_rows || w->bytes >= w->rg_bytes) return flush_row_group(w);
+    b->rows++;
+    w->added++;
+    b->bytes += 9 * (size_t)w->ncols;
+    if (b->rows >= w->rg_rows || b->bytes >= w->rg_bytes) return rotate(w);
+    return ETL_OK;
+}
+
+/* A full row group: written now, or handed to the worker while another buffer fills. */
+static etl_status rotate(pq_writer *w)
+{
+    rgbuf *b = w->cur;
+    if (!w->k) {
+        flush_row_group(w, b);
+        rgbuf_take(w, b);
+        return sync_status(w);
+    }
+    worker_wait(w->k); /* the row group in flight written, its buffer the spare */
+    if (sync_status(w) != ETL_OK) return w->mst;
+    if (!(w->cur = rgbuf_take(w, worker_spare(w->k)))) {
+        w->cur = b; /* still ours, to free */
+        return mfail(w, ETL_E_NOMEM, "out of memory");
+    }
+    worker_submit(w->k, w, b);
     return ETL_OK;
 }
 
@@ -353,12 +562,14 @@ static void write_page(pq_writer *w, chunk_meta *m, int type, size_t nvals, unsi
     m->comp += (int64_t)(w->s->hdr.n + cn);
 }
 
-static const uint8_t *text_at(const pq_col *c, int64_t off, uint32_t *n)
+static const uint8_t *text_in(const pq_buf *arena, int64_t off, uint32_t *n)
 {
-    const uint8_t *p = c->arena.p + off;
+    const uint8_t *p = arena->p + off;
     *n = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     return p + 4;
 }
+
+static const uint8_t *text_at(const pq_col *c, int64_t off, uint32_t *n) { return text_in(c->arena, off, n); }
 
 static int text_cmp(const pq_col *c, int64_t a, int64_t b)
 {
@@ -486,7 +697,7 @@ static bool scratch(pq_writer *w, size_t n)
 /* Column c of the row group, its values val[] and NULLs isnull[] in the row group's order. */
 static void write_chunk(pq_writer *w, pq_col *c, const int64_t *val, const uint8_t *isnull, chunk_meta *m)
 {
-    size_t rows = w->rows, nv = 0;
+    size_t rows = w->fb->rows, nv = 0;
     bool nullable = !(c->flags & ETL_COLUMN_NOT_NULL);
     memset(m, 0, sizeof *m);
     m->dict_off = -1;
@@ -587,8 +798,8 @@ static bool sort_range(pq_writer *w, size_t lo, size_t hi, unsigned from)
         k[j].row = r;
         for (unsigned i = from; i < w->norder; i++) {
             size_t at = (size_t)r * w->ncols + (unsigned)w->order[i];
-            k[j].null[i - from] = w->rown[at];
-            k[j].k[i - from] = w->rown[at] ? 0 : w->rowv[at];
+            k[j].null[i - from] = w->fb->rown[at];
+            k[j].k[i - from] = w->fb->rown[at] ? 0 : w->fb->rowv[at];
         }
     }
     qsort(k, n, sizeof *k, key_cmp);
@@ -602,7 +813,7 @@ static bool in_order(const pq_writer *w, unsigned k, size_t lo, size_t hi)
 {
     for (size_t j = lo + 1; j < hi; j++) {
         size_t a = (size_t)w->s->perm[j - 1] * w->ncols + k, b = (size_t)w->s->perm[j] * w->ncols + k;
-        if (w->rown[b] ? !w->rown[a] : !w->rown[a] && w->rowv[a] > w->rowv[b]) return false;
+        if (w->fb->rown[b] ? !w->fb->rown[a] : !w->fb->rown[a] && w->fb->rowv[a] > w->fb->rowv[b]) return false;
     }
     return true;
 }
@@ -614,12 +825,12 @@ static bool in_order(const pq_writer *w, unsigned k, size_t lo, size_t hi)
  */
 static bool sort_rows(pq_writer *w)
 {
-    size_t n = w->rows;
+    size_t n = w->fb->rows;
     for (size_t r = 0; r < n; r++) w->s->perm[r] = (uint32_t)r;
     if (!w->norder) return true;
     const pq_col *c = &w->c[w->order[0]];
-    const int64_t *kv = w->rowv + w->order[0];
-    const uint8_t *kn = w->rown + w->order[0];
+    const int64_t *kv = w->fb->rowv + w->order[0];
+    const uint8_t *kn = w->fb->rown + w->order[0];
     size_t nc = w->ncols;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t r = 0; r < n; r++) {
@@ -647,10 +858,13 @@ static bool sort_rows(pq_writer *w)
     return ok;
 }
 
-static etl_status flush_row_group(pq_writer *w)
+/* Writes the row group b (on the worker's thread when there is one). */
+static etl_status flush_row_group(pq_writer *w, const rgbuf *b)
 {
-    if (w->st != ETL_OK || !w->rows) return w->st;
-    if (!scratch(w, w->rows)) return fail(w, ETL_E_NOMEM, "out of memory");
+    if (w->st != ETL_OK || !b->rows) return w->st;
+    w->fb = b;
+    for (unsigned i = 0; i < w->ncols; i++) w->c[i].arena = &b->arena[i];
+    if (!scratch(w, b->rows)) return fail(w, ETL_E_NOMEM, "out of memory");
     if (w->nrg == w->caprg) {
         size_t cap = w->caprg ? w->caprg * 2 : 8;
         rg_meta *rg = realloc(w->rg, cap * sizeof *rg);
@@ -665,18 +879,18 @@ static etl_status flush_row_group(pq_writer *w)
     }
     if (!sort_rows(w)) return fail(w, ETL_E_NOMEM, "out of memory");
     /* The rows in their order, column by column. */
-    size_t n = w->rows, nc = w->ncols;
+    size_t n = b->rows, nc = w->ncols;
     int64_t *tv = w->s->tv;
     uint8_t *tn = w->s->tn;
     const uint32_t *perm = w->s->perm;
     for (size_t r = 0; r < n; r++) {
         if (r + 16 < n) { /* the rows are apart in memory: fetch ahead */
-            const int64_t *ahead = w->rowv + (size_t)perm[r + 16] * nc;
-            for (size_t b = 0; b < nc * sizeof *ahead; b += 64) __builtin_prefetch((const char *)ahead + b);
-            __builtin_prefetch(w->rown + (size_t)perm[r + 16] * nc);
+            const int64_t *ahead = b->rowv + (size_t)perm[r + 16] * nc;
+            for (size_t at = 0; at < nc * sizeof *ahead; at += 64) __builtin_prefetch((const char *)ahead + at);
+            __builtin_prefetch(b->rown + (size_t)perm[r + 16] * nc);
         }
-        const int64_t *rv = w->rowv + (size_t)perm[r] * nc;
-        const uint8_t *rn = w->rown + (size_t)perm[r] * nc;
+        const int64_t *rv = b->rowv + (size_t)perm[r] * nc;
+        const uint8_t *rn = b->rown + (size_t)perm[r] * nc;
         for (size_t i = 0; i < nc; i++) {
             tv[i * n + r] = rv[i];
             tn[i * n + r] = rn[i];
@@ -684,7 +898,7 @@ static etl_status flush_row_group(pq_writer *w)
     }
     rg_meta *g = &w->rg[w->nrg];
     memset(g, 0, sizeof *g);
-    g->rows = (int64_t)w->rows;
+    g->rows = (int64_t)b->rows;
     g->off = (int64_t)w->off;
     for (unsigned i = 0; i < w->ncols; i++) {
         chunk_meta *m = &w->c[i].meta[w->nrg];
@@ -698,10 +912,7 @@ static etl_status flush_row_group(pq_writer *w)
         }
     }
     w->nrg++;
-    w->total_rows += w->rows;
-    w->rows = 0;
-    w->bytes = 0;
-    for (unsigned i = 0; i < w->ncols; i++) w->c[i].arena.n = 0;
+    w->total_rows += b->rows;
     return w->st;
 }
 
@@ -777,7 +988,10 @@ static void column_chunk(pq_thrift *t, const pq_col *c, const chunk_meta *m)
 
 etl_status pq_writer_finish(pq_writer *w)
 {
-    if (flush_row_group(w) != ETL_OK) return w->st;
+    if (w->mst != ETL_OK) return w->mst;
+    if (w->k) worker_wait(w->k);
+    if (w->st == ETL_OK) flush_row_group(w, w->cur);
+    if (w->st != ETL_OK) return sync_status(w);
     pq_buf b = {0};
     pq_thrift t;
     pq_t_begin(&t, &b);
@@ -828,16 +1042,17 @@ etl_status pq_writer_finish(pq_writer *w)
     put(w, tail, 8);
     pq_buf_free(&b);
     if (w->st == ETL_OK && (fflush(w->f) != 0 || ferror(w->f))) fail(w, ETL_E_IO, "%s", strerror(errno ? errno : EIO));
-    return w->st;
+    return sync_status(w);
 }
 
-const char *pq_writer_error(const pq_writer *w) { return w->err; }
+const char *pq_writer_error(const pq_writer *w) { return w->mst != ETL_OK ? w->merr : ""; }
 
-uint64_t pq_writer_rows(const pq_writer *w) { return w->total_rows + w->rows; }
+uint64_t pq_writer_rows(const pq_writer *w) { return w->added; }
 
 void pq_writer_close(pq_writer *w)
 {
     if (!w) return;
+    if (w->k) worker_wait(w->k); /* a row group of ours may be being written */
     for (unsigned i = 0; w->c && i < w->ncols; i++) {
         pq_col *c = &w->c[i];
         for (size_t g = 0; c->meta && g < w->nrg; g++) {
@@ -845,13 +1060,11 @@ void pq_writer_close(pq_writer *w)
             free(c->meta[g].max);
         }
         free(c->meta);
-        pq_buf_free(&c->arena);
     }
     free(w->c);
     free(w->rg);
     pq_scratch_free(w->own_s);
-    free(w->rowv);
-    free(w->rown);
+    rgbuf_free(w->cur);
     free(w->slot);
     free(w->dict);
     free(w->created_by);

@@ -306,6 +306,62 @@ static void test_writer_frame(void **state)
     fclose(f);
 }
 
+static char *slurp(FILE *f, long *n)
+{
+    *n = ftell(f);
+    char *p = malloc((size_t)*n + 1);
+    assert_non_null(p);
+    fseek(f, 0, SEEK_SET);
+    assert_int_equal(fread(p, 1, (size_t)*n, f), (size_t)*n);
+    return p;
+}
+
+/*
+ * Three writers filled in turn, sharing a scratch, their row groups written by a worker thread while
+ * the next fill (as the sink does), make the same bytes as each written inline on its own.
+ */
+static void test_writer_worker(void **state)
+{
+    (void)state;
+    enum { W = 3 };
+    FILE *f[2][W];
+    pq_writer *w[2][W];
+    pq_scratch *s = pq_scratch_new();
+    pq_worker *k = pq_worker_new();
+    assert_non_null(s);
+    for (int m = 0; m < 2; m++) {
+        for (int i = 0; i < W; i++) {
+            assert_non_null(f[m][i] = tmpfile());
+            pq_writer_options o = {.row_group_rows = 100 + 50 * (size_t)i, .page_rows = 64, .dict_max = 50,
+                                   .order = i == 1 ? "cpu,t" : NULL, .scratch = m ? s : NULL, .worker = m ? k : NULL};
+            assert_int_equal(pq_writer_open(f[m][i], fixture_cols, FIXTURE_COLS, &o, &w[m][i]), ETL_OK);
+        }
+    }
+    etl_value v[FIXTURE_COLS];
+    char name[32], word[32];
+    for (unsigned r = 0; r < 1000; r++) {
+        fixture_row(r, v, name, word);
+        for (int m = 0; m < 2; m++)
+            for (int i = 0; i < W; i++)
+                if (r % (unsigned)(i + 1) == 0) assert_int_equal(pq_writer_row(w[m][i], v), ETL_OK);
+    }
+    for (int i = 0; i < W; i++) {
+        for (int m = 0; m < 2; m++) assert_int_equal(pq_writer_finish(w[m][i]), ETL_OK);
+        long n0, n1;
+        char *a = slurp(f[0][i], &n0), *b = slurp(f[1][i], &n1);
+        assert_int_equal(n0, n1);
+        assert_memory_equal(a, b, (size_t)n0);
+        free(a);
+        free(b);
+        for (int m = 0; m < 2; m++) {
+            pq_writer_close(w[m][i]);
+            fclose(f[m][i]);
+        }
+    }
+    pq_worker_free(k);
+    pq_scratch_free(s);
+}
+
 static void test_writer_refuses(void **state)
 {
     (void)state;
@@ -356,6 +412,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rle_round_trip),   cmocka_unit_test(test_delta_example),
         cmocka_unit_test(test_delta_round_trip), cmocka_unit_test(test_plain_bool),
         cmocka_unit_test(test_writer_frame),     cmocka_unit_test(test_writer_refuses),
+        cmocka_unit_test(test_writer_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
