@@ -29,6 +29,7 @@
 #endif
 #if PQ_THREADS
 #include <pthread.h>
+#include <signal.h>
 #endif
 #include "etlkit/version.h"
 #include "export/parquet.h"
@@ -221,7 +222,17 @@ pq_worker *pq_worker_new(void)
     if (!k) return NULL;
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
-    if (pthread_create(&k->thread, NULL, work, k) != 0) {
+    /*
+     * The signals a user sends go to the adding thread: the cleanup (base/sigclean.h) must not run here
+     * while that thread creates the files it would remove. SIGXFSZ stays: it is this thread's own write's.
+     */
+    sigset_t block, old;
+    sigfillset(&block);
+    sigdelset(&block, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int rc = pthread_create(&k->thread, NULL, work, k);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
         pthread_cond_destroy(&k->cv);
         pthread_mutex_destroy(&k->mu);
         free(k);
