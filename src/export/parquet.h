@@ -139,7 +139,6 @@ etl_status pq_writer_row(pq_writer *w, const etl_value *v);
 etl_status pq_writer_finish(pq_writer *w);
 /* What failed (for a message): "" when nothing did. */
 const char *pq_writer_error(const pq_writer *w);
-uint64_t pq_writer_rows(const pq_writer *w);
 void pq_writer_close(pq_writer *w);
 
 #endif

@@ -138,7 +138,6 @@ struct pq_writer {
     unsigned norder;
     rgbuf *cur;                  /* the row group being filled */
     const rgbuf *fb;             /* the row group being written */
-    uint64_t added;              /* rows added */
     pq_worker *k;                /* the thread that writes row groups, or NULL: written inline */
     etl_status mst;              /* the adding side's failure (a refused value), or a writing's seen by it */
     char merr[200];
@@ -484,7 +483,6 @@ etl_status pq_writer_row(pq_writer *w, const etl_value *v)
         }
     }
     b->rows++;
-    w->added++;
     b->bytes += 9 * (size_t)w->ncols;
     if (b->rows >= w->rg_rows || b->bytes >= w->rg_bytes) return rotate(w);
     return ETL_OK;
@@ -1058,7 +1056,6 @@ etl_status pq_writer_finish(pq_writer *w)
 
 const char *pq_writer_error(const pq_writer *w) { return w->mst != ETL_OK ? w->merr : ""; }
 
-uint64_t pq_writer_rows(const pq_writer *w) { return w->added; }
 
 void pq_writer_close(pq_writer *w)
 {
