@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "export/parquet.h"
 
@@ -396,6 +398,71 @@ static void test_writer_refuses(void **state)
     fclose(f);
 }
 
+/* Whether the file at path holds the bytes of s (a column's name in its footer). */
+static bool file_has(const char *path, const char *s)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n;
+    char *p = slurp(f, &n);
+    fclose(f);
+    bool found = false;
+    for (long i = 0; i + (long)strlen(s) <= n && !found; i++) found = memcmp(p + i, s, strlen(s)) == 0;
+    free(p);
+    return found;
+}
+
+/*
+ * The sink: OUT/<table>.parquet for the tables asked (trace and enum_name always), "PAR1" at both ends,
+ * the trace_id column there or not (no_trace_id, a Hive partition's files); an abort leaves nothing.
+ */
+static void test_sink(void **state)
+{
+    (void)state;
+    char root[64], out[96], path[160];
+    snprintf(root, sizeof root, "/tmp/etlkit-pq-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    for (int hive = 0; hive < 3; hive++) {
+        snprintf(out, sizeof out, "%s/out%d", root, hive);
+        etl_parquet_sink_options o = {.sz = sizeof o, .tables = 1u << ETL_TABLE_READY, .trace_id = "tr-7",
+                                      .no_trace_id = hive == 1};
+        etl_parquet_sink *p;
+        etl_diag d;
+        assert_int_equal(etl_parquet_sink_check(out, &o, &p, &d), ETL_OK);
+        assert_int_equal(etl_parquet_sink_create(p, &d), ETL_OK);
+        etl_value v[10] = {{ETL_VALUE_INT, 100, NULL}, {ETL_VALUE_INT, 10, NULL}, {ETL_VALUE_INT, 1, NULL},
+                           {ETL_VALUE_NULL, 0, NULL},  {ETL_VALUE_INT, 42, NULL}, {ETL_VALUE_NULL, 0, NULL},
+                           {ETL_VALUE_NULL, 0, NULL},  {ETL_VALUE_INT, 1, NULL},  {ETL_VALUE_INT, -2, NULL},
+                           {ETL_VALUE_INT, 0, NULL}};
+        assert_int_equal(etl_parquet_sink_row(p, ETL_TABLE_READY, v), 0);
+        assert_int_equal(etl_parquet_sink_row(p, ETL_TABLE_CSWITCH, v), 0); /* not asked: ignored */
+        if (hive == 2) { /* an abort: nothing left */
+            assert_int_equal(etl_parquet_sink_close(p, false), ETL_OK);
+            assert_int_equal(access(out, F_OK), -1);
+            continue;
+        }
+        assert_int_equal(etl_parquet_sink_finish(p, &d), ETL_OK);
+        assert_int_equal(etl_parquet_sink_close(p, true), ETL_OK);
+        DIR *dir = opendir(out);
+        assert_non_null(dir);
+        unsigned files = 0;
+        for (struct dirent *e; (e = readdir(dir));) files += e->d_name[0] != '.';
+        closedir(dir);
+        assert_int_equal(files, 3); /* ready, trace, enum_name */
+        snprintf(path, sizeof path, "%s/ready.parquet", out);
+        assert_true(file_has(path, "PAR1"));
+        assert_true(file_has(path, "adjust_increment"));
+        assert_int_equal(file_has(path, "trace_id"), hive == 0);
+        assert_int_equal(file_has(path, "tr-7"), hive == 0);
+        snprintf(path, sizeof path, "%s/cswitch.parquet", out);
+        assert_int_equal(access(path, F_OK), -1);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--fixture") == 0) {
@@ -412,7 +479,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rle_round_trip),   cmocka_unit_test(test_delta_example),
         cmocka_unit_test(test_delta_round_trip), cmocka_unit_test(test_plain_bool),
         cmocka_unit_test(test_writer_frame),     cmocka_unit_test(test_writer_refuses),
-        cmocka_unit_test(test_writer_worker),
+        cmocka_unit_test(test_writer_worker),    cmocka_unit_test(test_sink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
