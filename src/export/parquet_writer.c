@@ -56,21 +56,23 @@ typedef struct pq_col {
     unsigned type;               /* ETL_COLUMN_* type, the default resolved */
     unsigned flags;
     int64_t lo, hi;              /* the range its type holds */
+    unsigned off, width;         /* its value's place in a packed row: offset and bytes (1, 2, 4, 8) */
+    bool sign;                   /* a narrow value is sign-extended */
     const pq_buf *arena;         /* the texts of the row group being written (rgbuf.arena) */
     chunk_meta *meta;            /* per row group written */
 } pq_col;
 
 /*
- * A row group's rows as they are added, row by row (ncols values each: the integer, or the text's offset
- * in its column's arena; and whether NULL): sorted, they are moved column by column (scratch tv/tn) once,
- * so the order's gather reads each row's values together instead of one column at a time all over memory.
+ * A row group's rows as they are added, packed row by row (pq_writer.rowsize bytes each: a bit per
+ * column, set for NULL, then each column's value in its type's width, a text as its offset in its
+ * column's arena): sorted, they are moved column by column (scratch tv/tn) once, so the order's gather
+ * reads each row's values together instead of one column at a time all over memory.
  */
 typedef struct rgbuf {
-    int64_t *rowv;
-    uint8_t *rown;
+    uint8_t *data;
     pq_buf *arena;               /* per column: its texts, PLAIN (a 4-byte length and the bytes) */
     unsigned narena;
-    size_t rows, capv, bytes;    /* rows, the arrays' capacity in values (any table's), the values' size */
+    size_t rows, cap, bytes;     /* rows, data's capacity in bytes (any table's rows), their size with texts */
 } rgbuf;
 
 static void rgbuf_free(rgbuf *b)
@@ -78,8 +80,7 @@ static void rgbuf_free(rgbuf *b)
     if (!b) return;
     for (unsigned i = 0; i < b->narena; i++) pq_buf_free(&b->arena[i]);
     free(b->arena);
-    free(b->rowv);
-    free(b->rown);
+    free(b->data);
     free(b);
 }
 
@@ -137,6 +138,7 @@ struct pq_writer {
     int order[2];
     unsigned norder;
     rgbuf *cur;                  /* the row group being filled */
+    size_t rowsize;              /* bytes of a packed row */
     const rgbuf *fb;             /* the row group being written */
     pq_worker *k;                /* the thread that writes row groups, or NULL: written inline */
     etl_status mst;              /* the adding side's failure (a refused value), or a writing's seen by it */
@@ -297,6 +299,51 @@ static void worker_submit(pq_worker *k, pq_writer *w, rgbuf *b)
 }
 #endif
 
+/* Column i of a packed row: NULL? its value. */
+static inline bool row_null(const uint8_t *row, unsigned i) { return row[i >> 3] >> (i & 7) & 1; }
+
+static inline int64_t row_get(const pq_col *c, const uint8_t *row)
+{
+    const uint8_t *p = row + c->off;
+    switch (c->width) {
+    case 1: return c->sign ? (int64_t)(int8_t)p[0] : (int64_t)p[0];
+    case 2: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return c->sign ? (int64_t)(int16_t)v : (int64_t)v;
+    }
+    case 4: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return c->sign ? (int64_t)(int32_t)v : (int64_t)v;
+    }
+    default: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
+    }
+}
+
+static inline void row_put(const pq_col *c, uint8_t *row, int64_t v)
+{
+    uint8_t *p = row + c->off;
+    switch (c->width) {
+    case 1: p[0] = (uint8_t)v; break;
+    case 2: {
+        uint16_t x = (uint16_t)v;
+        memcpy(p, &x, 2);
+        break;
+    }
+    case 4: {
+        uint32_t x = (uint32_t)v;
+        memcpy(p, &x, 4);
+        break;
+    }
+    default: memcpy(p, &v, 8);
+    }
+}
+
 static unsigned col_type(const etl_column_def *d)
 {
     unsigned t = d->kind & ETL_COLUMN_TYPE_MASK;
@@ -366,6 +413,19 @@ etl_status pq_writer_open(FILE *f, const etl_column_def *cols, unsigned ncols, c
         w->c[i].flags = cols[i].kind & ~(unsigned)ETL_COLUMN_TYPE_MASK;
         if (physical(w->c[i].type) != PT_INT64) w->c[i].flags &= ~(unsigned)ETL_COLUMN_DELTA; /* INT64 only */
         type_range(w->c[i].type, &w->c[i].lo, &w->c[i].hi);
+        /* Packed: the range's width; texts and 64-bit values 8 bytes. */
+        pq_col *c = &w->c[i];
+        c->sign = c->lo < 0;
+        c->width = c->type == ETL_COLUMN_TEXT                                     ? 8
+                 : c->sign ? (c->lo >= INT8_MIN && c->hi <= INT8_MAX     ? 1
+                              : c->lo >= INT16_MIN && c->hi <= INT16_MAX ? 2
+                              : c->lo >= INT32_MIN && c->hi <= INT32_MAX ? 4 : 8)
+                           : (c->hi <= UINT8_MAX ? 1 : c->hi <= UINT16_MAX ? 2 : c->hi <= UINT32_MAX ? 4 : 8);
+    }
+    w->rowsize = (ncols + 7) / 8;
+    for (unsigned i = 0; i < ncols; i++) {
+        w->c[i].off = (unsigned)w->rowsize;
+        w->rowsize += w->c[i].width;
     }
     /* The order: up to two column names. */
     if (o && o->order) {
@@ -394,15 +454,13 @@ etl_status pq_writer_open(FILE *f, const etl_column_def *cols, unsigned ncols, c
 
 static bool grow_rows(pq_writer *w, rgbuf *b)
 {
-    size_t nc = w->ncols ? w->ncols : 1, capv = b->capv ? b->capv * 2 : 4096 * nc;
-    if (capv / nc > w->rg_rows) capv = w->rg_rows * nc;
-    if (capv < (b->rows + 1) * nc) capv = (b->rows + 1) * nc;
-    int64_t *v = realloc(b->rowv, capv * sizeof *v);
-    if (v) b->rowv = v;
-    uint8_t *nl = realloc(b->rown, capv);
-    if (nl) b->rown = nl;
-    if (!v || !nl) return false;
-    b->capv = capv;
+    size_t need = (b->rows + 1) * w->rowsize, cap = b->cap ? b->cap * 2 : 4096 * w->rowsize;
+    if (cap > w->rg_rows * w->rowsize) cap = w->rg_rows * w->rowsize;
+    if (cap < need) cap = need;
+    uint8_t *d = realloc(b->data, cap);
+    if (!d) return false;
+    b->data = d;
+    b->cap = cap;
     return true;
 }
 
@@ -445,16 +503,15 @@ etl_status pq_writer_row(pq_writer *w, const etl_value *v)
 {
     if (w->mst != ETL_OK) return w->mst;
     rgbuf *b = w->cur;
-    if ((b->rows + 1) * w->ncols > b->capv && !grow_rows(w, b)) return mfail(w, ETL_E_NOMEM, "out of memory");
+    if ((b->rows + 1) * w->rowsize > b->cap && !grow_rows(w, b)) return mfail(w, ETL_E_NOMEM, "out of memory");
     size_t r = b->rows;
-    int64_t *val = b->rowv + r * w->ncols, *prev = val - w->ncols;
-    uint8_t *isnull = b->rown + r * w->ncols, *prevnull = isnull - w->ncols;
+    uint8_t *row = b->data + r * w->rowsize, *prev = row - w->rowsize;
+    memset(row, 0, w->rowsize);
     for (unsigned i = 0; i < w->ncols; i++) {
         pq_col *c = &w->c[i];
         pq_buf *arena = &b->arena[i];
-        isnull[i] = v[i].kind == ETL_VALUE_NULL;
-        val[i] = 0;
         if (v[i].kind == ETL_VALUE_NULL) {
+            row[i >> 3] |= (uint8_t)(1u << (i & 7));
             if (c->flags & ETL_COLUMN_NOT_NULL)
                 return mfail(w, ETL_E_RANGE, "column %s: a NULL in a NOT NULL column", c->name);
         } else if (c->type == ETL_COLUMN_TEXT) {
@@ -462,15 +519,16 @@ etl_status pq_writer_row(pq_writer *w, const etl_value *v)
             size_t n = strlen(v[i].s);
             if (n > UINT32_MAX - 4) return mfail(w, ETL_E_RANGE, "column %s: a text of %zu bytes", c->name, n);
             /* The previous row's text again (the trace_id, a source, a name): kept once. */
-            if (r && !prevnull[i]) {
+            if (r && !row_null(prev, i)) {
                 uint32_t pn;
-                const uint8_t *pp = text_in(arena, prev[i], &pn);
+                int64_t po = row_get(c, prev);
+                const uint8_t *pp = text_in(arena, po, &pn);
                 if (pn == n && memcmp(pp, v[i].s, n) == 0) {
-                    val[i] = prev[i];
+                    row_put(c, row, po);
                     continue;
                 }
             }
-            val[i] = (int64_t)arena->n;
+            row_put(c, row, (int64_t)arena->n);
             pq_buf_le32(arena, (uint32_t)n);
             pq_buf_put(arena, v[i].s, n);
             if (arena->oom) return mfail(w, ETL_E_NOMEM, "out of memory");
@@ -479,11 +537,11 @@ etl_status pq_writer_row(pq_writer *w, const etl_value *v)
             if (v[i].kind != ETL_VALUE_INT) return mfail(w, ETL_E_RANGE, "column %s: a text in an integer column", c->name);
             if (v[i].i < c->lo || v[i].i > c->hi)
                 return mfail(w, ETL_E_RANGE, "column %s: %lld does not fit its type", c->name, (long long)v[i].i);
-            val[i] = v[i].i;
+            row_put(c, row, v[i].i);
         }
     }
     b->rows++;
-    b->bytes += 9 * (size_t)w->ncols;
+    b->bytes += 9 * (size_t)w->ncols; /* its size column by column (scratch tv/tn), which the budget bounds */
     if (b->rows >= w->rg_rows || b->bytes >= w->rg_bytes) return rotate(w);
     return ETL_OK;
 }
@@ -805,10 +863,11 @@ static bool sort_range(pq_writer *w, size_t lo, size_t hi, unsigned from)
         uint32_t r = w->s->perm[lo + j];
         memset(&k[j], 0, sizeof k[j]);
         k[j].row = r;
+        const uint8_t *row = w->fb->data + (size_t)r * w->rowsize;
         for (unsigned i = from; i < w->norder; i++) {
-            size_t at = (size_t)r * w->ncols + (unsigned)w->order[i];
-            k[j].null[i - from] = w->fb->rown[at];
-            k[j].k[i - from] = w->fb->rown[at] ? 0 : w->fb->rowv[at];
+            unsigned c = (unsigned)w->order[i];
+            k[j].null[i - from] = row_null(row, c);
+            k[j].k[i - from] = row_null(row, c) ? 0 : row_get(&w->c[c], row);
         }
     }
     qsort(k, n, sizeof *k, key_cmp);
@@ -820,9 +879,11 @@ static bool sort_range(pq_writer *w, size_t lo, size_t hi, unsigned from)
 /* Whether perm[lo, hi) is in order of the key column k (NULLs first). */
 static bool in_order(const pq_writer *w, unsigned k, size_t lo, size_t hi)
 {
+    const pq_col *c = &w->c[k];
     for (size_t j = lo + 1; j < hi; j++) {
-        size_t a = (size_t)w->s->perm[j - 1] * w->ncols + k, b = (size_t)w->s->perm[j] * w->ncols + k;
-        if (w->fb->rown[b] ? !w->fb->rown[a] : !w->fb->rown[a] && w->fb->rowv[a] > w->fb->rowv[b]) return false;
+        const uint8_t *a = w->fb->data + (size_t)w->s->perm[j - 1] * w->rowsize;
+        const uint8_t *b = w->fb->data + (size_t)w->s->perm[j] * w->rowsize;
+        if (row_null(b, k) ? !row_null(a, k) : !row_null(a, k) && row_get(c, a) > row_get(c, b)) return false;
     }
     return true;
 }
@@ -837,24 +898,27 @@ static bool sort_rows(pq_writer *w)
     size_t n = w->fb->rows;
     for (size_t r = 0; r < n; r++) w->s->perm[r] = (uint32_t)r;
     if (!w->norder) return true;
-    const pq_col *c = &w->c[w->order[0]];
-    const int64_t *kv = w->fb->rowv + w->order[0];
-    const uint8_t *kn = w->fb->rown + w->order[0];
-    size_t nc = w->ncols;
+    unsigned kc = (unsigned)w->order[0];
+    const pq_col *c = &w->c[kc];
+    const uint8_t *data = w->fb->data;
+    size_t rs = w->rowsize;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t r = 0; r < n; r++) {
-        if (kn[r * nc]) continue;
-        if (kv[r * nc] < lo) lo = kv[r * nc];
-        if (kv[r * nc] > hi) hi = kv[r * nc];
+        if (row_null(data + r * rs, kc)) continue;
+        int64_t v = row_get(c, data + r * rs);
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
     }
     if (lo > hi) lo = hi = 0;
     if (c->type == ETL_COLUMN_TEXT || (uint64_t)hi - (uint64_t)lo >= (1u << 22)) return sort_range(w, 0, n, 0);
     size_t nb = (size_t)((uint64_t)hi - (uint64_t)lo) + 2; /* bucket 0: NULL */
     uint32_t *at = calloc(nb + 1, sizeof *at), *tmp = w->s->tmp;
     if (!at) return false;
-    for (size_t r = 0; r < n; r++) at[kn[r * nc] ? 1 : (size_t)(kv[r * nc] - lo) + 2]++;
+    for (size_t r = 0; r < n; r++)
+        at[row_null(data + r * rs, kc) ? 1 : (size_t)(row_get(c, data + r * rs) - lo) + 2]++;
     for (size_t b = 1; b <= nb; b++) at[b] += at[b - 1]; /* at[b]: where bucket b starts */
-    for (size_t r = 0; r < n; r++) tmp[at[kn[r * nc] ? 0 : (size_t)(kv[r * nc] - lo) + 1]++] = (uint32_t)r;
+    for (size_t r = 0; r < n; r++)
+        tmp[at[row_null(data + r * rs, kc) ? 0 : (size_t)(row_get(c, data + r * rs) - lo) + 1]++] = (uint32_t)r;
     memcpy(w->s->perm, tmp, n * sizeof *tmp);
     bool ok = true;
     if (w->norder > 1) {
@@ -892,17 +956,16 @@ static etl_status flush_row_group(pq_writer *w, const rgbuf *b)
     int64_t *tv = w->s->tv;
     uint8_t *tn = w->s->tn;
     const uint32_t *perm = w->s->perm;
+    size_t rs = w->rowsize;
     for (size_t r = 0; r < n; r++) {
         if (r + 16 < n) { /* the rows are apart in memory: fetch ahead */
-            const int64_t *ahead = b->rowv + (size_t)perm[r + 16] * nc;
-            for (size_t at = 0; at < nc * sizeof *ahead; at += 64) __builtin_prefetch((const char *)ahead + at);
-            __builtin_prefetch(b->rown + (size_t)perm[r + 16] * nc);
+            const uint8_t *ahead = b->data + (size_t)perm[r + 16] * rs;
+            for (size_t at = 0; at < rs; at += 64) __builtin_prefetch(ahead + at);
         }
-        const int64_t *rv = b->rowv + (size_t)perm[r] * nc;
-        const uint8_t *rn = b->rown + (size_t)perm[r] * nc;
+        const uint8_t *row = b->data + (size_t)perm[r] * rs;
         for (size_t i = 0; i < nc; i++) {
-            tv[i * n + r] = rv[i];
-            tn[i * n + r] = rn[i];
+            tn[i * n + r] = row_null(row, (unsigned)i);
+            tv[i * n + r] = row_get(&w->c[i], row);
         }
     }
     rg_meta *g = &w->rg[w->nrg];
