@@ -107,7 +107,7 @@ typedef struct pq_writer_options {
     size_t page_rows;        /* rows per data page (0: PQ_PAGE_ROWS) */
     size_t dict_max;         /* a column chunk's dictionary at most this many values, else PLAIN (0: PQ_DICT_MAX) */
     int zstd_level;          /* 0: PQ_ZSTD_LEVEL */
-    const char *order;       /* "col,col": rows sorted by these in each row group (NULL: as added) */
+    const char *order;       /* "col,col": rows sorted by these integer columns in each row group (NULL: as added) */
     const char *created_by;
     pq_scratch *scratch;     /* NULL: the writer's own */
     pq_worker *worker;       /* NULL: row groups written inline; else scratch must be given and only it uses it */
@@ -124,7 +124,7 @@ enum {
 /*
  * Writes to f (open for writing, at its start; not closed here) a file of the
  * columns cols[0..ncols) (names and kinds; kind 0 takes the SQLite type's
- * default). ETL_E_INVALID_ARG: an order column that is not there; ETL_E_NOMEM.
+ * default). ETL_E_INVALID_ARG: an order column that is not there, or a text; ETL_E_NOMEM.
  */
 etl_status pq_writer_open(FILE *f, const etl_column_def *cols, unsigned ncols, const pq_writer_options *o,
                           pq_writer **out);

@@ -1,8 +1,9 @@
 /*
  * parquet_writer.c - one Parquet file of one table (parquet.h): rows are buffered
- * column by column, a row group at a time (about 1 M rows, fewer when their
- * values pass row_group_bytes, so memory stays bounded however long the trace),
- * sorted by the table's order, then each column is written as a column chunk:
+ * packed, a row group at a time (about 1 M rows, fewer when their values pass
+ * row_group_bytes, so memory stays bounded however long the trace), sorted by the
+ * table's order (a counting sort on its first key), moved column by column, then
+ * each column is written as a column chunk:
  *
  *   a dictionary page (PLAIN values) when the column takes a dictionary and its
  *   distinct values in the chunk fit dict_max (else the chunk falls back to PLAIN),
@@ -15,6 +16,11 @@
  * The footer (FileMetaData: the schema with physical and logical types, the row
  * groups and their column chunks, TypeDefinedOrder for every column) is written
  * by pq_writer_finish, then its length and "PAR1".
+ *
+ * With a worker (pq_worker_new, one per sink), a full row group is written on the
+ * worker's thread while the next one fills: one in flight at a time, its buffer
+ * then the next full table's to fill. Where threads are not built in the writers
+ * write inline; the bytes are the same either way.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -434,7 +440,8 @@ etl_status pq_writer_open(FILE *f, const etl_column_def *cols, unsigned ncols, c
             size_t n = strcspn(s, ",");
             unsigned k = 0;
             while (k < ncols && !(strlen(cols[k].name) == n && memcmp(cols[k].name, s, n) == 0)) k++;
-            if (k == ncols || w->norder == 2) {
+            /* Integer columns only: a text's value here is where it is kept, not its order. */
+            if (k == ncols || w->norder == 2 || col_type(&cols[k]) == ETL_COLUMN_TEXT) {
                 pq_writer_close(w);
                 return ETL_E_INVALID_ARG;
             }
@@ -910,7 +917,7 @@ static bool sort_rows(pq_writer *w)
         if (v > hi) hi = v;
     }
     if (lo > hi) lo = hi = 0;
-    if (c->type == ETL_COLUMN_TEXT || (uint64_t)hi - (uint64_t)lo >= (1u << 22)) return sort_range(w, 0, n, 0);
+    if ((uint64_t)hi - (uint64_t)lo >= (1u << 22)) return sort_range(w, 0, n, 0);
     size_t nb = (size_t)((uint64_t)hi - (uint64_t)lo) + 2; /* bucket 0: NULL */
     uint32_t *at = calloc(nb + 1, sizeof *at), *tmp = w->s->tmp;
     if (!at) return false;

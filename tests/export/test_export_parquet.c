@@ -372,6 +372,8 @@ static void test_writer_refuses(void **state)
     pq_writer *w;
     pq_writer_options bad = {.order = "cpu,nothere"};
     assert_int_equal(pq_writer_open(f, fixture_cols, FIXTURE_COLS, &bad, &w), ETL_E_INVALID_ARG);
+    pq_writer_options text = {.order = "word"};
+    assert_int_equal(pq_writer_open(f, fixture_cols, FIXTURE_COLS, &text, &w), ETL_E_INVALID_ARG);
     etl_value v[FIXTURE_COLS];
     char name[32], word[32];
     struct { unsigned col; etl_value v; const char *why; } cases[] = {
