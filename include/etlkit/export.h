@@ -221,7 +221,7 @@ ETL_API etl_status etl_csv_sink_close(etl_csv_sink *c, bool commit);
  * (etl_column_def.kind): INT32/INT64 with INT(bits, signed) logical types,
  * BOOLEAN flags, UTF-8 strings, NULLs as nulls. Row groups of about 1 M rows
  * (fewer for wide tables: at most 64 MiB of values are buffered per table, and one
- * more row group is being written by a thread of the sink where threads are built in), sorted
+ * more row group is being written by a thread of the sink), sorted
  * by the table's order (etl_table_def.order, e.g. cpu then time), with min/max
  * statistics; dictionary, DELTA_BINARY_PACKED or PLAIN values; zstd pages. The
  * output rules and calls are the CSV sink's:

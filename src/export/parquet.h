@@ -94,8 +94,8 @@ void pq_scratch_free(pq_scratch *s);
 
 /*
  * A thread that writes full row groups while the next ones fill (one row group in flight at a time),
- * shared by a sink's writers with their scratch; NULL where threads are not built in (the writers then
- * write inline, the same bytes). Free it after its writers are closed.
+ * shared by a sink's writers with their scratch; NULL without threads (-DPQ_THREADS=0) or when none can
+ * be started (the writers then write inline, the same bytes). Free it after its writers are closed.
  */
 typedef struct pq_worker pq_worker;
 pq_worker *pq_worker_new(void);

@@ -19,19 +19,15 @@
  *
  * With a worker (pq_worker_new, one per sink), a full row group is written on the
  * worker's thread while the next one fills: one in flight at a time, its buffer
- * then the next full table's to fill. Where threads are not built in the writers
- * write inline; the bytes are the same either way.
+ * then the next full table's to fill. Without a worker (-DPQ_THREADS=0, or no
+ * thread to be had) the writers write inline; the bytes are the same either way.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <zstd.h>
 #ifndef PQ_THREADS /* -DPQ_THREADS=0: row groups written inline (the same bytes) */
-#if defined(__APPLE__) || (defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34))
-#define PQ_THREADS 1 /* pthreads without a separate library to link */
-#else
-#define PQ_THREADS 0
-#endif
+#define PQ_THREADS 1 /* the library links the threads everywhere (Threads::Threads; winpthreads on mingw) */
 #endif
 #if PQ_THREADS
 #include <pthread.h>
@@ -233,12 +229,16 @@ pq_worker *pq_worker_new(void)
      * The signals a user sends go to the adding thread: the cleanup (base/sigclean.h) must not run here
      * while that thread creates the files it would remove. SIGXFSZ stays: it is this thread's own write's.
      */
+#ifdef _WIN32 /* Ctrl-C: a console control handler on a thread of its own, whatever this one does */
+    int rc = pthread_create(&k->thread, NULL, work, k);
+#else
     sigset_t block, old;
     sigfillset(&block);
     sigdelset(&block, SIGXFSZ);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     int rc = pthread_create(&k->thread, NULL, work, k);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+#endif
     if (rc != 0) {
         pthread_cond_destroy(&k->cv);
         pthread_mutex_destroy(&k->mu);
