@@ -91,11 +91,14 @@ unchanged: build
 	sh tests/cli/unchanged.sh $(OLD) $(BUILD)/etlkit $(SHARED)/samples
 
 # etlkit.exe for 64-bit Windows, cross-compiled with mingw-w64 (cmake/mingw-w64-x86_64.cmake), one file
-# linking only Windows' own DLLs; SQLite compiled in from its amalgamation (scripts/sqlite-amalgamation.sh).
+# linking only Windows' own DLLs; SQLite compiled in from its amalgamation (scripts/sqlite-amalgamation.sh),
+# zstd from Debian's source package (scripts/zstd-source.sh).
 windows: deps-windows
 	sh scripts/sqlite-amalgamation.sh $(WIN_BUILD)/sqlite
+	sh scripts/zstd-source.sh $(WIN_BUILD)/zstd-src
 	cmake -S . -B $(WIN_BUILD) -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake \
-	  -DETLKIT_SQLITE_AMALGAMATION=$(CURDIR)/$(WIN_BUILD)/sqlite -DCMAKE_BUILD_TYPE=Release >/dev/null
+	  -DETLKIT_SQLITE_AMALGAMATION=$(CURDIR)/$(WIN_BUILD)/sqlite \
+	  -DETLKIT_ZSTD_SOURCE=$(CURDIR)/$(WIN_BUILD)/zstd-src/zstd -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(WIN_BUILD) -j$(JOBS) --target etlkit_cli
 	sh tests/windows/dlls.sh $(WIN_BUILD)/etlkit.exe
 

@@ -67,7 +67,7 @@ for size in "$@"; do
     csw=$(printf '%s' "$json" | grep -o '"compact_switches":[0-9]*' | cut -d: -f2)
     switches=$((sw + csw))
     raw=""
-    runs_of="raw info info@2 dump cpu cpu@2 waits waits@2 switches spinlocks spinlocks@2 pmc pmc@2 export"
+    runs_of="raw info info@2 dump cpu cpu@2 waits waits@2 switches spinlocks spinlocks@2 pmc pmc@2 export csv parquet"
     # The stacks input is for the profile (its samples and walks): within 3x info is the aim.
     [ "$form" = stacks ] && runs_of="raw info info@2 profile"
     for run in $runs_of; do
@@ -89,6 +89,10 @@ for size in "$@"; do
                 # minutes a GB (the index building): on the smallest input only, unless EXPORT_ALL=1
                 [ "$size" = "$first_size" ] || [ -n "${EXPORT_ALL:-}" ] || continue
                 line="'$etlkit' export '$f' $threads --to sqlite --force -o '$dir/bench.sqlite'"; n=$records ;;
+        # export --to csv and --to parquet (issue 22's targets: parquet no slower, its files no larger than the .etl)
+        csv|parquet) has_cmd export || continue
+                [ "$size" = "$first_size" ] || [ -n "${EXPORT_ALL:-}" ] || continue
+                line="'$etlkit' export '$f' --to $cmd --force --quiet -o '$dir/bench.$cmd'"; n=$records ;;
         *) has_cmd "$cmd" || continue; line="'$etlkit' $cmd $threads '$f'"; n=$switches ;;
       esac
       m=$(measure "$line")
@@ -96,6 +100,8 @@ for size in "$@"; do
       [ "$cmd" = raw ] && raw=$ns
       awk -v name="$(basename "$f")" -v c="$run" -v ns="$ns" -v kb="$kb" -v b="$bytes" -v n="$n" -v raw="$raw" \
         'BEGIN { s = ns / 1e9; printf "%-26s %-12s %9.3f %9.0f %10.1f %9.1f %8.1f\n", name, c, s, b / 1e6 / s, n / 1e6 / s, kb / 1024, ns / raw }'
+      [ "$cmd" = parquet ] && echo "  parquet files: $(du -sb "$dir/bench.parquet" | cut -f1) bytes, $(du -sb "$dir/bench.parquet" |
+        awk -v b="$bytes" '{ printf "%.2f", $1 / b }')x the .etl"
       echo "$form $run $size $ns" >> "$dir/.growth"
     done
   done
@@ -122,3 +128,4 @@ if [ $# -gt 1 ]; then
     }' "$dir/.growth" | sort
 fi
 rm -f "$dir/.times" "$dir/.rss" "$dir/bench.sqlite"
+rm -rf "$dir/bench.csv" "$dir/bench.parquet"

@@ -10,7 +10,8 @@
  * removed but what this run created. For --to csv, OUT is a directory: a new one
  * is renamed into place whole; with --force over an existing one, each
  * OUT/<table>.csv is replaced and other files are left alone (the CSV sink,
- * etl_csv_sink, keeps these rules for its directory).
+ * etl_csv_sink, keeps these rules for its directory); --to parquet likewise with
+ * OUT/<table>.parquet (etl_parquet_sink).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,10 +24,10 @@
 #include "base/diag.h"
 #include "base/outfile.h"
 
-enum { TO_NONE = 0, TO_SQLITE, TO_CSV, TO_PERFETTO, TO_FTRACE };
+enum { TO_NONE = 0, TO_SQLITE, TO_CSV, TO_PERFETTO, TO_FTRACE, TO_PARQUET };
 
 static const cli_cmd export_cmd = {
-    "export", "FILE --to sqlite|csv|perfetto|ftrace -o OUT [OPTIONS]\nFILE... --to csv -o DS [--jobs N] [--resume] [OPTIONS]\n--schema",
+    "export", "FILE --to sqlite|csv|parquet|perfetto|ftrace -o OUT [OPTIONS]\nFILE... --to csv|parquet -o DS [--jobs N] [--resume] [OPTIONS]\n--schema",
     "Writes the trace's scheduler data for other tools, streaming (the trace is never held\n"
     "in memory):\n"
     "  sqlite    one SQLite file: tables trace, process, thread, cswitch, slice,\n"
@@ -36,6 +37,9 @@ static const cli_cmd export_cmd = {
     "            (equal to `etlkit cpu` and `etlkit waits`); opens in the sqlite3 shell\n"
     "  csv       a directory OUT with one OUT/<table>.csv per table (RFC 4180, header row,\n"
     "            a first trace_id column), for DuckDB, Spark, pandas, ClickHouse\n"
+    "  parquet   a directory OUT with one OUT/<table>.parquet per table: the csv columns\n"
+    "            typed (integers of their width, booleans, UTF-8 strings, NULLs), zstd,\n"
+    "            per-CPU tables in (cpu, time) order, for DuckDB, Spark, Trino, pandas\n"
     "  perfetto  a Perfetto protobuf trace (ETW events: CSwitch, ReadyThread, names; the\n"
     "            samples with their stacks as PerfSample packets) for ui.perfetto.dev and\n"
     "            trace_processor (v53 or later)\n"
@@ -58,6 +62,7 @@ static const cli_cmd export_cmd = {
 typedef struct out_path {
     etl_outfile of;     /* sqlite, perfetto, ftrace */
     etl_csv_sink *csv;      /* csv: the sink owns its directory */
+    etl_parquet_sink *pq;   /* parquet: the same */
 } out_path;
 
 static void out_tell(void *cmd, const etl_diag *d) { fprintf(stderr, "%s %s: %s\n", prog, (const char *)cmd, d->msg); }
@@ -74,6 +79,10 @@ static int out_check(const char *cmd, const char *path, int to, int force, const
         etl_csv_sink_options co = {.sz = sizeof co, .tables = tables, .trace_id = trace_id, .force = force,
                                .input = input, .on_diag = out_tell, .diag_ctx = (void *)cmd};
         st = etl_csv_sink_check(path, &co, &o->csv, &d);
+    } else if (to == TO_PARQUET) {
+        etl_parquet_sink_options po = {.sz = sizeof po, .tables = tables, .trace_id = trace_id, .force = force,
+                                       .input = input, .on_diag = out_tell, .diag_ctx = (void *)cmd};
+        st = etl_parquet_sink_check(path, &po, &o->pq, &d);
     } else {
         st = etl_outfile_check(path, &o->of, &d);
         if (st == ETL_OK) st = etl_outfile_may_replace(&o->of, path, force, input, &d);
@@ -89,7 +98,10 @@ static int out_create(const char *cmd, out_path *o, FILE **f)
 {
     etl_diag d;
     memset(&d, 0, sizeof d);
-    if ((o->csv ? etl_csv_sink_create(o->csv, &d) : etl_outfile_create(&o->of, f, &d)) == ETL_OK) return EXIT_OK;
+    etl_status st = o->csv  ? etl_csv_sink_create(o->csv, &d)
+                    : o->pq ? etl_parquet_sink_create(o->pq, &d)
+                            : etl_outfile_create(&o->of, f, &d);
+    if (st == ETL_OK) return EXIT_OK;
     fprintf(stderr, "%s %s: %s\n", prog, cmd, d.msg);
     return EXIT_IO;
 }
@@ -99,6 +111,8 @@ static void out_discard(out_path *o)
 {
     etl_csv_sink_close(o->csv, false);
     o->csv = NULL;
+    etl_parquet_sink_close(o->pq, false);
+    o->pq = NULL;
     etl_outfile_discard(&o->of);
 }
 
@@ -109,6 +123,11 @@ static int out_finish(const char *cmd, const char *path, out_path *o, int ok)
     if (o->csv) {
         if (etl_csv_sink_close(o->csv, ok) != ETL_OK) rc = EXIT_IO; /* told through out_tell */
         o->csv = NULL;
+        return rc;
+    }
+    if (o->pq) {
+        if (etl_parquet_sink_close(o->pq, ok) != ETL_OK) rc = EXIT_IO; /* told through out_tell */
+        o->pq = NULL;
         return rc;
     }
     etl_diag d;
@@ -190,19 +209,19 @@ int cmd_export(int argc, char **argv)
     int schema = 0;
     const char *symbols = NULL; /* --symbols: the stack table's symbol column */
     etl_symbols *syms = NULL;
-    static const char *const to_words[] = {"sqlite", "csv", "perfetto", "ftrace", NULL};
-    static const int to_vals[] = {TO_SQLITE, TO_CSV, TO_PERFETTO, TO_FTRACE};
+    static const char *const to_words[] = {"sqlite", "csv", "perfetto", "ftrace", "parquet", NULL};
+    static const int to_vals[] = {TO_SQLITE, TO_CSV, TO_PERFETTO, TO_FTRACE, TO_PARQUET};
     const cli_opt own[] = {
         {.kind = CLI_OPT_ENUM, .name = "to", .arg = "FORMAT", .help = "the target (required)", .dst = &to,
-         .words = to_words, .vals = to_vals, .need = "sqlite, csv, perfetto or ftrace", .flags = CLI_OPT_REQUIRED},
+         .words = to_words, .vals = to_vals, .need = "sqlite, csv, parquet, perfetto or ftrace", .flags = CLI_OPT_REQUIRED},
         {.kind = CLI_OPT_STRING, .name = "output", .short_name = 'o', .arg = "OUT", .dst = &out, .need = "a path",
          .flags = CLI_OPT_REQUIRED | CLI_OPT_NONEMPTY,
-         .help = "the file (the directory for csv) to write; - is standard output for perfetto and ftrace"},
+         .help = "the file (the directory for csv and parquet) to write; - is standard output for perfetto and ftrace"},
         CLI_FLAG("force", 0, "replace an existing OUT (else refused); a symbolic link is replaced itself, never "
                  "written through. A dataset: every trace exported into an existing DS again", &force, 1),
         {.kind = CLI_OPT_CUSTOM, .name = "tables", .arg = "LIST", .parse = parse_tables, .dst = &tables,
          .need = "table names",
-         .help = "sqlite and csv: fill only these tables (comma-separated); trace and enum_name are always written"},
+         .help = "sqlite, csv and parquet: fill only these tables (comma-separated); trace and enum_name are always written"},
         CLI_STRING("trace-id", 0, "ID", "the trace_id of the rows (default: FILE's base name)", "a value", &trace_id),
         CLI_FLAG("dataset", 0, "write a dataset DS (as several FILEs do) even from one FILE", &dataset, 1),
         CLI_UINT("jobs", "N", "a dataset: traces exported at once (default: the CPUs available)", "a count, 1..256",
@@ -248,9 +267,9 @@ int cmd_export(int argc, char **argv)
     if (jobs || resume) return cli_usage_error("export", "--jobs and --resume are for a dataset (several FILEs, or --dataset)");
     to_name = to_words[to - 1];
     if (tables && (to == TO_PERFETTO || to == TO_FTRACE))
-        return cli_usage_error("export", "--tables is for --to sqlite and csv");
+        return cli_usage_error("export", "--tables is for --to sqlite, csv and parquet");
     int to_stdout = strcmp(out, "-") == 0;
-    if (to_stdout && (to == TO_SQLITE || to == TO_CSV))
+    if (to_stdout && (to == TO_SQLITE || to == TO_CSV || to == TO_PARQUET))
         return cli_usage_error("export", "--to %s needs a path, not standard output", to_name);
     if (!trace_id) {
         trace_id = etl_path_base(a.path);
@@ -263,7 +282,8 @@ int cmd_export(int argc, char **argv)
     xrun x = {0};
     a.on_ready = x_ready;
     rep_run run;
-    rc = rep_run_open(&run, &a, to == TO_SQLITE || to == TO_CSV ? x_row : NULL, &x, x_event);
+    int tabular = to == TO_SQLITE || to == TO_CSV || to == TO_PARQUET;
+    rc = rep_run_open(&run, &a, tabular ? x_row : NULL, &x, x_event);
     if (rc != EXIT_OK) {
         out_discard(&op);
         return rc;
@@ -280,9 +300,11 @@ int cmd_export(int argc, char **argv)
     const char *oname = to_stdout ? "standard output" : out;
     char err[512] = "", why[256] = "";
     int fail = 0;
-    if (to == TO_SQLITE || to == TO_CSV) {
+    if (tabular) {
         etl_export_rows_options xo = {.sz = sizeof xo,
-                               .on_row = to == TO_SQLITE ? etl_sqlite_sink_row : etl_csv_sink_row,
+                               .on_row = to == TO_SQLITE ? etl_sqlite_sink_row
+                                         : to == TO_CSV  ? etl_csv_sink_row
+                                                         : etl_parquet_sink_row,
                                .tables = tables,
                                .has_range = a.has_range != 0,
                                .v0 = a.v0,
@@ -296,7 +318,7 @@ int cmd_export(int argc, char **argv)
             }
             xo.ctx = db;
         } else {
-            xo.ctx = op.csv;
+            xo.ctx = to == TO_CSV ? (void *)op.csv : (void *)op.pq;
         }
         /* the symbols' pass only when the profile's tables will be filled */
         if (!fail && etl_export_profile_logged(run.in.reader) &&
@@ -365,6 +387,11 @@ int cmd_export(int argc, char **argv)
     if (db && why[0] && !err[0]) snprintf(err, sizeof err, "%s: %s", out, why); /* a failed row's reason too */
     etl_diag cd;
     if (op.csv && etl_csv_sink_finish(op.csv, &cd) != ETL_OK) {
+        if (!err[0]) snprintf(err, sizeof err, "%s", cd.msg);
+        fail = 1;
+    }
+    /* The last row groups and the footers; a value a column refused is named here (a row failed before). */
+    if (op.pq && etl_parquet_sink_finish(op.pq, &cd) != ETL_OK) {
         if (!err[0]) snprintf(err, sizeof err, "%s", cd.msg);
         fail = 1;
     }

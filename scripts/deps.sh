@@ -3,7 +3,7 @@
 # "build" is what compiling the tool needs; "test" adds the test, sanitizer and fuzz tools;
 # "windows" the cross-compiler, zlib for it and wine (make windows, make test-windows) and npm (SQLite's source).
 set -eu
-want="gcc make cmake pkg-config libsqlite3-dev"
+want="gcc make cmake pkg-config libsqlite3-dev libzstd-dev"
 if [ "${1:-build}" = test ]; then
   want="$want libcmocka-dev libjansson-dev zlib1g-dev clang libclang-rt-14-dev sqlite3 protobuf-compiler chromium nodejs jq llvm lld"
 fi

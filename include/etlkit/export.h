@@ -6,7 +6,7 @@
  * tables, the CSV headers, `etlkit export --schema` and docs/schema.md all come.
  * A table producer (etl_export_rows) turns the scheduler's events, the model's rows and
  * ReadyThreads into rows of typed values and hands each to a sink: the SQLite
- * loader or the CSV writer below (library etlkit_export, linked with libsqlite3). Nothing is kept per event; the thread and process tables are written
+ * loader, the CSV writer or the Parquet writer below (library etlkit_export, linked with libsqlite3 and libzstd). Nothing is kept per event; the thread and process tables are written
  * at the end from the model's instances. The sampled profile's tables (image, stack, sample) and
  * Perfetto samples come from a pass of their own: etl_export_rows_profile, etl_timeline_profile (below).
  *
@@ -44,10 +44,35 @@ typedef enum etl_table_id {
     ETL_TABLE_COUNT
 } etl_table_id;
 
+/*
+ * A column's storage in the Parquet export, declared once beside its SQLite type
+ * (etl_column_def.kind): the type (low byte) and flags. 0 is the SQLite type's
+ * default: a nullable INT64 for INTEGER, a nullable UTF-8 string for TEXT, with a
+ * dictionary tried for either.
+ */
+enum {
+    ETL_COLUMN_DEFAULT = 0,
+    ETL_COLUMN_INT8,          /* INT32 + INT(8, signed) */
+    ETL_COLUMN_INT16,         /* INT32 + INT(16, signed) */
+    ETL_COLUMN_INT32,         /* INT32 + INT(32, signed) */
+    ETL_COLUMN_INT64,         /* INT64 + INT(64, signed) */
+    ETL_COLUMN_UINT8,         /* INT32 + INT(8, unsigned) */
+    ETL_COLUMN_UINT16,        /* INT32 + INT(16, unsigned) */
+    ETL_COLUMN_UINT32,        /* INT32 + INT(32, unsigned) */
+    ETL_COLUMN_BOOL,          /* BOOLEAN: a 0/1 flag (SQLite and CSV keep 0 and 1) */
+    ETL_COLUMN_TIMESTAMP_NS,  /* INT64 + TIMESTAMP(NANOS, UTC): ns since 1970 */
+    ETL_COLUMN_TEXT,          /* BYTE_ARRAY + STRING (UTF-8) */
+    ETL_COLUMN_TYPE_MASK = 0xFF,
+    ETL_COLUMN_NOT_NULL = 1u << 8,  /* never NULL (REQUIRED): a NULL is an error */
+    ETL_COLUMN_DELTA = 1u << 9,     /* DELTA_BINARY_PACKED (INT64 only): times and counters */
+    ETL_COLUMN_PLAIN = 1u << 10     /* no dictionary: values that rarely repeat */
+};
+
 typedef struct etl_column_def {
     const char *name;
     const char *type;     /* SQLite declared type: "INTEGER" or "TEXT" */
     const char *desc;
+    unsigned kind;        /* Parquet storage: ETL_COLUMN_* type | flags (0: from type) */
 } etl_column_def;
 
 typedef struct etl_table_def {
@@ -56,6 +81,7 @@ typedef struct etl_table_def {
     const etl_column_def *cols;
     unsigned ncols;
     const char *const *indexes; /* "CREATE INDEX ..." statements, NULL-terminated */
+    const char *order;          /* the Parquet files' row order in each row group ("cpu,ts"); NULL: as produced */
 } etl_table_def;
 
 typedef struct etl_view_def {
@@ -262,6 +288,50 @@ typedef struct etl_dataset_result {
  */
 ETL_API etl_status etl_dataset_export(const char *dir, const char *const *inputs, size_t n,
                                       const etl_dataset_options *o, etl_dataset_result *res, etl_diag *diag);
+/* ---- Parquet (library etlkit_export) --------------------------------------------- */
+
+/*
+ * A directory OUT with one OUT/<table>.parquet per table written, the CSV sink's
+ * tables and columns (trace_id first, unless no_trace_id) with the schema's types
+ * (etl_column_def.kind): INT32/INT64 with INT(bits, signed) logical types,
+ * BOOLEAN flags, UTF-8 strings, NULLs as nulls. Row groups of about 1 M rows
+ * (fewer for wide tables: at most 64 MiB of values are buffered per table, and one
+ * more row group is being written by a thread of the sink), sorted
+ * by the table's order (etl_table_def.order, e.g. cpu then time), with min/max
+ * statistics; dictionary, DELTA_BINARY_PACKED or PLAIN values; zstd pages. The
+ * output rules and calls are the CSV sink's:
+ *
+ *     etl_parquet_sink *p;
+ *     etl_parquet_sink_check(dir, &o, &p, &diag);
+ *     etl_parquet_sink_create(p, &diag);
+ *     ... rows through etl_parquet_sink_row (an etl_row_sink_fn, ctx p) ...
+ *     etl_parquet_sink_finish(p, &diag);        the last row groups and the footers
+ *     etl_parquet_sink_close(p, commit);
+ */
+typedef struct etl_parquet_sink etl_parquet_sink;
+
+typedef struct etl_parquet_sink_options {
+    size_t sz;                /* sizeof(etl_parquet_sink_options) */
+    uint32_t tables;          /* bit per etl_table_id to write; 0 = all (trace and enum_name always) */
+    const char *trace_id;     /* the first column's value */
+    bool force;               /* an existing OUT is written over (its tables replaced, other files kept) */
+    const char *input;        /* the trace read: never replaced, whatever its name ("-", NULL: none) */
+    etl_diag_fn on_diag;      /* what close meets while committing, as it happens */
+    void *diag_ctx;
+    bool no_trace_id;         /* a Hive partition: the path holds the trace_id, no column */
+} etl_parquet_sink_options;
+
+/* As etl_csv_sink_check: ETL_E_INVALID_ARG (dir is the input), ETL_E_IO (refused), ETL_OK. */
+ETL_API etl_status etl_parquet_sink_check(const char *dir, const etl_parquet_sink_options *o, etl_parquet_sink **out,
+                                          etl_diag *diag);
+/* Creates the temporary directory and the tables' files. ETL_E_IO with "OUT: reason". */
+ETL_API etl_status etl_parquet_sink_create(etl_parquet_sink *p, etl_diag *diag);
+/* A row; non-zero when it failed (a write, memory, or a value its column's type refuses: finish says which). */
+ETL_API int etl_parquet_sink_row(void *ctx, etl_table_id table, const etl_value *v);
+/* Writes the last row groups and the footers, closes the files: ETL_E_IO etc. with "OUT/<table>.parquet: reason". */
+ETL_API etl_status etl_parquet_sink_finish(etl_parquet_sink *p, etl_diag *diag);
+/* As etl_csv_sink_close: commit puts OUT (or each table) in place, !commit removes everything; frees p. */
+ETL_API etl_status etl_parquet_sink_close(etl_parquet_sink *p, bool commit);
 
 /* ---- timelines: Perfetto and ftrace ---------------------------------------------- */
 

@@ -10,183 +10,198 @@
 #define I "INTEGER"
 #define T "TEXT"
 
+/* The Parquet storage of each column (etl_column_def.kind): its type, whether it may be NULL, its encoding. */
+#define NN ETL_COLUMN_NOT_NULL
+#define DL ETL_COLUMN_DELTA
+#define INT8 ETL_COLUMN_INT8
+#define INT32 ETL_COLUMN_INT32
+#define INT64 ETL_COLUMN_INT64
+#define UINT8 ETL_COLUMN_UINT8
+#define UINT16 ETL_COLUMN_UINT16
+#define UINT32 ETL_COLUMN_UINT32
+#define BOOL ETL_COLUMN_BOOL
+#define TEXT ETL_COLUMN_TEXT
+#define TS (ETL_COLUMN_INT64 | DL)  /* raw ticks: NULL past INT64_MAX (hostile files only) */
+#define NS (ETL_COLUMN_INT64 | DL)  /* ns since the trace start (not wall-clock time: no TIMESTAMP type) */
+#define CNT (ETL_COLUMN_INT64 | DL) /* counters (rdtsc, PMC): NULL past INT64_MAX */
+
 static const etl_column_def trace_cols[] = {
-    {"key", T, "what: `os_build`, `num_cpus`, `start_time_utc`, `events_lost`, ... (listed below)"},
-    {"value", T, "its value as text"},
-    {"int_value", I, "its value when it is a number, else NULL"},
+    {"key", T, "what: `os_build`, `num_cpus`, `start_time_utc`, `events_lost`, ... (listed below)", TEXT|NN},
+    {"value", T, "its value as text", TEXT},
+    {"int_value", I, "its value when it is a number, else NULL", INT64},
 };
 
 static const etl_column_def process_cols[] = {
-    {"upid", I, "process instance: a PID that is reused is a new instance"},
-    {"pid", I, "ProcessId"},
-    {"name", T, "ImageFileName, NULL when no Process event named it"},
-    {"command_line", T, "CommandLine (Process v2+), NULL when none"},
-    {"start_ts", I, "Start/DCStart time, or first sight, raw session clock ticks"},
-    {"end_ts", I, "End time (ticks), NULL when it did not end in the trace"},
-    {"start_ns", I, "start_ts in ns since the trace start"},
-    {"end_ns", I, "end_ts in ns since the trace start"},
-    {"started", I, "1 when a Start or DCStart event was seen"},
+    {"upid", I, "process instance: a PID that is reused is a new instance", UINT32|NN},
+    {"pid", I, "ProcessId", UINT32|NN},
+    {"name", T, "ImageFileName, NULL when no Process event named it", TEXT},
+    {"command_line", T, "CommandLine (Process v2+), NULL when none", TEXT},
+    {"start_ts", I, "Start/DCStart time, or first sight, raw session clock ticks", TS},
+    {"end_ts", I, "End time (ticks), NULL when it did not end in the trace", TS},
+    {"start_ns", I, "start_ts in ns since the trace start", NS|NN},
+    {"end_ns", I, "end_ts in ns since the trace start", NS},
+    {"started", I, "1 when a Start or DCStart event was seen", BOOL|NN},
 };
 
 static const etl_column_def thread_cols[] = {
-    {"utid", I, "thread instance: a TID that is reused is a new instance; the idle thread has none"},
-    {"tid", I, "ThreadId"},
-    {"upid", I, "its process instance, NULL when no Thread event named the process"},
-    {"pid", I, "ProcessId, NULL when unknown"},
-    {"name", T, "thread name (Thread v3+ or SetName), NULL when none"},
-    {"start_ts", I, "Start/DCStart time, or first sight (ticks)"},
-    {"end_ts", I, "End time (ticks), NULL when it did not end in the trace"},
-    {"start_ns", I, "start_ts in ns"},
-    {"end_ns", I, "end_ts in ns"},
-    {"base_priority", I, "BasePriority (Thread v3+), NULL when unknown"},
-    {"started", I, "1 when a Start or DCStart event was seen"},
+    {"utid", I, "thread instance: a TID that is reused is a new instance; the idle thread has none", UINT32|NN},
+    {"tid", I, "ThreadId", UINT32|NN},
+    {"upid", I, "its process instance, NULL when no Thread event named the process", UINT32},
+    {"pid", I, "ProcessId, NULL when unknown", UINT32},
+    {"name", T, "thread name (Thread v3+ or SetName), NULL when none", TEXT},
+    {"start_ts", I, "Start/DCStart time, or first sight (ticks)", TS},
+    {"end_ts", I, "End time (ticks), NULL when it did not end in the trace", TS},
+    {"start_ns", I, "start_ts in ns", NS|NN},
+    {"end_ns", I, "end_ts in ns", NS},
+    {"base_priority", I, "BasePriority (Thread v3+), NULL when unknown", UINT8},
+    {"started", I, "1 when a Start or DCStart event was seen", BOOL|NN},
 };
 
 static const etl_column_def cswitch_cols[] = {
-    {"ts", I, "raw timestamp, session clock ticks"},
-    {"ns", I, "ns since the trace start: floor((ts - t0) * 10^9 / F)"},
-    {"cpu", I, "processor"},
-    {"new_tid", I, "NewThreadId (NULL: a compact switch whose successor was lost)"},
-    {"old_tid", I, "OldThreadId"},
-    {"new_priority", I, "NewThreadPriority"},
-    {"old_priority", I, "OldThreadPriority"},
-    {"previous_cstate", I, "PreviousCState (v1: NewThreadQuantum)"},
-    {"spare_byte", I, "SpareByte / NewThreadPriorityDecrement (v1: OldThreadQuantum)"},
-    {"old_wait_reason", I, "OldThreadWaitReason (KWAIT_REASON; names in enum_name)"},
-    {"old_wait_mode", I, "OldThreadWaitMode: 0 KernelMode, 1 UserMode"},
-    {"old_state", I, "OldThreadState (KTHREAD_STATE; names in enum_name)"},
-    {"old_ideal_processor", I, "OldThreadWaitIdealProcessor"},
-    {"new_wait_time", I, "NewThreadWaitTime (clock-interrupt ticks)"},
-    {"old_remaining_quantum", I, "OldThreadRemainingQuantum (v2+)"},
-    {"flags", I, "raw byte 0x0D (v3/v4)"},
-    {"old_bam", I, "OldBamEppImportant (v3) / OldThreadBamQosLevel (v4)"},
-    {"new_bam", I, "NewBamEppImportant (v3) / NewThreadBamQosLevel (v4)"},
-    {"version", I, "event version (CSwitch) or batch version (compact)"},
-    {"source", T, "`full` (a CSwitch event) or `compact` (a record of a compact batch, expanded)"},
+    {"ts", I, "raw timestamp, session clock ticks", TS},
+    {"ns", I, "ns since the trace start: floor((ts - t0) * 10^9 / F)", NS|NN},
+    {"cpu", I, "processor", UINT16|NN},
+    {"new_tid", I, "NewThreadId (NULL: a compact switch whose successor was lost)", UINT32},
+    {"old_tid", I, "OldThreadId", UINT32},
+    {"new_priority", I, "NewThreadPriority", INT8},
+    {"old_priority", I, "OldThreadPriority", INT8},
+    {"previous_cstate", I, "PreviousCState (v1: NewThreadQuantum)", UINT8},
+    {"spare_byte", I, "SpareByte / NewThreadPriorityDecrement (v1: OldThreadQuantum)", UINT8},
+    {"old_wait_reason", I, "OldThreadWaitReason (KWAIT_REASON; names in enum_name)", UINT8},
+    {"old_wait_mode", I, "OldThreadWaitMode: 0 KernelMode, 1 UserMode", UINT8},
+    {"old_state", I, "OldThreadState (KTHREAD_STATE; names in enum_name)", UINT8},
+    {"old_ideal_processor", I, "OldThreadWaitIdealProcessor", UINT8},
+    {"new_wait_time", I, "NewThreadWaitTime (clock-interrupt ticks)", UINT32},
+    {"old_remaining_quantum", I, "OldThreadRemainingQuantum (v2+)", INT32},
+    {"flags", I, "raw byte 0x0D (v3/v4)", UINT8},
+    {"old_bam", I, "OldBamEppImportant (v3) / OldThreadBamQosLevel (v4)", UINT8},
+    {"new_bam", I, "NewBamEppImportant (v3) / NewThreadBamQosLevel (v4)", UINT8},
+    {"version", I, "event version (CSwitch) or batch version (compact)", UINT8|NN},
+    {"source", T, "`full` (a CSwitch event) or `compact` (a record of a compact batch, expanded)", TEXT|NN},
 };
 
 static const etl_column_def slice_cols[] = {
-    {"cpu", I, "processor"},
-    {"utid", I, "the thread that ran (observed: the next switch's old thread); NULL for idle and unknown"},
-    {"tid", I, "its TID: 0 for the idle thread, NULL when unknown (a compact CPU's last slice)"},
-    {"start_ts", I, "Switch-In Time (ticks); the trace start for a head slice"},
-    {"end_ts", I, "Next Switch-Out Time (ticks); the trace end for a tail slice"},
-    {"start_ns", I, "start_ts in ns"},
-    {"end_ns", I, "end_ts in ns; end_ns - start_ns is the slice's CPU Usage"},
-    {"end_state", I, "OldThreadState of the switch that ended it (New State), NULL for a tail"},
-    {"end_wait_reason", I, "OldThreadWaitReason of that switch (New Wait Reason)"},
-    {"priority", I, "NewThreadPriority of the switch-in (New In Pri)"},
-    {"old_utid", I, "the thread the switch-in took off the CPU (Old Thread)"},
-    {"old_tid", I, "its TID (0 idle), NULL for a head slice"},
-    {"head", I, "1: the head slice [trace start, first switch), charged to that switch's old thread"},
-    {"tail", I, "1: the CPU's last slice, run to the trace end"},
-    {"mismatch", I, "1: the switch-in planned another thread (cswitch_chain_mismatch)"},
-    {"prev_state", I, "New Prev State: the thread's previous switch-out state, NULL for its first"},
-    {"prev_wait_reason", I, "New Prev Wait Reason"},
-    {"last_switch_out_ts", I, "Last Switch-Out Time (ticks), NULL for its first slice"},
-    {"last_switch_out_ns", I, "Last Switch-Out Time (ns)"},
-    {"ready_time_ts", I, "Ready Time (ticks), NULL when unknown"},
-    {"ready_time_ns", I, "Ready Time (ns); Ready = start_ns - ready_time_ns"},
-    {"waited", I, "Count: Waits: 1 when the previous switch-out was a wait; Waits = ready_time_ns - last_switch_out_ns"},
-    {"readying_utid", I, "Readying Thread instance (NULL: idle, a DPC on an idle CPU, or unknown)"},
-    {"readying_tid", I, "Readying Thread Id (0: idle), NULL when no ReadyThread readied it"},
-    {"ready_flags", I, "the ReadyThread's Flags (1 in DPC, 2 kernel stack not resident, 4 process out of memory, 8 direct switch)"},
-    {"new_stack_id", I, "New Thread Stack: the stack walked at the switch-in (stack table), NULL when none (a compact batch's switch)"},
-    {"readying_stack_id", I, "Readying Thread Stack: the stack walked at the ReadyThread that readied it, NULL when none"},
+    {"cpu", I, "processor", UINT16|NN},
+    {"utid", I, "the thread that ran (observed: the next switch's old thread); NULL for idle and unknown", UINT32},
+    {"tid", I, "its TID: 0 for the idle thread, NULL when unknown (a compact CPU's last slice)", UINT32},
+    {"start_ts", I, "Switch-In Time (ticks); the trace start for a head slice", TS},
+    {"end_ts", I, "Next Switch-Out Time (ticks); the trace end for a tail slice", TS},
+    {"start_ns", I, "start_ts in ns", NS|NN},
+    {"end_ns", I, "end_ts in ns; end_ns - start_ns is the slice's CPU Usage", NS|NN},
+    {"end_state", I, "OldThreadState of the switch that ended it (New State), NULL for a tail", UINT8},
+    {"end_wait_reason", I, "OldThreadWaitReason of that switch (New Wait Reason)", UINT8},
+    {"priority", I, "NewThreadPriority of the switch-in (New In Pri)", INT8},
+    {"old_utid", I, "the thread the switch-in took off the CPU (Old Thread)", UINT32},
+    {"old_tid", I, "its TID (0 idle), NULL for a head slice", UINT32},
+    {"head", I, "1: the head slice [trace start, first switch), charged to that switch's old thread", BOOL|NN},
+    {"tail", I, "1: the CPU's last slice, run to the trace end", BOOL|NN},
+    {"mismatch", I, "1: the switch-in planned another thread (cswitch_chain_mismatch)", BOOL|NN},
+    {"prev_state", I, "New Prev State: the thread's previous switch-out state, NULL for its first", UINT8},
+    {"prev_wait_reason", I, "New Prev Wait Reason", UINT8},
+    {"last_switch_out_ts", I, "Last Switch-Out Time (ticks), NULL for its first slice", TS},
+    {"last_switch_out_ns", I, "Last Switch-Out Time (ns)", NS},
+    {"ready_time_ts", I, "Ready Time (ticks), NULL when unknown", TS},
+    {"ready_time_ns", I, "Ready Time (ns); Ready = start_ns - ready_time_ns", NS},
+    {"waited", I, "Count: Waits: 1 when the previous switch-out was a wait; Waits = ready_time_ns - last_switch_out_ns", BOOL|NN},
+    {"readying_utid", I, "Readying Thread instance (NULL: idle, a DPC on an idle CPU, or unknown)", UINT32},
+    {"readying_tid", I, "Readying Thread Id (0: idle), NULL when no ReadyThread readied it", UINT32},
+    {"ready_flags", I, "the ReadyThread's Flags (1 in DPC, 2 kernel stack not resident, 4 process out of memory, 8 direct switch)", UINT8},
+    {"new_stack_id", I, "New Thread Stack: the stack walked at the switch-in (stack table), NULL when none (a compact batch's switch)", UINT32},
+    {"readying_stack_id", I, "Readying Thread Stack: the stack walked at the ReadyThread that readied it, NULL when none", UINT32},
 };
 
 static const etl_column_def thread_state_cols[] = {
-    {"utid", I, "thread instance"},
-    {"tid", I, "its TID"},
-    {"state", I, "KTHREAD_STATE: 2 Running (on cpu), 1 Ready (readied, not yet running), or the state it switched out in"},
-    {"wait_reason", I, "the switch-out's wait reason (NULL for Running and Ready)"},
-    {"start_ts", I, "ticks"},
-    {"end_ts", I, "ticks"},
-    {"start_ns", I, "ns"},
-    {"end_ns", I, "ns"},
-    {"cpu", I, "processor while Running, else NULL"},
+    {"utid", I, "thread instance", UINT32|NN},
+    {"tid", I, "its TID", UINT32|NN},
+    {"state", I, "KTHREAD_STATE: 2 Running (on cpu), 1 Ready (readied, not yet running), or the state it switched out in", UINT8},
+    {"wait_reason", I, "the switch-out's wait reason (NULL for Running and Ready)", UINT8},
+    {"start_ts", I, "ticks", TS},
+    {"end_ts", I, "ticks", TS},
+    {"start_ns", I, "ns", NS|NN},
+    {"end_ns", I, "ns", NS|NN},
+    {"cpu", I, "processor while Running, else NULL", UINT16},
 };
 
 static const etl_column_def ready_cols[] = {
-    {"ts", I, "ticks"},
-    {"ns", I, "ns"},
-    {"cpu", I, "the readying processor (where the event was logged)"},
-    {"utid", I, "the thread readied"},
-    {"tid", I, "its TID"},
-    {"readying_utid", I, "the thread running on cpu at that moment (NULL: idle or unknown)"},
-    {"readying_tid", I, "its TID (0: idle), NULL when unknown"},
-    {"adjust_reason", I, "AdjustReason (names in enum_name)"},
-    {"adjust_increment", I, "AdjustIncrement"},
-    {"flags", I, "Flags: 1 in DPC, 2 kernel stack not resident, 4 process out of memory, 8 direct switch"},
+    {"ts", I, "ticks", TS},
+    {"ns", I, "ns", NS|NN},
+    {"cpu", I, "the readying processor (where the event was logged)", UINT16|NN},
+    {"utid", I, "the thread readied", UINT32},
+    {"tid", I, "its TID", UINT32|NN},
+    {"readying_utid", I, "the thread running on cpu at that moment (NULL: idle or unknown)", UINT32},
+    {"readying_tid", I, "its TID (0: idle), NULL when unknown", UINT32},
+    {"adjust_reason", I, "AdjustReason (names in enum_name)", UINT8|NN},
+    {"adjust_increment", I, "AdjustIncrement", INT8|NN},
+    {"flags", I, "Flags: 1 in DPC, 2 kernel stack not resident, 4 process out of memory, 8 direct switch", UINT8|NN},
 };
 
 static const etl_column_def spinlock_cols[] = {
-    {"ts", I, "ticks"},
-    {"ns", I, "ns"},
-    {"cpu", I, "processor"},
-    {"spin_lock_address", T, "SpinLockAddress, hex (`0x...`): pointers do not fit a signed 64-bit integer"},
-    {"caller_address", T, "CallerAddress, hex"},
-    {"acquire_time", I, "AcquireTime (rdtsc cycles)"},
-    {"release_time", I, "ReleaseTime (rdtsc cycles)"},
-    {"wait_time_in_cycles", I, "WaitTimeInCycles"},
-    {"spin_count", I, "SpinCount"},
-    {"thread_id", I, "ThreadId"},
-    {"interrupt_count", I, "InterruptCount"},
-    {"irql", I, "Irql"},
-    {"acquire_depth", I, "AcquireDepth"},
-    {"flags", I, "Flags, raw"},
-    {"acquire_mode", I, "Flags & 0x3F (names in enum_name)"},
-    {"execute_dpc", I, "Flags bit 6"},
-    {"execute_isr", I, "Flags bit 7"},
+    {"ts", I, "ticks", TS},
+    {"ns", I, "ns", NS|NN},
+    {"cpu", I, "processor", UINT16|NN},
+    {"spin_lock_address", T, "SpinLockAddress, hex (`0x...`): pointers do not fit a signed 64-bit integer", TEXT|NN},
+    {"caller_address", T, "CallerAddress, hex", TEXT|NN},
+    {"acquire_time", I, "AcquireTime (rdtsc cycles)", CNT},
+    {"release_time", I, "ReleaseTime (rdtsc cycles)", CNT},
+    {"wait_time_in_cycles", I, "WaitTimeInCycles", UINT32|NN},
+    {"spin_count", I, "SpinCount", UINT32|NN},
+    {"thread_id", I, "ThreadId", UINT32|NN},
+    {"interrupt_count", I, "InterruptCount", UINT32|NN},
+    {"irql", I, "Irql", UINT8|NN},
+    {"acquire_depth", I, "AcquireDepth", UINT8|NN},
+    {"flags", I, "Flags, raw", UINT8|NN},
+    {"acquire_mode", I, "Flags & 0x3F (names in enum_name)", UINT8|NN},
+    {"execute_dpc", I, "Flags bit 6", BOOL|NN},
+    {"execute_isr", I, "Flags bit 7", BOOL|NN},
 };
 
 static const etl_column_def pmc_cols[] = {
-    {"ts", I, "ticks of the CSwitch that carried the counters"},
-    {"ns", I, "ns"},
-    {"cpu", I, "processor"},
-    {"counter", I, "index of the counter in the event header (0..6)"},
-    {"value", I, "the counter's value"},
+    {"ts", I, "ticks of the CSwitch that carried the counters", TS},
+    {"ns", I, "ns", NS|NN},
+    {"cpu", I, "processor", UINT16|NN},
+    {"counter", I, "index of the counter in the event header (0..6)", UINT8|NN},
+    {"value", I, "the counter's value", CNT},
 };
 
 static const etl_column_def enum_cols[] = {
-    {"kind", T, "`wait_reason`, `thread_state`, `wait_mode`, `adjust_reason`, `acquire_mode`"},
-    {"code", I, "the number stored in the other tables"},
-    {"name", T, "its name (`WrQueue`, `Waiting`, ...)"},
+    {"kind", T, "`wait_reason`, `thread_state`, `wait_mode`, `adjust_reason`, `acquire_mode`", TEXT|NN},
+    {"code", I, "the number stored in the other tables", INT64|NN},
+    {"name", T, "its name (`WrQueue`, `Waiting`, ...)", TEXT|NN},
 };
 
 static const etl_column_def image_cols[] = {
-    {"image_id", I, "the image: the order the trace logged it (Image Load, DCStart), from 0"},
-    {"pid", I, "ProcessId as logged (0 or 4 for kernel images, which map in every process)"},
-    {"base", T, "ImageBase, hexadecimal (`0x7ffb5a2c0000`: kernel addresses do not fit a signed integer)"},
-    {"size", I, "ImageSize, bytes"},
-    {"name", T, "the file's base name, case kept (the `module` of `etlkit profile`)"},
-    {"path", T, "FileName as logged (`\\Device\\HarddiskVolume3\\...`)"},
-    {"time_date_stamp", I, "TimeDateStamp of the PE header (0 when not logged)"},
-    {"checksum", I, "ImageChecksum (0 when not logged)"},
-    {"load_ns", I, "ns of its Load or rundown DCStart; NULL when loaded before the trace"},
-    {"unload_ns", I, "ns of its Unload (or a later load at the same base); NULL when never unloaded"},
-    {"kernel", I, "1 for a kernel-space image"},
+    {"image_id", I, "the image: the order the trace logged it (Image Load, DCStart), from 0", INT64|NN|DL},
+    {"pid", I, "ProcessId as logged (0 or 4 for kernel images, which map in every process)", INT64|NN},
+    {"base", T, "ImageBase, hexadecimal (`0x7ffb5a2c0000`: kernel addresses do not fit a signed integer)", TEXT|NN},
+    {"size", I, "ImageSize, bytes", INT64},
+    {"name", T, "the file's base name, case kept (the `module` of `etlkit profile`)", TEXT},
+    {"path", T, "FileName as logged (`\\Device\\HarddiskVolume3\\...`)", TEXT},
+    {"time_date_stamp", I, "TimeDateStamp of the PE header (0 when not logged)", INT64|NN},
+    {"checksum", I, "ImageChecksum (0 when not logged)", INT64|NN},
+    {"load_ns", I, "ns of its Load or rundown DCStart; NULL when loaded before the trace", NS},
+    {"unload_ns", I, "ns of its Unload (or a later load at the same base); NULL when never unloaded", NS},
+    {"kernel", I, "1 for a kernel-space image", BOOL|NN},
 };
 
 static const etl_column_def stack_cols[] = {
-    {"stack_id", I, "the stack: a distinct sequence of (address, image)"},
-    {"depth", I, "the frame's place, 0 = innermost (the sampled address)"},
-    {"address", T, "the frame's address, hexadecimal"},
-    {"image_id", I, "the image holding it at the sample's time in the sample's process, NULL: Unknown (no image)"},
-    {"symbol", T, "with --symbols: module!function+0xoff from its PDB, else module+0xoff (no PDB, a mismatched one); NULL without --symbols"},
+    {"stack_id", I, "the stack: a distinct sequence of (address, image)", INT64|NN},
+    {"depth", I, "the frame's place, 0 = innermost (the sampled address)", INT64|NN},
+    {"address", T, "the frame's address, hexadecimal", TEXT|NN},
+    {"image_id", I, "the image holding it at the sample's time in the sample's process, NULL: Unknown (no image)", INT64},
+    {"symbol", T, "with --symbols: module!function+0xoff from its PDB, else module+0xoff (no PDB, a mismatched one); NULL without --symbols", TEXT},
 };
 
 static const etl_column_def sample_cols[] = {
-    {"ts", I, "raw timestamp of the SampledProfile event (ticks)"},
-    {"ns", I, "ns since the trace start"},
-    {"cpu", I, "processor"},
-    {"utid", I, "the thread instance (as `thread.utid`), NULL for the idle thread and threads the model never saw"},
-    {"tid", I, "ThreadId (0: Idle)"},
-    {"pid", I, "its process (the thread's Start/DCStart at or before the sample, else the first after), NULL unknown"},
-    {"stack_id", I, "its stack in `stack`: the stack walk (kernel part on top of the user part), or the IP alone"},
-    {"walked", I, "1 when a stack walk came with it, 0 when its stack is the IP alone"},
-    {"ip", T, "InstructionPointer, hexadecimal"},
-    {"image_id", I, "the image holding the IP (the sample's module), NULL: Unknown"},
+    {"ts", I, "raw timestamp of the SampledProfile event (ticks)", TS},
+    {"ns", I, "ns since the trace start", NS|NN},
+    {"cpu", I, "processor", INT64|NN},
+    {"utid", I, "the thread instance (as `thread.utid`), NULL for the idle thread and threads the model never saw", INT64},
+    {"tid", I, "ThreadId (0: Idle)", INT64|NN},
+    {"pid", I, "its process (the thread's Start/DCStart at or before the sample, else the first after), NULL unknown", INT64},
+    {"stack_id", I, "its stack in `stack`: the stack walk (kernel part on top of the user part), or the IP alone", INT64|NN},
+    {"walked", I, "1 when a stack walk came with it, 0 when its stack is the IP alone", BOOL|NN},
+    {"ip", T, "InstructionPointer, hexadecimal", TEXT|NN},
+    {"image_id", I, "the image holding the IP (the sample's module), NULL: Unknown", INT64},
 };
 
 static const char *const process_idx[] = {"CREATE INDEX process_pid ON process(pid)", NULL};
@@ -207,45 +222,45 @@ static const char *const none_idx[] = {NULL};
 
 static const etl_table_def tables[ETL_TABLE_COUNT] = {
     [ETL_TABLE_TRACE] = {"trace", "Key/value metadata: the logfile header, the export, and every recovery and anomaly counter.",
-                      trace_cols, N(trace_cols), none_idx},
+                      trace_cols, N(trace_cols), none_idx, NULL},
     [ETL_TABLE_PROCESS] = {"process", "Process instances (names and lifetimes from Process events).", process_cols,
-                        N(process_cols), process_idx},
+                        N(process_cols), process_idx, NULL},
     [ETL_TABLE_THREAD] = {"thread", "Thread instances (names and lifetimes from Thread and SetName events).", thread_cols,
-                       N(thread_cols), thread_idx},
+                       N(thread_cols), thread_idx, NULL},
     [ETL_TABLE_CSWITCH] = {"cswitch",
                         "Every context switch in time order, CSwitch events and expanded compact batches alike, with "
                         "every field the record carries (NULL where its form does not carry it).",
-                        cswitch_cols, N(cswitch_cols), cswitch_idx},
+                        cswitch_cols, N(cswitch_cols), cswitch_idx, "cpu,ns"},
     [ETL_TABLE_SLICE] = {"slice",
                       "One row per switch-in (WPA's CPU Usage (Precise)): who ran on a CPU from one switch to the next, "
                       "with the Ready and Waits that preceded it.",
-                      slice_cols, N(slice_cols), slice_idx},
+                      slice_cols, N(slice_cols), slice_idx, "cpu,start_ns"},
     [ETL_TABLE_THREAD_STATE] = {"thread_state",
                              "Each thread's timeline between its slices: Running on a CPU, then its switch-out state "
                              "(Waiting with a wait reason, ...) until readied, then Ready until switched in. Zero-length "
                              "intervals are left out; when no ReadyThread says when it was readied, the whole gap carries "
                              "the switch-out state.",
-                             thread_state_cols, N(thread_state_cols), state_idx},
+                             thread_state_cols, N(thread_state_cols), state_idx, "utid,start_ns"},
     [ETL_TABLE_READY] = {"ready", "Every ReadyThread event with the thread that readied it.", ready_cols, N(ready_cols),
-                      ready_idx},
+                      ready_idx, "cpu,ns"},
     [ETL_TABLE_SPINLOCK] = {"spinlock", "Every sampled spin lock release (SpinLock events), every field.", spinlock_cols,
-                         N(spinlock_cols), spin_idx},
+                         N(spinlock_cols), spin_idx, "cpu,ns"},
     [ETL_TABLE_PMC] = {"pmc", "PMC counters carried on CSwitch event headers, one row per counter (empty when none).",
-                    pmc_cols, N(pmc_cols), none_idx},
+                    pmc_cols, N(pmc_cols), none_idx, "cpu,ns"},
     [ETL_TABLE_ENUM_NAME] = {"enum_name", "Names of the enumerations stored as numbers.", enum_cols, N(enum_cols),
-                          none_idx},
+                          none_idx, NULL},
     [ETL_TABLE_IMAGE] = {"image",
                       "Every image the trace logged (Image Load and rundown DCStart), with the time it was loaded and "
                       "unloaded (empty when the trace has no samples nor images).",
-                      image_cols, N(image_cols), none_idx},
+                      image_cols, N(image_cols), none_idx, NULL},
     [ETL_TABLE_STACK] = {"stack",
                       "The distinct stacks of the samples, one row per frame, innermost first (as `etlkit profile` "
                       "counts them).",
-                      stack_cols, N(stack_cols), stack_idx},
+                      stack_cols, N(stack_cols), stack_idx, NULL},
     [ETL_TABLE_SAMPLE] = {"sample",
                        "Every SampledProfile event (CPU Usage (Sampled)) with its thread and stack; the counts by "
                        "module, process and thread equal `etlkit profile`'s.",
-                       sample_cols, N(sample_cols), sample_idx},
+                       sample_cols, N(sample_cols), sample_idx, "cpu,ns"},
 };
 
 const etl_table_def *etl_export_tables(void) { return tables; }
@@ -264,38 +279,38 @@ int etl_export_table_find(const char *name)
 #define IN_WINDOW(t) "(" t " >= w.v0 AND (w.v1 IS NULL OR " t " < w.v1))"
 
 static const etl_column_def window_vcols[] = {
-    {"v0", I, "window start, ns (0: the trace start)"},
-    {"v1", I, "window end, ns; NULL: the whole trace"},
+    {"v0", I, "window start, ns (0: the trace start)", 0},
+    {"v1", I, "window end, ns; NULL: the whole trace", 0},
 };
 static const etl_column_def cpu_thread_vcols[] = {
-    {"utid", I, "thread instance"},
-    {"tid", I, "TID"},
-    {"pid", I, "PID"},
-    {"process", T, "image name"},
-    {"name", T, "thread name"},
-    {"cpu_ns", I, "CPU time in the window (= `etlkit cpu` cpu_ns)"},
-    {"switches", I, "switch-ins in the window (= `etlkit cpu` switches)"},
+    {"utid", I, "thread instance", 0},
+    {"tid", I, "TID", 0},
+    {"pid", I, "PID", 0},
+    {"process", T, "image name", 0},
+    {"name", T, "thread name", 0},
+    {"cpu_ns", I, "CPU time in the window (= `etlkit cpu` cpu_ns)", 0},
+    {"switches", I, "switch-ins in the window (= `etlkit cpu` switches)", 0},
 };
 static const etl_column_def cpu_cpu_vcols[] = {
-    {"cpu", I, "processor"},
-    {"busy_ns", I, "time running threads"},
-    {"idle_ns", I, "time running the idle thread"},
-    {"unknown_ns", I, "time of slices whose thread is unknown"},
-    {"switches", I, "switch-ins in the window"},
+    {"cpu", I, "processor", 0},
+    {"busy_ns", I, "time running threads", 0},
+    {"idle_ns", I, "time running the idle thread", 0},
+    {"unknown_ns", I, "time of slices whose thread is unknown", 0},
+    {"switches", I, "switch-ins in the window", 0},
 };
 static const etl_column_def waits_reason_vcols[] = {
-    {"code", I, "KWAIT_REASON"},
-    {"reason", T, "its name"},
-    {"count", I, "waits (Count: Waits) whose Ready Time is known"},
-    {"wait_ns", I, "their total, clipped to the window (= `etlkit waits` by_reason)"},
-    {"max_ns", I, "the longest"},
+    {"code", I, "KWAIT_REASON", 0},
+    {"reason", T, "its name", 0},
+    {"count", I, "waits (Count: Waits) whose Ready Time is known", 0},
+    {"wait_ns", I, "their total, clipped to the window (= `etlkit waits` by_reason)", 0},
+    {"max_ns", I, "the longest", 0},
 };
 static const etl_column_def waits_thread_vcols[] = {
-    {"utid", I, "thread instance"},
-    {"tid", I, "TID"},
-    {"wait_count", I, "waits"},
-    {"wait_ns", I, "total (= `etlkit waits` wait_ns)"},
-    {"wait_max_ns", I, "the longest"},
+    {"utid", I, "thread instance", 0},
+    {"tid", I, "TID", 0},
+    {"wait_count", I, "waits", 0},
+    {"wait_ns", I, "total (= `etlkit waits` wait_ns)", 0},
+    {"wait_max_ns", I, "the longest", 0},
 };
 
 #define WAIT_ROWS                                                                                                   \
@@ -350,10 +365,34 @@ static const char *const trace_keys =
     "`full_switches`, `compact_switches`, `duplicates_dropped`, `undecodable`, `late_batches`, `broken_chains`, "
     "`cswitch_chain_mismatch`, `time_backwards`, `ready_unmatched`, `unknown_threads`, `repeated_starts`, `over_limit`, `threads`, `processes`.";
 
-static void md_cols(FILE *f, const etl_column_def *c, unsigned n)
+/* A column's Parquet storage in words: "UINT16 NOT NULL", "INT64 delta", "STRING". */
+static void parquet_kind(char *buf, size_t cap, const etl_column_def *c)
 {
-    fprintf(f, "| Column | Type | Meaning |\n|---|---|---|\n");
-    for (unsigned i = 0; i < n; i++) fprintf(f, "| `%s` | %s | %s |\n", c[i].name, c[i].type, c[i].desc);
+    static const char *const names[] = {[ETL_COLUMN_INT8] = "INT8",     [ETL_COLUMN_INT16] = "INT16",
+                                        [ETL_COLUMN_INT32] = "INT32",   [ETL_COLUMN_INT64] = "INT64",
+                                        [ETL_COLUMN_UINT8] = "UINT8",   [ETL_COLUMN_UINT16] = "UINT16",
+                                        [ETL_COLUMN_UINT32] = "UINT32", [ETL_COLUMN_BOOL] = "BOOLEAN",
+                                        [ETL_COLUMN_TIMESTAMP_NS] = "TIMESTAMP(NANOS)", [ETL_COLUMN_TEXT] = "STRING"};
+    unsigned t = c->kind & ETL_COLUMN_TYPE_MASK;
+    if (!t) t = strcmp(c->type, T) == 0 ? ETL_COLUMN_TEXT : ETL_COLUMN_INT64;
+    snprintf(buf, cap, "%s%s%s%s", t < sizeof names / sizeof names[0] && names[t] ? names[t] : "?",
+             (c->kind & ETL_COLUMN_NOT_NULL) ? " NOT NULL" : "", (c->kind & ETL_COLUMN_DELTA) ? " delta" : "",
+             (c->kind & ETL_COLUMN_PLAIN) ? " plain" : "");
+}
+
+static void md_cols(FILE *f, const etl_column_def *c, unsigned n, bool parquet)
+{
+    if (!parquet) {
+        fprintf(f, "| Column | Type | Meaning |\n|---|---|---|\n");
+        for (unsigned i = 0; i < n; i++) fprintf(f, "| `%s` | %s | %s |\n", c[i].name, c[i].type, c[i].desc);
+        return;
+    }
+    fprintf(f, "| Column | Type | Parquet | Meaning |\n|---|---|---|---|\n");
+    for (unsigned i = 0; i < n; i++) {
+        char k[64];
+        parquet_kind(k, sizeof k, &c[i]);
+        fprintf(f, "| `%s` | %s | %s | %s |\n", c[i].name, c[i].type, k, c[i].desc);
+    }
 }
 
 void etl_export_schema_markdown(FILE *f)
@@ -366,11 +405,17 @@ void etl_export_schema_markdown(FILE *f)
                "twice: raw `*_ts` in session clock ticks and `*_ns`, nanoseconds since the trace start\n"
                "(`floor((ts - t0) * 10^9 / F)`, exact), so durations are differences and sums are exact. NULL means\n"
                "unknown (a field the record's form does not carry), never 0. `utid` and `upid` are thread and process\n"
-               "instances: TIDs and PIDs are reused.\n\n## Tables\n");
+               "instances: TIDs and PIDs are reused.\n\n"
+               "`--to parquet` writes each table as `OUT/<table>.parquet`, `trace_id` (STRING NOT NULL) first, each\n"
+               "column stored as its Parquet column says: INT8 to UINT32 are INT32 with an INT(bits, signed) logical\n"
+               "type, INT64 is INT64, BOOLEAN holds the 0/1 flags, STRING is UTF-8; NOT NULL columns are REQUIRED,\n"
+               "the others OPTIONAL (NULL is a null); `delta` is DELTA_BINARY_PACKED, `plain` PLAIN, the others a\n"
+               "dictionary when a row group's distinct values fit it.\n\n## Tables\n");
     for (int i = 0; i < ETL_TABLE_COUNT; i++) {
         const etl_table_def *t = &tables[i];
         fprintf(f, "\n### %s\n\n%s\n\n", t->name, t->desc);
-        md_cols(f, t->cols, t->ncols);
+        md_cols(f, t->cols, t->ncols, true);
+        if (t->order) fprintf(f, "\nParquet row order in each row group: `%s`.\n", t->order);
         if (i == ETL_TABLE_TRACE) fprintf(f, "\nKeys: %s\n", trace_keys);
         if (t->indexes[0]) {
             fprintf(f, "\nIndexes:");
@@ -384,6 +429,6 @@ void etl_export_schema_markdown(FILE *f)
     fprintf(f, "\n## Views (SQLite only)\n");
     for (size_t i = 0; i < N(views); i++) {
         fprintf(f, "\n### %s\n\n%s\n\n", views[i].name, views[i].desc);
-        md_cols(f, views[i].cols, views[i].ncols);
+        md_cols(f, views[i].cols, views[i].ncols, false);
     }
 }

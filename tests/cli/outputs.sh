@@ -66,13 +66,14 @@ interrupt() {
 for s in $sigs; do
   interrupt $s "SIG$s export sqlite" "$etlkit" export "$big" --to sqlite -o out.db --quiet
   interrupt $s "SIG$s export csv" "$etlkit" export "$big" --to csv -o out.csv --quiet
+  interrupt $s "SIG$s export parquet" "$etlkit" export "$big" --to parquet -o out.pq --quiet
   interrupt $s "SIG$s export perfetto" "$etlkit" export "$big" --to perfetto -o out.pf --quiet
   interrupt $s "SIG$s report" "$etlkit" report "$big" -o r.html --quiet
   interrupt $s "SIG$s convert" "$etlkit" convert "$big" -o c.etl --cswitch compact -q
   interrupt $s "SIG$s synth" "$etlkit" synth --quiet --cpus 8 --duration 0 --size 1G -o s.etl --truth s.jsonl
 done
 # A file size limit's SIGXFSZ, not ignored: the same.
-for c in "export $big --to csv -o out.csv --quiet" "convert $big -o c.etl -q"; do
+for c in "export $big --to csv -o out.csv --quiet" "export $big --to parquet -o out.pq --quiet" "convert $big -o c.etl -q"; do
   rm -rf "$d"; mkdir "$d"
   { (cd "$d" && ulimit -c 0 && ulimit -f 2000 && exec $dflt "$etlkit" $c) 2>/dev/null; rc=$?; } 2>/dev/null
   check "SIGXFSZ ${c%% *}: exit status" 153 "$rc"

@@ -39,7 +39,18 @@ mkdir empty
 for to in sqlite csv perfetto ftrace; do
   "$etlkit" export text.etl --to $to -o empty/x --quiet 2>/dev/null; check "$to of a text file" 2 $?
 done
+"$etlkit" export text.etl --to parquet -o empty/x --quiet 2>/dev/null; check "parquet of a text file" 2 $?
 check "nothing left in empty/" "" "$(ls -A empty)"
+# Parquet: a directory, the CSV sink's rules (refused without --force; with it, our tables replaced,
+# other files kept); damaged and truncated inputs exported (exit 3).
+mkdir pq; echo keep > pq/other.txt; echo old > pq/slice.parquet
+"$etlkit" export "$t" --to parquet -o pq --quiet 2>/dev/null; check "parquet over a directory, no --force" 1 $?
+check "parquet: the directory kept" old "$(cat pq/slice.parquet)"
+"$etlkit" export "$t" --to parquet -o pq --force --quiet; check "parquet --force" 0 $?
+check "parquet --force: other files kept" keep "$(cat pq/other.txt)"
+check "parquet --force: slice replaced" PAR1 "$(head -c 4 pq/slice.parquet)"
+check "parquet: one file per table and other.txt" 14 "$(ls pq | wc -l)"
+"$etlkit" export "$t" --to parquet -o - --quiet 2>/dev/null; check "parquet to standard output" 64 $?
 if [ "$(id -u)" != 0 ]; then
   mkdir ro; chmod 555 ro
   "$etlkit" export "$t" --to sqlite -o ro/x.db --quiet 2>/dev/null; check "unwritable directory" 1 $?
@@ -48,7 +59,7 @@ fi
 # Usage errors.
 "$etlkit" export "$t" -o x.db --quiet 2>/dev/null; check "no --to" 64 $?
 "$etlkit" export "$t" --to sqlite --quiet 2>/dev/null; check "no -o" 64 $?
-"$etlkit" export "$t" --to parquet -o x --quiet 2>/dev/null; check "bad --to" 64 $?
+"$etlkit" export "$t" --to orc -o x --quiet 2>/dev/null; check "bad --to" 64 $?
 "$etlkit" export "$t" --to sqlite -o x.db --tables slice,nope 2>/dev/null; check "bad --tables" 64 $?
 "$etlkit" export "$t" --to perfetto -o x.pf --tables slice 2>/dev/null; check "--tables with perfetto" 64 $?
 "$etlkit" export "$t" --to sqlite -o - 2>/dev/null; check "sqlite to stdout" 64 $?
@@ -97,6 +108,10 @@ for f in trunc damaged; do
   check "$f: csv trace has the damage" "$d" "$(awk -F, '$2 ~ /^(bad_buffers|bad_records|truncated_buffers|decompress_errors)$/ { s += $4 } END { print s }' $f.csv/trace.csv)"
 done
 check "truncated: slices exported" 1 "$(q trunc.sqlite 'SELECT COUNT(*) > 0 FROM slice')"
+for f in trunc damaged; do
+  "$etlkit" export $f.etl --to parquet -o $f.parquet --quiet 2>/dev/null; check "$f --to parquet" 3 $?
+  check "$f --to parquet: the tables" 13 "$(ls $f.parquet | wc -l)"
+done
 
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
