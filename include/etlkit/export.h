@@ -233,7 +233,7 @@ ETL_API etl_status etl_csv_sink_close(etl_csv_sink *c, bool commit);
  * same manifest as an uninterrupted one. DS/_tmp is etlkit's: emptied by each run.
  *
  * The format is a name in a small table of sinks (dataset.c, `formats`), each with
- * the CSV sink's shape (check, create, row, finish, close): "csv" today.
+ * the CSV sink's shape (check, create, row, finish, close): "csv" and "parquet".
  */
 
 /* Which format names etl_dataset_export knows: the extension of their files, or NULL. */

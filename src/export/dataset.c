@@ -70,14 +70,22 @@ static etl_status csv_create(void *s, etl_diag *d) { return etl_csv_sink_create(
 static etl_status csv_finish(void *s, etl_diag *d) { return etl_csv_sink_finish(s, d); }
 static etl_status csv_close(void *s, bool commit) { return etl_csv_sink_close(s, commit); }
 
-/*
- * Parquet, once its sink is there: parquet_check making an etl_parquet_sink_options from fo
- * (no_trace_id = true) as csv_check does, the four others as casts, and
- *     {"parquet", "parquet", parquet_check, parquet_create, etl_parquet_sink_row, parquet_finish, parquet_close},
- * (the CLI then accepts --to parquet for a dataset: it asks etl_dataset_format_ext).
- */
+static etl_status parquet_check(const char *dir, const fmt_options *o, void **out, etl_diag *diag)
+{
+    etl_parquet_sink_options po = {.sz = sizeof po, .tables = o->tables, .trace_id = o->trace_id, .input = o->input,
+                                   .on_diag = o->on_diag, .diag_ctx = o->diag_ctx, .no_trace_id = true};
+    etl_parquet_sink *p = NULL;
+    etl_status st = etl_parquet_sink_check(dir, &po, &p, diag);
+    *out = p;
+    return st;
+}
+static etl_status parquet_create(void *s, etl_diag *d) { return etl_parquet_sink_create(s, d); }
+static etl_status parquet_finish(void *s, etl_diag *d) { return etl_parquet_sink_finish(s, d); }
+static etl_status parquet_close(void *s, bool commit) { return etl_parquet_sink_close(s, commit); }
+
 static const fmt formats[] = {
     {"csv", "csv", csv_check, csv_create, etl_csv_sink_row, csv_finish, csv_close},
+    {"parquet", "parquet", parquet_check, parquet_create, etl_parquet_sink_row, parquet_finish, parquet_close},
 };
 
 static const fmt *fmt_find(const char *name)

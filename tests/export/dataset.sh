@@ -1,6 +1,6 @@
 #!/bin/sh
-# dataset.sh ETLKIT MODDIR WORK SCRIPT SQL - `etlkit export A.etl B.etl C.etl --to csv -o DS`, a
-# Hive-partitioned dataset, checked: its layout; each partition equal, byte for byte, to the single
+# dataset.sh ETLKIT MODDIR WORK SCRIPT SQL - `etlkit export A.etl B.etl C.etl --to csv -o DS` (and
+# --to parquet, checked the same way in DuckDB), a Hive-partitioned dataset, checked: its layout; each partition equal, byte for byte, to the single
 # export of its trace (--trace-id ID) without the first column; the manifest (size, sha256, rows per
 # table, format, failures); in DuckDB (@duckdb/node-api installed under the build folder in MODDIR,
 # as duckdb.sh does) per trace_id the CPU time per thread and per process equal `etlkit cpu --json`
@@ -37,6 +37,14 @@ for id in a b c; do
   "$etlkit" cpu --json $id.etl >cpu-$id.json || fail "cpu --json $id"
 done
 node "$script" "$moddir" DS "$sql" a b c || fail "DuckDB checks"
+# The same three traces as a Parquet dataset: each partition the single Parquet export's rows, the
+# same DuckDB checks, the fleet queries as the README writes them.
+"$etlkit" export a.etl b.etl c.etl --to parquet -o PQ --jobs 2 2>err.txt; rc=$?
+[ $rc -eq 0 ] || { cat err.txt; fail "Parquet export of three traces: exit $rc"; }
+for id in a b c; do
+  "$etlkit" export $id.etl --to parquet -o single-pq-$id --trace-id $id --quiet || fail "single Parquet export of $id"
+done
+FORMAT=parquet node "$script" "$moddir" PQ "$sql" a b c || fail "DuckDB checks of the Parquet dataset"
 
 # A file that is not a trace among good ones: named once on stderr, the others exported, exit 1.
 head -c 70000 /dev/zero >bad.etl

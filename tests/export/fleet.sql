@@ -1,14 +1,16 @@
--- fleet.sql - the README's fleet queries (section "Fleets") over a CSV dataset DS written by
--- `etlkit export A.etl B.etl ... --to csv -o DS`, run by tests/export/dataset.sh in DuckDB with DS
--- replaced by the dataset's path. Statements end with ";" at a line's end; "-- name:" names a query.
--- The path holds the trace_id: hive_types keeps it text (an ID "2024" would otherwise become a number);
--- quote and escape are RFC 4180's (a command line's '\' must not be taken for an escape).
-CREATE VIEW slice AS SELECT * FROM read_csv('DS/slice/*/*.csv', hive_partitioning = true,
-  hive_types = {'trace_id': VARCHAR}, quote = '"', escape = '"');
-CREATE VIEW thread AS SELECT * FROM read_csv('DS/thread/*/*.csv', hive_partitioning = true,
-  hive_types = {'trace_id': VARCHAR}, quote = '"', escape = '"');
-CREATE VIEW process AS SELECT * FROM read_csv('DS/process/*/*.csv', hive_partitioning = true,
-  hive_types = {'trace_id': VARCHAR}, quote = '"', escape = '"');
+-- fleet.sql - the README's fleet queries (section "Fleets") over a Parquet dataset DS written by
+-- `etlkit export A.etl B.etl ... --to parquet -o DS`, run by tests/export/dataset.sh in DuckDB with DS
+-- replaced by the dataset's path (and, for a CSV dataset, each read_parquet by the read_csv below).
+-- Statements end with ";" at a line's end; "-- name:" names a query. The path holds the trace_id:
+-- hive_types keeps it text (an ID "2024" would otherwise become a number). A CSV dataset reads as
+--   read_csv('DS/slice/*/*.csv', hive_partitioning = true, hive_types = {'trace_id': VARCHAR},
+--            quote = '"', escape = '"')   (RFC 4180's quoting: a '\' in a name is no escape)
+CREATE VIEW slice AS SELECT * FROM read_parquet('DS/slice/*/*.parquet', hive_partitioning = true,
+  hive_types = {'trace_id': VARCHAR});
+CREATE VIEW thread AS SELECT * FROM read_parquet('DS/thread/*/*.parquet', hive_partitioning = true,
+  hive_types = {'trace_id': VARCHAR});
+CREATE VIEW process AS SELECT * FROM read_parquet('DS/process/*/*.parquet', hive_partitioning = true,
+  hive_types = {'trace_id': VARCHAR});
 
 -- name: cpu_by_process
 -- CPU time by process per trace (= `etlkit cpu` of each trace, processes by PID).
