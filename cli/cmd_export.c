@@ -184,17 +184,19 @@ static int parse_tables(const cli_opt *o, const char *list, char *err, size_t ca
 
 /* Several FILEs (or --dataset): the dataset path, cli/export_dataset.c. */
 static int export_dataset(const char *const *files, size_t n, const char *to_name, const char *out, int force,
-                          int resume, unsigned jobs, uint32_t tables, const char *trace_id, const rep_args *a)
+                          int resume, unsigned jobs, uint32_t tables, const char *trace_id, const char *symbols,
+                          const rep_args *a)
 {
     /* The formats the dataset layer has a sink for (src/export/dataset.c, its table). */
     if (!etl_dataset_format_ext(to_name))
-        return cli_usage_error("export", "a dataset (several FILEs) is not written --to %s: --to csv", to_name);
+        return cli_usage_error("export", "a dataset (several FILEs) is not written --to %s: --to csv or parquet", to_name);
     if (trace_id) return cli_usage_error("export", "--trace-id names one trace: with several FILEs each one's ID is "
                                          "its base name");
     if (strcmp(out, "-") == 0) return cli_usage_error("export", "a dataset needs a directory, not standard output");
     cli_dataset_args da = {.out = out, .format = to_name, .tables = tables, .jobs = jobs, .resume = resume != 0,
                            .force = force != 0, .quiet = a->quiet != 0, .has_range = a->has_range != 0,
-                           .v0 = a->v0, .v1 = a->v1, .bias = a->bias};
+                           .v0 = a->v0, .v1 = a->v1, .bias = a->bias,
+                           .symbols = symbols ? symbols : getenv("ETLKIT_SYMBOL_PATH")};
     return cli_export_dataset(files, n, &da);
 }
 
@@ -258,7 +260,7 @@ int cmd_export(int argc, char **argv)
         return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_IO;
     }
     if (pr == CLI_OPTS_RUN && (nfiles > 1 || dataset)) {
-        int drc = export_dataset(files, nfiles, to_words[to - 1], out, force, resume, jobs, tables, trace_id, &a);
+        int drc = export_dataset(files, nfiles, to_words[to - 1], out, force, resume, jobs, tables, trace_id, symbols, &a);
         free(files);
         return drc;
     }
@@ -320,8 +322,8 @@ int cmd_export(int argc, char **argv)
         } else {
             xo.ctx = to == TO_CSV ? (void *)op.csv : (void *)op.pq;
         }
-        /* the symbols' pass only when the profile's tables will be filled */
-        if (!fail && etl_export_profile_logged(run.in.reader) &&
+        /* the symbols' pass only when the stack table will be filled: samples or the switches' stacks */
+        if (!fail && (etl_export_profile_logged(run.in.reader) || etl_sched_stacks_logged(run.in.reader)) &&
             cli_symbols_open("export", symbols, run.in.reader, &syms) != EXIT_OK) {
             fail = 1;
             run.told = true;

@@ -58,7 +58,8 @@ int cli_export_dataset(const char *const *files, size_t n, const cli_dataset_arg
                              .v1 = a->v1,
                              .bias = a->bias,
                              .on_trace = on_trace,
-                             .ctx = &s};
+                             .ctx = &s,
+                             .symbols = a->symbols && *a->symbols ? a->symbols : NULL};
     etl_dataset_result res;
     etl_diag d;
     etl_status st = etl_dataset_export(a->out, files, n, &o, &res, &d);

@@ -19,6 +19,7 @@ typedef struct cli_dataset_args {
     bool has_range;
     int64_t v0, v1;
     int bias;                 /* --max-wait-reason, -1 = from the OS build */
+    const char *symbols;      /* --symbols, else $ETLKIT_SYMBOL_PATH; NULL or empty: none */
 } cli_dataset_args;
 
 /* Exports files[0..n) and returns the exit status (the lines on stderr told). */

@@ -23,12 +23,16 @@
  * options are made from one fmt_options, so adding a format is one adapter and
  * one entry.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/export.h"
+#include "etlkit/schedstacks.h"
+#include "etlkit/symbols.h"
 #include "base/diag.h"
 #include "base/opts.h"
 #include "base/outfile.h"
@@ -155,14 +159,23 @@ static int mkdir_ok(const char *path) { return etl_mkdir(path) == 0 || errno == 
 typedef struct rm_ctx {
     const char *dir;
     int err;
+    int depth;               /* levels below it that may still be removed */
 } rm_ctx;
 
 static int rm_entry(void *ctx, const char *name, bool is_dir);
 
-static int rm_tree(const char *path, bool is_dir)
+/*
+ * Removes path, a file or a folder with depth levels below it at most (a deeper one is
+ * not etlkit's: ENOTEMPTY, nothing of it removed).
+ */
+static int rm_tree(const char *path, bool is_dir, int depth)
 {
     if (!is_dir) return etl_unlink(path) == 0 || errno == ENOENT ? 0 : -1;
-    rm_ctx r = {path, 0};
+    if (depth < 0) {
+        errno = ENOTEMPTY;
+        return -1;
+    }
+    rm_ctx r = {path, 0, depth - 1};
     if (etl_dir_each(path, rm_entry, &r) != 0) return errno == ENOENT ? 0 : -1;
     if (r.err) {
         errno = r.err;
@@ -171,13 +184,21 @@ static int rm_tree(const char *path, bool is_dir)
     return etl_rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
-/* Two levels at most: DS/_tmp/<ID or the sink's temporary>/<table file>. */
 static int rm_entry(void *ctx, const char *name, bool is_dir)
 {
     rm_ctx *r = ctx;
     char *p = join(r->dir, name, NULL, NULL);
-    if (!p || rm_tree(p, is_dir) != 0) r->err = p ? errno : ENOMEM;
+    if (!p || rm_tree(p, is_dir, r->depth) != 0) r->err = p ? errno : ENOMEM;
     free(p);
+    return 0;
+}
+
+/* The input's sha256 as hex and its size; -1 with errno. */
+static int sha_of(const char *path, char sha[65], uint64_t *size)
+{
+    uint8_t digest[32];
+    if (etl_sha256_file(path, digest, size) != 0) return -1;
+    etl_sha256_hex(digest, sha);
     return 0;
 }
 
@@ -204,6 +225,7 @@ typedef struct run {
     size_t n;
     atomic_size_t next;
     etl_mutex *mu;
+    char sig[160];            /* the options that shape the rows (tables, window, bias): a record of others is stale */
 } run;
 
 /*
@@ -257,15 +279,11 @@ static etl_status fail(job *j, etl_status st, const char *fmt_, ...)
 static etl_status forget(run *R, job *j)
 {
     char *rec = join(R->dir, "_traces/", j->id, ".json");
-    char *tmp = join(R->dir, "_tmp/", j->id, NULL);
     etl_status st = ETL_OK;
-    if (!rec || !tmp) st = fail(j, ETL_E_NOMEM, "out of memory");
+    if (!rec) st = fail(j, ETL_E_NOMEM, "out of memory");
     else if (etl_unlink(rec) != 0 && errno != ENOENT)
         st = fail(j, ETL_E_IO, "%s: %s", rec, strerror(errno));
-    else if (rm_tree(tmp, true) != 0)
-        st = fail(j, ETL_E_IO, "%s: %s", tmp, strerror(errno));
     free(rec);
-    free(tmp);
     const etl_table_def *t = etl_export_tables();
     for (int i = 0; st == ETL_OK && i < ETL_TABLE_COUNT; i++) {
         char sub[256];
@@ -338,6 +356,7 @@ static etl_status write_record(run *R, job *j, uint64_t size, const char *sha, c
         jw_str(&w, "sha256", sha);
         jw_str(&w, "etlkit_version", etl_version());
         jw_str(&w, "format", R->f->name);
+        jw_str(&w, "options", R->sig);
         jw_bool(&w, "damaged", j->out.damaged);
         jw_obj(&w, "anomalies");
         for (size_t i = 0; i < nan; i++) jw_u64(&w, an[i].key, an[i].v);
@@ -377,13 +396,10 @@ static etl_status write_record(run *R, job *j, uint64_t size, const char *sha, c
 /* Reads the trace into the sink: as cmd_export does for one, without its messages. */
 static etl_status export_one(run *R, job *j)
 {
-    etl_status st = forget(R, j);
-    if (st != ETL_OK) return st;
-    uint8_t digest[32];
+    etl_status st;
     uint64_t size = 0;
     char sha[65];
-    if (etl_sha256_file(j->path, digest, &size) != 0) return fail(j, ETL_E_IO, "%s: %s", j->path, strerror(errno));
-    etl_sha256_hex(digest, sha);
+    if (sha_of(j->path, sha, &size) != 0) return fail(j, ETL_E_IO, "%s: %s", j->path, strerror(errno));
 
     etl_reader_options ro = {sizeof ro, on_reader_diag, j};
     etl_reader *r = NULL;
@@ -394,6 +410,7 @@ static etl_status export_one(run *R, job *j)
     char *tmp = join(R->dir, "_tmp/", j->id, NULL);
     void *sink = NULL;
     etl_export_rows *x = NULL;
+    etl_symbols *sym = NULL;
     etl_sched_source *src = NULL;
     etl_sched *model = NULL;
     bool sink_made = false;
@@ -405,7 +422,13 @@ static etl_status export_one(run *R, job *j)
     sink_made = st == ETL_OK;
     const etl_clock *clk = etl_reader_clock(r);
     if (st == ETL_OK) {
-        etl_export_rows_options xo = {.sz = sizeof xo, .on_row = R->f->row, .ctx = sink, .tables = R->o->tables,
+        /* The stack table's symbol column: the trace's own symbolizer, when it has stacks to name. */
+        if (R->o->symbols && (etl_export_profile_logged(r) || etl_sched_stacks_logged(r))) {
+            etl_status yst = etl_symbols_open(R->o->symbols, &sym);
+            if (yst == ETL_OK) yst = etl_symbols_scan(sym, r);
+            if (yst != ETL_OK) st = fail(j, yst, "%s: symbols: %s", j->path, etl_status_str(yst));
+        }
+        etl_export_rows_options xo = {.sz = sizeof xo, .on_row = R->f->row, .ctx = sink, .tables = R->o->tables, .symbols = sym,
                                       .has_range = R->o->has_range, .v0 = R->o->v0, .v1 = R->o->v1,
                                       .trace_id = j->id, .target = R->f->name};
         etl_sched_source_options so = {.sz = sizeof so, .bias = R->o->bias > 0 ? R->o->bias : -1, .threads = 1};
@@ -441,6 +464,8 @@ static etl_status export_one(run *R, job *j)
     if (sink_made && R->f->finish(sink, &d) != ETL_OK) st = fail(j, ETL_E_IO, "%s", d.msg);
     if (sink && R->f->close(sink, st == ETL_OK) != ETL_OK && st == ETL_OK) st = ETL_E_IO; /* told by sink_diag */
     if (st == ETL_E_IO) fail(j, st, "%s: cannot write the dataset", j->path);
+    /* What an earlier run left of the trace goes only now, its new export complete beside it. */
+    if (st == ETL_OK) st = forget(R, j);
     if (st == ETL_OK) st = place(R, j);
     if (st == ETL_OK) {
         const etl_logfile_header *h = etl_reader_header(r);
@@ -472,6 +497,7 @@ static etl_status export_one(run *R, job *j)
     etl_sched_close(model);
     etl_sched_source_close(src);
     etl_export_rows_close(x);
+    etl_symbols_close(sym);
     etl_reader_close(r);
     free(tmp);
     return st;
@@ -537,9 +563,19 @@ static const char *field(const char *rec, const char *key)
     return p ? p + strlen(k) : NULL;
 }
 
+/* A record's text field equal to want (jw writes it "key":"value", escaped: only plain values compare equal). */
+static bool field_is(const char *rec, const char *key, const char *want)
+{
+    const char *v = field(rec, key);
+    size_t n = strlen(want);
+    return v && v[0] == '"' && strncmp(v + 1, want, n) == 0 && v[n + 1] == '"';
+}
+
 /*
- * Whether the trace is complete in DS: its record is there, of this format, for a file of
- * the input's size. Another format's record is an error (one dataset, one format).
+ * Whether the trace is complete in DS: its record is there, of this format, this etlkit's,
+ * made with the same options (tables, window, bias), for a file of the same size and
+ * sha256 as the input now (a new recording under an old name is exported again). Another
+ * format's record is an error (one dataset, one format).
  */
 static int complete(run *R, job *j, etl_diag *diag)
 {
@@ -548,15 +584,17 @@ static int complete(run *R, job *j, etl_diag *diag)
     free(path);
     if (!rec) return 0;
     const char *fmt_ = field(rec, "format"), *sz = field(rec, "size");
-    char want[32];
-    snprintf(want, sizeof want, "\"%s\"", R->f->name);
     int r = 0;
     etl_file_info fi;
-    if (fmt_ && strncmp(fmt_, want, strlen(want)) != 0) {
+    char sha[65];
+    uint64_t size;
+    if (fmt_ && !field_is(rec, "format", R->f->name)) {
         etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s holds another format than %s (trace %s)", R->dir,
                      R->f->name, j->id);
         r = -1;
-    } else if (fmt_ && sz && etl_stat(j->path, true, &fi) == 0 && strtoull(sz, NULL, 10) == fi.size) {
+    } else if (fmt_ && sz && field_is(rec, "etlkit_version", etl_version()) && field_is(rec, "options", R->sig) &&
+               etl_stat(j->path, true, &fi) == 0 && strtoull(sz, NULL, 10) == fi.size &&
+               sha_of(j->path, sha, &size) == 0 && size == fi.size && field_is(rec, "sha256", sha)) {
         const char *dmg = field(rec, "damaged");
         j->out.damaged = dmg && strncmp(dmg, "true", 4) == 0;
         r = 1;
@@ -674,11 +712,20 @@ typedef struct tmp_ctx {
     int err;
 } tmp_ctx;
 
+/* Whether name is outfile's temporary of a .json file of ours: ".NAME.json.XXXXXXXX.tmp", 8 hex digits. */
+static bool our_tmp(const char *name)
+{
+    size_t n = strlen(name);
+    if (name[0] != '.' || n < 1 + 5 + 1 + 8 + 4 || strcmp(name + n - 4, ".tmp") != 0 || name[n - 13] != '.') return false;
+    for (size_t i = n - 12; i < n - 4; i++)
+        if (!isxdigit((unsigned char)name[i])) return false;
+    return strncmp(name + n - 18, ".json", 5) == 0;
+}
+
 static int rm_tmp(void *ctx, const char *name, bool is_dir)
 {
     tmp_ctx *c = ctx;
-    size_t n = strlen(name);
-    if (is_dir || name[0] != '.' || n < 5 || strcmp(name + n - 4, ".tmp") != 0) return 0;
+    if (is_dir || !our_tmp(name)) return 0;
     char *p = join(c->dir, name, NULL, NULL);
     if (!p || (etl_unlink(p) != 0 && errno != ENOENT)) c->err = p ? errno : ENOMEM;
     free(p);
@@ -691,6 +738,20 @@ static int clean_tmp(const char *dir)
     if (etl_dir_each(dir, rm_tmp, &c) != 0) return errno == ENOENT ? 0 : -1;
     errno = c.err;
     return c.err ? -1 : 0;
+}
+
+static int not_empty(void *ctx, const char *name, bool is_dir)
+{
+    (void)name, (void)is_dir;
+    *(bool *)ctx = false;
+    return 0;
+}
+
+/* Whether dir holds nothing (a folder that cannot be listed is not empty). */
+static bool dir_empty(const char *dir)
+{
+    bool empty = true;
+    return etl_dir_each(dir, not_empty, &empty) == 0 && empty;
 }
 
 /* DS itself and its folders: refused or made, before any trace is read. */
@@ -709,6 +770,16 @@ static etl_status prepare(run *R, etl_diag *diag)
                          "every trace into it again)", R->dir);
             return ETL_E_IO;
         }
+        /* Written into only when it is a dataset already, or empty: nothing of anyone else's is removed. */
+        char *tr = join(R->dir, "_traces", NULL, NULL);
+        etl_file_info ti;
+        bool dataset = tr && etl_stat(tr, false, &ti) == 0 && ti.is_dir && !ti.is_link;
+        free(tr);
+        if (!dataset && !dir_empty(R->dir)) {
+            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: exists and is not an etlkit dataset (no _traces folder): "
+                         "refused, nothing in it touched", R->dir);
+            return ETL_E_IO;
+        }
     } else if (errno != ENOENT || etl_mkdir(R->dir) != 0) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", R->dir, strerror(errno));
         return ETL_E_IO;
@@ -719,7 +790,7 @@ static etl_status prepare(run *R, etl_diag *diag)
     if (!tmp || !tr) {
         etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
         st = ETL_E_NOMEM;
-    } else if (rm_tree(tmp, true) != 0 || mkdir_ok(tmp) != 0 || mkdir_ok(tr) != 0 || clean_tmp(tr) != 0 ||
+    } else if (rm_tree(tmp, true, 2) != 0 || mkdir_ok(tmp) != 0 || mkdir_ok(tr) != 0 || clean_tmp(tr) != 0 ||
                clean_tmp(R->dir) != 0) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", R->dir, strerror(errno));
         st = ETL_E_IO;
@@ -754,6 +825,9 @@ etl_status etl_dataset_export(const char *dir, const char *const *inputs, size_t
     }
     R.tables = (o->tables ? o->tables : (1u << ETL_TABLE_COUNT) - 1) | 1u << ETL_TABLE_TRACE |
                1u << ETL_TABLE_ENUM_NAME;
+    int sl = snprintf(R.sig, sizeof R.sig, "tables=%" PRIx32 " bias=%d symbols=%d", R.tables, o->bias > 0 ? o->bias : 0,
+                      o->symbols != NULL);
+    if (o->has_range) snprintf(R.sig + sl, sizeof R.sig - (size_t)sl, " range=%" PRId64 ",%" PRId64, o->v0, o->v1);
     if (!(R.jobs = calloc(n ? n : 1, sizeof *R.jobs)) || !(R.mu = etl_mutex_new())) {
         free(R.jobs);
         etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include "etlkit/export.h"
 #include "etlkit/schedstacks.h"
+#include "etlkit/symbols.h"
 #include "export/rows_internal.h"
 
 etl_status etl_export_rows_open_stacks(etl_export_rows *x, etl_reader *r)
@@ -32,6 +33,7 @@ etl_status etl_export_rows_open_stacks(etl_export_rows *x, etl_reader *r)
     }
     x->stack_used = used;
     x->stacks = s;
+    if (x->o.symbols) etl_sched_stacks_set_symbols(s, x->o.symbols, ETL_SYMBOLS_OFFSET);
     x->stack_base = (uint32_t)n;
     return ETL_OK;
 }
@@ -49,7 +51,7 @@ void etl_rows_slice_stacks(etl_export_rows *x, const etl_sched_row *r)
 etl_status etl_export_rows_sched_stacks(etl_export_rows *x)
 {
     if (!x->stacks || !etl_rows_want(x, ETL_TABLE_STACK)) return x->failed ? ETL_E_IO : ETL_OK;
-    char addr[24];
+    char addr[24], sym[1200];
     for (uint32_t id = 0; id < x->stack_base && !x->failed; id++) {
         if (!x->stack_used[id]) continue;
         uint32_t n;
@@ -61,6 +63,10 @@ etl_status etl_export_rows_sched_stacks(etl_export_rows *x)
             etl_rows_vi(x, 1, d);
             etl_rows_vs(x, 2, addr);
             if (f[d].image != ETL_PROFILE_NONE) etl_rows_vi(x, 3, f[d].image);
+            if (x->o.symbols) {
+                etl_sched_stacks_frame_label(x->stacks, &f[d], sym, sizeof sym);
+                etl_rows_vs(x, 4, sym);
+            }
             etl_rows_emit(x, ETL_TABLE_STACK);
         }
     }

@@ -261,7 +261,7 @@ etl_status pdb_table_read(pdb_table *t, FILE *f)
                 const char *cut = strstr(buf, " (");
                 st = etl_strtab_add(&t->names, buf, cut ? (size_t)(cut - buf) : len, &file);
                 in_block = false;
-            } else if (s[0] && s[4] == ':' && strstr(s, "line/addr entries")) {
+            } else if (s[0] && s[1] && s[2] && s[3] && s[4] == ':' && strstr(s, "line/addr entries")) {
                 if (in_block) st = add_line(t, block_sect, block_end, 0, file);
                 unsigned long sec = strtoul(s, &end, 16);
                 unsigned long long lo = strtoull(end + 1, &end, 16), hi = *end == '-' ? strtoull(end + 1, NULL, 16) : lo;

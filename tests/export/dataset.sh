@@ -74,6 +74,30 @@ cmp -s m0.json DS/_manifest.json || fail "--resume of a complete dataset changed
 "$etlkit" export a.etl b.etl c.etl --to csv -o DS --force --quiet || fail "--force"
 cmp -s m0.json DS/_manifest.json || fail "--force gave another manifest"
 
+# --resume re-exports a trace whose file changed at the same size (a new recording under an old name).
+mkdir -p rs; cp a.etl rs/t.etl
+"$etlkit" export rs/t.etl --dataset --to csv -o RS --quiet || fail "resume: first export"
+cp RS/slice/trace_id=t/part-0.csv rs-before.csv
+size=$(wc -c < a.etl)
+cat c.etl a.etl | head -c "$size" > rs/t.etl   # the same size as before, other bytes
+"$etlkit" export rs/t.etl --dataset --to csv -o RS --resume --quiet 2>/dev/null
+cmp -s rs-before.csv RS/slice/trace_id=t/part-0.csv && fail "resume kept a trace whose file changed (same size)"
+grep -q "\"sha256\":\"$(sha256sum rs/t.etl | cut -c1-64)\"" RS/_manifest.json || fail "resume: the manifest's sha256 is not the file's"
+# --resume with other --tables exports again (the record's options differ).
+"$etlkit" export a.etl --dataset --to csv -o RT --tables cswitch --quiet || fail "tables: first export"
+"$etlkit" export a.etl --dataset --to csv -o RT --resume --quiet || fail "tables: resume"
+[ -f RT/slice/trace_id=a/part-0.csv ] || fail "resume with other --tables kept the old export"
+# An existing folder that is not a dataset: refused, nothing in it touched.
+mkdir -p proj/_tmp/deep/er; echo keep > proj/_tmp/deep/er/notes.txt; echo keep > proj/.draft.tmp
+"$etlkit" export a.etl --dataset --to csv -o proj --resume --quiet 2>/dev/null; [ $? -eq 1 ] || fail "a folder not a dataset is not refused"
+[ -f proj/_tmp/deep/er/notes.txt ] && [ -f proj/.draft.tmp ] || fail "files not etlkit's removed from DS"
+# An input gone at --resume: its earlier export stays in place.
+mkdir -p gone; cp a.etl gone/g.etl
+"$etlkit" export gone/g.etl --dataset --to csv -o GN --quiet || fail "gone: first export"
+rm gone/g.etl; : > gone/g.etl
+"$etlkit" export gone/g.etl --dataset --to csv -o GN --force --quiet 2>/dev/null; [ $? -eq 1 ] || fail "gone: an empty input is not a failure"
+[ -f GN/slice/trace_id=g/part-0.csv ] && [ -f GN/_traces/g.json ] || fail "gone: the earlier export was removed before a new one was made"
+
 # Interrupted: four larger traces, one at a time; killed once the first is complete. The Windows
 # binary (ETLKIT_TARGET=windows: etlkit.exe under wine behind a script) cannot be signalled from here.
 if [ "${ETLKIT_TARGET:-}" = windows ]; then
