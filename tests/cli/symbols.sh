@@ -200,6 +200,9 @@ expect "report --symbols: the flame graph holds app.dll!Cache_Lock" grep -q 'app
 command -v python3 >/dev/null 2>&1 || { echo "symbols.sh: scheduler stacks skipped: no python3"; finish; }
 check="$(cd "$(dirname "$0")" && pwd)/sched_stacks_check.py"
 for m in app pe; do awk -v m=$m '{ print m ".dll", $1, $2 }' "$tmp/$m.exports"; done > "$tmp/names"
+expect "the truth's CSwitch and ReadyThread walks have frames of every test module" [ "$(jq -r \
+  'select(.type == "stack") | .stack[]' "$tmp/t.jsonl" | label_of | sed 's/[!+].*//' | sort -u | tr '\n' ' ')" = \
+  "app.dll bad.dll other.dll pe.dll " ]
 "$etlkit" switches "$tmp/t.etl" --json --symbols "$path" > "$tmp/sw.json" 2> "$tmp/sw.err"
 expect "switches --json --symbols exits 0" [ $? = 0 ]
 "$etlkit" switches "$tmp/t.etl" --csv --symbols "$path" > "$tmp/sw.csv" 2>/dev/null
