@@ -421,7 +421,6 @@ static void print_json(const rep_run *run, const out *o)
     jw_u64(&w, "depth", c->o.depth);
     jw_i64(&w, "min_ns", c->o.min_ns);
     jw_u64(&w, "passes", c->passes);
-    cli_symbols_json(&w, o->sym);
     jw_obj(&w, "totals");
     jw_i64(&w, "running_ns", c->totals[ETL_CHAIN_RUNNING]);
     jw_i64(&w, "ready_ns", c->totals[ETL_CHAIN_READY]);
@@ -449,6 +448,7 @@ static void print_json(const rep_run *run, const out *o)
         jw_obj_end(&w);
     }
     jw_arr_end(&w);
+    cli_symbols_json(&w, o->sym); /* after the chain: its frames are labelled (looked up) as it is written */
     rep_json_anomalies(run, &w);
     jw_obj_end(&w);
     jw_end(&w);

@@ -13,7 +13,9 @@
 # Then `profile --folded --symbols`, `profile --json --symbols`, `profile --butterfly NAME` and the export's
 # stack.symbol column must name exactly the functions the truth's stacks hold (each frame at an export's RVA
 # + 4), and the real perfview-x64-compressed.etl with an empty symbol path gives module+offset or an address
-# for every frame. Skips with one line when clang, lld-link, llvm-pdbutil, llvm-readobj or jq are missing,
+# for every frame. The scheduler's stacks too: switches --csv/--json, waits --by stack|readying-stack (tree
+# and --flat, text and JSON: the times of the run without symbols) and waitchain --json name each frame as
+# the truth's CSwitch and ReadyThread walks say (sched_stacks_check.py --names; needs python3). Skips with one line when clang, lld-link, llvm-pdbutil, llvm-readobj or jq are missing,
 # and for the Windows binary under wine (it cannot run Debian's llvm-pdbutil) the part that needs names.
 set -u
 etlkit=$1; samples=$2
@@ -191,4 +193,55 @@ expect "export without --symbols: the symbol column is empty" \
 # ---- 7. The report's flame graph names them too.
 "$etlkit" report "$tmp/t.etl" -o "$tmp/r.html" --symbols "$path" --quiet 2>/dev/null
 expect "report --symbols: the flame graph holds app.dll!Cache_Lock" grep -q 'app.dll!Cache_Lock' "$tmp/r.html"
+
+# ---- 8. The scheduler's stacks (switches, waits --by, waitchain) named the same way, checked against the
+# truth's CSwitch and ReadyThread walks by sched_stacks_check.py --names (app.dll and pe.dll frames
+# module!function+0xOFF at the export's RVA + OFF, other.dll and bad.dll module+offset).
+command -v python3 >/dev/null 2>&1 || { echo "symbols.sh: scheduler stacks skipped: no python3"; finish; }
+check="$(cd "$(dirname "$0")" && pwd)/sched_stacks_check.py"
+for m in app pe; do awk -v m=$m '{ print m ".dll", $1, $2 }' "$tmp/$m.exports"; done > "$tmp/names"
+expect "the truth's CSwitch and ReadyThread walks have frames of every test module" [ "$(jq -r \
+  'select(.type == "stack") | .stack[]' "$tmp/t.jsonl" | label_of | sed 's/[!+].*//' | sort -u | tr '\n' ' ')" = \
+  "app.dll bad.dll other.dll pe.dll " ]
+"$etlkit" switches "$tmp/t.etl" --json --symbols "$path" > "$tmp/sw.json" 2> "$tmp/sw.err"
+expect "switches --json --symbols exits 0" [ $? = 0 ]
+"$etlkit" switches "$tmp/t.etl" --csv --symbols "$path" > "$tmp/sw.csv" 2>/dev/null
+expect "switches --json and --csv --symbols: every row's two stacks the truth's, named" \
+  python3 "$check" --names "$tmp/names" switches "$tmp/t.jsonl" "$tmp/sw.json" "$tmp/sw.csv"
+expect "switches --symbols: stderr counts one module without PDB (other.dll), one mismatched (bad.dll)" \
+  grep -Eq 'without symbols: .*no PDB: 1; PDB mismatch: 1\)' "$tmp/sw.err"
+ETLKIT_SYMBOL_PATH="$path" "$etlkit" switches "$tmp/t.etl" --json > "$tmp/sw.env" 2>/dev/null
+same "switches: ETLKIT_SYMBOL_PATH names as --symbols does" "$tmp/sw.json" "$tmp/sw.env"
+
+# waits --by: with symbols the same nodes and times as without, app.dll's and pe.dll's by function.
+for by in stack readying-stack; do
+  for form in "--json" "--flat --json" "--top 100000" "--flat --top 100000"; do
+    "$etlkit" waits "$tmp/t.etl" --by $by $form > "$tmp/wp" 2>/dev/null
+    "$etlkit" waits "$tmp/t.etl" --by $by $form --symbols "$path" > "$tmp/ws" 2>/dev/null
+    expect "waits --by $by $form --symbols: the nodes and times without symbols, named by function" \
+      python3 "$check" --names "$tmp/names" relabel "$tmp/wp" "$tmp/ws"
+  done
+done
+"$etlkit" waits "$tmp/t.etl" --by stack --json --symbols "$path" > "$tmp/ws.json" 2>/dev/null
+expect "waits --by stack --json: the symbols key counts other.dll (no PDB) and bad.dll (mismatch)" \
+  jq -e '[.symbols.without[] | "\(.module):\(.why)"] | (index("other.dll:no PDB") != null) and (index("bad.dll:PDB mismatch") != null)' "$tmp/ws.json" >/dev/null
+expect "waits --by stack: app.dll!Cache_Lock a node, no offset" grep -q ' app\.dll!Cache_Lock$' "$tmp/ws"
+
+# waitchain: the longest waiter's hops, blocking and readier stacks, named.
+"$etlkit" waits "$tmp/t.etl" --json > "$tmp/w.json"
+tid=$(python3 -c "import json,sys; w=json.load(open(sys.argv[1])); print(max(w['threads'], key=lambda t: t['wait_ns'])['tid'])" "$tmp/w.json")
+base=$(python3 -c "import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if not r.get('head'): print(r['switch_in_ts'] - r['switch_in_ns'] // 100); break" "$tmp/sw.json")
+"$etlkit" waitchain "$tmp/t.etl" --thread "$tid" --frames 0 --json --symbols "$path" > "$tmp/wc.json" 2>/dev/null
+expect "waitchain --symbols --json (tid $tid): the hops' stacks the truth's, named" \
+  python3 "$check" --names "$tmp/names" waitchain "$tmp/t.jsonl" "$tmp/wc.json" 999 "$base"
+expect "waitchain --json: the symbols key counts the lookups of its frames" \
+  jq -e '.symbols.lookups > 0 and .symbols.round_trips > 0 and .symbols.modules_without_symbols > 0' "$tmp/wc.json" >/dev/null
+"$etlkit" waitchain "$tmp/t.etl" --thread "$tid" --frames 0 --symbols "$path" > "$tmp/wc.txt" 2>/dev/null
+expect "waitchain --symbols: text names where hops blocked or were readied" \
+  grep -Eq '(blocked in|readied by .* in): .*(app|pe)\.dll![A-Za-z_]+\+0x4' "$tmp/wc.txt"
+expect "waitchain --symbols: no app.dll or pe.dll frame left as module+offset" \
+  sh -c "! grep -Eq '(app|pe)\.dll\+0x' '$tmp/wc.txt'"
 finish
