@@ -190,6 +190,14 @@ same "export: stack.symbol names each test module's frame as the truth" "$tmp/wa
 expect "export without --symbols: the symbol column is empty" \
   sh -c "tr -d '\\r' < '$tmp/csv2/stack.csv' | awk -F, 'NR > 1 && \$6 != \"\" { exit 1 }'"
 
+# Every row of the stack table is named, the switches' stacks' rows (ids first) as the samples'.
+expect "export --symbols: every stack row has a symbol" \
+  sh -c "awk -F, 'NR > 1 && \$6 == \"\" { exit 1 }' '$tmp/stack.csv'"
+# A dataset of the trace names them the same (its partition is the single export without trace_id).
+"$etlkit" export "$tmp/t.etl" --dataset --to csv -o "$tmp/ds" --symbols "$path" --quiet --tables stack 2>/dev/null
+expect "export --dataset --symbols: the partition's symbol column equals the single export's" \
+  sh -c "cut -d, -f2- '$tmp/csv/stack.csv' | cmp -s - '$tmp/ds/stack/trace_id=t/part-0.csv'"
+
 # ---- 7. The report's flame graph names them too.
 "$etlkit" report "$tmp/t.etl" -o "$tmp/r.html" --symbols "$path" --quiet 2>/dev/null
 expect "report --symbols: the flame graph holds app.dll!Cache_Lock" grep -q 'app.dll!Cache_Lock' "$tmp/r.html"
