@@ -468,6 +468,8 @@ int cmd_switches(int argc, char **argv)
     const cli_opt own[] = {CLI_SYMBOLS_OPT(&symbols), CLI_END};
     int pr = rep_parse(&a, &switches_cmd, own, REP_OPTS_ALL, argc, argv);
     if (pr != CLI_OPTS_RUN) return pr;
+    if (symbols && a.format == FMT_TEXT)
+        return cli_usage_error("switches", "--symbols names the stack columns of --csv and --json");
     ctx *c = calloc(1, sizeof *c);
     char *chunk = malloc(CHUNK + ROW_MAX);
     if (!c || !chunk) {
