@@ -118,3 +118,20 @@ etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
     free(nt.bytes);
     return st;
 }
+
+etl_status etl_stacks_open_pass(etl_reader *r, bool (*keep)(uint16_t hook), etl_iter_keep_fn filter, void *ctx,
+                                etl_iter **it)
+{
+    etl_status st = etl_iter_open_cpus(r, NULL, 0, filter, ctx, it);
+    if (st != ETL_OK) return st;
+    uint8_t *k = calloc(2, 8192); /* the hooks kept, then none marked */
+    if (!k) {
+        etl_iter_close(*it);
+        return ETL_E_NOMEM;
+    }
+    for (uint32_t h = 0; h < 65536; h++)
+        if (keep((uint16_t)h)) k[h >> 3] |= (uint8_t)(1u << (h & 7));
+    etl_iter_keep_hooks(*it, k, k + 8192);
+    free(k);
+    return ETL_OK;
+}

@@ -33,4 +33,12 @@ typedef struct etl_learn {
 /* ETL_OK; ETL_E_NOMEM; on_record's status. */
 etl_status etl_stacks_learn(etl_reader *r, etl_learn *l);
 
+/*
+ * The second pass's iterator: time order, framing only the kernel records keep says
+ * yes to (the others pass from their header: most of a pass's cost), filter (NULL:
+ * none) refusing more of them before the merge. ETL_OK; ETL_E_NOMEM; an iterator's error.
+ */
+etl_status etl_stacks_open_pass(etl_reader *r, bool (*keep)(uint16_t hook), etl_iter_keep_fn filter, void *ctx,
+                                etl_iter **it);
+
 #endif

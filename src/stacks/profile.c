@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "base/grow.h"
 #include "base/idmap.h"
 #include "base/opts.h"
 #include "base/sort.h"
@@ -131,19 +132,9 @@ static bool pass1_hook(uint16_t hook)
 
 /* --------------------------------------------------------------- the rows */
 
-static void *grow(void *v, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return v;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *n = realloc(v, c * size);
-    if (n) *cap = c;
-    return n;
-}
-
 #define GROW(arr, n, cap)                                                          \
     do {                                                                           \
-        void *g_ = grow((arr), &(cap), (n) + 1, sizeof *(arr));                    \
+        void *g_ = etl_grow((arr), &(cap), (n) + 1, sizeof *(arr));                    \
         if (!g_) return ETL_E_NOMEM;                                               \
         (arr) = g_;                                                                \
     } while (0)
@@ -371,7 +362,7 @@ static etl_status finish(run *R)
         uint64_t key = (uint64_t)th->pid << 32 | name;
         uint32_t i = etl_idmap_get(&proc_ix, key);
         if (i == ETL_IDMAP_EMPTY) {
-            void *g = grow(p->processes, &capprocs, p->nprocesses + 1, sizeof *p->processes);
+            void *g = etl_grow(p->processes, &capprocs, p->nprocesses + 1, sizeof *p->processes);
             if (!g || etl_idmap_put(&proc_ix, key, (uint32_t)p->nprocesses) != ETL_OK) {
                 etl_idmap_free(&proc_ix);
                 return ETL_E_NOMEM;
@@ -509,38 +500,9 @@ static void report(const etl_profile_options *o, const etl_iter *it, uint64_t be
     if (o->progress) o->progress(o->progress_ctx, before + etl_iter_progress(it), total);
 }
 
-static void set_hook(uint8_t *bits, uint16_t hook, bool on)
-{
-    if (on) bits[hook >> 3] |= (uint8_t)(1u << (hook & 7));
-    else bits[hook >> 3] &= (uint8_t)~(1u << (hook & 7));
-}
-
 static bool walk_hook(uint16_t hook)
 {
     return hook == ETL_HOOK_STACKWALK || hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER;
-}
-
-/*
- * A time-ordered iterator that frames only the kernel records keep says yes to (the
- * others are passed over from their header: most of the cost of a pass), the passed
- * over ones marking the latest time.
- */
-static etl_status open_pass(etl_reader *r, bool (*keep)(uint16_t), etl_iter_keep_fn filter, void *ctx, etl_iter **it)
-{
-    etl_status st = etl_iter_open_cpus(r, NULL, 0, filter, ctx, it);
-    if (st != ETL_OK) return st;
-    uint8_t *k = malloc(2 * 8192);
-    if (!k) {
-        etl_iter_close(*it);
-        return ETL_E_NOMEM;
-    }
-    for (uint32_t h = 0; h < 65536; h++) {
-        set_hook(k, (uint16_t)h, keep((uint16_t)h));
-        set_hook(k + 8192, (uint16_t)h, !keep((uint16_t)h));
-    }
-    etl_iter_keep_hooks(*it, k, k + 8192);
-    free(k);
-    return ETL_OK;
 }
 
 static bool pass2_keep(uint16_t hook)
@@ -589,7 +551,7 @@ static bool pass2_filter(void *ctx, const etl_record *rec)
 static etl_status pass2(etl_reader *r, run *R, uint64_t total)
 {
     etl_iter *it;
-    etl_status st = open_pass(r, pass2_keep, pass2_filter, R, &it);
+    etl_status st = etl_stacks_open_pass(r, pass2_keep, pass2_filter, R, &it);
     if (st != ETL_OK) return st;
     const etl_record *rec;
     uint64_t n = 0;

@@ -112,12 +112,6 @@ bool etl_sched_stacks_logged(etl_reader *r)
 
 /* ------------------------------------------------------------- passes */
 
-static void set_hook(uint8_t *bits, uint16_t hook, bool on)
-{
-    if (on) bits[hook >> 3] |= (uint8_t)(1u << (hook & 7));
-    else bits[hook >> 3] &= (uint8_t)~(1u << (hook & 7));
-}
-
 static bool image_hook(uint16_t hook)
 {
     return hook == ETL_HOOK_PROCESS_LOAD_IMAGE || hook == ETL_HOOK_IMAGE_UNLOAD || hook == ETL_HOOK_IMAGE_DC_START ||
@@ -128,25 +122,6 @@ static bool pass2_keep(uint16_t hook)
 {
     return hook == ETL_HOOK_CSWITCH || hook == ETL_HOOK_READY_THREAD || hook == ETL_HOOK_STACKWALK ||
            hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER;
-}
-
-/* A time-ordered iterator framing only the kernel records keep says yes to. */
-static etl_status open_pass(etl_reader *r, bool (*keep)(uint16_t), etl_iter **it)
-{
-    etl_status st = etl_iter_open(r, ETL_ORDER_TIME, it);
-    if (st != ETL_OK) return st;
-    uint8_t *k = malloc(2 * 8192);
-    if (!k) {
-        etl_iter_close(*it);
-        return ETL_E_NOMEM;
-    }
-    for (uint32_t h = 0; h < 65536; h++) {
-        set_hook(k, (uint16_t)h, keep((uint16_t)h));
-        set_hook(k + 8192, (uint16_t)h, false);
-    }
-    etl_iter_keep_hooks(*it, k, k + 8192);
-    free(k);
-    return ETL_OK;
 }
 
 /* An image event, in stream order: the image map. */
@@ -231,7 +206,7 @@ static etl_status ready_walked(sst_run *R, const etl_record *rec, uint16_t hook)
 static etl_status pass2(etl_reader *r, sst_run *R)
 {
     etl_iter *it;
-    etl_status st = open_pass(r, pass2_keep, &it);
+    etl_status st = etl_stacks_open_pass(r, pass2_keep, NULL, NULL, &it);
     if (st != ETL_OK) return st;
     const etl_record *rec;
     while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {

@@ -5,22 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/grow.h"
 #include "base/sort.h"
 
 enum part { P_NONE, P_SUMMARY, P_SECTIONS, P_PUBLICS, P_SYMBOLS, P_LINES };
 
 /* A dump line longer than this is a name nobody reads: it is cut (the parse goes on). */
 enum { LINE_MAX_BYTES = 16384 };
-
-static void *grow(void *v, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return v;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *n = realloc(v, c * size);
-    if (n) *cap = c;
-    return n;
-}
 
 static const char *skip_ws(const char *s)
 {
@@ -96,7 +87,7 @@ static etl_status add_fn(pdb_table *t, bool proc, uint32_t sect, uint32_t off_in
     if (st != ETL_OK) return st;
     pdb_fn **v = proc ? &t->procs : &t->pubs;
     size_t *cnt = proc ? &t->nprocs : &t->npubs, *cap = proc ? &t->cprocs : &t->cpubs;
-    pdb_fn *g = grow(*v, cap, *cnt + 1, sizeof *g);
+    pdb_fn *g = etl_grow(*v, cap, *cnt + 1, sizeof *g);
     if (!g) return ETL_E_NOMEM;
     *v = g;
     g[(*cnt)++] = (pdb_fn){off_in, size, off, sect};
@@ -105,7 +96,7 @@ static etl_status add_fn(pdb_table *t, bool proc, uint32_t sect, uint32_t off_in
 
 static etl_status add_line(pdb_table *t, uint32_t sect, uint32_t off, uint32_t line, uint32_t file)
 {
-    pdb_line *g = grow(t->lines, &t->clines, t->nlines + 1, sizeof *g);
+    pdb_line *g = etl_grow(t->lines, &t->clines, t->nlines + 1, sizeof *g);
     if (!g) return ETL_E_NOMEM;
     t->lines = g;
     g[t->nlines++] = (pdb_line){off, line, file, sect};
@@ -206,10 +197,10 @@ etl_status pdb_table_read(pdb_table *t, FILE *f)
                 cur_sect = n >= 1 && n <= 65535 ? (long)n - 1 : -1;
                 if (cur_sect >= 0 && (size_t)cur_sect >= t->nsect) {
                     size_t c1 = t->csect, need = (size_t)cur_sect + 1;
-                    uint32_t *va = grow(t->sect_va, &c1, need, sizeof *va);
+                    uint32_t *va = etl_grow(t->sect_va, &c1, need, sizeof *va);
                     if (va) t->sect_va = va;
                     size_t c2 = t->csect;
-                    uint32_t *ve = va ? grow(t->sect_end, &c2, need, sizeof *ve) : NULL;
+                    uint32_t *ve = va ? etl_grow(t->sect_end, &c2, need, sizeof *ve) : NULL;
                     if (!va || !ve) {
                         st = ETL_E_NOMEM;
                         break;

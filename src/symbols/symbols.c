@@ -23,6 +23,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/grow.h"
 #include "base/idmap.h"
 #include "base/platform.h"
 #include "etlkit/event.h"
@@ -114,16 +115,6 @@ static bool has_scheme(const char *a, size_t n)
     return false;
 }
 
-static void *grow(void *v, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return v;
-    size_t c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
-    void *n = realloc(v, c * size);
-    if (n) *cap = c;
-    return n;
-}
-
 /* ----------------------------------------------------------- the path */
 
 static etl_status add_dir(etl_symbols *s, const char *p, size_t n)
@@ -150,7 +141,7 @@ static etl_status add_dir(etl_symbols *s, const char *p, size_t n)
         }
         return ETL_OK;
     }
-    char **d = grow(s->dirs, &s->cdirs, s->ndirs + 1, sizeof *d);
+    char **d = etl_grow(s->dirs, &s->cdirs, s->ndirs + 1, sizeof *d);
     if (!d) return ETL_E_NOMEM;
     s->dirs = d;
     char *c = malloc(n + 1);
@@ -265,7 +256,7 @@ static etl_status add_ident(etl_symbols *s, uint32_t pid, uint64_t base, uint32_
         s->rsds[i] = id;
         return ETL_OK;
     }
-    ident *v = grow(s->rsds, &s->crsds, s->nrsds + 1, sizeof *v);
+    ident *v = etl_grow(s->rsds, &s->crsds, s->nrsds + 1, sizeof *v);
     if (!v) return ETL_E_NOMEM;
     s->rsds = v;
     v[s->nrsds] = id;
@@ -458,7 +449,7 @@ static void add_without(etl_symbols *s, uint32_t name, enum mstate why)
 {
     for (size_t i = 0; i < s->nwithout; i++)
         if (s->without[i].name == name) return;
-    without *w = grow(s->without, &s->cwithout, s->nwithout + 1, sizeof *w);
+    without *w = etl_grow(s->without, &s->cwithout, s->nwithout + 1, sizeof *w);
     if (!w) return; /* the list is a report: short of memory, one name fewer */
     s->without = w;
     w[s->nwithout++] = (without){name, (uint8_t)why};
@@ -519,7 +510,7 @@ static uint32_t module_of(etl_symbols *s, const etl_profile_image *img)
     uint32_t mi = etl_idmap_get(&s->mod_ix, h);
     bool collided = mi != ETL_IDMAP_EMPTY && !same_module(s, &s->mods[mi], img, ri);
     if (mi == ETL_IDMAP_EMPTY || collided) { /* a new file (two files of one hash: the second is not mapped) */
-        module *v = grow(s->mods, &s->cmods, s->nmods + 1, sizeof *v);
+        module *v = etl_grow(s->mods, &s->cmods, s->nmods + 1, sizeof *v);
         if (!v) return UINT32_MAX;
         s->mods = v;
         module *m = &v[s->nmods];
@@ -542,7 +533,7 @@ static uint32_t module_of(etl_symbols *s, const etl_profile_image *img)
         s->imgs[si] = slot;
         return mi;
     }
-    image_slot *v = grow(s->imgs, &s->cimgs, s->nimgs + 1, sizeof *v);
+    image_slot *v = etl_grow(s->imgs, &s->cimgs, s->nimgs + 1, sizeof *v);
     if (v) {
         s->imgs = v;
         v[s->nimgs] = slot;
@@ -576,7 +567,7 @@ static const answer *answer_of(etl_symbols *s, uint32_t mi, uint32_t rva)
             a.line = line;
         }
     }
-    answer *v = grow(s->answers, &s->canswers, s->nanswers + 1, sizeof *v);
+    answer *v = etl_grow(s->answers, &s->canswers, s->nanswers + 1, sizeof *v);
     if (!v) return NULL;
     s->answers = v;
     v[s->nanswers] = a;
