@@ -228,8 +228,10 @@ ETL_API etl_status etl_csv_sink_close(etl_csv_sink *c, bool commit);
  * A trace is complete once its record DS/_traces/<ID>.json is written (after its
  * partitions); DS/_manifest.json, written at the end (a new file renamed into place),
  * holds every complete trace's record, sorted by ID, and this run's failures.
- * resume: traces with a record (same format, same input size) are kept as they are
- * and the rest exported; an interrupted run resumed gives the same files and the
+ * resume: traces with a record (same format, input size and sha256, etlkit version and
+ * options) are kept as they are and the rest exported, a trace's old partitions removed
+ * only once its new export is complete; an existing DS that is neither a dataset
+ * (_traces/) nor empty is refused; an interrupted run resumed gives the same files and the
  * same manifest as an uninterrupted one. DS/_tmp is etlkit's: emptied by each run.
  *
  * The format is a name in a small table of sinks (dataset.c, `formats`), each with
