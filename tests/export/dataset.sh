@@ -75,14 +75,14 @@ cmp -s m0.json DS/_manifest.json || fail "--resume of a complete dataset changed
 cmp -s m0.json DS/_manifest.json || fail "--force gave another manifest"
 
 # --resume re-exports a trace whose file changed at the same size (a new recording under an old name).
-mkdir -p rs; cp a.etl rs/t.etl
-"$etlkit" export rs/t.etl --dataset --to csv -o RS --quiet || fail "resume: first export"
+mkdir -p in-rs; cp a.etl in-rs/t.etl
+"$etlkit" export in-rs/t.etl --dataset --to csv -o RS --quiet || fail "resume: first export"
 cp RS/slice/trace_id=t/part-0.csv rs-before.csv
 size=$(wc -c < a.etl)
-cat c.etl a.etl | head -c "$size" > rs/t.etl   # the same size as before, other bytes
-"$etlkit" export rs/t.etl --dataset --to csv -o RS --resume --quiet 2>/dev/null
+cat c.etl a.etl | head -c "$size" > in-rs/t.etl   # the same size as before, other bytes
+"$etlkit" export in-rs/t.etl --dataset --to csv -o RS --resume --quiet 2>/dev/null
 cmp -s rs-before.csv RS/slice/trace_id=t/part-0.csv && fail "resume kept a trace whose file changed (same size)"
-grep -q "\"sha256\":\"$(sha256sum rs/t.etl | cut -c1-64)\"" RS/_manifest.json || fail "resume: the manifest's sha256 is not the file's"
+grep -q "\"sha256\":\"$(sha256sum in-rs/t.etl | cut -c1-64)\"" RS/_manifest.json || fail "resume: the manifest's sha256 is not the file's"
 # --resume with other --tables exports again (the record's options differ).
 "$etlkit" export a.etl --dataset --to csv -o RT --tables cswitch --quiet || fail "tables: first export"
 "$etlkit" export a.etl --dataset --to csv -o RT --resume --quiet || fail "tables: resume"
