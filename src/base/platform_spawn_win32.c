@@ -1,6 +1,10 @@
 /* platform_spawn_win32.c - etl_spawn_read / etl_child_wait (platform.h) with CreateProcessW and a pipe. */
 #ifdef _WIN32
 #define WIN32_LEAN_AND_MEAN
+#if !defined(_WIN32_WINNT) || _WIN32_WINNT < 0x0600
+#undef _WIN32_WINNT
+#define _WIN32_WINNT 0x0600 /* Vista: the attribute list that names the handles a child inherits */
+#endif
 #include <windows.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +17,14 @@ struct etl_child {
     HANDLE process;
     FILE *out;
 };
+
+static wchar_t *utf16(const char *s)
+{
+    int n = MultiByteToWideChar(CP_UTF8, 0, s, -1, NULL, 0);
+    wchar_t *w = n > 0 ? malloc((size_t)n * sizeof *w) : NULL;
+    if (w) MultiByteToWideChar(CP_UTF8, 0, s, -1, w, n);
+    return w;
+}
 
 /* The command line CreateProcess takes: each argument quoted as CommandLineToArgvW reads it back. */
 static wchar_t *command_line(const char *const *argv)
@@ -41,11 +53,37 @@ static wchar_t *command_line(const char *const *argv)
         *o++ = '"';
     }
     *o = 0;
-    int n = MultiByteToWideChar(CP_UTF8, 0, s, -1, NULL, 0);
-    wchar_t *w = n > 0 ? malloc((size_t)n * sizeof *w) : NULL;
-    if (w) MultiByteToWideChar(CP_UTF8, 0, s, -1, w, n);
+    wchar_t *w = utf16(s);
     free(s);
     return w;
+}
+
+/*
+ * The program to run: name as given when it holds a path, else found in PATH's folders
+ * alone - never in the current directory, where a folder of traces could plant one.
+ * NULL with errno (ENOENT: not found).
+ */
+static wchar_t *program(const char *name)
+{
+    enum { CAP = 32768 };
+    wchar_t *w = utf16(name);
+    if (!w) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (wcschr(w, L'\\') || wcschr(w, L'/') || wcschr(w, L':')) return w;
+    DWORD n = GetEnvironmentVariableW(L"PATH", NULL, 0);
+    wchar_t *path = n ? malloc((size_t)n * sizeof *path) : NULL, *found = malloc(CAP * sizeof *found);
+    DWORD k = path && found && GetEnvironmentVariableW(L"PATH", path, n) ? SearchPathW(path, w, L".exe", CAP, found, NULL)
+                                                                      : 0;
+    free(path);
+    free(w);
+    if (!k || k >= CAP) {
+        free(found);
+        errno = ENOENT;
+        return NULL;
+    }
+    return found;
 }
 
 etl_child *etl_spawn_read(const char *const *argv, FILE **out)
@@ -60,17 +98,35 @@ etl_child *etl_spawn_read(const char *const *argv, FILE **out)
     SetHandleInformation(rd, HANDLE_FLAG_INHERIT, 0);
     nul_in = CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, OPEN_EXISTING, 0, NULL);
     nul_err = CreateFileW(L"NUL", GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, OPEN_EXISTING, 0, NULL);
-    wchar_t *cmd = command_line(argv);
-    STARTUPINFOW si = {0};
-    si.cb = sizeof si;
-    si.dwFlags = STARTF_USESTDHANDLES;
-    si.hStdInput = nul_in;
-    si.hStdOutput = wr;
-    si.hStdError = nul_err;
+    wchar_t *cmd = command_line(argv), *app = program(argv[0]);
+    /* The child inherits these three handles and no other (not the files the export is writing). */
+    HANDLE inherit[3];
+    DWORD ninherit = 0;
+    if (nul_in != INVALID_HANDLE_VALUE) inherit[ninherit++] = nul_in;
+    inherit[ninherit++] = wr;
+    if (nul_err != INVALID_HANDLE_VALUE) inherit[ninherit++] = nul_err;
+    SIZE_T asize = 0;
+    InitializeProcThreadAttributeList(NULL, 1, 0, &asize);
+    LPPROC_THREAD_ATTRIBUTE_LIST al = asize ? malloc(asize) : NULL;
+    BOOL have_al = al && InitializeProcThreadAttributeList(al, 1, 0, &asize);
+    STARTUPINFOEXW si = {0};
+    si.StartupInfo.cb = sizeof si;
+    si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+    si.StartupInfo.hStdInput = nul_in;
+    si.StartupInfo.hStdOutput = wr;
+    si.StartupInfo.hStdError = nul_err;
+    si.lpAttributeList = al;
     PROCESS_INFORMATION pi;
-    BOOL ok = cmd && CreateProcessW(NULL, cmd, NULL, NULL, TRUE, CREATE_NO_WINDOW, NULL, NULL, &si, &pi);
-    DWORD err = ok ? 0 : GetLastError();
+    BOOL ok = cmd && app && have_al &&
+              UpdateProcThreadAttribute(al, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherit, ninherit * sizeof *inherit,
+                                        NULL, NULL) &&
+              CreateProcessW(app, cmd, NULL, NULL, TRUE, CREATE_NO_WINDOW | EXTENDED_STARTUPINFO_PRESENT, NULL, NULL,
+                             &si.StartupInfo, &pi);
+    DWORD err = ok ? 0 : !app ? ERROR_FILE_NOT_FOUND : GetLastError();
+    if (have_al) DeleteProcThreadAttributeList(al);
+    free(al);
     free(cmd);
+    free(app);
     CloseHandle(wr);
     if (nul_in != INVALID_HANDLE_VALUE) CloseHandle(nul_in);
     if (nul_err != INVALID_HANDLE_VALUE) CloseHandle(nul_err);
