@@ -35,28 +35,6 @@ typedef struct out {
     etl_symbols *sym;            /* --symbols (NULL: none) */
 } out;
 
-/*
- * A waiting (or off-CPU) segment's stacks: where it blocked, the walk at the switch-in
- * that ended the wait (the end of the ready segment after it, or the start of the running
- * one), and its readier's, the walk at the ReadyThread (the wait's end, on ready_cpu).
- */
-static uint32_t blocking_stack(const out *o, const etl_chain_node *n, uint32_t i)
-{
-    const etl_chain_seg *s = &o->c->segs[i];
-    if (!o->stk || (s->state != ETL_CHAIN_WAITING && s->state != ETL_CHAIN_OFFCPU) || i + 1 >= n->first + n->count)
-        return ETL_SCHED_STACK_NONE;
-    const etl_chain_seg *x = &o->c->segs[i + 1];
-    if (x->state == ETL_CHAIN_READY) return etl_sched_stacks_cswitch(o->stk, x->cpu, x->end);
-    if (x->state == ETL_CHAIN_RUNNING) return etl_sched_stacks_cswitch(o->stk, x->cpu, x->start);
-    return ETL_SCHED_STACK_NONE;
-}
-
-static uint32_t readier_stack(const out *o, const etl_chain_seg *s)
-{
-    if (!o->stk || s->state != ETL_CHAIN_WAITING || !s->has_waker) return ETL_SCHED_STACK_NONE;
-    return etl_sched_stacks_ready(o->stk, s->ready_cpu, s->end);
-}
-
 /* The top frames of a stack, innermost first, as a JSON array (null: none). */
 static void json_stack(jw *w, const out *o, const char *key, uint32_t id)
 {
@@ -159,39 +137,11 @@ static void cat(char *buf, size_t cap, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The biggest waiting group of a set of nodes: same readier and reason. Returns its total (0: none). */
-static int64_t top_wait(const etl_chain *c, const uint32_t *nodes, size_t nn, etl_chain_seg *key)
-{
-    int64_t best = 0;
-    for (size_t a = 0; a < nn; a++) {
-        const etl_chain_node *n = &c->nodes[nodes[a]];
-        for (uint32_t i = n->first; i < n->first + n->count; i++) {
-            const etl_chain_seg *s = &c->segs[i];
-            if (s->state != ETL_CHAIN_WAITING) continue;
-            int64_t sum = 0;
-            for (size_t b = 0; b < nn; b++) {
-                const etl_chain_node *m = &c->nodes[nodes[b]];
-                for (uint32_t j = m->first; j < m->first + m->count; j++) {
-                    const etl_chain_seg *x = &c->segs[j];
-                    if (x->state == ETL_CHAIN_WAITING && x->has_waker == s->has_waker && x->waker == s->waker &&
-                        x->waker_thread == s->waker_thread && x->reason == s->reason)
-                        sum += x->end - x->start;
-                }
-            }
-            if (sum > best) {
-                best = sum;
-                *key = *s;
-            }
-        }
-    }
-    return best;
-}
-
 static void summary_level(const out *o, const uint32_t *nodes, size_t nn, char *buf, size_t cap, int first)
 {
     const etl_chain *c = o->c;
     etl_chain_seg key;
-    int64_t w = top_wait(c, nodes, nn, &key);
+    int64_t w = etl_chain_top_wait(c, nodes, nn, &key);
     if (!w) return;
     char d[32], wk[320], rs[16];
     cat(buf, cap, first ? "%s waiting on %s" : ", of which %s it waited on %s", fmt_dur(d, w), waker_label(o->m, &key, wk));
@@ -245,7 +195,7 @@ static void summary(const out *o, char *buf, size_t cap)
     cat(buf, cap, "of %s: ", fmt_dur(d, root->end - root->start));
     uint32_t r0 = 0;
     etl_chain_seg key;
-    int64_t top = top_wait(c, &r0, 1, &key);
+    int64_t top = etl_chain_top_wait(c, &r0, 1, &key);
     if (top) {
         summary_level(o, &r0, 1, buf, cap, 1);
         if (waiting > top) cat(buf, cap, "; %s waiting on others", fmt_dur(d, waiting - top));
@@ -270,12 +220,12 @@ static void print_stacks_node(const out *o, uint32_t ni)
                    fmt_fixed(start, s->start / 1000, 6));
             if (s->has_reason) printf(" (%s)", reason_of(s, rs));
             printf("\n    blocked in:  ");
-            text_stack(o, blocking_stack(o, n, i));
+            text_stack(o, etl_chain_blocking_stack(o->c, o->stk, n, i));
             if (s->state == ETL_CHAIN_WAITING && s->has_waker) {
                 printf("\n    readied by ");
                 text_str(stdout, waker_label(o->m, s, wk));
                 printf(" in:  ");
-                text_stack(o, readier_stack(o, s));
+                text_stack(o, etl_chain_readier_stack(o->stk, s));
             }
             printf("\n");
         }
@@ -391,8 +341,8 @@ static void json_node(jw *w, const out *o, uint32_t ni)
             jw_null(w, "readier");
         }
         if (o->stk && (s->state == ETL_CHAIN_WAITING || s->state == ETL_CHAIN_OFFCPU))
-            json_stack(w, o, "blocking_stack", blocking_stack(o, n, i));
-        if (o->stk && s->state == ETL_CHAIN_WAITING) json_stack(w, o, "readier_stack", readier_stack(o, s));
+            json_stack(w, o, "blocking_stack", etl_chain_blocking_stack(o->c, o->stk, n, i));
+        if (o->stk && s->state == ETL_CHAIN_WAITING) json_stack(w, o, "readier_stack", etl_chain_readier_stack(o->stk, s));
         const char *leaf = etl_chain_leaf_name(s->leaf);
         if (leaf) jw_str(w, "leaf", leaf);
         else jw_null(w, "leaf");
@@ -456,72 +406,6 @@ static void print_json(const rep_run *run, const out *o)
 
 /* ---- no chain: what is true instead ------------------------------------------- */
 
-enum { NEAR_MAX = 5 }; /* close matches listed */
-
-/* Case-insensitive substring (ASCII letters). */
-static bool contains_nocase(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0) return true;
-    return n == 0;
-}
-
-/* The same match as the chain's --thread NAME: the image name, ".exe" optional, any case. */
-static bool name_matches(const char *name, const char *want)
-{
-    size_t n = strlen(want);
-    if (strncasecmp(name, want, n) != 0) return false;
-    return name[n] == 0 || strcasecmp(name + n, ".exe") == 0;
-}
-
-static uint64_t dist(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
-
-/* Up to NEAR_MAX thread instances of the TIDs nearest to tid (one per TID, its latest), nearest first. */
-static size_t near_tids(const etl_sched *m, uint32_t tid, uint32_t found[NEAR_MAX])
-{
-    size_t n, k = 0;
-    const etl_sched_thread *t = etl_sched_threads(m, &n);
-    for (size_t i = 0; i < n; i++) {
-        if (!t[i].tid || etl_sched_thread_of(m, t[i].tid) != i) continue; /* a TID once, its latest instance */
-        uint64_t d = dist(t[i].tid, tid);
-        size_t j = k < NEAR_MAX ? k++ : NEAR_MAX;
-        for (; j > 0 && (dist(t[found[j - 1]].tid, tid) > d ||
-                         (dist(t[found[j - 1]].tid, tid) == d && t[found[j - 1]].tid > t[i].tid));
-             j--)
-            if (j < NEAR_MAX) found[j] = found[j - 1];
-        if (j < NEAR_MAX) found[j] = (uint32_t)i;
-    }
-    return k;
-}
-
-/* Up to NEAR_MAX process instances: whose name contains want (in their order), or with the PIDs nearest to pid. */
-static size_t near_processes(const etl_sched *m, const char *want, bool by_pid, uint32_t pid, uint32_t found[NEAR_MAX])
-{
-    size_t n, k = 0;
-    const etl_sched_process *p = etl_sched_processes(m, &n);
-    const char *names = etl_sched_names(m);
-    for (size_t i = 0; i < n; i++) {
-        if (by_pid) {
-            uint64_t d = dist(p[i].pid, pid);
-            size_t j = k < NEAR_MAX ? k++ : NEAR_MAX;
-            for (; j > 0 && dist(p[found[j - 1]].pid, pid) > d; j--)
-                if (j < NEAR_MAX) found[j] = found[j - 1];
-            if (j < NEAR_MAX) found[j] = (uint32_t)i;
-        } else if (k < NEAR_MAX && p[i].name && contains_nocase(names + p[i].name, want)) {
-            bool dup = false; /* a name once */
-            for (size_t j = 0; j < k; j++) dup |= strcmp(names + p[found[j]].name, names + p[i].name) == 0;
-            if (!dup) found[k++] = (uint32_t)i;
-        }
-    }
-    return k;
-}
-
-static const char *proc_name(const etl_sched *m, const etl_sched_process *p)
-{
-    return p->name ? etl_sched_names(m) + p->name : "Unknown";
-}
-
 /*
  * Why there is no chain, said as it is: the thread (or process) is not in the trace, with
  * the closest ones it has; or it is but never switched in; or no gap fits the interval.
@@ -533,7 +417,7 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
     const etl_sched *m = run->model;
     char msg[512], label[256];
     const char *err;
-    uint32_t near[NEAR_MAX];
+    uint32_t near[ETL_CHAIN_NEAR_MAX];
     size_t nnear = 0;
     int kind = 0; /* what near holds: 0 nothing, 1 thread instances, 2 process instances */
     bool found = false, by_pid = false;
@@ -554,17 +438,14 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
         } else {
             err = "no_such_thread";
             snprintf(msg, sizeof msg, "thread %u is not in this trace", co->tid);
-            nnear = near_tids(m, co->tid, near);
+            nnear = etl_sched_near_tids(m, co->tid, near);
             kind = 1;
         }
     } else {
         char *e;
         unsigned long pid = strtoul(co->process, &e, 10);
         by_pid = *co->process && !*e;
-        size_t n;
-        const etl_sched_process *p = etl_sched_processes(m, &n);
-        for (size_t i = 0; i < n && !found; i++)
-            found = by_pid ? p[i].pid == pid : name_matches(proc_name(m, &p[i]), co->process);
+        found = etl_sched_process_named(m, co->process, by_pid, (uint32_t)pid);
         if (found) {
             err = "never_switched_in";
             snprintf(msg, sizeof msg, "no thread of process %s%s ever switched in", by_pid ? "PID " : "", co->process);
@@ -572,7 +453,7 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
             err = "no_such_thread";
             snprintf(msg, sizeof msg, by_pid ? "no process with PID %s in this trace" : "no process named '%s' in this trace",
                      co->process);
-            nnear = near_processes(m, co->process, by_pid, (uint32_t)pid, near);
+            nnear = etl_sched_near_processes(m, co->process, by_pid, (uint32_t)pid, near);
             kind = 2;
         }
     }
@@ -592,7 +473,7 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
             } else {
                 const etl_sched_process *p = etl_sched_process_at(m, near[i]);
                 jw_u64(&w, "pid", p->pid);
-                jw_str(&w, "process", proc_name(m, p));
+                jw_str(&w, "process", etl_sched_process_image(m, p));
             }
             jw_obj_end(&w);
         }
@@ -624,7 +505,7 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
             }
         } else {
             const etl_sched_process *p = etl_sched_process_at(m, near[i]);
-            text_str(stderr, text_name(proc_name(m, p)));
+            text_str(stderr, text_name(etl_sched_process_image(m, p)));
             fprintf(stderr, " (PID %u)", p->pid);
         }
         fprintf(stderr, "\n");

@@ -11,6 +11,7 @@
 #define ETLKIT_WAITCHAIN_H
 
 #include "etlkit/sched.h"
+#include "etlkit/schedstacks.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -136,6 +137,32 @@ ETL_API etl_status etl_chain_run(etl_reader *r, etl_chain *c, int bias, etl_sche
 
 ETL_API const char *etl_chain_state_name(unsigned state);  /* "running", "ready", "waiting", "off-cpu", "unknown" */
 ETL_API const char *etl_chain_leaf_name(unsigned leaf);    /* "dpc", "idle", "unknown", "short", "depth", "cycle", ... */
+
+/* ---- beyond the chain (chain_query.c) --------------------------------------------- */
+
+/*
+ * A waiting (or off-CPU) segment i of node n: where it blocked, the walk at the
+ * switch-in that ended the wait (the end of the ready segment after it, or the start
+ * of the running one), and its readier's, the walk at the ReadyThread (the wait's end,
+ * on ready_cpu). ETL_SCHED_STACK_NONE: none (stk NULL: the trace walks none).
+ */
+ETL_API uint32_t etl_chain_blocking_stack(const etl_chain *c, const etl_sched_stacks *stk, const etl_chain_node *n,
+                                          uint32_t i);
+ETL_API uint32_t etl_chain_readier_stack(const etl_sched_stacks *stk, const etl_chain_seg *s);
+/* The biggest waiting group of the nodes: same readier and reason, its segment in *key; its total (0: none). */
+ETL_API int64_t etl_chain_top_wait(const etl_chain *c, const uint32_t *nodes, size_t nn, etl_chain_seg *key);
+
+/* When there is no chain: the close matches of the thread or process asked for. */
+#define ETL_CHAIN_NEAR_MAX 5
+/* Thread instances of the TIDs nearest to tid (one per TID, its latest), nearest first; how many. */
+ETL_API size_t etl_sched_near_tids(const etl_sched *m, uint32_t tid, uint32_t found[ETL_CHAIN_NEAR_MAX]);
+/* Process instances whose name contains want (their order, a name once), or with the PIDs nearest to pid. */
+ETL_API size_t etl_sched_near_processes(const etl_sched *m, const char *want, bool by_pid, uint32_t pid,
+                                        uint32_t found[ETL_CHAIN_NEAR_MAX]);
+/* Whether a process is want (the image name, ".exe" optional, any case) or has PID pid (by_pid). */
+ETL_API bool etl_sched_process_named(const etl_sched *m, const char *want, bool by_pid, uint32_t pid);
+/* Its image name, "Unknown" when the trace never names it. */
+ETL_API const char *etl_sched_process_image(const etl_sched *m, const etl_sched_process *p);
 
 #ifdef __cplusplus
 }
