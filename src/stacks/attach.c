@@ -79,8 +79,8 @@ static void unlink_wait(etl_attach *a, uint32_t i)
     a->free_w = i;
 }
 
-/* Hands event i to on_close with its frames, and frees it. */
-static etl_status close_wait(etl_attach *a, uint32_t i)
+/* Hands event i to on_close with its frames (its parts', then tail's n words: a last part not interned), and frees it. */
+static etl_status close_wait_with(etl_attach *a, uint32_t i, const uint64_t *tail, uint32_t ntail)
 {
     etl_attach_wait *e = &a->w[i];
     uint32_t n = 0;
@@ -90,10 +90,16 @@ static etl_status close_wait(etl_attach *a, uint32_t i)
         const uint64_t *w = etl_seqtab_get(a->raw, id, &len);
         for (uint32_t k = 0; k < len && n < 2 * ETL_STACK_MAX_FRAMES; k++) a->frames[n++] = w[k];
     }
+    for (uint32_t k = 0; k < ntail && n < 2 * ETL_STACK_MAX_FRAMES; k++) a->frames[n++] = tail[k];
     etl_attach_event ev = e->ev;
     bool walked = e->walked;
     unlink_wait(a, i);
     return a->on_close(a->ctx, &ev, a->frames, n, walked);
+}
+
+static etl_status close_wait(etl_attach *a, uint32_t i)
+{
+    return close_wait_with(a, i, NULL, 0);
 }
 
 static etl_status thread_for(etl_attach *a, const etl_attach_event *ev, uint32_t *out)
@@ -224,13 +230,19 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
         }
         uint64_t f[ETL_STACK_MAX_FRAMES];
         for (uint32_t k = 0; k < w.frame_count; k++) f[k] = etl_stack_frame(w.frames, w.ptr_size, k);
+        /* One walk with both parts (it ends in user space), or the kernel part of two, then the user part. */
+        etl_attach_wait *e = &a->w[i];
+        bool user = e->kpart != NIL || (w.frame_count && !etl_image_kernel_addr(w.ptr_size, f[w.frame_count - 1]));
+        if (user || w.stack_process == 0 || w.stack_process == 4) { /* (no user part: kpart is NIL) */
+            /* It completes the event: its frames go straight to on_close, never interned. */
+            e->ev.pid = w.stack_process;
+            e->walked = true;
+            return close_wait_with(a, i, f, w.frame_count);
+        }
         uint32_t stack;
         etl_status st = etl_seqtab_intern(a->raw, f, w.frame_count, &stack);
         if (st != ETL_OK) return st;
-        /* One walk with both parts (it ends in user space), or the kernel part of two, then the user part. */
-        bool user = a->w[i].kpart != NIL ||
-                    (w.frame_count && !etl_image_kernel_addr(w.ptr_size, f[w.frame_count - 1]));
-        return attach_part(a, i, stack, w.stack_process, user);
+        return attach_part(a, i, stack, w.stack_process, false);
     }
     if (hook != ETL_HOOK_STACK_KEY_KERNEL && hook != ETL_HOOK_STACK_KEY_USER) return ETL_OK;
     etl_stack_key_ref ref;

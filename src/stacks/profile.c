@@ -50,7 +50,11 @@ typedef struct run {
     etl_idmap cell_ix;      /* thread << 32 | function -> cell */
     etl_idmap stack_ix[2];  /* thread << 32 | resolved stack -> stack row, [walked] */
     etl_idmap module_ix;    /* module name (strtab offset) -> module row */
-    etl_seqtab fkeys;       /* (module row, offset) -> function row */
+    etl_idmap fshort;       /* module row << 40 | offset -> function row, for an image's offsets below 2^40 */
+    etl_idmap funknown;     /* address -> function row, for the addresses in no image */
+    etl_seqtab flong;       /* (module row, offset) -> flong_row, for the rest (a hostile ImageSize) */
+    uint32_t *flong_row;
+    size_t capflong;
     uint32_t *thread_pname; /* by thread row: the process name (strtab) at its first sample */
     etl_attach at;          /* the samples waiting for their walks */
     uint64_t *pairs;        /* scratch: a closing sample's [address, image] pairs */
@@ -187,7 +191,24 @@ static etl_status function_row(run *R, uint64_t addr, uint32_t image, uint32_t *
     if (st != ETL_OK) return st;
     uint64_t key[2] = {mod, img ? addr - img->base : addr};
     uint32_t id;
-    if ((st = etl_seqtab_intern(&R->fkeys, key, 2, &id)) != ETL_OK) return st;
+    etl_idmap *m = !img ? &R->funknown : mod < 1u << 24 && key[1] < 1ull << 40 ? &R->fshort : NULL;
+    if (m) {
+        uint64_t k = img ? (uint64_t)mod << 40 | key[1] : addr;
+        if ((id = etl_idmap_get(m, k)) == ETL_IDMAP_EMPTY) {
+            id = (uint32_t)R->r.nfunctions;
+            if ((st = etl_idmap_put(m, k, id)) != ETL_OK) return st;
+        }
+    } else {
+        uint32_t seq, n = R->flong.count;
+        if ((st = etl_seqtab_intern(&R->flong, key, 2, &seq)) != ETL_OK) return st;
+        if (seq == n) {
+            uint32_t *g = etl_grow(R->flong_row, &R->capflong, (size_t)n + 1, sizeof *g);
+            if (!g) return ETL_E_NOMEM;
+            R->flong_row = g;
+            g[n] = (uint32_t)R->r.nfunctions;
+        }
+        id = R->flong_row[seq];
+    }
     if (id == R->r.nfunctions) {
         GROW(R->r.functions, R->r.nfunctions, R->r.capfunctions);
         R->r.functions[id] = (etl_profile_function){mod, key[1], 0};
@@ -585,7 +606,10 @@ static void run_free(run *R)
     etl_idmap_free(&R->stack_ix[0]);
     etl_idmap_free(&R->stack_ix[1]);
     etl_idmap_free(&R->module_ix);
-    etl_seqtab_free(&R->fkeys);
+    etl_idmap_free(&R->fshort);
+    etl_idmap_free(&R->funknown);
+    etl_seqtab_free(&R->flong);
+    free(R->flong_row);
     free(R->thread_pname);
     etl_attach_free(&R->at);
     free(R->pairs);
@@ -645,7 +669,9 @@ etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, 
     etl_idmap_init(&R.stack_ix[0]);
     etl_idmap_init(&R.stack_ix[1]);
     etl_idmap_init(&R.module_ix);
-    etl_seqtab_init(&R.fkeys);
+    etl_idmap_init(&R.fshort);
+    etl_idmap_init(&R.funknown);
+    etl_seqtab_init(&R.flong);
     st = etl_attach_init(&R.at, &im->raw, &im->keys, close_sample, &R);
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
     if (st == ETL_OK) st = R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;

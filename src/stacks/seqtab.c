@@ -20,16 +20,39 @@ void etl_seqtab_free(etl_seqtab *t)
     memset(t, 0, sizeof *t);
 }
 
+/* A slot: the hash's high half beside the id, so a probe that meets another sequence rejects it without a miss. */
+#define SLOT_FREE UINT64_MAX
+#define SLOT(h, id) (((h) & 0xFFFFFFFF00000000ull) | (id))
+
+/*
+ * The words' hash: two multiply-rotate lanes (a chain of 5 cycles a word pair,
+ * where a full mix per word costs 12 a word) and one full mix at the end. It
+ * only spreads the table: equality is decided on the words.
+ */
+static uint64_t hash_words(const uint64_t *w, uint32_t n)
+{
+    uint64_t a = 0x9e3779b97f4a7c15ull ^ n, b = 0xc2b2ae3d27d4eb4full;
+    uint32_t k = 0;
+    for (; k + 1 < n; k += 2) {
+        a = (a ^ w[k]) * 0x87c37b91114253d5ull;
+        a = a << 31 | a >> 33;
+        b = (b ^ w[k + 1]) * 0x4cf5ad432745937full;
+        b = b << 29 | b >> 35;
+    }
+    if (k < n) a = (a ^ w[k]) * 0x87c37b91114253d5ull;
+    return etl_hash_mix64(a ^ (b << 17 | b >> 47));
+}
+
 static etl_status grow_slots(etl_seqtab *t)
 {
     size_t n = t->nslots ? t->nslots * 2 : 1024;
-    uint32_t *s = malloc(n * sizeof *s);
+    uint64_t *s = malloc(n * sizeof *s);
     if (!s) return ETL_E_NOMEM;
     memset(s, 0xFF, n * sizeof *s);
     for (uint32_t id = 0; id < t->count; id++) {
         size_t i = (size_t)t->hash[id] & (n - 1);
-        while (s[i] != ETL_SEQ_NONE) i = (i + 1) & (n - 1);
-        s[i] = id;
+        while (s[i] != SLOT_FREE) i = (i + 1) & (n - 1);
+        s[i] = SLOT(t->hash[id], id);
     }
     free(t->slots);
     t->slots = s;
@@ -56,15 +79,17 @@ static etl_status grow_ids(etl_seqtab *t)
 
 etl_status etl_seqtab_intern(etl_seqtab *t, const uint64_t *w, uint32_t n, uint32_t *id)
 {
-    uint64_t h = etl_hash_bytes(w, (size_t)n * sizeof *w);
+    uint64_t h = hash_words(w, n);
     if ((t->count + 1) * 2 > t->nslots) {
         etl_status st = grow_slots(t);
         if (st != ETL_OK) return st;
     }
     size_t i = (size_t)h & (t->nslots - 1);
-    for (uint32_t s; (s = t->slots[i]) != ETL_SEQ_NONE; i = (i + 1) & (t->nslots - 1)) {
-        if (t->hash[s] == h && t->len[s] == n && (!n || !memcmp(t->words + t->start[s], w, n * sizeof *w))) {
-            *id = s;
+    for (uint64_t s; (s = t->slots[i]) != SLOT_FREE; i = (i + 1) & (t->nslots - 1)) {
+        uint32_t si = (uint32_t)s;
+        if (SLOT(h, si) == s && t->hash[si] == h && t->len[si] == n &&
+            (!n || !memcmp(t->words + t->start[si], w, n * sizeof *w))) {
+            *id = si;
             return ETL_OK;
         }
     }
@@ -86,7 +111,7 @@ etl_status etl_seqtab_intern(etl_seqtab *t, const uint64_t *w, uint32_t n, uint3
     t->len[new_id] = n;
     t->hash[new_id] = h;
     t->nwords += n;
-    t->slots[i] = new_id;
+    t->slots[i] = SLOT(h, new_id);
     *id = new_id;
     return ETL_OK;
 }

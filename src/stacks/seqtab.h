@@ -20,7 +20,7 @@ typedef struct etl_seqtab {
     uint32_t *len;     /* by id: words */
     uint64_t *hash;    /* by id */
     uint32_t count, cap;
-    uint32_t *slots;   /* ids by hash, ETL_SEQ_NONE when free; nslots a power of two */
+    uint64_t *slots;   /* (hash's high half, id) by hash, all ones when free; nslots a power of two */
     size_t nslots;
 } etl_seqtab;
 
