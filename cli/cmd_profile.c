@@ -497,7 +497,7 @@ int cmd_profile(int argc, char **argv)
         CLI_END};
     int pr = rep_parse(&g.a, &profile_cmd, own,
                        REP_OPT_JSON | REP_OPT_CSV | REP_OPT_RANGE | REP_OPT_TOP | REP_OPT_PROCESS | REP_OPT_THREAD |
-                           REP_OPT_QUIET,
+                           REP_OPT_QUIET | REP_OPT_THREADS,
                        argc, argv);
     if (pr != CLI_OPTS_RUN) return pr;
     if (g.folded + (g.butterfly != NULL) + (g.by != NULL) > 1)
@@ -538,7 +538,8 @@ int cmd_profile(int argc, char **argv)
                              .process = by_pid ? NULL : g.a.process,
                              .tid = g.a.thread,
                              .progress = on_progress,
-                             .progress_ctx = &bar};
+                             .progress_ctx = &bar,
+                             .threads = g.a.threads};
     etl_profile p;
     etl_status st = etl_profile_run(in.reader, &o, &p);
     cli_progress_end(&bar);

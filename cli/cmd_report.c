@@ -263,7 +263,8 @@ int cmd_report(int argc, char **argv)
     memset(&prof, 0, sizeof prof);
     etl_status prof_st = ETL_OK;
     if (chain_st == ETL_OK && fa.by_hook && fa.by_hook[ETL_HOOK_SAMPLED_PROFILE]) {
-        etl_profile_options pro = {.sz = sizeof pro, .v0 = a.v0, .v1 = a.has_range ? a.v1 : a.v0, .pid = -1, .tid = -1};
+        etl_profile_options pro = {.sz = sizeof pro, .v0 = a.v0, .v1 = a.has_range ? a.v1 : a.v0, .pid = -1, .tid = -1,
+                                   .threads = a.threads};
         prof_st = etl_profile_run(r, &pro, &prof);
         if (prof_st == ETL_OK && prof.samples) pg.prof = &prof;
         /* the flame graph's frames by function name: the symbols' one pass, only for a page that has one */

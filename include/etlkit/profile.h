@@ -48,6 +48,12 @@ typedef struct etl_profile_options {
     /* Called now and then with the bytes read so far over both passes and their total (twice the file's). */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    /*
+     * Threads (0 or 1: the caller's alone). With 2 or more, each pass reads on a second
+     * thread while the caller's interns and counts what it read: the same profile, the
+     * callbacks still on the caller's thread. etl_profile_run_each runs on the caller's alone.
+     */
+    unsigned threads;
 } etl_profile_options;
 
 typedef struct etl_profile_thread {

@@ -96,7 +96,8 @@ FILE *etl_memstream_open(etl_memstream *ms, char **buf, size_t *n);
 int etl_memstream_close(etl_memstream *ms);
 
 /*
- * Threads and a lock, for work split across traces (export's datasets). A thread runs
+ * Threads and a lock, for work split across traces (export's datasets) or between the
+ * stages of one pass (base/pipe.h). A thread runs
  * fn(arg); NULL when none could be started (the caller then runs fn itself).
  * etl_thread_join waits for it and frees it. The mutex is not recursive.
  */
@@ -108,6 +109,12 @@ etl_mutex *etl_mutex_new(void); /* NULL: out of memory */
 void etl_mutex_lock(etl_mutex *m);
 void etl_mutex_unlock(etl_mutex *m);
 void etl_mutex_free(etl_mutex *m);
+/* A condition variable for that mutex (wait releases m while it sleeps; wakeups may be spurious). */
+typedef struct etl_cond etl_cond;
+etl_cond *etl_cond_new(void); /* NULL: out of memory */
+void etl_cond_wait(etl_cond *c, etl_mutex *m);
+void etl_cond_broadcast(etl_cond *c);
+void etl_cond_free(etl_cond *c);
 
 /*
  * Calls fn(ctx, name, is_dir) for each entry of the directory at path but "." and

@@ -218,6 +218,30 @@ void etl_mutex_free(etl_mutex *m)
     free(m);
 }
 
+struct etl_cond {
+    pthread_cond_t cv;
+};
+
+etl_cond *etl_cond_new(void)
+{
+    etl_cond *c = malloc(sizeof *c);
+    if (c && pthread_cond_init(&c->cv, NULL) != 0) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void etl_cond_wait(etl_cond *c, etl_mutex *m) { pthread_cond_wait(&c->cv, &m->mu); }
+void etl_cond_broadcast(etl_cond *c) { pthread_cond_broadcast(&c->cv); }
+
+void etl_cond_free(etl_cond *c)
+{
+    if (!c) return;
+    pthread_cond_destroy(&c->cv);
+    free(c);
+}
+
 int etl_dir_each(const char *path, int (*fn)(void *ctx, const char *name, bool is_dir), void *ctx)
 {
     DIR *d = opendir(path);

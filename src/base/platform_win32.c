@@ -460,6 +460,21 @@ void etl_mutex_lock(etl_mutex *m) { AcquireSRWLockExclusive(&m->lk); }
 void etl_mutex_unlock(etl_mutex *m) { ReleaseSRWLockExclusive(&m->lk); }
 void etl_mutex_free(etl_mutex *m) { free(m); }
 
+struct etl_cond {
+    CONDITION_VARIABLE cv;
+};
+
+etl_cond *etl_cond_new(void)
+{
+    etl_cond *c = malloc(sizeof *c);
+    if (c) InitializeConditionVariable(&c->cv);
+    return c;
+}
+
+void etl_cond_wait(etl_cond *c, etl_mutex *m) { SleepConditionVariableSRW(&c->cv, &m->lk, INFINITE, 0); }
+void etl_cond_broadcast(etl_cond *c) { WakeAllConditionVariable(&c->cv); }
+void etl_cond_free(etl_cond *c) { free(c); }
+
 int etl_dir_each(const char *path, int (*fn)(void *ctx, const char *name, bool is_dir), void *ctx)
 {
     size_t n = strlen(path);

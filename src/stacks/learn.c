@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/pipe.h"
+#include "base/platform.h"
 #include "base/sort.h"
 #include "etlkit/event.h"
 
@@ -50,30 +52,81 @@ static int cmp_note(const void *a, const void *b)
     return etl_stack_pos_less(x->pos, y->pos) ? -1 : etl_stack_pos_less(y->pos, x->pos);
 }
 
-/* A key definition: its frames interned, defined at its position. */
-static etl_status learn_key(etl_learn *l, etl_span payload, unsigned ptr_size, etl_stack_pos pos)
+/*
+ * The walk (the reader) and the interning of the definitions (the counter) are
+ * two stages: with a pipe, the reader runs on a second thread and sends each
+ * definition (or the bytes read, for progress) as a message; without, it calls
+ * the counter itself. Either way the counter sees them in the walk's order.
+ */
+enum { MSG_KEY = 1, MSG_PROGRESS };
+
+typedef struct msg {
+    uint32_t kind, n;      /* n frames follow (MSG_KEY) */
+    uint64_t key;          /* the stack key; MSG_PROGRESS: the bytes read */
+    etl_stack_pos pos;
+} msg;
+
+typedef struct pass {
+    etl_reader *r;
+    etl_learn *l;
+    etl_pipe *pipe;        /* NULL: one thread */
+    notes nt;
+    etl_status read_st;    /* the reader's (ETL_END: the counter stopped it) */
+} pass;
+
+/* The counter's part of a definition: its frames interned, defined at its position. */
+static etl_status define_key(etl_learn *l, uint64_t key, etl_stack_pos pos, const uint64_t *f, uint32_t n)
+{
+    uint32_t id;
+    etl_status st = etl_seqtab_intern(l->raw, f, n, &id);
+    return st == ETL_OK ? etl_stack_keys_define(l->keys, key, pos, id) : st;
+}
+
+/* A key definition met by the reader. */
+static etl_status learn_key(pass *P, etl_span payload, unsigned ptr_size, etl_stack_pos pos)
 {
     etl_stack_key_def d;
     if (etl_stack_key_def_decode(payload, ptr_size, &d) != ETL_OK) return ETL_OK; /* teaches nothing */
-    uint64_t f[ETL_STACK_MAX_FRAMES];
+    if (!P->pipe) {
+        uint64_t f[ETL_STACK_MAX_FRAMES];
+        for (uint32_t i = 0; i < d.frame_count; i++) f[i] = etl_stack_frame(d.frames, d.ptr_size, i);
+        return define_key(P->l, d.stack_key, pos, f, d.frame_count);
+    }
+    msg *m = etl_pipe_put(P->pipe, sizeof *m + d.frame_count * sizeof(uint64_t));
+    if (!m) return ETL_END;
+    *m = (msg){MSG_KEY, d.frame_count, d.stack_key, pos};
+    uint64_t *f = (uint64_t *)(m + 1);
     for (uint32_t i = 0; i < d.frame_count; i++) f[i] = etl_stack_frame(d.frames, d.ptr_size, i);
-    uint32_t id;
-    etl_status st = etl_seqtab_intern(l->raw, f, d.frame_count, &id);
-    return st == ETL_OK ? etl_stack_keys_define(l->keys, d.stack_key, pos, id) : st;
+    return ETL_OK;
 }
 
-etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
+static etl_status progress(pass *P, const etl_iter *it)
 {
+    if (!P->l->progress) return ETL_OK;
+    uint64_t done = etl_iter_progress(it);
+    if (!P->pipe) {
+        P->l->progress(P->l->progress_ctx, done);
+        return ETL_OK;
+    }
+    msg *m = etl_pipe_put(P->pipe, sizeof *m);
+    if (!m) return ETL_END;
+    *m = (msg){MSG_PROGRESS, 0, done, {0, 0, 0, 0}};
+    return ETL_OK;
+}
+
+/* The reader: each CPU's buffers walked, the definitions sent on, the wanted records noted. */
+static etl_status read_pass(pass *P)
+{
+    etl_learn *l = P->l;
     etl_iter *it;
-    etl_status st = etl_iter_open_cpus_buffers(r, NULL, 0, &it);
+    etl_status st = etl_iter_open_cpus_buffers(P->r, NULL, 0, &it);
     if (st != ETL_OK) return st;
-    notes nt = {0};
     uint64_t *mts = NULL; /* by CPU: its merge time, the largest timestamp so far */
     size_t ncpus = 0;
     etl_walk w;
     etl_krec k;
     for (unsigned nb = 0; st == ETL_OK && etl_iter_next_buffer(it, &w) == ETL_OK; nb++) {
-        if ((nb & 15) == 0 && l->progress) l->progress(l->progress_ctx, it);
+        if ((nb & 15) == 0 && (st = progress(P, it)) != ETL_OK) break;
         if (w.cpu >= ncpus) {
             size_t n = (size_t)w.cpu + 1;
             uint64_t *m = realloc(mts, n * sizeof *m);
@@ -96,15 +149,61 @@ etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
             if (rec && !etl_record_kernel_hook(rec, &hook)) continue;
             etl_stack_pos pos = {*c, w.cpu, w.buffer_index, rec ? rec->offset : (uint32_t)(k.data - w.p)};
             if (hook == ETL_HOOK_STACK_KEY_DELETE || hook == ETL_HOOK_STACK_KEY_RUNDOWN)
-                st = rec ? learn_key(l, rec->payload, rec->pointer_size, pos)
-                         : learn_key(l, k.payload, k.pointer_size, pos);
+                st = rec ? learn_key(P, rec->payload, rec->pointer_size, pos)
+                         : learn_key(P, k.payload, k.pointer_size, pos);
             else if (l->want(hook))
-                st = note_add(&nt, pos, w.cpu, rec ? rec->data : k.data, rec ? rec->size : k.size);
+                st = note_add(&P->nt, pos, w.cpu, rec ? rec->data : k.data, rec ? rec->size : k.size);
         }
     }
-    if (l->progress) l->progress(l->progress_ctx, it);
+    if (st == ETL_OK) st = progress(P, it);
     etl_iter_close(it);
     free(mts);
+    return st;
+}
+
+static void reader_main(void *arg)
+{
+    pass *P = arg;
+    P->read_st = read_pass(P);
+    etl_pipe_close(P->pipe);
+}
+
+/* The counter, on the caller's thread: the reader's messages in order. */
+static etl_status count_pass(pass *P)
+{
+    etl_status st = ETL_OK;
+    const uint8_t *b;
+    size_t n;
+    while (st == ETL_OK && (b = etl_pipe_take(P->pipe, &n))) {
+        for (size_t off = 0; st == ETL_OK && off < n;) {
+            const msg *m = (const msg *)(b + off);
+            off += sizeof *m + (size_t)m->n * sizeof(uint64_t);
+            if (m->kind == MSG_KEY) st = define_key(P->l, m->key, m->pos, (const uint64_t *)(m + 1), m->n);
+            else P->l->progress(P->l->progress_ctx, m->key);
+        }
+    }
+    if (st != ETL_OK) etl_pipe_stop(P->pipe);
+    return st;
+}
+
+etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
+{
+    pass P = {r, l, NULL, {0}, ETL_OK};
+    etl_thread *t = NULL;
+    if (l->threads > 1 && (P.pipe = etl_pipe_new(ETL_STACKS_PIPE_BLOCK, ETL_STACKS_PIPE_BLOCKS)) && !(t = etl_thread_start(reader_main, &P))) {
+        etl_pipe_free(P.pipe); /* no thread to be had: the caller's alone */
+        P.pipe = NULL;
+    }
+    etl_status st;
+    if (t) {
+        st = count_pass(&P);
+        etl_thread_join(t);
+        if (st == ETL_OK) st = P.read_st;
+    } else {
+        st = read_pass(&P);
+    }
+    etl_pipe_free(P.pipe);
+    notes nt = P.nt;
     if (st == ETL_OK) etl_sort(nt.v, nt.n, sizeof *nt.v, cmp_note);
     for (size_t i = 0; st == ETL_OK && i < nt.n; i++) {
         etl_record rec;

@@ -8,7 +8,8 @@
  * the time-ordered stream, whatever order they are defined in). The records the
  * caller wants (lifetimes, images: few) are copied with their positions and
  * handed over at the end, sorted: in the order a time-ordered pass gives them.
- * Memory: the key definitions' distinct stacks and the copies.
+ * Memory: the key definitions' distinct stacks and the copies. on_record and
+ * progress are called on the caller's thread.
  */
 #ifndef ETLKIT_STACKS_LEARN_H
 #define ETLKIT_STACKS_LEARN_H
@@ -19,14 +20,24 @@
 #include "stacks/seqtab.h"
 #include "stacks/stack_keys.h"
 
+/* The pipe between a pass's two threads (base/pipe.h): 8 blocks of 64 KiB. */
+#define ETL_STACKS_PIPE_BLOCK 65536u
+#define ETL_STACKS_PIPE_BLOCKS 8u
+
 typedef struct etl_learn {
     bool (*want)(uint16_t hook);     /* kernel records for on_record */
     etl_status (*on_record)(void *ctx, const etl_record *rec, uint16_t hook); /* non-ETL_OK stops */
     void *ctx;
     etl_seqtab *raw;                 /* the definitions' frames */
     etl_stack_keys *keys;            /* the definitions */
-    void (*progress)(void *ctx, const etl_iter *it); /* now and then (NULL: none) */
+    void (*progress)(void *ctx, uint64_t done); /* now and then, with the bytes read (NULL: none) */
     void *progress_ctx;
+    /*
+     * 2 or more: the walk runs on a second thread and hands the definitions over
+     * (base/pipe.h) to the caller's, which interns them in the walk's order: the
+     * same tables as with 1, the caller's thread alone.
+     */
+    unsigned threads;
     uint64_t last_ts;                /* out: the latest time of a record in the session window */
 } etl_learn;
 

@@ -17,6 +17,8 @@
 #include "base/grow.h"
 #include "base/idmap.h"
 #include "base/opts.h"
+#include "base/pipe.h"
+#include "base/platform.h"
 #include "base/sort.h"
 #include "etlkit/event.h"
 #include "stacks/attach.h"
@@ -62,6 +64,13 @@ typedef struct run {
     uint32_t hint[64];      /* etl_image_map_find's, by a hash of the process and the address's 64 KiB */
     etl_profile_sample_fn on_each; /* etl_profile_run_each's callback, or NULL */
     void *each_ctx;
+    /* Pass 2's reader (see "the reader" below): its own, apart from the counter's above. */
+    etl_reader *reader;
+    etl_pipe *pipe;         /* to the counter, or NULL: one thread */
+    etl_status read_st;
+    uint64_t samples_in_trace;
+    etl_stats iter_stats;
+    uint64_t progress_before, progress_total;
 } run;
 
 /* ------------------------------------------------------------------ pass 1 */
@@ -252,7 +261,7 @@ static etl_status count_stack(run *R, uint32_t thread, uint32_t stack, bool walk
     return ETL_OK;
 }
 
-/* ------------------------------------------------------ a sample's stack */
+/* ---------------------------------------------------------- the counter */
 
 /* The image of an address, with a hint per (process, 64 KiB of addresses): frames repeat. */
 static uint32_t find_image(run *R, uint32_t pid, uint64_t addr, uint64_t ts)
@@ -261,28 +270,46 @@ static uint32_t find_image(run *R, uint32_t pid, uint64_t addr, uint64_t ts)
     return etl_image_map_find(&R->im->images, pid, addr, ts, hint);
 }
 
-/*
- * A sample with its stack (cookie: thread row, InstructionPointer): the frames
- * mapped to images in the walk's process at the sample's time, interned and
- * counted; a sample no walk came with counts as the one frame of its address.
- */
-static etl_status close_sample(void *ctx, const etl_attach_event *ev, const uint64_t *frames, uint32_t n, bool walked)
+/* A sample in the window, of tid in process pid (ETL_PID_UNKNOWN: none) at ts: counted for its thread and address. */
+static etl_status count_sample(run *R, uint64_t ts, uint32_t tid, uint32_t pid, uint64_t ip)
 {
-    run *R = ctx;
-    uint32_t thread = (uint32_t)ev->cookie[0];
-    if (!walked) frames = &ev->cookie[1], n = 1;
+    uint32_t thread, function;
+    etl_status st = thread_row(R, tid, pid, ts, &thread);
+    if (st != ETL_OK) return st;
+    uint32_t img = find_image(R, pid == ETL_PID_UNKNOWN ? 0 : pid, ip, ts);
+    if ((st = function_row(R, ip, img, &function)) != ETL_OK) return st;
+    if ((st = count_cell(R, thread, function)) != ETL_OK) return st;
+    R->p->samples++;
+    R->r.threads[thread].samples++;
+    R->r.functions[function].samples++;
+    if (img == ETL_IMAGE_NONE) R->p->unknown++;
+    return ETL_OK;
+}
+
+/*
+ * A counted sample with its stack (ev: as attach.c closed it, pid its thread's
+ * process at the sample, as count_sample had it): the frames mapped to images in
+ * the walk's process at the sample's time, interned and counted; a sample no walk
+ * came with counts as the one frame of its address.
+ */
+static etl_status count_stack_of(run *R, const etl_attach_event *ev, uint32_t pid, uint64_t ip, const uint64_t *frames,
+                                 uint32_t n, bool walked)
+{
+    uint32_t thread;
+    etl_status st = thread_row(R, ev->tid, pid, ev->ts, &thread); /* counted: it is there */
+    if (st != ETL_OK) return st;
+    if (!walked) frames = &ip, n = 1;
     for (uint32_t k = 0; k < n; k++) {
         R->pairs[2 * k] = frames[k];
         R->pairs[2 * k + 1] = find_image(R, ev->pid, frames[k], ev->ts);
     }
     uint32_t stack;
-    etl_status st = etl_seqtab_intern(&R->im->resolved, R->pairs, 2 * n, &stack);
+    st = etl_seqtab_intern(&R->im->resolved, R->pairs, 2 * n, &stack);
     if (st == ETL_OK) st = count_stack(R, thread, stack, walked, ev->ts);
     if (st == ETL_OK && R->on_each) {
-        uint32_t pid = R->r.threads[thread].pid;
-        uint64_t ip = ev->cookie[1];
-        etl_profile_sample s = {ev->ts, etl_clock_ns(R->clk, ev->ts), ev->cpu, ev->tid, pid, ip,
-                                find_image(R, pid == ETL_PROFILE_NONE ? 0 : pid, ip, ev->ts), stack, walked};
+        uint32_t tpid = R->r.threads[thread].pid;
+        etl_profile_sample s = {ev->ts, etl_clock_ns(R->clk, ev->ts), ev->cpu, ev->tid, tpid, ip,
+                                find_image(R, tpid == ETL_PROFILE_NONE ? 0 : tpid, ip, ev->ts), stack, walked};
         st = R->on_each(R->each_ctx, &s);
     }
     if (st == ETL_OK && walked) {
@@ -292,7 +319,60 @@ static etl_status close_sample(void *ctx, const etl_attach_event *ev, const uint
     return st;
 }
 
-/* ------------------------------------------------------------------ pass 2 */
+/* ----------------------------------------------------------- the reader */
+
+/*
+ * Pass 2 has two stages: the reader (the time-ordered records, the window and
+ * the filters, the walks attached: attach.c) and the counter (rows, images,
+ * interned stacks). With a second thread the reader runs on it and sends its
+ * calls to the counter as messages through a pipe (base/pipe.h); the counter
+ * takes them on the caller's thread in the order they were made, so every row
+ * and id is what one thread gives. With one thread the reader calls the counter.
+ */
+enum { MSG_SAMPLE = 1, MSG_STACK, MSG_PROGRESS };
+
+typedef struct msg {
+    uint32_t kind;
+    uint32_t n;         /* MSG_STACK: frames following */
+    etl_attach_event ev; /* MSG_SAMPLE: ts, tid, cpu; MSG_STACK: as closed; cookie: {process, ip} */
+    uint8_t walked;
+    uint64_t done;      /* MSG_PROGRESS: the bytes read */
+} msg;
+
+static etl_status send_sample(run *R, const etl_attach_event *ev)
+{
+    if (!R->pipe) return count_sample(R, ev->ts, ev->tid, (uint32_t)ev->cookie[0], ev->cookie[1]);
+    msg *m = etl_pipe_put(R->pipe, sizeof *m);
+    if (!m) return ETL_END;
+    *m = (msg){.kind = MSG_SAMPLE, .ev = *ev};
+    return ETL_OK;
+}
+
+/* attach.c's on_close. */
+static etl_status send_stack(void *ctx, const etl_attach_event *ev, const uint64_t *frames, uint32_t n, bool walked)
+{
+    run *R = ctx;
+    if (!R->pipe) return count_stack_of(R, ev, (uint32_t)ev->cookie[0], ev->cookie[1], frames, n, walked);
+    msg *m = etl_pipe_put(R->pipe, sizeof *m + (size_t)n * sizeof *frames);
+    if (!m) return ETL_END;
+    *m = (msg){.kind = MSG_STACK, .n = n, .ev = *ev, .walked = walked};
+    if (n) memcpy(m + 1, frames, (size_t)n * sizeof *frames);
+    return ETL_OK;
+}
+
+static etl_status send_progress(run *R, uint64_t done)
+{
+    const etl_profile_options *o = R->o;
+    if (!o->progress) return ETL_OK;
+    if (!R->pipe) {
+        o->progress(o->progress_ctx, R->progress_before + done, R->progress_total);
+        return ETL_OK;
+    }
+    msg *m = etl_pipe_put(R->pipe, sizeof *m);
+    if (!m) return ETL_END;
+    *m = (msg){.kind = MSG_PROGRESS, .done = done};
+    return ETL_OK;
+}
 
 static bool selected(const run *R, uint32_t tid, uint32_t pid, uint64_t ts)
 {
@@ -311,28 +391,20 @@ static bool selected(const run *R, uint32_t tid, uint32_t pid, uint64_t ts)
     return true;
 }
 
-static etl_status on_sample(run *R, const etl_record *rec)
+static etl_status read_sample(run *R, const etl_record *rec)
 {
     etl_sampled_profile s;
     if (etl_sampled_profile_decode(rec->payload, rec->pointer_size, &s) != ETL_OK) return ETL_OK;
-    R->p->samples_in_trace++;
+    R->samples_in_trace++;
     int64_t ns = etl_clock_ns(R->clk, rec->ts);
     if (R->p->v1 > R->p->v0 && (ns < R->p->v0 || ns >= R->p->v1)) return ETL_OK;
     uint32_t pid = etl_owners_pid(&R->im->owners, s.thread_id, rec->ts);
     if (!selected(R, s.thread_id, pid, rec->ts)) return ETL_OK;
-    uint32_t thread, function;
-    etl_status st = thread_row(R, s.thread_id, pid, rec->ts, &thread);
-    if (st != ETL_OK) return st;
-    uint32_t img = find_image(R, pid == ETL_PID_UNKNOWN ? 0 : pid, s.instruction_pointer, rec->ts);
-    if ((st = function_row(R, s.instruction_pointer, img, &function)) != ETL_OK) return st;
-    if ((st = count_cell(R, thread, function)) != ETL_OK) return st;
-    R->p->samples++;
-    R->r.threads[thread].samples++;
-    R->r.functions[function].samples++;
-    if (img == ETL_IMAGE_NONE) R->p->unknown++;
+    /* Counted first: attaching may close older samples, whose stacks come after it. */
     etl_attach_event ev = {rec->ts, s.thread_id, rec->cpu, pid == ETL_PID_UNKNOWN ? 0 : pid,
-                           {thread, s.instruction_pointer}};
-    return etl_attach_event_add(&R->at, &ev);
+                           {pid, s.instruction_pointer}};
+    etl_status st = send_sample(R, &ev);
+    return st == ETL_OK ? etl_attach_event_add(&R->at, &ev) : st;
 }
 
 /* ------------------------------------------------------------- finishing */
@@ -516,11 +588,6 @@ static etl_status finish(run *R)
 
 /* ------------------------------------------------------------------ the run */
 
-static void report(const etl_profile_options *o, const etl_iter *it, uint64_t before, uint64_t total)
-{
-    if (o->progress) o->progress(o->progress_ctx, before + etl_iter_progress(it), total);
-}
-
 static bool walk_hook(uint16_t hook)
 {
     return hook == ETL_HOOK_STACKWALK || hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER;
@@ -546,17 +613,18 @@ static etl_status pass1_record(void *ctx, const etl_record *rec, uint16_t hook)
     return learn(c->im, rec, hook, c->p, &c->have_interval);
 }
 
-static void pass1_progress(void *ctx, const etl_iter *it)
+static void pass1_progress(void *ctx, uint64_t done)
 {
     pass1_ctx *c = ctx;
-    report(c->o, it, 0, c->total);
+    if (c->o->progress) c->o->progress(c->o->progress_ctx, done, c->total);
 }
 
 static etl_status pass1(etl_reader *r, prof_impl *im, const etl_profile_options *o, etl_profile *p, uint64_t total,
-                        uint64_t *last_ts)
+                        unsigned threads, uint64_t *last_ts)
 {
     pass1_ctx c = {im, p, o, total, false};
-    etl_learn l = {pass1_hook, pass1_record, &c, &im->raw, &im->keys, pass1_progress, &c, 0};
+    etl_learn l = {.want = pass1_hook, .on_record = pass1_record, .ctx = &c, .raw = &im->raw, .keys = &im->keys,
+                   .progress = pass1_progress, .progress_ctx = &c, .threads = threads};
     etl_status st = etl_stacks_learn(r, &l);
     *last_ts = l.last_ts;
     return st;
@@ -569,29 +637,85 @@ static bool pass2_filter(void *ctx, const etl_record *rec)
     return !etl_record_kernel_hook(rec, &hook) || !walk_hook(hook) || etl_attach_wanted(&((run *)ctx)->at, rec, hook);
 }
 
-static etl_status pass2(etl_reader *r, run *R, uint64_t total)
+/* The reader of pass 2 (ETL_END: the counter stopped it). */
+static etl_status read_pass2(run *R)
 {
     etl_iter *it;
-    etl_status st = etl_stacks_open_pass(r, pass2_keep, pass2_filter, R, &it);
+    etl_status st = etl_stacks_open_pass(R->reader, pass2_keep, pass2_filter, R, &it);
     if (st != ETL_OK) return st;
     const etl_record *rec;
     uint64_t n = 0;
-    uint64_t half = etl_reader_file_size(r);
     while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {
-        if ((++n & 0xFFFF) == 0) report(R->o, it, half, total);
+        if ((++n & 0xFFFF) == 0 && (st = send_progress(R, etl_iter_progress(it))) != ETL_OK) break;
         uint16_t hook;
         if (!etl_record_kernel_hook(rec, &hook)) continue;
-        if (hook == ETL_HOOK_SAMPLED_PROFILE) st = on_sample(R, rec);
+        if (hook == ETL_HOOK_SAMPLED_PROFILE) st = read_sample(R, rec);
         else if (walk_hook(hook))
             st = etl_attach_walk(&R->at, rec, hook, etl_stack_pos_of(rec, etl_iter_merge_ts(it)));
     }
     /* The trace's end: whatever still waits is counted with what it has. */
     if (st == ETL_OK) st = etl_attach_finish(&R->at);
-    R->p->walks_other = R->at.stats.walks_other;
-    R->p->key_refs_unresolved = R->at.stats.key_refs_unresolved;
-    R->p->user_parts_dropped = R->at.stats.user_parts_dropped;
-    R->p->st = *etl_iter_stats_get(it);
+    R->iter_stats = *etl_iter_stats_get(it);
     etl_iter_close(it);
+    return st;
+}
+
+static void reader_main(void *arg)
+{
+    run *R = arg;
+    R->read_st = read_pass2(R);
+    etl_pipe_close(R->pipe);
+}
+
+/* The counter, on the caller's thread: the reader's messages in order. */
+static etl_status count_pass2(run *R)
+{
+    etl_status st = ETL_OK;
+    const uint8_t *b;
+    size_t n;
+    while (st == ETL_OK && (b = etl_pipe_take(R->pipe, &n))) {
+        for (size_t off = 0; st == ETL_OK && off < n;) {
+            const msg *m = (const msg *)(b + off);
+            off += sizeof *m + (size_t)m->n * sizeof(uint64_t);
+            const etl_attach_event *ev = &m->ev;
+            if (m->kind == MSG_SAMPLE)
+                st = count_sample(R, ev->ts, ev->tid, (uint32_t)ev->cookie[0], ev->cookie[1]);
+            else if (m->kind == MSG_STACK)
+                st = count_stack_of(R, ev, (uint32_t)ev->cookie[0], ev->cookie[1], (const uint64_t *)(m + 1), m->n,
+                                    m->walked);
+            else
+                R->o->progress(R->o->progress_ctx, R->progress_before + m->done, R->progress_total);
+        }
+    }
+    if (st != ETL_OK) etl_pipe_stop(R->pipe);
+    return st;
+}
+
+/* Pass 2 on threads (at most two: the reader and the counter); with on_each, on the caller's alone. */
+static etl_status pass2(run *R, unsigned threads)
+{
+    etl_thread *t = NULL;
+    if (threads > 1 && !R->on_each && (R->pipe = etl_pipe_new(ETL_STACKS_PIPE_BLOCK, ETL_STACKS_PIPE_BLOCKS)) &&
+        !(t = etl_thread_start(reader_main, R))) {
+        etl_pipe_free(R->pipe); /* no thread to be had: the caller's alone */
+        R->pipe = NULL;
+    }
+    etl_status st;
+    if (t) {
+        st = count_pass2(R);
+        etl_thread_join(t);
+        if (st == ETL_OK) st = R->read_st;
+    } else {
+        st = read_pass2(R);
+    }
+    etl_pipe_free(R->pipe);
+    R->pipe = NULL;
+    etl_profile *p = R->p;
+    p->samples_in_trace = R->samples_in_trace;
+    p->walks_other = R->at.stats.walks_other;
+    p->key_refs_unresolved = R->at.stats.key_refs_unresolved;
+    p->user_parts_dropped = R->at.stats.user_parts_dropped;
+    p->st = R->iter_stats;
     return st;
 }
 
@@ -624,7 +748,7 @@ etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, 
                                 void *ctx, etl_profile *p)
 {
     memset(p, 0, sizeof *p);
-    etl_profile_options o = {sizeof o, 0, 0, -1, NULL, -1, NULL, NULL};
+    etl_profile_options o = {sizeof o, 0, 0, -1, NULL, -1, NULL, NULL, 1};
     etl_opts_take(&o, sizeof o, opts);
     prof_impl *im = calloc(1, sizeof *im);
     if (!im) return ETL_E_NOMEM;
@@ -639,7 +763,7 @@ etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, 
 
     const etl_clock *clk = etl_reader_clock(r);
     uint64_t total = 2 * etl_reader_file_size(r), last_ts = 0;
-    etl_status st = pass1(r, im, &o, p, total, &last_ts);
+    etl_status st = pass1(r, im, &o, p, total, o.threads, &last_ts);
     if (st != ETL_OK) return st;
     etl_owners_seal(&im->owners);
     if ((st = etl_stack_keys_seal(&im->keys)) != ETL_OK) return st;
@@ -672,10 +796,13 @@ etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, 
     etl_idmap_init(&R.fshort);
     etl_idmap_init(&R.funknown);
     etl_seqtab_init(&R.flong);
-    st = etl_attach_init(&R.at, &im->raw, &im->keys, close_sample, &R);
+    R.reader = r;
+    R.progress_before = etl_reader_file_size(r);
+    R.progress_total = total;
+    st = etl_attach_init(&R.at, &im->raw, &im->keys, send_stack, &R);
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
     if (st == ETL_OK) st = R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;
-    if (st == ETL_OK) st = pass2(r, &R, total);
+    if (st == ETL_OK) st = pass2(&R, o.threads);
     if (st == ETL_OK) st = finish(&R);
     if (o.v1 <= o.v0) {
         p->v0 = 0;

@@ -15,11 +15,13 @@ synth compact --cswitch compact
 synth both --cswitch both
 synth packed --cswitch compact --compress --buffer-size 16K
 synth cycles --clock cycles --cpus 5 --seed 3
+synth stacks --stacks
+synth stacks-cached --stacks --stack-form cached --cswitch compact --compress --buffer-size 16K --seed 5
 # Damaged copies: 16 bytes of another trace written at 160 places past buffer 0 (the same
 # bytes and places every run): records cut, sizes and times gone wrong; more problems than
 # the 20 warnings printed, so the count of the others is compared too.
 other=$(stat -c %s "$dir/full.etl")
-for src in full compact packed; do
+for src in full compact packed stacks; do
   size=$(stat -c %s "$dir/$src.etl")
   cp "$dir/$src.etl" "$dir/$src-damaged.etl"
   i=0
@@ -59,5 +61,12 @@ for f in "$dir"/*.etl; do
   same "$n switches" "$etlkit" switches "$f"
   same "$n export ftrace" "$etlkit" export "$f" --to ftrace -o - --quiet
   same "$n export perfetto" "$etlkit" export "$f" --to perfetto -o - --quiet
+  case $n in
+  stacks*)
+    # profile: pass 1's walk and pass 2's reading on a second thread, the counting on the caller's
+    same "$n profile --json" "$etlkit" profile --json "$f"
+    same "$n profile --folded" "$etlkit" profile --folded "$f"
+    same "$n profile --by" "$etlkit" profile --by thread,module,function --range 100ms 700ms "$f" ;;
+  esac
 done
 echo "threads: $checks outputs the same with 1, 2 and 7 threads"

@@ -1,0 +1,112 @@
+/* pipe.c - see pipe.h. */
+#include "base/pipe.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include "base/platform.h"
+
+struct etl_pipe {
+    etl_mutex *mu;
+    etl_cond *cv;
+    uint8_t **block;
+    size_t *used;        /* by block: its messages' bytes */
+    size_t size;
+    unsigned n;
+    /*
+     * Blocks [head, head + ready) are the consumer's (the first maybe being read); fill,
+     * which is head + ready, is the producer's. Only the producer moves fill (and then
+     * ready up, under the lock), so it reads fill and its block's used without the lock.
+     */
+    unsigned head, ready, fill;
+    bool holding;        /* the consumer holds block head */
+    bool closed, stopped;
+};
+
+etl_pipe *etl_pipe_new(size_t block, unsigned nblocks)
+{
+    if (nblocks < 2) nblocks = 2;
+    etl_pipe *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->size = block;
+    p->n = nblocks;
+    p->mu = etl_mutex_new();
+    p->cv = etl_cond_new();
+    p->block = calloc(nblocks, sizeof *p->block);
+    p->used = calloc(nblocks, sizeof *p->used);
+    bool ok = p->mu && p->cv && p->block && p->used;
+    for (unsigned i = 0; ok && i < nblocks; i++) ok = (p->block[i] = malloc(block)) != NULL;
+    if (!ok) {
+        etl_pipe_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void etl_pipe_free(etl_pipe *p)
+{
+    if (!p) return;
+    for (unsigned i = 0; p->block && i < p->n; i++) free(p->block[i]);
+    free(p->block);
+    free(p->used);
+    etl_mutex_free(p->mu);
+    etl_cond_free(p->cv);
+    free(p);
+}
+
+void *etl_pipe_put(etl_pipe *p, size_t n)
+{
+    if (n > p->size) return NULL;
+    if (p->used[p->fill] + n > p->size) {
+        /* The block goes over; the next is free once the consumer holds fewer than all. */
+        etl_mutex_lock(p->mu);
+        p->ready++;
+        etl_cond_broadcast(p->cv);
+        while (p->ready == p->n && !p->stopped) etl_cond_wait(p->cv, p->mu);
+        bool stopped = p->stopped;
+        etl_mutex_unlock(p->mu);
+        if (stopped) return NULL; /* (a stop is seen here, so the producer runs on a block at most) */
+        p->fill = (p->fill + 1) % p->n;
+        p->used[p->fill] = 0;
+    }
+    void *at = p->block[p->fill] + p->used[p->fill];
+    p->used[p->fill] += n;
+    return at;
+}
+
+void etl_pipe_close(etl_pipe *p)
+{
+    etl_mutex_lock(p->mu);
+    if (p->used[p->fill]) p->ready++;
+    p->closed = true;
+    etl_cond_broadcast(p->cv);
+    etl_mutex_unlock(p->mu);
+}
+
+const void *etl_pipe_take(etl_pipe *p, size_t *n)
+{
+    etl_mutex_lock(p->mu);
+    if (p->holding) {
+        p->holding = false;
+        p->head = (p->head + 1) % p->n;
+        p->ready--;
+        etl_cond_broadcast(p->cv);
+    }
+    while (!p->ready && !p->closed) etl_cond_wait(p->cv, p->mu);
+    const void *b = NULL;
+    *n = 0;
+    if (p->ready) {
+        p->holding = true;
+        b = p->block[p->head];
+        *n = p->used[p->head];
+    }
+    etl_mutex_unlock(p->mu);
+    return b;
+}
+
+void etl_pipe_stop(etl_pipe *p)
+{
+    etl_mutex_lock(p->mu);
+    p->stopped = true;
+    etl_cond_broadcast(p->cv);
+    etl_mutex_unlock(p->mu);
+}
