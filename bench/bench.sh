@@ -69,7 +69,7 @@ for size in "$@"; do
     raw=""
     runs_of="raw info info@2 dump cpu cpu@2 waits waits@2 switches spinlocks spinlocks@2 pmc pmc@2 export csv parquet"
     # The stacks input is for the profile (its samples and walks): within 3x info is the aim.
-    [ "$form" = stacks ] && runs_of="raw info info@2 profile"
+    [ "$form" = stacks ] && runs_of="raw info info@2 profile profile@2"
     for run in $runs_of; do
       cmd=${run%@*}
       case " ${SKIP:-} " in *" $cmd "*|*" $run "*) continue ;; esac
@@ -84,7 +84,7 @@ for size in "$@"; do
         raw) line="cat '$f'"; n=$records ;;
         info) line="'$etlkit' info $threads '$f'"; n=$records ;;
         dump) line="'$etlkit' dump --format jsonl '$f'"; n=$records ;;
-        profile) has_cmd profile || continue; line="'$etlkit' profile '$f'"; n=$records ;;
+        profile) has_cmd profile || continue; line="'$etlkit' profile $threads '$f'"; n=$records ;;
         export) has_cmd export || continue
                 # minutes a GB (the index building): on the smallest input only, unless EXPORT_ALL=1
                 [ "$size" = "$first_size" ] || [ -n "${EXPORT_ALL:-}" ] || continue
