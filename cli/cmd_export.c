@@ -270,6 +270,7 @@ int cmd_export(int argc, char **argv)
     to_name = to_words[to - 1];
     if (tables && (to == TO_PERFETTO || to == TO_FTRACE))
         return cli_usage_error("export", "--tables is for --to sqlite, csv and parquet");
+    if (symbols && to == TO_FTRACE) return cli_usage_error("export", "--symbols: ftrace text has no stacks to name");
     int to_stdout = strcmp(out, "-") == 0;
     if (to_stdout && (to == TO_SQLITE || to == TO_CSV || to == TO_PARQUET))
         return cli_usage_error("export", "--to %s needs a path, not standard output", to_name);
@@ -312,7 +313,8 @@ int cmd_export(int argc, char **argv)
                                .v0 = a.v0,
                                .v1 = a.v1,
                                .trace_id = trace_id,
-                               .target = to_name};
+                               .target = to_name,
+                               .threads = a.threads};
         if (to == TO_SQLITE) {
             if (etl_sqlite_sink_open(op.of.tmp, &db, why) != ETL_OK) {
                 snprintf(err, sizeof err, "%s: %s", out, why);
@@ -332,12 +334,20 @@ int cmd_export(int argc, char **argv)
         if (!fail && etl_export_rows_open(clk, &xo, &x.tab) != ETL_OK) fail = 1;
     } else {
         setvbuf(f, NULL, _IOFBF, 1u << 18);
+        /* Perfetto's sample frames by function name: the symbols' pass only when the trace has samples. */
+        if (to == TO_PERFETTO && etl_export_profile_logged(run.in.reader) &&
+            cli_symbols_open("export", symbols, run.in.reader, &syms) != EXIT_OK) {
+            fail = 1;
+            run.told = true;
+        }
         etl_timeline_options to_o = {.sz = sizeof to_o,
                                    .format = to == TO_PERFETTO ? ETL_TIMELINE_PERFETTO : ETL_TIMELINE_FTRACE,
                                    .has_range = a.has_range != 0,
                                    .v0 = a.v0,
-                                   .v1 = a.v1};
-        if (etl_timeline_open(f, clk, &to_o, &x.tr) != ETL_OK) fail = 1;
+                                   .v1 = a.v1,
+                                   .threads = a.threads,
+                                   .symbols = syms};
+        if (!fail && etl_timeline_open(f, clk, &to_o, &x.tr) != ETL_OK) fail = 1;
     }
     /* The switches' stacks, for the slice rows and the stack table: only when the trace walks them. */
     if (!fail && x.tab) {

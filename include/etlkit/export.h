@@ -124,6 +124,7 @@ typedef struct etl_export_rows_options {
     const char *target;       /* "sqlite", "csv", ... recorded in `trace` */
     /* The `stack` table's `symbol` column: module!function+0xoff (etlkit/symbols.h); NULL: the column is NULL. */
     struct etl_symbols *symbols;
+    unsigned threads;         /* for the profile's pass (etl_profile_options.threads): 0 or 1, the caller's alone */
 } etl_export_rows_options;
 
 typedef struct etl_export_rows_stats {
@@ -345,6 +346,9 @@ typedef struct etl_timeline_options {
     etl_timeline_format format;
     bool has_range;
     int64_t v0, v1;
+    unsigned threads;         /* for etl_timeline_profile's pass (etl_profile_options.threads) */
+    /* Perfetto: the samples' frames named by function (module!function, etlkit/symbols.h); NULL: module+0xoff. */
+    struct etl_symbols *symbols;
 } etl_timeline_options;
 
 typedef struct etl_timeline_stats {

@@ -51,7 +51,7 @@ typedef struct etl_profile_options {
     /*
      * Threads (0 or 1: the caller's alone). With 2 or more, each pass reads on a second
      * thread while the caller's interns and counts what it read: the same profile, the
-     * callbacks still on the caller's thread. etl_profile_run_each runs on the caller's alone.
+     * callbacks (progress, etl_profile_run_each's) still on the caller's thread, in the same order.
      */
     unsigned threads;
 } etl_profile_options;

@@ -140,7 +140,7 @@ etl_status etl_export_rows_profile(etl_export_rows *x, etl_reader *r, const etl_
     for (size_t i = 0; i < nt; i++) R.v[i] = (inst){t[i].tid, (uint32_t)i, t[i].start_ts};
     etl_sort(R.v, nt, sizeof *R.v, cmp_inst);
 
-    etl_profile_options o = {.sz = sizeof o, .pid = -1, .tid = -1};
+    etl_profile_options o = {.sz = sizeof o, .pid = -1, .tid = -1, .threads = x->o.threads};
     if (x->o.has_range) {
         o.v0 = x->o.v0;
         o.v1 = x->o.v1 > x->o.v0 ? x->o.v1 : x->o.v0 + 1; /* an empty --range is still a window */

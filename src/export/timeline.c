@@ -561,4 +561,6 @@ void etl_timeline_peek(const etl_timeline *w, etl_timeline_view *v)
     v->has_range = w->o.has_range;
     v->v0 = w->o.v0;
     v->v1 = w->o.v1;
+    v->threads = w->o.threads;
+    v->symbols = w->o.symbols;
 }

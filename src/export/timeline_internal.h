@@ -9,6 +9,8 @@ typedef struct etl_timeline_view {
     bool failed;        /* a write failed */
     bool has_range;
     int64_t v0, v1;
+    unsigned threads;
+    struct etl_symbols *symbols;
 } etl_timeline_view;
 
 /* Writes n bytes, one framed Trace.packet, to the timeline's file. */

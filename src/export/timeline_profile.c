@@ -11,8 +11,10 @@
  * packets. A sample whose stack is new carries, in the same packet, what is new
  * of it: the mappings (one per image, with its path; "Unknown" for code no image
  * holds), the frames (mapping and rel_pc, a function name "ntdll.dll+0x9f8a4" as
- * `etlkit profile` labels it) and the callstack (frame ids, the root first). Every
- * frame has a mapping: trace_processor drops a frame without one, and its stack.
+ * `etlkit profile` labels it, or with symbols "ntdll.dll!RtlUserThreadStart" as its
+ * folded stacks do: the UI's flame graph then merges a function's addresses) and the
+ * callstack (frame ids, the root first). Every frame has a mapping: trace_processor
+ * drops a frame without one, and its stack.
  *
  * The samples come from etl_profile_run_each before the frames can be read
  * (etl_profile_stack_frames works once the run is done), so they wait in a spool
@@ -22,6 +24,7 @@
 #include <string.h>
 #include "etlkit/export.h"
 #include "etlkit/profile.h"
+#include "etlkit/symbols.h"
 #include "base/idmap.h"
 #include "base/spool.h"
 #include "export/pb.h"
@@ -107,6 +110,7 @@ typedef struct prun {
     bool spool_failed;
     /* writing */
     const etl_profile *p;
+    struct etl_symbols *symbols; /* NULL: module+0xoff */
     etl_seqtab frames;       /* (address, image) -> frame iid - 1 */
     uint8_t *mapped;         /* by mapping iid: its Mapping written */
     etl_idmap stacks;        /* stack ids whose Callstack was written */
@@ -147,8 +151,9 @@ static etl_status frame(prun *R, const etl_profile_frame *f, uint64_t *iid)
     *iid = (uint64_t)id + 1;
     if (id < before) return ETL_OK;
     mapping(R, f->image);
-    char label[160];
-    etl_profile_frame_label(R->p, f, label, sizeof label);
+    char label[512];
+    if (R->symbols) etl_symbols_function_label(R->symbols, R->p, f, label, sizeof label);
+    else etl_profile_frame_label(R->p, f, label, sizeof label);
     put_istr(&R->interned, ID_FUNCTION_NAMES, *iid, label);
     uint8_t b[64], *q = b;
     q = pb_uint(q, 1, *iid);
@@ -221,7 +226,8 @@ etl_status etl_timeline_profile(etl_timeline *w, etl_reader *r)
     etl_seqtab_init(&R.frames);
     etl_idmap_init(&R.stacks);
 
-    etl_profile_options o = {.sz = sizeof o, .pid = -1, .tid = -1};
+    R.symbols = v.symbols;
+    etl_profile_options o = {.sz = sizeof o, .pid = -1, .tid = -1, .threads = v.threads};
     if (v.has_range) {
         o.v0 = v.v0;
         o.v1 = v.v1 > v.v0 ? v.v1 : v.v0 + 1; /* an empty --range is still a window */
