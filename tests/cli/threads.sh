@@ -66,7 +66,18 @@ for f in "$dir"/*.etl; do
     # profile: pass 1's walk and pass 2's reading on a second thread, the counting on the caller's
     same "$n profile --json" "$etlkit" profile --json "$f"
     same "$n profile --folded" "$etlkit" profile --folded "$f"
-    same "$n profile --by" "$etlkit" profile --by thread,module,function --range 100ms 700ms "$f" ;;
+    same "$n profile --by" "$etlkit" profile --by thread,module,function --range 100ms 700ms "$f"
+    # the export's tables of the profile (sample, stack, image) and its Perfetto samples
+    set +e
+    for t in 1 2; do
+      "$etlkit" export "$f" --to csv -o "$dir/csv$t" --quiet --threads $t --tables sample,stack,image
+      eval "st$t=\$?"
+    done
+    set -e
+    [ "$st1" = "$st2" ] && [ "$st1" -le 3 ] || fail "$n export csv: exit status $st1 with 1 thread, $st2 with 2"
+    diff -r "$dir/csv1" "$dir/csv2" >/dev/null || fail "$n export csv: the tables with 2 threads differ from 1 thread's"
+    rm -rf "$dir/csv1" "$dir/csv2"
+    checks=$((checks + 1)) ;;
   esac
 done
 echo "threads: $checks outputs the same with 1, 2 and 7 threads"
