@@ -2,18 +2,23 @@
  * wait_stacks.c - waits and ready time by stack (etlkit/schedstacks.h): each row's
  * time charged to its stack, then the stacks' frames folded into a tree of callers
  * (a node per (caller node, label)) or a flat list of functions, sorted for reading.
+ * Each distinct frame is labelled once (the labeller formats, a PDB may be asked)
+ * and each distinct label interned once: a node is then found by two numbers.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/schedstacks.h"
+#include "base/grow.h"
 #include "base/idmap.h"
 #include "base/sat.h"
 #include "base/sort.h"
+#include "stacks/seqtab.h"
+#include "stacks/strtab.h"
 
 #define NIL UINT32_MAX
 
 typedef struct wnode {
-    uint32_t parent, label;   /* label: offset in the arena */
+    uint32_t parent, label;   /* label: offset in labels */
     uint32_t last_stack;      /* flat: the last stack counted (a stack counts once per function) */
     etl_wait_time t;
 } wnode;
@@ -28,9 +33,11 @@ struct etl_wait_stacks {
     uint64_t none_compact;
     wnode *n;                 /* the tree (or functions) being built */
     uint32_t nn, capn;
-    etl_idmap child;          /* hash of (parent, label) -> a node of that hash; collisions probe h + 1, ... */
-    char *arena;
-    size_t narena, caparena;
+    etl_idmap child;          /* parent << 32 | label -> node */
+    etl_seqtab frames;        /* (address, image) -> frame id */
+    uint32_t *frame_label;    /* by frame id: its label */
+    size_t capfl;
+    etl_strtab labels;
     etl_wait_node *view;      /* the built view: n sorted by (parent, time), children as runs */
 };
 
@@ -55,6 +62,8 @@ etl_wait_stacks *etl_wait_stacks_new(etl_sched_stacks *s, bool readying, int64_t
     w->nstacks = s ? etl_sched_stacks_stats_get(s)->stacks : 0;
     w->by_stack = calloc(w->nstacks ? w->nstacks : 1, sizeof *w->by_stack);
     etl_idmap_init(&w->child);
+    etl_seqtab_init(&w->frames);
+    etl_strtab_init(&w->labels);
     if (!w->by_stack) {
         free(w);
         return NULL;
@@ -67,8 +76,10 @@ void etl_wait_stacks_free(etl_wait_stacks *w)
     if (!w) return;
     free(w->by_stack);
     free(w->n);
-    free(w->arena);
     free(w->view);
+    free(w->frame_label);
+    etl_seqtab_free(&w->frames);
+    etl_strtab_free(&w->labels);
     etl_idmap_free(&w->child);
     free(w);
 }
@@ -104,23 +115,12 @@ void etl_wait_stacks_row(etl_wait_stacks *w, const etl_sched_row *row)
     }
 }
 
-static uint64_t label_hash(uint32_t parent, const char *s, size_t n)
+/* The node of (parent, label), made when new (NIL: out of memory). */
+static uint32_t node_of(etl_wait_stacks *w, uint32_t parent, uint32_t label)
 {
-    uint64_t h = 0xcbf29ce484222325ull ^ parent;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    return etl_hash_mix64(h);
-}
-
-/* The node of label under parent, made when new (NIL: out of memory). */
-static uint32_t node_of(etl_wait_stacks *w, uint32_t parent, const char *s, size_t n)
-{
-    uint64_t h = label_hash(parent, s, n);
-    for (;; h++) {
-        uint32_t i = etl_idmap_get(&w->child, h);
-        if (i == ETL_IDMAP_EMPTY) break;
-        const char *l = w->arena + w->n[i].label;
-        if (w->n[i].parent == parent && strlen(l) == n && memcmp(l, s, n) == 0) return i;
-    }
+    uint64_t key = (uint64_t)parent << 32 | label;
+    uint32_t i = etl_idmap_get(&w->child, key);
+    if (i != ETL_IDMAP_EMPTY) return i;
     if (w->nn == w->capn) {
         uint32_t cap = w->capn ? w->capn * 2 : 1024;
         if (cap <= w->capn) return NIL; /* past 2^31 nodes */
@@ -129,20 +129,27 @@ static uint32_t node_of(etl_wait_stacks *w, uint32_t parent, const char *s, size
         w->n = v;
         w->capn = cap;
     }
-    if (w->narena + n + 1 > w->caparena) {
-        size_t cap = w->caparena ? w->caparena * 2 : 65536;
-        while (cap < w->narena + n + 1) cap *= 2;
-        char *p = realloc(w->arena, cap);
-        if (!p) return NIL;
-        w->arena = p;
-        w->caparena = cap;
-    }
-    memcpy(w->arena + w->narena, s, n);
-    w->arena[w->narena + n] = 0;
-    if (etl_idmap_put(&w->child, h, w->nn) != ETL_OK) return NIL;
-    w->n[w->nn] = (wnode){parent, (uint32_t)w->narena, NIL, {0, 0, 0, 0}};
-    w->narena += n + 1;
+    if (etl_idmap_put(&w->child, key, w->nn) != ETL_OK) return NIL;
+    w->n[w->nn] = (wnode){parent, label, NIL, {0, 0, 0, 0}};
     return w->nn++;
+}
+
+/* The label of a frame, made once per distinct frame (*ok false: out of memory). */
+static uint32_t frame_label(etl_wait_stacks *w, const etl_profile_frame *f, etl_frame_label_fn label, void *ctx,
+                            bool *ok)
+{
+    uint64_t key[2] = {f->address, f->image};
+    uint32_t before = w->frames.count, id, off = 0;
+    if (etl_seqtab_intern(&w->frames, key, 2, &id) != ETL_OK) return *ok = false, 0;
+    if (id < before) return w->frame_label[id];
+    uint32_t *g = etl_grow(w->frame_label, &w->capfl, (size_t)id + 1, sizeof *g);
+    if (!g) return *ok = false, 0;
+    w->frame_label = g;
+    char buf[1200];
+    size_t len = label(ctx, f, buf, sizeof buf);
+    if (len >= sizeof buf) len = sizeof buf - 1;
+    if (etl_strtab_add(&w->labels, buf, len, &off) != ETL_OK) return *ok = false, 0;
+    return g[id] = off;
 }
 
 static void time_add(etl_wait_time *x, const etl_wait_time *y)
@@ -184,18 +191,21 @@ etl_status etl_wait_stacks_build(etl_wait_stacks *w, bool flat, etl_frame_label_
 {
     if (!label) label = default_label, ctx = w->s;
     w->nn = 0;
-    w->narena = 0;
     etl_idmap_clear(&w->child);
-    char buf[1200];
+    /* Labels of this labeller only: another build may label otherwise. */
+    etl_seqtab_free(&w->frames);
+    etl_strtab_free(&w->labels);
+    etl_seqtab_init(&w->frames);
+    etl_strtab_init(&w->labels);
+    bool ok = true;
     for (uint32_t id = 0; id < w->nstacks; id++) {
         const etl_wait_time *acc = &w->by_stack[id];
         if (!acc->waits && !acc->readies) continue;
         uint32_t n, parent = NIL;
         const etl_profile_frame *f = etl_sched_stacks_frames(w->s, id, &n);
         for (uint32_t k = n; k-- > 0;) { /* root first */
-            size_t len = label(ctx, &f[k], buf, sizeof buf);
-            if (len >= sizeof buf) len = sizeof buf - 1;
-            uint32_t i = node_of(w, flat ? NIL : parent, buf, len);
+            uint32_t lab = frame_label(w, &f[k], label, ctx, &ok);
+            uint32_t i = ok ? node_of(w, flat ? NIL : parent, lab) : NIL;
             if (i == NIL) return ETL_E_NOMEM;
             if (!flat || w->n[i].last_stack != id) time_add(&w->n[i].t, acc);
             w->n[i].last_stack = id;
@@ -212,7 +222,8 @@ etl_status etl_wait_stacks_build(etl_wait_stacks *w, bool flat, etl_frame_label_
         free(place);
         return ETL_E_NOMEM;
     }
-    for (uint32_t i = 0; i < w->nn; i++) k[i] = (order_key){w->n[i].parent, i, weight(&w->n[i].t), w->arena + w->n[i].label};
+    for (uint32_t i = 0; i < w->nn; i++)
+        k[i] = (order_key){w->n[i].parent, i, weight(&w->n[i].t), etl_strtab_get(&w->labels, w->n[i].label)};
     etl_sort(k, w->nn, sizeof *k, cmp_order);
     for (uint32_t p = 0; p < w->nn; p++) place[k[p].i] = p;
     for (uint32_t p = 0; p < w->nn; p++) v[p] = (etl_wait_node){k[p].label, w->n[k[p].i].t, 0, 0};
