@@ -307,6 +307,14 @@ static void test_labels_without_pdb(void **state)
     etl_symbols_close(s);
 }
 
+/* on_diag's stand-in: the last message in ctx[0..255), how many in ctx[255]. */
+static void count_diag(void *ctx, const etl_diag *d)
+{
+    char *last = ctx;
+    snprintf(last, 255, "%s", d->msg);
+    last[255]++; /* the count, in the buffer's last byte */
+}
+
 #ifndef _WIN32
 /* A stand-in llvm-pdbutil: prints dump_text whatever it is asked, counting its runs in a file. */
 static void fake_tool(char *tool, size_t cap)
@@ -405,12 +413,6 @@ static void test_symbols_store(void **state)
     free(path0);
 }
 
-static void count_diag(void *ctx, const etl_diag *d)
-{
-    char *last = ctx;
-    snprintf(last, 256, "%s", d->msg);
-    last[255]++; /* the count, in the buffer's last byte */
-}
 
 /* A path entry that is not a folder: refused with its name and why, or (lenient) told once and passed over. */
 static void test_symbols_path_check(void **state)
@@ -450,21 +452,107 @@ static void test_symbols_path_check(void **state)
     unsetenv("ETLKIT_SYMBOL_PATH");
 }
 
+#endif
+
+
+/* ------------------------------------ a silent child: this program, on both systems */
+
+static const char *self; /* this program as it was started: the spawn tests run it again as their child */
+
+#ifdef _WIN32
+__declspec(dllimport) void __stdcall Sleep(unsigned long ms);
+static void nap(unsigned ms)
+{
+    Sleep(ms);
+}
+static void set_env(const char *name, const char *value)
+{
+    _putenv_s(name, value ? value : ""); /* "" removes it */
+}
+#else
+static void nap(unsigned ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
+    while (nanosleep(&t, &t) != 0) {}
+}
+static void set_env(const char *name, const char *value)
+{
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+}
+#endif
+
+/*
+ * The child modes (main's): "--child print" writes abc, then def 0.2 s later; "--child hang" writes x, then
+ * nothing for 30 s; as llvm-pdbutil ("dump ..."), nothing for 30 s.
+ */
+static int child_main(int argc, char **argv)
+{
+    const char *mode = strcmp(argv[1], "dump") == 0 ? "silent" : argc > 2 ? argv[2] : "";
+    if (!strcmp(mode, "print")) {
+        fputs("abc", stdout);
+        fflush(stdout);
+        nap(200);
+        fputs("def", stdout);
+        return 0;
+    }
+    if (!strcmp(mode, "hang")) {
+        fputs("x", stdout);
+        fflush(stdout);
+    } else if (strcmp(mode, "silent")) {
+        return 2;
+    }
+    nap(30000);
+    return 0;
+}
+
+/* The platform's child: its output read in full; a silent one killed at the limit (ETIMEDOUT) and reaped. */
+static void test_spawn_idle_limit(void **state)
+{
+    (void)state;
+    const char *print[] = {self, "--child", "print", NULL};
+    etl_child *c = etl_spawn_read(print, 10000);
+    assert_non_null(c);
+    char buf[16];
+    size_t n = 0;
+    long k;
+    while (n < sizeof buf && (k = etl_child_read(c, buf + n, sizeof buf - n)) > 0) n += (size_t)k;
+    assert_int_equal(k, 0);
+    assert_int_equal(n, 6);
+    assert_memory_equal(buf, "abcdef", 6);
+    assert_int_equal(etl_child_wait(c), 0);
+
+    const char *hang[] = {self, "--child", "hang", NULL};
+    c = etl_spawn_read(hang, 1000);
+    assert_non_null(c);
+    time_t t0 = time(NULL);
+    assert_int_equal(etl_child_read(c, buf, sizeof buf), 1);
+    errno = 0;
+    assert_int_equal(etl_child_read(c, buf, sizeof buf), -1);
+    assert_int_equal(errno, ETIMEDOUT);
+    assert_int_equal(etl_child_wait(c), -1);
+    assert_true(time(NULL) - t0 <= 10);
+
+    const char *none[] = {"/nonexistent/tool", NULL};
+    errno = 0;
+    assert_null(etl_spawn_read(none, 0));
+    assert_int_equal(errno, ENOENT);
+}
+
 /* An llvm-pdbutil that writes nothing: stopped after the limit, the PDB unreadable, said once naming it. */
 static void test_symbols_timeout(void **state)
 {
     (void)state;
-    char tool[600], dir[700], path[800], mk[800];
-    snprintf(tool, sizeof tool, "%s/hang-pdbutil", tmpdir);
-    static const char script[] = "#!/bin/sh\nexec sleep 30\n";
-    write_file(tool, script, sizeof script - 1);
-    assert_int_equal(chmod(tool, 0755), 0);
-    setenv("ETLKIT_LLVM_PDBUTIL", tool, 1);
+    char dir[700], path[800];
+    snprintf(dir, sizeof dir, "%s/hstore", tmpdir);
+    assert_int_equal(etl_mkdir(dir), 0);
+    snprintf(dir, sizeof dir, "%s/hstore/app.pdb", tmpdir);
+    assert_int_equal(etl_mkdir(dir), 0);
     snprintf(dir, sizeof dir, "%s/hstore/app.pdb/158583E67B60970B4C4C44205044422E3", tmpdir);
-    snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);
-    assert_int_equal(system(mk), 0);
+    assert_int_equal(etl_mkdir(dir), 0);
     snprintf(path, sizeof path, "%s/app.pdb", dir);
     write_file(path, "x", 1);
+    set_env("ETLKIT_LLVM_PDBUTIL", self); /* as llvm-pdbutil it writes nothing */
     snprintf(dir, sizeof dir, "%s/hstore", tmpdir);
     char last[256] = {0};
     etl_symbols_options o = {.sz = sizeof o, .path = dir, .timeout_s = 1, .on_diag = count_diag, .diag_ctx = last};
@@ -479,7 +567,7 @@ static void test_symbols_timeout(void **state)
         etl_symbols_label(s, &app, 0x180001024ull, ETL_SYMBOLS_OFFSET, out, sizeof out);
         assert_string_equal(out, "app.dll+0x1024");
     }
-    assert_true(time(NULL) - t0 <= 5);
+    assert_true(time(NULL) - t0 <= 10);
     assert_int_equal(last[255], 1);
     last[255] = 0;
     char want[900];
@@ -490,50 +578,16 @@ static void test_symbols_timeout(void **state)
     assert_string_equal(why, "PDB unreadable");
     etl_symbols_close(s);
     /* a limit that is no number: told, the default kept */
-    setenv("ETLKIT_SYMBOL_TIMEOUT", "2x", 1);
+    set_env("ETLKIT_SYMBOL_TIMEOUT", "2x");
     o.timeout_s = 0;
     assert_int_equal(etl_symbols_open_with(&o, &s, NULL), ETL_OK);
     assert_int_equal(last[255], 1);
     last[255] = 0;
     assert_string_equal(last, "ETLKIT_SYMBOL_TIMEOUT: '2x' is not a whole number of seconds from 1 to 1000000: 120 s");
     etl_symbols_close(s);
-    unsetenv("ETLKIT_SYMBOL_TIMEOUT");
-    unsetenv("ETLKIT_LLVM_PDBUTIL");
+    set_env("ETLKIT_SYMBOL_TIMEOUT", NULL);
+    set_env("ETLKIT_LLVM_PDBUTIL", NULL);
 }
-
-/* The platform's child: its output read in full; a silent one killed at the limit (ETIMEDOUT) and reaped. */
-static void test_spawn_idle_limit(void **state)
-{
-    (void)state;
-    const char *echo[] = {"sh", "-c", "printf abc; sleep 0.2; printf def", NULL};
-    etl_child *c = etl_spawn_read(echo, 5000);
-    assert_non_null(c);
-    char buf[16];
-    size_t n = 0;
-    long k;
-    while ((k = etl_child_read(c, buf + n, sizeof buf - n)) > 0) n += (size_t)k;
-    assert_int_equal(k, 0);
-    assert_memory_equal(buf, "abcdef", 6);
-    assert_int_equal(n, 6);
-    assert_int_equal(etl_child_wait(c), 0);
-
-    const char *hang[] = {"sh", "-c", "printf x; exec sleep 30", NULL};
-    c = etl_spawn_read(hang, 300);
-    assert_non_null(c);
-    time_t t0 = time(NULL);
-    assert_int_equal(etl_child_read(c, buf, sizeof buf), 1);
-    errno = 0;
-    assert_int_equal(etl_child_read(c, buf, sizeof buf), -1);
-    assert_int_equal(errno, ETIMEDOUT);
-    assert_int_equal(etl_child_wait(c), -1);
-    assert_true(time(NULL) - t0 <= 5);
-
-    const char *none[] = {"/nonexistent/tool", NULL};
-    errno = 0;
-    assert_null(etl_spawn_read(none, 0));
-    assert_int_equal(errno, ENOENT);
-}
-#endif
 
 static int setup(void **state)
 {
@@ -554,8 +608,13 @@ static int teardown(void **state)
 #endif
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && (!strcmp(argv[1], "--child") || !strcmp(argv[1], "dump"))) return child_main(argc, argv);
+    /* this program, by a name that holds a folder (Windows' spawn never searches the current one) */
+    static char me[1024];
+    snprintf(me, sizeof me, "%s%s", strpbrk(argv[0], "/\\") ? "" : "./", argv[0]);
+    self = me;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pdb_table),
         cmocka_unit_test(test_pdb_table_damaged),
@@ -565,9 +624,9 @@ int main(void)
 #ifndef _WIN32
         cmocka_unit_test(test_symbols_store),
         cmocka_unit_test(test_symbols_path_check),
+#endif
         cmocka_unit_test(test_symbols_timeout),
         cmocka_unit_test(test_spawn_idle_limit),
-#endif
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
