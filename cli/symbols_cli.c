@@ -18,6 +18,8 @@ static void on_diag(void *ctx, const etl_diag *d)
     (void)ctx;
     if (diag_to.opening && d->status == ETL_E_IO)
         fprintf(stderr, "%s %s: %s: %s (passed over)\n", prog, diag_to.cmd, diag_to.opening, d->msg);
+    else if (d->status == ETL_E_INVALID_ARG) /* the message names its variable */
+        fprintf(stderr, "%s %s: %s\n", prog, diag_to.cmd, d->msg);
     else
         fprintf(stderr, "%s %s: symbols: %s\n", prog, diag_to.cmd, d->msg);
 }

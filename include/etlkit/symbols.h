@@ -65,7 +65,12 @@ typedef struct etl_symbols_options {
      * through on_diag), else 120. At most 1000000.
      */
     unsigned timeout_s;
-    etl_diag_fn on_diag;    /* as it happens: the entries passed over, a PDB whose llvm-pdbutil was stopped */
+    /*
+     * As it happens: ETL_E_IO for an entry passed over ("ENTRY: reason", while opening) or a PDB
+     * whose llvm-pdbutil was stopped ("PDB: ..."); ETL_E_INVALID_ARG for an ETLKIT_SYMBOL_TIMEOUT
+     * that is no limit ("ETLKIT_SYMBOL_TIMEOUT: ..."). May be NULL.
+     */
+    etl_diag_fn on_diag;
     void *diag_ctx;
 } etl_symbols_options;
 

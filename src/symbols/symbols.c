@@ -112,10 +112,10 @@ struct etl_symbols {
 };
 
 /* A problem told through on_diag (nothing without one). */
-static void tell(const etl_symbols *s, const char *fmt, ...)
+static void tell(const etl_symbols *s, etl_status st, const char *fmt, ...)
 {
     if (!s->on_diag) return;
-    etl_diag d = {ETL_E_IO, UINT64_MAX, ""};
+    etl_diag d = {st, UINT64_MAX, ""};
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(d.msg, sizeof d.msg, fmt, ap);
@@ -207,7 +207,7 @@ static etl_status check_dirs(etl_symbols *s, bool lenient, etl_diag *diag)
             }
             return ETL_E_IO;
         }
-        tell(s, "%s: %s", s->dirs[i], strerror(e));
+        tell(s, ETL_E_IO, "%s: %s", s->dirs[i], strerror(e));
         free(s->dirs[i]);
     }
     s->ndirs = k;
@@ -224,7 +224,7 @@ static unsigned env_timeout(const etl_symbols *s)
     errno = 0;
     unsigned long n = isdigit((unsigned char)*v) ? strtoul(v, &end, 10) : 0;
     if (n >= 1 && n <= MAX_S && !errno && !*end) return (unsigned)n;
-    tell(s, "ETLKIT_SYMBOL_TIMEOUT: '%s' is not a whole number of seconds from 1 to %d: %d s", v, MAX_S, DEFAULT_S);
+    tell(s, ETL_E_INVALID_ARG, "ETLKIT_SYMBOL_TIMEOUT: '%s' is not a whole number of seconds from 1 to %d: %d s", v, MAX_S, DEFAULT_S);
     return DEFAULT_S;
 }
 
@@ -452,7 +452,7 @@ static enum mstate read_pdb(etl_symbols *s, const char *path, pdb_table *t)
         if (src.err == ETIMEDOUT) { /* a hung tool: this PDB unreadable, and said once */
             s->tool = tool;
             pdb_table_free(t);
-            tell(s, "%s: llvm-pdbutil wrote nothing for %u s and was stopped: its frames stay module+offset "
+            tell(s, ETL_E_IO, "%s: llvm-pdbutil wrote nothing for %u s and was stopped: its frames stay module+offset "
                     "(ETLKIT_SYMBOL_TIMEOUT sets the limit)", path, s->timeout_s);
             return M_BAD;
         }

@@ -256,7 +256,7 @@ expect "a hung llvm-pdbutil: app.dll counted as without symbols (PDB unreadable)
   grep -q 'without symbols: .*app\.dll.*PDB unreadable' "$tmp/hang.err"
 ETLKIT_SYMBOL_TIMEOUT=soon "$etlkit" profile "$tmp/t.etl" --folded --symbols "$path" > "$tmp/t.badenv" 2> "$tmp/t.badenv.err"
 same "ETLKIT_SYMBOL_TIMEOUT that is no number: names all the same" "$tmp/t.folded" "$tmp/t.badenv"
-expect "ETLKIT_SYMBOL_TIMEOUT that is no number: one line says so" grep -q "ETLKIT_SYMBOL_TIMEOUT: 'soon' is not" "$tmp/t.badenv.err"
+expect "ETLKIT_SYMBOL_TIMEOUT that is no number: one line says so" grep -q "^etlkit profile: ETLKIT_SYMBOL_TIMEOUT: 'soon' is not a whole number of seconds from 1 to 1000000: 120 s\$" "$tmp/t.badenv.err"
 
 # ---- 8. The scheduler's stacks (switches, waits --by, waitchain) named the same way, checked against the
 # truth's CSwitch and ReadyThread walks by sched_stacks_check.py --names (app.dll and pe.dll frames
