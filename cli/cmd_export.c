@@ -193,6 +193,11 @@ static int export_dataset(const char *const *files, size_t n, const char *to_nam
     if (trace_id) return cli_usage_error("export", "--trace-id names one trace: with several FILEs each one's ID is "
                                          "its base name");
     if (strcmp(out, "-") == 0) return cli_usage_error("export", "a dataset needs a directory, not standard output");
+    /* The symbol path checked once, before any trace is read (each trace then opens its own). */
+    etl_symbols *check = NULL;
+    int rc = cli_symbols_open("export", symbols, &check);
+    if (rc != EXIT_OK) return rc;
+    etl_symbols_close(check);
     cli_dataset_args da = {.out = out, .format = to_name, .tables = tables, .jobs = jobs, .resume = resume != 0,
                            .force = force != 0, .quiet = a->quiet != 0, .has_range = a->has_range != 0,
                            .v0 = a->v0, .v1 = a->v1, .bias = a->bias,
@@ -286,13 +291,20 @@ int cmd_export(int argc, char **argv)
     a.on_ready = x_ready;
     rep_run run;
     int tabular = to == TO_SQLITE || to == TO_CSV || to == TO_PARQUET;
+    /* the stack table's symbol path, before the trace is read: a folder that is not there fails here */
+    if (tabular && (rc = cli_symbols_open("export", symbols, &syms)) != EXIT_OK) {
+        out_discard(&op);
+        return rc;
+    }
     rc = rep_run_open(&run, &a, tabular ? x_row : NULL, &x, x_event);
     if (rc != EXIT_OK) {
+        etl_symbols_close(syms);
         out_discard(&op);
         return rc;
     }
     FILE *f = to_stdout ? stdout : NULL;
     if (!to_stdout && (rc = out_create("export", &op, to == TO_PERFETTO || to == TO_FTRACE ? &f : NULL)) != EXIT_OK) {
+        etl_symbols_close(syms);
         out_discard(&op);
         rep_run_close(&run);
         return rc;
@@ -325,10 +337,14 @@ int cmd_export(int argc, char **argv)
             xo.ctx = to == TO_CSV ? (void *)op.csv : (void *)op.pq;
         }
         /* the symbols' pass only when the stack table will be filled: samples or the switches' stacks */
-        if (!fail && (etl_export_profile_logged(run.in.reader) || etl_sched_stacks_logged(run.in.reader)) &&
-            cli_symbols_open("export", symbols, run.in.reader, &syms) != EXIT_OK) {
-            fail = 1;
-            run.told = true;
+        if (!fail && (etl_export_profile_logged(run.in.reader) || etl_sched_stacks_logged(run.in.reader))) {
+            if (cli_symbols_scan("export", syms, run.in.reader) != EXIT_OK) {
+                fail = 1;
+                run.told = true;
+            }
+        } else { /* no frame to name: no symbol column, as without a path */
+            etl_symbols_close(syms);
+            syms = NULL;
         }
         xo.symbols = syms;
         if (!fail && etl_export_rows_open(clk, &xo, &x.tab) != ETL_OK) fail = 1;

@@ -521,9 +521,16 @@ int cmd_profile(int argc, char **argv)
         return cli_usage_error("profile", "--butterfly: '%s' is not a function as profile prints it (module+0xOFFSET)",
                                g.butterfly);
 
-    cli_input in;
-    int rc = cli_open(&in, g.a.path, g.a.quiet);
+    /* the symbol path before the trace: a folder that is not there fails here, at no cost */
+    int rc = cli_symbols_open("profile", g.symbols, &syms);
     if (rc != EXIT_OK) return rc;
+    cli_input in;
+    rc = cli_open(&in, g.a.path, g.a.quiet);
+    if (rc != EXIT_OK) {
+        etl_symbols_close(syms);
+        syms = NULL;
+        return rc;
+    }
     cli_progress bar;
     cli_progress_start(&bar, 2 * etl_reader_file_size(in.reader));
     char *e;
@@ -543,7 +550,9 @@ int cmd_profile(int argc, char **argv)
     etl_profile p;
     etl_status st = etl_profile_run(in.reader, &o, &p);
     cli_progress_end(&bar);
-    if (st == ETL_OK && (rc = cli_symbols_open("profile", g.symbols, in.reader, &syms)) != EXIT_OK) {
+    if (st == ETL_OK && (rc = cli_symbols_scan("profile", syms, in.reader)) != EXIT_OK) {
+        etl_symbols_close(syms);
+        syms = NULL;
         etl_profile_free(&p);
         cli_close(&in, NULL);
         return rc;

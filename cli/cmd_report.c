@@ -116,14 +116,23 @@ int cmd_report(int argc, char **argv)
             return ck == ETL_E_INVALID_ARG ? EXIT_USAGE : EXIT_IO;
         }
     }
+    /* The symbol path too: a folder that is not there fails before the trace is read. */
+    etl_symbols *syms = NULL;
+    int rc = cli_symbols_open("report", o.symbols, &syms);
+    if (rc != EXIT_OK) {
+        etl_outfile_discard(&of);
+        return rc;
+    }
     rctx *c = calloc(1, sizeof *c);
     if (!c) {
+        etl_symbols_close(syms);
         etl_outfile_discard(&of);
         return EXIT_IO;
     }
     rep_run run;
-    int rc = rep_run_open(&run, &a, on_row, c, on_event);
+    rc = rep_run_open(&run, &a, on_row, c, on_event);
     if (rc != EXIT_OK) {
+        etl_symbols_close(syms);
         free(c);
         etl_outfile_discard(&of);
         return rc;
@@ -132,6 +141,7 @@ int cmd_report(int argc, char **argv)
     FILE *f = stdout;
     if (!to_stdout && etl_outfile_create(&of, &f, &d) != ETL_OK) {
         fprintf(stderr, "%s report: %s\n", prog, d.msg);
+        etl_symbols_close(syms);
         rep_run_close(&run);
         free(c);
         etl_outfile_discard(&of);
@@ -174,6 +184,7 @@ int cmd_report(int argc, char **argv)
                                 .ncpu = etl_reader_cpu_count(r)};
     if (etl_usage_init(&c->u, run.model, &uo) != ETL_OK) {
         fprintf(stderr, "%s report: out of memory\n", prog);
+        etl_symbols_close(syms);
         rep_run_close(&run);
         etl_summary_free(&fa);
         free(c);
@@ -215,6 +226,7 @@ int cmd_report(int argc, char **argv)
         etl_usage_free(&c->u);
         free(c);
         etl_summary_free(&fa);
+        etl_symbols_close(syms);
         rep_run_close(&run);
         if (!to_stdout) fclose(f);
         etl_outfile_discard(&of);
@@ -268,8 +280,13 @@ int cmd_report(int argc, char **argv)
         prof_st = etl_profile_run(r, &pro, &prof);
         if (prof_st == ETL_OK && prof.samples) pg.prof = &prof;
         /* the flame graph's frames by function name: the symbols' one pass, only for a page that has one */
-        if (pg.prof && cli_symbols_open("report", o.symbols, r, &pg.syms) != EXIT_OK) prof_st = ETL_E_IO;
+        if (pg.prof) {
+            pg.syms = syms;
+            syms = NULL;
+            if (cli_symbols_scan("report", pg.syms, r) != EXIT_OK) prof_st = ETL_E_IO;
+        }
     }
+    etl_symbols_close(syms); /* a page with no flame graph names no frame */
 
     etl_status st = ETL_OK;
     int bad = 0, err = 0;

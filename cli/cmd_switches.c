@@ -470,10 +470,15 @@ int cmd_switches(int argc, char **argv)
     if (pr != CLI_OPTS_RUN) return pr;
     if (symbols && a.format == FMT_TEXT)
         return cli_usage_error("switches", "--symbols names the stack columns of --csv and --json");
+    /* The stack columns' symbol path (CSV, JSON), before the trace is read: a folder not there fails here. */
+    etl_symbols *sym = NULL;
+    int rc = a.format != FMT_TEXT ? cli_symbols_open("switches", symbols, &sym) : EXIT_OK;
+    if (rc != EXIT_OK) return rc;
     ctx *c = calloc(1, sizeof *c);
     char *chunk = malloc(CHUNK + ROW_MAX);
     if (!c || !chunk) {
         fprintf(stderr, "%s switches: out of memory\n", prog);
+        etl_symbols_close(sym);
         free(c);
         free(chunk);
         return EXIT_IO;
@@ -486,16 +491,16 @@ int cmd_switches(int argc, char **argv)
         c->jklen[i] = (uint8_t)snprintf(c->jkey[i], sizeof c->jkey[i], "\"%s\":", cols[i].key);
     rep_run run;
     c->run = &run;
-    int rc = rep_run_open(&run, &a, on_row, c, NULL);
+    rc = rep_run_open(&run, &a, on_row, c, NULL);
     if (rc != EXIT_OK) {
+        etl_symbols_close(sym);
         free(c);
         free(chunk);
         return rc;
     }
     /* The stack columns (CSV, JSON) when the trace walks stacks at its CSwitch or ReadyThread events. */
-    etl_symbols *sym = NULL;
     if (a.format != FMT_TEXT) {
-        rc = cli_sched_stacks_open("switches", symbols, run.in.reader, ETL_SYMBOLS_OFFSET, &c->stacks, &sym);
+        rc = cli_sched_stacks_open("switches", run.in.reader, ETL_SYMBOLS_OFFSET, &c->stacks, &sym);
         if (rc != EXIT_OK) {
             free(c);
             free(chunk);

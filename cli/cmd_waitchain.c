@@ -607,9 +607,14 @@ int cmd_waitchain(int argc, char **argv)
     a.process = NULL;
     a.thread = -1;
 
+    /* the symbol path before the trace is read: a folder that is not there fails here */
+    etl_symbols *sym = NULL;
+    int orc = cli_symbols_open("waitchain", symbols, &sym);
+    if (orc != EXIT_OK) return orc;
     etl_chain c;
     if (etl_chain_init(&c, &co) != ETL_OK) {
         fprintf(stderr, "%s waitchain: out of memory\n", prog);
+        etl_symbols_close(sym);
         return EXIT_IO;
     }
     int status = EXIT_OK;
@@ -621,6 +626,7 @@ int cmd_waitchain(int argc, char **argv)
     while (etl_chain_next_pass(&c)) {
         int rc = rep_run_open(&run, &a, etl_chain_row, &c, NULL);
         if (rc != EXIT_OK) {
+            etl_symbols_close(sym);
             etl_chain_free(&c);
             return rc;
         }
@@ -636,6 +642,7 @@ int cmd_waitchain(int argc, char **argv)
         a.quiet = 1; /* the first pass said what was wrong with the input */
         if (st != ETL_OK) {
             fprintf(stderr, "%s waitchain: out of memory\n", prog);
+            etl_symbols_close(sym);
             rep_run_close(&run);
             etl_chain_free(&c);
             return EXIT_IO;
@@ -649,13 +656,13 @@ int cmd_waitchain(int argc, char **argv)
     }
     int rc = EXIT_OK;
     if (c.status != ETL_CHAIN_OK) {
+        etl_symbols_close(sym); /* no chain, no frames to name */
         explain(&run, &a, &c, &co, who);
         rc = EXIT_NOTHING;
     } else {
         /* The stacks of the waits, when the trace walks them: two more passes, before the answer. */
         etl_sched_stacks *stk = NULL;
-        etl_symbols *sym = NULL;
-        int src = cli_sched_stacks_open("waitchain", symbols, run.in.reader, ETL_SYMBOLS_OFFSET, &stk, &sym);
+        int src = cli_sched_stacks_open("waitchain", run.in.reader, ETL_SYMBOLS_OFFSET, &stk, &sym);
         if (src != EXIT_OK) status = src; /* told; the chain without stacks */
         out o = {&c, run.model, stk, frames, sym};
         if (a.format == FMT_JSON) print_json(&run, &o);

@@ -301,12 +301,18 @@ static int waits_by_stack(const rep_args *a, int readying, int flat, const char 
 {
     rep_run run;
     by_ctx c = {NULL, a, &run};
-    int rc = rep_run_open(&run, a, by_row, &c, NULL);
-    if (rc != EXIT_OK) return rc;
-    etl_sched_stacks *s = NULL;
+    /* the symbol path before the trace is read: a folder that is not there fails here */
     etl_symbols *sym = NULL;
+    int rc = cli_symbols_open("waits", symbols, &sym);
+    if (rc != EXIT_OK) return rc;
+    rc = rep_run_open(&run, a, by_row, &c, NULL);
+    if (rc != EXIT_OK) {
+        etl_symbols_close(sym);
+        return rc;
+    }
+    etl_sched_stacks *s = NULL;
     /* A function's frames are one node with symbols (no offset): the tree and the list go by function. */
-    rc = cli_sched_stacks_open("waits", symbols, run.in.reader, 0, &s, &sym);
+    rc = cli_sched_stacks_open("waits", run.in.reader, 0, &s, &sym);
     if (rc == EXIT_OK && !(c.w = etl_wait_stacks_new(s, readying, a->v0, a->has_range ? a->v1 : a->v0))) {
         fprintf(stderr, "%s waits: %s: stacks: out of memory\n", prog, a->path);
         rc = EXIT_IO;

@@ -3,38 +3,78 @@
 
 #include <stdlib.h>
 
-int cli_symbols_open(const char *cmd, const char *path, etl_reader *r, etl_symbols **out)
+/*
+ * The library's diagnostics, one line each as they happen: while the path is opened, an
+ * entry passed over (ETL_E_IO) names where the path came from; later, a stopped llvm-pdbutil.
+ * One command runs per process: its one symbolizer's context can be static.
+ */
+static struct {
+    const char *cmd;
+    const char *opening; /* the path's source while it is opened, NULL after */
+} diag_to;
+
+static void on_diag(void *ctx, const etl_diag *d)
+{
+    (void)ctx;
+    if (diag_to.opening && d->status == ETL_E_IO)
+        fprintf(stderr, "%s %s: %s: %s (passed over)\n", prog, diag_to.cmd, diag_to.opening, d->msg);
+    else if (d->status == ETL_E_INVALID_ARG) /* the message names its variable */
+        fprintf(stderr, "%s %s: %s\n", prog, diag_to.cmd, d->msg);
+    else
+        fprintf(stderr, "%s %s: symbols: %s\n", prog, diag_to.cmd, d->msg);
+}
+
+int cli_symbols_open(const char *cmd, const char *path, etl_symbols **out)
 {
     *out = NULL;
+    /* --symbols is this run's: a folder that is not there fails it; the environment's is every run's: a warning */
+    bool given = path != NULL;
     if (!path) path = getenv("ETLKIT_SYMBOL_PATH");
     if (!path || !*path) return EXIT_OK;
-    etl_symbols *s = NULL;
-    etl_status st = etl_symbols_open(path, &s);
-    if (st == ETL_OK) st = etl_symbols_scan(s, r);
+    diag_to.cmd = cmd;
+    diag_to.opening = given ? "--symbols" : "ETLKIT_SYMBOL_PATH";
+    etl_symbols_options o = {.sz = sizeof o, .path = path, .lenient = !given, .on_diag = on_diag};
+    etl_diag d = {0};
+    etl_status st = etl_symbols_open_with(&o, out, &d);
+    diag_to.opening = NULL;
     if (st != ETL_OK) {
-        etl_symbols_close(s);
-        fprintf(stderr, "%s %s: symbols: %s\n", prog, cmd, etl_status_str(st));
+        fprintf(stderr, "%s %s: %s: %s\n", prog, cmd, given ? "--symbols" : "ETLKIT_SYMBOL_PATH",
+                d.msg[0] ? d.msg : etl_status_str(st));
         return EXIT_IO;
     }
-    *out = s;
     return EXIT_OK;
 }
 
-int cli_sched_stacks_open(const char *cmd, const char *path, etl_reader *r, unsigned flags, etl_sched_stacks **out,
-                          etl_symbols **sym)
+int cli_symbols_scan(const char *cmd, etl_symbols *s, etl_reader *r)
+{
+    if (!s) return EXIT_OK;
+    etl_status st = etl_symbols_scan(s, r);
+    if (st == ETL_OK) return EXIT_OK;
+    fprintf(stderr, "%s %s: symbols: %s\n", prog, cmd, etl_status_str(st));
+    return EXIT_IO;
+}
+
+int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned flags, etl_sched_stacks **out, etl_symbols **sym)
 {
     *out = NULL;
-    *sym = NULL;
-    if (!etl_sched_stacks_logged(r)) return EXIT_OK;
+    if (!etl_sched_stacks_logged(r)) { /* no frames to name */
+        etl_symbols_close(*sym);
+        *sym = NULL;
+        return EXIT_OK;
+    }
     etl_status st = etl_sched_stacks_build(r, out);
+    int rc = EXIT_OK;
     if (st != ETL_OK) {
         fprintf(stderr, "%s %s: stacks: %s\n", prog, cmd, etl_status_str(st));
-        return EXIT_IO;
+        rc = EXIT_IO;
+    } else {
+        rc = cli_symbols_scan(cmd, *sym, r);
     }
-    int rc = cli_symbols_open(cmd, path, r, sym);
     if (rc != EXIT_OK) {
         etl_sched_stacks_free(*out);
         *out = NULL;
+        etl_symbols_close(*sym);
+        *sym = NULL;
         return rc;
     }
     if (*sym) etl_sched_stacks_set_symbols(*out, *sym, flags);

@@ -17,19 +17,23 @@
 #define CLI_SYMBOLS_OPT(dst) CLI_STRING("symbols", 0, "PATH", CLI_SYMBOLS_HELP, "a list of folders", dst)
 
 /*
- * The symbolizer for path (--symbols' value; NULL: $ETLKIT_SYMBOL_PATH, and
- * none when that is unset or empty: *out NULL) with the trace's debug identities
- * learnt from r. EXIT_OK, or the exit status after one line on stderr.
+ * The symbolizer for path (--symbols' value; NULL: $ETLKIT_SYMBOL_PATH, and none
+ * when that is unset or empty: *out NULL), opened before the trace is read: an
+ * entry of --symbols that is not an existing folder fails the command (EXIT_IO,
+ * one line naming it and why), one of ETLKIT_SYMBOL_PATH is a warning line and
+ * passed over. EXIT_OK, or the exit status after one line on stderr.
  */
-int cli_symbols_open(const char *cmd, const char *path, etl_reader *r, etl_symbols **out);
+int cli_symbols_open(const char *cmd, const char *path, etl_symbols **out);
+/* Learns the trace's debug identities (s NULL: nothing). EXIT_OK, or EXIT_IO after one line on stderr. */
+int cli_symbols_scan(const char *cmd, etl_symbols *s, etl_reader *r);
 /*
  * The scheduler's stacks of r (etlkit/schedstacks.h) when the trace walks them
- * (*out NULL otherwise: nothing read), their frames named through the symbols of
- * path as cli_symbols_open finds them (*sym NULL without), flags as
- * etl_symbols_label takes them. EXIT_OK, or the exit status after one line on stderr.
+ * (*out NULL otherwise: nothing read), their frames named through *sym (as
+ * cli_symbols_open opened it; NULL: none), flags as etl_symbols_label takes them.
+ * *sym is scanned here, or closed and NULL when there are no stacks or on failure.
+ * EXIT_OK, or the exit status after one line on stderr.
  */
-int cli_sched_stacks_open(const char *cmd, const char *path, etl_reader *r, unsigned flags, etl_sched_stacks **out,
-                          etl_symbols **sym);
+int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned flags, etl_sched_stacks **out, etl_symbols **sym);
 /* Tells stderr what is missing ("2 modules without symbols: ..."), then closes s (NULL: nothing). */
 void cli_symbols_close(etl_symbols *s);
 /* The JSON key "symbols": the modules without symbols, the round trips (nothing when s is NULL). */

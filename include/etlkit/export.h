@@ -273,7 +273,11 @@ typedef struct etl_dataset_options {
     int bias;                 /* StateWr bias for compact batches (etl_sched_source_options); 0 or less: from the OS build */
     void (*on_trace)(void *ctx, const etl_dataset_trace *t);
     void *ctx;
-    const char *symbols;      /* a symbol path (etlkit/symbols.h) for the stack table's symbol column; NULL: none */
+    /*
+     * A symbol path (etlkit/symbols.h) for the stack table's symbol column; NULL: none. Its entries
+     * that are not folders are passed over: check it first (etl_symbols_open_with) to refuse or tell them.
+     */
+    const char *symbols;
 } etl_dataset_options;
 
 typedef struct etl_dataset_result {

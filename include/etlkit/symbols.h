@@ -41,11 +41,44 @@ typedef struct etl_symbols etl_symbols;
 /*
  * A symbolizer over path: folders separated by ';' (as _NT_SYMBOL_PATH; on POSIX
  * ':' too when the path holds no ';'); in an _NT_SYMBOL_PATH element such as
- * "srv*C:\cache*https://host" only the local folders count. path NULL: the
- * environment's ETLKIT_SYMBOL_PATH (none: no folders, every frame module+offset).
- * ETL_E_NOMEM.
+ * "srv*C:\cache*https://host" only the local folders count; empty entries are
+ * passed over. path NULL: the environment's ETLKIT_SYMBOL_PATH (none: no folders,
+ * every frame module+offset). A path given here must name folders that exist:
+ * ETL_E_IO otherwise (etl_symbols_open_with says which and why); one of the
+ * environment's that does not is passed over. ETL_E_NOMEM.
  */
 ETL_API etl_status etl_symbols_open(const char *path, etl_symbols **out);
+
+typedef struct etl_symbols_options {
+    size_t sz;              /* sizeof(etl_symbols_options): lets the struct grow */
+    const char *path;       /* the folders, as etl_symbols_open takes them; NULL: $ETLKIT_SYMBOL_PATH */
+    /*
+     * An entry that is not an existing folder: false, the open fails (ETL_E_IO, diag
+     * "ENTRY: reason"); true (a path set once for all runs, as the environment's), it is
+     * told through on_diag (ETL_E_IO, "ENTRY: reason") and passed over.
+     */
+    bool lenient;
+    /*
+     * The longest llvm-pdbutil may write nothing, in seconds; past it, it is killed and
+     * its PDB unreadable (on_diag says so, naming the PDB and the limit). 0: the
+     * environment's ETLKIT_SYMBOL_TIMEOUT (whole seconds above 0; anything else told
+     * through on_diag), else 120. At most 1000000.
+     */
+    unsigned timeout_s;
+    /*
+     * As it happens: ETL_E_IO for an entry passed over ("ENTRY: reason", while opening) or a PDB
+     * whose llvm-pdbutil was stopped ("PDB: ..."); ETL_E_INVALID_ARG for an ETLKIT_SYMBOL_TIMEOUT
+     * that is no limit ("ETLKIT_SYMBOL_TIMEOUT: ..."). May be NULL.
+     */
+    etl_diag_fn on_diag;
+    void *diag_ctx;
+} etl_symbols_options;
+
+/*
+ * etl_symbols_open with options (o NULL: as etl_symbols_open(NULL, out)); a refusal's
+ * reason in diag (may be NULL). ETL_E_IO, ETL_E_NOMEM.
+ */
+ETL_API etl_status etl_symbols_open_with(const etl_symbols_options *o, etl_symbols **out, etl_diag *diag);
 ETL_API void etl_symbols_close(etl_symbols *s);
 
 /* Learns every DbgID_RSDS event of the trace (one pass in file order). ETL_E_NOMEM; an iterator's error. */

@@ -131,13 +131,25 @@ const char *etl_path_base(const char *path);
 
 /*
  * A program run with its standard output read through a pipe (the symbolizer's
- * llvm-pdbutil): argv[0] is searched on PATH (Windows: as CreateProcess does),
- * standard input and error go to the null device. The child, with its output in
- * *out, or NULL with errno (ENOENT: no such program). platform_spawn_*.c.
+ * llvm-pdbutil): argv[0] is searched on PATH (Windows: in PATH's folders alone),
+ * standard input and error go to the null device. idle_ms: the longest the child
+ * may write nothing (0: no limit). The child, or NULL with errno (ENOENT: no such
+ * program). platform_spawn_*.c.
+ *
+ * Its output is read with etl_child_read, not a FILE: a FILE's read blocks for as
+ * long as the child is silent, and neither stdio can be given a deadline.
  */
 typedef struct etl_child etl_child;
-etl_child *etl_spawn_read(const char *const *argv, FILE **out);
-/* Closes the output, waits for the child: its exit code (0: success), -1 when it died of a signal or failed to run. */
+etl_child *etl_spawn_read(const char *const *argv, unsigned idle_ms);
+/*
+ * Up to n bytes of the child's output: the count, 0 at its end, or -1 with errno;
+ * ETIMEDOUT when it wrote nothing for idle_ms: it is killed then (etl_child_wait reaps it).
+ */
+long etl_child_read(etl_child *c, void *buf, size_t n);
+/*
+ * Closes the output, waits for the child (reaps it): its exit code (0: success), -1 when
+ * it died of a signal, failed to run or was killed for its silence. Frees c.
+ */
 int etl_child_wait(etl_child *c);
 
 #endif

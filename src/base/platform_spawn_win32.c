@@ -1,4 +1,9 @@
-/* platform_spawn_win32.c - etl_spawn_read / etl_child_wait (platform.h) with CreateProcessW and a pipe. */
+/*
+ * platform_spawn_win32.c - etl_spawn_read / etl_child_read / etl_child_wait (platform.h) with
+ * CreateProcessW and a pipe. An anonymous pipe cannot be read with a time limit (its ReadFile
+ * blocks, and PeekNamedPipe would mean polling), so the pipe is a named one of ours, its read end
+ * overlapped: each read waits on its event no longer than the limit, then the child is terminated.
+ */
 #ifdef _WIN32
 #define WIN32_LEAN_AND_MEAN
 #if !defined(_WIN32_WINNT) || _WIN32_WINNT < 0x0600
@@ -7,15 +12,18 @@
 #endif
 #include <windows.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <io.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/platform.h"
 
 struct etl_child {
     HANDLE process;
-    FILE *out;
+    HANDLE rd;          /* the pipe's read end (overlapped) */
+    HANDLE ev;          /* its reads' event */
+    unsigned idle_ms;   /* 0: no limit */
+    bool killed;
 };
 
 static wchar_t *utf16(const char *s)
@@ -86,16 +94,41 @@ static wchar_t *program(const char *name)
     return found;
 }
 
-etl_child *etl_spawn_read(const char *const *argv, FILE **out)
+/*
+ * A pipe for one child: *rd ours (overlapped, not inherited), *wr the child's (inheritable). The
+ * name is this process's and a counter's; FILE_FLAG_FIRST_PIPE_INSTANCE and one instance make sure
+ * the pipe is the one created here and the client end ours. FALSE with the error set.
+ */
+static BOOL make_pipe(HANDLE *rd, HANDLE *wr, SECURITY_ATTRIBUTES *sa)
 {
-    *out = NULL;
+    static volatile LONG serial;
+    char name[96];
+    snprintf(name, sizeof name, "\\\\.\\pipe\\etlkit-spawn-%lu-%ld", (unsigned long)GetCurrentProcessId(),
+             (long)InterlockedIncrement(&serial));
+    wchar_t *w = utf16(name);
+    if (!w) return FALSE;
+    *rd = CreateNamedPipeW(w, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED | FILE_FLAG_FIRST_PIPE_INSTANCE,
+                           PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT, 1, 0, 1u << 16, 0, NULL);
+    *wr = *rd == INVALID_HANDLE_VALUE ? INVALID_HANDLE_VALUE
+                                      : CreateFileW(w, GENERIC_WRITE, 0, sa, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+    free(w);
+    if (*wr == INVALID_HANDLE_VALUE) {
+        if (*rd != INVALID_HANDLE_VALUE) CloseHandle(*rd);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+etl_child *etl_spawn_read(const char *const *argv, unsigned idle_ms)
+{
     SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, TRUE};
     HANDLE rd, wr, nul_in, nul_err;
-    if (!CreatePipe(&rd, &wr, &sa, 0)) {
+    HANDLE ev = CreateEventW(NULL, TRUE, FALSE, NULL);
+    if (!ev || !make_pipe(&rd, &wr, &sa)) {
+        if (ev) CloseHandle(ev);
         errno = EIO;
         return NULL;
     }
-    SetHandleInformation(rd, HANDLE_FLAG_INHERIT, 0);
     nul_in = CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, OPEN_EXISTING, 0, NULL);
     nul_err = CreateFileW(L"NUL", GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, OPEN_EXISTING, 0, NULL);
     wchar_t *cmd = command_line(argv), *app = program(argv[0]);
@@ -131,36 +164,77 @@ etl_child *etl_spawn_read(const char *const *argv, FILE **out)
     if (nul_in != INVALID_HANDLE_VALUE) CloseHandle(nul_in);
     if (nul_err != INVALID_HANDLE_VALUE) CloseHandle(nul_err);
     etl_child *c = ok ? calloc(1, sizeof *c) : NULL;
-    int fd = c ? _open_osfhandle((intptr_t)rd, _O_RDONLY | _O_BINARY) : -1;
-    if (c && fd >= 0) c->out = _fdopen(fd, "rb");
-    if (!c || !c->out) {
-        if (fd >= 0) _close(fd);
-        else CloseHandle(rd);
+    if (!c) {
+        CloseHandle(rd);
+        CloseHandle(ev);
         if (ok) {
             TerminateProcess(pi.hProcess, 1);
             CloseHandle(pi.hProcess);
             CloseHandle(pi.hThread);
         }
-        free(c);
         errno = err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ? ENOENT : (ok ? ENOMEM : EIO);
         return NULL;
     }
     CloseHandle(pi.hThread);
     c->process = pi.hProcess;
-    *out = c->out;
+    c->rd = rd;
+    c->ev = ev;
+    c->idle_ms = idle_ms;
     return c;
+}
+
+long etl_child_read(etl_child *c, void *buf, size_t n)
+{
+    if (c->killed) {
+        errno = ETIMEDOUT;
+        return -1;
+    }
+    DWORD want = n > (1u << 30) ? 1u << 30 : (DWORD)n;
+    ULONGLONG end = GetTickCount64() + c->idle_ms;
+    for (;;) {
+        OVERLAPPED ov;
+        memset(&ov, 0, sizeof ov);
+        ov.hEvent = c->ev;
+        DWORD got = 0;
+        BOOL done = ReadFile(c->rd, buf, want, &got, &ov);
+        DWORD e = done ? 0 : GetLastError();
+        if (!done && e == ERROR_IO_PENDING) {
+            ULONGLONG now = GetTickCount64();
+            DWORD wait = !c->idle_ms ? INFINITE : now >= end ? 0 : (DWORD)(end - now);
+            if (WaitForSingleObject(c->ev, wait) != WAIT_OBJECT_0) {
+                /* silent too long: the read cancelled (and finished, so the buffer is the caller's again) */
+                CancelIo(c->rd);
+                GetOverlappedResult(c->rd, &ov, &got, TRUE);
+                TerminateProcess(c->process, 1);
+                c->killed = true;
+                errno = ETIMEDOUT;
+                return -1;
+            }
+            done = GetOverlappedResult(c->rd, &ov, &got, FALSE);
+            e = done ? 0 : GetLastError();
+        }
+        if (!done) {
+            if (e == ERROR_BROKEN_PIPE) return 0; /* every writer gone: the end */
+            errno = EIO;
+            return -1;
+        }
+        if (got) return (long)got;
+        /* a write of no bytes: read on, within the same limit */
+    }
 }
 
 int etl_child_wait(etl_child *c)
 {
     if (!c) return -1;
-    fclose(c->out);
+    CloseHandle(c->rd);
+    CloseHandle(c->ev);
     DWORD code = 1;
     WaitForSingleObject(c->process, INFINITE);
     BOOL ok = GetExitCodeProcess(c->process, &code);
     CloseHandle(c->process);
+    bool killed = c->killed;
     free(c);
-    return ok ? (int)code : -1;
+    return ok && !killed ? (int)code : -1;
 }
 
 #endif

@@ -424,7 +424,9 @@ static etl_status export_one(run *R, job *j)
     if (st == ETL_OK) {
         /* The stack table's symbol column: the trace's own symbolizer, when it has stacks to name. */
         if (R->o->symbols && (etl_export_profile_logged(r) || etl_sched_stacks_logged(r))) {
-            etl_status yst = etl_symbols_open(R->o->symbols, &sym);
+            /* the caller checked the path (etl_dataset_options.symbols): a folder gone since is passed over */
+            etl_symbols_options yo = {.sz = sizeof yo, .path = R->o->symbols, .lenient = true};
+            etl_status yst = etl_symbols_open_with(&yo, &sym, NULL);
             if (yst == ETL_OK) yst = etl_symbols_scan(sym, r);
             if (yst != ETL_OK) st = fail(j, yst, "%s: symbols: %s", j->path, etl_status_str(yst));
         }

@@ -151,12 +151,67 @@ static size_t to_rva_fn(const pdb_table *t, pdb_fn *v, size_t n)
     return k;
 }
 
+/* The dump's bytes, cut into lines as fgets cuts them (a line of LINE_MAX_BYTES - 1 bytes or more in pieces). */
+typedef struct source {
+    pdb_read_fn read;
+    void *ctx;
+    char *p;
+    size_t at, end;
+    bool done, failed;
+} source;
+
+enum { SOURCE_BYTES = 1 << 16 };
+
+/* The next line (with its '\n' when it has one) into out[cap], NUL-terminated: false at the end or a failed read. */
+static bool next_line(source *s, char *out, size_t cap)
+{
+    size_t k = 0;
+    while (k + 1 < cap) {
+        if (s->at == s->end) {
+            if (s->done) break;
+            long n = s->read(s->ctx, s->p, SOURCE_BYTES);
+            if (n <= 0) {
+                s->done = true;
+                s->failed = n < 0;
+                break;
+            }
+            s->at = 0;
+            s->end = (size_t)n;
+        }
+        size_t room = cap - 1 - k, avail = s->end - s->at, m = avail < room ? avail : room;
+        const char *nl = memchr(s->p + s->at, '\n', m);
+        if (nl) m = (size_t)(nl - (s->p + s->at)) + 1;
+        memcpy(out + k, s->p + s->at, m);
+        s->at += m;
+        k += m;
+        if (nl) break;
+    }
+    out[k] = 0;
+    return k > 0 && !s->failed;
+}
+
+static long file_read(void *ctx, void *buf, size_t n)
+{
+    size_t k = fread(buf, 1, n, ctx);
+    return k ? (long)k : ferror((FILE *)ctx) ? -1 : 0;
+}
+
 etl_status pdb_table_read(pdb_table *t, FILE *f)
+{
+    return pdb_table_read_with(t, file_read, f);
+}
+
+etl_status pdb_table_read_with(pdb_table *t, pdb_read_fn read, void *ctx)
 {
     memset(t, 0, sizeof *t);
     etl_strtab_init(&t->names);
+    source src = {read, ctx, malloc(SOURCE_BYTES), 0, 0, false, false};
     char *buf = malloc(LINE_MAX_BYTES);
-    if (!buf) return ETL_E_NOMEM;
+    if (!buf || !src.p) {
+        free(buf);
+        free(src.p);
+        return ETL_E_NOMEM;
+    }
     enum part part = P_NONE;
     etl_status st = ETL_OK;
     bool pending = false, pending_proc = false, truncated = false;
@@ -166,7 +221,7 @@ etl_status pdb_table_read(pdb_table *t, FILE *f)
     uint32_t block_sect = 0, block_end = 0, file = 0;
     bool in_block = false;
     if (!pname) st = ETL_E_NOMEM;
-    while (st == ETL_OK && fgets(buf, LINE_MAX_BYTES, f)) {
+    while (st == ETL_OK && next_line(&src, buf, LINE_MAX_BYTES)) {
         size_t len = strlen(buf);
         bool whole = len && buf[len - 1] == '\n';
         if (truncated) { /* the rest of a cut line */
@@ -269,8 +324,9 @@ etl_status pdb_table_read(pdb_table *t, FILE *f)
     if (st == ETL_OK && in_block) st = add_line(t, block_sect, block_end, 0, file);
     free(buf);
     free(pname);
+    free(src.p);
     if (st != ETL_OK) return st;
-    if (ferror(f)) return ETL_E_IO;
+    if (src.failed) return ETL_E_IO;
     if (!t->have_guid || !t->have_age) return ETL_E_CORRUPT;
     for (size_t i = 0; i < t->nsect; i++) {
         uint64_t e = (uint64_t)t->sect_va[i] + t->sect_end[i];

@@ -48,9 +48,16 @@ typedef struct pdb_table {
 
 /*
  * Reads the dump from f into t (initialized here; free it with pdb_table_free in
- * every case). ETL_E_NOMEM; a dump with no summary GUID is ETL_E_CORRUPT.
+ * every case). ETL_E_NOMEM; ETL_E_IO when a read failed; a dump with no summary
+ * GUID is ETL_E_CORRUPT.
  */
 etl_status pdb_table_read(pdb_table *t, FILE *f);
+/*
+ * The same from read(ctx, buf, n): up to n bytes, 0 at the end, -1 when it failed
+ * (ETL_E_IO). A child's output comes this way: its reads have a time limit a FILE's lack.
+ */
+typedef long (*pdb_read_fn)(void *ctx, void *buf, size_t n);
+etl_status pdb_table_read_with(pdb_table *t, pdb_read_fn read, void *ctx);
 void pdb_table_free(pdb_table *t);
 
 /* The function holding rva: its name and rva's offset from its start; false when none does. */

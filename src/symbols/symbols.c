@@ -21,6 +21,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/grow.h"
@@ -104,8 +105,23 @@ struct etl_symbols {
     size_t nrep;
     const char *tool;       /* the llvm-pdbutil that ran, NULL until one did */
     bool tool_missing;
+    unsigned timeout_s;     /* llvm-pdbutil's longest silence */
+    etl_diag_fn on_diag;
+    void *diag_ctx;
     etl_symbols_stats stats;
 };
+
+/* A problem told through on_diag (nothing without one). */
+static void tell(const etl_symbols *s, etl_status st, const char *fmt, ...)
+{
+    if (!s->on_diag) return;
+    etl_diag d = {st, UINT64_MAX, ""};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d.msg, sizeof d.msg, fmt, ap);
+    va_end(ap);
+    s->on_diag(s->diag_ctx, &d);
+}
 
 /* Whether n bytes at a hold "://" (memmem is not everywhere). */
 static bool has_scheme(const char *a, size_t n)
@@ -169,9 +185,60 @@ static etl_status parse_path(etl_symbols *s, const char *path)
     return ETL_OK;
 }
 
+/*
+ * Each folder of the path checked: one that does not exist (a typo) would only look like
+ * a path without PDBs. Strict: ETL_E_IO with "ENTRY: reason" in diag; lenient: told, dropped.
+ */
+static etl_status check_dirs(etl_symbols *s, bool lenient, etl_diag *diag)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->ndirs; i++) {
+        etl_file_info fi;
+        int e = etl_stat(s->dirs[i], true, &fi) != 0 ? errno : fi.is_dir ? 0 : ENOTDIR;
+        if (!e) {
+            s->dirs[k++] = s->dirs[i];
+            continue;
+        }
+        if (!lenient) {
+            if (diag) {
+                diag->status = ETL_E_IO;
+                diag->file_offset = UINT64_MAX;
+                snprintf(diag->msg, sizeof diag->msg, "%s: %s", s->dirs[i], strerror(e));
+            }
+            return ETL_E_IO;
+        }
+        tell(s, ETL_E_IO, "%s: %s", s->dirs[i], strerror(e));
+        free(s->dirs[i]);
+    }
+    s->ndirs = k;
+    return ETL_OK;
+}
+
+/* llvm-pdbutil's longest silence: ETLKIT_SYMBOL_TIMEOUT's seconds, else 120 (a value that is none told). */
+static unsigned env_timeout(const etl_symbols *s)
+{
+    enum { DEFAULT_S = 120, MAX_S = 1000000 }; /* MAX_S * 1000 ms fits the platform's unsigned (and so open's cap) */
+    const char *v = getenv("ETLKIT_SYMBOL_TIMEOUT");
+    if (!v || !*v) return DEFAULT_S;
+    char *end;
+    errno = 0;
+    unsigned long n = isdigit((unsigned char)*v) ? strtoul(v, &end, 10) : 0;
+    if (n >= 1 && n <= MAX_S && !errno && !*end) return (unsigned)n;
+    tell(s, ETL_E_INVALID_ARG, "ETLKIT_SYMBOL_TIMEOUT: '%s' is not a whole number of seconds from 1 to %d: %d s", v, MAX_S, DEFAULT_S);
+    return DEFAULT_S;
+}
+
 etl_status etl_symbols_open(const char *path, etl_symbols **out)
 {
+    etl_symbols_options o = {.sz = sizeof o, .path = path, .lenient = !path};
+    return etl_symbols_open_with(&o, out, NULL);
+}
+
+etl_status etl_symbols_open_with(const etl_symbols_options *o, etl_symbols **out, etl_diag *diag)
+{
     *out = NULL;
+    etl_symbols_options opt = {.sz = sizeof opt, .lenient = true};
+    if (o) memcpy(&opt, o, o->sz < sizeof opt ? o->sz : sizeof opt);
     etl_symbols *s = calloc(1, sizeof *s);
     if (!s) return ETL_E_NOMEM;
     etl_strtab_init(&s->names);
@@ -180,12 +247,17 @@ etl_status etl_symbols_open(const char *path, etl_symbols **out)
     etl_idmap_init(&s->mod_ix);
     etl_idmap_init(&s->img_ix);
     etl_idmap_init(&s->answer_ix);
-    if (!path) path = getenv("ETLKIT_SYMBOL_PATH");
+    s->on_diag = opt.on_diag;
+    s->diag_ctx = opt.diag_ctx;
+    const char *path = opt.path ? opt.path : getenv("ETLKIT_SYMBOL_PATH");
     etl_status st = path ? parse_path(s, path) : ETL_OK;
+    if (st == ETL_OK) st = check_dirs(s, opt.lenient, diag);
     if (st != ETL_OK) {
+        if (st == ETL_E_NOMEM && diag) *diag = (etl_diag){ETL_E_NOMEM, UINT64_MAX, "out of memory"};
         etl_symbols_close(s);
         return st;
     }
+    s->timeout_s = !opt.timeout_s ? env_timeout(s) : opt.timeout_s > 1000000 ? 1000000 : opt.timeout_s;
     *out = s;
     return ETL_OK;
 }
@@ -342,6 +414,20 @@ static void lower(char *d, const char *s, size_t cap)
     d[i] = 0;
 }
 
+/* The child's output for pdb_table_read_with, and why a read failed (errno's value). */
+typedef struct child_src {
+    etl_child *c;
+    int err;
+} child_src;
+
+static long child_read(void *ctx, void *buf, size_t n)
+{
+    child_src *src = ctx;
+    long k = etl_child_read(src->c, buf, n);
+    if (k < 0) src->err = errno;
+    return k;
+}
+
 /* The PDB run through llvm-pdbutil, into *t: ETL_OK, or why not (M_...). */
 static enum mstate read_pdb(etl_symbols *s, const char *path, pdb_table *t)
 {
@@ -354,15 +440,22 @@ static enum mstate read_pdb(etl_symbols *s, const char *path, pdb_table *t)
         if (!tool) continue;
         const char *argv[] = {tool, "dump", "--summary", "--section-headers", "--publics", "--symbols", "-l", path,
                               NULL};
-        FILE *out;
-        etl_child *c = etl_spawn_read(argv, &out);
+        etl_child *c = etl_spawn_read(argv, s->timeout_s * 1000u);
         if (!c) {
             if (s->tool || errno != ENOENT) return M_BAD;
             continue;
         }
         s->stats.round_trips++;
-        etl_status st = pdb_table_read(t, out);
+        child_src src = {c, 0};
+        etl_status st = pdb_table_read_with(t, child_read, &src);
         int code = etl_child_wait(c);
+        if (src.err == ETIMEDOUT) { /* a hung tool: this PDB unreadable, and said once */
+            s->tool = tool;
+            pdb_table_free(t);
+            tell(s, ETL_E_IO, "%s: llvm-pdbutil wrote nothing for %u s and was stopped: its frames stay module+offset "
+                    "(ETLKIT_SYMBOL_TIMEOUT sets the limit)", path, s->timeout_s);
+            return M_BAD;
+        }
         if (!s->tool && code == 127) { /* a shell's "not found" (Windows: a launcher) */
             pdb_table_free(t);
             continue;

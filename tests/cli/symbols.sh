@@ -15,7 +15,9 @@
 # + 4), and the real perfview-x64-compressed.etl with an empty symbol path gives module+offset or an address
 # for every frame. The scheduler's stacks too: switches --csv/--json, waits --by stack|readying-stack (tree
 # and --flat, text and JSON: the times of the run without symbols) and waitchain --json name each frame as
-# the truth's CSwitch and ReadyThread walks say (sched_stacks_check.py --names; needs python3). Skips with one line when clang, lld-link, llvm-pdbutil, llvm-readobj or jq are missing,
+# the truth's CSwitch and ReadyThread walks say (sched_stacks_check.py --names; needs python3). A symbol path
+# entry that is not a folder: --symbols fails every command that takes it (exit 1, one line), ETLKIT_SYMBOL_PATH
+# warns once and names with the others; a fake llvm-pdbutil that hangs is stopped after ETLKIT_SYMBOL_TIMEOUT. Skips with one line when clang, lld-link, llvm-pdbutil, llvm-readobj or jq are missing,
 # and for the Windows binary under wine (it cannot run Debian's llvm-pdbutil) the part that needs names.
 set -u
 etlkit=$1; samples=$2
@@ -50,8 +52,34 @@ ETLKIT_SYMBOL_PATH="$tmp/empty" "$etlkit" profile "$real" --json > "$tmp/real.js
 expect "real sample: ETLKIT_SYMBOL_PATH alone turns symbols on (JSON key)" \
   jq -e '.symbols.modules_without_symbols > 0 and ([.functions[] | select(.symbol != null)] | length) == 0' "$tmp/real.json" >/dev/null
 
+# ---- 1b. A symbol path entry that is not a folder. Of --symbols: every command with it fails before reading
+# the trace (exit 1, the input status), one line naming the entry and why. Of ETLKIT_SYMBOL_PATH: one warning
+# line, the other entries used. Empty entries are nothing.
+: > "$tmp/afile"
+for cmd in "profile" "profile --folded" "report -o $tmp/r0.html" "export --to csv -o $tmp/csv0" \
+           "export --dataset --to csv -o $tmp/ds0" "switches --json" "waits --by stack" "waitchain --thread 4"; do
+  $etlkit $cmd --symbols "$tmp/nosuch" "$real" > "$tmp/miss.out" 2> "$tmp/miss.err"
+  rc=$?
+  expect "$cmd --symbols MISSING: exit 1 (got $rc), nothing on stdout, no output file" \
+    sh -c "[ $rc = 1 ] && [ ! -s '$tmp/miss.out' ] && [ ! -e '$tmp/r0.html' ] && [ ! -e '$tmp/csv0' ] && [ ! -e '$tmp/ds0' ]"
+  c1=${cmd%% *}
+  expect "$cmd --symbols MISSING: the one line ($(head -c 200 "$tmp/miss.err"))" \
+    sh -c "[ \"\$(cat '$tmp/miss.err')\" = 'etlkit $c1: --symbols: $tmp/nosuch: No such file or directory' ]"
+done
+"$etlkit" profile "$real" --folded --symbols "$tmp/empty;$tmp/afile" > /dev/null 2> "$tmp/miss.err"
+expect "--symbols with a file among the folders: exit 1, the entry and why" \
+  sh -c "[ $? = 1 ] && [ \"\$(cat '$tmp/miss.err')\" = 'etlkit profile: --symbols: $tmp/afile: Not a directory' ]"
+"$etlkit" profile "$real" --folded --symbols ";$tmp/empty;;" > "$tmp/real.empties" 2>/dev/null
+expect "--symbols with empty entries: exit 0" [ $? = 0 ]
+same "--symbols with empty entries: as one folder" "$tmp/real.folded" "$tmp/real.empties"
+ETLKIT_SYMBOL_PATH="$tmp/nosuch;$tmp/empty" "$etlkit" profile "$real" --folded > "$tmp/real.env" 2> "$tmp/env.err"
+expect "ETLKIT_SYMBOL_PATH with a missing entry: exit 0" [ $? = 0 ]
+same "ETLKIT_SYMBOL_PATH with a missing entry: the other entries used" "$tmp/real.folded" "$tmp/real.env"
+expect "ETLKIT_SYMBOL_PATH with a missing entry: one warning line naming it" \
+  sh -c "[ \"\$(grep -c nosuch '$tmp/env.err')\" = 1 ] && grep -Fqx 'etlkit profile: ETLKIT_SYMBOL_PATH: $tmp/nosuch: No such file or directory (passed over)' '$tmp/env.err'"
+
 if [ "${ETLKIT_TARGET:-}" = windows ]; then
-  echo "symbols.sh: names skipped on Windows under wine (etlkit.exe cannot run Debian's llvm-pdbutil)"
+  echo "symbols.sh: names and the hung llvm-pdbutil (a shell script) skipped on Windows under wine (etlkit.exe cannot run Debian's llvm-pdbutil; unit/test_symbols stops a silent child there)"
   finish
 fi
 for t in clang lld-link llvm-readobj; do
@@ -201,6 +229,34 @@ expect "export --dataset --symbols: the partition's symbol column equals the sin
 # ---- 7. The report's flame graph names them too.
 "$etlkit" report "$tmp/t.etl" -o "$tmp/r.html" --symbols "$path" --quiet 2>/dev/null
 expect "report --symbols: the flame graph holds app.dll!Cache_Lock" grep -q 'app.dll!Cache_Lock' "$tmp/r.html"
+
+# ---- 7b. ETLKIT_SYMBOL_PATH with a missing entry and the good ones: names as --symbols, one warning.
+ETLKIT_SYMBOL_PATH="$tmp/nosuch;$path" "$etlkit" profile "$tmp/t.etl" --folded > "$tmp/t.envmiss" 2> "$tmp/t.envmiss.err"
+expect "ETLKIT_SYMBOL_PATH with a missing entry: exit 0" [ $? = 0 ]
+same "ETLKIT_SYMBOL_PATH with a missing entry: the frames named as with --symbols" "$tmp/t.folded" "$tmp/t.envmiss"
+expect "ETLKIT_SYMBOL_PATH with a missing entry: one warning line" \
+  sh -c "[ \"\$(grep -c 'passed over' '$tmp/t.envmiss.err')\" = 1 ] && grep -q 'ETLKIT_SYMBOL_PATH: $tmp/nosuch: ' '$tmp/t.envmiss.err'"
+
+# ---- 7c. An llvm-pdbutil that hangs (writes nothing) is stopped after ETLKIT_SYMBOL_TIMEOUT seconds: the command
+# ends in seconds, app.dll's frames stay module+offset, and stderr names the PDB and the limit once.
+mkdir "$tmp/only"; cp -r "$tmp/store/app.pdb" "$tmp/only/"
+printf '#!/bin/sh\nexec sleep 60\n' > "$tmp/hang"; chmod +x "$tmp/hang"
+t0=$(date +%s)
+ETLKIT_LLVM_PDBUTIL="$tmp/hang" ETLKIT_SYMBOL_TIMEOUT=1 "$etlkit" profile "$tmp/t.etl" --folded --symbols "$tmp/only" \
+  > "$tmp/hang.folded" 2> "$tmp/hang.err"
+rc=$?; t1=$(date +%s)
+expect "a hung llvm-pdbutil: exit 0 (got $rc)" [ $rc = 0 ]
+expect "a hung llvm-pdbutil: done in $((t1 - t0)) s (limit 1 s)" [ $((t1 - t0)) -le 10 ]
+expect "a hung llvm-pdbutil: app.dll's frames module+offset" \
+  sh -c "grep -q 'app\.dll+0x' '$tmp/hang.folded' && ! grep -q 'app\.dll!' '$tmp/hang.folded'"
+expect "a hung llvm-pdbutil: one line naming the PDB and the limit ($(head -c 300 "$tmp/hang.err"))" \
+  sh -c "[ \"\$(grep -c 'wrote nothing' '$tmp/hang.err')\" = 1 ] &&
+         grep -q '^etlkit profile: symbols: $tmp/only/app\.pdb/[0-9A-F]*/app\.pdb: llvm-pdbutil wrote nothing for 1 s and was stopped' '$tmp/hang.err'"
+expect "a hung llvm-pdbutil: app.dll counted as without symbols (PDB unreadable)" \
+  grep -q 'without symbols: .*app\.dll.*PDB unreadable' "$tmp/hang.err"
+ETLKIT_SYMBOL_TIMEOUT=soon "$etlkit" profile "$tmp/t.etl" --folded --symbols "$path" > "$tmp/t.badenv" 2> "$tmp/t.badenv.err"
+same "ETLKIT_SYMBOL_TIMEOUT that is no number: names all the same" "$tmp/t.folded" "$tmp/t.badenv"
+expect "ETLKIT_SYMBOL_TIMEOUT that is no number: one line says so" grep -q "^etlkit profile: ETLKIT_SYMBOL_TIMEOUT: 'soon' is not a whole number of seconds from 1 to 1000000: 120 s\$" "$tmp/t.badenv.err"
 
 # ---- 8. The scheduler's stacks (switches, waits --by, waitchain) named the same way, checked against the
 # truth's CSwitch and ReadyThread walks by sched_stacks_check.py --names (app.dll and pe.dll frames

@@ -7,9 +7,11 @@
  * dump) over a symbol store: the name when the GUID and age match, module+offset
  * when they do not, the (module, offset) cache, one run per PDB.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifndef _WIN32
 #include <sys/stat.h>
 #endif
@@ -114,6 +116,41 @@ static void test_pdb_table(void **state)
     assert_int_equal(line, 12);
     assert_false(pdb_table_line(&t, 0x1011, &file, &line)); /* the gap between the two blocks */
     assert_false(pdb_table_line(&t, 0x1070, &file, &line));
+    pdb_table_free(&t);
+}
+
+/* A source that gives one byte a read (every line cut across reads), or fails after some bytes. */
+typedef struct drip {
+    const char *p;
+    size_t n, at, fail_at;
+} drip;
+
+static long drip_read(void *ctx, void *buf, size_t n)
+{
+    drip *d = ctx;
+    (void)n;
+    if (d->at == d->fail_at) return -1;
+    if (d->at == d->n) return 0;
+    ((char *)buf)[0] = d->p[d->at++];
+    return 1;
+}
+
+/* pdb_table_read_with: a line split over many reads is one line; a failed read is ETL_E_IO. */
+static void test_pdb_table_read_with(void **state)
+{
+    (void)state;
+    drip d = {dump_text, sizeof dump_text - 1, 0, SIZE_MAX};
+    pdb_table t;
+    assert_int_equal(pdb_table_read_with(&t, drip_read, &d), ETL_OK);
+    assert_int_equal(t.age, 3);
+    assert_int_equal(t.nprocs, 2);
+    const char *name;
+    uint32_t off;
+    assert_true(pdb_table_function(&t, 0x1020 + 79, &name, &off));
+    assert_string_equal(name, "Cache::Lock");
+    pdb_table_free(&t);
+    drip bad = {dump_text, sizeof dump_text - 1, 0, 300};
+    assert_int_equal(pdb_table_read_with(&t, drip_read, &bad), ETL_E_IO);
     pdb_table_free(&t);
 }
 
@@ -270,6 +307,16 @@ static void test_labels_without_pdb(void **state)
     etl_symbols_close(s);
 }
 
+/* on_diag's stand-in: the last message in ctx[0..255), how many in ctx[255]. */
+static void count_diag(void *ctx, const etl_diag *d)
+{
+    char *last = ctx;
+    size_t n = strnlen(d->msg, 254);
+    memcpy(last, d->msg, n);
+    last[n] = 0;
+    last[255]++; /* the count, in the buffer's last byte */
+}
+
 #ifndef _WIN32
 /* A stand-in llvm-pdbutil: prints dump_text whatever it is asked, counting its runs in a file. */
 static void fake_tool(char *tool, size_t cap)
@@ -314,7 +361,7 @@ static void test_symbols_store(void **state)
     write_file(path, "x", 1);
 
     char sp[1200];
-    snprintf(sp, sizeof sp, "%s/nothing;%s/store", tmpdir, tmpdir);
+    snprintf(sp, sizeof sp, ";%s/store;;", tmpdir); /* empty entries are nothing */
     etl_symbols *s;
     assert_int_equal(etl_symbols_open(sp, &s), ETL_OK);
     const etl_guid g = {0x158583E6, 0x7B60, 0x970B, {0x4C, 0x4C, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2E}};
@@ -367,7 +414,182 @@ static void test_symbols_store(void **state)
     setenv("PATH", path0, 1);
     free(path0);
 }
+
+
+/* A path entry that is not a folder: refused with its name and why, or (lenient) told once and passed over. */
+static void test_symbols_path_check(void **state)
+{
+    (void)state;
+    char sp[1200], file[700], msg[1300];
+    snprintf(file, sizeof file, "%s/afile", tmpdir);
+    write_file(file, "x", 1);
+    snprintf(sp, sizeof sp, "%s;%s/nothing", tmpdir, tmpdir);
+    etl_symbols *s = (etl_symbols *)&s;
+    assert_int_equal(etl_symbols_open(sp, &s), ETL_E_IO);
+    assert_null(s);
+    etl_diag d = {0};
+    etl_symbols_options o = {.sz = sizeof o, .path = sp};
+    assert_int_equal(etl_symbols_open_with(&o, &s, &d), ETL_E_IO);
+    snprintf(msg, sizeof msg, "%s/nothing: No such file or directory", tmpdir);
+    assert_string_equal(d.msg, msg);
+    snprintf(sp, sizeof sp, "%s", file);
+    assert_int_equal(etl_symbols_open_with(&o, &s, &d), ETL_E_IO);
+    snprintf(msg, sizeof msg, "%s: Not a directory", file);
+    assert_string_equal(d.msg, msg);
+
+    /* lenient: each missing entry once through on_diag, the good one kept */
+    char last[256] = {0};
+    snprintf(sp, sizeof sp, "%s/nothing;%s;;", tmpdir, tmpdir);
+    o = (etl_symbols_options){.sz = sizeof o, .path = sp, .lenient = true, .on_diag = count_diag, .diag_ctx = last};
+    assert_int_equal(etl_symbols_open_with(&o, &s, NULL), ETL_OK);
+    assert_int_equal(last[255], 1);
+    last[255] = 0;
+    snprintf(msg, sizeof msg, "%s/nothing: No such file or directory", tmpdir);
+    assert_string_equal(last, msg);
+    etl_symbols_close(s);
+    /* the environment's path is lenient by default */
+    setenv("ETLKIT_SYMBOL_PATH", sp, 1);
+    assert_int_equal(etl_symbols_open(NULL, &s), ETL_OK);
+    etl_symbols_close(s);
+    unsetenv("ETLKIT_SYMBOL_PATH");
+}
+
 #endif
+
+
+/* ------------------------------------ a silent child: this program, on both systems */
+
+static const char *self; /* this program as it was started: the spawn tests run it again as their child */
+
+#ifdef _WIN32
+__declspec(dllimport) void __stdcall Sleep(unsigned long ms);
+static void nap(unsigned ms)
+{
+    Sleep(ms);
+}
+static void set_env(const char *name, const char *value)
+{
+    _putenv_s(name, value ? value : ""); /* "" removes it */
+}
+#else
+static void nap(unsigned ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
+    while (nanosleep(&t, &t) != 0) {}
+}
+static void set_env(const char *name, const char *value)
+{
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+}
+#endif
+
+/*
+ * The child modes (main's): "--child print" writes abc, then def 0.2 s later; "--child hang" writes x, then
+ * nothing for 30 s; as llvm-pdbutil ("dump ..."), nothing for 30 s.
+ */
+static int child_main(int argc, char **argv)
+{
+    const char *mode = strcmp(argv[1], "dump") == 0 ? "silent" : argc > 2 ? argv[2] : "";
+    if (!strcmp(mode, "print")) {
+        fputs("abc", stdout);
+        fflush(stdout);
+        nap(200);
+        fputs("def", stdout);
+        return 0;
+    }
+    if (!strcmp(mode, "hang")) {
+        fputs("x", stdout);
+        fflush(stdout);
+    } else if (strcmp(mode, "silent")) {
+        return 2;
+    }
+    nap(30000);
+    return 0;
+}
+
+/* The platform's child: its output read in full; a silent one killed at the limit (ETIMEDOUT) and reaped. */
+static void test_spawn_idle_limit(void **state)
+{
+    (void)state;
+    const char *print[] = {self, "--child", "print", NULL};
+    etl_child *c = etl_spawn_read(print, 10000);
+    assert_non_null(c);
+    char buf[16];
+    size_t n = 0;
+    long k;
+    while (n < sizeof buf && (k = etl_child_read(c, buf + n, sizeof buf - n)) > 0) n += (size_t)k;
+    assert_int_equal(k, 0);
+    assert_int_equal(n, 6);
+    assert_memory_equal(buf, "abcdef", 6);
+    assert_int_equal(etl_child_wait(c), 0);
+
+    const char *hang[] = {self, "--child", "hang", NULL};
+    c = etl_spawn_read(hang, 1000);
+    assert_non_null(c);
+    time_t t0 = time(NULL);
+    assert_int_equal(etl_child_read(c, buf, sizeof buf), 1);
+    errno = 0;
+    assert_int_equal(etl_child_read(c, buf, sizeof buf), -1);
+    assert_int_equal(errno, ETIMEDOUT);
+    assert_int_equal(etl_child_wait(c), -1);
+    assert_true(time(NULL) - t0 <= 10);
+
+    const char *none[] = {"/nonexistent/tool", NULL};
+    errno = 0;
+    assert_null(etl_spawn_read(none, 0));
+    assert_int_equal(errno, ENOENT);
+}
+
+/* An llvm-pdbutil that writes nothing: stopped after the limit, the PDB unreadable, said once naming it. */
+static void test_symbols_timeout(void **state)
+{
+    (void)state;
+    char dir[700], path[800];
+    snprintf(dir, sizeof dir, "%s/hstore", tmpdir);
+    assert_int_equal(etl_mkdir(dir), 0);
+    snprintf(dir, sizeof dir, "%s/hstore/app.pdb", tmpdir);
+    assert_int_equal(etl_mkdir(dir), 0);
+    snprintf(dir, sizeof dir, "%s/hstore/app.pdb/158583E67B60970B4C4C44205044422E3", tmpdir);
+    assert_int_equal(etl_mkdir(dir), 0);
+    snprintf(path, sizeof path, "%s/app.pdb", dir);
+    write_file(path, "x", 1);
+    set_env("ETLKIT_LLVM_PDBUTIL", self); /* as llvm-pdbutil it writes nothing */
+    snprintf(dir, sizeof dir, "%s/hstore", tmpdir);
+    char last[256] = {0};
+    etl_symbols_options o = {.sz = sizeof o, .path = dir, .timeout_s = 1, .on_diag = count_diag, .diag_ctx = last};
+    etl_symbols *s;
+    assert_int_equal(etl_symbols_open_with(&o, &s, NULL), ETL_OK);
+    const etl_guid g = {0x158583E6, 0x7B60, 0x970B, {0x4C, 0x4C, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2E}};
+    assert_int_equal(etl_symbols_add_rsds(s, 8, 0x180000000ull, &g, 3, "app.pdb"), ETL_OK);
+    etl_profile_image app = {.base = 0x180000000ull, .size = 0x4000, .pid = 8, .name = "app.dll"};
+    char out[128];
+    time_t t0 = time(NULL);
+    for (int k = 0; k < 2; k++) { /* the second from the cache: no second wait */
+        etl_symbols_label(s, &app, 0x180001024ull, ETL_SYMBOLS_OFFSET, out, sizeof out);
+        assert_string_equal(out, "app.dll+0x1024");
+    }
+    assert_true(time(NULL) - t0 <= 10);
+    assert_int_equal(last[255], 1);
+    last[255] = 0;
+    char want[900];
+    snprintf(want, sizeof want, "%s: llvm-pdbutil wrote nothing for 1 s and was stopped", path);
+    assert_memory_equal(last, want, strlen(want));
+    const char *why;
+    assert_string_equal(etl_symbols_without(s, 0, &why), "app.dll");
+    assert_string_equal(why, "PDB unreadable");
+    etl_symbols_close(s);
+    /* a limit that is no number: told, the default kept */
+    set_env("ETLKIT_SYMBOL_TIMEOUT", "2x");
+    o.timeout_s = 0;
+    assert_int_equal(etl_symbols_open_with(&o, &s, NULL), ETL_OK);
+    assert_int_equal(last[255], 1);
+    last[255] = 0;
+    assert_string_equal(last, "ETLKIT_SYMBOL_TIMEOUT: '2x' is not a whole number of seconds from 1 to 1000000: 120 s");
+    etl_symbols_close(s);
+    set_env("ETLKIT_SYMBOL_TIMEOUT", NULL);
+    set_env("ETLKIT_LLVM_PDBUTIL", NULL);
+}
 
 static int setup(void **state)
 {
@@ -388,16 +610,25 @@ static int teardown(void **state)
 #endif
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && (!strcmp(argv[1], "--child") || !strcmp(argv[1], "dump"))) return child_main(argc, argv);
+    /* this program, by a name that holds a folder (Windows' spawn never searches the current one) */
+    static char me[1024];
+    snprintf(me, sizeof me, "%s%s", strpbrk(argv[0], "/\\") ? "" : "./", argv[0]);
+    self = me;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pdb_table),
         cmocka_unit_test(test_pdb_table_damaged),
+        cmocka_unit_test(test_pdb_table_read_with),
         cmocka_unit_test(test_pe_debug),
         cmocka_unit_test(test_labels_without_pdb),
 #ifndef _WIN32
         cmocka_unit_test(test_symbols_store),
+        cmocka_unit_test(test_symbols_path_check),
 #endif
+        cmocka_unit_test(test_symbols_timeout),
+        cmocka_unit_test(test_spawn_idle_limit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
