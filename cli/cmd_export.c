@@ -291,8 +291,8 @@ int cmd_export(int argc, char **argv)
     a.on_ready = x_ready;
     rep_run run;
     int tabular = to == TO_SQLITE || to == TO_CSV || to == TO_PARQUET;
-    /* the stack table's symbol path, before the trace is read: a folder that is not there fails here */
-    if (tabular && (rc = cli_symbols_open("export", symbols, &syms)) != EXIT_OK) {
+    /* the symbol path (the stack table's, Perfetto's samples'), before the trace is read: a folder not there fails here */
+    if ((tabular || to == TO_PERFETTO) && (rc = cli_symbols_open("export", symbols, &syms)) != EXIT_OK) {
         out_discard(&op);
         return rc;
     }
@@ -351,10 +351,14 @@ int cmd_export(int argc, char **argv)
     } else {
         setvbuf(f, NULL, _IOFBF, 1u << 18);
         /* Perfetto's sample frames by function name: the symbols' pass only when the trace has samples. */
-        if (to == TO_PERFETTO && etl_export_profile_logged(run.in.reader) &&
-            cli_symbols_open("export", symbols, run.in.reader, &syms) != EXIT_OK) {
-            fail = 1;
-            run.told = true;
+        if (syms && etl_export_profile_logged(run.in.reader)) {
+            if (cli_symbols_scan("export", syms, run.in.reader) != EXIT_OK) {
+                fail = 1;
+                run.told = true;
+            }
+        } else {
+            etl_symbols_close(syms);
+            syms = NULL;
         }
         etl_timeline_options to_o = {.sz = sizeof to_o,
                                    .format = to == TO_PERFETTO ? ETL_TIMELINE_PERFETTO : ETL_TIMELINE_FTRACE,

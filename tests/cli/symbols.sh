@@ -57,11 +57,13 @@ expect "real sample: ETLKIT_SYMBOL_PATH alone turns symbols on (JSON key)" \
 # line, the other entries used. Empty entries are nothing.
 : > "$tmp/afile"
 for cmd in "profile" "profile --folded" "report -o $tmp/r0.html" "export --to csv -o $tmp/csv0" \
-           "export --dataset --to csv -o $tmp/ds0" "switches --json" "waits --by stack" "waitchain --thread 4"; do
+           "export --dataset --to csv -o $tmp/ds0" "export --to perfetto -o $tmp/r0.pb" "switches --json" \
+           "waits --by stack" "waitchain --thread 4"; do
   $etlkit $cmd --symbols "$tmp/nosuch" "$real" > "$tmp/miss.out" 2> "$tmp/miss.err"
   rc=$?
   expect "$cmd --symbols MISSING: exit 1 (got $rc), nothing on stdout, no output file" \
-    sh -c "[ $rc = 1 ] && [ ! -s '$tmp/miss.out' ] && [ ! -e '$tmp/r0.html' ] && [ ! -e '$tmp/csv0' ] && [ ! -e '$tmp/ds0' ]"
+    sh -c "[ $rc = 1 ] && [ ! -s '$tmp/miss.out' ] && [ ! -e '$tmp/r0.html' ] && [ ! -e '$tmp/csv0' ] && [ ! -e '$tmp/ds0' ] &&
+           [ ! -e '$tmp/r0.pb' ]"
   c1=${cmd%% *}
   expect "$cmd --symbols MISSING: the one line ($(head -c 200 "$tmp/miss.err"))" \
     sh -c "[ \"\$(cat '$tmp/miss.err')\" = 'etlkit $c1: --symbols: $tmp/nosuch: No such file or directory' ]"
@@ -225,6 +227,26 @@ expect "export --symbols: every stack row has a symbol" \
 "$etlkit" export "$tmp/t.etl" --dataset --to csv -o "$tmp/ds" --symbols "$path" --quiet --tables stack 2>/dev/null
 expect "export --dataset --symbols: the partition's symbol column equals the single export's" \
   sh -c "cut -d, -f2- '$tmp/csv/stack.csv' | cmp -s - '$tmp/ds/stack/trace_id=t/part-0.csv'"
+
+# ---- 6b. Perfetto's samples: each frame's function name is its function (module!function, as --folded), so the
+# samples by their leaf function (perfetto_samples.awk: as trace_processor resolves the interned callstacks) equal
+# --folded's leaves; module+0xoff for the modules without symbols. --symbols is refused for ftrace (no stacks).
+pdir="$(cd "$(dirname "$0")/../export" && pwd)"
+if command -v protoc >/dev/null 2>&1; then
+  "$etlkit" export "$tmp/t.etl" --to perfetto -o "$tmp/t.pb" --symbols "$path" --quiet 2>/dev/null
+  expect "export --to perfetto --symbols exits 0" [ $? = 0 ]
+  protoc --proto_path="$pdir" --decode=perfetto.protos.Trace etw.proto < "$tmp/t.pb" > "$tmp/t.pbtxt"
+  awk -f "$pdir/perfetto_samples.awk" "$tmp/t.pbtxt" | grep -E '^((app|other|bad|pe)\.dll|ERROR)' | sort > "$tmp/got.leaf"
+  awk -F';' '{ c = $NF; sub(/.* /, "", c); leaf = $NF; sub(/ [0-9]+$/, "", leaf); sub(/\+0x[0-9a-f]+$/, "", leaf)
+      if (leaf ~ /^(app|other|bad|pe)\.dll/) w[leaf] += c } END { for (k in w) print k, w[k] }' "$tmp/t.folded" |
+    sort > "$tmp/want.leaf"
+  expect "perfetto --symbols: the test modules' leaves are named" grep -q '^app\.dll!' "$tmp/got.leaf"
+  same "perfetto --symbols: samples by leaf function equal --folded's" "$tmp/want.leaf" "$tmp/got.leaf"
+else
+  echo "symbols.sh: the Perfetto check skipped: no protoc"
+fi
+"$etlkit" export "$tmp/t.etl" --to ftrace -o "$tmp/t.txt" --symbols "$path" 2>/dev/null
+expect "export --to ftrace --symbols: a usage error" [ $? = 64 ]
 
 # ---- 7. The report's flame graph names them too.
 "$etlkit" report "$tmp/t.etl" -o "$tmp/r.html" --symbols "$path" --quiet 2>/dev/null
