@@ -3,7 +3,8 @@
 set(CMAKE_SYSTEM_NAME Windows)
 set(CMAKE_SYSTEM_PROCESSOR x86_64)
 set(ETLKIT_MINGW_TRIPLET x86_64-w64-mingw32)
-# The posix flavour: its winpthreads gives the library's pthread code (and C11 atomics) as on Linux.
+# The posix flavour: its winpthreads gives clock_gettime and nanosleep (cmd_synth, test_container); the
+# library's threads are Windows' own (src/base/platform_win32.c).
 find_program(CMAKE_C_COMPILER NAMES ${ETLKIT_MINGW_TRIPLET}-gcc-posix ${ETLKIT_MINGW_TRIPLET}-gcc REQUIRED)
 find_program(CMAKE_RC_COMPILER NAMES ${ETLKIT_MINGW_TRIPLET}-windres)
 set(CMAKE_FIND_ROOT_PATH /usr/${ETLKIT_MINGW_TRIPLET})

@@ -10,6 +10,7 @@
 #ifndef ETLKIT_SRC_BASE_PLATFORM_H
 #define ETLKIT_SRC_BASE_PLATFORM_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -100,6 +101,9 @@ int etl_memstream_close(etl_memstream *ms);
  * stages of one pass (base/pipe.h). A thread runs
  * fn(arg); NULL when none could be started (the caller then runs fn itself).
  * etl_thread_join waits for it and frees it. The mutex is not recursive.
+ * A thread started here takes none of the signals a user sends (POSIX: they go to the
+ * program's own threads, so etl_on_termination's cleanup never runs beside a thread that
+ * creates the files it removes); those its own calls raise (SIGXFSZ, SIGPIPE, faults) stay.
  */
 typedef struct etl_thread etl_thread;
 etl_thread *etl_thread_start(void (*fn)(void *), void *arg);
@@ -115,6 +119,16 @@ etl_cond *etl_cond_new(void); /* NULL: out of memory */
 void etl_cond_wait(etl_cond *c, etl_mutex *m);
 void etl_cond_broadcast(etl_cond *c);
 void etl_cond_free(etl_cond *c);
+/*
+ * One-time initialisation: the first etl_call_once on a flag runs fn, the calls beside it
+ * return once fn has returned, the later ones at once. The flag is a static set to
+ * ETL_ONCE_INIT; fn must not call etl_call_once itself.
+ */
+typedef struct etl_once_flag {
+    _Atomic int done;
+} etl_once_flag;
+#define ETL_ONCE_INIT {0}
+void etl_call_once(etl_once_flag *flag, void (*fn)(void));
 
 /*
  * Calls fn(ctx, name, is_dir) for each entry of the directory at path but "." and

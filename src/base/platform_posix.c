@@ -180,7 +180,15 @@ etl_thread *etl_thread_start(void (*fn)(void *), void *arg)
     if (!t) return NULL;
     t->fn = fn;
     t->arg = arg;
-    if (pthread_create(&t->th, NULL, thread_main, t) != 0) {
+    /* The new thread inherits the mask: blocked there, the user's signals reach the caller's threads. */
+    static const int own[] = {SIGXFSZ, SIGPIPE, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+    sigset_t block, old;
+    sigfillset(&block);
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) sigdelset(&block, own[i]);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int rc = pthread_create(&t->th, NULL, thread_main, t);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
         free(t);
         return NULL;
     }
@@ -240,6 +248,18 @@ void etl_cond_free(etl_cond *c)
     if (!c) return;
     pthread_cond_destroy(&c->cv);
     free(c);
+}
+
+void etl_call_once(etl_once_flag *flag, void (*fn)(void))
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* one for every flag: they are rare and quick */
+    if (atomic_load_explicit(&flag->done, memory_order_acquire)) return;
+    pthread_mutex_lock(&mu);
+    if (!atomic_load_explicit(&flag->done, memory_order_relaxed)) {
+        fn();
+        atomic_store_explicit(&flag->done, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&mu);
 }
 
 int etl_dir_each(const char *path, int (*fn)(void *ctx, const char *name, bool is_dir), void *ctx)

@@ -475,6 +475,18 @@ void etl_cond_wait(etl_cond *c, etl_mutex *m) { SleepConditionVariableSRW(&c->cv
 void etl_cond_broadcast(etl_cond *c) { WakeAllConditionVariable(&c->cv); }
 void etl_cond_free(etl_cond *c) { free(c); }
 
+void etl_call_once(etl_once_flag *flag, void (*fn)(void))
+{
+    static SRWLOCK lk = SRWLOCK_INIT; /* one for every flag: they are rare and quick */
+    if (atomic_load_explicit(&flag->done, memory_order_acquire)) return;
+    AcquireSRWLockExclusive(&lk);
+    if (!atomic_load_explicit(&flag->done, memory_order_relaxed)) {
+        fn();
+        atomic_store_explicit(&flag->done, 1, memory_order_release);
+    }
+    ReleaseSRWLockExclusive(&lk);
+}
+
 int etl_dir_each(const char *path, int (*fn)(void *ctx, const char *name, bool is_dir), void *ctx)
 {
     size_t n = strlen(path);

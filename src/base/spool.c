@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <unistd.h>
 #include "base/spool.h"
 #include "base/diag.h"
@@ -23,7 +22,7 @@ struct etl_spool {
     size_t budget;
     _Atomic size_t in_memory;
     _Atomic uint64_t file_end;
-    pthread_mutex_t mu;   /* creating the file, the first failure */
+    etl_mutex *mu;        /* creating the file, the first failure */
     int fd;
     bool failed;          /* no file to be had: do not try again */
     _Atomic int err;      /* the first failure: an errno, ENOMEM included; 0 = none */
@@ -42,7 +41,10 @@ etl_spool *etl_spool_open(size_t budget)
     if (!sp) return NULL;
     sp->budget = budget;
     sp->fd = -1;
-    pthread_mutex_init(&sp->mu, NULL);
+    if (!(sp->mu = etl_mutex_new())) {
+        free(sp);
+        return NULL;
+    }
     return sp;
 }
 
@@ -50,7 +52,7 @@ void etl_spool_close(etl_spool *sp)
 {
     if (!sp) return;
     if (sp->fd >= 0) close(sp->fd);
-    pthread_mutex_destroy(&sp->mu);
+    etl_mutex_free(sp->mu);
     free(sp);
 }
 
@@ -74,7 +76,7 @@ void etl_spool_stream_free(etl_spool_stream *s)
 
 static int spill_fd(etl_spool *sp)
 {
-    pthread_mutex_lock(&sp->mu);
+    etl_mutex_lock(sp->mu);
     if (sp->fd < 0 && !sp->failed) {
         sp->fd = etl_temp_open(); /* unlinked: gone with the process, whatever happens */
         if (sp->fd < 0) {
@@ -83,7 +85,7 @@ static int spill_fd(etl_spool *sp)
         }
     }
     int fd = sp->fd;
-    pthread_mutex_unlock(&sp->mu);
+    etl_mutex_unlock(sp->mu);
     return fd;
 }
 

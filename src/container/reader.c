@@ -32,9 +32,9 @@ void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, u
         snprintf(st->first_problem, sizeof st->first_problem, "%s", d.msg);
     }
     if (!r->opts.on_diag) return;
-    pthread_mutex_lock((pthread_mutex_t *)&r->diag_mu);
+    etl_mutex_lock(r->diag_mu);
     r->opts.on_diag(r->opts.diag_ctx, &d);
-    pthread_mutex_unlock((pthread_mutex_t *)&r->diag_mu);
+    etl_mutex_unlock(r->diag_mu);
 }
 
 /* Could a buffer header start here? Cheap checks on the header alone. */
@@ -377,9 +377,14 @@ void etl_reader_keep_bad_times(etl_reader *r, bool keep) { r->keep_bad_times = k
 static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl_reader **out,
                               etl_diag *diag)
 {
-    pthread_mutex_init(&r->diag_mu, NULL);
-    pthread_mutex_init(&r->walk_mu, NULL);
-    pthread_cond_init(&r->walk_cv, NULL);
+    r->diag_mu = etl_mutex_new();
+    r->walk_mu = etl_mutex_new();
+    r->walk_cv = etl_cond_new();
+    if (!r->diag_mu || !r->walk_mu || !r->walk_cv) {
+        etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
+        etl_reader_close(r);
+        return ETL_E_NOMEM;
+    }
     r->walk_wake_at = UINT64_MAX;
     for (unsigned i = 0; i < ETL_READER_WALKERS; i++) r->walk_frontier[i] = UINT64_MAX;
     etl_opts_take(&r->opts, sizeof r->opts, opts);
@@ -466,9 +471,9 @@ void etl_reader_close(etl_reader *r)
 {
     if (!r) return;
     etl_map_close(&r->map);
-    pthread_mutex_destroy(&r->diag_mu);
-    pthread_mutex_destroy(&r->walk_mu);
-    pthread_cond_destroy(&r->walk_cv);
+    etl_mutex_free(r->diag_mu);
+    etl_mutex_free(r->walk_mu);
+    etl_cond_free(r->walk_cv);
     free(r->bufs);
     free(r);
 }
@@ -560,7 +565,7 @@ void etl_record_cache_free(etl_record_cache *c)
 int etl_reader_walk_join(etl_reader *r)
 {
     int slot = -1;
-    pthread_mutex_lock(&r->walk_mu);
+    etl_mutex_lock(r->walk_mu);
     bool alone = true; /* no walker at work: a new walk starts from the file's start */
     for (int i = 0; i < ETL_READER_WALKERS; i++) alone &= r->walk_frontier[i] == UINT64_MAX;
     if (alone) r->walk_released = 0;
@@ -569,16 +574,16 @@ int etl_reader_walk_join(etl_reader *r)
             r->walk_frontier[i] = r->walk_released;
             slot = i;
         }
-    pthread_mutex_unlock(&r->walk_mu);
+    etl_mutex_unlock(r->walk_mu);
     return slot;
 }
 
 void etl_reader_walk_pace(etl_reader *r, int slot)
 {
     if (slot < 0) return;
-    pthread_mutex_lock(&r->walk_mu);
+    etl_mutex_lock(r->walk_mu);
     r->walk_paced[slot] = true;
-    pthread_mutex_unlock(&r->walk_mu);
+    etl_mutex_unlock(r->walk_mu);
 }
 
 /* The lowest frontier of the paced walkers (the slowest never waits: they all get on). */
@@ -593,12 +598,12 @@ static uint64_t paced_low(const etl_reader *r)
 void etl_reader_walk_at(etl_reader *r, int slot, uint64_t frontier)
 {
     if (slot < 0) return;
-    pthread_mutex_lock(&r->walk_mu);
+    etl_mutex_lock(r->walk_mu);
     r->walk_frontier[slot] = frontier;
     if (frontier == UINT64_MAX) r->walk_paced[slot] = false; /* done: the slot is free again */
     if (r->walk_wake_at != UINT64_MAX && paced_low(r) >= r->walk_wake_at) {
         r->walk_wake_at = UINT64_MAX; /* who still has to wait says so again */
-        pthread_cond_broadcast(&r->walk_cv);
+        etl_cond_broadcast(r->walk_cv);
     }
     uint64_t low = UINT64_MAX;
     for (unsigned i = 0; i < ETL_READER_WALKERS; i++)
@@ -612,8 +617,8 @@ void etl_reader_walk_at(etl_reader *r, int slot, uint64_t frontier)
         uint64_t until = frontier - WALK_PACE_BYTES / 2;
         while (r->walk_paced[slot] && paced_low(r) < until) {
             if (until < r->walk_wake_at) r->walk_wake_at = until;
-            pthread_cond_wait(&r->walk_cv, &r->walk_mu);
+            etl_cond_wait(r->walk_cv, r->walk_mu);
         }
     }
-    pthread_mutex_unlock(&r->walk_mu);
+    etl_mutex_unlock(r->walk_mu);
 }

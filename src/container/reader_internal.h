@@ -3,8 +3,8 @@
 #define ETLKIT_SRC_CONTAINER_READER_INTERNAL_H
 
 #include "etlkit/container.h"
-#include <pthread.h>
 #include "base/mapfile.h"
+#include "base/platform.h"
 
 /* Largest buffer etlkit accepts (decompressed); Windows caps buffers at 16 MiB. */
 #define ETL_MAX_BUFFER_SIZE (64u << 20)
@@ -44,7 +44,7 @@ struct etl_reader {
     uint64_t t_lo, t_span;  /* the session window [t_lo, t_lo + t_span] (etl_reader_time_window) */
     uint64_t end_ts;        /* etl_reader_end_ts */
     bool keep_bad_times;    /* record iterators hand out records outside it, flagged */
-    pthread_mutex_t diag_mu; /* iterators on several threads report one problem at a time */
+    etl_mutex *diag_mu;     /* iterators on several threads report one problem at a time */
     /*
      * Walks over CPUs on several threads share the file's pages: each says how far it
      * got (the lowest offset it still has to read), and the pages below the lowest of
@@ -52,8 +52,8 @@ struct etl_reader {
      * too far ahead of the slowest paced one waits for it on walk_cv, so that the pages
      * kept between them stay bounded whatever the threads' speeds.
      */
-    pthread_mutex_t walk_mu;
-    pthread_cond_t walk_cv;
+    etl_mutex *walk_mu;
+    etl_cond *walk_cv;
     uint64_t walk_frontier[ETL_READER_WALKERS]; /* UINT64_MAX: slot free or walker done */
     bool walk_paced[ETL_READER_WALKERS];
     uint64_t walk_wake_at; /* the slowest paced frontier a waiter waits for (UINT64_MAX: none waits) */

@@ -26,15 +26,13 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <zstd.h>
-#ifndef PQ_THREADS /* -DPQ_THREADS=0: row groups written inline (the same bytes) */
-#define PQ_THREADS 1 /* the library links the threads everywhere (Threads::Threads; winpthreads on mingw) */
-#endif
-#if PQ_THREADS
-#include <pthread.h>
-#include <signal.h>
-#endif
 #include "etlkit/version.h"
 #include "export/parquet.h"
+#include "base/platform.h"
+
+#ifndef PQ_THREADS /* -DPQ_THREADS=0: row groups written inline (the same bytes) */
+#define PQ_THREADS 1
+#endif
 
 /* parquet.thrift's enums, as written. */
 enum { PT_BOOLEAN = 0, PT_INT32 = 1, PT_INT64 = 2, PT_BYTE_ARRAY = 6 };
@@ -187,61 +185,48 @@ static etl_status sync_status(pq_writer *w)
 static etl_status flush_row_group(pq_writer *w, const rgbuf *b);
 static rgbuf *rgbuf_take(pq_writer *w, rgbuf *b);
 
-#if PQ_THREADS
 struct pq_worker {
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    etl_thread *thread;
+    etl_mutex *mu;
+    etl_cond *cv;
     pq_writer *w;                /* the job, NULL when idle */
     rgbuf *b;
     rgbuf *spare;                /* the last one written: the next writer's to fill (one buffer for all) */
     bool quit;
 };
 
-static void *work(void *arg)
+static void work(void *arg)
 {
     pq_worker *k = arg;
-    pthread_mutex_lock(&k->mu);
+    etl_mutex_lock(k->mu);
     for (;;) {
-        while (!k->w && !k->quit) pthread_cond_wait(&k->cv, &k->mu);
+        while (!k->w && !k->quit) etl_cond_wait(k->cv, k->mu);
         if (!k->w) break; /* quit, and nothing left to write */
         pq_writer *w = k->w;
         rgbuf *b = k->b;
-        pthread_mutex_unlock(&k->mu);
+        etl_mutex_unlock(k->mu);
         flush_row_group(w, b);
-        pthread_mutex_lock(&k->mu);
+        etl_mutex_lock(k->mu);
         rgbuf_free(k->spare); /* none: it was taken before this job was given */
         k->spare = b;
         k->w = NULL;
-        pthread_cond_broadcast(&k->cv);
+        etl_cond_broadcast(k->cv);
     }
-    pthread_mutex_unlock(&k->mu);
-    return NULL;
+    etl_mutex_unlock(k->mu);
 }
 
 pq_worker *pq_worker_new(void)
 {
+    if (!PQ_THREADS) return NULL;
     pq_worker *k = calloc(1, sizeof *k);
     if (!k) return NULL;
-    pthread_mutex_init(&k->mu, NULL);
-    pthread_cond_init(&k->cv, NULL);
     /*
-     * The signals a user sends go to the adding thread: the cleanup (base/sigclean.h) must not run here
-     * while that thread creates the files it would remove. SIGXFSZ stays: it is this thread's own write's.
+     * The signals a user sends go to the adding thread (etl_thread_start's threads block them): the
+     * cleanup (base/sigclean.h) must not run here while that thread creates the files it would remove.
      */
-#ifdef _WIN32 /* Ctrl-C: a console control handler on a thread of its own, whatever this one does */
-    int rc = pthread_create(&k->thread, NULL, work, k);
-#else
-    sigset_t block, old;
-    sigfillset(&block);
-    sigdelset(&block, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    int rc = pthread_create(&k->thread, NULL, work, k);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-#endif
-    if (rc != 0) {
-        pthread_cond_destroy(&k->cv);
-        pthread_mutex_destroy(&k->mu);
+    if (!(k->mu = etl_mutex_new()) || !(k->cv = etl_cond_new()) || !(k->thread = etl_thread_start(work, k))) {
+        etl_cond_free(k->cv);
+        etl_mutex_free(k->mu);
         free(k);
         return NULL;
     }
@@ -251,59 +236,44 @@ pq_worker *pq_worker_new(void)
 void pq_worker_free(pq_worker *k)
 {
     if (!k) return;
-    pthread_mutex_lock(&k->mu);
+    etl_mutex_lock(k->mu);
     k->quit = true;
-    pthread_cond_broadcast(&k->cv);
-    pthread_mutex_unlock(&k->mu);
-    pthread_join(k->thread, NULL);
+    etl_cond_broadcast(k->cv);
+    etl_mutex_unlock(k->mu);
+    etl_thread_join(k->thread);
     rgbuf_free(k->spare);
-    pthread_cond_destroy(&k->cv);
-    pthread_mutex_destroy(&k->mu);
+    etl_cond_free(k->cv);
+    etl_mutex_free(k->mu);
     free(k);
 }
 
 /* Until no row group is being written: then the writers' state is the adding side's again. */
 static void worker_wait(pq_worker *k)
 {
-    pthread_mutex_lock(&k->mu);
-    while (k->w) pthread_cond_wait(&k->cv, &k->mu);
-    pthread_mutex_unlock(&k->mu);
+    etl_mutex_lock(k->mu);
+    while (k->w) etl_cond_wait(k->cv, k->mu);
+    etl_mutex_unlock(k->mu);
 }
 
 /* The buffer last written, to fill (the worker idle): NULL the first time. */
 static rgbuf *worker_spare(pq_worker *k)
 {
-    pthread_mutex_lock(&k->mu);
+    etl_mutex_lock(k->mu);
     rgbuf *b = k->spare;
     k->spare = NULL;
-    pthread_mutex_unlock(&k->mu);
+    etl_mutex_unlock(k->mu);
     return b;
 }
 
 static void worker_submit(pq_worker *k, pq_writer *w, rgbuf *b)
 {
-    pthread_mutex_lock(&k->mu);
-    while (k->w) pthread_cond_wait(&k->cv, &k->mu);
+    etl_mutex_lock(k->mu);
+    while (k->w) etl_cond_wait(k->cv, k->mu);
     k->w = w;
     k->b = b;
-    pthread_cond_broadcast(&k->cv);
-    pthread_mutex_unlock(&k->mu);
+    etl_cond_broadcast(k->cv);
+    etl_mutex_unlock(k->mu);
 }
-#else
-pq_worker *pq_worker_new(void) { return NULL; }
-void pq_worker_free(pq_worker *k) { (void)k; }
-static void worker_wait(pq_worker *k) { (void)k; }
-static rgbuf *worker_spare(pq_worker *k)
-{
-    (void)k;
-    return NULL;
-}
-static void worker_submit(pq_worker *k, pq_writer *w, rgbuf *b)
-{
-    (void)k;
-    flush_row_group(w, b);
-}
-#endif
 
 /* Column i of a packed row: NULL? its value. */
 static inline bool row_null(const uint8_t *row, unsigned i) { return row[i >> 3] >> (i & 7) & 1; }

@@ -8,10 +8,10 @@
  * allocation, no indirect calls. The header (TidTable, ThreadBasePriority) is read
  * in place from the payload, never copied.
  */
-#include <pthread.h>
 #include "etlkit/ccswap.h"
 #include "base/bytes.h"
 #include "base/fastmem.h"
+#include "base/platform.h"
 #include "kernel/ccswap_walk.h"
 
 #define OFF_FIRST_TIME 0x00u
@@ -76,7 +76,7 @@ etl_status etl_ccswap_next(etl_ccswap_walker *w, etl_ccswap_record *r) { return 
  * short table load per 8 bytes, not one byte load per record.
  */
 static uint8_t chunk_step[4][256];
-static pthread_once_t chunk_once = PTHREAD_ONCE_INIT;
+static etl_once_flag chunk_once = ETL_ONCE_INIT;
 
 static void chunk_init(void)
 {
@@ -116,7 +116,7 @@ void etl_ccswap_count(etl_ccswap_walker *w, uint64_t *records, uint64_t *bad)
     unsigned filled = w->tid_count;
     /* While 16 bytes remain, a record starting in the first 8 ends in them, its index too. */
     if (pos <= n && n - pos >= 16) {
-        pthread_once(&chunk_once, chunk_init);
+        etl_call_once(&chunk_once, chunk_init);
         unsigned e = 0;
         while (n - pos >= 16) {
             uint64_t x = etl_rd_u64(p + pos), y = etl_rd_u64(p + pos + 8);

@@ -11,7 +11,6 @@
  * their decoders can only fail on a short payload, and decoding millions of them to
  * count them would cost a third of the run.
  */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "etlkit/event.h"
 #include "base/idmap.h"
 #include "base/opts.h"
+#include "base/platform.h"
 
 /* One thread's share of the file: a range of buffers, its counts and its provider table. */
 typedef struct share {
@@ -32,8 +32,7 @@ typedef struct share {
     const etl_summary_options *o; /* share 0 (the caller's thread) reports progress for all */
     struct share *all;
     unsigned nall;
-    pthread_t th;
-    int started;
+    etl_thread *th;             /* NULL: counted on the caller's thread */
 } share;
 
 /* Buffers per thread below which a thread is not worth starting. */
@@ -188,14 +187,14 @@ static void share_progress(share *sh, uint64_t mine)
     sh->o->progress(sh->o->progress_ctx, sum);
 }
 
-static void *count_share(void *arg)
+static void count_share(void *arg)
 {
     share *sh = arg;
     etl_summary *c = &sh->c;
     etl_iter *it = NULL;
     if (etl_iter_open_range(sh->r, sh->first, sh->count, &it) != ETL_OK) {
         sh->oom = 1;
-        return NULL;
+        return;
     }
     /* c is new: first_ts starts high so that kernel records need no have_ts test. */
     int have = 0;
@@ -230,7 +229,6 @@ static void *count_share(void *arg)
     share_progress(sh, etl_iter_progress(it));
     c->st = *etl_iter_stats_get(it);
     etl_iter_close(it);
-    return NULL;
 }
 
 /* Adds share x (later in the file than what sh holds) into sh. */
@@ -296,10 +294,10 @@ etl_status etl_summary_run(etl_reader *r, const etl_summary_options *o, etl_summ
         return ETL_E_NOMEM;
     }
     sh[0].o = &opt;
-    for (unsigned i = 1; i < n; i++) sh[i].started = pthread_create(&sh[i].th, NULL, count_share, &sh[i]) == 0;
+    for (unsigned i = 1; i < n; i++) sh[i].th = etl_thread_start(count_share, &sh[i]);
     count_share(&sh[0]);
     for (unsigned i = 1; i < n; i++) {
-        if (sh[i].started) pthread_join(sh[i].th, NULL);
+        if (sh[i].th) etl_thread_join(sh[i].th);
         else count_share(&sh[i]); /* no thread to be had: here */
     }
     oom = sh[0].oom;

@@ -35,7 +35,6 @@
  * is left to the time-ordered model (ETL_E_UNSUPPORTED), which keeps no copies and
  * counts what it leaves out.
  */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +50,7 @@
 #include "sched/model_priv.h"
 #include "sched/usage_slice.h"
 #include "base/opts.h"
+#include "base/platform.h"
 
 /* A place in the time-ordered merge: ts, then CPU << 52 | stream << 51 | place << 1 | which. */
 typedef struct pos {
@@ -142,8 +142,7 @@ typedef struct worker {
     uint64_t life_bytes; /* lifetime records copied */
     etl_stats damage;   /* what this worker's iterators found, beyond the reader's own */
     bool unsupported, oom;
-    pthread_t th;
-    bool started;
+    etl_thread *th;     /* NULL: walked on the caller's thread */
 } worker;
 
 struct run {
@@ -530,7 +529,7 @@ static void walk_buffer(cpu_walk *k, etl_walk *wk)
 }
 
 /* Walks the worker's CPUs, each with its own state, their buffers about in file order. */
-static void *worker_main(void *arg)
+static void worker_main(void *arg)
 {
     worker *w = arg;
     run *rn = w->rn;
@@ -577,12 +576,11 @@ static void *worker_main(void *arg)
     etl_iter_close(it);
     free(want);
     free(ks);
-    return NULL;
+    return;
 oom:
     w->oom = true;
     free(want);
     free(ks);
-    return NULL;
 }
 
 /* ---- the model from the lifetime records and the first sightings ------------------ */
@@ -842,11 +840,11 @@ static etl_status walk_all(run *rn, unsigned threads)
     }
     free(share);
     for (unsigned i = 1; st == ETL_OK && i < rn->nw; i++)
-        rn->w[i].started = pthread_create(&rn->w[i].th, NULL, worker_main, &rn->w[i]) == 0;
+        rn->w[i].th = etl_thread_start(worker_main, &rn->w[i]);
     if (st == ETL_OK) worker_main(&rn->w[0]);
     for (unsigned i = 1; i < rn->nw; i++) {
         worker *w = &rn->w[i];
-        if (w->started) pthread_join(w->th, NULL);
+        if (w->th) etl_thread_join(w->th);
         else if (st == ETL_OK) worker_main(w); /* no thread to be had: here */
     }
     for (unsigned i = 0; st == ETL_OK && i < rn->nw; i++) {

@@ -16,7 +16,6 @@
  * A CPU whose trace carries both forms (CSwitch events and batches) keeps the
  * form it shows first and drops the other (counted), as convert does.
  */
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 #include "base/ltree.h"
 #include "sched/cpushare.h"
 #include "base/opts.h"
+#include "base/platform.h"
 
 enum { FORM_UNKNOWN = 0, FORM_FULL = 1, FORM_COMPACT = 2 };
 
@@ -455,10 +455,9 @@ typedef struct block {
 typedef struct worker {
     part *p;
     bool local;             /* share 0: read on the caller's thread, in place */
-    pthread_t th;
-    bool started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    etl_thread *th;         /* NULL: not started */
+    etl_mutex *mu;
+    etl_cond *cv;
     block *ring[RING];
     uint64_t filled, taken; /* under mu: blocks published, blocks given back */
     bool stop;              /* under mu: the caller closes early */
@@ -532,21 +531,21 @@ static void wake(worker *w)
 {
     if (!w->waiting) return;
     w->waiting = false;
-    pthread_cond_broadcast(&w->cv);
+    etl_cond_broadcast(w->cv);
 }
 
-static void *worker_main(void *arg)
+static void worker_main(void *arg)
 {
     worker *w = arg;
     for (bool last = false; !last;) {
-        pthread_mutex_lock(&w->mu);
+        etl_mutex_lock(w->mu);
         while (w->filled - w->taken == RING && !w->stop) {
             w->waiting = true;
-            pthread_cond_wait(&w->cv, &w->mu);
+            etl_cond_wait(w->cv, w->mu);
         }
         bool stop = w->stop;
         block *b = w->ring[w->filled % RING];
-        pthread_mutex_unlock(&w->mu);
+        etl_mutex_unlock(w->mu);
         if (stop) break;
         b->n = 0;
         b->used = 0;
@@ -571,12 +570,11 @@ static void *worker_main(void *arg)
         }
         b->last = last;
         b->progress = etl_iter_progress(w->p->main);
-        pthread_mutex_lock(&w->mu);
+        etl_mutex_lock(w->mu);
         w->filled++;
         wake(w);
-        pthread_mutex_unlock(&w->mu);
+        etl_mutex_unlock(w->mu);
     }
-    return NULL;
 }
 
 /* w's event and merge time at offset off of its block. */
@@ -592,7 +590,7 @@ static void entry_at(worker *w)
 static void take_block(worker *w)
 {
     w->at = NULL;
-    pthread_mutex_lock(&w->mu);
+    etl_mutex_lock(w->mu);
     if (w->cur) {
         w->taken++;
         wake(w);
@@ -601,7 +599,7 @@ static void take_block(worker *w)
     if (!w->ended) {
         while (w->filled == w->taken) {
             w->waiting = true;
-            pthread_cond_wait(&w->cv, &w->mu);
+            etl_cond_wait(w->cv, w->mu);
         }
         block *b = w->ring[w->taken % RING];
         w->progress = b->progress;
@@ -616,7 +614,7 @@ static void take_block(worker *w)
             wake(w);
         }
     }
-    pthread_mutex_unlock(&w->mu);
+    etl_mutex_unlock(w->mu);
 }
 
 /* The caller is done with w's event at: the share's next one. */
@@ -645,16 +643,16 @@ static void source_free(etl_sched_source *s)
 {
     for (unsigned i = 0; i < s->nw; i++) {
         worker *w = &s->w[i];
-        if (w->started) {
-            pthread_mutex_lock(&w->mu);
+        if (w->th) {
+            etl_mutex_lock(w->mu);
             w->stop = true;
             w->waiting = true;
             wake(w);
-            pthread_mutex_unlock(&w->mu);
-            pthread_join(w->th, NULL);
+            etl_mutex_unlock(w->mu);
+            etl_thread_join(w->th);
         }
-        pthread_mutex_destroy(&w->mu);
-        pthread_cond_destroy(&w->cv);
+        etl_mutex_free(w->mu);
+        etl_cond_free(w->cv);
         for (unsigned k = 0; k < RING; k++) free(w->ring[k]);
         part_close(w->p);
     }
@@ -692,18 +690,16 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
         for (unsigned i = 0; st == ETL_OK && i < n; i++) {
             worker *w = &s->w[i];
             s->nw = i + 1;
-            pthread_mutex_init(&w->mu, NULL);
-            pthread_cond_init(&w->cv, NULL);
             for (unsigned c = 0; c < ncpu; c++) want[c] = share[c] == i + 1;
             st = part_open(r, ubias, skip, lookahead, want, ncpu, &w->p);
             w->local = i == 0;
+            if (st == ETL_OK && (!(w->mu = etl_mutex_new()) || !(w->cv = etl_cond_new()))) st = ETL_E_NOMEM;
             for (unsigned k = 0; st == ETL_OK && !w->local && k < RING; k++)
                 if (!(w->ring[k] = malloc(sizeof *w->ring[k]))) st = ETL_E_NOMEM;
         }
         for (unsigned i = 1; st == ETL_OK && i < n; i++) {
             worker *w = &s->w[i];
-            w->started = pthread_create(&w->th, NULL, worker_main, w) == 0;
-            if (!w->started) st = ETL_E_NOMEM;
+            if (!(w->th = etl_thread_start(worker_main, w))) st = ETL_E_NOMEM;
         }
         free(want);
         /* No thread to be had: read on the caller's thread. */

@@ -1,7 +1,6 @@
 /*
- * pipe.c - hands the simulator's events to the writer, on a second thread
- * where POSIX threads come with the C library, so that compression and file
- * writes overlap the simulation.
+ * pipe.c - hands the simulator's events to the writer, on a second thread,
+ * so that compression and file writes overlap the simulation.
  *
  * Events are copied into two 1 MiB chunks: the simulator fills one while the
  * writer thread writes the other. A size target needs the writer's byte
@@ -17,16 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "synth_internal.h"
+#include "base/platform.h"
 
 #ifndef SYNTH_THREADS /* -DSYNTH_THREADS=0 forces the inline writer (same bytes) */
-#if defined(__APPLE__) || (defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34))
-#define SYNTH_THREADS 1 /* pthreads without a separate library to link */
-#else
-#define SYNTH_THREADS 0
-#endif
-#endif
-#if SYNTH_THREADS
-#include <pthread.h>
+#define SYNTH_THREADS 1
 #endif
 
 #define CHUNK_SIZE (1u << 20)
@@ -59,14 +52,11 @@ struct synth_pipe {
     etl_status err;          /* the writer's first error */
     uint64_t marks_done;     /* markers the writer has passed */
     uint64_t mark_bytes[2];  /* its byte count at marker k, in [k % 2] */
-#if SYNTH_THREADS
-    bool threaded;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t work, done;
+    etl_thread *thread;      /* NULL: the writer runs inline */
+    etl_mutex *mu;
+    etl_cond *work, *done;
     uint64_t committed, consumed;
     bool closing;
-#endif
 };
 
 /* Writes one chunk; markers record the byte count. Returns the first error. */
@@ -115,32 +105,29 @@ static etl_status write_chunk(synth_pipe *p, const chunk *c, uint64_t *marks_don
     return ETL_OK;
 }
 
-#if SYNTH_THREADS
-static void *consumer(void *arg)
+static void consumer(void *arg)
 {
     synth_pipe *p = arg;
-    pthread_mutex_lock(&p->mu);
+    etl_mutex_lock(p->mu);
     for (;;) {
-        while (p->consumed == p->committed && !p->closing) pthread_cond_wait(&p->work, &p->mu);
+        while (p->consumed == p->committed && !p->closing) etl_cond_wait(p->work, p->mu);
         if (p->consumed == p->committed) break;
         chunk *c = &p->c[p->consumed % 2];
         bool skip = p->err != ETL_OK;
         uint64_t done = p->marks_done, bytes[2] = {p->mark_bytes[0], p->mark_bytes[1]};
-        pthread_mutex_unlock(&p->mu);
+        etl_mutex_unlock(p->mu);
         etl_status st = skip ? ETL_OK : write_chunk(p, c, &done, bytes);
-        pthread_mutex_lock(&p->mu);
+        etl_mutex_lock(p->mu);
         if (st != ETL_OK && p->err == ETL_OK) p->err = st;
         if (st != ETL_OK) done = UINT64_MAX; /* nobody waits for markers after an error */
         p->marks_done = done;
         p->mark_bytes[0] = bytes[0];
         p->mark_bytes[1] = bytes[1];
         p->consumed++;
-        pthread_cond_broadcast(&p->done);
+        etl_cond_broadcast(p->done);
     }
-    pthread_mutex_unlock(&p->mu);
-    return NULL;
+    etl_mutex_unlock(p->mu);
 }
-#endif
 
 etl_status synth_pipe_open(synth_pipe **out, etl_writer *w, uint64_t target_bytes)
 {
@@ -159,12 +146,9 @@ etl_status synth_pipe_open(synth_pipe **out, etl_writer *w, uint64_t target_byte
         free(p);
         return ETL_E_NOMEM;
     }
-#if SYNTH_THREADS
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->work, NULL);
-    pthread_cond_init(&p->done, NULL);
-    p->threaded = pthread_create(&p->thread, NULL, consumer, p) == 0;
-#endif
+    /* A lock or a thread not to be had: the writer runs inline (the same bytes). */
+    if (SYNTH_THREADS && (p->mu = etl_mutex_new()) && (p->work = etl_cond_new()) && (p->done = etl_cond_new()))
+        p->thread = etl_thread_start(consumer, p);
     *out = p;
     return ETL_OK;
 }
@@ -172,18 +156,16 @@ etl_status synth_pipe_open(synth_pipe **out, etl_writer *w, uint64_t target_byte
 /* Hands the chunk being filled to the writer and switches to the other one. */
 static void hand_over(synth_pipe *p)
 {
-#if SYNTH_THREADS
-    if (p->threaded) {
-        pthread_mutex_lock(&p->mu);
-        while (p->consumed != p->committed) pthread_cond_wait(&p->done, &p->mu);
+    if (p->thread) {
+        etl_mutex_lock(p->mu);
+        while (p->consumed != p->committed) etl_cond_wait(p->done, p->mu);
         p->committed++;
-        pthread_cond_signal(&p->work);
-        pthread_mutex_unlock(&p->mu);
+        etl_cond_broadcast(p->work);
+        etl_mutex_unlock(p->mu);
         p->fill ^= 1;
         p->c[p->fill].len = 0;
         return;
     }
-#endif
     if (p->err == ETL_OK) {
         etl_status st = write_chunk(p, &p->c[p->fill], &p->marks_done, p->mark_bytes);
         if (st != ETL_OK) p->err = st;
@@ -216,15 +198,13 @@ static void checkpoint(synth_pipe *p)
     uint64_t k = p->marks++;
     hand_over(p);
     if (!k) return;
-#if SYNTH_THREADS
-    if (p->threaded) {
-        pthread_mutex_lock(&p->mu);
-        while (p->marks_done < k && p->err == ETL_OK) pthread_cond_wait(&p->done, &p->mu);
+    if (p->thread) {
+        etl_mutex_lock(p->mu);
+        while (p->marks_done < k && p->err == ETL_OK) etl_cond_wait(p->done, p->mu);
         if (p->err == ETL_OK) p->snap = p->mark_bytes[(k - 1) % 2];
-        pthread_mutex_unlock(&p->mu);
+        etl_mutex_unlock(p->mu);
         return;
     }
-#endif
     if (p->err == ETL_OK) p->snap = p->mark_bytes[(k - 1) % 2];
 }
 
@@ -253,14 +233,12 @@ uint64_t synth_pipe_bytes(const synth_pipe *p)
 etl_status synth_pipe_error(synth_pipe *p)
 {
     if (p->perr != ETL_OK) return p->perr;
-#if SYNTH_THREADS
-    if (p->threaded) {
-        pthread_mutex_lock(&p->mu);
+    if (p->thread) {
+        etl_mutex_lock(p->mu);
         etl_status st = p->err;
-        pthread_mutex_unlock(&p->mu);
+        etl_mutex_unlock(p->mu);
         return st;
     }
-#endif
     return p->err;
 }
 
@@ -268,18 +246,16 @@ etl_status synth_pipe_close(synth_pipe *p)
 {
     if (!p) return ETL_OK;
     if (p->c[p->fill].len) hand_over(p);
-#if SYNTH_THREADS
-    if (p->threaded) {
-        pthread_mutex_lock(&p->mu);
+    if (p->thread) {
+        etl_mutex_lock(p->mu);
         p->closing = true;
-        pthread_cond_signal(&p->work);
-        pthread_mutex_unlock(&p->mu);
-        pthread_join(p->thread, NULL);
+        etl_cond_broadcast(p->work);
+        etl_mutex_unlock(p->mu);
+        etl_thread_join(p->thread);
     }
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->work);
-    pthread_cond_destroy(&p->done);
-#endif
+    etl_mutex_free(p->mu);
+    etl_cond_free(p->work);
+    etl_cond_free(p->done);
     etl_status st = p->perr != ETL_OK ? p->perr : p->err;
     free(p->c[0].buf);
     free(p->c[1].buf);

@@ -13,12 +13,12 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "etlbuild.h"
-#include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 #include "etlkit/container.h"
 #include "etlkit/compress.h"
 #include "etlkit/synth.h"
+#include "base/platform.h"
 #include "synthtruth.h"
 
 /* ------------------------------------------------------------------------- */
@@ -1712,11 +1712,11 @@ typedef struct pace_walker {
     bool ok;
 } pace_walker;
 
-static void *pace_walk(void *arg)
+static void pace_walk(void *arg)
 {
     pace_walker *p = arg;
     etl_iter *it;
-    if (etl_iter_open_cpus_buffers(p->r, p->want, 4, &it) != ETL_OK) return NULL;
+    if (etl_iter_open_cpus_buffers(p->r, p->want, 4, &it) != ETL_OK) return;
     etl_iter_pace(it);
     atomic_fetch_add(p->ready, 1);
     while (atomic_load(p->ready) < 2) nanosleep(&(struct timespec){0, 100000}, NULL);
@@ -1737,7 +1737,6 @@ static void *pace_walk(void *arg)
     if (p->slow) atomic_store(p->slow_done, true);
     etl_iter_close(it);
     p->ok = true;
-    return NULL;
 }
 
 static void test_paced_walks(void **state)
@@ -1760,11 +1759,11 @@ static void test_paced_walks(void **state)
     _Atomic unsigned ready = 0;
     pace_walker fast = {r, {1, 0, 1, 0}, false, &slow_at, &slow_done, &ready, 0, 0, false};
     pace_walker slow = {r, {0, 1, 0, 1}, true, &slow_at, &slow_done, &ready, 0, 0, false};
-    pthread_t a, b;
-    assert_int_equal(pthread_create(&b, NULL, pace_walk, &slow), 0);
-    assert_int_equal(pthread_create(&a, NULL, pace_walk, &fast), 0);
-    pthread_join(a, NULL);
-    pthread_join(b, NULL);
+    etl_thread *b = etl_thread_start(pace_walk, &slow), *a = etl_thread_start(pace_walk, &fast);
+    assert_non_null(a);
+    assert_non_null(b);
+    etl_thread_join(a);
+    etl_thread_join(b);
     assert_true(fast.ok && slow.ok);
     size_t per_cpu[4] = {0};
     for (size_t i = 0; i < etl_reader_buffer_count(r); i++) {
