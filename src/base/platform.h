@@ -98,16 +98,16 @@ int etl_memstream_close(etl_memstream *ms);
 
 /*
  * Threads and a lock, for work split across traces (export's datasets) or between the
- * stages of one pass (base/pipe.h). A thread runs
- * fn(arg); NULL when none could be started (the caller then runs fn itself).
+ * stages of one pass (base/pipe.h). A thread (etl_os_thread: not the Thread event, etlkit/kernel.h's
+ * etl_thread) runs fn(arg); NULL when none could be started (the caller then runs fn itself).
  * etl_thread_join waits for it and frees it. The mutex is not recursive.
  * A thread started here takes none of the signals a user sends (POSIX: they go to the
  * program's own threads, so etl_on_termination's cleanup never runs beside a thread that
  * creates the files it removes); those its own calls raise (SIGXFSZ, SIGPIPE, faults) stay.
  */
-typedef struct etl_thread etl_thread;
-etl_thread *etl_thread_start(void (*fn)(void *), void *arg);
-void etl_thread_join(etl_thread *t);
+typedef struct etl_os_thread etl_os_thread;
+etl_os_thread *etl_thread_start(void (*fn)(void *), void *arg);
+void etl_thread_join(etl_os_thread *t);
 typedef struct etl_mutex etl_mutex;
 etl_mutex *etl_mutex_new(void); /* NULL: out of memory */
 void etl_mutex_lock(etl_mutex *m);

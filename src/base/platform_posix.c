@@ -161,7 +161,7 @@ FILE *etl_memstream_open(etl_memstream *ms, char **buf, size_t *n)
 
 int etl_memstream_close(etl_memstream *ms) { return fclose(ms->f); }
 
-struct etl_thread {
+struct etl_os_thread {
     pthread_t th;
     void (*fn)(void *);
     void *arg;
@@ -169,14 +169,14 @@ struct etl_thread {
 
 static void *thread_main(void *p)
 {
-    etl_thread *t = p;
+    etl_os_thread *t = p;
     t->fn(t->arg);
     return NULL;
 }
 
-etl_thread *etl_thread_start(void (*fn)(void *), void *arg)
+etl_os_thread *etl_thread_start(void (*fn)(void *), void *arg)
 {
-    etl_thread *t = malloc(sizeof *t);
+    etl_os_thread *t = malloc(sizeof *t);
     if (!t) return NULL;
     t->fn = fn;
     t->arg = arg;
@@ -195,7 +195,7 @@ etl_thread *etl_thread_start(void (*fn)(void *), void *arg)
     return t;
 }
 
-void etl_thread_join(etl_thread *t)
+void etl_thread_join(etl_os_thread *t)
 {
     if (!t) return;
     pthread_join(t->th, NULL);

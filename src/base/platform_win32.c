@@ -410,7 +410,7 @@ int etl_memstream_close(etl_memstream *ms)
     return b ? 0 : EOF;
 }
 
-struct etl_thread {
+struct etl_os_thread {
     HANDLE h;
     void (*fn)(void *);
     void *arg;
@@ -418,14 +418,14 @@ struct etl_thread {
 
 static DWORD WINAPI thread_main(LPVOID p)
 {
-    etl_thread *t = p;
+    etl_os_thread *t = p;
     t->fn(t->arg);
     return 0;
 }
 
-etl_thread *etl_thread_start(void (*fn)(void *), void *arg)
+etl_os_thread *etl_thread_start(void (*fn)(void *), void *arg)
 {
-    etl_thread *t = malloc(sizeof *t);
+    etl_os_thread *t = malloc(sizeof *t);
     if (!t) return NULL;
     t->fn = fn;
     t->arg = arg;
@@ -437,7 +437,7 @@ etl_thread *etl_thread_start(void (*fn)(void *), void *arg)
     return t;
 }
 
-void etl_thread_join(etl_thread *t)
+void etl_thread_join(etl_os_thread *t)
 {
     if (!t) return;
     WaitForSingleObject(t->h, INFINITE);

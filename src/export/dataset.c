@@ -871,7 +871,7 @@ etl_status etl_dataset_export(const char *dir, const char *const *inputs, size_t
         etl_sigclean_remove(etl_sigclean_add(dir, true));
         unsigned jobs = o->jobs ? o->jobs : etl_cpu_count();
         if (jobs > n - res->skipped) jobs = (unsigned)(n - res->skipped);
-        etl_thread **th = jobs > 1 ? calloc(jobs - 1, sizeof *th) : NULL;
+        etl_os_thread **th = jobs > 1 ? calloc(jobs - 1, sizeof *th) : NULL;
         for (unsigned i = 0; th && i + 1 < jobs; i++) th[i] = etl_thread_start(worker, &R); /* NULL: fewer */
         worker(&R);
         for (unsigned i = 0; th && i + 1 < jobs; i++) etl_thread_join(th[i]);

@@ -186,7 +186,7 @@ static etl_status flush_row_group(pq_writer *w, const rgbuf *b);
 static rgbuf *rgbuf_take(pq_writer *w, rgbuf *b);
 
 struct pq_worker {
-    etl_thread *thread;
+    etl_os_thread *thread;
     etl_mutex *mu;
     etl_cond *cv;
     pq_writer *w;                /* the job, NULL when idle */

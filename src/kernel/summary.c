@@ -32,7 +32,7 @@ typedef struct share {
     const etl_summary_options *o; /* share 0 (the caller's thread) reports progress for all */
     struct share *all;
     unsigned nall;
-    etl_thread *th;             /* NULL: counted on the caller's thread */
+    etl_os_thread *th;             /* NULL: counted on the caller's thread */
 } share;
 
 /* Buffers per thread below which a thread is not worth starting. */

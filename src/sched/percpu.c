@@ -142,7 +142,7 @@ typedef struct worker {
     uint64_t life_bytes; /* lifetime records copied */
     etl_stats damage;   /* what this worker's iterators found, beyond the reader's own */
     bool unsupported, oom;
-    etl_thread *th;     /* NULL: walked on the caller's thread */
+    etl_os_thread *th;     /* NULL: walked on the caller's thread */
 } worker;
 
 struct run {

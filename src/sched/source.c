@@ -455,7 +455,7 @@ typedef struct block {
 typedef struct worker {
     part *p;
     bool local;             /* share 0: read on the caller's thread, in place */
-    etl_thread *th;         /* NULL: not started */
+    etl_os_thread *th;         /* NULL: not started */
     etl_mutex *mu;
     etl_cond *cv;
     block *ring[RING];

@@ -189,7 +189,7 @@ static etl_status count_pass(pass *P)
 etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
 {
     pass P = {r, l, NULL, {0}, ETL_OK};
-    etl_thread *t = NULL;
+    etl_os_thread *t = NULL;
     if (l->threads > 1 && (P.pipe = etl_pipe_new(ETL_STACKS_PIPE_BLOCK, ETL_STACKS_PIPE_BLOCKS)) && !(t = etl_thread_start(reader_main, &P))) {
         etl_pipe_free(P.pipe); /* no thread to be had: the caller's alone */
         P.pipe = NULL;

@@ -694,7 +694,7 @@ static etl_status count_pass2(run *R)
 /* Pass 2 on threads (at most two: the reader and the counter, which calls on_each). */
 static etl_status pass2(run *R, unsigned threads)
 {
-    etl_thread *t = NULL;
+    etl_os_thread *t = NULL;
     if (threads > 1 && (R->pipe = etl_pipe_new(ETL_STACKS_PIPE_BLOCK, ETL_STACKS_PIPE_BLOCKS)) &&
         !(t = etl_thread_start(reader_main, R))) {
         etl_pipe_free(R->pipe); /* no thread to be had: the caller's alone */

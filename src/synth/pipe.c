@@ -52,7 +52,7 @@ struct synth_pipe {
     etl_status err;          /* the writer's first error */
     uint64_t marks_done;     /* markers the writer has passed */
     uint64_t mark_bytes[2];  /* its byte count at marker k, in [k % 2] */
-    etl_thread *thread;      /* NULL: the writer runs inline */
+    etl_os_thread *thread;      /* NULL: the writer runs inline */
     etl_mutex *mu;
     etl_cond *work, *done;
     uint64_t committed, consumed;

@@ -1759,7 +1759,7 @@ static void test_paced_walks(void **state)
     _Atomic unsigned ready = 0;
     pace_walker fast = {r, {1, 0, 1, 0}, false, &slow_at, &slow_done, &ready, 0, 0, false};
     pace_walker slow = {r, {0, 1, 0, 1}, true, &slow_at, &slow_done, &ready, 0, 0, false};
-    etl_thread *b = etl_thread_start(pace_walk, &slow), *a = etl_thread_start(pace_walk, &fast);
+    etl_os_thread *b = etl_thread_start(pace_walk, &slow), *a = etl_thread_start(pace_walk, &fast);
     assert_non_null(a);
     assert_non_null(b);
     etl_thread_join(a);

@@ -78,7 +78,7 @@ static void test_pipe_order(void **state)
         etl_pipe *p = etl_pipe_new(BLOCK, nblocks);
         assert_non_null(p);
         job j = {p, 20000, false, 0};
-        etl_thread *t = etl_thread_start(producer, &j);
+        etl_os_thread *t = etl_thread_start(producer, &j);
         assert_non_null(t);
         assert_int_equal(consume(p, 0), 20000);
         etl_thread_join(t);
@@ -94,7 +94,7 @@ static void test_pipe_empty_and_too_big(void **state)
     assert_non_null(p);
     assert_null(etl_pipe_put(p, BLOCK + 1));
     job j = {p, 0, false, 0};
-    etl_thread *t = etl_thread_start(producer, &j);
+    etl_os_thread *t = etl_thread_start(producer, &j);
     size_t n = 1;
     assert_null(etl_pipe_take(p, &n));
     assert_int_equal(n, 0);
@@ -109,7 +109,7 @@ static void test_pipe_stop(void **state)
     etl_pipe *p = etl_pipe_new(BLOCK, 3);
     assert_non_null(p);
     job j = {p, 1000000, false, 0};
-    etl_thread *t = etl_thread_start(producer, &j);
+    etl_os_thread *t = etl_thread_start(producer, &j);
     assert_true(consume(p, 500) >= 500);
     etl_thread_join(t);
     assert_true(j.stopped);

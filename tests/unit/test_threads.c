@@ -43,7 +43,7 @@ static void test_call_once(void **state)
 {
     (void)state;
     racer rs[RACERS] = {{0}};
-    etl_thread *t[RACERS] = {0};
+    etl_os_thread *t[RACERS] = {0};
     for (unsigned i = 1; i < RACERS; i++) {
         t[i] = etl_thread_start(race, &rs[i]);
         assert_non_null(t[i]);
@@ -72,7 +72,7 @@ static void test_thread_signals(void **state)
 {
     (void)state;
     sigset_t before = mask_now(), in_thread;
-    etl_thread *t = etl_thread_start(read_mask, &in_thread);
+    etl_os_thread *t = etl_thread_start(read_mask, &in_thread);
     assert_non_null(t);
     etl_thread_join(t);
     sigset_t after = mask_now();
