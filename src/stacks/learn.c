@@ -63,6 +63,7 @@ enum { MSG_KEY = 1, MSG_PROGRESS };
 typedef struct msg {
     uint32_t kind, n;      /* n frames follow (MSG_KEY) */
     uint64_t key;          /* the stack key; MSG_PROGRESS: the bytes read */
+    uint64_t hash;         /* the frames' etl_seqtab_hash: the reader's work, not the counter's */
     etl_stack_pos pos;
 } msg;
 
@@ -74,11 +75,11 @@ typedef struct pass {
     etl_status read_st;    /* the reader's (ETL_END: the counter stopped it) */
 } pass;
 
-/* The counter's part of a definition: its frames interned, defined at its position. */
-static etl_status define_key(etl_learn *l, uint64_t key, etl_stack_pos pos, const uint64_t *f, uint32_t n)
+/* The counter's part of a definition: its frames (hashed h) interned, defined at its position. */
+static etl_status define_key(etl_learn *l, uint64_t key, etl_stack_pos pos, const uint64_t *f, uint32_t n, uint64_t h)
 {
     uint32_t id;
-    etl_status st = etl_seqtab_intern(l->raw, f, n, &id);
+    etl_status st = etl_seqtab_intern_hashed(l->raw, f, n, h, &id);
     return st == ETL_OK ? etl_stack_keys_define(l->keys, key, pos, id) : st;
 }
 
@@ -90,13 +91,13 @@ static etl_status learn_key(pass *P, etl_span payload, unsigned ptr_size, etl_st
     if (!P->pipe) {
         uint64_t f[ETL_STACK_MAX_FRAMES];
         for (uint32_t i = 0; i < d.frame_count; i++) f[i] = etl_stack_frame(d.frames, d.ptr_size, i);
-        return define_key(P->l, d.stack_key, pos, f, d.frame_count);
+        return define_key(P->l, d.stack_key, pos, f, d.frame_count, etl_seqtab_hash(f, d.frame_count));
     }
     msg *m = etl_pipe_put(P->pipe, sizeof *m + d.frame_count * sizeof(uint64_t));
     if (!m) return ETL_END;
-    *m = (msg){MSG_KEY, d.frame_count, d.stack_key, pos};
     uint64_t *f = (uint64_t *)(m + 1);
     for (uint32_t i = 0; i < d.frame_count; i++) f[i] = etl_stack_frame(d.frames, d.ptr_size, i);
+    *m = (msg){MSG_KEY, d.frame_count, d.stack_key, etl_seqtab_hash(f, d.frame_count), pos};
     return ETL_OK;
 }
 
@@ -110,7 +111,7 @@ static etl_status progress(pass *P, const etl_iter *it)
     }
     msg *m = etl_pipe_put(P->pipe, sizeof *m);
     if (!m) return ETL_END;
-    *m = (msg){MSG_PROGRESS, 0, done, {0, 0, 0, 0}};
+    *m = (msg){MSG_PROGRESS, 0, done, 0, {0, 0, 0, 0}};
     return ETL_OK;
 }
 
@@ -168,17 +169,32 @@ static void reader_main(void *arg)
     etl_pipe_close(P->pipe);
 }
 
-/* The counter, on the caller's thread: the reader's messages in order. */
+static size_t msg_size(const msg *m)
+{
+    return sizeof *m + (size_t)m->n * sizeof(uint64_t);
+}
+
+/*
+ * The counter, on the caller's thread: the reader's messages in order. The table's
+ * slot of the definition 8 messages on is fetched while this one is interned.
+ */
 static etl_status count_pass(pass *P)
 {
     etl_status st = ETL_OK;
     const uint8_t *b;
     size_t n;
     while (st == ETL_OK && (b = etl_pipe_take(P->pipe, &n))) {
+        size_t ahead = 0;
+        for (int k = 0; k < 8 && ahead < n; k++) ahead += msg_size((const msg *)(b + ahead));
         for (size_t off = 0; st == ETL_OK && off < n;) {
             const msg *m = (const msg *)(b + off);
-            off += sizeof *m + (size_t)m->n * sizeof(uint64_t);
-            if (m->kind == MSG_KEY) st = define_key(P->l, m->key, m->pos, (const uint64_t *)(m + 1), m->n);
+            off += msg_size(m);
+            if (ahead < n) {
+                const msg *a = (const msg *)(b + ahead);
+                if (a->kind == MSG_KEY) etl_seqtab_prefetch(P->l->raw, a->hash);
+                ahead += msg_size(a);
+            }
+            if (m->kind == MSG_KEY) st = define_key(P->l, m->key, m->pos, (const uint64_t *)(m + 1), m->n, m->hash);
             else P->l->progress(P->l->progress_ctx, m->key);
         }
     }

@@ -29,7 +29,7 @@ void etl_seqtab_free(etl_seqtab *t)
  * where a full mix per word costs 12 a word) and one full mix at the end. It
  * only spreads the table: equality is decided on the words.
  */
-static uint64_t hash_words(const uint64_t *w, uint32_t n)
+uint64_t etl_seqtab_hash(const uint64_t *w, uint32_t n)
 {
     uint64_t a = 0x9e3779b97f4a7c15ull ^ n, b = 0xc2b2ae3d27d4eb4full;
     uint32_t k = 0;
@@ -77,9 +77,18 @@ static etl_status grow_ids(etl_seqtab *t)
     return ETL_OK;
 }
 
+void etl_seqtab_prefetch(const etl_seqtab *t, uint64_t h)
+{
+    if (t->nslots) __builtin_prefetch(&t->slots[h & (t->nslots - 1)]);
+}
+
 etl_status etl_seqtab_intern(etl_seqtab *t, const uint64_t *w, uint32_t n, uint32_t *id)
 {
-    uint64_t h = hash_words(w, n);
+    return etl_seqtab_intern_hashed(t, w, n, etl_seqtab_hash(w, n), id);
+}
+
+etl_status etl_seqtab_intern_hashed(etl_seqtab *t, const uint64_t *w, uint32_t n, uint64_t h, uint32_t *id)
+{
     if ((t->count + 1) * 2 > t->nslots) {
         etl_status st = grow_slots(t);
         if (st != ETL_OK) return st;

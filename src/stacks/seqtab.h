@@ -28,6 +28,13 @@ void etl_seqtab_init(etl_seqtab *t);
 void etl_seqtab_free(etl_seqtab *t);
 /* The id of w[0..n): an existing one, or a new one. ETL_E_NOMEM, ETL_E_RANGE past 2^32 - 2 sequences. */
 etl_status etl_seqtab_intern(etl_seqtab *t, const uint64_t *w, uint32_t n, uint32_t *id);
+/*
+ * The same with h = etl_seqtab_hash(w, n) computed before (by another thread), and
+ * a hint that an intern of hash h comes soon (its slot is fetched meanwhile).
+ */
+uint64_t etl_seqtab_hash(const uint64_t *w, uint32_t n);
+etl_status etl_seqtab_intern_hashed(etl_seqtab *t, const uint64_t *w, uint32_t n, uint64_t h, uint32_t *id);
+void etl_seqtab_prefetch(const etl_seqtab *t, uint64_t h);
 
 static inline const uint64_t *etl_seqtab_get(const etl_seqtab *t, uint32_t id, uint32_t *n)
 {
