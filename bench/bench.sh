@@ -7,8 +7,8 @@
 # the same file in the same run; then the growth of each command's time from the smallest
 # input to the others, which should follow the size. A measurement, never a test.
 # Commands that take --threads run with 1 (named X) and with 2 (X@2). SKIP="export dump"
-# leaves commands (or runs such as cpu@2) out; export runs on the smallest input only
-# (EXPORT_ALL=1: on every one).
+# leaves commands (or runs such as cpu@2) out, FORMS="full stacks" inputs; export runs on the
+# smallest input only (EXPORT_ALL=1: on every one).
 set -eu
 etlkit=$1; dir=$2; shift 2
 runs=${RUNS:-5}
@@ -50,9 +50,10 @@ input() { # input SIZE FORM -> path (made on first use); FORM stacks: full CSwit
   fi
   echo "$f"
 }
-# The profile's input exists only where synth can make it.
+# The profile's input exists only where synth can make it. FORMS="stacks" measures only those inputs.
 forms="full compact"
 "$etlkit" synth --help 2>/dev/null | grep -q -- --stacks && forms="$forms stacks"
+forms=${FORMS:-$forms}
 
 printf '%-26s %-12s %9s %9s %10s %9s %8s\n' "input" "command" "median s" "MB/s" "M rec/s" "peak MB" "x raw"
 : > "$dir/.growth"
