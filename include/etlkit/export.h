@@ -351,7 +351,10 @@ typedef struct etl_timeline_options {
     bool has_range;
     int64_t v0, v1;
     unsigned threads;         /* for etl_timeline_profile's pass (etl_profile_options.threads) */
-    /* Perfetto: the samples' frames named by function (module!function, etlkit/symbols.h); NULL: module+0xoff. */
+    /*
+     * Perfetto: the samples' frames named by function (module!function, etlkit/symbols.h);
+     * NULL: module+0xoff. Borrowed: it must outlive etl_timeline_profile.
+     */
     struct etl_symbols *symbols;
 } etl_timeline_options;
 

@@ -51,7 +51,9 @@ typedef struct etl_profile_options {
     /*
      * Threads (0 or 1: the caller's alone). With 2 or more, each pass reads on a second
      * thread while the caller's interns and counts what it read: the same profile, the
-     * callbacks (progress, etl_profile_run_each's) still on the caller's thread, in the same order.
+     * callbacks (progress, etl_profile_run_each's) still on the caller's thread, in the same
+     * order. The reader's diagnostic callback (etl_reader_open's) is then called from the
+     * second thread, one call at a time, while those run.
      */
     unsigned threads;
 } etl_profile_options;
@@ -137,7 +139,7 @@ typedef struct etl_profile {
 } etl_profile;
 
 /*
- * Profiles r. ETL_OK; ETL_E_NOMEM (p partly filled: free it); an iterator's error.
+ * Profiles r. ETL_OK; ETL_E_NOMEM (p partly filled, its numbers no answer: only free it); an iterator's error.
  * Free p with etl_profile_free in every case.
  */
 ETL_API etl_status etl_profile_run(etl_reader *r, const etl_profile_options *o, etl_profile *p);

@@ -1,6 +1,7 @@
 /* pipe.c - see pipe.h. */
 #include "base/pipe.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include "base/platform.h"
@@ -20,6 +21,7 @@ struct etl_pipe {
     unsigned head, ready, fill;
     bool holding;        /* the consumer holds block head */
     bool closed, stopped;
+    atomic_bool halt;    /* stopped, for the producer's every put (not only at a block's end) */
 };
 
 etl_pipe *etl_pipe_new(size_t block, unsigned nblocks)
@@ -29,6 +31,7 @@ etl_pipe *etl_pipe_new(size_t block, unsigned nblocks)
     if (!p) return NULL;
     p->size = block;
     p->n = nblocks;
+    atomic_init(&p->halt, false);
     p->mu = etl_mutex_new();
     p->cv = etl_cond_new();
     p->block = calloc(nblocks, sizeof *p->block);
@@ -55,7 +58,7 @@ void etl_pipe_free(etl_pipe *p)
 
 void *etl_pipe_put(etl_pipe *p, size_t n)
 {
-    if (n > p->size) return NULL;
+    if (n > p->size || atomic_load_explicit(&p->halt, memory_order_relaxed)) return NULL;
     if (p->used[p->fill] + n > p->size) {
         /* The block goes over; the next is free once the consumer holds fewer than all. */
         etl_mutex_lock(p->mu);
@@ -64,7 +67,7 @@ void *etl_pipe_put(etl_pipe *p, size_t n)
         while (p->ready == p->n && !p->stopped) etl_cond_wait(p->cv, p->mu);
         bool stopped = p->stopped;
         etl_mutex_unlock(p->mu);
-        if (stopped) return NULL; /* (a stop is seen here, so the producer runs on a block at most) */
+        if (stopped) return NULL;
         p->fill = (p->fill + 1) % p->n;
         p->used[p->fill] = 0;
     }
@@ -105,6 +108,7 @@ const void *etl_pipe_take(etl_pipe *p, size_t *n)
 
 void etl_pipe_stop(etl_pipe *p)
 {
+    atomic_store_explicit(&p->halt, true, memory_order_relaxed);
     etl_mutex_lock(p->mu);
     p->stopped = true;
     etl_cond_broadcast(p->cv);

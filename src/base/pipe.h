@@ -22,7 +22,7 @@ void etl_pipe_free(etl_pipe *p);
 /*
  * Producer: room for n bytes (n <= block, 8-byte aligned when every n is a multiple
  * of 8) for the next message, valid until the next put or close; NULL when the
- * consumer stopped (seen when a block is handed over: the producer should end).
+ * consumer stopped (the producer should end).
  */
 void *etl_pipe_put(etl_pipe *p, size_t n);
 /* Producer: no more messages; the last block goes over. */

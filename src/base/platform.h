@@ -162,7 +162,9 @@ etl_child *etl_spawn_read(const char *const *argv, unsigned idle_ms);
 long etl_child_read(etl_child *c, void *buf, size_t n);
 /*
  * Closes the output, waits for the child (reaps it): its exit code (0: success), -1 when
- * it died of a signal, failed to run or was killed for its silence. Frees c.
+ * it died of a signal, failed to run or was killed for its silence. A child whose output
+ * was not read to its end is killed first (the caller wants no more of it, and a child
+ * that neither writes nor ends would hold the wait forever): -1 too. Frees c.
  */
 int etl_child_wait(etl_child *c);
 

@@ -23,6 +23,7 @@ struct etl_child {
     int fd;             /* the pipe's read end */
     unsigned idle_ms;   /* 0: no limit */
     bool killed;
+    bool ended;         /* its output read to the end */
 };
 
 etl_child *etl_spawn_read(const char *const *argv, unsigned idle_ms)
@@ -84,6 +85,7 @@ long etl_child_read(etl_child *c, void *buf, size_t n)
         }
         ssize_t k = read(c->fd, buf, n);
         if (k < 0 && errno == EINTR) continue;
+        if (k == 0) c->ended = true;
         return (long)k;
     }
 }
@@ -92,6 +94,10 @@ int etl_child_wait(etl_child *c)
 {
     if (!c) return -1;
     close(c->fd);
+    if (!c->ended && !c->killed) {
+        kill(c->pid, SIGKILL);
+        c->killed = true;
+    }
     int ws = 0;
     pid_t r;
     while ((r = waitpid(c->pid, &ws, 0)) < 0 && errno == EINTR) {}

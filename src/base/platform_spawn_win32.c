@@ -24,6 +24,7 @@ struct etl_child {
     HANDLE ev;          /* its reads' event */
     unsigned idle_ms;   /* 0: no limit */
     bool killed;
+    bool ended;         /* its output read to the end */
 };
 
 static wchar_t *utf16(const char *s)
@@ -108,7 +109,7 @@ static BOOL make_pipe(HANDLE *rd, HANDLE *wr, SECURITY_ATTRIBUTES *sa)
     wchar_t *w = utf16(name);
     if (!w) return FALSE;
     *rd = CreateNamedPipeW(w, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED | FILE_FLAG_FIRST_PIPE_INSTANCE,
-                           PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT, 1, 0, 1u << 16, 0, NULL);
+                           PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT | PIPE_REJECT_REMOTE_CLIENTS, 1, 0, 1u << 16, 0, NULL);
     *wr = *rd == INVALID_HANDLE_VALUE ? INVALID_HANDLE_VALUE
                                       : CreateFileW(w, GENERIC_WRITE, 0, sa, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
     free(w);
@@ -214,7 +215,10 @@ long etl_child_read(etl_child *c, void *buf, size_t n)
             e = done ? 0 : GetLastError();
         }
         if (!done) {
-            if (e == ERROR_BROKEN_PIPE) return 0; /* every writer gone: the end */
+            if (e == ERROR_BROKEN_PIPE) { /* every writer gone: the end */
+                c->ended = true;
+                return 0;
+            }
             errno = EIO;
             return -1;
         }
@@ -228,6 +232,10 @@ int etl_child_wait(etl_child *c)
     if (!c) return -1;
     CloseHandle(c->rd);
     CloseHandle(c->ev);
+    if (!c->ended && !c->killed) {
+        TerminateProcess(c->process, 1);
+        c->killed = true;
+    }
     DWORD code = 1;
     WaitForSingleObject(c->process, INFINITE);
     BOOL ok = GetExitCodeProcess(c->process, &code);

@@ -66,6 +66,7 @@ typedef struct msg {
     uint64_t hash;         /* the frames' etl_seqtab_hash: the reader's work, not the counter's */
     etl_stack_pos pos;
 } msg;
+_Static_assert(sizeof(msg) + ETL_STACK_MAX_FRAMES * sizeof(uint64_t) <= ETL_STACKS_PIPE_BLOCK, "a message fits a block");
 
 typedef struct pass {
     etl_reader *r;
@@ -206,7 +207,8 @@ etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
 {
     pass P = {r, l, NULL, {0}, ETL_OK};
     etl_os_thread *t = NULL;
-    if (l->threads > 1 && (P.pipe = etl_pipe_new(ETL_STACKS_PIPE_BLOCK, ETL_STACKS_PIPE_BLOCKS)) && !(t = etl_thread_start(reader_main, &P))) {
+    if (l->threads > 1 && (P.pipe = etl_pipe_new(ETL_STACKS_PIPE_BLOCK, ETL_STACKS_PIPE_BLOCKS)) &&
+        !(t = etl_thread_start(reader_main, &P))) {
         etl_pipe_free(P.pipe); /* no thread to be had: the caller's alone */
         P.pipe = NULL;
     }

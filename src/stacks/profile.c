@@ -338,6 +338,9 @@ typedef struct msg {
     uint8_t walked;
     uint64_t done;      /* MSG_PROGRESS: the bytes read */
 } msg;
+/* attach.c closes an event with both its parts, at most 2 * ETL_STACK_MAX_FRAMES frames. */
+_Static_assert(sizeof(msg) + 2 * ETL_STACK_MAX_FRAMES * sizeof(uint64_t) <= ETL_STACKS_PIPE_BLOCK,
+               "a message fits a block");
 
 static etl_status send_sample(run *R, const etl_attach_event *ev)
 {

@@ -3,7 +3,7 @@
  * and in order, across block boundaries (messages of every size up to a block's,
  * a message exactly a block), with the consumer slower or faster; nothing is lost
  * at close, an empty stream ends at once, and a consumer's stop ends the producer
- * (its puts fail) without a hang.
+ * (its next put fails) without a hang.
  */
 #include <stdint.h>
 #include <string.h>
@@ -102,6 +102,18 @@ static void test_pipe_empty_and_too_big(void **state)
     etl_pipe_free(p);
 }
 
+/* A stop is seen by the very next put, not only when a block is handed over. */
+static void test_pipe_stop_seen_at_once(void **state)
+{
+    (void)state;
+    etl_pipe *p = etl_pipe_new(BLOCK, 2);
+    assert_non_null(p);
+    assert_non_null(etl_pipe_put(p, 8));
+    etl_pipe_stop(p);
+    assert_null(etl_pipe_put(p, 8));
+    etl_pipe_free(p);
+}
+
 /* The consumer stops early: the producer's puts fail and it ends (a hang fails the test by its timeout). */
 static void test_pipe_stop(void **state)
 {
@@ -123,6 +135,7 @@ int main(void)
         cmocka_unit_test(test_pipe_order),
         cmocka_unit_test(test_pipe_empty_and_too_big),
         cmocka_unit_test(test_pipe_stop),
+        cmocka_unit_test(test_pipe_stop_seen_at_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -535,6 +535,14 @@ static void test_spawn_idle_limit(void **state)
     assert_int_equal(etl_child_wait(c), -1);
     assert_true(time(NULL) - t0 <= 10);
 
+    /* A reader that stops before the end (a parse error) with no limit set: the wait kills, not hangs for 30 s. */
+    c = etl_spawn_read(hang, 0);
+    assert_non_null(c);
+    t0 = time(NULL);
+    assert_int_equal(etl_child_read(c, buf, sizeof buf), 1);
+    assert_int_equal(etl_child_wait(c), -1);
+    assert_true(time(NULL) - t0 <= 10);
+
     const char *none[] = {"/nonexistent/tool", NULL};
     errno = 0;
     assert_null(etl_spawn_read(none, 0));
