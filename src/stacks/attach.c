@@ -79,7 +79,7 @@ static void unlink_wait(etl_attach *a, uint32_t i)
     a->free_w = i;
 }
 
-/* Hands event i to on_close with its frames (its parts', then tail's n words: a last part not interned), and frees it. */
+/* Hands event i to on_close with its frames (its parts', then ntail more: a last part not interned), and frees it. */
 static etl_status close_wait_with(etl_attach *a, uint32_t i, const uint64_t *tail, uint32_t ntail)
 {
     etl_attach_wait *e = &a->w[i];

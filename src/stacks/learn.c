@@ -66,7 +66,7 @@ typedef struct msg {
     uint64_t hash;         /* the frames' etl_seqtab_hash: the reader's work, not the counter's */
     etl_stack_pos pos;
 } msg;
-_Static_assert(sizeof(msg) + ETL_STACK_MAX_FRAMES * sizeof(uint64_t) <= ETL_STACKS_PIPE_BLOCK, "a message fits a block");
+_Static_assert(sizeof(msg) + ETL_STACK_MAX_FRAMES * sizeof(uint64_t) <= ETL_STACKS_PIPE_BLOCK, "a message fits");
 
 typedef struct pass {
     etl_reader *r;
