@@ -259,6 +259,8 @@ typedef struct etl_dataset_trace {
     char msg[320];            /* a failure's reason, naming the file */
     bool damaged;             /* exported, but the input had damage (the record's anomalies say which) */
     uint64_t rows;            /* rows written, every table */
+    /* Exported, with what the symbols could not do (a PDB whose llvm-pdbutil was stopped): the first such line; "" none. */
+    char symbols_msg[320];
 } etl_dataset_trace;
 
 typedef struct etl_dataset_options {

@@ -253,6 +253,13 @@ static void on_reader_diag(void *ctx, const etl_diag *d)
     j->ndiag = n + 1;
 }
 
+/* The symbolizer's (a PDB whose llvm-pdbutil was stopped, a folder gone since the check): the first kept. */
+static void symbols_diag(void *ctx, const etl_diag *d)
+{
+    job *j = ctx;
+    if (!j->out.symbols_msg[0]) snprintf(j->out.symbols_msg, sizeof j->out.symbols_msg, "%s", d->msg);
+}
+
 static void sink_diag(void *ctx, const etl_diag *d)
 {
     job *j = ctx;
@@ -425,7 +432,8 @@ static etl_status export_one(run *R, job *j)
         /* The stack table's symbol column: the trace's own symbolizer, when it has stacks to name. */
         if (R->o->symbols && (etl_export_profile_logged(r) || etl_sched_stacks_logged(r))) {
             /* the caller checked the path (etl_dataset_options.symbols): a folder gone since is passed over */
-            etl_symbols_options yo = {.sz = sizeof yo, .path = R->o->symbols, .lenient = true};
+            etl_symbols_options yo = {.sz = sizeof yo, .path = R->o->symbols, .lenient = true, .on_diag = symbols_diag,
+                                      .diag_ctx = j};
             etl_status yst = etl_symbols_open_with(&yo, &sym, NULL);
             if (yst == ETL_OK) yst = etl_symbols_scan(sym, r);
             if (yst != ETL_OK) st = fail(j, yst, "%s: symbols: %s", j->path, etl_status_str(yst));

@@ -276,6 +276,15 @@ expect "a hung llvm-pdbutil: one line naming the PDB and the limit ($(head -c 30
          grep -q '^etlkit profile: symbols: $tmp/only/app\.pdb/[0-9A-F]*/app\.pdb: llvm-pdbutil wrote nothing for 1 s and was stopped' '$tmp/hang.err'"
 expect "a hung llvm-pdbutil: app.dll counted as without symbols (PDB unreadable)" \
   grep -q 'without symbols: .*app\.dll.*PDB unreadable' "$tmp/hang.err"
+# ... and in a dataset's job (its own symbolizer): the trace exported, one line naming the trace and the PDB.
+ETLKIT_LLVM_PDBUTIL="$tmp/hang" ETLKIT_SYMBOL_TIMEOUT=1 "$etlkit" export "$tmp/t.etl" --dataset --to csv -o "$tmp/dsh" \
+  --symbols "$tmp/only" --tables stack > /dev/null 2> "$tmp/dsh.err"
+rc=$?
+expect "a hung llvm-pdbutil in a dataset: exit 0 (got $rc), the stack table written" \
+  sh -c "[ $rc = 0 ] && [ -s '$tmp/dsh/stack/trace_id=t/part-0.csv' ]"
+expect "a hung llvm-pdbutil in a dataset: one line naming the trace and the PDB ($(head -c 300 "$tmp/dsh.err"))" \
+  sh -c "[ \"\$(grep -c 'wrote nothing' '$tmp/dsh.err')\" = 1 ] &&
+         grep -q '^etlkit export: $tmp/t\.etl: symbols: $tmp/only/app\.pdb/[0-9A-F]*/app\.pdb: llvm-pdbutil wrote nothing for 1 s' '$tmp/dsh.err'"
 ETLKIT_SYMBOL_TIMEOUT=soon "$etlkit" profile "$tmp/t.etl" --folded --symbols "$path" > "$tmp/t.badenv" 2> "$tmp/t.badenv.err"
 same "ETLKIT_SYMBOL_TIMEOUT that is no number: names all the same" "$tmp/t.folded" "$tmp/t.badenv"
 expect "ETLKIT_SYMBOL_TIMEOUT that is no number: one line says so" grep -q "^etlkit profile: ETLKIT_SYMBOL_TIMEOUT: 'soon' is not a whole number of seconds from 1 to 1000000: 120 s\$" "$tmp/t.badenv.err"
