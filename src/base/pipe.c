@@ -106,6 +106,39 @@ const void *etl_pipe_take(etl_pipe *p, size_t *n)
     return b;
 }
 
+typedef struct stage {
+    etl_pipe *p;
+    etl_status (*read)(void *ctx, etl_pipe *p);
+    void *ctx;
+    etl_status st;
+} stage;
+
+static void stage_main(void *arg)
+{
+    stage *s = arg;
+    s->st = s->read(s->ctx, s->p);
+    etl_pipe_close(s->p);
+}
+
+etl_status etl_pipe_run(unsigned threads, size_t block, unsigned nblocks, etl_status (*read)(void *ctx, etl_pipe *p),
+                        etl_status (*take)(void *ctx, const void *block, size_t n), void *ctx)
+{
+    stage s = {threads > 1 ? etl_pipe_new(block, nblocks) : NULL, read, ctx, ETL_OK};
+    etl_os_thread *t = s.p ? etl_thread_start(stage_main, &s) : NULL;
+    if (!t) { /* no thread to be had: the caller's alone */
+        etl_pipe_free(s.p);
+        return read(ctx, NULL);
+    }
+    etl_status st = ETL_OK;
+    const void *b;
+    size_t n;
+    while (st == ETL_OK && (b = etl_pipe_take(s.p, &n))) st = take(ctx, b, n);
+    if (st != ETL_OK) etl_pipe_stop(s.p);
+    etl_thread_join(t);
+    etl_pipe_free(s.p);
+    return st != ETL_OK ? st : s.st;
+}
+
 void etl_pipe_stop(etl_pipe *p)
 {
     atomic_store_explicit(&p->halt, true, memory_order_relaxed);

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "etlkit/base.h"
 
 typedef struct etl_pipe etl_pipe;
 
@@ -35,5 +36,15 @@ void etl_pipe_close(etl_pipe *p);
 const void *etl_pipe_take(etl_pipe *p, size_t *n);
 /* Consumer: takes no more; the producer's puts fail from now on. */
 void etl_pipe_stop(etl_pipe *p);
+
+/*
+ * A pass in two stages. With threads > 1 (and a pipe and a thread to be had),
+ * read(ctx, p) runs on a second thread and puts its messages into p, and take(ctx,
+ * block, n) gets each block of them on this one, in order; a take that fails stops
+ * the reader (its puts then fail). Otherwise read(ctx, NULL) runs here alone and
+ * does the consumer's work itself. The status: take's failure, else read's.
+ */
+etl_status etl_pipe_run(unsigned threads, size_t block, unsigned nblocks, etl_status (*read)(void *ctx, etl_pipe *p),
+                        etl_status (*take)(void *ctx, const void *block, size_t n), void *ctx);
 
 #endif

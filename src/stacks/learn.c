@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/pipe.h"
-#include "base/platform.h"
 #include "base/sort.h"
 #include "etlkit/event.h"
 
@@ -73,7 +72,6 @@ typedef struct pass {
     etl_learn *l;
     etl_pipe *pipe;        /* NULL: one thread */
     notes nt;
-    etl_status read_st;    /* the reader's (ETL_END: the counter stopped it) */
 } pass;
 
 /* The counter's part of a definition: its frames (hashed h) interned, defined at its position. */
@@ -116,9 +114,11 @@ static etl_status progress(pass *P, const etl_iter *it)
     return ETL_OK;
 }
 
-/* The reader: each CPU's buffers walked, the definitions sent on, the wanted records noted. */
-static etl_status read_pass(pass *P)
+/* The reader (etl_pipe_run's): each CPU's buffers walked, the definitions sent on, the wanted records noted. */
+static etl_status read_pass(void *ctx, etl_pipe *pipe)
 {
+    pass *P = ctx;
+    P->pipe = pipe;
     etl_learn *l = P->l;
     etl_iter *it;
     etl_status st = etl_iter_open_cpus_buffers(P->r, NULL, 0, &it);
@@ -163,64 +163,42 @@ static etl_status read_pass(pass *P)
     return st;
 }
 
-static void reader_main(void *arg)
-{
-    pass *P = arg;
-    P->read_st = read_pass(P);
-    etl_pipe_close(P->pipe);
-}
-
 static size_t msg_size(const msg *m)
 {
     return sizeof *m + (size_t)m->n * sizeof(uint64_t);
 }
 
 /*
- * The counter, on the caller's thread: the reader's messages in order. The table's
- * slot of the definition 8 messages on is fetched while this one is interned.
+ * The counter (etl_pipe_run's), on the caller's thread: a block of the reader's messages,
+ * in order. The table's slot of the definition 8 messages on is fetched while this one
+ * is interned.
  */
-static etl_status count_pass(pass *P)
+static etl_status count_pass(void *ctx, const void *block, size_t n)
 {
+    pass *P = ctx;
+    const uint8_t *b = block;
     etl_status st = ETL_OK;
-    const uint8_t *b;
-    size_t n;
-    while (st == ETL_OK && (b = etl_pipe_take(P->pipe, &n))) {
-        size_t ahead = 0;
-        for (int k = 0; k < 8 && ahead < n; k++) ahead += msg_size((const msg *)(b + ahead));
-        for (size_t off = 0; st == ETL_OK && off < n;) {
-            const msg *m = (const msg *)(b + off);
-            off += msg_size(m);
-            if (ahead < n) {
-                const msg *a = (const msg *)(b + ahead);
-                if (a->kind == MSG_KEY) etl_seqtab_prefetch(P->l->raw, a->hash);
-                ahead += msg_size(a);
-            }
-            if (m->kind == MSG_KEY) st = define_key(P->l, m->key, m->pos, (const uint64_t *)(m + 1), m->n, m->hash);
-            else P->l->progress(P->l->progress_ctx, m->key);
+    size_t ahead = 0;
+    for (int k = 0; k < 8 && ahead < n; k++) ahead += msg_size((const msg *)(b + ahead));
+    for (size_t off = 0; st == ETL_OK && off < n;) {
+        const msg *m = (const msg *)(b + off);
+        off += msg_size(m);
+        if (ahead < n) {
+            const msg *a = (const msg *)(b + ahead);
+            if (a->kind == MSG_KEY) etl_seqtab_prefetch(P->l->raw, a->hash);
+            ahead += msg_size(a);
         }
+        if (m->kind == MSG_KEY) st = define_key(P->l, m->key, m->pos, (const uint64_t *)(m + 1), m->n, m->hash);
+        else P->l->progress(P->l->progress_ctx, m->key);
     }
-    if (st != ETL_OK) etl_pipe_stop(P->pipe);
     return st;
 }
 
 etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
 {
-    pass P = {r, l, NULL, {0}, ETL_OK};
-    etl_os_thread *t = NULL;
-    if (l->threads > 1 && (P.pipe = etl_pipe_new(ETL_STACKS_PIPE_BLOCK, ETL_STACKS_PIPE_BLOCKS)) &&
-        !(t = etl_thread_start(reader_main, &P))) {
-        etl_pipe_free(P.pipe); /* no thread to be had: the caller's alone */
-        P.pipe = NULL;
-    }
-    etl_status st;
-    if (t) {
-        st = count_pass(&P);
-        etl_thread_join(t);
-        if (st == ETL_OK) st = P.read_st;
-    } else {
-        st = read_pass(&P);
-    }
-    etl_pipe_free(P.pipe);
+    pass P = {r, l, NULL, {0}};
+    etl_status st =
+        etl_pipe_run(l->threads, ETL_STACKS_PIPE_BLOCK, ETL_STACKS_PIPE_BLOCKS, read_pass, count_pass, &P);
     notes nt = P.nt;
     if (st == ETL_OK) etl_sort(nt.v, nt.n, sizeof *nt.v, cmp_note);
     for (size_t i = 0; st == ETL_OK && i < nt.n; i++) {

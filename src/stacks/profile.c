@@ -18,7 +18,6 @@
 #include "base/idmap.h"
 #include "base/opts.h"
 #include "base/pipe.h"
-#include "base/platform.h"
 #include "base/sort.h"
 #include "etlkit/event.h"
 #include "stacks/attach.h"
@@ -67,7 +66,6 @@ typedef struct run {
     /* Pass 2's reader (see "the reader" below): its own, apart from the counter's above. */
     etl_reader *reader;
     etl_pipe *pipe;         /* to the counter, or NULL: one thread */
-    etl_status read_st;
     uint64_t samples_in_trace;
     etl_stats iter_stats;
     uint64_t progress_before, progress_total;
@@ -640,9 +638,11 @@ static bool pass2_filter(void *ctx, const etl_record *rec)
     return !etl_record_kernel_hook(rec, &hook) || !walk_hook(hook) || etl_attach_wanted(&((run *)ctx)->at, rec, hook);
 }
 
-/* The reader of pass 2 (ETL_END: the counter stopped it). */
-static etl_status read_pass2(run *R)
+/* The reader of pass 2 (etl_pipe_run's; ETL_END: the counter stopped it). */
+static etl_status read_pass2(void *ctx, etl_pipe *pipe)
 {
+    run *R = ctx;
+    R->pipe = pipe;
     etl_iter *it;
     etl_status st = etl_stacks_open_pass(R->reader, pass2_keep, pass2_filter, R, &it);
     if (st != ETL_OK) return st;
@@ -663,55 +663,31 @@ static etl_status read_pass2(run *R)
     return st;
 }
 
-static void reader_main(void *arg)
+/* The counter (etl_pipe_run's), on the caller's thread: a block of the reader's messages, in order. */
+static etl_status count_pass2(void *ctx, const void *block, size_t n)
 {
-    run *R = arg;
-    R->read_st = read_pass2(R);
-    etl_pipe_close(R->pipe);
-}
-
-/* The counter, on the caller's thread: the reader's messages in order. */
-static etl_status count_pass2(run *R)
-{
+    run *R = ctx;
+    const uint8_t *b = block;
     etl_status st = ETL_OK;
-    const uint8_t *b;
-    size_t n;
-    while (st == ETL_OK && (b = etl_pipe_take(R->pipe, &n))) {
-        for (size_t off = 0; st == ETL_OK && off < n;) {
-            const msg *m = (const msg *)(b + off);
-            off += sizeof *m + (size_t)m->n * sizeof(uint64_t);
-            const etl_attach_event *ev = &m->ev;
-            if (m->kind == MSG_SAMPLE)
-                st = count_sample(R, ev->ts, ev->tid, (uint32_t)ev->cookie[0], ev->cookie[1]);
-            else if (m->kind == MSG_STACK)
-                st = count_stack_of(R, ev, (uint32_t)ev->cookie[0], ev->cookie[1], (const uint64_t *)(m + 1), m->n,
-                                    m->walked);
-            else
-                R->o->progress(R->o->progress_ctx, R->progress_before + m->done, R->progress_total);
-        }
+    for (size_t off = 0; st == ETL_OK && off < n;) {
+        const msg *m = (const msg *)(b + off);
+        off += sizeof *m + (size_t)m->n * sizeof(uint64_t);
+        const etl_attach_event *ev = &m->ev;
+        if (m->kind == MSG_SAMPLE)
+            st = count_sample(R, ev->ts, ev->tid, (uint32_t)ev->cookie[0], ev->cookie[1]);
+        else if (m->kind == MSG_STACK)
+            st = count_stack_of(R, ev, (uint32_t)ev->cookie[0], ev->cookie[1], (const uint64_t *)(m + 1), m->n,
+                                m->walked);
+        else
+            R->o->progress(R->o->progress_ctx, R->progress_before + m->done, R->progress_total);
     }
-    if (st != ETL_OK) etl_pipe_stop(R->pipe);
     return st;
 }
 
 /* Pass 2 on threads (at most two: the reader and the counter, which calls on_each). */
 static etl_status pass2(run *R, unsigned threads)
 {
-    etl_os_thread *t = NULL;
-    if (threads > 1 && (R->pipe = etl_pipe_new(ETL_STACKS_PIPE_BLOCK, ETL_STACKS_PIPE_BLOCKS)) &&
-        !(t = etl_thread_start(reader_main, R))) {
-        etl_pipe_free(R->pipe); /* no thread to be had: the caller's alone */
-        R->pipe = NULL;
-    }
-    etl_status st;
-    if (t) {
-        st = count_pass2(R);
-        etl_thread_join(t);
-        if (st == ETL_OK) st = R->read_st;
-    } else {
-        st = read_pass2(R);
-    }
-    etl_pipe_free(R->pipe);
+    etl_status st = etl_pipe_run(threads, ETL_STACKS_PIPE_BLOCK, ETL_STACKS_PIPE_BLOCKS, read_pass2, count_pass2, R);
     R->pipe = NULL;
     etl_profile *p = R->p;
     p->samples_in_trace = R->samples_in_trace;

@@ -3,7 +3,8 @@
  * and in order, across block boundaries (messages of every size up to a block's,
  * a message exactly a block), with the consumer slower or faster; nothing is lost
  * at close, an empty stream ends at once, and a consumer's stop ends the producer
- * (its next put fails) without a hang.
+ * (its next put fails) without a hang; etl_pipe_run gives the same order on one
+ * thread and two, and a consumer's failure is its result.
  */
 #include <stdint.h>
 #include <string.h>
@@ -129,6 +130,61 @@ static void test_pipe_stop(void **state)
     etl_pipe_free(p);
 }
 
+/* etl_pipe_run: a reader of counted 8-byte messages, a consumer that checks their order and may fail. */
+typedef struct stages {
+    uint32_t count, fail_at;  /* fail_at: the consumer fails at that message (0: never) */
+    uint32_t next;            /* the consumer's next expected */
+    bool direct;              /* the reader ran without a pipe */
+    etl_status read_st;
+} stages;
+
+static etl_status run_take(void *ctx, const void *block, size_t n)
+{
+    stages *s = ctx;
+    const uint8_t *b = block;
+    for (size_t off = 0; off < n; off += 8) {
+        uint64_t v;
+        memcpy(&v, b + off, 8);
+        assert_int_equal(v, s->next);
+        if (s->fail_at && s->next == s->fail_at) return ETL_E_NOMEM;
+        s->next++;
+    }
+    return ETL_OK;
+}
+
+static etl_status run_read(void *ctx, etl_pipe *p)
+{
+    stages *s = ctx;
+    s->direct = p == NULL;
+    for (uint64_t i = 0; i < s->count; i++) {
+        if (!p) {
+            etl_status st = run_take(s, &i, 8);
+            if (st != ETL_OK) return st;
+            continue;
+        }
+        uint8_t *m = etl_pipe_put(p, 8);
+        if (!m) return s->read_st = ETL_END;
+        memcpy(m, &i, 8);
+    }
+    return s->read_st = ETL_OK;
+}
+
+static void test_pipe_run(void **state)
+{
+    (void)state;
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        stages s = {100000, 0, 0, false, ETL_OK};
+        assert_int_equal(etl_pipe_run(threads, BLOCK, 3, run_read, run_take, &s), ETL_OK);
+        assert_int_equal(s.next, 100000);
+        assert_int_equal(s.direct, threads == 1);
+        /* the consumer's failure is the run's, and stops the reader */
+        stages f = {1000000, 5000, 0, false, ETL_OK};
+        assert_int_equal(etl_pipe_run(threads, BLOCK, 3, run_read, run_take, &f), ETL_E_NOMEM);
+        assert_int_equal(f.next, 5000);
+        if (threads == 2) assert_int_equal(f.read_st, ETL_END);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -136,6 +192,7 @@ int main(void)
         cmocka_unit_test(test_pipe_empty_and_too_big),
         cmocka_unit_test(test_pipe_stop),
         cmocka_unit_test(test_pipe_stop_seen_at_once),
+        cmocka_unit_test(test_pipe_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
