@@ -90,4 +90,14 @@ const char *etl_reader_secs(const etl_reader *r, uint64_t ts, char out[32]);
  */
 uint32_t etl_reader_data_cap(const etl_reader *r);
 
+/*
+ * Whether [p, p + n) lies in the file's own bytes, which stay where they are until
+ * the reader closes (a decompressed buffer's scratch does not).
+ */
+static inline bool etl_reader_holds(const etl_reader *r, const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)r->data; /* integers: the pointers may be of unrelated objects */
+    return a >= lo && a - lo <= r->size && n <= r->size - (a - lo);
+}
+
 #endif

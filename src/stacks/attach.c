@@ -7,12 +7,14 @@
 #include "stacks/images.h"
 
 #define NIL UINT32_MAX
+/* A part is a walk's frames interned in raw (its id), or a key's definition (its index | DEF). */
+#define DEF (1u << 31)
 
 struct etl_attach_wait {
     etl_attach_event ev;
     uint32_t thread;        /* its thread's queues */
     uint8_t queue;          /* which: 0 no walk yet, 1 the user part awaited */
-    uint32_t kpart, upart;  /* raw stacks or NIL */
+    uint32_t kpart, upart;  /* parts (DEF) or NIL */
     bool walked;
     uint32_t prev, next;    /* the queue, oldest first; next also chains free entries */
 };
@@ -87,6 +89,10 @@ static etl_status close_wait_with(etl_attach *a, uint32_t i, const uint64_t *tai
     for (int part = 0; part < 2; part++) {
         uint32_t id = part ? e->upart : e->kpart, len;
         if (id == NIL) continue;
+        if (id & DEF) { /* at most ETL_STACK_MAX_FRAMES: the kernel part's and the user part's fit */
+            n += etl_stack_keys_frames(a->keys, id & ~DEF, a->frames + n);
+            continue;
+        }
         const uint64_t *w = etl_seqtab_get(a->raw, id, &len);
         for (uint32_t k = 0; k < len && n < 2 * ETL_STACK_MAX_FRAMES; k++) a->frames[n++] = w[k];
     }
@@ -241,6 +247,7 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
         }
         uint32_t stack;
         etl_status st = etl_seqtab_intern(a->raw, f, w.frame_count, &stack);
+        if (st == ETL_OK && stack >= DEF) st = ETL_E_RANGE;
         if (st != ETL_OK) return st;
         return attach_part(a, i, stack, w.stack_process, false);
     }
@@ -252,12 +259,12 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
         a->stats.walks_other++;
         return ETL_OK;
     }
-    uint32_t stack = etl_stack_keys_resolve(a->keys, ref.stack_key, pos);
-    if (stack == ETL_SEQ_NONE) {
+    uint32_t def = etl_stack_keys_resolve(a->keys, ref.stack_key, pos);
+    if (def == ETL_SEQ_NONE) {
         a->stats.key_refs_unresolved++;
         return ETL_OK;
     }
-    return attach_part(a, i, stack, ref.stack_process, hook == ETL_HOOK_STACK_KEY_USER);
+    return attach_part(a, i, def | DEF, ref.stack_process, hook == ETL_HOOK_STACK_KEY_USER);
 }
 
 etl_status etl_attach_finish(etl_attach *a)

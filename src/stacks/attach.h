@@ -67,7 +67,7 @@ typedef struct etl_attach_thread {
 } etl_attach_thread;
 
 typedef struct etl_attach {
-    etl_seqtab *raw;               /* walks' frames interned here (the key table's stacks are too) */
+    etl_seqtab *raw;               /* the kernel parts of plain walks, interned while they wait */
     const etl_stack_keys *keys;
     etl_attach_close_fn on_close;
     void *ctx;

@@ -1,11 +1,14 @@
 /* learn.c - see learn.h. */
 #include "stacks/learn.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include "base/pipe.h"
+#include "base/platform.h"
 #include "base/sort.h"
+#include "container/reader_internal.h"
 #include "etlkit/event.h"
+#include "sched/cpushare.h"
 
 /* A wanted record's copy: its bytes in notes.bytes, its position and CPU. */
 typedef struct note {
@@ -52,83 +55,61 @@ static int cmp_note(const void *a, const void *b)
 }
 
 /*
- * The walk (the reader) and the interning of the definitions (the counter) are
- * two stages: with a pipe, the reader runs on a second thread and sends each
- * definition (or the bytes read, for progress) as a message; without, it calls
- * the counter itself. Either way the counter sees them in the walk's order.
+ * A walker: a share of the CPUs, walked on its own thread (the first on the caller's),
+ * with its own definitions and notes, put together when all are done.
  */
-enum { MSG_KEY = 1, MSG_PROGRESS };
-
-typedef struct msg {
-    uint32_t kind, n;      /* n frames follow (MSG_KEY) */
-    uint64_t key;          /* the stack key; MSG_PROGRESS: the bytes read */
-    uint64_t hash;         /* the frames' etl_seqtab_hash: the reader's work, not the counter's */
-    etl_stack_pos pos;
-} msg;
-_Static_assert(sizeof(msg) + ETL_STACK_MAX_FRAMES * sizeof(uint64_t) <= ETL_STACKS_PIPE_BLOCK, "a message fits");
-
-typedef struct pass {
+typedef struct walker {
     etl_reader *r;
     etl_learn *l;
-    etl_pipe *pipe;        /* NULL: one thread */
+    const uint8_t *want;      /* its CPUs (NULL: every one) */
+    unsigned nwant;
+    bool paced;               /* one of several: keeps within reach of the others (etl_iter_pace) */
+    _Atomic uint64_t *done;   /* the bytes every walker has read */
+    bool reports;             /* calls l->progress: the caller's thread */
+    etl_stack_keys keys;
     notes nt;
-} pass;
+    uint64_t last_ts;
+    etl_status st;
+    etl_os_thread *th;
+} walker;
 
-/* The counter's part of a definition: its frames (hashed h) interned, defined at its position. */
-static etl_status define_key(etl_learn *l, uint64_t key, etl_stack_pos pos, const uint64_t *f, uint32_t n, uint64_t h)
-{
-    uint32_t id;
-    etl_status st = etl_seqtab_intern_hashed(l->raw, f, n, h, &id);
-    return st == ETL_OK ? etl_stack_keys_define(l->keys, key, pos, id) : st;
-}
-
-/* A key definition met by the reader. */
-static etl_status learn_key(pass *P, etl_span payload, unsigned ptr_size, etl_stack_pos pos)
+/* A key definition: its frames stay in the file's bytes, or are copied from a decompressed buffer's. */
+static etl_status learn_key(walker *W, etl_span payload, unsigned ptr_size, etl_stack_pos pos)
 {
     etl_stack_key_def d;
     if (etl_stack_key_def_decode(payload, ptr_size, &d) != ETL_OK) return ETL_OK; /* teaches nothing */
-    if (!P->pipe) {
-        uint64_t f[ETL_STACK_MAX_FRAMES];
-        for (uint32_t i = 0; i < d.frame_count; i++) f[i] = etl_stack_frame(d.frames, d.ptr_size, i);
-        return define_key(P->l, d.stack_key, pos, f, d.frame_count, etl_seqtab_hash(f, d.frame_count));
-    }
-    msg *m = etl_pipe_put(P->pipe, sizeof *m + d.frame_count * sizeof(uint64_t));
-    if (!m) return ETL_END;
-    uint64_t *f = (uint64_t *)(m + 1);
-    for (uint32_t i = 0; i < d.frame_count; i++) f[i] = etl_stack_frame(d.frames, d.ptr_size, i);
-    *m = (msg){MSG_KEY, d.frame_count, d.stack_key, etl_seqtab_hash(f, d.frame_count), pos};
-    return ETL_OK;
+    size_t bytes = (size_t)d.frame_count * d.ptr_size;
+    return etl_stack_keys_define(&W->keys, d.stack_key, pos, d.frames, d.frame_count, d.ptr_size,
+                                 !etl_reader_holds(W->r, d.frames, bytes));
 }
 
-static etl_status progress(pass *P, const etl_iter *it)
+static void report(walker *W, const etl_iter *it, uint64_t *mine)
 {
-    if (!P->l->progress) return ETL_OK;
-    uint64_t done = etl_iter_progress(it);
-    if (!P->pipe) {
-        P->l->progress(P->l->progress_ctx, done);
-        return ETL_OK;
-    }
-    msg *m = etl_pipe_put(P->pipe, sizeof *m);
-    if (!m) return ETL_END;
-    *m = (msg){MSG_PROGRESS, 0, done, 0, {0, 0, 0, 0}};
-    return ETL_OK;
+    uint64_t now = etl_iter_progress(it);
+    uint64_t all = atomic_fetch_add_explicit(W->done, now - *mine, memory_order_relaxed) + (now - *mine);
+    *mine = now;
+    if (W->reports && W->l->progress) W->l->progress(W->l->progress_ctx, all);
 }
 
-/* The reader (etl_pipe_run's): each CPU's buffers walked, the definitions sent on, the wanted records noted. */
-static etl_status read_pass(void *ctx, etl_pipe *pipe)
+/* Each of the walker's CPUs' buffers walked: the definitions defined, the wanted records noted. */
+static void walk(void *arg)
 {
-    pass *P = ctx;
-    P->pipe = pipe;
-    etl_learn *l = P->l;
+    walker *W = arg;
+    etl_learn *l = W->l;
     etl_iter *it;
-    etl_status st = etl_iter_open_cpus_buffers(P->r, NULL, 0, &it);
-    if (st != ETL_OK) return st;
+    etl_status st = etl_iter_open_cpus_buffers(W->r, W->want, W->nwant, &it);
+    if (st != ETL_OK) {
+        W->st = st;
+        return;
+    }
+    if (W->paced) etl_iter_pace(it);
     uint64_t *mts = NULL; /* by CPU: its merge time, the largest timestamp so far */
     size_t ncpus = 0;
+    uint64_t mine = 0;
     etl_walk w;
     etl_krec k;
     for (unsigned nb = 0; st == ETL_OK && etl_iter_next_buffer(it, &w) == ETL_OK; nb++) {
-        if ((nb & 15) == 0 && (st = progress(P, it)) != ETL_OK) break;
+        if ((nb & 15) == 0) report(W, it, &mine);
         if (w.cpu >= ncpus) {
             size_t n = (size_t)w.cpu + 1;
             uint64_t *m = realloc(mts, n * sizeof *m);
@@ -146,71 +127,98 @@ static etl_status read_pass(void *ctx, etl_pipe *pipe)
             const etl_record *rec = kind == ETL_WALK_KERNEL ? NULL : &w.full;
             uint64_t ts = rec ? (rec->has & ETL_REC_TS ? rec->ts : 0) : k.ts;
             if (ts > *c) *c = ts;
-            if (ts > l->last_ts) l->last_ts = ts;
+            if (ts > W->last_ts) W->last_ts = ts;
             uint16_t hook = k.hook;
             if (rec && !etl_record_kernel_hook(rec, &hook)) continue;
             etl_stack_pos pos = {*c, w.cpu, w.buffer_index, rec ? rec->offset : (uint32_t)(k.data - w.p)};
             if (hook == ETL_HOOK_STACK_KEY_DELETE || hook == ETL_HOOK_STACK_KEY_RUNDOWN)
-                st = rec ? learn_key(P, rec->payload, rec->pointer_size, pos)
-                         : learn_key(P, k.payload, k.pointer_size, pos);
+                st = rec ? learn_key(W, rec->payload, rec->pointer_size, pos)
+                         : learn_key(W, k.payload, k.pointer_size, pos);
             else if (l->want(hook))
-                st = note_add(&P->nt, pos, w.cpu, rec ? rec->data : k.data, rec ? rec->size : k.size);
+                st = note_add(&W->nt, pos, w.cpu, rec ? rec->data : k.data, rec ? rec->size : k.size);
         }
     }
-    if (st == ETL_OK) st = progress(P, it);
+    if (st == ETL_OK) report(W, it, &mine);
     etl_iter_close(it);
     free(mts);
-    return st;
+    W->st = st;
 }
 
-static size_t msg_size(const msg *m)
+/* The walkers' notes as one, in stream order, handed to on_record on the caller's thread. */
+static etl_status replay(etl_learn *l, walker *ws, unsigned n)
 {
-    return sizeof *m + (size_t)m->n * sizeof(uint64_t);
-}
-
-/*
- * The counter (etl_pipe_run's), on the caller's thread: a block of the reader's messages,
- * in order. The table's slot of the definition 8 messages on is fetched while this one
- * is interned.
- */
-static etl_status count_pass(void *ctx, const void *block, size_t n)
-{
-    pass *P = ctx;
-    const uint8_t *b = block;
+    notes all = ws[0].nt;
+    ws[0].nt = (notes){0};
     etl_status st = ETL_OK;
-    size_t ahead = 0;
-    for (int k = 0; k < 8 && ahead < n; k++) ahead += msg_size((const msg *)(b + ahead));
-    for (size_t off = 0; st == ETL_OK && off < n;) {
-        const msg *m = (const msg *)(b + off);
-        off += msg_size(m);
-        if (ahead < n) {
-            const msg *a = (const msg *)(b + ahead);
-            if (a->kind == MSG_KEY) etl_seqtab_prefetch(P->l->raw, a->hash);
-            ahead += msg_size(a);
+    for (unsigned i = 1; st == ETL_OK && i < n; i++)
+        for (size_t j = 0; st == ETL_OK && j < ws[i].nt.n; j++) {
+            const note *x = &ws[i].nt.v[j];
+            st = note_add(&all, x->pos, x->cpu, ws[i].nt.bytes + x->off, x->size);
         }
-        if (m->kind == MSG_KEY) st = define_key(P->l, m->key, m->pos, (const uint64_t *)(m + 1), m->n, m->hash);
-        else P->l->progress(P->l->progress_ctx, m->key);
+    if (st == ETL_OK) etl_sort(all.v, all.n, sizeof *all.v, cmp_note);
+    for (size_t i = 0; st == ETL_OK && i < all.n; i++) {
+        etl_record rec;
+        size_t next;
+        uint16_t hook;
+        if (etl_record_frame((etl_span){all.bytes + all.v[i].off, all.v[i].size}, 0, &rec, &next) != ETL_OK) continue;
+        rec.cpu = all.v[i].cpu;
+        if (etl_record_kernel_hook(&rec, &hook)) st = l->on_record(l->ctx, &rec, hook);
     }
+    free(all.v);
+    free(all.bytes);
     return st;
 }
 
 etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
 {
-    pass P = {r, l, NULL, {0}};
-    etl_status st =
-        etl_pipe_run(l->threads, ETL_STACKS_PIPE_BLOCK, ETL_STACKS_PIPE_BLOCKS, read_pass, count_pass, &P);
-    notes nt = P.nt;
-    if (st == ETL_OK) etl_sort(nt.v, nt.n, sizeof *nt.v, cmp_note);
-    for (size_t i = 0; st == ETL_OK && i < nt.n; i++) {
-        etl_record rec;
-        size_t next;
-        uint16_t hook;
-        if (etl_record_frame((etl_span){nt.bytes + nt.v[i].off, nt.v[i].size}, 0, &rec, &next) != ETL_OK) continue;
-        rec.cpu = nt.v[i].cpu;
-        if (etl_record_kernel_hook(&rec, &hook)) st = l->on_record(l->ctx, &rec, hook);
+    unsigned ncpu = etl_reader_cpu_count(r), n = 1;
+    uint8_t *share = NULL;
+    if (l->threads > 1 && ncpu > 1) {
+        share = calloc(ncpu, 1);
+        if (!share) return ETL_E_NOMEM;
+        n = etl_sched_deal_cpus(r, l->threads < ETL_SCHED_MAX_WORKERS ? l->threads : ETL_SCHED_MAX_WORKERS, 1, share);
+        if (n == 0) {
+            free(share);
+            return ETL_E_NOMEM;
+        }
     }
-    free(nt.v);
-    free(nt.bytes);
+    walker *ws = calloc(n, sizeof *ws);
+    uint8_t *want = n > 1 ? calloc((size_t)n * ncpu, 1) : NULL;
+    _Atomic uint64_t done = 0;
+    etl_status st = ws && (n == 1 || want) ? ETL_OK : ETL_E_NOMEM;
+    for (unsigned i = 0; st == ETL_OK && i < n; i++) {
+        walker *W = &ws[i];
+        *W = (walker){.r = r, .l = l, .paced = n > 1, .done = &done, .reports = i == 0, .st = ETL_OK};
+        etl_stack_keys_init(&W->keys);
+        if (n > 1) {
+            W->want = want + (size_t)i * ncpu;
+            W->nwant = ncpu;
+            for (unsigned c = 0; c < ncpu; c++) want[(size_t)i * ncpu + c] = share[c] == i + 1;
+        }
+    }
+    free(share);
+    if (st == ETL_OK) {
+        for (unsigned i = 1; i < n; i++) ws[i].th = etl_thread_start(walk, &ws[i]);
+        walk(&ws[0]);
+        for (unsigned i = 1; i < n; i++) {
+            if (ws[i].th) etl_thread_join(ws[i].th);
+            else walk(&ws[i]); /* no thread to be had: here */
+        }
+    }
+    for (unsigned i = 0; ws && i < n; i++) {
+        if (st == ETL_OK) st = ws[i].st;
+        if (st == ETL_OK) st = etl_stack_keys_take(l->keys, &ws[i].keys);
+        if (ws[i].last_ts > l->last_ts) l->last_ts = ws[i].last_ts;
+    }
+    if (st == ETL_OK && n > 1 && l->progress) l->progress(l->progress_ctx, atomic_load(&done));
+    if (st == ETL_OK) st = replay(l, ws, n);
+    for (unsigned i = 0; ws && i < n; i++) {
+        etl_stack_keys_free(&ws[i].keys);
+        free(ws[i].nt.v);
+        free(ws[i].nt.bytes);
+    }
+    free(ws);
+    free(want);
     return st;
 }
 

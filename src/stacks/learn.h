@@ -3,13 +3,13 @@
  * the whole trace tells before the stacks can be resolved.
  *
  * Each CPU's buffers are walked with no merge (the merge is most of the cost of
- * time order). The stack-key definitions (KeyDelete, KeyRundown) are interned
- * and defined where they are met, at their positions (stack_keys.h: the order of
- * the time-ordered stream, whatever order they are defined in). The records the
- * caller wants (lifetimes, images: few) are copied with their positions and
- * handed over at the end, sorted: in the order a time-ordered pass gives them.
- * Memory: the key definitions' distinct stacks and the copies. on_record and
- * progress are called on the caller's thread.
+ * time order), the CPUs dealt to threads. The stack-key definitions (KeyDelete,
+ * KeyRundown) are defined where they are met, at their positions (stack_keys.h:
+ * the order of the time-ordered stream, whatever order they are defined in), their
+ * frames left in the file's bytes. The records the caller wants (lifetimes,
+ * images: few) are copied with their positions and handed over at the end,
+ * sorted: in the order a time-ordered pass gives them. Memory: the definitions
+ * and the copies. on_record and progress are called on the caller's thread.
  */
 #ifndef ETLKIT_STACKS_LEARN_H
 #define ETLKIT_STACKS_LEARN_H
@@ -17,10 +17,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "etlkit/container.h"
-#include "stacks/seqtab.h"
 #include "stacks/stack_keys.h"
 
-/* The pipe between a pass's two threads (base/pipe.h): 8 blocks of 64 KiB. */
+/* The pipe between the second pass's two threads (base/pipe.h): 8 blocks of 64 KiB. */
 #define ETL_STACKS_PIPE_BLOCK 65536u
 #define ETL_STACKS_PIPE_BLOCKS 8u
 
@@ -28,16 +27,10 @@ typedef struct etl_learn {
     bool (*want)(uint16_t hook);     /* kernel records for on_record */
     etl_status (*on_record)(void *ctx, const etl_record *rec, uint16_t hook); /* non-ETL_OK stops */
     void *ctx;
-    etl_seqtab *raw;                 /* the definitions' frames */
-    etl_stack_keys *keys;            /* the definitions */
+    etl_stack_keys *keys;            /* the definitions (frames in the reader's bytes: it outlives the table) */
     void (*progress)(void *ctx, uint64_t done); /* now and then, with the bytes read (NULL: none) */
     void *progress_ctx;
-    /*
-     * 2 or more: the walk runs on a second thread and hands the definitions over
-     * (base/pipe.h) to the caller's, which interns them in the walk's order: the
-     * same tables as with 1, the caller's thread alone.
-     */
-    unsigned threads;
+    unsigned threads;                /* walkers at most, each a share of the CPUs: the same tables with any */
     uint64_t last_ts;                /* out: the latest time of a record in the session window */
 } etl_learn;
 

@@ -620,11 +620,11 @@ static void pass1_progress(void *ctx, uint64_t done)
     if (c->o->progress) c->o->progress(c->o->progress_ctx, done, c->total);
 }
 
-static etl_status pass1(etl_reader *r, prof_impl *im, const etl_profile_options *o, etl_profile *p, uint64_t total,
-                        unsigned threads, uint64_t *last_ts)
+static etl_status pass1(etl_reader *r, prof_impl *im, etl_stack_keys *keys, const etl_profile_options *o,
+                        etl_profile *p, uint64_t total, unsigned threads, uint64_t *last_ts)
 {
     pass1_ctx c = {im, p, o, total, false};
-    etl_learn l = {.want = pass1_hook, .on_record = pass1_record, .ctx = &c, .raw = &im->raw, .keys = &im->keys,
+    etl_learn l = {.want = pass1_hook, .on_record = pass1_record, .ctx = &c, .keys = keys,
                    .progress = pass1_progress, .progress_ctx = &c, .threads = threads};
     etl_status st = etl_stacks_learn(r, &l);
     *last_ts = l.last_ts;
@@ -723,6 +723,9 @@ etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_p
     return etl_profile_run_each(r, opts, NULL, NULL, p);
 }
 
+static etl_status passes(etl_reader *r, const etl_profile_options *opts, etl_profile_sample_fn each, void *ctx,
+                         etl_profile *p, etl_stack_keys *keys, etl_seqtab *raw);
+
 etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, etl_profile_sample_fn each,
                                 void *ctx, etl_profile *p)
 {
@@ -736,16 +739,30 @@ etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, 
     etl_strtab_init(&im->names);
     etl_owners_init(&im->owners, &im->names);
     etl_image_map_init(&im->images, etl_reader_header(r)->pointer_size, &im->names);
-    etl_stack_keys_init(&im->keys);
-    etl_seqtab_init(&im->raw);
     etl_seqtab_init(&im->resolved);
+    /* The passes' own: the key table (whose frames lie in the reader's bytes) and the walks' parts. */
+    etl_stack_keys keys;
+    etl_seqtab raw;
+    etl_stack_keys_init(&keys);
+    etl_seqtab_init(&raw);
+    etl_status st = passes(r, &o, each, ctx, p, &keys, &raw);
+    etl_stack_keys_free(&keys);
+    etl_seqtab_free(&raw);
+    return st;
+}
 
+/* Both passes and the finish, into p (its impl made). */
+static etl_status passes(etl_reader *r, const etl_profile_options *opts, etl_profile_sample_fn each, void *ctx,
+                         etl_profile *p, etl_stack_keys *keys, etl_seqtab *raw)
+{
+    etl_profile_options o = *opts;
+    prof_impl *im = p->impl;
     const etl_clock *clk = etl_reader_clock(r);
     uint64_t total = 2 * etl_reader_file_size(r), last_ts = 0;
-    etl_status st = pass1(r, im, &o, p, total, o.threads, &last_ts);
+    etl_status st = pass1(r, im, keys, &o, p, total, o.threads, &last_ts);
     if (st != ETL_OK) return st;
     etl_owners_seal(&im->owners);
-    if ((st = etl_stack_keys_seal(&im->keys)) != ETL_OK) return st;
+    if ((st = etl_stack_keys_seal(keys)) != ETL_OK) return st;
     if ((st = etl_image_map_seal(&im->images)) != ETL_OK) return st;
 
     /* The window: --range clipped to [0, the last record]; the whole trace otherwise (nothing left out). */
@@ -778,7 +795,7 @@ etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, 
     R.reader = r;
     R.progress_before = etl_reader_file_size(r);
     R.progress_total = total;
-    st = etl_attach_init(&R.at, &im->raw, &im->keys, send_stack, &R);
+    st = etl_attach_init(&R.at, raw, keys, send_stack, &R);
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
     if (st == ETL_OK) st = R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;
     if (st == ETL_OK) st = pass2(&R, o.threads);
@@ -798,8 +815,6 @@ void etl_profile_free(etl_profile *p)
         etl_strtab_free(&im->names);
         etl_owners_free(&im->owners);
         etl_image_map_free(&im->images);
-        etl_stack_keys_free(&im->keys);
-        etl_seqtab_free(&im->raw);
         etl_seqtab_free(&im->resolved);
         free(im->cells);
         free(im->frames);

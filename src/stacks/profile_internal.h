@@ -6,7 +6,6 @@
 #include "stacks/images.h"
 #include "stacks/owners.h"
 #include "stacks/seqtab.h"
-#include "stacks/stack_keys.h"
 #include "stacks/strtab.h"
 
 /* Samples of one thread at one function: the base every pivot groups. */
@@ -19,8 +18,6 @@ typedef struct prof_impl {
     etl_strtab names;
     etl_owners owners;
     etl_image_map images;
-    etl_stack_keys keys;
-    etl_seqtab raw;          /* stacks as walked: addresses */
     etl_seqtab resolved;     /* stacks as counted: [address, image] pairs */
     etl_profile_frame *frames; /* resolved's words as frames, for etl_profile_stack_frames */
     prof_cell *cells;

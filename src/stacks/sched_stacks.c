@@ -136,7 +136,7 @@ static etl_status add_image(void *ctx, const etl_record *rec, uint16_t hook)
 /* Pass 1 (stacks/learn.h): the images and the key definitions. */
 static etl_status pass1(etl_reader *r, etl_sched_stacks *s)
 {
-    etl_learn l = {.want = image_hook, .on_record = add_image, .ctx = s, .raw = &s->raw, .keys = &s->keys, .threads = 1};
+    etl_learn l = {.want = image_hook, .on_record = add_image, .ctx = s, .keys = &s->keys, .threads = 1};
     return etl_stacks_learn(r, &l);
 }
 

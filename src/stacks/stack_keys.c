@@ -4,7 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/sort.h"
+#include "etlkit/kernel.h"
 #include "stacks/seqtab.h"
+
+/* The copies' chunks: a definition's frames (at most 192 x 8 bytes) never straddle two. */
+#define CHUNK 1048576u
 
 void etl_stack_keys_init(etl_stack_keys *k)
 {
@@ -16,21 +20,83 @@ void etl_stack_keys_free(etl_stack_keys *k)
 {
     free(k->v);
     free(k->start);
+    for (size_t i = 0; i < k->nchunks; i++) free(k->chunks[i]);
+    free(k->chunks);
     etl_idmap_free(&k->group);
     memset(k, 0, sizeof *k);
 }
 
-etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, uint32_t stack)
+static etl_status grow_entries(etl_stack_keys *k, size_t need)
 {
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? k->cap * 2 : 1024;
-        if (cap > UINT32_MAX) return ETL_E_RANGE;
-        etl_stack_key_entry *v = realloc(k->v, cap * sizeof *v);
-        if (!v) return ETL_E_NOMEM;
-        k->v = v;
-        k->cap = cap;
+    if (need <= k->cap) return ETL_OK;
+    size_t cap = k->cap ? k->cap : 1024;
+    while (cap < need) cap *= 2;
+    if (cap > (size_t)1 << 31) return ETL_E_RANGE; /* a definition's index keeps a bit free (attach.c) */
+    etl_stack_key_entry *v = realloc(k->v, cap * sizeof *v);
+    if (!v) return ETL_E_NOMEM;
+    k->v = v;
+    k->cap = cap;
+    return ETL_OK;
+}
+
+/* Room for n bytes that never move, or NULL. */
+static uint8_t *copy_room(etl_stack_keys *k, size_t n)
+{
+    if (!k->nchunks || CHUNK - k->used < n) {
+        if (k->nchunks == k->capchunks) {
+            size_t cap = k->capchunks ? 2 * k->capchunks : 16;
+            uint8_t **c = realloc(k->chunks, cap * sizeof *c);
+            if (!c) return NULL;
+            k->chunks = c;
+            k->capchunks = cap;
+        }
+        if (!(k->chunks[k->nchunks] = malloc(CHUNK))) return NULL;
+        k->nchunks++;
+        k->used = 0;
     }
-    k->v[k->n++] = (etl_stack_key_entry){key, pos, stack};
+    uint8_t *p = k->chunks[k->nchunks - 1] + k->used;
+    k->used += n;
+    return p;
+}
+
+etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, const uint8_t *frames, uint32_t n,
+                                 unsigned ptr_size, bool copy)
+{
+    if (n > ETL_STACK_MAX_FRAMES || (ptr_size != 4 && ptr_size != 8)) return ETL_E_RANGE;
+    etl_status st = grow_entries(k, k->n + 1);
+    if (st != ETL_OK) return st;
+    if (copy && n) {
+        uint8_t *p = copy_room(k, (size_t)n * ptr_size);
+        if (!p) return ETL_E_NOMEM;
+        memcpy(p, frames, (size_t)n * ptr_size);
+        frames = p;
+    }
+    k->v[k->n++] = (etl_stack_key_entry){key, pos, frames, (uint16_t)n, (uint8_t)ptr_size};
+    return ETL_OK;
+}
+
+etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from)
+{
+    etl_status st = grow_entries(to, to->n + from->n);
+    if (st != ETL_OK) return st;
+    if (from->nchunks) {
+        size_t need = to->nchunks + from->nchunks;
+        if (need > to->capchunks) {
+            uint8_t **c = realloc(to->chunks, need * sizeof *c);
+            if (!c) return ETL_E_NOMEM;
+            to->chunks = c;
+            to->capchunks = need;
+        }
+        /* from's chunks go first: to's last chunk, with its free room, stays the last. */
+        memmove(to->chunks + from->nchunks, to->chunks, to->nchunks * sizeof *to->chunks);
+        memcpy(to->chunks, from->chunks, from->nchunks * sizeof *from->chunks);
+        to->nchunks = need;
+        if (need == from->nchunks) to->used = from->used;
+        from->nchunks = 0;
+    }
+    if (from->n) memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
+    to->n += from->n;
+    from->n = 0;
     return ETL_OK;
 }
 
@@ -101,5 +167,12 @@ uint32_t etl_stack_keys_resolve(const etl_stack_keys *k, uint64_t key, etl_stack
         if (etl_stack_pos_less(k->v[mid].pos, pos)) lo = mid + 1;
         else hi = mid;
     }
-    return lo < k->start[x + 1] ? k->v[lo].stack : ETL_SEQ_NONE;
+    return lo < k->start[x + 1] ? lo : ETL_SEQ_NONE;
+}
+
+uint32_t etl_stack_keys_frames(const etl_stack_keys *k, uint32_t def, uint64_t *out)
+{
+    const etl_stack_key_entry *e = &k->v[def];
+    for (uint32_t i = 0; i < e->n; i++) out[i] = etl_stack_frame(e->frames, e->ptr_size, i);
+    return e->n;
 }

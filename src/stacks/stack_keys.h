@@ -7,10 +7,12 @@
  * references, and a deleted key may be reused for another stack (the keys are
  * the cache entries' addresses). A reference therefore stands for the first
  * definition of its key that follows it. The table holds every definition (key,
- * its position in the record stream, the interned stack) from a first pass,
+ * its position in the record stream, where its frames lie) from a first pass,
  * grouped by key in stream order when sealed, and answers the second pass's
  * references by binary search in their key's group: memory grows with the
- * definitions (about the distinct stacks), not with the references.
+ * definitions (about the distinct stacks), not with the references. The frames
+ * stay in the trace's bytes (a mapped file outlives both passes); only those of
+ * a decompressed buffer, which does not, are copied.
  *
  * A position orders records as the time-ordered stream does: its merge time
  * (its timestamp, or where damage made its CPU's time go back, the largest
@@ -51,25 +53,38 @@ static inline etl_stack_pos etl_stack_pos_of(const etl_record *rec, uint64_t mer
 
 typedef struct etl_stack_key_entry {
     uint64_t key;
-    etl_stack_pos pos;  /* the definition's position */
-    uint32_t stack;     /* seqtab id */
+    etl_stack_pos pos;      /* the definition's position */
+    const uint8_t *frames;  /* n frames of ptr_size bytes: the trace's own bytes, or the table's copy */
+    uint16_t n;
+    uint8_t ptr_size;
 } etl_stack_key_entry;
 
 typedef struct etl_stack_keys {
-    etl_stack_key_entry *v;  /* in stream order; grouped by key once sealed */
+    etl_stack_key_entry *v;  /* in the order defined; grouped by key once sealed */
     size_t n, cap;
     etl_idmap group;         /* after seal: key -> group */
     uint32_t *start;         /* by group: its first entry; start[ngroups] = n */
     uint32_t ngroups;
+    uint8_t **chunks;        /* the copies' memory: chunks that never move */
+    size_t nchunks, capchunks, used; /* used: bytes of the last chunk */
 } etl_stack_keys;
 
 void etl_stack_keys_init(etl_stack_keys *k);
 void etl_stack_keys_free(etl_stack_keys *k);
-/* In any order (stream order is the cheapest). ETL_E_NOMEM, ETL_E_RANGE past 2^32 - 1 definitions. */
-etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, uint32_t stack);
+/*
+ * A definition, in any order (stream order is the cheapest): n frames of ptr_size bytes
+ * at frames, which must outlive the table (the bytes of a reader that stays open) unless
+ * copy. ETL_E_NOMEM, ETL_E_RANGE past 2^31 definitions or ETL_STACK_MAX_FRAMES frames.
+ */
+etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, const uint8_t *frames, uint32_t n,
+                                 unsigned ptr_size, bool copy);
+/* Moves every definition of from (and its copies) into to, before the seal; from is left empty. ETL_E_NOMEM. */
+etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from);
 /* ETL_E_NOMEM (the table then resolves nothing). */
 etl_status etl_stack_keys_seal(etl_stack_keys *k);
-/* The stack a reference at pos to key stands for, or ETL_SEQ_NONE when no definition follows it. */
+/* The definition a reference at pos to key stands for, or ETL_SEQ_NONE when none follows it. */
 uint32_t etl_stack_keys_resolve(const etl_stack_keys *k, uint64_t key, etl_stack_pos pos);
+/* The frames of definition def (a resolve's answer) into out[0..ETL_STACK_MAX_FRAMES): their count. */
+uint32_t etl_stack_keys_frames(const etl_stack_keys *k, uint32_t def, uint64_t *out);
 
 #endif

@@ -135,6 +135,31 @@ static etl_stack_pos P(uint64_t t)
 }
 
 /* A key deleted and reused at one time on one CPU: the places in the file order them. */
+/*
+ * A definition whose frames say which stack it is (stack, then stack + 1, ...), alternately
+ * left in place (4-byte frames) and copied (8-byte ones), as a pass does for a mapped and a
+ * decompressed buffer.
+ */
+static etl_status define(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, uint32_t stack)
+{
+    static uint32_t kept[5000][3];
+    uint64_t copied[3] = {stack, stack + 1ull, stack + 2ull};
+    if (stack % 2) return etl_stack_keys_define(k, key, pos, (const uint8_t *)copied, 3, 8, true);
+    for (uint32_t i = 0; i < 3; i++) kept[stack % 5000][i] = stack + i;
+    return etl_stack_keys_define(k, key, pos, (const uint8_t *)kept[stack % 5000], 3, 4, false);
+}
+
+/* The stack a reference resolves to, read back from its definition's frames (ETL_SEQ_NONE: none). */
+static uint32_t stack_of(const etl_stack_keys *k, uint64_t key, etl_stack_pos pos)
+{
+    uint32_t def = etl_stack_keys_resolve(k, key, pos);
+    if (def == ETL_SEQ_NONE) return ETL_SEQ_NONE;
+    uint64_t f[ETL_STACK_MAX_FRAMES];
+    assert_int_equal(etl_stack_keys_frames(k, def, f), 3);
+    assert_true(f[1] == f[0] + 1 && f[2] == f[0] + 2);
+    return (uint32_t)f[0];
+}
+
 static void test_stack_key_ties(void **state)
 {
     (void)state;
@@ -147,11 +172,11 @@ static void test_stack_key_ties(void **state)
     etl_stack_keys k;
     etl_stack_keys_init(&k);
     const uint64_t K = 0xfffffa8000001000ull;
-    assert_int_equal(etl_stack_keys_define(&k, K, (etl_stack_pos){300, 0, 1, 0}, 2), ETL_OK);
-    assert_int_equal(etl_stack_keys_define(&k, K, del, 1), ETL_OK);
+    assert_int_equal(define(&k, K, (etl_stack_pos){300, 0, 1, 0}, 2), ETL_OK);
+    assert_int_equal(define(&k, K, del, 1), ETL_OK);
     assert_int_equal(etl_stack_keys_seal(&k), ETL_OK);
-    assert_int_equal(etl_stack_keys_resolve(&k, K, ref), 1);
-    assert_int_equal(etl_stack_keys_resolve(&k, K, later), 2);
+    assert_int_equal(stack_of(&k, K, ref), 1);
+    assert_int_equal(stack_of(&k, K, later), 2);
     etl_stack_keys_free(&k);
 }
 
@@ -162,32 +187,53 @@ static void test_stack_keys(void **state)
     etl_stack_keys_init(&k);
     const uint64_t K = 0xfffffa8000001000ull, L = 0xfffffa8000002000ull;
     /* Key K defined (deleted) at 10 and again, reused for another stack, at 20; L at 15; out of order. */
-    assert_int_equal(etl_stack_keys_define(&k, K, P(20), 7), ETL_OK);
-    assert_int_equal(etl_stack_keys_define(&k, L, P(15), 9), ETL_OK);
-    assert_int_equal(etl_stack_keys_define(&k, K, P(10), 3), ETL_OK);
+    assert_int_equal(define(&k, K, P(20), 7), ETL_OK);
+    assert_int_equal(define(&k, L, P(15), 9), ETL_OK);
+    assert_int_equal(define(&k, K, P(10), 3), ETL_OK);
     etl_stack_keys_seal(&k);
-    assert_int_equal(etl_stack_keys_resolve(&k, K, P(1)), 3);  /* before its definition */
-    assert_int_equal(etl_stack_keys_resolve(&k, K, P(9)), 3);
-    assert_int_equal(etl_stack_keys_resolve(&k, K, P(11)), 7); /* between the deletes: the second stack */
-    assert_int_equal(etl_stack_keys_resolve(&k, K, P(19)), 7);
-    assert_int_equal(etl_stack_keys_resolve(&k, K, P(21)), ETL_SEQ_NONE); /* after the last definition */
-    assert_int_equal(etl_stack_keys_resolve(&k, L, P(14)), 9);
-    assert_int_equal(etl_stack_keys_resolve(&k, L, P(16)), ETL_SEQ_NONE);
-    assert_int_equal(etl_stack_keys_resolve(&k, K + 1, P(1)), ETL_SEQ_NONE); /* never defined */
-    assert_int_equal(etl_stack_keys_resolve(&k, 0, P(0)), ETL_SEQ_NONE);
+    assert_int_equal(stack_of(&k, K, P(1)), 3);  /* before its definition */
+    assert_int_equal(stack_of(&k, K, P(9)), 3);
+    assert_int_equal(stack_of(&k, K, P(11)), 7); /* between the deletes: the second stack */
+    assert_int_equal(stack_of(&k, K, P(19)), 7);
+    assert_int_equal(stack_of(&k, K, P(21)), ETL_SEQ_NONE); /* after the last definition */
+    assert_int_equal(stack_of(&k, L, P(14)), 9);
+    assert_int_equal(stack_of(&k, L, P(16)), ETL_SEQ_NONE);
+    assert_int_equal(stack_of(&k, K + 1, P(1)), ETL_SEQ_NONE); /* never defined */
+    assert_int_equal(stack_of(&k, 0, P(0)), ETL_SEQ_NONE);
     etl_stack_keys_free(&k);
 
     /* Empty, and many keys (the array grows): each resolves to its own. */
     etl_stack_keys_init(&k);
     etl_stack_keys_seal(&k);
-    assert_int_equal(etl_stack_keys_resolve(&k, K, P(0)), ETL_SEQ_NONE);
-    for (uint32_t i = 0; i < 5000; i++) assert_int_equal(etl_stack_keys_define(&k, 5000 - i, P(100 + i), i), ETL_OK);
+    assert_int_equal(stack_of(&k, K, P(0)), ETL_SEQ_NONE);
+    for (uint32_t i = 0; i < 5000; i++) assert_int_equal(define(&k, 5000 - i, P(100 + i), i), ETL_OK);
     etl_stack_keys_seal(&k);
     for (uint32_t i = 0; i < 5000; i++) {
-        assert_int_equal(etl_stack_keys_resolve(&k, 5000 - i, P(0)), i);
-        assert_int_equal(etl_stack_keys_resolve(&k, 5000 - i, P(100 + i + 1)), ETL_SEQ_NONE);
+        assert_int_equal(stack_of(&k, 5000 - i, P(0)), i);
+        assert_int_equal(stack_of(&k, 5000 - i, P(100 + i + 1)), ETL_SEQ_NONE);
     }
     etl_stack_keys_free(&k);
+
+    /* Two walkers' tables put together (each with copies), in either order: the same answers. */
+    for (int order = 0; order < 2; order++) {
+        etl_stack_keys a, b;
+        etl_stack_keys_init(&a);
+        etl_stack_keys_init(&b);
+        etl_stack_keys_init(&k);
+        assert_int_equal(define(&a, K, P(20), 7), ETL_OK);
+        assert_int_equal(define(&b, K, P(10), 3), ETL_OK);
+        assert_int_equal(define(&b, L, P(15), 9), ETL_OK);
+        assert_int_equal(etl_stack_keys_take(&k, order ? &b : &a), ETL_OK);
+        assert_int_equal(etl_stack_keys_take(&k, order ? &a : &b), ETL_OK);
+        assert_int_equal(a.n + b.n, 0);
+        assert_int_equal(etl_stack_keys_seal(&k), ETL_OK);
+        assert_int_equal(stack_of(&k, K, P(9)), 3);
+        assert_int_equal(stack_of(&k, K, P(11)), 7);
+        assert_int_equal(stack_of(&k, L, P(1)), 9);
+        etl_stack_keys_free(&a);
+        etl_stack_keys_free(&b);
+        etl_stack_keys_free(&k);
+    }
 }
 
 /* ------------------------------------------------------------------ images */
