@@ -64,6 +64,15 @@ static inline uint64_t etl_rd_ptr(const uint8_t *p, unsigned ptr_size)
     return ptr_size == 8 ? etl_rd_u64(p) : etl_rd_u32(p);
 }
 
+/* n pointers of ptr_size bytes from p into out (a stack's frames: one test, not one a frame). */
+static inline void etl_rd_ptrs(uint64_t *out, const uint8_t *p, unsigned ptr_size, size_t n)
+{
+    if (ptr_size == 8)
+        for (size_t i = 0; i < n; i++) out[i] = etl_rd_u64(p + 8 * i);
+    else
+        for (size_t i = 0; i < n; i++) out[i] = etl_rd_u32(p + 4 * i);
+}
+
 static inline void etl_wr_u8(uint8_t *p, uint8_t v) { p[0] = v; }
 
 static inline void etl_wr_u16(uint8_t *p, uint16_t v)

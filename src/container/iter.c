@@ -76,6 +76,8 @@ struct etl_iter {
     uint8_t keep_hook_bits[8192], mark_hook_bits[8192]; /* etl_iter_keep_hooks */
     const uint8_t *keep_hook; /* NULL: every record framed whole */
     const uint8_t *mark_hook;
+    etl_iter_keep_kernel_fn keep_kernel; /* etl_iter_keep_kernel */
+    void *keep_kernel_ctx;
     uint64_t marked_ts;
     rel_range rel[RELEASE_RANGES];
     unsigned nrel;
@@ -213,11 +215,12 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
             if (cursor_load(it, c, c->list[c->next_buf++]) != ETL_OK) continue;
         }
         if (it->keep_hook) {
-            /* A kernel record whose hook is not wanted: framed from its header alone, then passed. */
+            /* A kernel record whose hook is not wanted (or keep_kernel refuses): framed from its header alone, passed. */
             size_t pos = c->pos;
             etl_krec k;
-            if (etl_frame_kernel(c->data.p, c->data.n, &pos, &k) &&
-                !(it->keep_hook[k.hook >> 3] & (1u << (k.hook & 7))) && k.ts - it->t_lo <= it->t_span) {
+            if (etl_frame_kernel(c->data.p, c->data.n, &pos, &k) && k.ts - it->t_lo <= it->t_span &&
+                (!(it->keep_hook[k.hook >> 3] & (1u << (k.hook & 7))) ||
+                 (it->keep_kernel && !it->keep_kernel(it->keep_kernel_ctx, &k, c->buf->cpu)))) {
                 if (k.ts > c->key) c->key = k.ts;
                 if ((it->mark_hook[k.hook >> 3] & (1u << (k.hook & 7))) && k.ts > it->marked_ts) it->marked_ts = k.ts;
                 c->pos = pos;
@@ -643,6 +646,12 @@ void etl_iter_keep_hooks(etl_iter *it, const uint8_t keep[8192], const uint8_t m
     memcpy(it->mark_hook_bits, mark, sizeof it->mark_hook_bits);
     it->keep_hook = it->keep_hook_bits;
     it->mark_hook = it->mark_hook_bits;
+}
+
+void etl_iter_keep_kernel(etl_iter *it, etl_iter_keep_kernel_fn fn, void *ctx)
+{
+    it->keep_kernel = fn;
+    it->keep_kernel_ctx = ctx;
 }
 
 uint64_t etl_iter_marked_ts(const etl_iter *it) { return it->marked_ts; }

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/bytes.h"
 #include "etlkit/kernel.h"
 #include "stacks/images.h"
 
@@ -202,26 +203,31 @@ static etl_status attach_part(etl_attach *a, uint32_t i, uint32_t stack, uint32_
     return ETL_OK;
 }
 
-bool etl_attach_wanted(etl_attach *a, const etl_record *rec, uint16_t hook)
+bool etl_attach_wanted_payload(etl_attach *a, uint16_t hook, etl_span payload, unsigned ptr_size, unsigned cpu)
 {
     uint32_t tid;
     uint64_t ts;
     if (hook == ETL_HOOK_STACKWALK) {
         etl_stackwalk w;
-        if (etl_stackwalk_decode(rec->payload, rec->pointer_size, &w) != ETL_OK) return false;
+        if (etl_stackwalk_decode(payload, ptr_size, &w) != ETL_OK) return false;
         tid = w.stack_thread;
         ts = w.event_timestamp;
     } else if (hook == ETL_HOOK_STACK_KEY_KERNEL) {
         etl_stack_key_ref ref;
-        if (etl_stack_key_ref_decode(rec->payload, rec->pointer_size, &ref) != ETL_OK) return false;
+        if (etl_stack_key_ref_decode(payload, ptr_size, &ref) != ETL_OK) return false;
         tid = ref.stack_thread;
         ts = ref.event_timestamp;
     } else {
         return true;
     }
-    if (find_wait(a, tid, ts, rec->cpu) != NIL) return true;
+    if (find_wait(a, tid, ts, cpu) != NIL) return true;
     a->stats.walks_other++;
     return false;
+}
+
+bool etl_attach_wanted(etl_attach *a, const etl_record *rec, uint16_t hook)
+{
+    return etl_attach_wanted_payload(a, hook, rec->payload, rec->pointer_size, rec->cpu);
 }
 
 etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, etl_stack_pos pos)
@@ -235,7 +241,7 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
             return ETL_OK;
         }
         uint64_t f[ETL_STACK_MAX_FRAMES];
-        for (uint32_t k = 0; k < w.frame_count; k++) f[k] = etl_stack_frame(w.frames, w.ptr_size, k);
+        etl_rd_ptrs(f, w.frames, w.ptr_size, w.frame_count);
         /* One walk with both parts (it ends in user space), or the kernel part of two, then the user part. */
         etl_attach_wait *e = &a->w[i];
         bool user = e->kpart != NIL || (w.frame_count && !etl_image_kernel_addr(w.ptr_size, f[w.frame_count - 1]));

@@ -95,6 +95,8 @@ etl_status etl_attach_event_add(etl_attach *a, const etl_attach_event *ev);
  * counts walks_other for what it refuses.
  */
 bool etl_attach_wanted(etl_attach *a, const etl_record *rec, uint16_t hook);
+/* The same from a record's parts (a kernel record framed from its header: etl_iter_keep_kernel). */
+bool etl_attach_wanted_payload(etl_attach *a, uint16_t hook, etl_span payload, unsigned ptr_size, unsigned cpu);
 /* A walk record (hook 0x1820, 0x1825 or 0x1826) at position pos (stack_keys.h). */
 etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, etl_stack_pos pos);
 /* Every event still waiting closes with what it has. */

@@ -638,6 +638,12 @@ static bool pass2_filter(void *ctx, const etl_record *rec)
     return !etl_record_kernel_hook(rec, &hook) || !walk_hook(hook) || etl_attach_wanted(&((run *)ctx)->at, rec, hook);
 }
 
+/* pass2_filter's for the kernel records the iterator frames from their header. */
+static bool pass2_kfilter(void *ctx, const etl_krec *k, unsigned cpu)
+{
+    return !walk_hook(k->hook) || etl_attach_wanted_payload(&((run *)ctx)->at, k->hook, k->payload, k->pointer_size, cpu);
+}
+
 /* The reader of pass 2 (etl_pipe_run's; ETL_END: the counter stopped it). */
 static etl_status read_pass2(void *ctx, etl_pipe *pipe)
 {
@@ -646,6 +652,7 @@ static etl_status read_pass2(void *ctx, etl_pipe *pipe)
     etl_iter *it;
     etl_status st = etl_stacks_open_pass(R->reader, pass2_keep, pass2_filter, R, &it);
     if (st != ETL_OK) return st;
+    etl_iter_keep_kernel(it, pass2_kfilter, R);
     const etl_record *rec;
     uint64_t n = 0;
     while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {

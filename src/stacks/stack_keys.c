@@ -3,8 +3,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/bytes.h"
 #include "base/sort.h"
-#include "etlkit/kernel.h"
+#include "etlkit/kernel.h" /* ETL_STACK_MAX_FRAMES */
 #include "stacks/seqtab.h"
 
 /* The copies' chunks: a definition's frames (at most 192 x 8 bytes) never straddle two. */
@@ -173,6 +174,6 @@ uint32_t etl_stack_keys_resolve(const etl_stack_keys *k, uint64_t key, etl_stack
 uint32_t etl_stack_keys_frames(const etl_stack_keys *k, uint32_t def, uint64_t *out)
 {
     const etl_stack_key_entry *e = &k->v[def];
-    for (uint32_t i = 0; i < e->n; i++) out[i] = etl_stack_frame(e->frames, e->ptr_size, i);
+    etl_rd_ptrs(out, e->frames, e->ptr_size, e->n);
     return e->n;
 }
