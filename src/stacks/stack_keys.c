@@ -78,8 +78,7 @@ etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, etl_stack_pos 
 
 etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from)
 {
-    etl_status st = grow_entries(to, to->n + from->n);
-    if (st != ETL_OK) return st;
+    /* The copies first: a failure leaves from whole. */
     if (from->nchunks) {
         size_t need = to->nchunks + from->nchunks;
         if (need > to->capchunks) {
@@ -95,9 +94,24 @@ etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from)
         if (need == from->nchunks) to->used = from->used;
         from->nchunks = 0;
     }
-    if (from->n) memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
-    to->n += from->n;
-    from->n = 0;
+    if (!to->n) { /* the entries move whole: no copy */
+        etl_stack_key_entry *v = to->v;
+        size_t cap = to->cap;
+        to->v = from->v, to->cap = from->cap, to->n = from->n;
+        from->v = v, from->cap = cap, from->n = 0;
+    } else {
+        size_t need = to->n + from->n; /* exactly: the table grows no more before its seal */
+        if (need > to->cap) {
+            if (need > (size_t)1 << 31) return ETL_E_RANGE;
+            etl_stack_key_entry *v = realloc(to->v, need * sizeof *v);
+            if (!v) return ETL_E_NOMEM;
+            to->v = v;
+            to->cap = need;
+        }
+        memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
+        to->n = need;
+        from->n = 0;
+    }
     return ETL_OK;
 }
 
