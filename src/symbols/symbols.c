@@ -82,7 +82,8 @@ typedef struct answer {
 
 struct etl_symbols {
     char **dirs;
-    size_t ndirs, cdirs;
+    bool *store_cache;      /* by dir: a srv*DIR*URL element's folder, which need not exist yet */
+    size_t ndirs, cdirs, cstore;
     etl_strtab names;       /* module names, PDB names */
     etl_idmap rsds_at;      /* (pid, base) -> index in rsds */
     ident *rsds;
@@ -133,7 +134,7 @@ static bool has_scheme(const char *a, size_t n)
 
 /* ----------------------------------------------------------- the path */
 
-static etl_status add_dir(etl_symbols *s, const char *p, size_t n)
+static etl_status add_dir(etl_symbols *s, const char *p, size_t n, bool store_cache)
 {
     while (n && (p[n - 1] == ' ')) n--;
     while (n && *p == ' ') p++, n--;
@@ -150,7 +151,7 @@ static etl_status add_dir(etl_symbols *s, const char *p, size_t n)
                            (k == 6 && !strncmp(a, "symsrv", 6)) || (k == 5 && !strncmp(a, "cache", 5)) ||
                            (k == 5 && !strncmp(a, "CACHE", 5));
             if (k && !keyword && !has_scheme(a, k)) {
-                etl_status st = add_dir(s, a, k);
+                etl_status st = add_dir(s, a, k, true);
                 if (st != ETL_OK) return st;
             }
             a = b + 1;
@@ -160,24 +161,36 @@ static etl_status add_dir(etl_symbols *s, const char *p, size_t n)
     char **d = etl_grow(s->dirs, &s->cdirs, s->ndirs + 1, sizeof *d);
     if (!d) return ETL_E_NOMEM;
     s->dirs = d;
+    bool *sc = etl_grow(s->store_cache, &s->cstore, s->ndirs + 1, sizeof *sc);
+    if (!sc) return ETL_E_NOMEM;
+    s->store_cache = sc;
     char *c = malloc(n + 1);
     if (!c) return ETL_E_NOMEM;
     memcpy(c, p, n);
     c[n] = 0;
+    sc[s->ndirs] = store_cache;
     d[s->ndirs++] = c;
     return ETL_OK;
+}
+
+/* The length of the path's first entry: up to a ';', or on POSIX a ':' when the path has no ';' (not a URL's "://"). */
+static size_t entry_len(const char *path, bool colons)
+{
+    size_t n = 0;
+    while (path[n] && path[n] != ';' && !(colons && path[n] == ':' && strncmp(path + n, "://", 3) != 0)) n++;
+    return n;
 }
 
 static etl_status parse_path(etl_symbols *s, const char *path)
 {
 #ifdef _WIN32
-    const char *seps = ";";
+    bool colons = false;
 #else
-    const char *seps = strchr(path, ';') ? ";" : ":";
+    bool colons = !strchr(path, ';');
 #endif
     while (*path) {
-        size_t n = strcspn(path, seps);
-        etl_status st = add_dir(s, path, n);
+        size_t n = entry_len(path, colons);
+        etl_status st = add_dir(s, path, n, false);
         if (st != ETL_OK) return st;
         path += n;
         if (*path) path++;
@@ -188,6 +201,8 @@ static etl_status parse_path(etl_symbols *s, const char *path)
 /*
  * Each folder of the path checked: one that does not exist (a typo) would only look like
  * a path without PDBs. Strict: ETL_E_IO with "ENTRY: reason" in diag; lenient: told, dropped.
+ * A symbol server's local cache (srv*DIR*URL) that does not exist is told and dropped either
+ * way: a Windows tool's first download makes it, and etlkit downloads nothing.
  */
 static etl_status check_dirs(etl_symbols *s, bool lenient, etl_diag *diag)
 {
@@ -195,19 +210,26 @@ static etl_status check_dirs(etl_symbols *s, bool lenient, etl_diag *diag)
     for (size_t i = 0; i < s->ndirs; i++) {
         etl_file_info fi;
         int e = etl_stat(s->dirs[i], true, &fi) != 0 ? errno : fi.is_dir ? 0 : ENOTDIR;
+        bool cache = s->store_cache[i] && e == ENOENT;
         if (!e) {
+            s->store_cache[k] = s->store_cache[i];
             s->dirs[k++] = s->dirs[i];
             continue;
         }
-        if (!lenient) {
+        if (!lenient && !cache) {
             if (diag) {
                 diag->status = ETL_E_IO;
                 diag->file_offset = UINT64_MAX;
                 snprintf(diag->msg, sizeof diag->msg, "%s: %s", s->dirs[i], strerror(e));
             }
+            /* The entries not looked at yet go after the kept ones: each is freed once. */
+            memmove(s->dirs + k, s->dirs + i, (s->ndirs - i) * sizeof *s->dirs);
+            memmove(s->store_cache + k, s->store_cache + i, (s->ndirs - i) * sizeof *s->store_cache);
+            s->ndirs = k + (s->ndirs - i);
             return ETL_E_IO;
         }
-        tell(s, ETL_E_IO, "%s: %s", s->dirs[i], strerror(e));
+        tell(s, ETL_E_IO, "%s: %s%s", s->dirs[i], strerror(e),
+             cache ? " (a symbol server's cache: etlkit reads the PDBs there, and downloads none)" : "");
         free(s->dirs[i]);
     }
     s->ndirs = k;
@@ -267,6 +289,7 @@ void etl_symbols_close(etl_symbols *s)
     if (!s) return;
     for (size_t i = 0; i < s->ndirs; i++) free(s->dirs[i]);
     free(s->dirs);
+    free(s->store_cache);
     for (size_t i = 0; i < s->nmods; i++) {
         if (s->mods[i].table) pdb_table_free(s->mods[i].table);
         free(s->mods[i].table);

@@ -79,6 +79,19 @@ expect "ETLKIT_SYMBOL_PATH with a missing entry: exit 0" [ $? = 0 ]
 same "ETLKIT_SYMBOL_PATH with a missing entry: the other entries used" "$tmp/real.folded" "$tmp/real.env"
 expect "ETLKIT_SYMBOL_PATH with a missing entry: one warning line naming it" \
   sh -c "[ \"\$(grep -c nosuch '$tmp/env.err')\" = 1 ] && grep -Fqx 'etlkit profile: ETLKIT_SYMBOL_PATH: $tmp/nosuch: No such file or directory (passed over)' '$tmp/env.err'"
+# A symbol server's element (srv*CACHE*URL; on POSIX ':' separates when there is no ';', never a URL's "://"): a
+# cache folder not made yet is one warning, not a failure (etlkit downloads nothing); the URL is no folder. A
+# missing folder after it still fails the command (each entry freed once: ASan checks).
+"$etlkit" profile "$real" --folded --symbols "srv*$tmp/nocache*https://msdl.microsoft.com/download/symbols:$tmp/empty" \
+  > "$tmp/real.srv" 2> "$tmp/srv.err"
+expect "--symbols srv*MISSING*URL: exit 0" [ $? = 0 ]
+same "--symbols srv*MISSING*URL: the folded stacks" "$tmp/real.folded" "$tmp/real.srv"
+expect "--symbols srv*MISSING*URL: one warning naming the cache, none for the URL ($(head -c 300 "$tmp/srv.err"))" \
+  sh -c "[ \"\$(grep -c 'passed over' '$tmp/srv.err')\" = 1 ] &&
+         grep -Fq '$tmp/nocache: No such file or directory (a symbol server' '$tmp/srv.err'"
+"$etlkit" profile "$real" --folded --symbols "srv*$tmp/nocache*https://x.invalid/s;$tmp/nosuch" > /dev/null 2> "$tmp/srv2.err"
+expect "--symbols srv*MISSING*URL;MISSING: exit 1 naming the folder ($(head -c 300 "$tmp/srv2.err"))" \
+  sh -c "[ $? = 1 ] && grep -Fq -- '--symbols: $tmp/nosuch: No such file or directory' '$tmp/srv2.err'"
 
 if [ "${ETLKIT_TARGET:-}" = windows ]; then
   echo "symbols.sh: names and the hung llvm-pdbutil (a shell script) skipped on Windows under wine (etlkit.exe cannot run Debian's llvm-pdbutil; unit/test_symbols stops a silent child there)"
