@@ -456,7 +456,8 @@ typedef struct etl_krec {
  * Time order, with etl_iter_keep_hooks: a filter of the kernel records whose hook is
  * kept, from their header alone (k, and the CPU), before they are framed whole. A
  * record it refuses is passed over as one of an unkept hook is (its time still
- * counts); the keep function sees the others. Called as keep is, in each CPU's order.
+ * counts); the keep function sees the others. Called as keep is, in each CPU's order,
+ * from the record after each CPU's first (framed when the iterator opened).
  */
 typedef bool (*etl_iter_keep_kernel_fn)(void *ctx, const etl_krec *k, unsigned cpu);
 ETL_API void etl_iter_keep_kernel(etl_iter *it, etl_iter_keep_kernel_fn fn, void *ctx);

@@ -215,7 +215,7 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
             if (cursor_load(it, c, c->list[c->next_buf++]) != ETL_OK) continue;
         }
         if (it->keep_hook) {
-            /* A kernel record whose hook is not wanted (or keep_kernel refuses): framed from its header alone, passed. */
+            /* A kernel record whose hook is not wanted (or keep_kernel refuses): framed from its header, passed. */
             size_t pos = c->pos;
             etl_krec k;
             if (etl_frame_kernel(c->data.p, c->data.n, &pos, &k) && k.ts - it->t_lo <= it->t_span &&

@@ -641,7 +641,8 @@ static bool pass2_filter(void *ctx, const etl_record *rec)
 /* pass2_filter's for the kernel records the iterator frames from their header. */
 static bool pass2_kfilter(void *ctx, const etl_krec *k, unsigned cpu)
 {
-    return !walk_hook(k->hook) || etl_attach_wanted_payload(&((run *)ctx)->at, k->hook, k->payload, k->pointer_size, cpu);
+    run *R = ctx;
+    return !walk_hook(k->hook) || etl_attach_wanted_payload(&R->at, k->hook, k->payload, k->pointer_size, cpu);
 }
 
 /* The reader of pass 2 (etl_pipe_run's; ETL_END: the counter stopped it). */

@@ -750,6 +750,78 @@ static void test_reader_time_order(void **state)
     eb_free(&f);
 }
 
+/* The kernel filter's and the record filter's calls: what each saw, by tag. */
+typedef struct filter_log {
+    uint32_t kernel_seen[REF_RECORDS], full_seen[REF_RECORDS];
+    size_t nkernel, nfull;
+    bool bad_cpu;
+} filter_log;
+
+/* Refuses the odd tags of CPU 1 (PERFINFO, hook 0x0F2E) from their header. */
+static bool keep_even_kernel(void *ctx, const etl_krec *k, unsigned cpu)
+{
+    filter_log *l = ctx;
+    uint32_t tag = k->payload.n >= 4 ? eb_r32(k->payload.p) : 0;
+    if (l->nkernel < REF_RECORDS) l->kernel_seen[l->nkernel++] = tag;
+    if ((k->hook == 0x0F2E) != (cpu == 1)) l->bad_cpu = true;
+    return k->hook != 0x0F2E || tag % 2 == 0;
+}
+
+static bool keep_all_full(void *ctx, const etl_record *rec)
+{
+    filter_log *l = ctx;
+    if (l->nfull < REF_RECORDS) l->full_seen[l->nfull++] = rec->payload.n >= 4 ? eb_r32(rec->payload.p) : 0;
+    return true;
+}
+
+/*
+ * etl_iter_keep_hooks with etl_iter_keep_kernel: a kept hook's record the kernel filter
+ * refuses is passed over as an unkept hook's (never framed whole, never given to the
+ * record filter, never returned); the others keep the time order; records that are not
+ * kernel records (CPU 2's) reach the record filter only.
+ */
+static void test_iter_keep_kernel(void **state)
+{
+    (void)state;
+    eb_file f;
+    want w[REF_RECORDS];
+    eb_lfh lh = eb_lfh_default();
+    build_ref(&f, &lh, 0, 0, w);
+    etl_reader *r = open_ok(&f, NULL);
+    filter_log l;
+    memset(&l, 0, sizeof l);
+    etl_iter *it = NULL;
+    assert_int_equal(etl_iter_open_cpus(r, NULL, 0, keep_all_full, &l, &it), ETL_OK);
+    uint8_t keep[8192] = {0}, mark[8192] = {0};
+    keep[0x0F2E >> 3] |= 1u << (0x0F2E & 7); /* CPU 1's hook; CPU 0's 0x0524 is passed over */
+    etl_iter_keep_hooks(it, keep, mark);
+    etl_iter_keep_kernel(it, keep_even_kernel, &l);
+    uint32_t got_tags[REF_RECORDS];
+    size_t n = 0;
+    etl_record rec;
+    while (etl_iter_next(it, &rec) == ETL_OK) {
+        assert_true(n < REF_RECORDS);
+        got_tags[n++] = rec.payload.n >= 4 ? eb_r32(rec.payload.p) : 0;
+    }
+    etl_iter_close(it);
+    /*
+     * REF_TIME_ORDER without CPU 0's records and CPU 1's odd tags, but for each CPU's first record, framed when
+     * the iterator opened (the logfile header, whose payload starts with BufferSize 0x400, and 0x101): the
+     * record filter given at open saw those.
+     */
+    const uint32_t want_tags[] = {0x400, 0x101, 0x102, 0x201, 0x104, 0x202, 0x106};
+    assert_int_equal(n, sizeof want_tags / sizeof *want_tags);
+    for (size_t i = 0; i < n; i++) assert_int_equal(got_tags[i], want_tags[i]);
+    /* The kernel filter saw each of CPU 1's later records once; the record filter those it kept and the others. */
+    assert_false(l.bad_cpu);
+    assert_int_equal(l.nkernel, 5);
+    assert_int_equal(l.nfull, 7);
+    for (size_t i = 0; i < l.nfull; i++)
+        assert_true(l.full_seen[i] % 2 == 0 || l.full_seen[i] == 0x101 || l.full_seen[i] >> 8 == 2);
+    etl_reader_close(r);
+    eb_free(&f);
+}
+
 /*
  * HEADER buffers whose SavedOffset is 0 (Vista/7, relogger) or stops after the
  * logfile header (PerfView): Offset is the end of the data (container.md §12).
@@ -1796,6 +1868,7 @@ int main(void)
         cmocka_unit_test(test_logfile_header_short),
         cmocka_unit_test(test_reader_clean_file_order),
         cmocka_unit_test(test_reader_time_order),
+        cmocka_unit_test(test_iter_keep_kernel),
         cmocka_unit_test(test_reader_two_iterators),
         cmocka_unit_test(test_reader_header_saved_offset),
         cmocka_unit_test(test_reader_duplicate_sequence),
