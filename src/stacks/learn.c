@@ -177,10 +177,7 @@ etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
         share = calloc(ncpu, 1);
         if (!share) return ETL_E_NOMEM;
         n = etl_sched_deal_cpus(r, l->threads < ETL_SCHED_MAX_WORKERS ? l->threads : ETL_SCHED_MAX_WORKERS, 1, share);
-        if (n == 0) {
-            free(share);
-            return ETL_E_NOMEM;
-        }
+        if (n < 1) n = 1; /* one share (0: its memory not had): every CPU, on the caller's thread */
     }
     walker *ws = calloc(n, sizeof *ws);
     uint8_t *want = n > 1 ? calloc((size_t)n * ncpu, 1) : NULL;
