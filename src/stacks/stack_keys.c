@@ -99,7 +99,7 @@ etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from)
         size_t cap = to->cap;
         to->v = from->v, to->cap = from->cap, to->n = from->n;
         from->v = v, from->cap = cap, from->n = 0;
-    } else {
+    } else if (from->n) {
         size_t need = to->n + from->n; /* exactly: the table grows no more before its seal */
         if (need > to->cap) {
             if (need > (size_t)1 << 31) return ETL_E_RANGE;

@@ -225,7 +225,9 @@ static void test_stack_keys(void **state)
         assert_int_equal(define(&b, L, P(15), 9), ETL_OK);
         assert_int_equal(etl_stack_keys_take(&k, order ? &b : &a), ETL_OK);
         assert_int_equal(etl_stack_keys_take(&k, order ? &a : &b), ETL_OK);
+        assert_int_equal(etl_stack_keys_take(&k, &a), ETL_OK); /* an empty one (a walker of no definition) */
         assert_int_equal(a.n + b.n, 0);
+        assert_int_equal(k.n, 3);
         assert_int_equal(etl_stack_keys_seal(&k), ETL_OK);
         assert_int_equal(stack_of(&k, K, P(9)), 3);
         assert_int_equal(stack_of(&k, K, P(11)), 7);
