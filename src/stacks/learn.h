@@ -19,10 +19,6 @@
 #include "etlkit/container.h"
 #include "stacks/stack_keys.h"
 
-/* The pipe between the second pass's two threads (base/pipe.h): 8 blocks of 64 KiB. */
-#define ETL_STACKS_PIPE_BLOCK 65536u
-#define ETL_STACKS_PIPE_BLOCKS 8u
-
 typedef struct etl_learn {
     bool (*want)(uint16_t hook);     /* kernel records for on_record */
     etl_status (*on_record)(void *ctx, const etl_record *rec, uint16_t hook); /* non-ETL_OK stops */

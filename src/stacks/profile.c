@@ -327,6 +327,10 @@ static etl_status count_stack_of(run *R, const etl_attach_event *ev, uint32_t pi
  * takes them on the caller's thread in the order they were made, so every row
  * and id is what one thread gives. With one thread the reader calls the counter.
  */
+/* The pipe between pass 2's two threads (base/pipe.h): 8 blocks of 64 KiB. */
+#define PIPE_BLOCK 65536u
+#define PIPE_BLOCKS 8u
+
 enum { MSG_SAMPLE = 1, MSG_STACK, MSG_PROGRESS };
 
 typedef struct msg {
@@ -337,7 +341,7 @@ typedef struct msg {
     uint64_t done;      /* MSG_PROGRESS: the bytes read */
 } msg;
 /* attach.c closes an event with both its parts, at most 2 * ETL_STACK_MAX_FRAMES frames. */
-_Static_assert(sizeof(msg) + 2 * ETL_STACK_MAX_FRAMES * sizeof(uint64_t) <= ETL_STACKS_PIPE_BLOCK,
+_Static_assert(sizeof(msg) + 2 * ETL_STACK_MAX_FRAMES * sizeof(uint64_t) <= PIPE_BLOCK,
                "a message fits a block");
 
 static etl_status send_sample(run *R, const etl_attach_event *ev)
@@ -695,7 +699,7 @@ static etl_status count_pass2(void *ctx, const void *block, size_t n)
 /* Pass 2 on threads (at most two: the reader and the counter, which calls on_each). */
 static etl_status pass2(run *R, unsigned threads)
 {
-    etl_status st = etl_pipe_run(threads, ETL_STACKS_PIPE_BLOCK, ETL_STACKS_PIPE_BLOCKS, read_pass2, count_pass2, R);
+    etl_status st = etl_pipe_run(threads, PIPE_BLOCK, PIPE_BLOCKS, read_pass2, count_pass2, R);
     R->pipe = NULL;
     etl_profile *p = R->p;
     p->samples_in_trace = R->samples_in_trace;
@@ -726,13 +730,66 @@ static void run_free(run *R)
     free(R->pairs);
 }
 
+/* Both passes and the finish, into p (its impl made). */
+static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profile_sample_fn each, void *ctx,
+                         etl_profile *p, etl_stack_keys *keys, etl_seqtab *raw)
+{
+    prof_impl *im = p->impl;
+    const etl_clock *clk = etl_reader_clock(r);
+    uint64_t total = 2 * etl_reader_file_size(r), last_ts = 0;
+    etl_status st = pass1(r, im, keys, o, p, total, o->threads, &last_ts);
+    if (st != ETL_OK) return st;
+    etl_owners_seal(&im->owners);
+    if ((st = etl_stack_keys_seal(keys)) != ETL_OK) return st;
+    if ((st = etl_image_map_seal(&im->images)) != ETL_OK) return st;
+
+    /* The window: --range clipped to [0, the last record]; the whole trace otherwise (nothing left out). */
+    int64_t end = last_ts ? etl_clock_ns(clk, last_ts) : 0;
+    if (o->v1 > o->v0) {
+        p->v0 = o->v0 < 0 ? 0 : o->v0;
+        p->v1 = o->v1 > end ? end + 1 : o->v1;
+        if (p->v1 <= p->v0) p->v1 = p->v0 + 1; /* a window past the end: empty, still a window */
+    } else {
+        p->v0 = 0;
+        p->v1 = 0;
+    }
+
+    run R = {0};
+    R.im = im;
+    R.o = o;
+    R.p = p;
+    R.clk = clk;
+    for (size_t h = 0; h < sizeof R.hint / sizeof R.hint[0]; h++) R.hint[h] = ETL_IMAGE_NONE;
+    R.on_each = each;
+    R.each_ctx = ctx;
+    etl_idmap_init(&R.thread_ix);
+    etl_idmap_init(&R.cell_ix);
+    etl_idmap_init(&R.stack_ix[0]);
+    etl_idmap_init(&R.stack_ix[1]);
+    etl_idmap_init(&R.module_ix);
+    etl_idmap_init(&R.fshort);
+    etl_idmap_init(&R.funknown);
+    etl_seqtab_init(&R.flong);
+    R.reader = r;
+    R.progress_before = etl_reader_file_size(r);
+    R.progress_total = total;
+    st = etl_attach_init(&R.at, raw, keys, send_stack, &R);
+    R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
+    if (st == ETL_OK) st = R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;
+    if (st == ETL_OK) st = pass2(&R, o->threads);
+    if (st == ETL_OK) st = finish(&R);
+    if (o->v1 <= o->v0) {
+        p->v0 = 0;
+        p->v1 = end;
+    }
+    run_free(&R);
+    return st;
+}
+
 etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_profile *p)
 {
     return etl_profile_run_each(r, opts, NULL, NULL, p);
 }
-
-static etl_status passes(etl_reader *r, const etl_profile_options *opts, etl_profile_sample_fn each, void *ctx,
-                         etl_profile *p, etl_stack_keys *keys, etl_seqtab *raw);
 
 etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, etl_profile_sample_fn each,
                                 void *ctx, etl_profile *p)
@@ -756,63 +813,6 @@ etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, 
     etl_status st = passes(r, &o, each, ctx, p, &keys, &raw);
     etl_stack_keys_free(&keys);
     etl_seqtab_free(&raw);
-    return st;
-}
-
-/* Both passes and the finish, into p (its impl made). */
-static etl_status passes(etl_reader *r, const etl_profile_options *opts, etl_profile_sample_fn each, void *ctx,
-                         etl_profile *p, etl_stack_keys *keys, etl_seqtab *raw)
-{
-    etl_profile_options o = *opts;
-    prof_impl *im = p->impl;
-    const etl_clock *clk = etl_reader_clock(r);
-    uint64_t total = 2 * etl_reader_file_size(r), last_ts = 0;
-    etl_status st = pass1(r, im, keys, &o, p, total, o.threads, &last_ts);
-    if (st != ETL_OK) return st;
-    etl_owners_seal(&im->owners);
-    if ((st = etl_stack_keys_seal(keys)) != ETL_OK) return st;
-    if ((st = etl_image_map_seal(&im->images)) != ETL_OK) return st;
-
-    /* The window: --range clipped to [0, the last record]; the whole trace otherwise (nothing left out). */
-    int64_t end = last_ts ? etl_clock_ns(clk, last_ts) : 0;
-    if (o.v1 > o.v0) {
-        p->v0 = o.v0 < 0 ? 0 : o.v0;
-        p->v1 = o.v1 > end ? end + 1 : o.v1;
-        if (p->v1 <= p->v0) p->v1 = p->v0 + 1; /* a window past the end: empty, still a window */
-    } else {
-        p->v0 = 0;
-        p->v1 = 0;
-    }
-
-    run R = {0};
-    R.im = im;
-    R.o = &o;
-    R.p = p;
-    R.clk = clk;
-    for (size_t h = 0; h < sizeof R.hint / sizeof R.hint[0]; h++) R.hint[h] = ETL_IMAGE_NONE;
-    R.on_each = each;
-    R.each_ctx = ctx;
-    etl_idmap_init(&R.thread_ix);
-    etl_idmap_init(&R.cell_ix);
-    etl_idmap_init(&R.stack_ix[0]);
-    etl_idmap_init(&R.stack_ix[1]);
-    etl_idmap_init(&R.module_ix);
-    etl_idmap_init(&R.fshort);
-    etl_idmap_init(&R.funknown);
-    etl_seqtab_init(&R.flong);
-    R.reader = r;
-    R.progress_before = etl_reader_file_size(r);
-    R.progress_total = total;
-    st = etl_attach_init(&R.at, raw, keys, send_stack, &R);
-    R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
-    if (st == ETL_OK) st = R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;
-    if (st == ETL_OK) st = pass2(&R, o.threads);
-    if (st == ETL_OK) st = finish(&R);
-    if (o.v1 <= o.v0) {
-        p->v0 = 0;
-        p->v1 = end;
-    }
-    run_free(&R);
     return st;
 }
 
