@@ -546,7 +546,8 @@ int cmd_profile(int argc, char **argv)
                              .tid = g.a.thread,
                              .progress = on_progress,
                              .progress_ctx = &bar,
-                             .threads = g.a.threads};
+                             .threads = g.a.threads,
+                             .no_stacks = !g.folded && !g.butterfly}; /* the lists need no stack's frames */
     etl_profile p;
     etl_status st = etl_profile_run(in.reader, &o, &p);
     cli_progress_end(&bar);

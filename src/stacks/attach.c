@@ -87,7 +87,7 @@ static etl_status close_wait_with(etl_attach *a, uint32_t i, const uint64_t *tai
 {
     etl_attach_wait *e = &a->w[i];
     uint32_t n = 0;
-    for (int part = 0; part < 2; part++) {
+    for (int part = 0; a->raw && part < 2; part++) { /* no raw: no frames kept (attach.h) */
         uint32_t id = part ? e->upart : e->kpart, len;
         if (id == NIL) continue;
         if (id & DEF) { /* at most ETL_STACK_MAX_FRAMES: the kernel part's and the user part's fit */
@@ -97,7 +97,7 @@ static etl_status close_wait_with(etl_attach *a, uint32_t i, const uint64_t *tai
         const uint64_t *w = etl_seqtab_get(a->raw, id, &len);
         for (uint32_t k = 0; k < len && n < 2 * ETL_STACK_MAX_FRAMES; k++) a->frames[n++] = w[k];
     }
-    for (uint32_t k = 0; k < ntail && n < 2 * ETL_STACK_MAX_FRAMES; k++) a->frames[n++] = tail[k];
+    for (uint32_t k = 0; a->raw && k < ntail && n < 2 * ETL_STACK_MAX_FRAMES; k++) a->frames[n++] = tail[k];
     etl_attach_event ev = e->ev;
     bool walked = e->walked;
     unlink_wait(a, i);
@@ -240,19 +240,20 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
             a->stats.walks_other++;
             return ETL_OK;
         }
-        uint64_t f[ETL_STACK_MAX_FRAMES];
-        etl_rd_ptrs(f, w.frames, w.ptr_size, w.frame_count);
+        uint64_t f[ETL_STACK_MAX_FRAMES], last = 0;
+        if (a->raw) etl_rd_ptrs(f, w.frames, w.ptr_size, w.frame_count);
+        if (w.frame_count) etl_rd_ptrs(&last, w.frames + (size_t)(w.frame_count - 1) * w.ptr_size, w.ptr_size, 1);
         /* One walk with both parts (it ends in user space), or the kernel part of two, then the user part. */
         etl_attach_wait *e = &a->w[i];
-        bool user = e->kpart != NIL || (w.frame_count && !etl_image_kernel_addr(w.ptr_size, f[w.frame_count - 1]));
+        bool user = e->kpart != NIL || (w.frame_count && !etl_image_kernel_addr(w.ptr_size, last));
         if (user || w.stack_process == 0 || w.stack_process == 4) { /* (no user part: kpart is NIL) */
             /* It completes the event: its frames go straight to on_close, never interned. */
             e->ev.pid = w.stack_process;
             e->walked = true;
             return close_wait_with(a, i, f, w.frame_count);
         }
-        uint32_t stack;
-        etl_status st = etl_seqtab_intern(a->raw, f, w.frame_count, &stack);
+        uint32_t stack = 0;
+        etl_status st = a->raw ? etl_seqtab_intern(a->raw, f, w.frame_count, &stack) : ETL_OK;
         if (st == ETL_OK && stack >= DEF) st = ETL_E_RANGE;
         if (st != ETL_OK) return st;
         return attach_part(a, i, stack, w.stack_process, false);

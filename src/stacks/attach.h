@@ -19,8 +19,9 @@
  * When an event's stack is complete (its user part came, or a plain walk ending
  * in user space), when a queue overflows (its oldest goes), or at
  * etl_attach_finish, on_close gets the event and its frames (innermost first:
- * the kernel part on top of the user part; none when no walk came). Memory
- * grows with the events waiting, bounded per thread.
+ * the kernel part on top of the user part; none when no walk came), or with no
+ * raw table only whether a walk came: no frame is read nor kept. Memory grows
+ * with the events waiting, bounded per thread.
  */
 #ifndef ETLKIT_STACKS_ATTACH_H
 #define ETLKIT_STACKS_ATTACH_H
@@ -67,7 +68,7 @@ typedef struct etl_attach_thread {
 } etl_attach_thread;
 
 typedef struct etl_attach {
-    etl_seqtab *raw;               /* the kernel parts of plain walks, interned while they wait */
+    etl_seqtab *raw;               /* the kernel parts of plain walks, interned while they wait; NULL: no frames */
     const etl_stack_keys *keys;
     etl_attach_close_fn on_close;
     void *ctx;

@@ -61,6 +61,7 @@ typedef struct run {
     uint64_t *pairs;        /* scratch: a closing sample's [address, image] pairs */
     uint32_t unknown_name;
     uint32_t hint[64];      /* etl_image_map_find's, by a hash of the process and the address's 64 KiB */
+    bool stacks;            /* the stacks kept (not etl_profile_options.no_stacks) */
     etl_profile_sample_fn on_each; /* etl_profile_run_each's callback, or NULL */
     void *each_ctx;
     /* Pass 2's reader (see "the reader" below): its own, apart from the counter's above. */
@@ -296,6 +297,10 @@ static etl_status count_stack_of(run *R, const etl_attach_event *ev, uint32_t pi
     uint32_t thread;
     etl_status st = thread_row(R, ev->tid, pid, ev->ts, &thread); /* counted: it is there */
     if (st != ETL_OK) return st;
+    if (!R->stacks) { /* only that one came */
+        if (walked) R->p->with_stack++, R->r.threads[thread].with_stack++;
+        return ETL_OK;
+    }
     if (!walked) frames = &ip, n = 1;
     for (uint32_t k = 0; k < n; k++) {
         R->pairs[2 * k] = frames[k];
@@ -773,7 +778,8 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     R.reader = r;
     R.progress_before = etl_reader_file_size(r);
     R.progress_total = total;
-    st = etl_attach_init(&R.at, raw, keys, send_stack, &R);
+    R.stacks = !keys->last_only;
+    st = etl_attach_init(&R.at, R.stacks ? raw : NULL, keys, send_stack, &R);
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
     if (st == ETL_OK) st = R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;
     if (st == ETL_OK) st = pass2(&R, o->threads);
@@ -795,7 +801,7 @@ etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, 
                                 void *ctx, etl_profile *p)
 {
     memset(p, 0, sizeof *p);
-    etl_profile_options o = {sizeof o, 0, 0, -1, NULL, -1, NULL, NULL, 1};
+    etl_profile_options o = {sizeof o, 0, 0, -1, NULL, -1, NULL, NULL, 1, false};
     etl_opts_take(&o, sizeof o, opts);
     prof_impl *im = calloc(1, sizeof *im);
     if (!im) return ETL_E_NOMEM;
@@ -808,7 +814,8 @@ etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, 
     /* The passes' own: the key table (whose frames lie in the reader's bytes) and the walks' parts. */
     etl_stack_keys keys;
     etl_seqtab raw;
-    etl_stack_keys_init(&keys);
+    if (o.no_stacks && !each) etl_stack_keys_init_last(&keys); /* whether a reference resolves: no frames */
+    else etl_stack_keys_init(&keys);
     etl_seqtab_init(&raw);
     etl_status st = passes(r, &o, each, ctx, p, &keys, &raw);
     etl_stack_keys_free(&keys);

@@ -17,6 +17,12 @@ void etl_stack_keys_init(etl_stack_keys *k)
     etl_idmap_init(&k->group);
 }
 
+void etl_stack_keys_init_last(etl_stack_keys *k)
+{
+    etl_stack_keys_init(k);
+    k->last_only = true;
+}
+
 void etl_stack_keys_free(etl_stack_keys *k)
 {
     free(k->v);
@@ -60,10 +66,25 @@ static uint8_t *copy_room(etl_stack_keys *k, size_t n)
     return p;
 }
 
+/* last_only: key's latest definition is at least at pos. */
+static etl_status define_last(etl_stack_keys *k, uint64_t key, etl_stack_pos pos)
+{
+    uint32_t x = etl_idmap_get(&k->group, key);
+    if (x != ETL_IDMAP_EMPTY) {
+        if (etl_stack_pos_less(k->v[x].pos, pos)) k->v[x].pos = pos;
+        return ETL_OK;
+    }
+    etl_status st = grow_entries(k, k->n + 1);
+    if (st == ETL_OK) st = etl_idmap_put(&k->group, key, (uint32_t)k->n);
+    if (st == ETL_OK) k->v[k->n++] = (etl_stack_key_entry){key, pos, NULL, 0, 0};
+    return st;
+}
+
 etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, const uint8_t *frames, uint32_t n,
                                  unsigned ptr_size, bool copy)
 {
     if (n > ETL_STACK_MAX_FRAMES || (ptr_size != 4 && ptr_size != 8)) return ETL_E_RANGE;
+    if (k->last_only) return define_last(k, key, pos);
     etl_status st = grow_entries(k, k->n + 1);
     if (st != ETL_OK) return st;
     if (copy && n) {
@@ -78,6 +99,15 @@ etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, etl_stack_pos 
 
 etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from)
 {
+    if (to->last_only) {
+        for (size_t i = 0; i < from->n; i++) {
+            etl_status st = define_last(to, from->v[i].key, from->v[i].pos);
+            if (st != ETL_OK) return st;
+        }
+        from->n = 0;
+        etl_idmap_clear(&from->group);
+        return ETL_OK;
+    }
     /* The copies first: a failure leaves from whole. */
     if (from->nchunks) {
         size_t need = to->nchunks + from->nchunks;
@@ -124,6 +154,10 @@ static int cmp_pos(const void *a, const void *b)
 /* A counting sort by key, stable: each key's definitions stay in stream order. */
 etl_status etl_stack_keys_seal(etl_stack_keys *k)
 {
+    if (k->last_only) { /* grouped as defined: one entry a key */
+        k->ngroups = (uint32_t)k->n;
+        return ETL_OK;
+    }
     uint32_t *g = malloc((k->n ? k->n : 1) * sizeof *g);
     etl_stack_key_entry *out = malloc((k->n ? k->n : 1) * sizeof *out);
     etl_status st = g && out ? ETL_OK : ETL_E_NOMEM;
@@ -176,6 +210,7 @@ uint32_t etl_stack_keys_resolve(const etl_stack_keys *k, uint64_t key, etl_stack
 {
     uint32_t x = k->ngroups ? etl_idmap_get(&k->group, key) : ETL_IDMAP_EMPTY;
     if (x == ETL_IDMAP_EMPTY) return ETL_SEQ_NONE;
+    if (k->last_only) return etl_stack_pos_less(k->v[x].pos, pos) ? ETL_SEQ_NONE : x;
     uint32_t lo = k->start[x], hi = k->start[x + 1];
     while (lo < hi) { /* the first definition at or after pos */
         uint32_t mid = lo + (hi - lo) / 2;
@@ -188,6 +223,7 @@ uint32_t etl_stack_keys_resolve(const etl_stack_keys *k, uint64_t key, etl_stack
 uint32_t etl_stack_keys_frames(const etl_stack_keys *k, uint32_t def, uint64_t *out)
 {
     const etl_stack_key_entry *e = &k->v[def];
+    if (k->last_only) return 0;
     etl_rd_ptrs(out, e->frames, e->ptr_size, e->n);
     return e->n;
 }

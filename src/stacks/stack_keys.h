@@ -67,9 +67,16 @@ typedef struct etl_stack_keys {
     uint32_t ngroups;
     uint8_t **chunks;        /* the copies' memory: chunks that never move */
     size_t nchunks, capchunks, used; /* used: bytes of the last chunk */
+    bool last_only;          /* etl_stack_keys_init_last's: v holds each key's last definition, group indexes it */
 } etl_stack_keys;
 
 void etl_stack_keys_init(etl_stack_keys *k);
+/*
+ * A table for a reader that needs only whether a reference resolves, never its frames:
+ * it keeps each key's last definition position (memory: the distinct keys). Resolve
+ * answers as the full table does (an index, or ETL_SEQ_NONE); frames gives none.
+ */
+void etl_stack_keys_init_last(etl_stack_keys *k);
 void etl_stack_keys_free(etl_stack_keys *k);
 /*
  * A definition, in any order (stream order is the cheapest): n frames of ptr_size bytes

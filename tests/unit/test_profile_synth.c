@@ -17,6 +17,7 @@
 #include "etlkit/etlkit.h"
 #include "etlkit/profile.h"
 #include "etlkit/synth.h"
+#include "profcmp.h"
 
 /* One truth sample as a comparable line: "tid pid walked frame,frame,..." (the IP alone without a walk). */
 typedef struct truth {
@@ -88,6 +89,7 @@ static void check(const char *const *opts)
     etl_profile p;
     etl_profile_options po = {.sz = sizeof po, .pid = -1, .tid = -1};
     assert_int_equal(etl_profile_run(r, &po, &p), ETL_OK);
+    profcmp_no_stacks(r, &po, &p);
 
     /* Totals. */
     size_t walked = 0, unknown = 0;

@@ -238,6 +238,50 @@ static void test_stack_keys(void **state)
     }
 }
 
+/*
+ * The table that keeps only each key's last definition (a profile with no stacks) answers
+ * whether a reference resolves exactly as the full one: random definitions of a few keys,
+ * given to two walkers' tables in stream order or not, then every position asked.
+ */
+static void test_stack_keys_last(void **state)
+{
+    (void)state;
+    uint64_t seed = 42;
+    for (int round = 0; round < 20; round++) {
+        etl_stack_keys full, last, w[2];
+        etl_stack_keys_init(&full);
+        etl_stack_keys_init_last(&last);
+        etl_stack_keys_init_last(&w[0]);
+        etl_stack_keys_init_last(&w[1]);
+        for (uint32_t i = 0; i < 200; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t key = 0xfffffa8000000000ull + (seed >> 60) * 0x40; /* 16 keys */
+            etl_stack_pos pos = {(seed >> 20) % 1000, (uint32_t)(seed >> 40) % 4, (uint32_t)(seed >> 45) % 3,
+                                 (uint32_t)(seed >> 50) % 64};
+            assert_int_equal(define(&full, key, pos, i), ETL_OK);
+            assert_int_equal(etl_stack_keys_define(&w[(seed >> 33) & 1], key, pos, NULL, 0, 8, false), ETL_OK);
+        }
+        assert_int_equal(etl_stack_keys_take(&last, &w[round & 1]), ETL_OK);
+        assert_int_equal(etl_stack_keys_take(&last, &w[!(round & 1)]), ETL_OK);
+        assert_true(last.n <= 16);
+        assert_int_equal(etl_stack_keys_seal(&full), ETL_OK);
+        assert_int_equal(etl_stack_keys_seal(&last), ETL_OK);
+        for (uint64_t k = 0; k < 17; k++) /* the 16 keys and one never defined */
+            for (uint64_t ts = 0; ts <= 1001; ts += 7)
+                for (uint32_t cpu = 0; cpu < 4; cpu++) {
+                    uint64_t key = 0xfffffa8000000000ull + k * 0x40;
+                    etl_stack_pos pos = {ts, cpu, 1, 32};
+                    bool resolves = etl_stack_keys_resolve(&full, key, pos) != ETL_SEQ_NONE;
+                    assert_int_equal(etl_stack_keys_resolve(&last, key, pos) != ETL_SEQ_NONE, resolves);
+                }
+        uint64_t f[ETL_STACK_MAX_FRAMES];
+        if (last.n) assert_int_equal(etl_stack_keys_frames(&last, 0, f), 0); /* no frames kept */
+        for (int i = 0; i < 2; i++) etl_stack_keys_free(&w[i]);
+        etl_stack_keys_free(&full);
+        etl_stack_keys_free(&last);
+    }
+}
+
 /* ------------------------------------------------------------------ images */
 
 static uint8_t name16[512];
@@ -533,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_seqtab_identity),    cmocka_unit_test(test_seqtab_growth),
         cmocka_unit_test(test_strtab),             cmocka_unit_test(test_strtab_from_itself),
         cmocka_unit_test(test_stack_keys),
+        cmocka_unit_test(test_stack_keys_last),
         cmocka_unit_test(test_stack_key_ties),         cmocka_unit_test(test_images_lifetimes),
         cmocka_unit_test(test_images_kernel_overlap), cmocka_unit_test(test_images_many),
         cmocka_unit_test(test_images_hostile),
