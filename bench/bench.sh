@@ -69,14 +69,16 @@ for size in "$@"; do
     switches=$((sw + csw))
     raw=""
     runs_of="raw info info@2 dump cpu cpu@2 waits waits@2 switches spinlocks spinlocks@2 pmc pmc@2 export csv parquet"
-    # The stacks input is for the profile (its samples and walks): within 3x info is the aim.
-    [ "$form" = stacks ] && runs_of="raw info info@2 profile profile@2"
+    # The stacks input is for the profile (its samples and walks): within 3x info is the aim. folded: the
+    # profile with every stack kept and written (profile --folded), what the flame graphs cost.
+    [ "$form" = stacks ] && runs_of="raw info info@2 profile profile@2 folded folded@2"
     for run in $runs_of; do
       cmd=${run%@*}
       case " ${SKIP:-} " in *" $cmd "*|*" $run "*) continue ;; esac
       # X: one thread (--threads 1 where the command has it); X@2: two.
       threads=""
-      if [ "$cmd" != raw ] && "$etlkit" "$cmd" --help 2>/dev/null | grep -q -- --threads; then
+      help=$cmd; [ "$cmd" = folded ] && help=profile
+      if [ "$cmd" != raw ] && "$etlkit" "$help" --help 2>/dev/null | grep -q -- --threads; then
         if [ "$run" = "$cmd" ]; then threads="--threads 1"; else threads="--threads ${run#*@}"; fi
       elif [ "$run" != "$cmd" ]; then
         continue
@@ -86,6 +88,7 @@ for size in "$@"; do
         info) line="'$etlkit' info $threads '$f'"; n=$records ;;
         dump) line="'$etlkit' dump --format jsonl '$f'"; n=$records ;;
         profile) has_cmd profile || continue; line="'$etlkit' profile $threads '$f'"; n=$records ;;
+        folded) has_cmd profile || continue; line="'$etlkit' profile --folded $threads '$f'"; n=$records ;;
         export) has_cmd export || continue
                 # minutes a GB (the index building): on the smallest input only, unless EXPORT_ALL=1
                 [ "$size" = "$first_size" ] || [ -n "${EXPORT_ALL:-}" ] || continue

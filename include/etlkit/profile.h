@@ -196,11 +196,11 @@ ETL_API etl_status etl_profile_pivot(const etl_profile *p, const etl_profile_by 
  * and stack, "process (pid);thread (tid);root;...;leaf COUNT\n" (an unnamed thread
  * is "Thread (tid)"), the counts summing to p->samples (';', controls, C1 and
  * bidirectional formatting characters and bytes that are not UTF-8 in names
- * replaced by '_'). ETL_E_IO.
+ * replaced by '_'). ETL_E_IO, ETL_E_NOMEM.
  */
 ETL_API etl_status etl_profile_write_folded(const etl_profile *p, FILE *f);
 
-/* etl_profile_write_folded with the frames named by label (NULL: etl_profile_frame_label). ETL_E_IO. */
+/* etl_profile_write_folded with the frames named by label (NULL: etl_profile_frame_label). ETL_E_IO, ETL_E_NOMEM. */
 ETL_API etl_status etl_profile_write_folded_with(const etl_profile *p, FILE *f, etl_profile_labeler label, void *ctx);
 
 /*

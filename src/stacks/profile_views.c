@@ -151,26 +151,58 @@ etl_status etl_profile_pivot(const etl_profile *p, const etl_profile_by *by, uns
 
 /* ----------------------------------------------------------------- folded */
 
+/* A line of the folded output, built whole and written at once (a write a character was most of the cost). */
+typedef struct line {
+    char *p;
+    size_t n, cap;
+} line;
+
+static bool room(line *l, size_t more)
+{
+    if (l->n + more <= l->cap) return true;
+    size_t cap = l->cap ? l->cap : 4096;
+    while (cap < l->n + more) cap *= 2;
+    char *p = realloc(l->p, cap);
+    if (!p) return false;
+    l->p = p;
+    l->cap = cap;
+    return true;
+}
+
 /*
  * s with the folded format's separators (';', newlines) and every character that
  * must not reach a terminal (base/textsafe.h: controls, C1, bidirectional
  * overrides, bytes that are not UTF-8) made '_' (the count follows the last space).
  */
-static int put_name(FILE *f, const char *s)
+static bool put_name(line *l, const char *s)
 {
     const unsigned char *c = (const unsigned char *)s;
+    if (!room(l, strlen(s))) return false; /* each byte gives at most one */
     while (*c) {
+        if (*c >= 0x20 && *c < 0x7F && *c != ';') { /* plain ASCII, most of it */
+            l->p[l->n++] = (char)*c++;
+            continue;
+        }
         uint32_t cp;
         int kind;
         size_t n = etl_text_char(c, &cp, &kind);
         if (kind != ETL_TEXT_PLAIN || *c == ';') {
-            if (putc('_', f) == EOF) return -1;
-        } else if (fwrite(c, 1, n, f) != n) {
-            return -1;
+            l->p[l->n++] = '_';
+        } else {
+            memcpy(l->p + l->n, c, n);
+            l->n += n;
         }
         c += n;
     }
-    return 0;
+    return true;
+}
+
+static bool put_text(line *l, const char *s, size_t n)
+{
+    if (!room(l, n)) return false;
+    memcpy(l->p + l->n, s, n);
+    l->n += n;
+    return true;
 }
 
 etl_status etl_profile_write_folded(const etl_profile *p, FILE *f)
@@ -178,39 +210,63 @@ etl_status etl_profile_write_folded(const etl_profile *p, FILE *f)
     return etl_profile_write_folded_with(p, f, NULL, NULL);
 }
 
-static size_t default_label(void *ctx, const etl_profile *p, const etl_profile_frame *f, char *out, size_t cap)
+/* A frame's default label, module+0xOFFSET, as etl_profile_frame_label writes it, straight into the line. */
+static bool put_frame(line *l, const etl_profile *p, const etl_profile_frame *f)
 {
-    (void)ctx;
-    return etl_profile_frame_label(p, f, out, cap);
+    const char *name = "Unknown";
+    uint64_t off = f->address;
+    if (f->image != ETL_PROFILE_NONE && f->image < p->nimages) {
+        name = p->images[f->image].name;
+        off = f->address - p->images[f->image].base;
+    }
+    char hex[20];
+    size_t k = sizeof hex;
+    do hex[--k] = "0123456789abcdef"[off & 15]; while (off >>= 4);
+    return put_name(l, name) && put_text(l, "+0x", 3) && put_text(l, hex + k, sizeof hex - k);
 }
 
 etl_status etl_profile_write_folded_with(const etl_profile *p, FILE *f, etl_profile_labeler lab, void *ctx)
 {
     char buf[LABEL_MAX];
-    if (!lab) lab = default_label;
-    for (size_t i = 0; i < p->nstacks; i++) {
+    line l = {0};
+    etl_status st = ETL_OK;
+    for (size_t i = 0; st == ETL_OK && i < p->nstacks; i++) {
         const etl_profile_stack *s = &p->stacks[i];
         const etl_profile_thread *t = &p->threads[s->thread];
         const etl_profile_process *pr = &p->processes[t->process];
-        int bad = put_name(f, pr->name) < 0;
-        if (pr->pid == ETL_PROFILE_NONE) bad |= fputs(" (?);", f) == EOF;
-        else bad |= fprintf(f, " (%" PRIu32 ");", pr->pid) < 0;
-        bad |= put_name(f, t->name[0] ? t->name : "Thread") < 0;
-        bad |= fprintf(f, " (%" PRIu32 ")", t->tid) < 0;
+        char num[48];
+        l.n = 0;
+        bool ok = put_name(&l, pr->name);
+        if (pr->pid == ETL_PROFILE_NONE) ok = ok && put_text(&l, " (?);", 5);
+        else ok = ok && put_text(&l, num, (size_t)snprintf(num, sizeof num, " (%" PRIu32 ");", pr->pid));
+        ok = ok && put_name(&l, t->name[0] ? t->name : "Thread");
+        ok = ok && put_text(&l, num, (size_t)snprintf(num, sizeof num, " (%" PRIu32 ")", t->tid));
         uint32_t n;
         const etl_profile_frame *fr = etl_profile_stack_frames(p, s->stack, &n);
-        for (uint32_t k = n; k-- > 0;) { /* root first */
-            lab(ctx, p, &fr[k], buf, sizeof buf);
-            bad |= putc(';', f) == EOF;
-            bad |= put_name(f, buf) < 0;
+        for (uint32_t k = n; ok && k-- > 0;) { /* root first */
+            ok = put_text(&l, ";", 1);
+            if (!lab) {
+                ok = ok && put_frame(&l, p, &fr[k]);
+            } else {
+                lab(ctx, p, &fr[k], buf, sizeof buf);
+                ok = ok && put_name(&l, buf);
+            }
         }
-        bad |= fprintf(f, " %" PRIu64 "\n", s->samples) < 0;
-        if (bad) return ETL_E_IO;
+        ok = ok && put_text(&l, num, (size_t)snprintf(num, sizeof num, " %" PRIu64 "\n", s->samples));
+        if (!ok) st = ETL_E_NOMEM;
+        else if (fwrite(l.p, 1, l.n, f) != l.n) st = ETL_E_IO;
     }
-    return ETL_OK;
+    free(l.p);
+    return st;
 }
 
 /* -------------------------------------------------------------- butterfly */
+
+static size_t default_label(void *ctx, const etl_profile *p, const etl_profile_frame *f, char *out, size_t cap)
+{
+    (void)ctx;
+    return etl_profile_frame_label(p, f, out, cap);
+}
 
 /* Whether frame f is the function that label names (module and offset). */
 static bool frame_is(const etl_profile *p, const etl_profile_frame *f, const char *module, size_t mlen,
