@@ -662,7 +662,7 @@ int cmd_waitchain(int argc, char **argv)
     } else {
         /* The stacks of the waits, when the trace walks them: two more passes, before the answer. */
         etl_sched_stacks *stk = NULL;
-        int src = cli_sched_stacks_open("waitchain", run.in.reader, ETL_SYMBOLS_OFFSET, &stk, &sym);
+        int src = cli_sched_stacks_open("waitchain", run.in.reader, a.threads, ETL_SYMBOLS_OFFSET, &stk, &sym);
         if (src != EXIT_OK) status = src; /* told; the chain without stacks */
         out o = {&c, run.model, stk, frames, sym};
         if (a.format == FMT_JSON) print_json(&run, &o);

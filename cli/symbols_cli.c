@@ -54,7 +54,8 @@ int cli_symbols_scan(const char *cmd, etl_symbols *s, etl_reader *r)
     return EXIT_IO;
 }
 
-int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned flags, etl_sched_stacks **out, etl_symbols **sym)
+int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned threads, unsigned flags, etl_sched_stacks **out,
+                          etl_symbols **sym)
 {
     *out = NULL;
     if (!etl_sched_stacks_logged(r)) { /* no frames to name */
@@ -62,7 +63,7 @@ int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned flags, etl_sc
         *sym = NULL;
         return EXIT_OK;
     }
-    etl_status st = etl_sched_stacks_build(r, out);
+    etl_status st = etl_sched_stacks_build_threads(r, threads, out);
     int rc = EXIT_OK;
     if (st != ETL_OK) {
         fprintf(stderr, "%s %s: stacks: %s\n", prog, cmd, etl_status_str(st));

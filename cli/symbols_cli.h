@@ -29,11 +29,12 @@ int cli_symbols_scan(const char *cmd, etl_symbols *s, etl_reader *r);
 /*
  * The scheduler's stacks of r (etlkit/schedstacks.h) when the trace walks them
  * (*out NULL otherwise: nothing read), their frames named through *sym (as
- * cli_symbols_open opened it; NULL: none), flags as etl_symbols_label takes them.
- * *sym is scanned here, or closed and NULL when there are no stacks or on failure.
- * EXIT_OK, or the exit status after one line on stderr.
+ * cli_symbols_open opened it; NULL: none), flags as etl_symbols_label takes them,
+ * read on up to threads threads. *sym is scanned here, or closed and NULL when there
+ * are no stacks or on failure. EXIT_OK, or the exit status after one line on stderr.
  */
-int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned flags, etl_sched_stacks **out, etl_symbols **sym);
+int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned threads, unsigned flags, etl_sched_stacks **out,
+                          etl_symbols **sym);
 /* Tells stderr what is missing ("2 modules without symbols: ..."), then closes s (NULL: nothing). */
 void cli_symbols_close(etl_symbols *s);
 /* The JSON key "symbols": the modules without symbols, the round trips (nothing when s is NULL). */

@@ -124,7 +124,7 @@ typedef struct etl_export_rows_options {
     const char *target;       /* "sqlite", "csv", ... recorded in `trace` */
     /* The `stack` table's `symbol` column: module!function+0xoff (etlkit/symbols.h); NULL: the column is NULL. */
     struct etl_symbols *symbols;
-    unsigned threads;         /* for the profile's pass (etl_profile_options.threads): 0 or 1, the caller's alone */
+    unsigned threads;         /* for the profile's and the scheduler stacks' passes: 0 or 1, the caller's alone */
 } etl_export_rows_options;
 
 typedef struct etl_export_rows_stats {

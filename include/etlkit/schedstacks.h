@@ -51,6 +51,13 @@ ETL_API bool etl_sched_stacks_logged(etl_reader *r);
 
 /* The two passes. ETL_OK; ETL_E_NOMEM; an iterator's error. *out is NULL on failure. */
 ETL_API etl_status etl_sched_stacks_build(etl_reader *r, etl_sched_stacks **out);
+/*
+ * The same on up to threads threads (0 or 1: the caller's alone): pass 1 walks the CPUs'
+ * buffers on them, pass 2 reads on a second thread while the caller's maps and interns
+ * the stacks. The same table with any number. The reader's diagnostic callback is then
+ * called from another thread, one call at a time.
+ */
+ETL_API etl_status etl_sched_stacks_build_threads(etl_reader *r, unsigned threads, etl_sched_stacks **out);
 ETL_API void etl_sched_stacks_free(etl_sched_stacks *s);
 ETL_API const etl_sched_stacks_stats *etl_sched_stacks_stats_get(const etl_sched_stacks *s);
 

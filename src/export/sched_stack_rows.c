@@ -23,7 +23,7 @@ etl_status etl_export_rows_open_stacks(etl_export_rows *x, etl_reader *r)
         !etl_sched_stacks_logged(r))
         return ETL_OK;
     etl_sched_stacks *s;
-    etl_status st = etl_sched_stacks_build(r, &s);
+    etl_status st = etl_sched_stacks_build_threads(r, x->o.threads, &s);
     if (st != ETL_OK) return st;
     uint64_t n = etl_sched_stacks_stats_get(s)->stacks;
     uint8_t *used = n <= UINT32_MAX / 2 ? calloc(n ? n : 1, 1) : NULL;

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/pipe.h"
 #include "base/sort.h"
 #include "etlkit/event.h"
 #include "stacks/attach.h"
@@ -65,10 +66,12 @@ struct etl_sched_stacks {
 /* ReadyThreads of a CPU waiting for their first walk (older ones go: no walk came for them). */
 #define PENDING 8u
 
-/* Pass 2's state. */
+/* Pass 2's state: the reader's (the time-ordered records, the walks attached) and the counter's (pairs, hint). */
 typedef struct sst_run {
     etl_sched_stacks *s;
     const etl_clock *clk;
+    etl_reader *r;
+    etl_pipe *pipe;           /* to the counter, or NULL: one thread */
     etl_attach at;
     uint64_t *pending;        /* by CPU, PENDING each: ReadyThread times no walk has come for yet (0: free) */
     uint64_t (*last_in)[2];   /* by CPU: the last CSwitch's time and new thread */
@@ -134,18 +137,32 @@ static etl_status add_image(void *ctx, const etl_record *rec, uint16_t hook)
 }
 
 /* Pass 1 (stacks/learn.h): the images and the key definitions. */
-static etl_status pass1(etl_reader *r, etl_sched_stacks *s)
+static etl_status pass1(etl_reader *r, etl_sched_stacks *s, unsigned threads)
 {
-    etl_learn l = {.want = image_hook, .on_record = add_image, .ctx = s, .keys = &s->keys, .threads = 1};
+    etl_learn l = {.want = image_hook, .on_record = add_image, .ctx = s, .keys = &s->keys, .threads = threads};
     return etl_stacks_learn(r, &l);
 }
 
-/* An event closed with its frames (cookie[0]: its kind): one entry when a walk came. */
-static etl_status close_event(void *ctx, const etl_attach_event *ev, const uint64_t *frames, uint32_t n, bool walked)
+/*
+ * Pass 2 has two stages, as the profile's: the reader (the time-ordered records,
+ * the walks attached) and the counter (each walked event's frames mapped to
+ * images, its stack interned, its entry kept). With a second thread the reader
+ * runs on it and sends each walked event through a pipe (base/pipe.h), taken in
+ * order on the caller's thread: the same ids as one thread gives.
+ */
+#define PIPE_BLOCK 65536u
+#define PIPE_BLOCKS 8u
+
+typedef struct msg {
+    etl_attach_event ev;
+    uint32_t n;               /* frames following */
+} msg;
+_Static_assert(sizeof(msg) + 2 * ETL_STACK_MAX_FRAMES * sizeof(uint64_t) <= PIPE_BLOCK, "a message fits a block");
+
+/* A walked event (cookie[0]: its kind) and its frames: one entry. The counter's. */
+static etl_status count_event(sst_run *R, const etl_attach_event *ev, const uint64_t *frames, uint32_t n)
 {
-    sst_run *R = ctx;
     etl_sched_stacks *s = R->s;
-    if (!walked) return ETL_OK;
     unsigned kind = (unsigned)ev->cookie[0];
     for (uint32_t k = 0; k < n; k++) {
         uint32_t *hint = &R->hint[etl_hash_mix64(frames[k] >> 16 ^ (uint64_t)ev->pid << 48) & 63];
@@ -166,6 +183,33 @@ static etl_status close_event(void *ctx, const etl_attach_event *ev, const uint6
     if (kind == KIND_CSWITCH) s->st.cswitch_walked++;
     else s->st.ready_walked++;
     return ETL_OK;
+}
+
+/* An event closed with its frames (attach.c's on_close, the reader's): one entry when a walk came. */
+static etl_status close_event(void *ctx, const etl_attach_event *ev, const uint64_t *frames, uint32_t n, bool walked)
+{
+    sst_run *R = ctx;
+    if (!walked) return ETL_OK;
+    if (!R->pipe) return count_event(R, ev, frames, n);
+    msg *m = etl_pipe_put(R->pipe, sizeof *m + (size_t)n * sizeof *frames);
+    if (!m) return ETL_END;
+    *m = (msg){*ev, n};
+    if (n) memcpy(m + 1, frames, (size_t)n * sizeof *frames);
+    return ETL_OK;
+}
+
+/* The counter (etl_pipe_run's), on the caller's thread: a block of walked events, in order. */
+static etl_status take_events(void *ctx, const void *block, size_t n)
+{
+    sst_run *R = ctx;
+    const uint8_t *b = block;
+    etl_status st = ETL_OK;
+    for (size_t off = 0; st == ETL_OK && off < n;) {
+        const msg *m = (const msg *)(b + off);
+        off += sizeof *m + (size_t)m->n * sizeof(uint64_t);
+        st = count_event(R, &m->ev, (const uint64_t *)(m + 1), m->n);
+    }
+    return st;
 }
 
 static etl_status announce(sst_run *R, const etl_record *rec, unsigned kind, uint32_t tid, uint64_t ts)
@@ -203,10 +247,13 @@ static etl_status ready_walked(sst_run *R, const etl_record *rec, uint16_t hook)
     return ETL_OK;
 }
 
-static etl_status pass2(etl_reader *r, sst_run *R)
+/* The reader of pass 2 (etl_pipe_run's; ETL_END: the counter stopped it). */
+static etl_status read_pass2(void *ctx, etl_pipe *pipe)
 {
+    sst_run *R = ctx;
+    R->pipe = pipe;
     etl_iter *it;
-    etl_status st = etl_stacks_open_pass(r, pass2_keep, NULL, NULL, &it);
+    etl_status st = etl_stacks_open_pass(R->r, pass2_keep, NULL, NULL, &it);
     if (st != ETL_OK) return st;
     const etl_record *rec;
     while (st == ETL_OK && etl_iter_next_ref(it, &rec) == ETL_OK) {
@@ -233,7 +280,7 @@ static etl_status pass2(etl_reader *r, sst_run *R)
             if (st == ETL_OK) st = etl_attach_walk(&R->at, rec, hook, etl_stack_pos_of(rec, etl_iter_merge_ts(it)));
         }
     }
-    if (st == ETL_OK) st = etl_attach_finish(&R->at);
+    if (st == ETL_OK) st = etl_attach_finish(&R->at); /* the trace's end: what waits closes with what it has */
     R->s->st.key_refs_unresolved = R->at.stats.key_refs_unresolved;
     R->s->st.user_parts_dropped = R->at.stats.user_parts_dropped;
     R->s->st.walks_other = R->at.stats.walks_other;
@@ -274,6 +321,11 @@ static etl_status finish(etl_sched_stacks *s, const etl_clock *clk)
 
 etl_status etl_sched_stacks_build(etl_reader *r, etl_sched_stacks **out)
 {
+    return etl_sched_stacks_build_threads(r, 1, out);
+}
+
+etl_status etl_sched_stacks_build_threads(etl_reader *r, unsigned threads, etl_sched_stacks **out)
+{
     *out = NULL;
     etl_sched_stacks *s = calloc(1, sizeof *s);
     if (!s) return ETL_E_NOMEM;
@@ -282,11 +334,12 @@ etl_status etl_sched_stacks_build(etl_reader *r, etl_sched_stacks **out)
     etl_stack_keys_init(&s->keys);
     etl_seqtab_init(&s->raw);
     etl_seqtab_init(&s->resolved);
-    etl_status st = pass1(r, s);
+    etl_status st = pass1(r, s, threads);
     if (st == ETL_OK) st = etl_stack_keys_seal(&s->keys);
     if (st == ETL_OK) st = etl_image_map_seal(&s->images);
     sst_run R = {0};
     R.s = s;
+    R.r = r;
     R.clk = etl_reader_clock(r);
     R.ncpu = etl_reader_cpu_count(r);
     for (size_t h = 0; h < sizeof R.hint / sizeof R.hint[0]; h++) R.hint[h] = ETL_IMAGE_NONE;
@@ -295,7 +348,7 @@ etl_status etl_sched_stacks_build(etl_reader *r, etl_sched_stacks **out)
     R.last_in = calloc(R.ncpu ? R.ncpu : 1, sizeof *R.last_in);
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
     if (st == ETL_OK && (!R.pending || !R.last_in || !R.pairs)) st = ETL_E_NOMEM;
-    if (st == ETL_OK) st = pass2(r, &R);
+    if (st == ETL_OK) st = etl_pipe_run(threads, PIPE_BLOCK, PIPE_BLOCKS, read_pass2, take_events, &R);
     etl_attach_free(&R.at);
     free(R.pending);
     free(R.last_in);

@@ -67,6 +67,9 @@ for f in "$dir"/*.etl; do
     same "$n profile --json" "$etlkit" profile --json "$f"
     same "$n profile --folded" "$etlkit" profile --folded "$f"
     same "$n profile --by" "$etlkit" profile --by thread,module,function --range 100ms 700ms "$f"
+    # the scheduler's stacks: pass 1 on the threads, pass 2's reading on a second, the interning on the caller's
+    same "$n waits --by stack" "$etlkit" waits --by stack "$f"
+    same "$n switches --json" "$etlkit" switches --json "$f"
     # the export's tables of the profile (sample, stack, image) and its Perfetto samples
     set +e
     for t in 1 2; do

@@ -5,7 +5,8 @@
  * the first function. Run twice, over the whole trace and over a window with a
  * thread filter taken from the first run. Nothing may crash, leak or read out of
  * bounds, and the totals must agree: threads, processes, modules, functions,
- * stacks and each pivot's top level all sum to the samples.
+ * stacks and each pivot's top level all sum to the samples; the first run again
+ * with no_stacks counts the same.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -89,6 +90,29 @@ static void check(const etl_profile *p)
     }
 }
 
+/* A run with no_stacks counts what the full run counts, every list in the same order, and keeps no stack. */
+static void check_no_stacks(etl_reader *r, const etl_profile_options *o, const etl_profile *full)
+{
+    etl_profile_options n = *o;
+    n.no_stacks = true;
+    etl_profile p;
+    if (etl_profile_run(r, &n, &p) != ETL_OK) abort();
+    if (p.samples != full->samples || p.with_stack != full->with_stack || p.unknown != full->unknown ||
+        p.walks_other != full->walks_other || p.key_refs_unresolved != full->key_refs_unresolved ||
+        p.user_parts_dropped != full->user_parts_dropped || p.samples_in_trace != full->samples_in_trace ||
+        p.nthreads != full->nthreads || p.nfunctions != full->nfunctions || p.nmodules != full->nmodules ||
+        p.nprocesses != full->nprocesses || p.nstacks)
+        abort();
+    for (size_t i = 0; i < p.nthreads; i++)
+        if (p.threads[i].tid != full->threads[i].tid || p.threads[i].samples != full->threads[i].samples ||
+            p.threads[i].with_stack != full->threads[i].with_stack)
+            abort();
+    for (size_t i = 0; i < p.nfunctions; i++)
+        if (p.functions[i].offset != full->functions[i].offset || p.functions[i].samples != full->functions[i].samples)
+            abort();
+    etl_profile_free(&p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -100,6 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     etl_status st = etl_profile_run(r, &o, &p);
     if (st != ETL_OK) abort(); /* only out of memory may fail, and the limits keep us far from it */
     check(&p);
+    check_no_stacks(r, &o, &p);
     /* The middle third of the trace, the busiest thread's samples. */
     o.v0 = p.v1 / 3;
     o.v1 = p.v1 - p.v1 / 3;
