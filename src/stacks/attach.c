@@ -240,12 +240,12 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
             a->stats.walks_other++;
             return ETL_OK;
         }
-        uint64_t f[ETL_STACK_MAX_FRAMES], last = 0;
-        if (a->raw) etl_rd_ptrs(f, w.frames, w.ptr_size, w.frame_count);
-        if (w.frame_count) etl_rd_ptrs(&last, w.frames + (size_t)(w.frame_count - 1) * w.ptr_size, w.ptr_size, 1);
+        uint64_t f[ETL_STACK_MAX_FRAMES];
+        uint32_t n = w.frame_count, from = a->raw || !n ? 0 : n - 1; /* no frames kept: the last alone is read */
+        etl_rd_ptrs(f + from, w.frames + (size_t)from * w.ptr_size, w.ptr_size, n - from);
         /* One walk with both parts (it ends in user space), or the kernel part of two, then the user part. */
         etl_attach_wait *e = &a->w[i];
-        bool user = e->kpart != NIL || (w.frame_count && !etl_image_kernel_addr(w.ptr_size, last));
+        bool user = e->kpart != NIL || (n && !etl_image_kernel_addr(w.ptr_size, f[n - 1]));
         if (user || w.stack_process == 0 || w.stack_process == 4) { /* (no user part: kpart is NIL) */
             /* It completes the event: its frames go straight to on_close, never interned. */
             e->ev.pid = w.stack_process;
