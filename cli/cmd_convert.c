@@ -94,9 +94,7 @@ int cmd_convert(int argc, char **argv)
     memset(&d, 0, sizeof d);
     etl_status rc = etl_convert(in, out, &o, &st, &d);
     cli_progress_end(&bar);
-    cli_diag_flush(&ci);
-    if (ci.diag_suppressed)
-        fprintf(stderr, "%s: %s: warning: %u more problems not shown\n", prog, in, ci.diag_suppressed);
+    cli_diag_done(&ci);
     if (rc == ETL_E_NOT_ETL) {
         fprintf(stderr, "%s: %s: %s\n", prog, in, d.msg);
         return EXIT_NOT_ETL;

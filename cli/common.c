@@ -8,48 +8,39 @@
 #include "out.h"
 #include "base/platform.h"
 
-#define DIAG_MAX_LINES 20 /* the size of cli_input.held */
-
 const char *prog = "etlkit";
 
 void cli_diag_printer(void *ctx, const etl_diag *d)
 {
     cli_input *in = ctx;
-    if (in->quiet) return;
-    /* Its place among the kept ones, by (offset, text). */
-    unsigned n = in->diag_held, i = 0;
-    while (i < n && (in->held_off[i] < d->file_offset ||
-                     (in->held_off[i] == d->file_offset && strcmp(in->held[i], d->msg) < 0)))
-        i++;
-    /* The same problem met twice (two walks over one buffer) is one warning. */
-    if (i < n && in->held_off[i] == d->file_offset && strcmp(in->held[i], d->msg) == 0) return;
-    if (n == DIAG_MAX_LINES) {
-        in->diag_suppressed++;
-        if (i == n) return;
-        n--; /* the last kept one gives way */
-    }
-    memmove(in->held[i + 1], in->held[i], (n - i) * sizeof in->held[0]);
-    memmove(in->held_off + i + 1, in->held_off + i, (n - i) * sizeof in->held_off[0]);
-    snprintf(in->held[i], sizeof in->held[0], "%s", d->msg);
-    in->held_off[i] = d->file_offset;
-    in->diag_held = n + 1;
+    if (!in->quiet) etl_diag_keep_add(&in->diag, d);
 }
 
 void cli_diag_flush(cli_input *in)
 {
-    for (unsigned i = 0; i < in->diag_held; i++) fprintf(stderr, "%s: %s: warning: %s\n", prog, in->path, in->held[i]);
-    in->diag_held = 0;
+    for (unsigned i = 0; i < in->diag.n; i++)
+        fprintf(stderr, "%s: %s: warning: %s\n", prog, in->path, in->diag.text[i]);
+    in->diag.n = 0;
 }
 
 void cli_diag_hold(cli_input *in)
 {
     cli_diag_flush(in);
-    in->diag_suppressed = 0;
+    etl_diag_keep_clear(&in->diag);
 }
 
 void cli_diag_release(cli_input *in, int keep)
 {
-    if (!keep) in->diag_held = in->diag_suppressed = 0;
+    if (!keep) etl_diag_keep_clear(&in->diag); /* the run is done again and tells them again */
+}
+
+void cli_diag_done(cli_input *in)
+{
+    cli_diag_flush(in);
+    if (in->diag.more)
+        fprintf(stderr, "%s: %s: warning: %llu more problems not shown\n", prog, in->path,
+                (unsigned long long)in->diag.more);
+    etl_diag_keep_free(&in->diag);
 }
 
 int cli_open(cli_input *in, const char *path, int quiet)
@@ -71,10 +62,7 @@ int cli_open(cli_input *in, const char *path, int quiet)
 
 int cli_close(cli_input *in, const etl_stats *st)
 {
-    cli_diag_flush(in);
-    if (in->diag_suppressed)
-        fprintf(stderr, "%s: %s: warning: %u more problems not shown\n", prog, in->path,
-                in->diag_suppressed);
+    cli_diag_done(in);
     int damaged = st && etl_stats_damaged(st);
     etl_reader_close(in->reader);
     in->reader = NULL;

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include "etlkit/etlkit.h"
+#include "base/diagkeep.h"
 #include "base/sat.h"
 #include "out/json.h"
 #include "out/num.h"
@@ -24,18 +25,16 @@ extern const char *prog;
 int cli_stdout_done(const char *cmd);
 
 /*
- * A reader opened for a subcommand. Its warnings are kept, the first DIAG_MAX_LINES in
- * file order, and printed together at the end sorted by file offset: the same lines
- * whatever order the threads that read the file met the problems in.
+ * A reader opened for a subcommand. Its warnings are kept (base/diagkeep.h: the first
+ * ETL_DIAG_KEEP in file order, the others counted, each problem once) and printed
+ * together at the end sorted by file offset: the same lines whatever order the
+ * threads that read the file met the problems in.
  */
 typedef struct cli_input {
     const char *path;
     etl_reader *reader;
-    unsigned diag_held;
-    unsigned diag_suppressed;
     int quiet;
-    uint64_t held_off[20];
-    char held[20][256];
+    etl_diag_keep diag;
 } cli_input;
 
 /* The diag callback that keeps capped warnings for a cli_input (ctx). */
@@ -50,7 +49,9 @@ void cli_diag_flush(cli_input *in);
  */
 void cli_diag_hold(cli_input *in);
 void cli_diag_release(cli_input *in, int keep);
-/* Prints the "N more problems" line, closes, and returns EXIT_DAMAGED if stats show damage. */
+/* Prints the warnings kept and the "N more problems" line; forgets them. */
+void cli_diag_done(cli_input *in);
+/* cli_diag_done, closes, and returns EXIT_DAMAGED if stats show damage. */
 int cli_close(cli_input *in, const etl_stats *st);
 
 /*

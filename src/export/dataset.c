@@ -34,6 +34,7 @@
 #include "etlkit/schedstacks.h"
 #include "etlkit/symbols.h"
 #include "base/diag.h"
+#include "base/diagkeep.h"
 #include "base/opts.h"
 #include "base/outfile.h"
 #include "base/platform.h"
@@ -142,7 +143,7 @@ static int id_cmp(const char *a, const char *b)
 
 /* ---- paths -------------------------------------------------------------------------------- */
 
-enum { ID_MAX = 160, DIAG_KEEP = 20 };
+enum { ID_MAX = 160 };
 
 /* dir + "/" + the parts, joined: malloc'd, or NULL. */
 static char *join(const char *dir, const char *a, const char *b, const char *c)
@@ -209,11 +210,7 @@ typedef struct job {
     char id[ID_MAX];
     bool done;                /* resume: complete already */
     etl_dataset_trace out;
-    /* the reader's diagnostics */
-    char diags[DIAG_KEEP][256];
-    uint64_t diag_off[DIAG_KEEP];
-    unsigned ndiag;
-    uint64_t diag_total;
+    etl_diag_keep diag;       /* the reader's diagnostics, as the single export keeps them */
 } job;
 
 typedef struct run {
@@ -228,29 +225,9 @@ typedef struct run {
     char sig[160];            /* the options that shape the rows (tables, window, bias): a record of others is stale */
 } run;
 
-/*
- * The reader's diagnostics as the single export keeps them (cli_diag_printer): in (offset, text)
- * order, a problem met twice (the profile's pass walks the buffers again) kept once, the first
- * DIAG_KEEP by offset kept and the others counted.
- */
 static void on_reader_diag(void *ctx, const etl_diag *d)
 {
-    job *j = ctx;
-    unsigned n = j->ndiag, i = 0;
-    while (i < n && (j->diag_off[i] < d->file_offset ||
-                     (j->diag_off[i] == d->file_offset && strcmp(j->diags[i], d->msg) < 0)))
-        i++;
-    if (i < n && j->diag_off[i] == d->file_offset && strcmp(j->diags[i], d->msg) == 0) return;
-    j->diag_total++;
-    if (n == DIAG_KEEP) {
-        if (i == n) return;
-        n--; /* the last kept one gives way */
-    }
-    memmove(j->diags[i + 1], j->diags[i], (n - i) * sizeof j->diags[0]);
-    memmove(j->diag_off + i + 1, j->diag_off + i, (n - i) * sizeof j->diag_off[0]);
-    snprintf(j->diags[i], sizeof j->diags[0], "%s", d->msg);
-    j->diag_off[i] = d->file_offset;
-    j->ndiag = n + 1;
+    etl_diag_keep_add(&((job *)ctx)->diag, d);
 }
 
 /* The symbolizer's (a PDB whose llvm-pdbutil was stopped, a folder gone since the check): the first kept. */
@@ -368,12 +345,12 @@ static etl_status write_record(run *R, job *j, uint64_t size, const char *sha, c
         jw_obj(&w, "anomalies");
         for (size_t i = 0; i < nan; i++) jw_u64(&w, an[i].key, an[i].v);
         jw_obj_end(&w);
-        jw_u64(&w, "diagnostics_total", j->diag_total);
+        jw_u64(&w, "diagnostics_total", j->diag.n + j->diag.more);
         jw_arr(&w, "diagnostics");
-        for (unsigned i = 0; i < j->ndiag; i++) {
+        for (unsigned i = 0; i < j->diag.n; i++) {
             jw_obj(&w, NULL);
-            jw_u64(&w, "file_offset", j->diag_off[i]);
-            jw_str(&w, "message", j->diags[i]);
+            jw_u64(&w, "file_offset", j->diag.off[i]);
+            jw_str(&w, "message", j->diag.text[i]);
             jw_obj_end(&w);
         }
         jw_arr_end(&w);
@@ -530,6 +507,7 @@ static void worker(void *p)
         job *j = &R->jobs[i];
         if (j->done) continue; /* told before the workers started */
         j->out.status = export_one(R, j);
+        etl_diag_keep_free(&j->diag); /* told in its record */
         if (j->out.status != ETL_OK && !j->out.msg[0])
             snprintf(j->out.msg, sizeof j->out.msg, "%s: %s", j->path, etl_status_str(j->out.status));
         tell(R, j);
