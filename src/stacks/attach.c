@@ -242,7 +242,7 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
         }
         uint64_t f[ETL_STACK_MAX_FRAMES];
         uint32_t n = w.frame_count, from = a->raw || !n ? 0 : n - 1; /* no frames kept: the last alone is read */
-        etl_rd_ptrs(f + from, w.frames + (size_t)from * w.ptr_size, w.ptr_size, n - from);
+        if (n) etl_rd_ptrs(f + from, w.frames + (size_t)from * w.ptr_size, w.ptr_size, n - from); /* none: no bytes */
         /* One walk with both parts (it ends in user space), or the kernel part of two, then the user part. */
         etl_attach_wait *e = &a->w[i];
         bool user = e->kpart != NIL || (n && !etl_image_kernel_addr(w.ptr_size, f[n - 1]));
