@@ -52,6 +52,7 @@ int cli_open(cli_input *in, const char *path, int quiet)
     etl_diag d = {0};
     etl_status st = etl_reader_open(path, &o, &in->reader, &d);
     if (st == ETL_OK) return EXIT_OK;
+    etl_diag_keep_free(&in->diag); /* what the open told goes with it: the one line below says why */
     if (st == ETL_E_NOT_ETL) {
         fprintf(stderr, "%s: %s: %s\n", prog, path, d.msg);
         return EXIT_NOT_ETL;
