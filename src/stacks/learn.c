@@ -80,7 +80,7 @@ static etl_status learn_key(walker *W, etl_span payload, unsigned ptr_size, etl_
     if (etl_stack_key_def_decode(payload, ptr_size, &d) != ETL_OK) return ETL_OK; /* teaches nothing */
     size_t bytes = (size_t)d.frame_count * d.ptr_size;
     return etl_stack_keys_define(&W->keys, d.stack_key, pos, d.frames, d.frame_count, d.ptr_size,
-                                 !W->keys.last_only && !etl_reader_holds(W->r, d.frames, bytes));
+                                 !etl_reader_holds(W->r, d.frames, bytes)); /* last_only: copies nothing */
 }
 
 static void report(walker *W, const etl_iter *it, uint64_t *mine)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/grow.h"
 #include "base/sort.h"
 #include "base/textsafe.h"
 #include "etlkit/profile.h"
@@ -159,14 +160,9 @@ typedef struct line {
 
 static bool room(line *l, size_t more)
 {
-    if (l->n + more <= l->cap) return true;
-    size_t cap = l->cap ? l->cap : 4096;
-    while (cap < l->n + more) cap *= 2;
-    char *p = realloc(l->p, cap);
-    if (!p) return false;
-    l->p = p;
-    l->cap = cap;
-    return true;
+    char *p = etl_grow(l->p, &l->cap, l->n + more, 1);
+    if (p) l->p = p;
+    return p != NULL;
 }
 
 /*
