@@ -45,9 +45,16 @@ void etl_attach_free(etl_attach *a)
     memset(a, 0, sizeof *a);
 }
 
+/* One key per (thread, time) (the idle thread's by CPU); the map mixes it again. */
 static uint64_t event_key(uint32_t tid, uint64_t ts, uint32_t cpu)
 {
-    return etl_hash_mix64(ts ^ etl_hash_mix64((uint64_t)tid << 32 | (tid ? 0 : cpu)));
+    return ts ^ etl_hash_mix64((uint64_t)tid << 32 | (tid ? 0 : cpu));
+}
+
+/* A slot of the waiting timestamps' counts (attach.h: ts_count). */
+static uint32_t ts_slot(uint64_t ts)
+{
+    return (uint32_t)((ts * 0x9e3779b97f4a7c15ull) >> (64 - ETL_ATTACH_TS_BITS));
 }
 
 static void push(etl_attach *a, uint32_t i, etl_attach_queue *q)
@@ -78,6 +85,8 @@ static void unlink_wait(etl_attach *a, uint32_t i)
     unlink_queue(a, i);
     uint64_t k = event_key(e->ev.tid, e->ev.ts, e->ev.cpu);
     if (etl_idmap_get(&a->by_event, k) == i) (void)etl_idmap_remove(&a->by_event, k);
+    uint8_t *c = &a->ts_count[ts_slot(e->ev.ts)];
+    if (*c != UINT8_MAX) (*c)--; /* a full count stays: it no longer knows how many */
     e->next = a->free_w;
     a->free_w = i;
 }
@@ -165,12 +174,15 @@ etl_status etl_attach_event_add(etl_attach *a, const etl_attach_event *ev)
     }
     a->w[i] = (etl_attach_wait){*ev, ti, 0, NIL, NIL, false, NIL, NIL};
     push(a, i, &a->t[ti].q[0]);
+    uint8_t *c = &a->ts_count[ts_slot(ev->ts)];
+    if (*c != UINT8_MAX) (*c)++;
     return etl_idmap_put(&a->by_event, event_key(ev->tid, ev->ts, ev->cpu), i);
 }
 
 /* The waiting event a walk of (tid, ts) on cpu belongs to, or NIL. */
 static uint32_t find_wait(const etl_attach *a, uint32_t tid, uint64_t ts, uint32_t cpu)
 {
+    if (!a->ts_count[ts_slot(ts)]) return NIL; /* no event waits with this timestamp */
     uint32_t i = etl_idmap_get(&a->by_event, event_key(tid, ts, cpu));
     if (i == ETL_IDMAP_EMPTY) return NIL;
     const etl_attach_event *e = &a->w[i].ev;

@@ -35,6 +35,7 @@
 
 #define ETL_ATTACH_MAX_UNWALKED 16u
 #define ETL_ATTACH_MAX_WAITING 4096u
+#define ETL_ATTACH_TS_BITS 16 /* ts_count's slots: 2^16 */
 
 /* An event whose stack is wanted. */
 typedef struct etl_attach_event {
@@ -75,6 +76,8 @@ typedef struct etl_attach {
     etl_attach_wait *w;            /* the waiting events, a pool */
     uint32_t nw, capw, free_w;
     etl_idmap by_event;            /* hash of (tid, ts, cpu for TID 0) -> waiting event */
+    uint8_t ts_count[1u << ETL_ATTACH_TS_BITS]; /* waiting events by a hash of their timestamp (255: 255 or more):
+                                                   most walks are other events', refused by a zero here */
     etl_idmap queue_of;            /* tid, or CPU | 1 << 32 for the idle thread -> thread's queues */
     etl_attach_thread *t;
     uint32_t nt, capt;

@@ -3,13 +3,16 @@
  * interned sequences (seqtab), the interned strings (strtab), the cached-stack key
  * table (a reference stands for the first definition of its key after it), the
  * image map (modules over time: DCStart, Load, Unload, DCEnd, reloads, kernel
- * space, overlaps, ends) and the owners (a thread's process and the processes'
- * names at a time: the last start at or before, else the first after).
+ * space, overlaps, ends), the owners (a thread's process and the processes'
+ * names at a time: the last start at or before, else the first after) and the
+ * attaching of walks to their events.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "etlkit/kernel.h"
+#include "stacks/attach.h"
 #include "stacks/images.h"
 #include "stacks/owners.h"
 #include "stacks/seqtab.h"
@@ -571,6 +574,102 @@ static void test_owners(void **state)
     etl_strtab_free(&names);
 }
 
+/* ------------------------------------------------------------------ attach */
+
+typedef struct closed {
+    uint32_t n, walked, frames;
+    uint64_t last_frame;
+} closed;
+
+static etl_status on_close(void *ctx, const etl_attach_event *ev, const uint64_t *frames, uint32_t n, bool walked)
+{
+    closed *c = ctx;
+    (void)ev;
+    c->n++;
+    c->walked += walked;
+    c->frames += n;
+    if (n) c->last_frame = frames[n - 1];
+    return ETL_OK;
+}
+
+/* A plain walk (StackWalk/Stack, 64-bit) of (tid, ts) in process 4 with one kernel frame, on cpu. */
+static etl_record plain_walk(uint8_t payload[24], uint64_t ts, uint32_t tid, uint64_t frame, uint16_t cpu)
+{
+    memcpy(payload, &ts, 8);
+    uint32_t pid = 4;
+    memcpy(payload + 8, &pid, 4);
+    memcpy(payload + 12, &tid, 4);
+    memcpy(payload + 16, &frame, 8);
+    etl_record r = {0};
+    r.payload = (etl_span){payload, 24};
+    r.pointer_size = 8;
+    r.cpu = cpu;
+    r.hook = ETL_HOOK_STACKWALK;
+    return r;
+}
+
+/*
+ * Events are found by (thread, time), the idle thread's by CPU too, whatever else
+ * waits: 300 events at one time (more than a timestamp's count holds), walks for
+ * each, then walks of events no longer waiting (refused, counted) and of times
+ * nothing ever waited at.
+ */
+static void test_attach_many_at_one_time(void **state)
+{
+    (void)state;
+    etl_stack_keys keys;
+    etl_stack_keys_init(&keys);
+    assert_int_equal(etl_stack_keys_seal(&keys), ETL_OK);
+    etl_seqtab raw;
+    etl_seqtab_init(&raw);
+    closed c = {0};
+    etl_attach a;
+    assert_int_equal(etl_attach_init(&a, &raw, &keys, on_close, &c), ETL_OK);
+    const uint64_t T = 5000, K = 0xfffff80000001000ull;
+    for (uint32_t tid = 0; tid < 300; tid++) {
+        etl_attach_event ev = {T, tid ? tid : 0, tid ? 1 : 3, 4, {0, 0}};
+        assert_int_equal(etl_attach_event_add(&a, &ev), ETL_OK);
+    }
+    etl_attach_event idle2 = {T, 0, 2, 0, {0, 0}}; /* the idle thread on another CPU */
+    assert_int_equal(etl_attach_event_add(&a, &idle2), ETL_OK);
+    uint8_t p[24];
+    etl_record r = plain_walk(p, T, 0, K, 5); /* TID 0 on CPU 5: no idle event waits there */
+    assert_false(etl_attach_wanted(&a, &r, ETL_HOOK_STACKWALK));
+    for (uint32_t tid = 299; tid > 0; tid--) {
+        r = plain_walk(p, T, tid, K + tid, 7); /* a thread's walk on any CPU */
+        assert_true(etl_attach_wanted(&a, &r, ETL_HOOK_STACKWALK));
+        assert_int_equal(etl_attach_walk(&a, &r, ETL_HOOK_STACKWALK, etl_stack_pos_of(&r, T)), ETL_OK);
+        assert_int_equal(c.last_frame, K + tid);
+    }
+    r = plain_walk(p, T, 0, K, 3);
+    assert_int_equal(etl_attach_walk(&a, &r, ETL_HOOK_STACKWALK, etl_stack_pos_of(&r, T)), ETL_OK);
+    assert_int_equal(c.n, 300);
+    assert_int_equal(c.walked, 300);
+    assert_int_equal(c.frames, 300);
+    uint64_t other = a.stats.walks_other;
+    r = plain_walk(p, T, 17, K, 1); /* closed: no longer waits */
+    assert_false(etl_attach_wanted(&a, &r, ETL_HOOK_STACKWALK));
+    assert_int_equal(etl_attach_walk(&a, &r, ETL_HOOK_STACKWALK, etl_stack_pos_of(&r, T)), ETL_OK);
+    for (uint64_t ts = 1; ts < 4096; ts++) { /* no event at these times */
+        r = plain_walk(p, ts, 1, K, 1);
+        assert_false(etl_attach_wanted(&a, &r, ETL_HOOK_STACKWALK));
+    }
+    assert_int_equal(a.stats.walks_other, other + 2 + 4095);
+    r = plain_walk(p, T, 0, K + 2, 2); /* the idle thread's event on CPU 2 still waits */
+    assert_true(etl_attach_wanted(&a, &r, ETL_HOOK_STACKWALK));
+    assert_int_equal(etl_attach_walk(&a, &r, ETL_HOOK_STACKWALK, etl_stack_pos_of(&r, T)), ETL_OK);
+    assert_int_equal(c.n, 301);
+    assert_int_equal(c.last_frame, K + 2);
+    etl_attach_event late = {T + 1, 9, 1, 4, {0, 0}};
+    assert_int_equal(etl_attach_event_add(&a, &late), ETL_OK);
+    assert_int_equal(etl_attach_finish(&a), ETL_OK); /* closes it with no walk */
+    assert_int_equal(c.n, 302);
+    assert_int_equal(c.walked, 301);
+    etl_attach_free(&a);
+    etl_seqtab_free(&raw);
+    etl_stack_keys_free(&keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -582,6 +681,7 @@ int main(void)
         cmocka_unit_test(test_images_kernel_overlap), cmocka_unit_test(test_images_many),
         cmocka_unit_test(test_images_hostile),
         cmocka_unit_test(test_owners),
+        cmocka_unit_test(test_attach_many_at_one_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
