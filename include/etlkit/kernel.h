@@ -81,6 +81,10 @@ typedef struct etl_kstr {
  * old_wait_mode, old_bam, new_bam (and keep the raw byte in flags).
  * Version 0 decodes as the v1 layout and versions above 4 as the v4 layout, if
  * the payload is long enough for that layout (else ETL_E_TRUNCATED).
+ * A field holding all ones where no kernel writes them (NewThreadId, OldThreadId,
+ * the priorities, wait reason, state, v1/v2 wait mode, v2+ PreviousCState, the
+ * ideal processor, NewThreadWaitTime: what
+ * convert writes for a field a compact batch does not carry) is not known.
  */
 ETL_API etl_status etl_cswitch_decode(etl_span payload, unsigned version, etl_cswitch *out);
 
@@ -108,7 +112,8 @@ static inline bool etl_cswitch_decode_ids(etl_span payload, unsigned version, et
     out->new_tid = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     out->old_tid = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
     out->old_state = p[0x0E];
-    out->known = ETL_CSW_NEW_TID | ETL_CSW_OLD_TID | ETL_CSW_STATE;
+    out->known = (out->new_tid != UINT32_MAX ? ETL_CSW_NEW_TID : 0u) | (out->old_tid != UINT32_MAX ? ETL_CSW_OLD_TID : 0u) |
+                 (out->old_state != 0xFF ? ETL_CSW_STATE : 0u);
     return true;
 }
 

@@ -78,6 +78,19 @@ etl_status etl_cswitch_decode(etl_span payload, unsigned version, etl_cswitch *o
         out->new_bam = (uint8_t)((f >> (1 + b)) & mask);
         known |= ETL_CSW_FLAGS;
     }
+    /* All ones is what convert writes for a field a compact batch does not carry (README: convert), a value no
+       kernel writes: unknown. The bytes whose all-ones a kernel may write (v2's Reserved quantum, SpareByte, v1's
+       quanta, v3/v4's flag byte) stay as they are. */
+    if (out->new_tid == UINT32_MAX) known &= ~(uint32_t)ETL_CSW_NEW_TID;
+    if (out->old_tid == UINT32_MAX) known &= ~(uint32_t)ETL_CSW_OLD_TID;
+    if (out->new_priority == -1) known &= ~(uint32_t)ETL_CSW_NEW_PRIORITY;
+    if (out->old_priority == -1) known &= ~(uint32_t)ETL_CSW_OLD_PRIORITY;
+    if (out->old_wait_reason == 0xFF) known &= ~(uint32_t)ETL_CSW_WAIT_REASON;
+    if (out->old_state == 0xFF) known &= ~(uint32_t)ETL_CSW_STATE;
+    if (layout < 3 && out->old_wait_mode == 0xFF) known &= ~(uint32_t)ETL_CSW_WAIT_MODE;
+    if (layout >= 2 && out->previous_cstate == 0xFF) known &= ~(uint32_t)ETL_CSW_PREVIOUS_CSTATE;
+    if (out->old_ideal_processor == 0xFF) known &= ~(uint32_t)ETL_CSW_IDEAL_PROCESSOR;
+    if (layout >= 2 && out->new_wait_time == UINT32_MAX) known &= ~(uint32_t)ETL_CSW_NEW_WAIT_TIME;
     out->known = (out->known & HEADER_BITS) | known;
     return ETL_OK;
 }

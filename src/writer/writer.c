@@ -45,6 +45,7 @@ struct etl_writer {
     uint32_t header_size;    /* buffer 0's size on disk */
     uint64_t seq;
     uint64_t bytes, buffers, events;
+    uint64_t end_time_min;      /* etl_writer_end_time_min's */
     etl_status err;
     bool sync;               /* fsync at close */
     size_t held;             /* bytes of allocated CPU buffers */
@@ -367,6 +368,8 @@ etl_status etl_writer_flush(etl_writer *w)
     return w->err;
 }
 
+void etl_writer_end_time_min(etl_writer *w, uint64_t end_time) { w->end_time_min = end_time; }
+
 uint64_t etl_writer_bytes(const etl_writer *w) { return w->bytes; }
 uint64_t etl_writer_buffers(const etl_writer *w) { return w->buffers; }
 uint64_t etl_writer_events(const etl_writer *w) { return w->events; }
@@ -381,6 +384,7 @@ etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
          * not closed cleanly: readers end it at the last buffer flush, which covers every event written. */
         int64_t ft = etl_clock_filetime(&clk, end_ts);
         w->hdr.end_time = ft == INT64_MAX || ft < 0 ? 0 : (uint64_t)ft;
+        if (w->hdr.end_time && w->end_time_min > w->hdr.end_time) w->hdr.end_time = w->end_time_min;
         w->hdr.buffers_written = (uint32_t)w->buffers;
         st = write_header_buffer(w, true);
     }

@@ -12,5 +12,7 @@
  */
 etl_status etl_writer_open_stream(FILE *f, const char *name, bool sync, const etl_writer_options *opts,
                                   etl_writer **out, etl_diag *diag);
+/* EndTime (FILETIME) at least end_time at close: a session stops after its last event (convert keeps its input's). */
+void etl_writer_end_time_min(etl_writer *w, uint64_t end_time);
 
 #endif

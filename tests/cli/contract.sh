@@ -89,6 +89,18 @@ expect "both->full drops the duplicate form" grep -q '"duplicates_dropped":37' "
 expect "both->full: CSwitch only" grep -q '"cswitch_events":4998,"compact_batches":0' "$tmp/out"
 "$etlkit" convert "$tmp/full.etl" -o "$tmp/full.etl" 2>"$tmp/err"; check "convert onto its input" 64 $?
 "$etlkit" info "$tmp/full.etl" >/dev/null 2>&1; check "input intact after refused convert" 0 $?
+# compact -> full -> the same answers: the all-ones convert writes for what a batch does not carry (the new
+# thread of each CPU's last switch) read back as unknown, not as a thread 4294967295.
+compact=$(dirname "$0")/../data/synth-64-qpc-compact.etl
+"$etlkit" convert "$compact" -o "$tmp/expanded.etl" --cswitch full 2>/dev/null; check "convert compact->full" 0 $?
+for c in cpu waits switches; do
+  (cd "$(dirname "$compact")" && "$etlkit" $c --json "$(basename "$compact")") | sed 's/"file":"[^"]*"//' >"$tmp/a.json"
+  (cd "$tmp" && "$etlkit" $c --json expanded.etl) | sed 's/"file":"[^"]*"//' >"$tmp/b.json"
+  expect "compact->full: $c the same" cmp -s "$tmp/a.json" "$tmp/b.json"
+done
+"$etlkit" cpu --json "$tmp/expanded.etl" >"$tmp/out"
+expect "compact->full: the last switches' tails unknown" grep -q '"unknown_ns":[1-9]' "$tmp/out"
+expect "compact->full: no thread 4294967295" sh -c "! grep -q 4294967295 '$tmp/out'"
 "$etlkit" dump --expand --format jsonl "$(dirname "$0")/../data/synth-64-qpc-compact.etl" >"$tmp/out" 2>/dev/null; check "dump --expand" 0 $?
 expect "expanded switches carry the paired new thread" grep -q '"expanded":"compact","fields":{"NewThreadId":' "$tmp/out"
 

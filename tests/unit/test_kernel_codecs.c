@@ -299,6 +299,17 @@ static void assert_cswitch_carried(const etl_cswitch *x, const etl_cswitch *y, u
         assert_int_equal(y->flags & ~defined, x->flags & ~defined);
         want |= ETL_CSW_FLAGS;
     }
+    /* All ones where no kernel writes them: what convert writes for a field not carried, read as unknown. */
+    if (x->new_tid == UINT32_MAX) want &= ~(uint32_t)ETL_CSW_NEW_TID;
+    if (x->old_tid == UINT32_MAX) want &= ~(uint32_t)ETL_CSW_OLD_TID;
+    if (x->new_priority == -1) want &= ~(uint32_t)ETL_CSW_NEW_PRIORITY;
+    if (x->old_priority == -1) want &= ~(uint32_t)ETL_CSW_OLD_PRIORITY;
+    if (x->old_wait_reason == 0xFF) want &= ~(uint32_t)ETL_CSW_WAIT_REASON;
+    if (x->old_state == 0xFF) want &= ~(uint32_t)ETL_CSW_STATE;
+    if (layout < 3 && x->old_wait_mode == 0xFF) want &= ~(uint32_t)ETL_CSW_WAIT_MODE;
+    if (layout >= 2 && x->previous_cstate == 0xFF) want &= ~(uint32_t)ETL_CSW_PREVIOUS_CSTATE;
+    if (x->old_ideal_processor == 0xFF) want &= ~(uint32_t)ETL_CSW_IDEAL_PROCESSOR;
+    if (layout >= 2 && x->new_wait_time == UINT32_MAX) want &= ~(uint32_t)ETL_CSW_NEW_WAIT_TIME;
     assert_int_equal(y->known & ~(ETL_CSW_TIME | ETL_CSW_CPU | ETL_CSW_PMC | ETL_CSW_PEBS), want);
 }
 
@@ -333,6 +344,54 @@ static void test_cswitch_roundtrip(void **state)
             assert_memory_equal(b2, b, n);
         }
     }
+}
+
+/* convert's CSwitch v2 for a switch a batch carried only partly: the all-ones fields read back unknown. */
+static void test_cswitch_all_ones(void **state)
+{
+    (void)state;
+    etl_cswitch x;
+    memset(&x, 0, sizeof x);
+    x.new_tid = UINT32_MAX;
+    x.old_tid = 1234;
+    x.new_priority = -1;
+    x.old_priority = 9;
+    x.previous_cstate = 0xFF;
+    x.spare_byte = 0xFF;
+    x.old_wait_reason = 0xFF;
+    x.old_wait_mode = 0xFF;
+    x.old_state = 2;
+    x.old_ideal_processor = 0xFF;
+    x.new_wait_time = UINT32_MAX;
+    x.old_remaining_quantum = INT32_MIN;
+    uint8_t b[32];
+    size_t n;
+    assert_int_equal(etl_cswitch_encode(&x, 2, b, sizeof b, &n), ETL_OK);
+    etl_cswitch y;
+    memset(&y, 0, sizeof y);
+    assert_int_equal(etl_cswitch_decode(span(b, n), 2, &y), ETL_OK);
+    /* Known: what a kernel may write all ones in (SpareByte, v2's Reserved quantum) and the real values. */
+    assert_int_equal(y.known, ETL_CSW_OLD_TID | ETL_CSW_OLD_PRIORITY | ETL_CSW_SPARE_BYTE | ETL_CSW_STATE |
+                                  ETL_CSW_REMAINING_QUANTUM);
+    assert_true(y.new_tid == UINT32_MAX && y.new_priority == -1); /* the values stay: re-encoded as they were */
+    uint8_t b2[32];
+    size_t n2;
+    assert_int_equal(etl_cswitch_encode(&y, 2, b2, sizeof b2, &n2), ETL_OK);
+    assert_memory_equal(b2, b, n);
+    etl_cswitch z;
+    memset(&z, 0, sizeof z);
+    assert_true(etl_cswitch_decode_ids(span(b, n), 2, &z)); /* the hot path agrees */
+    assert_int_equal(z.known, ETL_CSW_OLD_TID | ETL_CSW_STATE);
+    b[0x0E] = 0xFF;
+    assert_true(etl_cswitch_decode_ids(span(b, n), 2, &z));
+    assert_int_equal(z.known, ETL_CSW_OLD_TID);
+    /* v4's byte 0x0D is flags: all ones there is a wait mode of 1 and BAM fields, known. */
+    assert_int_equal(etl_cswitch_encode(&(etl_cswitch){.old_wait_mode = 1, .old_bam = 7, .new_bam = 7, .flags = 0x80},
+                                        4, b, sizeof b, &n), ETL_OK);
+    assert_int_equal(b[0x0D], 0xFF);
+    memset(&y, 0, sizeof y);
+    assert_int_equal(etl_cswitch_decode(span(b, n), 4, &y), ETL_OK);
+    assert_true((y.known & ETL_CSW_WAIT_MODE) && y.old_wait_mode == 1);
 }
 
 static void test_cswitch_flags(void **state)
@@ -1069,7 +1128,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_payload_vectors),
         cmocka_unit_test(test_cswitch_roundtrip),
-        cmocka_unit_test(test_cswitch_flags),
+        cmocka_unit_test(test_cswitch_all_ones), cmocka_unit_test(test_cswitch_flags),
         cmocka_unit_test(test_spinlock_roundtrip),
         cmocka_unit_test(test_spinlock_edges),
         cmocka_unit_test(test_spinlock_info_roundtrip),
