@@ -466,7 +466,8 @@ int cmd_switches(int argc, char **argv)
     rep_args_init(&a, "switches");
     const char *symbols = NULL;
     const cli_opt own[] = {CLI_SYMBOLS_OPT(&symbols), CLI_END};
-    int pr = rep_parse(&a, &switches_cmd, own, REP_OPTS_ALL, argc, argv);
+    /* No --top: the rows are streamed, every one (a table of the biggest is what the other reports print). */
+    int pr = rep_parse(&a, &switches_cmd, own, REP_OPTS_ALL & ~REP_OPT_TOP, argc, argv);
     if (pr != CLI_OPTS_RUN) return pr;
     if (symbols && a.format == FMT_TEXT)
         return cli_usage_error("switches", "--symbols names the stack columns of --csv and --json");

@@ -34,5 +34,12 @@ tsw=$(tr '{' '\n' <"$tmp/cpu.json" | grep "^\"tid\":$tid," | sed 's/.*"switches"
 "$etlkit" switches "$s" --csv --thread "$tid" 2>/dev/null | awk -F, 'NR > 1 { s += $17 } END { print s }' >"$tmp/n"
 expect "switches: thread $tid's Count is cpu's ($tsw)" [ "$(cat "$tmp/n")" = "${tsw:-none}" ]
 
+# --- switches streams every row: --top is refused (exit 64), and its --help does not offer it ---------------------
+"$etlkit" switches "$s" --top 3 --csv >"$tmp/out" 2>"$tmp/err"; check "switches --top" 64 $?
+expect "switches --top: unknown option" grep -q "unknown option '--top'" "$tmp/err"
+expect "switches --top: no output" [ ! -s "$tmp/out" ]
+"$etlkit" switches --help >"$tmp/out"; check "switches --help" 0 $?
+expect "switches --help has no --top" sh -c "! grep -q -- '--top' '$tmp/out'"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
