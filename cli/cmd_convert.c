@@ -77,9 +77,10 @@ int cmd_convert(int argc, char **argv)
     etl_status ck = etl_outfile_check(out, &of, &d);
     if (ck == ETL_OK) ck = etl_outfile_may_replace(&of, out, force, in, &d);
     etl_outfile_discard(&of);
+    if (ck == ETL_E_INVALID_ARG) return cli_usage_error("convert", "%s", d.msg); /* the output is the input */
     if (ck != ETL_OK) {
-        fprintf(stderr, "%s: %s\n", prog, d.msg);
-        return ck == ETL_E_INVALID_ARG ? EXIT_USAGE : EXIT_IO;
+        fprintf(stderr, "%s convert: %s\n", prog, d.msg);
+        return EXIT_IO;
     }
 
     cli_input ci = {0};
@@ -99,9 +100,10 @@ int cmd_convert(int argc, char **argv)
         fprintf(stderr, "%s: %s: %s\n", prog, in, d.msg);
         return EXIT_NOT_ETL;
     }
+    if (rc == ETL_E_INVALID_ARG) return cli_usage_error("convert", "%s", d.msg[0] ? d.msg : etl_status_str(rc));
     if (rc != ETL_OK) {
-        fprintf(stderr, "%s: %s\n", prog, d.msg[0] ? d.msg : etl_status_str(rc));
-        return rc == ETL_E_INVALID_ARG ? EXIT_USAGE : EXIT_IO;
+        fprintf(stderr, "%s convert: %s\n", prog, d.msg[0] ? d.msg : etl_status_str(rc));
+        return EXIT_IO;
     }
     if (json) {
         jw w;
@@ -127,7 +129,7 @@ int cmd_convert(int argc, char **argv)
         jw_obj_end(&w);
         jw_end(&w);
     } else if (!quiet) {
-        fprintf(stderr, "%s: %s: %llu records in, %llu out", prog, out, (unsigned long long)st.records_in,
+        fprintf(stderr, "%s convert: %s: %llu records in, %llu out", prog, out, (unsigned long long)st.records_in,
                 (unsigned long long)st.records_out);
         if (st.switches_encoded)
             fprintf(stderr, "; %llu CSwitch events -> %llu compact batches", (unsigned long long)st.switches_encoded,
@@ -138,11 +140,8 @@ int cmd_convert(int argc, char **argv)
         fprintf(stderr, "\n");
     }
     if (st.order_overflows && !quiet)
-        fprintf(stderr, "%s: warning: %llu times a CPU held too many events to keep time order\n", prog,
+        fprintf(stderr, "%s convert: warning: %llu times a CPU held too many events to keep time order\n", prog,
                 (unsigned long long)st.order_overflows);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s: write error on standard output\n", prog);
-        return EXIT_IO;
-    }
+    if (cli_stdout_done("convert") != EXIT_OK) return EXIT_IO;
     return st.input_damaged ? EXIT_DAMAGED : EXIT_OK;
 }

@@ -327,7 +327,7 @@ static int print_table(const rep_args *a, const rep_run *run, const etl_usage *u
         shown++;
         cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &rc, x);
     }
-    if (a->format == FMT_CSV) tbl_print_csv(&t, stdout, 0);
+    if (a->format == FMT_CSV) tbl_print_sheet(&t, stdout);
     else tbl_print_text(&t, stdout, "");
     tbl_free(&t);
     if (a->format == FMT_TEXT && u->o.interval_ns > 0 && u->nbuckets && print_intervals(u) != 0) return -1;
@@ -435,8 +435,9 @@ int cmd_cpu(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (etl_usage_finish(&u, run.end_ns) != ETL_OK) return rep_usage_failed(&run, &u, "cpu");
-    if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
-        /* said so; an empty table is no answer */
+    rep_no_match(&run, &a);
+    if (rep_no_switches(&run, &a) && a.format == FMT_TEXT) {
+        /* said so; an empty table is no answer (CSV gets its header row: a spreadsheet reads the columns) */
     } else if (a.format == FMT_JSON) {
         jw w;
         jw_init(&w, stdout);

@@ -28,7 +28,7 @@ static size_t chunk_used;
 /* Writes the chunk's lines; l's next line starts the chunk again. */
 static void chunk_flush(ln_buf *l)
 {
-    if (chunk_used) fwrite(chunk, 1, chunk_used, stdout);
+    if (chunk_used) cli_stdout_write(chunk, chunk_used);
     chunk_used = 0;
     l->b = chunk;
 }
@@ -275,6 +275,7 @@ static int parse_filter(const cli_opt *opt, const char *list, char *err, size_t 
     if (!o->hooks) return snprintf(err, cap, "out of memory");
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", list);
+    if (!buf[strspn(buf, ",")]) return -1; /* no event named (""): "--filter needs event names", not an empty dump */
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         int h = etl_hook_by_name(tok);
         if (h == ETL_HOOK_AMBIGUOUS)
@@ -408,8 +409,7 @@ int cmd_dump(int argc, char **argv)
     etl_iter_close(it);
     free(cpus);
     free(o.hooks);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s: write error on standard output\n", prog);
+    if (cli_stdout_done("dump") != EXIT_OK) {
         cli_close(&in, NULL);
         return EXIT_IO;
     }

@@ -262,7 +262,7 @@ int cmd_export(int argc, char **argv)
     if (pr == CLI_OPTS_ACTION) {
         free(files);
         etl_export_schema_markdown(stdout);
-        return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_IO;
+        return cli_stdout_done("export");
     }
     if (pr == CLI_OPTS_RUN && (nfiles > 1 || dataset)) {
         int drc = export_dataset(files, nfiles, to_words[to - 1], out, force, resume, jobs, tables, trace_id, symbols, &a);
@@ -437,12 +437,15 @@ int cmd_export(int argc, char **argv)
         if (x.tab) {
             const etl_export_rows_stats *s = etl_export_rows_stats_get(x.tab);
             const etl_table_def *t = etl_export_tables();
-            uint64_t total = 0;
+            uint64_t total = 0, sched = 0;
             for (int i = 0; i < ETL_TABLE_COUNT; i++) total += s->rows[i];
-            fprintf(stderr, "%s export: %s: %llu rows (", prog, out, (unsigned long long)total);
+            for (int i = ETL_TABLE_CSWITCH; i <= ETL_TABLE_PMC; i++) sched += s->rows[i];
+            fprintf(stderr, "%s export: %s: %llu rows", prog, out, (unsigned long long)total);
+            /* The scheduler's tables by name; a trace with none of their events says so, not "()". */
+            if (!sched) fprintf(stderr, " (no context switch, ReadyThread, spin lock or PMC rows)");
             for (int i = ETL_TABLE_CSWITCH, k = 0; i <= ETL_TABLE_PMC; i++)
-                if (s->rows[i]) fprintf(stderr, "%s%s %llu", k++ ? ", " : "", t[i].name, (unsigned long long)s->rows[i]);
-            fprintf(stderr, ")\n");
+                if (s->rows[i]) fprintf(stderr, "%s%s %llu", k++ ? ", " : " (", t[i].name, (unsigned long long)s->rows[i]);
+            fprintf(stderr, "%s\n", sched ? ")" : "");
         } else if (x.tr && !to_stdout) {
             const etl_timeline_stats *s = etl_timeline_stats_get(x.tr);
             fprintf(stderr, "%s export: %s: %llu switches, %llu ReadyThreads\n", prog, out,

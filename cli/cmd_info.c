@@ -251,8 +251,7 @@ int cmd_info(int argc, char **argv)
         print_text(path, in.reader, &c);
     etl_stats damage = c.st;
     etl_summary_free(&c);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s: write error on standard output\n", prog);
+    if (cli_stdout_done("info") != EXIT_OK) {
         cli_close(&in, NULL);
         return EXIT_IO;
     }

@@ -301,7 +301,7 @@ static void threads_table(const rep_args *a, const rep_run *run, const ctx *c, i
     unsigned limit = a->top ? a->top : csv ? 0 : 20;
     size_t n = limit && limit < c->p.nthreads ? limit : c->p.nthreads;
     table_rows(&t, &rc, cols, nc, csv, c->p.threads, sizeof *c->p.threads, n, offsetof(etl_pmc_thread, s));
-    if (csv) tbl_print_csv(&t, stdout, 0);
+    if (csv) tbl_print_sheet(&t, stdout);
     else tbl_print_text(&t, stdout, "");
     tbl_free(&t);
 }
@@ -436,6 +436,7 @@ int cmd_pmc(int argc, char **argv)
         etl_pmc_free(&c.p);
         return rc;
     }
+    rep_no_match(&run, &a);
     if (etl_pmc_finish(&c.p, run.end_ns) != ETL_OK) {
         fprintf(stderr, "%s pmc: out of memory\n", prog);
         run.told = true;

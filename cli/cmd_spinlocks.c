@@ -528,7 +528,7 @@ static void print_csv(const rep_args *a, const ctx *c)
     for (rc.kind = 0; rc.kind < 4; rc.kind++)
         for (size_t i = 0; i < counts[rc.kind] && (!top || i < top); i++)
             cols_tbl_row(&t, group_cols, NGROUP_COLS, 1, &rc, &lists[rc.kind][i]);
-    tbl_print_csv(&t, stdout, 0);
+    tbl_print_sheet(&t, stdout);
     tbl_free(&t);
 }
 
@@ -606,6 +606,7 @@ int cmd_spinlocks(int argc, char **argv)
         return EXIT_IO;
     }
     rep_run_go(&run, &a);
+    rep_no_match(&run, &a);
     if (c.s.o.ncpu < etl_sched_cpu_count(run.model)) c.s.o.ncpu = etl_sched_cpu_count(run.model);
     if (etl_spinlocks_finish(&c.s, run.end_ns) != ETL_OK) {
         fprintf(stderr, "%s spinlocks: out of memory\n", prog);
@@ -622,6 +623,9 @@ int cmd_spinlocks(int argc, char **argv)
             printf("%s: no spin lock events in this trace (PERF_SPINLOCK was not enabled): nothing to report\n",
                    run.in.path);
         else print_csv(&a, &c);
+        if (a.format == FMT_CSV && !a.quiet) /* the header row alone: why, as rep_no_switches says it */
+            fprintf(stderr, "%s spinlocks: note: %s: no spin lock events in this trace (PERF_SPINLOCK was not "
+                    "enabled): the table is empty\n", prog, run.in.path);
     } else if (a.format == FMT_CSV) {
         print_csv(&a, &c);
     } else {

@@ -246,7 +246,7 @@ static void state_cols(ctx *c, unsigned i, uint32_t known, uint8_t state, uint8_
 
 static void flush(ctx *c)
 {
-    if (c->used) fwrite(c->out, 1, c->used, stdout);
+    if (c->used) cli_stdout_write(c->out, c->used);
     c->used = 0;
 }
 
@@ -373,7 +373,7 @@ static void emit(ctx *c, const etl_sched_row *r)
             if (cols[i].type == C_NUM) o = put_cell(o, c->cell[i], c->len[i]);
             else if (c->len[i]) o += csv_sheet_buf(o, 0, 2 * CELL + 6, c->cell[i]); /* len 0: blank */
         }
-        o = put(o, "\r\n", 2);
+        o = put(o, CSV_SHEET_EOL, sizeof CSV_SHEET_EOL - 1);
     } else {
         /* Text: a readable subset in fixed columns. */
         static const struct { uint8_t col, w, left; } t[] = {{0, 3, 0},   {6, 16, 0},  {10, 12, 0}, {1, 28, 1},
@@ -528,13 +528,13 @@ int cmd_switches(int argc, char **argv)
     setvbuf(stdout, NULL, _IONBF, 0);
     if (a.format == FMT_CSV) {
         char *o = chunk;
-        o = put(o, "\xEF\xBB\xBF", 3);
+        o = put(o, CSV_SHEET_BOM, sizeof CSV_SHEET_BOM - 1);
         for (unsigned i = 0; i < NCOL; i++) {
             if (cols[i].type == C_STACK && !c->stacks) continue;
             if (i) *o++ = ',';
             o += csv_field_buf(o, 0, 2 * CELL + 4, cols[i].wpa);
         }
-        o = put(o, "\r\n", 2);
+        o = put(o, CSV_SHEET_EOL, sizeof CSV_SHEET_EOL - 1);
         c->used = (size_t)(o - chunk);
     } else if (a.format == FMT_TEXT) {
         c->used = (size_t)snprintf(chunk, ROW_MAX, "%3s %16s %12s %-28s %7s %7s %12s %12s %-14s %-18s %s\n", "CPU",
@@ -542,7 +542,10 @@ int cmd_switches(int argc, char **argv)
                                    "Waits (us)", "Prev State", "Prev Wait Reason", "Readying Process");
     }
     rep_run_go(&run, &a);
+    /* Text: no switch at all is said in one line (rep_no_switches), not under a header of nothing. */
+    if (a.format == FMT_TEXT && !etl_sched_stats_get(run.model)->switches) c->used = 0;
     flush(c);
+    rep_no_match(&run, &a);
     if (c->stacks) {
         /* What has no stack is counted, never guessed: a compact batch's switch has no CSwitch to walk. */
         char n0[32], n1[32], n2[32], n3[32];
@@ -558,9 +561,7 @@ int cmd_switches(int argc, char **argv)
     free(c->labels);
     free(c);
     free(chunk);
-    if (a.format == FMT_TEXT) {
-        if (!etl_sched_stats_get(run.model)->switches) rep_no_switches(&run, &a);
-        rep_print_anomalies(&run, stderr);
-    }
+    if (a.format != FMT_JSON && !etl_sched_stats_get(run.model)->switches) rep_no_switches(&run, &a);
+    if (a.format == FMT_TEXT) rep_print_anomalies_as(&run, stderr, "switches");
     return rep_finish(&run, "switches");
 }

@@ -417,9 +417,7 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
     const etl_sched *m = run->model;
     char msg[512], label[256];
     const char *err;
-    uint32_t near[ETL_CHAIN_NEAR_MAX];
-    size_t nnear = 0;
-    int kind = 0; /* what near holds: 0 nothing, 1 thread instances, 2 process instances */
+    rep_near nr = {0}; /* the close matches */
     bool found = false, by_pid = false;
     if (!run->mstats.switches) {
         err = "no_switches";
@@ -438,8 +436,8 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
         } else {
             err = "no_such_thread";
             snprintf(msg, sizeof msg, "thread %u is not in this trace", co->tid);
-            nnear = etl_sched_near_tids(m, co->tid, near);
-            kind = 1;
+            nr.n = etl_sched_near_tids(m, co->tid, nr.at);
+            nr.kind = 1;
         }
     } else {
         char *e;
@@ -453,8 +451,9 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
             err = "no_such_thread";
             snprintf(msg, sizeof msg, by_pid ? "no process with PID %s in this trace" : "no process named '%s' in this trace",
                      co->process);
-            nnear = etl_sched_near_processes(m, co->process, by_pid, (uint32_t)pid, near);
-            kind = 2;
+            nr.n = etl_sched_near_processes(m, co->process, by_pid, (uint32_t)pid, nr.at);
+            nr.kind = 2;
+            nr.by_pid = by_pid;
         }
     }
     if (a->format == FMT_JSON) {
@@ -466,12 +465,12 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
         jw_str(&w, "error", err);
         jw_str(&w, "message", msg);
         jw_arr(&w, "close_matches");
-        for (size_t i = 0; i < nnear; i++) {
+        for (size_t i = 0; i < nr.n; i++) {
             jw_obj(&w, NULL);
-            if (kind == 1) {
-                json_thread(&w, m, near[i], etl_sched_thread_at(m, near[i])->tid);
+            if (nr.kind == 1) {
+                json_thread(&w, m, nr.at[i], etl_sched_thread_at(m, nr.at[i])->tid);
             } else {
-                const etl_sched_process *p = etl_sched_process_at(m, near[i]);
+                const etl_sched_process *p = etl_sched_process_at(m, nr.at[i]);
                 jw_u64(&w, "pid", p->pid);
                 jw_str(&w, "process", etl_sched_process_image(m, p));
             }
@@ -488,28 +487,7 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
     }
     fprintf(stderr, "%s waitchain: ", prog);
     text_str(stderr, msg);
-    if (kind == 2 && !by_pid && !nnear) fprintf(stderr, " (no process name contains it)");
-    if (nnear) fprintf(stderr, kind == 1 ? "; the nearest thread ids:" : by_pid ? "; the nearest PIDs:"
-                                                                                : "; processes whose name contains it:");
-    fprintf(stderr, "\n");
-    for (size_t i = 0; i < nnear; i++) {
-        fprintf(stderr, "  ");
-        if (kind == 1) {
-            const char *name = rep_thread_name(m, near[i]);
-            fprintf(stderr, "%u  ", etl_sched_thread_at(m, near[i])->tid);
-            text_str(stderr, rep_process_label(m, near[i], label));
-            if (*name) {
-                fprintf(stderr, " \"");
-                text_str(stderr, name);
-                fprintf(stderr, "\"");
-            }
-        } else {
-            const etl_sched_process *p = etl_sched_process_at(m, near[i]);
-            text_str(stderr, text_name(etl_sched_process_image(m, p)));
-            fprintf(stderr, " (PID %u)", p->pid);
-        }
-        fprintf(stderr, "\n");
-    }
+    rep_near_print(stderr, m, &nr);
 }
 
 /* ---- main --------------------------------------------------------------------- */

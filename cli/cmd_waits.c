@@ -270,7 +270,7 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         shown++;
         cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &run, x);
     }
-    if (a->format == FMT_CSV) tbl_print_csv(&t, stdout, 0);
+    if (a->format == FMT_CSV) tbl_print_sheet(&t, stdout);
     else tbl_print_text(&t, stdout, "  ");
     tbl_free(&t);
     if (a->format == FMT_TEXT) {
@@ -324,6 +324,7 @@ static int waits_by_stack(const rep_args *a, int readying, int flat, const char 
         return rc;
     }
     rep_run_go(&run, a);
+    rep_no_match(&run, a);
     int bad = waits_stacks_print(c.w, s != NULL, sym, readying, &run, a, flat,
                                  a->top ? a->top : a->format == FMT_JSON ? 0 : 10);
     etl_wait_stacks_free(c.w);
@@ -345,7 +346,7 @@ int cmd_waits(int argc, char **argv)
     const char *by = NULL, *symbols = NULL;
     int flat = 0;
     const cli_opt own[] = {
-        CLI_UINT("longest", "N", "how many longest waits and ready delays to list (default 10)",
+        CLI_UINT("longest", "N", "how many longest waits and ready delays to list, 1 to 100000 (default 10)",
                  "a count from 1 to 100000", &longest, 1, 100000),
         CLI_STRING("by", 0, "stack|readying-stack", "charge the time to each row's New Thread Stack or Readying "
                    "Thread Stack (a tree of callers)", "stack or readying-stack", &by),
@@ -374,7 +375,8 @@ int cmd_waits(int argc, char **argv)
     rep_run_go(&run, &a);
     if (etl_usage_finish(&u, run.end_ns) != ETL_OK) return rep_usage_failed(&run, &u, "waits");
     waits_sort(u.threads, u.nthreads);
-    if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
+    rep_no_match(&run, &a);
+    if (rep_no_switches(&run, &a) && a.format == FMT_TEXT) {
     } else if (a.format == FMT_JSON) {
         jw w;
         jw_init(&w, stdout);

@@ -211,7 +211,7 @@ static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups 
     unsigned limit = a->top ? a->top : csv ? 0 : 20;
     for (size_t i = 0; i < w->nthreads && (!limit || i < limit); i++)
         cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &rc, &w->threads[i]);
-    if (csv) tbl_print_csv(&t, stdout, 0);
+    if (csv) tbl_print_sheet(&t, stdout);
     else tbl_print_text(&t, stdout, "  ");
     tbl_free(&t);
     if (csv) return;
@@ -268,7 +268,8 @@ int cmd_wakeups(int argc, char **argv)
         return EXIT_IO;
     }
     int64_t window = run.v1 - run.v0;
-    if (rep_no_switches(&run, &a) && a.format != FMT_JSON) {
+    rep_no_match(&run, &a);
+    if (rep_no_switches(&run, &a) && a.format == FMT_TEXT) {
     } else if (a.format == FMT_JSON) {
         jw j;
         jw_init(&j, stdout);

@@ -1,4 +1,5 @@
 /* common.c - input opening with capped diagnostics, progress bar, output helpers. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -154,11 +155,33 @@ void cli_json_recovery(jw *w, const etl_stats *st, int problem)
     jw_obj_end(w);
 }
 
+/* The reason of the first write to stdout that failed, when the writer saw it (cli_stdout_write); 0: none seen. */
+static int stdout_errno;
+
+size_t cli_stdout_write(const void *p, size_t n)
+{
+    size_t w = fwrite(p, 1, n, stdout);
+    if (w < n && !stdout_errno) stdout_errno = errno ? errno : EIO;
+    return w;
+}
+
 int cli_stdout_done(const char *cmd)
 {
     int lost = tbl_failed();
-    if (fflush(stdout) != 0 || ferror(stdout) || lost) {
-        fprintf(stderr, "%s %s: %s\n", prog, cmd, lost ? "out of memory: a table lost rows" : "cannot write the output");
+    /*
+     * The reason: the write that failed, if it was seen; else what this flush meets (stdio
+     * keeps what it could not write and tries again here); else errno as the failure left
+     * it (stdout's last write: nothing after the output fails quietly).
+     */
+    int e = stdout_errno ? stdout_errno : errno;
+    errno = 0;
+    if (fflush(stdout) != 0 && !stdout_errno && errno) e = errno;
+    if (ferror(stdout)) {
+        fprintf(stderr, "%s %s: standard output: %s\n", prog, cmd, e ? strerror(e) : "a write failed");
+        return EXIT_IO;
+    }
+    if (lost) {
+        fprintf(stderr, "%s %s: out of memory: a table lost rows\n", prog, cmd);
         return EXIT_IO;
     }
     return EXIT_OK;

@@ -21,8 +21,13 @@ enum {
 
 extern const char *prog;
 
-/* The end of a command's output: EXIT_OK, or EXIT_IO with one line (standard output failed, or a table lost rows). */
+/*
+ * The end of a command's output: EXIT_OK, or EXIT_IO with one line (standard output failed:
+ * "etlkit CMD: standard output: No space left on device", the system's reason; or a table lost rows).
+ */
 int cli_stdout_done(const char *cmd);
+/* fwrite to stdout that keeps the reason of the first failure for cli_stdout_done (unbuffered writers). */
+size_t cli_stdout_write(const void *p, size_t n);
 
 /*
  * A reader opened for a subcommand. Its warnings are kept (base/diagkeep.h: the first

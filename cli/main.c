@@ -33,9 +33,17 @@ static void usage(FILE *f)
                "Reads and writes Windows Event Trace Log (.etl) files.\n\nCommands:\n", prog);
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
-    fprintf(f, "\nRun '%s COMMAND --help' for a command's options. See etlkit(1).\n"
-               "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged (parts skipped),\n"
-               "64 usage error.\n", prog);
+    fprintf(f, "\nRun '%s COMMAND --help' (or '%s help COMMAND') for a command's options.\nSee etlkit(1).\n"
+               "Exit status: 0 ok, 1 I/O error (compare: also a --fail-if gate crossed), 2 not an ETL file\n"
+               "(compare: also a trace it cannot compare), 3 input damaged (parts skipped), 4 waitchain: no\n"
+               "such thread or interval, 64 usage error.\n", prog, prog);
+}
+
+static const struct cmd *find_cmd(const char *name)
+{
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (strcmp(name, cmds[i].name) == 0) return &cmds[i];
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -46,6 +54,13 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *c = argv[1];
+    if (strcmp(c, "help") == 0 && argc > 2 && strcmp(argv[2], "help") != 0 && !cli_is_help(argv[2])) {
+        /* `etlkit help cpu`: cpu's own help, as `etlkit cpu --help` */
+        const struct cmd *k = find_cmd(argv[2]);
+        if (!k) return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
+        char *help_argv[] = {argv[2], "--help", NULL};
+        return k->fn(2, help_argv);
+    }
     if (cli_is_help(c) || strcmp(c, "help") == 0) {
         usage(stdout);
         return EXIT_OK;
@@ -56,7 +71,9 @@ int main(int argc, char **argv)
         else printf("etlkit %s\n", etl_version());
         return EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (strcmp(c, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
+    const struct cmd *k = find_cmd(c);
+    if (k) return k->fn(argc - 1, argv + 1);
+    /* Before the command only --help and --version are options. */
+    if (c[0] == '-' && c[1]) return cli_usage_error(NULL, "unknown option '%s' (options go after the COMMAND)", c);
     return cli_usage_error(NULL, "unknown command '%s'", c);
 }

@@ -180,11 +180,13 @@ static int store(const cli_opt *o, const char *spelled, const char *const *v, ch
 
 static const cli_opt *find(const flat *f, const char *a, size_t *len)
 {
-    if (a[1] != '-') { /* -o: one letter, nothing attached */
+    if (a[1] != '-') { /* -o: one letter; -oFILE: its value attached (an option that takes one) */
         *len = a[2] ? strlen(a) : 2;
-        if (a[2]) return NULL;
         for (size_t i = 0; i < f->n; i++)
-            if (f->o[i]->short_name == a[1]) return f->o[i];
+            if (f->o[i]->short_name == a[1] && (!a[2] || (f->o[i]->arg && f->o[i]->kind != CLI_OPT_RANGE))) {
+                *len = 2;
+                return f->o[i];
+            }
         return NULL;
     }
     *len = strcspn(a, "=");
@@ -230,7 +232,8 @@ int cli_opts_parse(const cli_cmd *cmd, const cli_opt *t, int argc, char **argv, 
             snprintf(err, sizeof err, "unknown option '%s'", spelled);
             return usage(cmd, err);
         }
-        const char *eq = a[len] == '=' ? a + len + 1 : NULL;
+        /* --name=value, or -oVALUE (find took the letter alone) */
+        const char *eq = a[1] != '-' && a[len] ? a + len : a[len] == '=' ? a + len + 1 : NULL;
         const char *v[2] = {NULL, NULL};
         unsigned nargs = !o->arg ? 0 : o->kind == CLI_OPT_RANGE ? 2 : 1;
         if (!nargs && eq) {

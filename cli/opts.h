@@ -5,8 +5,8 @@
  * one way (the model: perf's parse-options and babeltrace2's argpar, not getopt_long,
  * which permutes argv and prints messages that are not ours).
  *
- * Syntax, the same for every command: `--name value`, `--name=value`, `-o value`, flags
- * `--name` and `-q`; `--` ends the options; `-` and anything not starting with a dash
+ * Syntax, the same for every command: `--name value`, `--name=value`, `-o value`,
+ * `-ovalue` (as getopt reads it), flags `--name` and `-q` (one letter each); `--` ends the options; `-` and anything not starting with a dash
  * are operands, collected in order. A value is the next argument whatever it looks like
  * (`--range -1 5`). An option given twice: the last value counts (a custom parser may
  * collect every one, as compare's --fail-if does). -h and --help print the help and

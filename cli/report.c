@@ -264,6 +264,82 @@ int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread)
     return 1;
 }
 
+void rep_near_print(FILE *f, const etl_sched *m, const rep_near *nr)
+{
+    char label[256];
+    if (nr->kind == 2 && !nr->by_pid && !nr->n) fprintf(f, " (no process name contains it)");
+    if (nr->n) fprintf(f, nr->kind == 1 ? "; the nearest thread ids:" : nr->by_pid ? "; the nearest PIDs:"
+                                                                                   : "; processes whose name contains it:");
+    fprintf(f, "\n");
+    for (size_t i = 0; i < nr->n; i++) {
+        fprintf(f, "  ");
+        if (nr->kind == 1) {
+            const char *name = rep_thread_name(m, nr->at[i]);
+            fprintf(f, "%u  ", etl_sched_thread_at(m, nr->at[i])->tid);
+            text_str(f, rep_process_label(m, nr->at[i], label));
+            if (*name) {
+                fprintf(f, " \"");
+                text_str(f, name);
+                fprintf(f, "\"");
+            }
+        } else {
+            const etl_sched_process *p = etl_sched_process_at(m, nr->at[i]);
+            text_str(f, text_name(etl_sched_process_image(m, p)));
+            fprintf(f, " (PID %u)", p->pid);
+        }
+        fprintf(f, "\n");
+    }
+}
+
+void rep_no_match(const rep_run *run, const rep_args *a)
+{
+    const etl_sched *m = run->model;
+    if ((!a->process && a->thread < 0) || a->quiet || !m) return;
+    size_t n;
+    etl_sched_threads(m, &n);
+    for (size_t i = 0; i < n; i++)
+        if (rep_thread_selected(a, m, (uint32_t)i)) return;
+    rep_near nr = {0};
+    fprintf(stderr, "%s %s: note: ", prog, a->cmd);
+    if (a->thread >= 0) fprintf(stderr, "--thread %lld", a->thread);
+    if (a->process) {
+        fprintf(stderr, "%s--process ", a->thread >= 0 ? " " : "");
+        text_str(stderr, a->process);
+    }
+    fprintf(stderr, " matches no thread: ");
+    /* The PID as rep_thread_selected reads it. */
+    char *e;
+    unsigned long pid = a->process ? strtoul(a->process, &e, 0) : 0;
+    bool by_pid = a->process && *a->process && !*e;
+    uint32_t ti = a->thread >= 0 ? etl_sched_thread_of(m, (uint32_t)a->thread) : ETL_SCHED_NONE;
+    if (a->thread == 0) {
+        fprintf(stderr, "thread 0 is the idle thread, counted as idle, not as a thread\n");
+    } else if (a->thread >= 0 && (ti == ETL_SCHED_NONE || ti == ETL_SCHED_IDLE)) {
+        fprintf(stderr, "thread %lld is not in this trace", a->thread);
+        nr.kind = 1;
+        nr.n = etl_sched_near_tids(m, (uint32_t)a->thread, nr.at);
+        rep_near_print(stderr, m, &nr);
+    } else if (a->process && !etl_sched_process_named(m, a->process, by_pid, (uint32_t)pid)) {
+        if (by_pid) fprintf(stderr, "no process with PID %lu in this trace", pid);
+        else {
+            fprintf(stderr, "no process named '");
+            text_str(stderr, a->process);
+            fprintf(stderr, "' in this trace");
+        }
+        nr.kind = 2;
+        nr.by_pid = by_pid;
+        nr.n = etl_sched_near_processes(m, a->process, by_pid, (uint32_t)pid, nr.at);
+        rep_near_print(stderr, m, &nr);
+    } else if (a->thread >= 0) {
+        char label[256];
+        fprintf(stderr, "thread %lld is a thread of ", a->thread);
+        text_str(stderr, rep_process_label(m, ti, label));
+        fprintf(stderr, "\n");
+    } else {
+        fprintf(stderr, "the process has no thread in this trace\n");
+    }
+}
+
 void rep_print_header(const rep_run *run, const char *title)
 {
     char a[32], b[32], d[32];
@@ -274,7 +350,8 @@ void rep_print_header(const rep_run *run, const char *title)
 typedef struct anomaly {
     const char *key;
     uint64_t v;
-    const char *text;
+    const char *text;  /* after a count above 1 */
+    const char *one;   /* after a count of 1 */
 } anomaly;
 
 static size_t anomalies(const rep_run *run, uint32_t skip, anomaly *out)
@@ -284,21 +361,30 @@ static size_t anomalies(const rep_run *run, uint32_t skip, anomaly *out)
     const etl_sched_source_stats *s = &run->sstats;
     const etl_stats *d = &run->damage;
     anomaly all[] = {
-        {"events_lost", h->events_lost, "events the session lost (EventsLost)"},
-        {"buffers_lost", h->buffers_lost, "buffers the session lost (BuffersLost)"},
-        {"bad_buffers", d->bad_buffers, "damaged buffers skipped in whole or part"},
-        {"decompress_errors", d->decompress_errors, "compressed buffers that did not expand"},
-        {"truncated_buffers", d->truncated_buffers, "buffers cut by the end of the file"},
-        {"broken_chains", s->broken_chains, "compact switches whose successor was lost (new thread unknown)"},
-        {"duplicates_dropped", s->duplicates_dropped, "switches dropped: a CPU logged both forms"},
-        {"undecodable", s->undecodable, "scheduler events that did not decode"},
-        {"cswitch_chain_mismatch", m->cswitch_chain_mismatch, "switches whose old thread was not the planned one"},
-        {"time_backwards", m->time_backwards, "events out of time order"},
+        {"events_lost", h->events_lost, "events the session lost (EventsLost)", "event the session lost (EventsLost)"},
+        {"buffers_lost", h->buffers_lost, "buffers the session lost (BuffersLost)",
+         "buffer the session lost (BuffersLost)"},
+        {"bad_buffers", d->bad_buffers, "damaged buffers skipped in whole or part",
+         "damaged buffer skipped in whole or part"},
+        {"decompress_errors", d->decompress_errors, "compressed buffers that did not expand",
+         "compressed buffer that did not expand"},
+        {"truncated_buffers", d->truncated_buffers, "buffers cut by the end of the file",
+         "buffer cut by the end of the file"},
+        {"broken_chains", s->broken_chains, "compact switches whose successor was lost (new thread unknown)",
+         "compact switch whose successor was lost (new thread unknown)"},
+        {"duplicates_dropped", s->duplicates_dropped, "switches dropped: a CPU logged both forms",
+         "switch dropped: a CPU logged both forms"},
+        {"undecodable", s->undecodable, "scheduler events that did not decode", "scheduler event that did not decode"},
+        {"cswitch_chain_mismatch", m->cswitch_chain_mismatch, "switches whose old thread was not the planned one",
+         "switch whose old thread was not the planned one"},
+        {"time_backwards", m->time_backwards, "events out of time order", "event out of time order"},
         {(skip & 1u << ETL_SCHED_READY) ? NULL : "ready_unmatched", m->ready_unmatched,
-         "threads readied but never switched in before the end"},
-        {"unknown_threads", m->unknown_threads, "threads seen without a Thread event"},
-        {"repeated_starts", m->repeated_starts, "Thread Starts of threads already started that had not run"},
-        {"over_limit", m->over_limit, "events left out past the model's limits of threads, processes and names"},
+         "threads readied but never switched in before the end", "thread readied but never switched in before the end"},
+        {"unknown_threads", m->unknown_threads, "threads seen without a Thread event", "thread seen without a Thread event"},
+        {"repeated_starts", m->repeated_starts, "Thread Starts of threads already started that had not run",
+         "Thread Start of a thread already started that had not run"},
+        {"over_limit", m->over_limit, "events left out past the model's limits of threads, processes and names",
+         "event left out past the model's limits of threads, processes and names"},
     };
     memcpy(out, all, sizeof all);
     return sizeof all / sizeof all[0];
@@ -306,10 +392,18 @@ static size_t anomalies(const rep_run *run, uint32_t skip, anomaly *out)
 
 void rep_print_anomalies(const rep_run *run, FILE *f)
 {
+    rep_print_anomalies_as(run, f, NULL);
+}
+
+void rep_print_anomalies_as(const rep_run *run, FILE *f, const char *cmd)
+{
     anomaly a[32];
     size_t n = anomalies(run, run->skip, a);
     for (size_t i = 0; i < n; i++)
-        if (a[i].key && a[i].v) fprintf(f, "note: %llu %s\n", (unsigned long long)a[i].v, a[i].text);
+        if (a[i].key && a[i].v) {
+            if (cmd) fprintf(f, "%s %s: ", prog, cmd);
+            fprintf(f, "note: %llu %s\n", (unsigned long long)a[i].v, a[i].v == 1 ? a[i].one : a[i].text);
+        }
 }
 
 void rep_json_begin(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t ncpu)
@@ -359,9 +453,11 @@ void rep_json_anomalies_as(const rep_run *run, jw *w, uint32_t skip)
 int rep_no_switches(const rep_run *run, const rep_args *a)
 {
     if (run->mstats.switches) return 0;
-    if (a->format == FMT_TEXT)
-        printf("%s: no context switches in this trace (no CSwitch events or compact batches): nothing to report\n",
-               run->in.path);
+    static const char what[] = "no context switches in this trace (no CSwitch events or compact batches)";
+    if (a->format == FMT_TEXT) printf("%s: %s: nothing to report\n", run->in.path, what);
+    /* CSV: the table's header row alone on stdout, and why on stderr (JSON: an empty report says it). */
+    else if (a->format == FMT_CSV && !a->quiet)
+        fprintf(stderr, "%s %s: note: %s: %s: the table is empty\n", prog, a->cmd, run->in.path, what);
     return 1;
 }
 

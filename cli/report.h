@@ -11,6 +11,7 @@
 #include "opts.h"
 #include "etlkit/sched.h"
 #include "etlkit/usage.h"
+#include "etlkit/waitchain.h"
 
 enum { FMT_TEXT = 0, FMT_JSON = 1, FMT_CSV = 2 };
 
@@ -119,17 +120,42 @@ int64_t rep_rate(uint64_t n, int64_t window);
 const char *rep_process_name(const etl_sched *m, uint32_t process, char out[256], uint32_t *pid);
 /* Whether a thread instance passes --process and --thread. */
 int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread);
+/*
+ * What a trace has instead of a thread or process asked for: up to ETL_CHAIN_NEAR_MAX
+ * thread instances (the nearest TIDs, kind 1) or process instances (the nearest PIDs, or
+ * whose name contains it; kind 2), and how waitchain and the reports say it.
+ */
+typedef struct rep_near {
+    int kind;            /* 0 nothing, 1 thread instances, 2 process instances */
+    bool by_pid;         /* kind 2: by PID (else by name) */
+    size_t n;
+    uint32_t at[ETL_CHAIN_NEAR_MAX];
+} rep_near;
+/* The end of the line that said what is missing ("; the nearest thread ids:"), then a line each. */
+void rep_near_print(FILE *f, const etl_sched *m, const rep_near *nr);
+/*
+ * --process or --thread given and no thread of the trace passes them (a typo reads like an
+ * idle process otherwise): one note on stderr, what is missing and the close matches, as
+ * waitchain says it; the report still prints its empty tables, exit status unchanged.
+ */
+void rep_no_match(const rep_run *run, const rep_args *a);
 
 /* The one-line header of text reports: trace, window and its length, CPUs. */
 void rep_print_header(const rep_run *run, const char *title);
 /* Opens a report's JSON object on stdout: "file", "window" {start_ns, end_ns} and "num_cpus" (when ncpu > 0). */
 void rep_json_begin(jw *w, const rep_run *run, int64_t v0, int64_t v1, uint64_t ncpu);
-/* The model's and source's anomaly counters, as text lines or a JSON object "anomalies". */
+/* The model's and source's anomaly counters, as text lines ("note: 1 thread seen ...") or a JSON object "anomalies". */
 void rep_print_anomalies(const rep_run *run, FILE *f);
+/* The same on stderr beside a report's data: each line after "etlkit CMD: " (cmd NULL: none). */
+void rep_print_anomalies_as(const rep_run *run, FILE *f, const char *cmd);
 void rep_json_anomalies(const rep_run *run, jw *w);
-/* When the trace has no switch at all: says so (text) and returns 1. */
 /* etl_usage_finish failed: says why (out of memory, the spill's directory and reason), frees u, closes run; EXIT_IO. */
 int rep_usage_failed(rep_run *run, etl_usage *u, const char *cmd);
+/*
+ * When the trace has no switch at all: says so and returns 1. Text: one line on stdout, and
+ * the report prints nothing more; CSV: a note on stderr, and the report prints its (empty)
+ * table, header row and all; JSON: nothing (the report is empty).
+ */
 int rep_no_switches(const rep_run *run, const rep_args *a);
 
 #endif

@@ -25,6 +25,13 @@ size_t csv_field_buf(char *buf, size_t len, size_t cap, const char *s);
 void csv_sheet(FILE *f, const char *s);
 size_t csv_sheet_buf(char *buf, size_t len, size_t cap, const char *s);
 /*
+ * The reports' CSV as a whole, one form for all (WPA's exporter writes it so, and a
+ * spreadsheet then reads µs and names in UTF-8): the BOM before the header row, CRLF
+ * after every row. tbl_print_sheet writes it; switches, which streams its rows, too.
+ */
+#define CSV_SHEET_BOM "\xEF\xBB\xBF"
+#define CSV_SHEET_EOL "\r\n"
+/*
  * s in double quotes, every " doubled (RFC 4180), at the end of a line buffer (dump
  * --format csv puts each record's fields there as one JSON object); the line is cut,
  * as ln_raw cuts, if it does not fit whole.

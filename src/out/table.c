@@ -92,16 +92,22 @@ void tbl_print_text(const tbl *t, FILE *f, const char *indent)
     free(w);
 }
 
-void tbl_print_csv(const tbl *t, FILE *f, int crlf)
+void tbl_print_sheet(const tbl *t, FILE *f)
 {
-    const char *eol = crlf ? "\r\n" : "\n";
+    fputs(CSV_SHEET_BOM, f);
     for (size_t r = 0; r <= t->nrow; r++) {
         for (unsigned c = 0; c < t->ncol; c++) {
             if (c) fputc(',', f);
             csv_sheet(f, r == 0 ? t->head[c] : t->cells[(r - 1) * t->ncol + c]);
         }
-        fputs(eol, f);
+        fputs(CSV_SHEET_EOL, f);
     }
+}
+
+void tbl_print_csv(const tbl *t, FILE *f, int crlf)
+{
+    (void)crlf; /* one form for every report: a spreadsheet's */
+    tbl_print_sheet(t, f);
 }
 
 void tbl_free(tbl *t)

@@ -1,7 +1,8 @@
 /*
  * table.h - a report's table: cells collected row by row, then written aligned
  * for people (numbers right-aligned, names escaped as text.h escapes them) or as
- * CSV with a header row (cells through csv.h's spreadsheet variant).
+ * the reports' CSV (csv.h's spreadsheet form: BOM, header row, cells through
+ * csv_sheet, CRLF).
  */
 #ifndef ETLKIT_SRC_OUT_TABLE_H
 #define ETLKIT_SRC_OUT_TABLE_H
@@ -25,9 +26,12 @@ int tbl_init(tbl *t, unsigned ncol, const char *const *head);
 int tbl_row(tbl *t, const char *const *cells);
 /*
  * Writes the table: aligned text (indent, two spaces between columns; cells through text_str,
- * widths of the escaped text) or CSV for spreadsheets (header row, cells through csv_sheet, CRLF if crlf).
+ * widths of the escaped text) or the reports' CSV (CSV_SHEET_BOM, the header row, cells through
+ * csv_sheet, CSV_SHEET_EOL after each row): every report's --csv is this one form.
  */
 void tbl_print_text(const tbl *t, FILE *f, const char *indent);
+void tbl_print_sheet(const tbl *t, FILE *f);
+/* The old name, for a caller not yet moved (cmd_profile.c): the same form, whatever crlf says. */
 void tbl_print_csv(const tbl *t, FILE *f, int crlf);
 void tbl_free(tbl *t);
 /* Whether a table lost a row to memory since the program started (commands then exit 1). */

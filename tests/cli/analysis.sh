@@ -31,7 +31,7 @@ for k in '"total":' '"by_process":\[{"pid":' '"by_thread":\[{"tid":' '"name":"DP
   expect "wakeups key $k" grep -q "$k" "$tmp/out"
 done
 "$etlkit" wakeups --csv "$lo" >"$tmp/out" 2>&1; check "wakeups --csv" 0 $?
-expect "wakeups csv header" grep -q '^tid,process,name,count,per_second,pct' "$tmp/out"
+expect "wakeups csv header" grep -q "^$(printf '\357\273\277')tid,process,name,count,per_second,pct" "$tmp/out"
 
 # waitchain
 "$etlkit" waitchain "$lo" --thread svchost >"$tmp/out" 2>&1; check "waitchain process" 0 $?

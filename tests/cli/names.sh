@@ -154,7 +154,7 @@ run waitchain "$t" --thread calc --json >"$tmp/out" 2>"$tmp/err"; rc=$?
 expect "waitchain absent process: exit $rc" [ "$rc" -eq 4 ]
 expect "waitchain absent process: names the match" hasf "$tmp/out" '"close_matches":[{"pid":100,"process":"=cmd|'"'"' /C calc'"'"'!A0"}]'
 run waitchain "$t" --thread 301 >"$tmp/out" 2>&1
-expect "waitchain: readied-but-never-switched-in note counted" hasf "$tmp/out" "note: 1 threads readied but never switched in"
+expect "waitchain: readied-but-never-switched-in note counted" hasf "$tmp/out" "note: 1 thread readied but never switched in"
 run waitchain "$t" --thread 301 --json >"$tmp/out" 2>&1
 expect "waitchain --json: ready_unmatched counted" hasf "$tmp/out" '"ready_unmatched":1'
 run compare "$t" "$t" --fail-if 'cpu(total) > 1e400%' >/dev/null 2>"$tmp/err"; rc=$?

@@ -15,7 +15,7 @@ expect() { # expect NAME CONDITION...
 }
 k=$samples/kernel-shutdown-x64.etl
 s=$tmp/s.etl
-"$etlkit" synth --quiet --seed 3 --cpus 4 --duration 0.2 --pmc 4 -o "$s"; check "synth" 0 $?
+"$etlkit" synth --quiet --seed 3 --cpus 4 --duration 0.2 --pmc 4 --stacks -o "$s"; check "synth" 0 $?
 
 # --- switches: a head row (each CPU's [t0, first switch)) is no switch-in: Count 0 -------------------------------
 "$etlkit" cpu "$s" --json --top 0 >"$tmp/cpu.json"; check "cpu --json" 0 $?
@@ -40,6 +40,89 @@ expect "switches --top: unknown option" grep -q "unknown option '--top'" "$tmp/e
 expect "switches --top: no output" [ ! -s "$tmp/out" ]
 "$etlkit" switches --help >"$tmp/out"; check "switches --help" 0 $?
 expect "switches --help has no --top" sh -c "! grep -q -- '--top' '$tmp/out'"
+
+# --- one CSV form for every report's --csv: a UTF-8 BOM, then CRLF after every row (README: made for spreadsheets) -
+bom=$(printf '\357\273\277')
+for c in cpu waits wakeups spinlocks pmc switches profile; do
+  "$etlkit" $c "$s" --csv >"$tmp/csv" 2>/dev/null; check "$c --csv" 0 $?
+  expect "$c --csv starts with the BOM" [ "$(head -c 3 "$tmp/csv")" = "$bom" ]
+  expect "$c --csv: every line ends in CRLF" [ "$(grep -c "$(printf '\r')\$" "$tmp/csv")" = "$(wc -l <"$tmp/csv")" ]
+  expect "$c --csv: rows" [ "$(wc -l <"$tmp/csv")" -gt 1 ]
+done
+# A trace without switches: the header row alone, and why on stderr (one line), exit 0.
+for c in cpu waits wakeups pmc switches spinlocks; do
+  "$etlkit" $c "$k" --csv >"$tmp/csv" 2>"$tmp/err"; check "$c --csv, no switches" 0 $?
+  expect "$c --csv, no switches: the header row alone" [ "$(wc -l <"$tmp/csv")" -eq 1 ]
+  expect "$c --csv, no switches: the BOM" [ "$(head -c 3 "$tmp/csv")" = "$bom" ]
+  expect "$c --csv, no switches: one note" [ "$(wc -l <"$tmp/err")" -eq 1 ]
+  expect "$c --csv, no switches: the note says so" grep -q "^etlkit $c: note: .*: no .* in this trace" "$tmp/err"
+done
+"$etlkit" cpu "$k" --csv --quiet >/dev/null 2>"$tmp/err"
+expect "cpu --csv --quiet, no switches: no note" [ ! -s "$tmp/err" ]
+
+# --- --process / --thread that match nothing: one note naming the nearest, the empty tables, exit 0 ---------------
+for c in cpu waits wakeups pmc spinlocks switches; do
+  "$etlkit" $c "$s" --thread 999999 >"$tmp/out" 2>"$tmp/err"; check "$c --thread 999999" 0 $?
+  expect "$c --thread 999999: a note" grep -q "^etlkit $c: note: --thread 999999 matches no thread: thread 999999 is not in this trace; the nearest thread ids:" "$tmp/err"
+  expect "$c --thread 999999: five nearest" [ "$(grep -c '^  [0-9]' "$tmp/err")" -eq 5 ]
+  "$etlkit" $c "$s" --process nosuch --csv >"$tmp/out" 2>"$tmp/err"; check "$c --process nosuch" 0 $?
+  expect "$c --process nosuch: a note" grep -q "^etlkit $c: note: --process nosuch matches no thread: no process named 'nosuch' in this trace (no process name contains it)" "$tmp/err"
+  expect "$c --process nosuch: the (empty) table" [ -s "$tmp/out" ]
+done
+"$etlkit" cpu "$s" --process svch >/dev/null 2>"$tmp/err"
+expect "cpu --process svch: the names that contain it" grep -q "processes whose name contains it:" "$tmp/err"
+expect "cpu --process svch: svchost" grep -q "^  svchost.exe (PID " "$tmp/err"
+"$etlkit" cpu "$s" --process svchost >/dev/null 2>"$tmp/err"
+expect "cpu --process svchost: no note" [ ! -s "$tmp/err" ]
+"$etlkit" cpu "$s" --process nosuch --quiet >/dev/null 2>"$tmp/err"
+expect "cpu --process nosuch --quiet: no note" [ ! -s "$tmp/err" ]
+# waitchain says it the same way, from the same code (its exit status 4 unchanged).
+"$etlkit" waitchain "$s" --thread 999999 >/dev/null 2>"$tmp/err"; check "waitchain --thread 999999" 4 $?
+expect "waitchain: the nearest thread ids" grep -q "^etlkit waitchain: thread 999999 is not in this trace; the nearest thread ids:" "$tmp/err"
+
+# --- messages ------------------------------------------------------------------------------------------------------
+"$etlkit" help cpu >"$tmp/a" 2>&1; check "help cpu" 0 $?
+"$etlkit" cpu --help >"$tmp/b" 2>&1
+expect "help cpu is cpu's help" cmp -s "$tmp/a" "$tmp/b"
+"$etlkit" help nosuch >/dev/null 2>"$tmp/err"; check "help nosuch" 64 $?
+expect "help nosuch: unknown command" grep -q "unknown command 'nosuch'" "$tmp/err"
+"$etlkit" --bogus >/dev/null 2>"$tmp/err"; check "--bogus" 64 $?
+expect "--bogus is an unknown option" grep -q "^etlkit: unknown option '--bogus'" "$tmp/err"
+"$etlkit" --help >"$tmp/out"; check "--help" 0 $?
+for st in "0 ok" "1 I/O error" "2 not an ETL file" "3 input damaged" "4 waitchain" "64 usage error" "--fail-if gate"; do
+  expect "--help's exit statuses: $st" sh -c "tr '\n' ' ' <'$tmp/out' | grep -q -- '$st'"
+done
+# convert: its prefix, and the output-is-input usage error with the pointer to --help.
+"$etlkit" convert "$s" -o "$s" >/dev/null 2>"$tmp/err"; check "convert onto its input" 64 $?
+expect "convert onto its input: prefix" grep -q "^etlkit convert: .*the output is the input" "$tmp/err"
+expect "convert onto its input: Try --help" grep -q "^Try 'etlkit convert --help'" "$tmp/err"
+"$etlkit" convert "$s" -o "$tmp/c.etl" >/dev/null 2>"$tmp/err"; check "convert" 0 $?
+expect "convert's summary: prefix" grep -q "^etlkit convert: $tmp/c.etl: [0-9]* records in" "$tmp/err"
+# switches' notes: the command's prefix, a count of 1 in the singular.
+head -c 300000 "$s" >"$tmp/cut.etl"
+"$etlkit" switches "$tmp/cut.etl" >/dev/null 2>"$tmp/err"; check "switches on a cut file" 3 $?
+expect "switches: prefixed notes" grep -q "^etlkit switches: note: 1 buffer cut by the end of the file$" "$tmp/err"
+expect "switches: no bare notes" sh -c "! grep -q '^note:' '$tmp/err'"
+expect "switches: no '1 buffers'" sh -c "! grep -q ' 1 [a-z ]*buffers' '$tmp/err'"
+"$etlkit" switches "$k" >"$tmp/out" 2>/dev/null; check "switches, no switches" 0 $?
+expect "switches, no switches: the line alone, no header" [ "$(wc -l <"$tmp/out")" -eq 1 ]
+# export of a trace without switches: no "()" at the end of its summary.
+"$etlkit" export "$k" --to sqlite -o "$tmp/k.db" >/dev/null 2>"$tmp/err"; check "export, no switches" 0 $?
+expect "export, no switches: no ()" sh -c "grep -q 'rows' '$tmp/err' && ! grep -q '()' '$tmp/err'"
+# A failed write names the output and the system's reason, in every command.
+if [ -w /dev/full ]; then
+  for c in info dump cpu waits wakeups spinlocks pmc switches profile "waitchain --thread $tid" "compare $s" "export --schema"; do
+    "$etlkit" $c "$s" >/dev/full 2>"$tmp/err"; check "$c >/dev/full" 1 $?
+    expect "$c >/dev/full: standard output and why" grep -q "^etlkit ${c%% *}: standard output: No space left on device$" "$tmp/err"
+  done
+fi
+"$etlkit" dump "$s" --filter "" >"$tmp/out" 2>"$tmp/err"; check "dump --filter ''" 64 $?
+expect "dump --filter '': says what it needs" grep -q "^etlkit dump: --filter needs event names" "$tmp/err"
+"$etlkit" waits --help | tr -s ' \n' ' ' >"$tmp/out"
+expect "waits --help gives --longest's range" grep -q -- "--longest N how many longest waits and ready delays to list, 1 to 100000" "$tmp/out"
+# -oFILE: a short option's value attached, as getopt reads it.
+"$etlkit" report "$s" -o"$tmp/r.html" >/dev/null 2>&1; check "report -oFILE" 0 $?
+expect "report -oFILE wrote FILE" [ -s "$tmp/r.html" ]
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -83,7 +83,7 @@ for t in $traces; do
   for c in cpu waits switches wakeups spinlocks pmc; do
     run "$b $c" $c "$t"
     run "$b $c --json" $c --json "$t"
-    run "$b $c --csv" $c --csv --top 0 "$t"
+    run "$b $c --csv" $c --csv $([ $c = switches ] || echo --top 0) "$t" # switches has no --top: every row
   done
   run "$b cpu interval" cpu --interval 50ms "$t"
   run "$b cpu interval json" cpu --interval 50ms --json --complete-only "$t"

@@ -188,6 +188,10 @@ static void test_operands(void **state)
     r = run(&v, "-o x a b");
     assert_int_equal(r.rc, CLI_OPTS_RUN);
     assert_string_equal(v.ops[1], "b");
+    r = run(&v, "-ox.html a"); /* a short option's value attached, as getopt reads it */
+    assert_int_equal(r.rc, CLI_OPTS_RUN);
+    assert_string_equal(v.out, "x.html");
+    assert_string_equal(v.ops[0], "a");
     r = run(&v, "-o x a b c");
     assert_error(&r, "unexpected argument 'c'");
     r = run(&v, "-o x");

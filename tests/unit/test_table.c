@@ -57,11 +57,11 @@ static void table_csv_form(void **state)
     size_t n = 0;
     etl_memstream ms;
     FILE *f = etl_memstream_open(&ms, &p, &n);
-    tbl_print_csv(&t, f, 1);
+    tbl_print_sheet(&t, f);
     etl_memstream_close(&ms);
     tbl_free(&t);
-    /* The header without its alignment mark, the formula neutralised, the comma quoted, NULL blank, CRLF. */
-    assert_string_equal(p, "Process,Count\r\n'=evil,3\r\n\"a,b\",\r\n");
+    /* The BOM, the header without its alignment mark, the formula neutralised, the comma quoted, NULL blank, CRLF. */
+    assert_string_equal(p, "\xEF\xBB\xBF" "Process,Count\r\n'=evil,3\r\n\"a,b\",\r\n");
     free(p);
     assert_int_equal(tbl_failed(), 0);
 }
