@@ -14,28 +14,53 @@ static const cli_cmd compare_cmd = {
     "\"image/thread name\", waits by reason. CPU time, waiting time and switch-ins are per\n"
     "second of each trace's window, so traces of different lengths compare; ready latency\n"
     "percentiles are durations, as measured (for a name with several instances, the largest\n"
-    "instance's, an upper bound). Rows are sorted by the biggest change.\n",
+    "instance's, an upper bound). Rows are sorted by the biggest change. What cannot be\n"
+    "computed (a percentile of a name absent from a trace, waiting time without ReadyThread\n"
+    "events) is \"-\" in text and null in JSON, never 0.\n",
     {"BEFORE.etl", "AFTER.etl"}, 2, 2,
-    "Exit status: 0 ok, 1 a --fail-if threshold was crossed (or an I/O error), 2 not an ETL\n"
-    "file or no context switches in it, 3 input damaged, 64 usage.\n"};
+    "Exit status: 0 ok, 1 a --fail-if threshold was crossed or its change cannot be computed\n"
+    "(or an I/O error), 2 not an ETL file, or no context switch in it or in its window,\n"
+    "3 input damaged, 64 usage.\n"};
 
-/* Hundredths of a percent of the change, or INT64_MAX when before is 0 and after is not. */
-static int64_t rel(int64_t b, int64_t a)
+/* Whether a row's value of metric m is known on a side (0 BEFORE, 1 AFTER): an unknown one prints blank. */
+static int known(const etl_cmp_row *r, int side, unsigned m)
 {
-    if (b == 0) return a == 0 ? 0 : a > 0 ? INT64_MAX : INT64_MIN;
-    __int128 r = ((__int128)a - b) * 10000 / (b < 0 ? -(__int128)b : b);
-    /* INT64_MAX and INT64_MIN say "new": a finite change stops short of them. */
-    return r >= INT64_MAX ? INT64_MAX - 1 : r <= INT64_MIN ? INT64_MIN + 1 : (int64_t)r;
+    return ((side ? r->known_after : r->known_before) >> m) & 1;
 }
 
-static const char *fmt_rel(char out[32], int64_t b, int64_t a)
+static int both_known(const etl_cmp_row *r, unsigned m)
 {
-    int64_t r = rel(b, a);
-    if (r == INT64_MAX) return strcpy(out, "new");
-    if (r == INT64_MIN) return strcpy(out, "-new");
+    return known(r, 0, m) && known(r, 1, m);
+}
+
+enum { REL_NONE, REL_VALUE, REL_NEW, REL_NEW_NEG };
+
+/*
+ * The relative change in hundredths of a percent: REL_VALUE with *out, REL_NEW (NEW_NEG) from 0 to
+ * a value, REL_NONE when it cannot be computed (a side unknown, or 0 to 0: no percentage of 0).
+ */
+static int rel(const etl_cmp_row *r, unsigned m, int64_t *out)
+{
+    *out = 0;
+    if (!both_known(r, m)) return REL_NONE;
+    int64_t b = r->before[m], a = r->after[m];
+    if (b == 0) return a == 0 ? REL_NONE : a > 0 ? REL_NEW : REL_NEW_NEG;
+    __int128 x = ((__int128)a - b) * 10000 / (b < 0 ? -(__int128)b : b);
+    *out = x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
+    return REL_VALUE;
+}
+
+static const char *fmt_rel(char out[32], const etl_cmp_row *r, unsigned m)
+{
+    int64_t v;
+    switch (rel(r, m, &v)) {
+    case REL_NEW: return strcpy(out, "new");
+    case REL_NEW_NEG: return strcpy(out, "-new");
+    case REL_NONE: return strcpy(out, "-");
+    }
     char t[32];
-    fmt_fixed(t, r, 2);
-    snprintf(out, 32, "%s%.20s%%", r > 0 ? "+" : "", t);
+    fmt_fixed(t, v, 2);
+    snprintf(out, 32, "%s%.20s%%", v > 0 ? "+" : "", t);
     return out;
 }
 
@@ -47,29 +72,67 @@ static const char *fmt_delta(char out[32], int64_t d)
     return out;
 }
 
+/* A duration, "-" when unknown. */
+static const char *fmt_dur_k(char out[32], const etl_cmp_row *r, int side, unsigned m)
+{
+    if (!known(r, side, m)) return strcpy(out, "-");
+    return fmt_dur(out, side ? r->after[m] : r->before[m]);
+}
+
+/* A per-second count (3 decimals), "-" when unknown. */
+static const char *fmt_rate_k(char out[32], const etl_cmp_row *r, int side, unsigned m)
+{
+    if (!known(r, side, m)) return strcpy(out, "-");
+    return fmt_fixed(out, side ? r->after[m] : r->before[m], 3);
+}
+
+/* The change AFTER - BEFORE, "-" when a side is unknown. */
+static const char *fmt_change_k(char out[32], const etl_cmp_row *r, unsigned m)
+{
+    if (!both_known(r, m)) return strcpy(out, "-");
+    return fmt_delta(out, sub_sat(r->after[m], r->before[m]));
+}
+
+static void json_k(jw *w, const char *key, const etl_cmp_row *r, int side, unsigned m)
+{
+    if (known(r, side, m)) jw_i64(w, key, side ? r->after[m] : r->before[m]);
+    else jw_null(w, key);
+}
+
+static void json_rel(jw *w, const char *key, const etl_cmp_row *r, unsigned m)
+{
+    int64_t v;
+    if (rel(r, m, &v) == REL_VALUE) jw_fixed(w, key, v, 2);
+    else jw_null(w, key);
+}
+
+static void json_delta(jw *w, const char *key, const etl_cmp_row *r, unsigned m)
+{
+    if (both_known(r, m)) jw_i64(w, key, sub_sat(r->after[m], r->before[m]));
+    else jw_null(w, key);
+}
+
 static void json_pair(jw *w, const char *key, const etl_cmp_row *r, unsigned m, const char *unit)
 {
     char k[64];
-    int64_t b = r->before[m], a = r->after[m];
     snprintf(k, sizeof k, "before_%s%s", key, unit);
-    jw_i64(w, k, b);
+    json_k(w, k, r, 0, m);
     snprintf(k, sizeof k, "after_%s%s", key, unit);
-    jw_i64(w, k, a);
+    json_k(w, k, r, 1, m);
     snprintf(k, sizeof k, "delta_%s%s", key, unit);
-    jw_i64(w, k, a - b);
+    json_delta(w, k, r, m);
     snprintf(k, sizeof k, "delta_%s_pct", key);
-    int64_t rr = rel(b, a);
-    if (rr == INT64_MAX || rr == INT64_MIN) jw_null(w, k);
-    else jw_fixed(w, k, rr, 2);
+    json_rel(w, k, r, m);
 }
 
 static void json_switches(jw *w, const char *prefix, const etl_cmp_row *r)
 {
     char k[64];
-    snprintf(k, sizeof k, "before_%s", prefix);
-    jw_fixed(w, k, r->before[ETL_CMP_SWITCHES], 3);
-    snprintf(k, sizeof k, "after_%s", prefix);
-    jw_fixed(w, k, r->after[ETL_CMP_SWITCHES], 3);
+    for (int side = 0; side < 2; side++) {
+        snprintf(k, sizeof k, "%s_%s", side ? "after" : "before", prefix);
+        if (known(r, side, ETL_CMP_SWITCHES)) jw_fixed(w, k, side ? r->after[ETL_CMP_SWITCHES] : r->before[ETL_CMP_SWITCHES], 3);
+        else jw_null(w, k);
+    }
 }
 
 static void json_row(jw *w, const etl_cmp_row *r)
@@ -77,12 +140,10 @@ static void json_row(jw *w, const etl_cmp_row *r)
     jw_bool(w, "in_before", r->in_before);
     jw_bool(w, "in_after", r->in_after);
     /* The keys for CPU: before_cpu_ns, after_cpu_ns, delta_ns, delta_pct (ns per second of window). */
-    jw_i64(w, "before_cpu_ns", r->before[ETL_CMP_CPU]);
-    jw_i64(w, "after_cpu_ns", r->after[ETL_CMP_CPU]);
-    jw_i64(w, "delta_ns", sub_sat(r->after[ETL_CMP_CPU], r->before[ETL_CMP_CPU]));
-    int64_t rr = rel(r->before[ETL_CMP_CPU], r->after[ETL_CMP_CPU]);
-    if (rr == INT64_MAX || rr == INT64_MIN) jw_null(w, "delta_pct");
-    else jw_fixed(w, "delta_pct", rr, 2);
+    json_k(w, "before_cpu_ns", r, 0, ETL_CMP_CPU);
+    json_k(w, "after_cpu_ns", r, 1, ETL_CMP_CPU);
+    json_delta(w, "delta_ns", r, ETL_CMP_CPU);
+    json_rel(w, "delta_pct", r, ETL_CMP_CPU);
     json_pair(w, "wait", r, ETL_CMP_WAIT, "_ns");
     json_switches(w, "switches_per_s", r);
     json_pair(w, "ready_p50", r, ETL_CMP_READY_P50, "_ns");
@@ -94,26 +155,52 @@ static void json_row(jw *w, const etl_cmp_row *r)
 typedef struct gate {
     const char *text;
     etl_cmp_expr e;
-    int crossed, found;
+    int crossed, found;    /* crossed: 1, 0, or -1 when the change cannot be computed (the gate fails) */
     int64_t delta;
+    char why[300];         /* crossed -1: what is unknown, and where */
 } gate;
 
-static const char *fmt_gate_delta(char out[48], const gate *g)
+/* Why a gate's change cannot be computed: the side whose value is unknown, and what it lacks. */
+static void gate_why(gate *g, const etl_compare *c, const char *pb, const char *pa)
+{
+    const etl_cmp_row *r = etl_compare_find(c, g->e.scope, g->e.name);
+    unsigned m = g->e.metric;
+    int side = r && known(r, 0, m) ? 1 : 0;
+    const char *path = side ? pa : pb;
+    const etl_cmp_row *t = &c->total;
+    int64_t window = side ? c->window_after : c->window_before;
+    if (window <= 0)
+        snprintf(g->why, sizeof g->why, "%s's window is 0 ns", path);
+    else if (!known(t, side, ETL_CMP_CPU))
+        snprintf(g->why, sizeof g->why, "no CPU time is known in %s (no context switch in its window)", path);
+    else if (m == ETL_CMP_WAIT || (g->e.scope == ETL_CMP_REASON && m == ETL_CMP_SWITCHES))
+        snprintf(g->why, sizeof g->why, "no wait is known in %s (no switch-in with a ReadyThread)", path);
+    else if (r && !(side ? r->in_after : r->in_before))
+        snprintf(g->why, sizeof g->why, "%s is not in %s", r->name, path);
+    else
+        snprintf(g->why, sizeof g->why, "no Ready value in %s", path);
+}
+
+static const char *fmt_gate_delta(char out[340], const gate *g)
 {
     if (!g->found) return strcpy(out, "not in either trace");
+    if (g->crossed < 0) {
+        snprintf(out, 340, "cannot be computed: %s", g->why);
+        return out;
+    }
     if (g->e.relative) {
         if (g->delta == INT64_MAX) return strcpy(out, "+inf%");
         if (g->delta == INT64_MIN) return strcpy(out, "-inf%");
         char t[32];
         fmt_fixed(t, g->delta, 2);
-        snprintf(out, 48, "%s%s%%", g->delta > 0 ? "+" : "", t);
+        snprintf(out, 340, "%s%s%%", g->delta > 0 ? "+" : "", t);
     } else if (g->e.metric == ETL_CMP_SWITCHES) {
         char t[32];
         fmt_fixed(t, g->delta, 3);
-        snprintf(out, 48, "%s%s/s", g->delta > 0 ? "+" : "", t);
+        snprintf(out, 340, "%s%s/s", g->delta > 0 ? "+" : "", t);
     } else {
         char t[32];
-        snprintf(out, 48, "%s%s", fmt_delta(t, g->delta),
+        snprintf(out, 340, "%s%s", fmt_delta(t, g->delta),
                  g->e.metric == ETL_CMP_CPU || g->e.metric == ETL_CMP_WAIT ? "/s" : "");
     }
     return out;
@@ -164,8 +251,8 @@ static void print_json(const char *pb, const char *pa, const etl_compare *c, uns
         jw_str(&w, "reason", r->name);
         json_pair(&w, "wait", r, ETL_CMP_WAIT, "_ns");
         json_switches(&w, "waits_per_s", r);
-        jw_i64(&w, "before_max_ns", r->before[ETL_CMP_READY_MAX]);
-        jw_i64(&w, "after_max_ns", r->after[ETL_CMP_READY_MAX]);
+        json_k(&w, "before_max_ns", r, 0, ETL_CMP_READY_MAX);
+        json_k(&w, "after_max_ns", r, 1, ETL_CMP_READY_MAX);
         jw_obj_end(&w);
     }
     jw_arr_end(&w);
@@ -174,14 +261,20 @@ static void print_json(const char *pb, const char *pa, const etl_compare *c, uns
         jw_obj(&w, NULL);
         jw_str(&w, "expr", g[i].text);
         jw_bool(&w, "found", g[i].found);
-        if (g[i].found && g[i].delta != INT64_MAX && g[i].delta != INT64_MIN) {
+        if (g[i].found && g[i].crossed >= 0 && g[i].delta != INT64_MAX && g[i].delta != INT64_MIN) {
             if (g[i].e.relative) jw_fixed(&w, "delta_pct", g[i].delta, 2);
             else if (g[i].e.metric == ETL_CMP_SWITCHES) jw_fixed(&w, "delta", g[i].delta, 3);
             else jw_i64(&w, "delta_ns", g[i].delta);
         } else {
             jw_null(&w, g[i].e.relative ? "delta_pct" : "delta");
         }
-        jw_bool(&w, "crossed", g[i].crossed);
+        /* null: the change cannot be computed, and the gate fails (why says what is unknown) */
+        if (g[i].crossed < 0) {
+            jw_null(&w, "crossed");
+            jw_str(&w, "why", g[i].why);
+        } else {
+            jw_bool(&w, "crossed", g[i].crossed);
+        }
         jw_obj_end(&w);
     }
     jw_arr_end(&w);
@@ -214,20 +307,20 @@ static void table(const char *title, const etl_cmp_row *v, size_t n, unsigned to
         }
         const char *row[9];
         row[0] = name;
-        row[1] = fmt_dur(b[0], r->before[m]);
-        row[2] = fmt_dur(b[1], r->after[m]);
-        row[3] = fmt_delta(b[2], sub_sat(r->after[m], r->before[m]));
-        row[4] = fmt_rel(b[3], r->before[m], r->after[m]);
+        row[1] = fmt_dur_k(b[0], r, 0, m);
+        row[2] = fmt_dur_k(b[1], r, 1, m);
+        row[3] = fmt_change_k(b[2], r, m);
+        row[4] = fmt_rel(b[3], r, m);
         if (reasons) {
-            row[5] = fmt_fixed(b[4], r->before[ETL_CMP_SWITCHES], 3);
-            row[6] = fmt_fixed(b[5], r->after[ETL_CMP_SWITCHES], 3);
-            row[7] = fmt_dur(b[6], r->before[ETL_CMP_READY_MAX]);
-            row[8] = fmt_dur(b[7], r->after[ETL_CMP_READY_MAX]);
+            row[5] = fmt_rate_k(b[4], r, 0, ETL_CMP_SWITCHES);
+            row[6] = fmt_rate_k(b[5], r, 1, ETL_CMP_SWITCHES);
+            row[7] = fmt_dur_k(b[6], r, 0, ETL_CMP_READY_MAX);
+            row[8] = fmt_dur_k(b[7], r, 1, ETL_CMP_READY_MAX);
         } else {
-            row[5] = fmt_dur(b[4], r->before[ETL_CMP_READY_P99]);
-            row[6] = fmt_dur(b[5], r->after[ETL_CMP_READY_P99]);
-            row[7] = fmt_dur(b[6], r->before[ETL_CMP_WAIT]);
-            row[8] = fmt_dur(b[7], r->after[ETL_CMP_WAIT]);
+            row[5] = fmt_dur_k(b[4], r, 0, ETL_CMP_READY_P99);
+            row[6] = fmt_dur_k(b[5], r, 1, ETL_CMP_READY_P99);
+            row[7] = fmt_dur_k(b[6], r, 0, ETL_CMP_WAIT);
+            row[8] = fmt_dur_k(b[7], r, 1, ETL_CMP_WAIT);
         }
         tbl_row(&t, row);
     }
@@ -235,30 +328,38 @@ static void table(const char *title, const etl_cmp_row *v, size_t n, unsigned to
     tbl_free(&t);
 }
 
+/* An amount per second of window ("X/s"), "-" when unknown. */
+static const char *fmt_per_s(char out[40], const etl_cmp_row *r, int side, unsigned m)
+{
+    char t[32];
+    if (!known(r, side, m)) return strcpy(out, "-");
+    if (m == ETL_CMP_SWITCHES) fmt_fixed(t, side ? r->after[m] : r->before[m], 3);
+    else fmt_dur(t, side ? r->after[m] : r->before[m]);
+    snprintf(out, 40, "%s/s", t);
+    return out;
+}
+
 static void print_text(const char *pb, const char *pa, const etl_compare *c, unsigned top, const gate *g, size_t ng)
 {
-    char b1[32], b2[32], b3[32], b4[32];
+    char b1[40], b2[40], b3[32], b4[32];
     printf("etlkit compare: %s (%s) -> %s (%s); amounts per second of window\n", pb, fmt_dur(b1, c->window_before),
            pa, fmt_dur(b2, c->window_after));
     const etl_cmp_row *t = &c->total;
-    printf("\nCPU busy      %s/s -> %s/s  %s (%s)\n", fmt_dur(b1, t->before[ETL_CMP_CPU]),
-           fmt_dur(b2, t->after[ETL_CMP_CPU]), fmt_delta(b3, sub_sat(t->after[ETL_CMP_CPU], t->before[ETL_CMP_CPU])),
-           fmt_rel(b4, t->before[ETL_CMP_CPU], t->after[ETL_CMP_CPU]));
-    printf("Waiting       %s/s -> %s/s  %s (%s)\n", fmt_dur(b1, t->before[ETL_CMP_WAIT]),
-           fmt_dur(b2, t->after[ETL_CMP_WAIT]), fmt_delta(b3, sub_sat(t->after[ETL_CMP_WAIT], t->before[ETL_CMP_WAIT])),
-           fmt_rel(b4, t->before[ETL_CMP_WAIT], t->after[ETL_CMP_WAIT]));
-    printf("Switch-ins    %s/s -> %s/s (%s)\n", fmt_fixed(b1, t->before[ETL_CMP_SWITCHES], 3),
-           fmt_fixed(b2, t->after[ETL_CMP_SWITCHES], 3),
-           fmt_rel(b4, t->before[ETL_CMP_SWITCHES], t->after[ETL_CMP_SWITCHES]));
+    printf("\nCPU busy      %s -> %s  %s (%s)\n", fmt_per_s(b1, t, 0, ETL_CMP_CPU), fmt_per_s(b2, t, 1, ETL_CMP_CPU),
+           fmt_change_k(b3, t, ETL_CMP_CPU), fmt_rel(b4, t, ETL_CMP_CPU));
+    printf("Waiting       %s -> %s  %s (%s)\n", fmt_per_s(b1, t, 0, ETL_CMP_WAIT), fmt_per_s(b2, t, 1, ETL_CMP_WAIT),
+           fmt_change_k(b3, t, ETL_CMP_WAIT), fmt_rel(b4, t, ETL_CMP_WAIT));
+    printf("Switch-ins    %s -> %s (%s)\n", fmt_per_s(b1, t, 0, ETL_CMP_SWITCHES), fmt_per_s(b2, t, 1, ETL_CMP_SWITCHES),
+           fmt_rel(b4, t, ETL_CMP_SWITCHES));
     for (unsigned m = ETL_CMP_READY_P50; m <= ETL_CMP_READY_MAX; m++)
-        printf("Ready %-7s %s -> %s  %s (%s)\n", etl_cmp_metric_name(m) + 6, fmt_dur(b1, t->before[m]),
-               fmt_dur(b2, t->after[m]), fmt_delta(b3, sub_sat(t->after[m], t->before[m])), fmt_rel(b4, t->before[m], t->after[m]));
+        printf("Ready %-7s %s -> %s  %s (%s)\n", etl_cmp_metric_name(m) + 6, fmt_dur_k(b1, t, 0, m),
+               fmt_dur_k(b2, t, 1, m), fmt_change_k(b3, t, m), fmt_rel(b4, t, m));
     table("Processes by change of CPU time (per second of window)", c->processes, c->nprocesses, top, 0);
     table("Threads (image/thread name) by change of CPU time", c->threads, c->nthreads, top, 0);
     table("Waits by reason, by change of waiting time (per second of window)", c->reasons, c->nreasons, top, 1);
     if (ng) printf("\n");
     for (size_t i = 0; i < ng; i++) {
-        char d[48];
+        char d[340];
         printf("%s  %s: %s\n", g[i].crossed ? "FAIL" : "ok  ", g[i].text, fmt_gate_delta(d, &g[i]));
     }
 }
@@ -281,18 +382,52 @@ static int run_one(rep_args *a, const char *path, side *s, int allow_empty)
         rep_run_close(&s->run);
         return EXIT_IO;
     }
-    rep_run_go(&s->run, a);
+    /* The note that --range was clipped comes after the checks below: a refused side gets one line. */
+    rep_args q = *a;
+    q.quiet = 1;
+    rep_run_go(&s->run, &q);
     if (etl_usage_finish(&s->u, s->run.end_ns) != ETL_OK) return rep_usage_failed(&s->run, &s->u, "compare");
-    /* Every change against nothing is -100 %: a gate would pass on a trace recorded without CSWITCH. */
-    if (!allow_empty && s->run.mstats.switches == 0) {
-        fprintf(stderr,
-                "%s compare: %s has no context switches (no CSwitch events or compact batches), nothing to "
-                "compare; record with the CSWITCH kernel flag, or pass --allow-empty\n",
-                prog, path);
-        etl_usage_free(&s->u);
-        rep_run_close(&s->run);
-        return EXIT_NOT_ETL;
+    /*
+     * Every change against nothing is -100 % or "new": a gate would pass on a trace recorded without
+     * CSWITCH, or on a window that holds nothing (a --range past the end, or between two switches).
+     */
+    if (!allow_empty) {
+        uint64_t in_window = 0;
+        for (size_t c = 0; c < s->u.ncpus; c++) in_window += s->u.cpus[c].switches;
+        char t0[32], t1[32], te[32];
+        fmt_fixed(t0, s->run.v0 / 1000, 6);
+        fmt_fixed(t1, s->run.v1 / 1000, 6);
+        fmt_fixed(te, s->run.end_ns / 1000, 6);
+        const char *ra = a->has_range ? a->range_text[0] : "", *rb = a->has_range ? a->range_text[1] : "";
+        int refused = 1;
+        if (s->run.mstats.switches == 0)
+            fprintf(stderr,
+                    "%s compare: %s has no context switches (no CSwitch events or compact batches), nothing to "
+                    "compare; record with the CSWITCH kernel flag, or pass --allow-empty\n",
+                    prog, path);
+        else if (s->run.v1 <= s->run.v0 && a->has_range)
+            fprintf(stderr,
+                    "%s compare: %s ends at %s s: --range %s %s holds none of it (0 ns), nothing to compare; "
+                    "choose a range inside the trace, or pass --allow-empty\n",
+                    prog, path, te, ra, rb);
+        else if (s->run.v1 <= s->run.v0)
+            fprintf(stderr, "%s compare: %s has a window of 0 ns, nothing to compare; pass --allow-empty to compare "
+                    "anyway\n", prog, path);
+        else if (in_window == 0)
+            fprintf(stderr,
+                    "%s compare: %s has no context switch in its window %s s .. %s s%s%s%s%s%s, nothing to compare; "
+                    "choose a wider range, or pass --allow-empty\n",
+                    prog, path, t0, t1, a->has_range ? " (--range " : "", ra, a->has_range ? " " : "", rb,
+                    a->has_range ? ")" : "");
+        else
+            refused = 0;
+        if (refused) {
+            etl_usage_free(&s->u);
+            rep_run_close(&s->run);
+            return EXIT_NOT_ETL;
+        }
     }
+    rep_run_window(&s->run, a);
     return EXIT_OK;
 }
 
@@ -340,10 +475,13 @@ int cmd_compare(int argc, char **argv)
                  "        plain number (switches per second)\n"
                  "e.g. 'cpu(total) > +10%'  'cpu(process=svchost) > +5ms'\n"
                  "     'ready_p99(process=dwm) > +20%'  'wait(reason=WrQueue) > +1s'\n"
-                 "A name missing from BEFORE but present in AFTER is +infinite %;\n"
-                 "a name in neither trace never fails (a warning says so).\n"},
-        CLI_FLAG("allow-empty", 0, "compare a trace with no context switches (by default an error, exit 2: every "
-                 "change against it would be -100 %)", &allow_empty, 1),
+                 "A name missing from BEFORE but present in AFTER is +infinite %\n"
+                 "(cpu, wait, switches); a change that cannot be computed (a\n"
+                 "value unknown on a side, e.g. its ready_p99) fails; a name in\n"
+                 "neither trace never fails (a warning says so).\n"},
+        CLI_FLAG("allow-empty", 0, "compare a trace with no context switches, or a window with none (--range past "
+                 "its end: 0 ns); by default an error, exit 2. What cannot be computed is shown as -, and a gate on it "
+                 "fails", &allow_empty, 1),
         CLI_END};
     cli_opt common[REP_OPTS_MAX];
     rep_options(&a, REP_OPT_JSON | REP_OPT_TOP | REP_OPT_RANGE | REP_OPT_MAX_WAIT_REASON | REP_OPT_THREADS |
@@ -386,7 +524,8 @@ int cmd_compare(int argc, char **argv)
     } else {
         for (size_t i = 0; i < ng; i++) {
             g[i].crossed = etl_cmp_expr_eval(&c, &g[i].e, &g[i].delta, &g[i].found);
-            failed |= g[i].crossed;
+            if (g[i].crossed < 0) gate_why(&g[i], &c, paths[0], paths[1]);
+            failed |= g[i].crossed != 0; /* a change that cannot be computed never passes */
             if (!g[i].found)
                 fprintf(stderr, "%s compare: --fail-if '%s': no such name in either trace\n", prog, g[i].text);
         }

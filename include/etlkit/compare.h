@@ -38,6 +38,15 @@ typedef struct etl_cmp_row {
     uint8_t scope;          /* etl_cmp_scope */
     uint8_t in_before, in_after;
     uint8_t p_exact;        /* percentiles exact (one process instance of this name in each trace) */
+    /*
+     * Bit m (1u << metric): before[m] / after[m] is known; an unknown value is 0 and means nothing.
+     * Amounts (cpu, wait, switches) are unknown on a side whose window is 0 ns or holds no CPU time
+     * (a trace without switches), wait amounts on a side where no switch-in had a ReadyThread (no
+     * wait can be measured); they are known and 0 for a name absent from a side otherwise. A
+     * percentile (and a reason's longest wait) is unknown where it has no value: a name absent from
+     * a side, or no Ready value of it there.
+     */
+    uint8_t known_before, known_after;
     int64_t before[ETL_CMP_NMETRICS], after[ETL_CMP_NMETRICS];
 } etl_cmp_row;
 
@@ -79,9 +88,11 @@ typedef struct etl_cmp_expr {
 /* ETL_OK, or ETL_E_INVALID_ARG with a one-line reason in err[cap]. */
 ETL_API etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t cap);
 /*
- * 1 if the change crosses the threshold, 0 if not. *delta gets AFTER - BEFORE (or hundredths of a
- * percent for a relative threshold; a name absent from BEFORE with a value in AFTER is +infinity,
- * INT64_MAX); *found is 0 when the name is in neither trace (never crossed).
+ * 1 if the change crosses the threshold, 0 if not, -1 if the change cannot be computed (the value
+ * is unknown on a side: see etl_cmp_row.known_*; a gate should fail on it, never pass). *delta gets
+ * AFTER - BEFORE (or hundredths of a percent for a relative threshold; from 0 to a value is
+ * +infinity, INT64_MAX, from 0 to 0 is 0 %), 0 when -1; *found is 0 when the name is in neither
+ * trace (never crossed).
  */
 ETL_API int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delta, int *found);
 ETL_API const char *etl_cmp_metric_name(unsigned metric);

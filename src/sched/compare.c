@@ -7,7 +7,8 @@
  * are. Several process instances of one name are summed; their percentiles
  * cannot be merged from the summaries, so a name's percentile is the largest of
  * its instances' (an upper bound of the merged one, exact with one instance:
- * p_exact).
+ * p_exact). A value that cannot be computed (an amount per second of a 0 ns
+ * window, a percentile of no value) is marked unknown (known_*), never 0.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ const char *etl_cmp_metric_name(unsigned metric)
 typedef struct entry {
     char *name;
     uint8_t scope, side;
+    uint8_t known;          /* bit m: v[m] is known */
     uint32_t instances;
     int64_t v[ETL_CMP_NMETRICS];
 } entry;
@@ -50,7 +52,7 @@ typedef struct list {
     bool nomem;
 } list;
 
-static void add(list *l, uint8_t scope, uint8_t side, const char *name, const int64_t *v)
+static void add(list *l, uint8_t scope, uint8_t side, const char *name, const int64_t *v, uint8_t known)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
@@ -70,18 +72,28 @@ static void add(list *l, uint8_t scope, uint8_t side, const char *name, const in
     }
     x->scope = scope;
     x->side = side;
+    x->known = known;
     x->instances = 1;
     memcpy(x->v, v, sizeof x->v);
     l->n++;
 }
 
-static void lat(int64_t *v, const etl_latency *l)
+#define BIT(m) (uint8_t)(1u << (m))
+#define AMOUNTS (BIT(ETL_CMP_CPU) | BIT(ETL_CMP_WAIT) | BIT(ETL_CMP_SWITCHES))
+#define PERCENTILES (BIT(ETL_CMP_READY_P50) | BIT(ETL_CMP_READY_P90) | BIT(ETL_CMP_READY_P99) | BIT(ETL_CMP_READY_MAX))
+
+/* The percentiles, known when there is a value to take them of. */
+static uint8_t lat(int64_t *v, const etl_latency *l)
 {
     v[ETL_CMP_READY_P50] = l->p50_ns;
     v[ETL_CMP_READY_P90] = l->p90_ns;
     v[ETL_CMP_READY_P99] = l->p99_ns;
     v[ETL_CMP_READY_MAX] = l->max_ns;
+    return l->count ? PERCENTILES : 0;
 }
+
+/* A reason row's metrics: waiting time, waits per second (the switches slot), the longest wait (max). */
+#define REASON_KNOWN (BIT(ETL_CMP_WAIT) | BIT(ETL_CMP_SWITCHES) | BIT(ETL_CMP_READY_MAX))
 
 static const char *proc_name(const etl_sched *m, uint32_t process)
 {
@@ -97,18 +109,30 @@ static void gather(list *l, const etl_usage *u, uint8_t side, etl_cmp_row *total
     *window = w;
     int64_t v[ETL_CMP_NMETRICS];
     memset(v, 0, sizeof v);
-    int64_t busy = 0, wait = 0;
+    int64_t busy = 0, seen = 0, wait = 0;
     uint64_t sw = 0;
-    for (size_t c = 0; c < u->ncpus; c++) add_sat(&busy, u->cpus[c].busy_ns);
+    for (size_t c = 0; c < u->ncpus; c++) {
+        add_sat(&busy, u->cpus[c].busy_ns);
+        add_sat(&seen, u->cpus[c].busy_ns);
+        add_sat(&seen, u->cpus[c].idle_ns);
+    }
+    /*
+     * What a side can tell: amounts per second need a window and some CPU time known in it (none
+     * in a trace without switches); waiting time needs Waits, which only a switch-in with a
+     * ReadyThread has (spec §1 rule 3): with none of those, every wait is blank, not 0.
+     */
+    uint8_t amounts = w > 0 && seen > 0 ? BIT(ETL_CMP_CPU) | BIT(ETL_CMP_SWITCHES) : 0;
+    if (amounts && u->woken_all.count) amounts |= BIT(ETL_CMP_WAIT);
+    uint8_t waits = amounts & BIT(ETL_CMP_WAIT) ? REASON_KNOWN : 0;
     for (unsigned r = 0; r < 64; r++) add_sat(&wait, u->reasons[r].wait_ns);
     for (size_t i = 0; i < u->nthreads; i++) add_sat_u64(&sw, u->threads[i].switches);
     v[ETL_CMP_CPU] = etl_per_second(busy, w);
     v[ETL_CMP_WAIT] = etl_per_second(wait, w);
     v[ETL_CMP_SWITCHES] = per_second_milli(sw, w);
-    lat(v, &u->ready_all);
+    uint8_t known = amounts | lat(v, &u->ready_all);
     memcpy(side ? total->after : total->before, v, sizeof v);
-    if (side) total->in_after = 1;
-    else total->in_before = 1;
+    if (side) total->in_after = 1, total->known_after = known;
+    else total->in_before = 1, total->known_before = known;
     total->p_exact = 1;
     for (size_t i = 0; i < u->nprocesses; i++) {
         const etl_usage_process *p = &u->processes[i];
@@ -116,8 +140,9 @@ static void gather(list *l, const etl_usage *u, uint8_t side, etl_cmp_row *total
         v[ETL_CMP_CPU] = etl_per_second(p->cpu_ns, w);
         v[ETL_CMP_WAIT] = etl_per_second(p->wait_ns, w);
         v[ETL_CMP_SWITCHES] = per_second_milli(p->switches, w);
-        lat(v, &p->ready);
-        add(l, ETL_CMP_PROCESS, side, p->process == ETL_SCHED_NONE ? "Unknown" : proc_name(u->model, p->process), v);
+        known = amounts | lat(v, &p->ready);
+        add(l, ETL_CMP_PROCESS, side, p->process == ETL_SCHED_NONE ? "Unknown" : proc_name(u->model, p->process), v,
+            known);
     }
     for (size_t i = 0; i < u->nthreads; i++) {
         const etl_usage_thread *t = &u->threads[i];
@@ -129,8 +154,8 @@ static void gather(list *l, const etl_usage *u, uint8_t side, etl_cmp_row *total
         v[ETL_CMP_CPU] = etl_per_second(t->cpu_ns, w);
         v[ETL_CMP_WAIT] = etl_per_second(t->wait_ns, w);
         v[ETL_CMP_SWITCHES] = per_second_milli(t->switches, w);
-        lat(v, &t->ready);
-        add(l, ETL_CMP_THREAD, side, name, v);
+        known = amounts | lat(v, &t->ready);
+        add(l, ETL_CMP_THREAD, side, name, v, known);
     }
     for (unsigned r = 0; r < 64; r++) {
         const etl_usage_reason *x = &u->reasons[r];
@@ -145,7 +170,7 @@ static void gather(list *l, const etl_usage *u, uint8_t side, etl_cmp_row *total
         v[ETL_CMP_WAIT] = etl_per_second(x->wait_ns, w);
         v[ETL_CMP_SWITCHES] = per_second_milli(x->count, w); /* waits per second */
         v[ETL_CMP_READY_MAX] = x->max_ns;                    /* the longest wait */
-        add(l, ETL_CMP_REASON, side, rn, v);
+        add(l, ETL_CMP_REASON, side, rn, v, waits);
     }
 }
 
@@ -173,6 +198,14 @@ static int by_change(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* What is known of a name absent from a side, from what that side can tell (its total's bits). */
+static uint8_t absent_known(uint8_t scope, uint8_t side)
+{
+    if (scope == ETL_CMP_REASON) /* waits per second are known where waiting time is */
+        return side & BIT(ETL_CMP_WAIT) ? BIT(ETL_CMP_WAIT) | BIT(ETL_CMP_SWITCHES) : 0;
+    return side & AMOUNTS;
+}
+
 etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_usage *after)
 {
     memset(c, 0, sizeof *c);
@@ -198,14 +231,23 @@ etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_
             inst[0] = inst[1] = 0;
         }
         int64_t *v = e->side ? r->after : r->before;
-        if (e->side) r->in_after = 1;
-        else r->in_before = 1;
+        if (e->side) r->in_after = 1, r->known_after |= e->known;
+        else r->in_before = 1, r->known_before |= e->known;
         if (++inst[e->side] > 1) r->p_exact = 0;
         add_sat(&v[ETL_CMP_CPU], e->v[ETL_CMP_CPU]);
         add_sat(&v[ETL_CMP_WAIT], e->v[ETL_CMP_WAIT]);
         add_sat(&v[ETL_CMP_SWITCHES], e->v[ETL_CMP_SWITCHES]);
         for (unsigned m = ETL_CMP_READY_P50; m < ETL_CMP_NMETRICS; m++)
-            if (e->v[m] > v[m]) v[m] = e->v[m];
+            if ((e->known & BIT(m)) && e->v[m] > v[m]) v[m] = e->v[m];
+    }
+    /*
+     * A name absent from a side: its amounts there are 0 where that side can tell them (it did not
+     * run, did not wait), its percentiles and longest wait are of no value, unknown.
+     */
+    for (size_t i = 0; i < nr; i++) {
+        etl_cmp_row *r = &rows[i];
+        if (!r->in_before) r->known_before = absent_known(r->scope, c->total.known_before);
+        if (!r->in_after) r->known_after = absent_known(r->scope, c->total.known_after);
     }
     for (size_t i = 0; i < l.n; i++) free(l.e[i].name);
     free(l.e);
@@ -403,6 +445,9 @@ int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delt
     *found = r != NULL;
     *delta = 0;
     if (!r) return 0;
+    /* A change from or to an unknown value is unknown: the gate cannot pass on it. */
+    if (e->metric >= ETL_CMP_NMETRICS || !(r->known_before & BIT(e->metric)) || !(r->known_after & BIT(e->metric)))
+        return -1;
     int64_t b = r->before[e->metric], a = r->after[e->metric], d;
     /* In 128 bits, then saturated: amounts from damaged traces can be near the limits. */
     __int128 x = (__int128)a - b;

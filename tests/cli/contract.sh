@@ -125,6 +125,53 @@ expect "compare empty: no answer" [ ! -s "$tmp/out" ]
 "$etlkit" compare "$k" "$tmp/sw.etl" --json >"$tmp/out" 2>"$tmp/err"; check "compare empty BEFORE" 2 $?
 "$etlkit" compare "$tmp/sw.etl" "$k" --allow-empty --fail-if 'cpu(total) < -10%' >"$tmp/out" 2>&1
 check "compare --allow-empty" 1 $?
+expect "compare --allow-empty: the gate cannot be computed" grep -q "^FAIL  cpu(total) < -10%: cannot be computed: no CPU time is known in .*kernel-shutdown-x64.etl" "$tmp/out"
+
+# A side whose window holds nothing is the same case: --range past its end (clipped to 0 ns), or a window with no
+# switch in it. Before, every amount read 0 ns/s or "new" and every gate passed (exit 0).
+"$etlkit" synth --quiet --seed 4 --cpus 2 --threads 40 --processes 8 --duration 0.4 --load 70 --churn 20 -o "$tmp/before.etl"
+"$etlkit" synth --quiet --seed 4 --cpus 2 --threads 40 --processes 8 --duration 0.4 --load 90 --churn 20 -o "$tmp/after.etl"
+"$etlkit" synth --quiet --seed 4 --cpus 2 --duration 0.6 -o "$tmp/long.etl"
+cd "$tmp" || exit 1
+"$etlkit" compare before.etl after.etl --range 0.5 0.6 --fail-if 'cpu(total) > +10%' >out 2>err
+check "compare --range past both ends" 2 $?
+expect "compare --range past the end: names BEFORE and why" grep -q "^etlkit compare: before.etl ends at 0.40000[0-9] s: --range 0.5 0.6 holds none of it" err
+expect "compare --range past the end: one line" [ "$(wc -l < err)" -eq 1 ]
+expect "compare --range past the end: no answer" [ ! -s out ]
+"$etlkit" compare long.etl after.etl --range 0.45 0.5 --json >out 2>err; check "compare --range past AFTER's end" 2 $?
+expect "compare --range past AFTER's end: names AFTER" grep -q "^etlkit compare: after.etl ends at .*holds none of it" err
+expect "compare --range past AFTER's end: one line" [ "$(wc -l < err)" -eq 1 ]
+# 50..51 ns past a tick of 100 ns: no switch can fall in it.
+"$etlkit" compare before.etl after.etl --range 0.10000005 0.100000051 >out 2>err; check "compare window without a switch" 2 $?
+expect "compare window without a switch: says so" grep -q "^etlkit compare: before.etl has no context switch in its window 0.100000 s .. 0.100000 s (--range 0.10000005 0.100000051)" err
+expect "compare window without a switch: one line" [ "$(wc -l < err)" -eq 1 ]
+# --allow-empty compares anyway, but a gate on an amount that cannot be computed fails (exit 1), blank in text, null in JSON.
+"$etlkit" compare before.etl after.etl --range 0.5 0.6 --allow-empty --fail-if 'cpu(total) > +10%' \
+    --fail-if 'ready_p99(total) < -99%' >out 2>err
+check "compare --allow-empty --range past the end: the gates fail" 1 $?
+expect "compare --allow-empty --range past the end: cpu gate" grep -q "^FAIL  cpu(total) > +10%: cannot be computed: before.etl's window is 0 ns" out
+expect "compare --allow-empty --range past the end: ready gate" grep -q "^FAIL  ready_p99(total) < -99%: cannot be computed" out
+expect "compare --allow-empty --range past the end: blank amounts" grep -q "^CPU busy      - -> -  - (-)$" out
+expect "compare --allow-empty --range past the end: no 0 ns/s" sh -c '! grep -q "0 ns/s" out'
+"$etlkit" compare long.etl after.etl --range 0.45 0.5 --allow-empty --json --fail-if 'switches(total) > 1' >out 2>err
+check "compare --allow-empty --json: the gate fails" 1 $?
+tr -d ' \n' < out > flat
+expect "compare --allow-empty --json: the window's amounts are null" grep -q '"total":{"in_before":true,"in_after":true,"before_cpu_ns":[0-9]*,"after_cpu_ns":null,"delta_ns":null,"delta_pct":null' flat
+expect "compare --allow-empty --json: switches null" grep -q '"after_switches_per_s":null' flat
+expect "compare --allow-empty --json: the gate's crossed is null" grep -q '"crossed":null,"why":"after.etl.swindowis0ns"' flat
+expect "compare --allow-empty --json: failed" grep -q '"failed":true}' flat
+
+# A name absent from BEFORE has no Ready percentile there: null, blank, and no change computed from a made-up 0.
+"$etlkit" compare before.etl after.etl --json >out 2>err; check "compare pair" 0 $?
+tr -d ' \n' < out > flat
+expect "compare: a new process's BEFORE percentiles are null" \
+    grep -q '"name":"cl.exe","in_before":false,"in_after":true,"before_cpu_ns":0,"after_cpu_ns":[0-9]*,"delta_ns":[0-9]*,"delta_pct":null,"before_wait_ns":0,"after_wait_ns":[0-9]*,"delta_wait_ns":[0-9]*,"delta_wait_pct":null,"before_switches_per_s":0.000,"after_switches_per_s":[0-9.]*,"before_ready_p50_ns":null,"after_ready_p50_ns":[0-9]*,"delta_ready_p50_ns":null,"delta_ready_p50_pct":null,"before_ready_p99_ns":null,"after_ready_p99_ns":[0-9]*,"delta_ready_p99_ns":null' flat
+expect "compare: no BEFORE percentile of 0 anywhere" sh -c '! grep -q "\"before_ready_p[0-9]*_ns\":0[,}]" flat'
+"$etlkit" compare before.etl after.etl --top 0 --fail-if 'ready_p99(process=cl) > +1000%' >out 2>err
+check "compare: a gate on a new process's percentile fails" 1 $?
+expect "compare: the new process's percentile is blank" grep -Eq '^  cl.exe \[new\] +0 ns +[0-9.]+ ms +\+[0-9.]+ ms +new +- +[0-9.]+ ms' out
+expect "compare: the gate says why" grep -q "^FAIL  ready_p99(process=cl) > +1000%: cannot be computed: cl.exe is not in before.etl" out
+cd - >/dev/null || exit 1
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

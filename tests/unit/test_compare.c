@@ -2,7 +2,9 @@
  * test_compare.c - `compare`: a trace against itself changes nothing; a higher
  * --load (same seed) raises CPU time in the expected direction; --fail-if
  * thresholds are crossed exactly when the change passes them; the expression
- * parser accepts the documented forms and rejects the rest with a reason.
+ * parser accepts the documented forms and rejects the rest with a reason; what
+ * cannot be computed (a 0 ns window, a percentile of no value, waits without
+ * ReadyThread) is unknown and a gate on it cannot pass.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +24,9 @@ typedef struct trace {
     etl_usage u;
 } trace;
 
-static void make(trace *t, const char *name, const char *load, const char *duration)
+/* extra = extra_v: one more synth option (NULL: none); v0 < v1: the window of etl_usage, ns. */
+static void make_in(trace *t, const char *name, const char *load, const char *duration, const char *extra,
+                    const char *extra_v, int64_t v0, int64_t v1)
 {
     const char *dir = getenv("TMPDIR");
     snprintf(t->path, sizeof t->path, "%s/etlkit-compare-%d-%s.etl", dir && *dir ? dir : "/tmp", (int)getpid(), name);
@@ -32,13 +36,14 @@ static void make(trace *t, const char *name, const char *load, const char *durat
     etl_diag d;
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
         if (etl_synth_set(&o, kv[i][0], kv[i][1], &d) != ETL_OK) fail_msg("%s", d.msg);
+    if (extra && etl_synth_set(&o, extra, extra_v, &d) != ETL_OK) fail_msg("%s", d.msg);
     if (etl_synth_run(t->path, &o, NULL, &d) != ETL_OK) fail_msg("synth: %s", d.msg);
     assert_int_equal(etl_reader_open(t->path, NULL, &t->r, &d), ETL_OK);
     etl_sched_source *s;
     assert_int_equal(etl_sched_source_open(t->r, NULL, &s), ETL_OK);
     etl_sched_options mo = {.sz = sizeof mo, .on_row = etl_usage_add, .ctx = &t->u};
     assert_int_equal(etl_sched_open(etl_reader_clock(t->r), etl_reader_cpu_count(t->r), &mo, &t->m), ETL_OK);
-    etl_usage_options uo = {.sz = sizeof uo};
+    etl_usage_options uo = {.sz = sizeof uo, .v0 = v0, .v1 = v1};
     assert_int_equal(etl_usage_init(&t->u, t->m, &uo), ETL_OK);
     etl_sched_event ev;
     while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(t->m, &ev);
@@ -46,6 +51,11 @@ static void make(trace *t, const char *name, const char *load, const char *durat
     etl_sched_finish(t->m, end);
     assert_int_equal(etl_usage_finish(&t->u, etl_clock_ns(etl_reader_clock(t->r), end)), ETL_OK);
     etl_sched_source_close(s);
+}
+
+static void make(trace *t, const char *name, const char *load, const char *duration)
+{
+    make_in(t, name, load, duration, NULL, NULL, 0, 0);
 }
 
 static void drop(trace *t)
@@ -210,6 +220,110 @@ static void test_parse(void **state)
     }
 }
 
+#define B(m) (1u << (m))
+#define AMOUNTS (B(ETL_CMP_CPU) | B(ETL_CMP_WAIT) | B(ETL_CMP_SWITCHES))
+#define PERCENTILES (B(ETL_CMP_READY_P50) | B(ETL_CMP_READY_P90) | B(ETL_CMP_READY_P99) | B(ETL_CMP_READY_MAX))
+
+/* 1, 0 or -1 (cannot be computed), found or not. */
+static int eval(const etl_compare *c, const char *expr, int64_t *d)
+{
+    etl_cmp_expr e;
+    char err[200];
+    if (etl_cmp_expr_parse(expr, &e, err, sizeof err) != ETL_OK) fail_msg("'%s': %s", expr, err);
+    int found;
+    int r = etl_cmp_expr_eval(c, &e, d, &found);
+    assert_true(found);
+    return r;
+}
+
+/*
+ * What cannot be computed is unknown, never 0 (before: a window clipped to 0 ns read 0 ns/s on
+ * every row and every gate passed; a name absent from BEFORE had percentiles 0 there).
+ */
+static void test_unknown(void **state)
+{
+    (void)state;
+    trace full, past, lo, hi, nort;
+    make(&full, "full", "35", "0.3");
+    make_in(&past, "past", "35", "0.3", NULL, NULL, 500000000, 600000000); /* past the end: 0 ns */
+    make_in(&lo, "churnlo", "20", "0.3", "churn", "20", 0, 0);             /* processes come and go: */
+    make_in(&hi, "churnhi", "80", "0.3", "churn", "20", 0, 0);             /* names in one trace only */
+    make_in(&nort, "nort", "35", "0.3", "no-ready-thread", NULL, 0, 0);
+    int64_t d;
+
+    /* A 0 ns window: no amount and no percentile is known, every gate on it cannot be computed. */
+    etl_compare c;
+    assert_int_equal(etl_compare_build(&c, &full.u, &past.u), ETL_OK);
+    assert_int_equal(c.window_after, 0);
+    assert_int_equal(c.total.known_before, AMOUNTS | PERCENTILES);
+    assert_int_equal(c.total.known_after, 0);
+    const etl_cmp_row *all[3] = {c.processes, c.threads, c.reasons};
+    size_t n[3] = {c.nprocesses, c.nthreads, c.nreasons};
+    for (unsigned s = 0; s < 3; s++)
+        for (size_t i = 0; i < n[s]; i++) assert_int_equal(all[s][i].known_after, 0);
+    assert_int_equal(eval(&c, "cpu(total) > +10%", &d), -1);
+    assert_int_equal(d, 0);
+    assert_int_equal(eval(&c, "cpu(total) < -10%", &d), -1);
+    assert_int_equal(eval(&c, "switches(total) > 1", &d), -1);
+    assert_int_equal(eval(&c, "ready_p99(total) > +1ms", &d), -1);
+    assert_int_equal(eval(&c, "wait(reason=WrQueue) > +1s", &d), -1);
+    etl_compare_free(&c);
+
+    /*
+     * Names absent from a side: their amounts there are 0 (known), their percentiles and longest
+     * waits of no value (unknown).
+     */
+    assert_int_equal(etl_compare_build(&c, &lo.u, &hi.u), ETL_OK);
+    size_t absent = 0;
+    const etl_cmp_row *rows[2] = {c.processes, c.threads};
+    size_t nrows[2] = {c.nprocesses, c.nthreads};
+    for (unsigned s = 0; s < 2; s++)
+        for (size_t i = 0; i < nrows[s]; i++) {
+            const etl_cmp_row *r = &rows[s][i];
+            if (r->in_before) {
+                assert_true(r->known_before & B(ETL_CMP_CPU));
+                continue;
+            }
+            absent++;
+            assert_int_equal(r->known_before, AMOUNTS);
+            assert_int_equal(r->before[ETL_CMP_CPU], 0);
+            for (unsigned m = ETL_CMP_READY_P50; m < ETL_CMP_NMETRICS; m++) assert_int_equal(r->before[m], 0);
+        }
+    for (size_t i = 0; i < c.nreasons; i++)
+        if (!c.reasons[i].in_before) assert_int_equal(c.reasons[i].known_before, B(ETL_CMP_WAIT) | B(ETL_CMP_SWITCHES));
+    assert_true(absent > 0);
+    /* A gate on a percentile of an absent name cannot be computed; on its CPU it is a +infinite change. */
+    for (size_t i = 0; i < c.nprocesses; i++) {
+        if (c.processes[i].in_before) continue;
+        char e[400];
+        snprintf(e, sizeof e, "ready_p99(process=%s) > +20%%", c.processes[i].name);
+        assert_int_equal(eval(&c, e, &d), -1);
+        snprintf(e, sizeof e, "ready_p99(process=%s) < -20%%", c.processes[i].name);
+        assert_int_equal(eval(&c, e, &d), -1);
+        snprintf(e, sizeof e, "cpu(process=%s) > +20%%", c.processes[i].name);
+        assert_int_equal(eval(&c, e, &d), c.processes[i].after[ETL_CMP_CPU] > 0);
+        break;
+    }
+    etl_compare_free(&c);
+
+    /* Without ReadyThread events no wait can be measured (spec §1 rule 3): waiting time unknown, not 0. */
+    assert_int_equal(etl_compare_build(&c, &full.u, &nort.u), ETL_OK);
+    assert_true(c.total.known_after & B(ETL_CMP_CPU));
+    assert_false(c.total.known_after & B(ETL_CMP_WAIT));
+    assert_int_equal(eval(&c, "wait(total) > +10%", &d), -1);
+    assert_int_equal(eval(&c, "wait(reason=WrQueue) < -10%", &d), -1);
+    assert_int_equal(eval(&c, "switches(reason=WrQueue) < 0", &d), -1);
+    assert_true(eval(&c, "cpu(total) > -100%", &d) == 1);
+    for (size_t i = 0; i < c.nthreads; i++) assert_false(c.threads[i].known_after & B(ETL_CMP_WAIT));
+    etl_compare_free(&c);
+
+    drop(&full);
+    drop(&past);
+    drop(&lo);
+    drop(&hi);
+    drop(&nort);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_self),
         cmocka_unit_test(test_load),
         cmocka_unit_test(test_lengths),
+        cmocka_unit_test(test_unknown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
