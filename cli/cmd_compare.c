@@ -283,7 +283,7 @@ static void print_json(const char *pb, const char *pa, const etl_compare *c, uns
     jw_end(&w);
 }
 
-static void table(const char *title, const etl_cmp_row *v, size_t n, unsigned top, int reasons)
+static void table(const char *title, const etl_compare *c, const etl_cmp_row *v, size_t n, unsigned top, int reasons)
 {
     if (!n) return;
     printf("\n%s\n", title);
@@ -301,8 +301,10 @@ static void table(const char *title, const etl_cmp_row *v, size_t n, unsigned to
         char nm[600];
         if (!reasons) {
             size_t k = strlen(r->name);
-            snprintf(nm, sizeof nm, "%s%s%s", name, k && r->name[k - 1] == '/' ? "(unnamed)" : "",
-                     !r->in_before ? " [new]" : !r->in_after ? " [gone]" : "");
+            /* new or gone only where that side can tell: it has CPU time known */
+            const char *label = !r->in_before && known(&c->total, 0, ETL_CMP_CPU)  ? " [new]"
+                                : !r->in_after && known(&c->total, 1, ETL_CMP_CPU) ? " [gone]" : "";
+            snprintf(nm, sizeof nm, "%s%s%s", name, k && r->name[k - 1] == '/' ? "(unnamed)" : "", label);
             name = nm;
         }
         const char *row[9];
@@ -354,9 +356,9 @@ static void print_text(const char *pb, const char *pa, const etl_compare *c, uns
     for (unsigned m = ETL_CMP_READY_P50; m <= ETL_CMP_READY_MAX; m++)
         printf("Ready %-7s %s -> %s  %s (%s)\n", etl_cmp_metric_name(m) + 6, fmt_dur_k(b1, t, 0, m),
                fmt_dur_k(b2, t, 1, m), fmt_change_k(b3, t, m), fmt_rel(b4, t, m));
-    table("Processes by change of CPU time (per second of window)", c->processes, c->nprocesses, top, 0);
-    table("Threads (image/thread name) by change of CPU time", c->threads, c->nthreads, top, 0);
-    table("Waits by reason, by change of waiting time (per second of window)", c->reasons, c->nreasons, top, 1);
+    table("Processes by change of CPU time (per second of window)", c, c->processes, c->nprocesses, top, 0);
+    table("Threads (image/thread name) by change of CPU time", c, c->threads, c->nthreads, top, 0);
+    table("Waits by reason, by change of waiting time (per second of window)", c, c->reasons, c->nreasons, top, 1);
     if (ng) printf("\n");
     for (size_t i = 0; i < ng; i++) {
         char d[340];
