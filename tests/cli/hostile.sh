@@ -132,7 +132,9 @@ unchanged() { # unchanged NAME: nothing in $d changed, nothing left behind
 }
 # (timeout: a FIFO opened for writing would block forever)
 timeout 20 "$etlkit" convert - -o "$d/in.etl" < "$d/in.etl" 2>"$tmp/err"; check "stdin onto itself" 64 $?
-expect "stdin onto itself: one line" [ "$(wc -l < "$tmp/err")" -eq 1 ]
+# A usage error: its line, then the pointer to --help.
+expect "stdin onto itself: two lines" [ "$(wc -l < "$tmp/err")" -eq 2 ]
+expect "stdin onto itself: Try --help" grep -q "^Try 'etlkit convert --help'" "$tmp/err"
 unchanged "stdin onto itself"
 timeout 20 "$etlkit" convert "$d/in.etl" -o "$d/hard.etl" 2>/dev/null; check "onto a hard link of the input" 64 $?
 unchanged "onto a hard link of the input"
