@@ -108,8 +108,8 @@ static const char *mix(char *out, size_t cap, const uint64_t *h, unsigned n, uin
                                                                 "ExConverted", "Other"};
         if (modes) snprintf(nm, sizeof nm, "%s", short_modes[best]);
         else snprintf(nm, sizeof nm, best + 1 < ETL_SPIN_IRQLS ? "%u" : "%u+", best);
-        len += (size_t)snprintf(out + len, cap - len, "%s%s:%llu%%", r ? " " : "", nm,
-                                (unsigned long long)(h[best] * 100 / total));
+        len += (size_t)snprintf(out + len, cap - len, "%s%s:%lld%%", r ? " " : "", nm,
+                                (long long)num_div_round((__int128)h[best] * 100, (__int128)total));
         if (len >= cap) break;
     }
     return out;
@@ -488,7 +488,7 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
     if (s->total.acq_pct >= 0)
         printf("CPU spent acquiring %s%% (contended %s%%); collision %s%%; %s acquisitions/s\n",
                fmt_fixed(f1, s->total.acq_pct, 4), fmt_fixed(f2, s->total.cont_pct, 4),
-               fmt_fixed(f3, s->total.collision_pct / 100, 2), fmt_fixed(b1, s->total.acq_rate, 3));
+               fmt_fixed(f3, num_div_round(s->total.collision_pct, 100), 2), fmt_fixed(b1, s->total.acq_rate, 3));
     printf("Per lock and caller estimates have no bounds: a CPU's sampling counter is shared by all locks.\n");
     unsigned top = list_top(a) ? list_top(a) : UINT_MAX;
     text_table("Locks", s->locks, s->nlocks, K_LOCKS, top);

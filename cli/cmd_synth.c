@@ -43,12 +43,13 @@ static int synth_preset(const cli_opt *o, const char *v, char *err, size_t cap)
 
 #define SYNTH_OWN 5       /* the command's own options, before the simulator's */
 #define SYNTH_MAX_OPTS 64
+#define SYNTH_HELP_MAX 1024 /* one option's help with its default; the longest (--modules) is about 240 */
 
 /*
  * The table: the command's options, then one row per simulator option, its help
  * ending with the default (the value in a freshly initialised etl_synth_options).
  */
-static void synth_table(cli_opt *t, char (*help)[200], etl_synth_options *o, const char **out, const char **truth,
+static void synth_table(cli_opt *t, char (*help)[SYNTH_HELP_MAX], etl_synth_options *o, const char **out, const char **truth,
                         int *force, int *quiet)
 {
     const cli_opt own[SYNTH_OWN] = {
@@ -115,7 +116,7 @@ int cmd_synth(int argc, char **argv)
     etl_synth_options_init(&o);
     etl_diag d;
     cli_opt table[SYNTH_MAX_OPTS];
-    char help[SYNTH_MAX_OPTS][200];
+    static char help[SYNTH_MAX_OPTS][SYNTH_HELP_MAX]; /* 64 KiB: not on the stack */
     synth_table(table, help, &o, &out, &truth, &force, &quiet);
     int prc = cli_opts_parse(&synth_cmd, table, argc, argv, NULL);
     if (prc != CLI_OPTS_RUN) return prc;

@@ -279,7 +279,7 @@ static void print_text(const rep_run *run, const out *o)
         const etl_sched_thread *st = etl_sched_thread_at(o->m, p->thread);
         etl_chain_seg tmp = {.has_reason = p->has_reason, .reason = p->reason};
         snprintf(dp, sizeof dp, "%u", p->depth);
-        const char *r[] = {fmt_dur(d, p->ns), fmt_fixed(pc, len ? (int64_t)((__int128)p->ns * 10000 / len) : 0, 2),
+        const char *r[] = {fmt_dur(d, p->ns), fmt_fixed(pc, rep_pct100(p->ns, len), 2),
                            etl_chain_state_name(p->state), reason_of(&tmp, rs), dp,
                            thread_label(o->m, p->thread, st ? st->tid : 0, th)};
         tbl_row(&t, r);

@@ -47,7 +47,7 @@ static const char *proc_of(const rep_run *run, const etl_wakeup_waker *x, char n
 
 static const char *pct(char out[32], uint64_t part, uint64_t whole)
 {
-    return fmt_fixed(out, whole ? (int64_t)(part * 10000 / whole) : 0, 2);
+    return fmt_fixed(out, rep_pct100((int64_t)part, (int64_t)whole), 2);
 }
 
 /* ---- the wakers' columns (by process, by thread): text, CSV and JSON from one table each ---- */
@@ -89,7 +89,7 @@ GETTER(g_rate)
 GETTER(g_pct)
 {
     (void)col;
-    cv_i64(v, C->total ? (int64_t)(X->count * 10000 / C->total) : 0);
+    cv_i64(v, rep_pct100((int64_t)X->count, (int64_t)C->total));
 }
 GETTER(g_tid)
 {

@@ -222,12 +222,12 @@ const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256]
 
 int64_t rep_pct100(int64_t part, int64_t whole)
 {
-    return whole > 0 ? (int64_t)((__int128)part * 10000 / whole) : 0;
+    return whole > 0 ? num_div_round((__int128)part * 10000, whole) : 0;
 }
 
 int64_t rep_rate(uint64_t n, int64_t window)
 {
-    return window > 0 ? (int64_t)((__int128)n * 1000000000000 / window) : 0;
+    return window > 0 ? num_div_round((__int128)n * 1000000000000, window) : 0;
 }
 
 const char *rep_thread_name(const etl_sched *m, uint32_t thread)

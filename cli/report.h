@@ -112,9 +112,9 @@ int rep_finish(rep_run *run, const char *cmd);
 const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256]);
 /* A thread's name ("" when none). */
 const char *rep_thread_name(const etl_sched *m, uint32_t thread);
-/* Hundredths of a percent of part over whole, rounded down (0 when whole is not positive). */
+/* Hundredths of a percent of part over whole, rounded to the nearest as WPA shows it (0 when whole is not positive). */
 int64_t rep_pct100(int64_t part, int64_t whole);
-/* Thousandths of an event per second of a window of window ns, rounded down. */
+/* Thousandths of an event per second of a window of window ns, rounded to the nearest. */
 int64_t rep_rate(uint64_t n, int64_t window);
 /* A process instance's image name ("Unknown" when none) into out[256], its PID (UINT32_MAX when unknown). */
 const char *rep_process_name(const etl_sched *m, uint32_t process, char out[256], uint32_t *pid);

@@ -38,11 +38,14 @@ const char *fmt_dur(char out[32], int64_t ns)
     uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns; /* INT64_MIN too, unwrapped */
     size_t n;
     const char *unit;
-    /* At most 20 digits, a sign and a point: the unit always fits. */
-    if (a < 1000) n = fmt_i64(out, ns), unit = " ns";
-    else if (a < 1000000) n = fmt_fixed_n(out, ns / 10, 2), unit = " us";
-    else if (a < 1000000000) n = fmt_fixed_n(out, ns / 1000, 3), unit = " ms";
-    else n = fmt_fixed_n(out, ns / 1000000, 3), unit = " s";
+    /* At most 20 digits, a sign and a point: the unit always fits. |ns| <= 2^63: no sum below overflows. */
+    uint64_t r;
+    unsigned d;
+    if (a < 1000) r = a, d = 0, unit = " ns";
+    else if ((r = (a + 5) / 10) < 100000) d = 2, unit = " us";
+    else if ((r = (a + 500) / 1000) < 1000000) d = 3, unit = " ms";
+    else r = (a + 500000) / 1000000, d = 3, unit = " s";
+    n = fmt_fixed_n(out, ns < 0 ? -(int64_t)r : (int64_t)r, d);
     memcpy(out + n, unit, strlen(unit) + 1);
     return out;
 }

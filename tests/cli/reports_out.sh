@@ -124,5 +124,25 @@ expect "waits --help gives --longest's range" grep -q -- "--longest N how many l
 "$etlkit" report "$s" -o"$tmp/r.html" >/dev/null 2>&1; check "report -oFILE" 0 $?
 expect "report -oFILE wrote FILE" [ -s "$tmp/r.html" ]
 
+# --- numbers for people: rounded to the digits shown (WPA's way), not cut; help text whole -------------------------
+"$etlkit" synth --help >"$tmp/out"; check "synth --help" 0 $?
+expect "synth --help: --modules' text whole" sh -c "tr -s ' \n' ' ' <'$tmp/out' | grep -q 'at BASE+RVA (for symbol tests) (default none)'"
+# cpu: every thread's CPU time (text) and % CPU (CSV) from its exact ns (JSON), rounded half up.
+"$etlkit" cpu "$s" --top 1000 >"$tmp/cpu.txt"; "$etlkit" cpu "$s" --csv >"$tmp/cpu.csv"
+tr '{' '\n' <"$tmp/cpu.json" | sed -n 's/^"tid":\([0-9]*\),.*"cpu_ns":\([0-9]*\),.*/\1 \2/p' >"$tmp/ns"
+win=$(sed 's/.*"end_ns":\([0-9]*\).*"num_cpus":\([0-9]*\).*/\1 \2/' "$tmp/cpu.json" | awk '{ printf "%d", $1 * $2 }')
+awk -v win="$win" -v txt="$tmp/cpu.txt" -v csv="$tmp/cpu.csv" '
+  BEGIN { while ((getline l < txt) > 0) { n = split(l, f, "  +"); t[f[1] + 0] = l }
+          while ((getline l < csv) > 0) { split(l, f, ","); p[f[1] + 0] = f[5] } }
+  { ns = $2
+    if (ns >= 1000000 && ns < 1000000000) { want = sprintf("%.3f ms", int((ns + 500) / 1000) / 1000); dur++
+      if (index(t[$1 + 0], want) == 0) { print "tid " $1 ": " ns " ns is not " want; bad++ }
+      if (ns % 1000 >= 500) up++ }
+    pct = sprintf("%.2f", int((ns * 10000 * 2 + win) / (2 * win)) / 100)
+    if (p[$1 + 0] != pct) { print "tid " $1 ": cpu_pct " p[$1 + 0] ", not " pct; bad++ }
+    if (int(ns * 10000 / win) != int((ns * 10000 * 2 + win) / (2 * win))) pup++ }
+  END { printf "%d %d %d %d\n", bad, dur, up, pup > "/dev/stderr"; exit bad > 0 || dur == 0 || up == 0 || pup == 0 }' "$tmp/ns" 2>"$tmp/err"
+expect "cpu: durations and % CPU rounded ($(tail -1 "$tmp/err"): bad, checked, rounded up)" [ $? -eq 0 ]
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -77,11 +77,40 @@ static void durations_for_people(void **state)
     assert_string_equal(fmt_dur(o, 0), "0 ns");
     assert_string_equal(fmt_dur(o, 999), "999 ns");
     assert_string_equal(fmt_dur(o, 1000), "1.00 us");
-    assert_string_equal(fmt_dur(o, 12345678), "12.345 ms");
+    assert_string_equal(fmt_dur(o, 12345678), "12.346 ms"); /* rounded to the digits shown, as WPA shows it */
     assert_string_equal(fmt_dur(o, 1234000000), "1.234 s");
     assert_string_equal(fmt_dur(o, -850), "-850 ns");
     assert_string_equal(fmt_dur(o, -2500000), "-2.500 ms");
-    assert_string_equal(fmt_dur(o, INT64_MIN), "-9223372036.854 s");
+    assert_string_equal(fmt_dur(o, INT64_MIN), "-9223372036.855 s");
+    /* A half away from zero; below it, down. */
+    assert_string_equal(fmt_dur(o, 93085700), "93.086 ms");
+    assert_string_equal(fmt_dur(o, 93085499), "93.085 ms");
+    assert_string_equal(fmt_dur(o, 93085500), "93.086 ms");
+    assert_string_equal(fmt_dur(o, -93085500), "-93.086 ms");
+    assert_string_equal(fmt_dur(o, 5283871600), "5.284 s");
+    assert_string_equal(fmt_dur(o, 1234), "1.23 us");
+    assert_string_equal(fmt_dur(o, 1235), "1.24 us");
+    /* A value that rounds up to the next unit is shown in it. */
+    assert_string_equal(fmt_dur(o, 999994), "999.99 us");
+    assert_string_equal(fmt_dur(o, 999995), "1.000 ms");
+    assert_string_equal(fmt_dur(o, 999999499), "999.999 ms");
+    assert_string_equal(fmt_dur(o, 999999500), "1.000 s");
+    assert_string_equal(fmt_dur(o, -999999600), "-1.000 s");
+}
+
+static void rounding(void **state)
+{
+    (void)state;
+    assert_int_equal(num_div_round(22166, 10), 2217);
+    assert_int_equal(num_div_round(22164, 10), 2216);
+    assert_int_equal(num_div_round(25, 10), 3);
+    assert_int_equal(num_div_round(-25, 10), -3);
+    assert_int_equal(num_div_round(-24, 10), -2);
+    assert_int_equal(num_div_round(2, 3), 1);
+    assert_int_equal(num_div_round(1, 3), 0);
+    assert_int_equal(num_div_round(0, 7), 0);
+    /* 73313 of 79528 samples: 92.18516 % in hundredths. */
+    assert_int_equal(num_div_round((__int128)73313 * 10000, 79528), 9219);
 }
 
 static void parse_integers(void **state)
@@ -194,6 +223,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(digits_match_printf), cmocka_unit_test(digits_edges),
         cmocka_unit_test(fixed_point),         cmocka_unit_test(durations_for_people),
+        cmocka_unit_test(rounding),
         cmocka_unit_test(parse_integers),      cmocka_unit_test(parse_sizes),
         cmocka_unit_test(parse_durations),     cmocka_unit_test(parse_fixed_point),
     };
