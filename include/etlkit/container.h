@@ -78,6 +78,7 @@ enum {
 #define ETL_TRACE_HEADER_PMC_COUNTERS_SHIFT 8
 
 /* LogFileMode bits etlkit names (EVENT_TRACE_*_MODE). */
+#define ETL_LOG_FILE_MODE_CIRCULAR 0x00000002u
 #define ETL_LOG_FILE_MODE_COMPRESSED 0x04000000u
 
 /* EVENT_TRACE_CLOCK_* (TRACE_LOGFILE_HEADER.ReservedFlags). */
@@ -374,6 +375,21 @@ ETL_API void etl_reader_time_window(const etl_reader *r, uint64_t *lo, uint64_t 
  * last record's time.
  */
 ETL_API uint64_t etl_reader_end_ts(const etl_reader *r);
+/*
+ * Buffers the session wrote that the file does not hold: more written (the header's
+ * BuffersWritten) than found (a file cut at a buffer boundary), or SequenceNumbers missing
+ * between those found (a buffer removed). Told at open with where they are missing and
+ * counted in bad_buffers (etl_reader_stats_get). Circular logs, which overwrite their
+ * buffers, are not judged.
+ */
+ETL_API uint64_t etl_reader_buffers_missing(const etl_reader *r);
+/*
+ * Until when the file holds CPU cpu's records: UINT64_MAX when to the session's end (no
+ * buffer missing, or none after the CPU's last one); else the time of its last record in the
+ * session window (0: none), the end of what is known of it. Reads up to a few of its last
+ * buffers, telling nothing.
+ */
+ETL_API uint64_t etl_reader_cpu_known_until(const etl_reader *r, unsigned cpu);
 /*
  * Record iterators opened after this hand out the records whose time lies outside the
  * session window too, flagged ETL_REC_BAD_TS, instead of passing them over (they are

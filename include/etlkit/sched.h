@@ -211,6 +211,13 @@ typedef struct etl_sched_options {
     void *ctx;
     bool complete_only;   /* drop the head and tail slices (WPA-like) */
     etl_sched_ready_fn on_ready; /* optional: every ReadyThread with its readier */
+    /*
+     * Optional: the trace's reader. When its file misses buffers (etl_reader_buffers_missing),
+     * nothing is made of what they held: a switch whose old thread is not the one planned
+     * (a buffer of that CPU lost between them) makes its slice unknown, and each CPU's last
+     * slice stops at the CPU's last record (etl_reader_cpu_last_ts): the rest is unknown.
+     */
+    const etl_reader *reader;
 } etl_sched_options;
 
 /* ncpu: the trace's CPU count (more are added as switches name them). */
@@ -220,7 +227,8 @@ ETL_API etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const e
 ETL_API etl_status etl_sched_push(etl_sched *m, const etl_sched_event *ev);
 /*
  * End of trace at raw time end_ts (the later of the last record and EndTime):
- * closes every CPU's last row (NSO = end) and emits them.
+ * closes every CPU's last row (NSO = end, or its last record's time when the file misses
+ * buffers: etl_sched_options.reader) and emits them.
  */
 ETL_API etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts);
 /*

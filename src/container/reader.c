@@ -113,6 +113,7 @@ static etl_status index_buffers(etl_reader *r)
         if (h.buffer_size < ETL_BUFFER_HEADER_SIZE || h.buffer_size > ETL_MAX_BUFFER_SIZE) {
             size_t next = resync(r, off);
             st->bad_buffers++;
+            r->unindexed++;
             st->skipped_bytes += next - off;
             etl_reader_problem(r, st, ETL_E_CORRUPT, off,
                                "buffer %zu at offset 0x%zx: BufferSize %u is impossible; skipped %zu bytes",
@@ -379,6 +380,101 @@ void etl_reader_time_window(const etl_reader *r, uint64_t *lo, uint64_t *hi)
 
 void etl_reader_keep_bad_times(etl_reader *r, bool keep) { r->keep_bad_times = keep; }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Buffers whose records are lost (etl_reader_buffers_missing). The SequenceNumbers of a
+ * sequential log run 0, 1, 2...: a gap between two found is a buffer removed, or one whose
+ * header was beyond reading (told already: only the gaps it does not explain are told); the
+ * numbers after the last found up to BuffersWritten, a file cut short. Numbers that cannot be a
+ * sequential log's (past BuffersWritten, not from 0, one twice) are damage of their own: then
+ * only the count is judged, and every CPU's end is in doubt.
+ */
+static etl_status missing_buffers(etl_reader *r)
+{
+    const etl_logfile_header *h = &r->hdr;
+    if ((h->log_file_mode & ETL_LOG_FILE_MODE_CIRCULAR) || !r->nbufs) return ETL_OK;
+    uint64_t *seq = malloc(r->nbufs * sizeof *seq);
+    if (!seq) return ETL_E_NOMEM;
+    for (size_t i = 0; i < r->nbufs; i++) seq[i] = r->bufs[i].seq;
+    qsort(seq, r->nbufs, sizeof *seq, cmp_u64);
+    uint64_t written = h->buffers_written, last = seq[r->nbufs - 1];
+    bool numbered = seq[0] == 0 && (!written || last < written) && last < (uint64_t)r->nbufs * 2 + 1024;
+    for (size_t i = 1; numbered && i < r->nbufs; i++) numbered = seq[i] != seq[i - 1]; /* a number twice: damage */
+    uint64_t gaps = 0;
+    for (size_t i = 1; numbered && i < r->nbufs; i++)
+        if (seq[i] > seq[i - 1] + 1) gaps += seq[i] - seq[i - 1] - 1, r->missing_last = seq[i] - 1;
+    r->missing = gaps;
+    char a[32], b[32];
+    for (size_t i = 1; numbered && gaps > r->unindexed && i < r->nbufs; i++) {
+        if (seq[i] <= seq[i - 1] + 1) continue;
+        uint64_t from = seq[i - 1] + 1, to = seq[i] - 1, n = to - from + 1;
+        r->stats.bad_buffers += n;
+        const etl_buf_ent *before = NULL, *after = NULL; /* the flushes around the gap */
+        for (size_t k = 0; k < r->nbufs; k++) {
+            if (r->bufs[k].seq == from - 1 && !before) before = &r->bufs[k];
+            if (r->bufs[k].seq == to + 1 && !after) after = &r->bufs[k];
+        }
+        etl_reader_problem(r, &r->stats, ETL_E_TRUNCATED, after->file_off,
+                           "%llu buffer%s the session wrote (SequenceNumber %llu%s%.0llu, flushed between %s s and "
+                           "%s s) not in the file, before the buffer at offset 0x%llx: %s records are lost",
+                           (unsigned long long)n, n == 1 ? "" : "s", (unsigned long long)from, n == 1 ? "" : "..",
+                           n == 1 ? 0ull : (unsigned long long)to, etl_reader_secs(r, before->ts, a),
+                           etl_reader_secs(r, after->ts, b), (unsigned long long)after->file_off,
+                           n == 1 ? "its" : "their");
+    }
+    uint64_t found = numbered ? last + 1 : r->nbufs + r->unindexed, cut = written > found ? written - found : 0;
+    if (cut) {
+        r->missing += cut;
+        r->missing_last = numbered ? written - 1 : UINT64_MAX;
+        r->stats.bad_buffers += cut;
+        r->stats.truncated_buffers += cut;
+        etl_reader_problem(r, &r->stats, ETL_E_TRUNCATED, r->size,
+                           "the file ends at offset 0x%llx after %llu of the %llu buffers the session wrote (cut "
+                           "short): each CPU's time after its last record is unknown",
+                           (unsigned long long)r->size, (unsigned long long)found, (unsigned long long)written);
+    }
+    free(seq);
+    return ETL_OK;
+}
+
+uint64_t etl_reader_buffers_missing(const etl_reader *r) { return r->missing; }
+
+uint64_t etl_reader_cpu_known_until(const etl_reader *r, unsigned cpu)
+{
+    uint64_t newest = 0; /* the CPU's last buffer found: a buffer missing after it may be its */
+    bool any = false;
+    for (size_t i = 0; i < r->nbufs; i++)
+        if (r->bufs[i].cpu == cpu && (!any || r->bufs[i].seq > newest)) newest = r->bufs[i].seq, any = true;
+    if (!r->missing || (any && newest > r->missing_last)) return UINT64_MAX;
+    uint8_t *scratch = NULL;
+    uint64_t best = 0, below = UINT64_MAX; /* the buffers tried: SequenceNumbers below `below`, newest first */
+    for (int tries = 0; tries < 4 && !best; tries++) {
+        const etl_buf_ent *b = NULL;
+        for (size_t i = 0; i < r->nbufs; i++) {
+            const etl_buf_ent *x = &r->bufs[i];
+            if (x->cpu == cpu && x->seq < below && (!b || x->seq > b->seq)) b = x;
+        }
+        if (!b) break;
+        below = b->seq;
+        if (b->compressed && !scratch && !(scratch = malloc(etl_reader_data_cap(r)))) break;
+        etl_span data;
+        if (etl_reader_load_buffer(r, b, scratch, etl_reader_data_cap(r), &data, NULL) != ETL_OK) continue;
+        etl_record rec;
+        size_t pos = ETL_BUFFER_HEADER_SIZE, next = 0;
+        while (etl_record_frame(data, pos, &rec, &next) == ETL_OK) {
+            if ((rec.has & ETL_REC_TS) && rec.ts - r->t_lo <= r->t_span && rec.ts > best) best = rec.ts;
+            pos = next;
+        }
+    }
+    free(scratch);
+    return best;
+}
+
 static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl_reader **out,
                               etl_diag *diag)
 {
@@ -440,6 +536,11 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
     if (r->hdr.log_file_mode & ETL_LOG_FILE_MODE_COMPRESSED) r->compression = (int)(h0.state & 0xFFFF);
     etl_clock_init(&r->clock, &r->hdr);
     time_window(r);
+    if (missing_buffers(r) != ETL_OK) {
+        etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
+        etl_reader_close(r);
+        return ETL_E_NOMEM;
+    }
     *out = r;
     return ETL_OK;
 }

@@ -421,7 +421,7 @@ static etl_status export_one(run *R, job *j)
         etl_sched_source_options so = {.sz = sizeof so, .bias = R->o->bias > 0 ? R->o->bias : -1, .threads = 1};
         if (etl_export_rows_open(clk, &xo, &x) != ETL_OK || etl_sched_source_open(r, &so, &src) != ETL_OK)
             st = fail(j, ETL_E_NOMEM, "%s: out of memory", j->path);
-        etl_sched_options mo = {sizeof mo, x_row, x, false, x_ready};
+        etl_sched_options mo = {sizeof mo, x_row, x, false, x_ready, r};
         if (st == ETL_OK && etl_sched_open(clk, etl_reader_cpu_count(r), &mo, &model) != ETL_OK)
             st = fail(j, ETL_E_NOMEM, "%s: out of memory", j->path);
         etl_status sst = st == ETL_OK ? etl_export_rows_open_stacks(x, r) : ETL_OK;

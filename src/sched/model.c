@@ -71,6 +71,7 @@ struct etl_sched {
     size_t nnames, capnames;
     uint64_t last_ts;
     bool restarts_new;       /* every Start of a started thread makes an instance (etl_sched_restarts_new) */
+    bool gaps;               /* the file misses buffers (etl_sched_options.reader) */
     char scratch[1024];
 };
 
@@ -369,8 +370,9 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
                 row->flags = (row->flags & ~(ETL_ROW_PREV | ETL_ROW_READY_TIME | ETL_ROW_READIED | ETL_ROW_WAITED)) |
                              ETL_ROW_MISMATCH;
                 m->st.cswitch_chain_mismatch++;
-                row->new_tid = e->old_tid;
-                row->new_thread = old;
+                /* In a file that misses buffers, most likely one of this CPU's: who ran is not known. */
+                row->new_tid = m->gaps ? UINT32_MAX : e->old_tid;
+                row->new_thread = m->gaps ? ETL_SCHED_NONE : old;
             } else {
                 /* The new thread was not recorded (compact chain broken): learn it now. */
                 row->new_tid = e->old_tid;
@@ -546,6 +548,7 @@ etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched
     if (!m) return ETL_E_NOMEM;
     m->clock = *clock;
     etl_opts_take(&m->opts, sizeof m->opts, opts);
+    m->gaps = m->opts.reader && etl_reader_buffers_missing(m->opts.reader);
     etl_idmap_init(&m->tid_map);
     etl_idmap_init(&m->pid_map);
     m->capnames = 4096;
@@ -592,7 +595,8 @@ etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts)
         if (m->opts.complete_only) continue;
         etl_sched_row *row = &c->row;
         row->flags |= ETL_ROW_TAIL;
-        row->nso_ts = end_ts > row->si_ts ? end_ts : row->si_ts;
+        uint64_t end = m->gaps ? etl_sched_cpu_end(m->opts.reader, i, end_ts) : end_ts;
+        row->nso_ts = end > row->si_ts ? end : row->si_ts;
         row->nso = ns_of(m, row->nso_ts);
         row->in = &c->prev;
         row->out = NULL;
@@ -673,6 +677,12 @@ uint32_t etl_sched_see(etl_sched *m, uint32_t tid, uint64_t ts)
 }
 
 void etl_sched_restarts_new(etl_sched *m, bool on) { m->restarts_new = on; }
+
+uint64_t etl_sched_cpu_end(const etl_reader *r, unsigned cpu, uint64_t end_ts)
+{
+    uint64_t known = etl_reader_cpu_known_until(r, cpu);
+    return known < end_ts ? known : end_ts;
+}
 
 uint64_t etl_sched_end_ts(const etl_reader *r, uint64_t last_record_ts)
 {

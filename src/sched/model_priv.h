@@ -14,5 +14,7 @@
  * place an instance may change becomes a boundary that its sightings then decide).
  */
 void etl_sched_restarts_new(etl_sched *m, bool on);
+/* Where CPU cpu's last slice stops in a file that misses buffers: its last record if its end is missing. */
+uint64_t etl_sched_cpu_end(const etl_reader *r, unsigned cpu, uint64_t end_ts);
 
 #endif

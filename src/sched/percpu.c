@@ -150,6 +150,7 @@ struct run {
     const etl_clock *clock;
     const etl_sched_percpu_consumer *c;
     bool complete_only;
+    bool gaps;          /* the file misses buffers: a mismatch slice and each CPU's time after its last record unknown */
     bool lookahead;
     unsigned bias;
     bool collect;       /* first walk: note lifetime records */
@@ -303,12 +304,14 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
     if (c->has_prev) {
         if (old_known && row->new_tid != e->old_tid) {
             /* Planned one thread, another ran (or the compact chain lost it): the observed one. */
+            bool lost = false; /* a buffer of this CPU lost, most likely: who ran is not known */
             if (row->new_thread != ETL_SCHED_NONE || row->new_tid != UINT32_MAX) {
                 row->flags |= ETL_ROW_MISMATCH;
                 w->mismatch++;
+                lost = rn->gaps;
             }
-            row->new_tid = e->old_tid;
-            row->new_thread = old;
+            row->new_tid = lost ? UINT32_MAX : e->old_tid;
+            row->new_thread = lost ? ETL_SCHED_NONE : old;
         }
         row->nso_ts = t;
         row->nso = t_ns;
@@ -863,7 +866,8 @@ static void finish_rows(run *rn, uint64_t end_ts)
         worker *w = &rn->w[p->worker];
         etl_sched_row *row = &p->row;
         row->flags |= ETL_ROW_TAIL;
-        row->nso_ts = end_ts > row->si_ts ? end_ts : row->si_ts;
+        uint64_t end = rn->gaps ? etl_sched_cpu_end(rn->r, c, end_ts) : end_ts;
+        row->nso_ts = end > row->si_ts ? end : row->si_ts;
         row->nso = etl_clock_ns(rn->clock, row->nso_ts);
         row->in = &p->sw[p->last];
         row->out = NULL;
@@ -888,6 +892,7 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
     rn.clock = etl_reader_clock(r);
     rn.c = c;
     rn.complete_only = o.complete_only;
+    rn.gaps = etl_reader_buffers_missing(r) > 0;
     rn.ncpu = etl_reader_cpu_count(r);
     rn.bias = o.bias >= 0 ? (unsigned)o.bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
     rn.lookahead = rn.ncpu > 0 && etl_sched_logs_compact(r);

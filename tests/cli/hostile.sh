@@ -211,5 +211,49 @@ expect "spin-locks: the cut said" grep -q "the first 1000 of 65536 locks, 1 call
 bounded 30 "$etlkit" spinlocks "$tmp/spin-locks.etl" >"$tmp/out" 2>/dev/null
 expect "spin-locks: text says what is not per lock" grep -q "note: 983040 events of locks and callers past the limit of 65536" "$tmp/out"
 
+# --- 5. buffers the session wrote that the file does not hold -------------------------------------------
+# A file cut at a buffer boundary (only BuffersWritten tells) and one with a buffer removed from the middle (a
+# gap in the SequenceNumbers): damage (exit 3, said with the offset), and nothing is made of what they held: each
+# CPU's time after its last record is unknown, so no thread gets more CPU than in the whole file and a window
+# before the cut reads as the whole file's; across the gap, a slice whose switches disagree is unknown.
+"$etlkit" synth --quiet --seed 7 --duration 2 --cpus 4 -o "$tmp/whole.etl"
+nb=$(( $(wc -c < "$tmp/whole.etl") / 65536 )); g=$(( nb / 3 ))
+head -c $(( nb / 2 * 65536 )) "$tmp/whole.etl" > "$tmp/cut.etl"
+{ head -c $(( g * 65536 )) "$tmp/whole.etl"; tail -c +$(( (g + 1) * 65536 + 1 )) "$tmp/whole.etl"; } > "$tmp/gap.etl"
+"$etlkit" info "$tmp/cut.etl" >/dev/null 2>"$tmp/err"; check "cut at a buffer boundary" 3 $?
+expect "cut: said, with the offset" grep -q "the file ends at offset 0x$(printf %x $(( nb / 2 * 65536 ))) after $(( nb / 2 )) of the $nb buffers" "$tmp/err"
+"$etlkit" info "$tmp/gap.etl" >/dev/null 2>"$tmp/err"; check "a buffer removed" 3 $?
+expect "gap: said, with the offset" grep -q "1 buffer the session wrote (SequenceNumber $g, .*) not in the file, before the buffer at offset 0x$(printf %x $(( g * 65536 )))" "$tmp/err"
+"$etlkit" cpu --json "$tmp/whole.etl" >"$tmp/whole.json" 2>/dev/null
+# no_more WHOLE PART [unknown]: every thread's CPU time in PART at most WHOLE's (by TID), and with "unknown" some
+# CPU time unknown.
+no_more() {
+  python3 - "$@" <<'PY'
+import json, sys
+whole, part = (json.load(open(p)) for p in sys.argv[1:3])
+def by_tid(d):
+    out = {}
+    for t in d["threads"]:
+        out[t["tid"]] = out.get(t["tid"], 0) + t["cpu_ns"]
+    return out
+w, p = by_tid(whole), by_tid(part)
+more = [tid for tid, ns in p.items() if ns > w.get(tid, 0)]
+unknown = any(c["unknown_ns"] > 0 for c in part["cpus"])
+sys.exit(1 if more or (len(sys.argv) > 3 and not unknown) else 0)
+PY
+}
+(cd "$tmp" && "$etlkit" cpu --json cut.etl) >"$tmp/cut.json" 2>/dev/null; check "cpu cut" 3 $?
+expect "cut: no thread gets more CPU than in the whole file; the rest unknown" no_more "$tmp/whole.json" "$tmp/cut.json" unknown
+(cd "$tmp" && "$etlkit" cpu --json gap.etl) >"$tmp/gap.json" 2>/dev/null; check "cpu gap" 3 $?
+expect "gap: no thread gets more CPU than in the whole file" no_more "$tmp/whole.json" "$tmp/gap.json"
+# rows FILE: the CPUs' and the threads' that ran numbers of a cpu --json, one per line.
+rows() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(x) for x in d["cpus"] + [t for t in d["threads"] if t["cpu_ns"]]]' "$1"; }
+(cd "$tmp" && "$etlkit" cpu --json --range 0 0.3 whole.etl) >"$tmp/a.json" 2>/dev/null
+(cd "$tmp" && "$etlkit" cpu --json --range 0 0.3 cut.etl) >"$tmp/b.json" 2>/dev/null
+rows "$tmp/a.json" >"$tmp/a.rows"; rows "$tmp/b.json" >"$tmp/b.rows"
+expect "cut: cpu before the cut reads as the whole file" sh -c "[ -s '$tmp/a.rows' ] && cmp -s '$tmp/a.rows' '$tmp/b.rows'"
+"$etlkit" report "$tmp/cut.etl" -o "$tmp/cut.html" 2>/dev/null; check "report cut" 3 $?
+expect "cut: the report does not say undamaged" sh -c "! grep -q 'No damage' '$tmp/cut.html'"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

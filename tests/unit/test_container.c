@@ -1092,10 +1092,14 @@ static void test_reader_truncated_mid_record(void **state)
     const etl_stats *rs = etl_reader_stats_get(r);
     assert_int_equal(rs->truncated_buffers, 1);
     assert_int_equal(rs->first_problem_offset, 0x800);
-    assert_int_equal(d.n, 1);
+    assert_int_equal(d.n, 2);
     assert_int_equal(d.d[0].status, ETL_E_TRUNCATED);
     assert_int_equal(d.d[0].file_offset, 0x800);
     assert_true(contains(d.d[0].msg, "buffer 2"));
+    /* The buffers after the cut with lower SequenceNumbers (CPU 1's seq 1, CPU 0's seq 2) are missing. */
+    assert_int_equal(etl_reader_buffers_missing(r), 2);
+    assert_int_equal(d.d[1].file_offset, 0x400);
+    assert_true(contains(d.d[1].msg, "2 buffers the session wrote (SequenceNumber 1..2,"));
     assert_int_equal(etl_reader_file_size(r), cut);
 
     got g[32];
@@ -1110,9 +1114,9 @@ static void test_reader_truncated_mid_record(void **state)
     assert_int_equal(st.first_problem_offset, 0x800);
     assert_int_equal(progress, cut);
     /* The record's diag names its file offset. */
-    assert_int_equal(d.n, 2);
-    assert_int_equal(d.d[1].file_offset, 0x800 + 0x70);
-    assert_true(contains(d.d[1].msg, "buffer 2"));
+    assert_int_equal(d.n, 3);
+    assert_int_equal(d.d[2].file_offset, 0x800 + 0x70);
+    assert_true(contains(d.d[2].msg, "buffer 2"));
 
     const uint32_t tt[] = {TAG_HEADER, 0x001, 0x104, 0x004, 0x105, 0x106};
     n = collect(r, ETL_ORDER_TIME, g, 32, &st, NULL);
@@ -1148,7 +1152,8 @@ static void test_reader_truncated_in_header(void **state)
     const etl_stats *rs = etl_reader_stats_get(r);
     assert_int_equal(rs->truncated_buffers, 1);
     assert_int_equal(rs->first_problem_offset, 0x800);
-    assert_int_equal(d.n, 1);
+    assert_int_equal(d.n, 2); /* and SequenceNumbers 1..2 missing */
+    assert_int_equal(etl_reader_buffers_missing(r), 2);
     assert_int_equal(d.d[0].file_offset, 0x800);
     assert_true(contains(d.d[0].msg, "buffer 2"));
     got g[32];

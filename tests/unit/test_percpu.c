@@ -194,7 +194,7 @@ static void run_general(etl_reader *r, bool complete_only, general *g)
     etl_sched_source_options so = {.sz = sizeof so, .bias = -1, .skip = SKIP, .threads = 1};
     assert_int_equal(etl_sched_source_open(r, &so, &s), ETL_OK);
     etl_sched *m;
-    etl_sched_options mo = {sizeof mo, on_general_row, g->per_cpu, complete_only, NULL};
+    etl_sched_options mo = {sizeof mo, on_general_row, g->per_cpu, complete_only, NULL, r};
     assert_int_equal(etl_sched_open(etl_reader_clock(r), g->ncpu, &mo, &m), ETL_OK);
     etl_sched_event ev;
     while (etl_sched_source_next(s, &ev) == ETL_OK) etl_sched_push(m, &ev);
@@ -251,7 +251,7 @@ static void same_usage(etl_reader *r, const general *g, unsigned threads, bool c
     etl_sched_source_options so = {.sz = sizeof so, .bias = -1, .skip = SKIP, .threads = 1};
     assert_int_equal(etl_sched_source_open(r, &so, &s), ETL_OK);
     etl_sched *m;
-    etl_sched_options mo = {sizeof mo, etl_usage_add, &a, complete_only, NULL};
+    etl_sched_options mo = {sizeof mo, etl_usage_add, &a, complete_only, NULL, r};
     assert_int_equal(etl_sched_open(etl_reader_clock(r), g->ncpu, &mo, &m), ETL_OK);
     assert_int_equal(etl_usage_init(&a, m, &uo), ETL_OK);
     etl_sched_event ev;

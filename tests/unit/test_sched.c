@@ -227,7 +227,7 @@ static void read_back_budget(const char *path, result *res, size_t latency_budge
     assert_int_equal(etl_reader_open(path, NULL, &res->r, &d), ETL_OK);
     etl_sched_source *s;
     assert_int_equal(etl_sched_source_open(res->r, NULL, &s), ETL_OK);
-    etl_sched_options mo = {sizeof mo, etl_usage_add, &res->u, false, NULL};
+    etl_sched_options mo = {sizeof mo, etl_usage_add, &res->u, false, NULL, res->r};
     assert_int_equal(etl_sched_open(etl_reader_clock(res->r), etl_reader_cpu_count(res->r), &mo, &res->m), ETL_OK);
     etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false, latency_budget, 0, 0, hist_lo, NHIST};
     assert_int_equal(etl_usage_init(&res->u, res->m, &uo), ETL_OK);
@@ -548,7 +548,7 @@ static void test_latency_spill_fails(void **state)
     assert_int_equal(etl_reader_open(path, NULL, &res.r, &d), ETL_OK);
     etl_sched_source *s;
     assert_int_equal(etl_sched_source_open(res.r, NULL, &s), ETL_OK);
-    etl_sched_options mo = {sizeof mo, etl_usage_add, &res.u, false, NULL};
+    etl_sched_options mo = {sizeof mo, etl_usage_add, &res.u, false, NULL, res.r};
     assert_int_equal(etl_sched_open(etl_reader_clock(res.r), etl_reader_cpu_count(res.r), &mo, &res.m), ETL_OK);
     etl_usage_options uo = {sizeof uo, 0, 0, 5, 0, false, 4, 0, 0, NULL, 0};
     assert_int_equal(etl_usage_init(&res.u, res.m, &uo), ETL_OK);

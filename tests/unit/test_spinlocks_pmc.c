@@ -64,7 +64,7 @@ static void read_back(const char *path, const etl_spinlock_info *params, int64_t
     assert_int_equal(etl_reader_open(path, NULL, &res->r, &d), ETL_OK);
     etl_sched_source *src;
     assert_int_equal(etl_sched_source_open(res->r, NULL, &src), ETL_OK);
-    etl_sched_options mo = {sizeof mo, etl_pmc_add, &res->p, false, NULL};
+    etl_sched_options mo = {sizeof mo, etl_pmc_add, &res->p, false, NULL, res->r};
     assert_int_equal(etl_sched_open(etl_reader_clock(res->r), etl_reader_cpu_count(res->r), &mo, &res->m), ETL_OK);
     etl_spinlocks_options so = {sizeof so, v0, v1, *params, etl_reader_header(res->r)->cpu_speed_mhz,
                                 etl_reader_cpu_count(res->r), 0};
