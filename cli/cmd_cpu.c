@@ -305,7 +305,7 @@ static int print_table(const rep_args *a, const rep_run *run, const etl_usage *u
         cols_tbl_init(&t, process_cols, NPROCESS_COLS, 0);
         rows_ctx prc = {run, win};
         unsigned shown = 0;
-        for (size_t i = 0; i < u->nprocesses && shown < (a->top ? a->top : 20); i++) {
+        for (size_t i = 0; i < u->nprocesses && (!rep_top(a, 20) || shown < rep_top(a, 20)); i++) {
             const etl_usage_process *p = &u->processes[i];
             if (!process_selected(a, run, u, p)) continue;
             shown++;
@@ -320,7 +320,7 @@ static int print_table(const rep_args *a, const rep_run *run, const etl_usage *u
     cols_tbl_init(&t, thread_cols, NTHREAD_COLS, csv);
     rows_ctx rc = {run, win};
     unsigned shown = 0;
-    unsigned limit = a->top ? a->top : csv ? 0 : 20;
+    unsigned limit = rep_top(a, csv ? 0 : 20);
     for (size_t i = 0; i < u->nthreads && (!limit || shown < limit); i++) {
         const etl_usage_thread *x = &u->threads[i];
         if (!rep_thread_selected(a, run->model, x->thread)) continue;

@@ -298,7 +298,7 @@ static void threads_table(const rep_args *a, const rep_run *run, const ctx *c, i
     size_t nc = make_cols(&rc, thread_keys, 5, cols);
     tbl t;
     if (cols_tbl_init(&t, cols, nc, csv)) return;
-    unsigned limit = a->top ? a->top : csv ? 0 : 20;
+    unsigned limit = rep_top(a, csv ? 0 : 20);
     size_t n = limit && limit < c->p.nthreads ? limit : c->p.nthreads;
     table_rows(&t, &rc, cols, nc, csv, c->p.threads, sizeof *c->p.threads, n, offsetof(etl_pmc_thread, s));
     if (csv) tbl_print_sheet(&t, stdout);
@@ -329,8 +329,8 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
     size_t nc = make_cols(&rc, process_keys, 4, cols);
     tbl t;
     if (cols_tbl_init(&t, cols, nc, 0) == 0) {
-        unsigned limit = a->top ? a->top : 20;
-        size_t n = limit < p->nprocesses ? limit : p->nprocesses;
+        unsigned limit = rep_top(a, 20);
+        size_t n = limit && limit < p->nprocesses ? limit : p->nprocesses;
         table_rows(&t, &rc, cols, nc, 0, p->processes, sizeof *p->processes, n, offsetof(etl_pmc_process, s));
         rc.all = 1;
         table_rows(&t, &rc, cols, nc, 0, &p->total, 0, 1, 0);

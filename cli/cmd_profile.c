@@ -331,7 +331,7 @@ static int print_pivot(const args *g, const etl_profile *p)
 {
     etl_profile_row *rows;
     size_t n;
-    unsigned top = g->a.top ? g->a.top : g->a.format == FMT_TEXT ? 20 : 0;
+    unsigned top = rep_top(&g->a, g->a.format == FMT_TEXT ? 20 : 0);
     if (etl_profile_pivot(p, g->keys, g->nkeys, top, &rows, &n) != ETL_OK) return -1;
     if (g->a.format == FMT_JSON) {
         jw w;
@@ -391,7 +391,7 @@ static void print_lists(const args *g, const etl_profile *p)
         jw_end(&w);
         return;
     }
-    unsigned top = g->a.top ? g->a.top : 20;
+    unsigned top = rep_top(&g->a, 20);
     print_header(g->a.path, p);
     text_table("Processes", process_cols, NCOLS(process_cols), p, p->processes, sizeof *p->processes, p->nprocesses,
                top);
@@ -443,7 +443,7 @@ static int print_butterfly(const args *g, const etl_profile *p)
     etl_status st = by_name ? etl_profile_butterfly_by(p, g->butterfly, etl_symbols_function_label, syms, &b)
                             : etl_profile_butterfly_get(p, g->butterfly, &b);
     if (st != ETL_OK && st != ETL_END) return -1; /* the label was checked: out of memory */
-    unsigned top = g->a.top ? g->a.top : g->a.format == FMT_TEXT ? 20 : 0;
+    unsigned top = rep_top(&g->a, g->a.format == FMT_TEXT ? 20 : 0);
     if (g->a.format == FMT_JSON) {
         jw w;
         jw_init(&w, stdout);

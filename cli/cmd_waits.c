@@ -263,7 +263,7 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
     tbl t;
     int csv = a->format == FMT_CSV;
     cols_tbl_init(&t, thread_cols, NTHREAD_COLS, csv);
-    unsigned shown = 0, limit = a->top ? a->top : csv ? 0 : 20;
+    unsigned shown = 0, limit = rep_top(a, csv ? 0 : 20);
     for (size_t i = 0; i < u->nthreads && (!limit || shown < limit); i++) {
         const etl_usage_thread *x = &u->threads[i];
         if (!rep_thread_selected(a, run->model, x->thread)) continue;
@@ -326,7 +326,7 @@ static int waits_by_stack(const rep_args *a, int readying, int flat, const char 
     rep_run_go(&run, a);
     rep_no_match(&run, a);
     int bad = waits_stacks_print(c.w, s != NULL, sym, readying, &run, a, flat,
-                                 a->top ? a->top : a->format == FMT_JSON ? 0 : 10);
+                                 rep_top(a, a->format == FMT_JSON ? 0 : 10));
     etl_wait_stacks_free(c.w);
     etl_sched_stacks_free(s);
     cli_symbols_close(sym);

@@ -200,7 +200,7 @@ static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups 
         printf("\nWoken by process\n");
         tbl t;
         cols_tbl_init(&t, process_cols, NPROCESS_COLS, 0);
-        for (size_t i = 0; i < w->nprocesses && i < (a->top ? a->top : 20); i++)
+        for (size_t i = 0; i < w->nprocesses && (!rep_top(a, 20) || i < rep_top(a, 20)); i++)
             cols_tbl_row(&t, process_cols, NPROCESS_COLS, 0, &rc, &w->processes[i]);
         tbl_print_text(&t, stdout, "  ");
         tbl_free(&t);
@@ -208,7 +208,7 @@ static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups 
     }
     tbl t;
     cols_tbl_init(&t, thread_cols, NTHREAD_COLS, csv);
-    unsigned limit = a->top ? a->top : csv ? 0 : 20;
+    unsigned limit = rep_top(a, csv ? 0 : 20);
     for (size_t i = 0; i < w->nthreads && (!limit || i < limit); i++)
         cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &rc, &w->threads[i]);
     if (csv) tbl_print_sheet(&t, stdout);

@@ -42,7 +42,8 @@ void rep_options(rep_args *a, unsigned which, cli_opt out[REP_OPTS_MAX])
          .help = "only this window, from the trace start: seconds, or with a ms/us/ns suffix (e.g. --range 1.5 "
                  "2500ms); intervals are clipped",
          .need = "START and END, times such as 1.5, 250ms, 10us or 42ns"},
-        CLI_UINT("top", "N", "the N biggest rows of each table (0 = all)", "a count (0 = all)", &a->top, 0, 1000000),
+        {.kind = CLI_OPT_UINT, .name = "top", .arg = "N", .help = "the N biggest rows of each table (0 = all)",
+         .need = "a count (0 = all)", .dst = &a->top, .size = sizeof a->top, .max = 1000000, .seen = &a->top_set},
         CLI_STRING("process", 0, "NAME|PID", "only threads of processes with this image name or PID", "a name or a PID",
                    &a->process),
         {.kind = CLI_OPT_UINT, .name = "thread", .arg = "TID", .help = "only this thread id", .need = "a thread id",

@@ -25,6 +25,7 @@ typedef struct rep_args {
     const char *range_text[2]; /* --range as given, for the note when the trace clips it */
     cli_range range;       /* --range as parsed, before the checks that set the four above */
     unsigned top;          /* --top N, 0 = all */
+    int top_set;           /* --top given: a 0 means all, not the report's default (rep_top) */
     const char *process;   /* --process NAME|PID */
     long long thread;      /* --thread TID, -1 = any */
     int complete_only;
@@ -112,6 +113,11 @@ int rep_finish(rep_run *run, const char *cmd);
 const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256]);
 /* A thread's name ("" when none). */
 const char *rep_thread_name(const etl_sched *m, uint32_t thread);
+/*
+ * The rows a table shows, 0 = all: --top's when given (--top 0 too), else dflt (the
+ * format's default: 20 in text...). A top set without the option (report's pages) counts.
+ */
+static inline unsigned rep_top(const rep_args *a, unsigned dflt) { return a->top || a->top_set ? a->top : dflt; }
 /* Hundredths of a percent of part over whole, rounded to the nearest as WPA shows it (0 when whole is not positive). */
 int64_t rep_pct100(int64_t part, int64_t whole);
 /* Thousandths of an event per second of a window of window ns, rounded to the nearest. */

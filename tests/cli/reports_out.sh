@@ -41,6 +41,15 @@ expect "switches --top: no output" [ ! -s "$tmp/out" ]
 "$etlkit" switches --help >"$tmp/out"; check "switches --help" 0 $?
 expect "switches --help has no --top" sh -c "! grep -q -- '--top' '$tmp/out'"
 
+# --- --top 0 is all, in text too (it was 20 there, as when --top is not given) ------------------------------------
+for c in cpu waits wakeups pmc profile "waits --by stack" "profile --by module,function"; do
+  "$etlkit" $c "$s" --top 0 >"$tmp/t0" 2>/dev/null; check "$c --top 0" 0 $?
+  "$etlkit" $c "$s" --top 1000000 >"$tmp/tall" 2>/dev/null
+  "$etlkit" $c "$s" >"$tmp/tdef" 2>/dev/null
+  expect "$c --top 0: every row, as --top 1000000" cmp -s "$tmp/t0" "$tmp/tall"
+  expect "$c: 20 rows of a table without --top, not all" [ "$(wc -l <"$tmp/tdef")" -lt "$(wc -l <"$tmp/t0")" ]
+done
+
 # --- one CSV form for every report's --csv: a UTF-8 BOM, then CRLF after every row (README: made for spreadsheets) -
 bom=$(printf '\357\273\277')
 for c in cpu waits wakeups spinlocks pmc switches profile; do
