@@ -423,8 +423,13 @@ static void on_row(void *p, const etl_sched_row *r)
     if ((r->flags & ETL_ROW_READY_TIME) && (r->flags & ETL_ROW_PREV)) tm(c, 13, r->rt - r->lso, 3);
     if (r->flags & ETL_ROW_PREV) tm(c, 14, r->si - r->lso, 3);
     if (full) tm(c, 15, r->si - r->prev_switch, 3);
-    num(c, 16, full); /* a head slice [t0, first switch) is no switch-in: Count 0 (the Counts add up to cpu's switches) */
-    num(c, 17, (r->flags & ETL_ROW_WAITED) ? 1 : 0);
+    /*
+     * Count 1 for a switch-in in the window, as cpu counts it: not a head slice [t0, first switch), nor a slice
+     * begun before --range's start (the Counts add up to cpu's switches, per thread too); its wait goes with it.
+     */
+    bool counted = full && r->si >= v0;
+    num(c, 16, counted);
+    num(c, 17, counted && (r->flags & ETL_ROW_WAITED) ? 1 : 0);
     if (in && full && (in->known & ETL_CSW_NEW_PRIORITY) && !(r->flags & ETL_ROW_MISMATCH)) num(c, 18, in->new_priority);
     if (out && (out->known & ETL_CSW_OLD_PRIORITY)) num(c, 19, out->old_priority);
     if ((r->flags & ETL_ROW_PREV) && (r->prev_known & ETL_CSW_OLD_PRIORITY)) num(c, 20, r->prev_out_priority);

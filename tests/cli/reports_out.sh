@@ -33,6 +33,17 @@ tid=$(grep '"head":true' "$tmp/sw.json" | grep -v '"new_tid":0,' | head -1 | sed
 tsw=$(tr '{' '\n' <"$tmp/cpu.json" | grep "^\"tid\":$tid," | sed 's/.*"switches":\([0-9]*\).*/\1/')
 "$etlkit" switches "$s" --csv --thread "$tid" 2>/dev/null | awk -F, 'NR > 1 { s += $17 } END { print s }' >"$tmp/n"
 expect "switches: thread $tid's Count is cpu's ($tsw)" [ "$(cat "$tmp/n")" = "${tsw:-none}" ]
+# With --range, a row whose switch-in is before the window (kept: part of its slice is in it) counts no switch-in,
+# as cpu --range counts them: the same sum, and the same count per thread.
+"$etlkit" cpu "$s" --range 0.05 0.15 --json --top 0 >"$tmp/cpur.json"; check "cpu --range --json" 0 $?
+"$etlkit" switches "$s" --range 0.05 0.15 --csv >"$tmp/swr.csv" 2>/dev/null; check "switches --range --csv" 0 $?
+cpu_sw=$(tr '{' '\n' <"$tmp/cpur.json" | grep '^"cpu":[0-9]' | sed 's/.*"switches":\([0-9]*\).*/\1/' | awk '{ s += $1 } END { print s }')
+csv_count=$(awk -F, 'NR > 1 { s += $17 } END { print s }' "$tmp/swr.csv")
+expect "switches --range: Count adds up to cpu's switches ($csv_count, $cpu_sw)" [ "$csv_count" = "$cpu_sw" ]
+expect "switches --range: rows begun before the window kept" [ "$(awk -F, 'NR > 1 && $7 < 0.05' "$tmp/swr.csv" | wc -l)" -ge 4 ]
+tr '{' '\n' <"$tmp/cpur.json" | sed -n 's/^"tid":\([0-9]*\),.*"switches":\([0-9]*\),.*/\1 \2/p' | awk '$1 && $2' | sort >"$tmp/a"
+awk -F, 'NR > 1 && $3 != "" && $3 != 0 { n[$3] += $17 } END { for (t in n) if (n[t]) print t, n[t] }' "$tmp/swr.csv" | sort >"$tmp/b"
+expect "switches --range: each thread's Count is cpu's ($(wc -l <"$tmp/a") threads)" sh -c "[ -s '$tmp/a' ] && cmp -s '$tmp/a' '$tmp/b'"
 
 # --- switches streams every row: --top is refused (exit 64), and its --help does not offer it ---------------------
 "$etlkit" switches "$s" --top 3 --csv >"$tmp/out" 2>"$tmp/err"; check "switches --top" 64 $?
