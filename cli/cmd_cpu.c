@@ -190,8 +190,8 @@ void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, 
         size_t np = u->nprocesses < (a->top ? a->top : 10) ? u->nprocesses : (a->top ? a->top : 10);
         jw_arr(w, "intervals");
         for (size_t b = 0; b < u->nbuckets; b++) {
-            int64_t s = u->o.v0 + (int64_t)b * u->o.interval_ns;
-            int64_t e = u->o.v1 - s > u->o.interval_ns ? s + u->o.interval_ns : u->o.v1; /* s + T may not fit */
+            int64_t s, e;
+            etl_usage_interval_bounds(u, b, &s, &e);
             jw_obj(w, NULL);
             jw_i64(w, "start_ns", s);
             jw_i64(w, "end_ns", e);
@@ -251,8 +251,8 @@ static int print_intervals(const etl_usage *u)
     }
     rc = 0;
     for (size_t b = 0; b < u->nbuckets; b++) {
-        int64_t s = u->o.v0 + (int64_t)b * u->o.interval_ns;
-        int64_t e = u->o.v1 - s > u->o.interval_ns ? s + u->o.interval_ns : u->o.v1; /* s + T may not fit */
+        int64_t s, e;
+        etl_usage_interval_bounds(u, b, &s, &e);
         int64_t all = 0;
         fmt_fixed(cells[0], s / 1000, 6);
         row[0] = cells[0];

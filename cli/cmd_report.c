@@ -241,8 +241,7 @@ int cmd_report(int argc, char **argv)
     if (pg.ncpu < c->u.ncpus) pg.ncpu = (unsigned)c->u.ncpus;
     pg.top = a.top ? a.top : 25;
     pg.interval = interval;
-    uint64_t wl = pg.win > 0 ? (uint64_t)pg.win : 0;
-    pg.ncols = (size_t)(wl / (uint64_t)interval + (wl % (uint64_t)interval != 0));
+    pg.ncols = c->u.nbuckets; /* cpu --interval's: aligned to the trace start, one more when the window is off the edges */
     if (pg.ncols == 0) pg.ncols = 1;
 
     /* The wait chain of the longest wait: the chain's own passes over the same reader. */

@@ -164,10 +164,29 @@ unsigned heat(int64_t busy, int64_t len)
     return 1 + (unsigned)(l > 8 ? 8 : l);
 }
 
+/* Column b is interval b of cpu --interval: aligned to the trace start, the first and the last maybe cut. */
 int64_t col_len(const page *pg, size_t b)
 {
-    int64_t s = pg->v0 + (int64_t)b * pg->interval, e = s + pg->interval;
-    return (e > pg->v1 ? pg->v1 : e) - s;
+    int64_t s, e;
+    etl_usage_interval_bounds(&pg->c->u, b, &s, &e);
+    return e - s;
+}
+
+/*
+ * Column b sits at x0 + b * cw, the first interval's edge at x0 (at or before v0: a window off the
+ * edges starts inside its first column); x of a time of column b, as an offset from its edge.
+ */
+static double col_x(const page *pg, double x0, double cw, size_t b, int64_t t)
+{
+    int64_t edge = (pg->v0 / pg->interval + (int64_t)b) * pg->interval;
+    return x0 + b * cw + cw * (double)(t - edge) / (double)pg->interval;
+}
+
+double col_start_x(const page *pg, double x0, double cw, size_t b)
+{
+    int64_t s, e;
+    etl_usage_interval_bounds(&pg->c->u, b, &s, &e);
+    return col_x(pg, x0, cw, b, s);
 }
 
 int64_t cpu_busy(const page *pg, size_t b, size_t c)
@@ -181,10 +200,12 @@ int64_t proc_busy(const page *pg, size_t b, size_t j)
     return etl_usage_interval_process_ns(&pg->c->u, b, j); /* the first 10 processes are kept: STACKED are drawn */
 }
 
-/* x of the end of column b: the last column may be shorter than the interval, and is drawn so. */
+/* x of the end of column b: the first and the last column may be shorter than the interval, and are drawn so. */
 double col_end_x(const page *pg, double x0, double cw, size_t b)
 {
-    return x0 + b * cw + cw * (double)col_len(pg, b) / (double)pg->interval;
+    int64_t s, e;
+    etl_usage_interval_bounds(&pg->c->u, b, &s, &e);
+    return col_x(pg, x0, cw, b, e);
 }
 
 void time_axis(FILE *f, double x0, double w, double y, const page *pg)
@@ -192,7 +213,8 @@ void time_axis(FILE *f, double x0, double w, double y, const page *pg)
     for (int k = 0; k <= 4; k++) {
         char t[32];
         /* time maps onto columns: the window ends where the last (maybe shorter) column ends */
-        double x = x0 + w / (double)pg->ncols * ((double)pg->win * k / 4) / (double)pg->interval;
+        double lead = (double)(pg->v0 % pg->interval); /* the window's start inside the first column */
+        double x = x0 + w / (double)pg->ncols * (lead + (double)pg->win * k / 4) / (double)pg->interval;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"tick\"/>", x, y - 4, x, y);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"ax\" text-anchor=\"%s\">", x, y + 12,
                 k == 0 ? "start" : k == 4 ? "end" : "middle");
@@ -254,8 +276,9 @@ void sec_utilisation(page *pg)
                 if (e == b) first = lv;
                 else if (lv != first) break;
             }
-            fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%u\" class=\"h%u\"/>", X0 + b * cw, y,
-                    col_end_x(pg, X0, cw, e - 1) - (X0 + b * cw), rh - (rh > 4), first);
+            double bx = col_start_x(pg, X0, cw, b);
+            fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%u\" class=\"h%u\"/>", bx, y,
+                    col_end_x(pg, X0, cw, e - 1) - bx, rh - (rh > 4), first);
             b = e;
         }
         fputc('\n', f);
@@ -313,14 +336,15 @@ void sec_utilisation(page *pg)
             for (size_t b = 0; b < pg->ncols; b++) {
                 int64_t cap = col_len(pg, b) * pg->ncpu;
                 double y = 10 + SH - (cap > 0 ? (double)top[b] / (double)cap * SH : 0);
-                if (b == 0) fprintf(f, "M%d %.1f", X0, y);
+                if (b == 0 && pg->v0 % pg->interval == 0) fprintf(f, "M%d %.1f", X0, y);
+                else if (b == 0) fprintf(f, "M%.2f %.1f", col_start_x(pg, X0, cw, 0), y);
                 else fprintf(f, "V%.1f", y);
                 fprintf(f, "H%.2f", col_end_x(pg, X0, cw, b));
             }
             for (size_t b = pg->ncols; b-- > 0;) {
                 int64_t cap = col_len(pg, b) * pg->ncpu;
                 double y = 10 + SH - (cap > 0 ? (double)below[b] / (double)cap * SH : 0);
-                fprintf(f, "V%.1fH%.2f", y, X0 + b * cw);
+                fprintf(f, "V%.1fH%.2f", y, col_start_x(pg, X0, cw, b));
             }
             fputs("Z\"><title>", f);
             if (other) html_text(f, "other processes");

@@ -90,6 +90,7 @@ unsigned heat(int64_t busy, int64_t len);
 int64_t col_len(const page *pg, size_t b);
 int64_t cpu_busy(const page *pg, size_t b, size_t c);
 int64_t proc_busy(const page *pg, size_t b, size_t j);
+double col_start_x(const page *pg, double x0, double cw, size_t b);
 double col_end_x(const page *pg, double x0, double cw, size_t b);
 void time_axis(FILE *f, double x0, double w, double y, const page *pg);
 void sec_utilisation(page *pg);

@@ -12,7 +12,7 @@ if(U){Array.prototype.forEach.call(document.querySelectorAll('svg[data-util]'),f
  svg.addEventListener('mousemove',function(e){
   var pt=svg.createSVGPoint();pt.x=e.clientX;pt.y=e.clientY;var p=pt.matrixTransform(svg.getScreenCTM().inverse());
   var b=Math.floor((p.x-x0)/cw);if(b<0||b>=U.intervals){tip.hidden=true;return;}
-  var s=U.start_ns+b*U.interval_ns,en=Math.min(s+U.interval_ns,D.window.end_ns),len=en-s,n=U.cpus.length,tot=0;
+  var e0=U.start_ns-U.start_ns%U.interval_ns+b*U.interval_ns,s=Math.max(e0,U.start_ns),en=Math.min(e0+U.interval_ns,D.window.end_ns),len=en-s,n=U.cpus.length,tot=0;
   for(var c=0;c<n;c++)tot+=U.cpus[c][b]||0;
   var h='<b>'+sec(s)+' to '+sec(en)+'</b><br>all CPUs: '+pc(tot,len*n)+' busy';
   if(rh>0){var r=Math.floor(p.y/rh);if(r>=0&&r<rows)h+='<br>CPU '+r+': '+pc(U.cpus[r][b]||0,len)+' busy ('+dur(U.cpus[r][b]||0)+')';}

@@ -86,7 +86,7 @@ typedef struct etl_usage_options {
     size_t sz;
     int64_t v0, v1;           /* window, canonical ns; v1 <= v0: the whole trace; finish clips it to the end */
     uint32_t longest;         /* how many longest waits / ready delays to keep (default 10) */
-    int64_t interval_ns;      /* > 0: utilisation per interval of this length from v0 */
+    int64_t interval_ns;      /* > 0: utilisation per interval of this length, from the trace start */
     bool no_latency;          /* skip Ready values and percentiles (CPU time only: no memory per row) */
     /*
      * Bytes of Ready values kept in memory (4 a value); past it they go to a temporary file
@@ -128,8 +128,8 @@ typedef struct etl_usage {
     size_t n_longest_waits, n_longest_ready;
     uint64_t rows;
     /*
-     * Per interval, after finish: every interval of the window, nbuckets = ceil((v1 - v0) /
-     * interval_ns), the last one maybe shorter. Each CPU's busy ns, and the busy ns of the
+     * Per interval, after finish: every interval of the window, aligned to the trace start
+     * (etl_usage_interval_bounds), the first and the last maybe shorter. Each CPU's busy ns, and the busy ns of the
      * first interval_processes processes of processes[], sparse: interval b's nonzero ones are
      * bucket_cells[bucket_first[b] .. bucket_first[b + 1]), by process index (see
      * etl_usage_interval_process_ns).
@@ -177,6 +177,11 @@ ETL_API const etl_diag *etl_usage_diag(const etl_usage *u);
 ETL_API uint64_t etl_usage_intervals(const etl_usage *u, int64_t end_ns, uint64_t *n, int64_t *window_ns, int64_t *fit_ns);
 /* The most intervals over ncpus CPUs: ETL_USAGE_MAX_BUCKETS, or ETL_USAGE_MAX_CPU_CELLS / ncpus. */
 ETL_API uint64_t etl_usage_max_intervals(size_t ncpus);
+/*
+ * Interval b of the window after finish: [t0 + k·interval_ns, t0 + (k+1)·interval_ns) ∩ [v0, v1)
+ * (spec §2), aligned to the trace start, so the first and the last may be shorter.
+ */
+ETL_API void etl_usage_interval_bounds(const etl_usage *u, size_t b, int64_t *start_ns, int64_t *end_ns);
 /* Busy ns of process j (an index in processes[]) in interval b: 0 when none, or j is not kept. */
 ETL_API int64_t etl_usage_interval_process_ns(const etl_usage *u, size_t b, size_t j);
 ETL_API void etl_usage_free(etl_usage *u);

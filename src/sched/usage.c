@@ -221,21 +221,32 @@ static bool cells_spill(struct etl_usage_priv *p)
     return true;
 }
 
-/* The busy piece [a, b) of a process on CPU c, split at the interval edges from v0. */
+/* floor(t / len), len > 0: intervals are numbered from the trace start, times before it too. */
+static int64_t interval_of(int64_t t, int64_t len)
+{
+    int64_t k = t / len;
+    return t % len < 0 ? k - 1 : k;
+}
+
+/*
+ * The busy piece [a, b) of a process on CPU c, split at the interval edges: the intervals are
+ * [t0 + k·len, t0 + (k+1)·len) ∩ W (spec §2), aligned to the trace start, not to the window's,
+ * so that an interval has the same numbers with or without --range.
+ */
 static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uint16_t c)
 {
     struct etl_usage_priv *pv = u->priv;
     int64_t len = u->o.interval_ns;
     uint64_t max = etl_usage_max_intervals(u->bucket_stride);
+    int64_t k0 = interval_of(u->o.v0, len);
     while (a < b && pv->failed == ETL_OK) {
-        int64_t off;
+        int64_t ka = interval_of(a, len);
         /* Past the most intervals there may be, finish refuses the interval: nothing to keep. */
-        if (__builtin_sub_overflow(a, u->o.v0, &off) || off < 0 || (uint64_t)(off / len) >= max) return;
-        int64_t k = off / len;
+        if (ka < k0 || (uint64_t)ka - (uint64_t)k0 >= max) return;
         int64_t end;
-        if (__builtin_mul_overflow(k + 1, len, &end) || __builtin_add_overflow(end, u->o.v0, &end)) end = INT64_MAX;
+        if (__builtin_mul_overflow(ka + 1, len, &end)) end = INT64_MAX;
         int64_t piece = (b < end ? b : end) - a;
-        size_t bk = (size_t)k;
+        size_t bk = (size_t)((uint64_t)ka - (uint64_t)k0);
         if (bk >= u->nbuckets && !grow_buckets(u, bk + 1)) return;
         if (c < u->bucket_stride) add_sat(&u->bucket_cpu_busy[bk * u->bucket_stride + c], piece);
         uint64_t key = (uint64_t)bk << 32 | (uint64_t)(process + 1u);
@@ -743,11 +754,44 @@ static int by_cpu_desc_process(const void *a, const void *b)
 static etl_status finish(etl_usage *u, int64_t end_ns);
 
 
-/* ceil((v1 - v0) / len), without overflow; none when no CPU had a slice (a trace without switches). */
+/* The intervals [k·len, (k+1)·len) that meet [v0, v1): none for an empty window. */
+static uint64_t intervals_over(int64_t v0, int64_t v1, int64_t len)
+{
+    if (v1 <= v0) return 0;
+    return (uint64_t)interval_of(v1 - 1, len) - (uint64_t)interval_of(v0, len) + 1u;
+}
+
+/* The intervals of the window; none when no CPU had a slice (a trace without switches). */
 static uint64_t interval_count(const etl_usage *u, int64_t v0, int64_t v1, int64_t len)
 {
-    uint64_t w = (uint64_t)v1 - (uint64_t)v0, l = (uint64_t)len;
-    return u->ncpus ? w / l + (w % l != 0) : 0;
+    return u->ncpus ? intervals_over(v0, v1, len) : 0;
+}
+
+/*
+ * The shortest length L that makes at most max intervals of [v0, v1), and so does every longer
+ * one. Aligned to the trace start, a window of W ns meets at most floor((W - 1) / L) + 2
+ * intervals, so floor((W - 1) / (max - 1)) + 1 is safe; shorter ones down to ceil(W / max) may
+ * fit too (a window that starts on an edge), taken while every one does: a few steps.
+ */
+static int64_t fit_length(int64_t v0, int64_t v1, uint64_t max)
+{
+    uint64_t w = (uint64_t)v1 - (uint64_t)v0;
+    if (w == 0) return 1;
+    uint64_t lo = w / max + (w % max != 0), l = max > 1 ? (w - 1) / (max - 1) + 1 : w;
+    if (l > (uint64_t)INT64_MAX) l = (uint64_t)INT64_MAX;
+    for (int i = 0; i < 64 && l > lo && l > 1 && intervals_over(v0, v1, (int64_t)(l - 1)) <= max; i++) l--;
+    return (int64_t)l;
+}
+
+void etl_usage_interval_bounds(const etl_usage *u, size_t b, int64_t *start_ns, int64_t *end_ns)
+{
+    int64_t len = u->o.interval_ns > 0 ? u->o.interval_ns : 1, s, e;
+    int64_t k = interval_of(u->o.v0, len) + (int64_t)b;
+    /* The first and the last may be shorter: cut by the window (an interval of it starts before its end). */
+    if (__builtin_mul_overflow(k, len, &s) || s < u->o.v0) s = u->o.v0;
+    if (__builtin_mul_overflow(k + 1, len, &e) || e > u->o.v1) e = u->o.v1;
+    *start_ns = s;
+    *end_ns = e;
 }
 
 uint64_t etl_usage_intervals(const etl_usage *u, int64_t end_ns, uint64_t *n, int64_t *window_ns, int64_t *fit_ns)
@@ -758,9 +802,7 @@ uint64_t etl_usage_intervals(const etl_usage *u, int64_t end_ns, uint64_t *n, in
     int64_t len = u->o.interval_ns > 0 ? u->o.interval_ns : 1;
     *n = interval_count(u, v0, v1, len);
     *window_ns = v1 - v0;
-    /* The shortest length L with ceil(W / L) <= max: ceil(W / max). */
-    uint64_t w = (uint64_t)v1 - (uint64_t)v0;
-    *fit_ns = (int64_t)(w / max + (w % max != 0));
+    *fit_ns = fit_length(v0, v1, max);
     return max;
 }
 

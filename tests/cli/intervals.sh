@@ -5,6 +5,7 @@
 #  3. 200,000 processes with --interval 20us: bounded memory (ulimit -v 1 GiB, not under ASan) and time,
 #     and each interval's top processes are there.
 #  4. --range past the trace is clipped to it, with one line on stderr: busy + idle + unknown = window.
+#  5. The intervals are aligned to the trace start, with --range too (the first and last cut by it).
 set -u
 etlkit=$1; gen=$2; mode=${3:-plain}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -105,6 +106,28 @@ expect "cpu --range from before the start: a note" grep -q "note: " "$tmp/err"
 # An interval as long as int64 allows: one interval, the window's, its end not start + T wrapped negative (review).
 "$etlkit" cpu "$s1" --range 0.5 1 --interval 9223372036.854775s --json >"$tmp/out" 2>"$tmp/err"; check "cpu --interval INT64" 0 $?
 expect "cpu --interval INT64: the window's end" grep -q '"intervals":\[{"start_ns":500000000,"end_ns":1000000000,' "$tmp/out"
+
+# --- 5. intervals aligned to the trace start (spec §2: [t0 + k·n, t0 + (k+1)·n) ∩ W), with --range too ---
+# (explore item 5: they started at the range's start, so an interval's numbers depended on --range.)
+"$etlkit" cpu "$s1" --interval 100ms --range 0.05 0.32 --json >"$tmp/out"; check "cpu --interval --range 0.05 0.32" 0 $?
+expect "--range 0.05 0.32: intervals on the trace's 100 ms edges, the first and last cut" test \
+  "$(grep -o '"start_ns":[0-9]*,"end_ns":[0-9]*,"cpus"' "$tmp/out" | tr '\n' ' ')" = \
+  '"start_ns":50000000,"end_ns":100000000,"cpus" "start_ns":100000000,"end_ns":200000000,"cpus" "start_ns":200000000,"end_ns":300000000,"cpus" "start_ns":300000000,"end_ns":320000000,"cpus" '
+"$etlkit" cpu "$s1" --interval 100ms --json >"$tmp/whole"
+# [0.1, 0.2) and [0.2, 0.3) are whole in both: the same busy time per CPU with or without --range.
+for s in 100000000 200000000; do
+  expect "interval at $s ns: the same with and without --range" test \
+    "$(grep -o "\"start_ns\":$s,\"end_ns\":[0-9]*,\"cpus\":\[[0-9,]*\],\"busy_ns\":[0-9]*" "$tmp/out")" = \
+    "$(grep -o "\"start_ns\":$s,\"end_ns\":[0-9]*,\"cpus\":\[[0-9,]*\],\"busy_ns\":[0-9]*" "$tmp/whole")"
+done
+"$etlkit" cpu "$s1" --interval 100ms --range 0.05 0.32 >"$tmp/out"; check "cpu --interval --range text" 0 $?
+expect "--range 0.05 0.32 text: rows start at 0.05, 0.1, 0.2, 0.3" test \
+  "$(sed -n '/^Busy share per interval/,$p' "$tmp/out" | awk '$1 ~ /^[0-9]/ {printf "%s ", $1}')" = \
+  "0.050000 0.100000 0.200000 0.300000 "
+# A window off the edges meets one interval more than ceil(window / T): counted and refused alike.
+"$etlkit" cpu "$s2" --interval 10us --range 0.000005 0.500005 --json >"$tmp/out" 2>"$tmp/err"
+check "10us over 0.5 s off the edges" 0 $?
+expect "10us off the edges: 50001 intervals" test "$(intervals "$tmp/out")" -eq 50001
 
 echo "intervals.sh: $passes passed, $fails failed" >&2
 [ "$fails" -eq 0 ]

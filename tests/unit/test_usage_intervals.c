@@ -98,8 +98,9 @@ static void check_run(const char *path, int64_t v0, int64_t v1, int64_t len, uin
     assert_int_equal(u->o.v1, w1);
     for (size_t c = 0; c < u->ncpus; c++)
         assert_int_equal(u->cpus[c].busy_ns + u->cpus[c].idle_ns + u->cpus[c].unknown_ns, w1 - w0);
-    /* Every interval. */
-    size_t nb = (size_t)((w1 - w0 + len - 1) / len);
+    /* Every interval: [k·len, (k+1)·len) ∩ window, aligned to the trace start (spec §2), not to w0. */
+    int64_t k0 = w0 / len;
+    size_t nb = w1 > w0 ? (size_t)((w1 - 1) / len - k0 + 1) : 0;
     assert_int_equal(u->nbuckets, nb);
     assert_int_equal(u->bucket_stride, r.ncpu);
     size_t nproc = 0;
@@ -111,7 +112,8 @@ static void check_run(const char *path, int64_t v0, int64_t v1, int64_t len, uin
         const ref_row *x = &r.rows[i];
         assert_true(x->cpu < r.ncpu);
         for (size_t b = 0; b < nb; b++) {
-            int64_t s = w0 + (int64_t)b * len, e = s + len < w1 ? s + len : w1;
+            int64_t s = (k0 + (int64_t)b) * len, e = s + len < w1 ? s + len : w1;
+            if (s < w0) s = w0;
             int64_t d = overlap(x->si, x->nso, s, e);
             if (!d) continue;
             bool is_busy = x->thread != ETL_SCHED_IDLE && x->thread != ETL_SCHED_NONE;
@@ -122,7 +124,12 @@ static void check_run(const char *path, int64_t v0, int64_t v1, int64_t len, uin
     for (unsigned c = 0; c < r.ncpu; c++) {
         int64_t sum = 0;
         for (size_t b = 0; b < nb; b++) {
-            int64_t s = w0 + (int64_t)b * len, e = s + len < w1 ? s + len : w1;
+            int64_t s = (k0 + (int64_t)b) * len, e = s + len < w1 ? s + len : w1;
+            if (s < w0) s = w0;
+            int64_t bs, be;
+            etl_usage_interval_bounds(u, b, &bs, &be);
+            assert_int_equal(bs, s);
+            assert_int_equal(be, e);
             assert_int_equal(u->bucket_cpu_busy[b * r.ncpu + c], busy[b * r.ncpu + c]);
             /* busy + idle + unknown = the interval, on every CPU that has rows */
             if (c < u->ncpus) assert_int_equal(busy[b * r.ncpu + c] + other[b * r.ncpu + c], e - s);
@@ -204,6 +211,25 @@ static void test_refused(void **state)
     uo.interval_ns = fit - 1;
     assert_int_equal(run_trace(&r, path, &uo), ETL_E_RANGE);
     run_free(&r);
+    /*
+     * A window off the intervals' edges (they are the trace start's) meets one more than
+     * ceil(window / T) at times: the length named fits, and so does every longer one.
+     */
+    uo.interval_ns = 1;
+    uo.v0 = 3;
+    assert_int_equal(run_trace(&r, path, &uo), ETL_E_RANGE);
+    assert_int_equal(etl_usage_intervals(&r.u, r.end_ns, &n, &win, &fit), ETL_USAGE_MAX_BUCKETS);
+    run_free(&r);
+    for (int64_t l = fit; l < fit + 4; l++) {
+        uo.interval_ns = l;
+        assert_int_equal(run_trace(&r, path, &uo), ETL_OK);
+        assert_true(r.u.nbuckets <= ETL_USAGE_MAX_BUCKETS);
+        int64_t bs, be;
+        etl_usage_interval_bounds(&r.u, 0, &bs, &be);
+        assert_int_equal(bs, 3);
+        assert_int_equal(be, l);
+        run_free(&r);
+    }
     /* Fewer past 167 CPUs: 2^24 (interval, CPU) cells. */
     assert_int_equal(etl_usage_max_intervals(4), ETL_USAGE_MAX_BUCKETS);
     assert_int_equal(etl_usage_max_intervals(256), ETL_USAGE_MAX_CPU_CELLS / 256);
