@@ -32,6 +32,7 @@ static int by_ready_desc(const void *a, const void *b)
     return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
+/* The mean, percentiles and max of no value are unknown: null, never 0 (the count and the sum are 0). */
 static void json_latency(jw *w, const char *prefix, const etl_latency *l)
 {
     char k[32];
@@ -39,18 +40,20 @@ static void json_latency(jw *w, const char *prefix, const etl_latency *l)
     jw_u64(w, k, l->count);
     snprintf(k, sizeof k, "%s_ns", prefix);
     jw_i64(w, k, l->sum_ns);
-    snprintf(k, sizeof k, "%s_mean_ns", prefix);
-    jw_i64(w, k, l->count ? l->sum_ns / (int64_t)l->count : 0);
-    snprintf(k, sizeof k, "%s_p50_ns", prefix);
-    jw_i64(w, k, l->p50_ns);
-    snprintf(k, sizeof k, "%s_p90_ns", prefix);
-    jw_i64(w, k, l->p90_ns);
-    snprintf(k, sizeof k, "%s_p99_ns", prefix);
-    jw_i64(w, k, l->p99_ns);
-    snprintf(k, sizeof k, "%s_p999_ns", prefix);
-    jw_i64(w, k, l->p999_ns);
-    snprintf(k, sizeof k, "%s_max_ns", prefix);
-    jw_i64(w, k, l->max_ns);
+    static const char *const keys[] = {"mean", "p50", "p90", "p99", "p999", "max"};
+    const int64_t vals[] = {l->count ? l->sum_ns / (int64_t)l->count : 0, l->p50_ns, l->p90_ns, l->p99_ns, l->p999_ns,
+                            l->max_ns};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        snprintf(k, sizeof k, "%s_%s_ns", prefix, keys[i]);
+        if (l->count) jw_i64(w, k, vals[i]);
+        else jw_null(w, k);
+    }
+}
+
+/* A duration of a statistic of l for people: "-" when l holds no value. */
+static const char *lat_text(char out[32], const etl_latency *l, int64_t v)
+{
+    return l->count ? fmt_dur(out, v) : strcpy(out, "-");
 }
 
 /* A thread's ids as the threads' columns give them, under keys with a prefix ("readier_"). */
@@ -70,14 +73,59 @@ static void thread_ids(jw *w, const rep_run *run, uint32_t thread, const char *p
 
 /* ---- the threads' columns: text, CSV and JSON from one table ---- */
 
+/* The threads' rows' context: the run first (REP_THREAD_COLS read it), and whether Waits can be known. */
+typedef struct waits_ctx {
+    const rep_run *run;
+    int waits_known;
+} waits_ctx;
+
+/*
+ * Waits (from switched out waiting to readied) are known only for a switch-in readied by a
+ * ReadyThread (spec §1 rule 3): with no such switch-in in the window (a trace without
+ * ReadyThread events) every count and time of waiting is unknown, not 0.
+ */
+int waits_known(const etl_usage *u)
+{
+    return u->woken_all.count != 0;
+}
+
 #define GETTER(name) static void name(const col_def *col, const void *ctx, const void *row, col_val *v)
-/* The mean of the etl_latency at col->off. */
+/* A statistic of the etl_latency at col->off: null when it holds no value (the mean, percentiles, max of none). */
+static void lat_stat(const col_def *col, const void *row, col_val *v, size_t at)
+{
+    etl_latency l;
+    memcpy(&l, (const char *)row + col->off, sizeof l);
+    int64_t x;
+    memcpy(&x, (const char *)&l + at, sizeof x);
+    if (l.count) cv_i64(v, x);
+    else cv_null(v);
+}
+#define LAT_GETTER(name, m) GETTER(name) { (void)ctx; lat_stat(col, row, v, offsetof(etl_latency, m)); }
+LAT_GETTER(g_p50, p50_ns)
+LAT_GETTER(g_p90, p90_ns)
+LAT_GETTER(g_p99, p99_ns)
+LAT_GETTER(g_p999, p999_ns)
+LAT_GETTER(g_max, max_ns)
+#undef LAT_GETTER
+/* The mean of the etl_latency at col->off: floor(sum / count), null for no value. */
 GETTER(g_mean)
 {
     (void)ctx;
     etl_latency l;
     memcpy(&l, (const char *)row + col->off, sizeof l);
-    cv_i64(v, l.count ? l.sum_ns / (int64_t)l.count : 0);
+    if (l.count) cv_i64(v, l.sum_ns / (int64_t)l.count);
+    else cv_null(v);
+}
+/* A count or time of waiting: null when Waits cannot be known (waits_known). */
+GETTER(g_wait_u64)
+{
+    if (((const waits_ctx *)ctx)->waits_known) col_u64_at(col, ctx, row, v);
+    else cv_null(v);
+}
+GETTER(g_wait_i64)
+{
+    if (((const waits_ctx *)ctx)->waits_known) col_i64_at(col, ctx, row, v);
+    else cv_null(v);
 }
 
 #define AT(f) offsetof(etl_usage_thread, f)
@@ -86,23 +134,23 @@ static const col_def thread_cols[] = {
     REP_THREAD_COLS(etl_usage_thread, thread),
     {"=Ready", "ready_count", "ready_count", COL_COUNT, 0, col_u64_at, LAT(ready, count)},
     {"=Total ready", "ready_ns", "ready_ns", COL_NS, 0, col_i64_at, LAT(ready, sum_ns)},
-    {"=Mean", "ready_mean_ns", "ready_mean_ns", COL_NS, 0, g_mean, AT(ready)},
-    {"=p50", "ready_p50_ns", "ready_p50_ns", COL_NS, 0, col_i64_at, LAT(ready, p50_ns)},
-    {"=p90", "ready_p90_ns", "ready_p90_ns", COL_NS, 0, col_i64_at, LAT(ready, p90_ns)},
-    {"=p99", "ready_p99_ns", "ready_p99_ns", COL_NS, 0, col_i64_at, LAT(ready, p99_ns)},
-    {NULL, NULL, "ready_p999_ns", COL_NS, 0, col_i64_at, LAT(ready, p999_ns)},
-    {"=Max", "ready_max_ns", "ready_max_ns", COL_NS, 0, col_i64_at, LAT(ready, max_ns)},
+    {"=Mean", "ready_mean_ns", "ready_mean_ns", COL_NS | COL_NULL_EMPTY, 0, g_mean, AT(ready)},
+    {"=p50", "ready_p50_ns", "ready_p50_ns", COL_NS | COL_NULL_EMPTY, 0, g_p50, AT(ready)},
+    {"=p90", "ready_p90_ns", "ready_p90_ns", COL_NS | COL_NULL_EMPTY, 0, g_p90, AT(ready)},
+    {"=p99", "ready_p99_ns", "ready_p99_ns", COL_NS | COL_NULL_EMPTY, 0, g_p99, AT(ready)},
+    {NULL, NULL, "ready_p999_ns", COL_NS | COL_NULL_EMPTY, 0, g_p999, AT(ready)},
+    {"=Max", "ready_max_ns", "ready_max_ns", COL_NS | COL_NULL_EMPTY, 0, g_max, AT(ready)},
     {NULL, NULL, "woken_count", COL_COUNT, 0, col_u64_at, LAT(woken, count)},
     {NULL, NULL, "woken_ns", COL_NS, 0, col_i64_at, LAT(woken, sum_ns)},
-    {NULL, NULL, "woken_mean_ns", COL_NS, 0, g_mean, AT(woken)},
-    {NULL, NULL, "woken_p50_ns", COL_NS, 0, col_i64_at, LAT(woken, p50_ns)},
-    {NULL, NULL, "woken_p90_ns", COL_NS, 0, col_i64_at, LAT(woken, p90_ns)},
-    {NULL, NULL, "woken_p99_ns", COL_NS, 0, col_i64_at, LAT(woken, p99_ns)},
-    {NULL, NULL, "woken_p999_ns", COL_NS, 0, col_i64_at, LAT(woken, p999_ns)},
-    {NULL, NULL, "woken_max_ns", COL_NS, 0, col_i64_at, LAT(woken, max_ns)},
-    {"=Waits", "wait_count", "wait_count", COL_COUNT, 0, col_u64_at, AT(wait_count)},
-    {"=Total waiting", "wait_ns", "wait_ns", COL_NS, 0, col_i64_at, AT(wait_ns)},
-    {NULL, NULL, "wait_max_ns", COL_NS, 0, col_i64_at, AT(wait_max_ns)},
+    {NULL, NULL, "woken_mean_ns", COL_NS | COL_NULL_EMPTY, 0, g_mean, AT(woken)},
+    {NULL, NULL, "woken_p50_ns", COL_NS | COL_NULL_EMPTY, 0, g_p50, AT(woken)},
+    {NULL, NULL, "woken_p90_ns", COL_NS | COL_NULL_EMPTY, 0, g_p90, AT(woken)},
+    {NULL, NULL, "woken_p99_ns", COL_NS | COL_NULL_EMPTY, 0, g_p99, AT(woken)},
+    {NULL, NULL, "woken_p999_ns", COL_NS | COL_NULL_EMPTY, 0, g_p999, AT(woken)},
+    {NULL, NULL, "woken_max_ns", COL_NS | COL_NULL_EMPTY, 0, g_max, AT(woken)},
+    {"=Waits", "wait_count", "wait_count", COL_COUNT | COL_NULL_EMPTY, 0, g_wait_u64, AT(wait_count)},
+    {"=Total waiting", "wait_ns", "wait_ns", COL_NS | COL_NULL_EMPTY, 0, g_wait_i64, AT(wait_ns)},
+    {NULL, NULL, "wait_max_ns", COL_NS | COL_NULL_EMPTY, 0, g_wait_i64, AT(wait_max_ns)},
 };
 #undef AT
 #undef LAT
@@ -149,13 +197,16 @@ void waits_json(jw *w, const rep_run *run, const etl_usage *u, const etl_usage_t
     json_latency(w, "ready", &u->ready_all);
     json_latency(w, "woken", &u->woken_all);
     jw_obj_end(w);
+    /* false: every wait count and time below is null, and by_reason is empty (no Waits could be measured) */
+    jw_bool(w, "waits_known", waits_known(u));
     jw_arr(w, "threads");
     unsigned shown = 0;
+    waits_ctx wc = {run, waits_known(u)};
     for (size_t i = 0; i < u->nthreads && (!a->top || shown < a->top); i++) {
         const etl_usage_thread *t = &by_ready[i];
         if (!rep_thread_selected(a, run->model, t->thread)) continue;
         shown++;
-        cols_json_row(w, NULL, thread_cols, NTHREAD_COLS, &run, t);
+        cols_json_row(w, NULL, thread_cols, NTHREAD_COLS, &wc, t);
     }
     jw_arr_end(w);
     jw_arr(w, "by_reason");
@@ -221,18 +272,27 @@ static void print_intervals(const rep_run *run, const char *title, const etl_usa
     tbl_free(&t);
 }
 
-static void print_table(const rep_args *a, const rep_run *run, const etl_usage *u)
+/* Why every wait is unknown (waits_known is false), in one line. */
+static const char *waits_unknown_why(uint64_t ready_events)
+{
+    /* The trace has none, or none of them readied a switch-in of the window. */
+    return ready_events ? "Waits unknown: no switch-in in the window was readied by a ReadyThread event"
+                             : "Waits unknown: the trace has no ReadyThread events (the DISPATCHER flag was not on)";
+}
+
+static void print_table(const rep_args *a, const rep_run *run, const etl_usage *u, uint64_t ready_events)
 {
     char b[8][32];
     if (a->format == FMT_TEXT) {
         rep_print_header(run, "etlkit waits");
         const etl_latency *l = &u->ready_all;
         printf("\nReady latency of %llu switch-ins: mean %s, p50 %s, p90 %s, p99 %s, max %s\n",
-               (unsigned long long)l->count, fmt_dur(b[0], l->count ? l->sum_ns / (int64_t)l->count : 0),
-               fmt_dur(b[1], l->p50_ns), fmt_dur(b[2], l->p90_ns), fmt_dur(b[3], l->p99_ns), fmt_dur(b[4], l->max_ns));
+               (unsigned long long)l->count, lat_text(b[0], l, l->count ? l->sum_ns / (int64_t)l->count : 0),
+               lat_text(b[1], l, l->p50_ns), lat_text(b[2], l, l->p90_ns), lat_text(b[3], l, l->p99_ns),
+               lat_text(b[4], l, l->max_ns));
         l = &u->woken_all;
         printf("  of which readied by a ReadyThread: %llu, p50 %s, p99 %s, max %s\n", (unsigned long long)l->count,
-               fmt_dur(b[1], l->p50_ns), fmt_dur(b[3], l->p99_ns), fmt_dur(b[4], l->max_ns));
+               lat_text(b[1], l, l->p50_ns), lat_text(b[3], l, l->p99_ns), lat_text(b[4], l, l->max_ns));
         printf("\nWaits by reason\n");
         static const char *const rh[] = {"Reason", "=Code", "=Count", "=Total", "=Max"};
         tbl t;
@@ -256,7 +316,9 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
             const char *row[] = {rn ? rn : code, code, cnt, fmt_dur(b[0], r->wait_ns), fmt_dur(b[1], r->max_ns)};
             tbl_row(&t, row);
         }
-        tbl_print_text(&t, stdout, "  ");
+        /* None known: the reason, not an empty table (which would read as no waits). */
+        if (waits_known(u)) tbl_print_text(&t, stdout, "  ");
+        else printf("  %s\n", waits_unknown_why(ready_events));
         tbl_free(&t);
         printf("\nThreads by time not running (ready + waiting)\n");
     }
@@ -264,12 +326,15 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
     int csv = a->format == FMT_CSV;
     cols_tbl_init(&t, thread_cols, NTHREAD_COLS, csv);
     unsigned shown = 0, limit = rep_top(a, csv ? 0 : 20);
+    waits_ctx wc = {run, waits_known(u)};
     for (size_t i = 0; i < u->nthreads && (!limit || shown < limit); i++) {
         const etl_usage_thread *x = &u->threads[i];
         if (!rep_thread_selected(a, run->model, x->thread)) continue;
         shown++;
-        cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &run, x);
+        cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &wc, x);
     }
+    if (csv && !wc.waits_known && u->nthreads && !a->quiet) /* blank cells: why, on stderr */
+        fprintf(stderr, "%s waits: note: %s: %s\n", prog, run->in.path, waits_unknown_why(ready_events));
     if (a->format == FMT_CSV) tbl_print_sheet(&t, stdout);
     else tbl_print_text(&t, stdout, "  ");
     tbl_free(&t);
@@ -338,6 +403,17 @@ static int waits_by_stack(const rep_args *a, int readying, int flat, const char 
     return rep_finish(&run, "waits");
 }
 
+/* The usage the rows go to, and the ReadyThread events seen (none: the trace has none, say so). */
+typedef struct waits_run {
+    etl_usage u;
+    uint64_t ready_events;
+} waits_run;
+
+static void count_ready(void *ctx, const etl_sched_event *ev)
+{
+    if (ev->kind == ETL_SCHED_READY) ((waits_run *)ctx)->ready_events++;
+}
+
 int cmd_waits(int argc, char **argv)
 {
     rep_args a;
@@ -361,32 +437,32 @@ int cmd_waits(int argc, char **argv)
     if (symbols && !by) return cli_usage_error("waits", "--symbols goes with --by stack or --by readying-stack");
     if (by && a.format == FMT_CSV) return cli_usage_error("waits", "--by has no --csv form: text or --json");
     if (by) return waits_by_stack(&a, strcmp(by, "readying-stack") == 0, flat, symbols);
-    etl_usage u;
-    memset(&u, 0, sizeof u);
+    waits_run wr;
+    memset(&wr, 0, sizeof wr);
     etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, longest, 0, false, 0, 0, 0, NULL, 0};
     rep_run run;
-    int rc = rep_run_open(&run, &a, etl_usage_add, &u, NULL);
+    int rc = rep_run_open(&run, &a, etl_usage_add, &wr, count_ready); /* wr starts with u: etl_usage_add's ctx */
     if (rc != EXIT_OK) return rc;
-    if (etl_usage_init(&u, run.model, &uo) != ETL_OK) {
+    if (etl_usage_init(&wr.u, run.model, &uo) != ETL_OK) {
         fprintf(stderr, "%s waits: out of memory\n", prog);
         rep_run_close(&run);
         return EXIT_IO;
     }
     rep_run_go(&run, &a);
-    if (etl_usage_finish(&u, run.end_ns) != ETL_OK) return rep_usage_failed(&run, &u, "waits");
-    waits_sort(u.threads, u.nthreads);
+    if (etl_usage_finish(&wr.u, run.end_ns) != ETL_OK) return rep_usage_failed(&run, &wr.u, "waits");
+    waits_sort(wr.u.threads, wr.u.nthreads);
     rep_no_match(&run, &a);
     if (rep_no_switches(&run, &a) && a.format == FMT_TEXT) {
     } else if (a.format == FMT_JSON) {
         jw w;
         jw_init(&w, stdout);
         jw_obj(&w, NULL);
-        waits_json(&w, &run, &u, u.threads, &a);
+        waits_json(&w, &run, &wr.u, wr.u.threads, &a);
         jw_obj_end(&w);
         jw_end(&w);
     } else {
-        print_table(&a, &run, &u);
+        print_table(&a, &run, &wr.u, wr.ready_events);
     }
-    etl_usage_free(&u);
+    etl_usage_free(&wr.u);
     return rep_finish(&run, "waits");
 }

@@ -31,7 +31,7 @@ extern "C" {
 typedef struct etl_latency {
     uint64_t count;
     int64_t sum_ns;
-    int64_t p50_ns, p90_ns, p99_ns, p999_ns, max_ns; /* nearest rank; 0 when count is 0 */
+    int64_t p50_ns, p90_ns, p99_ns, p999_ns, max_ns; /* nearest rank; 0 when count is 0: unknown, not 0 */
 } etl_latency;
 
 typedef struct etl_usage_thread {

@@ -72,5 +72,24 @@ done
 "$etlkit" compare "$lo" >/dev/null 2>&1; check "compare one FILE" 64 $?
 "$etlkit" compare "$lo" "$tmp/missing.etl" >/dev/null 2>&1; check "compare missing FILE" 1 $?
 
+# waits on a trace without ReadyThread events (explore item 6): Waits are unknown (spec §1 rule 3), said in one
+# line; no count, time or percentile of waiting, nor any statistic of an empty set, is printed as 0.
+nort=$tmp/nort.etl
+"$etlkit" synth --quiet --duration 0.3 --no-ready-thread -o "$nort"; check "synth --no-ready-thread" 0 $?
+"$etlkit" waits "$nort" >"$tmp/out" 2>&1; check "waits no ReadyThread" 0 $?
+expect "waits no ReadyThread: says so" grep -q "^  Waits unknown: the trace has no ReadyThread events" "$tmp/out"
+expect "waits no ReadyThread: woken stats blank" grep -q "readied by a ReadyThread: 0, p50 -, p99 -, max -$" "$tmp/out"
+expect "waits no ReadyThread: no '0 ns'" sh -c "! grep -q ' 0 ns' '$tmp/out'"
+"$etlkit" waits "$nort" --json >"$tmp/out" 2>&1; check "waits no ReadyThread --json" 0 $?
+expect "waits no ReadyThread --json: waits_known false" grep -q '"waits_known":false' "$tmp/out"
+expect "waits no ReadyThread --json: woken stats null" grep -q '"woken_count":0,"woken_ns":0,"woken_mean_ns":null,"woken_p50_ns":null,"woken_p90_ns":null,"woken_p99_ns":null,"woken_p999_ns":null,"woken_max_ns":null}' "$tmp/out"
+expect "waits no ReadyThread --json: wait counts null" grep -q '"wait_count":null,"wait_ns":null,"wait_max_ns":null}' "$tmp/out"
+expect "waits no ReadyThread --json: no wait count 0" sh -c "! grep -q '\"wait_count\":0' '$tmp/out'"
+"$etlkit" waits "$nort" --csv >"$tmp/out" 2>"$tmp/err"; check "waits no ReadyThread --csv" 0 $?
+expect "waits no ReadyThread --csv: blank wait cells" grep -q ",,$(printf '\r')\$" "$tmp/out"
+expect "waits no ReadyThread --csv: the reason on stderr" grep -q "note: .*Waits unknown: the trace has no ReadyThread" "$tmp/err"
+"$etlkit" waits "$lo" --json >"$tmp/out" 2>&1; check "waits with ReadyThread --json" 0 $?
+expect "waits with ReadyThread --json: waits_known true" grep -q '"waits_known":true' "$tmp/out"
+
 echo "analysis.sh: $passes passed, $fails failed" >&2
 [ "$fails" -eq 0 ]
