@@ -286,6 +286,15 @@ static int parse_filter(const cli_opt *opt, const char *list, char *err, size_t 
     return 0;
 }
 
+/* --limit 0: no limit, as --top 0 is all (it printed nothing). */
+static int limit_zero(const cli_opt *opt, const char *value, char *err, size_t cap)
+{
+    (void)value, (void)err, (void)cap;
+    uint64_t *limit = opt->dst;
+    if (*limit == 0) *limit = UINT64_MAX;
+    return 0;
+}
+
 static int parse(int argc, char **argv, dump_opts *o, const char **path)
 {
     memset(o, 0, sizeof *o);
@@ -315,7 +324,8 @@ static int parse(int argc, char **argv, dump_opts *o, const char **path)
          .need = "1..54", .flags = CLI_OPT_BASE0,
          .help = "the StateWr bias of compact batches, 1..54 (default: from the OS build)"},
         {.kind = CLI_OPT_UINT, .name = "limit", .arg = "N", .dst = &o->limit, .size = sizeof o->limit,
-         .max = UINT64_MAX, .need = "a number", .flags = CLI_OPT_BASE0, .help = "stop after N lines"},
+         .max = UINT64_MAX, .need = "a number (0 = no limit)", .flags = CLI_OPT_BASE0, .check = limit_zero,
+         .help = "stop after N lines (0 = no limit, as --top 0 is all)"},
         CLI_FLAG("quiet", 'q', "do not print a warning for each damaged buffer", &o->quiet, 1),
         CLI_END};
     int pr = cli_opts_parse(&dump_cmd, table, argc, argv, path);

@@ -214,7 +214,7 @@ int cmd_synth(int argc, char **argv)
         fprintf(stderr,
                 "%s synth: wrote %s: %s bytes in %s buffers, %s events: %s context switches "
                 "(%s CSwitch events, %s compact batches), %s ReadyThread, %s SpinLock of %s "
-                "acquisitions, %s Thread and %s Process events (%s threads and %s processes "
+                "acquisitions, %s Thread (SetName included) and %s Process events (%s threads and %s processes "
                 "created, %s and %s exited); %.6f s of simulated time on %u CPUs, seed %llu, "
                 "in %.2f s.\n",
                 prog, out, by, bu, ev, sw, cs, ba, rd, sl, sa, te, pe, tc, pc, tx, px,

@@ -39,8 +39,8 @@ void rep_options(rep_args *a, unsigned which, cli_opt out[REP_OPTS_MAX])
         CLI_FLAG("json", 0, "one JSON object on stdout", &a->format, FMT_JSON),
         CLI_FLAG("csv", 0, "one CSV table on stdout", &a->format, FMT_CSV),
         {.kind = CLI_OPT_RANGE, .name = "range", .arg = "START END", .dst = &a->range, .check = range_check, .ctx = a,
-         .help = "only this window, from the trace start: seconds, or with a ms/us/ns suffix (e.g. --range 1.5 "
-                 "2500ms); intervals are clipped",
+         .help = "only this window, from the trace start: seconds, or with a ms/us/µs/ns suffix (e.g. --range 1.5 "
+                 "2500ms, or 1e-1 1.5e3ms), whole nanoseconds; intervals are clipped",
          .need = "START and END, times such as 1.5, 250ms, 10us or 42ns"},
         {.kind = CLI_OPT_UINT, .name = "top", .arg = "N", .help = "the N biggest rows of each table (0 = all)",
          .need = "a count (0 = all)", .dst = &a->top, .size = sizeof a->top, .max = 1000000, .seen = &a->top_set},
@@ -134,13 +134,15 @@ void rep_run_window(rep_run *run, const rep_args *a)
     etl_window_clip(&v0, &v1, run->end_ns);
     run->v0 = v0;
     run->v1 = v1;
-    int64_t given;
-    if (!a->has_range || a->quiet || num_parse_dur(a->range_text[0], &given) || (v0 == given && v1 == a->v1))
-        return;
+    int64_t given = a->range.set ? a->range.v0 : a->v0; /* START as given: before the trace, it is negative */
+    if (!a->has_range || a->quiet || (v0 == given && v1 == a->v1)) return;
+    /* Why: a START before the trace's start (0), an END (or START) past its end, or both. */
+    bool early = given < 0, late = v1 != a->v1 || (!early && v0 != given);
     char s[32], e[32], t[32];
-    fprintf(stderr, "%s %s: note: %s ends at %s s: --range %s %s is clipped to %s s .. %s s\n", prog, a->cmd,
-            run->in.path, fmt_fixed(t, run->end_ns / 1000, 6), a->range_text[0], a->range_text[1],
-            fmt_fixed(s, v0 / 1000, 6), fmt_fixed(e, v1 / 1000, 6));
+    fmt_fixed(t, run->end_ns / 1000, 6);
+    fprintf(stderr, "%s %s: note: %s %s%s%s: --range %s %s is clipped to %s s .. %s s\n", prog, a->cmd,
+            run->in.path, early && late ? "runs from 0 s to " : early ? "starts at 0 s" : "ends at ", late ? t : "",
+            late ? " s" : "", a->range_text[0], a->range_text[1], fmt_fixed(s, v0 / 1000, 6), fmt_fixed(e, v1 / 1000, 6));
 }
 
 int rep_run_start(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void *ctx,

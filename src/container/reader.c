@@ -271,12 +271,20 @@ static etl_status read_logfile_header(etl_reader *r, etl_diag *diag)
  * The logfile header read straight from its record at 0x48, bounded by its own
  * Size: a damaged buffer 0 header (BufferSize, Offset) must not hide it.
  */
-static etl_status read_logfile_header_direct(etl_reader *r, etl_diag *diag)
+static etl_status read_logfile_header_direct(etl_reader *r, bool h0_ok, etl_diag *diag)
 {
     etl_span rec = etl_span_from((etl_span){r->data, r->size}, ETL_BUFFER_HEADER_SIZE);
     uint16_t size = 0;
     if (etl_ld_u16(rec, 4, &size) && size <= rec.n) rec.n = size;
-    if (etl_logfile_header_decode(rec, &r->hdr) != ETL_OK) {
+    etl_status rc = etl_logfile_header_decode(rec, &r->hdr);
+    if (rc == ETL_E_TRUNCATED && h0_ok) {
+        /* A buffer header, then the logfile header's record whose Size runs past the end: a file cut short. */
+        etl_diag_set(diag, ETL_E_NOT_ETL, ETL_BUFFER_HEADER_SIZE,
+                     "cut short: the file ends at byte %zu, inside its logfile header record (%u bytes at offset "
+                     "0x48); nothing can be read without it", r->size, (unsigned)size);
+        return ETL_E_NOT_ETL;
+    }
+    if (rc != ETL_OK) {
         etl_diag_set(diag, ETL_E_NOT_ETL, ETL_BUFFER_HEADER_SIZE,
                      "not an ETL file: no logfile header (hook 0x0000) at offset 0x48");
         return ETL_E_NOT_ETL;
@@ -504,7 +512,7 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
     r->nominal_buffer_size = h0.buffer_size;
     r->compression = ETL_COMPRESSION_XPRESS; /* to read a compressed buffer 0; fixed below */
     if (direct) {
-        rc = read_logfile_header_direct(r, diag);
+        rc = read_logfile_header_direct(r, h0_ok, diag);
         if (rc == ETL_OK && r->hdr.buffer_size >= ETL_BUFFER_HEADER_SIZE + 0x20 &&
             r->hdr.buffer_size <= ETL_MAX_BUFFER_SIZE && (!h0_ok || h0.buffer_size == r->hdr.buffer_size))
             r->nominal_buffer_size = r->hdr.buffer_size;

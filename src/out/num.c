@@ -144,6 +144,16 @@ int num_parse_fixed(const char *s, unsigned decimals, uint64_t *out, const char 
     return 0;
 }
 
+uint64_t num_dur_unit(const char *u)
+{
+    if (*u == 0 || strcmp(u, "s") == 0) return 1000000000u;
+    if (strcmp(u, "ms") == 0) return 1000000u;
+    /* us, and µs as the CSV headers write it (U+00B5 MICRO SIGN; U+03BC, the Greek letter, too) */
+    if (strcmp(u, "us") == 0 || strcmp(u, "\xC2\xB5s") == 0 || strcmp(u, "\xCE\xBCs") == 0) return 1000u;
+    if (strcmp(u, "ns") == 0) return 1u;
+    return 0;
+}
+
 int num_parse_dur(const char *s, int64_t *ns)
 {
     if (!s) return -1;
@@ -152,17 +162,31 @@ int num_parse_dur(const char *s, int64_t *ns)
     unsigned fd;
     const char *p = decimal(s + neg, &whole, &frac, &fd);
     if (!p) return -1;
-    uint64_t unit; /* ns per unit */
-    if (*p == 0 || strcmp(p, "s") == 0) unit = 1000000000u;
-    else if (strcmp(p, "ms") == 0) unit = 1000000u;
-    else if (strcmp(p, "us") == 0) unit = 1000u;
-    else if (strcmp(p, "ns") == 0) unit = 1u;
-    else return -1;
-    /* Exact in 128 bits: whole * unit + frac * unit / 10^fd, truncated. */
-    unsigned __int128 v = (unsigned __int128)whole * unit;
-    unsigned __int128 f = (unsigned __int128)frac * unit;
-    for (unsigned i = 0; i < fd; i++) f /= 10;
-    v += f;
+    long ex = 0; /* e[+-]N, as strtod and compare's --fail-if read it */
+    if ((*p == 'e' || *p == 'E') &&
+        ((p[1] >= '0' && p[1] <= '9') || ((p[1] == '+' || p[1] == '-') && p[2] >= '0' && p[2] <= '9'))) {
+        int eneg = p[1] == '-';
+        p += 1 + (p[1] == '+' || p[1] == '-');
+        for (; *p >= '0' && *p <= '9'; p++)
+            if (ex < 100000) ex = ex * 10 + (*p - '0');
+        if (eneg) ex = -ex;
+    }
+    uint64_t unit = num_dur_unit(p); /* ns per unit: a power of ten */
+    if (!unit) return -1;
+    /* Exact: the digits (below 10^38) times 10 to the power of the exponent, the unit's, less the fraction's. */
+    unsigned __int128 v = (unsigned __int128)whole;
+    for (unsigned i = 0; i < fd; i++) v *= 10;
+    v += frac;
+    long e = ex - (long)fd;
+    for (uint64_t u = unit; u > 1; u /= 10) e++;
+    for (; e < 0 && v; e++) {
+        if (v % 10) return NUM_DUR_SUB_NS; /* a part of a nanosecond: times are whole ns */
+        v /= 10;
+    }
+    for (; e > 0 && v; e--) {
+        if (v > INT64_MAX) return -1;
+        v *= 10;
+    }
     if (v > INT64_MAX) return -1;
     *ns = neg ? -(int64_t)v : (int64_t)v;
     return 0;

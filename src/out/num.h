@@ -105,10 +105,15 @@ int num_parse_size(const char *s, uint64_t *out);
  */
 int num_parse_fixed(const char *s, unsigned decimals, uint64_t *out, const char **rest);
 /*
- * A duration: [-]I[.F][unit], unit s (the default), ms, us or ns, exact (what falls
- * below a nanosecond is truncated toward zero); at most 18 fraction digits. Returns 0
- * and *ns, or -1 (empty, junk, unknown unit, |value| above INT64_MAX ns).
+ * A duration, the one time syntax of every option (--range, --interval, --fail-if...):
+ * [-]I[.F][e[+-]N][unit], unit s (the default), ms, us (or µs) or ns, exact; at most
+ * 18 fraction digits. Returns 0 and *ns; -1 (empty, junk, unknown unit, |value| above
+ * INT64_MAX ns); or NUM_DUR_SUB_NS when it has a part of a nanosecond (0.5ns, 1e-10):
+ * times are whole nanoseconds, and a value cut to one is not what was asked.
  */
+#define NUM_DUR_SUB_NS (-2)
 int num_parse_dur(const char *s, int64_t *ns);
+/* A duration's unit ("" s ms us µs ns) in ns, a power of ten; 0 when it is none of them. */
+uint64_t num_dur_unit(const char *u);
 
 #endif

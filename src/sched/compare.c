@@ -16,6 +16,7 @@
 #include <strings.h>
 #include "base/sat.h"
 #include "base/sort.h"
+#include "out/num.h"
 #include "etlkit/compare.h"
 
 int64_t etl_per_second(int64_t v, int64_t window_ns)
@@ -382,6 +383,7 @@ etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t 
     int neg = 0;
     if (*p == '+' || *p == '-') neg = *p++ == '-';
     if (!(*p >= '0' && *p <= '9') && *p != '.') return bad(err, cap, "expected a number after the operator");
+    const char *number = p;
     /* Digits, a fraction (9 digits kept) and a power of ten ("1.5e3"), computed exactly in 128 bits. */
     uint64_t whole = 0, frac = 0, scale = 1;
     bool big = false;
@@ -417,12 +419,17 @@ etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t 
         uname = " switches per second";
     } else {
         if (!time_metric) return bad(err, cap, "switches take a plain number (per second) or %");
-        if (strcmp(p, "ns") == 0) unit = 1;
-        else if (strcmp(p, "us") == 0) unit = 1000;
-        else if (strcmp(p, "ms") == 0) unit = 1000000;
-        else if (strcmp(p, "s") == 0) unit = 1000000000;
-        else return bad(err, cap, "unknown unit: use %, ns, us, ms or s");
+        /* A time as every option reads one (--range's parser): the same units (µs too) and whole ns. */
+        unit = num_dur_unit(p);
+        if (!unit) return bad(err, cap, "unknown unit: use %, ns, us, ms or s");
         uname = p;
+        int64_t ns;
+        int r = num_parse_dur(number, &ns);
+        if (r == NUM_DUR_SUB_NS) return bad(err, cap, "a part of a nanosecond: times are whole nanoseconds");
+        if (r == 0 && !big) {
+            e->threshold = neg ? -ns : ns;
+            return ETL_OK;
+        }
     }
     unsigned __int128 v = ((unsigned __int128)whole * scale + frac) * unit;
     const unsigned __int128 limit = (unsigned __int128)INT64_MAX * scale;
@@ -435,6 +442,7 @@ etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t 
         snprintf(why, sizeof why, "number out of range: at most %llu%s", (unsigned long long)(INT64_MAX / unit), uname);
         return bad(err, cap, why);
     }
+    if (time_metric && !e->relative) return bad(err, cap, "a time has at most 18 digits after the point");
     e->threshold = neg ? -(int64_t)v : (int64_t)v;
     return ETL_OK;
 }

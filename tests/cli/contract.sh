@@ -65,6 +65,11 @@ cat "$k" | "$etlkit" dump --format jsonl - >"$tmp/b" 2>/dev/null; check "dump pi
 expect "pipe equals file" cmp -s "$tmp/a" "$tmp/b"
 "$etlkit" dump --format csv --limit 5 "$k" >"$tmp/out"; check "csv" 0 $?
 expect "csv header + 5 rows" [ "$(wc -l < "$tmp/out")" -eq 6 ]
+# --limit 0: no limit (as --top 0 is all); it printed nothing.
+"$etlkit" dump --format jsonl --limit 0 "$k" >"$tmp/out"; check "dump --limit 0" 0 $?
+expect "dump --limit 0: every record" cmp -s "$tmp/out" "$tmp/a"
+"$etlkit" dump --help | tr -s ' \n' ' ' >"$tmp/out"
+expect "dump --help: --limit 0" grep -q -- "--limit N stop after N lines (0 = no limit" "$tmp/out"
 
 # Filters and decoded fields.
 "$etlkit" dump --format jsonl --filter Process/DCStart "$k" >"$tmp/out" 2>/dev/null; check "dump --filter" 0 $?
@@ -109,6 +114,13 @@ head -c 100000 "$k" > "$tmp/trunc.etl"
 "$etlkit" dump --format jsonl "$tmp/trunc.etl" >"$tmp/out" 2>"$tmp/err"; check "truncated" 3 $?
 expect "truncated has records" [ "$(wc -l < "$tmp/out")" -gt 100 ]
 expect "truncated warns with offset" grep -q "offset 0x" "$tmp/err"
+# A file cut inside its logfile header: said so (exit 2: nothing can be read), not "not an ETL file" as for text.
+head -c 300 "$k" > "$tmp/cuthdr.etl"
+"$etlkit" info "$tmp/cuthdr.etl" >"$tmp/out" 2>"$tmp/err"; check "cut in the logfile header" 2 $?
+expect "cut in the logfile header: one line" [ "$(wc -l < "$tmp/err")" -eq 1 ]
+expect "cut in the logfile header: cut short, where" grep -q "cut short: the file ends at byte 300, inside its logfile header record" "$tmp/err"
+"$etlkit" info "$tmp/text.etl" >/dev/null 2>"$tmp/err"
+expect "text: not an ETL file" grep -q "not an ETL file" "$tmp/err"
 # A corrupt buffer in the middle: the others are still read.
 cp "$k" "$tmp/corrupt.etl"
 printf '\000\000\000\000' | dd of="$tmp/corrupt.etl" bs=1 seek=$((65536*3)) conv=notrunc 2>/dev/null

@@ -141,6 +141,29 @@ fi
 expect "dump --filter '': says what it needs" grep -q "^etlkit dump: --filter needs event names" "$tmp/err"
 "$etlkit" waits --help | tr -s ' \n' ' ' >"$tmp/out"
 expect "waits --help gives --longest's range" grep -q -- "--longest N how many longest waits and ready delays to list, 1 to 100000" "$tmp/out"
+# --range clipped: the note says which end was clipped and why (a START before 0 is not the trace's end).
+"$etlkit" cpu "$s" --range -1 0.1 >/dev/null 2>"$tmp/err"; check "cpu --range -1 0.1" 0 $?
+expect "--range -1 0.1: starts at 0" grep -q "^etlkit cpu: note: $s starts at 0 s: --range -1 0.1 is clipped to 0.000000 s .. 0.100000 s$" "$tmp/err"
+"$etlkit" cpu "$s" --range -1 9 >/dev/null 2>"$tmp/err"
+expect "--range -1 9: both ends" grep -q "^etlkit cpu: note: $s runs from 0 s to 0.2[0-9]* s: --range -1 9 is clipped" "$tmp/err"
+"$etlkit" cpu "$s" --range 0.1 9 >/dev/null 2>"$tmp/err"
+expect "--range 0.1 9: ends at" grep -q "^etlkit cpu: note: $s ends at 0.2[0-9]* s: --range 0.1 9 is clipped to 0.100000 s" "$tmp/err"
+# One time syntax for every option and --fail-if: exponents, µs as the CSV headers write it; whole nanoseconds.
+"$etlkit" cpu "$s" --range 0 100ms --json >"$tmp/a"
+for r in "0 1e-1" "0 100000µs" "0e0 1.0e5us" "0ns 1E+8ns"; do
+  "$etlkit" cpu "$s" --range $r --json >"$tmp/b" 2>"$tmp/err"; check "cpu --range $r" 0 $?
+  expect "cpu --range $r is --range 0 100ms" cmp -s "$tmp/a" "$tmp/b"
+done
+"$etlkit" cpu "$s" --interval 5e-2 --json >/dev/null 2>&1; check "cpu --interval 5e-2" 0 $?
+"$etlkit" cpu "$s" --range 0 0.5ns >/dev/null 2>"$tmp/err"; check "cpu --range 0 0.5ns" 64 $?
+expect "--range 0 0.5ns: a part of a nanosecond" grep -q "^etlkit cpu: --range: '0.5ns' has a part of a nanosecond: times are whole nanoseconds$" "$tmp/err"
+expect "--range 0 0.5ns: not 'END must be after START'" sh -c "! grep -q 'after START' '$tmp/err'"
+"$etlkit" compare "$s" "$s" --fail-if 'wait(total) > 10µs' --fail-if 'cpu(total) > 1.5e3ms' >/dev/null 2>&1; check "--fail-if 10µs" 0 $?
+"$etlkit" compare "$s" "$s" --fail-if 'wait(total) > 0.5ns' >/dev/null 2>"$tmp/err"; check "--fail-if 0.5ns" 64 $?
+expect "--fail-if 0.5ns: a part of a nanosecond" grep -q "a part of a nanosecond" "$tmp/err"
+# synth names what it counts: its Thread events include SetName (info counts Thread events alone).
+"$etlkit" synth --seed 3 --cpus 2 --duration 0.05 -o "$tmp/n.etl" 2>"$tmp/err"; check "synth, its summary" 0 $?
+expect "synth: Thread (SetName included)" grep -q "[0-9] Thread (SetName included) and [0-9,]* Process events" "$tmp/err"
 # -oFILE: a short option's value attached, as getopt reads it.
 "$etlkit" report "$s" -o"$tmp/r.html" >/dev/null 2>&1; check "report -oFILE" 0 $?
 expect "report -oFILE wrote FILE" [ -s "$tmp/r.html" ]

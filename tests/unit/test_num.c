@@ -170,18 +170,27 @@ static void parse_durations(void **state)
         int64_t ns;
     } ok[] = {{"1.5", 1500000000}, {"250ms", 250000000}, {"10us", 10000}, {"42ns", 42}, {"2s", 2000000000},
               {"0", 0}, {".5", 500000000}, {"5.", 5000000000}, {".", 0}, {"-0.5", -500000000},
-              {"1.0000000019", 1000000001}, {"1.5ns", 1}, {"0.0000005ms", 0},
+              {"1.000000001", 1000000001}, {"1.50ms", 1500000}, {"0.000001ms", 1},
               {"9223372036.854775807", INT64_MAX}, {"-9223372036854775807ns", -INT64_MAX},
-              {"0.000000000000000001", 0}};
+              /* exponents, as --fail-if always read them; µs as the CSV headers write it */
+              {"1e3", 1000000000000}, {"1e-1", 100000000}, {"1.5e3ms", 1500000000}, {"2E+2us", 200000},
+              {"-1e-9", -1}, {"0e-9000000", 0}, {"0e99999999", 0}, {"5e0ns", 5}, {"150e-2ns", NUM_DUR_SUB_NS},
+              {"10\xC2\xB5s", 10000}, {"10\xCE\xBCs", 10000}, {"1.5e1\xC2\xB5s", 15000}};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        if (ok[i].ns == NUM_DUR_SUB_NS) continue; /* a marker, in the list below */
         if (num_parse_dur(ok[i].s, &ns) != 0) fail_msg("'%s' rejected", ok[i].s);
         if (ns != ok[i].ns) fail_msg("'%s': %lld, expected %lld", ok[i].s, (long long)ns, (long long)ok[i].ns);
     }
-    const char *bad[] = {"", "-", "s", "ms", "1x", "1 s", "1sec", "1e3", "--1", "+1", "1.2.3",
-                         "9223372036.854775808", "9223372036854775808ns", "18446744073709551616ns",
-                         "0.0000000000000000001", "1m", "1S"};
+    const char *bad[] = {"", "-", "s", "ms", "1x", "1 s", "1sec", "1e", "1e+", "1e3.5", "e3", "--1", "+1", "1.2.3",
+                         "9223372036.854775808", "9223372036854775808ns", "18446744073709551616ns", "1e10000",
+                         "0.0000000000000000001", "1m", "1S", "1\xC2\xB5", "1\xB5s"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (num_parse_dur(bad[i], &ns) != -1) fail_msg("'%s' parsed", bad[i]);
+    /* A part of a nanosecond is refused, not cut to a value that was not asked (--range 0 0.5ns: 0 .. 0). */
+    const char *sub[] = {"0.5ns", "1.5ns", "1.0000000019", "0.0000005ms", "0.000000000000000001", "1e-10", "-0.5ns",
+                         "150e-2ns", "0.0001us", "1e-9000000"};
+    for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++)
+        if (num_parse_dur(sub[i], &ns) != NUM_DUR_SUB_NS) fail_msg("'%s' not refused as a part of a ns", sub[i]);
     /* Round trip: what fmt_fixed writes in seconds reads back exactly. */
     uint64_t s = 7;
     for (int i = 0; i < 2000; i++) {
