@@ -23,10 +23,17 @@ typedef struct rows_ctx {
 
 #define GETTER(name) static void name(const col_def *col, const void *ctx, const void *row, col_val *v)
 #define T ((const etl_usage_thread *)row)
+/* A share of a 0 ns window (--range clipped at the trace's end) is unknown, not 0. */
+static void share(col_val *v, int64_t part, int64_t whole)
+{
+    if (whole > 0) cv_i64(v, rep_pct100(part, whole));
+    else cv_null(v);
+}
+
 GETTER(g_pct)
 {
     (void)col;
-    cv_i64(v, rep_pct100(T->cpu_ns, ((const rows_ctx *)ctx)->win));
+    share(v, T->cpu_ns, ((const rows_ctx *)ctx)->win);
 }
 /* A time, or null when there is none in the window (a thread seen only outside --range), not a -1. */
 GETTER(g_time)
@@ -40,7 +47,7 @@ GETTER(g_time)
 static const col_def thread_cols[] = {
     REP_THREAD_COLS(etl_usage_thread, thread),
     {"=CPU time", "cpu_ns", "cpu_ns", COL_NS, 0, col_i64_at, AT(cpu_ns)},
-    {"=% CPU", "cpu_pct", NULL, COL_FIXED, 2, g_pct, 0},
+    {"=% CPU", "cpu_pct", NULL, COL_FIXED | COL_NULL_EMPTY, 2, g_pct, 0},
     {"=Switches", "switches", "switches", COL_COUNT, 0, col_u64_at, AT(switches)},
     {"=Voluntary", "voluntary", "voluntary", COL_COUNT, 0, col_u64_at, AT(voluntary)},
     {"=Involuntary", "involuntary", "involuntary", COL_COUNT, 0, col_u64_at, AT(involuntary)},
@@ -88,7 +95,7 @@ GETTER(g_ppid)
 GETTER(g_ppct)
 {
     (void)col;
-    cv_i64(v, rep_pct100(P->cpu_ns, ((const rows_ctx *)ctx)->win));
+    share(v, P->cpu_ns, ((const rows_ctx *)ctx)->win);
 }
 #undef P
 
@@ -125,7 +132,7 @@ GETTER(g_cpu)
 GETTER(g_busy_pct)
 {
     (void)col, (void)ctx;
-    cv_i64(v, rep_pct100(R->k.busy_ns, R->whole));
+    share(v, R->k.busy_ns, R->whole);
 }
 #undef R
 

@@ -160,6 +160,25 @@ GETTER(g_cpu_pct)
     if (G->acq_pct < 0) cv_null(v);
     else col_i64_at(col, cx, row, v);
 }
+/* A share or rate the library could not compute (-1: no acquisition, a 0 ns window): null, not 0. */
+GETTER(g_known)
+{
+    col_i64_at(col, cx, row, v);
+    if (v->i < 0) cv_null(v);
+}
+/* A mean, percentile or max of the group's events (wait, spins): null when it has none. */
+GETTER(g_of_events)
+{
+    if (!G->a.events) cv_null(v);
+    else if (COL_UNIT(col->unit) == COL_FIXED) col_i64_at(col, cx, row, v); /* thousandths: COL_FIXED reads an i64 */
+    else col_u64_at(col, cx, row, v);
+}
+/* The same of the events without interrupts (hold): null when none is left. */
+GETTER(g_of_holds)
+{
+    if (G->a.w_nonirq) col_u64_at(col, cx, row, v);
+    else cv_null(v);
+}
 GETTER(g_irql_mix)
 {
     (void)col, (void)cx;
@@ -250,7 +269,9 @@ GETTER(g_cpu)
 #define M(k) (1u << (k))
 #define U(f) COL_COUNT, 0, col_u64_at, offsetof(etl_spin_group, f)
 #define U32(f) COL_COUNT, 0, col_u32_at, offsetof(etl_spin_group, f)
-#define FIX(d, f) COL_FIXED, d, col_i64_at, offsetof(etl_spin_group, f)
+#define KNOWN(d, f) COL_FIXED | COL_NULL_EMPTY, d, g_known, offsetof(etl_spin_group, f)
+#define EV(f) COL_COUNT | COL_NULL_EMPTY, 0, g_of_events, offsetof(etl_spin_group, f)
+#define HOLD(f) COL_COUNT | COL_NULL_EMPTY, 0, g_of_holds, offsetof(etl_spin_group, f)
 #define OBJ(key) {NULL, NULL, key, COL_OBJ, 0, NULL, 0}
 #define END {NULL, NULL, NULL, COL_END, 0, NULL, 0}
 /* The key columns first (NKEY_COLS), each with the mask of the kinds that have it. */
@@ -272,36 +293,37 @@ static const col_def group_cols[] = {
     {NULL, NULL, "contended_events", U(a.contended)},
     {"=Est. acq", "est_acquisitions", "est_acquisitions", U(a.est_acq)},
     {"=Est. cont", "est_contended", "est_contended", U(a.est_contended)},
-    {"=Collision %", "collision_pct", "collision_pct", FIX(COL_DECIMALS(4, 2), collision_pct)},
+    {"=Collision %", "collision_pct", "collision_pct", KNOWN(COL_DECIMALS(4, 2), collision_pct)},
     {"=% CPU acq", "acquisition_cpu_pct", "acquisition_cpu_pct", COL_FIXED | COL_NULL_EMPTY, 4, g_cpu_pct,
      offsetof(etl_spin_group, acq_pct)},
     {NULL, "contention_cpu_pct", "contention_cpu_pct", COL_FIXED | COL_NULL_EMPTY, 4, g_cpu_pct,
      offsetof(etl_spin_group, cont_pct)},
     OBJ("rates_per_s"),
-    {NULL, NULL, "acquisitions", FIX(3, acq_rate)},
-    {NULL, NULL, "contentions", FIX(3, cont_rate)},
-    {NULL, NULL, "spins", FIX(3, spin_rate)},
+    {NULL, NULL, "acquisitions", KNOWN(3, acq_rate)},
+    {NULL, NULL, "contentions", KNOWN(3, cont_rate)},
+    {NULL, NULL, "spins", KNOWN(3, spin_rate)},
     END,
     OBJ("spins"),
     {NULL, "spins_total", "total", U(a.w_spins)},
-    {"=Spins mean", "spins_mean", "mean", FIX(COL_DECIMALS(3, 2), mean_spins_x1000)},
-    {"=Spins max", "spins_max", "max", U(a.max_spins)},
+    {"=Spins mean", "spins_mean", "mean", COL_FIXED | COL_NULL_EMPTY, COL_DECIMALS(3, 2), g_of_events,
+     offsetof(etl_spin_group, mean_spins_x1000)},
+    {"=Spins max", "spins_max", "max", EV(a.max_spins)},
     END,
     OBJ("wait_cycles"),
     {NULL, "wait_total", "total", U(a.w_wait)},
     {NULL, NULL, "total_contended", U(a.w_wait_contended)},
-    {"=Wait mean", "wait_mean", "mean", U(mean_wait)},
-    {NULL, "wait_p50", "p50", U(wait_p50)},
-    {"=Wait p99", "wait_p99", "p99", U(wait_p99)},
-    {"=Wait max", "wait_max", "max", U(a.max_wait)},
+    {"=Wait mean", "wait_mean", "mean", EV(mean_wait)},
+    {NULL, "wait_p50", "p50", EV(wait_p50)},
+    {"=Wait p99", "wait_p99", "p99", EV(wait_p99)},
+    {"=Wait max", "wait_max", "max", EV(a.max_wait)},
     END,
     OBJ("hold_cycles"),
     {NULL, "hold_total", "total", U(a.w_hold)},
     {NULL, NULL, "weight", U(a.w_nonirq)},
-    {"=Hold mean", "hold_mean", "mean", U(mean_hold)},
-    {NULL, "hold_p50", "p50", U(hold_p50)},
-    {"=Hold p99", "hold_p99", "p99", U(hold_p99)},
-    {"=Hold max", "hold_max", "max", U(a.max_hold)},
+    {"=Hold mean", "hold_mean", "mean", HOLD(mean_hold)},
+    {NULL, "hold_p50", "p50", HOLD(hold_p50)},
+    {"=Hold p99", "hold_p99", "p99", HOLD(hold_p99)},
+    {"=Hold max", "hold_max", "max", HOLD(a.max_hold)},
     END,
     {"=IRQ skip", "irq_skipped", "irq_skipped", U(a.irq)},
     {NULL, NULL, "irql", COL_COUNT, 0, g_irql, 0},
@@ -316,7 +338,9 @@ static const col_def group_cols[] = {
 };
 #undef U
 #undef U32
-#undef FIX
+#undef KNOWN
+#undef EV
+#undef HOLD
 #define NGROUP_COLS (sizeof group_cols / sizeof group_cols[0])
 
 /* per_cpu's rows: each CPU's events by class. */
@@ -488,7 +512,8 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
     if (s->total.acq_pct >= 0)
         printf("CPU spent acquiring %s%% (contended %s%%); collision %s%%; %s acquisitions/s\n",
                fmt_fixed(f1, s->total.acq_pct, 4), fmt_fixed(f2, s->total.cont_pct, 4),
-               fmt_fixed(f3, num_div_round(s->total.collision_pct, 100), 2), fmt_fixed(b1, s->total.acq_rate, 3));
+               s->total.collision_pct < 0 ? strcpy(f3, "-") : fmt_fixed(f3, num_div_round(s->total.collision_pct, 100), 2),
+               s->total.acq_rate < 0 ? strcpy(b1, "-") : fmt_fixed(b1, s->total.acq_rate, 3));
     printf("Per lock and caller estimates have no bounds: a CPU's sampling counter is shared by all locks.\n");
     unsigned top = list_top(a) ? list_top(a) : UINT_MAX;
     text_table("Locks", s->locks, s->nlocks, K_LOCKS, top);
@@ -611,6 +636,19 @@ int cmd_spinlocks(int argc, char **argv)
     if (etl_spinlocks_finish(&c.s, run.end_ns) != ETL_OK) {
         fprintf(stderr, "%s spinlocks: out of memory\n", prog);
         rc = EXIT_IO;
+    } else if (c.s.total.acq_pct > 100 * 10000) {
+        /*
+         * More than all the CPUs' time spent acquiring: the events cannot have been sampled at these
+         * rates. Each rate alone is one the kernel takes (validated above), so the numbers stay, computed
+         * as defined with them, and the doubt is said once.
+         */
+        char f1[32];
+        fprintf(stderr, "%s spinlocks: warning: %s: with acquire rate A=1/%u (%s) and contention rate M=1/%u (%s) the "
+                "locks take %s%% of the CPU, more than all of it: the trace was not sampled at these rates\n",
+                prog, run.in.path, sp.p.spin_lock_acquire_sample_rate, sp.a, sp.p.spin_lock_contention_sample_rate,
+                sp.m, fmt_fixed(f1, c.s.total.acq_pct, 4));
+    }
+    if (rc != EXIT_OK) {
     } else if (a.format == FMT_JSON) {
         jw w;
         jw_init(&w, stdout);

@@ -45,9 +45,16 @@ static const char *proc_of(const rep_run *run, const etl_wakeup_waker *x, char n
     return rep_process_name(run->model, x->process, name, pid);
 }
 
+/* A share of no wake-up is unknown: "-", not 0. */
 static const char *pct(char out[32], uint64_t part, uint64_t whole)
 {
-    return fmt_fixed(out, rep_pct100((int64_t)part, (int64_t)whole), 2);
+    return whole ? fmt_fixed(out, rep_pct100((int64_t)part, (int64_t)whole), 2) : strcpy(out, "-");
+}
+
+/* Wake-ups per second of a 0 ns window (--range clipped at the trace's end) are unknown: "-", not 0. */
+static const char *rate_text(char out[32], uint64_t n, int64_t window)
+{
+    return window > 0 ? fmt_fixed(out, rep_rate(n, window), 3) : strcpy(out, "-");
 }
 
 /* ---- the wakers' columns (by process, by thread): text, CSV and JSON from one table each ---- */
@@ -84,7 +91,8 @@ GETTER(g_pname_text)
 GETTER(g_rate)
 {
     (void)col;
-    cv_i64(v, rep_rate(X->count, C->window));
+    if (C->window > 0) cv_i64(v, rep_rate(X->count, C->window));
+    else cv_null(v);
 }
 GETTER(g_pct)
 {
@@ -139,7 +147,7 @@ static const col_def thread_cols[] = {
     {NULL, NULL, "name", COL_TEXT, 0, g_name, 0},
     {"Thread name", "name", NULL, COL_TEXT, 0, g_name_text, 0},
     {"=Wake-ups", "count", "count", COL_COUNT, 0, col_u64_at, COUNT},
-    {"=Per second", "per_second", "per_second", COL_FIXED, 3, g_rate, 0},
+    {"=Per second", "per_second", "per_second", COL_FIXED | COL_NULL_EMPTY, 3, g_rate, 0},
     {"=%", "pct", NULL, COL_FIXED, 2, g_pct, 0},
 };
 #undef COUNT
@@ -151,7 +159,8 @@ void wakeups_json(jw *j, const rep_run *run, const etl_wakeups *w, const rep_arg
     int64_t window = run->v1 - run->v0;
     rep_json_head(j, run, run->v0, run->v1, 0);
     jw_u64(j, "total", w->total);
-    jw_fixed(j, "per_second", rep_rate(w->total, window), 3);
+    if (window > 0) jw_fixed(j, "per_second", rep_rate(w->total, window), 3);
+    else jw_null(j, "per_second"); /* a 0 ns window: no rate */
     jw_obj(j, "by_waker");
     jw_u64(j, "thread", w->by_kind[ETL_WAKER_THREAD]);
     jw_u64(j, "dpc", w->by_kind[ETL_WAKER_DPC]);
@@ -194,7 +203,7 @@ static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups 
         rep_print_header(run, "etlkit wakeups");
         printf("\n%llu idle wake-ups, %s per second: %llu by threads, %llu by DPCs, %llu by the idle thread, "
                "%llu unknown\n",
-               (unsigned long long)w->total, fmt_fixed(b1, rep_rate(w->total, window), 3),
+               (unsigned long long)w->total, rate_text(b1, w->total, window),
                (unsigned long long)w->by_kind[ETL_WAKER_THREAD], (unsigned long long)w->by_kind[ETL_WAKER_DPC],
                (unsigned long long)w->by_kind[ETL_WAKER_IDLE], (unsigned long long)w->by_kind[ETL_WAKER_UNKNOWN]);
         printf("\nWoken by process\n");
@@ -223,7 +232,7 @@ static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups 
         printf("  not recorded  %llu (compact records and CSwitch v1 carry none)\n",
                (unsigned long long)w->cstate_unknown);
     printf("\nIdle time before the wake (mean %s)\n",
-           fmt_dur(b3, w->total ? w->idle_ns / (int64_t)w->total : 0));
+           w->total ? fmt_dur(b3, w->idle_ns / (int64_t)w->total) : strcpy(b3, "-")); /* the mean of none: unknown */
     static const char *const ih[] = {"Idle for", "=Wake-ups", "=%"};
     tbl_init(&t, 3, ih);
     for (unsigned b = 0; b < ETL_WAKEUP_IDLE_BUCKETS; b++) {

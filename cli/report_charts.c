@@ -380,7 +380,8 @@ void sec_utilisation(page *pg)
         }
         char cs[16], pk[32];
         snprintf(cs, sizeof cs, "%u", c);
-        snprintf(pk, sizeof pk, "%s%%", fmt_fixed(b3, peak, 2));
+        if (u->nbuckets) snprintf(pk, sizeof pk, "%s%%", fmt_fixed(b3, peak, 2));
+        else strcpy(pk, "-"); /* a 0 ns window has no interval */
         fputs("<tr>", f);
         tdn(f, c, cs);
         tdn(f, k->busy_ns, fmt_dur(b1, k->busy_ns));

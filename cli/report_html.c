@@ -18,6 +18,7 @@ const char *secs(char out[32], int64_t ns)
 
 const char *pct_text(char out[32], int64_t part, int64_t whole)
 {
+    if (whole <= 0) return strcpy(out, "-"); /* a share of nothing (a 0 ns window): unknown, not 0.00% */
     char t[32];
     snprintf(out, 32, "%s%%", fmt_fixed(t, rep_pct100(part, whole), 2));
     return out;

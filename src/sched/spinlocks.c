@@ -377,10 +377,11 @@ static void ratios(const etl_spinlocks *s, etl_spin_group *g, unsigned ncpu)
     __int128 cyc = (__int128)(win > 0 ? win : 0) * s->o.mhz / 1000 * (ncpu ? ncpu : 1);
     g->acq_pct = cyc > 0 ? clamp64((__int128)a->w_wait * 1000000 / cyc) : -1;
     g->cont_pct = cyc > 0 ? clamp64((__int128)a->w_wait_contended * 1000000 / cyc) : -1;
-    g->collision_pct = a->est_acq ? clamp64((__int128)a->est_contended * 1000000 / a->est_acq) : 0;
-    g->acq_rate = win > 0 ? clamp64((__int128)a->est_acq * 1000000000000 / win) : 0;
-    g->cont_rate = win > 0 ? clamp64((__int128)a->est_contended * 1000000000000 / win) : 0;
-    g->spin_rate = win > 0 ? clamp64((__int128)a->w_spins * 1000000000000 / win) : 0;
+    /* -1: unknown, as acq_pct: a share of no acquisition, a rate over a 0 ns window (never a 0 made up). */
+    g->collision_pct = a->est_acq ? clamp64((__int128)a->est_contended * 1000000 / a->est_acq) : -1;
+    g->acq_rate = win > 0 ? clamp64((__int128)a->est_acq * 1000000000000 / win) : -1;
+    g->cont_rate = win > 0 ? clamp64((__int128)a->est_contended * 1000000000000 / win) : -1;
+    g->spin_rate = win > 0 ? clamp64((__int128)a->w_spins * 1000000000000 / win) : -1;
 }
 
 static int cmp_group(const void *pa, const void *pb)

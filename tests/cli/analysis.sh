@@ -91,5 +91,29 @@ expect "waits no ReadyThread --csv: the reason on stderr" grep -q "note: .*Waits
 "$etlkit" waits "$lo" --json >"$tmp/out" 2>&1; check "waits with ReadyThread --json" 0 $?
 expect "waits with ReadyThread --json: waits_known true" grep -q '"waits_known":true' "$tmp/out"
 
+# A window clipped to 0 ns (--range past the end): shares, rates, means and percentiles of it are unknown, not 0.
+"$etlkit" cpu "$lo" --range 0.6 0.7 >"$tmp/out" 2>/dev/null; check "cpu 0 ns window" 0 $?
+expect "cpu 0 ns window: Busy % blank" test "$(awk '$1 == "all" {print $(NF-1)}' "$tmp/out")" = "-"
+expect "cpu 0 ns window: no 0.00" sh -c "! grep -q ' 0\.00 ' '$tmp/out'"
+"$etlkit" cpu "$lo" --range 0.6 0.7 --csv >"$tmp/out" 2>/dev/null; check "cpu 0 ns window --csv" 0 $?
+expect "cpu 0 ns window --csv: cpu_pct blank" grep -q "^[0-9]*,[^,]*,[^,]*,0,,0," "$tmp/out"
+"$etlkit" wakeups "$lo" --range 0.6 0.7 >"$tmp/out" 2>/dev/null; check "wakeups 0 ns window" 0 $?
+expect "wakeups 0 ns window: per second blank" grep -q "^0 idle wake-ups, - per second" "$tmp/out"
+"$etlkit" wakeups "$lo" --range 0.6 0.7 --json >"$tmp/out" 2>/dev/null; check "wakeups 0 ns window --json" 0 $?
+expect "wakeups 0 ns window --json: per_second null" grep -q '"total":0,"per_second":null' "$tmp/out"
+"$etlkit" waits "$lo" --range 0.6 0.7 >"$tmp/out" 2>/dev/null; check "waits 0 ns window" 0 $?
+expect "waits 0 ns window: statistics blank" grep -q "^Ready latency of 0 switch-ins: mean -, p50 -, p90 -, p99 -, max -$" "$tmp/out"
+"$etlkit" waits "$lo" --range 0.6 0.7 --json >"$tmp/out" 2>/dev/null; check "waits 0 ns window --json" 0 $?
+expect "waits 0 ns window --json: null" grep -q '"ready_count":0,"ready_ns":0,"ready_mean_ns":null,"ready_p50_ns":null' "$tmp/out"
+"$etlkit" spinlocks "$lo" --range 0.6 0.7 --json >"$tmp/out" 2>/dev/null; check "spinlocks 0 ns window --json" 0 $?
+expect "spinlocks 0 ns window --json: collision, shares and rates null" grep -q '"collision_pct":null,"acquisition_cpu_pct":null,"contention_cpu_pct":null,"rates_per_s":{"acquisitions":null,"contentions":null,"spins":null}' "$tmp/out"
+expect "spinlocks 0 ns window --json: no mean of no event" grep -q '"wait_cycles":{"total":0,"total_contended":0,"mean":null,"p50":null,"p99":null,"max":null}' "$tmp/out"
+# Sampling rates that make the locks take more than all of the CPU: the numbers as computed, and one warning line.
+"$etlkit" spinlocks "$lo" --acquire-rate 100000000 --contention-rate 1000000 >"$tmp/out" 2>"$tmp/err"
+check "spinlocks impossible share" 0 $?
+expect "spinlocks impossible share: one warning" test "$(grep -c "warning: .*more than all of it: the trace was not sampled at these rates" "$tmp/err")" -eq 1
+"$etlkit" spinlocks "$lo" >"$tmp/out" 2>"$tmp/err"; check "spinlocks default rates" 0 $?
+expect "spinlocks default rates: no warning" sh -c "! grep -q 'more than all of it' '$tmp/err'"
+
 echo "analysis.sh: $passes passed, $fails failed" >&2
 [ "$fails" -eq 0 ]
