@@ -356,7 +356,7 @@ static int print_pivot(const args *g, const etl_profile *p)
                 tbl_print_text(&t, stdout, "");
                 print_anomalies_text(p);
             } else {
-                tbl_print_csv(&t, stdout, 0);
+                tbl_print_sheet(&t, stdout);
             }
             tbl_free(&t);
         }

@@ -20,6 +20,7 @@
 #include "base/pipe.h"
 #include "base/sort.h"
 #include "etlkit/event.h"
+#include "etlkit/sched.h"
 #include "stacks/attach.h"
 #include "stacks/images.h"
 #include "stacks/learn.h"
@@ -62,6 +63,8 @@ typedef struct run {
     uint32_t unknown_name;
     uint32_t hint[64];      /* etl_image_map_find's, by a hash of the process and the address's 64 KiB */
     bool stacks;            /* the stacks kept (not etl_profile_options.no_stacks) */
+    bool ranged;            /* a --range: samples outside [p->v0, p->v1) are left out (one at end_ns counts) */
+    int64_t end_ns;         /* the trace's end */
     etl_profile_sample_fn on_each; /* etl_profile_run_each's callback, or NULL */
     void *each_ctx;
     /* Pass 2's reader (see "the reader" below): its own, apart from the counter's above. */
@@ -407,7 +410,7 @@ static etl_status read_sample(run *R, const etl_record *rec)
     if (etl_sampled_profile_decode(rec->payload, rec->pointer_size, &s) != ETL_OK) return ETL_OK;
     R->samples_in_trace++;
     int64_t ns = etl_clock_ns(R->clk, rec->ts);
-    if (R->p->v1 > R->p->v0 && (ns < R->p->v0 || ns >= R->p->v1)) return ETL_OK;
+    if (R->ranged && !(ns >= R->p->v0 && (ns < R->p->v1 || (ns == R->end_ns && R->p->v0 < R->p->v1)))) return ETL_OK;
     uint32_t pid = etl_owners_pid(&R->im->owners, s.thread_id, rec->ts);
     if (!selected(R, s.thread_id, pid, rec->ts)) return ETL_OK;
     /* Counted first: attaching may close older samples, whose stacks come after it. */
@@ -748,15 +751,15 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     if ((st = etl_stack_keys_seal(keys)) != ETL_OK) return st;
     if ((st = etl_image_map_seal(&im->images)) != ETL_OK) return st;
 
-    /* The window: --range clipped to [0, the last record]; the whole trace otherwise (nothing left out). */
-    int64_t end = last_ts ? etl_clock_ns(clk, last_ts) : 0;
+    /* The window, as the scheduler reports': [0, end], the end the later of the last record and EndTime;
+     * --range clipped to it (a sample at the end counts when the window reaches it). */
+    int64_t end = etl_clock_ns(clk, etl_sched_end_ts(r, last_ts));
+    p->v0 = 0;
+    p->v1 = end;
     if (o->v1 > o->v0) {
         p->v0 = o->v0 < 0 ? 0 : o->v0;
-        p->v1 = o->v1 > end ? end + 1 : o->v1;
-        if (p->v1 <= p->v0) p->v1 = p->v0 + 1; /* a window past the end: empty, still a window */
-    } else {
-        p->v0 = 0;
-        p->v1 = 0;
+        p->v1 = o->v1;
+        etl_window_clip(&p->v0, &p->v1, end);
     }
 
     run R = {0};
@@ -776,6 +779,8 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     etl_idmap_init(&R.funknown);
     etl_seqtab_init(&R.flong);
     R.reader = r;
+    R.ranged = o->v1 > o->v0;
+    R.end_ns = end;
     R.progress_before = etl_reader_file_size(r);
     R.progress_total = total;
     R.stacks = !keys->last_only;
@@ -784,10 +789,6 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     if (st == ETL_OK) st = R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;
     if (st == ETL_OK) st = pass2(&R, o->threads);
     if (st == ETL_OK) st = finish(&R);
-    if (o->v1 <= o->v0) {
-        p->v0 = 0;
-        p->v1 = end;
-    }
     run_free(&R);
     return st;
 }

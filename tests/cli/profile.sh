@@ -150,6 +150,16 @@ else
   echo "skipped: /dev/full (none, or the Windows binary)"
 fi
 
+# The window is the scheduler reports': to the later of the last record and EndTime, --range clipped to it.
+"$etlkit" synth --quiet --seed 5 --cpus 2 --duration 0.2 --stacks -o "$tmp/win.etl"
+for r in "" "--range 0.05 0.1" "--range 0.15 9" "--range 0.6 0.7"; do
+  # shellcheck disable=SC2086
+  w1=$("$etlkit" cpu --json $r "$tmp/win.etl" 2>/dev/null | sed 's/.*"window":\({[^}]*}\).*/\1/')
+  # shellcheck disable=SC2086
+  w2=$("$etlkit" profile --json $r "$tmp/win.etl" 2>/dev/null | sed 's/.*"window":\({[^}]*}\).*/\1/')
+  expect "profile's window is cpu's ($r)" [ -n "$w1" -a "$w1" = "$w2" ]
+done
+
 # Not an ETL file: exit 2.
 printf 'this is not a trace\n' >"$tmp/not.etl"
 "$etlkit" profile "$tmp/not.etl" >/dev/null 2>&1; check "not an ETL file" 2 $?
