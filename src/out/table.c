@@ -104,12 +104,6 @@ void tbl_print_sheet(const tbl *t, FILE *f)
     }
 }
 
-void tbl_print_csv(const tbl *t, FILE *f, int crlf)
-{
-    (void)crlf; /* one form for every report: a spreadsheet's */
-    tbl_print_sheet(t, f);
-}
-
 void tbl_free(tbl *t)
 {
     for (size_t i = 0; i < t->nrow * t->ncol; i++) free(t->cells[i]);

@@ -31,8 +31,6 @@ int tbl_row(tbl *t, const char *const *cells);
  */
 void tbl_print_text(const tbl *t, FILE *f, const char *indent);
 void tbl_print_sheet(const tbl *t, FILE *f);
-/* The old name, for a caller not yet moved (cmd_profile.c): the same form, whatever crlf says. */
-void tbl_print_csv(const tbl *t, FILE *f, int crlf);
 void tbl_free(tbl *t);
 /* Whether a table lost a row to memory since the program started (commands then exit 1). */
 int tbl_failed(void);
