@@ -388,9 +388,9 @@ void etl_reader_time_window(const etl_reader *r, uint64_t *lo, uint64_t *hi)
 
 void etl_reader_keep_bad_times(etl_reader *r, bool keep) { r->keep_bad_times = keep; }
 
-static int cmp_u64(const void *a, const void *b)
+static int by_seq(const void *a, const void *b)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    uint64_t x = (*(const etl_buf_ent *const *)a)->seq, y = (*(const etl_buf_ent *const *)b)->seq;
     return x < y ? -1 : x > y;
 }
 
@@ -405,37 +405,33 @@ static int cmp_u64(const void *a, const void *b)
 static etl_status missing_buffers(etl_reader *r)
 {
     const etl_logfile_header *h = &r->hdr;
-    if ((h->log_file_mode & ETL_LOG_FILE_MODE_CIRCULAR) || !r->nbufs) return ETL_OK;
-    uint64_t *seq = malloc(r->nbufs * sizeof *seq);
-    if (!seq) return ETL_E_NOMEM;
-    for (size_t i = 0; i < r->nbufs; i++) seq[i] = r->bufs[i].seq;
-    qsort(seq, r->nbufs, sizeof *seq, cmp_u64);
-    uint64_t written = h->buffers_written, last = seq[r->nbufs - 1];
-    bool numbered = seq[0] == 0 && (!written || last < written) && last < (uint64_t)r->nbufs * 2 + 1024;
-    for (size_t i = 1; numbered && i < r->nbufs; i++) numbered = seq[i] != seq[i - 1]; /* a number twice: damage */
-    uint64_t gaps = 0;
-    for (size_t i = 1; numbered && i < r->nbufs; i++)
-        if (seq[i] > seq[i - 1] + 1) gaps += seq[i] - seq[i - 1] - 1, r->missing_last = seq[i] - 1;
+    size_t n = r->nbufs;
+    if ((h->log_file_mode & ETL_LOG_FILE_MODE_CIRCULAR) || !n) return ETL_OK;
+    const etl_buf_ent **v = malloc(n * sizeof *v); /* by SequenceNumber: a gap's neighbours side by side */
+    if (!v) return ETL_E_NOMEM;
+    for (size_t i = 0; i < n; i++) v[i] = &r->bufs[i];
+    qsort(v, n, sizeof *v, by_seq);
+    uint64_t written = h->buffers_written, last = v[n - 1]->seq, gaps = 0;
+    bool numbered = v[0]->seq == 0 && (!written || last < written) && last < (uint64_t)n * 2 + 1024;
+    for (size_t i = 1; numbered && i < n; i++) numbered = v[i]->seq != v[i - 1]->seq; /* a number twice: damage */
+    for (size_t i = 1; numbered && i < n; i++)
+        if (v[i]->seq > v[i - 1]->seq + 1) gaps += v[i]->seq - v[i - 1]->seq - 1, r->missing_last = v[i]->seq - 1;
     r->missing = gaps;
     char a[32], b[32];
-    for (size_t i = 1; numbered && gaps > r->unindexed && i < r->nbufs; i++) {
-        if (seq[i] <= seq[i - 1] + 1) continue;
-        uint64_t from = seq[i - 1] + 1, to = seq[i] - 1, n = to - from + 1;
-        r->stats.bad_buffers += n;
-        const etl_buf_ent *before = NULL, *after = NULL; /* the flushes around the gap */
-        for (size_t k = 0; k < r->nbufs; k++) {
-            if (r->bufs[k].seq == from - 1 && !before) before = &r->bufs[k];
-            if (r->bufs[k].seq == to + 1 && !after) after = &r->bufs[k];
-        }
+    for (size_t i = 1; numbered && gaps > r->unindexed && i < n; i++) {
+        const etl_buf_ent *before = v[i - 1], *after = v[i];
+        if (after->seq <= before->seq + 1) continue;
+        uint64_t from = before->seq + 1, to = after->seq - 1, k = to - from + 1;
+        r->stats.bad_buffers += k;
         etl_reader_problem(r, &r->stats, ETL_E_TRUNCATED, after->file_off,
                            "%llu buffer%s the session wrote (SequenceNumber %llu%s%.0llu, flushed between %s s and "
                            "%s s) not in the file, before the buffer at offset 0x%llx: %s records are lost",
-                           (unsigned long long)n, n == 1 ? "" : "s", (unsigned long long)from, n == 1 ? "" : "..",
-                           n == 1 ? 0ull : (unsigned long long)to, etl_reader_secs(r, before->ts, a),
+                           (unsigned long long)k, k == 1 ? "" : "s", (unsigned long long)from, k == 1 ? "" : "..",
+                           k == 1 ? 0ull : (unsigned long long)to, etl_reader_secs(r, before->ts, a),
                            etl_reader_secs(r, after->ts, b), (unsigned long long)after->file_off,
-                           n == 1 ? "its" : "their");
+                           k == 1 ? "its" : "their");
     }
-    uint64_t found = numbered ? last + 1 : r->nbufs + r->unindexed, cut = written > found ? written - found : 0;
+    uint64_t found = numbered ? last + 1 : n + r->unindexed, cut = written > found ? written - found : 0;
     if (cut) {
         r->missing += cut;
         r->missing_last = numbered ? written - 1 : UINT64_MAX;
@@ -446,7 +442,7 @@ static etl_status missing_buffers(etl_reader *r)
                            "short): each CPU's time after its last record is unknown",
                            (unsigned long long)r->size, (unsigned long long)found, (unsigned long long)written);
     }
-    free(seq);
+    free(v);
     return ETL_OK;
 }
 
