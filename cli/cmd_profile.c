@@ -551,6 +551,7 @@ int cmd_profile(int argc, char **argv)
     etl_profile p;
     etl_status st = etl_profile_run(in.reader, &o, &p);
     cli_progress_end(&bar);
+    if (st == ETL_OK) rep_range_note(&g.a, g.a.path, p.v1, p.v0, p.v1); /* clipped at the end: v1 is the end */
     if (st == ETL_OK && (rc = cli_symbols_scan("profile", syms, in.reader)) != EXIT_OK) {
         etl_symbols_close(syms);
         syms = NULL;

@@ -134,14 +134,19 @@ void rep_run_window(rep_run *run, const rep_args *a)
     etl_window_clip(&v0, &v1, run->end_ns);
     run->v0 = v0;
     run->v1 = v1;
+    rep_range_note(a, run->in.path, run->end_ns, v0, v1);
+}
+
+void rep_range_note(const rep_args *a, const char *path, int64_t end_ns, int64_t v0, int64_t v1)
+{
     int64_t given = a->range.set ? a->range.v0 : a->v0; /* START as given: before the trace, it is negative */
     if (!a->has_range || a->quiet || (v0 == given && v1 == a->v1)) return;
     /* Why: a START before the trace's start (0), an END (or START) past its end, or both. */
     bool early = given < 0, late = v1 != a->v1 || (!early && v0 != given);
     char s[32], e[32], t[32];
-    fmt_fixed(t, run->end_ns / 1000, 6);
-    fprintf(stderr, "%s %s: note: %s %s%s%s: --range %s %s is clipped to %s s .. %s s\n", prog, a->cmd,
-            run->in.path, early && late ? "runs from 0 s to " : early ? "starts at 0 s" : "ends at ", late ? t : "",
+    fmt_fixed(t, end_ns / 1000, 6);
+    fprintf(stderr, "%s %s: note: %s %s%s%s: --range %s %s is clipped to %s s .. %s s\n", prog, a->cmd, path,
+            early && late ? "runs from 0 s to " : early ? "starts at 0 s" : "ends at ", late ? t : "",
             late ? " s" : "", a->range_text[0], a->range_text[1], fmt_fixed(s, v0 / 1000, 6), fmt_fixed(e, v1 / 1000, 6));
 }
 

@@ -104,6 +104,8 @@ void rep_run_go(rep_run *run, const rep_args *a);
  * call it.
  */
 void rep_run_window(rep_run *run, const rep_args *a);
+/* The note that --range was clipped to [v0, v1] by the trace's start or its end at end_ns (nothing when it was not). */
+void rep_range_note(const rep_args *a, const char *path, int64_t end_ns, int64_t v0, int64_t v1);
 /* Closes everything and returns the exit status (EXIT_DAMAGED when the input had damage). */
 int rep_run_close(rep_run *run);
 /* Closes the run, then checks that stdout was written: the exit status. */

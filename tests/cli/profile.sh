@@ -154,10 +154,11 @@ fi
 "$etlkit" synth --quiet --seed 5 --cpus 2 --duration 0.2 --stacks -o "$tmp/win.etl"
 for r in "" "--range 0.05 0.1" "--range 0.15 9" "--range 0.6 0.7"; do
   # shellcheck disable=SC2086
-  w1=$("$etlkit" cpu --json $r "$tmp/win.etl" 2>/dev/null | sed 's/.*"window":\({[^}]*}\).*/\1/')
+  w1=$("$etlkit" cpu --json $r "$tmp/win.etl" 2>"$tmp/e1" | sed 's/.*"window":\({[^}]*}\).*/\1/')
   # shellcheck disable=SC2086
-  w2=$("$etlkit" profile --json $r "$tmp/win.etl" 2>/dev/null | sed 's/.*"window":\({[^}]*}\).*/\1/')
+  w2=$("$etlkit" profile --json $r "$tmp/win.etl" 2>"$tmp/e2" | sed 's/.*"window":\({[^}]*}\).*/\1/')
   expect "profile's window is cpu's ($r)" [ -n "$w1" -a "$w1" = "$w2" ]
+  expect "profile's clip note is cpu's ($r)" [ "$(sed 's/^etlkit cpu:/etlkit profile:/' "$tmp/e1")" = "$(cat "$tmp/e2")" ]
 done
 
 # Not an ETL file: exit 2.
