@@ -410,7 +410,8 @@ static etl_status read_sample(run *R, const etl_record *rec)
     if (etl_sampled_profile_decode(rec->payload, rec->pointer_size, &s) != ETL_OK) return ETL_OK;
     R->samples_in_trace++;
     int64_t ns = etl_clock_ns(R->clk, rec->ts);
-    if (R->ranged && !(ns >= R->p->v0 && (ns < R->p->v1 || (ns == R->end_ns && R->p->v0 < R->p->v1)))) return ETL_OK;
+    const etl_profile *p = R->p; /* [v0, v1), and the end itself when the window reaches it */
+    if (R->ranged && !(ns >= p->v0 && (ns < p->v1 || (ns == R->end_ns && p->v1 == ns && p->v0 < p->v1)))) return ETL_OK;
     uint32_t pid = etl_owners_pid(&R->im->owners, s.thread_id, rec->ts);
     if (!selected(R, s.thread_id, pid, rec->ts)) return ETL_OK;
     /* Counted first: attaching may close older samples, whose stacks come after it. */

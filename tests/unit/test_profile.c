@@ -382,6 +382,35 @@ static void test_profile_64(void **state)
     etl_reader_close(r);
 }
 
+/* ------------------------------------------------------- the window's end */
+
+/* A sample that is the trace's last record, at its end: in a window that reaches the end, in no other. */
+static void test_profile_window_end(void **state)
+{
+    (void)state;
+    pb_build32();
+    sample(500, 1, 301, 0x30000000u); /* after the rundown at 400: the last record, the end (EndTime is before) */
+    char path[512];
+    etl_reader *r = write_trace("end.etl", path, sizeof path);
+    etl_profile p;
+    assert_int_equal(run(r, 0, 0, -1, NULL, -1, &p), ETL_OK);
+    assert_int_equal(p.v1, 50000);
+    assert_int_equal(p.samples, 4);
+    etl_profile_free(&p);
+    assert_int_equal(run(r, 0, 45000, -1, NULL, -1, &p), ETL_OK); /* [0, 45 us): not the end's */
+    assert_int_equal(p.samples, 3);
+    etl_profile_free(&p);
+    assert_int_equal(run(r, 25000, 90000, -1, NULL, -1, &p), ETL_OK); /* clipped to [25 us, 50 us]: the end's too */
+    assert_true(p.v0 == 25000 && p.v1 == 50000);
+    assert_int_equal(p.samples, 2);
+    etl_profile_free(&p);
+    assert_int_equal(run(r, 60000, 90000, -1, NULL, -1, &p), ETL_OK); /* past the end: 0 ns at the end, nothing */
+    assert_true(p.v0 == 50000 && p.v1 == 50000);
+    assert_int_equal(p.samples, 0);
+    etl_profile_free(&p);
+    etl_reader_close(r);
+}
+
 /* ------------------------------------------------------- the 32-bit trace */
 
 static void test_profile_32(void **state)
@@ -732,6 +761,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_profile_64),
         cmocka_unit_test(test_profile_32),
+        cmocka_unit_test(test_profile_window_end),
         cmocka_unit_test(test_profile_names),
         cmocka_unit_test(test_profile_edges),
         cmocka_unit_test(test_profile_real),
