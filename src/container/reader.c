@@ -311,6 +311,12 @@ static __int128 widen(__int128 end, __int128 t0, __int128 slack)
     return end + (end - t0 > slack ? end - t0 : slack);
 }
 
+__int128 etl_end_time_ts(const etl_clock *c, const etl_logfile_header *h)
+{
+    if (h->end_time <= h->start_time) return -1;
+    return (__int128)c->t0 + (__int128)((unsigned __int128)(h->end_time - h->start_time) * c->ticks_per_sec / 10000000u);
+}
+
 bool etl_end_agrees(const etl_clock *c, __int128 end_ts, __int128 flush_ts)
 {
     return flush_ts < c->t0 || end_ts <= widen(flush_ts, c->t0, (__int128)c->ticks_per_sec * WINDOW_MIN_SLACK_S);
@@ -337,7 +343,7 @@ static void time_window(etl_reader *r)
             flush = r->bufs[i].ts;
     __int128 slack = (__int128)c->ticks_per_sec * WINDOW_MIN_SLACK_S;
     if (h->end_time > h->start_time) {
-        end = t0 + (__int128)((unsigned __int128)(h->end_time - h->start_time) * c->ticks_per_sec / 10000000u);
+        end = etl_end_time_ts(c, h);
         if (flush >= t0 && !etl_end_agrees(c, end, flush)) {
             char e[32], f[32];
             uint64_t e_ts = end > INT64_MAX ? INT64_MAX : (uint64_t)end;

@@ -85,6 +85,8 @@ etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uin
 
 /* Seconds from the trace start of raw time ts, as "-7205759402.861541" into out[32] (for messages). */
 const char *etl_reader_secs(const etl_reader *r, uint64_t ts, char out[32]);
+/* EndTime on the session clock, exactly (-1: none, not after StartTime). */
+__int128 etl_end_time_ts(const etl_clock *c, const etl_logfile_header *h);
 /* Whether an EndTime at end_ts (session clock) agrees with a last buffer flush at flush_ts: not far after it. */
 bool etl_end_agrees(const etl_clock *c, __int128 end_ts, __int128 flush_ts);
 

@@ -541,8 +541,9 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     for (unsigned i = 0; c.q && i < c.ncpu; i++)
         if (c.q[i].last_ts > last_ts) last_ts = c.q[i].last_ts;
     /* The session's stop, after its last event, keeps the window: the input's EndTime when its reader trusts it
-     * and the output's last flush (its newest event) agrees with it as well. */
-    if (c.w && etl_reader_end_ts(rd) && etl_end_agrees(clk, etl_reader_end_ts(rd), last_ts))
+     * and the output's last flush (its newest event, or its header buffer's at t0) agrees with it as well. */
+    if (c.w && etl_reader_end_ts(rd) &&
+        etl_end_agrees(clk, etl_end_time_ts(clk, h), last_ts > clk->t0 ? last_ts : clk->t0))
         etl_writer_end_time_min(c.w, h->end_time);
     if (c.w) {
         etl_status cr = etl_writer_close(c.w, last_ts, rc == ETL_OK ? diag : NULL);
