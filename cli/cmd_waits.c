@@ -50,12 +50,6 @@ static void json_latency(jw *w, const char *prefix, const etl_latency *l)
     }
 }
 
-/* A duration of a statistic of l for people: "-" when l holds no value. */
-static const char *lat_text(char out[32], const etl_latency *l, int64_t v)
-{
-    return l->count ? fmt_dur(out, v) : strcpy(out, "-");
-}
-
 /* A thread's ids as the threads' columns give them, under keys with a prefix ("readier_"). */
 static void thread_ids(jw *w, const rep_run *run, uint32_t thread, const char *prefix)
 {
@@ -79,15 +73,6 @@ typedef struct waits_ctx {
     int waits_known;
 } waits_ctx;
 
-/*
- * Waits (from switched out waiting to readied) are known only for a switch-in readied by a
- * ReadyThread (spec §1 rule 3): with no such switch-in in the window (a trace without
- * ReadyThread events) every count and time of waiting is unknown, not 0.
- */
-int waits_known(const etl_usage *u)
-{
-    return u->woken_all.count != 0;
-}
 
 #define GETTER(name) static void name(const col_def *col, const void *ctx, const void *row, col_val *v)
 /* A statistic of the etl_latency at col->off: null when it holds no value (the mean, percentiles, max of none). */
@@ -116,7 +101,7 @@ GETTER(g_mean)
     if (l.count) cv_i64(v, l.sum_ns / (int64_t)l.count);
     else cv_null(v);
 }
-/* A count or time of waiting: null when Waits cannot be known (waits_known). */
+/* A count or time of waiting: null when Waits cannot be known (etl_usage_waits_known). */
 GETTER(g_wait_u64)
 {
     if (((const waits_ctx *)ctx)->waits_known) col_u64_at(col, ctx, row, v);
@@ -198,10 +183,10 @@ void waits_json(jw *w, const rep_run *run, const etl_usage *u, const etl_usage_t
     json_latency(w, "woken", &u->woken_all);
     jw_obj_end(w);
     /* false: every wait count and time below is null, and by_reason is empty (no Waits could be measured) */
-    jw_bool(w, "waits_known", waits_known(u));
+    jw_bool(w, "waits_known", etl_usage_waits_known(u));
     jw_arr(w, "threads");
     unsigned shown = 0;
-    waits_ctx wc = {run, waits_known(u)};
+    waits_ctx wc = {run, etl_usage_waits_known(u)};
     for (size_t i = 0; i < u->nthreads && (!a->top || shown < a->top); i++) {
         const etl_usage_thread *t = &by_ready[i];
         if (!rep_thread_selected(a, run->model, t->thread)) continue;
@@ -272,7 +257,7 @@ static void print_intervals(const rep_run *run, const char *title, const etl_usa
     tbl_free(&t);
 }
 
-/* Why every wait is unknown (waits_known is false), in one line. */
+/* Why every wait is unknown (etl_usage_waits_known is false), in one line. */
 static const char *waits_unknown_why(uint64_t ready_events)
 {
     /* The trace has none, or none of them readied a switch-in of the window. */
@@ -287,12 +272,12 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         rep_print_header(run, "etlkit waits");
         const etl_latency *l = &u->ready_all;
         printf("\nReady latency of %llu switch-ins: mean %s, p50 %s, p90 %s, p99 %s, max %s\n",
-               (unsigned long long)l->count, lat_text(b[0], l, l->count ? l->sum_ns / (int64_t)l->count : 0),
-               lat_text(b[1], l, l->p50_ns), lat_text(b[2], l, l->p90_ns), lat_text(b[3], l, l->p99_ns),
-               lat_text(b[4], l, l->max_ns));
+               (unsigned long long)l->count, rep_lat_dur(b[0], l, l->count ? l->sum_ns / (int64_t)l->count : 0),
+               rep_lat_dur(b[1], l, l->p50_ns), rep_lat_dur(b[2], l, l->p90_ns), rep_lat_dur(b[3], l, l->p99_ns),
+               rep_lat_dur(b[4], l, l->max_ns));
         l = &u->woken_all;
         printf("  of which readied by a ReadyThread: %llu, p50 %s, p99 %s, max %s\n", (unsigned long long)l->count,
-               lat_text(b[1], l, l->p50_ns), lat_text(b[3], l, l->p99_ns), lat_text(b[4], l, l->max_ns));
+               rep_lat_dur(b[1], l, l->p50_ns), rep_lat_dur(b[3], l, l->p99_ns), rep_lat_dur(b[4], l, l->max_ns));
         printf("\nWaits by reason\n");
         static const char *const rh[] = {"Reason", "=Code", "=Count", "=Total", "=Max"};
         tbl t;
@@ -317,7 +302,7 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
             tbl_row(&t, row);
         }
         /* None known: the reason, not an empty table (which would read as no waits). */
-        if (waits_known(u)) tbl_print_text(&t, stdout, "  ");
+        if (etl_usage_waits_known(u)) tbl_print_text(&t, stdout, "  ");
         else printf("  %s\n", waits_unknown_why(ready_events));
         tbl_free(&t);
         printf("\nThreads by time not running (ready + waiting)\n");
@@ -326,7 +311,7 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
     int csv = a->format == FMT_CSV;
     cols_tbl_init(&t, thread_cols, NTHREAD_COLS, csv);
     unsigned shown = 0, limit = rep_top(a, csv ? 0 : 20);
-    waits_ctx wc = {run, waits_known(u)};
+    waits_ctx wc = {run, etl_usage_waits_known(u)};
     for (size_t i = 0; i < u->nthreads && (!limit || shown < limit); i++) {
         const etl_usage_thread *x = &u->threads[i];
         if (!rep_thread_selected(a, run->model, x->thread)) continue;

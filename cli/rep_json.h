@@ -48,8 +48,6 @@ void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, 
 /* waits: by_ready is u's threads sorted by time not running (waits_sort), the order the rows take. */
 void waits_sort(etl_usage_thread *t, size_t n);
 void waits_json(jw *w, const rep_run *run, const etl_usage *u, const etl_usage_thread *by_ready, const rep_args *a);
-/* Whether u's Waits can be known: some switch-in of the window was readied by a ReadyThread (spec §1 rule 3). */
-int waits_known(const etl_usage *u);
 
 /* spinlocks: the sampling parameters in effect and where each came from ("default", "given", ...). */
 typedef struct spin_params {

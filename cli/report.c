@@ -238,6 +238,11 @@ int64_t rep_rate(uint64_t n, int64_t window)
     return window > 0 ? num_div_round((__int128)n * 1000000000000, window) : 0;
 }
 
+const char *rep_lat_dur(char out[32], const etl_latency *l, int64_t v)
+{
+    return l->count ? fmt_dur(out, v) : strcpy(out, "-");
+}
+
 const char *rep_thread_name(const etl_sched *m, uint32_t thread)
 {
     const etl_sched_thread *t = etl_sched_thread_at(m, thread);

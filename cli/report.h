@@ -124,6 +124,8 @@ static inline unsigned rep_top(const rep_args *a, unsigned dflt) { return a->top
 int64_t rep_pct100(int64_t part, int64_t whole);
 /* Thousandths of an event per second of a window of window ns, rounded to the nearest. */
 int64_t rep_rate(uint64_t n, int64_t window);
+/* A statistic v of l (its mean, a percentile, its max) for people: "-" when l holds no value, never a 0 of none. */
+const char *rep_lat_dur(char out[32], const etl_latency *l, int64_t v);
 /* A process instance's image name ("Unknown" when none) into out[256], its PID (UINT32_MAX when unknown). */
 const char *rep_process_name(const etl_sched *m, uint32_t process, char out[256], uint32_t *pid);
 /* Whether a thread instance passes --process and --thread. */

@@ -21,12 +21,6 @@ double log10_approx(double x)
     return l + 2 * ln / 2.302585092994046;
 }
 
-/* A statistic of l for people: "-" when l holds no value (never a 0 of an empty set). */
-static const char *lat_dur(char out[32], const etl_latency *l, int64_t v)
-{
-    return l->count ? fmt_dur(out, v) : strcpy(out, "-");
-}
-
 const char *bin_label(char out[48], unsigned b)
 {
     char x[32], y[32];
@@ -84,12 +78,12 @@ void sec_ready(page *pg)
     const etl_latency *l = &u->ready_all;
     fputs("<p class=\"summary\">", f);
     html_textf(f, "%llu switch-ins: mean %s, p50 %s, p90 %s, p99 %s, p99.9 %s, max %s.", (unsigned long long)l->count,
-               lat_dur(b[0], l, l->count ? l->sum_ns / (int64_t)l->count : 0), lat_dur(b[1], l, l->p50_ns),
-               lat_dur(b[2], l, l->p90_ns), lat_dur(b[3], l, l->p99_ns), lat_dur(b[4], l, l->p999_ns),
-               lat_dur(b[5], l, l->max_ns));
+               rep_lat_dur(b[0], l, l->count ? l->sum_ns / (int64_t)l->count : 0), rep_lat_dur(b[1], l, l->p50_ns),
+               rep_lat_dur(b[2], l, l->p90_ns), rep_lat_dur(b[3], l, l->p99_ns), rep_lat_dur(b[4], l, l->p999_ns),
+               rep_lat_dur(b[5], l, l->max_ns));
     l = &u->woken_all;
     html_textf(f, " Of which readied by a ReadyThread event: %llu, p50 %s, p99 %s, max %s.", (unsigned long long)l->count,
-               lat_dur(b[1], l, l->p50_ns), lat_dur(b[3], l, l->p99_ns), lat_dur(b[4], l, l->max_ns));
+               rep_lat_dur(b[1], l, l->p50_ns), rep_lat_dur(b[3], l, l->p99_ns), rep_lat_dur(b[4], l, l->max_ns));
     fputs("</p>\n", f);
     /* Histogram: vertical bars, log-scale heights. */
     enum { X0 = 50, W = 880, H = 180 };
@@ -146,11 +140,11 @@ void sec_ready(page *pg)
         td(f, name);
         tdn(f, pid == UINT32_MAX ? -1 : (int64_t)pid, ps);
         tdn(f, (int64_t)x->count, col_u64(b[0], x->count));
-        tdn(f, mean, lat_dur(b[1], x, mean));
-        tdn(f, x->p50_ns, lat_dur(b[2], x, x->p50_ns));
-        tdn(f, x->p90_ns, lat_dur(b[3], x, x->p90_ns));
-        tdn(f, x->p99_ns, lat_dur(b[4], x, x->p99_ns));
-        tdn(f, x->max_ns, lat_dur(b[5], x, x->max_ns));
+        tdn(f, mean, rep_lat_dur(b[1], x, mean));
+        tdn(f, x->p50_ns, rep_lat_dur(b[2], x, x->p50_ns));
+        tdn(f, x->p90_ns, rep_lat_dur(b[3], x, x->p90_ns));
+        tdn(f, x->p99_ns, rep_lat_dur(b[4], x, x->p99_ns));
+        tdn(f, x->max_ns, rep_lat_dur(b[5], x, x->max_ns));
         fputs("</tr>\n", f);
     }
     table_end(f);
@@ -192,7 +186,7 @@ void sec_waits(page *pg)
         if (!rn) bars[i].label = reason_text(rc, r[i].code);
     }
     if (n) html_hbars(f, "wait-bars", "Total waiting time by wait reason", bars, n);
-    else if (!waits_known(u))
+    else if (!etl_usage_waits_known(u))
         note(f, "none", "Waits unknown: no switch-in in the window was readied by a ReadyThread event (a trace "
                         "without them: the DISPATCHER flag was not on).");
     else note(f, "none", "No wait in the window.");

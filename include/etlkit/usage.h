@@ -185,6 +185,12 @@ ETL_API void etl_usage_interval_bounds(const etl_usage *u, size_t b, int64_t *st
 /* Busy ns of process j (an index in processes[]) in interval b: 0 when none, or j is not kept. */
 ETL_API int64_t etl_usage_interval_process_ns(const etl_usage *u, size_t b, size_t j);
 ETL_API void etl_usage_free(etl_usage *u);
+/*
+ * Whether u's Waits can be known: only a switch-in readied by a ReadyThread has one (spec §1
+ * rule 3), so with none in the window (a trace without ReadyThread events) every count and
+ * time of waiting is unknown, not 0.
+ */
+static inline bool etl_usage_waits_known(const etl_usage *u) { return u->woken_all.count != 0; }
 
 /* Nearest-rank percentile p/1000 (p = 500 for p50) of v[0..n) sorted ascending. */
 ETL_API int64_t etl_percentile_sorted(const int64_t *v, size_t n, unsigned per_mille);

@@ -123,7 +123,7 @@ static void gather(list *l, const etl_usage *u, uint8_t side, etl_cmp_row *total
      * ReadyThread has (spec §1 rule 3): with none of those, every wait is blank, not 0.
      */
     uint8_t amounts = w > 0 && seen > 0 ? BIT(ETL_CMP_CPU) | BIT(ETL_CMP_SWITCHES) : 0;
-    if (amounts && u->woken_all.count) amounts |= BIT(ETL_CMP_WAIT);
+    if (amounts && etl_usage_waits_known(u)) amounts |= BIT(ETL_CMP_WAIT);
     uint8_t waits = amounts & BIT(ETL_CMP_WAIT) ? REASON_KNOWN : 0;
     for (unsigned r = 0; r < 64; r++) add_sat(&wait, u->reasons[r].wait_ns);
     for (size_t i = 0; i < u->nthreads; i++) add_sat_u64(&sw, u->threads[i].switches);

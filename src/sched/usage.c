@@ -36,6 +36,13 @@ const etl_diag *etl_usage_diag(const etl_usage *u)
 }
 
 
+/* floor(t / len), len > 0: intervals are numbered from the trace start, times before it too. */
+static int64_t interval_of(int64_t t, int64_t len)
+{
+    int64_t k = t / len;
+    return t % len < 0 ? k - 1 : k;
+}
+
 etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o)
 {
     memset(u, 0, sizeof *u);
@@ -53,6 +60,7 @@ etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_
         return ETL_E_NOMEM;
     }
     etl_idmap_init(&u->priv->bucket_map);
+    if (u->o.interval_ns > 0) u->priv->bucket_k0 = interval_of(u->o.v0, u->o.interval_ns);
     return ETL_OK;
 }
 
@@ -221,13 +229,6 @@ static bool cells_spill(struct etl_usage_priv *p)
     return true;
 }
 
-/* floor(t / len), len > 0: intervals are numbered from the trace start, times before it too. */
-static int64_t interval_of(int64_t t, int64_t len)
-{
-    int64_t k = t / len;
-    return t % len < 0 ? k - 1 : k;
-}
-
 /*
  * The busy piece [a, b) of a process on CPU c, split at the interval edges: the intervals are
  * [t0 + k·len, t0 + (k+1)·len) ∩ W (spec §2), aligned to the trace start, not to the window's,
@@ -238,7 +239,7 @@ static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uin
     struct etl_usage_priv *pv = u->priv;
     int64_t len = u->o.interval_ns;
     uint64_t max = etl_usage_max_intervals(u->bucket_stride);
-    int64_t k0 = interval_of(u->o.v0, len);
+    int64_t k0 = pv->bucket_k0;
     while (a < b && pv->failed == ETL_OK) {
         int64_t ka = interval_of(a, len);
         /* Past the most intervals there may be, finish refuses the interval: nothing to keep. */

@@ -24,6 +24,7 @@ struct etl_usage_priv {
     etl_status failed;    /* the first accumulation that failed: finish returns it */
     etl_diag diag;        /* and says why */
     etl_idmap bucket_map; /* (bucket << 32 | process + 1) -> index in bucket_vals */
+    int64_t bucket_k0;    /* the number of the window's first interval, from the trace start */
     int64_t *bucket_vals;
     uint64_t *bucket_keys;
     size_t nbv, capbv;
