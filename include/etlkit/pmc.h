@@ -38,7 +38,8 @@ typedef struct etl_pmc_sums {
     uint64_t delta[ETL_PMC_MAX]; /* Σ counter deltas (saturating) */
 } etl_pmc_sums;
 
-/* Ratios from sums (spec §6); each is -1 when its counters are not named or the divisor is 0. */
+/* Ratios from sums (spec §6), rounded to the nearest (a half up); each is -1 when its counters are not named or the
+ * divisor is 0. */
 typedef struct etl_pmc_ratios {
     int64_t ipc_x1000;        /* ΣInstructions / ΣCycles */
     int64_t cpi_x1000;        /* ΣCycles / ΣInstructions */

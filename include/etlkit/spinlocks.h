@@ -72,12 +72,13 @@ typedef struct etl_spin_group {
     etl_spin_acc a;
     uint64_t hold_p50, hold_p99;  /* nearest rank over the events without interrupts (cycles) */
     uint64_t wait_p50, wait_p99;  /* nearest rank over the events (cycles) */
-    uint64_t mean_wait, mean_hold;/* weighted sum / weights, floor (cycles) */
+    uint64_t mean_wait, mean_hold;/* weighted sum / weights (cycles) */
     uint64_t mean_spins_x1000;    /* Σw·spins / Σw, thousandths */
     int64_t acq_pct;          /* % acquisition: 100·Σw·wait / (cycles(W)·NCPU), 10^-4 %; -1 without MHz or a window */
     int64_t cont_pct;         /* % contention: the same over contended events */
     int64_t collision_pct;    /* 100·est_contended / est_acq, 10^-4 %; -1 without acquisitions */
     int64_t acq_rate, cont_rate, spin_rate; /* estimates per second of the window, thousandths; -1 for a 0 ns window */
+    /* (the means, shares and rates are rounded to the nearest, a half up) */
     uint32_t nthreads, ncpus; /* distinct ThreadIds and CPUs seen */
     const uint32_t *tids;     /* nthreads TIDs, ascending */
     const uint32_t *cpus;     /* ncpus CPU numbers, ascending */

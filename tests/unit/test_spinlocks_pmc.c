@@ -27,6 +27,12 @@
 #include "etlkit/pmc.h"
 #include "synthtruth.h"
 
+/* num / den to the nearest, a half up: the library's one rounding of what people read. */
+static int64_t near(unsigned __int128 num, uint64_t den)
+{
+    return (int64_t)((num + den / 2) / den);
+}
+
 typedef st_truth truth;
 
 /* Options as name=value pairs, NULL-terminated; a name without '=' is a flag. */
@@ -233,8 +239,8 @@ static void check_group(const char *what, const truth *t, const etl_clock *clk, 
     assert_int_equal(g->hold_p99, e.hold_p99);
     assert_int_equal(g->wait_p50, e.wait_p50);
     assert_int_equal(g->wait_p99, e.wait_p99);
-    assert_int_equal(g->mean_wait, e.est ? e.w_wait / e.est : 0);
-    assert_int_equal(g->mean_hold, e.w_nonirq ? e.w_hold / e.w_nonirq : 0);
+    assert_int_equal(g->mean_wait, e.est ? near(e.w_wait, e.est) : 0);
+    assert_int_equal(g->mean_hold, e.w_nonirq ? near(e.w_hold, e.w_nonirq) : 0);
     assert_int_equal(g->nthreads, e.nthreads);
     assert_int_equal(g->ncpus, e.ncpus);
     for (size_t i = 0; i < e.nthreads; i++) assert_int_equal(g->tids[i], e.tids[i]);
@@ -307,9 +313,9 @@ static void check_spinlocks(const char *what, const truth *t, const result *res,
     assert_int_equal(s->acquisitions.est, s->total.a.est_acq);
     assert_int_equal(s->contended.est, s->total.a.est_contended);
     assert_int_equal(s->acquisitions.hi_known, p->spin_lock_spin_threshold <= 1);
-    /* % acquisition from cycles(W) = |W| ns * MHz / 1000 over every CPU. */
-    __int128 cyc = (__int128)(v1 - v0) * t->meta.cycles_per_sec / 1000000000 * t->meta.ncpu;
-    assert_int_equal(s->total.acq_pct, (int64_t)((__int128)s->total.a.w_wait * 1000000 / cyc));
+    /* % acquisition from cycles(W) = |W| ns * MHz / 1000 over every CPU, to the nearest 10^-4 %. */
+    __int128 mcyc = (__int128)(v1 - v0) * (t->meta.cycles_per_sec / 1000000) * t->meta.ncpu;
+    assert_int_equal(s->total.acq_pct, (int64_t)(((__int128)s->total.a.w_wait * 1000000000 + mcyc / 2) / mcyc));
     print_message("%s: %llu events, %zu locks, %zu callers; acquisitions %llu in %llu..%llu (estimate %llu)\n", what,
                   (unsigned long long)s->total.a.events, s->nlocks, s->ncallers, (unsigned long long)all,
                   (unsigned long long)s->acquisitions.lo, (unsigned long long)s->acquisitions.hi,
@@ -500,15 +506,15 @@ static void check_pmc(const char *what, const truth *t, const result *res, int64
         const etl_pmc_sums *s = &p->threads[i].s;
         etl_pmc_ratios_of(p, s, &r);
         if (n >= 2 && s->delta[0]) {
-            assert_int_equal(r.ipc_x1000, (int64_t)(s->delta[1] * 1000 / s->delta[0]));
-            assert_int_equal(r.ghz_x1000, (int64_t)(s->delta[0] * 1000 / (uint64_t)s->cpu_ns));
+            assert_int_equal(r.ipc_x1000, near((unsigned __int128)s->delta[1] * 1000, s->delta[0]));
+            assert_int_equal(r.ghz_x1000, near((unsigned __int128)s->delta[0] * 1000, (uint64_t)s->cpu_ns));
         }
-        if (n >= 2 && s->delta[1]) assert_int_equal(r.cpi_x1000, (int64_t)(s->delta[0] * 1000 / s->delta[1]));
+        if (n >= 2 && s->delta[1]) assert_int_equal(r.cpi_x1000, near((unsigned __int128)s->delta[0] * 1000, s->delta[1]));
         if (n >= 3 && s->delta[1])
-            assert_int_equal(r.llc_mpki_x1000, (int64_t)((unsigned __int128)s->delta[2] * 1000000 / s->delta[1]));
+            assert_int_equal(r.llc_mpki_x1000, near((unsigned __int128)s->delta[2] * 1000000, s->delta[1]));
         if (n < 3) assert_int_equal(r.llc_mpki_x1000, -1);
         if (n >= 4 && s->delta[1])
-            assert_int_equal(r.branch_mpki_x1000, (int64_t)((unsigned __int128)s->delta[3] * 1000000 / s->delta[1]));
+            assert_int_equal(r.branch_mpki_x1000, near((unsigned __int128)s->delta[3] * 1000000, s->delta[1]));
         assert_int_equal(r.branch_miss_pct_x100, -1); /* no `branches` counter */
     }
     print_message("%s: %zu threads, %llu slices, IPC %lld/1000\n", what, p->nthreads,
@@ -625,6 +631,14 @@ static void test_pmc_names_reset(void **state)
     assert_int_equal(r.branch_miss_pct_x100, 250); /* 5 / 200 = 2.50 % */
     assert_int_equal(r.ghz_x1000, 1000);           /* 1000 cycles in 1000 ns */
     assert_int_equal(r.llc_mpki_x1000, -1);
+    /* Rounded to the nearest, never cut: 2 instructions in 3 cycles is an IPC of 0.667, a CPI of 1.500. */
+    etl_pmc_sums s3 = p.total;
+    s3.delta[0] = 2, s3.delta[1] = 3, s3.delta[2] = 3, s3.delta[3] = 2, s3.cpu_ns = 3000;
+    etl_pmc_ratios_of(&p, &s3, &r);
+    assert_int_equal(r.ipc_x1000, 667);
+    assert_int_equal(r.cpi_x1000, 1500);
+    assert_int_equal(r.branch_miss_pct_x100, 6667); /* 66.67 % */
+    assert_int_equal(r.ghz_x1000, 1);               /* 0.001 GHz: 3 cycles in 3000 ns */
     etl_pmc_free(&p);
 }
 
