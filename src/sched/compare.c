@@ -386,17 +386,21 @@ etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t 
     const char *number = p;
     /* Digits, a fraction (9 digits kept) and a power of ten ("1.5e3"), computed exactly in 128 bits. */
     uint64_t whole = 0, frac = 0, scale = 1;
-    bool big = false;
+    bool big = false, finer = false; /* finer: a step below the threshold's, refused, never cut (1e-5% is no 0 %) */
     for (; *p >= '0' && *p <= '9'; p++) {
         if (whole > (UINT64_MAX - 9) / 10) big = true;
         else whole = whole * 10 + (uint64_t)(*p - '0');
     }
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++)
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++) {
             if (scale < 1000000000ull) {
                 frac = frac * 10 + (uint64_t)(*p - '0');
                 scale *= 10;
+            } else {
+                finer |= *p != '0';
             }
+        }
+    }
     long ex = 0;
     if ((*p == 'e' || *p == 'E') && ((p[1] >= '0' && p[1] <= '9') ||
                                      ((p[1] == '+' || p[1] == '-') && p[2] >= '0' && p[2] <= '9'))) {
@@ -434,7 +438,8 @@ etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t 
     unsigned __int128 v = ((unsigned __int128)whole * scale + frac) * unit;
     const unsigned __int128 limit = (unsigned __int128)INT64_MAX * scale;
     for (; ex > 0 && v && v <= limit; ex--) v *= 10;
-    for (; ex < 0 && v; ex++) v /= 10;
+    for (; ex < 0 && v; ex++) finer |= v % 10 != 0, v /= 10;
+    finer |= v % scale != 0;
     v /= scale;
     if (big || v > INT64_MAX) {
         /* The threshold is an integer count of the unit's smallest step: say how far it goes. */
@@ -443,6 +448,8 @@ etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err, size_t 
         return bad(err, cap, why);
     }
     if (time_metric && !e->relative) return bad(err, cap, "a time has at most 18 digits after the point");
+    if (finer)
+        return bad(err, cap, e->relative ? "finer than a hundredth of a percent" : "finer than a thousandth of a switch per second");
     e->threshold = neg ? -(int64_t)v : (int64_t)v;
     return ETL_OK;
 }
@@ -456,19 +463,26 @@ int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delt
     /* A change from or to an unknown value is unknown: the gate cannot pass on it. */
     if (e->metric >= ETL_CMP_NMETRICS || !(r->known_before & BIT(e->metric)) || !(r->known_after & BIT(e->metric)))
         return -1;
-    int64_t b = r->before[e->metric], a = r->after[e->metric], d;
+    int64_t b = r->before[e->metric], a = r->after[e->metric];
     /* In 128 bits, then saturated: amounts from damaged traces can be near the limits. */
-    __int128 x = (__int128)a - b;
+    __int128 x = (__int128)a - b, lhs = x, rhs = e->threshold;
     if (e->relative) {
-        if (b == 0) x = a > 0 ? INT64_MAX : a < 0 ? INT64_MIN : 0;
-        else x = x * 10000 / (b < 0 ? -(__int128)b : (__int128)b);
+        if (b == 0) {
+            lhs = x = a > 0 ? INT64_MAX : a < 0 ? INT64_MIN : 0;
+        } else {
+            /* The gate compares the change exactly (x·10000/|b| against the threshold, both sides times |b|);
+             * only *delta, shown, is rounded: +10.004 % crosses "> +10%". */
+            __int128 ab = b < 0 ? -(__int128)b : (__int128)b;
+            lhs = x * 10000;
+            rhs *= ab;
+            x = (lhs < 0 ? lhs - ab / 2 : lhs + ab / 2) / ab;
+        }
     }
-    d = x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
-    *delta = d;
+    *delta = x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
     switch (e->op) {
-    case 0: return d > e->threshold;
-    case 1: return d >= e->threshold;
-    case 2: return d < e->threshold;
-    default: return d <= e->threshold;
+    case 0: return lhs > rhs;
+    case 1: return lhs >= rhs;
+    case 2: return lhs < rhs;
+    default: return lhs <= rhs;
     }
 }

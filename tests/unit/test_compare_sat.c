@@ -56,6 +56,28 @@ static void test_limits(void **state)
     c.total.after[ETL_CMP_CPU] = INT64_MIN;
     assert_int_equal(etl_cmp_expr_eval(&c, &e, &delta, &found), 0);
     assert_true(delta < 0);
+
+    /* A relative gate compares the change exactly: +10.004 % crosses "> 10%" (it was cut to 10.00 % and passed);
+     * exactly +10 % does not; the change shown is rounded. */
+    c.total.before[ETL_CMP_CPU] = 10000000;
+    c.total.after[ETL_CMP_CPU] = 11000400;
+    assert_int_equal(etl_cmp_expr_eval(&c, &e, &delta, &found), 1);
+    assert_true(delta == 1000);
+    c.total.after[ETL_CMP_CPU] = 11000000;
+    assert_int_equal(etl_cmp_expr_eval(&c, &e, &delta, &found), 0);
+    c.total.after[ETL_CMP_CPU] = 8999950; /* -10.0005 %: below -10 %, shown -10.00 % */
+    assert_int_equal(etl_cmp_expr_parse("cpu(total) < -10%", &e, err, sizeof err), ETL_OK);
+    assert_int_equal(etl_cmp_expr_eval(&c, &e, &delta, &found), 1);
+    assert_true(delta == -1000);
+    /* A threshold finer than its step is refused, never cut: 1e-5 % was read as 0 %. */
+    assert_int_equal(etl_cmp_expr_parse("cpu(total) > 1e-5%", &e, err, sizeof err), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_cmp_expr_parse("cpu(total) > 10.005%", &e, err, sizeof err), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_cmp_expr_parse("switches(total) > 1.0001", &e, err, sizeof err), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_cmp_expr_parse("cpu(total) > 10.01%", &e, err, sizeof err), ETL_OK);
+    assert_true(e.threshold == 1001);
+    assert_int_equal(etl_cmp_expr_parse("cpu(total) > 1.5e-2%", &e, err, sizeof err), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_cmp_expr_parse("cpu(total) > 2.5e-1%", &e, err, sizeof err), ETL_OK);
+    assert_true(e.threshold == 25);
     etl_compare_free(&c);
 }
 
