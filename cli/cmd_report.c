@@ -31,6 +31,7 @@
  * file beside the target, created before the passes and renamed into place when
  * complete (removed on a failure or a signal); "-o -" writes standard output.
  */
+#include <limits.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,7 @@ int cmd_report(int argc, char **argv)
     cli_opt common[REP_OPTS_MAX];
     rep_options(&a, REP_OPT_RANGE | REP_OPT_TOP | REP_OPT_COMPLETE_ONLY | REP_OPT_MAX_WAIT_REASON | REP_OPT_THREADS |
                         REP_OPT_QUIET, common);
-    cli_opt_find(common, "top")->help = "rows of each table (default 25)";
+    cli_opt_find(common, "top")->help = "rows of each table (default 25, 0 = all)";
     const cli_opt table[] = {CLI_INCLUDE(own), CLI_INCLUDE(common), CLI_END};
     int pr = cli_opts_parse(&report_cmd, table, argc, argv, &a.path);
     if (pr != CLI_OPTS_RUN) return pr;
@@ -239,7 +240,8 @@ int cmd_report(int argc, char **argv)
     pg.win = pg.v1 - pg.v0;
     pg.ncpu = (unsigned)c->u.bucket_stride;
     if (pg.ncpu < c->u.ncpus) pg.ncpu = (unsigned)c->u.ncpus;
-    pg.top = a.top ? a.top : 25;
+    pg.top = rep_top(&a, 25);
+    if (!pg.top) pg.top = UINT_MAX; /* --top 0: every row */
     pg.interval = interval;
     pg.ncols = c->u.nbuckets; /* cpu --interval's: aligned to the trace start, one more when the window is off the edges */
     if (pg.ncols == 0) pg.ncols = 1;

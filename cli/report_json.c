@@ -29,7 +29,7 @@ static void commands_json(jw *w, const page *pg, const char *name)
     rep_args a = *pg->a;
     a.cmd = name;
     a.format = FMT_JSON;
-    a.top = pg->top;
+    a.top = pg->top == UINT_MAX ? 0 : pg->top; /* every row: the commands' 0 */
     jw_obj(w, name);
     if (strcmp(name, "cpu") == 0) {
         a.skip = REP_SKIP_CPU;

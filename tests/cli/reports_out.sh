@@ -60,6 +60,13 @@ for c in cpu waits wakeups pmc profile "waits --by stack" "profile --by module,f
   expect "$c --top 0: every row, as --top 1000000" cmp -s "$tmp/t0" "$tmp/tall"
   expect "$c: 20 rows of a table without --top, not all" [ "$(wc -l <"$tmp/tdef")" -lt "$(wc -l <"$tmp/t0")" ]
 done
+# the report page's tables too (it showed 25 rows for --top 0, its default)
+"$etlkit" report "$s" -o - --quiet --top 0 >"$tmp/r0"; check "report --top 0" 0 $?
+"$etlkit" report "$s" -o - --quiet --top 1000000 >"$tmp/rall"
+"$etlkit" report "$s" -o - --quiet >"$tmp/rdef"
+sed 's/"top":[0-9a-z]*//' "$tmp/r0" >"$tmp/r0s"; sed 's/"top":[0-9a-z]*//' "$tmp/rall" >"$tmp/ralls" # the limit named
+expect "report --top 0: every row, as --top 1000000" cmp -s "$tmp/r0s" "$tmp/ralls"
+expect "report: 25 rows of a table without --top, not all" [ "$(wc -c <"$tmp/rdef")" -lt "$(wc -c <"$tmp/r0")" ]
 
 # --- one CSV form for every report's --csv: a UTF-8 BOM, then CRLF after every row (README: made for spreadsheets) -
 bom=$(printf '\357\273\277')
