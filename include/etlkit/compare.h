@@ -65,7 +65,7 @@ ETL_API etl_status etl_compare_build(etl_compare *c, const etl_usage *before, co
 ETL_API void etl_compare_free(etl_compare *c);
 /* A row by scope and name (case-insensitive; "svchost" matches "svchost.exe"); NULL if absent. */
 ETL_API const etl_cmp_row *etl_compare_find(const etl_compare *c, unsigned scope, const char *name);
-/* Per-second value: v * 10^9 / window, floored. */
+/* Per-second value: v * 10^9 / window, to the nearest (a half away from zero); 0 for a window <= 0. */
 ETL_API int64_t etl_per_second(int64_t v, int64_t window_ns);
 
 /*

@@ -22,14 +22,15 @@
 int64_t etl_per_second(int64_t v, int64_t window_ns)
 {
     if (window_ns <= 0) return 0;
-    __int128 x = (__int128)v * 1000000000 / window_ns;
+    __int128 x = (__int128)v * 1000000000, h = window_ns / 2; /* to the nearest, as num_div_round, without its cast */
+    x = (x < 0 ? x - h : x + h) / window_ns;
     return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
 }
 
 static int64_t per_second_milli(uint64_t n, int64_t window_ns)
 {
     if (window_ns <= 0) return 0;
-    __int128 x = (__int128)n * 1000000000000 / window_ns;
+    __int128 x = ((__int128)n * 1000000000000 + window_ns / 2) / window_ns;
     return x > INT64_MAX ? INT64_MAX : (int64_t)x;
 }
 

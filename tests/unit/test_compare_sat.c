@@ -69,6 +69,10 @@ static void test_limits(void **state)
     assert_int_equal(etl_cmp_expr_parse("cpu(total) < -10%", &e, err, sizeof err), ETL_OK);
     assert_int_equal(etl_cmp_expr_eval(&c, &e, &delta, &found), 1);
     assert_true(delta == -1000);
+    /* Amounts per second of window are rounded, not cut: 2 ns in 3 ns is 666,666,667 ns/s. */
+    assert_true(etl_per_second(2, 3) == 666666667);
+    assert_true(etl_per_second(-2, 3) == -666666667);
+    assert_true(etl_per_second(1, 3) == 333333333);
     /* A threshold finer than its step is refused, never cut: 1e-5 % was read as 0 %. */
     assert_int_equal(etl_cmp_expr_parse("cpu(total) > 1e-5%", &e, err, sizeof err), ETL_E_INVALID_ARG);
     assert_int_equal(etl_cmp_expr_parse("cpu(total) > 10.005%", &e, err, sizeof err), ETL_E_INVALID_ARG);
