@@ -533,11 +533,10 @@ int cmd_profile(int argc, char **argv)
     }
     cli_progress bar;
     cli_progress_start(&bar, 2 * etl_reader_file_size(in.reader));
-    char *e;
-    unsigned long long pid = g.a.process ? strtoull(g.a.process, &e, 0) : 0;
-    bool by_pid = g.a.process && g.a.process[0] && !*e;
-    /* A number no process has ("-1" reads as ULLONG_MAX) selects none, as in the other reports, never all. */
-    if (by_pid && pid > UINT32_MAX) pid = (unsigned long long)UINT32_MAX + 1;
+    uint64_t pid = 0;
+    bool by_pid = g.a.process && rep_id_arg(g.a.process, &pid);
+    /* A number no process has selects none, as in the other reports, never all. */
+    if (by_pid && pid > UINT32_MAX) pid = (uint64_t)UINT32_MAX + 1;
     etl_profile_options o = {.sz = sizeof o,
                              .v0 = g.a.v0,
                              .v1 = g.a.has_range ? g.a.v1 : g.a.v0,

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 #include "report.h"
+#include "base/platform.h"
 #include "etlkit/wakeups.h"
 #include "etlkit/waitchain.h"
 #include "etlkit/schedstacks.h"
@@ -440,9 +441,9 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
             nr.kind = 1;
         }
     } else {
-        char *e;
-        unsigned long pid = strtoul(co->process, &e, 10);
-        by_pid = *co->process && !*e;
+        uint64_t pid = 0;
+        by_pid = rep_id_arg(co->process, &pid);
+        if (pid > UINT32_MAX) pid = UINT32_MAX; /* no process has it */
         found = etl_sched_process_named(m, co->process, by_pid, (uint32_t)pid);
         if (found) {
             err = "never_switched_in";
@@ -538,7 +539,7 @@ int cmd_waitchain(int argc, char **argv)
     const char *symbols = NULL;
 #define WC_TIME "a time such as 1.5, 250ms, 10us or 42ns"
     const cli_opt own[] = {
-        CLI_STRING("thread", 0, "TID|NAME", "the thread; a process name or PID takes its slowest thread",
+        CLI_STRING("thread", 0, "TID|NAME", "the thread (a decimal id); a process name takes its slowest thread",
                    "a thread id or a process name", &who),
         {.kind = CLI_OPT_DURATION, .name = "at", .arg = "T", .dst = &co.at, .need = WC_TIME, .seen = &has_at,
          .help = "the end of the interval (default: the end of the longest off-CPU gap of the thread, or of the "
@@ -571,13 +572,17 @@ int cmd_waitchain(int argc, char **argv)
         if (depth == 0) co.no_descent = true;
         else co.depth = depth;
     }
-    if (strcmp(a.path, "-") == 0)
-        return cli_usage_error("waitchain", "reads FILE several times: standard input will not do");
-    if (!who && a.process) who = a.process;
+    /* Each level is a pass that opens FILE again: a pipe would give nothing the second time (or wait for a writer). */
+    etl_file_info fi;
+    if (strcmp(a.path, "-") == 0 || (etl_stat(a.path, true, &fi) == 0 && !fi.is_reg))
+        return cli_usage_error("waitchain", "reads FILE several times: standard input or a pipe will not do");
+    if (who && a.process)
+        return cli_usage_error("waitchain", "--thread and --process name the same thing: give one");
+    if (!who) who = a.process;
     if (!who) return cli_usage_error("waitchain", "--thread TID or a process name is required");
-    char *e;
-    unsigned long long tid = strtoull(who, &e, 0);
-    if (!*e && tid > 0 && tid <= UINT32_MAX && !a.process) co.tid = (uint32_t)tid;
+    uint64_t tid;
+    /* a number is a thread id given to --thread, a PID given to --process */
+    if (!a.process && rep_id_arg(who, &tid) && tid > 0 && tid <= UINT32_MAX) co.tid = (uint32_t)tid;
     else co.process = who;
     if (co.has_from && co.has_at && co.from >= co.at) return cli_usage_error("waitchain", "--from must be before --at");
     co.v0 = a.v0;

@@ -47,7 +47,7 @@ void rep_options(rep_args *a, unsigned which, cli_opt out[REP_OPTS_MAX])
         CLI_STRING("process", 0, "NAME|PID", "only threads of processes with this image name or PID", "a name or a PID",
                    &a->process),
         {.kind = CLI_OPT_UINT, .name = "thread", .arg = "TID", .help = "only this thread id", .need = "a thread id",
-         .dst = &a->thread, .size = sizeof a->thread, .max = UINT32_MAX, .flags = CLI_OPT_BASE0},
+         .dst = &a->thread, .size = sizeof a->thread, .max = UINT32_MAX},
         CLI_FLAG("complete-only", 0, "drop each CPU's head and tail slice (WPA-like)", &a->complete_only, 1),
         CLI_UINT("max-wait-reason", "N", "StateWr bias of compact batches, 1..54 (default: from the OS build)", "1..54",
                  &a->bias, 1, 54),
@@ -258,15 +258,23 @@ const char *rep_process_name(const etl_sched *m, uint32_t process, char out[256]
     return out;
 }
 
+bool rep_id_arg(const char *s, uint64_t *id)
+{
+    if (!*s) return false;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return false;
+    if (num_parse_u64(s, 10, UINT64_MAX, id) != 0) *id = UINT64_MAX; /* past 2^64 */
+    return true;
+}
+
 int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread)
 {
     const etl_sched_thread *t = etl_sched_thread_at(m, thread);
     if (a->thread >= 0 && (!t || t->tid != (uint64_t)a->thread)) return 0;
     if (a->process) {
         if (!t) return 0;
-        char *e;
-        unsigned long pid = strtoul(a->process, &e, 0);
-        if (!*e) return t->pid == pid;
+        uint64_t pid;
+        if (rep_id_arg(a->process, &pid)) return t->pid == pid;
         const etl_sched_process *p = etl_sched_process_at(m, t->process);
         const char *name = p && p->name ? etl_sched_names(m) + p->name : "Unknown";
         /* "svchost" matches "svchost.exe", as people type it. */
@@ -321,9 +329,9 @@ void rep_no_match(const rep_run *run, const rep_args *a)
     }
     fprintf(stderr, " matches no thread: ");
     /* The PID as rep_thread_selected reads it. */
-    char *e;
-    unsigned long pid = a->process ? strtoul(a->process, &e, 0) : 0;
-    bool by_pid = a->process && *a->process && !*e;
+    uint64_t pid = 0;
+    bool by_pid = a->process && rep_id_arg(a->process, &pid);
+    if (pid > UINT32_MAX) pid = UINT32_MAX; /* no process has it */
     uint32_t ti = a->thread >= 0 ? etl_sched_thread_of(m, (uint32_t)a->thread) : ETL_SCHED_NONE;
     if (a->thread == 0) {
         fprintf(stderr, "thread 0 is the idle thread, counted as idle, not as a thread\n");
@@ -333,7 +341,7 @@ void rep_no_match(const rep_run *run, const rep_args *a)
         nr.n = etl_sched_near_tids(m, (uint32_t)a->thread, nr.at);
         rep_near_print(stderr, m, &nr);
     } else if (a->process && !etl_sched_process_named(m, a->process, by_pid, (uint32_t)pid)) {
-        if (by_pid) fprintf(stderr, "no process with PID %lu in this trace", pid);
+        if (by_pid) fprintf(stderr, "no process with PID %s in this trace", a->process);
         else {
             fprintf(stderr, "no process named '");
             text_str(stderr, a->process);

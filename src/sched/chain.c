@@ -25,6 +25,7 @@
 #include "base/sort.h"
 #include "etlkit/wakeups.h"
 #include "etlkit/waitchain.h"
+#include "out/num.h"
 #include "base/idmap.h"
 #include "base/opts.h"
 
@@ -115,9 +116,8 @@ static bool process_matches(const etl_chain *c, uint32_t thread)
     const etl_sched_thread *t = etl_sched_thread_at(c->model, thread);
     if (!t) return false;
     const char *want = c->o.process;
-    char *e;
-    unsigned long pid = strtoul(want, &e, 10);
-    if (*want && !*e) return t->pid == pid;
+    uint64_t pid; /* decimal digits only: "+4", " 4" or "0x4" are names */
+    if (num_parse_u64(want, 10, UINT64_MAX, &pid) == 0) return t->pid == pid;
     const etl_sched_process *p = etl_sched_process_at(c->model, t->process);
     const char *name = p && p->name ? etl_sched_names(c->model) + p->name : "Unknown";
     size_t n = strlen(want);

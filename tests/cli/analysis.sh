@@ -43,6 +43,19 @@ done
 "$etlkit" waitchain "$lo" --thread 999999 >/dev/null 2>&1; check "waitchain no such thread" 4 $?
 "$etlkit" waitchain "$lo" >/dev/null 2>&1; check "waitchain without --thread" 64 $?
 "$etlkit" waitchain - --thread 4 </dev/null >/dev/null 2>&1; check "waitchain stdin" 64 $?
+# a pipe is refused as standard input is (the second pass waited for a writer for ever, or read nothing)
+mkfifo "$tmp/fifo.etl" && { timeout 60 "$etlkit" waitchain "$tmp/fifo.etl" --thread 4 >/dev/null 2>"$tmp/err"
+  check "waitchain on a FIFO" 64 $?; expect "waitchain FIFO says why" grep -q "a pipe will not do" "$tmp/err"; }
+# --thread and --process together: refused (the --thread number was taken as a PID of another process)
+"$etlkit" waitchain "$lo" --thread 4 --process svchost >/dev/null 2>&1; check "waitchain --thread with --process" 64 $?
+# ids are decimal, as printed: a leading zero is no octal (--thread 010 was thread 8)
+tid=$("$etlkit" waitchain "$lo" --thread svchost --json | grep -o '"tid":[0-9]*' | head -1 | cut -d: -f2)
+"$etlkit" waitchain "$lo" --thread "$tid" --json >"$tmp/w1" 2>/dev/null; check "waitchain --thread $tid" 0 $?
+"$etlkit" waitchain "$lo" --thread "0$tid" --json >"$tmp/w2" 2>/dev/null; check "waitchain --thread 0$tid" 0 $?
+expect "waitchain --thread 0$tid is thread $tid" cmp -s "$tmp/w1" "$tmp/w2"
+"$etlkit" cpu "$lo" --thread "0$tid" --json >"$tmp/c2"; "$etlkit" cpu "$lo" --thread "$tid" --json >"$tmp/c1"
+expect "cpu --thread 0$tid is thread $tid" cmp -s "$tmp/c1" "$tmp/c2"
+"$etlkit" cpu "$lo" --thread "0x$tid" >/dev/null 2>&1; check "cpu --thread 0x$tid: no hex" 64 $?
 "$etlkit" waitchain "$lo" --thread 4 --depth x >/dev/null 2>&1; check "waitchain bad --depth" 64 $?
 "$etlkit" waitchain "$lo" --thread 4 --at soon >/dev/null 2>&1; check "waitchain bad --at" 64 $?
 "$etlkit" waitchain "$lo" --thread 4 --from 2 --at 1 >/dev/null 2>&1; check "waitchain --from after --at" 64 $?
