@@ -394,6 +394,14 @@ void etl_reader_time_window(const etl_reader *r, uint64_t *lo, uint64_t *hi)
 
 void etl_reader_keep_bad_times(etl_reader *r, bool keep) { r->keep_bad_times = keep; }
 
+/* A buffer's TimeStamp in seconds, or NULL when it is no time of this session (outside its window, or past int64 ns). */
+static const char *buffer_secs(const etl_reader *r, uint64_t ts, char out[32])
+{
+    int64_t ns = etl_clock_ns(&r->clock, ts);
+    if (ts < r->t_lo || ts - r->t_lo > r->t_span || ns == INT64_MAX || ns == INT64_MIN) return NULL;
+    return etl_reader_secs(r, ts, out);
+}
+
 static int by_seq(const void *a, const void *b)
 {
     uint64_t x = (*(const etl_buf_ent *const *)a)->seq, y = (*(const etl_buf_ent *const *)b)->seq;
@@ -423,18 +431,21 @@ static etl_status missing_buffers(etl_reader *r)
     for (size_t i = 1; numbered && i < n; i++)
         if (v[i]->seq > v[i - 1]->seq + 1) gaps += v[i]->seq - v[i - 1]->seq - 1, r->missing_last = v[i]->seq - 1;
     r->missing = gaps;
-    char a[32], b[32];
+    char a[32], b[32], when[96];
     for (size_t i = 1; numbered && gaps > r->unindexed && i < n; i++) {
         const etl_buf_ent *before = v[i - 1], *after = v[i];
         if (after->seq <= before->seq + 1) continue;
         uint64_t from = before->seq + 1, to = after->seq - 1, k = to - from + 1;
         r->stats.bad_buffers += k;
+        /* When its neighbours were flushed, if their TimeStamps are on the session's clock (a relogger's are not) */
+        when[0] = 0;
+        if (buffer_secs(r, before->ts, a) && buffer_secs(r, after->ts, b))
+            snprintf(when, sizeof when, ", flushed between %s s and %s s", a, b);
         etl_reader_problem(r, &r->stats, ETL_E_TRUNCATED, after->file_off,
-                           "%llu buffer%s the session wrote (SequenceNumber %llu%s%.0llu, flushed between %s s and "
-                           "%s s) not in the file, before the buffer at offset 0x%llx: %s records are lost",
+                           "%llu buffer%s the session wrote (SequenceNumber %llu%s%.0llu%s) not in the file, before "
+                           "the buffer at offset 0x%llx: %s records are lost",
                            (unsigned long long)k, k == 1 ? "" : "s", (unsigned long long)from, k == 1 ? "" : "..",
-                           k == 1 ? 0ull : (unsigned long long)to, etl_reader_secs(r, before->ts, a),
-                           etl_reader_secs(r, after->ts, b), (unsigned long long)after->file_off,
+                           k == 1 ? 0ull : (unsigned long long)to, when, (unsigned long long)after->file_off,
                            k == 1 ? "its" : "their");
     }
     uint64_t found = numbered ? last + 1 : n + r->unindexed, cut = written > found ? written - found : 0;

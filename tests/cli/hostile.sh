@@ -254,6 +254,21 @@ rows "$tmp/a.json" >"$tmp/a.rows"; rows "$tmp/b.json" >"$tmp/b.rows"
 expect "cut: cpu before the cut reads as the whole file" sh -c "[ -s '$tmp/a.rows' ] && cmp -s '$tmp/a.rows' '$tmp/b.rows'"
 "$etlkit" report "$tmp/cut.etl" -o "$tmp/cut.html" 2>/dev/null; check "report cut" 3 $?
 expect "cut: the report does not say undamaged" sh -c "! grep -q 'No damage' '$tmp/cut.html'"
+# A buffer removed from a relogged trace (its buffers' TimeStamps are FILETIMEs, not the session's clock): the warning
+# says which buffer, and no time it cannot know (it said "flushed between 9223372036.854775 s and ...").
+python3 - "$samples/perfview-x64-compressed.etl" "$tmp/pv_gap.etl" <<'PY'
+import struct, sys
+b = open(sys.argv[1], 'rb').read(); o = 0; offs = []
+while o + 8 <= len(b):
+    s = struct.unpack_from('<I', b, o)[0]
+    if s == 0: break
+    offs.append((o, s)); o += s
+o, s = offs[100]
+open(sys.argv[2], 'wb').write(b[:o] + b[o + s:])
+PY
+"$etlkit" info "$tmp/pv_gap.etl" >"$tmp/pv.txt" 2>"$tmp/pv.err"; check "info relogged, a buffer removed" 3 $?
+expect "relogged gap: named ($(grep -m1 'first problem' "$tmp/pv.txt"))" grep -q 'SequenceNumber 107) not in the file' "$tmp/pv.txt"
+expect "relogged gap: no saturated time" sh -c "! grep -q 9223372036 '$tmp/pv.txt' '$tmp/pv.err'"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
