@@ -57,7 +57,8 @@ static void synth_table(cli_opt *t, char (*help)[SYNTH_HELP_MAX], etl_synth_opti
          .flags = CLI_OPT_REQUIRED,
          .help = "the trace to write (required; not standard output: the header is written last)"},
         {.kind = CLI_OPT_STRING, .name = "truth", .arg = "FILE", .dst = truth, .need = "a file",
-         .help = "the ground truth, JSON lines"},
+         .help = "the ground truth, JSON lines; - is standard output (the trace still goes to -o FILE, the "
+                 "summary to stderr)"},
         CLI_FLAG("force", 0, "replace an existing FILE (else refused); a symbolic link is replaced itself, never "
                  "written through. Both files are written under temporary names and renamed when complete", force, 1),
         {.kind = CLI_OPT_CUSTOM, .name = "preset", .arg = "small|large", .parse = synth_preset, .dst = o,
@@ -97,6 +98,21 @@ static void name_output(char *msg, size_t cap, const char *tmp, const char *out)
     snprintf(p, cap - (size_t)(p - msg), "%s%s", out, rest);
 }
 
+/* The truth's lines, keeping the reason of the first write that failed: the run goes on to close the trace. */
+typedef struct truth_out {
+    FILE *f;
+    int err;
+} truth_out;
+
+static int truth_line(void *ctx, const etl_synth_rec *rec)
+{
+    truth_out *t = ctx;
+    errno = 0;
+    if (etl_synth_truth_jsonl(t->f, rec) == 0) return 0;
+    if (!t->err) t->err = errno ? errno : EIO;
+    return -1;
+}
+
 static void group(char *out, size_t cap, uint64_t v)
 {
     char t[32];
@@ -126,6 +142,8 @@ int cmd_synth(int argc, char **argv)
     if (strcmp(out, "-") == 0)
         return cli_usage_error("synth", "-o needs a file, not standard output (the header is written last)");
     if (truth && strcmp(truth, out) == 0) return cli_usage_error("synth", "--truth and -o name the same file");
+    /* --truth -: standard output, as every other command's `-` (a pipe to jq, a compressor). */
+    bool truth_stdout = truth && strcmp(truth, "-") == 0;
 
     /* Both outputs follow every command's rules (base/outfile.h), checked before the run. */
     etl_outfile of, tof;
@@ -133,25 +151,29 @@ int cmd_synth(int argc, char **argv)
     memset(&d, 0, sizeof d);
     etl_status st = etl_outfile_check(out, &of, &d);
     if (st == ETL_OK) st = etl_outfile_may_replace(&of, out, force, NULL, &d);
-    if (st == ETL_OK && truth) {
+    if (st == ETL_OK && truth && !truth_stdout) {
         st = etl_outfile_check(truth, &tof, &d);
         if (st == ETL_OK) st = etl_outfile_may_replace(&tof, truth, force, NULL, &d);
     }
     FILE *tf = NULL;
     if (st == ETL_OK) st = etl_outfile_create(&of, NULL, &d); /* the writer opens it by name */
-    if (st == ETL_OK && truth) st = etl_outfile_create(&tof, &tf, &d);
+    if (st == ETL_OK && truth) {
+        if (truth_stdout) tf = stdout;
+        else st = etl_outfile_create(&tof, &tf, &d);
+    }
     if (st != ETL_OK) {
         fprintf(stderr, "%s synth: %s\n", prog, d.msg);
-        if (tf) fclose(tf);
+        if (tf && tf != stdout) fclose(tf);
         etl_outfile_discard(&tof);
         etl_outfile_discard(&of);
         return EXIT_IO;
     }
     static char tbuf[1 << 20];
+    truth_out to = {tf, 0};
     if (truth) {
         setvbuf(tf, tbuf, _IOFBF, sizeof tbuf);
-        o.on_truth = etl_synth_truth_jsonl;
-        o.truth_ctx = tf;
+        o.on_truth = truth_line;
+        o.truth_ctx = &to;
     }
     cli_progress pr;
     memset(&pr, 0, sizeof pr);
@@ -171,18 +193,20 @@ int cmd_synth(int argc, char **argv)
     int rc = EXIT_OK;
     name_output(d.msg, sizeof d.msg, of.tmp, out);
     if (tf) {
+        errno = 0;
         int bad = fflush(tf) != 0 || ferror(tf);
-        int err = errno;
-        if (fclose(tf) != 0 && !bad) {
+        int err = to.err ? to.err : errno;
+        if (!truth_stdout && fclose(tf) != 0 && !bad) {
             bad = 1;
             err = errno;
         }
         if (bad) { /* the run stopped on it, or ended before the flush found it: the file and why */
-            fprintf(stderr, "%s synth: %s: %s\n", prog, truth, strerror(err));
+            fprintf(stderr, "%s synth: %s: %s\n", prog, truth_stdout ? "standard output" : truth,
+                    err ? strerror(err) : "a write failed");
             rc = EXIT_IO;
         }
     }
-    if (st == ETL_OK && rc == EXIT_OK && truth) st = etl_outfile_commit(&tof, truth, &d);
+    if (st == ETL_OK && rc == EXIT_OK && truth && !truth_stdout) st = etl_outfile_commit(&tof, truth, &d);
     if (st == ETL_OK && rc == EXIT_OK) st = etl_outfile_commit(&of, out, &d);
     etl_outfile_discard(&tof);
     etl_outfile_discard(&of);

@@ -177,11 +177,12 @@ int cli_stdout_done(const char *cmd)
     errno = 0;
     if (fflush(stdout) != 0 && !stdout_errno && errno) e = errno;
     if (ferror(stdout)) {
-        fprintf(stderr, "%s %s: standard output: %s\n", prog, cmd, e ? strerror(e) : "a write failed");
+        fprintf(stderr, "%s%s%s: standard output: %s\n", prog, cmd ? " " : "", cmd ? cmd : "",
+                e ? strerror(e) : "a write failed");
         return EXIT_IO;
     }
     if (lost) {
-        fprintf(stderr, "%s %s: out of memory: a table lost rows\n", prog, cmd);
+        fprintf(stderr, "%s%s%s: out of memory: a table lost rows\n", prog, cmd ? " " : "", cmd ? cmd : "");
         return EXIT_IO;
     }
     return EXIT_OK;

@@ -24,6 +24,7 @@ extern const char *prog;
 /*
  * The end of a command's output: EXIT_OK, or EXIT_IO with one line (standard output failed:
  * "etlkit CMD: standard output: No space left on device", the system's reason; or a table lost rows).
+ * cmd NULL: etlkit's own output (its --help, --version), "etlkit: standard output: ...".
  */
 int cli_stdout_done(const char *cmd);
 /* fwrite to stdout that keeps the reason of the first failure for cli_stdout_done (unbuffered writers). */

@@ -63,13 +63,13 @@ int main(int argc, char **argv)
     }
     if (cli_is_help(c) || strcmp(c, "help") == 0) {
         usage(stdout);
-        return EXIT_OK;
+        return cli_stdout_done(NULL); /* a help that could not be written is a failure, as any output */
     }
     if (strcmp(c, "--version") == 0 || strcmp(c, "-V") == 0 || strcmp(c, "version") == 0) {
         /* The library's own version (the one linked) and the commit built from, in a checkout. */
         if (*ETLKIT_GIT_COMMIT) printf("etlkit %s (git %s)\n", etl_version(), ETLKIT_GIT_COMMIT);
         else printf("etlkit %s\n", etl_version());
-        return EXIT_OK;
+        return cli_stdout_done(NULL);
     }
     const struct cmd *k = find_cmd(c);
     if (k) return k->fn(argc - 1, argv + 1);

@@ -233,7 +233,7 @@ int cli_opts_parse(const cli_cmd *cmd, const cli_opt *t, int argc, char **argv, 
         }
         if (cli_is_help(a)) {
             cli_opts_help(cmd, t, stdout);
-            return EXIT_OK;
+            return cli_stdout_done(cmd->name); /* a help not written: exit 1 and why, as every output */
         }
         size_t len;
         const cli_opt *o = find(&f, a, &len);

@@ -78,7 +78,7 @@ int etl_temp_open(void);
 
 /*
  * Calls clean once when the user or the system ends the process (POSIX: SIGINT, SIGTERM,
- * SIGHUP, SIGXFSZ, unless ignored or handled already; Windows: Ctrl-C, Ctrl-Break, the
+ * SIGHUP, SIGXFSZ, SIGPIPE, unless ignored or handled already; Windows: Ctrl-C, Ctrl-Break, the
  * console closed), then lets it end as it would have. clean must be async-signal-safe.
  */
 void etl_on_termination(void (*clean)(void));

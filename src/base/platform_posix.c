@@ -117,7 +117,8 @@ int etl_temp_open(void)
     return fd;
 }
 
-static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGXFSZ};
+/* SIGPIPE: a reader gone from the pipe the run writes to (synth --truth - | head) ends it too. */
+static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGXFSZ, SIGPIPE};
 static void (*term_clean)(void);
 static atomic_int term_installed;
 

@@ -47,6 +47,7 @@
 #include <string.h>
 #include "base/platform.h"
 #include "synth_internal.h"
+#include "writer/writer_internal.h"
 
 /* Same doubles on every compiler and target: no fused multiply-add (GCC in ISO C mode never fuses). */
 #ifdef __clang__
@@ -1208,6 +1209,17 @@ static void on_cpu_event(synth *s, uint32_t slot, uint64_t t)
     resched_run(s, c);
 }
 
+/* The writer's failure: the file and the system's reason (a full disk, a file size limit), as every output says it. */
+static void write_failed(synth *s, etl_status st, const char *what)
+{
+    if (st != ETL_E_IO || s->err || !s->diag || s->diag->msg[0]) {
+        synth_fail(s, st, what);
+        return;
+    }
+    s->err = st;
+    etl_writer_diag(s->w, st, s->diag);
+}
+
 static void run_loop(synth *s)
 {
     uint32_t slot;
@@ -1221,7 +1233,7 @@ static void run_loop(synth *s)
                 if (s->o.target_bytes && synth_pipe_bytes(s->pipe) >= s->o.target_bytes) break;
                 etl_status pst = synth_pipe_error(s->pipe);
                 if (pst != ETL_OK) {
-                    synth_fail(s, pst, "writing an event");
+                    write_failed(s, pst, "writing an event");
                     break;
                 }
                 if (s->o.on_progress && (s->pops & 65535) == 0) {
@@ -1510,10 +1522,10 @@ etl_status etl_synth_run(const char *path, const etl_synth_options *o, etl_synth
             if (s->cpu[c].next_free > end_ts) end_ts = s->cpu[c].next_free;
         etl_status pst = synth_pipe_close(s->pipe);
         s->pipe = NULL;
-        if (pst != ETL_OK) synth_fail(s, pst, "writing an event");
+        if (pst != ETL_OK) write_failed(s, pst, "writing an event");
         if (!s->err) {
             etl_status fst = etl_writer_flush(s->w);
-            if (fst != ETL_OK) synth_fail(s, fst, "writing the last buffers");
+            if (fst != ETL_OK) write_failed(s, fst, "writing the last buffers");
         }
         s->sum.events = etl_writer_events(s->w);
         s->sum.buffers = etl_writer_buffers(s->w);

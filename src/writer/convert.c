@@ -545,6 +545,8 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     if (c.w && etl_reader_end_ts(rd) &&
         etl_end_agrees(clk, etl_end_time_ts(clk, h), last_ts > clk->t0 ? last_ts : clk->t0))
         etl_writer_end_time_min(c.w, h->end_time);
+    /* A write that failed (a full disk): the file and the system's reason, before the writer goes. */
+    if (rc == ETL_E_IO && c.w && diag && !diag->msg[0]) etl_writer_diag(c.w, rc, diag);
     if (c.w) {
         etl_status cr = etl_writer_close(c.w, last_ts, rc == ETL_OK ? diag : NULL);
         if (rc == ETL_OK) rc = cr;

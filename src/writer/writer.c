@@ -47,6 +47,8 @@ struct etl_writer {
     uint64_t bytes, buffers, events;
     uint64_t end_time_min;      /* etl_writer_end_time_min's */
     etl_status err;
+    int sys_err;             /* the system's reason (errno) for the first write that failed; 0: none */
+    char *name;              /* the file, for messages */
     bool sync;               /* fsync at close */
     size_t held;             /* bytes of allocated CPU buffers */
 };
@@ -79,10 +81,18 @@ static uint64_t ticks_to_filetime(const etl_writer_options *o, uint64_t ticks)
     return (uint64_t)((unsigned __int128)ticks * 10000000 / per_sec);
 }
 
+/* A write that failed: ETL_E_IO, its errno kept (the first) so that the message can say why. */
+static etl_status io_failed(etl_writer *w)
+{
+    if (!w->sys_err) w->sys_err = errno ? errno : EIO;
+    return ETL_E_IO;
+}
+
 static etl_status put(etl_writer *w, const void *p, size_t n)
 {
     if (w->err) return w->err;
-    if (fwrite(p, 1, n, w->f) != n) w->err = ETL_E_IO;
+    errno = 0;
+    if (fwrite(p, 1, n, w->f) != n) w->err = io_failed(w);
     w->bytes += n;
     return w->err;
 }
@@ -231,8 +241,9 @@ static etl_status write_header_buffer(etl_writer *w, bool final)
         buffer_header(p, w->o.buffer_size, (uint32_t)o, 0, ETL_BUFFER_TYPE_HEADER, ETL_BUFFER_FLAG_FLUSH_MARKER,
                       w->o.start_ts, 0, w->o.compress ? COMPRESSION_FORMAT_XPRESS : BUFFER_STATE_FLUSH);
         if (final) {
-            if (fflush(w->f) != 0 || fseeko(w->f, 0, SEEK_SET) != 0) st = ETL_E_IO;
-            if (st == ETL_OK && fwrite(p, 1, w->o.buffer_size, w->f) != w->o.buffer_size) st = ETL_E_IO;
+            errno = 0;
+            if (fflush(w->f) != 0 || fseeko(w->f, 0, SEEK_SET) != 0) st = io_failed(w);
+            if (st == ETL_OK && fwrite(p, 1, w->o.buffer_size, w->f) != w->o.buffer_size) st = io_failed(w);
         } else {
             st = put(w, p, w->o.buffer_size);
             w->buffers++;
@@ -253,6 +264,7 @@ static etl_status writer_open(const char *path, FILE *f, bool sync, const etl_wr
         return ETL_E_NOMEM;
     }
     w->sync = sync;
+    w->name = strdup(path);
     etl_opts_take(&w->o, sizeof w->o, opts);
     set_defaults(&w->o, path);
     if (w->o.buffer_size < 4096 || w->o.buffer_size > (16u << 20) || w->o.buffer_size % 8 || w->o.ncpu > 2048) {
@@ -290,7 +302,7 @@ static etl_status writer_open(const char *path, FILE *f, bool sync, const etl_wr
     w->cpus = calloc(w->o.ncpu, sizeof *w->cpus);
     w->zcap = ETL_BUFFER_HEADER_SIZE + etl_xpress_compress_bound(w->o.buffer_size);
     w->zbuf = w->o.compress ? malloc(w->zcap) : NULL;
-    bool ok = w->cpus && (!w->o.compress || w->zbuf);
+    bool ok = w->cpus && (!w->o.compress || w->zbuf) && w->name;
     for (uint32_t c = 0; ok && c < w->o.ncpu; c++) w->cpus[c].used = ETL_BUFFER_HEADER_SIZE; /* allocated on first use */
     w->seq = 1;
     w->f = f ? f : ok ? etl_fopen(path, "wb") : NULL;
@@ -301,12 +313,14 @@ static etl_status writer_open(const char *path, FILE *f, bool sync, const etl_wr
         for (uint32_t c = 0; w->cpus && c < w->o.ncpu; c++) free(w->cpus[c].p);
         free(w->cpus);
         free(w->zbuf);
+        free(w->name);
         free(w);
         return st;
     }
     etl_status st = write_header_buffer(w, false);
     if (st != ETL_OK) {
-        etl_diag_set(diag, st, 0, "%s: cannot write the header buffer: %s", path, etl_status_str(st));
+        etl_diag_set(diag, st, 0, "%s: cannot write the header buffer: %s", path,
+                     w->sys_err ? strerror(w->sys_err) : etl_status_str(st));
         etl_writer_close(w, w->o.start_ts, NULL);
         return st;
     }
@@ -374,6 +388,13 @@ uint64_t etl_writer_bytes(const etl_writer *w) { return w->bytes; }
 uint64_t etl_writer_buffers(const etl_writer *w) { return w->buffers; }
 uint64_t etl_writer_events(const etl_writer *w) { return w->events; }
 
+void etl_writer_diag(const etl_writer *w, etl_status st, etl_diag *diag)
+{
+    /* The system's reason when a write failed (a full disk, a file size limit), as every output names it. */
+    if (st == ETL_E_IO && w->sys_err) etl_diag_set(diag, st, UINT64_MAX, "%s: %s", w->name, strerror(w->sys_err));
+    else etl_diag_set(diag, st, UINT64_MAX, "%s: cannot complete the trace: %s", w->name, etl_status_str(st));
+}
+
 etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
 {
     etl_status st = etl_writer_flush(w);
@@ -389,12 +410,15 @@ etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
         st = write_header_buffer(w, true);
     }
     /* A file about to replace another must be on disk before the rename makes it the only copy. */
-    if (st == ETL_OK && w->sync && (fflush(w->f) != 0 || etl_fsync(fileno(w->f)) != 0)) st = ETL_E_IO;
-    if (fclose(w->f) != 0 && st == ETL_OK) st = ETL_E_IO;
-    if (st != ETL_OK) etl_diag_set(diag, st, UINT64_MAX, "cannot complete the trace: %s", etl_status_str(st));
+    errno = 0;
+    if (st == ETL_OK && w->sync && (fflush(w->f) != 0 || etl_fsync(fileno(w->f)) != 0)) st = io_failed(w);
+    errno = 0;
+    if (fclose(w->f) != 0 && st == ETL_OK) st = io_failed(w);
+    if (st != ETL_OK) etl_writer_diag(w, st, diag);
     for (uint32_t c = 0; c < w->o.ncpu; c++) free(w->cpus[c].p);
     free(w->cpus);
     free(w->zbuf);
+    free(w->name);
     free(w);
     return st;
 }

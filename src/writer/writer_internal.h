@@ -12,7 +12,15 @@
  */
 etl_status etl_writer_open_stream(FILE *f, const char *name, bool sync, const etl_writer_options *opts,
                                   etl_writer **out, etl_diag *diag);
+/* Records of buffer 0 every file written has: the logfile header and one header extension (the group masks). */
+#define ETL_WRITER_HEADER_RECORDS 2
 /* EndTime (FILETIME) at least end_time at close: a session stops after its last event (convert keeps its input's). */
 void etl_writer_end_time_min(etl_writer *w, uint64_t end_time);
+/*
+ * diag for the writer's status st: "NAME: the system's reason" when a write failed
+ * (errno kept from the first failure: a full disk, a file size limit), else "NAME:
+ * cannot complete the trace: status". NAME is the name the writer was opened with.
+ */
+void etl_writer_diag(const etl_writer *w, etl_status st, etl_diag *diag);
 
 #endif

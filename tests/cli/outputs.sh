@@ -181,5 +181,38 @@ done
 windows "4. file modes kept on replacing"
 cd / || exit 1
 
+# --- round 2: F6 synth --truth - is standard output; F8 a failed write says why; F11 --help to a full stdout fails ---
+d=$tmp/r2; mkdir "$d"
+(cd "$d" && exec "$etlkit" synth --quiet --duration 0.1 -o s.etl --truth -) >"$tmp/truth" 2>"$tmp/err"
+check "synth --truth -: exit" 0 $?
+expect "synth --truth -: no file named - ($(ls -A "$d" | tr '\n' ' '))" [ "$(ls -A "$d")" = s.etl ]
+"$etlkit" synth --quiet --duration 0.1 -o "$tmp/s2.etl" --truth "$tmp/s2.jsonl"
+expect "synth --truth -: the lines of --truth FILE on standard output" cmp -s "$tmp/truth" "$tmp/s2.jsonl"
+expect "synth --truth -: the same trace" cmp -s "$d/s.etl" "$tmp/s2.etl"
+rm -f "$d/s.etl"
+(cd "$d" && exec "$etlkit" synth --quiet --duration 0.1 -o s.etl --truth -) >/dev/full 2>"$tmp/err"
+check "synth --truth - on /dev/full: exit" 1 $?
+expect "synth --truth - on /dev/full: says why ($(cat "$tmp/err"))" has "^etlkit synth: standard output: No space left on device$"
+expect "synth --truth - on /dev/full: nothing left ($(ls -A "$d" | tr '\n' ' '))" [ -z "$(ls -A "$d")" ]
+# The reader gone (SIGPIPE, or EPIPE where it is ignored): the run ends, its trace not left half written.
+{ (cd "$d" && exec "$etlkit" synth --quiet --duration 0.5 -o s.etl --truth -) 2>/dev/null; echo $? >"$tmp/rc"; } |
+  head -c 100 >/dev/null
+expect "synth --truth - | head: ended by the pipe ($(cat "$tmp/rc"))" grep -qx -e 141 -e 1 "$tmp/rc"
+expect "synth --truth - | head: nothing left ($(ls -A "$d" | tr '\n' ' '))" [ -z "$(ls -A "$d")" ]
+if ! windows "F8: writes failing under a file size limit (ulimit -f)"; then
+  # 400 blocks (of 512 bytes in dash, 1024 in bash): past the header buffer, before the end of $small.
+  limited 400 "$etlkit" convert "$small" -o c.etl -q; check "limit: convert exit" 1 $?
+  expect "limit: convert names c.etl and why ($(cat "$tmp/err"))" has "^etlkit convert: c\.etl: File too large$"
+  limited 400 "$etlkit" synth --quiet -o s.etl; check "limit: synth exit" 1 $?
+  expect "limit: synth names s.etl and why ($(cat "$tmp/err"))" has "^etlkit synth: s\.etl: File too large$"
+  limited 1 "$etlkit" synth --quiet -o s.etl; check "limit 1: synth exit" 1 $?
+  expect "limit 1: synth's header and why ($(cat "$tmp/err"))" has "^etlkit synth: s\.etl: .*File too large$"
+  expect "limit: nothing left ($(ls -A "$d" | tr '\n' ' '))" [ -z "$(ls -A "$d")" ]
+fi
+for c in "--help" "cpu --help" "synth --help" "export --help" "help cpu" "--version"; do
+  "$etlkit" $c >/dev/full 2>"$tmp/err"; check "etlkit $c >/dev/full: exit" 1 $?
+  expect "etlkit $c >/dev/full: says why ($(cat "$tmp/err"))" has "standard output: No space left on device$"
+done
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
