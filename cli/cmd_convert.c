@@ -7,6 +7,7 @@
 #include "etlkit/writer.h"
 #include "base/diag.h"
 #include "base/outfile.h"
+#include "writer/writer_internal.h"
 
 static void progress(void *ctx, uint64_t done, uint64_t total)
 {
@@ -105,6 +106,17 @@ int cmd_convert(int argc, char **argv)
         fprintf(stderr, "%s convert: %s\n", prog, d.msg[0] ? d.msg : etl_status_str(rc));
         return EXIT_IO;
     }
+    /*
+     * records_out counts what the conversion wrote; the header's records are apart: the input's logfile
+     * header and first header extension (in records_in) are made anew by the writer, which writes its own
+     * (in the output, as info counts it). The input's are what no other count holds, so that
+     *   records_in = records_out - batches_out - cswitch_out + records_dropped + duplicates_dropped
+     *                + cswitch_in + batches_in + header_records_in
+     *   the output's records = records_out + header_records_out
+     */
+    uint64_t copied = st.records_out - st.batches_out - st.cswitch_out;
+    uint64_t consumed = copied + st.records_dropped + st.duplicates_dropped + st.cswitch_in + st.batches_in;
+    uint64_t header_in = st.records_in > consumed ? st.records_in - consumed : 0;
     if (json) {
         jw w;
         jw_init(&w, stdout);
@@ -112,6 +124,8 @@ int cmd_convert(int argc, char **argv)
         jw_u64(&w, "records_in", st.records_in);
         jw_u64(&w, "records_out", st.records_out);
         jw_u64(&w, "records_dropped", st.records_dropped);
+        jw_u64(&w, "header_records_in", header_in);
+        jw_u64(&w, "header_records_out", ETL_WRITER_HEADER_RECORDS);
         jw_u64(&w, "cswitch_in", st.cswitch_in);
         jw_u64(&w, "switches_encoded", st.switches_encoded);
         jw_u64(&w, "switches_dropped", st.switches_dropped);
@@ -129,8 +143,9 @@ int cmd_convert(int argc, char **argv)
         jw_obj_end(&w);
         jw_end(&w);
     } else if (!quiet) {
-        fprintf(stderr, "%s convert: %s: %llu records in, %llu out", prog, out, (unsigned long long)st.records_in,
-                (unsigned long long)st.records_out);
+        fprintf(stderr, "%s convert: %s: %llu records in, %llu out (the header apart: %llu records in, %u made anew)",
+                prog, out, (unsigned long long)st.records_in, (unsigned long long)st.records_out,
+                (unsigned long long)header_in, ETL_WRITER_HEADER_RECORDS);
         if (st.switches_encoded)
             fprintf(stderr, "; %llu CSwitch events -> %llu compact batches", (unsigned long long)st.switches_encoded,
                     (unsigned long long)st.batches_out);

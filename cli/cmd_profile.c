@@ -18,7 +18,8 @@ static const cli_cmd profile_cmd = {
     "CPU Usage (Sampled). Code no image covers (JIT code, some kernel areas) is Unknown.\n"
     "--folded writes collapsed stacks for flamegraph.pl, inferno or speedscope.\n",
     {"FILE"}, 1, 1,
-    "Text tables show 20 rows each unless --top says otherwise; JSON and CSV show all.\n"
+    "Text tables show 20 rows each unless --top says otherwise; JSON and CSV show all;\n"
+    "--folded writes every stack (no --top). A share of no samples is -.\n"
     "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n"};
 
 static const char *const by_words[] = {"process", "thread", "module", "function"};
@@ -277,15 +278,22 @@ static void json_rows(jw *w, const char *key, const col_def *cols, size_t nc, co
     jw_arr_end(w);
 }
 
+/* A share of the samples as text: "-" when there are none to share (0 of 0 is no 0.00%). */
+static const char *share(char out[32], uint64_t part, uint64_t whole)
+{
+    if (!whole) return strcpy(out, "-");
+    fmt_fixed(out, rep_pct100((int64_t)part, (int64_t)whole), 2);
+    return strcat(out, "%");
+}
+
 static void print_header(const char *path, const etl_profile *p)
 {
     char a[32], b[32], d[32], iv[32];
     printf("Profile: %s, window %s s .. %s s (%s)\n", path, fmt_fixed(a, p->v0 / 1000, 6), fmt_fixed(b, p->v1 / 1000, 6),
            fmt_dur(d, p->v1 - p->v0));
-    printf("%" PRIu64 " samples, every %s (%s), %" PRIu64 " with a stack (%s%%), %" PRIu64 " in no module (%s%%)\n",
+    printf("%" PRIu64 " samples, every %s (%s), %" PRIu64 " with a stack (%s), %" PRIu64 " in no module (%s)\n",
            p->samples, fmt_dur(iv, p->interval_ns), p->interval_logged ? "as logged" : "no interval logged: the default",
-           p->with_stack, fmt_fixed(a, rep_pct100((int64_t)p->with_stack, (int64_t)p->samples), 2), p->unknown,
-           fmt_fixed(b, rep_pct100((int64_t)p->unknown, (int64_t)p->samples), 2));
+           p->with_stack, share(a, p->with_stack, p->samples), p->unknown, share(b, p->unknown, p->samples));
 }
 
 static void print_anomalies_text(const etl_profile *p)
@@ -460,9 +468,8 @@ static int print_butterfly(const args *g, const etl_profile *p)
     } else {
         char a[32], c[32];
         print_header(g->a.path, p);
-        printf("\n%s: in the stack of %" PRIu64 " samples (%s%%), the innermost frame of %" PRIu64 " (%s%%)\n",
-               g->butterfly, b.total, fmt_fixed(a, rep_pct100((int64_t)b.total, (int64_t)p->samples), 2), b.self,
-               fmt_fixed(c, rep_pct100((int64_t)b.self, (int64_t)p->samples), 2));
+        printf("\n%s: in the stack of %" PRIu64 " samples (%s), the innermost frame of %" PRIu64 " (%s)\n",
+               g->butterfly, b.total, share(a, b.total, p->samples), b.self, share(c, b.self, p->samples));
         if (st == ETL_END) printf("no sampled stack holds it\n");
         print_edges(NULL, NULL, "Callers (the frame outside it)", p, b.callers, b.ncallers, top, b.total, by_name);
         print_edges(NULL, NULL, "Callees (the frame inside it)", p, b.callees, b.ncallees, top, b.total, by_name);
@@ -503,6 +510,10 @@ int cmd_profile(int argc, char **argv)
     if (g.folded + (g.butterfly != NULL) + (g.by != NULL) > 1)
         return cli_usage_error("profile", "--folded, --butterfly and --by are one each: give one");
     if (g.folded && g.a.format != FMT_TEXT) return cli_usage_error("profile", "--folded has one format: no --json, --csv");
+    /* Every stack, never the heaviest N: the folded counts sum to the samples, as a flame graph needs. */
+    if (g.folded && g.a.top_set)
+        return cli_usage_error("profile", "--top has no meaning with --folded (every stack is written: the counts "
+                                          "sum to the samples)");
     if (g.a.format == FMT_CSV && !g.by && !g.folded && !g.butterfly) {
         /* A spreadsheet gets the finest groups: every column is a pivot key. */
         static const etl_profile_by all[] = {ETL_PROFILE_BY_PROCESS, ETL_PROFILE_BY_THREAD, ETL_PROFILE_BY_MODULE,

@@ -33,11 +33,26 @@ static int range_check(const cli_opt *o, const char *value, char *err, size_t ca
     return 0;
 }
 
+/* --json, --csv: one format; both given is an error, never the last one silently winning. */
+static int format_flag(const cli_opt *o, const char *value, char *err, size_t cap)
+{
+    (void)value;
+    int *format = o->dst;
+    if (*format != FMT_TEXT && *format != (int)o->min) {
+        snprintf(err, cap, "--json and --csv are one format each: give one");
+        return -1;
+    }
+    *format = (int)o->min;
+    return 0;
+}
+
 void rep_options(rep_args *a, unsigned which, cli_opt out[REP_OPTS_MAX])
 {
     const cli_opt all[] = {
-        CLI_FLAG("json", 0, "one JSON object on stdout", &a->format, FMT_JSON),
-        CLI_FLAG("csv", 0, "one CSV table on stdout", &a->format, FMT_CSV),
+        {.kind = CLI_OPT_CUSTOM, .name = "json", .help = "one JSON object on stdout", .parse = format_flag,
+         .dst = &a->format, .min = FMT_JSON},
+        {.kind = CLI_OPT_CUSTOM, .name = "csv", .help = "one CSV table on stdout", .parse = format_flag,
+         .dst = &a->format, .min = FMT_CSV},
         {.kind = CLI_OPT_RANGE, .name = "range", .arg = "START END", .dst = &a->range, .check = range_check, .ctx = a,
          .help = "only this window, from the trace start: seconds, or with a ms/us/µs/ns suffix (e.g. --range 1.5 "
                  "2500ms, or 1e-1 1.5e3ms), whole nanoseconds; intervals are clipped",

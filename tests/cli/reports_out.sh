@@ -195,5 +195,45 @@ awk -v win="$win" -v txt="$tmp/cpu.txt" -v csv="$tmp/cpu.csv" '
   END { printf "%d %d %d %d\n", bad, dur, up, pup > "/dev/stderr"; exit bad > 0 || dur == 0 || up == 0 || pup == 0 }' "$tmp/ns" 2>"$tmp/err"
 expect "cpu: durations and % CPU rounded ($(tail -1 "$tmp/err"): bad, checked, rounded up)" [ $? -eq 0 ]
 
+# --- one format at a time, a share of nothing is "-", convert's counts add up (round 2: F9, F10, F15) -------------
+# --json and --csv together: refused, naming both (the last one given won, silently).
+for c in cpu waits wakeups spinlocks pmc switches profile; do
+  "$etlkit" $c "$s" --json --csv >"$tmp/out" 2>"$tmp/err"; check "$c --json --csv" 64 $?
+  expect "$c --json --csv: names both" grep -q "^etlkit $c: --json and --csv are one format each: give one$" "$tmp/err"
+  expect "$c --json --csv: no output" [ ! -s "$tmp/out" ]
+done
+"$etlkit" cpu "$s" --csv --json >/dev/null 2>&1; check "cpu --csv --json" 64 $?
+"$etlkit" cpu "$s" --json --json >/dev/null 2>&1; check "cpu --json --json (one format)" 0 $?
+# profile --folded writes every stack (its counts sum to the samples): --top is refused, not ignored.
+"$etlkit" profile "$s" --folded --top 3 >"$tmp/out" 2>"$tmp/err"; check "profile --folded --top 3" 64 $?
+expect "profile --folded --top: says why" grep -q "^etlkit profile: --top has no meaning with --folded" "$tmp/err"
+expect "profile --folded --top: no output" [ ! -s "$tmp/out" ]
+# profile on a window with no sample: its shares are "-" (0 of 0), never 0.00 %; with samples, shares.
+"$etlkit" profile "$s" --range 5 6 -q >"$tmp/out" 2>/dev/null; check "profile, an empty window" 0 $?
+expect "profile, an empty window: shares '-'" grep -q "^0 samples, .*, 0 with a stack (-), 0 in no module (-)$" "$tmp/out"
+"$etlkit" profile "$s" --range 5 6 -q --butterfly ntdll.dll+0x10 >"$tmp/out" 2>/dev/null
+expect "profile --butterfly, an empty window: shares '-'" grep -q "the innermost frame of 0 (-)$" "$tmp/out"
+expect "profile, an empty window: no 0.00%" sh -c "! grep -q '0\.00%' '$tmp/out'"
+"$etlkit" profile "$s" -q >"$tmp/out" 2>/dev/null
+expect "profile: shares with samples" grep -q " with a stack ([0-9.]*%), [0-9]* in no module ([0-9.]*%)$" "$tmp/out"
+# convert --json: records_in is what info counts in the input, records_out plus the writer's header records what
+# it counts in the output, and records_in adds up from the counts (the input's header records made anew apart).
+num() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" "$2"; } # num KEY FILE: a number of one-line JSON (0: none)
+for m in keep compact; do
+  "$etlkit" convert "$s" -o "$tmp/c.etl" --force --cswitch $m --json -q >"$tmp/c.json"; check "convert --cswitch $m" 0 $?
+  "$etlkit" info "$s" --json -q >"$tmp/in.json"; "$etlkit" info "$tmp/c.etl" --json -q >"$tmp/out.json"
+  for key in records_in records_out records_dropped header_records_in header_records_out duplicates_dropped cswitch_in \
+             batches_in batches_out cswitch_out; do
+    eval "$key=\$(num $key \"\$tmp/c.json\")"; eval ": \${$key:=0}"
+  done
+  expect "convert $m: records_in is the input's records" [ "$records_in" = "$(num records "$tmp/in.json")" ]
+  expect "convert $m: records_out + header_records_out is the output's records" \
+    [ "$((records_out + header_records_out))" = "$(num records "$tmp/out.json")" ]
+  expect "convert $m: the input's header records made anew: its logfile header and extension" [ "$header_records_in" = 2 ]
+  sum=$((records_out - batches_out - cswitch_out + records_dropped + duplicates_dropped + cswitch_in + batches_in +
+         header_records_in))
+  expect "convert $m: records_in adds up ($sum, $records_in)" [ "$sum" = "$records_in" ]
+done
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
