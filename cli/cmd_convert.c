@@ -143,7 +143,7 @@ int cmd_convert(int argc, char **argv)
         jw_obj_end(&w);
         jw_end(&w);
     } else if (!quiet) {
-        fprintf(stderr, "%s convert: %s: %llu records in, %llu out (the header apart: %llu records in, %u made anew)",
+        fprintf(stderr, "%s convert: %s: %llu records in, %llu out (besides the header: %llu in, %u made anew)",
                 prog, out, (unsigned long long)st.records_in, (unsigned long long)st.records_out,
                 (unsigned long long)header_in, ETL_WRITER_HEADER_RECORDS);
         if (st.switches_encoded)
