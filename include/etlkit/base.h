@@ -18,6 +18,11 @@ extern "C" {
 
 #include "etlkit/version.h"
 
+/* The headers' inline code (the record framer, the clock) uses GCC's and Clang's builtins. */
+#if !defined(__GNUC__)
+#error "etlkit's headers need GCC or Clang (or a compiler that defines __GNUC__)"
+#endif
+
 /*
  * ETL_API marks the public API: libetlkit.so is built with every other symbol
  * hidden, so only what these headers declare is linkable (the static archive

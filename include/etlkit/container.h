@@ -552,9 +552,16 @@ ETL_API void etl_iter_bad_time(etl_iter *it, const etl_record *rec, uint64_t ts,
 /* The kernel header types by type: header size (0 for the others), timestamp offset, pointer size. */
 static const struct {
     uint8_t fixed, ts_off, ptr;
-} etl_khdr[0x12] = {[ETL_HTYPE_SYSTEM32] = {0x20, 16, 4},   [ETL_HTYPE_SYSTEM64] = {0x20, 16, 8},
-                    [ETL_HTYPE_COMPACT32] = {0x18, 16, 4},  [ETL_HTYPE_COMPACT64] = {0x18, 16, 8},
-                    [ETL_HTYPE_PERFINFO32] = {0x10, 8, 4}, [ETL_HTYPE_PERFINFO64] = {0x10, 8, 8}};
+} etl_khdr[0x12] = {/* by position, not designators: C++ includes this header too */
+                    {0, 0, 0},
+                    {0x20, 16, 4}, /* ETL_HTYPE_SYSTEM32 */
+                    {0x20, 16, 8}, /* ETL_HTYPE_SYSTEM64 */
+                    {0x18, 16, 4}, /* ETL_HTYPE_COMPACT32 */
+                    {0x18, 16, 8}, /* ETL_HTYPE_COMPACT64 */
+                    {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0},
+                    {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, /* 0x05..0x0F */
+                    {0x10, 8, 4},  /* ETL_HTYPE_PERFINFO32 */
+                    {0x10, 8, 8}}; /* ETL_HTYPE_PERFINFO64 */
 
 /*
  * The inline half of etl_walk_next, on a buffer's bytes buf[0, n): true with k filled and

@@ -112,8 +112,9 @@ static inline bool etl_cswitch_decode_ids(etl_span payload, unsigned version, et
     out->new_tid = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     out->old_tid = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
     out->old_state = p[0x0E];
-    out->known = (out->new_tid != UINT32_MAX ? ETL_CSW_NEW_TID : 0u) | (out->old_tid != UINT32_MAX ? ETL_CSW_OLD_TID : 0u) |
-                 (out->old_state != 0xFF ? ETL_CSW_STATE : 0u);
+    out->known = (out->new_tid != UINT32_MAX ? (uint32_t)ETL_CSW_NEW_TID : 0u) |
+                 (out->old_tid != UINT32_MAX ? (uint32_t)ETL_CSW_OLD_TID : 0u) |
+                 (out->old_state != 0xFF ? (uint32_t)ETL_CSW_STATE : 0u);
     return true;
 }
 
