@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include "etlkit/writer.h"
 #include "etlkit/event.h"
+#include "base/opts.h"
 #include "base/bytes.h"
 #include "base/idmap.h"
 #include "base/mapfile.h"
@@ -431,10 +432,14 @@ static void cleanup(conv *c)
  * renamed into place on success): a failure leaves whatever was there as it
  * was, and the input is never truncated under the reader.
  */
-etl_status etl_convert(const char *in_path, const char *out_path, const etl_convert_options *o,
+etl_status etl_convert(const char *in_path, const char *out_path, const etl_convert_options *opts,
                        etl_convert_stats *st, etl_diag *diag)
 {
     memset(st, 0, sizeof *st);
+    /* The caller's first sz bytes over the defaults (base/opts.h: an older, smaller struct, or none) */
+    etl_convert_options oo = {sizeof oo, ETL_CSWITCH_KEEP, -1, 0, -1, NULL, NULL, NULL, NULL};
+    etl_opts_take(&oo, sizeof oo, opts);
+    const etl_convert_options *o = &oo;
     etl_outfile of;
     etl_status rc = etl_outfile_check(out_path, &of, diag); /* before reading anything: a refusal costs nothing */
     if (rc != ETL_OK) return rc;

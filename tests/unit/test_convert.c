@@ -12,6 +12,7 @@
  *     all ones; the ReadyThread events are untouched; every CPU's stream stays in
  *     time order; nothing is counted as damaged.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +339,33 @@ static void test_keep_is_lossless(void **s)
     assert_int_equal(st.records_out + 2, st.records_in);
 }
 
+/*
+ * The options as the ABI rule reads them (base/opts.h): none means every default, and a caller built against an
+ * older, smaller struct gets the defaults past its sz, never the bytes that follow its struct (they crashed it).
+ */
+static void test_options_abi(void **s)
+{
+    (void)s;
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/abi-in.etl", dir);
+    generate(in, 5, ETL_CLOCK_QPC);
+    etl_convert_stats st;
+    etl_diag d;
+    snprintf(out, sizeof out, "%s/abi-none.etl", dir);
+    assert_int_equal(etl_convert(in, out, NULL, &st, &d), ETL_OK);
+    assert_int_equal(st.records_out + 2, st.records_in); /* keep: every record */
+    struct {
+        etl_convert_options o;
+        unsigned char junk[64];
+    } old;
+    memset(&old, 0xA5, sizeof old); /* what lies past an older caller's struct */
+    old.o.sz = offsetof(etl_convert_options, compress);
+    old.o.cswitch = ETL_CSWITCH_KEEP;
+    snprintf(out, sizeof out, "%s/abi-old.etl", dir);
+    assert_int_equal(etl_convert(in, out, &old.o, &st, &d), ETL_OK);
+    assert_int_equal(st.records_out + 2, st.records_in);
+}
+
 /* A file that is not an ETL, and an output that cannot be written. */
 static void test_errors(void **s)
 {
@@ -370,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_system_time),
         cmocka_unit_test(test_keep_is_lossless),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_options_abi),
     };
     return cmocka_run_group_tests_name("convert", tests, setup, teardown);
 }
