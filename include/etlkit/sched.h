@@ -191,8 +191,9 @@ typedef struct etl_sched_stats {
     uint64_t repeated_starts;        /* Thread Starts of a thread started, not ended, never switched since it was
                                         made: the same instance, not a new one */
     uint64_t over_limit;             /* events of threads or processes past ETL_SCHED_MAX_INSTANCES (their own
-                                        lookups, each: they name no instance) and names past
-                                        ETL_SCHED_MAX_NAME_BYTES (left out) */
+                                        lookups, each: they name no instance), names past
+                                        ETL_SCHED_MAX_NAME_BYTES and switches on a CPU past ETL_SCHED_MAX_CPUS
+                                        (left out) */
 } etl_sched_stats;
 
 /*
@@ -201,6 +202,7 @@ typedef struct etl_sched_stats {
  * their names. Past a limit, what would need more is left out and counted (over_limit).
  */
 #define ETL_SCHED_MAX_INSTANCES (1u << 20)
+#define ETL_SCHED_MAX_CPUS 4096u /* a switch's CPU below it (Windows has at most 2048 logical processors) */
 #define ETL_SCHED_MAX_NAME_BYTES (64u << 20)
 
 typedef struct etl_sched etl_sched;
@@ -215,7 +217,7 @@ typedef struct etl_sched_options {
      * Optional: the trace's reader. When its file misses buffers (etl_reader_buffers_missing),
      * nothing is made of what they held: a switch whose old thread is not the one planned
      * (a buffer of that CPU lost between them) makes its slice unknown, and each CPU's last
-     * slice stops at the CPU's last record (etl_reader_cpu_last_ts): the rest is unknown.
+     * slice stops at the CPU's last record (etl_reader_cpu_known_until): the rest is unknown.
      */
     const etl_reader *reader;
 } etl_sched_options;
@@ -223,7 +225,10 @@ typedef struct etl_sched_options {
 /* ncpu: the trace's CPU count (more are added as switches name them). */
 ETL_API etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched_options *opts,
                           etl_sched **out);
-/* One event, in time order. */
+/*
+ * One event, in time order. A switch is placed by the decoded record's own u.sw.cpu and u.sw.ts
+ * (the source sets them equal to cpu and ts; a caller that makes its own events sets both).
+ */
 ETL_API etl_status etl_sched_push(etl_sched *m, const etl_sched_event *ev);
 /*
  * End of trace at raw time end_ts (the later of the last record and EndTime):

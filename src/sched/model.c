@@ -259,7 +259,7 @@ static uint32_t thread_of(etl_sched *m, uint32_t tid, uint64_t ts)
 static mcpu *cpu_at(etl_sched *m, unsigned c)
 {
     if (c >= m->ncpu) {
-        if (c >= 4096) return NULL;
+        if (c >= ETL_SCHED_MAX_CPUS) return NULL;
         mcpu *p = realloc(m->cpus, (c + 1u) * sizeof *p);
         if (!p) {
             m->oom = true;
@@ -350,7 +350,10 @@ static void switch_out(etl_sched *m, uint32_t x, const etl_cswitch *e)
 static void on_switch(etl_sched *m, const etl_cswitch *e)
 {
     mcpu *c = cpu_at(m, e->cpu);
-    if (!c) return;
+    if (!c) {
+        if (!m->oom) m->st.over_limit++; /* a CPU no machine has: told, not dropped unseen */
+        return;
+    }
     m->st.switches++;
     uint64_t t = e->ts;
     bool old_known = (e->known & ETL_CSW_OLD_TID) != 0;

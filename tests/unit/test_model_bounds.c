@@ -100,6 +100,21 @@ static void test_repeated_starts(void **state)
     etl_sched_close(m);
 }
 
+/* A switch on a CPU past ETL_SCHED_MAX_CPUS is left out and counted (it was dropped unseen); below, CPUs are added. */
+static void test_cpu_limit(void **state)
+{
+    (void)state;
+    etl_sched *m = open_model();
+    push_switch(m, 65535, 8, 0, 100);
+    push_switch(m, ETL_SCHED_MAX_CPUS, 8, 0, 101);
+    assert_int_equal(etl_sched_stats_get(m)->switches, 0);
+    assert_int_equal(etl_sched_stats_get(m)->over_limit, 2);
+    push_switch(m, ETL_SCHED_MAX_CPUS - 1, 8, 0, 102);
+    assert_int_equal(etl_sched_stats_get(m)->switches, 1);
+    assert_int_equal(etl_sched_stats_get(m)->over_limit, 2);
+    etl_sched_close(m);
+}
+
 /* Renaming a thread to its name, or a shorter one, keeps its place in the name pool. */
 static void test_names_bounded(void **state)
 {
@@ -452,6 +467,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repeated_starts),
+        cmocka_unit_test(test_cpu_limit),
         cmocka_unit_test(test_names_bounded),
         cmocka_unit_test(test_instance_limit),
         cmocka_unit_test(test_percpu_repeated_starts),
