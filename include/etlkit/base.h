@@ -18,6 +18,8 @@ extern "C" {
 
 #include "etlkit/version.h"
 
+/* Every *_free and *_close of the API takes NULL and does nothing (a cleanup path may free what it never made). */
+
 /* The headers' inline code (the record framer, the clock) uses GCC's and Clang's builtins. */
 #if !defined(__GNUC__)
 #error "etlkit's headers need GCC or Clang (or a compiler that defines __GNUC__)"

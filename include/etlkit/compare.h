@@ -29,7 +29,7 @@ typedef enum etl_cmp_scope {
     ETL_CMP_TOTAL = 0,      /* the whole trace */
     ETL_CMP_PROCESS,        /* processes of this image name, summed */
     ETL_CMP_THREAD,         /* threads of this "process/thread name" */
-    ETL_CMP_REASON          /* a wait reason (wait only) */
+    ETL_CMP_REASON          /* a wait reason (wait and switches: waits per second) */
 } etl_cmp_scope;
 
 /* One matched name: its metrics in both traces (per second of window where the metric says so). */
@@ -71,7 +71,7 @@ ETL_API int64_t etl_per_second(int64_t v, int64_t window_ns);
 /*
  * --fail-if EXPR:   METRIC '(' SCOPE ')' OP THRESHOLD
  *   METRIC     cpu | wait | switches | ready_p50 | ready_p90 | ready_p99 | ready_max
- *   SCOPE      total | process=NAME | thread=PROCESS/THREADNAME | reason=WAITREASON (wait only)
+ *   SCOPE      total | process=NAME | thread=PROCESS/THREADNAME | reason=WAITREASON (wait, switches)
  *   OP         > | >= | < | <=   (compares the change AFTER - BEFORE)
  *   THRESHOLD  [+|-]NUMBER followed by % (relative change), a time unit ns|us|ms|s (cpu, wait, ready_*),
  *              or nothing (switches, per second)

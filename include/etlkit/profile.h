@@ -20,7 +20,8 @@
  * sampled addresses, not with the samples.
  *
  *     etl_profile p;
- *     etl_profile_options o = {.sz = sizeof o, .pid = -1, .tid = -1};
+ *     etl_profile_options o;
+ *     etl_profile_options_init(&o); // every sample ({.sz = sizeof o} alone would select PID 0, Idle)
  *     if (etl_profile_run(reader, &o, &p) == ETL_OK)
  *         for (size_t i = 0; i < p.nmodules; i++)
  *             printf("%-20s %llu\n", p.modules[i].name, (unsigned long long)p.modules[i].samples);
@@ -42,9 +43,9 @@ extern "C" {
 typedef struct etl_profile_options {
     size_t sz;              /* sizeof(etl_profile_options) */
     int64_t v0, v1;         /* the window, ns from the trace's start; v1 <= v0: the whole trace */
-    int64_t pid;            /* only this process's samples (-1: all) */
+    int64_t pid;            /* only this process's samples (-1: all; 0 is Idle: start from etl_profile_options_init) */
     const char *process;    /* only processes of this image name, case ignored, ".exe" optional (NULL: all) */
-    int64_t tid;            /* only this thread's samples (-1: all) */
+    int64_t tid;            /* only this thread's samples (-1: all; 0 is the idle thread) */
     /* Called now and then with the bytes read so far over both passes and their total (twice the file's). */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
@@ -63,6 +64,9 @@ typedef struct etl_profile_options {
      */
     bool no_stacks;
 } etl_profile_options;
+
+/* The defaults (every sample: pid and tid -1, one thread, stacks kept), sz set: a zeroed struct selects PID 0. */
+ETL_API void etl_profile_options_init(etl_profile_options *o);
 
 typedef struct etl_profile_thread {
     uint32_t tid;

@@ -680,6 +680,7 @@ etl_status etl_reader_record_at(const etl_reader *r, etl_record_cache *c, uint32
 
 void etl_record_cache_free(etl_record_cache *c)
 {
+    if (!c) return; /* as the handles' close: a cleanup path may free what it never made */
     free(c->scratch);
     memset(c, 0, sizeof *c);
 }

@@ -319,6 +319,7 @@ etl_status etl_summary_run(etl_reader *r, const etl_summary_options *o, etl_summ
 
 void etl_summary_free(etl_summary *s)
 {
+    if (!s) return; /* as the handles' close: a cleanup path may free what it never made */
     free(s->by_hook);
     free(s->providers);
     s->by_hook = NULL;

@@ -99,6 +99,7 @@ static void free_requests(struct etl_chain_priv *p)
 
 void etl_chain_free(etl_chain *c)
 {
+    if (!c) return; /* as the handles' close: a cleanup path may free what it never made */
     if (c->priv) {
         free_requests(c->priv);
         etl_idmap_free(&c->priv->first);

@@ -287,6 +287,7 @@ nomem_rows:
 
 void etl_compare_free(etl_compare *c)
 {
+    if (!c) return; /* as the handles' close: a cleanup path may free what it never made */
     free(c->total.name);
     etl_cmp_row *parts[3] = {c->processes, c->threads, c->reasons};
     size_t n[3] = {c->nprocesses, c->nthreads, c->nreasons};

@@ -327,6 +327,7 @@ void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *
 
 void etl_pmc_free(etl_pmc *p)
 {
+    if (!p) return; /* as the handles' close: a cleanup path may free what it never made */
     if (p->priv) free(p->priv->t);
     free(p->priv);
     free(p->threads);

@@ -538,6 +538,7 @@ etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns)
 
 void etl_spinlocks_free(etl_spinlocks *s)
 {
+    if (!s) return; /* as the handles' close: a cleanup path may free what it never made */
     struct etl_spinlocks_priv *p = s->priv;
     if (p) {
         for (size_t i = 0; i < p->ncell; i++) {

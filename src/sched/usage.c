@@ -1054,6 +1054,7 @@ static etl_status finish(etl_usage *u, int64_t end_ns)
 
 void etl_usage_free(etl_usage *u)
 {
+    if (!u) return; /* as the handles' close: a cleanup path may free what it never made */
     struct etl_usage_priv *p = u->priv;
     if (p) {
         for (size_t i = 0; p->woken && i < p->cap; i++) {

@@ -167,6 +167,7 @@ etl_status etl_wakeups_finish(etl_wakeups *w)
 
 void etl_wakeups_free(etl_wakeups *w)
 {
+    if (!w) return; /* as the handles' close: a cleanup path may free what it never made */
     if (w->priv) free(w->priv->by_thread);
     free(w->priv);
     free(w->per_cpu);

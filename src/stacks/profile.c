@@ -794,6 +794,11 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     return st;
 }
 
+void etl_profile_options_init(etl_profile_options *o)
+{
+    *o = (etl_profile_options){sizeof *o, 0, 0, -1, NULL, -1, NULL, NULL, 1, false};
+}
+
 etl_status etl_profile_run(etl_reader *r, const etl_profile_options *opts, etl_profile *p)
 {
     return etl_profile_run_each(r, opts, NULL, NULL, p);
@@ -803,7 +808,8 @@ etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, 
                                 void *ctx, etl_profile *p)
 {
     memset(p, 0, sizeof *p);
-    etl_profile_options o = {sizeof o, 0, 0, -1, NULL, -1, NULL, NULL, 1, false};
+    etl_profile_options o;
+    etl_profile_options_init(&o);
     etl_opts_take(&o, sizeof o, opts);
     prof_impl *im = calloc(1, sizeof *im);
     if (!im) return ETL_E_NOMEM;
@@ -827,6 +833,7 @@ etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, 
 
 void etl_profile_free(etl_profile *p)
 {
+    if (!p) return; /* as the handles' close: a cleanup path may free what it never made */
     prof_impl *im = p->impl;
     if (im) {
         etl_strtab_free(&im->names);

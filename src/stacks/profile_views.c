@@ -400,6 +400,7 @@ etl_status etl_profile_butterfly_get(const etl_profile *p, const char *function,
 
 void etl_profile_butterfly_free(etl_profile_butterfly *b)
 {
+    if (!b) return; /* as the handles' close: a cleanup path may free what it never made */
     free(b->callers);
     free(b->callees);
     memset(b, 0, sizeof *b);
