@@ -350,7 +350,7 @@ ETL_API const etl_stats *etl_reader_stats_get(const etl_reader *r);
 ETL_API size_t etl_reader_buffer_count(const etl_reader *r);
 /* The header of buffer i (file order) and its file offset. */
 ETL_API etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_header *h, uint64_t *file_offset);
-/* The processor of buffer i, from the index (the file's pages are not touched). */
+/* The processor of buffer i, from the index (the file's pages are not touched); UINT_MAX when there is no buffer i. */
 ETL_API unsigned etl_reader_buffer_cpu(const etl_reader *r, size_t i);
 /* One more than the highest processor index of any buffer. */
 ETL_API unsigned etl_reader_cpu_count(const etl_reader *r);

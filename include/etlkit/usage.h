@@ -100,7 +100,8 @@ typedef struct etl_usage_options {
     /*
      * ready_hist_bins > 0: a histogram of the Ready values ready_all takes, filled in the same pass
      * (etl_usage.ready_hist): bin b counts the values v with ready_hist_lo[b] <= v < ready_hist_lo[b + 1]
-     * (the last bin has no end, the first takes what is below it too); the lower edges ascend, in ns.
+     * (the last bin has no end, the first takes what is below it too); the lower edges ascend strictly, in ns
+     * (else etl_usage_init refuses: ETL_E_INVALID_ARG).
      */
     const int64_t *ready_hist_lo;
     uint32_t ready_hist_bins;

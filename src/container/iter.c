@@ -376,6 +376,8 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
 
 etl_status etl_iter_open(etl_reader *r, etl_order order, etl_iter **out)
 {
+    *out = NULL;
+    if (!r || (order != ETL_ORDER_FILE && order != ETL_ORDER_TIME)) return ETL_E_INVALID_ARG; /* not an empty trace */
     iter_sel sel = {.count = SIZE_MAX, .release = true};
     return iter_open(r, order, &sel, out);
 }

@@ -10,6 +10,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/compress.h"
@@ -570,6 +571,10 @@ etl_status etl_reader_open_memory(const void *data, size_t size, const etl_reade
                                   etl_reader **out, etl_diag *diag)
 {
     *out = NULL;
+    if (!data && size) {
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "no bytes given for %zu bytes", size);
+        return ETL_E_INVALID_ARG;
+    }
     etl_reader *r = calloc(1, sizeof *r);
     if (!r) return ETL_E_NOMEM;
     r->map.fd = -1;
@@ -639,7 +644,7 @@ uint64_t etl_reader_file_size(const etl_reader *r) { return r->size; }
 
 unsigned etl_reader_buffer_cpu(const etl_reader *r, size_t i)
 {
-    return i < r->nbufs ? r->bufs[i].cpu : 0;
+    return i < r->nbufs ? r->bufs[i].cpu : UINT_MAX; /* no buffer i: no CPU, never CPU 0 */
 }
 
 etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_header *h, uint64_t *file_offset)

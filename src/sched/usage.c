@@ -48,6 +48,9 @@ etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_
     memset(u, 0, sizeof *u);
     u->model = model;
     etl_opts_take(&u->o, sizeof u->o, o);
+    /* The histogram's edges must ascend: others would count into the wrong bins with ETL_OK */
+    for (uint32_t b = 1; u->o.ready_hist_lo && b < u->o.ready_hist_bins; b++)
+        if (u->o.ready_hist_lo[b] <= u->o.ready_hist_lo[b - 1]) return ETL_E_INVALID_ARG;
     if (!u->o.longest) u->o.longest = 10;
     u->bucket_stride = model && etl_sched_cpu_count(model) ? etl_sched_cpu_count(model) : 1;
     u->priv = calloc(1, sizeof *u->priv);
