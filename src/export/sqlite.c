@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/export.h"
+#include "base/platform.h"
 
 #define ROWS_PER_TRANSACTION 1000000u
 
@@ -18,6 +19,7 @@ struct etl_sqlite_sink {
     uint64_t in_tx;
     int failed;
     char err[256];
+    char *made;      /* the path, when the sink made the file: closed without a commit, it goes */
 };
 
 /* SQLite's message, and the system's reason when a call failed (a full disk, a size limit). */
@@ -43,18 +45,30 @@ static void fail(etl_sqlite_sink *s, char err[256])
     if (err) snprintf(err, 256, "%s", s->err[0] ? s->err : sqlite3_errmsg(s->db));
 }
 
+/* Closes the database; a file the sink made and did not commit is removed (no tables of nothing left behind). */
 static void close_db(etl_sqlite_sink *s)
 {
     for (int i = 0; i < ETL_TABLE_COUNT; i++) sqlite3_finalize(s->ins[i]);
     sqlite3_close(s->db);
+    if (s->made) (void)etl_unlink(s->made);
+    free(s->made);
     free(s);
 }
 
 etl_status etl_sqlite_sink_open(const char *path, etl_sqlite_sink **out, char err[256])
 {
     *out = NULL;
+    if (!path || !*path) { /* SQLite would make a temporary database: the rows would go nowhere */
+        snprintf(err, 256, "no database path");
+        return ETL_E_INVALID_ARG;
+    }
     etl_sqlite_sink *s = calloc(1, sizeof *s);
     if (!s) return ETL_E_NOMEM;
+    etl_file_info fi;
+    if (etl_stat(path, false, &fi) != 0 && !(s->made = strdup(path))) {
+        free(s);
+        return ETL_E_NOMEM;
+    }
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         snprintf(err, 256, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
         close_db(s);
@@ -156,6 +170,8 @@ etl_status etl_sqlite_sink_close(etl_sqlite_sink *s, int commit, char err[256])
         rc = ETL_E_IO;
     }
     s->db = NULL;
+    if (s->made && (!commit || rc != ETL_OK)) (void)etl_unlink(s->made);
+    free(s->made);
     free(s);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "etlkit/export.h"
 #include "export/pb.h"
@@ -124,11 +125,33 @@ static void schema_consistent(void **state)
     assert_int_equal(etl_export_table_find("nope"), -1);
 }
 
+/* The SQLite sink: no path is refused (SQLite made a temporary database); a file it made and did not commit goes. */
+static void sqlite_sink_files(void **state)
+{
+    (void)state;
+    etl_sqlite_sink *s;
+    char err[256];
+    assert_int_equal(etl_sqlite_sink_open(NULL, &s, err), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_sqlite_sink_open("", &s, err), ETL_E_INVALID_ARG);
+    char path[] = "/tmp/etlkit-sqlite-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    assert_int_equal(etl_sqlite_sink_open(path, &s, err), ETL_OK);
+    assert_int_equal(etl_sqlite_sink_close(s, 0, err), ETL_OK);
+    assert_true(access(path, F_OK) != 0); /* it held every table: opening the path again failed */
+    assert_int_equal(etl_sqlite_sink_open(path, &s, err), ETL_OK);
+    assert_int_equal(etl_sqlite_sink_close(s, 1, err), ETL_OK);
+    assert_true(access(path, F_OK) == 0);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(golden_cswitch), cmocka_unit_test(unknown_fields), cmocka_unit_test(primitives),
-        cmocka_unit_test(ftrace_states), cmocka_unit_test(schema_consistent),
+        cmocka_unit_test(ftrace_states), cmocka_unit_test(schema_consistent), cmocka_unit_test(sqlite_sink_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
