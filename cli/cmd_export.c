@@ -8,10 +8,12 @@
  * stays as it was; an existing OUT (a symbolic link too) is refused unless
  * --force, and a link is then replaced, never written through; nothing is
  * removed but what this run created. For --to csv, OUT is a directory: a new one
- * is renamed into place whole; with --force over an existing one, each
- * OUT/<table>.csv is replaced and other files are left alone (the CSV sink,
- * etl_csv_sink, keeps these rules for its directory); --to parquet likewise with
- * OUT/<table>.parquet (etl_parquet_sink).
+ * is renamed into place whole; with --force over an existing one, its
+ * OUT/<table>.csv files are replaced as one, those this run does not write
+ * (--tables) removed, so that it holds one export, and other files are left alone;
+ * one of them that is the input is refused (64) before anything is read (the CSV
+ * sink, etl_csv_sink, keeps these rules for its directory); --to parquet likewise
+ * with OUT/<table>.parquet (etl_parquet_sink).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -225,7 +227,8 @@ int cmd_export(int argc, char **argv)
          .flags = CLI_OPT_REQUIRED | CLI_OPT_NONEMPTY,
          .help = "the file (the directory for csv and parquet) to write; - is standard output for perfetto and ftrace"},
         CLI_FLAG("force", 0, "replace an existing OUT (else refused); a symbolic link is replaced itself, never "
-                 "written through. A dataset: every trace exported into an existing DS again", &force, 1),
+                 "written through. A csv or parquet directory: its table files replaced as one (those not written "
+                 "removed), other files kept. A dataset: every trace exported into an existing DS again", &force, 1),
         {.kind = CLI_OPT_CUSTOM, .name = "tables", .arg = "LIST", .parse = parse_tables, .dst = &tables,
          .need = "table names",
          .help = "sqlite, csv and parquet: fill only these tables (comma-separated); trace and enum_name are always written"},

@@ -191,7 +191,8 @@ typedef struct etl_csv_sink_options {
     size_t sz;                /* sizeof(etl_csv_sink_options) */
     uint32_t tables;          /* bit per etl_table_id to write; 0 = all (trace and enum_name always) */
     const char *trace_id;     /* every row's first column */
-    bool force;               /* an existing OUT is written over (its tables replaced, other files kept) */
+    bool force;               /* an existing OUT is written over (its tables replaced as one, those not written
+                                 removed; other files kept) */
     const char *input;        /* the trace read: never replaced, whatever its name ("-", NULL: none) */
     /* What close meets while committing (a table that cannot be moved into place), as it happens. */
     etl_diag_fn on_diag;
@@ -200,9 +201,11 @@ typedef struct etl_csv_sink_options {
 } etl_csv_sink_options;
 
 /*
- * Refuses what the output rules refuse: ETL_E_INVALID_ARG when dir is the input,
- * ETL_E_IO when something is there without force or it is not a directory (or a
- * symbolic link), with the reason in diag. ETL_OK with *out to create later.
+ * Refuses what the output rules refuse: ETL_E_INVALID_ARG when dir, or a table's
+ * file in it that force would replace or remove, is the input; ETL_E_IO when
+ * something is there without force, it is not a directory (or a symbolic link), or
+ * a table's file there is a directory; with the reason in diag. ETL_OK with *out
+ * to create later.
  */
 ETL_API etl_status etl_csv_sink_check(const char *dir, const etl_csv_sink_options *o, etl_csv_sink **out, etl_diag *diag);
 /* Creates the temporary directory and the tables' files. ETL_E_IO with "OUT: reason". */
@@ -211,8 +214,9 @@ ETL_API int etl_csv_sink_row(void *ctx, etl_table_id table, const etl_value *v);
 /* Flushes and closes the files: ETL_E_IO with "OUT/<table>.csv: reason" if a row or this failed. */
 ETL_API etl_status etl_csv_sink_finish(etl_csv_sink *c, etl_diag *diag);
 /*
- * commit: finishes if not done, then puts the directory (or each table) in place;
- * ETL_E_IO if that failed, told through on_diag, and what was not moved is removed.
+ * commit: finishes if not done, then puts the directory in place (over an existing
+ * one, its tables as one: on a failure the old ones are put back); ETL_E_IO if that
+ * failed, told through on_diag, and ours are removed.
  * !commit: removes everything created. Frees c (NULL: nothing).
  */
 ETL_API etl_status etl_csv_sink_close(etl_csv_sink *c, bool commit);
@@ -324,7 +328,7 @@ typedef struct etl_parquet_sink_options {
     size_t sz;                /* sizeof(etl_parquet_sink_options) */
     uint32_t tables;          /* bit per etl_table_id to write; 0 = all (trace and enum_name always) */
     const char *trace_id;     /* the first column's value */
-    bool force;               /* an existing OUT is written over (its tables replaced, other files kept) */
+    bool force;               /* an existing OUT is written over (as etl_csv_sink_options.force) */
     const char *input;        /* the trace read: never replaced, whatever its name ("-", NULL: none) */
     etl_diag_fn on_diag;      /* what close meets while committing, as it happens */
     void *diag_ctx;

@@ -26,11 +26,8 @@ static etl_status check(const char *path, bool dir, etl_outfile *of, etl_diag *d
         /* What a link names only matters to tell the input (a link to nothing names nothing). */
         of->resolves = of->is_link ? etl_stat(path, true, &of->st) == 0 : (of->st = ls, true);
         if (!of->resolves) memset(&of->st, 0, sizeof of->st);
-        if (!of->is_link && dir && !ls.is_dir) {
-            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: not a directory; the output must be a new or existing directory",
-                         path);
-            return ETL_E_IO;
-        }
+        /* Refused by may_replace, after its input test: -o naming the input is a usage error, as for a file. */
+        if (!of->is_link && dir && !ls.is_dir) of->not_dir = true;
         /* A writer may seek, and renaming over a FIFO or a device would replace the node itself. */
         if (!of->is_link && !dir && !ls.is_reg) {
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: not a regular file; the output must be a new or regular file",
@@ -55,16 +52,27 @@ etl_status etl_outfile_check(const char *path, etl_outfile *of, etl_diag *diag) 
 
 etl_status etl_outfile_check_dir(const char *path, etl_outfile *of, etl_diag *diag) { return check(path, true, of, diag); }
 
+/* Whether fi is the input file (same device and inode; "-" is standard input, NULL none). */
+static bool is_input(const etl_file_info *fi, const char *input)
+{
+    etl_file_info in;
+    return input && fi->has_id &&
+           (strcmp(input, "-") == 0 ? etl_fstat(STDIN_FILENO, &in) : etl_stat(input, true, &in)) == 0 && in.has_id &&
+           in.dev == fi->dev && in.ino == fi->ino;
+}
+
 etl_status etl_outfile_may_replace(const etl_outfile *of, const char *path, bool force, const char *input,
                                    etl_diag *diag)
 {
     if (!of->exists) return ETL_OK;
-    etl_file_info in;
-    if (input && of->resolves &&
-        (strcmp(input, "-") == 0 ? etl_fstat(STDIN_FILENO, &in) : etl_stat(input, true, &in)) == 0 &&
-        in.has_id && of->st.has_id && in.dev == of->st.dev && in.ino == of->st.ino) {
+    if (of->resolves && is_input(&of->st, input)) {
         etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s: the output is the input file", path);
         return ETL_E_INVALID_ARG;
+    }
+    if (of->not_dir) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: not a directory; the output must be a new or existing directory",
+                     path);
+        return ETL_E_IO;
     }
     if (force) return ETL_OK;
     if (of->is_link)
@@ -73,6 +81,48 @@ etl_status etl_outfile_may_replace(const etl_outfile *of, const char *path, bool
     else
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s exists; use --force to replace it", path);
     return ETL_E_IO;
+}
+
+/* dir/name + ext + suffix, allocated; NULL when out of memory. */
+static char *file_in(const char *dir, const char *name, const char *ext, const char *suffix)
+{
+    size_t n = strlen(dir) + strlen(name) + strlen(ext) + strlen(suffix) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s%s%s", dir, name, ext, suffix);
+    return p;
+}
+
+etl_status etl_outfile_dir_files(etl_outfile *of, const char *path, const char *const *names, unsigned n,
+                                 const char *ext, uint32_t ours, const char *input, etl_diag *diag)
+{
+    of->names = names;
+    of->nnames = n < 32 ? n : 32;
+    of->ext = ext;
+    of->ours = ours;
+    if (!of->exists || of->is_link || of->not_dir) return ETL_OK; /* made whole and renamed into place, or refused */
+    for (unsigned i = 0; i < of->nnames; i++) {
+        char *p = file_in(path, names[i], ext, "");
+        etl_file_info ls, st;
+        etl_status s = ETL_OK;
+        if (!p) {
+            etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "%s: out of memory", path);
+            return ETL_E_NOMEM;
+        }
+        if (etl_stat(p, false, &ls) != 0) {
+            if (errno != ENOENT) s = ETL_E_IO, etl_diag_set(diag, s, UINT64_MAX, "%s: %s", p, strerror(errno));
+        } else if (is_input(&ls, input) || (ls.is_link && etl_stat(p, true, &st) == 0 && is_input(&st, input))) {
+            /* --force would replace or remove it: the input, whatever its name, never. */
+            s = ETL_E_INVALID_ARG;
+            etl_diag_set(diag, s, UINT64_MAX, "%s: the output is the input file (--force replaces it); nothing written",
+                         p);
+        } else if (!ls.is_reg && !ls.is_link) {
+            s = ETL_E_IO;
+            etl_diag_set(diag, s, UINT64_MAX, "%s: not a regular file, where --force puts a table; nothing touched", p);
+        }
+        free(p);
+        if (s != ETL_OK) return s;
+    }
+    return ETL_OK;
 }
 
 /* The temporary name for try i: .NAME.XXXXXXXX.tmp in the target's directory. */
@@ -149,19 +199,94 @@ etl_status etl_outfile_create_dir(etl_outfile *of, etl_diag *diag)
     return ETL_OK;
 }
 
+/*
+ * Over an existing directory: its files of dir_files replaced as one (outfile.h). Each
+ * one there goes aside as tmp/NAME.old, ours move in, then the old ones are removed;
+ * a failed step puts back what moved, last first. The signals wait for the end of it:
+ * a few renames, and the unlinks of the old files.
+ */
+static etl_status replace_files(etl_outfile *of, const char *path, etl_diag *diag)
+{
+    unsigned n = of->nnames;
+    char *dst[32] = {0}, *src[32] = {0}, *old[32] = {0};
+    etl_status st = ETL_OK;
+    for (unsigned i = 0; st == ETL_OK && i < n; i++)
+        if (!(dst[i] = file_in(path, of->names[i], of->ext, "")) ||
+            !(src[i] = file_in(of->tmp, of->names[i], of->ext, "")) ||
+            !(old[i] = file_in(of->tmp, of->names[i], of->ext, ".old"))) {
+            etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "%s: out of memory", path);
+            st = ETL_E_NOMEM;
+        }
+    uint32_t aside = 0, in = 0;
+    if (st == ETL_OK) etl_sigclean_hold();
+    for (unsigned i = 0; st == ETL_OK && i < n; i++) {
+        etl_file_info fi;
+        if (etl_stat(dst[i], false, &fi) != 0) {
+            if (errno != ENOENT) st = ETL_E_IO, etl_diag_set(diag, st, UINT64_MAX, "%s: %s", dst[i], strerror(errno));
+        } else if (!fi.is_reg && !fi.is_link) { /* not ours to move: a directory of someone's */
+            st = ETL_E_IO;
+            etl_diag_set(diag, st, UINT64_MAX, "%s: not a regular file, where a table goes", dst[i]);
+        } else if (etl_rename(dst[i], old[i]) != 0) {
+            st = ETL_E_IO;
+            etl_diag_set(diag, st, UINT64_MAX, "%s: cannot move the old file aside: %s", dst[i], strerror(errno));
+        } else {
+            aside |= 1u << i;
+        }
+    }
+    for (unsigned i = 0; st == ETL_OK && i < n; i++) {
+        if (!(of->ours >> i & 1u)) continue;
+        if (etl_rename(src[i], dst[i]) != 0) {
+            st = ETL_E_IO;
+            etl_diag_set(diag, st, UINT64_MAX, "%s: cannot move %s%s into place: %s", path, of->names[i], of->ext,
+                         strerror(errno));
+        } else {
+            in |= 1u << i;
+        }
+    }
+    if (st == ETL_E_IO) {
+        /* Undone, last first: ours back into the temporary directory (discard removes them), theirs back. */
+        char left[512] = "";
+        size_t k = 0;
+        for (unsigned i = n; i-- > 0;) {
+            if (in >> i & 1u && etl_rename(dst[i], src[i]) != 0 && !(aside >> i & 1u)) etl_unlink(dst[i]);
+            if (aside >> i & 1u && etl_rename(old[i], dst[i]) != 0 && k < sizeof left)
+                k += (size_t)snprintf(left + k, sizeof left - k, "%s %s", k ? "," : "", old[i]);
+        }
+        size_t m = diag ? strlen(diag->msg) : 0;
+        if (diag)
+            snprintf(diag->msg + m, sizeof diag->msg - m, k ? "; the old files not put back are at:%s" : "; %s is as it was",
+                     k ? left : path);
+    } else if (st == ETL_OK) {
+        for (unsigned i = 0; i < n; i++)
+            if (aside >> i & 1u && etl_unlink(old[i]) != 0 && st == ETL_OK) {
+                st = ETL_E_IO;
+                etl_diag_set(diag, st, UINT64_MAX, "%s: replaced, but the old %s%s stays at %s: %s", path, of->names[i],
+                             of->ext, old[i], strerror(errno));
+            }
+    }
+    if (st != ETL_E_NOMEM) etl_sigclean_release();
+    for (unsigned i = 0; i < n; i++) free(dst[i]), free(src[i]), free(old[i]);
+    return st;
+}
+
 etl_status etl_outfile_commit(etl_outfile *of, const char *path, etl_diag *diag)
 {
     if (!of->tmp) return ETL_OK;
-    if (of->dir && of->exists && !of->is_link) return ETL_OK; /* the caller moved the files in; discard removes tmp */
+    if (of->dir && of->exists && !of->is_link) return replace_files(of, path, diag); /* discard removes the emptied tmp */
     /* rename() replaces a link to a file, not one to a directory: a directory output removes the link first. */
-    if (of->dir && of->is_link && etl_unlink(of->target) != 0 && errno != ENOENT) {
+    bool held = of->dir && of->is_link;
+    if (held) etl_sigclean_hold(); /* no signal between the link's removal and the directory's rename */
+    if (held && etl_unlink(of->target) != 0 && errno != ENOENT) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot replace the symbolic link: %s", path, strerror(errno));
+        etl_sigclean_release();
         return ETL_E_IO;
     }
     if (etl_rename(of->tmp, of->target) != 0) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot rename %s into place: %s", path, of->tmp, strerror(errno));
+        if (held) etl_sigclean_release();
         return ETL_E_IO;
     }
+    if (held) etl_sigclean_release();
     etl_sigclean_remove(of->clean - 1); /* after the rename: a signal before it still finds the temporary */
     of->clean = 0;
     free(of->tmp);

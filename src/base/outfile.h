@@ -20,9 +20,12 @@
  *     etl_outfile_commit(&of, path, diag);  rename into place (on failure: discard)
  *     etl_outfile_discard(&of);             removes the temporary file if still there, frees
  *
- * A directory output (export --to csv) is the same with _check_dir and _create_dir:
- * a new directory is renamed into place whole; over an existing one (with --force)
- * the caller moves its files in, and discard removes the emptied temporary.
+ * A directory output (export --to csv|parquet) is the same with _check_dir,
+ * _dir_files (its own files' names: the tables') and _create_dir: a new directory
+ * is renamed into place whole; over an existing one (with --force) commit replaces
+ * its own files as one (those this run wrote move in, the others of those names go;
+ * a step that fails puts everything back; the signals wait for the end of it), other
+ * files stay, and discard removes the emptied temporary.
  */
 #ifndef ETLKIT_SRC_BASE_OUTFILE_H
 #define ETLKIT_SRC_BASE_OUTFILE_H
@@ -39,8 +42,14 @@ typedef struct etl_outfile {
     bool exists;    /* something is at target: a file, a directory, a symbolic link (dangling too) */
     bool is_link;   /* ... and it is a symbolic link */
     bool resolves;  /* st is what target names, following a link */
+    bool not_dir;   /* a directory output, and something else is there: may_replace refuses it */
     etl_file_info st;
     int clean;      /* tmp's slot in the signal cleanup table + 1; 0 = none */
+    /* A directory output's own files (etl_outfile_dir_files): names[i] + ext, ours those written. */
+    const char *const *names;
+    unsigned nnames;
+    const char *ext;
+    uint32_t ours;
 } etl_outfile;
 
 /*
@@ -49,7 +58,11 @@ typedef struct etl_outfile {
  * anything or to nothing, may be replaced.
  */
 etl_status etl_outfile_check(const char *path, etl_outfile *of, etl_diag *diag);
-/* The same for a directory output: what exists there must be a directory or a symbolic link. */
+/*
+ * The same for a directory output: what exists there must be a directory or a symbolic
+ * link, else may_replace refuses it (after its input test: an OUT that is the input file
+ * is ETL_E_INVALID_ARG, as for a file output).
+ */
 etl_status etl_outfile_check_dir(const char *path, etl_outfile *of, etl_diag *diag);
 /*
  * The commands' rule: an output that is the input file (same device and inode,
@@ -58,6 +71,17 @@ etl_status etl_outfile_check_dir(const char *path, etl_outfile *of, etl_diag *di
  */
 etl_status etl_outfile_may_replace(const etl_outfile *of, const char *path, bool force, const char *input,
                                    etl_diag *diag);
+/*
+ * A directory output's own files: names[i] + ext for i < n (n <= 32), ours a bit per
+ * name this run writes into the temporary directory. The names are kept (they must
+ * outlive of) for commit, which over an existing directory replaces all of them: ours
+ * move in, the others there go. Before anything is written, over an existing directory
+ * (force): one of them that is the input file (itself or what it links to, same device
+ * and inode) is ETL_E_INVALID_ARG; one that is neither a regular file nor a symbolic
+ * link (a directory in the way) is ETL_E_IO, nothing touched.
+ */
+etl_status etl_outfile_dir_files(etl_outfile *of, const char *path, const char *const *names, unsigned n,
+                                 const char *ext, uint32_t ours, const char *input, etl_diag *diag);
 /*
  * Creates the temporary file in the target's directory (rename() stays within one
  * file system), registered for removal on a signal. f: the file opened for writing,
@@ -69,8 +93,12 @@ etl_status etl_outfile_create_dir(etl_outfile *of, etl_diag *diag);
 /*
  * Renames the (closed) temporary file or new directory over the target; path is the
  * name the user gave. A symbolic link is replaced; for a directory, removed first
- * (rename cannot put a directory over a link). Over an existing directory it does
- * nothing: the caller has moved its files in, and discard removes the emptied one.
+ * (rename cannot put a directory over a link). Over an existing directory, the files
+ * of etl_outfile_dir_files are replaced as one: each of those names there is moved
+ * aside into the temporary directory, ours are moved in, then the old ones removed;
+ * a step that fails moves everything back (OUT as it was; the message says so, or
+ * names what could not be put back and where it is) and discard removes ours. The
+ * termination signals wait for the end of it (sigclean.h, etl_sigclean_hold).
  */
 etl_status etl_outfile_commit(etl_outfile *of, const char *path, etl_diag *diag);
 /* Removes the temporary file (or empty directory) if it was not renamed (ours alone), frees the names. */

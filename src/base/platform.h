@@ -82,6 +82,15 @@ int etl_temp_open(void);
  * console closed), then lets it end as it would have. clean must be async-signal-safe.
  */
 void etl_on_termination(void (*clean)(void));
+/*
+ * Puts off that end while a short section runs (a few renames that must not stop half way):
+ * a signal that comes between hold and release ends the process, clean first, at the release
+ * (POSIX: sent again to the process; Windows: the handler's thread waits). Sections nest and
+ * may run on several threads at once: the last release lets the end come. A section about to
+ * begin once the end has begun does not: the thread waits for the end.
+ */
+void etl_termination_hold(void);
+void etl_termination_release(void);
 
 /*
  * A stream into memory, as open_memstream(3) (Windows has none: a temporary file read back

@@ -121,10 +121,23 @@ int etl_temp_open(void)
 static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGXFSZ, SIGPIPE};
 static void (*term_clean)(void);
 static atomic_int term_installed;
+/*
+ * etl_termination_hold: held sections now running; the signal one of them put off; set once a
+ * signal came (a section begun after it waits for the end instead of starting).
+ */
+static atomic_int term_hold, term_pending, term_ending;
 
 static void on_term_signal(int sig)
 {
     int saved = errno;
+    /* Pending first, then the count: a release between the two still finds the signal. */
+    atomic_store(&term_pending, sig);
+    atomic_store(&term_ending, 1);
+    if (atomic_load(&term_hold) > 0) { /* etl_termination_release sends it again */
+        errno = saved;
+        return;
+    }
+    atomic_store(&term_pending, 0);
     term_clean();
     /* The default action, taken when this handler returns (the signal is blocked until then). */
     struct sigaction sa;
@@ -143,6 +156,7 @@ void etl_on_termination(void (*clean)(void))
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_term_signal;
+    sa.sa_flags = SA_RESTART; /* a signal put off returns to the call it interrupted */
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof term_sigs / sizeof term_sigs[0]; i++) sigaddset(&sa.sa_mask, term_sigs[i]);
     for (size_t i = 0; i < sizeof term_sigs / sizeof term_sigs[0]; i++) {
@@ -151,6 +165,23 @@ void etl_on_termination(void (*clean)(void))
         if (sigaction(term_sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
         sigaction(term_sigs[i], &sa, NULL);
     }
+}
+
+void etl_termination_hold(void)
+{
+    /* Inside a section (nested, or another thread's), this one ends before the signal's end too. */
+    if (atomic_fetch_add(&term_hold, 1) > 0 || !atomic_load(&term_ending)) return;
+    /* A signal came already and is ending the process: no new section; this thread waits for the end. */
+    etl_termination_release();
+    for (;;) pause();
+}
+
+void etl_termination_release(void)
+{
+    if (atomic_fetch_sub(&term_hold, 1) != 1) return;
+    int sig = atomic_exchange(&term_pending, 0);
+    /* To the process, not this thread: a thread of etl_thread_start blocks the user's signals. */
+    if (sig) kill(getpid(), sig);
 }
 
 FILE *etl_memstream_open(etl_memstream *ms, char **buf, size_t *n)

@@ -362,15 +362,30 @@ int etl_temp_open(void)
 
 static void (*term_clean)(void);
 static atomic_int term_installed;
+static atomic_int term_hold, term_ending; /* held sections now running; set once the end has begun */
 
 /* Runs on a thread of its own. FALSE: the next handler, the default one, ends the process as usual. */
 static BOOL WINAPI on_console_event(DWORD ev)
 {
     if (ev == CTRL_C_EVENT || ev == CTRL_BREAK_EVENT || ev == CTRL_CLOSE_EVENT || ev == CTRL_LOGOFF_EVENT ||
-        ev == CTRL_SHUTDOWN_EVENT)
+        ev == CTRL_SHUTDOWN_EVENT) {
+        /* No new held section from here; those running (a few renames) finish first. */
+        atomic_store(&term_ending, 1);
+        while (atomic_load(&term_hold) > 0) Sleep(1);
         term_clean();
+    }
     return FALSE;
 }
+
+void etl_termination_hold(void)
+{
+    if (atomic_fetch_add(&term_hold, 1) > 0 || !atomic_load(&term_ending)) return;
+    /* The end has begun: no new section; this thread waits for it. */
+    atomic_fetch_sub(&term_hold, 1);
+    for (;;) Sleep(INFINITE);
+}
+
+void etl_termination_release(void) { atomic_fetch_sub(&term_hold, 1); }
 
 void etl_on_termination(void (*clean)(void))
 {

@@ -72,3 +72,11 @@ void etl_sigclean_remove(int slot_no)
     atomic_store(&s->what, FREE);
     atomic_fetch_add(&s->seq, 1);
 }
+
+void etl_sigclean_hold(void)
+{
+    etl_on_termination(clean_all);
+    etl_termination_hold();
+}
+
+void etl_sigclean_release(void) { etl_termination_release(); }

@@ -41,5 +41,14 @@
 int etl_sigclean_add(const char *path, bool dir);
 /* Forgets a slot (-1: nothing). */
 void etl_sigclean_remove(int slot);
+/*
+ * A short section that must not stop half way (the renames that replace a directory's
+ * tables as one, outfile.c): a signal that comes meanwhile ends the process, the names
+ * still registered removed, at etl_sigclean_release (platform.h, etl_termination_hold).
+ * The handler is installed first, so that a signal can only be put off, never end the
+ * section by its default action.
+ */
+void etl_sigclean_hold(void);
+void etl_sigclean_release(void);
 
 #endif

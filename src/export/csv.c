@@ -7,10 +7,14 @@
  *
  * The directory follows the output rules of base/outfile.h: checked before
  * anything is read, written as a new temporary directory beside OUT and renamed
- * into place whole when complete. Over an existing directory (force), each
- * OUT/<table>.csv is replaced by ours one by one and other files are left alone.
- * A failed or interrupted export leaves nothing behind: the files and the
- * directory we created are removed, on a signal too (base/sigclean.h).
+ * into place whole when complete. Over an existing directory (force), the
+ * OUT/<table>.csv files are replaced as one (etl_outfile_commit): afterwards OUT
+ * holds this export's tables and no other table's file (one not written, with
+ * tables, is removed), or, when a step failed, its old files as they were; other
+ * files are left alone. One of those files that is the input, or is not a regular
+ * file or a link, is refused before anything is written. A failed or interrupted
+ * export leaves nothing behind: the files and the directory we created are
+ * removed, on a signal too (base/sigclean.h).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -24,6 +28,8 @@
 #include "out/csv.h"
 #include "out/num.h"
 
+_Static_assert(ETL_TABLE_COUNT <= 32, "a bit per table (outfile.h: dir_files)");
+
 struct etl_csv_sink {
     etl_outfile of;
     char *path;                 /* OUT as the user gave it, for messages and the moves */
@@ -35,6 +41,7 @@ struct etl_csv_sink {
     FILE *f[ETL_TABLE_COUNT];
     char *files[ETL_TABLE_COUNT];  /* the files we created in of.tmp */
     int clean[ETL_TABLE_COUNT];    /* their signal cleanup slots + 1 */
+    const char *names[ETL_TABLE_COUNT]; /* every table's name: the files of ours in OUT (outfile.h, dir_files) */
     int failed;
     int err;                    /* the first failure's errno */
     int err_t;                  /* ... and its table */
@@ -60,13 +67,17 @@ etl_status etl_csv_sink_check(const char *dir, const etl_csv_sink_options *o, et
     }
     etl_status st = etl_outfile_check_dir(dir, &c->of, diag);
     if (st == ETL_OK) st = etl_outfile_may_replace(&c->of, dir, o->force, o->input, diag);
+    c->tables = (o->tables ? o->tables : (1u << ETL_TABLE_COUNT) - 1) | 1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME;
+    /* Over an existing directory every table's file is ours: those not written this time go too. */
+    for (int i = 0; i < ETL_TABLE_COUNT; i++) c->names[i] = etl_export_tables()[i].name;
+    if (st == ETL_OK)
+        st = etl_outfile_dir_files(&c->of, dir, c->names, ETL_TABLE_COUNT, ".csv", c->tables, o->input, diag);
     if (st != ETL_OK) {
         etl_outfile_discard(&c->of);
         free(c->path);
         free(c);
         return st;
     }
-    c->tables = (o->tables ? o->tables : (1u << ETL_TABLE_COUNT) - 1) | 1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME;
     c->trace_id = o->trace_id ? o->trace_id : "";
     c->no_trace_id = o->sz >= offsetof(etl_csv_sink_options, no_trace_id) + sizeof o->no_trace_id && o->no_trace_id;
     c->on_diag = o->on_diag;
@@ -174,25 +185,8 @@ etl_status etl_csv_sink_close(etl_csv_sink *c, bool commit)
         if (c->f[i]) fclose(c->f[i]);
         c->f[i] = NULL;
     }
-    if (commit && c->of.exists && !c->of.is_link) {
-        /* Over a directory: our tables replace theirs, one by one; other files stay. */
-        for (int t = 0; t < ETL_TABLE_COUNT; t++) {
-            if (!c->files[t]) continue;
-            const char *name = strrchr(c->files[t], '/') + 1;
-            size_t n = strlen(c->path) + strlen(name) + 2;
-            char *dst = malloc(n);
-            if (!dst || (snprintf(dst, n, "%s/%s", c->path, name), etl_rename(c->files[t], dst) != 0)) {
-                etl_diag_set(&d, ETL_E_IO, UINT64_MAX, "%s: cannot move %s into place: %s", c->path, name,
-                             dst ? strerror(errno) : "out of memory");
-                tell(c, &d);
-                st = ETL_E_IO;
-            } else {
-                drop_file(c, t, 0);
-            }
-            free(dst);
-        }
-        commit = false; /* what is left in the temporary directory goes */
-    } else if (commit && etl_outfile_commit(&c->of, c->path, &d) != ETL_OK) {
+    /* A new directory renamed into place, or over an existing one our tables replaced as one (outfile.h). */
+    if (commit && etl_outfile_commit(&c->of, c->path, &d) != ETL_OK) {
         tell(c, &d);
         commit = false;
         st = ETL_E_IO;

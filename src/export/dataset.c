@@ -213,6 +213,12 @@ typedef struct job {
     etl_diag_keep diag;       /* the reader's diagnostics, as the single export keeps them */
 } job;
 
+/* An input's file (dev, ino), and its job: sorted, to tell an input among DS's files. */
+typedef struct input_id {
+    uint64_t dev, ino;
+    const job *j;
+} input_id;
+
 typedef struct run {
     const char *dir;
     const fmt *f;
@@ -451,9 +457,17 @@ static etl_status export_one(run *R, job *j)
     if (sink_made && R->f->finish(sink, &d) != ETL_OK) st = fail(j, ETL_E_IO, "%s", d.msg);
     if (sink && R->f->close(sink, st == ETL_OK) != ETL_OK && st == ETL_OK) st = ETL_E_IO; /* told by sink_diag */
     if (st == ETL_E_IO) fail(j, st, "%s: cannot write the dataset", j->path);
-    /* What an earlier run left of the trace goes only now, its new export complete beside it. */
-    if (st == ETL_OK) st = forget(R, j);
-    if (st == ETL_OK) st = place(R, j);
+    /*
+     * What an earlier run left of the trace goes only now, its new export complete beside it;
+     * a signal meanwhile waits for the new partitions to be in place (sigclean.h), so that the
+     * trace is never left with the tables of two runs, or some of one run's.
+     */
+    if (st == ETL_OK) {
+        etl_sigclean_hold();
+        st = forget(R, j);
+        if (st == ETL_OK) st = place(R, j);
+        etl_sigclean_release();
+    }
     if (st == ETL_OK) {
         const etl_logfile_header *h = etl_reader_header(r);
         const etl_sched_stats *m = etl_sched_stats_get(model);
@@ -742,6 +756,124 @@ static bool dir_empty(const char *dir)
     return etl_dir_each(dir, not_empty, &empty) == 0 && empty;
 }
 
+/* ---- the inputs: never among what the run removes or replaces -------------------------------- */
+
+typedef struct in_check {
+    const char *dir;          /* the folder walked (walk_entry) */
+    const input_id *ids;
+    size_t n;
+    int depth;                /* levels below it still walked */
+    bool (*only)(const char *name); /* the entries looked at (NULL: all) */
+    char *hit;                /* the first file that is an input: malloc'd */
+    const job *hit_job;
+} in_check;
+
+static int by_id(const void *a, const void *b)
+{
+    const input_id *x = a, *y = b;
+    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Whether path (itself, or what it links to) is an input: remembered in c. */
+static bool is_input(in_check *c, const char *path)
+{
+    etl_file_info fi[2];
+    bool have[2] = {etl_stat(path, false, &fi[0]) == 0, false};
+    if (have[0] && fi[0].is_link) have[1] = etl_stat(path, true, &fi[1]) == 0;
+    for (int k = 0; k < 2 && !c->hit; k++) {
+        if (!have[k] || !fi[k].has_id) continue;
+        input_id key = {fi[k].dev, fi[k].ino, NULL};
+        const input_id *m = bsearch(&key, c->ids, c->n, sizeof key, by_id);
+        if (m) {
+            c->hit = strdup(path);
+            c->hit_job = m->j;
+        }
+    }
+    return c->hit != NULL;
+}
+
+static int walk_entry(void *ctx, const char *name, bool is_dir)
+{
+    in_check *c = ctx;
+    if (c->only && !c->only(name)) return 0;
+    char *p = join(c->dir, name, NULL, NULL);
+    if (!p) return 0;
+    if (is_dir && c->depth > 0) {
+        in_check sub = *c;
+        sub.dir = p;
+        sub.depth--;
+        etl_dir_each(p, walk_entry, &sub);
+        c->hit = sub.hit;
+        c->hit_job = sub.hit_job;
+    } else if (!is_dir) {
+        is_input(c, p);
+    }
+    free(p);
+    return c->hit != NULL;
+}
+
+/* dir's entries (down depth levels; only: those names) that are an input. */
+static void walk(in_check *c, const char *dir, int depth, bool (*only)(const char *name))
+{
+    in_check w = *c;
+    w.dir = dir;
+    w.depth = depth;
+    w.only = only;
+    if (dir) etl_dir_each(dir, walk_entry, &w);
+    c->hit = w.hit;
+    c->hit_job = w.hit_job;
+}
+
+/*
+ * Refuses (ETL_E_INVALID_ARG) an input that is one of the files this run may remove or
+ * replace in an existing DS: the staging folder's, the records and their temporaries, the
+ * manifest, and the traces' partition files (every table's: an earlier run may have written
+ * others), itself or what it links to, whatever its name.
+ */
+static etl_status inputs_safe(run *R, etl_diag *diag)
+{
+    input_id *ids = calloc(R->n ? R->n : 1, sizeof *ids);
+    if (!ids) {
+        etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
+        return ETL_E_NOMEM;
+    }
+    in_check c = {.ids = ids};
+    for (size_t i = 0; i < R->n; i++) {
+        etl_file_info fi;
+        if (etl_stat(R->jobs[i].path, true, &fi) == 0 && fi.has_id) ids[c.n++] = (input_id){fi.dev, fi.ino, &R->jobs[i]};
+    }
+    qsort(ids, c.n, sizeof *ids, by_id);
+    char *tmp = join(R->dir, "_tmp", NULL, NULL), *tr = join(R->dir, "_traces", NULL, NULL);
+    char *man = join(R->dir, "_manifest.json", NULL, NULL);
+    walk(&c, tmp, 2, NULL);
+    walk(&c, tr, 0, NULL);
+    walk(&c, R->dir, 0, our_tmp);
+    if (man) is_input(&c, man);
+    const etl_table_def *t = etl_export_tables();
+    for (size_t i = 0; !c.hit && i < R->n; i++)
+        for (int k = 0; !c.hit && k < ETL_TABLE_COUNT; k++) {
+            char sub[256];
+            snprintf(sub, sizeof sub, "/trace_id=%s/part-0.", R->jobs[i].id);
+            char *file = join(R->dir, t[k].name, sub, R->f->ext);
+            if (file) is_input(&c, file);
+            free(file);
+        }
+    free(tmp);
+    free(tr);
+    free(man);
+    free(ids);
+    if (!c.hit) return ETL_OK;
+    if (strcmp(c.hit, c.hit_job->path) == 0)
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s: the input is a file the dataset would replace or remove; "
+                     "nothing written", c.hit);
+    else
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s is the input %s: the dataset would replace or remove it; "
+                     "nothing written", c.hit, c.hit_job->path);
+    free(c.hit);
+    return ETL_E_INVALID_ARG;
+}
+
 /* DS itself and its folders: refused or made, before any trace is read. */
 static etl_status prepare(run *R, etl_diag *diag)
 {
@@ -768,6 +900,8 @@ static etl_status prepare(run *R, etl_diag *diag)
                          "refused, nothing in it touched", R->dir);
             return ETL_E_IO;
         }
+        etl_status ist = inputs_safe(R, diag);
+        if (ist != ETL_OK) return ist;
     } else if (errno != ENOENT || etl_mkdir(R->dir) != 0) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", R->dir, strerror(errno));
         return ETL_E_IO;

@@ -8,9 +8,10 @@
  * The directory follows the output rules of base/outfile.h as the CSV sink's
  * does: checked before anything is read, written as a new temporary directory
  * beside OUT and renamed into place whole when complete; over an existing
- * directory (force), each OUT/<table>.parquet is replaced one by one and other
- * files are left alone; a failed or interrupted export leaves nothing behind
- * (base/sigclean.h).
+ * directory (force), the OUT/<table>.parquet files are replaced as one (this
+ * export's tables, none of another's; or the old ones as they were when a step
+ * failed) and other files are left alone; a failed or interrupted export leaves
+ * nothing behind (base/sigclean.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ struct etl_parquet_sink {
     pq_worker *worker;          /* their row groups' writer thread (NULL: inline) */
     char *files[ETL_TABLE_COUNT];  /* the files we created in of.tmp */
     int clean[ETL_TABLE_COUNT];    /* their signal cleanup slots + 1 */
+    const char *names[ETL_TABLE_COUNT]; /* every table's name: the files of ours in OUT (outfile.h, dir_files) */
     etl_column_def cols[ETL_TABLE_COUNT][PQ_MAXCOLS]; /* trace_id, then the table's */
     etl_value row[PQ_MAXCOLS];
     etl_status st;              /* the first failure */
@@ -65,6 +67,11 @@ etl_status etl_parquet_sink_check(const char *dir, const etl_parquet_sink_option
     }
     etl_status st = etl_outfile_check_dir(dir, &p->of, diag);
     if (st == ETL_OK) st = etl_outfile_may_replace(&p->of, dir, o->force, o->input, diag);
+    p->tables = (o->tables ? o->tables : (1u << ETL_TABLE_COUNT) - 1) | 1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME;
+    /* Over an existing directory every table's file is ours: those not written this time go too. */
+    for (int i = 0; i < ETL_TABLE_COUNT; i++) p->names[i] = etl_export_tables()[i].name;
+    if (st == ETL_OK)
+        st = etl_outfile_dir_files(&p->of, dir, p->names, ETL_TABLE_COUNT, ".parquet", p->tables, o->input, diag);
     if (st != ETL_OK) {
         etl_outfile_discard(&p->of);
         free(p->trace_id);
@@ -72,7 +79,6 @@ etl_status etl_parquet_sink_check(const char *dir, const etl_parquet_sink_option
         free(p);
         return st;
     }
-    p->tables = (o->tables ? o->tables : (1u << ETL_TABLE_COUNT) - 1) | 1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME;
     p->no_trace_id = o->no_trace_id;
     p->on_diag = o->on_diag;
     p->diag_ctx = o->diag_ctx;
@@ -188,25 +194,8 @@ etl_status etl_parquet_sink_close(etl_parquet_sink *p, bool commit)
         if (p->f[i]) fclose(p->f[i]);
         p->f[i] = NULL;
     }
-    if (commit && p->of.exists && !p->of.is_link) {
-        /* Over a directory: our tables replace theirs, one by one; other files stay. */
-        for (int t = 0; t < ETL_TABLE_COUNT; t++) {
-            if (!p->files[t]) continue;
-            const char *name = strrchr(p->files[t], '/') + 1;
-            size_t n = strlen(p->path) + strlen(name) + 2;
-            char *dst = malloc(n);
-            if (!dst || (snprintf(dst, n, "%s/%s", p->path, name), etl_rename(p->files[t], dst) != 0)) {
-                etl_diag_set(&d, ETL_E_IO, UINT64_MAX, "%s: cannot move %s into place: %s", p->path, name,
-                             dst ? strerror(errno) : "out of memory");
-                tell(p, &d);
-                st = ETL_E_IO;
-            } else {
-                drop_file(p, t, 0);
-            }
-            free(dst);
-        }
-        commit = false; /* what is left in the temporary directory goes */
-    } else if (commit && etl_outfile_commit(&p->of, p->path, &d) != ETL_OK) {
+    /* A new directory renamed into place, or over an existing one our tables replaced as one (outfile.h). */
+    if (commit && etl_outfile_commit(&p->of, p->path, &d) != ETL_OK) {
         tell(p, &d);
         commit = false;
         st = ETL_E_IO;

@@ -2,8 +2,8 @@
  * test_export_csv.c - the CSV sink (export.h, etl_csv_sink_*): the files of the tables
  * asked for, their header rows and RFC 4180 quoting byte for byte, the output
  * rules (a refusal before anything is written, --force over a directory replacing
- * our tables and keeping other files, never the input) and an abort leaving
- * nothing behind.
+ * our tables as one, those not written removed, a failure half way undone, and
+ * keeping other files; never the input) and an abort leaving nothing behind.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -202,8 +202,171 @@ static void test_input_refused(void **state)
     etl_diag d;
     assert_int_equal(etl_csv_sink_check(out, &o, &c, &d), ETL_E_INVALID_ARG);
     assert_null(c);
-    assert_int_equal(etl_csv_sink_check(in, &o, &c, &d), ETL_E_IO);
+    /* -o naming the input: a usage error, as for a file output, before "not a directory". */
+    assert_int_equal(etl_csv_sink_check(in, &o, &c, &d), ETL_E_INVALID_ARG);
     assert_null(c);
+    assert_int_equal(entries(root), 2);
+}
+
+/* ---- --force over an existing directory: its tables replaced as one ---------------------- */
+
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char told_msg[256];
+static void keep_told(void *ctx, const etl_diag *d)
+{
+    (void)ctx;
+    snprintf(told_msg, sizeof told_msg, "%s", d->msg);
+}
+
+/* out: an earlier export's 13 tables ("old <table>") and a file of the user's. */
+static void old_export(char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/out", root);
+    assert_int_equal(mkdir(out, 0777), 0);
+    char name[64], text[80];
+    for (int t = 0; t < ETL_TABLE_COUNT; t++) {
+        snprintf(name, sizeof name, "%s.csv", etl_export_tables()[t].name);
+        snprintf(text, sizeof text, "old %s\n", etl_export_tables()[t].name);
+        put(out, name, text);
+    }
+    put(out, "notes.txt", "mine\n");
+}
+
+/* Every old table as it was, but skip (-1: none), and the user's file. */
+static void old_intact(const char *out, int skip)
+{
+    char path[400], text[80];
+    for (int t = 0; t < ETL_TABLE_COUNT; t++) {
+        if (t == skip) continue;
+        snprintf(path, sizeof path, "%s/%s.csv", out, etl_export_tables()[t].name);
+        snprintf(text, sizeof text, "old %s\n", etl_export_tables()[t].name);
+        const char *got = slurp(path);
+        assert_non_null(got);
+        assert_string_equal(got, text);
+    }
+    snprintf(path, sizeof path, "%s/notes.txt", out);
+    assert_string_equal(slurp(path), "mine\n");
+}
+
+/* With --tables: the tables not written go too, so that OUT holds one export; other files stay. */
+static void test_force_one_export(void **state)
+{
+    (void)state;
+    char out[300], path[400];
+    old_export(out, sizeof out);
+    etl_csv_sink_options o = {.sz = sizeof o, .tables = 1u << ETL_TABLE_CSWITCH, .trace_id = "t", .force = true,
+                              .on_diag = told};
+    etl_csv_sink *c;
+    etl_diag d;
+    assert_int_equal(etl_csv_sink_check(out, &o, &c, &d), ETL_OK);
+    assert_int_equal(etl_csv_sink_create(c, &d), ETL_OK);
+    assert_int_equal(etl_csv_sink_close(c, true), ETL_OK);
+    assert_int_equal(entries(out), 4); /* trace, cswitch, enum_name, notes.txt */
+    snprintf(path, sizeof path, "%s/thread.csv", out);
+    assert_null(slurp(path));
+    snprintf(path, sizeof path, "%s/cswitch.csv", out);
+    assert_int_equal(strncmp(slurp(path), "trace_id,", 9), 0); /* ours: the header row */
+    snprintf(path, sizeof path, "%s/notes.txt", out);
+    assert_string_equal(slurp(path), "mine\n");
+    assert_int_equal(entries(root), 1); /* no temporary, no old copy left */
+}
+
+/* A directory where a table goes: refused before anything is written. */
+static void test_force_directory_refused(void **state)
+{
+    (void)state;
+    char out[300], path[400];
+    old_export(out, sizeof out);
+    snprintf(path, sizeof path, "%s/pmc.csv", out);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkdir(path, 0777), 0);
+    etl_csv_sink_options o = {.sz = sizeof o, .trace_id = "t", .force = true, .on_diag = told};
+    etl_csv_sink *c;
+    etl_diag d;
+    assert_int_equal(etl_csv_sink_check(out, &o, &c, &d), ETL_E_IO);
+    assert_null(c);
+    assert_non_null(strstr(d.msg, "pmc.csv"));
+    old_intact(out, ETL_TABLE_PMC);
+    assert_int_equal(entries(root), 1);
+}
+
+/*
+ * A rename that fails half way, moving the old tables aside (a directory appeared at
+ * slice.csv after the check: trace..cswitch were aside already), or moving ours in (our
+ * pmc.csv gone: every old table aside, trace..spinlock of ours in): everything is put
+ * back, OUT as it was, and ours removed.
+ */
+static void test_force_undone(void **state)
+{
+    (void)state;
+    for (int step = 0; step < 2; step++) {
+        char out[300], path[700];
+        if (step) assert_int_equal(teardown(NULL), 0), assert_int_equal(setup(NULL), 0);
+        old_export(out, sizeof out);
+        etl_csv_sink_options o = {.sz = sizeof o, .trace_id = "t", .force = true, .on_diag = keep_told};
+        etl_csv_sink *c;
+        etl_diag d;
+        assert_int_equal(etl_csv_sink_check(out, &o, &c, &d), ETL_OK);
+        assert_int_equal(etl_csv_sink_create(c, &d), ETL_OK);
+        assert_int_equal(etl_csv_sink_finish(c, &d), ETL_OK);
+        if (step == 0) { /* someone's directory at slice.csv, with a file in it */
+            snprintf(path, sizeof path, "%s/slice.csv", out);
+            assert_int_equal(unlink(path), 0);
+            assert_int_equal(mkdir(path, 0777), 0);
+            put(path, "keep.txt", "theirs\n");
+        } else { /* our pmc.csv gone from the temporary directory */
+            DIR *dir = opendir(root);
+            struct dirent *e;
+            while ((e = readdir(dir)) && strncmp(e->d_name, ".out.", 5) != 0) continue;
+            assert_non_null(e);
+            snprintf(path, sizeof path, "%s/%s/pmc.csv", root, e->d_name);
+            closedir(dir);
+            assert_int_equal(unlink(path), 0);
+        }
+        told_msg[0] = 0;
+        assert_int_equal(etl_csv_sink_close(c, true), ETL_E_IO);
+        assert_non_null(strstr(told_msg, step == 0 ? "slice.csv" : "pmc.csv"));
+        assert_non_null(strstr(told_msg, "as it was"));
+        old_intact(out, step == 0 ? ETL_TABLE_SLICE : -1);
+        if (step == 0) {
+            snprintf(path, sizeof path, "%s/slice.csv/keep.txt", out);
+            assert_string_equal(slurp(path), "theirs\n");
+        }
+        assert_int_equal(entries(out), ETL_TABLE_COUNT + 1);
+        assert_int_equal(entries(root), 1); /* ours removed */
+    }
+}
+
+/* A table file there that is the input (or links to it), written or removed by --force: refused. */
+static void test_force_input_refused(void **state)
+{
+    (void)state;
+    char out[300], in[400], link[400];
+    old_export(out, sizeof out);
+    snprintf(in, sizeof in, "%s/slice.csv", out);
+    etl_csv_sink_options o = {.sz = sizeof o, .trace_id = "t", .force = true, .input = in, .on_diag = told};
+    etl_csv_sink *c;
+    etl_diag d;
+    assert_int_equal(etl_csv_sink_check(out, &o, &c, &d), ETL_E_INVALID_ARG);
+    assert_null(c);
+    /* Through a link to it, and a table this run does not write (it would be removed). */
+    snprintf(in, sizeof in, "%s/pmc.csv", out);
+    snprintf(link, sizeof link, "%s/in.etl", root);
+    assert_int_equal(symlink(in, link), 0);
+    o.input = link;
+    o.tables = 1u << ETL_TABLE_CSWITCH;
+    assert_int_equal(etl_csv_sink_check(out, &o, &c, &d), ETL_E_INVALID_ARG);
+    assert_null(c);
+    old_intact(out, -1);
     assert_int_equal(entries(root), 2);
 }
 
@@ -214,6 +377,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_abort_leaves_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_existing_directory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_input_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_force_one_export, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_force_directory_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_force_undone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_force_input_refused, setup, teardown),
     };
     return cmocka_run_group_tests_name("export_csv", tests, NULL, NULL);
 }
