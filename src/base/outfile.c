@@ -145,12 +145,15 @@ etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag)
     }
     int fd = -1;
     bool keep_mode = of->exists && !of->is_link;
+    /* Created and registered as one: a signal between the two would leave the file behind. */
+    etl_sigclean_hold();
     /* O_EXCL with the mode a plain create would use: the umask (and a default ACL) apply as usual. */
     for (unsigned i = 0; fd < 0 && i < 100; i++) {
         fd = etl_create_new(tmp_name(of, tmp, n, i), keep_mode ? 0600 : 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
+        etl_sigclean_release();
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot create a file in its directory: %s", of->target,
                      strerror(errno));
         free(tmp);
@@ -158,6 +161,7 @@ etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag)
     }
     of->tmp = tmp;
     of->clean = etl_sigclean_add(tmp, false) + 1;
+    etl_sigclean_release();
     if (keep_mode) etl_copy_mode(fd, &of->st); /* replacing a file: it keeps its permissions (and, when we may, its owner) */
     if (!f) {
         if (close(fd) != 0) {
@@ -184,11 +188,13 @@ etl_status etl_outfile_create_dir(etl_outfile *of, etl_diag *diag)
         return ETL_E_NOMEM;
     }
     int r = -1;
+    etl_sigclean_hold(); /* made and registered as one */
     for (unsigned i = 0; r != 0 && i < 100; i++) {
         r = etl_mkdir(tmp_name(of, tmp, n, i)); /* the umask applies, as to any new directory */
         if (r != 0 && errno != EEXIST) break;
     }
     if (r != 0) {
+        etl_sigclean_release();
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot create a directory beside it: %s", of->target,
                      strerror(errno));
         free(tmp);
@@ -196,6 +202,7 @@ etl_status etl_outfile_create_dir(etl_outfile *of, etl_diag *diag)
     }
     of->tmp = tmp;
     of->clean = etl_sigclean_add(tmp, true) + 1;
+    etl_sigclean_release();
     return ETL_OK;
 }
 

@@ -95,17 +95,19 @@ etl_status etl_csv_sink_create(etl_csv_sink *c, etl_diag *diag)
         if (!(c->tables >> i & 1u)) continue;
         size_t n = strlen(c->of.tmp) + strlen(t[i].name) + 8;
         c->files[i] = malloc(n);
+        etl_sigclean_hold(); /* created and registered as one: a signal between would leave the file */
         if (c->files[i]) {
             snprintf(c->files[i], n, "%s/%s.csv", c->of.tmp, t[i].name);
             c->f[i] = etl_fopen(c->files[i], "wbx");
         }
+        if (c->f[i]) c->clean[i] = etl_sigclean_add(c->files[i], false) + 1;
+        etl_sigclean_release();
         if (!c->f[i]) {
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", c->path, strerror(errno));
             free(c->files[i]);
             c->files[i] = NULL;
             return ETL_E_IO;
         }
-        c->clean[i] = etl_sigclean_add(c->files[i], false) + 1;
         setvbuf(c->f[i], NULL, _IOFBF, 1u << 18);
         if (!c->no_trace_id) csv_field(c->f[i], "trace_id");
         for (unsigned k = 0; k < t[i].ncols; k++) {

@@ -100,17 +100,19 @@ etl_status etl_parquet_sink_create(etl_parquet_sink *p, etl_diag *diag)
         for (unsigned k = 0; k < t[i].ncols && n < PQ_MAXCOLS; k++) p->cols[i][n++] = t[i].cols[k];
         size_t len = strlen(p->of.tmp) + strlen(t[i].name) + 10;
         p->files[i] = malloc(len);
+        etl_sigclean_hold(); /* created and registered as one: a signal between would leave the file */
         if (p->files[i]) {
             snprintf(p->files[i], len, "%s/%s.parquet", p->of.tmp, t[i].name);
             p->f[i] = etl_fopen(p->files[i], "wbx");
         }
+        if (p->f[i]) p->clean[i] = etl_sigclean_add(p->files[i], false) + 1;
+        etl_sigclean_release();
         if (!p->f[i]) {
             etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", p->path, p->files[i] ? strerror(errno) : "out of memory");
             free(p->files[i]);
             p->files[i] = NULL;
             return ETL_E_IO;
         }
-        p->clean[i] = etl_sigclean_add(p->files[i], false) + 1;
         setvbuf(p->f[i], NULL, _IOFBF, 1u << 18);
         if (!p->scratch && !(p->scratch = pq_scratch_new())) {
             etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");

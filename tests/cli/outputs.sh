@@ -81,6 +81,23 @@ for c in "export $big --to csv -o out.csv --quiet" "export $big --to parquet -o 
   check "SIGXFSZ ${c%% *}: exit status" 153 "$rc"
   expect "SIGXFSZ ${c%% *}: nothing left ($(ls -A "$d" | tr '\n' ' '))" [ -z "$(ls -A "$d")" ]
 done
+# A signal just as the temporary directory is made: strace holds the mkdir 1.5 s after the name exists, and the
+# SIGTERM comes then. The name is registered for removal with its making (a signal between the two left it behind).
+if command -v strace >/dev/null 2>&1 && strace -o /dev/null true 2>/dev/null; then
+  for x in csv parquet; do
+    rm -rf "$d"; mkdir "$d"
+    (cd "$d" && exec strace -f -o /dev/null -e trace=mkdir,mkdirat -e inject=mkdir,mkdirat:delay_exit=1500000 \
+      sh -c 'echo $$ >../pid; exec "$@"' sh "$etlkit" export "$small" --to $x -o out.$x --quiet) 2>/dev/null &
+    pid=$!; i=0
+    while [ $i -lt 2000 ] && [ -z "$(left "$d")" ] && kill -0 $pid 2>/dev/null; do sleep 0.01; i=$((i+1)); done
+    kill -s TERM "$(cat "$tmp/pid")" 2>/dev/null
+    { wait $pid; rc=$?; } 2>/dev/null
+    check "SIGTERM as the $x directory is made: exit status" 143 "$rc"
+    expect "SIGTERM as the $x directory is made: nothing left ($(ls -A "$d" | tr '\n' ' '))" [ -z "$(ls -A "$d")" ]
+  done
+else
+  echo "note: strace missing (or not permitted): a signal as the temporary output is made not tested"
+fi
 # Started with SIGHUP ignored (nohup): a hangup does not end the run; the SIGTERM after it does.
 rm -rf "$d"; mkdir "$d"
 (cd "$d" && trap '' HUP && exec "$etlkit" export "$big" --to sqlite -o out.db --quiet) 2>/dev/null &
