@@ -2,7 +2,7 @@
  * etlkit/export.h - the scheduler model's data as tables (SQLite, CSV) and as
  * timelines (Perfetto protobuf, ftrace text) for the tools people already use.
  *
- * Tables: one schema, defined once (etl_export_schema), from which the SQLite
+ * Tables: one schema, defined once (etl_export_tables), from which the SQLite
  * tables, the CSV headers, `etlkit export --schema` and docs/schema.md all come.
  * A table producer (etl_export_rows) turns the scheduler's events, the model's rows and
  * ReadyThreads into rows of typed values and hands each to a sink: the SQLite
@@ -164,7 +164,9 @@ typedef struct etl_sqlite_sink etl_sqlite_sink;
  * Opens (creates) the database at path, which must be new or empty, and creates
  * the tables; then rows go through etl_sqlite_sink_row (an etl_row_sink_fn) in large
  * transactions. etl_sqlite_sink_close(.., commit=1) commits, creates the indexes and
- * views, and closes. Errors: a message in err[256].
+ * views, and closes; closed without a commit (or a commit that fails), a file the sink
+ * made is removed. A NULL or empty path is refused (ETL_E_INVALID_ARG: SQLite would
+ * make a temporary database). Errors: a message in err[256].
  */
 ETL_API etl_status etl_sqlite_sink_open(const char *path, etl_sqlite_sink **out, char err[256]);
 ETL_API int etl_sqlite_sink_row(void *ctx, etl_table_id table, const etl_value *v);
