@@ -22,6 +22,7 @@
 #include <string.h>
 #include "etlkit/export.h"
 #include "base/diag.h"
+#include "base/opts.h"
 #include "base/outfile.h"
 #include "base/platform.h"
 #include "base/sigclean.h"
@@ -56,8 +57,12 @@ static void fail(etl_csv_sink *c, int t)
     c->failed = 1;
 }
 
-etl_status etl_csv_sink_check(const char *dir, const etl_csv_sink_options *o, etl_csv_sink **out, etl_diag *diag)
+etl_status etl_csv_sink_check(const char *dir, const etl_csv_sink_options *opts, etl_csv_sink **out, etl_diag *diag)
 {
+    /* The caller's first sz bytes over the defaults (base/opts.h: an older, smaller struct, or none) */
+    etl_csv_sink_options oo = {.sz = sizeof oo};
+    etl_opts_take(&oo, sizeof oo, opts);
+    const etl_csv_sink_options *o = &oo;
     *out = NULL;
     etl_csv_sink *c = calloc(1, sizeof *c);
     if (!c || !(c->path = strdup(dir))) {
@@ -79,7 +84,7 @@ etl_status etl_csv_sink_check(const char *dir, const etl_csv_sink_options *o, et
         return st;
     }
     c->trace_id = o->trace_id ? o->trace_id : "";
-    c->no_trace_id = o->sz >= offsetof(etl_csv_sink_options, no_trace_id) + sizeof o->no_trace_id && o->no_trace_id;
+    c->no_trace_id = o->no_trace_id;
     c->on_diag = o->on_diag;
     c->diag_ctx = o->diag_ctx;
     *out = c;

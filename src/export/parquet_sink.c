@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/diag.h"
+#include "base/opts.h"
 #include "base/outfile.h"
 #include "base/platform.h"
 #include "base/sigclean.h"
@@ -54,9 +55,13 @@ static void fail(etl_parquet_sink *p, int t, etl_status st, const char *why)
     snprintf(p->err, sizeof p->err, "%s", why);
 }
 
-etl_status etl_parquet_sink_check(const char *dir, const etl_parquet_sink_options *o, etl_parquet_sink **out,
+etl_status etl_parquet_sink_check(const char *dir, const etl_parquet_sink_options *opts, etl_parquet_sink **out,
                                   etl_diag *diag)
 {
+    /* The caller's first sz bytes over the defaults (base/opts.h: an older, smaller struct, or none) */
+    etl_parquet_sink_options oo = {.sz = sizeof oo};
+    etl_opts_take(&oo, sizeof oo, opts);
+    const etl_parquet_sink_options *o = &oo;
     *out = NULL;
     etl_parquet_sink *p = calloc(1, sizeof *p);
     if (!p || !(p->path = strdup(dir)) || !(p->trace_id = strdup(o->trace_id ? o->trace_id : ""))) {

@@ -148,6 +148,34 @@ static void test_abort_leaves_nothing(void **state)
     assert_int_equal(etl_csv_sink_close(NULL, false), ETL_OK);
 }
 
+/*
+ * The options by the ABI rule (base/opts.h): none are every default, and an older, smaller struct gets the
+ * defaults past its sz, never the bytes after it (it read them as force, tables and input: UBSan's invalid bool).
+ */
+static void test_options_abi(void **state)
+{
+    (void)state;
+    char out[300];
+    etl_csv_sink *c;
+    etl_diag d;
+    snprintf(out, sizeof out, "%s/none", root);
+    assert_int_equal(etl_csv_sink_check(out, NULL, &c, &d), ETL_OK);
+    assert_int_equal(etl_csv_sink_create(c, &d), ETL_OK);
+    assert_int_equal(etl_csv_sink_close(c, true), ETL_OK);
+    assert_int_equal(entries(out), ETL_TABLE_COUNT); /* every table */
+    struct {
+        etl_csv_sink_options o;
+        unsigned char junk[64];
+    } old;
+    memset(&old, 0x7F, sizeof old);
+    old.o.sz = offsetof(etl_csv_sink_options, tables);
+    snprintf(out, sizeof out, "%s/old", root);
+    assert_int_equal(etl_csv_sink_check(out, &old.o, &c, &d), ETL_OK);
+    assert_int_equal(etl_csv_sink_create(c, &d), ETL_OK);
+    assert_int_equal(etl_csv_sink_close(c, true), ETL_OK);
+    assert_int_equal(entries(out), ETL_TABLE_COUNT); /* not the tables 0x7F7F7F7F names */
+}
+
 /* An existing OUT: refused without force; with it, our tables replace theirs and other files stay. */
 static void test_existing_directory(void **state)
 {
@@ -381,6 +409,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_force_directory_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_force_undone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_force_input_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_options_abi, setup, teardown),
     };
     return cmocka_run_group_tests_name("export_csv", tests, NULL, NULL);
 }

@@ -465,6 +465,31 @@ static void test_sink(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The options by the ABI rule: none are every default; an older, smaller struct the defaults past its sz (it crashed). */
+static void test_options_abi(void **state)
+{
+    (void)state;
+    char root[64], out[96];
+    snprintf(root, sizeof root, "/tmp/etlkit-pqabi-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    etl_parquet_sink *p;
+    etl_diag d;
+    snprintf(out, sizeof out, "%s/none", root);
+    assert_int_equal(etl_parquet_sink_check(out, NULL, &p, &d), ETL_OK);
+    assert_int_equal(etl_parquet_sink_close(p, false), ETL_OK);
+    struct {
+        etl_parquet_sink_options o;
+        unsigned char junk[64];
+    } old;
+    memset(&old, 0x7F, sizeof old);
+    old.o.sz = offsetof(etl_parquet_sink_options, tables);
+    snprintf(out, sizeof out, "%s/old", root);
+    assert_int_equal(etl_parquet_sink_check(out, &old.o, &p, &d), ETL_OK);
+    assert_int_equal(etl_parquet_sink_create(p, &d), ETL_OK);
+    assert_int_equal(etl_parquet_sink_close(p, false), ETL_OK);
+    assert_int_equal(rmdir(root), 0); /* nothing left behind */
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--fixture") == 0) {
@@ -482,6 +507,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_delta_round_trip), cmocka_unit_test(test_plain_bool),
         cmocka_unit_test(test_writer_frame),     cmocka_unit_test(test_writer_refuses),
         cmocka_unit_test(test_writer_worker),    cmocka_unit_test(test_sink),
+        cmocka_unit_test(test_options_abi),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
