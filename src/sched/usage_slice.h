@@ -64,13 +64,18 @@ static inline bool usage_in_window(const etl_usage_options *o, int64_t t)
 }
 
 /* The switch-out that ends a slice, as the CPU time needs it. */
-enum { USAGE_OUT_NONE = 0, USAGE_OUT_WAITING, USAGE_OUT_RUNNABLE, USAGE_OUT_UNKNOWN };
+/* A switch-out's kind: waiting (voluntary), runnable (involuntary), neither (Terminated, Initialized), unknown. */
+enum { USAGE_OUT_NONE = 0, USAGE_OUT_WAITING, USAGE_OUT_RUNNABLE, USAGE_OUT_UNKNOWN, USAGE_OUT_OTHER };
 
 static inline int usage_out_of(const etl_cswitch *out)
 {
     if (!out) return USAGE_OUT_NONE;
     if (!(out->known & ETL_CSW_STATE)) return USAGE_OUT_UNKNOWN;
-    return out->old_state == 5 || out->old_state == 6 || out->old_state == 9 ? USAGE_OUT_WAITING : USAGE_OUT_RUNNABLE;
+    switch (out->old_state) {
+    case 5: case 6: case 9: return USAGE_OUT_WAITING;           /* Waiting, Transition, WaitingForProcessInSwap */
+    case 1: case 2: case 3: case 7: return USAGE_OUT_RUNNABLE;  /* Ready, Running, Standby, DeferredReady */
+    default: return USAGE_OUT_OTHER;                            /* Terminated: it left, neither kind (spec §2) */
+    }
 }
 
 /* Where a slice falls in the window: its clipped start and length, and what it counts. */

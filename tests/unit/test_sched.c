@@ -38,6 +38,7 @@ typedef struct exp_thread {
     uint32_t tid;
     int64_t cpu_ns;
     uint64_t switches;
+    uint64_t voluntary, involuntary; /* switch-outs waiting, runnable (a Terminated one is neither) */
     int64_t *ready;   /* every Ready value (`all` variant) */
     size_t nready, capready;
     uint64_t woken;
@@ -113,6 +114,8 @@ static void compute(expected *e, const truth *t, const etl_clock *clk, bool comp
             if (s->cpu != c) continue;
             e->cpu_switches[c]++;
             if (s->new_tid && !last[i]) ethr(e, s->new_tid)->switches++;
+            if (s->old_tid && waiting(s->old_state)) ethr(e, s->old_tid)->voluntary++;
+            if (s->old_tid && runnable(s->old_state)) ethr(e, s->old_tid)->involuntary++;
             if (!prev) add_cpu(e, s->old_tid, true, c, 0, etl_clock_ns(clk, s->time));
             else add_cpu(e, prev->new_tid, true, c, etl_clock_ns(clk, prev->time), etl_clock_ns(clk, s->time));
             prev = s;
@@ -296,13 +299,15 @@ static void check(const char *what, const truth *t, const result *res, bool comp
         for (size_t k = 0; k < x->nready; k++) sum += x->ready[k];
         if (g->cpu_ns != x->cpu_ns || g->switches != x->switches || g->ready.count != x->nready ||
             g->ready.sum_ns != sum || g->wait_count != x->wait_count || g->wait_ns != x->wait_ns ||
-            g->woken.count != x->woken)
-            fail_msg("%s: tid %u: cpu %lld switches %llu ready %llu/%lld woken %llu waits %llu/%lld; truth cpu %lld "
-                     "switches %llu ready %zu/%lld woken %llu waits %llu/%lld",
+            g->woken.count != x->woken || g->voluntary != x->voluntary || g->involuntary != x->involuntary)
+            fail_msg("%s: tid %u: cpu %lld switches %llu (out %llu/%llu) ready %llu/%lld woken %llu waits %llu/%lld; "
+                     "truth cpu %lld switches %llu (out %llu/%llu) ready %zu/%lld woken %llu waits %llu/%lld",
                      what, x->tid, (long long)g->cpu_ns, (unsigned long long)g->switches,
+                     (unsigned long long)g->voluntary, (unsigned long long)g->involuntary,
                      (unsigned long long)g->ready.count, (long long)g->ready.sum_ns, (unsigned long long)g->woken.count,
                      (unsigned long long)g->wait_count, (long long)g->wait_ns, (long long)x->cpu_ns,
-                     (unsigned long long)x->switches, x->nready, (long long)sum, (unsigned long long)x->woken,
+                     (unsigned long long)x->switches, (unsigned long long)x->voluntary,
+                     (unsigned long long)x->involuntary, x->nready, (long long)sum, (unsigned long long)x->woken,
                      (unsigned long long)x->wait_count, (long long)x->wait_ns);
         assert_int_equal(g->ready.p50_ns, rank(x->ready, x->nready, 500));
         assert_int_equal(g->ready.p90_ns, rank(x->ready, x->nready, 900));
