@@ -623,7 +623,7 @@ int cmd_spinlocks(int argc, char **argv)
     const etl_logfile_header *h = etl_reader_header(run.in.reader);
     spin_params_for_trace(&sp, h);
     etl_spinlocks_options so = {sizeof so, a.v0, a.has_range ? a.v1 : a.v0, sp.p, h->cpu_speed_mhz,
-                                etl_reader_cpu_count(run.in.reader), 0};
+                                etl_reader_processors(run.in.reader), 0};
     if (etl_spinlocks_init(&c.s, etl_reader_clock(run.in.reader), &so) != ETL_OK) {
         fprintf(stderr, "%s spinlocks: out of memory\n", prog);
         etl_spinlocks_free(&c.s);

@@ -172,7 +172,7 @@ int rep_run_start(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void
     etl_sched_source_options so = {.sz = sizeof so, .bias = a->bias, .skip = a->skip, .threads = a->threads};
     etl_sched_options mo = {sizeof mo, on_row, ctx, a->complete_only != 0, a->on_ready, r};
     if (etl_sched_source_open(r, &so, &run->src) != ETL_OK ||
-        etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &run->model) != ETL_OK) {
+        etl_sched_open(etl_reader_clock(r), etl_reader_processors(r), &mo, &run->model) != ETL_OK) {
         fprintf(stderr, "%s %s: out of memory\n", prog, a->cmd);
         rep_run_close(run);
         return EXIT_IO;

@@ -354,6 +354,12 @@ ETL_API etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_h
 ETL_API unsigned etl_reader_buffer_cpu(const etl_reader *r, size_t i);
 /* One more than the highest processor index of any buffer. */
 ETL_API unsigned etl_reader_cpu_count(const etl_reader *r);
+/*
+ * The machine's processors: the header's NumberOfProcessors (at most ETL_MAX_PROCESSORS), or more when buffers
+ * name more. What "% of the machine" divides by: a processor that logged nothing was there all the same.
+ */
+#define ETL_MAX_PROCESSORS 4096u
+ETL_API unsigned etl_reader_processors(const etl_reader *r);
 ETL_API uint64_t etl_reader_file_size(const etl_reader *r);
 
 /*

@@ -640,6 +640,12 @@ int etl_reader_compression(const etl_reader *r) { return r->compression; }
 const etl_stats *etl_reader_stats_get(const etl_reader *r) { return &r->stats; }
 size_t etl_reader_buffer_count(const etl_reader *r) { return r->nbufs; }
 unsigned etl_reader_cpu_count(const etl_reader *r) { return r->ncpu; }
+
+unsigned etl_reader_processors(const etl_reader *r)
+{
+    unsigned n = r->hdr.num_processors < ETL_MAX_PROCESSORS ? r->hdr.num_processors : ETL_MAX_PROCESSORS;
+    return n > r->ncpu ? n : r->ncpu;
+}
 uint64_t etl_reader_file_size(const etl_reader *r) { return r->size; }
 
 unsigned etl_reader_buffer_cpu(const etl_reader *r, size_t i)

@@ -492,7 +492,7 @@ etl_status etl_chain_run(etl_reader *r, etl_chain *c, int bias, etl_sched **mode
         etl_sched_source_options so = {.sz = sizeof so, .bias = bias};
         etl_sched_options mo = {.sz = sizeof mo, .on_row = etl_chain_row, .ctx = c, .reader = r};
         if (etl_sched_source_open(r, &so, &src) != ETL_OK ||
-            etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &m) != ETL_OK) {
+            etl_sched_open(etl_reader_clock(r), etl_reader_processors(r), &mo, &m) != ETL_OK) {
             etl_sched_source_close(src);
             return ETL_E_NOMEM;
         }

@@ -893,7 +893,7 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
     rn.c = c;
     rn.complete_only = o.complete_only;
     rn.gaps = etl_reader_buffers_missing(r) > 0;
-    rn.ncpu = etl_reader_cpu_count(r);
+    rn.ncpu = etl_reader_processors(r); /* the CPUs that logged nothing too: the model lists them */
     rn.bias = o.bias >= 0 ? (unsigned)o.bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
     rn.lookahead = rn.ncpu > 0 && etl_sched_logs_compact(r);
     rn.collect = true;

@@ -947,6 +947,12 @@ static etl_status finish(etl_usage *u, int64_t end_ns)
     struct etl_usage_priv *p = u->priv;
     etl_window_clip(&u->o.v0, &u->o.v1, end_ns);
     /*
+     * Every processor of the machine is listed, one that ran no slice too (its time unknown, as below); a trace
+     * with no switch at all stays an empty report.
+     */
+    unsigned nmodel = u->model ? etl_sched_cpu_count(u->model) : 0;
+    if (u->ncpus && nmodel > u->ncpus && !etl_usage_grow_cpu(u, nmodel - 1)) return ETL_E_NOMEM;
+    /*
      * A CPU's time that no slice covers is unknown: a CPU below the last one seen with no switch
      * in the window (its buffers lost, or a file cut short), so that busy + idle + unknown is the
      * window on every CPU listed.

@@ -235,5 +235,12 @@ for m in keep compact; do
   expect "convert $m: records_in adds up ($sum, $records_in)" [ "$sum" = "$records_in" ]
 done
 
+# --- CPUs that ran no switch are the machine's all the same (NumberOfProcessors): listed, and % CPU over all ----
+# (8 CPUs, one thread: cpu listed CPUs 0-4 and divided by 5: System 18.93 % where 11.83 % is right)
+"$etlkit" synth --quiet --seed 2 --cpus 8 --threads 1 --processes 1 --duration 20ms -o "$tmp/c8.etl"
+"$etlkit" cpu "$tmp/c8.etl" --json >"$tmp/c8.json"; check "cpu of 8 CPUs, 1 thread" 0 $?
+expect "cpu: num_cpus 8, 8 CPUs listed" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d['num_cpus'] == 8 and len(d['cpus']) == 8))" "$tmp/c8.json"
+"$etlkit" cpu "$tmp/c8.etl" >"$tmp/c8.txt"
+expect "cpu: System's % CPU over 8 CPUs" grep -q '^System .* 11\.83 ' "$tmp/c8.txt"
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
