@@ -182,7 +182,7 @@ int cmd_report(int argc, char **argv)
     spin_params_defaults(&c->spin);
     spin_params_for_trace(&c->spin, h);
     etl_spinlocks_options so = {.sz = sizeof so, .v0 = a.v0, .v1 = v1o, .params = c->spin.p, .mhz = h->cpu_speed_mhz,
-                                .ncpu = etl_reader_cpu_count(r)};
+                                .ncpu = etl_reader_processors(r)};
     if (etl_usage_init(&c->u, run.model, &uo) != ETL_OK) {
         fprintf(stderr, "%s report: out of memory\n", prog);
         etl_symbols_close(syms);

@@ -428,7 +428,7 @@ static etl_status export_one(run *R, job *j)
         if (etl_export_rows_open(clk, &xo, &x) != ETL_OK || etl_sched_source_open(r, &so, &src) != ETL_OK)
             st = fail(j, ETL_E_NOMEM, "%s: out of memory", j->path);
         etl_sched_options mo = {sizeof mo, x_row, x, false, x_ready, r};
-        if (st == ETL_OK && etl_sched_open(clk, etl_reader_cpu_count(r), &mo, &model) != ETL_OK)
+        if (st == ETL_OK && etl_sched_open(clk, etl_reader_processors(r), &mo, &model) != ETL_OK)
             st = fail(j, ETL_E_NOMEM, "%s: out of memory", j->path);
         etl_status sst = st == ETL_OK ? etl_export_rows_open_stacks(x, r) : ETL_OK;
         if (sst != ETL_OK) st = fail(j, sst, "%s: the switches' stacks: %s", j->path, etl_status_str(sst));
