@@ -203,7 +203,7 @@ static int export_dataset(const char *const *files, size_t n, const char *to_nam
     cli_dataset_args da = {.out = out, .format = to_name, .tables = tables, .jobs = jobs, .resume = resume != 0,
                            .force = force != 0, .quiet = a->quiet != 0, .has_range = a->has_range != 0,
                            .v0 = a->v0, .v1 = a->v1, .bias = a->bias,
-                           .symbols = symbols ? symbols : getenv("ETLKIT_SYMBOL_PATH")};
+                           .symbols = symbols ? symbols : etl_getenv("ETLKIT_SYMBOL_PATH")};
     return cli_export_dataset(files, n, &da);
 }
 

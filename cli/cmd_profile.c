@@ -8,6 +8,7 @@
 #include "rep_json.h"
 #include "etlkit/profile.h"
 #include "symbols_cli.h"
+#include "base/platform.h"
 
 static const cli_cmd profile_cmd = {
     "profile", "FILE [OPTIONS]",
@@ -523,7 +524,7 @@ int cmd_profile(int argc, char **argv)
         g.by = "process,thread,module,function";
     }
     if (g.butterfly && g.a.format == FMT_CSV) return cli_usage_error("profile", "--butterfly has no --csv form");
-    const char *env_path = getenv("ETLKIT_SYMBOL_PATH");
+    const char *env_path = etl_getenv("ETLKIT_SYMBOL_PATH");
     bool want_syms = g.symbols || (env_path && *env_path);
     if (g.butterfly && !is_label(g.butterfly) && want_syms && !strchr(g.butterfly, '!'))
         return cli_usage_error("profile", "--butterfly: '%s' is neither module+0xOFFSET nor module!function",

@@ -312,6 +312,9 @@ int cmd_report(int argc, char **argv)
         st = ETL_E_IO;
         etl_diag_set(&d, st, UINT64_MAX, "%s: cannot write the page: %s", to_stdout ? "standard output" : o.out,
                      strerror(err));
+    } else if (pg.failed[0]) { /* a part missing: the page is not put in place (its data, its script) */
+        st = ETL_E_IO;
+        etl_diag_set(&d, st, UINT64_MAX, "%s", pg.failed);
     }
     if (st == ETL_OK && !to_stdout) st = etl_outfile_commit(&of, o.out, &d);
     etl_outfile_discard(&of);

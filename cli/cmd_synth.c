@@ -141,9 +141,11 @@ int cmd_synth(int argc, char **argv)
 
     if (strcmp(out, "-") == 0)
         return cli_usage_error("synth", "-o needs a file, not standard output (the header is written last)");
-    if (truth && strcmp(truth, out) == 0) return cli_usage_error("synth", "--truth and -o name the same file");
     /* --truth -: standard output, as every other command's `-` (a pipe to jq, a compressor). */
     bool truth_stdout = truth && strcmp(truth, "-") == 0;
+    /* One file by two spellings (./s.etl, S.ETL on Windows): the truth's rename would be replaced by the trace's. */
+    if (truth && !truth_stdout && etl_outfile_same(truth, out))
+        return cli_usage_error("synth", "--truth and -o name the same file");
 
     /* Both outputs follow every command's rules (base/outfile.h), checked before the run. */
     etl_outfile of, tof;

@@ -129,9 +129,11 @@ void sec_trace(page *pg)
     size_t n = 0;
     etl_memstream ms;
     FILE *m = etl_memstream_open(&ms, &buf, &n);
-    if (m) {
+    if (!m) {
+        page_fail(pg, &ms); /* the page would say the model counted none */
+    } else {
         rep_print_anomalies(pg->run, m);
-        etl_memstream_close(&ms);
+        if (etl_memstream_close(&ms) != 0) page_fail(pg, &ms);
         if (n) {
             fputs("<details><summary>Anomalies the scheduler model counted</summary><ul>", f);
             for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {

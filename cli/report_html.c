@@ -108,6 +108,17 @@ void note(FILE *f, const char *cls, const char *text)
 }
 
 
+void page_fail(page *pg, const etl_memstream *ms)
+{
+    int e = errno;
+    if (pg->failed[0]) return;
+    if (ms->dir)
+        snprintf(pg->failed, sizeof pg->failed,
+                 "cannot use a temporary file in %s (set TMPDIR to choose another directory): %s", ms->dir, strerror(e));
+    else
+        snprintf(pg->failed, sizeof pg->failed, "the page's data: %s", strerror(e));
+}
+
 void write_page(page *pg)
 {
     FILE *f = pg->f;
@@ -168,12 +179,14 @@ void write_page(page *pg)
     size_t n = 0;
     etl_memstream ms;
     FILE *m = etl_memstream_open(&ms, &buf, &n);
-    if (m) {
+    if (!m) {
+        page_fail(pg, &ms); /* a page without its data has no numbers for its script: none is written */
+    } else {
         jw w;
         jw_init(&w, m);
         write_json(&w, pg);
-        etl_memstream_close(&ms);
-        html_json_block(f, "etlkit-data", buf, n);
+        if (etl_memstream_close(&ms) != 0) page_fail(pg, &ms);
+        else html_json_block(f, "etlkit-data", buf, n);
         free(buf);
     }
     /* flame.js runs inside report.js's function, before the line that says the script finished. */

@@ -18,6 +18,7 @@
 #include "etlkit/pmc.h"
 #include "etlkit/symbols.h"
 #include "etlkit/profile.h"
+#include "base/platform.h"
 
 #define COLUMNS 500     /* utilisation intervals across the window, at most */
 #define STACKED 7       /* processes drawn in the stacked chart; the rest is "other" */
@@ -70,6 +71,7 @@ typedef struct page {
     uint32_t chain_tid;
     const etl_profile *prof;   /* the sampled profile; NULL: the trace has no SampledProfile event */
     etl_symbols *syms;         /* --symbols or $ETLKIT_SYMBOL_PATH; NULL: frames are module+offset */
+    char failed[512];          /* why a part of the page could not be made (page_fail): the page fails, exit 1 */
 } page;
 
 const char *secs(char out[32], int64_t ns);
@@ -84,6 +86,8 @@ void table_end(FILE *f);
 void section_open(FILE *f, const char *id, const char *title, const char *how);
 void note(FILE *f, const char *cls, const char *text);
 void write_page(page *pg);
+/* A part made in memory (etl_memstream) could not be: the first reason, naming the temporary directory if one was used. */
+void page_fail(page *pg, const etl_memstream *ms);
 void sec_trace(page *pg);
 void no_switches(page *pg, const char *id, const char *title, int first);
 unsigned heat(int64_t busy, int64_t len);

@@ -2,6 +2,7 @@
 #include "symbols_cli.h"
 
 #include <stdlib.h>
+#include "base/platform.h"
 
 /*
  * The library's diagnostics, one line each as they happen: while the path is opened, an
@@ -29,7 +30,7 @@ int cli_symbols_open(const char *cmd, const char *path, etl_symbols **out)
     *out = NULL;
     /* --symbols is this run's: a folder that is not there fails it; the environment's is every run's: a warning */
     bool given = path != NULL;
-    if (!path) path = getenv("ETLKIT_SYMBOL_PATH");
+    if (!path) path = etl_getenv("ETLKIT_SYMBOL_PATH");
     if (!path || !*path) return EXIT_OK;
     diag_to.cmd = cmd;
     diag_to.opening = given ? "--symbols" : "ETLKIT_SYMBOL_PATH";

@@ -62,7 +62,9 @@ etl_status etl_map_open(const char *path, etl_map *m, etl_diag *diag)
     m->fd = -1;
     int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : etl_open_read(path);
     if (fd < 0) {
-        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
+        /* Windows opens no directory (EISDIR): the words of the fstat test below, as on POSIX. */
+        if (errno == EISDIR) etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: is a directory", path);
+        else etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", path, strerror(errno));
         return ETL_E_IO;
     }
     etl_file_info st;

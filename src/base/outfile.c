@@ -45,6 +45,10 @@ static etl_status check(const char *path, bool dir, etl_outfile *of, etl_diag *d
         etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "%s: out of memory", path);
         return ETL_E_NOMEM;
     }
+    /* OUT/ names the directory OUT: its temporary goes beside it, not inside one not made yet ("/" and "C:\\" stay). */
+    size_t n = strlen(of->target);
+    while (dir && n > 1 && of->target[n - 1] != ':' && of->target[n - 2] != ':' && !*etl_path_base(of->target))
+        of->target[--n] = 0;
     return ETL_OK;
 }
 
@@ -83,13 +87,36 @@ etl_status etl_outfile_may_replace(const etl_outfile *of, const char *path, bool
     return ETL_E_IO;
 }
 
-/* dir/name + ext + suffix, allocated; NULL when out of memory. */
+/* dir/name + ext + suffix (dir's separator: etl_path_sep), allocated; NULL when out of memory. */
 static char *file_in(const char *dir, const char *name, const char *ext, const char *suffix)
 {
     size_t n = strlen(dir) + strlen(name) + strlen(ext) + strlen(suffix) + 2;
     char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s%s%s", dir, name, ext, suffix);
+    if (p) snprintf(p, n, "%s%s%s%s%s", dir, etl_path_sep(dir, NULL), name, ext, suffix);
     return p;
+}
+
+/* The directory a path's last component is in (what etl_path_base leaves, "." when nothing), as etl_stat sees it. */
+static int parent_of(const char *path, etl_file_info *fi)
+{
+    size_t n = (size_t)(etl_path_base(path) - path);
+    char *d = malloc(n + 2);
+    if (!d) return -1;
+    memcpy(d, path, n);
+    /* "" is here; "C:" is drive C's current directory, "C:." to open it */
+    if (n == 0 || d[n - 1] == ':') d[n++] = '.';
+    d[n] = 0;
+    int r = etl_stat(d, true, fi);
+    free(d);
+    return r;
+}
+
+bool etl_outfile_same(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0) return true;
+    etl_file_info da, db;
+    return etl_name_same(etl_path_base(a), etl_path_base(b)) && parent_of(a, &da) == 0 && parent_of(b, &db) == 0 &&
+           da.has_id && db.has_id && da.dev == db.dev && da.ino == db.ino;
 }
 
 etl_status etl_outfile_dir_files(etl_outfile *of, const char *path, const char *const *names, unsigned n,

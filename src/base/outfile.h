@@ -83,6 +83,14 @@ etl_status etl_outfile_may_replace(const etl_outfile *of, const char *path, bool
 etl_status etl_outfile_dir_files(etl_outfile *of, const char *path, const char *const *names, unsigned n,
                                  const char *ext, uint32_t ours, const char *input, etl_diag *diag);
 /*
+ * Whether two output paths, spelled differently (./x and x, X and x on Windows, a
+ * link to the directory...), are one name: their directories are one (same device and
+ * inode) and their last components equal as the system compares names (etl_name_same).
+ * Two outputs of one run (synth -o and --truth) must not be: the second rename would
+ * replace the first.
+ */
+bool etl_outfile_same(const char *a, const char *b);
+/*
  * Creates the temporary file in the target's directory (rename() stays within one
  * file system), registered for removal on a signal. f: the file opened for writing,
  * or NULL to create it only (a writer that opens it by of->tmp).

@@ -71,6 +71,13 @@ void etl_munmap(void *p, size_t size);
 void etl_mem_release(void *p, size_t n);
 size_t etl_page_size(void);
 
+/*
+ * An environment variable's value in UTF-8, or NULL when it is not set: getenv (Windows: read
+ * in UTF-16, as the arguments are, so that C:\Users\José\symbols names that folder, not one
+ * in the ANSI code page's bytes). The value stays valid for the life of the process.
+ */
+const char *etl_getenv(const char *name);
+
 /* The directory for temporary files: $TMPDIR when set and not empty, else /tmp (Windows: %TEMP%, GetTempPathW). */
 const char *etl_temp_dir(void);
 /* A new file there, read-write, gone when closed or when the process ends: a descriptor, or -1 with errno. */
@@ -93,14 +100,18 @@ void etl_termination_hold(void);
 void etl_termination_release(void);
 
 /*
- * A stream into memory, as open_memstream(3) (Windows has none: a temporary file read back
- * at close). etl_memstream_close sets *buf (NUL-terminated, to free) and *n, as fclose does
- * open_memstream's; 0, or EOF with *buf NULL when the bytes could not be had.
+ * A stream into memory, as open_memstream(3) (Windows has none: a temporary file in
+ * etl_temp_dir(), read back at close). etl_memstream_close sets *buf (NUL-terminated, to
+ * free) and *n, as fclose does open_memstream's; 0, or EOF with *buf NULL when the bytes
+ * could not be had. Either failure sets errno, and dir says where: the directory of the
+ * temporary file (Windows), NULL for memory alone (POSIX, and a read-back that found none),
+ * so that the caller's message can name it.
  */
 typedef struct etl_memstream {
     FILE *f;
     char **buf;
     size_t *n;
+    const char *dir;
 } etl_memstream;
 FILE *etl_memstream_open(etl_memstream *ms, char **buf, size_t *n);
 int etl_memstream_close(etl_memstream *ms);
@@ -151,6 +162,19 @@ unsigned etl_cpu_count(void);
 bool etl_isatty(int fd);
 /* The last component of a path: after the last '/' (Windows: '\\' too, or a drive's "C:"). */
 const char *etl_path_base(const char *path);
+/*
+ * What joins a name to the directory path dir: "" when dir ends with a separator (Windows: or is
+ * a drive's "C:"), else "/" (Windows: the separator dir uses, the last one; '\\' when it has
+ * none, and always after \\?\, where '/' is no separator). *sep (sep may be NULL): that
+ * separator, for the separators of names joined below dir.
+ */
+const char *etl_path_sep(const char *dir, char *sep);
+/*
+ * Whether two last components (etl_path_base) name one entry of a directory: equal bytes
+ * (Windows: equal as its file systems compare names, case aside, trailing dots and spaces
+ * dropped as Windows drops them).
+ */
+bool etl_name_same(const char *a, const char *b);
 
 /*
  * A program run with its standard output read through a pipe (the symbolizer's

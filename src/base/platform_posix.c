@@ -89,10 +89,12 @@ void etl_munmap(void *p, size_t size) { munmap(p, size); }
 void etl_mem_release(void *p, size_t n) { madvise(p, n, MADV_DONTNEED); }
 size_t etl_page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
+const char *etl_getenv(const char *name) { return getenv(name); }
+
 /* tmpfile(3) ignores TMPDIR, so a user with a small /tmp could not move the spill. */
 const char *etl_temp_dir(void)
 {
-    const char *d = getenv("TMPDIR");
+    const char *d = etl_getenv("TMPDIR");
     return d && *d ? d : "/tmp";
 }
 
@@ -188,10 +190,24 @@ FILE *etl_memstream_open(etl_memstream *ms, char **buf, size_t *n)
 {
     ms->buf = buf;
     ms->n = n;
+    ms->dir = NULL; /* memory alone */
     return ms->f = open_memstream(buf, n);
 }
 
-int etl_memstream_close(etl_memstream *ms) { return fclose(ms->f); }
+int etl_memstream_close(etl_memstream *ms)
+{
+    /* A write that failed (no memory to grow into) sets the error flag; the close may still succeed. */
+    bool bad = ferror(ms->f);
+    errno = 0;
+    if (fclose(ms->f) == 0 && !bad) return 0;
+    if (!errno) errno = ENOMEM;
+    int e = errno;
+    free(*ms->buf);
+    *ms->buf = NULL;
+    *ms->n = 0;
+    errno = e;
+    return EOF;
+}
 
 struct etl_os_thread {
     pthread_t th;
@@ -335,5 +351,14 @@ const char *etl_path_base(const char *path)
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
 }
+
+const char *etl_path_sep(const char *dir, char *sep)
+{
+    size_t n = strlen(dir);
+    if (sep) *sep = '/';
+    return n && dir[n - 1] == '/' ? "" : "/";
+}
+
+bool etl_name_same(const char *a, const char *b) { return strcmp(a, b) == 0; }
 
 #endif

@@ -10,6 +10,7 @@
 #include <io.h>
 #include <shellapi.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +43,15 @@ static int errno_of(DWORD e)
         return ENOTEMPTY;
     case ERROR_DIRECTORY:
         return ENOTDIR;
-    case ERROR_INVALID_NAME:
     case ERROR_BAD_PATHNAME:
+        return ENOENT;
+    case ERROR_INVALID_NAME: /* a name no Windows file can have: * ? < > | " : or a '/' after \\?\ */
+    case ERROR_INVALID_PARAMETER:
+        return EINVAL;
     case ERROR_FILENAME_EXCED_RANGE:
         return ENAMETOOLONG;
+    case ERROR_INVALID_HANDLE: /* CreateFileW on CON or CONIN$ in a process without a console */
+        return ENXIO;
     default:
         return EIO;
     }
@@ -84,27 +90,317 @@ static char *narrow(const wchar_t *w)
     return s;
 }
 
+/* ---- wildcards: cmd.exe and PowerShell pass * and ? as typed; a program expands them itself ---- */
+
+/*
+ * Whether each argument after the program's name holds a * or ? outside double quotes ("*.etl"
+ * quoted stays as it is, as in a POSIX shell): the command line split by CommandLineToArgvW's
+ * rules (2n backslashes and a quote: n and a quote that opens or closes; 2n+1: n and a quote).
+ * The count of arguments, the program's name included.
+ */
+static int unquoted_wild(const wchar_t *p, bool *wild, int cap)
+{
+    if (*p == L'"') { /* the program's name: to the next quote, no escapes */
+        for (p++; *p && *p != L'"'; p++) {}
+        if (*p) p++;
+    } else {
+        while (*p && *p != L' ' && *p != L'\t') p++;
+    }
+    int n = 1;
+    for (;;) {
+        while (*p == L' ' || *p == L'\t') p++;
+        if (!*p) return n;
+        bool q = false, w = false;
+        while (*p && (q || (*p != L' ' && *p != L'\t'))) {
+            if (*p == L'\\') {
+                size_t k = 0;
+                for (; *p == L'\\'; p++) k++;
+                if (*p == L'"' && k % 2) p++; /* an escaped quote: a character */
+            } else if (*p == L'"') {
+                if (q && p[1] == L'"') p++; /* "" in quotes: a quote character */
+                else q = !q;
+                p++;
+            } else {
+                if (!q && (*p == L'*' || *p == L'?')) w = true;
+                p++;
+            }
+        }
+        if (n < cap) wild[n] = w;
+        n++;
+    }
+}
+
+typedef struct wlist {
+    wchar_t **v;
+    size_t n, cap;
+} wlist;
+
+static bool wl_push(wlist *l, wchar_t *s)
+{
+    if (!s) return false;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        wchar_t **v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            free(s);
+            return false;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = s;
+    return true;
+}
+
+/* a, b and c joined, the first n units of a only: a new string, or NULL. */
+static wchar_t *wcat(const wchar_t *a, size_t n, const wchar_t *b, const wchar_t *c)
+{
+    size_t nb = wcslen(b), nc = wcslen(c);
+    wchar_t *r = malloc((n + nb + nc + 1) * sizeof *r);
+    if (!r) return NULL;
+    memcpy(r, a, n * sizeof *r);
+    memcpy(r + n, b, nb * sizeof *r);
+    memcpy(r + n + nb, c, (nc + 1) * sizeof *r);
+    return r;
+}
+
+static bool wsep(wchar_t c) { return c == L'/' || c == L'\\'; }
+
+/* One character of s: 2 units for a surrogate pair. */
+static size_t wchar_len(const wchar_t *s) { return IS_HIGH_SURROGATE(s[0]) && IS_LOW_SURROGATE(s[1]) ? 2 : 1; }
+
+/* Whether a name matches a pattern: * any run of characters, ? one, the others equal case aside (as NTFS compares). */
+static bool wmatch(const wchar_t *p, const wchar_t *s)
+{
+    const wchar_t *star = NULL, *from = NULL;
+    while (*s) {
+        if (*p == L'*') {
+            star = ++p;
+            from = s;
+        } else if (*p == L'?') {
+            p++;
+            s += wchar_len(s);
+        } else if (*p && CompareStringOrdinal(p, 1, s, 1, TRUE) == CSTR_EQUAL) {
+            p++;
+            s++;
+        } else if (star) { /* the last * takes one character more */
+            p = star;
+            from += wchar_len(from);
+            s = from;
+        } else {
+            return false;
+        }
+    }
+    while (*p == L'*') p++;
+    return !*p;
+}
+
+/*
+ * Appends to out what pat names, each component with * or ? matched against its directory's
+ * entries (a name beginning with '.' only by a pattern that does, as a shell does); the text
+ * before the first such component stays as typed. A later component without wildcards must
+ * exist. false: out of memory.
+ */
+static bool expand(const wchar_t *pat, size_t from, wlist *out)
+{
+    const wchar_t *w = wcspbrk(pat + from, L"*?");
+    if (!w) {
+        if (GetFileAttributesW(pat) == INVALID_FILE_ATTRIBUTES) return true;
+        return wl_push(out, wcat(pat, wcslen(pat), L"", L""));
+    }
+    size_t c0 = (size_t)(w - pat), c1 = c0;
+    while (c0 > from && !wsep(pat[c0 - 1]) && pat[c0 - 1] != L':') c0--;
+    while (pat[c1] && !wsep(pat[c1])) c1++;
+    wchar_t *comp = wcat(pat + c0, c1 - c0, L"", L""), *dir = wcat(pat, c0, L"*", L"");
+    bool ok = comp && dir;
+    WIN32_FIND_DATAW fd;
+    HANDLE h = ok ? FindFirstFileW(dir, &fd) : INVALID_HANDLE_VALUE;
+    if (h != INVALID_HANDLE_VALUE) {
+        do {
+            const wchar_t *nm = fd.cFileName;
+            if (wcscmp(nm, L".") == 0 || wcscmp(nm, L"..") == 0 || (nm[0] == L'.' && comp[0] != L'.') ||
+                !wmatch(comp, nm))
+                continue;
+            if (pat[c1] && !(fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)) continue; /* more below it */
+            wchar_t *next = wcat(pat, c0, nm, pat + c1);
+            ok = next && expand(next, c0 + wcslen(nm), out);
+            free(next);
+        } while (ok && FindNextFileW(h, &fd));
+        FindClose(h);
+    }
+    free(comp);
+    free(dir);
+    return ok;
+}
+
+/* Name order, case aside, as a listing shows names (then ordinal: the order is total). */
+static int by_name(const void *a, const void *b)
+{
+    const wchar_t *x = *(wchar_t *const *)a, *y = *(wchar_t *const *)b;
+    int c = CompareStringOrdinal(x, -1, y, -1, TRUE);
+    if (c == CSTR_EQUAL) c = CompareStringOrdinal(x, -1, y, -1, FALSE);
+    return c - CSTR_EQUAL;
+}
+
+/*
+ * The arguments, each one with * or ? outside quotes replaced by the paths it matches, sorted
+ * (one that matches nothing stays as it is, as in a POSIX shell); NULL when out of memory.
+ */
+static wlist *expand_args(wchar_t **wargv, int n)
+{
+    bool *wild = calloc((size_t)n + 1, sizeof *wild);
+    wlist *l = calloc(1, sizeof *l);
+    bool ok = wild && l;
+    /* a split that does not agree with CommandLineToArgvW's: nothing expanded, rather than the wrong argument */
+    bool any = ok && unquoted_wild(GetCommandLineW(), wild, n) == n;
+    for (int i = 0; ok && i < n; i++) {
+        size_t before = l->n, skip = 0;
+        /* \\?\ and \\.\ are prefixes, not wildcards */
+        if (wcsncmp(wargv[i], L"\\\\?\\", 4) == 0 || wcsncmp(wargv[i], L"\\\\.\\", 4) == 0) skip = 4;
+        if (any && i > 0 && wild[i] && wcspbrk(wargv[i] + skip, L"*?")) {
+            ok = expand(wargv[i], skip, l);
+            if (ok && l->n > before) qsort(l->v + before, l->n - before, sizeof *l->v, by_name);
+        }
+        if (ok && l->n == before) ok = wl_push(l, wcat(wargv[i], wcslen(wargv[i]), L"", L""));
+    }
+    free(wild);
+    if (ok) return l;
+    for (size_t i = 0; l && i < l->n; i++) free(l->v[i]);
+    if (l) free(l->v);
+    free(l);
+    return NULL;
+}
+
+/* ---- the console: what etlkit writes (UTF-8) shown as text, whatever the console's code page ---- */
+
+/*
+ * A console shows the bytes written to it in its output code page (437 or 850: OEM), not UTF-8,
+ * and a program that sets the page (SetConsoleOutputCP) changes it for the console's other
+ * programs; stdio also writes an unbuffered stream a few bytes at a time, cutting characters.
+ * So standard output and error, when they are the console, are a pipe: a thread reads it, keeps
+ * a character cut at the end of a read for the next, and writes UTF-16 with WriteConsoleW. The
+ * two share the pipe, so their lines keep their order. Redirected, they are not touched.
+ */
+static HANDLE con_rd, con_out, con_thread; /* the pipe's read end, the console, the thread writing to it */
+static bool con_fd[3];                     /* descriptor 1 or 2 goes to the console through the pipe */
+
+/* How many of the n bytes at b end on a whole UTF-8 character (a lead byte without its continuations: not). */
+static size_t utf8_whole(const unsigned char *b, size_t n)
+{
+    for (size_t k = 1; k <= 3 && k <= n; k++) {
+        unsigned char c = b[n - k];
+        if ((c & 0xC0) == 0x80) continue; /* a continuation byte: its lead is further back */
+        size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        return need > k ? n - k : n;
+    }
+    return n; /* no lead byte in the last three: nothing to wait for */
+}
+
+static void con_write(const unsigned char *b, size_t n, wchar_t *w, int cap)
+{
+    int k = n ? MultiByteToWideChar(CP_UTF8, 0, (const char *)b, (int)n, w, cap) : 0;
+    for (int done = 0; done < k;) {
+        DWORD wrote = 0;
+        if (!WriteConsoleW(con_out, w + done, (DWORD)(k - done), &wrote, NULL) || !wrote) break;
+        done += (int)wrote;
+    }
+}
+
+static DWORD WINAPI con_pump(LPVOID arg)
+{
+    (void)arg;
+    enum { N = 8192 };
+    static unsigned char b[N + 4];
+    static wchar_t w[N + 4];
+    size_t have = 0;
+    DWORD k;
+    while (ReadFile(con_rd, b + have, N, &k, NULL) && k > 0) {
+        have += k;
+        size_t whole = utf8_whole(b, have);
+        con_write(b, whole, w, N + 4);
+        memmove(b, b + whole, have - whole);
+        have -= whole;
+    }
+    con_write(b, have, w, N + 4);
+    return 0;
+}
+
+/* At exit: what is in the pipe written before the process ends. */
+static void con_drain(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    /* Every write end closed, the thread reads the pipe to its end. */
+    if (con_fd[1]) _close(1);
+    if (con_fd[2]) _close(2);
+    WaitForSingleObject(con_thread, 10000);
+}
+
+static void console_text(void)
+{
+    HANDLE h[3] = {0, GetStdHandle(STD_OUTPUT_HANDLE), GetStdHandle(STD_ERROR_HANDLE)};
+    DWORD mode;
+    bool is[3] = {false};
+    for (int fd = 1; fd <= 2; fd++)
+        is[fd] = h[fd] && h[fd] != INVALID_HANDLE_VALUE && _get_osfhandle(fd) == (intptr_t)h[fd] &&
+                 GetConsoleMode(h[fd], &mode);
+    if (!is[1] && !is[2]) return;
+    HANDLE rd, wr, self = GetCurrentProcess();
+    /* the console's handle, its own: the descriptors' are closed when they become the pipe */
+    if (!DuplicateHandle(self, h[is[1] ? 1 : 2], self, &con_out, 0, FALSE, DUPLICATE_SAME_ACCESS)) return;
+    if (!CreatePipe(&rd, &wr, NULL, 0)) {
+        CloseHandle(con_out);
+        return;
+    }
+    int fd = _open_osfhandle((intptr_t)wr, _O_WRONLY | _O_BINARY);
+    con_rd = rd;
+    if (fd < 0 || !(con_thread = CreateThread(NULL, 0, con_pump, NULL, 0, NULL))) {
+        if (fd >= 0) _close(fd);
+        else CloseHandle(wr);
+        CloseHandle(rd);
+        CloseHandle(con_out);
+        return;
+    }
+    for (int k = 1; k <= 2; k++)
+        if (is[k] && _dup2(fd, k) == 0) {
+            con_fd[k] = true;
+            SetHandleInformation((HANDLE)_get_osfhandle(k), HANDLE_FLAG_INHERIT, 0); /* no child holds the pipe open */
+            SetStdHandle(k == 1 ? STD_OUTPUT_HANDLE : STD_ERROR_HANDLE, (HANDLE)_get_osfhandle(k));
+        }
+    _close(fd);
+    atexit(con_drain);
+}
+
 void etl_platform_init(int *argc, char ***argv)
 {
     /* Bytes in, bytes out: no "\r\n" made of "\n", no ^Z taken for the end of a piped trace. */
     _setmode(0, _O_BINARY);
     _setmode(1, _O_BINARY);
     _setmode(2, _O_BINARY);
+    console_text(); /* UTF-8 shown as text on a console; the same bytes when redirected */
     int n = 0;
     wchar_t **wargv = CommandLineToArgvW(GetCommandLineW(), &n);
     if (!wargv) return;
+    wlist *l = expand_args(wargv, n);
+    LocalFree(wargv);
+    if (!l) return; /* out of memory this early: the ANSI argv it is */
     /* Kept for the life of the process, as the argv it replaces. */
-    char **args = calloc((size_t)n + 1, sizeof *args);
-    for (int i = 0; args && i < n; i++)
-        if (!(args[i] = narrow(wargv[i]))) {
-            for (int j = 0; j < i; j++) free(args[j]);
+    char **args = calloc(l->n + 1, sizeof *args);
+    for (size_t i = 0; args && i < l->n; i++)
+        if (!(args[i] = narrow(l->v[i]))) {
+            for (size_t j = 0; j < i; j++) free(args[j]);
             free(args);
             args = NULL;
         }
-    LocalFree(wargv);
-    if (!args) return; /* out of memory this early: the ANSI argv it is */
-    *argc = n;
+    for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+    if (!args || l->n > INT_MAX) {
+        free(l);
+        return;
+    }
+    *argc = (int)l->n;
     *argv = args;
+    free(l);
 }
 
 static void info_from(const BY_HANDLE_FILE_INFORMATION *h, bool follow, etl_file_info *fi)
@@ -140,6 +436,10 @@ int etl_stat(const char *path, bool follow, etl_file_info *fi)
     HANDLE h = CreateFileW(w, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
                            FILE_FLAG_BACKUP_SEMANTICS | (follow ? 0 : FILE_FLAG_OPEN_REPARSE_POINT), NULL);
     free(w);
+    if (h == INVALID_HANDLE_VALUE && GetLastError() == ERROR_INVALID_HANDLE) {
+        memset(fi, 0, sizeof *fi); /* CON without a console: a device all the same, as NUL (not regular, no identity) */
+        return 0;
+    }
     if (h == INVALID_HANDLE_VALUE) return fail_win();
     int r = info_of_handle(h, follow, fi);
     CloseHandle(h);
@@ -178,7 +478,16 @@ static int open_handle(const char *path, DWORD access, DWORD disposition, DWORD 
 
 int etl_open_read(const char *path)
 {
-    return open_handle(path, GENERIC_READ, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, _O_RDONLY);
+    int fd = open_handle(path, GENERIC_READ, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, _O_RDONLY);
+    if (fd >= 0) return fd;
+    int e = errno;
+    etl_file_info fi;
+    /* A directory is refused as access denied: EISDIR, as reading one fails on POSIX. */
+    if (e == EACCES && etl_stat(path, true, &fi) == 0 && fi.is_dir) e = EISDIR;
+    /* A wildcard that matched no file (etl_platform_init expands them): no such file, as a shell says. */
+    else if (e == EINVAL && strpbrk(path, "*?")) e = ENOENT;
+    errno = e;
+    return -1;
 }
 
 int etl_create_new(const char *path, unsigned mode)
@@ -226,7 +535,27 @@ static BOOL WINAPI create_dir(LPCWSTR w) { return CreateDirectoryW(w, NULL); }
 
 int etl_mkdir(const char *path) { return on_name(path, create_dir); }
 int etl_rmdir(const char *path) { return on_name(path, RemoveDirectoryW); }
-int etl_unlink(const char *path) { return on_name(path, DeleteFileW); }
+
+int etl_unlink(const char *path)
+{
+    wchar_t *w = wide(path);
+    if (!w) return -1;
+    BOOL ok = DeleteFileW(w);
+    DWORD e = ok ? 0 : GetLastError(), a;
+    /* Windows keeps a read-only file from being deleted; POSIX unlink asks only the directory: as POSIX. */
+    if (!ok && e == ERROR_ACCESS_DENIED && (a = GetFileAttributesW(w)) != INVALID_FILE_ATTRIBUTES &&
+        (a & FILE_ATTRIBUTE_READONLY) && !(a & FILE_ATTRIBUTE_DIRECTORY) &&
+        SetFileAttributesW(w, a & ~(DWORD)FILE_ATTRIBUTE_READONLY)) {
+        if (!(ok = DeleteFileW(w))) {
+            e = GetLastError();
+            SetFileAttributesW(w, a); /* still refused (held open): as it was */
+        }
+    }
+    free(w);
+    if (ok) return 0;
+    errno = errno_of(e);
+    return -1;
+}
 
 int etl_rename(const char *from, const char *to)
 {
@@ -319,11 +648,49 @@ size_t etl_page_size(void)
     return si.dwPageSize;
 }
 
+/* A value etl_getenv converted, kept for the life of the process with its name (a handful: TMPDIR, ETLKIT_...). */
+typedef struct env_kept {
+    struct env_kept *next;
+    char *name, *value;
+    wchar_t *w;
+} env_kept;
+
+const char *etl_getenv(const char *name)
+{
+    static SRWLOCK lk = SRWLOCK_INIT;
+    static env_kept *kept;
+    /* The process's own block, in UTF-16: msvcrt's getenv gives its ANSI bytes, and _wgetenv is made from those. */
+    wchar_t *wn = wide(name), *w = NULL;
+    DWORD n = wn ? GetEnvironmentVariableW(wn, NULL, 0) : 0;
+    if (n > 0 && (w = malloc((size_t)n * sizeof *w)) && GetEnvironmentVariableW(wn, w, n) >= n) {
+        free(w); /* changed in between: taken as unset */
+        w = NULL;
+    }
+    free(wn);
+    if (!w) return NULL;
+    AcquireSRWLockExclusive(&lk);
+    env_kept *e = kept;
+    while (e && !(strcmp(e->name, name) == 0 && wcscmp(e->w, w) == 0)) e = e->next;
+    if (!e && (e = calloc(1, sizeof *e)) && (e->name = strdup(name)) && (e->value = narrow(w))) {
+        e->w = w;
+        w = NULL;
+        e->next = kept;
+        kept = e;
+    } else if (e && !e->w) { /* out of memory */
+        free(e->name);
+        free(e);
+        e = NULL;
+    }
+    ReleaseSRWLockExclusive(&lk);
+    free(w);
+    return e ? e->value : NULL;
+}
+
 const char *etl_temp_dir(void)
 {
     static char dir[MAX_PATH * 3 + 1];
     /* TMPDIR as on POSIX (a user's choice made for etlkit), else Windows' own: %TMP%, %TEMP%, the profile's. */
-    const char *d = getenv("TMPDIR");
+    const char *d = etl_getenv("TMPDIR");
     if (d && *d) return d;
     if (!dir[0]) {
         wchar_t w[MAX_PATH + 1];
@@ -398,11 +765,15 @@ FILE *etl_memstream_open(etl_memstream *ms, char **buf, size_t *n)
 {
     ms->buf = buf;
     ms->n = n;
+    ms->dir = etl_temp_dir(); /* where the bytes go, for the caller's message */
     *buf = NULL;
     *n = 0;
     int fd = etl_temp_open();
     ms->f = fd < 0 ? NULL : _fdopen(fd, "w+b");
-    if (fd >= 0 && !ms->f) _close(fd);
+    if (fd >= 0 && !ms->f) {
+        _close(fd);
+        errno = EMFILE;
+    }
     return ms->f;
 }
 
@@ -410,19 +781,27 @@ int etl_memstream_close(etl_memstream *ms)
 {
     FILE *f = ms->f;
     char *b = NULL;
-    long long size = fflush(f) == 0 ? _ftelli64(f) : -1;
-    if (size >= 0 && (uint64_t)size < SIZE_MAX && fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)size + 1))) {
-        if (fread(b, 1, (size_t)size, f) != (size_t)size) {
+    /* A write that failed (a full disk) sets the error flag: the file lacks those bytes. */
+    errno = 0;
+    long long size = !ferror(f) && fflush(f) == 0 ? _ftelli64(f) : -1;
+    if (size >= 0 && (uint64_t)size < SIZE_MAX && fseek(f, 0, SEEK_SET) == 0) {
+        if (!(b = malloc((size_t)size + 1))) {
+            ms->dir = NULL; /* memory, not the directory */
+            errno = ENOMEM;
+        } else if (fread(b, 1, (size_t)size, f) != (size_t)size) {
             free(b);
             b = NULL;
         } else {
             b[size] = 0;
         }
     }
+    int e = errno ? errno : EIO;
     fclose(f); /* the file is deleted on close */
     *ms->buf = b;
     *ms->n = b ? (size_t)size : 0;
-    return b ? 0 : EOF;
+    if (b) return 0;
+    errno = e;
+    return EOF;
 }
 
 struct etl_os_thread {
@@ -510,8 +889,12 @@ int etl_dir_each(const char *path, int (*fn)(void *ctx, const char *name, bool i
         errno = ENOMEM;
         return -1;
     }
+    /* the separator the path uses ('\\' after \\?\, where '/' is none); none after "C:" or a separator */
+    char sep;
+    const char *glue = etl_path_sep(path, &sep);
     memcpy(pat, path, n);
-    memcpy(pat + n, "/*", 3);
+    if (*glue) pat[n++] = sep;
+    memcpy(pat + n, "*", 2);
     wchar_t *w = wide(pat);
     free(pat);
     if (!w) return -1;
@@ -552,6 +935,7 @@ unsigned etl_cpu_count(void)
 
 bool etl_isatty(int fd)
 {
+    if (fd >= 0 && fd < 3 && con_fd[fd]) return true; /* the console, through console_text's pipe */
     HANDLE h = (HANDLE)_get_osfhandle(fd);
     DWORD mode;
     /* _isatty says yes for NUL too; a console handle has a console mode. */
@@ -565,6 +949,37 @@ const char *etl_path_base(const char *path)
     for (const char *p = b; *p; p++)
         if (*p == '/' || *p == '\\') b = p + 1;
     return b;
+}
+
+const char *etl_path_sep(const char *dir, char *sep)
+{
+    char c = '\\';
+    if (strncmp(dir, "\\\\?\\", 4) != 0) /* Win32 paths take either; \\?\ passes the name as it is */
+        for (const char *p = dir; *p; p++)
+            if (*p == '/' || *p == '\\') c = *p;
+    if (sep) *sep = c;
+    size_t n = strlen(dir);
+    if (n && (dir[n - 1] == '/' || dir[n - 1] == '\\' || (n == 2 && dir[1] == ':'))) return "";
+    return c == '/' ? "/" : "\\";
+}
+
+/* The length of a name as Windows keeps it: its trailing dots and spaces dropped ("a.etl." is "a.etl"). */
+static int kept_len(const wchar_t *w)
+{
+    int n = (int)wcslen(w);
+    while (n > 0 && (w[n - 1] == L'.' || w[n - 1] == L' ')) n--;
+    return n > 0 ? n : (int)wcslen(w); /* "." and ".." as they are */
+}
+
+bool etl_name_same(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0) return true;
+    wchar_t *wa = wide(a), *wb = wa ? wide(b) : NULL;
+    /* NTFS's comparison: ordinal, case folded (its upcase table), not the user's locale's. */
+    bool same = wb && CompareStringOrdinal(wa, kept_len(wa), wb, kept_len(wb), TRUE) == CSTR_EQUAL;
+    free(wa);
+    free(wb);
+    return same;
 }
 
 #endif

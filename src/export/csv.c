@@ -102,7 +102,7 @@ etl_status etl_csv_sink_create(etl_csv_sink *c, etl_diag *diag)
         c->files[i] = malloc(n);
         etl_sigclean_hold(); /* created and registered as one: a signal between would leave the file */
         if (c->files[i]) {
-            snprintf(c->files[i], n, "%s/%s.csv", c->of.tmp, t[i].name);
+            snprintf(c->files[i], n, "%s%s%s.csv", c->of.tmp, etl_path_sep(c->of.tmp, NULL), t[i].name);
             c->f[i] = etl_fopen(c->files[i], "wbx");
         }
         if (c->f[i]) c->clean[i] = etl_sigclean_add(c->files[i], false) + 1;
@@ -158,7 +158,8 @@ etl_status etl_csv_sink_finish(etl_csv_sink *c, etl_diag *diag)
         c->f[i] = NULL;
     }
     if (!c->failed) return ETL_OK;
-    etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s/%s.csv: %s", c->path, etl_export_tables()[c->err_t].name,
+    etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s%s%s.csv: %s", c->path, etl_path_sep(c->path, NULL),
+                 etl_export_tables()[c->err_t].name,
                  strerror(c->err));
     return ETL_E_IO;
 }

@@ -145,12 +145,20 @@ static int id_cmp(const char *a, const char *b)
 
 enum { ID_MAX = 160 };
 
-/* dir + "/" + the parts, joined: malloc'd, or NULL. */
+/*
+ * dir + "/" + the parts, joined: malloc'd, or NULL. The separator is the one dir uses (etl_path_sep:
+ * '\\' on Windows after \\?\, where '/' is none), the parts' own '/' included.
+ */
 static char *join(const char *dir, const char *a, const char *b, const char *c)
 {
     size_t n = strlen(dir) + strlen(a) + (b ? strlen(b) : 0) + (c ? strlen(c) : 0) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s%s%s", dir, a, b ? b : "", c ? c : "");
+    char *p = malloc(n), sep;
+    const char *glue = etl_path_sep(dir, &sep);
+    if (!p) return NULL;
+    int k = snprintf(p, n, "%s%s", dir, glue);
+    snprintf(p + k, n - (size_t)k, "%s%s%s", a, b ? b : "", c ? c : "");
+    for (char *q = p + k; *q; q++)
+        if (*q == '/') *q = sep;
     return p;
 }
 

@@ -107,7 +107,7 @@ etl_status etl_parquet_sink_create(etl_parquet_sink *p, etl_diag *diag)
         p->files[i] = malloc(len);
         etl_sigclean_hold(); /* created and registered as one: a signal between would leave the file */
         if (p->files[i]) {
-            snprintf(p->files[i], len, "%s/%s.parquet", p->of.tmp, t[i].name);
+            snprintf(p->files[i], len, "%s%s%s.parquet", p->of.tmp, etl_path_sep(p->of.tmp, NULL), t[i].name);
             p->f[i] = etl_fopen(p->files[i], "wbx");
         }
         if (p->f[i]) p->clean[i] = etl_sigclean_add(p->files[i], false) + 1;
@@ -126,7 +126,8 @@ etl_status etl_parquet_sink_create(etl_parquet_sink *p, etl_diag *diag)
         pq_writer_options wo = {.order = t[i].order, .scratch = p->scratch, .worker = p->worker};
         st = pq_writer_open(p->f[i], p->cols[i], n, &wo, &p->w[i]);
         if (st != ETL_OK) {
-            etl_diag_set(diag, st, UINT64_MAX, "%s/%s.parquet: %s", p->path, t[i].name, etl_status_str(st));
+            etl_diag_set(diag, st, UINT64_MAX, "%s%s%s.parquet: %s", p->path, etl_path_sep(p->path, NULL), t[i].name,
+                         etl_status_str(st));
             return st;
         }
     }
@@ -165,7 +166,8 @@ etl_status etl_parquet_sink_finish(etl_parquet_sink *p, etl_diag *diag)
         p->f[i] = NULL;
     }
     if (p->st == ETL_OK) return ETL_OK;
-    etl_diag_set(diag, p->st, UINT64_MAX, "%s/%s.parquet: %s", p->path, etl_export_tables()[p->err_t].name,
+    etl_diag_set(diag, p->st, UINT64_MAX, "%s%s%s.parquet: %s", p->path, etl_path_sep(p->path, NULL),
+                 etl_export_tables()[p->err_t].name,
                  p->err[0] ? p->err : etl_status_str(p->st));
     return p->st;
 }

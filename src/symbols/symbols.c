@@ -240,7 +240,7 @@ static etl_status check_dirs(etl_symbols *s, bool lenient, etl_diag *diag)
 static unsigned env_timeout(const etl_symbols *s)
 {
     enum { DEFAULT_S = 120, MAX_S = 1000000 }; /* MAX_S * 1000 ms fits the platform's unsigned (and so open's cap) */
-    const char *v = getenv("ETLKIT_SYMBOL_TIMEOUT");
+    const char *v = etl_getenv("ETLKIT_SYMBOL_TIMEOUT");
     if (!v || !*v) return DEFAULT_S;
     char *end;
     errno = 0;
@@ -271,7 +271,7 @@ etl_status etl_symbols_open_with(const etl_symbols_options *o, etl_symbols **out
     etl_idmap_init(&s->answer_ix);
     s->on_diag = opt.on_diag;
     s->diag_ctx = opt.diag_ctx;
-    const char *path = opt.path ? opt.path : getenv("ETLKIT_SYMBOL_PATH");
+    const char *path = opt.path ? opt.path : etl_getenv("ETLKIT_SYMBOL_PATH");
     etl_status st = path ? parse_path(s, path) : ETL_OK;
     if (st == ETL_OK) st = check_dirs(s, opt.lenient, diag);
     if (st != ETL_OK) {
@@ -423,10 +423,13 @@ static bool is_file(const char *path)
     return etl_stat(path, true, &fi) == 0 && fi.is_reg;
 }
 
-/* dir/name/key/name, or dir/name when key is NULL, into buf; false when it does not fit. */
+/* dir/name/key/name, or dir/name when key is NULL, into buf (dir's separator: etl_path_sep); false when it does not fit. */
 static bool join(char *buf, size_t cap, const char *dir, const char *name, const char *key)
 {
-    int n = key ? snprintf(buf, cap, "%s/%s/%s/%s", dir, name, key, name) : snprintf(buf, cap, "%s/%s", dir, name);
+    char s;
+    const char *g = etl_path_sep(dir, &s);
+    int n = key ? snprintf(buf, cap, "%s%s%s%c%s%c%s", dir, g, name, s, key, s, name)
+                : snprintf(buf, cap, "%s%s%s", dir, g, name);
     return n > 0 && (size_t)n < cap;
 }
 
@@ -456,7 +459,7 @@ static enum mstate read_pdb(etl_symbols *s, const char *path, pdb_table *t)
 {
     static const char *const tools[] = {"llvm-pdbutil", "llvm-pdbutil-14", "llvm-pdbutil-15", "llvm-pdbutil-16",
                                         "llvm-pdbutil-13"};
-    const char *env = getenv("ETLKIT_LLVM_PDBUTIL");
+    const char *env = etl_getenv("ETLKIT_LLVM_PDBUTIL");
     size_t ntools = sizeof tools / sizeof *tools;
     for (size_t k = 0; k <= ntools; k++) {
         const char *tool = s->tool ? s->tool : k == 0 ? (env && *env ? env : NULL) : tools[k - 1];
