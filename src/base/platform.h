@@ -18,8 +18,11 @@
 
 /*
  * The first call in main: on Windows, argv anew in UTF-8 from the UTF-16 command
- * line, and standard input, output and error in binary mode (text is written with
- * "\n" line ends, as on Linux; CSV's own CRLF stays CRLF). Nothing on POSIX.
+ * line, * and ? outside double quotes expanded as a POSIX shell expands them (cmd.exe
+ * and PowerShell do not), standard input, output and error in binary mode (text is
+ * written with "\n" line ends, as on Linux; CSV's own CRLF stays CRLF), and output and
+ * error that are a console shown as text (UTF-16 to WriteConsoleW, not the UTF-8 bytes
+ * in the console's code page). Nothing on POSIX.
  */
 void etl_platform_init(int *argc, char ***argv);
 

@@ -1,7 +1,8 @@
 /*
  * platform_win32.c - platform.h on Windows (mingw-w64), on the Win32 API: UTF-8 names
  * converted to UTF-16 for every wide call, CreateFileMapping for mmap, MoveFileExW for
- * rename, a console control handler for the signals. platform_posix.c is the rest's.
+ * rename, a console control handler for the signals, the wildcards a POSIX shell would
+ * have expanded, a console written in UTF-16. platform_posix.c is the rest's.
  */
 #ifdef _WIN32
 #define WIN32_LEAN_AND_MEAN
