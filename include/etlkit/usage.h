@@ -189,9 +189,16 @@ ETL_API void etl_usage_free(etl_usage *u);
 /*
  * Whether u's Waits can be known: only a switch-in readied by a ReadyThread has one (spec §1
  * rule 3), so with none in the window (a trace without ReadyThread events) every count and
- * time of waiting is unknown, not 0.
+ * time of waiting is unknown, not 0. A wait counted in the window is such a one too, its
+ * switch-in past the window's end.
  */
-static inline bool etl_usage_waits_known(const etl_usage *u) { return u->woken_all.count != 0; }
+static inline bool etl_usage_waits_known(const etl_usage *u)
+{
+    if (u->woken_all.count) return true;
+    for (size_t i = 0; i < sizeof u->reasons / sizeof u->reasons[0]; i++)
+        if (u->reasons[i].count) return true;
+    return false;
+}
 
 /* Nearest-rank percentile p/1000 (p = 500 for p50) of v[0..n) sorted ascending. */
 ETL_API int64_t etl_percentile_sorted(const int64_t *v, size_t n, unsigned per_mille);

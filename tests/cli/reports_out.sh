@@ -242,5 +242,14 @@ done
 expect "cpu: num_cpus 8, 8 CPUs listed" python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d['num_cpus'] == 8 and len(d['cpus']) == 8))" "$tmp/c8.json"
 "$etlkit" cpu "$tmp/c8.etl" >"$tmp/c8.txt"
 expect "cpu: System's % CPU over 8 CPUs" grep -q '^System .* 11\.83 ' "$tmp/c8.txt"
+# --- a wait in the window whose switch-in comes after it: Waits are known (waits_known said false, nulled every
+# thread's waits, and still listed the wait by reason: the report contradicted itself)
+"$etlkit" synth --quiet --seed 6 --cpus 2 --threads 4 --processes 2 --duration 2ms -o "$tmp/w6.etl"
+"$etlkit" waits "$tmp/w6.etl" --range 47100ns 66500ns --json >"$tmp/w6.json"; check "waits, a wait cut by the window" 0 $?
+expect "waits: the wait cut by the window is known, counted once, 19.4 us" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = [x for x in d['threads'] if x['tid'] == 284]
+sys.exit(not (d['waits_known'] and t and t[0]['wait_count'] == 1 and t[0]['wait_ns'] == 19400 and len(d['by_reason']) == 1))" "$tmp/w6.json"
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
