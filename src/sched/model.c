@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/sched.h"
+#include "etlkit/event.h"
 #include "etlkit/text.h"
 #include "base/fastmem.h"
 #include "base/idmap.h"
@@ -47,6 +48,7 @@ typedef struct mcpu {
     etl_sched_row row;       /* the row s_i opened */
     uint64_t gen;            /* the model's gen when row.new_thread was looked up */
     bool has_prev;
+    uint32_t head_tid;       /* before the first switch: the old thread it names (read ahead), UINT32_MAX unknown */
 } mcpu;
 
 struct etl_sched {
@@ -438,6 +440,11 @@ static void on_ready(etl_sched *m, const etl_sched_event *ev)
     if (c && c->has_prev && c->row.new_thread != ETL_SCHED_NONE) {
         rtid = c->row.new_tid;
         rthr = c->row.new_thread;
+    } else if (c && !c->has_prev && c->head_tid != UINT32_MAX) {
+        /* Before the CPU's first switch: the thread it switches out ran (the head slice's, spec §1) */
+        rtid = c->head_tid;
+        rthr = thread_of(m, rtid, ev->ts);
+        if (rthr == ETL_SCHED_NONE) rtid = UINT32_MAX;
     }
     if (m->opts.on_ready) {
         etl_sched_ready r = {ev->ts, ns_of(m, ev->ts), ev->cpu, ev->u.ready, x, rtid, rthr};
@@ -543,6 +550,48 @@ static void on_process(etl_sched *m, const etl_sched_event *ev)
     }
 }
 
+/*
+ * Each CPU's thread before its first switch, for the ReadyThreads logged there meanwhile: the
+ * old thread that switch names (a CSwitch's OldThreadId, a compact batch's first record's),
+ * read ahead in the CPU's first HEAD_BUFFERS buffers; unknown past them, or without a reader.
+ */
+#define HEAD_BUFFERS 16u
+
+static void read_heads(etl_sched *m)
+{
+    for (unsigned i = 0; i < m->ncpu; i++) m->cpus[i].head_tid = UINT32_MAX;
+    etl_reader *r = (etl_reader *)m->opts.reader; /* read only: an iterator of its own */
+    if (!r) return;
+    unsigned n = etl_reader_cpu_count(r) < m->ncpu ? etl_reader_cpu_count(r) : m->ncpu;
+    for (unsigned cpu = 0; cpu < n; cpu++) {
+        etl_iter *it;
+        if (etl_iter_open_cpu(r, cpu, NULL, NULL, &it) != ETL_OK) return;
+        const etl_record *rec;
+        uint32_t buffers = 0, last = UINT32_MAX;
+        while (etl_iter_next_ref(it, &rec) == ETL_OK) {
+            if (rec->buffer_index != last && ++buffers > HEAD_BUFFERS) break;
+            last = rec->buffer_index;
+            uint16_t hook;
+            if (!etl_record_kernel_hook(rec, &hook)) continue;
+            if (hook == ETL_HOOK_CSWITCH) {
+                etl_cswitch cs;
+                memset(&cs, 0, sizeof cs);
+                if (etl_cswitch_decode(rec->payload, rec->version, &cs) == ETL_OK && (cs.known & ETL_CSW_OLD_TID))
+                    m->cpus[cpu].head_tid = cs.old_tid;
+                break;
+            }
+            if (hook == ETL_HOOK_CSWITCH_BATCH) {
+                etl_ccswap_walker w;
+                etl_ccswap_record cr;
+                if (etl_ccswap_open(&w, rec->payload) != ETL_OK) continue; /* a batch too short: the source's too */
+                if (etl_ccswap_next(&w, &cr) == ETL_OK) m->cpus[cpu].head_tid = cr.old_tid;
+                break;
+            }
+        }
+        etl_iter_close(it);
+    }
+}
+
 etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched_options *opts,
                           etl_sched **out)
 {
@@ -562,6 +611,7 @@ etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched
         return ETL_E_NOMEM;
     }
     m->names[0] = m->names[1] = 0;
+    read_heads(m);
     *out = m;
     return ETL_OK;
 }

@@ -251,5 +251,12 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 t = [x for x in d['threads'] if x['tid'] == 284]
 sys.exit(not (d['waits_known'] and t and t[0]['wait_count'] == 1 and t[0]['wait_ns'] == 19400 and len(d['by_reason']) == 1))" "$tmp/w6.json"
+# --- a ReadyThread before its CPU's first switch was readied by the thread that switch names as its old one (the
+# head slice's): it read Unknown (tid 284 readied at 21.2 us on CPU 0 by 328, which ran there until 801.7 us)
+"$etlkit" switches "$tmp/w6.etl" --json | grep '"new_tid":284' | head -1 >"$tmp/w6.row"
+expect "switches: 284's first switch-in readied by 328 ($(grep -o '"readying_tid":[0-9]*' "$tmp/w6.row"))" grep -q '"readying_tid":328' "$tmp/w6.row"
+"$etlkit" convert "$tmp/w6.etl" -o "$tmp/w6c.etl" --cswitch compact -q
+"$etlkit" switches "$tmp/w6c.etl" --json | grep '"new_tid":284' | head -1 >"$tmp/w6c.row"
+expect "switches, compact: 284's first switch-in readied by 328" grep -q '"readying_tid":328' "$tmp/w6c.row"
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

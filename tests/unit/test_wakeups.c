@@ -58,8 +58,12 @@ static void compute(const truth *t, expect *e, bool compact)
         for (size_t k = i + 1; k < t->nsw && !later; k++) later = t->sw[k].cpu == t->sw[i].cpu;
         last[i] = !later;
     }
-    /* The model knows who runs on a CPU from its first switch on, until a compact CPU's last switch. */
+    /*
+     * The model knows who runs on a CPU until a compact CPU's last switch, and before its first switch too (the old
+     * thread that switch names, read ahead): a CPU that never switches is unknown.
+     */
     uint8_t cpu_known[ETL_SYNTH_MAX_CPUS] = {0};
+    for (size_t i = 0; i < t->nsw; i++) cpu_known[t->sw[i].cpu] = 1;
     size_t n;
     st_item *it = st_timeline(t, &n);
 #define STATE(tid)                                                                                                   \
@@ -129,7 +133,7 @@ static void check(const char *seed, const char *cpus, const char *format)
     assert_int_equal(etl_sched_source_open(r, NULL, &s), ETL_OK);
     etl_wakeups w;
     etl_sched *m;
-    etl_sched_options mo = {.sz = sizeof mo, .on_row = etl_wakeups_add, .ctx = &w};
+    etl_sched_options mo = {.sz = sizeof mo, .on_row = etl_wakeups_add, .ctx = &w, .reader = r};
     assert_int_equal(etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &m), ETL_OK);
     etl_wakeups_options wo = {.sz = sizeof wo};
     assert_int_equal(etl_wakeups_init(&w, m, &wo), ETL_OK);
