@@ -233,7 +233,10 @@ static const etl_table_def tables[ETL_TABLE_COUNT] = {
                         cswitch_cols, N(cswitch_cols), cswitch_idx, "cpu,ns"},
     [ETL_TABLE_SLICE] = {"slice",
                       "One row per switch-in (WPA's CPU Usage (Precise)): who ran on a CPU from one switch to the next, "
-                      "with the Ready and Waits that preceded it.",
+                      "with the Ready and Waits that preceded it. With `--range`, a row is kept (whole, with its "
+                      "`thread_state` rows) when its slice, its Ready or its Waits interval counts in the window as "
+                      "`etlkit cpu` and `etlkit waits` count it: some of it lies in the window, or the instant it is "
+                      "counted at (the switch-in, the Ready Time) does.",
                       slice_cols, N(slice_cols), slice_idx, "cpu,start_ns"},
     [ETL_TABLE_THREAD_STATE] = {"thread_state",
                              "Each thread's timeline between its slices: Running on a CPU, then its switch-out state "
@@ -295,7 +298,7 @@ static const etl_column_def cpu_cpu_vcols[] = {
     {"cpu", I, "processor", 0},
     {"busy_ns", I, "time running threads", 0},
     {"idle_ns", I, "time running the idle thread", 0},
-    {"unknown_ns", I, "time of slices whose thread is unknown", 0},
+    {"unknown_ns", I, "time of slices whose thread is unknown, and of the window no slice covers", 0},
     {"switches", I, "switch-ins in the window", 0},
 };
 static const etl_column_def waits_reason_vcols[] = {
@@ -330,11 +333,28 @@ static const etl_view_def views[] = {
      ") AS switches FROM slice s CROSS JOIN trace_window w JOIN thread t ON t.utid = s.utid "
      "LEFT JOIN process p ON p.upid = t.upid WHERE s.utid IS NOT NULL GROUP BY s.utid ORDER BY cpu_ns DESC, s.utid",
      cpu_thread_vcols, N(cpu_thread_vcols)},
-    {"cpu_by_cpu", "Busy, idle and unknown time and switch-ins per processor, as `etlkit cpu` reports them.",
-     "CREATE VIEW cpu_by_cpu AS SELECT cpu, SUM(CASE WHEN tid != 0 THEN d ELSE 0 END) AS busy_ns, "
-     "SUM(CASE WHEN tid = 0 THEN d ELSE 0 END) AS idle_ns, SUM(CASE WHEN tid IS NULL THEN d ELSE 0 END) AS unknown_ns, "
-     "SUM(n) AS switches FROM (SELECT s.cpu AS cpu, s.tid AS tid, " CLIP("s.start_ns", "s.end_ns") " AS d, "
-     "(s.head = 0 AND " IN_WINDOW("s.start_ns") ") AS n FROM slice s CROSS JOIN trace_window w) GROUP BY cpu ORDER BY cpu",
+    /*
+     * Every processor 0 .. cpus_seen - 1 (the machine's, as `etlkit cpu` lists them, one without a slice too; none
+     * when the trace has no switch), and a processor's window that no slice covers is unknown (etl_usage_finish).
+     */
+    {"cpu_by_cpu",
+     "Busy, idle and unknown time and switch-ins per processor, as `etlkit cpu` reports them: every processor "
+     "0 .. `cpus_seen` - 1 of `trace`, one that ran no slice too (its window unknown); no row when the trace has no "
+     "switch.",
+     "CREATE VIEW cpu_by_cpu AS WITH RECURSIVE k(cpu) AS (SELECT 0 WHERE EXISTS (SELECT 1 FROM slice) "
+     "OR (SELECT int_value FROM trace WHERE key = 'switches') > 0 UNION ALL SELECT cpu + 1 FROM k WHERE cpu + 1 < "
+     "MAX((SELECT int_value FROM trace WHERE key = 'cpus_seen'), (SELECT COALESCE(MAX(cpu), -1) + 1 FROM slice))), "
+     "c AS (SELECT cpu, SUM(CASE WHEN tid != 0 THEN d ELSE 0 END) AS busy, SUM(CASE WHEN tid = 0 THEN d ELSE 0 END) "
+     "AS idle, SUM(CASE WHEN tid IS NULL THEN d ELSE 0 END) AS unk, SUM(n) AS n "
+     "FROM (SELECT s.cpu AS cpu, s.tid AS tid, "
+     CLIP("s.start_ns", "s.end_ns") " AS d, (s.head = 0 AND " IN_WINDOW("s.start_ns") ") AS n "
+     "FROM slice s CROSS JOIN trace_window w) GROUP BY cpu), "
+     "l AS (SELECT COALESCE(w.v1, (SELECT int_value FROM trace WHERE key = 'end_ns')) - w.v0 AS ns "
+     "FROM trace_window w) "
+     "SELECT k.cpu AS cpu, COALESCE(c.busy, 0) AS busy_ns, COALESCE(c.idle, 0) AS idle_ns, "
+     "COALESCE(c.unk, 0) + MAX(0, l.ns - COALESCE(c.busy, 0) - COALESCE(c.idle, 0) - COALESCE(c.unk, 0)) "
+     "AS unknown_ns, "
+     "COALESCE(c.n, 0) AS switches FROM k CROSS JOIN l LEFT JOIN c ON c.cpu = k.cpu ORDER BY k.cpu",
      cpu_cpu_vcols, N(cpu_cpu_vcols)},
     {"waits_by_reason", "Waits per wait reason of the switch-out (New Prev Wait Reason), as `etlkit waits` reports them.",
      "CREATE VIEW waits_by_reason AS SELECT x.code AS code, e.name AS reason, COUNT(*) AS count, SUM(x.d) AS wait_ns, "
@@ -356,7 +376,9 @@ const etl_view_def *etl_export_views(size_t *n)
 /* The trace table's keys, for the documentation (etl_export_rows_finish writes them). */
 static const char *const trace_keys =
     "`trace_id`, `file`, `file_size`, `etlkit_version`, `export_target`, `logger_name`, `os_version`, `os_build`, "
-    "`num_cpus`, `cpus_seen`, `pointer_size`, `clock_type`, `clock_name`, `ticks_per_second`, `perf_freq`, `cpu_mhz`, "
+    "`num_cpus` (the header's NumberOfProcessors), `cpus_seen` (the processors the reports list: NumberOfProcessors, "
+    "or more when buffers or switches name more), `pointer_size`, `clock_type`, `clock_name`, `ticks_per_second`, "
+    "`perf_freq`, `cpu_mhz`, "
     "`timer_resolution`, `t0_ts` (the logfile header's timestamp: ns are counted from it), `start_time`, "
     "`start_time_utc`, `end_time`, `end_time_utc`, `boot_time_utc`, `end_ts`, `end_ns` (the trace end: the later of the "
     "last record and EndTime), `window_start_ns`, `window_end_ns` (NULL without `--range`), `events_lost`, "

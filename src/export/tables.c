@@ -149,12 +149,31 @@ static void state_row(etl_export_rows *x, const etl_sched_row *r, int state, int
     etl_rows_emit(x, ETL_TABLE_THREAD_STATE);
 }
 
+/* [a, b) has some of the window, or t (the instant it is counted at) is in it. */
+static bool counts_in_window(const etl_export_rows *x, int64_t a, int64_t b, int64_t t)
+{
+    return (b > x->o.v0 && a < x->o.v1) || etl_rows_in_window(x, t);
+}
+
+/*
+ * With --range, a switch-in's row is kept when its slice, its Ready or its Waits interval counts in the window,
+ * by the reports' rule (usage.c: an interval with some of it in the window, or its end in it): the views then
+ * see every interval `etlkit cpu --range` and `etlkit waits --range` count, clipped as they clip. Keeping the
+ * slices alone lost a wait in the window whose switch-in came after it.
+ */
+static bool row_in_window(const etl_export_rows *x, const etl_sched_row *r)
+{
+    if (!x->o.has_range || counts_in_window(x, r->si, r->nso, r->si)) return true;
+    if (!(r->flags & ETL_ROW_READY_TIME)) return false;
+    return counts_in_window(x, r->rt, r->si, r->si) ||
+           ((r->flags & ETL_ROW_PREV) && counts_in_window(x, r->lso, r->rt, r->rt));
+}
+
 void etl_export_rows_row(void *ctx, const etl_sched_row *r)
 {
     etl_export_rows *x = ctx;
     if (x->failed) return;
-    if (x->o.has_range && !(r->nso > x->o.v0 && r->si < x->o.v1) && !(r->nso == r->si && etl_rows_in_window(x, r->si)))
-        return;
+    if (!row_in_window(x, r)) return;
     uint32_t f = r->flags;
     bool ok = thread_ok(r->new_thread);
     if (etl_rows_want(x, ETL_TABLE_SLICE)) {

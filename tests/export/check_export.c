@@ -164,10 +164,12 @@ static void sql_tups(const char *q, tups *s)
     free(o);
 }
 
-static int export_to(const char *to, const char *out)
+/* `etlkit export` of the trace; range: "" or "--range A B". */
+static int export_range(const char *to, const char *out, const char *range)
 {
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s' export '%s' --to %s -o '%s' --force --quiet 2>&1", etlkit, trace, to, out);
+    snprintf(cmd, sizeof cmd, "'%s' export '%s' --to %s -o '%s' %s --force --quiet 2>&1", etlkit, trace, to, out,
+             range);
     int st;
     char *o = run(cmd, &st);
     CHECK(st == 0 || st == 3, "export --to %s: exit %d: %s", to, st, o);
@@ -175,7 +177,70 @@ static int export_to(const char *to, const char *out)
     return st;
 }
 
+static int export_to(const char *to, const char *out) { return export_range(to, out, ""); }
+
 /* ---- sqlite ----------------------------------------------------------------------------- */
+
+/*
+ * The views against `etlkit cpu` and `etlkit waits` with the same range ("" or "--range A B"), on an export of
+ * that window: every processor of cpu_by_cpu (one without a slice too), the threads of cpu_by_thread with time or
+ * switch-ins in the window (the report lists every thread of the trace, the view those with a row exported),
+ * waits_by_reason and waits_by_thread.
+ */
+static void check_views(const char *range)
+{
+    char args[256];
+    if (*range) {
+        snprintf(db, sizeof db, "%s/range.db", dir);
+        export_range("sqlite", db, range);
+    } else {
+        snprintf(db, sizeof db, "%s/x.db", dir);
+    }
+    const char *rw = *range ? range : "(the whole trace)";
+    json_t *cpu = (snprintf(args, sizeof args, "cpu --json --top 0 %s", range), json_of(args));
+    tups a = {0}, b = {0};
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(cpu, "threads"), i, t) if (!*range || jint(t, "cpu_ns") || jint(t, "switches"))
+        add(&a, jint(t, "tid"), jint(t, "cpu_ns"), jint(t, "switches"), 0, 0);
+    sql_tups(*range ? "SELECT tid, cpu_ns, switches FROM cpu_by_thread WHERE cpu_ns != 0 OR switches != 0"
+                    : "SELECT tid, cpu_ns, switches FROM cpu_by_thread", &b);
+    tups c = {0};
+    for (size_t k = 0; k < a.n; k++) add(&c, a.t[k].v[0], a.t[k].v[1], a.t[k].v[2], 0, 0);
+    char what[512];
+    snprintf(what, sizeof what, "cpu_by_thread vs etlkit cpu threads %s", rw);
+    same(what, &a, &b);
+    if (!*range) {
+        sql_tups("SELECT MIN(tid), SUM(end_ns - start_ns), SUM(head = 0) FROM slice WHERE utid IS NOT NULL "
+                 "GROUP BY utid", &b);
+        same("per-thread SUM(end_ns - start_ns) over slice vs etlkit cpu", &c, &b);
+    }
+    c.n = 0;
+    /* Every processor the report lists, one that ran nothing too (its window unknown). */
+    json_array_foreach(json_object_get(cpu, "cpus"), i, t) add(&a, jint(t, "cpu"), jint(t, "busy_ns"), jint(t, "idle_ns"),
+                                                               jint(t, "unknown_ns"), jint(t, "switches"));
+    sql_tups("SELECT cpu, busy_ns, idle_ns, unknown_ns, switches FROM cpu_by_cpu", &b);
+    snprintf(what, sizeof what, "cpu_by_cpu vs etlkit cpu cpus %s", rw);
+    same(what, &a, &b);
+    json_decref(cpu);
+
+    /* etlkit waits */
+    json_t *w = (snprintf(args, sizeof args, "waits --json --top 0 %s", range), json_of(args));
+    json_array_foreach(json_object_get(w, "by_reason"), i, t) add(&a, jint(t, "code"), jint(t, "count"), jint(t, "wait_ns"),
+                                                                  jint(t, "max_ns"), 0);
+    sql_tups("SELECT code, count, wait_ns, max_ns FROM waits_by_reason", &b);
+    snprintf(what, sizeof what, "waits_by_reason vs etlkit waits by_reason %s", rw);
+    same(what, &a, &b);
+    json_array_foreach(json_object_get(w, "threads"), i, t) if (jint(t, "wait_count") > 0)
+        add(&a, jint(t, "tid"), jint(t, "wait_count"), jint(t, "wait_ns"), jint(t, "wait_max_ns"), 0);
+    sql_tups("SELECT tid, wait_count, wait_ns, wait_max_ns FROM waits_by_thread", &b);
+    snprintf(what, sizeof what, "waits_by_thread vs etlkit waits threads %s", rw);
+    same(what, &a, &b);
+    json_decref(w);
+    free(a.t);
+    free(b.t);
+    free(c.t);
+}
 
 static void check_sqlite(void)
 {
@@ -206,44 +271,25 @@ static void check_sqlite(void)
           "exit status 3 for damage");
     json_decref(info);
 
-    /* etlkit cpu */
-    json_t *cpu = json_of("cpu --json --top 0");
-    tups a = {0}, b = {0};
-    size_t i;
-    json_t *t;
-    json_array_foreach(json_object_get(cpu, "threads"), i, t) add(&a, jint(t, "tid"), jint(t, "cpu_ns"), jint(t, "switches"), 0, 0);
-    sql_tups("SELECT tid, cpu_ns, switches FROM cpu_by_thread", &b);
-    tups c = {0};
-    for (size_t k = 0; k < a.n; k++) add(&c, a.t[k].v[0], a.t[k].v[1], a.t[k].v[2], 0, 0);
-    same("cpu_by_thread vs etlkit cpu threads", &a, &b);
-    sql_tups("SELECT MIN(tid), SUM(end_ns - start_ns), SUM(head = 0) FROM slice WHERE utid IS NOT NULL GROUP BY utid", &b);
-    same("per-thread SUM(end_ns - start_ns) over slice vs etlkit cpu", &c, &b);
-    json_array_foreach(json_object_get(cpu, "cpus"), i, t) add(&a, jint(t, "cpu"), jint(t, "busy_ns"), jint(t, "idle_ns"),
-                                                               jint(t, "unknown_ns"), jint(t, "switches"));
-    sql_tups("SELECT cpu, busy_ns, idle_ns, unknown_ns, switches FROM cpu_by_cpu", &b);
-    /* CPUs without any slice are not in the view. */
-    tups a2 = {0};
-    for (size_t k = 0; k < a.n; k++)
-        if (a.t[k].v[1] || a.t[k].v[2] || a.t[k].v[3] || a.t[k].v[4]) add(&a2, a.t[k].v[0], a.t[k].v[1], a.t[k].v[2], a.t[k].v[3], a.t[k].v[4]);
-    a.n = 0;
-    same("cpu_by_cpu vs etlkit cpu cpus", &a2, &b);
+    check_views("");
+    /*
+     * --range: windows that cut slices, Ready and Waits intervals (a wait in the window whose switch-in is after it,
+     * a CPU with no slice in it), each exported and checked against the reports with the same --range.
+     */
+    json_t *cpu = json_of("cpu --json");
+    long long end = json_array_size(json_object_get(cpu, "cpus")) ? jint(json_object_get(cpu, "window"), "end_ns") : 0;
     json_decref(cpu);
-
-    /* etlkit waits */
-    json_t *w = json_of("waits --json --top 0");
-    json_array_foreach(json_object_get(w, "by_reason"), i, t) add(&a, jint(t, "code"), jint(t, "count"), jint(t, "wait_ns"),
-                                                                  jint(t, "max_ns"), 0);
-    sql_tups("SELECT code, count, wait_ns, max_ns FROM waits_by_reason", &b);
-    same("waits_by_reason vs etlkit waits by_reason", &a, &b);
-    json_array_foreach(json_object_get(w, "threads"), i, t) if (jint(t, "wait_count") > 0)
-        add(&a, jint(t, "tid"), jint(t, "wait_count"), jint(t, "wait_ns"), jint(t, "wait_max_ns"), 0);
-    sql_tups("SELECT tid, wait_count, wait_ns, wait_max_ns FROM waits_by_thread", &b);
-    same("waits_by_thread vs etlkit waits threads", &a, &b);
-    json_decref(w);
-    free(a.t);
-    free(b.t);
-    free(c.t);
-    free(a2.t);
+    unsigned long long r = 88172645463325252ull; /* xorshift64: the same windows every run */
+    for (int k = 0; end > 1 && k < 6; k++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        long long a = (long long)(r % (unsigned long long)end);
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        /* Narrow windows too (down to a few hundred ns), where waits are cut most. */
+        long long len = 1 + (long long)(r % (unsigned long long)(k % 2 ? end / 50 + 1 : end - a));
+        char range[96];
+        snprintf(range, sizeof range, "--range %lldns %lldns", a, a + len);
+        check_views(range);
+    }
 }
 
 /* ---- ftrace -------------------------------------------------------------------------------- */
