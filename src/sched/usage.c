@@ -172,7 +172,7 @@ static bool grow_buckets(etl_usage *u, size_t need)
     return true;
 }
 
-/* A cell as spilled: bucket, process + 1, busy ns low and high (spool records are 4-byte aligned). */
+/* A cell as spilled: its key's high and low halves, busy ns low and high (spool records are 4-byte aligned). */
 #define CELL_WORDS 4u
 /* Cells a spool record: 32 KiB. */
 #define CELL_BLOCK 2048u
@@ -233,11 +233,18 @@ static bool cells_spill(struct etl_usage_priv *p)
 }
 
 /*
- * The busy piece [a, b) of a process on CPU c, split at the interval edges: the intervals are
- * [t0 + k·len, t0 + (k+1)·len) ∩ W (spec §2), aligned to the trace start, not to the window's,
- * so that an interval has the same numbers with or without --range.
+ * A cell's key: bucket << 32 | process + 1, or, for a thread of no process yet (seen before its
+ * DCStart, which adopts it later), CELL_BY_THREAD | bucket << 32 | thread: finish counts it to the
+ * process the thread has then, as the totals do.
  */
-static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uint16_t c)
+#define CELL_BY_THREAD (1ull << 63)
+
+/*
+ * The busy piece [a, b) of a process (a cell key's low half, above) on CPU c, split at the interval
+ * edges: the intervals are [t0 + k·len, t0 + (k+1)·len) ∩ W (spec §2), aligned to the trace start,
+ * not to the window's, so that an interval has the same numbers with or without --range.
+ */
+static void add_bucket(etl_usage *u, uint64_t who, int64_t a, int64_t b, uint16_t c)
 {
     struct etl_usage_priv *pv = u->priv;
     int64_t len = u->o.interval_ns;
@@ -253,7 +260,7 @@ static void add_bucket(etl_usage *u, uint32_t process, int64_t a, int64_t b, uin
         size_t bk = (size_t)((uint64_t)ka - (uint64_t)k0);
         if (bk >= u->nbuckets && !grow_buckets(u, bk + 1)) return;
         if (c < u->bucket_stride) add_sat(&u->bucket_cpu_busy[bk * u->bucket_stride + c], piece);
-        uint64_t key = (uint64_t)bk << 32 | (uint64_t)(process + 1u);
+        uint64_t key = (uint64_t)bk << 32 | who;
         uint32_t idx = etl_idmap_get(&pv->bucket_map, key);
         if (idx == ETL_IDMAP_EMPTY) {
             uint32_t budget = u->o.interval_cells_budget ? u->o.interval_cells_budget : ETL_USAGE_MAX_PROCESS_CELLS;
@@ -356,10 +363,9 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
     etl_usage_thread *t = usage_slice(u, row->cpu, row->si, row->nso, x, head, usage_out_of(row->out), &a, &used);
     /* Busy per interval as per CPU: not idle, and not a slice whose thread is unknown (unknown_ns). */
     if (u->o.interval_ns > 0 && used > 0 && x != ETL_SCHED_IDLE && x != ETL_SCHED_NONE && row->cpu < u->ncpus) {
-        uint32_t proc = ETL_SCHED_NONE;
         const etl_sched_thread *st = etl_sched_thread_at(u->model, x);
-        if (st) proc = st->process;
-        add_bucket(u, proc, a, a + used, row->cpu);
+        uint64_t who = st && st->process != ETL_SCHED_NONE ? (uint64_t)st->process + 1u : CELL_BY_THREAD | x;
+        add_bucket(u, who, a, a + used, row->cpu);
     }
     if (!t) return;
     if (head) return;
@@ -829,10 +835,12 @@ typedef struct top_cells {
 } top_cells;
 
 /* A cell (key as in bucket_map) of a process ranked below the cut: kept. */
-static bool top_add(top_cells *t, const uint32_t *rank, size_t nproc, size_t nbuckets, uint64_t key, int64_t ns)
+static bool top_add(const etl_usage *u, top_cells *t, const uint32_t *rank, size_t nproc, size_t nbuckets, uint64_t key,
+                    int64_t ns)
 {
     uint32_t proc = (uint32_t)key - 1u;
-    size_t slot = proc < nproc ? proc : nproc, bk = (size_t)(key >> 32);
+    size_t slot = key & CELL_BY_THREAD ? proc_slot(u, (uint32_t)key, nproc) : proc < nproc ? proc : nproc;
+    size_t bk = (size_t)((key & ~CELL_BY_THREAD) >> 32);
     if (rank[slot] == UINT32_MAX || bk >= nbuckets) return true;
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 1024;
@@ -879,7 +887,7 @@ static etl_status intervals(etl_usage *u, uint32_t *rank, size_t nproc)
     top_cells t = {0};
     bool ok = true;
     for (size_t i = 0; ok && i < p->nbv; i++)
-        ok = top_add(&t, rank, nproc, u->nbuckets, p->bucket_keys[i], p->bucket_vals[i]);
+        ok = top_add(u, &t, rank, nproc, u->nbuckets, p->bucket_keys[i], p->bucket_vals[i]);
     if (ok && p->cells) {
         etl_spool_rewind(p->cells_out);
         const uint8_t *r;
@@ -887,7 +895,7 @@ static etl_status intervals(etl_usage *u, uint32_t *rank, size_t nproc)
         while (ok && (r = etl_spool_next(p->cells_out, &n)) != NULL) {
             const uint32_t *c = (const uint32_t *)(const void *)r; /* spool records are 4-byte aligned */
             for (size_t k = 0; ok && k < n / (CELL_WORDS * sizeof *c); k++, c += CELL_WORDS)
-                ok = top_add(&t, rank, nproc, u->nbuckets, (uint64_t)c[0] << 32 | c[1],
+                ok = top_add(u, &t, rank, nproc, u->nbuckets, (uint64_t)c[0] << 32 | c[1],
                              (int64_t)((uint64_t)c[3] << 32 | c[2]));
         }
         if (ok && etl_spool_error(p->cells)) {

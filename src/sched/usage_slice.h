@@ -23,7 +23,7 @@ struct etl_usage_priv {
     bool spill_failed;    /* no spill to be had: all stays in memory */
     etl_status failed;    /* the first accumulation that failed: finish returns it */
     etl_diag diag;        /* and says why */
-    etl_idmap bucket_map; /* (bucket << 32 | process + 1) -> index in bucket_vals */
+    etl_idmap bucket_map; /* cell key (usage.c: bucket << 32 | process + 1, or by thread) -> index in bucket_vals */
     int64_t bucket_k0;    /* the number of the window's first interval, from the trace start */
     int64_t *bucket_vals;
     uint64_t *bucket_keys;

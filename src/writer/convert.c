@@ -8,7 +8,11 @@
  *  - group-mask events, whose PERF_COMPACT_CSWITCH bit follows the new format;
  *  - to compact: each CSwitch goes through the batch encoder; a finished batch is
  *    written as a PERFINFO 0x0525 v2 event at the time of the switch that
- *    flushed it (the end-of-trace batches at their CPU's last time);
+ *    flushed it. The end-of-trace batches go at their CPU's last time up to the
+ *    last scheduler record: the events after that record (an end rundown's
+ *    images) are held back until another scheduler record comes or the batches
+ *    are written, so that no batch moves the trace's end (the later of the last
+ *    scheduler record and EndTime);
  *  - to full: each batch is expanded (new thread paired from the next switch on
  *    the CPU) and every switch written as a CSwitch v2 event. Fields a batch does
  *    not carry are written all-ones, a value no kernel writes (see
@@ -36,6 +40,7 @@
 #include "base/mapfile.h"
 #include "base/outfile.h"
 #include "container/reader_internal.h"
+#include "sched/cpushare.h"
 #include "writer/writer_internal.h"
 
 #define QUEUE_LIMIT (64u << 20)  /* bytes a CPU may hold back; beyond, order is given up (counted) */
@@ -56,6 +61,7 @@ typedef struct cpu_queue {
     etl_cswitch *sw;
     size_t sw_head, sw_n, sw_cap;
     uint64_t last_ts;   /* newest time written to this CPU */
+    bool in_tail;       /* listed in conv.tail */
 } cpu_queue;
 
 typedef struct conv {
@@ -71,6 +77,9 @@ typedef struct conv {
     etl_iter *it;        /* the input's records: told of the batches whose times leave the session */
     etl_idmap prio;      /* thread id -> base priority (from Thread events): a compact batch records them */
     size_t held;         /* bytes of all the queues' arenas and record lists (their capacities) */
+    uint64_t sched_ts;   /* to compact: the newest scheduler record's time (etl_sched_kind_of) */
+    unsigned *tail;      /* to compact: the CPUs that may hold events later than sched_ts */
+    unsigned ntail;
     uint8_t *src;        /* per CPU: which switches it has (SRC_*): the first kind seen wins */
     bool expect_batches; /* the session logged compact switches: hold events until each CPU's first batch */
     bool seen_header, seen_mask; /* buffer 0's logfile header and extension, which the writer makes anew */
@@ -240,6 +249,17 @@ static etl_status hold_record(conv *c, uint16_t cpu, uint64_t ts, const uint8_t 
  */
 static etl_status emit(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, size_t size)
 {
+    /* To compact, a CPU with a batch open (it has CSwitch events) holds the events after the last scheduler record. */
+    if (c->o->cswitch == ETL_CSWITCH_COMPACT && c->src[cpu] == SRC_CSWITCH) {
+        cpu_queue *q = &c->q[cpu];
+        bool holds = q->rec_n > q->rec_head;
+        if (!holds && ts <= c->sched_ts) return write_raw(c, cpu, ts, p, size);
+        if (!q->in_tail) {
+            q->in_tail = true;
+            c->tail[c->ntail++] = cpu;
+        }
+        return hold_record(c, cpu, ts, p, size);
+    }
     if (c->o->cswitch == ETL_CSWITCH_FULL && c->src[cpu] != SRC_CSWITCH) {
         cpu_queue *q = &c->q[cpu];
         const etl_batch_expand_cpu *pc = &c->exp.cpus[cpu];
@@ -297,6 +317,19 @@ static etl_status write_batch(conv *c, const etl_ccswap_batch *b, uint64_t ts)
         c->st->batches_out++;
         c->q[b->cpu].last_ts = ev.ts;
     }
+    return st;
+}
+
+/* To compact, a scheduler record at ts: every event held is earlier, and goes out before it. */
+static etl_status sched_record(conv *c, uint64_t ts)
+{
+    etl_status st = ETL_OK;
+    for (unsigned i = 0; st == ETL_OK && i < c->ntail; i++) {
+        c->q[c->tail[i]].in_tail = false;
+        st = release(c, c->tail[i], 0, true);
+    }
+    c->ntail = 0;
+    if (ts > c->sched_ts) c->sched_ts = ts;
     return st;
 }
 
@@ -372,6 +405,10 @@ static etl_status one_record(conv *c, const etl_record *r)
         return ETL_OK;
     }
     if (dst == ETL_OK && ev.kind == ETL_EVENT_GROUP_MASK) return rewrite_group_mask(c, r, &ev.u.group_mask);
+    if (c->o->cswitch == ETL_CSWITCH_COMPACT && kernel && etl_sched_kind_of(hook)) {
+        etl_status st = sched_record(c, r->ts);
+        if (st != ETL_OK) return st;
+    }
 
     bool is_cswitch = ev.kind == ETL_EVENT_CSWITCH && dst == ETL_OK, is_batch = ev.kind == ETL_EVENT_CCSWAP_BATCH;
     if (c->o->cswitch != ETL_CSWITCH_KEEP && (is_cswitch || is_batch)) {
@@ -422,6 +459,7 @@ static void cleanup(conv *c)
     }
     free(c->q);
     free(c->src);
+    free(c->tail);
     free(c->enc_cpus);
     free(c->exp_cpus);
     etl_idmap_free(&c->prio);
@@ -500,9 +538,10 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
 
     c.q = calloc(c.ncpu, sizeof *c.q);
     c.src = calloc(c.ncpu, 1);
+    c.tail = calloc(c.ncpu, sizeof *c.tail);
     c.enc_cpus = calloc(c.ncpu, sizeof *c.enc_cpus);
     c.exp_cpus = calloc(c.ncpu, sizeof *c.exp_cpus);
-    if (!c.q || !c.src || !c.enc_cpus || !c.exp_cpus) {
+    if (!c.q || !c.src || !c.tail || !c.enc_cpus || !c.exp_cpus) {
         cleanup(&c);
         etl_reader_close(rd);
         return ETL_E_NOMEM;
@@ -527,7 +566,8 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
         if (o->on_progress && (st->records_in & 0xFFFF) == 0) o->on_progress(o->progress_ctx, etl_iter_progress(it), total);
         rc = one_record(&c, &r);
     }
-    /* End of trace: the open batches, the open switches, what is still held. */
+    /* End of trace: the open batches, the open switches, what is still held (to compact: the events after the
+     * last scheduler record, which the batches precede). */
     etl_ccswap_batch b;
     while (rc == ETL_OK && etl_ccswap_encoder_flush(&c.enc, &b) == ETL_OK) rc = write_batch(&c, &b, b.last_time);
     etl_cswitch sw;
@@ -545,15 +585,21 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
      * buffer holds): the output reads back whole. */
     for (unsigned i = 0; c.q && i < c.ncpu; i++)
         if (c.q[i].last_ts > last_ts) last_ts = c.q[i].last_ts;
-    /* The session's stop, after its last event, keeps the window: the input's EndTime when its reader trusts it
-     * and the output's last flush (its newest event, or its header buffer's at t0) agrees with it as well. */
+    /*
+     * Unless the session's stop keeps the window: the input's EndTime, as it is, when its reader trusts it and the
+     * output's last flush (its newest event, or its header buffer's at t0) agrees with it as well. Events past it
+     * (relogged traces have some, seconds later) were in the input's window, and are in the output's.
+     */
+    uint64_t end_ts = last_ts;
     if (c.w && etl_reader_end_ts(rd) &&
-        etl_end_agrees(clk, etl_end_time_ts(clk, h), last_ts > clk->t0 ? last_ts : clk->t0))
+        etl_end_agrees(clk, etl_end_time_ts(clk, h), last_ts > clk->t0 ? last_ts : clk->t0)) {
         etl_writer_end_time_min(c.w, h->end_time);
+        end_ts = etl_reader_end_ts(rd); /* no later than EndTime in FILETIME: the minimum above makes it exact */
+    }
     /* A write that failed (a full disk): the file and the system's reason, before the writer goes. */
     if (rc == ETL_E_IO && c.w && diag && !diag->msg[0]) etl_writer_diag(c.w, rc, diag);
     if (c.w) {
-        etl_status cr = etl_writer_close(c.w, last_ts, rc == ETL_OK ? diag : NULL);
+        etl_status cr = etl_writer_close(c.w, end_ts, rc == ETL_OK ? diag : NULL);
         if (rc == ETL_OK) rc = cr;
     }
     if (rc != ETL_OK && diag && !diag->msg[0])

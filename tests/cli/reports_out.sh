@@ -251,6 +251,43 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 t = [x for x in d['threads'] if x['tid'] == 284]
 sys.exit(not (d['waits_known'] and t and t[0]['wait_count'] == 1 and t[0]['wait_ns'] == 19400 and len(d['by_reason']) == 1))" "$tmp/w6.json"
+# --- convert keeps the trace's end; cpu --interval's processes are the totals' (fifth exploratory round, F6, F8) ---
+# convert --cswitch compact wrote each CPU's last batch at its last record, here an Image DCEnd of the end rundown
+# after the last scheduler record: the window's end moved 5 ns (100000111 -> 100000116), each CPU's tail with it.
+"$etlkit" synth --quiet --seed 249524 --cpus 32 --threads 30 --processes 2 --duration 100ms --clock cycles \
+  --cpu-mhz 1000 --stacks --lock-rate 100 --lock-contention 1 -o "$tmp/e.etl"; check "synth, an end rundown" 0 $?
+"$etlkit" convert -q "$tmp/e.etl" -o "$tmp/ec.etl" --cswitch compact; check "convert --cswitch compact" 0 $?
+"$etlkit" convert -q "$tmp/ec.etl" -o "$tmp/ecf.etl" --cswitch full; check "convert --cswitch full" 0 $?
+for f in e ec ecf; do "$etlkit" cpu "$tmp/$f.etl" --json | sed 's/.*"window":\({[^}]*}\).*/\1/' >"$tmp/$f.win"; done
+expect "convert compact: the window is the input's ($(cat "$tmp/e.win"), $(cat "$tmp/ec.win"))" \
+  cmp -s "$tmp/e.win" "$tmp/ec.win"
+expect "convert compact, then full: the window is the input's ($(cat "$tmp/ecf.win"))" cmp -s "$tmp/e.win" "$tmp/ecf.win"
+# A relogged trace has events seconds past its EndTime (gc-threads: 2.9 s): the output's EndTime was the newest event,
+# and every report's window 2.6 s longer. The input's EndTime, which its reader trusts, is kept.
+g=$samples/gc-threads-x64.etl
+"$etlkit" convert -q "$g" -o "$tmp/g.etl"; check "convert gc-threads" 0 $?
+for f in "$g" "$tmp/g.etl"; do
+  "$etlkit" info -q --json "$f" | grep -o '"end_time":[0-9]*'; "$etlkit" cpu -q --json "$f" | sed 's/.*"window":\({[^}]*}\).*/\1/'
+done >"$tmp/g.ends"
+expect "convert: EndTime and the window are the input's ($(tr '\n' ' ' <"$tmp/g.ends"))" \
+  sh -c '[ "$(sed -n 1,2p "$1")" = "$(sed -n 3,4p "$1")" ]' sh "$tmp/g.ends"
+# A thread that ran before its DCStart (CPU 8's head slice, tid 700 of services.exe, [0, 1.6 us)): cpu and
+# cpu --range give it to the process that adopts it, the interval lost it (its processes added up to 1.6 us less
+# than its busy_ns, services.exe 1.6 us short).
+"$etlkit" synth --quiet --seed 394766 --cpus 13 --threads 30 --processes 8 --duration 1ms --clock system \
+  --pointer-size 32 --buffer-size 8K --pmc 2 --no-spinlocks --cpu-mhz 1000 -o "$tmp/i.etl"
+for n in 1 2; do
+  "$etlkit" cpu "$tmp/i.etl" --json --interval 100us --threads $n >"$tmp/i$n.json"; check "cpu --interval --threads $n" 0 $?
+done
+expect "cpu --interval: --threads 1 and 2 the same" cmp -s "$tmp/i1.json" "$tmp/i2.json"
+"$etlkit" cpu "$tmp/i.etl" --json --range 0ns 100us >"$tmp/ir.json"; check "cpu --range 0ns 100us" 0 $?
+expect "cpu --interval: each interval's processes add up to its busy_ns, the first's are cpu --range's" python3 -c "
+import json, sys
+d, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ok = all(sum(p['busy_ns'] for p in i['processes']) == i['busy_ns'] for i in d['intervals'])
+first = {(p['pid'], p['name']): p['busy_ns'] for p in d['intervals'][0]['processes'] if p['busy_ns']}
+want = {(p['pid'], p['name']): p['cpu_ns'] for p in r['processes'] if p['cpu_ns']}
+sys.exit(not (ok and first == want))" "$tmp/i1.json" "$tmp/ir.json"
 # --- a ReadyThread before its CPU's first switch was readied by the thread that switch names as its old one (the
 # head slice's): it read Unknown (tid 284 readied at 21.2 us on CPU 0 by 328, which ran there until 801.7 us)
 "$etlkit" switches "$tmp/w6.etl" --json | grep '"new_tid":284' | head -1 >"$tmp/w6.row"
