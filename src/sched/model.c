@@ -268,6 +268,7 @@ static mcpu *cpu_at(etl_sched *m, unsigned c)
             return NULL;
         }
         memset(p + m->ncpu, 0, (c + 1u - m->ncpu) * sizeof *p);
+        for (unsigned i = m->ncpu; i <= c; i++) p[i].head_tid = UINT32_MAX; /* not read ahead: unknown, not idle */
         m->cpus = p;
         m->ncpu = c + 1u;
     }
@@ -559,7 +560,6 @@ static void on_process(etl_sched *m, const etl_sched_event *ev)
 
 static void read_heads(etl_sched *m)
 {
-    for (unsigned i = 0; i < m->ncpu; i++) m->cpus[i].head_tid = UINT32_MAX;
     etl_reader *r = (etl_reader *)m->opts.reader; /* read only: an iterator of its own */
     if (!r) return;
     unsigned n = etl_reader_cpu_count(r) < m->ncpu ? etl_reader_cpu_count(r) : m->ncpu;
