@@ -271,6 +271,7 @@ static etl_status writer_open(const char *path, FILE *f, bool sync, const etl_wr
         etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX,
                      "buffer size must be a multiple of 8 from 4096 to 16 MiB, and at most 2048 CPUs");
         if (f) fclose(f);
+        free(w->name);
         free(w);
         return ETL_E_INVALID_ARG;
     }
