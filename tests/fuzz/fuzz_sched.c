@@ -122,7 +122,7 @@ static void percpu_differential(etl_reader *r, unsigned threads)
     etl_sched_source_options so = {.sz = sizeof so, .bias = -1, .skip = skip, .threads = 1};
     etl_sched_options mo = {.sz = sizeof mo, .on_row = etl_usage_add, .ctx = &a, .reader = r}; /* as the per-CPU run: a file missing buffers */
     if (etl_sched_source_open(r, &so, &s) != ETL_OK ||
-        etl_sched_open(etl_reader_clock(r), etl_reader_cpu_count(r), &mo, &m) != ETL_OK ||
+        etl_sched_open(etl_reader_clock(r), etl_reader_processors(r), &mo, &m) != ETL_OK ||
         etl_usage_init(&a, m, &uo) != ETL_OK || etl_usage_init(&b, NULL, &uo) != ETL_OK)
         abort();
     etl_sched_event ev;
