@@ -12,12 +12,14 @@
  *
  * Passes, each streaming the trace through a fresh model:
  *   1  locate: the thread instance and [from, at] (the row covering --at, or the
- *      row with the longest off-CPU gap, SI - LSO, of the thread or process);
+ *      row with the longest off-CPU gap, SI - LSO, of the thread or process; a
+ *      process's threads as the finished model attributes them);
  *   2+ collect: the rows of the threads of one depth, inside their intervals;
  *      at the end of the pass they become segments, and the qualifying waits the
  *      requests of the next pass.
  * Memory is the rows of the threads on the chain inside their intervals: a pass
- * can stop once every requested thread has a row reaching past its interval.
+ * can stop once every requested thread has a row reaching past its interval and
+ * every thread shown has its process.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,19 @@ typedef struct crow {
     uint32_t waker_thread, waker_tid;
 } crow;
 
+/*
+ * Locating by process: the best interval of each thread instance so far. Which process a
+ * thread is in is known only at the end of the pass (a TID first seen in a switch is
+ * adopted by a later DCStart or DCEnd, as cpu and waits count it), so the process's
+ * threads are chosen then, from these.
+ */
+typedef struct cand {
+    int64_t start, end, score;
+    uint64_t order;                /* the row's number in the pass: of equal scores, the first wins */
+    uint32_t tid;
+    bool seen, found;
+} cand;
+
 typedef struct request {
     uint32_t node;
     crow *rows;
@@ -51,11 +66,15 @@ struct etl_chain_priv {
     bool seen, found;
     uint32_t best_thread, best_tid;
     int64_t best_start, best_end, best_score;
+    cand *cand;                    /* by thread instance (locating by process) */
+    size_t ncand;
+    uint64_t nrows;
     /* requests of the pass under way */
     request *req;
     size_t nreq;
     size_t ncomplete;
     etl_idmap first;               /* thread -> its first request */
+    uint32_t unlabelled;           /* a thread of the chain last found without its process, or NONE */
     bool nomem;
 };
 
@@ -82,6 +101,7 @@ etl_status etl_chain_init(etl_chain *c, const etl_chain_options *o)
     c->priv = calloc(1, sizeof *c->priv);
     if (!c->priv) return ETL_E_NOMEM;
     etl_idmap_init(&c->priv->first);
+    c->priv->unlabelled = ETL_SCHED_NONE;
     return ETL_OK;
 }
 
@@ -102,6 +122,7 @@ void etl_chain_free(etl_chain *c)
     if (!c) return; /* as the handles' close: a cleanup path may free what it never made */
     if (c->priv) {
         free_requests(c->priv);
+        free(c->priv->cand);
         etl_idmap_free(&c->priv->first);
         free(c->priv);
     }
@@ -117,8 +138,13 @@ static bool process_matches(const etl_chain *c, uint32_t thread)
     const etl_sched_thread *t = etl_sched_thread_at(c->model, thread);
     if (!t) return false;
     const char *want = c->o.process;
-    uint64_t pid; /* decimal digits only: "+4", " 4" or "0x4" are names */
-    if (num_parse_u64(want, 10, UINT64_MAX, &pid) == 0) return t->pid == pid;
+    /* Decimal digits only ("+4", " 4" or "0x4" are names), as the other commands' --process. */
+    bool digits = *want != 0;
+    for (const char *d = want; *d; d++) digits &= *d >= '0' && *d <= '9';
+    if (digits) {
+        uint64_t pid;
+        return num_parse_u64(want, 10, UINT64_MAX, &pid) == 0 && t->pid == pid;
+    }
     const etl_sched_process *p = etl_sched_process_at(c->model, t->process);
     const char *name = p && p->name ? etl_sched_names(c->model) + p->name : "Unknown";
     size_t n = strlen(want);
@@ -133,13 +159,39 @@ static int64_t gap_start(const etl_sched_row *r)
     return r->si;
 }
 
+/* The candidate of thread instance x (locating by process), NULL when out of memory. */
+static cand *cand_of(struct etl_chain_priv *p, uint32_t x)
+{
+    if (x >= p->ncand) {
+        size_t n = p->ncand ? p->ncand : 64;
+        while (n <= x) n *= 2;
+        cand *v = realloc(p->cand, n * sizeof *v);
+        if (!v) {
+            p->nomem = true;
+            return NULL;
+        }
+        memset(v + p->ncand, 0, (n - p->ncand) * sizeof *v);
+        p->cand = v;
+        p->ncand = n;
+    }
+    return &p->cand[x];
+}
+
 static void locate(etl_chain *c, const etl_sched_row *r)
 {
     struct etl_chain_priv *p = c->priv;
     uint32_t x = r->new_thread;
     if (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE || (r->flags & ETL_ROW_HEAD)) return;
-    if (c->o.tid ? r->new_tid != c->o.tid : !(c->o.process && process_matches(c, x))) return;
-    p->seen = true;
+    cand *k = NULL;
+    if (c->o.tid) {
+        if (r->new_tid != c->o.tid) return;
+        p->seen = true;
+    } else {
+        /* Not process_matches(c, x) now: the thread may be adopted later; end_pass asks. */
+        if (!c->o.process || !(k = cand_of(p, x))) return;
+        k->seen = true;
+    }
+    uint64_t order = p->nrows++;
     int64_t gs = gap_start(r), start, end, score;
     if (c->o.has_at) {
         if (gs > c->o.at || c->o.at > r->nso) return;
@@ -156,6 +208,11 @@ static void locate(etl_chain *c, const etl_sched_row *r)
     }
     if (c->o.has_from) start = c->o.from;
     if (start >= end) return;
+    if (k) {
+        if (k->found && score <= k->score) return;
+        *k = (cand){start, end, score, order, r->new_tid, true, true};
+        return;
+    }
     if (p->found && score <= p->best_score) return;
     p->found = true;
     p->best_thread = x;
@@ -222,10 +279,46 @@ void etl_chain_row(void *ctx, const etl_sched_row *row)
     else if (c->priv->phase == 2) collect(c, row);
 }
 
+/* Whether the model names thread x's process yet (a TID seen before its DCStart or DCEnd has none). */
+static bool labelled(const etl_chain *c, uint32_t x)
+{
+    if (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE) return true;
+    const etl_sched_thread *t = etl_sched_thread_at(c->model, x);
+    const etl_sched_process *q = t ? etl_sched_process_at(c->model, t->process) : NULL;
+    if (!t || (q && q->name)) return true;
+    c->priv->unlabelled = x;
+    return false;
+}
+
+/*
+ * Every thread the chain shows (its nodes, the readiers of their segments and of this pass's
+ * rows) with its process: the last pass's model names them in the output, and one stopped
+ * before a later DCStart or DCEnd adopts a thread would print it "Unknown" where cpu and
+ * waits, which read the whole trace, name its process.
+ */
+static bool chain_labelled(const etl_chain *c)
+{
+    struct etl_chain_priv *p = c->priv;
+    if (p->unlabelled != ETL_SCHED_NONE && !labelled(c, p->unlabelled)) return false; /* the usual case: still not */
+    for (size_t i = 0; i < c->nnodes; i++)
+        if (!labelled(c, c->nodes[i].thread)) return false;
+    for (size_t i = 0; i < c->nsegs; i++)
+        if (c->segs[i].has_waker && c->segs[i].waker == ETL_WAKER_THREAD && !labelled(c, c->segs[i].waker_thread))
+            return false;
+    for (size_t i = 0; i < p->nreq; i++)
+        for (size_t j = 0; j < p->req[i].n; j++) {
+            const crow *w = &p->req[i].rows[j];
+            if ((w->flags & ETL_ROW_READIED) && w->waker == ETL_WAKER_THREAD && !labelled(c, w->waker_thread))
+                return false;
+        }
+    p->unlabelled = ETL_SCHED_NONE;
+    return true;
+}
+
 bool etl_chain_pass_done(const etl_chain *c)
 {
     const struct etl_chain_priv *p = c->priv;
-    return p->phase == 2 && p->ncomplete == p->nreq;
+    return p->phase == 2 && p->ncomplete == p->nreq && c->model && chain_labelled(c);
 }
 
 static uint32_t add_node(etl_chain *c, uint32_t thread, uint32_t tid, int64_t a, int64_t b, uint32_t depth,
@@ -445,6 +538,26 @@ etl_status etl_chain_end_pass(etl_chain *c)
     struct etl_chain_priv *p = c->priv;
     c->passes++;
     if (p->phase == 1) {
+        if (p->nomem) return ETL_E_NOMEM;
+        /* By process: its threads as the finished model attributes them, the best interval, the first of equals. */
+        const cand *best = NULL;
+        for (size_t i = 0; i < p->ncand; i++) {
+            const cand *k = &p->cand[i];
+            if (!k->seen || !process_matches(c, (uint32_t)i)) continue;
+            p->seen = true;
+            if (!k->found || (best && (k->score < best->score || (k->score == best->score && k->order > best->order))))
+                continue;
+            best = k;
+            p->found = true;
+            p->best_thread = (uint32_t)i;
+            p->best_tid = k->tid;
+            p->best_start = k->start;
+            p->best_end = k->end;
+            p->best_score = k->score;
+        }
+        free(p->cand);
+        p->cand = NULL;
+        p->ncand = 0;
         if (!p->found) {
             c->status = p->seen ? ETL_CHAIN_NO_INTERVAL : ETL_CHAIN_NO_THREAD;
             p->phase = 3;
