@@ -13,10 +13,13 @@
  * (--tables) removed, so that it holds one export, and other files are left alone;
  * one of them that is the input is refused (64) before anything is read (the CSV
  * sink, etl_csv_sink, keeps these rules for its directory); --to parquet likewise
- * with OUT/<table>.parquet (etl_parquet_sink).
+ * with OUT/<table>.parquet (etl_parquet_sink). --to sqlite: the journals SQLite
+ * keeps under OUT's name (OUT-journal, OUT-wal, OUT-shm) count as OUT (sidecars_*).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include "symbols_cli.h"
 #include "report.h"
@@ -25,6 +28,8 @@
 #include "export_dataset.h"
 #include "base/diag.h"
 #include "base/outfile.h"
+#include "base/platform.h"
+#include "base/sigclean.h"
 
 enum { TO_NONE = 0, TO_SQLITE, TO_CSV, TO_PERFETTO, TO_FTRACE, TO_PARQUET };
 
@@ -65,9 +70,86 @@ typedef struct out_path {
     etl_outfile of;     /* sqlite, perfetto, ftrace */
     etl_csv_sink *csv;      /* csv: the sink owns its directory */
     etl_parquet_sink *pq;   /* parquet: the same */
+    bool sqlite;            /* OUT's SQLite journals go with it (sidecars_*) */
+    bool force;
+    const char *input;
 } out_path;
 
 static void out_tell(void *cmd, const etl_diag *d) { fprintf(stderr, "%s %s: %s\n", prog, (const char *)cmd, d->msg); }
+
+/*
+ * SQLite finds a database's rollback journal and WAL by its name (OUT-journal, OUT-wal,
+ * with OUT-shm the WAL's index), not by the file: an old one left beside OUT by a writer
+ * that died would be replayed by the next client that opens OUT, its pages over the new
+ * export (the tables gone, or a malformed file). So each is OUT's as much as OUT: without
+ * --force one there is refused as OUT is; with it, removed as OUT is replaced, before the
+ * rename (a crash between leaves the old OUT without its journal, never the new one with
+ * the old journal). A symbolic link there is removed itself, never what it names; anything
+ * else (a directory) is refused; one that is the input, by any name, is a usage error.
+ */
+static const char *const sidecar_suffix[] = {"-journal", "-wal", "-shm"};
+enum { SIDECARS = sizeof sidecar_suffix / sizeof sidecar_suffix[0] };
+
+/* Whether fi is the input file (same device and inode; "-" is standard input). */
+static bool same_as_input(const etl_file_info *fi, const char *input)
+{
+    etl_file_info in;
+    return input && fi->has_id &&
+           (strcmp(input, "-") == 0 ? etl_fstat(STDIN_FILENO, &in) : etl_stat(input, true, &in)) == 0 && in.has_id &&
+           in.dev == fi->dev && in.ino == fi->ino;
+}
+
+/*
+ * One sidecar: 0 none there (or, remove, removed), else the exit status after one line.
+ * when: "" before anything is read, " (made during the export)" at the rename.
+ */
+static int sidecar_one(const char *cmd, const char *out, const char *suffix, bool force, const char *input,
+                       bool remove, const char *when)
+{
+    size_t n = strlen(out) + strlen(suffix) + 1;
+    char *p = malloc(n);
+    if (!p) {
+        fprintf(stderr, "%s %s: out of memory\n", prog, cmd);
+        return EXIT_IO;
+    }
+    snprintf(p, n, "%s%s", out, suffix);
+    etl_file_info ls, st;
+    int rc = EXIT_OK;
+    if (etl_stat(p, false, &ls) != 0) {
+        if (errno != ENOENT) {
+            fprintf(stderr, "%s %s: %s: %s\n", prog, cmd, p, strerror(errno));
+            rc = EXIT_IO;
+        }
+    } else if (same_as_input(&ls, input) || (ls.is_link && etl_stat(p, true, &st) == 0 && same_as_input(&st, input))) {
+        fprintf(stderr, "%s %s: %s: the input file, where SQLite looks for %s's journal (--force would remove it); "
+                "nothing written\n", prog, cmd, p, out);
+        rc = EXIT_USAGE;
+    } else if (!ls.is_reg && !ls.is_link) {
+        fprintf(stderr, "%s %s: %s: not a regular file, where SQLite looks for %s's journal; nothing written\n", prog,
+                cmd, p, out);
+        rc = EXIT_IO;
+    } else if (!force) {
+        fprintf(stderr, "%s %s: %s exists%s: SQLite would replay this old journal into the new %s; use --force to "
+                "remove it\n", prog, cmd, p, when, out);
+        rc = EXIT_IO;
+    } else if (remove && etl_unlink(p) != 0 && errno != ENOENT) {
+        fprintf(stderr, "%s %s: %s: cannot remove the old journal: %s; nothing written\n", prog, cmd, p,
+                strerror(errno));
+        rc = EXIT_IO;
+    }
+    free(p);
+    return rc;
+}
+
+/* Before anything is read: what the sidecars' rule refuses (nothing removed yet). */
+static int sidecars_check(const char *cmd, const char *out, bool force, const char *input)
+{
+    for (int i = 0; i < SIDECARS; i++) {
+        int rc = sidecar_one(cmd, out, sidecar_suffix[i], force, input, false, "");
+        if (rc != EXIT_OK) return rc;
+    }
+    return EXIT_OK;
+}
 
 /* Refuses, before reading anything, what the output rules refuse (outfile.h). */
 static int out_check(const char *cmd, const char *path, int to, int force, const char *input, uint32_t tables,
@@ -88,6 +170,14 @@ static int out_check(const char *cmd, const char *path, int to, int force, const
     } else {
         st = etl_outfile_check(path, &o->of, &d);
         if (st == ETL_OK) st = etl_outfile_may_replace(&o->of, path, force, input, &d);
+        o->sqlite = to == TO_SQLITE;
+        o->force = force != 0;
+        o->input = input;
+        int rc = st == ETL_OK && o->sqlite ? sidecars_check(cmd, path, o->force, input) : EXIT_OK;
+        if (rc != EXIT_OK) {
+            etl_outfile_discard(&o->of);
+            return rc;
+        }
     }
     if (st == ETL_OK) return EXIT_OK;
     fprintf(stderr, "%s %s: %s\n", prog, cmd, d.msg);
@@ -134,10 +224,15 @@ static int out_finish(const char *cmd, const char *path, out_path *o, int ok)
     }
     etl_diag d;
     memset(&d, 0, sizeof d);
-    if (ok && etl_outfile_commit(&o->of, path, &d) != ETL_OK) {
+    /* SQLite's journals of the old OUT go first, then the rename; no signal ends it between. */
+    if (ok && o->sqlite) etl_sigclean_hold();
+    for (int i = 0; ok && o->sqlite && rc == EXIT_OK && i < SIDECARS; i++)
+        rc = sidecar_one(cmd, path, sidecar_suffix[i], o->force, o->input, true, " (made during the export)");
+    if (ok && rc == EXIT_OK && etl_outfile_commit(&o->of, path, &d) != ETL_OK) {
         fprintf(stderr, "%s %s: %s\n", prog, cmd, d.msg);
         rc = EXIT_IO;
     }
+    if (ok && o->sqlite) etl_sigclean_release();
     etl_outfile_discard(&o->of);
     return rc;
 }
@@ -227,7 +322,8 @@ int cmd_export(int argc, char **argv)
          .flags = CLI_OPT_REQUIRED | CLI_OPT_NONEMPTY,
          .help = "the file (the directory for csv and parquet) to write; - is standard output for perfetto and ftrace"},
         CLI_FLAG("force", 0, "replace an existing OUT (else refused); a symbolic link is replaced itself, never "
-                 "written through. A csv or parquet directory: its table files replaced as one (those not written "
+                 "written through; sqlite: an old OUT-journal, OUT-wal or OUT-shm (SQLite would replay it into OUT) "
+                 "removed with it. A csv or parquet directory: its table files replaced as one (those not written "
                  "removed), other files kept. A dataset: every trace exported into an existing DS again", &force, 1),
         {.kind = CLI_OPT_CUSTOM, .name = "tables", .arg = "LIST", .parse = parse_tables, .dst = &tables,
          .need = "table names",
