@@ -6,6 +6,7 @@
  */
 #include <string.h>
 #include "etlkit/export.h"
+#include "export/schema_internal.h"
 
 #define I "INTEGER"
 #define T "TEXT"
@@ -373,9 +374,52 @@ const etl_view_def *etl_export_views(size_t *n)
     return views;
 }
 
+/*
+ * The tables each view reads, in the order of views[]: with --tables, a view over a table
+ * not filled would answer from an empty table (cpu_by_thread with no row, every CPU busy 0),
+ * so it is made only when all of these were (trace and enum_name always are).
+ */
+#define B(t) (1u << ETL_TABLE_##t)
+static const uint32_t view_reads[] = {
+    B(TRACE),                                  /* trace_window */
+    B(TRACE) | B(SLICE) | B(THREAD) | B(PROCESS), /* cpu_by_thread: the names from thread and process */
+    B(TRACE) | B(SLICE),                       /* cpu_by_cpu */
+    B(TRACE) | B(SLICE) | B(ENUM_NAME),        /* waits_by_reason */
+    B(TRACE) | B(SLICE),                       /* waits_by_thread */
+};
+#undef B
+_Static_assert(N(view_reads) == N(views), "a view_reads entry per view");
+
+uint32_t etl_export_view_reads(size_t i) { return i < N(view_reads) ? view_reads[i] : 0; }
+
+uint32_t etl_export_tables_parse(const char *list)
+{
+    uint32_t m = 0;
+    while (list && *list) {
+        const char *e = strchr(list, ',');
+        size_t n = e ? (size_t)(e - list) : strlen(list);
+        int t = -1;
+        for (int i = 0; t < 0 && i < ETL_TABLE_COUNT; i++)
+            if (strlen(tables[i].name) == n && memcmp(tables[i].name, list, n) == 0) t = i;
+        if (t < 0) return 0;
+        m |= 1u << t;
+        list = e ? e + 1 : "";
+    }
+    return m;
+}
+
+/* "slice, thread" */
+static void md_reads(FILE *f, uint32_t m)
+{
+    for (int i = 0, k = 0; i < ETL_TABLE_COUNT; i++)
+        if (m >> i & 1u) fprintf(f, "%s`%s`", k++ ? ", " : "", tables[i].name);
+}
+
 /* The trace table's keys, for the documentation (etl_export_rows_finish writes them). */
 static const char *const trace_keys =
-    "`trace_id`, `file`, `file_size`, `etlkit_version`, `export_target`, `logger_name`, `os_version`, `os_build`, "
+    "`trace_id`, `file`, `file_size`, `etlkit_version`, `export_target`, `tables` (the tables this export filled, "
+    "comma-separated in this order: all of them, or those `--tables` named with `trace` and `enum_name`; one not in it "
+    "is empty, or absent from a CSV or Parquet folder), `logger_name`, `os_version`, `os_build`, "
     "`num_cpus` (the header's NumberOfProcessors), `cpus_seen` (the processors the reports list: NumberOfProcessors, "
     "or more when buffers or switches name more), `pointer_size`, `clock_type`, `clock_name`, `ticks_per_second`, "
     "`perf_freq`, `cpu_mhz`, "
@@ -448,9 +492,13 @@ void etl_export_schema_markdown(FILE *f)
             fprintf(f, "\n");
         }
     }
-    fprintf(f, "\n## Views (SQLite only)\n");
+    fprintf(f, "\n## Views (SQLite only)\n\n"
+               "Each view is in the file only when every table it reads was filled: `--tables` without one of\n"
+               "them leaves the view out rather than let it answer from an empty table.\n");
     for (size_t i = 0; i < N(views); i++) {
-        fprintf(f, "\n### %s\n\n%s\n\n", views[i].name, views[i].desc);
+        fprintf(f, "\n### %s\n\n%s\n\nReads: ", views[i].name, views[i].desc);
+        md_reads(f, view_reads[i]);
+        fprintf(f, ".\n\n");
         md_cols(f, views[i].cols, views[i].ncols, false);
     }
 }

@@ -3,13 +3,14 @@
  * libsqlite3): tables from schema.c, one prepared INSERT per table, rows in
  * large transactions with the journal and syncs off while loading (the file is a
  * temporary one until the export succeeds, so a crash loses nothing of value),
- * then the indexes and the views.
+ * then the indexes and the views (each only when the tables it reads were filled).
  */
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/export.h"
 #include "base/platform.h"
+#include "export/schema_internal.h"
 
 #define ROWS_PER_TRANSACTION 1000000u
 
@@ -43,6 +44,25 @@ static int exec(etl_sqlite_sink *s, const char *sql)
 static void fail(etl_sqlite_sink *s, char err[256])
 {
     if (err) snprintf(err, 256, "%s", s->err[0] ? s->err : sqlite3_errmsg(s->db));
+}
+
+/*
+ * The tables the export filled, as `trace` lists them (tables.c); all when it does not say
+ * (rows from another producer): a view is made only over tables that were filled.
+ */
+static uint32_t filled_tables(etl_sqlite_sink *s)
+{
+    uint32_t all = (1u << ETL_TABLE_COUNT) - 1, m = all;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM trace WHERE key = '" ETL_TRACE_KEY_TABLES "'", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        m = etl_export_tables_parse(v);
+        if (!m) m = all; /* not a list of ours */
+    }
+    sqlite3_finalize(st);
+    return m;
 }
 
 /* Closes the database; a file the sink made and did not commit is removed (no tables of nothing left behind). */
@@ -153,7 +173,9 @@ etl_status etl_sqlite_sink_close(etl_sqlite_sink *s, int commit, char err[256])
         int bad = exec(s, "COMMIT");
         for (int i = 0; !bad && i < ETL_TABLE_COUNT; i++)
             for (unsigned k = 0; !bad && t[i].indexes[k]; k++) bad = exec(s, t[i].indexes[k]);
-        for (size_t i = 0; !bad && i < nv; i++) bad = exec(s, v[i].sql);
+        uint32_t filled = bad ? 0 : filled_tables(s);
+        for (size_t i = 0; !bad && i < nv; i++)
+            if ((etl_export_view_reads(i) & filled) == etl_export_view_reads(i)) bad = exec(s, v[i].sql);
         /* Statistics for the query planner (sampled: a second on 15 M rows), and the ordinary journal back. */
         if (!bad) bad = exec(s, "PRAGMA analysis_limit = 1000; ANALYZE; PRAGMA journal_mode = DELETE");
         if (bad) rc = ETL_E_IO;

@@ -14,6 +14,7 @@
 #include "base/opts.h"
 
 #include "export/rows_internal.h"
+#include "export/schema_internal.h"
 
 etl_status etl_export_rows_open(const etl_clock *clock, const etl_export_rows_options *o, etl_export_rows **out)
 {
@@ -300,6 +301,14 @@ static void trace_rows(etl_export_rows *x, const etl_export_rows_end *e)
     kv_u(x, "file_size", etl_reader_file_size(e->reader));
     kv_s(x, "etlkit_version", ETLKIT_VERSION_STRING);
     if (x->o.target) kv_s(x, "export_target", x->o.target);
+    /* The tables filled: the SQLite sink makes only the views they answer (schema_internal.h). */
+    char list[256];
+    size_t k = 0;
+    list[0] = 0;
+    for (int i = 0; i < ETL_TABLE_COUNT; i++)
+        if (x->o.tables >> i & 1u && k < sizeof list)
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", k ? "," : "", etl_export_tables()[i].name);
+    kv_s(x, ETL_TRACE_KEY_TABLES, list);
     kv_s(x, "logger_name", h->logger_name);
     snprintf(buf, sizeof buf, "%u.%u", h->os_major, h->os_minor);
     kv_s(x, "os_version", buf);
