@@ -13,7 +13,8 @@
  * (--tables) removed, so that it holds one export, and other files are left alone;
  * one of them that is the input is refused (64) before anything is read (the CSV
  * sink, etl_csv_sink, keeps these rules for its directory); --to parquet likewise
- * with OUT/<table>.parquet (etl_parquet_sink). --to sqlite: the journals SQLite
+ * with OUT/<table>.parquet (etl_parquet_sink); either replaces the other's table
+ * files too (src/export/sink_files.h). --to sqlite: the journals SQLite
  * keeps under OUT's name (OUT-journal, OUT-wal, OUT-shm) count as OUT (sidecars_*).
  */
 #include <errno.h>
@@ -323,8 +324,8 @@ int cmd_export(int argc, char **argv)
          .help = "the file (the directory for csv and parquet) to write; - is standard output for perfetto and ftrace"},
         CLI_FLAG("force", 0, "replace an existing OUT (else refused); a symbolic link is replaced itself, never "
                  "written through; sqlite: an old OUT-journal, OUT-wal or OUT-shm (SQLite would replay it into OUT) "
-                 "removed with it. A csv or parquet directory: its table files replaced as one (those not written "
-                 "removed), other files kept. A dataset: every trace exported into an existing DS again", &force, 1),
+                 "removed with it. A csv or parquet directory: its table files (.csv and .parquet) replaced as one (those "
+                 "not written removed), other files kept. A dataset: every trace exported into an existing DS again", &force, 1),
         {.kind = CLI_OPT_CUSTOM, .name = "tables", .arg = "LIST", .parse = parse_tables, .dst = &tables,
          .need = "table names",
          .help = "sqlite, csv and parquet: fill only these tables (comma-separated); trace and enum_name are always written. "

@@ -8,10 +8,11 @@
  * The directory follows the output rules of base/outfile.h: checked before
  * anything is read, written as a new temporary directory beside OUT and renamed
  * into place whole when complete. Over an existing directory (force), the
- * OUT/<table>.csv files are replaced as one (etl_outfile_commit): afterwards OUT
- * holds this export's tables and no other table's file (one not written, with
- * tables, is removed), or, when a step failed, its old files as they were; other
- * files are left alone. One of those files that is the input, or is not a regular
+ * OUT/<table>.csv files, and the OUT/<table>.parquet of a Parquet export
+ * (sink_files.h), are replaced as one (etl_outfile_commit): afterwards OUT holds
+ * this export's tables and no other table's file (one not written, with tables,
+ * is removed; one of the other format too), or, when a step failed, its old files
+ * as they were; other files are left alone. One of those files that is the input, or is not a regular
  * file or a link, is refused before anything is written. A failed or interrupted
  * export leaves nothing behind: the files and the directory we created are
  * removed, on a signal too (base/sigclean.h).
@@ -26,10 +27,9 @@
 #include "base/outfile.h"
 #include "base/platform.h"
 #include "base/sigclean.h"
+#include "export/sink_files.h"
 #include "out/csv.h"
 #include "out/num.h"
-
-_Static_assert(ETL_TABLE_COUNT <= 32, "a bit per table (outfile.h: dir_files)");
 
 struct etl_csv_sink {
     etl_outfile of;
@@ -42,7 +42,7 @@ struct etl_csv_sink {
     FILE *f[ETL_TABLE_COUNT];
     char *files[ETL_TABLE_COUNT];  /* the files we created in of.tmp */
     int clean[ETL_TABLE_COUNT];    /* their signal cleanup slots + 1 */
-    const char *names[ETL_TABLE_COUNT]; /* every table's name: the files of ours in OUT (outfile.h, dir_files) */
+    etl_sink_files names;       /* every table's file in every format: the files of ours in OUT (sink_files.h) */
     int failed;
     int err;                    /* the first failure's errno */
     int err_t;                  /* ... and its table */
@@ -73,10 +73,10 @@ etl_status etl_csv_sink_check(const char *dir, const etl_csv_sink_options *opts,
     etl_status st = etl_outfile_check_dir(dir, &c->of, diag);
     if (st == ETL_OK) st = etl_outfile_may_replace(&c->of, dir, o->force, o->input, diag);
     c->tables = (o->tables ? o->tables : (1u << ETL_TABLE_COUNT) - 1) | 1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME;
-    /* Over an existing directory every table's file is ours: those not written this time go too. */
-    for (int i = 0; i < ETL_TABLE_COUNT; i++) c->names[i] = etl_export_tables()[i].name;
+    /* Over an existing directory every table's file, in either format, is ours: those not written this time go too. */
+    uint32_t ours = etl_sink_files_init(&c->names, ETL_SINK_CSV, c->tables);
     if (st == ETL_OK)
-        st = etl_outfile_dir_files(&c->of, dir, c->names, ETL_TABLE_COUNT, ".csv", c->tables, o->input, diag);
+        st = etl_outfile_dir_files(&c->of, dir, c->names.names, ETL_SINK_FILES, "", ours, o->input, diag);
     if (st != ETL_OK) {
         etl_outfile_discard(&c->of);
         free(c->path);

@@ -8,9 +8,10 @@
  * The directory follows the output rules of base/outfile.h as the CSV sink's
  * does: checked before anything is read, written as a new temporary directory
  * beside OUT and renamed into place whole when complete; over an existing
- * directory (force), the OUT/<table>.parquet files are replaced as one (this
- * export's tables, none of another's; or the old ones as they were when a step
- * failed) and other files are left alone; a failed or interrupted export leaves
+ * directory (force), the OUT/<table>.parquet files, and the OUT/<table>.csv of a
+ * CSV export (sink_files.h), are replaced as one (this export's tables, none of
+ * another's in either format; or the old ones as they were when a step failed)
+ * and other files are left alone; a failed or interrupted export leaves
  * nothing behind (base/sigclean.h).
  */
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "base/outfile.h"
 #include "base/platform.h"
 #include "base/sigclean.h"
+#include "export/sink_files.h"
 #include "export/parquet.h"
 
 #define PQ_MAXCOLS 40
@@ -39,7 +41,7 @@ struct etl_parquet_sink {
     pq_worker *worker;          /* their row groups' writer thread (NULL: inline) */
     char *files[ETL_TABLE_COUNT];  /* the files we created in of.tmp */
     int clean[ETL_TABLE_COUNT];    /* their signal cleanup slots + 1 */
-    const char *names[ETL_TABLE_COUNT]; /* every table's name: the files of ours in OUT (outfile.h, dir_files) */
+    etl_sink_files names;       /* every table's file in every format: the files of ours in OUT (sink_files.h) */
     etl_column_def cols[ETL_TABLE_COUNT][PQ_MAXCOLS]; /* trace_id, then the table's */
     etl_value row[PQ_MAXCOLS];
     etl_status st;              /* the first failure */
@@ -73,10 +75,10 @@ etl_status etl_parquet_sink_check(const char *dir, const etl_parquet_sink_option
     etl_status st = etl_outfile_check_dir(dir, &p->of, diag);
     if (st == ETL_OK) st = etl_outfile_may_replace(&p->of, dir, o->force, o->input, diag);
     p->tables = (o->tables ? o->tables : (1u << ETL_TABLE_COUNT) - 1) | 1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME;
-    /* Over an existing directory every table's file is ours: those not written this time go too. */
-    for (int i = 0; i < ETL_TABLE_COUNT; i++) p->names[i] = etl_export_tables()[i].name;
+    /* Over an existing directory every table's file, in either format, is ours: those not written this time go too. */
+    uint32_t ours = etl_sink_files_init(&p->names, ETL_SINK_PARQUET, p->tables);
     if (st == ETL_OK)
-        st = etl_outfile_dir_files(&p->of, dir, p->names, ETL_TABLE_COUNT, ".parquet", p->tables, o->input, diag);
+        st = etl_outfile_dir_files(&p->of, dir, p->names.names, ETL_SINK_FILES, "", ours, o->input, diag);
     if (st != ETL_OK) {
         etl_outfile_discard(&p->of);
         free(p->trace_id);
