@@ -27,14 +27,13 @@ void etl_idmap_init(etl_idmap *m)
 
 void etl_idmap_free(etl_idmap *m)
 {
-    free(m->keys);
-    free(m->vals);
+    free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
 void etl_idmap_clear(etl_idmap *m)
 {
-    for (size_t i = 0; i < m->cap; i++) m->vals[i] = ETL_IDMAP_EMPTY;
+    for (size_t i = 0; i < m->cap; i++) m->slots[i].val = ETL_IDMAP_EMPTY;
     m->count = 0;
 }
 
@@ -43,38 +42,21 @@ static inline size_t slot_of(const etl_idmap *m, uint64_t key)
     return (size_t)etl_hash_mix64(key) & (m->cap - 1);
 }
 
-uint32_t etl_idmap_get(const etl_idmap *m, uint64_t key)
-{
-    if (m->count == 0) return ETL_IDMAP_EMPTY;
-    for (size_t i = slot_of(m, key);; i = (i + 1) & (m->cap - 1)) {
-        if (m->vals[i] == ETL_IDMAP_EMPTY) return ETL_IDMAP_EMPTY;
-        if (m->keys[i] == key) return m->vals[i];
-    }
-}
-
 static etl_status grow(etl_idmap *m)
 {
     size_t ncap = m->cap ? m->cap * 2 : 64;
-    if (ncap > SIZE_MAX / sizeof(uint64_t)) return ETL_E_NOMEM;
-    uint64_t *keys = malloc(ncap * sizeof *keys);
-    uint32_t *vals = malloc(ncap * sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return ETL_E_NOMEM;
-    }
-    for (size_t i = 0; i < ncap; i++) vals[i] = ETL_IDMAP_EMPTY;
+    if (ncap > SIZE_MAX / sizeof(etl_idmap_slot)) return ETL_E_NOMEM;
+    etl_idmap_slot *slots = malloc(ncap * sizeof *slots);
+    if (!slots) return ETL_E_NOMEM;
+    for (size_t i = 0; i < ncap; i++) slots[i].val = ETL_IDMAP_EMPTY;
     for (size_t i = 0; i < m->cap; i++) {
-        if (m->vals[i] == ETL_IDMAP_EMPTY) continue;
-        size_t j = (size_t)etl_hash_mix64(m->keys[i]) & (ncap - 1);
-        while (vals[j] != ETL_IDMAP_EMPTY) j = (j + 1) & (ncap - 1);
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
+        if (m->slots[i].val == ETL_IDMAP_EMPTY) continue;
+        size_t j = (size_t)etl_hash_mix64(m->slots[i].key) & (ncap - 1);
+        while (slots[j].val != ETL_IDMAP_EMPTY) j = (j + 1) & (ncap - 1);
+        slots[j] = m->slots[i];
     }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
+    free(m->slots);
+    m->slots = slots;
     m->cap = ncap;
     return ETL_OK;
 }
@@ -87,15 +69,14 @@ etl_status etl_idmap_put(etl_idmap *m, uint64_t key, uint32_t val)
         if (st != ETL_OK) return st;
     }
     size_t i = slot_of(m, key);
-    while (m->vals[i] != ETL_IDMAP_EMPTY) {
-        if (m->keys[i] == key) {
-            m->vals[i] = val;
+    while (m->slots[i].val != ETL_IDMAP_EMPTY) {
+        if (m->slots[i].key == key) {
+            m->slots[i].val = val;
             return ETL_OK;
         }
         i = (i + 1) & (m->cap - 1);
     }
-    m->keys[i] = key;
-    m->vals[i] = val;
+    m->slots[i] = (etl_idmap_slot){key, val};
     m->count++;
     return ETL_OK;
 }
@@ -104,21 +85,20 @@ bool etl_idmap_remove(etl_idmap *m, uint64_t key)
 {
     if (m->count == 0) return false;
     size_t mask = m->cap - 1, i = slot_of(m, key);
-    while (m->vals[i] != ETL_IDMAP_EMPTY && m->keys[i] != key) i = (i + 1) & mask;
-    if (m->vals[i] == ETL_IDMAP_EMPTY) return false;
+    while (m->slots[i].val != ETL_IDMAP_EMPTY && m->slots[i].key != key) i = (i + 1) & mask;
+    if (m->slots[i].val == ETL_IDMAP_EMPTY) return false;
     /* Backward-shift: pull later entries of the run into the hole when their home allows. */
     size_t hole = i;
-    for (size_t j = (i + 1) & mask; m->vals[j] != ETL_IDMAP_EMPTY; j = (j + 1) & mask) {
-        size_t home = slot_of(m, m->keys[j]);
+    for (size_t j = (i + 1) & mask; m->slots[j].val != ETL_IDMAP_EMPTY; j = (j + 1) & mask) {
+        size_t home = slot_of(m, m->slots[j].key);
         /* j may move to hole if home is not in the cyclic range (hole, j]. */
         bool in_range = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!in_range) {
-            m->keys[hole] = m->keys[j];
-            m->vals[hole] = m->vals[j];
+            m->slots[hole] = m->slots[j];
             hole = j;
         }
     }
-    m->vals[hole] = ETL_IDMAP_EMPTY;
+    m->slots[hole].val = ETL_IDMAP_EMPTY;
     m->count--;
     return true;
 }

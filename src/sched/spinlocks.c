@@ -327,13 +327,13 @@ static etl_status distinct(etl_spinlocks *s, unsigned kind, etl_spin_group *g, s
     etl_idmap *m = &p->seen;
     size_t n = 0;
     for (size_t i = 0; i < m->cap; i++)
-        if (m->vals[i] != ETL_IDMAP_EMPTY && ((m->keys[i] >> 33) == TOTAL_CELL) == (kind == K_TOTAL)) n++;
+        if (m->slots[i].val != ETL_IDMAP_EMPTY && ((m->slots[i].key >> 33) == TOTAL_CELL) == (kind == K_TOTAL)) n++;
     uint64_t *k = malloc((n ? n : 1) * sizeof *k);
     if (!k) return ETL_E_NOMEM;
     size_t j = 0;
     for (size_t i = 0; i < m->cap; i++) {
-        if (m->vals[i] == ETL_IDMAP_EMPTY) continue;
-        uint64_t key = m->keys[i], cx = key >> 33;
+        if (m->slots[i].val == ETL_IDMAP_EMPTY) continue;
+        uint64_t key = m->slots[i].key, cx = key >> 33;
         if ((cx == TOTAL_CELL) != (kind == K_TOTAL)) continue;
         k[j++] = (uint64_t)group_of(p, kind, (size_t)cx) << 33 | (key & 0x1FFFFFFFFull);
     }

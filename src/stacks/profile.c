@@ -493,8 +493,8 @@ static etl_status finish(run *R)
     p->modules = calloc(p->nmodules ? p->nmodules : 1, sizeof *p->modules);
     if (!p->modules) return ETL_E_NOMEM;
     for (size_t s = 0; s < R->module_ix.cap; s++) {
-        if (R->module_ix.vals[s] == ETL_IDMAP_EMPTY) continue;
-        p->modules[R->module_ix.vals[s]].name = etl_strtab_get(&im->names, (uint32_t)R->module_ix.keys[s]);
+        const etl_idmap_slot *e = &R->module_ix.slots[s];
+        if (e->val != ETL_IDMAP_EMPTY) p->modules[e->val].name = etl_strtab_get(&im->names, (uint32_t)e->key);
     }
     for (size_t f = 0; f < R->r.nfunctions; f++) p->modules[R->r.functions[f].module].samples += R->r.functions[f].samples;
 

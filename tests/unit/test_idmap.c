@@ -59,7 +59,7 @@ static void test_idmap_spread(void **state)
     for (uint32_t i = 1; i <= 65535; i++) assert_int_equal(etl_idmap_put(&m, (uint64_t)i << 16, i), ETL_OK);
     size_t run = 0, longest = 0;
     for (size_t i = 0; i < m.cap; i++) {
-        run = m.vals[i] == ETL_IDMAP_EMPTY ? 0 : run + 1;
+        run = m.slots[i].val == ETL_IDMAP_EMPTY ? 0 : run + 1;
         if (run > longest) longest = run;
     }
     assert_true(longest < 64);
