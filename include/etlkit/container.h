@@ -493,7 +493,8 @@ typedef struct etl_walk {
     uint32_t ordinal;        /* the buffer's place in the iterator's order (0, 1, ...) */
     uint16_t cpu;
     unsigned cursor;         /* private */
-    uint64_t t_lo, t_span;   /* the session window as [t_lo, t_lo + t_span] (etl_reader_time_window) */
+    uint64_t t_lo, t_span;   /* the times a next record may have without a closer look, [t_lo, t_lo + t_span]:
+                                from the buffer's last record's to its flush (in the session window) */
     etl_record full;         /* ETL_WALK_OTHER: the record (cpu and buffer_index set) */
 } etl_walk;
 
@@ -612,9 +613,11 @@ static inline bool etl_walk_kernel(etl_walk *w, etl_krec *k)
 {
     if (!etl_frame_kernel(w->p, w->n, &w->pos, k)) return false;
     if (__builtin_expect(k->ts - w->t_lo > w->t_span, 0)) {
-        w->pos -= (k->size + ETL_RECORD_ALIGN - 1) & ~(size_t)(ETL_RECORD_ALIGN - 1); /* back: etl_walk_slow tells it */
+        w->pos -= (k->size + ETL_RECORD_ALIGN - 1) & ~(size_t)(ETL_RECORD_ALIGN - 1); /* back: etl_walk_slow judges it */
         return false;
     }
+    w->t_span -= k->ts - w->t_lo;
+    w->t_lo = k->ts;
     w->records++;
     return true;
 }
@@ -648,6 +651,15 @@ typedef struct etl_record_cache {
 ETL_API etl_status etl_reader_record_at(const etl_reader *r, etl_record_cache *c, uint32_t buffer, uint32_t offset,
                                 etl_record *out);
 ETL_API void etl_record_cache_free(etl_record_cache *c);
+
+/*
+ * The latest time a record of the buffer that gave the record returned last may have: its
+ * flush TimeStamp when that is a time of the session, else the session window's end. For a
+ * reader of payloads with times of their own (a compact batch's switches).
+ */
+ETL_API uint64_t etl_iter_time_limit(const etl_iter *it);
+/* The same for the buffer a walk holds. */
+static inline uint64_t etl_walk_time_limit(const etl_walk *w) { return w->t_lo + w->t_span; }
 
 /* Reader stats plus what this iterator skipped so far. */
 ETL_API const etl_stats *etl_iter_stats_get(const etl_iter *it);

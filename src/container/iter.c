@@ -43,6 +43,10 @@ typedef struct cursor {
     const etl_buf_ent *buf;   /* current buffer, NULL when none */
     size_t pos;               /* next record offset in data */
     uint64_t key;             /* merge time: the largest timestamp of the CPU's records so far */
+    uint64_t flush;           /* the buffer's flush TimeStamp when it is a time of the session, else UINT64_MAX */
+    uint64_t lo, span;        /* record order: a next record in [lo, lo + span] is taken without a closer look
+                                 (lo: the buffer's last record's time; lo + span: its flush) */
+    bool have_last;           /* a record of the buffer was taken: lo is its time */
     bool bad_time_counted;    /* the current buffer is in bad_buffers for a time outside the window */
     uint8_t *scratch;
     size_t scratch_cap;
@@ -154,6 +158,11 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
     c->buf = b;
     c->pos = ETL_BUFFER_HEADER_SIZE;
     c->bad_time_counted = false;
+    /* A buffer is flushed after its last record is written (container.md §2): none is later. */
+    c->flush = b->ts && b->ts - it->t_lo <= it->t_span ? b->ts : UINT64_MAX;
+    c->lo = it->t_lo;
+    c->span = (c->flush != UINT64_MAX ? c->flush : it->t_lo + it->t_span) - it->t_lo;
+    c->have_last = false;
     return ETL_OK;
 }
 
@@ -175,24 +184,92 @@ static void record_problem(etl_iter *it, const etl_buf_ent *b, etl_span data, si
 }
 
 /*
- * A time outside the session window (etl_reader_time_window), in the record at pos of the
- * cursor's buffer: counted (its buffer once in bad_buffers) and told with the record's offset.
+ * An impossible time ts (why it is, fate: what becomes of the record), in the record at
+ * pos of the cursor's buffer: counted (its buffer once in bad_buffers) and told with the
+ * record's offset.
  */
-static void bad_time(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const char *what, const char *fate)
+static void bad_time_why(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const char *what, const char *why,
+                         const char *fate)
 {
     const etl_buf_ent *b = c->buf;
     it->stats.bad_times++;
     if (!c->bad_time_counted) it->stats.bad_buffers++;
     c->bad_time_counted = true;
-    char t[32], lo[32], hi[32], where[48];
+    char t[32], where[48];
     uint64_t at = b->compressed ? b->file_off : b->file_off + pos;
     if (b->compressed) snprintf(where, sizeof where, "in its expanded data");
     else snprintf(where, sizeof where, "file offset 0x%llx", (unsigned long long)at);
-    etl_reader_problem(it->r, &it->stats, ETL_E_RANGE, at,
-                       "buffer %u at offset 0x%llx: record at +0x%zx (%s, %s) has time %s s, outside the session "
-                       "(%s s .. %s s from its start); %s",
-                       b->index, (unsigned long long)b->file_off, pos, where, what, etl_reader_secs(it->r, ts, t),
-                       etl_reader_secs(it->r, it->t_lo, lo), etl_reader_secs(it->r, it->t_lo + it->t_span, hi), fate);
+    etl_reader_problem(it->r, &it->stats, ETL_E_RANGE, at, "buffer %u at offset 0x%llx: record at +0x%zx (%s, %s) has time %s s, %s; %s",
+                       b->index, (unsigned long long)b->file_off, pos, where, what, etl_reader_secs(it->r, ts, t), why,
+                       fate);
+}
+
+/* A time outside the session window (etl_reader_time_window), or after its buffer's flush. */
+static void bad_time(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const char *what, const char *fate)
+{
+    char lo[32], hi[32], why[112];
+    uint64_t flush = c->buf->ts;
+    if (ts - it->t_lo <= it->t_span && flush - it->t_lo <= it->t_span && ts > flush)
+        snprintf(why, sizeof why, "after its buffer was flushed (%s s)", etl_reader_secs(it->r, flush, hi));
+    else
+        snprintf(why, sizeof why, "outside the session (%s s .. %s s from its start)",
+                 etl_reader_secs(it->r, it->t_lo, lo), etl_reader_secs(it->r, it->t_lo + it->t_span, hi));
+    bad_time_why(it, c, pos, ts, what, why, fate);
+}
+
+/* The time of the record at `at` of a buffer's bytes, when one there frames and has a time in the session. */
+static bool peek_ts(const etl_iter *it, const uint8_t *p, size_t n, size_t at, uint64_t *ts)
+{
+    etl_krec k;
+    size_t a = at, next = 0;
+    etl_record r;
+    if (etl_frame_kernel(p, n, &a, &k)) *ts = k.ts;
+    else if (etl_record_frame((etl_span){p, n}, at, &r, &next) == ETL_OK && (r.has & ETL_REC_TS)) *ts = r.ts;
+    else return false;
+    return *ts - it->t_lo <= it->t_span;
+}
+
+enum { TIME_TAKE, TIME_PASS };
+
+/*
+ * A record (at pos, the next at `after`, what it is for messages) whose time ts is not in
+ * its cursor's window [*lo, *lo + *span]. The events of a CPU's buffer are in time order and
+ * none is later than the buffer's flush (container.md §7), so a time outside the session, one
+ * after the flush that a neighbour's time confirms, or one before the record ahead of it
+ * while the record after it agrees with that one, is the record's own damage: TIME_PASS,
+ * told and counted. Where the buffer's time steps back for good (which record is wrong is
+ * not known) it is told and counted, and the record is taken. TIME_TAKE moves the window.
+ * The same judgement for every reader: the merged one, and the walks of etl_walk_next.
+ */
+static int judge_time(etl_iter *it, cursor *c, const uint8_t *p, size_t n, size_t pos, size_t after, uint64_t ts,
+                      bool have_last, const char *what, uint64_t *lo, uint64_t *span)
+{
+    char t[32], why[112];
+    if (ts - it->t_lo > it->t_span) {
+        if (!it->quiet) bad_time(it, c, pos, ts, what, "passed over");
+        return TIME_PASS;
+    }
+    uint64_t next = 0;
+    bool have_next = peek_ts(it, p, n, after, &next);
+    if (ts > c->flush) {
+        if (have_last || (have_next && next <= c->flush)) {
+            if (!it->quiet) bad_time(it, c, pos, ts, what, "passed over");
+            return TIME_PASS;
+        }
+        c->flush = UINT64_MAX; /* its first records are all later: the buffer's TimeStamp is what is wrong */
+    } else if (have_last && ts < *lo) {
+        bool alone = !have_next || next >= *lo;
+        if (!it->quiet) {
+            snprintf(why, sizeof why, "before the record ahead of it in its buffer (%s s)", etl_reader_secs(it->r, *lo, t));
+            bad_time_why(it, c, pos, ts, what, why,
+                         alone ? "passed over" : "taken: the buffer's time goes back here (merged at its CPU's time)");
+        }
+        if (alone) return TIME_PASS;
+    }
+    uint64_t hi = c->flush != UINT64_MAX ? c->flush : it->t_lo + it->t_span;
+    *lo = ts;
+    *span = hi - ts;
+    return TIME_TAKE;
 }
 
 /* What a record is, for a message: its hook, or its header type. */
@@ -214,17 +291,33 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
             if (c->next_buf >= c->n) return ETL_END;
             if (cursor_load(it, c, c->list[c->next_buf++]) != ETL_OK) continue;
         }
+        bool passed = false; /* judged TIME_PASS already (handed out flagged: keep_bad_times) */
         if (it->keep_hook) {
             /* A kernel record whose hook is not wanted (or keep_kernel refuses): framed from its header, passed. */
             size_t pos = c->pos;
             etl_krec k;
-            if (etl_frame_kernel(c->data.p, c->data.n, &pos, &k) && k.ts - it->t_lo <= it->t_span &&
-                (!(it->keep_hook[k.hook >> 3] & (1u << (k.hook & 7))) ||
-                 (it->keep_kernel && !it->keep_kernel(it->keep_kernel_ctx, &k, c->buf->cpu)))) {
-                if (k.ts > c->key) c->key = k.ts;
-                if ((it->mark_hook[k.hook >> 3] & (1u << (k.hook & 7))) && k.ts > it->marked_ts) it->marked_ts = k.ts;
-                c->pos = pos;
-                continue;
+            if (etl_frame_kernel(c->data.p, c->data.n, &pos, &k)) {
+                if (k.ts - c->lo > c->span) {
+                    char what[40];
+                    snprintf(what, sizeof what, "hook 0x%04x", k.hook);
+                    passed = judge_time(it, c, c->data.p, c->data.n, c->pos, pos, k.ts, c->have_last, what, &c->lo,
+                                        &c->span) == TIME_PASS;
+                    if (passed && !it->keep_bad_times) {
+                        c->pos = pos;
+                        continue;
+                    }
+                }
+                if (!passed && (!(it->keep_hook[k.hook >> 3] & (1u << (k.hook & 7))) ||
+                                (it->keep_kernel && !it->keep_kernel(it->keep_kernel_ctx, &k, c->buf->cpu)))) {
+                    c->span -= k.ts - c->lo;
+                    c->lo = k.ts;
+                    c->have_last = true;
+                    if (k.ts > c->key) c->key = k.ts;
+                    if ((it->mark_hook[k.hook >> 3] & (1u << (k.hook & 7))) && k.ts > it->marked_ts)
+                        it->marked_ts = k.ts;
+                    c->pos = pos;
+                    continue;
+                }
             }
         }
         size_t next = 0;
@@ -232,14 +325,21 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
         if (rc == ETL_OK) {
             out->cpu = c->buf->cpu;
             out->buffer_index = c->buf->index;
-            if ((out->has & ETL_REC_TS) && out->ts - it->t_lo > it->t_span) {
+            char what[40];
+            if ((out->has & ETL_REC_TS) &&
+                (passed || (out->ts - c->lo > c->span &&
+                            judge_time(it, c, c->data.p, c->data.n, c->pos, next, out->ts, c->have_last,
+                                       record_what(out, what), &c->lo, &c->span) == TIME_PASS))) {
                 /* Damage: its time moves nothing (it is merged where its CPU's time stood). */
-                char what[40];
-                if (!it->quiet) bad_time(it, c, c->pos, out->ts, record_what(out, what), "passed over");
                 c->pos = next;
                 if (!it->keep_bad_times) continue;
                 out->has |= ETL_REC_BAD_TS;
             } else {
+                if (out->has & ETL_REC_TS) {
+                    c->span -= out->ts - c->lo;
+                    c->lo = out->ts;
+                    c->have_last = true;
+                }
                 if (out->ts > c->key) c->key = out->ts;
                 c->pos = next;
             }
@@ -509,8 +609,8 @@ static void walk_give(etl_iter *it, unsigned k, etl_walk *w)
     w->ordinal = (uint32_t)(c->next_buf - 1);
     w->cpu = c->buf->cpu;
     w->cursor = k;
-    w->t_lo = it->t_lo;
-    w->t_span = it->t_span;
+    w->t_lo = c->lo;
+    w->t_span = c->span;
 }
 
 etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w)
@@ -581,14 +681,17 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
     for (;;) {
         size_t at = w->pos;
         if (etl_frame_kernel(w->p, w->n, &at, k)) {
-            if (k->ts - w->t_lo <= w->t_span) {
+            char what[40];
+            snprintf(what, sizeof what, "hook 0x%04x", k->hook);
+            if (k->ts - w->t_lo <= w->t_span ||
+                judge_time(it, c, w->p, w->n, w->pos, at, k->ts, w->records != 0, what, &w->t_lo, &w->t_span) ==
+                    TIME_TAKE) {
+                w->t_span -= k->ts - w->t_lo;
+                w->t_lo = k->ts;
                 w->pos = at;
                 w->records++;
                 return ETL_WALK_KERNEL;
             }
-            char what[40];
-            snprintf(what, sizeof what, "hook 0x%04x", k->hook);
-            if (!it->quiet) bad_time(it, c, w->pos, k->ts, what, "passed over");
             w->pos = at;
             continue;
         }
@@ -605,11 +708,16 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
             return ETL_WALK_END;
         }
         etl_record *r = &w->full;
-        if ((r->has & ETL_REC_TS) && r->ts - w->t_lo > w->t_span) {
-            char what[40];
-            if (!it->quiet) bad_time(it, c, w->pos, r->ts, record_what(r, what), "passed over");
+        char what[40];
+        if ((r->has & ETL_REC_TS) && r->ts - w->t_lo > w->t_span &&
+            judge_time(it, c, w->p, w->n, w->pos, next, r->ts, w->records != 0, record_what(r, what), &w->t_lo,
+                       &w->t_span) == TIME_PASS) {
             w->pos = next;
             continue;
+        }
+        if (r->has & ETL_REC_TS) {
+            w->t_span -= r->ts - w->t_lo;
+            w->t_lo = r->ts;
         }
         w->pos = next;
         w->records++;
@@ -660,6 +768,12 @@ uint64_t etl_iter_marked_ts(const etl_iter *it) { return it->marked_ts; }
 
 const etl_stats *etl_iter_stats_get(const etl_iter *it) { return &it->stats; }
 uint64_t etl_iter_merge_ts(const etl_iter *it) { return it->last_key; }
+
+uint64_t etl_iter_time_limit(const etl_iter *it)
+{
+    const cursor *c = it->order == ETL_ORDER_TIME ? (it->pending >= 0 ? &it->cur[it->pending] : NULL) : &it->cur[0];
+    return c && c->buf ? c->lo + c->span : it->t_lo + it->t_span;
+}
 uint64_t etl_iter_progress(const etl_iter *it) { return it->progress; }
 
 void etl_iter_close(etl_iter *it)

@@ -89,6 +89,8 @@ const char *etl_reader_secs(const etl_reader *r, uint64_t ts, char out[32]);
 __int128 etl_end_time_ts(const etl_clock *c, const etl_logfile_header *h);
 /* Whether an EndTime at end_ts (session clock) agrees with a last buffer flush at flush_ts: not far after it. */
 bool etl_end_agrees(const etl_clock *c, __int128 end_ts, __int128 flush_ts);
+/* Rewrites the TimeStamp in the header of the record at p (n bytes): ETL_E_INVALID_ARG when it has none. */
+etl_status etl_record_retime(uint8_t *p, size_t n, uint64_t ts);
 
 /*
  * The most event data a buffer can hold once decompressed: the session's

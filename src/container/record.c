@@ -9,6 +9,7 @@
  */
 #include <string.h>
 #include "etlkit/container.h"
+#include "container/reader_internal.h"
 #include "base/bytes.h"
 #include "base/fastmem.h"
 
@@ -313,5 +314,23 @@ etl_status etl_record_next_ext(const etl_record *r, size_t *pos, etl_ext_item *i
     if (!item->data.p && dsize) return ETL_E_CORRUPT;
     size_t next = off + 8 + ((dsize + 7) & ~(size_t)7);
     *pos = (linkage & 1) && next < e.n ? next : e.n;
+    return ETL_OK;
+}
+
+etl_status etl_record_retime(uint8_t *p, size_t n, uint64_t ts)
+{
+    etl_record r;
+    size_t next = 0, off = 16; /* the kernel SYSTEM and COMPACT headers, FULL, INSTANCE and EVENT_HEADER */
+    etl_status st = etl_record_frame((etl_span){p, n}, 0, &r, &next);
+    if (st != ETL_OK) return st;
+    if (!(r.has & ETL_REC_TS)) return ETL_E_INVALID_ARG;
+    if (r.htype == ETL_HTYPE_PERFINFO32 || r.htype == ETL_HTYPE_PERFINFO64) {
+        off = 8;
+    } else if (r.htype == ETL_HTYPE_MESSAGE) { /* frame_message's walk to its TimeStamp */
+        uint16_t opt = etl_rd_u16(p + 6);
+        off = 8 + (opt & TRACE_MESSAGE_SEQUENCE ? 4u : 0u) +
+              (opt & TRACE_MESSAGE_GUID ? 16u : opt & TRACE_MESSAGE_COMPONENTID ? 4u : 0u);
+    }
+    etl_wr_u64(p + off, ts);
     return ETL_OK;
 }

@@ -436,6 +436,7 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
         uint8_t version = (uint8_t)(full ? full->version : kr->version_word & 0xFF);
         const uint8_t *rec = full ? full->data : kr->data;
         uint64_t bad_time = k->x.stats.bad_time;
+        etl_batch_expand_window(&k->x, k->x.t_lo, etl_walk_time_limit(wk)); /* none after the buffer's flush */
         etl_batch_expand_begin(&k->x, 0, payload, rn->bias, version);
         if (!rn->c->cpu_time) {
             while (etl_batch_expand_next(&k->x, next_sw(k)) == ETL_OK) compact_switch(k, false);

@@ -133,6 +133,7 @@ static bool take_record(part *p, stream *s, const etl_record *rec)
         /* No read-ahead: the batch's switches are merged where it lies. */
         s->late_key = s->time;
         p->st.late_batches++;
+        etl_batch_expand_window(&s->x, s->x.t_lo, etl_walk_time_limit(&s->wk)); /* none after the buffer's flush */
         etl_batch_expand_begin(&s->x, 0, rec->payload, p->bias, (uint8_t)rec->version);
         s->batch_rec = rec->data;
         s->expanding = true;
@@ -289,11 +290,13 @@ static void ahead_fill(part *p, stream *s)
         int r = etl_walk_next(&s->wk, &k);
         if (r == ETL_WALK_KERNEL) {
             if (k.hook != ETL_HOOK_CSWITCH_BATCH) continue;
+            etl_batch_expand_window(&s->x, s->x.t_lo, etl_walk_time_limit(&s->wk));
             etl_batch_expand_begin(&s->x, 0, k.payload, p->bias, (uint8_t)(k.version_word & 0xFF));
             s->batch_rec = k.data;
             s->expanding = true;
         } else if (r == ETL_WALK_OTHER) {
             if (!etl_record_kernel_hook(&s->wk.full, &hook) || hook != ETL_HOOK_CSWITCH_BATCH) continue;
+            etl_batch_expand_window(&s->x, s->x.t_lo, etl_walk_time_limit(&s->wk));
             etl_batch_expand_begin(&s->x, 0, s->wk.full.payload, p->bias, (uint8_t)s->wk.full.version);
             s->batch_rec = s->wk.full.data;
             s->expanding = true;

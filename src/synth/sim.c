@@ -565,7 +565,9 @@ static uint64_t do_switch(synth *s, unsigned c, uint64_t t, int32_t nxt, uint8_t
             synth_fail(s, st, "adding a switch to a compact batch");
             return ts;
         }
-        if (b.size) synth_emit_batch(s, &b, s->full ? reserve(s, c, ts + 1) : ts);
+        /* After the records this switch logged (its stack walks, at reserved times): a CPU's records are in
+         * time order (container.md §7). */
+        if (b.size) synth_emit_batch(s, &b, s->full || ts + 1 < p->next_free ? reserve(s, c, s->full ? ts + 1 : ts) : ts);
         for (unsigned k = 0; k < 4; k++)
             if (s->enc.stats.forms[k] != forms[k]) tr->form = (uint8_t)k;
         tr->compact = true;

@@ -83,6 +83,8 @@ typedef struct conv {
     uint8_t *src;        /* per CPU: which switches it has (SRC_*): the first kind seen wins */
     bool expect_batches; /* the session logged compact switches: hold events until each CPU's first batch */
     bool seen_header, seen_mask; /* buffer 0's logfile header and extension, which the writer makes anew */
+    uint8_t *retimed;    /* a record copied to be written at its CPU's time (write_raw) */
+    size_t retimed_cap;
 } conv;
 
 /* A trace may carry both CSwitch events and batches (--cswitch both): use one kind per CPU. */
@@ -102,6 +104,17 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 
 static etl_status write_raw(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, size_t n)
 {
+    if (ts < c->q[cpu].last_ts) {
+        /*
+         * Earlier than what its CPU wrote: a record of a damaged input that the reader merged
+         * at its CPU's time (it told that). It goes out at that time, as batches' switches do,
+         * so that the CPU's records in the output are in time order (container.md §7).
+         */
+        if (!grow((void **)&c->retimed, &c->retimed_cap, n, 1)) return ETL_E_NOMEM;
+        memcpy(c->retimed, p, n);
+        ts = c->q[cpu].last_ts;
+        if (etl_record_retime(c->retimed, n, ts) == ETL_OK) p = c->retimed;
+    }
     etl_status st = etl_writer_write_record(c->w, cpu, ts, p, n);
     if (st == ETL_OK) {
         c->st->records_out++;
@@ -136,14 +149,14 @@ static etl_status write_cswitch(conv *c, const etl_cswitch *in)
     ev.header = ETL_WH_PERFINFO;
     ev.version = (uint8_t)c->cswitch_version;
     ev.hook = ETL_HOOK_CSWITCH;
-    ev.ts = in->ts;
+    ev.ts = in->ts > c->q[in->cpu].last_ts ? in->ts : c->q[in->cpu].last_ts; /* in time order, as write_raw */
     ev.payload = payload;
     ev.len = n;
     st = etl_writer_write(c->w, &ev);
     if (st == ETL_OK) {
         c->st->records_out++;
         c->st->cswitch_out++;
-        if (in->ts > c->q[in->cpu].last_ts) c->q[in->cpu].last_ts = in->ts;
+        c->q[in->cpu].last_ts = ev.ts;
     }
     return st;
 }
@@ -284,6 +297,7 @@ static etl_status expand_batch(conv *c, const etl_record *r)
 {
     c->st->batches_in++;
     uint64_t bad_time = c->exp.stats.bad_time;
+    etl_batch_expand_window(&c->exp, c->exp.t_lo, etl_iter_time_limit(c->it)); /* none after the buffer's flush */
     etl_batch_expand_begin(&c->exp, r->cpu, r->payload, c->bias, (uint8_t)r->version);
     etl_cswitch sw;
     etl_status st = ETL_OK;
@@ -462,6 +476,7 @@ static void cleanup(conv *c)
     free(c->tail);
     free(c->enc_cpus);
     free(c->exp_cpus);
+    free(c->retimed);
     etl_idmap_free(&c->prio);
 }
 

@@ -823,6 +823,93 @@ static void test_iter_keep_kernel(void **state)
 }
 
 /*
+ * Records whose time their buffer contradicts (container.md §7: a CPU's buffer is in time
+ * order, none of its records later than its flush). CPU 0's buffer, flushed at 1000500:
+ * tags 1, 2, a spike after the flush (3), 4, a dip below the record ahead of it (5) that the
+ * one after confirms, 6, then a step back for good (7 < 6, 8 < 6: taken, told), 8. CPU 1's
+ * buffer claims a flush before all its records: its TimeStamp is what is wrong, all taken.
+ * Every reader - file order, time order, the per-CPU walks - takes the same records.
+ */
+static void build_bad_times(eb_file *f)
+{
+    eb_lfh lh = eb_lfh_default();
+    eb_init(f);
+    eb_header_buffer(f, &lh, 0);
+    eb_end(f);
+    eb_begin(f, &(eb_bufopt){.size = 0x800, .seq = 1, .cpu = 0, .timestamp = 1000500});
+    const uint64_t ts0[] = {1000100, 1000200, 1900000, 1000300, 1000150, 1000400, 1000350, 1000360};
+    for (uint32_t i = 0; i < 8; i++) add_tagged(f, 0, ts0[i], i + 1, 0);
+    eb_end(f);
+    eb_begin(f, &(eb_bufopt){.size = 0x400, .seq = 2, .cpu = 1, .timestamp = 1000010});
+    add_tagged(f, 1, 1000600, 0x101, 0);
+    add_tagged(f, 1, 1000700, 0x102, 0);
+    eb_end(f);
+}
+
+static void test_iter_bad_times_in_buffer(void **state)
+{
+    (void)state;
+    eb_file f;
+    build_bad_times(&f);
+    const uint32_t tags[] = {0x400, 1, 2, 4, 6, 7, 8, 0x101, 0x102}; /* 0x400: the logfile header's BufferSize */
+    const size_t nwant = sizeof tags / sizeof *tags;
+    for (int order = 0; order < 2; order++) {
+        diags d = {0};
+        etl_reader *r = open_ok(&f, &d);
+        etl_iter *it = NULL;
+        assert_int_equal(etl_iter_open(r, order ? ETL_ORDER_TIME : ETL_ORDER_FILE, &it), ETL_OK);
+        etl_record rec;
+        uint32_t seen[16];
+        size_t n = 0;
+        while (etl_iter_next(it, &rec) == ETL_OK) {
+            assert_true(n < 16);
+            seen[n++] = rec.payload.n >= 4 ? eb_r32(rec.payload.p) : 0;
+        }
+        assert_int_equal(n, nwant);
+        if (order == 0)
+            for (size_t i = 0; i < n; i++) assert_int_equal(seen[i], tags[i]);
+        const etl_stats *st = etl_iter_stats_get(it);
+        assert_int_equal(st->bad_times, 3); /* the spike, the dip, the step back */
+        assert_int_equal(st->bad_buffers, 1);
+        assert_true(etl_stats_damaged(st));
+        /* Told with the record's file offset and why. */
+        int flushed = 0, ahead = 0, back = 0;
+        for (int i = 0; i < d.n && i < 64; i++) {
+            flushed += strstr(d.d[i].msg, "after its buffer was flushed") != NULL;
+            ahead += strstr(d.d[i].msg, "before the record ahead of it") != NULL;
+            back += strstr(d.d[i].msg, "time goes back here") != NULL;
+            assert_true(d.d[i].file_offset > 0x400 && d.d[i].file_offset < 0xC00);
+        }
+        assert_int_equal(flushed, 1);
+        assert_int_equal(ahead, 2);
+        assert_int_equal(back, 1);
+        etl_iter_close(it);
+        etl_reader_close(r);
+    }
+    /* The walks judge alike. */
+    etl_reader *r = open_ok(&f, NULL);
+    etl_iter *it = NULL;
+    assert_int_equal(etl_iter_open_cpus_buffers(r, NULL, 0, &it), ETL_OK);
+    etl_walk w;
+    etl_krec k;
+    size_t n = 0;
+    uint32_t seen[16];
+    while (etl_iter_next_buffer(it, &w) == ETL_OK) {
+        for (int kind; (kind = etl_walk_next(&w, &k)) != ETL_WALK_END;) {
+            assert_true(n < 16);
+            etl_span pl = kind == ETL_WALK_KERNEL ? k.payload : w.full.payload;
+            seen[n++] = pl.n >= 4 ? eb_r32(pl.p) : 0;
+        }
+    }
+    assert_int_equal(n, nwant);
+    for (size_t i = 0; i < n; i++) assert_int_equal(seen[i], tags[i]); /* one CPU after the other */
+    assert_int_equal(etl_iter_stats_get(it)->bad_times, 3);
+    etl_iter_close(it);
+    etl_reader_close(r);
+    eb_free(&f);
+}
+
+/*
  * HEADER buffers whose SavedOffset is 0 (Vista/7, relogger) or stops after the
  * logfile header (PerfView): Offset is the end of the data (container.md §12).
  */
@@ -1874,6 +1961,7 @@ int main(void)
         cmocka_unit_test(test_reader_clean_file_order),
         cmocka_unit_test(test_reader_time_order),
         cmocka_unit_test(test_iter_keep_kernel),
+        cmocka_unit_test(test_iter_bad_times_in_buffer),
         cmocka_unit_test(test_reader_two_iterators),
         cmocka_unit_test(test_reader_header_saved_offset),
         cmocka_unit_test(test_reader_duplicate_sequence),

@@ -70,8 +70,8 @@ static void build(eb_file *f)
 
     eb_begin(f, &(eb_bufopt){.size = 0x400, .seq = 2, .cpu = 0});
     add_full64(f, &GUID_B, T0 + 600);
-    add_full64(f, &GUID_A, T0 + 700);
-    add_full64(f, &GUID_B, T0 + 50);
+    add_full64(f, &GUID_A, T0 + 650);
+    add_full64(f, &GUID_B, T0 + 700);
     eb_end(f);
 }
 
