@@ -20,7 +20,8 @@
  * ftrace: `sched_switch`, `sched_blocked_reason` after a switch-out into a
  * wait, and `sched_waking` lines in the format of perfetto.md §7; comms are the
  * thread's name or else its process's image name, 15 bytes at most, without
- * spaces or '='.
+ * spaces or '='; a thread id the record does not carry is 4294967295 (<...>),
+ * as in the protobuf, never 0 (idle).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -328,8 +329,8 @@ static const char *comm_of(etl_timeline *w, uint32_t tid, unsigned cpu, char buf
 static void ft_head(etl_timeline *w, uint32_t tid, unsigned cpu, int64_t ns)
 {
     char buf[16], tg[16];
-    const char *comm = tid == 0 ? "<idle>" : comm_of(w, tid, cpu, buf);
-    const who *t = tid ? thr(w, tid, false) : NULL;
+    const char *comm = tid == 0 ? "<idle>" : tid == UNKNOWN_TID ? "<...>" : comm_of(w, tid, cpu, buf);
+    const who *t = tid && tid != UNKNOWN_TID ? thr(w, tid, false) : NULL;
     if (tid == 0) snprintf(tg, sizeof tg, "%5u", 0u);
     else if (t && t->pid != UINT32_MAX) snprintf(tg, sizeof tg, "%5u", t->pid);
     else snprintf(tg, sizeof tg, "-----");
@@ -349,24 +350,31 @@ const char *etl_ftrace_state(unsigned state, bool known)
     }
 }
 
+/*
+ * A thread id the record does not carry (a compact switch whose successor was lost) is
+ * written as 4294967295 with the comm <...>, as the Perfetto target writes it: never 0,
+ * which every importer reads as the idle thread (swapper), so an unknown tail would show
+ * as idle time. trace_processor reads the pids as unsigned 32-bit numbers.
+ */
 static void ft_switch(etl_timeline *w, const etl_cswitch *e, int64_t ns)
 {
     uint32_t k = e->known;
-    uint32_t old = (k & ETL_CSW_OLD_TID) ? e->old_tid : 0, nw = (k & ETL_CSW_NEW_TID) ? e->new_tid : 0;
+    uint32_t old = (k & ETL_CSW_OLD_TID) ? e->old_tid : UNKNOWN_TID, nw = (k & ETL_CSW_NEW_TID) ? e->new_tid : UNKNOWN_TID;
     char b1[16], b2[16];
     if (k & ETL_CSW_NEW_TID) {
         who *t = nw ? thr(w, nw, true) : NULL;
         if (t && (k & ETL_CSW_NEW_PRIORITY)) t->prio = e->new_priority;
     }
-    who *ot = old ? thr(w, old, false) : NULL;
+    who *ot = old && (k & ETL_CSW_OLD_TID) ? thr(w, old, false) : NULL;
     int oprio = (k & ETL_CSW_OLD_PRIORITY) && e->old_priority >= 0 ? e->old_priority : ot && ot->prio >= 0 ? ot->prio : 0;
     int nprio = (k & ETL_CSW_NEW_PRIORITY) && e->new_priority >= 0 ? e->new_priority : 0;
     ft_head(w, old, e->cpu, ns);
     fprintf(w->f, "sched_switch: prev_comm=%s prev_pid=%u prev_prio=%d prev_state=%s ==> next_comm=%s next_pid=%u next_prio=%d\n",
-            comm_of(w, old, e->cpu, b1), old, oprio, etl_ftrace_state(e->old_state, (k & ETL_CSW_STATE) != 0),
+            (k & ETL_CSW_OLD_TID) ? comm_of(w, old, e->cpu, b1) : "<...>", old, oprio,
+            etl_ftrace_state(e->old_state, (k & ETL_CSW_STATE) != 0),
             (k & ETL_CSW_NEW_TID) ? comm_of(w, nw, e->cpu, b2) : "<...>", nw, nprio);
     w->st.lines++;
-    if (old && (k & ETL_CSW_STATE) && (k & ETL_CSW_WAIT_REASON) &&
+    if (old && (k & ETL_CSW_OLD_TID) && (k & ETL_CSW_STATE) && (k & ETL_CSW_WAIT_REASON) &&
         (e->old_state == 5 || e->old_state == 6 || e->old_state == 9)) {
         const char *rn = etl_wait_reason_name(e->old_wait_reason);
         unsigned r = e->old_wait_reason;
