@@ -330,7 +330,8 @@ int cmd_export(int argc, char **argv)
          .need = "table names",
          .help = "sqlite, csv and parquet: fill only these tables (comma-separated); trace and enum_name are always written. "
                  "A view only when every table it reads is filled (cpu_by_thread: slice, thread, process; the others: slice)"},
-        CLI_STRING("trace-id", 0, "ID", "the trace_id of the rows (default: FILE's base name)", "a value", &trace_id),
+        CLI_STRING("trace-id", 0, "ID", "the trace_id of the rows (default: FILE's base name, .etl kept; a dataset's "
+                   "ID drops it)", "a value", &trace_id),
         CLI_FLAG("dataset", 0, "write a dataset DS (as several FILEs do) even from one FILE", &dataset, 1),
         CLI_UINT("jobs", "N", "a dataset: traces exported at once (default: the CPUs available)", "a count, 1..256",
                  &jobs, 1, 256),
