@@ -120,6 +120,7 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
 {
     const etl_reader *r = it->r;
     it->progress += b->disk_size;
+    if (b->skip) return ETL_E_CORRUPT; /* told and counted when the file was opened */
     /* Over the session's BufferSize, etl_reader_load_buffer refuses it: no memory for it. */
     if (b->compressed && c->scratch_cap < b->data_end && b->data_end <= etl_reader_data_cap(r)) {
         size_t want = b->data_end;
@@ -356,7 +357,7 @@ static int by_cpu_seq(const void *a, const void *b)
 {
     const etl_buf_ent *x = *(const etl_buf_ent *const *)a, *y = *(const etl_buf_ent *const *)b;
     if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
-    if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
+    if (x->order != y->order) return x->order < y->order ? -1 : 1;
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
@@ -418,10 +419,13 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
     it->t_lo = r->t_lo;
     it->t_span = r->t_span;
     it->lists = malloc((r->nbufs ? r->nbufs : 1) * sizeof *it->lists);
-    for (size_t i = 0; it->lists && i < r->nbufs; i++) it->lists[i] = &r->bufs[i];
+    /* File order keeps every buffer (ranges are by index; cursor_load passes the skipped); time order, the read. */
+    size_t nl = 0;
+    for (size_t i = 0; it->lists && i < r->nbufs; i++)
+        if (order == ETL_ORDER_FILE || !r->bufs[i].skip) it->lists[nl++] = &r->bufs[i];
 
     if (order == ETL_ORDER_TIME) {
-        if (it->lists) qsort(it->lists, r->nbufs, sizeof *it->lists, by_cpu_seq);
+        if (it->lists) qsort(it->lists, nl, sizeof *it->lists, by_cpu_seq);
         /* One cursor per selected CPU, in CPU order: the tree breaks time ties by cursor, so by CPU. */
         it->ncur = 0;
         for (unsigned c = 0; c < r->ncpu; c++) it->ncur += selected(sel, c);
@@ -438,10 +442,10 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
             if (selected(sel, c)) it->cur[k++].cpu = c;
         unsigned slot = 0, next_cpu = 0; /* cursors of CPUs without buffers stay empty */
         size_t i = 0;
-        while (i < r->nbufs) {
+        while (i < nl) {
             size_t j = i;
             unsigned cpu = it->lists[i]->cpu;
-            while (j < r->nbufs && it->lists[j]->cpu == cpu) j++;
+            while (j < nl && it->lists[j]->cpu == cpu) j++;
             if (selected(sel, cpu)) {
                 for (; next_cpu < cpu; next_cpu++) slot += selected(sel, next_cpu);
                 cursor *c = &it->cur[slot];

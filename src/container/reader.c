@@ -55,12 +55,29 @@ static bool plausible_alone(const etl_reader *r, size_t off)
     return true;
 }
 
-/* A plausible header whose BufferSize leads to the end of the file or to another one. */
+/* A plausible header whose BufferSize leads to the end of the file or to another one (never past the end). */
 static bool plausible_header(const etl_reader *r, size_t off)
 {
     if (!plausible_alone(r, off)) return false;
     size_t next = off + etl_rd_u32(r->data + off);
-    return next >= r->size || plausible_alone(r, next);
+    return next == r->size || (next < r->size && plausible_alone(r, next));
+}
+
+/*
+ * How far from where a buffer was expected its header is looked for, when the chain of
+ * BufferSizes breaks: a flipped bit of a size moves it by up to 32 KiB (an impossible size is
+ * resynchronised forward instead). Two plausible headers a chain apart are rare in other bytes.
+ */
+#define NEAR_BYTES 65536u
+
+/* A plausible header within NEAR_BYTES of at, after `after` (0: none), nearest first; SIZE_MAX: none. */
+static size_t near_header(const etl_reader *r, size_t at, size_t after)
+{
+    for (size_t d = 1; d <= NEAR_BYTES; d++) {
+        if (at >= d && at - d > after && plausible_header(r, at - d)) return at - d;
+        if (at + d + ETL_BUFFER_HEADER_SIZE <= r->size && plausible_header(r, at + d)) return at + d;
+    }
+    return SIZE_MAX;
 }
 
 /* After an impossible buffer header at `bad`: the next plausible one, or the end of the file. */
@@ -111,6 +128,42 @@ static etl_status index_buffers(etl_reader *r)
         if (!etl_map_pread(&r->map, off, raw, sizeof raw)) memcpy(raw, r->data + off, sizeof raw);
         etl_buffer_header h;
         etl_buffer_header_decode((etl_span){raw, sizeof raw}, &h);
+        /*
+         * Compressed buffers each have their own size, so one BufferSize a few bytes off leads
+         * into the bytes around the next header, which may still look like one. Where the chain
+         * of sizes breaks here, a header a few bytes away that continues it is the buffer: the
+         * previous one's size was wrong (it ends there); else, when the next header lies a few
+         * bytes from where this one's size leads, this one's size was.
+         */
+        if (!r->uniform && off && !plausible_header(r, off)) {
+            etl_buf_ent *prev = r->nbufs ? &r->bufs[r->nbufs - 1] : NULL;
+            size_t at = near_header(r, off, prev ? prev->file_off + ETL_BUFFER_HEADER_SIZE : 0);
+            size_t next = off + h.buffer_size, to = SIZE_MAX; /* where this one's size should lead */
+            if (plausible_alone(r, off) && h.buffer_size >= ETL_BUFFER_HEADER_SIZE)
+                to = near_header(r, next, off + ETL_BUFFER_HEADER_SIZE);
+            /* The nearer of the two explains the break with the smaller error. */
+            size_t d_at = at == SIZE_MAX ? SIZE_MAX : at > off ? at - off : off - at;
+            size_t d_to = to == SIZE_MAX ? SIZE_MAX : to > next ? to - next : next - to;
+            if (d_to != SIZE_MAX && d_to <= d_at) {
+                st->bad_buffers++;
+                etl_reader_problem(r, st, ETL_E_CORRUPT, off,
+                                   "buffer %zu at offset 0x%zx: BufferSize %u does not lead to the next buffer; %zu does",
+                                   r->nbufs, off, h.buffer_size, to - off);
+                h.buffer_size = (uint32_t)(to - off);
+            } else if (d_at != SIZE_MAX) {
+                st->bad_buffers++;
+                etl_reader_problem(r, st, ETL_E_CORRUPT, off,
+                                   "buffer %zu at offset 0x%zx: no buffer header here, the last one's BufferSize is "
+                                   "off by %lld; it is at 0x%zx",
+                                   r->nbufs, off, (long long)at - (long long)off, at);
+                if (prev && prev->file_off + prev->disk_size == off && !prev->truncated)
+                    prev->disk_size = (uint32_t)(at - prev->file_off);
+                else if (at > off)
+                    st->skipped_bytes += at - off;
+                off = at;
+                continue;
+            }
+        }
         if (h.buffer_size < ETL_BUFFER_HEADER_SIZE || h.buffer_size > ETL_MAX_BUFFER_SIZE) {
             size_t next = resync(r, off);
             st->bad_buffers++;
@@ -138,6 +191,7 @@ static etl_status index_buffers(etl_reader *r)
         etl_buf_ent e = {0};
         e.file_off = off;
         e.seq = h.sequence_number;
+        e.order = h.sequence_number;
         e.ts = h.timestamp;
         e.index = (uint32_t)r->nbufs;
         e.cpu = h.processor_index;
@@ -340,7 +394,7 @@ static void time_window(etl_reader *r)
     r->end_ts = 0;
     if (t0 > INT64_MAX) return; /* the clock's origin itself is damaged: no window to judge by */
     for (size_t i = 0; i < r->nbufs; i++)
-        if (r->bufs[i].ts >= c->t0 && r->bufs[i].ts <= INT64_MAX && (__int128)r->bufs[i].ts > flush)
+        if (!r->bufs[i].skip && r->bufs[i].ts >= c->t0 && r->bufs[i].ts <= INT64_MAX && (__int128)r->bufs[i].ts > flush)
             flush = r->bufs[i].ts;
     __int128 slack = (__int128)c->ticks_per_sec * WINDOW_MIN_SLACK_S;
     if (h->end_time > h->start_time) {
@@ -403,37 +457,149 @@ static const char *buffer_secs(const etl_reader *r, uint64_t ts, char out[32])
     return etl_reader_secs(r, ts, out);
 }
 
+/*
+ * A buffer's ProcessorIndex past the machine's processors (the logfile header's
+ * NumberOfProcessors) is damage of that buffer when a few buffers say so (a bit of their
+ * header): told, never read, its records lost as a missing buffer's are. When many do, the
+ * header is what is wrong: told, and the buffers read.
+ */
+static void judge_processors(etl_reader *r)
+{
+    unsigned n = r->hdr.num_processors;
+    size_t beyond = 0;
+    if (!n || n > ETL_MAX_PROCESSORS) return;
+    for (size_t i = 0; i < r->nbufs; i++) beyond += r->bufs[i].cpu >= n;
+    if (!beyond) return;
+    unsigned top = 0;
+    for (size_t i = 0; i < r->nbufs; i++) {
+        etl_buf_ent *b = &r->bufs[i];
+        if (b->cpu < n) continue;
+        if (b->cpu > top) top = b->cpu;
+        if (beyond * 8 > r->nbufs) continue;
+        b->skip = 1;
+        r->unindexed++; /* its SequenceNumber's gap is told here */
+        r->stats.bad_buffers++;
+        r->stats.skipped_bytes += b->disk_size;
+        etl_reader_problem(r, &r->stats, ETL_E_CORRUPT, b->file_off,
+                           "buffer %u at offset 0x%llx: ProcessorIndex %u, but the machine has %u processors (logfile "
+                           "header); skipped",
+                           b->index, (unsigned long long)b->file_off, b->cpu, n);
+    }
+    if (beyond * 8 > r->nbufs) {
+        r->stats.bad_buffers++;
+        /* NumberOfProcessors: TRACE_LOGFILE_HEADER +0x0C, after the record's 0x20-byte SYSTEM header. */
+        etl_reader_problem(r, &r->stats, ETL_E_CORRUPT, r->bufs[0].compressed ? 0 : 0x74,
+                           "logfile header: NumberOfProcessors is %u, but %zu buffers name processors up to %u; "
+                           "read as the machine's",
+                           n, beyond, top);
+        return;
+    }
+    r->ncpu = 0;
+    for (size_t i = 0; i < r->nbufs; i++)
+        if (!r->bufs[i].skip && r->bufs[i].cpu + 1u > r->ncpu) r->ncpu = r->bufs[i].cpu + 1u;
+}
+
 static int by_seq(const void *a, const void *b)
 {
-    uint64_t x = (*(const etl_buf_ent *const *)a)->seq, y = (*(const etl_buf_ent *const *)b)->seq;
-    return x < y ? -1 : x > y;
+    const etl_buf_ent *x = *(const etl_buf_ent *const *)a, *y = *(const etl_buf_ent *const *)b;
+    if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
+    return x->file_off < y->file_off ? -1 : x->file_off > y->file_off;
+}
+
+/* Whether two buffers hold the same bytes (a buffer written twice). */
+static bool same_bytes(const etl_reader *r, const etl_buf_ent *a, const etl_buf_ent *b)
+{
+    return a->disk_size == b->disk_size && memcmp(r->data + a->file_off, r->data + b->file_off, a->disk_size) == 0;
+}
+
+/*
+ * SequenceNumbers a sequential log cannot have (container.md §2: 0, 1, 2... up to
+ * BuffersWritten): a buffer's that is past BuffersWritten is damage of that field, told; the
+ * buffer is read where it lies in the file (the log is written in SequenceNumber order), after
+ * the last buffer before it with a number that can be. A number twice: the second copy of a
+ * buffer written twice is skipped; two different buffers are told. Returns whether the
+ * numbers left are a sequential log's.
+ */
+static bool judge_numbers(etl_reader *r, const etl_buf_ent **v, size_t *nv, uint64_t *nbad)
+{
+    const etl_logfile_header *h = &r->hdr;
+    uint64_t written = h->buffers_written, n = *nv;
+    uint64_t bound = written ? written : (uint64_t)r->nbufs * 2 + 1024;
+    size_t beyond = 0;
+    for (size_t i = 0; i < n; i++) beyond += v[i]->seq >= bound;
+    if (beyond * 8 > n) return false; /* not a few damaged numbers: a numbering of another kind */
+    uint64_t order = 0;
+    for (size_t i = 0; beyond && i < r->nbufs; i++) { /* file order */
+        etl_buf_ent *b = &r->bufs[i];
+        if (b->skip) continue;
+        if (b->seq < bound) {
+            order = b->seq;
+            continue;
+        }
+        b->order = order;
+        (*nbad)++;
+        r->stats.bad_buffers++;
+        etl_reader_problem(r, &r->stats, ETL_E_CORRUPT, b->file_off,
+                           "buffer %u at offset 0x%llx: SequenceNumber %llu is impossible (the session wrote %llu "
+                           "buffers); read where it lies in the file",
+                           b->index, (unsigned long long)b->file_off, (unsigned long long)b->seq,
+                           (unsigned long long)written);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        etl_buf_ent *b = &r->bufs[v[i]->index];
+        if (b->seq >= bound) continue; /* judged above: no place in the numbering */
+        if (k && v[k - 1]->seq == b->seq) {
+            const etl_buf_ent *first = v[k - 1];
+            r->stats.bad_buffers++;
+            if (same_bytes(r, first, b)) {
+                b->skip = 1;
+                etl_reader_problem(r, &r->stats, ETL_E_CORRUPT, b->file_off,
+                                   "buffer %u at offset 0x%llx: a copy of buffer %u (offset 0x%llx, SequenceNumber "
+                                   "%llu); skipped",
+                                   b->index, (unsigned long long)b->file_off, first->index,
+                                   (unsigned long long)first->file_off, (unsigned long long)b->seq);
+                continue;
+            }
+            (*nbad)++; /* one of the two numbers is wrong: the other's may be a gap */
+            etl_reader_problem(r, &r->stats, ETL_E_CORRUPT, b->file_off,
+                               "buffer %u at offset 0x%llx: SequenceNumber %llu, as buffer %u (offset 0x%llx) has; "
+                               "both read, in file order",
+                               b->index, (unsigned long long)b->file_off, (unsigned long long)b->seq, first->index,
+                               (unsigned long long)first->file_off);
+            continue; /* the numbering counts the number once */
+        }
+        v[k++] = b;
+    }
+    *nv = k;
+    return k && v[0]->seq == 0 && (!written || v[k - 1]->seq < written);
 }
 
 /*
  * Buffers whose records are lost (etl_reader_buffers_missing). The SequenceNumbers of a
  * sequential log run 0, 1, 2...: a gap between two found is a buffer removed, or one whose
- * header was beyond reading (told already: only the gaps it does not explain are told); the
- * numbers after the last found up to BuffersWritten, a file cut short. Numbers that cannot be a
- * sequential log's (past BuffersWritten, not from 0, one twice) are damage of their own: then
- * only the count is judged, and every CPU's end is in doubt.
+ * header was beyond reading or that was skipped (told already: only the gaps it does not
+ * explain are told); the numbers after the last found up to BuffersWritten, a file cut short.
+ * Numbers that cannot be a sequential log's are damage of their own (judge_numbers).
  */
 static etl_status missing_buffers(etl_reader *r)
 {
     const etl_logfile_header *h = &r->hdr;
-    size_t n = r->nbufs;
-    if ((h->log_file_mode & ETL_LOG_FILE_MODE_CIRCULAR) || !n) return ETL_OK;
-    const etl_buf_ent **v = malloc(n * sizeof *v); /* by SequenceNumber: a gap's neighbours side by side */
+    size_t n = 0;
+    if ((h->log_file_mode & ETL_LOG_FILE_MODE_CIRCULAR) || !r->nbufs) return ETL_OK;
+    const etl_buf_ent **v = malloc(r->nbufs * sizeof *v); /* by SequenceNumber: a gap's neighbours side by side */
     if (!v) return ETL_E_NOMEM;
-    for (size_t i = 0; i < n; i++) v[i] = &r->bufs[i];
+    for (size_t i = 0; i < r->nbufs; i++)
+        if (!r->bufs[i].skip) v[n++] = &r->bufs[i];
     qsort(v, n, sizeof *v, by_seq);
-    uint64_t written = h->buffers_written, last = v[n - 1]->seq, gaps = 0;
-    bool numbered = v[0]->seq == 0 && (!written || last < written) && last < (uint64_t)n * 2 + 1024;
-    for (size_t i = 1; numbered && i < n; i++) numbered = v[i]->seq != v[i - 1]->seq; /* a number twice: damage */
+    uint64_t nbad = 0; /* buffers whose number is impossible: each fills a gap, read where it lies */
+    bool numbered = judge_numbers(r, v, &n, &nbad);
+    uint64_t written = h->buffers_written, last = n ? v[n - 1]->seq : 0, gaps = 0;
     for (size_t i = 1; numbered && i < n; i++)
         if (v[i]->seq > v[i - 1]->seq + 1) gaps += v[i]->seq - v[i - 1]->seq - 1, r->missing_last = v[i]->seq - 1;
-    r->missing = gaps;
+    r->missing = gaps > nbad ? gaps - nbad : 0;
     char a[32], b[32], when[96];
-    for (size_t i = 1; numbered && gaps > r->unindexed && i < n; i++) {
+    for (size_t i = 1; numbered && gaps > r->unindexed + nbad && i < n; i++) {
         const etl_buf_ent *before = v[i - 1], *after = v[i];
         if (after->seq <= before->seq + 1) continue;
         uint64_t from = before->seq + 1, to = after->seq - 1, k = to - from + 1;
@@ -449,7 +615,8 @@ static etl_status missing_buffers(etl_reader *r)
                            k == 1 ? 0ull : (unsigned long long)to, when, (unsigned long long)after->file_off,
                            k == 1 ? "its" : "their");
     }
-    uint64_t found = numbered ? last + 1 : n + r->unindexed, cut = written > found ? written - found : 0;
+    /* Without a numbering the count is all there is: the buffers found, read or not, against BuffersWritten. */
+    uint64_t found = numbered ? last + 1 : r->nbufs + r->unindexed, cut = written > found ? written - found : 0;
     if (cut) {
         r->missing += cut;
         r->missing_last = numbered ? written - 1 : UINT64_MAX;
@@ -471,7 +638,8 @@ uint64_t etl_reader_cpu_known_until(const etl_reader *r, unsigned cpu)
     uint64_t newest = 0; /* the CPU's last buffer found: a buffer missing after it may be its */
     bool any = false;
     for (size_t i = 0; i < r->nbufs; i++)
-        if (r->bufs[i].cpu == cpu && (!any || r->bufs[i].seq > newest)) newest = r->bufs[i].seq, any = true;
+        if (!r->bufs[i].skip && r->bufs[i].cpu == cpu && (!any || r->bufs[i].order > newest))
+            newest = r->bufs[i].order, any = true;
     if (!r->missing || (any && newest > r->missing_last)) return UINT64_MAX;
     uint8_t *scratch = NULL;
     uint64_t best = 0, below = UINT64_MAX; /* the buffers tried: SequenceNumbers below `below`, newest first */
@@ -479,10 +647,10 @@ uint64_t etl_reader_cpu_known_until(const etl_reader *r, unsigned cpu)
         const etl_buf_ent *b = NULL;
         for (size_t i = 0; i < r->nbufs; i++) {
             const etl_buf_ent *x = &r->bufs[i];
-            if (x->cpu == cpu && x->seq < below && (!b || x->seq > b->seq)) b = x;
+            if (!x->skip && x->cpu == cpu && x->order < below && (!b || x->order > b->order)) b = x;
         }
         if (!b) break;
-        below = b->seq;
+        below = b->order;
         if (b->compressed && !scratch && !(scratch = malloc(etl_reader_data_cap(r)))) break;
         etl_span data;
         if (etl_reader_load_buffer(r, b, scratch, etl_reader_data_cap(r), &data, NULL) != ETL_OK) continue;
@@ -559,6 +727,7 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
     /* COMPRESSION_FORMAT_* sits in the low 16 bits of buffer 0's State (snail). */
     if (r->hdr.log_file_mode & ETL_LOG_FILE_MODE_COMPRESSED) r->compression = (int)(h0.state & 0xFFFF);
     etl_clock_init(&r->clock, &r->hdr);
+    judge_processors(r);
     time_window(r);
     if (missing_buffers(r) != ETL_OK) {
         etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");

@@ -25,6 +25,8 @@ typedef struct etl_buf_ent {
     uint16_t type;      /* BufferType */
     uint8_t compressed;
     uint8_t truncated;
+    uint8_t skip;       /* damage told at open (a processor the machine has not, a copy): never read */
+    uint64_t order;     /* its place among its CPU's buffers: SequenceNumber, or where an impossible one lies */
 } etl_buf_ent;
 
 struct etl_reader {

@@ -5,6 +5,7 @@ Buffers are walked by BufferSize; BUF is a buffer's index in file order, or cN f
   first BUF K DELTA     the same for the FirstTimeStamp of the K-th compact batch (hook 0x0525) in BUF
   proc BUF N            set BUF's ProcessorIndex to N
   seq BUF N             set BUF's SequenceNumber to N
+  bsize BUF DELTA       add DELTA to BUF's BufferSize (a compressed file's buffers each have their own)
   dup BUF               write BUF a second time, right after itself
 Prints the file offset of what it changed.
 """
@@ -73,6 +74,10 @@ def main():
     elif action == 'seq':
         b = buf(args[0])
         struct.pack_into('<Q', d, b['off'] + 0x18, int(args[1]))
+        print(hex(b['off']))
+    elif action == 'bsize':
+        b = buf(args[0])
+        struct.pack_into('<I', d, b['off'], b['size'] + int(args[1]))
         print(hex(b['off']))
     elif action == 'dup':
         b = buf(args[0])

@@ -350,7 +350,7 @@ static inline eb_lfh eb_lfh_default(void)
     h.version[2] = 1;
     h.version[3] = 5;
     h.provider_version = 19041;
-    h.nproc = 2;
+    h.nproc = 4; /* the reference files use CPUs 0..2 */
     h.timer_res = 156250;
     h.pointer_size = 8;
     h.cpu_mhz = 3000;
