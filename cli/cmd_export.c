@@ -243,6 +243,7 @@ static int out_finish(const char *cmd, const char *path, out_path *o, int ok)
 typedef struct xrun {
     etl_export_rows *tab;
     etl_timeline *tr;
+    const etl_sched *model; /* the run's: the timelines keep the switches it keeps */
 } xrun;
 
 static void x_row(void *ctx, const etl_sched_row *r)
@@ -262,7 +263,7 @@ static void x_event(void *ctx, const etl_sched_event *ev)
 {
     xrun *x = ctx;
     if (x->tab) etl_export_rows_event(x->tab, ev);
-    if (x->tr) etl_timeline_event(x->tr, ev);
+    if (x->tr && etl_sched_takes(x->model, ev)) etl_timeline_event(x->tr, ev);
 }
 
 /* --tables LIST: the tables to fill. */
@@ -404,6 +405,7 @@ int cmd_export(int argc, char **argv)
         out_discard(&op);
         return rc;
     }
+    x.model = run.model;
     FILE *f = to_stdout ? stdout : NULL;
     if (!to_stdout && (rc = out_create("export", &op, to == TO_PERFETTO || to == TO_FTRACE ? &f : NULL)) != EXIT_OK) {
         etl_symbols_close(syms);

@@ -231,6 +231,13 @@ ETL_API etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const e
  */
 ETL_API etl_status etl_sched_push(etl_sched *m, const etl_sched_event *ev);
 /*
+ * Whether etl_sched_push would take ev as it stands: false for a switch it passes over (one
+ * earlier than both the event before it and its CPU's last switch, which would break the
+ * CPU's chain: time_backwards; one on a CPU past ETL_SCHED_MAX_CPUS: over_limit). For a
+ * consumer of the same events that must keep the switches the model keeps (a timeline).
+ */
+ETL_API bool etl_sched_takes(const etl_sched *m, const etl_sched_event *ev);
+/*
  * End of trace at raw time end_ts (the later of the last record and EndTime):
  * closes every CPU's last row (NSO = end, or its last record's time when the file misses
  * buffers: etl_sched_options.reader) and emits them.

@@ -76,10 +76,6 @@ struct etl_timeline {
     who *proc;            /* comm = image name */
     size_t nproc, capproc;
     char utf8[1024];
-    /* The model's order rule (in_order): the latest event, each CPU's last switch kept. */
-    uint64_t last_ts;
-    uint64_t *sw_ts;      /* by CPU: the last switch kept; valid below nsw */
-    unsigned nsw;
 };
 
 /* ---- buffers ------------------------------------------------------------------------ */
@@ -479,39 +475,9 @@ etl_status etl_timeline_open(FILE *f, const etl_clock *clock, const etl_timeline
     return ETL_OK;
 }
 
-/*
- * The timelines are fed the events the model is (before it sees each), and hold the
- * switches it keeps: it passes over a switch earlier than the event before it and than
- * its CPU's last switch (etl_sched_push: it would break the CPU's chain; counted as
- * time_backwards), and one on a CPU past ETL_SCHED_MAX_CPUS (over_limit). Written, such
- * a switch made the timelines disagree with every report on damaged input, and its CPU's
- * lines go back in time. Every event moves the latest time, as in the model.
- */
-static bool in_order(etl_timeline *w, const etl_sched_event *ev)
-{
-    bool late = ev->ts < w->last_ts;
-    if (!late) w->last_ts = ev->ts;
-    if (ev->kind != ETL_SCHED_SWITCH) return true;
-    if (late && ev->cpu < w->nsw && w->sw_ts[ev->cpu] != UINT64_MAX && ev->ts < w->sw_ts[ev->cpu]) return false;
-    unsigned cpu = ev->u.sw.cpu;
-    if (cpu >= ETL_SCHED_MAX_CPUS) return false;
-    if (cpu >= w->nsw) {
-        uint64_t *p = realloc(w->sw_ts, (cpu + 1u) * sizeof *p);
-        if (!p) {
-            w->failed = 1;
-            return false;
-        }
-        for (unsigned i = w->nsw; i <= cpu; i++) p[i] = UINT64_MAX; /* no switch yet */
-        w->sw_ts = p;
-        w->nsw = cpu + 1u;
-    }
-    w->sw_ts[cpu] = ev->ts;
-    return true;
-}
-
 void etl_timeline_event(etl_timeline *w, const etl_sched_event *ev)
 {
-    if (w->failed || !in_order(w, ev)) return;
+    if (w->failed) return;
     switch (ev->kind) {
     case ETL_SCHED_SWITCH: {
         int64_t ns = ns_of(w, ev->ts);
@@ -579,7 +545,6 @@ void etl_timeline_close(etl_timeline *w)
     if (!w) return;
     for (unsigned c = 0; c < w->ncpu; c++) free(w->cpus[c].b.p);
     free(w->cpus);
-    free(w->sw_ts);
     free(w->names.p);
     free(w->thr);
     free(w->proc);

@@ -616,15 +616,20 @@ etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched
     return ETL_OK;
 }
 
+bool etl_sched_takes(const etl_sched *m, const etl_sched_event *ev)
+{
+    if (ev->kind != ETL_SCHED_SWITCH) return true;
+    if (ev->u.sw.cpu >= ETL_SCHED_MAX_CPUS) return false;
+    /* Out of order: a switch would break its CPU's chain; anything else is harmless. */
+    const mcpu *c = ev->cpu < m->ncpu ? &m->cpus[ev->cpu] : NULL;
+    return !(ev->ts < m->last_ts && c && c->has_prev && ev->ts < c->prev.ts);
+}
+
 etl_status etl_sched_push(etl_sched *m, const etl_sched_event *ev)
 {
     if (ev->ts < m->last_ts) {
-        /* Out of order: a switch would break its CPU's chain; anything else is harmless. */
         m->st.time_backwards++;
-        if (ev->kind == ETL_SCHED_SWITCH) {
-            const mcpu *c = ev->cpu < m->ncpu ? &m->cpus[ev->cpu] : NULL;
-            if (c && c->has_prev && ev->ts < c->prev.ts) return ETL_OK;
-        }
+        if (ev->kind == ETL_SCHED_SWITCH && ev->u.sw.cpu < ETL_SCHED_MAX_CPUS && !etl_sched_takes(m, ev)) return ETL_OK;
     } else {
         m->last_ts = ev->ts;
     }
