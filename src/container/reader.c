@@ -70,10 +70,13 @@ static bool plausible_header(const etl_reader *r, size_t off)
  */
 #define NEAR_BYTES 65536u
 
-/* A plausible header within NEAR_BYTES of at, after `after` (0: none), nearest first; SIZE_MAX: none. */
-static size_t near_header(const etl_reader *r, size_t at, size_t after)
+/*
+ * A plausible header within NEAR_BYTES of at, after `after` (0: none), nearest first; SIZE_MAX:
+ * none. The offsets tried come out of the reader's budget, twice the file's size: past it, none.
+ */
+static size_t near_header(etl_reader *r, size_t at, size_t after)
 {
-    for (size_t d = 1; d <= NEAR_BYTES; d++) {
+    for (size_t d = 1; d <= NEAR_BYTES && r->near_budget >= 2; d++, r->near_budget -= 2) {
         if (at >= d && at - d > after && plausible_header(r, at - d)) return at - d;
         if (at + d + ETL_BUFFER_HEADER_SIZE <= r->size && plausible_header(r, at + d)) return at + d;
     }
@@ -107,6 +110,7 @@ static etl_status push_buffer(etl_reader *r, size_t *cap, const etl_buf_ent *e)
 static etl_status index_buffers(etl_reader *r)
 {
     size_t cap = 0, off = 0, released = 0;
+    r->near_budget = 2 * (uint64_t)r->size;
     etl_stats *st = &r->stats;
     while (off < r->size) {
         /* Damage makes the index read around a header (resync): drop those pages as we go. */

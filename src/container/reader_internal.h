@@ -47,6 +47,7 @@ struct etl_reader {
     uint64_t end_ts;        /* etl_reader_end_ts */
     uint64_t missing;       /* etl_reader_buffers_missing */
     uint64_t unindexed;     /* buffers whose header could not be read (skipped to the next one) */
+    uint64_t near_budget;   /* bytes near_header may still try: a hostile file cannot make indexing quadratic */
     uint64_t missing_last;  /* the highest SequenceNumber missing (UINT64_MAX: not known) */
     bool keep_bad_times;    /* record iterators hand out records outside it, flagged */
     etl_mutex *diag_mu;     /* iterators on several threads report one problem at a time */
