@@ -297,17 +297,42 @@ static void print_header(const char *path, const etl_profile *p)
            p->with_stack, share(a, p->with_stack, p->samples), p->unknown, share(b, p->unknown, p->samples));
 }
 
-static void print_anomalies_text(const etl_profile *p)
+/* etl_profile_anomaly_get's count (the profile is a finished run's: it has one). */
+static uint64_t anomaly(const etl_profile *p, etl_profile_anomaly which)
 {
-    if (p->key_refs_unresolved)
-        printf("\n%" PRIu64 " stack references name a key no later definition gives (their part left out)\n",
-               p->key_refs_unresolved);
-    if (p->user_parts_dropped)
-        printf("%" PRIu64 " samples stopped waiting for a deferred user stack (more than 4096 waiting on a thread)\n",
-               p->user_parts_dropped);
-    if (p->interval_changes)
-        printf("the sampling interval changed %" PRIu64 " times during the trace: the first is shown\n",
-               p->interval_changes);
+    uint64_t n = 0;
+    (void)etl_profile_anomaly_get(p, which, &n);
+    return n;
+}
+
+/*
+ * What the numbers leave out or decided, on standard error whatever the output form (the folded stacks and
+ * the JSON too: a stack that lacks its part looks whole), as the other reports' notes. The JSON has the
+ * counts under anomalies; an impossible ImageSize is damage, told as a warning where it lies.
+ */
+static void print_notes(const char *path, const etl_profile *p)
+{
+    static const char *const fmt[] = {
+        "%s stack references name a key no later definition gives: those samples' stacks lack that part "
+        "(kernel or user)",
+        "%s samples stopped waiting for a deferred user stack (more than 4096 waiting on a thread): their stacks "
+        "lack the user part",
+        "%s stack walks had more than 192 frames (Windows logs at most 192): the innermost 192 are kept",
+        "%s samples are of threads no Thread event names: their process is the one their stack walk names",
+        "%s samples' stack walks name another process than their thread's: the thread's is taken",
+        "the sampling interval changed %s times during the trace: the first is shown"};
+    const uint64_t v[] = {p->key_refs_unresolved, p->user_parts_dropped, anomaly(p, ETL_PROFILE_WALKS_CUT),
+                          anomaly(p, ETL_PROFILE_PROCESS_FROM_WALK), anomaly(p, ETL_PROFILE_PROCESS_DISAGREES),
+                          p->interval_changes};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        if (!v[i]) continue;
+        char n[32];
+        fprintf(stderr, "%s profile: note: ", prog);
+        text_str(stderr, path);
+        fputs(": ", stderr);
+        fprintf(stderr, fmt[i], col_u64(n, v[i]));
+        fputc('\n', stderr);
+    }
 }
 
 static void json_head(jw *w, const char *path, const etl_profile *p)
@@ -331,6 +356,10 @@ static void json_anomalies(jw *w, const etl_profile *p)
     jw_u64(w, "key_refs_unresolved", p->key_refs_unresolved);
     jw_u64(w, "user_parts_dropped", p->user_parts_dropped);
     jw_u64(w, "interval_changes", p->interval_changes);
+    jw_u64(w, "walks_cut", anomaly(p, ETL_PROFILE_WALKS_CUT));
+    jw_u64(w, "image_sizes_bad", anomaly(p, ETL_PROFILE_IMAGE_SIZES_BAD));
+    jw_u64(w, "process_from_walk", anomaly(p, ETL_PROFILE_PROCESS_FROM_WALK));
+    jw_u64(w, "process_disagrees", anomaly(p, ETL_PROFILE_PROCESS_DISAGREES));
     jw_obj_end(w);
     jw_u64(w, "walks_of_other_events", p->walks_other);
     cli_symbols_json(w, syms);
@@ -363,7 +392,6 @@ static int print_pivot(const args *g, const etl_profile *p)
                 print_header(g->a.path, p);
                 putchar('\n');
                 tbl_print_text(&t, stdout, "");
-                print_anomalies_text(p);
             } else {
                 tbl_print_sheet(&t, stdout);
             }
@@ -408,7 +436,6 @@ static void print_lists(const args *g, const etl_profile *p)
     text_table("Modules", module_cols, NCOLS(module_cols), p, p->modules, sizeof *p->modules, p->nmodules, top);
     text_table("Functions", function_cols, NCOLS(function_cols), p, p->functions, sizeof *p->functions,
                p->nfunctions, top);
-    print_anomalies_text(p);
 }
 
 /* Callers or callees: a JSON array under key (w), or a text table under title. */
@@ -580,6 +607,7 @@ int cmd_profile(int argc, char **argv)
         else if (g.butterfly) out = print_butterfly(&g, &p);
         else if (g.by) out = print_pivot(&g, &p);
         else print_lists(&g, &p);
+        if (!g.a.quiet) print_notes(g.a.path, &p);
     }
     etl_stats damage = p.st;
     cli_symbols_close(syms);

@@ -23,27 +23,26 @@
 #define FLAME_MAX_NODES 20000u /* written at most: a tree past it stops descending */
 #define NONE UINT32_MAX
 
-enum { LV_PROCESS, LV_THREAD, LV_FRAME, LV_SYMBOL };
+enum { LV_PROCESS, LV_THREAD, LV_FRAME };
 
 typedef struct fnode {
     uint32_t parent, child, next; /* first child, next sibling */
     uint8_t level;
-    uint32_t index;               /* process or thread row, the frame's image, or its label (LV_SYMBOL: in labels) */
-    uint64_t address;             /* a frame's */
+    uint32_t index;               /* process or thread row, or the frame's label (in labels) */
     uint64_t samples;
 } fnode;
 
 typedef struct ftree {
     fnode *v;
     size_t n, cap;
-    etl_strtab labels;            /* with symbols: the frames' labels, one node per function */
+    etl_strtab labels;            /* the frames' labels (module+offset, or with symbols module!function): a node each */
 } ftree;
 
 /* The child of parent with this key, made when new. NONE: out of memory. */
-static uint32_t child_of(ftree *t, uint32_t parent, uint8_t level, uint32_t index, uint64_t address)
+static uint32_t child_of(ftree *t, uint32_t parent, uint8_t level, uint32_t index)
 {
     for (uint32_t c = t->v[parent].child; c != NONE; c = t->v[c].next)
-        if (t->v[c].level == level && t->v[c].index == index && t->v[c].address == address) return c;
+        if (t->v[c].level == level && t->v[c].index == index) return c;
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 1024;
         fnode *v = realloc(t->v, cap * sizeof *v);
@@ -52,7 +51,7 @@ static uint32_t child_of(ftree *t, uint32_t parent, uint8_t level, uint32_t inde
         t->cap = cap;
     }
     uint32_t i = (uint32_t)t->n++;
-    t->v[i] = (fnode){parent, NONE, t->v[parent].child, level, index, address, 0};
+    t->v[i] = (fnode){parent, NONE, t->v[parent].child, level, index, 0};
     t->v[parent].child = i;
     return i;
 }
@@ -64,25 +63,24 @@ static int build(ftree *t, const etl_profile *p, etl_symbols *syms)
     if (!t->v) return -1;
     t->cap = 1024;
     t->n = 1;
-    t->v[0] = (fnode){NONE, NONE, NONE, 0, 0, 0, p->samples};
+    t->v[0] = (fnode){NONE, NONE, NONE, 0, 0, p->samples};
     for (size_t s = 0; s < p->nstacks; s++) {
         const etl_profile_stack *k = &p->stacks[s];
         const etl_profile_thread *th = &p->threads[k->thread];
-        uint32_t at = child_of(t, 0, LV_PROCESS, th->process, 0);
+        uint32_t at = child_of(t, 0, LV_PROCESS, th->process);
         if (at != NONE) t->v[at].samples += k->samples;
-        if (at != NONE) at = child_of(t, at, LV_THREAD, k->thread, 0);
+        if (at != NONE) at = child_of(t, at, LV_THREAD, k->thread);
         if (at != NONE) t->v[at].samples += k->samples;
         uint32_t n;
         const etl_profile_frame *f = etl_profile_stack_frames(p, k->stack, &n);
         for (uint32_t d = n; at != NONE && d-- > 0;) { /* the root first */
+            /* One node per label, as --folded names the frame: an image unloaded and loaded again (or at another
+             * base) is one module+offset, not a node per image life. */
+            size_t len = syms ? etl_symbols_function_label(syms, p, &f[d], buf, sizeof buf)
+                              : etl_profile_frame_label(p, &f[d], buf, sizeof buf);
             uint32_t lab;
-            if (!syms) {
-                at = child_of(t, at, LV_FRAME, f[d].image, f[d].address);
-            } else {
-                size_t len = etl_symbols_function_label(syms, p, &f[d], buf, sizeof buf);
-                if (etl_strtab_add(&t->labels, buf, len < sizeof buf ? len : sizeof buf - 1, &lab) != ETL_OK) return -1;
-                at = child_of(t, at, LV_SYMBOL, lab, 0);
-            }
+            if (etl_strtab_add(&t->labels, buf, len < sizeof buf ? len : sizeof buf - 1, &lab) != ETL_OK) return -1;
+            at = child_of(t, at, LV_FRAME, lab);
             if (at != NONE) t->v[at].samples += k->samples;
         }
         if (at == NONE) return -1;
@@ -104,7 +102,7 @@ static int by_samples_desc(const void *a, const void *b)
 
 static const char *label(const ftree *t, const etl_profile *p, const fnode *n, char out[256])
 {
-    if (n->level == LV_SYMBOL) return etl_strtab_get(&t->labels, n->index);
+    if (n->level == LV_FRAME) return etl_strtab_get(&t->labels, n->index);
     if (n->level == LV_PROCESS) {
         const etl_profile_process *pr = &p->processes[n->index];
         if (pr->pid == ETL_PROFILE_NONE) snprintf(out, 256, "%s", pr->name);
@@ -112,9 +110,6 @@ static const char *label(const ftree *t, const etl_profile *p, const fnode *n, c
     } else if (n->level == LV_THREAD) {
         const etl_profile_thread *th = &p->threads[n->index];
         snprintf(out, 256, "%s (%" PRIu32 ")", th->name[0] ? th->name : "Thread", th->tid);
-    } else {
-        etl_profile_frame f = {n->address, n->index};
-        etl_profile_frame_label(p, &f, out, 256);
     }
     return out;
 }
@@ -214,6 +209,18 @@ void sec_flame(page *pg)
                p->samples, fmt_dur(iv, p->interval_ns), p->interval_logged ? "as logged" : "the default: none logged",
                p->with_stack, fmt_fixed(a, rep_pct100((int64_t)p->with_stack, (int64_t)p->samples), 2), p->unknown,
                fmt_fixed(b, rep_pct100((int64_t)p->unknown, (int64_t)p->samples), 2));
+    /* What the stacks lack, said where they are drawn (the numbers under profile.anomalies). */
+    uint64_t cut = 0;
+    (void)etl_profile_anomaly_get(p, ETL_PROFILE_WALKS_CUT, &cut);
+    if (p->key_refs_unresolved)
+        html_textf(f, " %" PRIu64 " stack references name a key no later definition gives: those samples' stacks "
+                      "lack that part (kernel or user).", p->key_refs_unresolved);
+    if (p->user_parts_dropped)
+        html_textf(f, " %" PRIu64 " samples stopped waiting for their deferred user stack: their stacks lack it.",
+                   p->user_parts_dropped);
+    if (cut)
+        html_textf(f, " %" PRIu64 " stack walks had more than 192 frames (Windows logs at most 192): the innermost "
+                      "192 are drawn.", cut);
     fputs("</p>\n<figure class=\"flame\"><svg id=\"flame-svg\" class=\"flame\" role=\"img\" "
           "aria-labelledby=\"flame-title flame-desc\" viewBox=\"0 0 1000 18\"><title id=\"flame-title\">Flame "
           "graph of the sampled stacks</title><desc id=\"flame-desc\">",

@@ -11,9 +11,11 @@
  * attaches its stack: the stack walks with the sample's time (EventTimeStamp)
  * and thread (StackThread), plain (0x1820) or by key (0x1825 the kernel part,
  * 0x1826 the user part, which Windows may log later, when the thread returns to
- * user mode), the kernel part on top. Each frame is mapped to the image holding
- * it in the walk's process at the sample's time, kernel images in every process;
- * an address no image covers is Unknown.
+ * user mode), the kernel part on top. Each frame, as the sample's address, is
+ * mapped to the image holding it in the sample's process at the sample's time,
+ * kernel images in every process; an address no image covers is Unknown. A
+ * sample's process is its thread's (Thread Start/DCStart), or when no Thread event
+ * names the thread, the one its stack walk names (StackProcess).
  *
  * The rules behind the numbers are in images.h and owners.h's comments (src/stacks)
  * and in the README. Memory grows with the distinct threads, images, stacks and
@@ -70,7 +72,7 @@ ETL_API void etl_profile_options_init(etl_profile_options *o);
 
 typedef struct etl_profile_thread {
     uint32_t tid;
-    uint32_t pid;           /* ETL_PROFILE_NONE when the trace never says */
+    uint32_t pid;           /* ETL_PROFILE_NONE when the trace never says (nor a walk of its samples) */
     uint32_t process;       /* index in processes */
     const char *name;       /* "" when none */
     uint64_t samples, with_stack;
@@ -147,6 +149,29 @@ typedef struct etl_profile {
     etl_stats st;                   /* the damage the passes met */
     void *impl;
 } etl_profile;
+
+/*
+ * What a run counted beyond etl_profile's fields (whose size is part of the ABI: it
+ * cannot grow in 0.x), counted, never guessed.
+ */
+typedef enum etl_profile_anomaly {
+    /* stack walks with more than ETL_STACK_MAX_FRAMES frames (Windows logs at most 192): the innermost 192
+       kept, the rest left out; plain walks of the samples counted and key definitions anywhere in the trace */
+    ETL_PROFILE_WALKS_CUT,
+    /* Image events whose ImageSize no image can have (over 32 bits, or past the end of its half of the address
+       space): damage, told through the reader's diagnostics and counted in st.bad_records; the image holds no
+       address (it would take every other image's) */
+    ETL_PROFILE_IMAGE_SIZES_BAD,
+    /* samples of a thread no Thread event names, whose process is the one their stack walk names (StackProcess) */
+    ETL_PROFILE_PROCESS_FROM_WALK,
+    /* samples whose stack walk names another process than their thread's: the thread's taken, for the sample's
+       address and its frames alike */
+    ETL_PROFILE_PROCESS_DISAGREES,
+    ETL_PROFILE_ANOMALIES /* how many there are */
+} etl_profile_anomaly;
+
+/* The count of one anomaly of a run (done or failed) into *n. ETL_E_INVALID_ARG: no run's p, or no such anomaly. */
+ETL_API etl_status etl_profile_anomaly_get(const etl_profile *p, etl_profile_anomaly which, uint64_t *n);
 
 /*
  * Profiles r. ETL_OK; ETL_E_NOMEM (p partly filled, its numbers no answer: only free it); an iterator's error.
@@ -252,7 +277,7 @@ typedef struct etl_profile_sample {
     uint64_t ts;            /* raw ticks */
     int64_t ns;             /* ns from the trace's start */
     uint32_t cpu, tid;
-    uint32_t pid;           /* the thread's process, ETL_PROFILE_NONE when the trace never says */
+    uint32_t pid;           /* its process (the thread's, or its walk's), ETL_PROFILE_NONE when the trace never says */
     uint64_t ip;            /* InstructionPointer */
     uint32_t ip_image;      /* the image holding it (index in p->images), ETL_PROFILE_NONE: Unknown */
     uint32_t stack;         /* etl_profile_stack_frames' id: the walk, or the IP alone */

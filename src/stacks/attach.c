@@ -252,6 +252,8 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
             a->stats.walks_other++;
             return ETL_OK;
         }
+        /* Frames after the 16-byte head past 192: Windows logs at most 192 (the decoder kept the innermost). */
+        if ((rec->payload.n - 16) / w.ptr_size > ETL_STACK_MAX_FRAMES) a->stats.walks_cut++;
         uint64_t f[ETL_STACK_MAX_FRAMES];
         uint32_t n = w.frame_count, from = a->raw || !n ? 0 : n - 1; /* no frames kept: the last alone is read */
         if (n) etl_rd_ptrs(f + from, w.frames + (size_t)from * w.ptr_size, w.ptr_size, n - from); /* none: no bytes */

@@ -56,6 +56,8 @@ typedef struct etl_attach_stats {
     uint64_t user_parts_dropped;   /* events that stopped waiting for a user part (a full queue) */
     uint64_t unwalked_dropped;     /* events that stopped waiting for a first walk (a full queue; usual for events
                                       the session walks no stack of) */
+    uint64_t walks_cut;            /* plain walks of an announced event with more than ETL_STACK_MAX_FRAMES frames
+                                      (the decoder keeps the innermost) */
 } etl_attach_stats;
 
 typedef struct etl_attach_wait etl_attach_wait;

@@ -30,6 +30,13 @@ bool etl_image_kernel_addr(unsigned ptr_size, uint64_t addr)
     return ptr_size == 4 ? addr >= 0x80000000u && addr <= 0xFFFFFFFFu : addr >= 0x8000000000000000ull;
 }
 
+bool etl_image_size_possible(unsigned ptr_size, uint64_t base, uint64_t size)
+{
+    if (size > UINT32_MAX || base + size < base) return false;
+    if (ptr_size == 4) return base + size <= 0x100000000ull;
+    return etl_image_kernel_addr(8, base) || base + size <= 0x8000000000000000ull;
+}
+
 /* The address space an image lives in: 0 the kernel's, else its process's id + 1. */
 static uint64_t space_of(const etl_image_inst *im)
 {
@@ -77,6 +84,7 @@ etl_status etl_image_map_add(etl_image_map *m, uint16_t hook, uint64_t ts, const
     etl_image_inst im = {0};
     im.base = img->image_base;
     im.size = img->image_size;
+    im.logged_size = img->image_size;
     im.pid = img->process_id;
     im.kernel = etl_image_kernel_addr(m->ptr_size, img->image_base);
     im.time_date_stamp = img->time_date_stamp;
@@ -108,6 +116,8 @@ etl_status etl_image_map_add(etl_image_map *m, uint16_t hook, uint64_t ts, const
     if (last != ETL_IMAGE_NONE && im.from_ts < m->v[last].to_ts) im.from_ts = m->v[last].to_ts;
     im.to_ts = UINT64_MAX;
     im.open = true;
+    bool bad = !etl_image_size_possible(m->ptr_size, im.base, im.size);
+    if (bad) im.size = 0; /* its life stands, holding no address */
     etl_status st = add_names(m, &img->file_name, &im);
     if (st != ETL_OK) return st;
     if (m->n == m->cap) {
@@ -120,7 +130,9 @@ etl_status etl_image_map_add(etl_image_map *m, uint16_t hook, uint64_t ts, const
     uint64_t key = at_key(space_of(&im), im.base);
     im.prev_same = etl_idmap_get(&m->newest, key); /* ETL_IDMAP_EMPTY is ETL_IMAGE_NONE */
     m->v[m->n] = im;
-    return etl_idmap_put(&m->newest, key, m->n++);
+    st = etl_idmap_put(&m->newest, key, m->n++);
+    if (st == ETL_OK && bad) m->bad_sizes++; /* counted once added: the last instance is the one */
+    return st;
 }
 
 typedef struct order_key {

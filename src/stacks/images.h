@@ -12,7 +12,10 @@
  *     one place follow each other (a rundown event after an earlier life there starts
  *     where it ended), so a lookup searches each place's lives by time;
  *   - kernel-space images (a base in the upper half of the address space) are
- *     mapped in every process, whatever ProcessId their event carries.
+ *     mapped in every process, whatever ProcessId their event carries;
+ *   - an ImageSize no image can have (etl_image_size_possible) is damage: the
+ *     image's life stands (it replaces and is unloaded as any other) but it holds
+ *     no address, or it would take every other image's (counted in bad_sizes).
  * Memory grows with the image events; adding one costs O(1) whatever came before,
  * a lookup O(log n) for each image whose range holds the address.
  */
@@ -28,7 +31,8 @@
 #define ETL_IMAGE_NONE UINT32_MAX
 
 typedef struct etl_image_inst {
-    uint64_t base, size;
+    uint64_t base, size;      /* size: the addresses it holds (0 for an impossible ImageSize) */
+    uint64_t logged_size;     /* ImageSize as logged */
     uint64_t from_ts, to_ts;  /* live over [from_ts, to_ts): 0 from before the trace, UINT64_MAX to after it */
     uint32_t pid;             /* the event's ProcessId */
     uint32_t name, path;      /* strtab offsets: the file's base name, the path as logged */
@@ -49,6 +53,7 @@ typedef struct etl_image_map {
     uint32_t nruns, leaves;
     etl_idmap newest;         /* hash of (space, base) -> the newest instance under it (chained by prev_same) */
     etl_strtab *names;
+    uint64_t bad_sizes;       /* instances added with an impossible ImageSize (holding no address) */
     bool sealed;
 } etl_image_map;
 
@@ -56,6 +61,11 @@ void etl_image_map_init(etl_image_map *m, unsigned ptr_size, etl_strtab *names);
 void etl_image_map_free(etl_image_map *m);
 /* Whether addr is kernel space for this pointer size. */
 bool etl_image_kernel_addr(unsigned ptr_size, uint64_t addr);
+/*
+ * Whether an image of size bytes at base can be: a PE's SizeOfImage is 32 bits, and an image
+ * ends within its half of the address space (a 32-bit trace's within 4 GiB).
+ */
+bool etl_image_size_possible(unsigned ptr_size, uint64_t base, uint64_t size);
 /* One Image event (hook 0x030A, 0x1402..0x1404, 0x140A) at ts. ETL_E_NOMEM. */
 etl_status etl_image_map_add(etl_image_map *m, uint16_t hook, uint64_t ts, const etl_image *img);
 /* Ready for lookups; no add after it. ETL_E_NOMEM. */

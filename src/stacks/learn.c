@@ -2,6 +2,7 @@
 #include "stacks/learn.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/platform.h"
@@ -69,6 +70,7 @@ typedef struct walker {
     etl_stack_keys keys;
     notes nt;
     uint64_t last_ts;
+    uint64_t defs_cut;
     etl_status st;
     etl_os_thread *th;
 } walker;
@@ -78,6 +80,8 @@ static etl_status learn_key(walker *W, etl_span payload, unsigned ptr_size, etl_
 {
     etl_stack_key_def d;
     if (etl_stack_key_def_decode(payload, ptr_size, &d) != ETL_OK) return ETL_OK; /* teaches nothing */
+    /* Windows logs at most 192 frames: more is counted (the decoder kept the innermost 192). */
+    if ((payload.n - ptr_size) / ptr_size > ETL_STACK_MAX_FRAMES) W->defs_cut++;
     size_t bytes = (size_t)d.frame_count * d.ptr_size;
     return etl_stack_keys_define(&W->keys, d.stack_key, pos, d.frames, d.frame_count, d.ptr_size,
                                  !etl_reader_holds(W->r, d.frames, bytes)); /* last_only: copies nothing */
@@ -162,6 +166,8 @@ static etl_status replay(etl_learn *l, walker *ws, unsigned n)
         uint16_t hook;
         if (etl_record_frame((etl_span){all.bytes + all.v[i].off, all.v[i].size}, 0, &rec, &next) != ETL_OK) continue;
         rec.cpu = all.v[i].cpu;
+        rec.buffer_index = all.v[i].pos.buffer; /* where it lies, for a warning */
+        rec.offset = all.v[i].pos.offset;
         if (etl_record_kernel_hook(&rec, &hook)) st = l->on_record(l->ctx, &rec, hook);
     }
     free(all.v);
@@ -207,6 +213,7 @@ etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
         if (st == ETL_OK) st = ws[i].st;
         if (st == ETL_OK) st = etl_stack_keys_take(l->keys, &ws[i].keys);
         if (ws[i].last_ts > l->last_ts) l->last_ts = ws[i].last_ts;
+        l->defs_cut += ws[i].defs_cut;
     }
     if (st == ETL_OK && n > 1 && l->progress) l->progress(l->progress_ctx, atomic_load(&done));
     if (st == ETL_OK) st = replay(l, ws, n);
@@ -235,4 +242,21 @@ etl_status etl_stacks_open_pass(etl_reader *r, bool (*keep)(uint16_t hook), etl_
     etl_iter_keep_hooks(*it, k, k + 8192);
     free(k);
     return ETL_OK;
+}
+
+void etl_stacks_record_damage(const etl_reader *r, etl_stats *st, const etl_record *rec, const char *what,
+                              const char *fate)
+{
+    st->bad_records++;
+    if (rec->buffer_index >= r->nbufs) {
+        etl_reader_problem(r, st, ETL_E_CORRUPT, UINT64_MAX, "a record (%s): %s", what, fate);
+        return;
+    }
+    const etl_buf_ent *b = &r->bufs[rec->buffer_index];
+    uint64_t at = b->compressed ? b->file_off : b->file_off + rec->offset;
+    char where[48];
+    if (b->compressed) snprintf(where, sizeof where, "in its expanded data");
+    else snprintf(where, sizeof where, "file offset 0x%llx", (unsigned long long)at);
+    etl_reader_problem(r, st, ETL_E_CORRUPT, at, "buffer %u at offset 0x%llx: record at +0x%x (%s, %s): %s",
+                       b->index, (unsigned long long)b->file_off, (unsigned)rec->offset, where, what, fate);
 }

@@ -29,10 +29,20 @@ typedef struct etl_learn {
     void *progress_ctx;
     unsigned threads;                /* walkers at most, each a share of the CPUs: the same tables with any */
     uint64_t last_ts;                /* out: the latest time of a record in the session window */
+    uint64_t defs_cut;               /* out: key definitions with more than ETL_STACK_MAX_FRAMES frames (the
+                                        innermost kept) */
 } etl_learn;
 
-/* ETL_OK; ETL_E_NOMEM; on_record's status. */
+/* ETL_OK; ETL_E_NOMEM; on_record's status. on_record's records have their buffer_index and offset. */
 etl_status etl_stacks_learn(etl_reader *r, etl_learn *l);
+
+/*
+ * Damage a reader of a record's payload finds in rec (buffer_index and offset set: on_record's, or an
+ * iterator's): told through r's diagnostics with the record's file offset, what it is and its fate, and
+ * counted in st (bad_records; the first problem kept).
+ */
+void etl_stacks_record_damage(const etl_reader *r, etl_stats *st, const etl_record *rec, const char *what,
+                              const char *fate);
 
 /*
  * The second pass's iterator: time order, framing only the kernel records keep says

@@ -77,6 +77,19 @@ typedef struct run {
 
 /* ------------------------------------------------------------------ pass 1 */
 
+/* An Image event whose ImageSize no image can have (images.h): told where it lies, counted as damage. */
+static void bad_image_size(const etl_reader *r, etl_stats *st, const etl_record *rec, uint16_t hook,
+                           const etl_image_map *m)
+{
+    const etl_image_inst *in = &m->v[m->n - 1];
+    char what[1200];
+    snprintf(what, sizeof what, "hook 0x%04x, the Image event of %s at 0x%llx: ImageSize 0x%llx, %s", hook,
+             etl_strtab_get(m->names, in->name), (unsigned long long)in->base, (unsigned long long)in->logged_size,
+             in->logged_size > UINT32_MAX ? "more than a PE's 32-bit SizeOfImage"
+                                          : "past the end of its half of the address space");
+    etl_stacks_record_damage(r, st, rec, what, "the image is taken to hold no address");
+}
+
 static etl_status learn(prof_impl *im, const etl_record *rec, uint16_t hook, etl_profile *p, bool *have_interval)
 {
     etl_event ev;
@@ -288,17 +301,36 @@ static etl_status count_sample(run *R, uint64_t ts, uint32_t tid, uint32_t pid, 
     return ETL_OK;
 }
 
+static bool selected(const run *R, uint32_t tid, uint32_t pid, uint64_t ts);
+
+/* The cookie of a sample's etl_attach_event: its process (ETL_PID_UNKNOWN: none yet), its address, and whether
+ * it waits for its walk to be selected and counted (a thread no Thread event names: its walk names the process). */
+#define COOKIE_PENDING (1ull << 32)
+
 /*
- * A counted sample with its stack (ev: as attach.c closed it, pid its thread's
- * process at the sample, as count_sample had it): the frames mapped to images in
- * the walk's process at the sample's time, interned and counted; a sample no walk
- * came with counts as the one frame of its address.
+ * A sample closed with its stack (ev: as attach.c closed it, its cookie as read_sample
+ * made it): one whose thread no Thread event names takes the process its walk names
+ * (StackProcess), then is selected and counted; the frames are mapped to images in
+ * the sample's process at the sample's time, as its address was (one process for
+ * both: the outputs agree), interned and counted; a sample no walk came with counts as
+ * the one frame of its address.
  */
-static etl_status count_stack_of(run *R, const etl_attach_event *ev, uint32_t pid, uint64_t ip, const uint64_t *frames,
-                                 uint32_t n, bool walked)
+static etl_status count_stack_of(run *R, const etl_attach_event *ev, const uint64_t *frames, uint32_t n, bool walked)
 {
+    uint32_t pid = (uint32_t)ev->cookie[0];
+    uint64_t ip = ev->cookie[1];
+    etl_status st;
+    if (ev->cookie[0] & COOKIE_PENDING) {
+        if (walked && ev->pid != ETL_PID_UNKNOWN) pid = ev->pid;
+        if (!selected(R, ev->tid, pid, ev->ts)) return ETL_OK;
+        if ((st = count_sample(R, ev->ts, ev->tid, pid, ip)) != ETL_OK) return st;
+        if (pid != ETL_PID_UNKNOWN) R->im->anomalies[ETL_PROFILE_PROCESS_FROM_WALK]++;
+    } else if (walked && ev->pid != pid) {
+        R->im->anomalies[ETL_PROFILE_PROCESS_DISAGREES]++; /* the thread's stands (README) */
+    }
+    uint32_t in = pid == ETL_PID_UNKNOWN ? 0 : pid; /* the space count_sample mapped the address in */
     uint32_t thread;
-    etl_status st = thread_row(R, ev->tid, pid, ev->ts, &thread); /* counted: it is there */
+    st = thread_row(R, ev->tid, pid, ev->ts, &thread); /* counted: it is there */
     if (st != ETL_OK) return st;
     if (!R->stacks) { /* only that one came */
         if (walked) R->p->with_stack++, R->r.threads[thread].with_stack++;
@@ -307,15 +339,15 @@ static etl_status count_stack_of(run *R, const etl_attach_event *ev, uint32_t pi
     if (!walked) frames = &ip, n = 1;
     for (uint32_t k = 0; k < n; k++) {
         R->pairs[2 * k] = frames[k];
-        R->pairs[2 * k + 1] = find_image(R, ev->pid, frames[k], ev->ts);
+        R->pairs[2 * k + 1] = find_image(R, in, frames[k], ev->ts);
     }
     uint32_t stack;
     st = etl_seqtab_intern(&R->im->resolved, R->pairs, 2 * n, &stack);
     if (st == ETL_OK) st = count_stack(R, thread, stack, walked, ev->ts);
     if (st == ETL_OK && R->on_each) {
-        uint32_t tpid = R->r.threads[thread].pid;
+        uint32_t tpid = R->r.threads[thread].pid; /* pid, as the rows say it */
         etl_profile_sample s = {ev->ts, etl_clock_ns(R->clk, ev->ts), ev->cpu, ev->tid, tpid, ip,
-                                find_image(R, tpid == ETL_PROFILE_NONE ? 0 : tpid, ip, ev->ts), stack, walked};
+                                find_image(R, in, ip, ev->ts), stack, walked};
         st = R->on_each(R->each_ctx, &s);
     }
     if (st == ETL_OK && walked) {
@@ -365,7 +397,7 @@ static etl_status send_sample(run *R, const etl_attach_event *ev)
 static etl_status send_stack(void *ctx, const etl_attach_event *ev, const uint64_t *frames, uint32_t n, bool walked)
 {
     run *R = ctx;
-    if (!R->pipe) return count_stack_of(R, ev, (uint32_t)ev->cookie[0], ev->cookie[1], frames, n, walked);
+    if (!R->pipe) return count_stack_of(R, ev, frames, n, walked);
     msg *m = etl_pipe_put(R->pipe, sizeof *m + (size_t)n * sizeof *frames);
     if (!m) return ETL_END;
     *m = (msg){.kind = MSG_STACK, .n = n, .ev = *ev, .walked = walked};
@@ -413,11 +445,15 @@ static etl_status read_sample(run *R, const etl_record *rec)
     const etl_profile *p = R->p; /* [v0, v1), and the end itself when the window reaches it */
     if (R->ranged && !(ns >= p->v0 && (ns < p->v1 || (ns == R->end_ns && p->v1 == ns && p->v0 < p->v1)))) return ETL_OK;
     uint32_t pid = etl_owners_pid(&R->im->owners, s.thread_id, rec->ts);
-    if (!selected(R, s.thread_id, pid, rec->ts)) return ETL_OK;
+    /* A thread no Thread event names: its walk's StackProcess is the only witness of its process, known when the
+     * sample closes; it is selected and counted then (count_stack_of). */
+    bool pending = pid == ETL_PID_UNKNOWN;
+    if (pending ? R->o->tid >= 0 && (uint64_t)R->o->tid != s.thread_id : !selected(R, s.thread_id, pid, rec->ts))
+        return ETL_OK;
+    etl_attach_event ev = {rec->ts, s.thread_id, rec->cpu, pending ? 0 : pid,
+                           {pid | (pending ? COOKIE_PENDING : 0), s.instruction_pointer}};
     /* Counted first: attaching may close older samples, whose stacks come after it. */
-    etl_attach_event ev = {rec->ts, s.thread_id, rec->cpu, pid == ETL_PID_UNKNOWN ? 0 : pid,
-                           {pid, s.instruction_pointer}};
-    etl_status st = send_sample(R, &ev);
+    etl_status st = pending ? ETL_OK : send_sample(R, &ev);
     return st == ETL_OK ? etl_attach_event_add(&R->at, &ev) : st;
 }
 
@@ -590,7 +626,7 @@ static etl_status finish(run *R)
     if (!p->images) return ETL_E_NOMEM;
     for (size_t i = 0; i < p->nimages; i++) {
         const etl_image_inst *m = &im->images.v[i];
-        p->images[i] = (etl_profile_image){m->base, m->size, m->pid,
+        p->images[i] = (etl_profile_image){m->base, m->logged_size, m->pid,
                                            etl_strtab_get(&im->names, m->name), etl_strtab_get(&im->names, m->path),
                                            m->time_date_stamp, m->checksum,
                                            m->from_ts ? etl_clock_ns(R->clk, m->from_ts) : INT64_MIN,
@@ -614,17 +650,22 @@ static bool pass2_keep(uint16_t hook)
 
 /* Pass 1 (stacks/learn.h): the key definitions, and the records of pass1_hook learned in stream order. */
 typedef struct pass1_ctx {
+    etl_reader *r;
     prof_impl *im;
     etl_profile *p;
     const etl_profile_options *o;
     uint64_t total;
     bool have_interval;
+    etl_stats damage;       /* what the records learned from told (an impossible ImageSize) */
 } pass1_ctx;
 
 static etl_status pass1_record(void *ctx, const etl_record *rec, uint16_t hook)
 {
     pass1_ctx *c = ctx;
-    return learn(c->im, rec, hook, c->p, &c->have_interval);
+    uint64_t bad = c->im->images.bad_sizes;
+    etl_status st = learn(c->im, rec, hook, c->p, &c->have_interval);
+    if (c->im->images.bad_sizes != bad) bad_image_size(c->r, &c->damage, rec, hook, &c->im->images);
+    return st;
 }
 
 static void pass1_progress(void *ctx, uint64_t done)
@@ -634,13 +675,17 @@ static void pass1_progress(void *ctx, uint64_t done)
 }
 
 static etl_status pass1(etl_reader *r, prof_impl *im, etl_stack_keys *keys, const etl_profile_options *o,
-                        etl_profile *p, uint64_t total, unsigned threads, uint64_t *last_ts)
+                        etl_profile *p, uint64_t total, unsigned threads, uint64_t *last_ts, etl_stats *damage)
 {
-    pass1_ctx c = {im, p, o, total, false};
+    pass1_ctx c = {r, im, p, o, total, false, {0}};
+    c.damage.first_problem_offset = UINT64_MAX;
     etl_learn l = {.want = pass1_hook, .on_record = pass1_record, .ctx = &c, .keys = keys,
                    .progress = pass1_progress, .progress_ctx = &c, .threads = threads};
     etl_status st = etl_stacks_learn(r, &l);
     *last_ts = l.last_ts;
+    *damage = c.damage;
+    im->anomalies[ETL_PROFILE_WALKS_CUT] += l.defs_cut;
+    im->anomalies[ETL_PROFILE_IMAGE_SIZES_BAD] = im->images.bad_sizes;
     return st;
 }
 
@@ -697,8 +742,7 @@ static etl_status count_pass2(void *ctx, const void *block, size_t n)
         if (m->kind == MSG_SAMPLE)
             st = count_sample(R, ev->ts, ev->tid, (uint32_t)ev->cookie[0], ev->cookie[1]);
         else if (m->kind == MSG_STACK)
-            st = count_stack_of(R, ev, (uint32_t)ev->cookie[0], ev->cookie[1], (const uint64_t *)(m + 1), m->n,
-                                m->walked);
+            st = count_stack_of(R, ev, (const uint64_t *)(m + 1), m->n, m->walked);
         else
             R->o->progress(R->o->progress_ctx, R->progress_before + m->done, R->progress_total);
     }
@@ -715,6 +759,7 @@ static etl_status pass2(run *R, unsigned threads)
     p->walks_other = R->at.stats.walks_other;
     p->key_refs_unresolved = R->at.stats.key_refs_unresolved;
     p->user_parts_dropped = R->at.stats.user_parts_dropped;
+    R->im->anomalies[ETL_PROFILE_WALKS_CUT] += R->at.stats.walks_cut;
     p->st = R->iter_stats;
     return st;
 }
@@ -746,7 +791,8 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     prof_impl *im = p->impl;
     const etl_clock *clk = etl_reader_clock(r);
     uint64_t total = 2 * etl_reader_file_size(r), last_ts = 0;
-    etl_status st = pass1(r, im, keys, o, p, total, o->threads, &last_ts);
+    etl_stats damage1;
+    etl_status st = pass1(r, im, keys, o, p, total, o->threads, &last_ts, &damage1);
     if (st != ETL_OK) return st;
     etl_owners_seal(&im->owners);
     if ((st = etl_stack_keys_seal(keys)) != ETL_OK) return st;
@@ -789,6 +835,8 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
     if (st == ETL_OK) st = R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;
     if (st == ETL_OK) st = pass2(&R, o->threads);
+    const etl_stats none = {.first_problem_offset = UINT64_MAX};
+    etl_stats_add(&p->st, &damage1, &none); /* pass 1's damage with pass 2's */
     if (st == ETL_OK) st = finish(&R);
     run_free(&R);
     return st;
@@ -851,6 +899,14 @@ void etl_profile_free(etl_profile *p)
     free(p->stacks);
     free(p->images);
     memset(p, 0, sizeof *p);
+}
+
+etl_status etl_profile_anomaly_get(const etl_profile *p, etl_profile_anomaly which, uint64_t *n)
+{
+    const prof_impl *im = p ? p->impl : NULL;
+    if (!n || !im || (unsigned)which >= ETL_PROFILE_ANOMALIES) return ETL_E_INVALID_ARG; /* *n untouched */
+    *n = im->anomalies[which];
+    return ETL_OK;
 }
 
 const etl_profile_frame *etl_profile_stack_frames(const etl_profile *p, uint32_t stack, uint32_t *n)

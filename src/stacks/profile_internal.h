@@ -22,6 +22,7 @@ typedef struct prof_impl {
     etl_profile_frame *frames; /* resolved's words as frames, for etl_profile_stack_frames */
     prof_cell *cells;
     size_t ncells;
+    uint64_t anomalies[ETL_PROFILE_ANOMALIES]; /* etl_profile_anomaly_get's */
 } prof_impl;
 
 #endif

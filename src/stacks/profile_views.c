@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/grow.h"
+#include "base/idmap.h"
 #include "base/sort.h"
 #include "base/textsafe.h"
 #include "etlkit/profile.h"
@@ -221,38 +222,115 @@ static bool put_frame(line *l, const etl_profile *p, const etl_profile_frame *f)
     return put_name(l, name) && put_text(l, "+0x", 3) && put_text(l, hex + k, sizeof hex - k);
 }
 
+/* Stack i's folded line without its count into l. false: out of memory. */
+static bool build_line(line *l, const etl_profile *p, size_t i, etl_profile_labeler lab, void *ctx)
+{
+    char buf[LABEL_MAX], num[48];
+    const etl_profile_stack *s = &p->stacks[i];
+    const etl_profile_thread *t = &p->threads[s->thread];
+    const etl_profile_process *pr = &p->processes[t->process];
+    l->n = 0;
+    bool ok = put_name(l, pr->name);
+    if (pr->pid == ETL_PROFILE_NONE) ok = ok && put_text(l, " (?);", 5);
+    else ok = ok && put_text(l, num, (size_t)snprintf(num, sizeof num, " (%" PRIu32 ");", pr->pid));
+    ok = ok && put_name(l, t->name[0] ? t->name : "Thread");
+    ok = ok && put_text(l, num, (size_t)snprintf(num, sizeof num, " (%" PRIu32 ")", t->tid));
+    uint32_t n;
+    const etl_profile_frame *fr = etl_profile_stack_frames(p, s->stack, &n);
+    for (uint32_t k = n; ok && k-- > 0;) { /* root first */
+        ok = put_text(l, ";", 1);
+        if (!lab) {
+            ok = ok && put_frame(l, p, &fr[k]);
+        } else {
+            lab(ctx, p, &fr[k], buf, sizeof buf);
+            ok = ok && put_name(l, buf);
+        }
+    }
+    return ok;
+}
+
+static uint64_t text_hash(const char *s, size_t n)
+{
+    uint64_t h = etl_hash_mix64(n + 0x9e3779b97f4a7c15ull);
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w = 0;
+        memcpy(&w, s + i, n - i < 8 ? n - i : 8);
+        h = etl_hash_mix64(h ^ w) + i;
+    }
+    return h;
+}
+
+/* A stack's line: its text's hash, the stack, then (merged) the samples of its text and the stack standing for it. */
+typedef struct folded_line {
+    uint64_t hash;
+    uint32_t stack, rep;
+    uint64_t samples;
+} folded_line;
+
+static int cmp_hash(const void *a, const void *b)
+{
+    const folded_line *x = a, *y = b;
+    if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int cmp_samples(const void *a, const void *b)
+{
+    const folded_line *x = a, *y = b;
+    if (x->samples != y->samples) return x->samples > y->samples ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/*
+ * One line per text: the stacks are distinct (address, image) sequences, and one
+ * module+offset may stand for several (an image unloaded and loaded again, or at
+ * another base; with a labeler, a function's addresses), which would be lines of one
+ * text. Their samples are added: a line is a thread's stack as its names say it, the
+ * flame graph's path (the report's, built by label too). The lines are hashed, those
+ * of one hash compared, then written most samples first, ties in the stacks' order:
+ * memory grows with the stacks, not with the text.
+ */
 etl_status etl_profile_write_folded_with(const etl_profile *p, FILE *f, etl_profile_labeler lab, void *ctx)
 {
-    char buf[LABEL_MAX];
-    line l = {0};
-    etl_status st = ETL_OK;
+    line l = {0}, m = {0};
+    folded_line *v = malloc((p->nstacks ? p->nstacks : 1) * sizeof *v);
+    etl_status st = v ? ETL_OK : ETL_E_NOMEM;
     for (size_t i = 0; st == ETL_OK && i < p->nstacks; i++) {
-        const etl_profile_stack *s = &p->stacks[i];
-        const etl_profile_thread *t = &p->threads[s->thread];
-        const etl_profile_process *pr = &p->processes[t->process];
-        char num[48];
-        l.n = 0;
-        bool ok = put_name(&l, pr->name);
-        if (pr->pid == ETL_PROFILE_NONE) ok = ok && put_text(&l, " (?);", 5);
-        else ok = ok && put_text(&l, num, (size_t)snprintf(num, sizeof num, " (%" PRIu32 ");", pr->pid));
-        ok = ok && put_name(&l, t->name[0] ? t->name : "Thread");
-        ok = ok && put_text(&l, num, (size_t)snprintf(num, sizeof num, " (%" PRIu32 ")", t->tid));
-        uint32_t n;
-        const etl_profile_frame *fr = etl_profile_stack_frames(p, s->stack, &n);
-        for (uint32_t k = n; ok && k-- > 0;) { /* root first */
-            ok = put_text(&l, ";", 1);
-            if (!lab) {
-                ok = ok && put_frame(&l, p, &fr[k]);
-            } else {
-                lab(ctx, p, &fr[k], buf, sizeof buf);
-                ok = ok && put_name(&l, buf);
+        if (!build_line(&l, p, i, lab, ctx)) st = ETL_E_NOMEM;
+        else v[i] = (folded_line){text_hash(l.p, l.n), (uint32_t)i, (uint32_t)i, p->stacks[i].samples};
+    }
+    size_t n = 0;
+    if (st == ETL_OK) {
+        /* Each run of one hash: a stack whose text an earlier one of the run has joins it (a collision stays apart). */
+        etl_sort(v, p->nstacks, sizeof *v, cmp_hash);
+        for (size_t a = 0, b; st == ETL_OK && a < p->nstacks; a = b) {
+            for (b = a + 1; b < p->nstacks && v[b].hash == v[a].hash; b++) continue;
+            for (size_t i = a + 1; st == ETL_OK && i < b; i++) {
+                if (!build_line(&l, p, v[i].stack, lab, ctx)) st = ETL_E_NOMEM;
+                for (size_t j = a; st == ETL_OK && j < i; j++) {
+                    if (v[j].rep != v[j].stack) continue; /* joined: its own stands */
+                    if (!build_line(&m, p, v[j].stack, lab, ctx)) st = ETL_E_NOMEM;
+                    else if (m.n == l.n && !memcmp(m.p, l.p, l.n)) {
+                        v[i].rep = v[j].stack;
+                        v[j].samples += v[i].samples;
+                        break;
+                    }
+                }
             }
         }
-        ok = ok && put_text(&l, num, (size_t)snprintf(num, sizeof num, " %" PRIu64 "\n", s->samples));
-        if (!ok) st = ETL_E_NOMEM;
+        for (size_t i = 0; i < p->nstacks; i++)
+            if (v[i].rep == v[i].stack) v[n++] = v[i];
+        etl_sort(v, n, sizeof *v, cmp_samples);
+    }
+    for (size_t i = 0; st == ETL_OK && i < n; i++) {
+        char num[32];
+        int k = snprintf(num, sizeof num, " %" PRIu64 "\n", v[i].samples);
+        if (!build_line(&l, p, v[i].stack, lab, ctx) || !put_text(&l, num, (size_t)k)) st = ETL_E_NOMEM;
         else if (fwrite(l.p, 1, l.n, f) != l.n) st = ETL_E_IO;
     }
     free(l.p);
+    free(m.p);
+    free(v);
     return st;
 }
 

@@ -309,7 +309,7 @@ static etl_status finish(etl_sched_stacks *s, const etl_clock *clk)
     if (!s->img) return ETL_E_NOMEM;
     for (size_t i = 0; i < s->nimg; i++) {
         const etl_image_inst *m = &s->images.v[i];
-        s->img[i] = (etl_profile_image){m->base, m->size, m->pid,
+        s->img[i] = (etl_profile_image){m->base, m->logged_size, m->pid,
                                         etl_strtab_get(&s->names, m->name), etl_strtab_get(&s->names, m->path),
                                         m->time_date_stamp, m->checksum,
                                         m->from_ts ? etl_clock_ns(clk, m->from_ts) : INT64_MIN,

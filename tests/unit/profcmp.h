@@ -24,6 +24,13 @@ static void profcmp_same_counts(const etl_profile *a, const etl_profile *b)
     assert_int_equal(a->key_refs_unresolved, b->key_refs_unresolved);
     assert_int_equal(a->user_parts_dropped, b->user_parts_dropped);
     assert_int_equal(a->walks_other, b->walks_other);
+    for (int k = 0; k < ETL_PROFILE_ANOMALIES; k++) {
+        uint64_t x, y;
+        assert_int_equal(etl_profile_anomaly_get(a, (etl_profile_anomaly)k, &x), ETL_OK);
+        assert_int_equal(etl_profile_anomaly_get(b, (etl_profile_anomaly)k, &y), ETL_OK);
+        assert_int_equal(x, y);
+    }
+    assert_int_equal(a->st.bad_records, b->st.bad_records);
     assert_int_equal(a->nthreads, b->nthreads);
     for (size_t i = 0; i < a->nthreads; i++) {
         const etl_profile_thread *x = &a->threads[i], *y = &b->threads[i];

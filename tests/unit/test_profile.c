@@ -163,6 +163,7 @@ static etl_status run(etl_reader *r, int64_t v0, int64_t v1, int64_t pid, const 
 
 static const char folded64[] =
     "app.exe (100);Thread (102);app.exe+0x500;ntdll.dll+0x4000;ntoskrnl.exe+0xa10;ntoskrnl.exe+0xa00 2\n"
+    "app.exe (100);main (101);plugin.dll+0x10 2\n" /* two lives of plugin.dll, one line (explore8 F1) */
     "tool.exe (200);Thread (201);Unknown+0x20000001000 1\n"
     "app.exe (100);main (101);ntdll.dll+0x1000;app.exe+0x100;ntoskrnl.exe+0x600;ntoskrnl.exe+0x500 1\n"
     "app.exe (100);Thread (102);app.exe+0x200;ntdll.dll+0x2000;hal.dll+0x20;ntoskrnl.exe+0x700 1\n"
@@ -173,9 +174,7 @@ static const char folded64[] =
     "app.exe (100);main (101);ntoskrnl.exe+0xb10;ntoskrnl.exe+0xb00 1\n"
     "app.exe (100);main (101);ntoskrnl.exe+0xc00 1\n"
     "tool.exe (200);Thread (201);ntdll.dll+0x5000 1\n"
-    "app.exe (100);main (101);plugin.dll+0x10 1\n"
     "app.exe (100);main (101);Unknown+0x180000010 1\n"
-    "app.exe (100);main (101);plugin.dll+0x10 1\n"
     "System (4);Thread (8);hal.dll+0x30 1\n"
     "app.exe (100);main (101);ntdll.dll+0x1000;late.dll+0x40;app.exe+0x100 1\n"
     "app.exe (100);Thread (102);ntoskrnl.exe+0xd00 1\n";
