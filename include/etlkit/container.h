@@ -190,12 +190,14 @@ enum {
     ETL_REC_KEYWORD = 1u << 11,  /* keyword, task, channel (EVENT_HEADER) */
     ETL_REC_INSTANCE = 1u << 12, /* instance_id, parent_instance_id, parent_guid */
     ETL_REC_ACTIVITY = 1u << 13, /* activity_id (EVENT_HEADER) */
-    ETL_REC_BAD_TS = 1u << 14    /* ts lies outside the session window: damage (etl_reader_keep_bad_times) */
+    ETL_REC_BAD_TS = 1u << 14,   /* ts lies outside the session window: damage (etl_reader_keep_bad_times) */
+    ETL_REC_BAD_SIZE = 1u << 15  /* a Size its fixed layout contradicts (etl_kernel_layout_size): damage */
 };
 
 typedef struct etl_record {
     const uint8_t *data;         /* the record, starting at its marker */
-    uint32_t size;               /* the Size field: header + ext items + payload, no pad */
+    uint32_t size;               /* the Size field: header + ext items + payload, no pad (with
+                                    ETL_REC_BAD_SIZE, the size its layout gives when that was framed) */
     uint32_t offset;             /* from the start of its (decompressed) buffer */
     uint32_t buffer_index;       /* buffer, in file order (0-based) */
     uint16_t cpu;                /* the buffer's processor */
@@ -240,8 +242,68 @@ ETL_API const char *etl_htype_name(uint8_t htype);
  * record (8-byte aligned). ETL_END at a 0xFFFFFFFF marker or when fewer than 4
  * bytes remain. ETL_E_CORRUPT / ETL_E_TRUNCATED when the record cannot be framed:
  * the caller must then skip the rest of the buffer. cpu/buffer_index are left to the caller.
+ *
+ * A kernel record of a fixed-layout event (etl_kernel_layout_size) whose Size goes past
+ * its layout is damage, ETL_REC_BAD_SIZE: framed at its layout's size (*next where that
+ * ends it) when a record starts there and the bytes its Size claims beyond are records up
+ * to where it leads (or it leads to no record: past the data, or into one) - one flipped
+ * bit of a CSwitch's Size once swallowed 84 records; framed whole, not that event, when its
+ * payload is over twice the layout's and a record starts where its Size leads. A payload
+ * up to its hook's largest layout (etl_klayout_max), or a little over it where nothing
+ * says the Size is wrong (fields a newer Windows appended), is framed as it stands.
  */
 ETL_API etl_status etl_record_frame(etl_span buf, size_t off, etl_record *r, size_t *next);
+/*
+ * The payload size of a fixed-layout kernel event's version, for a header type's pointer
+ * size (kernel-events.md): CSwitch 0x0524 v1 16, v2..v4 24; SpinLock 0x0529 v2 2 pointers
+ * + 0x28; ReadyThread 0x0532 v2 8; SampledProfile 0x0F2E v2 a pointer + 8. 0 for every
+ * other hook and version: their layout is not certain (Thread v3 grew a name, for one).
+ */
+ETL_API size_t etl_kernel_layout_size(uint16_t hook, unsigned version, unsigned pointer_size);
+/*
+ * By a hook's low byte, the largest payload etl_kernel_layout_size gives a hook with that
+ * byte (0xFFFF: none): a payload up to it needs no closer look.
+ */
+static const uint16_t etl_klayout_max[256] = {
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x00 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x08 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x10 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x18 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 24    , 0xFFFF, 0xFFFF, 0xFFFF, /* 0x20: 0x24 CSwitch */
+    0xFFFF, 56    , 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 16    , 0xFFFF, /* 0x28: 0x29 SpinLock, 0x2E SampledProfile */
+    0xFFFF, 0xFFFF, 8     , 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x30: 0x32 ReadyThread */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x38 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x40 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x48 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x50 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x58 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x60 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x68 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x70 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x78 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x80 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x88 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x90 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x98 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0xA0 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0xA8 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0xB0 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0xB8 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0xC0 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0xC8 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0xD0 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0xD8 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0xE0 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0xE8 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0xF0 */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF  /* 0xF8 */
+};
+/*
+ * Whether the kernel record at p (avail bytes of its buffer's data from p on; head: its
+ * header, PEBS index and PMC counters), whose payload is over etl_klayout_max, frames by
+ * its Size as it stands (etl_record_frame's rule).
+ */
+ETL_API bool etl_kernel_size_fits(const uint8_t *p, size_t avail, size_t head, size_t size);
 
 /* EVENT_HEADER extended data item. */
 typedef struct etl_ext_item {
@@ -314,7 +376,9 @@ typedef struct etl_stats {
     uint64_t compressed_buffers;
     uint64_t records;              /* records yielded */
     uint64_t bad_buffers;          /* buffers skipped whole or in part */
-    uint64_t bad_records;          /* records that could not be framed (rest of their buffer skipped) */
+    uint64_t bad_records;          /* records that could not be framed (rest of their buffer skipped), or
+                                      whose Size their layout contradicts (ETL_REC_BAD_SIZE: counted in
+                                      bad_buffers too) */
     uint64_t skipped_bytes;        /* bytes of event data not yielded because of a problem */
     uint64_t decompress_errors;    /* compressed buffers that did not expand to their size */
     uint64_t unsupported_buffers;  /* buffers in a compression format etlkit does not read */
@@ -572,8 +636,9 @@ static const struct {
 
 /*
  * The inline half of etl_walk_next, on a buffer's bytes buf[0, n): true with k filled and
- * *at moved past it when the record at *at is a well-formed kernel record; false,
- * nothing touched, otherwise (etl_record_frame says what it is).
+ * *at moved past it when the record at *at is a well-formed kernel record (its Size one
+ * its layout allows, etl_record_frame); false, *at untouched, otherwise (etl_record_frame
+ * says what it is).
  */
 static inline bool etl_frame_kernel(const uint8_t *buf, size_t n, size_t *at, etl_krec *k)
 {
@@ -600,6 +665,10 @@ static inline bool etl_frame_kernel(const uint8_t *buf, size_t n, size_t *at, et
                 k->htype = ht;
                 k->pointer_size = etl_khdr[ht].ptr;
                 k->pmc_count = (uint8_t)npmc;
+                /* A fixed-layout event's Size past its layout: etl_record_frame judges it (k is scribbled on). */
+                if (__builtin_expect(k->payload.n > etl_klayout_max[p[6]], 0) &&
+                    !etl_kernel_size_fits(p, n - pos, head, size))
+                    return false;
                 *at = pos + ((size + ETL_RECORD_ALIGN - 1) & ~(size_t)(ETL_RECORD_ALIGN - 1));
                 return true;
             }
@@ -626,7 +695,8 @@ static inline bool etl_walk_kernel(etl_walk *w, etl_krec *k)
  * The buffer's next record: ETL_WALK_KERNEL with k filled, ETL_WALK_OTHER with
  * w->full (another header type), or ETL_WALK_END when the buffer is done (at its
  * end, its end marker, or a record that cannot be framed: counted, the rest skipped).
- * Records whose time lies outside the session window are passed over (counted, told).
+ * Records whose time lies outside the session window are passed over (counted, told);
+ * a Size its layout contradicts is told and judged as etl_record_frame frames it.
  */
 static inline int etl_walk_next(etl_walk *w, etl_krec *k)
 {

@@ -47,7 +47,7 @@ typedef struct cursor {
     uint64_t lo, span;        /* record order: a next record in [lo, lo + span] is taken without a closer look
                                  (lo: the buffer's last record's time; lo + span: its flush) */
     bool have_last;           /* a record of the buffer was taken: lo is its time */
-    bool bad_time_counted;    /* the current buffer is in bad_buffers for a time outside the window */
+    bool bad_time_counted;    /* the current buffer is in bad_buffers for a time outside the window (or a Size) */
     uint8_t *scratch;
     size_t scratch_cap;
     unsigned cpu;             /* time order: the CPU it reads */
@@ -273,6 +273,47 @@ static int judge_time(etl_iter *it, cursor *c, const uint8_t *p, size_t n, size_
     return TIME_TAKE;
 }
 
+/*
+ * A record whose Size its fixed layout contradicts (ETL_REC_BAD_SIZE, etl_record_frame), at
+ * pos of the cursor's buffer: told with its file offset and counted (bad_records, its buffer
+ * once in bad_buffers). Framed at its layout's size, only its Size was wrong (a record starts
+ * where the layout ends it, and what its Size claimed beyond is records): it is taken (its
+ * size the layout's; the Size in its bytes is still the damaged one), and the records it
+ * covered are read. Framed whole, it is not the event its header says: passed over (true).
+ */
+static bool bad_size(etl_iter *it, cursor *c, size_t pos, const etl_record *rec)
+{
+    unsigned claimed = etl_rd_u16(rec->data + 4);
+    bool whole = rec->size == claimed;
+    if (it->quiet) return whole;
+    const etl_buf_ent *b = c->buf;
+    it->stats.bad_records++;
+    if (!c->bad_time_counted) it->stats.bad_buffers++;
+    c->bad_time_counted = true;
+    if (whole) it->stats.skipped_bytes += rec->size;
+    size_t head = (size_t)(rec->payload.p - rec->data);
+    size_t layout = head + etl_kernel_layout_size(rec->hook, rec->version, rec->pointer_size);
+    char where[48];
+    uint64_t at = b->compressed ? b->file_off : b->file_off + pos;
+    if (b->compressed) snprintf(where, sizeof where, "in its expanded data");
+    else snprintf(where, sizeof where, "file offset 0x%llx", (unsigned long long)at);
+    if (whole)
+        etl_reader_problem(it->r, &it->stats, ETL_E_CORRUPT, at,
+                           "buffer %u at offset 0x%llx: record at +0x%zx (%s, hook 0x%04x version %u) has Size %u, "
+                           "far more than its layout's %zu bytes, and no record starts where that ends: not that "
+                           "event; passed over",
+                           b->index, (unsigned long long)b->file_off, pos, where, rec->hook, rec->version, claimed,
+                           layout);
+    else
+        etl_reader_problem(it->r, &it->stats, ETL_E_CORRUPT, at,
+                           "buffer %u at offset 0x%llx: record at +0x%zx (%s, hook 0x%04x version %u) has Size %u, "
+                           "more than its layout's %zu bytes, and framing goes on where that ends: taken at its "
+                           "layout's size",
+                           b->index, (unsigned long long)b->file_off, pos, where, rec->hook, rec->version, claimed,
+                           layout);
+    return whole;
+}
+
 /* What a record is, for a message: its hook, or its header type. */
 static const char *record_what(const etl_record *rec, char out[40])
 {
@@ -326,6 +367,8 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
         if (rc == ETL_OK) {
             out->cpu = c->buf->cpu;
             out->buffer_index = c->buf->index;
+            bool not_it = false; /* passed over for its Size: its time is not judged */
+            if (__builtin_expect(out->has & ETL_REC_BAD_SIZE, 0)) passed = not_it = bad_size(it, c, c->pos, out);
             char what[40];
             if ((out->has & ETL_REC_TS) &&
                 (passed || (out->ts - c->lo > c->span &&
@@ -334,7 +377,7 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
                 /* Damage: its time moves nothing (it is merged where its CPU's time stood). */
                 c->pos = next;
                 if (!it->keep_bad_times) continue;
-                out->has |= ETL_REC_BAD_TS;
+                if (!not_it) out->has |= ETL_REC_BAD_TS;
             } else {
                 if (out->has & ETL_REC_TS) {
                     c->span -= out->ts - c->lo;
@@ -677,14 +720,43 @@ etl_status etl_iter_next_buffer_of(etl_iter *it, unsigned k, etl_walk *w)
     return ETL_OK;
 }
 
+/* A kernel record etl_record_frame framed, as etl_frame_kernel gives one. */
+static void krec_of(const etl_record *r, etl_krec *k)
+{
+    k->data = r->data;
+    k->payload = r->payload;
+    k->ts = r->ts;
+    k->size = r->size;
+    k->hook = r->hook;
+    k->version_word = r->version_word;
+    k->htype = r->htype;
+    k->pointer_size = r->pointer_size;
+    k->pmc_count = r->pmc_count;
+}
+
 int etl_walk_slow(etl_walk *w, etl_krec *k)
 {
     etl_iter *it = w->it;
     cursor *c = &it->cur[w->cursor];
     etl_span data = {w->p, w->n};
     for (;;) {
-        size_t at = w->pos;
-        if (etl_frame_kernel(w->p, w->n, &at, k)) {
+        size_t at = w->pos, next = 0;
+        bool kernel = etl_frame_kernel(w->p, w->n, &at, k);
+        etl_status rc = ETL_OK;
+        if (!kernel) {
+            rc = etl_record_frame(data, w->pos, &w->full, &next);
+            if (rc == ETL_OK && (w->full.has & ETL_REC_BAD_SIZE)) {
+                /* A Size its layout contradicts: taken at the layout's size (k: its bytes here), or passed over. */
+                if (bad_size(it, c, w->pos, &w->full)) {
+                    w->pos = next;
+                    continue;
+                }
+                krec_of(&w->full, k);
+                at = next;
+                kernel = true;
+            }
+        }
+        if (kernel) {
             char what[40];
             snprintf(what, sizeof what, "hook 0x%04x", k->hook);
             if (k->ts - w->t_lo <= w->t_span ||
@@ -699,11 +771,10 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
             w->pos = at;
             continue;
         }
-        size_t next = 0;
-        etl_status rc = etl_record_frame(data, w->pos, &w->full, &next);
         /*
          * A kernel record etl_frame_kernel passed over cannot be framed here either (it failed
-         * the same checks): what frames is another header type.
+         * the same checks), but for a Size its layout contradicts (above): what frames is
+         * another header type.
          */
         if (rc != ETL_OK || (w->full.has & ETL_REC_HOOK)) {
             if (rc == ETL_OK) rc = ETL_E_CORRUPT; /* cannot happen */

@@ -5,7 +5,8 @@
  * header; with bit 30 also set, byte 2 is TRACE_HEADER_TYPE_*; with bit 30 clear
  * and bit 28 set it is a WPP MESSAGE_TRACE_HEADER. SYSTEM, COMPACT and PERFINFO
  * keep Size at +4; every other header keeps it at +0. A record's span is checked
- * once here, so payload decoders get a span they cannot overrun.
+ * once here, so payload decoders get a span they cannot overrun. The Size of a
+ * fixed-layout kernel event is checked against its layout (etl_kernel_layout_size).
  */
 #include <string.h>
 #include "etlkit/container.h"
@@ -204,7 +205,91 @@ static etl_status frame_message(const uint8_t *p, size_t size, etl_record *r)
     return ETL_OK;
 }
 
+size_t etl_kernel_layout_size(uint16_t hook, unsigned version, unsigned pointer_size)
+{
+    switch (hook) {
+    case 0x0524: /* CSwitch, WMI_CONTEXTSWAP (kernel-events.md §5): v1 16 bytes, v2 (6.0-1607), v3, v4 24 */
+        return version == 1 ? 16 : version >= 2 && version <= 4 ? 24 : 0;
+    case 0x0529: /* SpinLock v2, WMI_SPINLOCK (§7): two pointers, 0x23 bytes, Reserved[5] since 6.3 */
+        return version == 2 ? 2u * pointer_size + 0x28 : 0;
+    case 0x0532: /* ReadyThread v2, ETW_READY_THREAD_EVENT (§10.1) */
+        return version == 2 ? 8 : 0;
+    case 0x0F2E: /* SampledProfile v2, PERFINFO_SAMPLED_PROFILE_INFORMATION (§3): a pointer, 8 bytes */
+        return version == 2 ? pointer_size + 8u : 0;
+    default:
+        return 0;
+    }
+}
+
+static size_t align_up(size_t n) { return (n + ETL_RECORD_ALIGN - 1) & ~(size_t)(ETL_RECORD_ALIGN - 1); }
+
+static etl_status frame(etl_span buf, size_t off, etl_record *r, size_t *next, bool layout_rule);
+
+/*
+ * Whether a record of a buffer whose data are p[0, avail) ends where its bytes up to
+ * `end` do, at x (aligned): the data end there, or a record or the end marker starts there.
+ */
+static bool ends_at(const uint8_t *p, size_t avail, size_t end, size_t x)
+{
+    if (end > avail) return false;
+    if (x >= avail) return true;
+    etl_record r;
+    size_t next;
+    etl_status st = frame((etl_span){p, avail}, x, &r, &next, false);
+    return st == ETL_OK || st == ETL_END;
+}
+
+/* Whether the records from a on follow one another to b exactly. */
+static bool tiles(const uint8_t *p, size_t avail, size_t a, size_t b)
+{
+    etl_record r;
+    size_t next;
+    while (a < b) {
+        if (frame((etl_span){p, avail}, a, &r, &next, false) != ETL_OK) return false;
+        a = next;
+    }
+    return a == b;
+}
+
+enum { FIT_OK, FIT_LAYOUT, FIT_WHOLE };
+
+/*
+ * The kernel record at p (its buffer's data run to p + avail; head: its header, PEBS index
+ * and PMC counters) whose payload is larger than the largest layout of its hook's low byte
+ * (etl_klayout_max): a fixed-layout event's Size is implied by its layout, so where a
+ * record starts at the layout's end and the bytes its Size claims beyond are records up to
+ * its end (or where its Size leads to no record), the Size alone is wrong: FIT_LAYOUT, *cut
+ * its size by the layout. A payload over twice the layout, with a record where its Size
+ * leads, is no appended field of a newer Windows (the layouts grew only with a new version,
+ * or within their padding): FIT_WHOLE, the record is not the event its header says. Else
+ * FIT_OK: its version's layout is not certain, or fields were appended.
+ */
+static int layout_fit(const uint8_t *p, size_t avail, size_t head, size_t size, size_t *cut)
+{
+    uint8_t ht = p[2];
+    unsigned ptr = ht == ETL_HTYPE_SYSTEM32 || ht == ETL_HTYPE_COMPACT32 || ht == ETL_HTYPE_PERFINFO32 ? 4 : 8;
+    size_t layout = etl_kernel_layout_size(etl_rd_u16(p + 6), p[0], ptr);
+    if (!layout || size - head <= layout) return FIT_OK;
+    size_t end = head + layout, a = align_up(end), b = align_up(size);
+    if (a == b) return FIT_OK; /* it ends where its layout ends it: nothing is read otherwise */
+    *cut = end;
+    if (ends_at(p, avail, size, b) ? tiles(p, avail, a, b) : ends_at(p, avail, end, a)) return FIT_LAYOUT;
+    return size - head > 2 * layout && size <= avail ? FIT_WHOLE : FIT_OK;
+}
+
+bool etl_kernel_size_fits(const uint8_t *p, size_t avail, size_t head, size_t size)
+{
+    size_t cut;
+    return layout_fit(p, avail, head, size, &cut) == FIT_OK;
+}
+
 etl_status etl_record_frame(etl_span buf, size_t off, etl_record *r, size_t *next)
+{
+    return frame(buf, off, r, next, true);
+}
+
+/* etl_record_frame; without layout_rule, a Size is taken as it stands (layout_fit's look at the neighbours). */
+static etl_status frame(etl_span buf, size_t off, etl_record *r, size_t *next, bool layout_rule)
 {
     if (!etl_span_has(buf, off, 4)) return ETL_END;
     const uint8_t *p = buf.p + off;
@@ -234,6 +319,16 @@ etl_status etl_record_frame(etl_span buf, size_t off, etl_record *r, size_t *nex
                          htype == ETL_HTYPE_PERFINFO32 || htype == ETL_HTYPE_PERFINFO64;
     size_t size = etl_rd_u16(p + (kernel_header ? 4 : 0));
     if (size < fixed) return ETL_E_CORRUPT;
+    int fit = FIT_OK;
+    if (kernel_header && layout_rule) {
+        /* etl_frame_kernel's test, for every reader alike. */
+        uint16_t vw = etl_rd_u16(p);
+        size_t head = fixed + (vw & ETL_TRACE_HEADER_PEBS_INDEX_FLAG ? 8u : 0u) +
+                      8u * ((vw & ETL_TRACE_HEADER_PMC_COUNTERS_MASK) >> ETL_TRACE_HEADER_PMC_COUNTERS_SHIFT);
+        size_t cut = 0;
+        if (size >= head && size - head > etl_klayout_max[p[6]]) fit = layout_fit(p, avail, head, size, &cut);
+        if (fit == FIT_LAYOUT) size = cut;
+    }
     if (size > avail) return ETL_E_TRUNCATED;
 
     r->htype = htype;
@@ -298,7 +393,8 @@ etl_status etl_record_frame(etl_span buf, size_t off, etl_record *r, size_t *nex
         break;
     }
     if (st != ETL_OK) return st;
-    *next = off + ((size + ETL_RECORD_ALIGN - 1) & ~(size_t)(ETL_RECORD_ALIGN - 1));
+    if (fit != FIT_OK) r->has |= ETL_REC_BAD_SIZE;
+    *next = off + align_up(size);
     return ETL_OK;
 }
 

@@ -7,6 +7,7 @@ Buffers are walked by BufferSize; BUF is a buffer's index in file order, or cN f
   seq BUF N             set BUF's SequenceNumber to N
   bsize BUF DELTA       add DELTA to BUF's BufferSize (a compressed file's buffers each have their own)
   dup BUF               write BUF a second time, right after itself
+  size BUF HOOK K SIZE  set the Size of the K-th record with HOOK (hex) in BUF to SIZE
 Prints the file offset of what it changed.
 """
 import struct, sys
@@ -83,6 +84,11 @@ def main():
         b = buf(args[0])
         d[b['off'] + b['size']:b['off'] + b['size']] = d[b['off']:b['off'] + b['size']]
         print(hex(b['off'] + b['size']))
+    elif action == 'size':
+        b = buf(args[0])
+        o = [r for r in records(d, b) if r[1] == int(args[1], 16)][int(args[2])][0]
+        struct.pack_into('<H', d, o + 4, int(args[3], 0))
+        print(hex(o))
     else:
         sys.exit('damage.py: unknown action ' + action)
     open(dst, 'wb').write(d)

@@ -3,7 +3,9 @@
 # A CPU's buffer is in time order and none of its records is later than the buffer's flush (container.md §7):
 # a record after its flush, or one below the record ahead of it that the record after confirms, is passed over,
 # told with its file offset, and the run exits 3; the window and every other CPU's numbers are the undamaged
-# trace's. A compact batch's switches after the flush are dropped from there on, alike.
+# trace's. A compact batch's switches after the flush are dropped from there on, alike. A CSwitch whose Size goes
+# past its layout (one bit: 56 -> 4152) is told and read at its layout's size, with the records its Size covered:
+# every CPU's numbers are the undamaged trace's (explore6 F3).
 set -u
 etlkit=$1
 here=$(dirname "$0")
@@ -11,7 +13,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0
 bad() { echo "FAIL: $*" >&2; fails=$((fails+1)); }
 
-# same_but CPU A.json B.json: window, CPU count and every CPU but CPU equal
+# same_but CPU A.json B.json: window, CPU count and every CPU but CPU equal (-1: every CPU)
 same_but() {
   python3 - "$@" <<'PY' || return 1
 import json, sys
@@ -51,6 +53,10 @@ case_ mid full 3 "after its buffer was flushed" ts c3 0524 40 4194304
 case_ early full 3 "before the record ahead of it" ts c3 0532 20 -500000
 # A compact batch whose switches start 1.68 s late.
 case_ batch compact 0 "after its buffer was flushed" first c0 1 16777216
+# A CSwitch's Size 56 -> 4152 where that ends on a record: it once swallowed the records after it, exit 0.
+case_ size full -1 "more than its layout's 56 bytes" size c3 0524 0 4152
+# The same where it ends inside a record: once the rest of the buffer was skipped.
+case_ sizemid full -1 "more than its layout's 56 bytes" size c3 0524 1 4152
 
 [ $fails -eq 0 ] && echo "damaged_times: all passed" && exit 0
 echo "damaged_times: $fails failed" >&2; exit 1

@@ -135,7 +135,8 @@ static size_t add_tagged(eb_file *f, uint16_t cpu, uint64_t ts, uint32_t tag, si
         uint8_t pl[256];
         memset(pl, 0x33, sizeof pl);
         eb_w32(pl, tag);
-        eb_kernel k = {.htype = 0x02, .version_word = 2, .hook = 0x0524, .tid = 100 + tag, .pid = 4,
+        /* A Thread Start: a payload of any length (a CSwitch's is its layout's, etl_kernel_layout_size). */
+        eb_kernel k = {.htype = 0x02, .version_word = 2, .hook = 0x0501, .tid = 100 + tag, .pid = 4,
                        .ts = ts, .payload = pl, .payload_n = 4 + extra};
         eb_rec_kernel(&r, &k);
     } else if (cpu == 1) {
@@ -793,7 +794,7 @@ static void test_iter_keep_kernel(void **state)
     etl_iter *it = NULL;
     assert_int_equal(etl_iter_open_cpus(r, NULL, 0, keep_all_full, &l, &it), ETL_OK);
     uint8_t keep[8192] = {0}, mark[8192] = {0};
-    keep[0x0F2E >> 3] |= 1u << (0x0F2E & 7); /* CPU 1's hook; CPU 0's 0x0524 is passed over */
+    keep[0x0F2E >> 3] |= 1u << (0x0F2E & 7); /* CPU 1's hook; CPU 0's 0x0501 is passed over */
     etl_iter_keep_hooks(it, keep, mark);
     etl_iter_keep_kernel(it, keep_even_kernel, &l);
     uint32_t got_tags[REF_RECORDS];
@@ -904,6 +905,123 @@ static void test_iter_bad_times_in_buffer(void **state)
     assert_int_equal(n, nwant);
     for (size_t i = 0; i < n; i++) assert_int_equal(seen[i], tags[i]); /* one CPU after the other */
     assert_int_equal(etl_iter_stats_get(it)->bad_times, 3);
+    etl_iter_close(it);
+    etl_reader_close(r);
+    eb_free(&f);
+}
+
+/*
+ * A PERFINFO64 record: hook, version word (PMC counters: zeros), time, a payload of n bytes
+ * starting with tag (the rest fill), Size claimed when not 0. Returns its offset in the buffer.
+ */
+static size_t add_perf(eb_file *f, uint16_t hook, uint16_t vw, uint64_t ts, uint32_t tag, size_t n, uint8_t fill,
+                       int claimed)
+{
+    uint8_t pl[256], pmc[56] = {0};
+    memset(pl, fill, sizeof pl);
+    if (n >= 4) eb_w32(pl, tag);
+    eb_kernel k = {.htype = 0x11, .version_word = vw, .hook = hook, .ts = ts, .ext = pmc,
+                   .ext_n = 8u * ((vw >> 8) & 7), .payload = pl, .payload_n = n, .size_override = claimed};
+    eb_rec r;
+    eb_rec_kernel(&r, &k);
+    return eb_add_rec(f, &r);
+}
+
+/*
+ * A fixed-layout kernel event whose Size goes past its layout (explore6 F3: one flipped bit
+ * of a CSwitch's Size, 56 -> 4152, swallowed the 84 records after it, exit 0). CPU 0: a
+ * CSwitch v4 with 2 PMC counters claiming 56 + 256 bytes, the 8 records it covers, one
+ * more. CPU 1: a CSwitch v2 claiming 40 + 16, over the 16-byte record after it. CPU 2: a
+ * "CSwitch v3" of 100 bytes (its hook damaged: no record where its layout ends it) between
+ * two records. CPU 3: a CSwitch v4 of 32 bytes (a field appended: taken as it is), a
+ * record, a CSwitch v2 claiming 40 + 4096, the buffer's last. Every reader - file order,
+ * time order, the walks - takes the same records: the CSwitches at their layout's size,
+ * every record they covered, and not the 100-byte one; each told with its file offset.
+ */
+static void test_iter_oversized_record(void **state)
+{
+    (void)state;
+    eb_file f;
+    eb_lfh lh = eb_lfh_default();
+    eb_init(&f);
+    eb_header_buffer(&f, &lh, 0);
+    eb_end(&f);
+    size_t at[4];
+    eb_begin(&f, &(eb_bufopt){.size = 0x800, .seq = 1, .cpu = 0, .timestamp = 1000900});
+    at[0] = f.cur + add_perf(&f, 0x0524, 0x0204, 1000100, 0x11, 24, 0, 56 + 256);
+    for (uint32_t i = 0; i < 9; i++) add_perf(&f, 0x0F2E, 3, 1000110 + i, 0x12 + i, 16, 0x5A, 0); /* 32 bytes each */
+    eb_end(&f);
+    eb_begin(&f, &(eb_bufopt){.size = 0x400, .seq = 2, .cpu = 1, .timestamp = 1001900});
+    at[1] = f.cur + add_perf(&f, 0x0524, 2, 1001100, 0x21, 24, 0, 40 + 16);
+    add_perf(&f, 0x0F48, 2, 1001110, 0, 0, 0, 0); /* 16 bytes */
+    add_perf(&f, 0x0F2E, 3, 1001120, 0x22, 16, 0x5A, 0);
+    eb_end(&f);
+    eb_begin(&f, &(eb_bufopt){.size = 0x400, .seq = 3, .cpu = 2, .timestamp = 1002900});
+    add_perf(&f, 0x0F2E, 3, 1002100, 0x31, 16, 0x5A, 0);
+    at[2] = f.cur + add_perf(&f, 0x0524, 3, 1002110, 0x32, 100, 0x5A, 0);
+    add_perf(&f, 0x0F2E, 3, 1002120, 0x33, 16, 0x5A, 0);
+    eb_end(&f);
+    eb_begin(&f, &(eb_bufopt){.size = 0x400, .seq = 4, .cpu = 3, .timestamp = 1003900});
+    add_perf(&f, 0x0524, 4, 1003100, 0x41, 32, 0, 0);
+    add_perf(&f, 0x0F2E, 3, 1003110, 0x42, 16, 0x5A, 0);
+    at[3] = f.cur + add_perf(&f, 0x0524, 2, 1003120, 0x43, 24, 0, 40 + 4096);
+    eb_end(&f);
+
+    const uint32_t tags[] = {TAG_HEADER, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1A,
+                             0x21, 0xEEEEEEEE, 0x22, 0x31, 0x33, 0x41, 0x42, 0x43};
+    const size_t nwant = sizeof tags / sizeof *tags;
+    for (int order = 0; order < 2; order++) {
+        diags d = {0};
+        etl_reader *r = open_ok(&f, &d);
+        got g[32];
+        etl_stats st;
+        size_t n = collect(r, order ? ETL_ORDER_TIME : ETL_ORDER_FILE, g, 32, &st, NULL);
+        check_tags(g, n, tags, nwant);
+        assert_int_equal(st.bad_records, 4);
+        assert_int_equal(st.bad_buffers, 4);
+        assert_true(etl_stats_damaged(&st));
+        assert_int_equal(d.n, 4); /* in time order CPU 1's is told first: each CPU's first record is read at open */
+        for (int i = 0; i < 4; i++) {
+            int j = 0;
+            while (j < 4 && d.d[j].file_offset != at[i]) j++;
+            assert_true(j < 4);
+            assert_non_null(strstr(d.d[j].msg, i == 2 ? "not that event; passed over" : "taken at its layout's size"));
+        }
+        etl_reader_close(r);
+    }
+    /* The records are their layout's size; the one with a field appended keeps it. */
+    etl_reader *r = open_ok(&f, NULL);
+    etl_iter *it = NULL;
+    assert_int_equal(etl_iter_open(r, ETL_ORDER_FILE, &it), ETL_OK);
+    etl_record rec;
+    while (etl_iter_next(it, &rec) == ETL_OK) {
+        if (rec.hook != 0x0524) continue;
+        uint32_t tag = eb_r32(rec.payload.p);
+        assert_int_equal(rec.size, tag == 0x11 ? 56 : tag == 0x41 ? 48 : 40);
+        assert_int_equal(!!(rec.has & ETL_REC_BAD_SIZE), tag != 0x41);
+    }
+    etl_iter_close(it);
+    /* The walks judge alike: the same records, the same damage. */
+    assert_int_equal(etl_iter_open_cpus_buffers(r, NULL, 0, &it), ETL_OK);
+    etl_walk w;
+    etl_krec k;
+    size_t n = 0;
+    while (etl_iter_next_buffer(it, &w) == ETL_OK) {
+        for (int kind; (kind = etl_walk_next(&w, &k)) != ETL_WALK_END;) {
+            assert_true(n < nwant);
+            assert_int_equal(kind, ETL_WALK_KERNEL);
+            uint32_t tag = w.buffer_index == 0 ? TAG_HEADER : k.payload.n >= 4 ? eb_r32(k.payload.p) : 0xEEEEEEEE;
+            assert_int_equal(tag, tags[n]);
+            n++;
+            /* A kernel record's own bytes frame as the walk framed it (etl_krec_record). */
+            etl_record whole;
+            size_t next;
+            assert_int_equal(etl_record_frame((etl_span){k.data, k.size}, 0, &whole, &next), ETL_OK);
+            assert_int_equal(whole.size, k.size);
+        }
+    }
+    assert_int_equal(n, nwant);
+    assert_int_equal(etl_iter_stats_get(it)->bad_records, 4);
     etl_iter_close(it);
     etl_reader_close(r);
     eb_free(&f);
@@ -1963,6 +2081,7 @@ int main(void)
         cmocka_unit_test(test_reader_time_order),
         cmocka_unit_test(test_iter_keep_kernel),
         cmocka_unit_test(test_iter_bad_times_in_buffer),
+        cmocka_unit_test(test_iter_oversized_record),
         cmocka_unit_test(test_reader_two_iterators),
         cmocka_unit_test(test_reader_header_saved_offset),
         cmocka_unit_test(test_reader_duplicate_sequence),

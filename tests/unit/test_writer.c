@@ -58,6 +58,8 @@ static void make_event(uint64_t i, uint32_t ncpu, etl_write_event *ev, uint8_t *
     for (unsigned k = 0; k < ev->pmc_count; k++) pmc[k] = i * 100 + k;
     ev->pmc = pmc;
     ev->len = (size_t)(tu_rand(&st) % 200);
+    /* CSwitch, SpinLock, ReadyThread: no longer than their layouts (etl_kernel_layout_size), else damage. */
+    if (ev->hook == 0x0524 || ev->hook == 0x0529 || ev->hook == 0x0532) ev->len %= 9;
     for (size_t k = 0; k < ev->len; k++) payload[k] = (uint8_t)(tu_rand(&st));
     ev->payload = payload;
 }
