@@ -15,6 +15,17 @@ static void print_utc(FILE *f, const char *label, uint64_t ft)
     fprintf(f, "%-22s %s\n", label, buf);
 }
 
+/* Buffers whose BufferFlag says the session lost events (EVENTS_LOST) or a buffer (BUFFER_LOST) before it. */
+static void flagged_lost(etl_reader *r, uint64_t *events, uint64_t *buffers)
+{
+    *events = *buffers = 0;
+    for (size_t i = 0; i < etl_reader_buffer_count(r); i++) {
+        unsigned f = etl_reader_buffer_flags(r, i);
+        *events += (f & ETL_BUFFER_FLAG_EVENTS_LOST) != 0;
+        *buffers += (f & ETL_BUFFER_FLAG_BUFFER_LOST) != 0;
+    }
+}
+
 static void print_text(const char *path, etl_reader *r, const etl_summary *c)
 {
     const etl_logfile_header *h = etl_reader_header(r);
@@ -55,6 +66,11 @@ static void print_text(const char *path, etl_reader *r, const etl_summary *c)
            c->st.compressed_buffers ? etl_compression_name((etl_compression)etl_reader_compression(r)) : "");
     printf("%-22s %u\n", "Events lost:", h->events_lost);
     printf("%-22s %u\n", "Buffers lost:", h->buffers_lost);
+    uint64_t fe, fb;
+    flagged_lost(r, &fe, &fb);
+    if (fe || fb)
+        printf("%-22s %llu EVENTS_LOST, %llu BUFFER_LOST (BufferFlag: lost while recording, not file damage)\n",
+               "Buffers flagged:", (unsigned long long)fe, (unsigned long long)fb);
     printf("%-22s 0x%08x %s\n", "Log file mode:", h->log_file_mode, modes);
     printf("%-22s %llu\n", "Records:", (unsigned long long)c->records);
 
@@ -148,6 +164,10 @@ static void print_json(const char *path, etl_reader *r, const etl_summary *c)
     jw_str(&w, "clock_name", etl_clock_type_name(h->clock_type));
     jw_u64(&w, "ticks_per_second", clk->ticks_per_sec);
     jw_u64(&w, "buffers_lost", h->buffers_lost);
+    uint64_t fe, fb;
+    flagged_lost(r, &fe, &fb);
+    jw_u64(&w, "buffers_flagged_events_lost", fe);
+    jw_u64(&w, "buffers_flagged_buffer_lost", fb);
     jw_str(&w, "logger_name", h->logger_name);
     jw_str(&w, "log_file_name", h->log_file_name);
     jw_u64(&w, "header_ts", h->header_ts);

@@ -416,6 +416,8 @@ ETL_API size_t etl_reader_buffer_count(const etl_reader *r);
 ETL_API etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_header *h, uint64_t *file_offset);
 /* The processor of buffer i, from the index (the file's pages are not touched); UINT_MAX when there is no buffer i. */
 ETL_API unsigned etl_reader_buffer_cpu(const etl_reader *r, size_t i);
+/* The BufferFlag of buffer i (ETL_BUFFER_FLAG_*), from the index; 0 when there is no buffer i. */
+ETL_API unsigned etl_reader_buffer_flags(const etl_reader *r, size_t i);
 /* One more than the highest processor index of any buffer. */
 ETL_API unsigned etl_reader_cpu_count(const etl_reader *r);
 /*

@@ -828,6 +828,11 @@ unsigned etl_reader_buffer_cpu(const etl_reader *r, size_t i)
     return i < r->nbufs ? r->bufs[i].cpu : UINT_MAX; /* no buffer i: no CPU, never CPU 0 */
 }
 
+unsigned etl_reader_buffer_flags(const etl_reader *r, size_t i)
+{
+    return i < r->nbufs ? r->bufs[i].flags : 0;
+}
+
 etl_status etl_reader_buffer(const etl_reader *r, size_t i, etl_buffer_header *h, uint64_t *file_offset)
 {
     if (i >= r->nbufs) return ETL_E_INVALID_ARG;

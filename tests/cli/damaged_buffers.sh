@@ -64,5 +64,21 @@ case_ seq "SequenceNumber 281474976710655 is impossible" -1 seq c3 2814749767106
 # A buffer written twice: once counted twice.
 case_ dup "a copy of buffer" -1 dup c3
 
+# BufferFlag EVENTS_LOST and BUFFER_LOST (0x02, 0x04 at 0x34): the session lost events while recording, which is not
+# damage of the file (exit 0), as the header's EventsLost; info counts the buffers so flagged.
+python3 - "$tmp/u.etl" "$tmp/flag.etl" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+struct.pack_into('<H', d, 10 * 0x10000 + 0x34, struct.unpack_from('<H', d, 10 * 0x10000 + 0x34)[0] | 0x6)
+struct.pack_into('<H', d, 12 * 0x10000 + 0x34, struct.unpack_from('<H', d, 12 * 0x10000 + 0x34)[0] | 0x2)
+open(sys.argv[2], 'wb').write(d)
+PY
+"$etlkit" info "$tmp/flag.etl" >"$tmp/flag.txt" 2>&1; rc=$?
+[ "$rc" = 0 ] || bad "flags: info exit $rc, expected 0"
+grep -q "^Buffers flagged: *2 EVENTS_LOST, 1 BUFFER_LOST" "$tmp/flag.txt" || bad "flags: $(grep -i flagged "$tmp/flag.txt")"
+"$etlkit" info --json "$tmp/flag.etl" | grep -q '"buffers_flagged_events_lost":2,"buffers_flagged_buffer_lost":1' ||
+  bad "flags: --json keys"
+"$etlkit" info "$tmp/u.etl" | grep -q "Buffers flagged" && bad "flags: a clean trace has a Buffers flagged line"
+
 [ $fails -eq 0 ] && echo "damaged_buffers: all passed" && exit 0
 echo "damaged_buffers: $fails failed" >&2; exit 1
