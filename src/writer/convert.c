@@ -104,14 +104,27 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 
 static etl_status write_raw(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, size_t n)
 {
+    /*
+     * A kernel record the reader took at its layout's size (ETL_REC_BAD_SIZE: its Size field
+     * was damaged) goes out with the size it was read at, so that the output reads back clean.
+     */
+    bool kernel = n >= 8 && (p[3] & 0xC0) == 0xC0 && p[2] < sizeof etl_khdr / sizeof etl_khdr[0] && etl_khdr[p[2]].fixed;
+    if (kernel && etl_rd_u16(p + 4) != n) {
+        if (!grow((void **)&c->retimed, &c->retimed_cap, n, 1)) return ETL_E_NOMEM;
+        memcpy(c->retimed, p, n);
+        etl_wr_u16(c->retimed + 4, (uint16_t)n);
+        p = c->retimed;
+    }
     if (ts < c->q[cpu].last_ts) {
         /*
          * Earlier than what its CPU wrote: a record of a damaged input that the reader merged
          * at its CPU's time (it told that). It goes out at that time, as batches' switches do,
          * so that the CPU's records in the output are in time order (container.md §7).
          */
-        if (!grow((void **)&c->retimed, &c->retimed_cap, n, 1)) return ETL_E_NOMEM;
-        memcpy(c->retimed, p, n);
+        if (p != c->retimed) {
+            if (!grow((void **)&c->retimed, &c->retimed_cap, n, 1)) return ETL_E_NOMEM;
+            memcpy(c->retimed, p, n);
+        }
         ts = c->q[cpu].last_ts;
         if (etl_record_retime(c->retimed, n, ts) == ETL_OK) p = c->retimed;
     }
