@@ -556,10 +556,12 @@ int cmd_export(int argc, char **argv)
                     (unsigned long long)s->switches, (unsigned long long)s->ready);
         }
     }
+    /* The profile's pass reads the file again: damage only it meets (an impossible ImageSize) is the input's too. */
+    bool prof_damaged = etl_export_rows_profile_damaged(x.tab) || etl_timeline_profile_damaged(x.tr);
     etl_export_rows_close(x.tab);
     etl_timeline_close(x.tr);
     cli_symbols_close(syms);
     rc = rep_run_close(&run);
     if (fail || orc != EXIT_OK) return EXIT_IO;
-    return rc;
+    return rc == EXIT_OK && prof_damaged ? EXIT_DAMAGED : rc;
 }

@@ -321,6 +321,7 @@ int cmd_report(int argc, char **argv)
     if (pg.chain) etl_chain_free(&chain);
     if (pg.chain_model) etl_sched_close(pg.chain_model);
     cli_symbols_close(pg.syms);
+    bool prof_damaged = prof_st == ETL_OK && etl_stats_damaged(&prof.st); /* its pass meets damage of its own */
     etl_profile_free(&prof);
     etl_summary_free(&fa);
     free(by_ready);
@@ -334,5 +335,5 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "%s report: %s\n", prog, d.msg[0] ? d.msg : etl_status_str(st));
         return EXIT_IO;
     }
-    return rc;
+    return rc == EXIT_OK && prof_damaged ? EXIT_DAMAGED : rc;
 }

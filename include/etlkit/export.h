@@ -409,6 +409,8 @@ ETL_API bool etl_export_profile_logged(etl_reader *r);
  * failed (etl_export_rows_finish says so too).
  */
 ETL_API etl_status etl_export_rows_profile(etl_export_rows *x, etl_reader *r, const etl_sched *model);
+/* Whether etl_export_rows_profile's pass found the input damaged (an Image event's impossible ImageSize, say). */
+ETL_API bool etl_export_rows_profile_damaged(const etl_export_rows *x);
 
 /*
  * The switches' stacks (etlkit/schedstacks.h): etl_export_rows_open_stacks, before
@@ -429,6 +431,8 @@ ETL_API etl_status etl_export_rows_sched_stacks(etl_export_rows *x);
  * a sequence of their own, for the UI's flame graph. ETL_OK; ETL_E_NOMEM; ETL_E_IO.
  */
 ETL_API etl_status etl_timeline_profile(etl_timeline *w, etl_reader *r);
+/* Whether etl_timeline_profile's pass found the input damaged. */
+ETL_API bool etl_timeline_profile_damaged(const etl_timeline *w);
 
 #ifdef __cplusplus
 }

@@ -147,6 +147,7 @@ etl_status etl_export_rows_profile(etl_export_rows *x, etl_reader *r, const etl_
     }
     etl_profile p;
     etl_status st = etl_profile_run_each(r, &o, on_sample, &R, &p);
+    x->profile_damaged = etl_stats_damaged(&p.st);
     if (st == ETL_OK) image_rows(x, &p);
     if (st == ETL_OK) st = stack_rows(x, &p);
     if (st == ETL_OK && x->failed) st = ETL_E_IO;
@@ -154,3 +155,5 @@ etl_status etl_export_rows_profile(etl_export_rows *x, etl_reader *r, const etl_
     free(R.v);
     return st;
 }
+
+bool etl_export_rows_profile_damaged(const etl_export_rows *x) { return x && x->profile_damaged; }

@@ -14,6 +14,7 @@ struct etl_export_rows {
     etl_clock clock;
     etl_export_rows_stats st;
     int failed;
+    bool profile_damaged; /* etl_export_rows_profile's pass found damage */
     etl_value v[MAXCOLS];
     struct etl_sched_stacks *stacks;       /* the switches' stacks (sched_stack_rows.c), NULL: none */
     uint8_t *stack_used;                   /* by their id: a slice row names it */

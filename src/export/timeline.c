@@ -63,6 +63,7 @@ struct etl_timeline {
     etl_timeline_options o;
     etl_timeline_stats st;
     int failed;
+    bool profile_damaged; /* etl_timeline_profile's pass found damage */
     /* perfetto */
     pcpu *cpus;
     unsigned ncpu;
@@ -572,3 +573,6 @@ void etl_timeline_peek(const etl_timeline *w, etl_timeline_view *v)
     v->threads = w->o.threads;
     v->symbols = w->o.symbols;
 }
+
+void etl_timeline_profile_damage(etl_timeline *w) { w->profile_damaged = true; }
+bool etl_timeline_profile_damaged(const etl_timeline *w) { return w && w->profile_damaged; }

@@ -16,5 +16,7 @@ typedef struct etl_timeline_view {
 /* Writes n bytes, one framed Trace.packet, to the timeline's file. */
 void etl_timeline_put_packet(etl_timeline *w, const uint8_t *p, size_t n);
 void etl_timeline_peek(const etl_timeline *w, etl_timeline_view *v);
+/* The profile's pass found the input damaged (etl_timeline_profile_damaged). */
+void etl_timeline_profile_damage(etl_timeline *w);
 
 #endif

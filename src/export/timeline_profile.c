@@ -234,6 +234,7 @@ etl_status etl_timeline_profile(etl_timeline *w, etl_reader *r)
     }
     etl_profile p;
     etl_status st = etl_profile_run_each(r, &o, on_sample, &R, &p);
+    if (etl_stats_damaged(&p.st)) etl_timeline_profile_damage(w);
     if (st == ETL_OK && etl_spool_error(sp)) st = etl_spool_diag(sp, &(etl_diag){0});
     if (st == ETL_OK) {
         R.p = &p;

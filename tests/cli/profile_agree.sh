@@ -146,6 +146,10 @@ expect "bigsize: a warning at the record's file offset" \
 expect "bigsize: one warning" [ "$(grep -c warning "$tmp/err")" -eq 1 ]
 "$etlkit" profile --folded "$t" >"$tmp/folded" 2>"$tmp/err"; check "bigsize: --folded" 3 $?
 expect "bigsize: --folded" grep -q ';other.dll+0x100 1$' "$tmp/folded"
+# The report's flame graph and the export's profile tables read the file again: the damage is theirs too (exit 3).
+"$etlkit" report "$t" -o "$tmp/page.html" --force >/dev/null 2>&1; check "bigsize: report" 3 $?
+"$etlkit" export "$t" --to sqlite -o "$tmp/x.db" --force >/dev/null 2>&1; check "bigsize: export --to sqlite" 3 $?
+"$etlkit" export "$t" --to perfetto -o "$tmp/x.pftrace" --force >/dev/null 2>&1; check "bigsize: export --to perfetto" 3 $?
 
 # ---- F7: a walk and a key definition of 200 frames: the innermost 192, told.
 t=$tmp/deep.etl
