@@ -184,6 +184,15 @@ static void record_problem(etl_iter *it, const etl_buf_ent *b, etl_span data, si
                        data.n - pos);
 }
 
+/* The file offset of the record at pos of buffer b, and where it is for a message (a compressed buffer's expands). */
+static uint64_t record_where(const etl_buf_ent *b, size_t pos, char where[48])
+{
+    uint64_t at = b->compressed ? b->file_off : b->file_off + pos;
+    if (b->compressed) snprintf(where, 48, "in its expanded data");
+    else snprintf(where, 48, "file offset 0x%llx", (unsigned long long)at);
+    return at;
+}
+
 /*
  * An impossible time ts (why it is, fate: what becomes of the record), in the record at
  * pos of the cursor's buffer: counted (its buffer once in bad_buffers) and told with the
@@ -197,9 +206,7 @@ static void bad_time_why(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const
     if (!c->bad_time_counted) it->stats.bad_buffers++;
     c->bad_time_counted = true;
     char t[32], where[48];
-    uint64_t at = b->compressed ? b->file_off : b->file_off + pos;
-    if (b->compressed) snprintf(where, sizeof where, "in its expanded data");
-    else snprintf(where, sizeof where, "file offset 0x%llx", (unsigned long long)at);
+    uint64_t at = record_where(b, pos, where);
     etl_reader_problem(it->r, &it->stats, ETL_E_RANGE, at, "buffer %u at offset 0x%llx: record at +0x%zx (%s, %s) has time %s s, %s; %s",
                        b->index, (unsigned long long)b->file_off, pos, where, what, etl_reader_secs(it->r, ts, t), why,
                        fate);
@@ -294,23 +301,14 @@ static bool bad_size(etl_iter *it, cursor *c, size_t pos, const etl_record *rec)
     size_t head = (size_t)(rec->payload.p - rec->data);
     size_t layout = head + etl_kernel_layout_size(rec->hook, rec->version, rec->pointer_size);
     char where[48];
-    uint64_t at = b->compressed ? b->file_off : b->file_off + pos;
-    if (b->compressed) snprintf(where, sizeof where, "in its expanded data");
-    else snprintf(where, sizeof where, "file offset 0x%llx", (unsigned long long)at);
-    if (whole)
-        etl_reader_problem(it->r, &it->stats, ETL_E_CORRUPT, at,
-                           "buffer %u at offset 0x%llx: record at +0x%zx (%s, hook 0x%04x version %u) has Size %u, "
-                           "far more than its layout's %zu bytes, and no record starts where that ends: not that "
-                           "event; passed over",
-                           b->index, (unsigned long long)b->file_off, pos, where, rec->hook, rec->version, claimed,
-                           layout);
-    else
-        etl_reader_problem(it->r, &it->stats, ETL_E_CORRUPT, at,
-                           "buffer %u at offset 0x%llx: record at +0x%zx (%s, hook 0x%04x version %u) has Size %u, "
-                           "more than its layout's %zu bytes, and framing goes on where that ends: taken at its "
-                           "layout's size",
-                           b->index, (unsigned long long)b->file_off, pos, where, rec->hook, rec->version, claimed,
-                           layout);
+    uint64_t at = record_where(b, pos, where);
+    etl_reader_problem(it->r, &it->stats, ETL_E_CORRUPT, at,
+                       "buffer %u at offset 0x%llx: record at +0x%zx (%s, hook 0x%04x version %u) has Size %u, %s "
+                       "than its layout's %zu bytes, and %s",
+                       b->index, (unsigned long long)b->file_off, pos, where, rec->hook, rec->version, claimed,
+                       whole ? "far more" : "more", layout,
+                       whole ? "no record starts where that ends: not that event; passed over"
+                             : "framing goes on where that ends: taken at its layout's size");
     return whole;
 }
 
