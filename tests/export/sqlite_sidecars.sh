@@ -80,14 +80,20 @@ check "j.db: integrity" ok "$(q j.db 'PRAGMA integrity_check')"
 "$etlkit" export "$t" --to sqlite -o n.db --force --quiet; check "a -shm alone, --force" 0 $?
 check "n.db: the -shm removed" "n.db" "$(ls n.db* | tr '\n' ' ' | sed 's/ $//')"
 
-# A sidecar that is a symbolic link: the link goes, what it names stays as it was.
-echo keep > elsewhere
-ln -s elsewhere l.db-wal
-"$etlkit" export "$t" --to sqlite -o l.db --quiet 2>/dev/null; check "a -wal link, no --force" 1 $?
-"$etlkit" export "$t" --to sqlite -o l.db --force --quiet; check "a -wal link, --force" 0 $?
-check "the link removed" "" "$(ls -d l.db-wal 2>/dev/null)"
-check "what it named kept" keep "$(cat elsewhere)"
-check "l.db: the export's slices" "$slices" "$(q l.db 'SELECT COUNT(*) FROM slice')"
+# A sidecar that is a symbolic link: the link goes, what it names stays as it was. Not under wine
+# (ETLKIT_TARGET=windows): it shows the program a host's symbolic link as the file it names, so the
+# Windows build cannot tell one (an NTFS link is a reparse point that DeleteFile removes itself).
+if [ "${ETLKIT_TARGET:-}" = windows ]; then
+  echo "skipped on Windows: a -wal symbolic link (wine shows a host link as the file it names)"
+else
+  echo keep > elsewhere
+  ln -s elsewhere l.db-wal
+  "$etlkit" export "$t" --to sqlite -o l.db --quiet 2>/dev/null; check "a -wal link, no --force" 1 $?
+  "$etlkit" export "$t" --to sqlite -o l.db --force --quiet; check "a -wal link, --force" 0 $?
+  check "the link removed" "" "$(ls -d l.db-wal 2>/dev/null)"
+  check "what it named kept" keep "$(cat elsewhere)"
+  check "l.db: the export's slices" "$slices" "$(q l.db 'SELECT COUNT(*) FROM slice')"
+fi
 # Not a regular file or a link (a directory there): refused even with --force, nothing written.
 mkdir d.db-journal
 "$etlkit" export "$t" --to sqlite -o d.db --force --quiet 2>err; check "a -journal directory, --force" 1 $?
