@@ -116,6 +116,12 @@ static void release_buffer(etl_iter *it, const etl_buf_ent *b)
     if (it->nrel == RELEASE_RANGES || it->rel_bytes >= RELEASE_BYTES) release_flush(it);
 }
 
+/* The latest time the cursor's buffer's records may have: its flush, or the session window's end. */
+static uint64_t cursor_hi(const etl_iter *it, const cursor *c)
+{
+    return c->flush != UINT64_MAX ? c->flush : it->t_lo + it->t_span;
+}
+
 static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
 {
     const etl_reader *r = it->r;
@@ -160,9 +166,9 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
     c->pos = ETL_BUFFER_HEADER_SIZE;
     c->bad_time_counted = false;
     /* A buffer is flushed after its last record is written (container.md §2): none is later. */
-    c->flush = b->ts && b->ts - it->t_lo <= it->t_span ? b->ts : UINT64_MAX;
+    c->flush = etl_buf_flush(r, b);
     c->lo = it->t_lo;
-    c->span = (c->flush != UINT64_MAX ? c->flush : it->t_lo + it->t_span) - it->t_lo;
+    c->span = cursor_hi(it, c) - it->t_lo;
     c->have_last = false;
     return ETL_OK;
 }
@@ -216,8 +222,8 @@ static void bad_time_why(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const
 static void bad_time(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const char *what, const char *fate)
 {
     char lo[32], hi[32], why[112];
-    uint64_t flush = c->buf->ts;
-    if (ts - it->t_lo <= it->t_span && flush - it->t_lo <= it->t_span && ts > flush)
+    uint64_t flush = etl_buf_flush(it->r, c->buf);
+    if (ts - it->t_lo <= it->t_span && ts > flush)
         snprintf(why, sizeof why, "after its buffer was flushed (%s s)", etl_reader_secs(it->r, flush, hi));
     else
         snprintf(why, sizeof why, "outside the session (%s s .. %s s from its start)",
@@ -274,9 +280,8 @@ static int judge_time(etl_iter *it, cursor *c, const uint8_t *p, size_t n, size_
         }
         if (alone) return TIME_PASS;
     }
-    uint64_t hi = c->flush != UINT64_MAX ? c->flush : it->t_lo + it->t_span;
     *lo = ts;
-    *span = hi - ts;
+    *span = cursor_hi(it, c) - ts;
     return TIME_TAKE;
 }
 

@@ -661,7 +661,7 @@ uint64_t etl_reader_cpu_known_until(const etl_reader *r, unsigned cpu)
         etl_record rec;
         size_t pos = ETL_BUFFER_HEADER_SIZE, next = 0;
         /* No record is later than its buffer's flush (when that is a time of the session): the iterators' rule. */
-        uint64_t flush = b->ts && b->ts - r->t_lo <= r->t_span ? b->ts : UINT64_MAX;
+        uint64_t flush = etl_buf_flush(r, b);
         while (etl_record_frame(data, pos, &rec, &next) == ETL_OK) {
             if ((rec.has & ETL_REC_TS) && rec.ts - r->t_lo <= r->t_span && rec.ts <= flush && rec.ts > best) best = rec.ts;
             pos = next;

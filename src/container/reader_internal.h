@@ -92,6 +92,14 @@ const char *etl_reader_secs(const etl_reader *r, uint64_t ts, char out[32]);
 __int128 etl_end_time_ts(const etl_clock *c, const etl_logfile_header *h);
 /* Whether an EndTime at end_ts (session clock) agrees with a last buffer flush at flush_ts: not far after it. */
 bool etl_end_agrees(const etl_clock *c, __int128 end_ts, __int128 flush_ts);
+/*
+ * Buffer b's flush TimeStamp when it is a time of the session, else UINT64_MAX: no record of
+ * the buffer is later than it (container.md §7; the iterators' judge_time).
+ */
+static inline uint64_t etl_buf_flush(const etl_reader *r, const etl_buf_ent *b)
+{
+    return b->ts && b->ts - r->t_lo <= r->t_span ? b->ts : UINT64_MAX;
+}
 /* Rewrites the TimeStamp in the header of the record at p (n bytes): ETL_E_INVALID_ARG when it has none. */
 etl_status etl_record_retime(uint8_t *p, size_t n, uint64_t ts);
 
