@@ -313,8 +313,8 @@ static uint64_t anomaly(const etl_profile *p, etl_profile_anomaly which)
 static void print_notes(const char *path, const etl_profile *p)
 {
     static const char *const fmt[] = {
-        "%s stack references name a key no later definition gives: those samples' stacks lack that part "
-        "(kernel or user)",
+        "%s stack references have no definition of their part (kernel or user) next for their key, so theirs was "
+        "lost: those samples' stacks lack that part",
         "%s samples stopped waiting for a deferred user stack (more than 4096 waiting on a thread): their stacks "
         "lack the user part",
         "%s stack walks had more than 192 frames (Windows logs at most 192): the innermost 192 are kept",

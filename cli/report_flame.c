@@ -213,8 +213,8 @@ void sec_flame(page *pg)
     uint64_t cut = 0;
     (void)etl_profile_anomaly_get(p, ETL_PROFILE_WALKS_CUT, &cut);
     if (p->key_refs_unresolved)
-        html_textf(f, " %" PRIu64 " stack references name a key no later definition gives: those samples' stacks "
-                      "lack that part (kernel or user).", p->key_refs_unresolved);
+        html_textf(f, " %" PRIu64 " stack references have no definition of their part (kernel or user) next for "
+                      "their key, so theirs was lost: those samples' stacks lack that part.", p->key_refs_unresolved);
     if (p->user_parts_dropped)
         html_textf(f, " %" PRIu64 " samples stopped waiting for their deferred user stack: their stacks lack it.",
                    p->user_parts_dropped);

@@ -143,7 +143,8 @@ typedef struct etl_profile {
     etl_profile_image *images;      /* every image the trace logged, in the order logged */
     size_t nimages;
     /* What could not be attached, counted, never guessed. */
-    uint64_t key_refs_unresolved;   /* stack-key references no later definition names */
+    uint64_t key_refs_unresolved;   /* stack-key references whose definition was lost: their key's next definition
+                                       is none, or holds the other part (kernel or user) */
     uint64_t user_parts_dropped;    /* samples waiting for a deferred user part beyond the per-thread limit */
     uint64_t walks_other;           /* stack walks of other events (CSwitch, ReadyThread, ...) or outside the window */
     etl_stats st;                   /* the damage the passes met */

@@ -38,7 +38,7 @@ typedef struct etl_sched_stacks_stats {
     uint64_t cswitch_events, cswitch_walked;  /* CSwitch events seen, those a walk came with */
     uint64_t ready_events, ready_walked;      /* the same for ReadyThread */
     uint64_t stacks;                          /* distinct stacks (frames mapped to images) */
-    uint64_t key_refs_unresolved;             /* stack-key references no later definition names */
+    uint64_t key_refs_unresolved;             /* stack-key references whose definition was lost (profile.h) */
     uint64_t user_parts_dropped;              /* events that stopped waiting for a deferred user part */
     uint64_t walks_other;                     /* walks of other events (SampledProfile, ...) */
 } etl_sched_stacks_stats;

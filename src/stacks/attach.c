@@ -20,7 +20,7 @@ struct etl_attach_wait {
     uint32_t prev, next;    /* the queue, oldest first; next also chains free entries */
 };
 
-etl_status etl_attach_init(etl_attach *a, etl_seqtab *raw, const etl_stack_keys *keys, etl_attach_close_fn on_close,
+etl_status etl_attach_init(etl_attach *a, etl_seqtab *raw, etl_stack_keys *keys, etl_attach_close_fn on_close,
                            void *ctx)
 {
     memset(a, 0, sizeof *a);
@@ -280,12 +280,14 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
         a->stats.walks_other++;
         return ETL_OK;
     }
-    uint32_t def = etl_stack_keys_resolve(a->keys, ref.stack_key, pos);
+    bool user = hook == ETL_HOOK_STACK_KEY_USER;
+    uint32_t def =
+        etl_stack_keys_resolve(a->keys, ref.stack_key, pos, user ? ETL_STACK_PART_USER : ETL_STACK_PART_KERNEL);
     if (def == ETL_SEQ_NONE) {
         a->stats.key_refs_unresolved++;
         return ETL_OK;
     }
-    return attach_part(a, i, def | DEF, ref.stack_process, hook == ETL_HOOK_STACK_KEY_USER);
+    return attach_part(a, i, def | DEF, ref.stack_process, user);
 }
 
 etl_status etl_attach_finish(etl_attach *a)

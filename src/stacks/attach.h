@@ -52,7 +52,7 @@ typedef etl_status (*etl_attach_close_fn)(void *ctx, const etl_attach_event *ev,
 
 typedef struct etl_attach_stats {
     uint64_t walks_other;          /* walks of no announced event (other kinds, outside a window) */
-    uint64_t key_refs_unresolved;  /* references no later definition names */
+    uint64_t key_refs_unresolved;  /* references whose key's next definition is none or of the other part */
     uint64_t user_parts_dropped;   /* events that stopped waiting for a user part (a full queue) */
     uint64_t unwalked_dropped;     /* events that stopped waiting for a first walk (a full queue; usual for events
                                       the session walks no stack of) */
@@ -72,7 +72,7 @@ typedef struct etl_attach_thread {
 
 typedef struct etl_attach {
     etl_seqtab *raw;               /* the kernel parts of plain walks, interned while they wait; NULL: no frames */
-    const etl_stack_keys *keys;
+    etl_stack_keys *keys;          /* resolved through (its places move: stack_keys.h) */
     etl_attach_close_fn on_close;
     void *ctx;
     etl_attach_wait *w;            /* the waiting events, a pool */
@@ -87,7 +87,7 @@ typedef struct etl_attach {
     etl_attach_stats stats;
 } etl_attach;
 
-etl_status etl_attach_init(etl_attach *a, etl_seqtab *raw, const etl_stack_keys *keys, etl_attach_close_fn on_close,
+etl_status etl_attach_init(etl_attach *a, etl_seqtab *raw, etl_stack_keys *keys, etl_attach_close_fn on_close,
                            void *ctx);
 void etl_attach_free(etl_attach *a);
 /* ev waits for its walks (its thread's oldest lets go first when its queue is full). An on_close status, ETL_E_NOMEM. */

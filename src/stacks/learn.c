@@ -84,7 +84,7 @@ static etl_status learn_key(walker *W, etl_span payload, unsigned ptr_size, etl_
     if ((payload.n - ptr_size) / ptr_size > ETL_STACK_MAX_FRAMES) W->defs_cut++;
     size_t bytes = (size_t)d.frame_count * d.ptr_size;
     return etl_stack_keys_define(&W->keys, d.stack_key, pos, d.frames, d.frame_count, d.ptr_size,
-                                 !etl_reader_holds(W->r, d.frames, bytes)); /* last_only: copies nothing */
+                                 !etl_reader_holds(W->r, d.frames, bytes)); /* no_frames: copies nothing */
 }
 
 static void report(walker *W, const etl_iter *it, uint64_t *mine)
@@ -192,7 +192,7 @@ etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
     for (unsigned i = 0; st == ETL_OK && i < n; i++) {
         walker *W = &ws[i];
         *W = (walker){.r = r, .l = l, .paced = n > 1, .done = &done, .reports = i == 0, .st = ETL_OK};
-        if (l->keys->last_only) etl_stack_keys_init_last(&W->keys); /* the walkers' tables are as the caller's */
+        if (l->keys->no_frames) etl_stack_keys_init_no_frames(&W->keys); /* the walkers' tables are as the caller's */
         else etl_stack_keys_init(&W->keys);
         if (n > 1) {
             W->want = want + (size_t)i * ncpu;

@@ -24,7 +24,7 @@ typedef struct etl_learn {
     etl_status (*on_record)(void *ctx, const etl_record *rec, uint16_t hook); /* non-ETL_OK stops */
     void *ctx;
     etl_stack_keys *keys;            /* the definitions (frames in the reader's bytes: it outlives the table), or
-                                        with etl_stack_keys_init_last only each key's last position */
+                                        with etl_stack_keys_init_no_frames no frames */
     void (*progress)(void *ctx, uint64_t done); /* now and then, with the bytes read (NULL: none) */
     void *progress_ctx;
     unsigned threads;                /* walkers at most, each a share of the CPUs: the same tables with any */

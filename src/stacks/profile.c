@@ -830,7 +830,7 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     R.end_ns = end;
     R.progress_before = etl_reader_file_size(r);
     R.progress_total = total;
-    R.stacks = !keys->last_only;
+    R.stacks = !keys->no_frames;
     st = etl_attach_init(&R.at, R.stacks ? raw : NULL, keys, send_stack, &R);
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
     if (st == ETL_OK) st = R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;
@@ -870,7 +870,7 @@ etl_status etl_profile_run_each(etl_reader *r, const etl_profile_options *opts, 
     /* The passes' own: the key table (whose frames lie in the reader's bytes) and the walks' parts. */
     etl_stack_keys keys;
     etl_seqtab raw;
-    if (o.no_stacks && !each) etl_stack_keys_init_last(&keys); /* whether a reference resolves: no frames */
+    if (o.no_stacks && !each) etl_stack_keys_init_no_frames(&keys); /* whether a reference resolves: no frames */
     else etl_stack_keys_init(&keys);
     etl_seqtab_init(&raw);
     etl_status st = passes(r, &o, each, ctx, p, &keys, &raw);

@@ -6,6 +6,7 @@
 #include "base/bytes.h"
 #include "base/sort.h"
 #include "etlkit/kernel.h" /* ETL_STACK_MAX_FRAMES */
+#include "stacks/images.h"   /* etl_image_kernel_addr */
 #include "stacks/seqtab.h"
 
 /* The copies' chunks: a definition's frames (at most 192 x 8 bytes) never straddle two. */
@@ -17,16 +18,18 @@ void etl_stack_keys_init(etl_stack_keys *k)
     etl_idmap_init(&k->group);
 }
 
-void etl_stack_keys_init_last(etl_stack_keys *k)
+void etl_stack_keys_init_no_frames(etl_stack_keys *k)
 {
     etl_stack_keys_init(k);
-    k->last_only = true;
+    k->no_frames = true;
 }
 
 void etl_stack_keys_free(etl_stack_keys *k)
 {
     free(k->v);
+    free(k->order);
     free(k->start);
+    free(k->near);
     for (size_t i = 0; i < k->nchunks; i++) free(k->chunks[i]);
     free(k->chunks);
     etl_idmap_free(&k->group);
@@ -66,48 +69,28 @@ static uint8_t *copy_room(etl_stack_keys *k, size_t n)
     return p;
 }
 
-/* last_only: key's latest definition is at least at pos. */
-static etl_status define_last(etl_stack_keys *k, uint64_t key, etl_stack_pos pos)
-{
-    uint32_t x = etl_idmap_get(&k->group, key);
-    if (x != ETL_IDMAP_EMPTY) {
-        if (etl_stack_pos_less(k->v[x].pos, pos)) k->v[x].pos = pos;
-        return ETL_OK;
-    }
-    etl_status st = grow_entries(k, k->n + 1);
-    if (st == ETL_OK) st = etl_idmap_put(&k->group, key, (uint32_t)k->n);
-    if (st == ETL_OK) k->v[k->n++] = (etl_stack_key_entry){key, pos, NULL, 0, 0};
-    return st;
-}
-
 etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, const uint8_t *frames, uint32_t n,
                                  unsigned ptr_size, bool copy)
 {
     if (n > ETL_STACK_MAX_FRAMES || (ptr_size != 4 && ptr_size != 8)) return ETL_E_RANGE;
-    if (k->last_only) return define_last(k, key, pos);
     etl_status st = grow_entries(k, k->n + 1);
     if (st != ETL_OK) return st;
+    unsigned part = !n ? ETL_STACK_PART_ANY
+                    : etl_image_kernel_addr(ptr_size, etl_stack_frame(frames, ptr_size, 0)) ? ETL_STACK_PART_KERNEL
+                                                                                             : ETL_STACK_PART_USER;
+    if (k->no_frames) n = 0, frames = NULL;
     if (copy && n) {
         uint8_t *p = copy_room(k, (size_t)n * ptr_size);
         if (!p) return ETL_E_NOMEM;
         memcpy(p, frames, (size_t)n * ptr_size);
         frames = p;
     }
-    k->v[k->n++] = (etl_stack_key_entry){key, pos, frames, (uint16_t)n, (uint8_t)ptr_size};
+    k->v[k->n++] = (etl_stack_key_entry){key, pos, frames, (uint16_t)n, (uint8_t)ptr_size, (uint8_t)part};
     return ETL_OK;
 }
 
 etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from)
 {
-    if (to->last_only) {
-        for (size_t i = 0; i < from->n; i++) {
-            etl_status st = define_last(to, from->v[i].key, from->v[i].pos);
-            if (st != ETL_OK) return st;
-        }
-        from->n = 0;
-        etl_idmap_clear(&from->group);
-        return ETL_OK;
-    }
     /* The copies first: a failure leaves from whole. */
     if (from->nchunks) {
         size_t need = to->nchunks + from->nchunks;
@@ -145,85 +128,140 @@ etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from)
     return ETL_OK;
 }
 
+/* A group's entries by position: (position, entry) pairs sorted. */
+typedef struct pos_ix {
+    etl_stack_pos pos;
+    uint32_t i;
+} pos_ix;
+
 static int cmp_pos(const void *a, const void *b)
 {
-    const etl_stack_key_entry *x = a, *y = b;
+    const pos_ix *x = a, *y = b;
     return etl_stack_pos_less(x->pos, y->pos) ? -1 : etl_stack_pos_less(y->pos, x->pos);
 }
 
-/* A counting sort by key, stable: each key's definitions stay in stream order. */
+static etl_status seal_failed(etl_stack_keys *k, uint32_t *g, uint32_t *next, pos_ix *t)
+{
+    free(g);
+    free(next);
+    free(t);
+    free(k->start);
+    free(k->order);
+    free(k->near);
+    k->start = k->order = k->near = NULL;
+    etl_idmap_clear(&k->group);
+    k->ngroups = 0;
+    return ETL_E_NOMEM;
+}
+
+/*
+ * A counting sort by key, stable: each key's definitions stay in the order given, then
+ * sorted by position where given out of order (a walk of each CPU in turn). The sort
+ * orders the entries' indexes (4 bytes each), then moves the entries in place.
+ */
 etl_status etl_stack_keys_seal(etl_stack_keys *k)
 {
-    if (k->last_only) { /* grouped as defined: one entry a key */
-        k->ngroups = (uint32_t)k->n;
-        return ETL_OK;
-    }
-    uint32_t *g = malloc((k->n ? k->n : 1) * sizeof *g);
-    etl_stack_key_entry *out = malloc((k->n ? k->n : 1) * sizeof *out);
-    etl_status st = g && out ? ETL_OK : ETL_E_NOMEM;
+    uint32_t *g = malloc((k->n ? k->n : 1) * sizeof *g), *next = NULL;
+    pos_ix *t = NULL;
+    free(k->order);
+    free(k->start);
+    free(k->near);
+    k->start = k->near = NULL;
+    k->order = malloc((k->n ? k->n : 1) * sizeof *k->order);
+    if (!g || !k->order) return seal_failed(k, g, next, t);
     uint32_t ng = 0;
-    for (size_t i = 0; st == ETL_OK && i < k->n; i++) {
+    for (size_t i = 0; i < k->n; i++) {
         uint32_t x = etl_idmap_get(&k->group, k->v[i].key);
-        if (x == ETL_IDMAP_EMPTY) st = etl_idmap_put(&k->group, k->v[i].key, x = ng++);
+        if (x == ETL_IDMAP_EMPTY && etl_idmap_put(&k->group, k->v[i].key, x = ng++) != ETL_OK)
+            return seal_failed(k, g, next, t);
         g[i] = x;
     }
-    free(k->start);
-    k->start = st == ETL_OK ? calloc((size_t)ng + 1, sizeof *k->start) : NULL;
-    if (st == ETL_OK && !k->start) st = ETL_E_NOMEM;
-    if (st != ETL_OK) {
-        free(g);
-        free(out);
-        etl_idmap_clear(&k->group);
-        k->ngroups = 0;
-        return st;
-    }
+    k->start = calloc((size_t)ng + 1, sizeof *k->start);
+    next = malloc(((size_t)ng + 1) * sizeof *next);
+    if (!k->start || !next) return seal_failed(k, g, next, t);
     for (size_t i = 0; i < k->n; i++) k->start[g[i] + 1]++;
     for (uint32_t x = 0; x < ng; x++) k->start[x + 1] += k->start[x];
-    uint32_t *at = g; /* reused: each entry's place, from a running copy of the starts */
-    uint32_t *next = malloc(((size_t)ng + 1) * sizeof *next);
-    if (!next) {
-        free(g);
-        free(out);
-        etl_idmap_clear(&k->group);
-        k->ngroups = 0;
-        return ETL_E_NOMEM;
-    }
     memcpy(next, k->start, ((size_t)ng + 1) * sizeof *next);
-    for (size_t i = 0; i < k->n; i++) out[next[at[i]]++] = k->v[i];
-    free(next);
-    /* Definitions given out of stream order (a walk of each CPU in turn) are put in order within their key. */
-    for (uint32_t x = 0; x < ng; x++)
-        for (uint32_t i = k->start[x] + 1; i < k->start[x + 1]; i++)
-            if (etl_stack_pos_less(out[i].pos, out[i - 1].pos)) {
-                etl_sort(out + k->start[x], k->start[x + 1] - k->start[x], sizeof *out, cmp_pos);
+    for (size_t i = 0; i < k->n; i++) k->order[next[g[i]]++] = (uint32_t)i;
+    free(g);
+    g = NULL;
+    uint32_t big = 0; /* the largest group out of order: the sort's room */
+    for (uint32_t x = 0; x < ng; x++) {
+        uint32_t *o = k->order + k->start[x], m = k->start[x + 1] - k->start[x];
+        for (uint32_t i = 1; i < m; i++)
+            if (etl_stack_pos_less(k->v[o[i]].pos, k->v[o[i - 1]].pos)) {
+                if (m > big) big = m;
+                next[x] = UINT32_MAX; /* marked: to sort */
                 break;
             }
-    free(g);
-    free(k->v);
-    k->v = out;
-    k->cap = k->n ? k->n : 1;
+    }
+    if (big && !(t = malloc((size_t)big * sizeof *t))) return seal_failed(k, g, next, t);
+    for (uint32_t x = 0; big && x < ng; x++) {
+        if (next[x] != UINT32_MAX) continue;
+        uint32_t *o = k->order + k->start[x], m = k->start[x + 1] - k->start[x];
+        for (uint32_t i = 0; i < m; i++) t[i] = (pos_ix){k->v[o[i]].pos, o[i]};
+        etl_sort(t, m, sizeof *t, cmp_pos);
+        for (uint32_t i = 0; i < m; i++) o[i] = t[i].i;
+    }
+    free(t);
+    free(next);
+    /* The entries moved into that order, in place: a cycle at a time, each place marked done. */
+    for (uint32_t j = 0; j < k->n; j++) {
+        if (k->order[j] == j) continue;
+        etl_stack_key_entry held = k->v[j];
+        uint32_t at = j;
+        for (;;) {
+            uint32_t from = k->order[at];
+            k->order[at] = at;
+            if (from == j) break;
+            k->v[at] = k->v[from];
+            at = from;
+        }
+        k->v[at] = held;
+    }
+    free(k->order);
+    k->order = NULL;
+    if (!(k->near = malloc(((size_t)ng + 1) * sizeof *k->near))) return seal_failed(k, NULL, NULL, NULL);
+    memcpy(k->near, k->start, ((size_t)ng + 1) * sizeof *k->near);
     k->ngroups = ng;
     return ETL_OK;
 }
 
-uint32_t etl_stack_keys_resolve(const etl_stack_keys *k, uint64_t key, etl_stack_pos pos)
+uint32_t etl_stack_keys_resolve(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, unsigned part)
 {
     uint32_t x = k->ngroups ? etl_idmap_get(&k->group, key) : ETL_IDMAP_EMPTY;
     if (x == ETL_IDMAP_EMPTY) return ETL_SEQ_NONE;
-    if (k->last_only) return etl_stack_pos_less(k->v[x].pos, pos) ? ETL_SEQ_NONE : x;
-    uint32_t lo = k->start[x], hi = k->start[x + 1];
+    uint32_t lo = k->start[x], hi = k->start[x + 1], at = k->near[x];
+    if (at > lo && !etl_stack_pos_less(k->v[at - 1].pos, pos)) {
+        hi = at; /* at or before the last answer */
+    } else { /* at or after it: steps of 1, 2, 4... bound the search (the answer is lo or after) */
+        lo = at;
+        for (uint32_t step = 1;; step *= 2) {
+            if (lo == hi || !etl_stack_pos_less(k->v[lo].pos, pos)) {
+                hi = lo;
+                break;
+            }
+            uint32_t next = hi - lo > step ? lo + step : hi;
+            if (next == hi || !etl_stack_pos_less(k->v[next].pos, pos)) {
+                lo++, hi = next; /* in (lo, next] */
+                break;
+            }
+            lo = next + 1;
+        }
+    }
     while (lo < hi) { /* the first definition at or after pos */
         uint32_t mid = lo + (hi - lo) / 2;
         if (etl_stack_pos_less(k->v[mid].pos, pos)) lo = mid + 1;
         else hi = mid;
     }
-    return lo < k->start[x + 1] ? lo : ETL_SEQ_NONE;
+    k->near[x] = lo;
+    if (lo == k->start[x + 1]) return ETL_SEQ_NONE;
+    return k->v[lo].part == ETL_STACK_PART_ANY || k->v[lo].part == part ? lo : ETL_SEQ_NONE;
 }
 
 uint32_t etl_stack_keys_frames(const etl_stack_keys *k, uint32_t def, uint64_t *out)
 {
     const etl_stack_key_entry *e = &k->v[def];
-    if (k->last_only) return 0;
     etl_rd_ptrs(out, e->frames, e->ptr_size, e->n);
     return e->n;
 }

@@ -8,6 +8,7 @@ Buffers are walked by BufferSize; BUF is a buffer's index in file order, or cN f
   bsize BUF DELTA       add DELTA to BUF's BufferSize (a compressed file's buffers each have their own)
   dup BUF               write BUF a second time, right after itself
   size BUF HOOK K SIZE  set the Size of the K-th record with HOOK (hex) in BUF to SIZE
+  rehook HOOK NEW N     give every N-th record with HOOK (hex) in the file hook NEW (hex): events dropped
 Prints the file offset of what it changed.
 """
 import struct, sys
@@ -89,6 +90,12 @@ def main():
         o = [r for r in records(d, b) if r[1] == int(args[1], 16)][int(args[2])][0]
         struct.pack_into('<H', d, o + 4, int(args[3], 0))
         print(hex(o))
+    elif action == 'rehook':
+        hook, new, n = int(args[0], 16), int(args[1], 16), int(args[2])
+        recs = [r[0] for b in bs[1:] for r in records(d, b) if r[1] == hook][::n]
+        for o in recs:
+            struct.pack_into('<H', d, o + 6, new)
+        print(hex(recs[0]) if recs else 'none')
     else:
         sys.exit('damage.py: unknown action ' + action)
     open(dst, 'wb').write(d)

@@ -153,9 +153,9 @@ static etl_status define(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, uin
 }
 
 /* The stack a reference resolves to, read back from its definition's frames (ETL_SEQ_NONE: none). */
-static uint32_t stack_of(const etl_stack_keys *k, uint64_t key, etl_stack_pos pos)
+static uint32_t stack_of(etl_stack_keys *k, uint64_t key, etl_stack_pos pos)
 {
-    uint32_t def = etl_stack_keys_resolve(k, key, pos);
+    uint32_t def = etl_stack_keys_resolve(k, key, pos, ETL_STACK_PART_USER); /* user addresses */
     if (def == ETL_SEQ_NONE) return ETL_SEQ_NONE;
     uint64_t f[ETL_STACK_MAX_FRAMES];
     assert_int_equal(etl_stack_keys_frames(k, def, f), 3);
@@ -242,46 +242,75 @@ static void test_stack_keys(void **state)
 }
 
 /*
- * The table that keeps only each key's last definition (a profile with no stacks) answers
- * whether a reference resolves exactly as the full one: random definitions of a few keys,
- * given to two walkers' tables in stream order or not, then every position asked.
+ * Kernel and user stacks share the kernel's cache: a key is defined for either part
+ * in turn, and a reference stands for the first definition of its key after it only
+ * when that one holds its part (else its own was lost). Random definitions of a few
+ * keys, each part's frames, given to two walkers' tables in stream order or not: the
+ * full table and the one with no frames answer every position and part as a search
+ * of the definitions in stream order does.
  */
-static void test_stack_keys_last(void **state)
+static void test_stack_keys_parts(void **state)
 {
     (void)state;
+    enum { NDEF = 200 };
     uint64_t seed = 42;
     for (int round = 0; round < 20; round++) {
-        etl_stack_keys full, last, w[2];
+        etl_stack_keys full, nofr, w[2];
         etl_stack_keys_init(&full);
-        etl_stack_keys_init_last(&last);
-        etl_stack_keys_init_last(&w[0]);
-        etl_stack_keys_init_last(&w[1]);
-        for (uint32_t i = 0; i < 200; i++) {
+        etl_stack_keys_init_no_frames(&nofr);
+        etl_stack_keys_init_no_frames(&w[0]);
+        etl_stack_keys_init_no_frames(&w[1]);
+        struct { uint64_t key; etl_stack_pos pos; unsigned part; } d[NDEF];
+        for (uint32_t i = 0; i < NDEF; i++) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
             uint64_t key = 0xfffffa8000000000ull + (seed >> 60) * 0x40; /* 16 keys */
             etl_stack_pos pos = {(seed >> 20) % 1000, (uint32_t)(seed >> 40) % 4, (uint32_t)(seed >> 45) % 3,
                                  (uint32_t)(seed >> 50) % 64};
-            assert_int_equal(define(&full, key, pos, i), ETL_OK);
-            assert_int_equal(etl_stack_keys_define(&w[(seed >> 33) & 1], key, pos, NULL, 0, 8, false), ETL_OK);
+            bool kernel = (seed >> 35) & 1;
+            uint64_t frames[2] = {kernel ? 0xfffff80000001000ull + i : 0x7ffb00001000ull + i, 0};
+            frames[1] = frames[0] + 1;
+            d[i].key = key, d[i].pos = pos, d[i].part = kernel ? ETL_STACK_PART_KERNEL : ETL_STACK_PART_USER;
+            assert_int_equal(etl_stack_keys_define(&full, key, pos, (const uint8_t *)frames, 2, 8, true), ETL_OK);
+            assert_int_equal(etl_stack_keys_define(&w[(seed >> 33) & 1], key, pos, (const uint8_t *)frames, 2, 8, true),
+                             ETL_OK);
         }
-        assert_int_equal(etl_stack_keys_take(&last, &w[round & 1]), ETL_OK);
-        assert_int_equal(etl_stack_keys_take(&last, &w[!(round & 1)]), ETL_OK);
-        assert_true(last.n <= 16);
+        assert_int_equal(etl_stack_keys_take(&nofr, &w[round & 1]), ETL_OK);
+        assert_int_equal(etl_stack_keys_take(&nofr, &w[!(round & 1)]), ETL_OK);
+        assert_int_equal(nofr.n, NDEF);
+        assert_int_equal(nofr.nchunks, 0); /* no frame copied */
         assert_int_equal(etl_stack_keys_seal(&full), ETL_OK);
-        assert_int_equal(etl_stack_keys_seal(&last), ETL_OK);
+        assert_int_equal(etl_stack_keys_seal(&nofr), ETL_OK);
+        uint64_t resolved[3] = {0};
+        /* Forward, as a time-ordered reader asks (the search starts at the last answer), then backward. */
+        for (int dir = 0; dir < 2; dir++)
         for (uint64_t k = 0; k < 17; k++) /* the 16 keys and one never defined */
-            for (uint64_t ts = 0; ts <= 1001; ts += 7)
-                for (uint32_t cpu = 0; cpu < 4; cpu++) {
-                    uint64_t key = 0xfffffa8000000000ull + k * 0x40;
-                    etl_stack_pos pos = {ts, cpu, 1, 32};
-                    bool resolves = etl_stack_keys_resolve(&full, key, pos) != ETL_SEQ_NONE;
-                    assert_int_equal(etl_stack_keys_resolve(&last, key, pos) != ETL_SEQ_NONE, resolves);
-                }
+            for (uint64_t t = 0; t <= 1001; t += 7)
+                for (uint32_t cpu = 0; cpu < 4; cpu++)
+                    for (unsigned part = ETL_STACK_PART_KERNEL; part <= ETL_STACK_PART_USER; part++) {
+                        uint64_t key = 0xfffffa8000000000ull + k * 0x40;
+                        etl_stack_pos pos = {dir ? 1001 - t : t, dir ? 3 - cpu : cpu, 1, 32};
+                        int first = -1; /* the key's first definition at or after pos */
+                        for (int i = 0; i < NDEF; i++)
+                            if (d[i].key == key && !etl_stack_pos_less(d[i].pos, pos) &&
+                                (first < 0 || etl_stack_pos_less(d[i].pos, d[first].pos)))
+                                first = i;
+                        bool want = first >= 0 && d[first].part == part;
+                        uint32_t def = etl_stack_keys_resolve(&full, key, pos, part);
+                        assert_int_equal(def != ETL_SEQ_NONE, want);
+                        assert_int_equal(etl_stack_keys_resolve(&nofr, key, pos, part) != ETL_SEQ_NONE, want);
+                        if (want) {
+                            uint64_t f[ETL_STACK_MAX_FRAMES];
+                            assert_int_equal(etl_stack_keys_frames(&full, def, f), 2);
+                            assert_true(f[0] == (part == ETL_STACK_PART_KERNEL ? 0xfffff80000001000ull : 0x7ffb00001000ull) + (uint64_t)first);
+                        }
+                        resolved[first < 0 ? 0 : want ? 1 : 2]++;
+                    }
+        assert_true(resolved[0] && resolved[1] && resolved[2]); /* none follows, its part, the other part */
         uint64_t f[ETL_STACK_MAX_FRAMES];
-        if (last.n) assert_int_equal(etl_stack_keys_frames(&last, 0, f), 0); /* no frames kept */
+        assert_int_equal(etl_stack_keys_frames(&nofr, 0, f), 0); /* no frames kept */
         for (int i = 0; i < 2; i++) etl_stack_keys_free(&w[i]);
         etl_stack_keys_free(&full);
-        etl_stack_keys_free(&last);
+        etl_stack_keys_free(&nofr);
     }
 }
 
@@ -739,7 +768,7 @@ int main(void)
         cmocka_unit_test(test_seqtab_identity),    cmocka_unit_test(test_seqtab_growth),
         cmocka_unit_test(test_strtab),             cmocka_unit_test(test_strtab_from_itself),
         cmocka_unit_test(test_stack_keys),
-        cmocka_unit_test(test_stack_keys_last),
+        cmocka_unit_test(test_stack_keys_parts),
         cmocka_unit_test(test_stack_key_ties),         cmocka_unit_test(test_images_lifetimes),
         cmocka_unit_test(test_images_kernel_overlap), cmocka_unit_test(test_images_many),
         cmocka_unit_test(test_images_hostile),
