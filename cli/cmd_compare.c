@@ -33,30 +33,13 @@ static int both_known(const etl_cmp_row *r, unsigned m)
     return known(r, 0, m) && known(r, 1, m);
 }
 
-enum { REL_NONE, REL_VALUE, REL_NEW, REL_NEW_NEG };
-
-/*
- * The relative change in hundredths of a percent: REL_VALUE with *out, REL_NEW (NEW_NEG) from 0 to
- * a value, REL_NONE when it cannot be computed (a side unknown, or 0 to 0: no percentage of 0).
- */
-static int rel(const etl_cmp_row *r, unsigned m, int64_t *out)
-{
-    *out = 0;
-    if (!both_known(r, m)) return REL_NONE;
-    int64_t b = r->before[m], a = r->after[m];
-    if (b == 0) return a == 0 ? REL_NONE : a > 0 ? REL_NEW : REL_NEW_NEG;
-    __int128 x = ((__int128)a - b) * 10000 / (b < 0 ? -(__int128)b : b);
-    *out = x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
-    return REL_VALUE;
-}
-
 static const char *fmt_rel(char out[32], const etl_cmp_row *r, unsigned m)
 {
     int64_t v;
-    switch (rel(r, m, &v)) {
-    case REL_NEW: return strcpy(out, "new");
-    case REL_NEW_NEG: return strcpy(out, "-new");
-    case REL_NONE: return strcpy(out, "-");
+    switch (etl_cmp_change_pct(r, m, &v)) {
+    case ETL_CMP_CHANGE_NEW: return strcpy(out, "new");
+    case ETL_CMP_CHANGE_NEW_NEG: return strcpy(out, "-new");
+    case ETL_CMP_CHANGE_NONE: return strcpy(out, "-");
     }
     char t[32];
     fmt_fixed(t, v, 2);
@@ -102,7 +85,7 @@ static void json_k(jw *w, const char *key, const etl_cmp_row *r, int side, unsig
 static void json_rel(jw *w, const char *key, const etl_cmp_row *r, unsigned m)
 {
     int64_t v;
-    if (rel(r, m, &v) == REL_VALUE) jw_fixed(w, key, v, 2);
+    if (etl_cmp_change_pct(r, m, &v) == ETL_CMP_CHANGE_VALUE) jw_fixed(w, key, v, 2);
     else jw_null(w, key);
 }
 
@@ -177,6 +160,9 @@ static void gate_why(gate *g, const etl_compare *c, const char *pb, const char *
         snprintf(g->why, sizeof g->why, "no wait is known in %s (no switch-in with a ReadyThread)", path);
     else if (r && !(side ? r->in_after : r->in_before))
         snprintf(g->why, sizeof g->why, "%s is not in %s", r->name, path);
+    else if (m >= ETL_CMP_READY_P50 && !known(t, side, ETL_CMP_WAIT))
+        snprintf(g->why, sizeof g->why,
+                 "%s has no ReadyThread: its ready latency covers only preempted switch-ins, not comparable", path);
     else
         snprintf(g->why, sizeof g->why, "no Ready value in %s", path);
 }

@@ -44,7 +44,9 @@ typedef struct etl_cmp_row {
      * (a trace without switches), wait amounts on a side where no switch-in had a ReadyThread (no
      * wait can be measured); they are known and 0 for a name absent from a side otherwise. A
      * percentile (and a reason's longest wait) is unknown where it has no value: a name absent from
-     * a side, or no Ready value of it there.
+     * a side, or no Ready value of it there. When one side has ReadyThread events and the other none,
+     * the other's percentiles are unknown: there they cover only preempted switch-ins (spec §1 rule
+     * 2), another population, so their change means nothing.
      */
     uint8_t known_before, known_after;
     int64_t before[ETL_CMP_NMETRICS], after[ETL_CMP_NMETRICS];
@@ -65,6 +67,14 @@ ETL_API etl_status etl_compare_build(etl_compare *c, const etl_usage *before, co
 ETL_API void etl_compare_free(etl_compare *c);
 /* A row by scope and name (case-insensitive; "svchost" matches "svchost.exe"); NULL if absent. */
 ETL_API const etl_cmp_row *etl_compare_find(const etl_compare *c, unsigned scope, const char *name);
+/*
+ * The relative change of a row's metric, AFTER against BEFORE, in hundredths of a percent to the
+ * nearest (a half away from zero), as a gate's line shows it: ETL_CMP_CHANGE_VALUE with *out;
+ * _NEW (_NEW_NEG) from 0 to a positive (negative) value; _NONE when it cannot be computed (a side
+ * unknown, or 0 to 0). *out is 0 but for _VALUE.
+ */
+enum { ETL_CMP_CHANGE_NONE, ETL_CMP_CHANGE_VALUE, ETL_CMP_CHANGE_NEW, ETL_CMP_CHANGE_NEW_NEG };
+ETL_API int etl_cmp_change_pct(const etl_cmp_row *r, unsigned metric, int64_t *out);
 /* Per-second value: v * 10^9 / window, to the nearest (a half away from zero); 0 for a window <= 0. */
 ETL_API int64_t etl_per_second(int64_t v, int64_t window_ns);
 

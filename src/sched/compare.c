@@ -200,6 +200,29 @@ static int by_change(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* x / |b| to the nearest, a half away from zero (b != 0): a change in the units x is in. */
+static __int128 div_nearest(__int128 x, int64_t b)
+{
+    __int128 ab = b < 0 ? -(__int128)b : (__int128)b;
+    return (x < 0 ? x - ab / 2 : x + ab / 2) / ab;
+}
+
+static int64_t sat64(__int128 x)
+{
+    return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
+}
+
+int etl_cmp_change_pct(const etl_cmp_row *r, unsigned m, int64_t *out)
+{
+    *out = 0;
+    if (m >= ETL_CMP_NMETRICS || !((r->known_before >> m) & 1) || !((r->known_after >> m) & 1))
+        return ETL_CMP_CHANGE_NONE;
+    int64_t b = r->before[m], a = r->after[m];
+    if (b == 0) return a == 0 ? ETL_CMP_CHANGE_NONE : a > 0 ? ETL_CMP_CHANGE_NEW : ETL_CMP_CHANGE_NEW_NEG;
+    *out = sat64(div_nearest(((__int128)a - b) * 10000, b));
+    return ETL_CMP_CHANGE_VALUE;
+}
+
 /* What is known of a name absent from a side, from what that side can tell (its total's bits). */
 static uint8_t absent_known(uint8_t scope, uint8_t side)
 {
@@ -250,6 +273,21 @@ etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_
         etl_cmp_row *r = &rows[i];
         if (!r->in_before) r->known_before = absent_known(r->scope, c->total.known_before);
         if (!r->in_after) r->known_after = absent_known(r->scope, c->total.known_after);
+    }
+    /*
+     * One side with ReadyThread events, the other with none (both with CPU time): the other's Ready
+     * values are of preempted switch-ins only (spec §1 rule 2), not comparable: unknown.
+     */
+    uint8_t kb = c->total.known_before, ka = c->total.known_after;
+    if ((kb & ka & BIT(ETL_CMP_CPU)) && ((kb ^ ka) & BIT(ETL_CMP_WAIT))) {
+        int side = !(ka & BIT(ETL_CMP_WAIT)); /* the one without */
+        c->total.known_before &= side ? 0xFF : (uint8_t)~PERCENTILES;
+        c->total.known_after &= side ? (uint8_t)~PERCENTILES : 0xFF;
+        for (size_t i = 0; i < nr; i++)
+            if (rows[i].scope != ETL_CMP_REASON) {
+                if (side) rows[i].known_after &= (uint8_t)~PERCENTILES;
+                else rows[i].known_before &= (uint8_t)~PERCENTILES;
+            }
     }
     for (size_t i = 0; i < l.n; i++) free(l.e[i].name);
     free(l.e);
@@ -474,13 +512,12 @@ int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delt
         } else {
             /* The gate compares the change exactly (x·10000/|b| against the threshold, both sides times |b|);
              * only *delta, shown, is rounded: +10.004 % crosses "> +10%". */
-            __int128 ab = b < 0 ? -(__int128)b : (__int128)b;
             lhs = x * 10000;
-            rhs *= ab;
-            x = (lhs < 0 ? lhs - ab / 2 : lhs + ab / 2) / ab;
+            rhs *= b < 0 ? -(__int128)b : (__int128)b;
+            x = div_nearest(lhs, b);
         }
     }
-    *delta = x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
+    *delta = sat64(x);
     switch (e->op) {
     case 0: return lhs > rhs;
     case 1: return lhs >= rhs;

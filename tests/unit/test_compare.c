@@ -317,6 +317,26 @@ static void test_unknown(void **state)
     assert_int_equal(eval(&c, "switches(reason=WrQueue) < 0", &d), -1);
     assert_true(eval(&c, "cpu(total) > -100%", &d) == 1);
     for (size_t i = 0; i < c.nthreads; i++) assert_false(c.threads[i].known_after & B(ETL_CMP_WAIT));
+    /*
+     * Its Ready values cover only preempted switch-ins (spec §1 rule 2): against a side with
+     * ReadyThread events they are unknown, every percentile gate cannot be computed (explore10 F);
+     * the side with them keeps its values.
+     */
+    assert_int_equal(c.total.known_after & PERCENTILES, 0);
+    assert_int_equal(c.total.known_before & PERCENTILES, PERCENTILES);
+    assert_int_equal(eval(&c, "ready_p99(total) > 0%", &d), -1);
+    assert_int_equal(eval(&c, "ready_p50(total) < +1ms", &d), -1);
+    for (size_t i = 0; i < c.nprocesses; i++) assert_int_equal(c.processes[i].known_after & PERCENTILES, 0);
+    for (size_t i = 0; i < c.nthreads; i++) assert_int_equal(c.threads[i].known_after & PERCENTILES, 0);
+    etl_compare_free(&c);
+    assert_int_equal(etl_compare_build(&c, &nort.u, &full.u), ETL_OK); /* either side */
+    assert_int_equal(c.total.known_before & PERCENTILES, 0);
+    assert_int_equal(eval(&c, "ready_max(total) > 0%", &d), -1);
+    etl_compare_free(&c);
+    /* Both without: the same population on both sides, compared. */
+    assert_int_equal(etl_compare_build(&c, &nort.u, &nort.u), ETL_OK);
+    assert_int_equal(c.total.known_before & PERCENTILES, PERCENTILES);
+    assert_int_equal(eval(&c, "ready_p99(total) > 0%", &d), 0);
     etl_compare_free(&c);
 
     drop(&full);
@@ -324,6 +344,36 @@ static void test_unknown(void **state)
     drop(&lo);
     drop(&hi);
     drop(&nort);
+}
+
+/* A row's relative change, as the table and JSON show it, is rounded as the gate's line is (explore10 G). */
+static void test_change_pct(void **state)
+{
+    (void)state;
+    etl_cmp_row r;
+    memset(&r, 0, sizeof r);
+    r.known_before = r.known_after = B(ETL_CMP_CPU);
+    int64_t v;
+    const int64_t cases[][3] = {{102013, 144855, 4200},  /* +41.9964 %: truncated it read +41.99 */
+                                {1000000, 981515, -185}, /* -1.8485 % */
+                                {-200, -100, 5000},      /* a negative base: the change over |b| */
+                                {3, 4, 3333}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        r.before[ETL_CMP_CPU] = cases[i][0];
+        r.after[ETL_CMP_CPU] = cases[i][1];
+        assert_int_equal(etl_cmp_change_pct(&r, ETL_CMP_CPU, &v), ETL_CMP_CHANGE_VALUE);
+        assert_int_equal(v, cases[i][2]);
+    }
+    r.before[ETL_CMP_CPU] = 0;
+    assert_int_equal(etl_cmp_change_pct(&r, ETL_CMP_CPU, &v), ETL_CMP_CHANGE_NEW);
+    r.after[ETL_CMP_CPU] = -1;
+    assert_int_equal(etl_cmp_change_pct(&r, ETL_CMP_CPU, &v), ETL_CMP_CHANGE_NEW_NEG);
+    r.after[ETL_CMP_CPU] = 0;
+    assert_int_equal(etl_cmp_change_pct(&r, ETL_CMP_CPU, &v), ETL_CMP_CHANGE_NONE);
+    r.before[ETL_CMP_CPU] = 5, r.known_after = 0;
+    assert_int_equal(etl_cmp_change_pct(&r, ETL_CMP_CPU, &v), ETL_CMP_CHANGE_NONE);
+    assert_int_equal(v, 0);
+    assert_int_equal(etl_cmp_change_pct(&r, ETL_CMP_NMETRICS, &v), ETL_CMP_CHANGE_NONE);
 }
 
 int main(void)
@@ -334,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_load),
         cmocka_unit_test(test_lengths),
         cmocka_unit_test(test_unknown),
+        cmocka_unit_test(test_change_pct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
