@@ -381,24 +381,39 @@ static uint32_t section_end(const pdb_table *t, uint32_t rva)
     return 0;
 }
 
-bool pdb_table_function(const pdb_table *t, uint32_t rva, const char **name, uint32_t *off)
+/* The procedure covering rva, or SIZE_MAX: one that starts lower may still hold it (sorted by start only). */
+static size_t proc_at(const pdb_table *t, uint32_t rva)
 {
-    /* A procedure covers [rva, rva + size): one that starts lower may still hold it (sorted by start only). */
     size_t i = last_at_or_below(t->procs, t->nprocs, sizeof *t->procs, rva);
     for (size_t k = i, steps = 0; k != SIZE_MAX && steps < 64; k--, steps++) {
-        const pdb_fn *p = &t->procs[k];
-        if (rva - p->rva < p->size) {
-            *name = etl_strtab_get(&t->names, p->name);
-            *off = rva - p->rva;
-            return true;
-        }
+        if (rva - t->procs[k].rva < t->procs[k].size) return k;
         if (k == 0) break;
     }
-    i = last_at_or_below(t->pubs, t->npubs, sizeof *t->pubs, rva);
+    return SIZE_MAX;
+}
+
+bool pdb_table_function(const pdb_table *t, uint32_t rva, const char **name, uint32_t *off)
+{
+    size_t k = proc_at(t, rva);
+    if (k != SIZE_MAX) {
+        *name = etl_strtab_get(&t->names, t->procs[k].name);
+        *off = rva - t->procs[k].rva;
+        return true;
+    }
+    /*
+     * A public has no size: it holds up to the next symbol of either kind (a static procedure
+     * between two publics is a function of its own) and its section's end; one a procedure
+     * covers (the same function's two records) no further than that procedure's end.
+     */
+    size_t i = last_at_or_below(t->pubs, t->npubs, sizeof *t->pubs, rva);
     if (i == SIZE_MAX) return false;
     const pdb_fn *p = &t->pubs[i];
     uint32_t end = section_end(t, p->rva);
     if (i + 1 < t->npubs && t->pubs[i + 1].rva < end) end = t->pubs[i + 1].rva;
+    size_t j = last_at_or_below(t->procs, t->nprocs, sizeof *t->procs, p->rva), next = j == SIZE_MAX ? 0 : j + 1;
+    if (next < t->nprocs && t->procs[next].rva < end) end = t->procs[next].rva;
+    size_t c = proc_at(t, p->rva);
+    if (c != SIZE_MAX && t->procs[c].rva + (uint64_t)t->procs[c].size < end) end = t->procs[c].rva + t->procs[c].size;
     if (rva >= end) return false;
     *name = etl_strtab_get(&t->names, p->name);
     *off = rva - p->rva;

@@ -5,8 +5,9 @@
  *
  * Functions are the module symbols' S_GPROC32/S_LPROC32 (with their code size,
  * undecorated names), then the public symbols flagged `function` for code no
- * procedure covers (a public's extent runs to the next public or its section's
- * end). Lines are the DEBUG_S_LINES blocks: each entry holds from its offset to
+ * procedure covers (a public's extent runs to the next symbol of either kind or
+ * its section's end, and no further than a procedure that covers its start: an
+ * address between functions takes no neighbour's name). Lines are the DEBUG_S_LINES blocks: each entry holds from its offset to
  * the next, a block's end closes the last. Addresses are section:offset in the
  * dump, made RVAs with the section headers.
  */

@@ -95,10 +95,9 @@ static void test_pdb_table(void **state)
     assert_true(pdb_table_function(&t, 0x1020 + 79, &name, &off));
     assert_string_equal(name, "Cache::Lock");
     assert_int_equal(off, 79);
-    /* between procedures: the public symbol below it, up to the next one */
-    assert_true(pdb_table_function(&t, 0x1011, &name, &off));
-    assert_string_equal(name, "?helper@@YAHH@Z");
-    assert_int_equal(off, 0x11);
+    /* past helper's procedure: not its public's either (the same function's record, no larger) */
+    assert_false(pdb_table_function(&t, 0x1011, &name, &off));
+    /* after the last procedure: the public symbol below it, up to the section's end */
     assert_true(pdb_table_function(&t, 0x1090 + 0x20, &name, &off));
     assert_string_equal(name, "only_public");
     assert_int_equal(off, 0x20);
@@ -116,6 +115,94 @@ static void test_pdb_table(void **state)
     assert_int_equal(line, 12);
     assert_false(pdb_table_line(&t, 0x1011, &file, &line)); /* the gap between the two blocks */
     assert_false(pdb_table_line(&t, 0x1070, &file, &line));
+    pdb_table_free(&t);
+}
+
+/*
+ * The dump of a clang/lld-link DLL (h-explore9 F2): publics PubA, PubB, PubE, each also a
+ * procedure, and the static StatC and StatD, procedures only. .text ends at 0x10A7.
+ */
+static const char layout_text[] =
+    "Summary\n  Age: 1\n  GUID: {B6ECF9C5-5AF2-1A14-4C4C-44205044422E}\n"
+    "Public Symbols\n  Records\n"
+    "       0 | S_PUB32 [size = 20] `PubA`\n           flags = function, addr = 0001:0000\n"
+    "      20 | S_PUB32 [size = 20] `PubB`\n           flags = function, addr = 0001:0032\n"
+    "      40 | S_PUB32 [size = 20] `PubE`\n           flags = function, addr = 0001:0096\n"
+    "Symbols\n  Mod 0000 | `app.obj`: \n"
+    "      72 | S_GPROC32 [size = 44] `PubA`\n           parent = 0, end = 228, addr = 0001:0000, code size = 29\n"
+    "     232 | S_GPROC32 [size = 44] `PubB`\n           parent = 0, end = 336, addr = 0001:0032, code size = 17\n"
+    "     340 | S_LPROC32 [size = 48] `StatC`\n           parent = 0, end = 516, addr = 0001:0064, code size = %s\n"
+    "     520 | S_GPROC32 [size = 44] `PubE`\n           parent = 0, end = 624, addr = 0001:0096, code size = 17\n"
+    "     628 | S_LPROC32 [size = 48] `StatD`\n           parent = 0, end = 792, addr = 0001:0128, code size = 39\n"
+    "Section Headers\n  SECTION HEADER #1\n     .text name\n        A7 virtual size\n      1000 virtual address\n"
+    "  SECTION HEADER #2\n    .rdata name\n       100 virtual size\n      2000 virtual address\n";
+
+/* rva's label in t: "name+0xoff", or "-" when no symbol covers it. */
+static const char *fn_at(const pdb_table *t, uint32_t rva)
+{
+    static char out[64];
+    const char *name;
+    uint32_t off;
+    if (!pdb_table_function(t, rva, &name, &off)) return "-";
+    snprintf(out, sizeof out, "%s+0x%x", name, off);
+    return out;
+}
+
+static void read_layout(pdb_table *t, const char *text)
+{
+    FILE *f = text_file(text, strlen(text));
+    assert_int_equal(pdb_table_read(t, f), ETL_OK);
+    fclose(f);
+}
+
+/*
+ * An address is named only by a symbol that covers it: a procedure by its code size, a public
+ * up to the next symbol of either kind, within its own procedure and section (h-explore9 F2:
+ * 0x105C, one byte past static StatC, read PubB+0x3c across StatC).
+ */
+static void test_pdb_table_extents(void **state)
+{
+    (void)state;
+    char text[4096];
+    snprintf(text, sizeof text, layout_text, "27");
+    pdb_table t;
+    read_layout(&t, text);
+    assert_string_equal(fn_at(&t, 0x1004), "PubA+0x4");
+    assert_string_equal(fn_at(&t, 0x1050), "StatC+0x10");
+    assert_string_equal(fn_at(&t, 0x10A0), "StatD+0x20");
+    assert_string_equal(fn_at(&t, 0x105C), "-"); /* past StatC: not PubB's, whose public lies before StatC */
+    assert_string_equal(fn_at(&t, 0x1031), "-"); /* past PubB's procedure: its public ends there too */
+    assert_string_equal(fn_at(&t, 0x1071), "-");
+    assert_string_equal(fn_at(&t, 0x10B0), "-"); /* past .text */
+    assert_string_equal(fn_at(&t, 0x1200), "-"); /* .rdata */
+    pdb_table_free(&t);
+
+    /* Module symbols read in part (StatC, PubE and StatD lost): PubB's procedure still bounds it; PubE, a public
+     * alone, holds to .text's end, as in a stripped PDB. */
+    char part[4096];
+    snprintf(part, sizeof part, "%s", text);
+    char *cut = strstr(part, "     340 | S_LPROC32");
+    char *sect = strstr(text, "Section Headers");
+    snprintf(cut, sizeof part - (size_t)(cut - part), "%s", sect);
+    read_layout(&t, part);
+    assert_int_equal(t.nprocs, 2);
+    assert_string_equal(fn_at(&t, 0x1050), "-");
+    assert_string_equal(fn_at(&t, 0x10A0), "PubE+0x40");
+    assert_string_equal(fn_at(&t, 0x10A7), "-");
+    pdb_table_free(&t);
+
+    /* A stripped PDB (publics alone): each public up to the next one, then the section's end. */
+    char pubs[4096];
+    snprintf(pubs, sizeof pubs, "%s", text);
+    cut = strstr(pubs, "Symbols\n  Mod 0000");
+    snprintf(cut, sizeof pubs - (size_t)(cut - pubs), "%s", sect);
+    read_layout(&t, pubs);
+    assert_int_equal(t.nprocs, 0);
+    assert_string_equal(fn_at(&t, 0x105C), "PubB+0x3c");
+    assert_string_equal(fn_at(&t, 0x1060), "PubE+0x0");
+    assert_string_equal(fn_at(&t, 0x10A6), "PubE+0x46");
+    assert_string_equal(fn_at(&t, 0x10A7), "-");
+    assert_string_equal(fn_at(&t, 0x0FFF), "-");
     pdb_table_free(&t);
 }
 
@@ -628,6 +715,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pdb_table),
         cmocka_unit_test(test_pdb_table_damaged),
+        cmocka_unit_test(test_pdb_table_extents),
         cmocka_unit_test(test_pdb_table_read_with),
         cmocka_unit_test(test_pe_debug),
         cmocka_unit_test(test_labels_without_pdb),
