@@ -32,26 +32,24 @@ typedef struct ctx {
     etl_spinlocks s;
     const rep_args *a;
     const rep_run *run;
-    uint64_t filtered;    /* events of other threads */
 } ctx;
 
-/* --thread by the event's ThreadId; --process by the process of the thread that id names now. */
-static int selected(const ctx *c, uint32_t tid)
+/*
+ * --thread by the event's ThreadId; --process by the process of the thread that id names now (the
+ * library asks before the model sees the event: its names are those of the event's moment).
+ */
+static int selected(void *p, const etl_sched_event *ev)
 {
+    const ctx *c = p;
     const rep_args *a = c->a;
+    uint32_t tid = ev->u.spinlock.thread_id;
     if (a->thread >= 0 && tid != (uint64_t)a->thread) return 0;
     return !a->process || rep_thread_selected(a, c->run->model, etl_sched_thread_of(c->run->model, tid));
 }
 
-/* Called before the model sees the event: its names are those of the event's moment. */
 static void on_event(void *p, const etl_sched_event *ev)
 {
     ctx *c = p;
-    if (ev->kind != ETL_SCHED_SPINLOCK) return;
-    if ((c->a->thread >= 0 || c->a->process) && !selected(c, ev->u.spinlock.thread_id)) {
-        c->filtered++;
-        return;
-    }
     etl_spinlocks_add(&c->s, ev);
 }
 
@@ -76,6 +74,12 @@ static const char *mode_name(uint32_t m)
     const char *n = etl_spinlock_acquire_mode_name(m);
     return n ? n : "Other";
 }
+
+/* Why a selection's bounds are wide (etl_spinlocks.bounds_selection). */
+#define SELECTION_NOTE                                                                                             \
+    "the bounds of a selection of threads are wide: a CPU's sampling counter counts every thread's acquisitions, " \
+    "so any acquisition not logged may have been the selection's (at least its events seen, at most the CPU's "   \
+    "maximum less the other threads' events seen)"
 
 static void json_bounds(jw *w, const char *key, const etl_spin_bounds *b)
 {
@@ -417,6 +421,8 @@ void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const spi
     json_bounds(w, "uncontended", &s->uncontended);
     json_bounds(w, "contended", &s->contended);
     jw_obj_end(w);
+    if (s->bounds_selection) jw_str(w, "bounds_note", SELECTION_NOTE);
+    else jw_null(w, "bounds_note");
     jw_str(w, "total_note", "per lock and caller estimates have no bounds: each CPU's counter is shared by all locks");
     json_group(w, "total", &s->total, K_TOTAL);
     const etl_spin_group *lists[] = {s->locks, s->callers, s->pairs, s->modes};
@@ -509,6 +515,7 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
            (unsigned long long)t->cls[ETL_SPIN_X], (unsigned long long)t->irq);
     printf("Estimated acquisitions %s\n  uncontended %s\n  contended %s\n", bound_text(b1, &s->acquisitions),
            bound_text(b2, &s->uncontended), bound_text(b3, &s->contended));
+    if (s->bounds_selection) printf("Note: %s.\n", SELECTION_NOTE);
     if (s->total.acq_pct >= 0)
         printf("CPU spent acquiring %s%% (contended %s%%); collision %s%%; %s acquisitions/s\n",
                fmt_fixed(f1, s->total.acq_pct, 4), fmt_fixed(f2, s->total.cont_pct, 4),
@@ -536,7 +543,7 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
     if (s->distinct_dropped)
         printf("note: %llu (lock, thread or CPU) pairs past the limit of %u not kept: thread and CPU counts are lower "
                "bounds\n", (unsigned long long)s->distinct_dropped, ETL_SPIN_MAX_DISTINCT);
-    if (c->filtered) printf("note: %llu events of other threads left out\n", (unsigned long long)c->filtered);
+    if (s->filtered) printf("note: %llu events of other threads left out\n", (unsigned long long)s->filtered);
     rep_print_anomalies(run, stdout);
 }
 
@@ -623,7 +630,8 @@ int cmd_spinlocks(int argc, char **argv)
     const etl_logfile_header *h = etl_reader_header(run.in.reader);
     spin_params_for_trace(&sp, h);
     etl_spinlocks_options so = {sizeof so, a.v0, a.has_range ? a.v1 : a.v0, sp.p, h->cpu_speed_mhz,
-                                etl_reader_processors(run.in.reader), 0};
+                                etl_reader_processors(run.in.reader), 0, NULL, &c};
+    if (a.thread >= 0 || a.process) so.select = selected;
     if (etl_spinlocks_init(&c.s, etl_reader_clock(run.in.reader), &so) != ETL_OK) {
         fprintf(stderr, "%s spinlocks: out of memory\n", prog);
         etl_spinlocks_free(&c.s);
@@ -653,7 +661,7 @@ int cmd_spinlocks(int argc, char **argv)
         jw w;
         jw_init(&w, stdout);
         jw_obj(&w, NULL);
-        spinlocks_json(&w, &run, &c.s, &sp, c.filtered, &a);
+        spinlocks_json(&w, &run, &c.s, &sp, c.s.filtered, &a);
         jw_obj_end(&w);
         jw_end(&w);
     } else if (!c.s.events) {

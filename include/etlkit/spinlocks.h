@@ -89,7 +89,7 @@ typedef struct etl_spin_cpu {
     uint64_t u, c, l0, l1, x; /* U, C, L uncontended, L contended, unexplained */
 } etl_spin_cpu;
 
-/* Bounds on a true count: lo <= true <= hi; hi_known false: no upper bound. */
+/* Bounds on a true count: lo <= true <= hi; hi_known false: no upper bound (S > 1). */
 typedef struct etl_spin_bounds {
     uint64_t est, lo, hi;
     bool hi_known;
@@ -102,6 +102,13 @@ typedef struct etl_spinlocks_options {
     uint32_t mhz;             /* CpuSpeedInMHz: cycles(W) = |W| ns * MHz / 1000; 0 = unknown */
     unsigned ncpu;            /* the trace's CPU count (NCPU); more are added as events name them */
     size_t max_values;        /* hold and wait values kept, at most (0: ETL_SPIN_MAX_VALUES) */
+    /*
+     * A selection of threads (NULL: every event): an event in the window it returns 0 for is left
+     * out of every figure but the bounds, which need each CPU's whole sequence (its sampling counter
+     * is shared by all threads): a selection's bounds are then wide (see bounds_selection).
+     */
+    int (*select)(void *ctx, const etl_sched_event *ev);
+    void *select_ctx;
 } etl_spinlocks_options;
 
 typedef struct etl_spinlocks {
@@ -116,6 +123,9 @@ typedef struct etl_spinlocks {
     etl_spin_bounds acquisitions, uncontended, contended; /* the true counts in the window */
     uint64_t events;          /* SpinLock events seen, in the window or not */
     uint64_t outside;         /* ... of which outside the window */
+    uint64_t filtered;        /* ... of which in the window but left out by o.select */
+    bool bounds_selection;    /* filtered > 0: the bounds are a selection's, from every event of each CPU: at least
+                                 the selection's events seen, at most the CPU's maximum less the others' events seen */
     uint64_t cells_dropped;   /* events of cells past ETL_SPIN_MAX_CELLS (in the totals, not per lock) */
     uint64_t values_dropped;  /* hold/wait values not kept (past max_values, out of memory): percentiles inexact */
     uint64_t distinct_dropped;/* (cell, thread or CPU) pairs past ETL_SPIN_MAX_DISTINCT: thread and CPU counts

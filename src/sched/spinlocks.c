@@ -51,6 +51,8 @@ struct etl_spinlocks_priv {
     etl_idmap seen;                 /* cell << 33 | what << 32 | value (what 0: tid, 1: cpu) */
     uint32_t *pools[5];             /* tids and cpus of each kind's groups */
     uint64_t values;                /* hold and wait values kept */
+    etl_spin_cpu *others;           /* per CPU, the events o.select left out: for the bounds only */
+    size_t nothers;
     bool oom;                       /* an allocation failed: finish fails (a cap is counted, memory is not) */
 };
 
@@ -242,6 +244,33 @@ static void value_put(etl_spinlocks *s, lat_vec *v, uint64_t x)
     p->values++;
 }
 
+/* One event into its CPU's counts by class (grown as CPUs appear; out of memory fails finish). */
+static void cpu_count(etl_spinlocks *s, etl_spin_cpu **v, size_t *n, uint32_t cpu, etl_spin_class c,
+                      const etl_spinlock *e)
+{
+    if (cpu >= *n) {
+        size_t nn = (size_t)cpu + 1;
+        etl_spin_cpu *x = realloc(*v, nn * sizeof *x);
+        if (!x) {
+            s->priv->oom = true; /* bounds without this CPU's events would be wrong, not wide */
+            return;
+        }
+        memset(x + *n, 0, (nn - *n) * sizeof *x);
+        *v = x;
+        *n = nn;
+    }
+    etl_spin_cpu *k = &(*v)[cpu];
+    switch (c) {
+    case ETL_SPIN_L:
+        if (e->spin_count) k->l1++;
+        else k->l0++;
+        break;
+    case ETL_SPIN_C: k->c++; break;
+    case ETL_SPIN_U: k->u++; break;
+    default: k->x++; break;
+    }
+}
+
 void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev)
 {
     if (ev->kind != ETL_SCHED_SPINLOCK || !s->priv) return;
@@ -255,33 +284,18 @@ void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev)
     struct etl_spinlocks_priv *p = s->priv;
     uint64_t w;
     etl_spin_class c = etl_spin_classify(&s->o.params, e, &w);
+    /* Per CPU, for the bounds: a CPU's sampling counter counts every thread's acquisitions. */
+    if (s->o.select && !s->o.select(s->o.select_ctx, ev)) {
+        s->filtered++;
+        cpu_count(s, &p->others, &p->nothers, ev->cpu, c, e);
+        return;
+    }
+    cpu_count(s, &s->cpus, &s->ncpus, ev->cpu, c, e);
     uint64_t hold = etl_spinlock_hold_cycles(e);
     if (e->release_time < e->acquire_time) s->backwards_hold++;
     if (s->o.params.has_hold_threshold && s->o.params.spin_lock_hold_threshold &&
         hold == s->o.params.spin_lock_hold_threshold)
         s->hold_at_threshold++;
-    /* Per CPU, for the bounds. */
-    if (ev->cpu >= s->ncpus) {
-        size_t n = (size_t)ev->cpu + 1;
-        etl_spin_cpu *v = realloc(s->cpus, n * sizeof *v);
-        if (v) {
-            memset(v + s->ncpus, 0, (n - s->ncpus) * sizeof *v);
-            s->cpus = v;
-            s->ncpus = n;
-        }
-    }
-    if (ev->cpu < s->ncpus) {
-        etl_spin_cpu *k = &s->cpus[ev->cpu];
-        switch (c) {
-        case ETL_SPIN_L:
-            if (e->spin_count) k->l1++;
-            else k->l0++;
-            break;
-        case ETL_SPIN_C: k->c++; break;
-        case ETL_SPIN_U: k->u++; break;
-        default: k->x++; break;
-        }
-    }
     acc_add(&s->total.a, e, c, w, hold);
     seen_put(s, TOTAL_CELL, 0, e->thread_id);
     seen_put(s, TOTAL_CELL, 1, ev->cpu);
@@ -483,27 +497,49 @@ out:
  * between N(k-1)+1 and N(k+1)-1 events (and at least those seen). An L event may also have been
  * such a multiple (one event per release), so the multiples are k..k+#L. Contentions with fewer than
  * S spins are never logged unless L: with S > 1 there is no upper bound.
+ *
+ * The count runs over every thread's acquisitions on the CPU: with a selection of threads (o.select
+ * left some out), the bounds come from every event, then the selection's share of them: at least its
+ * events seen, at most the CPU's maximum less the events of the others seen (any acquisition not
+ * logged may have been the selection's). Narrower would be wrong: k of the selection's events on a
+ * CPU say nothing of how many of its acquisitions went unlogged between other threads' multiples.
  */
 static void bounds(etl_spinlocks *s)
 {
     const etl_spinlock_info *pr = &s->o.params;
+    const struct etl_spinlocks_priv *p = s->priv;
     uint64_t a = pr->spin_lock_acquire_sample_rate ? pr->spin_lock_acquire_sample_rate : 1;
     uint64_t m = pr->spin_lock_contention_sample_rate ? pr->spin_lock_contention_sample_rate : 1;
     bool s1 = pr->spin_lock_spin_threshold <= 1;
     unsigned ncpu = s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus;
+    if (p->nothers > ncpu) ncpu = (unsigned)p->nothers;
+    bool sel = s->filtered > 0;
     etl_spin_bounds u = {0, 0, 0, true}, c = {0, 0, 0, s1};
     for (unsigned i = 0; i < ncpu; i++) {
-        etl_spin_cpu k = i < s->ncpus ? s->cpus[i] : (etl_spin_cpu){0, 0, 0, 0, 0};
-        uint64_t seen_u = k.u + k.l0, lo_u = k.u ? a * (k.u - 1) + 1 : 0;
-        u.lo += lo_u > seen_u ? lo_u : seen_u;
-        u.hi += a * (k.u + k.l0 + 1) - 1;
+        const etl_spin_cpu z = {0, 0, 0, 0, 0};
+        etl_spin_cpu k = i < s->ncpus ? s->cpus[i] : z, o = i < p->nothers ? p->others[i] : z;
+        /* The CPU's whole sequence: the selection's events and the others'. */
+        etl_spin_cpu w = {k.u + o.u, k.c + o.c, k.l0 + o.l0, k.l1 + o.l1, k.x + o.x};
+        uint64_t seen_u = w.u + w.l0, lo_u = w.u ? a * (w.u - 1) + 1 : 0;
+        uint64_t hi_u = a * (w.u + w.l0 + 1) - 1;
+        uint64_t seen_c = w.c + w.l1 + w.x, lo_c = w.c ? m * (w.c - 1) + 1 : 0;
+        uint64_t hi_c = m * (w.c + w.l1 + 1) - 1;
+        if (sel) {
+            u.lo += k.u + k.l0;
+            u.hi += hi_u - (o.u + o.l0);
+            c.lo += k.c + k.l1 + k.x;
+            c.hi += hi_c - (o.c + o.l1 + o.x);
+        } else {
+            u.lo += lo_u > seen_u ? lo_u : seen_u;
+            u.hi += hi_u;
+            c.lo += lo_c > seen_c ? lo_c : seen_c;
+            c.hi += hi_c;
+        }
         u.est += a * k.u + k.l0;
-        uint64_t seen_c = k.c + k.l1 + k.x, lo_c = k.c ? m * (k.c - 1) + 1 : 0;
-        c.lo += lo_c > seen_c ? lo_c : seen_c;
-        c.hi += m * (k.c + k.l1 + 1) - 1;
         c.est += m * k.c + k.l1 + k.x;
     }
     if (!c.hi_known) c.hi = 0;
+    s->bounds_selection = sel;
     s->uncontended = u;
     s->contended = c;
     s->acquisitions = (etl_spin_bounds){u.est + c.est, u.lo + c.lo, c.hi_known ? u.hi + c.hi : 0, c.hi_known};
@@ -553,6 +589,7 @@ void etl_spinlocks_free(etl_spinlocks *s)
         }
         etl_idmap_free(&p->cell_map);
         etl_idmap_free(&p->seen);
+        free(p->others);
         for (unsigned i = 0; i < 5; i++) free(p->pools[i]);
         free(p);
     }
