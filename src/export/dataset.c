@@ -273,7 +273,28 @@ static etl_status fail(job *j, etl_status st, const char *fmt_, ...)
     return st;
 }
 
-/* Removes what an earlier run left of the trace: its record first (it is no longer complete), then its files. */
+/* Whether name is a partition's file: part-0.<ext>, whatever the format that wrote it. */
+static bool is_part(const char *name) { return strncmp(name, "part-0.", 7) == 0 && name[7]; }
+
+typedef struct part_rm {
+    const char *dir;
+    int err;
+} part_rm;
+
+static int rm_part(void *ctx, const char *name, bool is_dir)
+{
+    part_rm *c = ctx;
+    if (is_dir || !is_part(name)) return 0;
+    char *p = join(c->dir, name, NULL, NULL);
+    if (!p || (etl_unlink(p) != 0 && errno != ENOENT)) c->err = p ? errno : ENOMEM;
+    free(p);
+    return 0;
+}
+
+/*
+ * Removes what an earlier run left of the trace: its record first (it is no longer complete), then its
+ * partitions' files in every format (a dataset made before formats were checked may hold the other's).
+ */
 static etl_status forget(run *R, job *j)
 {
     char *rec = join(R->dir, "_traces/", j->id, ".json");
@@ -287,13 +308,15 @@ static etl_status forget(run *R, job *j)
         char sub[256];
         snprintf(sub, sizeof sub, "/trace_id=%s", j->id);
         char *part = join(R->dir, t[i].name, sub, NULL);
-        char *file = part ? join(part, "part-0.", R->f->ext, NULL) : NULL;
-        if (!file) st = fail(j, ETL_E_NOMEM, "out of memory");
-        /* A partition folder holding files not ours stays, with them. */
-        else if ((etl_unlink(file) != 0 && errno != ENOENT) ||
-                 (etl_rmdir(part) != 0 && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST))
+        part_rm c = {part, 0};
+        if (!part) st = fail(j, ETL_E_NOMEM, "out of memory");
+        else if (etl_dir_each(part, rm_part, &c) != 0 && errno != ENOENT)
             st = fail(j, ETL_E_IO, "%s: %s", part, strerror(errno));
-        free(file);
+        else if (c.err)
+            st = fail(j, ETL_E_IO, "%s: %s", part, strerror(c.err));
+        /* A partition folder holding files not ours stays, with them. */
+        else if (etl_rmdir(part) != 0 && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST)
+            st = fail(j, ETL_E_IO, "%s: %s", part, strerror(errno));
         free(part);
     }
     return st;
@@ -862,10 +885,10 @@ static etl_status inputs_safe(run *R, etl_diag *diag)
     for (size_t i = 0; !c.hit && i < R->n; i++)
         for (int k = 0; !c.hit && k < ETL_TABLE_COUNT; k++) {
             char sub[256];
-            snprintf(sub, sizeof sub, "/trace_id=%s/part-0.", R->jobs[i].id);
-            char *file = join(R->dir, t[k].name, sub, R->f->ext);
-            if (file) is_input(&c, file);
-            free(file);
+            snprintf(sub, sizeof sub, "/trace_id=%s", R->jobs[i].id);
+            char *part = join(R->dir, t[k].name, sub, NULL);
+            if (part) walk(&c, part, 0, is_part); /* forget() removes each, whatever its format */
+            free(part);
         }
     free(tmp);
     free(tr);
@@ -880,6 +903,79 @@ static etl_status inputs_safe(run *R, etl_diag *diag)
                      "nothing written", c.hit, c.hit_job->path);
     free(c.hit);
     return ETL_E_INVALID_ARG;
+}
+
+/* The dataset's format as its records and manifest name it: the first other than this run's. */
+typedef struct held {
+    char *tdir;
+    const char *want;
+    char format[16];
+    char where[ID_MAX + 16];  /* "trace ID" or "_manifest.json" */
+    int err;
+} held;
+
+/* rec's "format" value (jw's "format":"name"): whether it is another than h->want, remembered in h. */
+static bool other_format(held *h, const char *rec, const char *where)
+{
+    const char *v = field(rec, "format");
+    if (!v || *v != '"' || field_is(rec, "format", h->want)) return false;
+    size_t n = strcspn(v + 1, "\"\n");
+    if (n >= sizeof h->format) n = sizeof h->format - 1;
+    memcpy(h->format, v + 1, n);
+    h->format[n] = 0;
+    snprintf(h->where, sizeof h->where, "%s", where);
+    return true;
+}
+
+static int held_record(void *ctx, const char *name, bool is_dir)
+{
+    held *h = ctx;
+    size_t len = strlen(name);
+    if (is_dir || name[0] == '.' || len < 6 || strcmp(name + len - 5, ".json") != 0) return 0;
+    char *p = join(h->tdir, name, NULL, NULL);
+    char *rec = p ? slurp(p, NULL) : NULL;
+    char where[ID_MAX + 16];
+    snprintf(where, sizeof where, "trace %.*s", (int)(len - 5 < ID_MAX ? len - 5 : ID_MAX), name);
+    bool hit = rec && other_format(h, rec, where);
+    if (!rec && errno != ENOENT) h->err = p ? errno : ENOMEM;
+    free(rec);
+    free(p);
+    return hit || h->err;
+}
+
+/*
+ * Refuses (ETL_E_INVALID_ARG) a run in another format than the dataset's: one dataset, one format,
+ * or a reader of one format misses the other's traces and the manifest's format is wrong for them.
+ * The records say it (each trace's), and the manifest (the last run's).
+ */
+static etl_status same_format(run *R, etl_diag *diag)
+{
+    held h = {.tdir = join(R->dir, "_traces", NULL, NULL), .want = R->f->name};
+    char *man = join(R->dir, "_manifest.json", NULL, NULL);
+    etl_status st = ETL_OK;
+    if (!h.tdir || !man) {
+        etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
+        st = ETL_E_NOMEM;
+    } else if (etl_dir_each(h.tdir, held_record, &h) != 0 && errno != ENOENT) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", h.tdir, strerror(errno));
+        st = ETL_E_IO;
+    } else if (h.err) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", h.tdir, strerror(h.err));
+        st = ETL_E_IO;
+    } else if (!h.format[0]) {
+        char *rec = slurp(man, NULL); /* absent: no run has ended yet */
+        if (rec) other_format(&h, rec, "_manifest.json");
+        free(rec);
+    }
+    if (st == ETL_OK && h.format[0]) {
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s is a %s dataset (%s), not %s: a dataset holds one format; "
+                     "export into it with --to %s, or into a new folder", R->dir, h.format, h.where, R->f->name,
+                     h.format);
+        st = ETL_E_INVALID_ARG;
+    }
+    free(h.tdir);
+    free(man);
+    return st;
 }
 
 /* DS itself and its folders: refused or made, before any trace is read. */
@@ -908,7 +1004,8 @@ static etl_status prepare(run *R, etl_diag *diag)
                          "refused, nothing in it touched", R->dir);
             return ETL_E_IO;
         }
-        etl_status ist = inputs_safe(R, diag);
+        etl_status ist = dataset ? same_format(R, diag) : ETL_OK;
+        if (ist == ETL_OK) ist = inputs_safe(R, diag);
         if (ist != ETL_OK) return ist;
     } else if (errno != ENOENT || etl_mkdir(R->dir) != 0) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", R->dir, strerror(errno));

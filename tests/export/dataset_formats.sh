@@ -1,0 +1,52 @@
+#!/bin/sh
+# dataset_formats.sh ETLKIT WORK - a dataset holds one format (README, Fleets): a run in the other
+# format into an existing dataset, --force or --resume, is refused (64) in one line that names the
+# dataset's format and the way out, the dataset as it was; --force removes every partition file of
+# a trace whatever its format (a dataset mixed by an etlkit before this check), and an input among
+# those files is refused.
+set -u
+etlkit=$1; work=$2
+rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+state() { (cd "$1" && find . | LC_ALL=C sort && cat _manifest.json _traces/*.json); }
+for s in 1 2 3; do "$etlkit" synth -q --seed $s --duration 0.2 -o tr$s.etl || exit 1; done
+"$etlkit" export tr1.etl tr2.etl --to parquet -o ds --quiet || fail "the parquet dataset"
+state ds >before.txt
+
+# --force in the other format: refused, nothing touched.
+"$etlkit" export tr1.etl --dataset --to csv -o ds --force --quiet 2>err.txt; rc=$?
+[ $rc -eq 64 ] || fail "--force --to csv into a parquet dataset: exit $rc, not 64"
+head -1 err.txt | grep 'parquet dataset' | grep -q -- '--to parquet' ||
+  fail "the refusal names neither the dataset's format nor --to parquet in one line: $(cat err.txt)"
+state ds >after.txt; cmp -s before.txt after.txt || fail "a refused --force changed the dataset"
+# --resume with a new trace in the other format: refused, nothing touched.
+"$etlkit" export tr3.etl --dataset --to csv -o ds --resume --quiet 2>err.txt; rc=$?
+[ $rc -eq 64 ] || fail "--resume --to csv with a new trace into a parquet dataset: exit $rc, not 64"
+grep -q 'parquet dataset' err.txt || fail "the --resume refusal: $(cat err.txt)"
+state ds >after.txt; cmp -s before.txt after.txt || fail "a refused --resume changed the dataset"
+[ -e ds/slice/trace_id=tr3 ] && fail "a partition of the refused trace"
+# The manifest alone says the format when no record is left (every record is a trace's own).
+cp -r ds dsm; rm dsm/_traces/*.json
+"$etlkit" export tr3.etl --dataset --to csv -o dsm --resume --quiet 2>err.txt; rc=$?
+[ $rc -eq 64 ] || fail "a dataset whose manifest says parquet, no records, --to csv: exit $rc, not 64"
+# The dataset's own format: accepted.
+"$etlkit" export tr3.etl --dataset --to parquet -o ds --resume --quiet || fail "--resume --to parquet with a new trace"
+[ -f ds/slice/trace_id=tr3/part-0.parquet ] || fail "tr3's partition"
+
+# A dataset mixed by an earlier etlkit: --force removes the trace's partition files of every format.
+cp ds/slice/trace_id=tr2/part-0.parquet ds/slice/trace_id=tr1/part-0.csv
+echo mine >ds/slice/trace_id=tr1/notes.txt
+"$etlkit" synth -q --seed 5 --duration 0.2 -o tr1.etl --force || exit 1   # tr1 recorded again
+"$etlkit" export tr1.etl --dataset --to parquet -o ds --force --quiet || fail "--force --to parquet of tr1"
+[ "$(ls ds/slice/trace_id=tr1 | LC_ALL=C sort | tr '\n' ' ')" = "notes.txt part-0.parquet " ] ||
+  fail "tr1's partition after --force: $(ls ds/slice/trace_id=tr1 | tr '\n' ' ')"
+# An input among those files (a hard link of it as another format's partition): refused, kept.
+ln tr3.etl ds/cswitch/trace_id=tr3/part-0.csv
+"$etlkit" export tr3.etl --dataset --to parquet -o ds --force --quiet 2>err.txt; rc=$?
+[ $rc -eq 64 ] || fail "the input as another format's partition file: exit $rc, not 64 ($(cat err.txt))"
+[ -f ds/cswitch/trace_id=tr3/part-0.csv ] || fail "the input's link removed"
+rm ds/cswitch/trace_id=tr3/part-0.csv
+
+[ $fails -eq 0 ] && echo "dataset_formats: all checks passed"
+[ $fails -eq 0 ]
