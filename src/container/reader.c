@@ -762,6 +762,10 @@ etl_status etl_reader_open(const char *path, const etl_reader_options *opts, etl
                            etl_diag *diag)
 {
     *out = NULL;
+    if (!path) {
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "no path given");
+        return ETL_E_INVALID_ARG;
+    }
     etl_reader *r = calloc(1, sizeof *r);
     if (!r) return ETL_E_NOMEM;
     etl_status rc = etl_map_open(path, &r->map, diag);

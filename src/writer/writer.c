@@ -398,6 +398,7 @@ void etl_writer_diag(const etl_writer *w, etl_status st, etl_diag *diag)
 
 etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
 {
+    if (!w) return ETL_OK; /* base.h: a cleanup path may close what it never made */
     etl_status st = etl_writer_flush(w);
     if (st == ETL_OK) {
         etl_clock clk;

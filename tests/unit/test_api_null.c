@@ -19,6 +19,7 @@
 #include "etlkit/usage.h"
 #include "etlkit/waitchain.h"
 #include "etlkit/wakeups.h"
+#include "etlkit/writer.h"
 
 static void test_free_null(void **state)
 {
@@ -37,6 +38,9 @@ static void test_free_null(void **state)
     etl_iter_close(NULL);
     etl_sched_close(NULL);
     etl_sched_source_close(NULL);
+    etl_diag d = {0};
+    assert_int_equal(etl_writer_close(NULL, 0, &d), ETL_OK); /* crashed: flushed first */
+    assert_int_equal(etl_writer_close(NULL, 0, NULL), ETL_OK);
 }
 
 static void test_profile_options_init(void **state)
@@ -58,6 +62,10 @@ static void test_bad_arguments(void **state)
     etl_diag d = {0};
     assert_int_equal(etl_reader_open_memory(NULL, 100, NULL, &r, &d), ETL_E_INVALID_ARG); /* was "only 100 bytes" */
     assert_null(r);
+    r = (etl_reader *)&d;
+    assert_int_equal(etl_reader_open(NULL, NULL, &r, &d), ETL_E_INVALID_ARG); /* crashed: strcmp on NULL */
+    assert_null(r);
+    assert_int_equal(etl_reader_open(NULL, NULL, &r, NULL), ETL_E_INVALID_ARG);
     assert_int_equal(etl_reader_open(ETLKIT_SHARED_DIR "/samples/lxcore-x64.etl", NULL, &r, &d), ETL_OK);
     etl_iter *it;
     assert_int_equal(etl_iter_open(r, (etl_order)7, &it), ETL_E_INVALID_ARG); /* was OK, yielding nothing */
