@@ -187,9 +187,9 @@ void waits_json(jw *w, const rep_run *run, const etl_usage *u, const etl_usage_t
     jw_arr(w, "threads");
     unsigned shown = 0;
     waits_ctx wc = {run, etl_usage_waits_known(u)};
+    /* --thread/--process: the usage counted the selected threads' rows alone (waits_select), every member too. */
     for (size_t i = 0; i < u->nthreads && (!a->top || shown < a->top); i++) {
         const etl_usage_thread *t = &by_ready[i];
-        if (!rep_thread_selected(a, run->model, t->thread)) continue;
         shown++;
         cols_json_row(w, NULL, thread_cols, NTHREAD_COLS, &wc, t);
     }
@@ -258,11 +258,13 @@ static void print_intervals(const rep_run *run, const char *title, const etl_usa
 }
 
 /* Why every wait is unknown (etl_usage_waits_known is false), in one line. */
-static const char *waits_unknown_why(uint64_t ready_events)
+static const char *waits_unknown_why(const rep_args *a, uint64_t ready_events)
 {
-    /* The trace has none, or none of them readied a switch-in of the window. */
-    return ready_events ? "Waits unknown: no switch-in in the window was readied by a ReadyThread event"
-                             : "Waits unknown: the trace has no ReadyThread events (the DISPATCHER flag was not on)";
+    /* The trace has none, or none of them readied a switch-in of the window (of the selected threads). */
+    if (!ready_events) return "Waits unknown: the trace has no ReadyThread events (the DISPATCHER flag was not on)";
+    return a->process || a->thread >= 0
+               ? "Waits unknown: no switch-in of the selected threads in the window was readied by a ReadyThread event"
+               : "Waits unknown: no switch-in in the window was readied by a ReadyThread event";
 }
 
 static void print_table(const rep_args *a, const rep_run *run, const etl_usage *u, uint64_t ready_events)
@@ -303,7 +305,7 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         }
         /* None known: the reason, not an empty table (which would read as no waits). */
         if (etl_usage_waits_known(u)) tbl_print_text(&t, stdout, "  ");
-        else printf("  %s\n", waits_unknown_why(ready_events));
+        else printf("  %s\n", waits_unknown_why(a, ready_events));
         tbl_free(&t);
         printf("\nThreads by time not running (ready + waiting)\n");
     }
@@ -314,12 +316,11 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
     waits_ctx wc = {run, etl_usage_waits_known(u)};
     for (size_t i = 0; i < u->nthreads && (!limit || shown < limit); i++) {
         const etl_usage_thread *x = &u->threads[i];
-        if (!rep_thread_selected(a, run->model, x->thread)) continue;
         shown++;
         cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &wc, x);
     }
     if (csv && !wc.waits_known && u->nthreads && !a->quiet) /* blank cells: why, on stderr */
-        fprintf(stderr, "%s waits: note: %s: %s\n", prog, run->in.path, waits_unknown_why(ready_events));
+        fprintf(stderr, "%s waits: note: %s: %s\n", prog, run->in.path, waits_unknown_why(a, ready_events));
     if (a->format == FMT_CSV) tbl_print_sheet(&t, stdout);
     else tbl_print_text(&t, stdout, "  ");
     tbl_free(&t);
@@ -330,19 +331,31 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
     }
 }
 
+/* --thread/--process, asked of each row's thread when the row is made: by the usage and by --by alike. */
+typedef struct waits_sel {
+    const rep_args *a;
+    const rep_run *run;
+} waits_sel;
+
+static bool waits_select(void *p, uint32_t thread)
+{
+    const waits_sel *s = p;
+    return rep_thread_selected(s->a, s->run->model, thread) != 0;
+}
+
 /* --by stack: the model's rows of the selected threads, charged to their stacks as etl_usage counts them. */
 typedef struct by_ctx {
     etl_wait_stacks *w;
-    const rep_args *a;
-    rep_run *run;
+    waits_sel sel;
 } by_ctx;
 
 static void by_row(void *p, const etl_sched_row *row)
 {
     by_ctx *c = p;
     if (!c->w) return;
-    if ((c->a->process || c->a->thread >= 0) && row->new_thread != ETL_SCHED_IDLE && row->new_thread != ETL_SCHED_NONE &&
-        !rep_thread_selected(c->a, c->run->model, row->new_thread))
+    /* idle and unknown slices pass: etl_wait_stacks_row counts neither, as etl_usage_add with a selection */
+    if ((c->sel.a->process || c->sel.a->thread >= 0) && row->new_thread != ETL_SCHED_IDLE &&
+        row->new_thread != ETL_SCHED_NONE && !waits_select(&c->sel, row->new_thread))
         return;
     etl_wait_stacks_row(c->w, row);
 }
@@ -350,7 +363,7 @@ static void by_row(void *p, const etl_sched_row *row)
 static int waits_by_stack(const rep_args *a, int readying, int flat, const char *symbols)
 {
     rep_run run;
-    by_ctx c = {NULL, a, &run};
+    by_ctx c = {NULL, {a, &run}};
     /* the symbol path before the trace is read: a folder that is not there fails here */
     etl_symbols *sym = NULL;
     int rc = cli_symbols_open("waits", symbols, &sym);
@@ -424,11 +437,14 @@ int cmd_waits(int argc, char **argv)
     if (by) return waits_by_stack(&a, strcmp(by, "readying-stack") == 0, flat, symbols);
     waits_run wr;
     memset(&wr, 0, sizeof wr);
-    etl_usage_options uo = {sizeof uo, a.v0, a.has_range ? a.v1 : a.v0, longest, 0, false, 0, 0, 0, NULL, 0};
     rep_run run;
+    waits_sel sel = {&a, &run};
+    etl_usage_options uo = {.sz = sizeof uo, .v0 = a.v0, .v1 = a.has_range ? a.v1 : a.v0, .longest = longest};
     int rc = rep_run_open(&run, &a, etl_usage_add, &wr, count_ready); /* wr starts with u: etl_usage_add's ctx */
     if (rc != EXIT_OK) return rc;
-    if (etl_usage_init(&wr.u, run.model, &uo) != ETL_OK) {
+    /* --thread/--process: every member counts the selected threads' rows alone (explore9 F1) */
+    if (etl_usage_init(&wr.u, run.model, &uo) != ETL_OK ||
+        ((a.process || a.thread >= 0) && etl_usage_select(&wr.u, waits_select, &sel) != ETL_OK)) {
         fprintf(stderr, "%s waits: out of memory\n", prog);
         rep_run_close(&run);
         return EXIT_IO;

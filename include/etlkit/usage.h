@@ -147,6 +147,16 @@ typedef struct etl_usage {
 
 /* v1 may be unknown until the end: pass v1 <= v0 and give the end to finish. */
 ETL_API etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o);
+/*
+ * The threads to count (`waits --thread/--process`), set after init, before the first row: a row counts only when
+ * select(ctx, its thread instance) is true, asked when the row is made (as etl_wait_stacks' caller asks it), and
+ * idle and unknown slices then count nowhere. Every answer is then the selected threads' alone: threads,
+ * processes, ready_all, woken_all, reasons, longest_* and the histogram; no CPU is told (ncpus 0: a CPU's idle
+ * time is the machine's). ETL_E_INVALID_ARG with interval_ns (the intervals would read as the machine's busy
+ * time); not for etl_usage_percpu (its merge fails with ETL_E_UNSUPPORTED: slices are not rows).
+ */
+typedef bool (*etl_usage_select_fn)(void *ctx, uint32_t thread);
+ETL_API etl_status etl_usage_select(etl_usage *u, etl_usage_select_fn select, void *ctx);
 /* An etl_sched_row_fn (ctx = the etl_usage). */
 ETL_API void etl_usage_add(void *ctx, const etl_sched_row *row);
 /*

@@ -67,6 +67,16 @@ etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_
     return ETL_OK;
 }
 
+etl_status etl_usage_select(etl_usage *u, etl_usage_select_fn select, void *ctx)
+{
+    if (!u || !u->priv) return ETL_E_INVALID_ARG; /* not initialised */
+    /* A selection's intervals would read as the machine's busy time: not asked together. */
+    if (u->o.interval_ns > 0 && select) return ETL_E_INVALID_ARG;
+    u->priv->select = select;
+    u->priv->select_ctx = ctx;
+    return ETL_OK;
+}
+
 etl_usage_thread *etl_usage_grow_thread(etl_usage *u, uint32_t i)
 {
     struct etl_usage_priv *p = u->priv;
@@ -360,6 +370,9 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
     int64_t a, used;
     bool head = (row->flags & ETL_ROW_HEAD) != 0;
     uint32_t x = row->new_thread;
+    /* A selection counts its threads' rows alone, in every answer (not the threads table only: explore9 F1). */
+    etl_usage_select_fn sel = u->priv->select;
+    if (sel && (x == ETL_SCHED_IDLE || x == ETL_SCHED_NONE || !sel(u->priv->select_ctx, x))) return;
     etl_usage_thread *t = usage_slice(u, row->cpu, row->si, row->nso, x, head, usage_out_of(row->out), &a, &used);
     /* Busy per interval as per CPU: not idle, and not a slice whose thread is unknown (unknown_ns). */
     if (u->o.interval_ns > 0 && used > 0 && x != ETL_SCHED_IDLE && x != ETL_SCHED_NONE && row->cpu < u->ncpus) {
@@ -463,6 +476,7 @@ static etl_status percpu_merge(void *ctx, void *state, const etl_sched *model, c
     etl_usage *u = ctx;
     const usage_part *w = state;
     if (w->oom) return ETL_E_NOMEM;
+    if (u->priv->select) return ETL_E_UNSUPPORTED; /* slices, not rows: a selection is asked of rows */
     u->priv->percpu = true;
     if (!u->model) {
         u->model = model;
@@ -954,6 +968,12 @@ static etl_status finish(etl_usage *u, int64_t end_ns)
 {
     struct etl_usage_priv *p = u->priv;
     etl_window_clip(&u->o.v0, &u->o.v1, end_ns);
+    /* A CPU's time is the machine's: with a selection, no CPU is told (its idle time was not counted). */
+    if (p->select) {
+        free(u->cpus);
+        u->cpus = NULL;
+        u->ncpus = 0;
+    }
     /*
      * Every processor of the machine is listed, one that ran no slice too (its time unknown, as below); a trace
      * with no switch at all stays an empty report.

@@ -31,6 +31,8 @@ struct etl_usage_priv {
     struct etl_spool *cells;            /* the cells past ETL_USAGE_MAX_PROCESS_CELLS, once passed */
     struct etl_spool_stream *cells_out;
     bool percpu;          /* gathered CPU by CPU: no intervals */
+    etl_usage_select_fn select; /* the threads counted (etl_usage_select), NULL: all */
+    void *select_ctx;
 };
 
 /* The accumulators of thread instance i and of CPU c, grown on first use (NULL: out of memory). */
