@@ -1069,9 +1069,21 @@ etl_status etl_dataset_export(const char *dir, const char *const *inputs, size_t
         /* Two traces, one ID: refused (quadratic, but over command-line arguments). */
         for (size_t k = 0; st == ETL_OK && k < i; k++)
             if (id_cmp(R.jobs[k].id, j->id) == 0) {
-                etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX,
-                             "%s and %s have one trace ID, '%s' (the base name): rename one", R.jobs[k].path, j->path,
-                             R.jobs[k].id);
+                /* One file named twice (the same name, ./a/../a, a link) cannot be renamed apart: say so. */
+                etl_file_info a, b;
+                if (etl_stat(R.jobs[k].path, true, &a) == 0 && etl_stat(j->path, true, &b) == 0 && a.has_id &&
+                    b.has_id && a.dev == b.dev && a.ino == b.ino)
+                    etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s and %s are one file, given twice: give it once",
+                                 R.jobs[k].path, j->path);
+                else if (strcmp(R.jobs[k].id, j->id) == 0)
+                    etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX,
+                                 "%s and %s have one trace ID, '%s' (the base name): rename one", R.jobs[k].path,
+                                 j->path, j->id);
+                else
+                    etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX,
+                                 "%s and %s have one trace ID, '%s' and '%s' (the base names, compared without case, "
+                                 "as Windows and macOS compare file names): rename one",
+                                 R.jobs[k].path, j->path, R.jobs[k].id, j->id);
                 st = ETL_E_INVALID_ARG;
             }
     }

@@ -3,7 +3,7 @@
 # format into an existing dataset, --force or --resume, is refused (64) in one line that names the
 # dataset's format and the way out, the dataset as it was; --force removes every partition file of
 # a trace whatever its format (a dataset mixed by an etlkit before this check), and an input among
-# those files is refused.
+# those files is refused. Two inputs with one ID: each named with its own ID, or told they are one file.
 set -u
 etlkit=$1; work=$2
 rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
@@ -47,6 +47,18 @@ ln tr3.etl ds/cswitch/trace_id=tr3/part-0.csv
 [ $rc -eq 64 ] || fail "the input as another format's partition file: exit $rc, not 64 ($(cat err.txt))"
 [ -f ds/cswitch/trace_id=tr3/part-0.csv ] || fail "the input's link removed"
 rm ds/cswitch/trace_id=tr3/part-0.csv
+
+# Two inputs with one ID: each file's own ID named; one file given twice is said so (renaming cannot help).
+mkdir -p fl/a fl/c; cp tr2.etl fl/a/tr2.etl; cp tr3.etl fl/c/TR2.etl
+"$etlkit" export fl/a/tr2.etl fl/c/TR2.etl --to parquet -o dup --quiet 2>err.txt; rc=$?
+[ $rc -eq 64 ] || fail "two IDs differing in case: exit $rc, not 64"
+grep -q "'tr2' and 'TR2'" err.txt && grep -q 'rename one' err.txt || fail "the IDs of both files: $(cat err.txt)"
+for twice in "fl/a/tr2.etl fl/a/tr2.etl" "fl/a/tr2.etl ./fl/c/../a/tr2.etl"; do
+  "$etlkit" export $twice --to parquet -o dup --quiet 2>err.txt; rc=$?
+  [ $rc -eq 64 ] || fail "one file given twice ($twice): exit $rc, not 64"
+  grep -q 'given twice' err.txt && ! grep -q 'rename' err.txt || fail "one file given twice ($twice): $(cat err.txt)"
+done
+[ -e dup ] && fail "a refused run made its dataset"
 
 [ $fails -eq 0 ] && echo "dataset_formats: all checks passed"
 [ $fails -eq 0 ]
