@@ -269,6 +269,21 @@ void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[
     jw_u64(w, "slices_unpaired", p->slices_unpaired);
     jw_u64(w, "pmc_counter_reset", p->pmc_counter_reset);
     jw_u64(w, "pmc_count_mismatch", p->pmc_count_mismatch);
+    jw_u64(w, "pmc_implausible", p->pmc_implausible);
+    if (p->pmc_implausible) {
+        char b[48];
+        jw_obj(w, "pmc_implausible_first");
+        jw_u64(w, "cpu", p->implausible_first.cpu);
+        jw_i64(w, "start_ns", p->implausible_first.si);
+        jw_i64(w, "end_ns", p->implausible_first.nso);
+        jw_u64(w, "slot", p->implausible_first.slot);
+        jw_str(w, "counter", column_name(p->o.kinds[p->implausible_first.slot], labels[p->implausible_first.slot],
+                                         p->implausible_first.slot, b));
+        jw_u64(w, "delta", p->implausible_first.delta);
+        jw_obj_end(w);
+    } else {
+        jw_null(w, "pmc_implausible_first");
+    }
     rows_ctx rc;
     rows_init(&rc, run, p, labels);
     col_def cols[MAX_COLS];
@@ -304,6 +319,19 @@ static void threads_table(const rep_args *a, const rep_run *run, const ctx *c, i
     if (csv) tbl_print_sheet(&t, stdout);
     else tbl_print_text(&t, stdout, "");
     tbl_free(&t);
+}
+
+/* The slices dropped for a jump no CPU can make, and where the first lies. */
+static void implausible_text(FILE *f, const etl_pmc *p, const char (*labels)[32])
+{
+    char b[48], t0[32], d[32];
+    unsigned k = p->implausible_first.slot;
+    fprintf(f, "%llu slices dropped: a counter jumped more than a CPU can count (cycles past %llu GHz, or past %u "
+            "events a cycle: pmc_implausible); the first on CPU %u at %s s (a %s slice): %s +%llu",
+            (unsigned long long)p->pmc_implausible, ETL_PMC_MAX_HZ / 1000000000ull, ETL_PMC_MAX_PER_CYCLE,
+            p->implausible_first.cpu, fmt_fixed(t0, p->implausible_first.si / 1000, 6),
+            fmt_dur(d, p->implausible_first.nso - p->implausible_first.si), column_name(p->o.kinds[k], labels[k], k, b),
+            (unsigned long long)p->implausible_first.delta);
 }
 
 static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
@@ -353,6 +381,11 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
     if (p->pmc_count_mismatch)
         printf("note: %llu slices dropped: their two switches carry different numbers of counters\n",
                (unsigned long long)p->pmc_count_mismatch);
+    if (p->pmc_implausible) {
+        printf("note: ");
+        implausible_text(stdout, p, c->labels);
+        printf("\n");
+    }
     rep_print_anomalies(run, stdout);
 }
 
@@ -461,7 +494,15 @@ int cmd_pmc(int argc, char **argv)
     } else {
         print_text(&a, &run, &c);
     }
+    /* A jump no CPU can make is damage: said on stderr whatever the format, exit 3. */
+    int implausible = rc == EXIT_OK && c.p.pmc_implausible;
+    if (implausible && !a.quiet) {
+        fprintf(stderr, "%s pmc: %s: warning: ", prog, run.in.path);
+        implausible_text(stderr, &c.p, c.labels);
+        fprintf(stderr, "\n");
+    }
     etl_pmc_free(&c.p);
     int rc2 = rep_finish(&run, "pmc");
-    return rc == EXIT_OK ? rc2 : rc;
+    if (rc != EXIT_OK) return rc;
+    return rc2 == EXIT_OK && implausible ? EXIT_DAMAGED : rc2;
 }

@@ -18,6 +18,19 @@ extern "C" {
 
 #define ETL_PMC_MAX 7   /* counters a CSwitch header can carry */
 
+/*
+ * A counter jump no CPU can make (a flipped bit, a bad read): a slice whose cycles exceed
+ * ETL_PMC_MAX_HZ over its duration plus ETL_PMC_SLACK_NS (the counters and the time are not read at
+ * the same instant), or whose instructions, LLC misses, branch misses or branches exceed
+ * ETL_PMC_MAX_PER_CYCLE times that many cycles, is dropped whole and counted (pmc_implausible), as a
+ * counter that went backwards is. No core clocks at 10 GHz (turbo and overclocking records stay
+ * below) and none retires 16 instructions a cycle; slots of other kinds (an occupancy event may
+ * count dozens a cycle) are not checked.
+ */
+#define ETL_PMC_MAX_HZ 10000000000ull
+#define ETL_PMC_SLACK_NS 10000
+#define ETL_PMC_MAX_PER_CYCLE 16
+
 /* What a counter slot counts (the file does not say: the user names the slots). */
 typedef enum etl_pmc_kind {
     ETL_PMC_OTHER = 0,
@@ -84,6 +97,13 @@ typedef struct etl_pmc {
     uint64_t slices_unpaired; /* rows in the window whose switch-in or switch-out lacks counters */
     uint64_t pmc_counter_reset;  /* slices dropped: a counter went backwards */
     uint64_t pmc_count_mismatch; /* slices dropped: the two switches carry different counter counts */
+    uint64_t pmc_implausible; /* slices dropped: a counter jumped more than a CPU can count (ETL_PMC_MAX_HZ) */
+    struct {                  /* the first of them (the lowest switch-in time), with pmc_implausible */
+        int64_t si, nso;      /* the slice, canonical ns */
+        uint32_t cpu;
+        unsigned slot;        /* the counter that jumped */
+        uint64_t delta;
+    } implausible_first;
     struct etl_pmc_priv *priv;
 } etl_pmc;
 

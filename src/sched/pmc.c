@@ -7,8 +7,9 @@
  * what the slice's thread (the observed one, the idle thread too) spent. A
  * counter that went backwards drops the whole slice (pmc_counter_reset), so
  * the ratios are always over the same slices; so does a pair of switches with
- * different counter counts. The head slice (no switch-in) and the tail slice
- * (no switch-out) get nothing. A slice counts in the window when SI does.
+ * different counter counts, and a jump no CPU can make (ETL_PMC_MAX_HZ,
+ * pmc_implausible). The head slice (no switch-in) and the tail slice (no
+ * switch-out) get nothing. A slice counts in the window when SI does.
  *
  * Memory: sums per thread instance and per CPU; nothing per row.
  */
@@ -153,6 +154,23 @@ void etl_pmc_add(void *ctx, const etl_sched_row *row)
         }
         one.delta[k] = out->pmc[k] - in->pmc[k];
     }
+    /* The most cycles the slice can hold (ETL_PMC_MAX_HZ), and the most of any per-cycle event. */
+    int64_t dur = row->nso > row->si ? row->nso - row->si : 0;
+    unsigned __int128 max_cy = ((unsigned __int128)dur + ETL_PMC_SLACK_NS) * ETL_PMC_MAX_HZ / 1000000000u;
+    for (unsigned k = 0; k < n; k++) {
+        etl_pmc_kind kind = k < p->o.nkinds ? p->o.kinds[k] : ETL_PMC_OTHER;
+        if (kind == ETL_PMC_OTHER) continue;
+        unsigned __int128 lim = kind == ETL_PMC_CYCLES ? max_cy : max_cy * ETL_PMC_MAX_PER_CYCLE;
+        if (one.delta[k] <= lim) continue;
+        if (!p->pmc_implausible++ || row->si < p->implausible_first.si) {
+            p->implausible_first.si = row->si;
+            p->implausible_first.nso = row->nso;
+            p->implausible_first.cpu = row->cpu;
+            p->implausible_first.slot = k;
+            p->implausible_first.delta = one.delta[k];
+        }
+        return;
+    }
     one.slices = 1;
     one.cpu_ns = row->nso - row->si;
     etl_pmc_sums *t = thread_sums(p, row->new_thread);
@@ -197,6 +215,9 @@ static etl_status pmc_merge(etl_pmc *into, const etl_pmc *from, const uint32_t *
     into->slices_unpaired += from->slices_unpaired;
     into->pmc_counter_reset += from->pmc_counter_reset;
     into->pmc_count_mismatch += from->pmc_count_mismatch;
+    if (from->pmc_implausible && (!into->pmc_implausible || from->implausible_first.si < into->implausible_first.si))
+        into->implausible_first = from->implausible_first;
+    into->pmc_implausible += from->pmc_implausible;
     return ETL_OK;
 }
 

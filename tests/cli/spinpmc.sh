@@ -15,7 +15,7 @@ expect() { # expect NAME CONDITION...
 }
 dmg() { python3 "$here/spinpmc_damage.py" "$etlkit" "$@" 2>/dev/null; }
 a=$tmp/a.etl
-"$etlkit" synth -q --pmc 4 --lock-rate 20000 --seed 3 --duration 1 -o "$a"; check "synth" 0 $?
+"$etlkit" synth -q --pmc 4 --lock-rate 20000 --seed 3 -o "$a"; check "synth" 0 $?
 
 # A: a selection's bounds come from every event of each CPU (its counter is shared by all threads), and say so.
 "$etlkit" spinlocks "$a" --process 868 >"$tmp/out" 2>&1; check "spinlocks --process" 0 $?
@@ -26,6 +26,18 @@ expect "spinlocks --process --json: bounds_note" grep -q '"bounds_note":"the bou
 expect "spinlocks --json: no bounds_note" grep -q '"bounds_note":null' "$tmp/out"
 "$etlkit" spinlocks "$a" >"$tmp/out" 2>&1
 expect "spinlocks: no selection note" sh -c "! grep -q 'bounds of a selection' '$tmp/out'"
+
+# B: a counter jump no CPU can make (bit 40 of the cycles of CPU 2's last switch: 4484 GHz) is dropped, told
+# with where it lies, exit 3; the undamaged trace has none.
+"$etlkit" pmc "$a" --json >"$tmp/out" 2>"$tmp/err"; check "pmc" 0 $?
+expect "pmc: no implausible slice" grep -q '"pmc_implausible":0,"pmc_implausible_first":null' "$tmp/out"
+dmg "$a" "$tmp/b.etl" pmcxor 35644 0 0x0000010000000000
+"$etlkit" pmc "$tmp/b.etl" --top 1 >"$tmp/out" 2>"$tmp/err"; check "pmc bit 40" 3 $?
+expect "pmc bit 40: warning with where" grep -q "warning: 1 slices dropped: a counter jumped more than a CPU can count .*the first on CPU 2 at 1.99971. s .*Cycles +1099511" "$tmp/err"
+expect "pmc bit 40: note" grep -q "^note: 1 slices dropped: a counter jumped" "$tmp/out"
+expect "pmc bit 40: no GHz past 10" sh -c "! grep -Eq ' [0-9]{2,}\.[0-9]{3}\$' '$tmp/out'"
+"$etlkit" pmc "$tmp/b.etl" --json >"$tmp/out" 2>/dev/null; check "pmc bit 40 --json" 3 $?
+expect "pmc bit 40 --json: where" grep -q '"pmc_implausible":1,"pmc_implausible_first":{"cpu":2,' "$tmp/out"
 
 echo "spinpmc: $passes passed, $fails failed"
 [ "$fails" = 0 ]

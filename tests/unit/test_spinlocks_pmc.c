@@ -647,6 +647,74 @@ static void test_pmc_compact(void **state)
 }
 
 /* Counter names and a counter that goes backwards. */
+/* One row by hand on CPU cpu: the slice [si, nso) between two switches with counters in and out. */
+static void pmc_row(etl_pmc *p, uint32_t cpu, int64_t si, int64_t nso, const uint64_t *in, const uint64_t *out,
+                    unsigned n)
+{
+    etl_cswitch a, b;
+    memset(&a, 0, sizeof a);
+    a.known = ETL_CSW_PMC;
+    a.pmc_count = (uint8_t)n;
+    b = a;
+    memcpy(a.pmc, in, n * sizeof *in);
+    memcpy(b.pmc, out, n * sizeof *out);
+    etl_sched_row row;
+    memset(&row, 0, sizeof row);
+    row.new_thread = ETL_SCHED_IDLE;
+    row.cpu = cpu;
+    row.in = &a;
+    row.out = &b;
+    row.si = si;
+    row.nso = nso;
+    etl_pmc_add(p, &row);
+}
+
+/*
+ * A counter jump no CPU can make (explore10 B: one flipped bit gave 4484 GHz, exit 0) drops the slice
+ * and is counted with where the first lies: cycles past ETL_PMC_MAX_HZ over the slice (plus
+ * ETL_PMC_SLACK_NS), instructions past ETL_PMC_MAX_PER_CYCLE a cycle of it; slots of other kinds are
+ * not checked. At the limit a slice still counts.
+ */
+static void test_pmc_implausible(void **state)
+{
+    (void)state;
+    etl_pmc p;
+    etl_pmc_options o;
+    etl_pmc_options_init(&o);
+    o.nkinds = 3;
+    o.kinds[0] = ETL_PMC_CYCLES;
+    o.kinds[1] = ETL_PMC_INSTRUCTIONS;
+    o.kinds[2] = ETL_PMC_OTHER;
+    assert_int_equal(etl_pmc_init(&p, NULL, &o), ETL_OK);
+    /* 1 ms at 3 GHz: counted. */
+    uint64_t a[] = {1000, 1000, 0}, b[] = {3001000, 4001000, 1ull << 60};
+    pmc_row(&p, 0, 0, 1000000, a, b, 3);
+    /* Cycles exactly at the limit: (1 ms + 10 us) at 10 GHz = 10,100,000: counted. */
+    uint64_t c[] = {b[0] + 10100000, b[1], b[2]};
+    pmc_row(&p, 0, 1000000, 2000000, b, c, 3);
+    /* One cycle more: dropped. */
+    uint64_t d[] = {c[0] + 10100001, c[1], c[2]};
+    pmc_row(&p, 1, 2000000, 3000000, c, d, 3);
+    /* Bit 40 of the cycles on a 4.6 us slice (4484 GHz): dropped, and it is the first by time. */
+    uint64_t e[] = {a[0] + (1ull << 40), a[1], a[2]};
+    pmc_row(&p, 2, 500, 5100, a, e, 3);
+    /* Instructions past 16 a cycle of the limit: dropped; at it: counted. */
+    uint64_t f[] = {a[0], a[1] + 16 * 10100000ull + 1, a[2]}, g[] = {a[0], a[1] + 16 * 10100000ull, a[2]};
+    pmc_row(&p, 3, 3000000, 4000000, a, f, 3);
+    pmc_row(&p, 3, 4000000, 5000000, a, g, 3);
+    assert_int_equal(etl_pmc_finish(&p, 6000000), ETL_OK);
+    assert_int_equal(p.pmc_implausible, 3);
+    assert_int_equal(p.pmc_counter_reset, 0);
+    assert_int_equal(p.total.slices, 3);
+    assert_int_equal(p.implausible_first.cpu, 2);
+    assert_int_equal(p.implausible_first.si, 500);
+    assert_int_equal(p.implausible_first.nso, 5100);
+    assert_int_equal(p.implausible_first.slot, 0);
+    assert_int_equal(p.implausible_first.delta, 1ull << 40);
+    assert_int_equal(p.total.delta[0], 3000000 + 10100000);
+    etl_pmc_free(&p);
+}
+
 static void test_pmc_names_reset(void **state)
 {
     (void)state;
@@ -741,6 +809,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_pmc_names_reset),
+        cmocka_unit_test(test_pmc_implausible),
         cmocka_unit_test(test_spinlocks_defaults),
         cmocka_unit_test(test_spinlocks_params),
         cmocka_unit_test(test_spinlocks_selection),
