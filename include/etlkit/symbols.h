@@ -68,7 +68,8 @@ typedef struct etl_symbols_options {
     /*
      * As it happens: ETL_E_IO for an entry passed over ("ENTRY: reason", while opening) or a PDB
      * whose llvm-pdbutil was stopped ("PDB: ..."); ETL_E_INVALID_ARG for an ETLKIT_SYMBOL_TIMEOUT
-     * that is no limit ("ETLKIT_SYMBOL_TIMEOUT: ..."). May be NULL.
+     * that is no limit ("ETLKIT_SYMBOL_TIMEOUT: ..."); ETL_E_CORRUPT for a PDB in use with damaged
+     * records ("module: PDB: a damaged PDB: ...", what was refused). May be NULL.
      */
     etl_diag_fn on_diag;
     void *diag_ctx;

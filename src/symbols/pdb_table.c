@@ -137,18 +137,52 @@ static int cmp_line(const void *a, const void *b)
     return (x->line != 0) - (y->line != 0); /* a block's end before a line at the same place: the line holds */
 }
 
-/* The entries' section offsets made RVAs; those of no known section dropped. The count left. */
-static size_t to_rva_fn(const pdb_table *t, pdb_fn *v, size_t n)
+/*
+ * The entries' section offsets made RVAs. One of no known section is dropped; one that starts
+ * at or past its section's end too, and counted (t->outside): a damaged record, whose address
+ * would be another section's. The count left.
+ */
+static size_t to_rva_fn(pdb_table *t, pdb_fn *v, size_t n)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         pdb_fn f = v[i];
-        uint64_t r = f.sect >= 1 && f.sect <= t->nsect ? (uint64_t)t->sect_va[f.sect - 1] + f.rva : UINT64_MAX;
+        if (f.sect < 1 || f.sect > t->nsect) continue;
+        uint64_t r = (uint64_t)t->sect_va[f.sect - 1] + f.rva;
         if (r > UINT32_MAX) continue;
+        if (r >= t->sect_end[f.sect - 1]) {
+            t->outside++;
+            continue;
+        }
         f.rva = (uint32_t)r;
         v[k++] = f;
     }
     return k;
+}
+
+/*
+ * A procedure whose code size runs past its section's end (a damaged size would cover every
+ * later address, other sections' too) keeps its start, not its size: it joins the publics,
+ * named up to the next symbol (t->sizes_refused counts it). Both lists are RVAs here.
+ */
+static etl_status refuse_sizes(pdb_table *t)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < t->nprocs; i++) {
+        pdb_fn f = t->procs[i];
+        if ((uint64_t)f.rva + f.size <= t->sect_end[f.sect - 1]) {
+            t->procs[k++] = f;
+            continue;
+        }
+        pdb_fn *g = etl_grow(t->pubs, &t->cpubs, t->npubs + 1, sizeof *g);
+        if (!g) return ETL_E_NOMEM;
+        t->pubs = g;
+        f.size = 0;
+        g[t->npubs++] = f;
+        t->sizes_refused++;
+    }
+    t->nprocs = k;
+    return ETL_OK;
 }
 
 /* The dump's bytes, cut into lines as fgets cuts them (a line of LINE_MAX_BYTES - 1 bytes or more in pieces). */
@@ -334,6 +368,8 @@ etl_status pdb_table_read_with(pdb_table *t, pdb_read_fn read, void *ctx)
     }
     t->nprocs = to_rva_fn(t, t->procs, t->nprocs);
     t->npubs = to_rva_fn(t, t->pubs, t->npubs);
+    st = refuse_sizes(t);
+    if (st != ETL_OK) return st;
     size_t k = 0;
     for (size_t i = 0; i < t->nlines; i++) {
         pdb_line l = t->lines[i];

@@ -45,6 +45,10 @@ typedef struct pdb_table {
     uint32_t *sect_va, *sect_end; /* by section number - 1 */
     size_t nsect, csect;
     etl_strtab names;
+    /* Damaged records: procedures or publics that start past their section's end (dropped), */
+    size_t outside;
+    /* procedures whose code size runs past it (their start kept, named up to the next symbol as a public). */
+    size_t sizes_refused;
 } pdb_table;
 
 /*

@@ -497,6 +497,23 @@ static enum mstate read_pdb(etl_symbols *s, const char *path, pdb_table *t)
     return M_NO_TOOL;
 }
 
+/* A PDB in use whose records were damaged: what was refused, one line. */
+static void tell_damage(const etl_symbols *s, const module *m, const char *path)
+{
+    const pdb_table *t = m->table;
+    if (!t->sizes_refused && !t->outside) return;
+    char a[128] = "", b[128] = "";
+    if (t->sizes_refused)
+        snprintf(a, sizeof a, "%zu procedure%s code size%s past %s section's end (named only up to the next symbol)",
+                 t->sizes_refused, t->sizes_refused == 1 ? "'s" : "s'", t->sizes_refused == 1 ? " runs" : "s run",
+                 t->sizes_refused == 1 ? "its" : "their");
+    if (t->outside)
+        snprintf(b, sizeof b, "%zu symbol%s past %s section's end (left out)", t->outside,
+                 t->outside == 1 ? " starts" : "s start", t->outside == 1 ? "its" : "their");
+    tell(s, ETL_E_CORRUPT, "%s: %s: a damaged PDB: %s%s%s", etl_strtab_get(&s->names, m->name), path, a,
+         *a && *b ? "; " : "", b);
+}
+
 /* The PDB of identity id in the path, checked: M_OK with m->table set, else why not. */
 static enum mstate find_pdb(etl_symbols *s, module *m)
 {
@@ -522,6 +539,7 @@ static enum mstate find_pdb(etl_symbols *s, module *m)
             }
             if (r == M_OK && !memcmp(t->guid, m->id.guid, 16) && t->age == m->id.age) {
                 m->table = t;
+                tell_damage(s, m, path);
                 return M_OK;
             }
             if (r == M_OK) best = M_MISMATCH;

@@ -206,6 +206,55 @@ static void test_pdb_table_extents(void **state)
     pdb_table_free(&t);
 }
 
+/*
+ * A damaged code size (h-explore9 F3: StatC's 27 read 3254779931 named every later address of
+ * the image StatC+..., .rdata too) is refused: StatC keeps its start, named up to the next
+ * symbol as a public is, and the table counts it. A record that starts past its section's end
+ * is dropped and counted: its address would be another section's.
+ */
+static void test_pdb_table_sizes(void **state)
+{
+    (void)state;
+    char text[4096];
+    snprintf(text, sizeof text, layout_text, "3254779931");
+    pdb_table t;
+    read_layout(&t, text);
+    assert_int_equal(t.sizes_refused, 1);
+    assert_int_equal(t.outside, 0);
+    assert_string_equal(fn_at(&t, 0x1050), "StatC+0x10");
+    assert_string_equal(fn_at(&t, 0x1060), "PubE+0x0");
+    assert_string_equal(fn_at(&t, 0x1071), "-");
+    assert_string_equal(fn_at(&t, 0x10A0), "StatD+0x20");
+    assert_string_equal(fn_at(&t, 0x10A8), "-");
+    assert_string_equal(fn_at(&t, 0x10B0), "-");
+    assert_string_equal(fn_at(&t, 0x1200), "-");
+    pdb_table_free(&t);
+    /* one byte past .text's end is refused too; up to its end is a size */
+    snprintf(text, sizeof text, layout_text, "104");
+    read_layout(&t, text);
+    assert_int_equal(t.sizes_refused, 1);
+    pdb_table_free(&t);
+    snprintf(text, sizeof text, layout_text, "103");
+    read_layout(&t, text);
+    assert_int_equal(t.sizes_refused, 0);
+    assert_string_equal(fn_at(&t, 0x10A6), "StatD+0x26"); /* the nearer procedure first */
+    pdb_table_free(&t);
+
+    /* StatC and PubE at .text offset 200 (past its 0xA7 bytes): dropped, not named in .rdata */
+    char moved[4096];
+    snprintf(moved, sizeof moved, layout_text, "27");
+    char *a = strstr(moved, "addr = 0001:0064"), *b = strstr(moved, "addr = 0001:0096");
+    memcpy(a, "addr = 0001:0200", 16);
+    memcpy(b, "addr = 0001:0200", 16); /* the public's record */
+    read_layout(&t, moved);
+    assert_int_equal(t.outside, 2);
+    assert_int_equal(t.nprocs, 4);
+    assert_int_equal(t.npubs, 2);
+    assert_string_equal(fn_at(&t, 0x1000 + 200), "-");
+    assert_string_equal(fn_at(&t, 0x1050), "-");
+    pdb_table_free(&t);
+}
+
 /* A source that gives one byte a read (every line cut across reads), or fails after some bytes. */
 typedef struct drip {
     const char *p;
@@ -502,6 +551,65 @@ static void test_symbols_store(void **state)
     free(path0);
 }
 
+/* on_diag's stand-in: every message, one a line, into a buffer of DIAGS bytes. */
+enum { DIAGS = 4096 };
+static void keep_diags(void *ctx, const etl_diag *d)
+{
+    char *all = ctx;
+    size_t n = strlen(all);
+    snprintf(all + n, DIAGS - n, "%s\n", d->msg);
+}
+
+/* A stand-in llvm-pdbutil whose "PDB" is its own dump: it prints the file it is given. */
+static void cat_tool(char *tool, size_t cap)
+{
+    snprintf(tool, cap, "%s/cat-pdbutil", tmpdir);
+    static const char script[] = "#!/bin/sh\nfor a; do f=$a; done\ncat \"$f\"\n";
+    write_file(tool, script, sizeof script - 1);
+    assert_int_equal(chmod(tool, 0755), 0);
+}
+
+/* name.pdb/<KEY>/name.pdb under dir, holding text. */
+static void store_put(const char *dir, const char *name, const char *key, const char *text)
+{
+    char mk[1200], path[1200];
+    snprintf(mk, sizeof mk, "mkdir -p '%s/%s/%s'", dir, name, key);
+    assert_int_equal(system(mk), 0);
+    snprintf(path, sizeof path, "%s/%s/%s/%s", dir, name, key, name);
+    write_file(path, text, strlen(text));
+}
+
+/* A PDB whose procedure's code size runs past its section: named up to the next symbol, and said (h-explore9 F3). */
+static void test_symbols_damaged_sizes(void **state)
+{
+    (void)state;
+    char tool[600], dir[700], text[4096];
+    cat_tool(tool, sizeof tool);
+    setenv("ETLKIT_LLVM_PDBUTIL", tool, 1);
+    snprintf(dir, sizeof dir, "%s/dstore", tmpdir);
+    snprintf(text, sizeof text, layout_text, "3254779931");
+    store_put(dir, "app.pdb", "B6ECF9C55AF21A144C4C44205044422E1", text);
+    char diags[DIAGS] = "";
+    etl_symbols_options o = {.sz = sizeof o, .path = dir, .on_diag = keep_diags, .diag_ctx = diags};
+    etl_symbols *s;
+    assert_int_equal(etl_symbols_open_with(&o, &s, NULL), ETL_OK);
+    const etl_guid g = {0xB6ECF9C5, 0x5AF2, 0x1A14, {0x4C, 0x4C, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2E}};
+    assert_int_equal(etl_symbols_add_rsds(s, 8, 0x180000000ull, &g, 1, "C:\\b1\\app.pdb"), ETL_OK);
+    etl_profile_image app = {.base = 0x180000000ull, .size = 0x4000, .pid = 8, .name = "app.dll"};
+    char out[128];
+    etl_symbols_label(s, &app, 0x180001050ull, ETL_SYMBOLS_OFFSET, out, sizeof out);
+    assert_string_equal(out, "app.dll!StatC+0x10");
+    etl_symbols_label(s, &app, 0x1800010B0ull, ETL_SYMBOLS_OFFSET, out, sizeof out);
+    assert_string_equal(out, "app.dll+0x10b0");
+    etl_symbols_label(s, &app, 0x180001200ull, ETL_SYMBOLS_OFFSET, out, sizeof out);
+    assert_string_equal(out, "app.dll+0x1200");
+    char want[1200];
+    snprintf(want, sizeof want, "app.dll: %s/app.pdb/B6ECF9C55AF21A144C4C44205044422E1/app.pdb: a damaged PDB: 1 "
+             "procedure's code size runs past its section's end (named only up to the next symbol)\n", dir);
+    assert_string_equal(diags, want);
+    etl_symbols_close(s);
+    unsetenv("ETLKIT_LLVM_PDBUTIL");
+}
 
 /* A path entry that is not a folder: refused with its name and why, or (lenient) told once and passed over. */
 static void test_symbols_path_check(void **state)
@@ -716,12 +824,14 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_pdb_table),
         cmocka_unit_test(test_pdb_table_damaged),
         cmocka_unit_test(test_pdb_table_extents),
+        cmocka_unit_test(test_pdb_table_sizes),
         cmocka_unit_test(test_pdb_table_read_with),
         cmocka_unit_test(test_pe_debug),
         cmocka_unit_test(test_labels_without_pdb),
 #ifndef _WIN32
         cmocka_unit_test(test_symbols_store),
         cmocka_unit_test(test_symbols_path_check),
+        cmocka_unit_test(test_symbols_damaged_sizes),
 #endif
         cmocka_unit_test(test_symbols_timeout),
         cmocka_unit_test(test_spawn_idle_limit),
