@@ -71,6 +71,7 @@ etl_status etl_csv_sink_check(const char *dir, const etl_csv_sink_options *opts,
         return ETL_E_NOMEM;
     }
     etl_status st = etl_outfile_check_dir(dir, &c->of, diag);
+    if (st == ETL_OK && c->of.exists && !c->of.is_link) st = etl_sink_not_dataset(dir, "csv", o->input, diag);
     if (st == ETL_OK) st = etl_outfile_may_replace(&c->of, dir, o->force, o->input, diag);
     c->tables = (o->tables ? o->tables : (1u << ETL_TABLE_COUNT) - 1) | 1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME;
     /* Over an existing directory every table's file, in either format, is ours: those not written this time go too. */

@@ -73,6 +73,7 @@ etl_status etl_parquet_sink_check(const char *dir, const etl_parquet_sink_option
         return ETL_E_NOMEM;
     }
     etl_status st = etl_outfile_check_dir(dir, &p->of, diag);
+    if (st == ETL_OK && p->of.exists && !p->of.is_link) st = etl_sink_not_dataset(dir, "parquet", o->input, diag);
     if (st == ETL_OK) st = etl_outfile_may_replace(&p->of, dir, o->force, o->input, diag);
     p->tables = (o->tables ? o->tables : (1u << ETL_TABLE_COUNT) - 1) | 1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME;
     /* Over an existing directory every table's file, in either format, is ours: those not written this time go too. */

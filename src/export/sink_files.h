@@ -9,7 +9,11 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "etlkit/export.h"
+#include "base/diag.h"
+#include "base/platform.h"
 
 enum { ETL_SINK_CSV = 0, ETL_SINK_PARQUET, ETL_SINK_FORMATS };
 #define ETL_SINK_FILES (ETL_SINK_FORMATS * ETL_TABLE_COUNT)
@@ -32,6 +36,30 @@ static inline uint32_t etl_sink_files_init(etl_sink_files *s, unsigned format, u
             s->names[k] = s->name[k];
         }
     return (tables & ((1u << ETL_TABLE_COUNT) - 1)) << (format * ETL_TABLE_COUNT);
+}
+
+/*
+ * ETL_E_IO when dir is an etlkit dataset (it has _traces/: dataset.c), --force or not: a single
+ * export's tables would land among its partitions, and a reader of its top-level files would take them for its own.
+ * The message tells the command that adds the trace to it.
+ */
+static inline etl_status etl_sink_not_dataset(const char *dir, const char *format, const char *input, etl_diag *diag)
+{
+    size_t n = strlen(dir) + sizeof "/_traces";
+    char *p = malloc(n);
+    if (!p) {
+        etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
+        return ETL_E_NOMEM;
+    }
+    snprintf(p, n, "%s%s_traces", dir, etl_path_sep(dir, NULL));
+    etl_file_info fi;
+    bool dataset = etl_stat(p, false, &fi) == 0 && fi.is_dir && !fi.is_link;
+    free(p);
+    if (!dataset) return ETL_OK;
+    etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s is an etlkit dataset (it has _traces/), not a folder for one export: "
+                 "add the trace to it with 'etlkit export %s --dataset --to %s -o %s --resume', or export into "
+                 "another folder", dir, input && strcmp(input, "-") != 0 ? input : "FILE", format, dir);
+    return ETL_E_IO;
 }
 
 #endif

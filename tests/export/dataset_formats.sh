@@ -4,6 +4,8 @@
 # dataset's format and the way out, the dataset as it was; --force removes every partition file of
 # a trace whatever its format (a dataset mixed by an etlkit before this check), and an input among
 # those files is refused. Two inputs with one ID: each named with its own ID, or told they are one file.
+# The single-file export refuses a dataset folder, --force too (its tables would land among the
+# partitions), and says which command adds a trace to it.
 set -u
 etlkit=$1; work=$2
 rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
@@ -47,6 +49,18 @@ ln tr3.etl ds/cswitch/trace_id=tr3/part-0.csv
 [ $rc -eq 64 ] || fail "the input as another format's partition file: exit $rc, not 64 ($(cat err.txt))"
 [ -f ds/cswitch/trace_id=tr3/part-0.csv ] || fail "the input's link removed"
 rm ds/cswitch/trace_id=tr3/part-0.csv
+
+# The single-file export into a dataset folder: refused with or without --force, the right command told.
+state ds >before.txt
+for force in "" --force; do
+  "$etlkit" export tr3.etl --to parquet -o ds $force --quiet 2>err.txt; rc=$?
+  [ $rc -eq 1 ] || fail "export FILE -o DS $force: exit $rc, not 1"
+  grep -q -- '--dataset' err.txt && ! grep -q 'use --force' err.txt ||
+    fail "export FILE -o DS $force: the message does not tell --dataset: $(cat err.txt)"
+  "$etlkit" export tr3.etl --to csv -o ds/ $force --quiet 2>/dev/null; rc=$?
+  [ $rc -eq 1 ] || fail "export FILE --to csv -o DS/ $force: exit $rc, not 1"
+done
+state ds >after.txt; cmp -s before.txt after.txt || fail "a refused single-file export changed the dataset"
 
 # Two inputs with one ID: each file's own ID named; one file given twice is said so (renaming cannot help).
 mkdir -p fl/a fl/c; cp tr2.etl fl/a/tr2.etl; cp tr3.etl fl/c/TR2.etl
