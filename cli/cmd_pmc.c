@@ -381,6 +381,12 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
     if (p->pmc_count_mismatch)
         printf("note: %llu slices dropped: their two switches carry different numbers of counters\n",
                (unsigned long long)p->pmc_count_mismatch);
+    int cy = etl_pmc_slot(p, ETL_PMC_CYCLES);
+    if (cy >= 0 && (unsigned)cy < p->counters && p->total.slices && !p->total.delta[cy]) {
+        char d[32];
+        printf("note: the Cycles counter (slot %d) never counted (0 over %s of CPU time): IPC, CPI and GHz cannot be "
+               "computed\n", cy, fmt_dur(d, p->total.cpu_ns));
+    }
     if (p->pmc_implausible) {
         printf("note: ");
         implausible_text(stdout, p, c->labels);

@@ -339,11 +339,13 @@ void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *
     bool have_llc = llc >= 0 && (unsigned)llc < p->counters, have_bm = bm >= 0 && (unsigned)bm < p->counters;
     bool have_br = br >= 0 && (unsigned)br < p->counters;
     out->ipc_x1000 = have_cy && have_in ? ratio(s->delta[in], s->delta[cy], 1000) : -1;
-    out->cpi_x1000 = have_cy && have_in ? ratio(s->delta[cy], s->delta[in], 1000) : -1;
+    /* CPI is 1/IPC (spec §6): none without cycles, as IPC; 0 cycles over any CPU time is a counter that
+     * did not count (a PMU a VM does not run), not a CPU that did no cycle: no GHz either. */
+    out->cpi_x1000 = have_cy && have_in && s->delta[cy] ? ratio(s->delta[cy], s->delta[in], 1000) : -1;
     out->llc_mpki_x1000 = have_llc && have_in ? ratio(s->delta[llc], s->delta[in], 1000000) : -1;
     out->branch_mpki_x1000 = have_bm && have_in ? ratio(s->delta[bm], s->delta[in], 1000000) : -1;
     out->branch_miss_pct_x100 = have_bm && have_br ? ratio(s->delta[bm], s->delta[br], 10000) : -1;
-    out->ghz_x1000 = have_cy && s->cpu_ns > 0 ? ratio(s->delta[cy], (uint64_t)s->cpu_ns, 1000) : -1;
+    out->ghz_x1000 = have_cy && s->cpu_ns > 0 && s->delta[cy] ? ratio(s->delta[cy], (uint64_t)s->cpu_ns, 1000) : -1;
 }
 
 void etl_pmc_free(etl_pmc *p)

@@ -39,5 +39,16 @@ expect "pmc bit 40: no GHz past 10" sh -c "! grep -Eq ' [0-9]{2,}\.[0-9]{3}\$' '
 "$etlkit" pmc "$tmp/b.etl" --json >"$tmp/out" 2>/dev/null; check "pmc bit 40 --json" 3 $?
 expect "pmc bit 40 --json: where" grep -q '"pmc_implausible":1,"pmc_implausible_first":{"cpu":2,' "$tmp/out"
 
+# C: a cycles counter that never counts: IPC, CPI and GHz are "-" in text, null in JSON, empty in CSV, and said.
+"$etlkit" synth -q --pmc 4 --seed 9 --duration 0.3 -o "$tmp/pz.etl"; check "synth pz" 0 $?
+dmg "$tmp/pz.etl" "$tmp/pz0.etl" pmcall 0 0
+"$etlkit" pmc "$tmp/pz0.etl" --top 1 >"$tmp/out" 2>&1; check "pmc cycles 0" 0 $?
+expect "pmc cycles 0: no 0.000 CPI or GHz" sh -c "! grep -Eq ' 0\\.000( |\$)' '$tmp/out'"
+expect "pmc cycles 0: said" grep -q "^note: the Cycles counter (slot 0) never counted" "$tmp/out"
+"$etlkit" pmc "$tmp/pz0.etl" --json --top 1 >"$tmp/out" 2>&1; check "pmc cycles 0 --json" 0 $?
+expect "pmc cycles 0 --json: null" grep -q '"ipc":null,"cpi":null,"llc_mpki":[0-9.]*,"branch_mpki":[0-9.]*,"branch_miss_pct":null,"ghz":null}' "$tmp/out"
+"$etlkit" pmc "$tmp/pz0.etl" --csv >"$tmp/out" 2>&1; check "pmc cycles 0 --csv" 0 $?
+expect "pmc cycles 0 --csv: empty" grep -q '^0,Idle (0),,[0-9]*,[0-9]*,0,[0-9]*,[0-9]*,[0-9]*,,,[0-9.]*,[0-9.]*,,.\?$' "$tmp/out"
+
 echo "spinpmc: $passes passed, $fails failed"
 [ "$fails" = 0 ]

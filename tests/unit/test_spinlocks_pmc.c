@@ -775,6 +775,14 @@ static void test_pmc_names_reset(void **state)
     assert_int_equal(r.cpi_x1000, 1500);
     assert_int_equal(r.branch_miss_pct_x100, 6667); /* 66.67 % */
     assert_int_equal(r.ghz_x1000, 1);               /* 0.001 GHz: 3 cycles in 3000 ns */
+    /* A cycles counter that did not count (explore10 C: CPI 0.000 and GHz 0.000 beside IPC "-"): no IPC, CPI or
+     * GHz; the others stand. */
+    s3.delta[1] = 0;
+    etl_pmc_ratios_of(&p, &s3, &r);
+    assert_int_equal(r.ipc_x1000, -1);
+    assert_int_equal(r.cpi_x1000, -1);
+    assert_int_equal(r.ghz_x1000, -1);
+    assert_int_equal(r.branch_miss_pct_x100, 6667);
     etl_pmc_free(&p);
 }
 
