@@ -330,6 +330,7 @@ static const col_def group_cols[] = {
     {"=Hold max", "hold_max", "max", HOLD(a.max_hold)},
     END,
     {"=IRQ skip", "irq_skipped", "irq_skipped", U(a.irq)},
+    {NULL, NULL, "release_before_acquire", U(a.no_hold)},
     {NULL, NULL, "irql", COL_COUNT, 0, g_irql, 0},
     {"IRQL", NULL, NULL, COL_TEXT, 0, g_irql_mix, 0},
     {NULL, NULL, "modes", COL_COUNT, 0, g_modes, 0},
@@ -501,6 +502,15 @@ static void print_params_text(const etl_spinlock_info *p, const spin_params *src
            "event held past H may also have been the N-th, and contentions with fewer than S spins are not logged.\n");
 }
 
+/* The events whose hold cannot be computed, and where the first lies. */
+static void backwards_text(FILE *f, const etl_spinlocks *s)
+{
+    char t[32];
+    fprintf(f, "%llu SpinLock events released before they were acquired (ReleaseTime < AcquireTime: "
+            "release_before_acquire), the first on CPU %u at %s s: no hold, left out of the hold figures",
+            (unsigned long long)s->backwards_hold, s->backwards_first_cpu, fmt_fixed(t, s->backwards_first_ns / 1000, 6));
+}
+
 static void print_text(const rep_args *a, const rep_run *run, const ctx *c, const spin_params *src)
 {
     const etl_spinlocks *s = &c->s;
@@ -513,6 +523,9 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
            (unsigned long long)t->events, (unsigned long long)t->cls[ETL_SPIN_L],
            (unsigned long long)t->cls[ETL_SPIN_C], (unsigned long long)t->cls[ETL_SPIN_U],
            (unsigned long long)t->cls[ETL_SPIN_X], (unsigned long long)t->irq);
+    if (t->no_hold)
+        printf("  and %llu more left out of hold figures (released before acquired: no hold)\n",
+               (unsigned long long)t->no_hold);
     printf("Estimated acquisitions %s\n  uncontended %s\n  contended %s\n", bound_text(b1, &s->acquisitions),
            bound_text(b2, &s->uncontended), bound_text(b3, &s->contended));
     if (s->bounds_selection) printf("Note: %s.\n", SELECTION_NOTE);
@@ -530,6 +543,11 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
     if (t->cls[ETL_SPIN_X])
         printf("note: %llu events fit no logging rule under these parameters (spinlock_unexplained): "
                "are S, A, M, H right?\n", (unsigned long long)t->cls[ETL_SPIN_X]);
+    if (s->backwards_hold) {
+        printf("note: ");
+        backwards_text(stdout, s);
+        printf("\n");
+    }
     if (s->hold_at_threshold)
         printf("note: %llu events held exactly H cycles (whether the kernel logs > H or >= H is unknown)\n",
                (unsigned long long)s->hold_at_threshold);
@@ -682,7 +700,15 @@ int cmd_spinlocks(int argc, char **argv)
         fprintf(stderr, "%s spinlocks: %s: the first %u of %zu locks, %zu callers and %zu pairs listed (the most "
                 "waited on; --top N for more, 0 for all)\n", prog, run.in.path, SPIN_LIST_TOP, c.s.nlocks, c.s.ncallers,
                 c.s.npairs);
+    /* An event released before it was acquired is damage: said on stderr whatever the format, exit 3. */
+    int backwards = rc == EXIT_OK && c.s.backwards_hold;
+    if (backwards && !a.quiet) {
+        fprintf(stderr, "%s spinlocks: %s: warning: ", prog, run.in.path);
+        backwards_text(stderr, &c.s);
+        fprintf(stderr, "\n");
+    }
     etl_spinlocks_free(&c.s);
     int rc2 = rep_finish(&run, "spinlocks");
-    return rc == EXIT_OK ? rc2 : rc;
+    if (rc != EXIT_OK) return rc;
+    return rc2 == EXIT_OK && backwards ? EXIT_DAMAGED : rc2;
 }

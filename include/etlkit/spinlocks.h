@@ -50,14 +50,15 @@ typedef struct etl_spin_acc {
     uint64_t cls[ETL_SPIN_CLASSES];
     uint64_t contended;       /* events with spins > 0 */
     uint64_t irq;             /* events with InterruptCount > 0: left out of the hold figures */
+    uint64_t no_hold;         /* other events with ReleaseTime < AcquireTime: left out of the hold figures too */
     uint64_t est_acq;         /* Σw: estimated acquisitions */
     uint64_t est_contended;   /* Σw over spins > 0 */
     uint64_t w_wait;          /* Σw·WaitTimeInCycles */
     uint64_t w_wait_contended;/* Σw·wait over spins > 0 */
     uint64_t w_spins;         /* Σw·SpinCount */
-    uint64_t w_hold;          /* Σw·hold over events without interrupts */
-    uint64_t w_nonirq;        /* Σw over events without interrupts (the mean hold's denominator) */
-    uint64_t max_hold;        /* over events without interrupts */
+    uint64_t w_hold;          /* Σw·hold over events without interrupts and with a hold */
+    uint64_t w_nonirq;        /* Σw over those events (the mean hold's denominator) */
+    uint64_t max_hold;        /* over those events */
     uint64_t max_wait, max_spins;
     uint64_t irql[ETL_SPIN_IRQLS];
     uint64_t mode[ETL_SPIN_MODES];
@@ -131,7 +132,9 @@ typedef struct etl_spinlocks {
     uint64_t distinct_dropped;/* (cell, thread or CPU) pairs past ETL_SPIN_MAX_DISTINCT: thread and CPU counts
                                  are lower bounds */
     uint64_t hold_at_threshold; /* events held exactly H cycles (">" vs ">=" is unknown) */
-    uint64_t backwards_hold;  /* ReleaseTime < AcquireTime (hold taken as 0) */
+    uint64_t backwards_hold;  /* ReleaseTime < AcquireTime: no hold (left out of the hold figures, as irq ones) */
+    int64_t backwards_first_ns; /* the first one's time (canonical ns) and CPU, with backwards_hold */
+    uint32_t backwards_first_cpu;
     struct etl_spinlocks_priv *priv;
 } etl_spinlocks;
 

@@ -130,7 +130,9 @@ static uint32_t tab_get(addr_tab *t, uint64_t key)
     return (uint32_t)t->n++;
 }
 
-static void acc_add(etl_spin_acc *a, const etl_spinlock *e, etl_spin_class c, uint64_t w, uint64_t hold)
+/* has_hold: ReleaseTime >= AcquireTime (else the hold cannot be computed: left out of the hold figures). */
+static void acc_add(etl_spin_acc *a, const etl_spinlock *e, etl_spin_class c, uint64_t w, uint64_t hold,
+                    bool has_hold)
 {
     bool cont = e->spin_count > 0, irq = e->interrupt_count > 0;
     a->events++;
@@ -146,6 +148,8 @@ static void acc_add(etl_spin_acc *a, const etl_spinlock *e, etl_spin_class c, ui
     }
     if (irq) {
         a->irq++;
+    } else if (!has_hold) {
+        a->no_hold++;
     } else {
         sat_add(a, &a->w_hold, sat_mul(a, w, hold));
         sat_add(a, &a->w_nonirq, w);
@@ -163,6 +167,7 @@ static void acc_merge(etl_spin_acc *d, const etl_spin_acc *x)
     for (unsigned k = 0; k < ETL_SPIN_CLASSES; k++) d->cls[k] += x->cls[k];
     d->contended += x->contended;
     d->irq += x->irq;
+    d->no_hold += x->no_hold;
     sat_add(d, &d->est_acq, x->est_acq);
     sat_add(d, &d->est_contended, x->est_contended);
     sat_add(d, &d->w_wait, x->w_wait);
@@ -292,11 +297,15 @@ void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev)
     }
     cpu_count(s, &s->cpus, &s->ncpus, ev->cpu, c, e);
     uint64_t hold = etl_spinlock_hold_cycles(e);
-    if (e->release_time < e->acquire_time) s->backwards_hold++;
+    bool has_hold = e->release_time >= e->acquire_time;
+    if (!has_hold && !s->backwards_hold++) {
+        s->backwards_first_ns = ns;
+        s->backwards_first_cpu = ev->cpu;
+    }
     if (s->o.params.has_hold_threshold && s->o.params.spin_lock_hold_threshold &&
         hold == s->o.params.spin_lock_hold_threshold)
         s->hold_at_threshold++;
-    acc_add(&s->total.a, e, c, w, hold);
+    acc_add(&s->total.a, e, c, w, hold, has_hold);
     seen_put(s, TOTAL_CELL, 0, e->thread_id);
     seen_put(s, TOTAL_CELL, 1, ev->cpu);
     cell *x = cell_of(s, e);
@@ -305,8 +314,8 @@ void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev)
         s->values_dropped++;
         return;
     }
-    acc_add(&x->a, e, c, w, hold);
-    if (!e->interrupt_count) value_put(s, &x->hold, hold);
+    acc_add(&x->a, e, c, w, hold, has_hold);
+    if (!e->interrupt_count && has_hold) value_put(s, &x->hold, hold);
     value_put(s, &x->wait, e->wait_time_in_cycles);
     seen_put(s, (uint64_t)(x - p->cells), 0, e->thread_id);
     seen_put(s, (uint64_t)(x - p->cells), 1, ev->cpu);

@@ -50,5 +50,15 @@ expect "pmc cycles 0 --json: null" grep -q '"ipc":null,"cpi":null,"llc_mpki":[0-
 "$etlkit" pmc "$tmp/pz0.etl" --csv >"$tmp/out" 2>&1; check "pmc cycles 0 --csv" 0 $?
 expect "pmc cycles 0 --csv: empty" grep -q '^0,Idle (0),,[0-9]*,[0-9]*,0,[0-9]*,[0-9]*,[0-9]*,,,[0-9.]*,[0-9.]*,,.\?$' "$tmp/out"
 
+# H: a SpinLock released before it was acquired has no hold: out of the hold figures, told with where, exit 3.
+dmg "$a" "$tmp/h.etl" spinset 100 release 5
+"$etlkit" spinlocks "$tmp/h.etl" >"$tmp/out" 2>"$tmp/err"; check "spinlocks release < acquire" 3 $?
+expect "spinlocks release < acquire: warning" grep -q "warning: 1 SpinLock events released before they were acquired .*the first on CPU 2 at 0.11605. s: no hold" "$tmp/err"
+expect "spinlocks release < acquire: note" grep -q "^note: 1 SpinLock events released before they were acquired" "$tmp/out"
+expect "spinlocks release < acquire: told beside the irq ones" grep -q "^  and 1 more left out of hold figures (released before acquired" "$tmp/out"
+"$etlkit" spinlocks "$tmp/h.etl" --json >"$tmp/out" 2>/dev/null; check "spinlocks release < acquire --json" 3 $?
+expect "spinlocks release < acquire --json: hold without it" grep -q '"hold_cycles":{"total":295980215,"weight":65165,"mean":4542,"p50":2528,' "$tmp/out"
+expect "spinlocks release < acquire --json: counted" grep -q '"irq_skipped":47,"release_before_acquire":1,' "$tmp/out"
+
 echo "spinpmc: $passes passed, $fails failed"
 [ "$fails" = 0 ]

@@ -109,12 +109,59 @@ static void test_distinct_cap(void **state)
     etl_spinlocks_free(&s);
 }
 
+/*
+ * A SpinLock released before it was acquired (explore10 H: it entered the hold mean and p50 as 0)
+ * has no hold: left out of the hold figures (as an irq event), counted with where the first lies;
+ * the other figures still count it.
+ */
+static void test_backwards_hold(void **state)
+{
+    (void)state;
+    etl_clock c = clock_10mhz();
+    etl_spinlocks s;
+    init(&s, &c, 0);
+    static const uint64_t acq[] = {1000, 1000, 5000, 1000}, rel[] = {1100, 1300, 4000, 1500};
+    for (unsigned i = 0; i < 4; i++) {
+        etl_sched_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = ETL_SCHED_SPINLOCK;
+        ev.ts = 10 * (i + 1); /* 1 us apart */
+        ev.cpu = 1;
+        ev.u.spinlock.spin_lock_address = 0x1000;
+        ev.u.spinlock.caller_address = 0x2000;
+        ev.u.spinlock.acquire_time = acq[i];
+        ev.u.spinlock.release_time = rel[i];
+        ev.u.spinlock.wait_time_in_cycles = 10;
+        ev.u.spinlock.spin_count = 1;
+        ev.u.spinlock.interrupt_count = i == 3; /* an irq event: left out as before */
+        etl_spinlocks_add(&s, &ev);
+    }
+    assert_int_equal(etl_spinlocks_finish(&s, 1000000000), ETL_OK);
+    assert_int_equal(s.backwards_hold, 1);
+    assert_int_equal(s.backwards_first_cpu, 1);
+    assert_int_equal(s.backwards_first_ns, 3000);
+    const etl_spin_group *g[] = {&s.total, &s.locks[0], &s.pairs[0]};
+    for (unsigned k = 0; k < 3; k++) {
+        assert_int_equal(g[k]->a.events, 4);
+        assert_int_equal(g[k]->a.no_hold, 1);
+        assert_int_equal(g[k]->a.irq, 1);
+        assert_int_equal(g[k]->a.w_nonirq, 2);
+        assert_int_equal(g[k]->a.w_hold, 400);
+        assert_int_equal(g[k]->mean_hold, 200);
+        assert_int_equal(g[k]->hold_p50, 100);
+        assert_int_equal(g[k]->hold_p99, 300);
+        assert_int_equal(g[k]->a.w_wait, 40);
+    }
+    etl_spinlocks_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_locks),
         cmocka_unit_test(test_values_budget),
         cmocka_unit_test(test_distinct_cap),
+        cmocka_unit_test(test_backwards_hold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
