@@ -66,8 +66,10 @@ typedef struct etl_symbols_options {
      */
     unsigned timeout_s;
     /*
-     * As it happens: ETL_E_IO for an entry passed over ("ENTRY: reason", while opening) or a PDB
-     * whose llvm-pdbutil was stopped ("PDB: ..."); ETL_E_INVALID_ARG for an ETLKIT_SYMBOL_TIMEOUT
+     * As it happens: ETL_E_IO for an entry passed over ("ENTRY: reason", while opening), a PDB
+     * whose llvm-pdbutil was stopped ("module: PDB: ..."), and each PDB found for a module left
+     * without one ("module: PDB: unreadable: ..." with what its header says, "module: PDB: another
+     * build's PDB: ..." with both identities); ETL_E_INVALID_ARG for an ETLKIT_SYMBOL_TIMEOUT
      * that is no limit ("ETLKIT_SYMBOL_TIMEOUT: ..."); ETL_E_CORRUPT for a PDB in use with damaged
      * records ("module: PDB: a damaged PDB: ...", what was refused). May be NULL.
      */

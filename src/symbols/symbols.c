@@ -24,6 +24,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/bytes.h"
 #include "base/grow.h"
 #include "base/idmap.h"
 #include "base/platform.h"
@@ -454,13 +455,58 @@ static long child_read(void *ctx, void *buf, size_t n)
     return k;
 }
 
-/* The PDB run through llvm-pdbutil, into *t: ETL_OK, or why not (M_...). */
-static enum mstate read_pdb(etl_symbols *s, const char *path, pdb_table *t)
+/*
+ * One line on a PDB: "module: PATH: reason", the path's head cut ("...") when the line would
+ * not fit a diagnostic (a store's folders are long; its tail, name/<KEY>/name, says which).
+ */
+static void tell_pdb(const etl_symbols *s, etl_status st, const char *mod, const char *path, const char *reason)
+{
+    size_t room = sizeof ((etl_diag *)0)->msg - 1, used = strlen(mod) + strlen(reason) + 4, n = strlen(path);
+    size_t keep = used + 3 < room ? room - used - 3 : 0;
+    if (used + n <= room || keep >= n) tell(s, st, "%s: %s: %s", mod, path, reason);
+    else tell(s, st, "%s: ...%s: %s", mod, path + n - keep, reason);
+}
+
+/*
+ * Why llvm-pdbutil refused a file (its own message goes to the null device), as far as the
+ * MSF 7.00 header tells: not a PDB, or a size other than the header's blocks (a cut copy).
+ */
+static void msf_why(const char *path, char *out, size_t cap)
+{
+    static const char magic[32] = "Microsoft C/C++ MSF 7.00\r\n\x1a" "DS\0\0";
+    uint8_t h[48];
+    FILE *f = etl_fopen(path, "rb");
+    if (!f) {
+        snprintf(out, cap, "%s", strerror(errno));
+        return;
+    }
+    size_t n = fread(h, 1, sizeof h, f);
+    fclose(f);
+    etl_file_info fi;
+    uint64_t size = etl_stat(path, true, &fi) == 0 ? fi.size : n;
+    if (n < sizeof h || memcmp(h, magic, sizeof magic)) {
+        snprintf(out, cap, "not a PDB (%" PRIu64 " bytes, no MSF 7.00 header)", size);
+        return;
+    }
+    uint32_t block = etl_rd_u32(h + 32), blocks = etl_rd_u32(h + 40);
+    if ((uint64_t)block * blocks != size)
+        snprintf(out, cap, "%" PRIu64 " bytes where its header says %" PRIu32 " blocks of %" PRIu32 " (%" PRIu64
+                 " bytes): cut or damaged", size, blocks, block, (uint64_t)block * blocks);
+    else
+        snprintf(out, cap, "its size is its header's: damaged inside");
+}
+
+/*
+ * The PDB run through llvm-pdbutil, into *t: M_OK, or why not (M_...), with the reason in
+ * why[cap] for M_BAD ("" when already told: a stopped tool is said as it happens).
+ */
+static enum mstate read_pdb(etl_symbols *s, const char *mod, const char *path, pdb_table *t, char *why, size_t cap)
 {
     static const char *const tools[] = {"llvm-pdbutil", "llvm-pdbutil-14", "llvm-pdbutil-15", "llvm-pdbutil-16",
                                         "llvm-pdbutil-13"};
     const char *env = etl_getenv("ETLKIT_LLVM_PDBUTIL");
     size_t ntools = sizeof tools / sizeof *tools;
+    *why = 0;
     for (size_t k = 0; k <= ntools; k++) {
         const char *tool = s->tool ? s->tool : k == 0 ? (env && *env ? env : NULL) : tools[k - 1];
         if (!tool) continue;
@@ -468,8 +514,9 @@ static enum mstate read_pdb(etl_symbols *s, const char *path, pdb_table *t)
                               NULL};
         etl_child *c = etl_spawn_read(argv, s->timeout_s * 1000u);
         if (!c) {
-            if (s->tool || errno != ENOENT) return M_BAD;
-            continue;
+            if (!s->tool && errno == ENOENT) continue;
+            snprintf(why, cap, "%s could not be run: %s", tool, strerror(errno));
+            return M_BAD;
         }
         s->stats.round_trips++;
         child_src src = {c, 0};
@@ -478,8 +525,10 @@ static enum mstate read_pdb(etl_symbols *s, const char *path, pdb_table *t)
         if (src.err == ETIMEDOUT) { /* a hung tool: this PDB unreadable, and said once */
             s->tool = tool;
             pdb_table_free(t);
-            tell(s, ETL_E_IO, "%s: llvm-pdbutil wrote nothing for %u s and was stopped: its frames stay module+offset "
-                    "(ETLKIT_SYMBOL_TIMEOUT sets the limit)", path, s->timeout_s);
+            char r[160];
+            snprintf(r, sizeof r, "llvm-pdbutil wrote nothing for %u s and was stopped: its frames stay module+offset "
+                     "(ETLKIT_SYMBOL_TIMEOUT sets the limit)", s->timeout_s);
+            tell_pdb(s, ETL_E_IO, mod, path, r);
             return M_BAD;
         }
         if (!s->tool && code == 127) { /* a shell's "not found" (Windows: a launcher) */
@@ -489,6 +538,13 @@ static enum mstate read_pdb(etl_symbols *s, const char *path, pdb_table *t)
         s->tool = tool;
         if (st != ETL_OK || code != 0) {
             pdb_table_free(t);
+            char r[128];
+            if (code > 0) msf_why(path, r, sizeof r);
+            if (code > 0) snprintf(why, cap, "unreadable: llvm-pdbutil exit %d: %s", code, r);
+            else if (code < 0) snprintf(why, cap, "unreadable: llvm-pdbutil died (a signal) or could not run");
+            else if (st == ETL_E_CORRUPT) snprintf(why, cap, "unreadable: llvm-pdbutil's dump gives no GUID and age");
+            else if (st == ETL_E_IO) snprintf(why, cap, "unreadable: reading llvm-pdbutil's output: %s", strerror(src.err));
+            else snprintf(why, cap, "unreadable: %s", etl_status_str(st));
             return M_BAD;
         }
         return M_OK;
@@ -502,7 +558,7 @@ static void tell_damage(const etl_symbols *s, const module *m, const char *path)
 {
     const pdb_table *t = m->table;
     if (!t->sizes_refused && !t->outside) return;
-    char a[128] = "", b[128] = "";
+    char a[128] = "", b[80] = "", r[256];
     if (t->sizes_refused)
         snprintf(a, sizeof a, "%zu procedure%s code size%s past %s section's end (named only up to the next symbol)",
                  t->sizes_refused, t->sizes_refused == 1 ? "'s" : "s'", t->sizes_refused == 1 ? " runs" : "s run",
@@ -510,14 +566,21 @@ static void tell_damage(const etl_symbols *s, const module *m, const char *path)
     if (t->outside)
         snprintf(b, sizeof b, "%zu symbol%s past %s section's end (left out)", t->outside,
                  t->outside == 1 ? " starts" : "s start", t->outside == 1 ? "its" : "their");
-    tell(s, ETL_E_CORRUPT, "%s: %s: a damaged PDB: %s%s%s", etl_strtab_get(&s->names, m->name), path, a,
-         *a && *b ? "; " : "", b);
+    snprintf(r, sizeof r, "a damaged PDB: %s%s%s", a, *a && *b ? "; " : "", b);
+    tell_pdb(s, ETL_E_CORRUPT, etl_strtab_get(&s->names, m->name), path, r);
 }
 
-/* The PDB of identity id in the path, checked: M_OK with m->table set, else why not. */
+/* "{B6ECF9C5-5AF2-1A14-4C4C-44205044422E}" from an RSDS record's bytes, as llvm-pdbutil prints it. */
+static void guid_text(const uint8_t g[16], char out[39])
+{
+    snprintf(out, 39, "{%02X%02X%02X%02X-%02X%02X-%02X%02X-%02X%02X-%02X%02X%02X%02X%02X%02X}", g[3], g[2], g[1], g[0],
+             g[5], g[4], g[7], g[6], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+}
+
+/* The PDB of identity id in the path, checked: M_OK with m->table set, else why not (each file found told). */
 static enum mstate find_pdb(etl_symbols *s, module *m)
 {
-    const char *pdb = etl_strtab_get(&s->names, m->id.pdb);
+    const char *pdb = etl_strtab_get(&s->names, m->id.pdb), *mod = etl_strtab_get(&s->names, m->name);
     char key[64], low[1024], path[4096];
     /* <GUID><AGE>: Data1..3 as numbers, then Data4's bytes, uppercase; the age in hex, no padding */
     const uint8_t *g = m->id.guid;
@@ -525,6 +588,10 @@ static enum mstate find_pdb(etl_symbols *s, module *m)
              g[0], g[5], g[4], g[7], g[6], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15], m->id.age);
     lower(low, pdb, sizeof low);
     enum mstate best = M_NO_PDB;
+    /* The files found but not usable, told only when none is: one passed over for a later good one is no problem. */
+    enum { NOTES = 8 };
+    char paths[NOTES][512], whys[NOTES][256];
+    size_t nnotes = 0, more = 0;
     for (size_t d = 0; d < s->ndirs; d++) {
         const char *cands[4][2] = {{pdb, key}, {low, key}, {pdb, NULL}, {low, NULL}};
         for (int c = 0; c < 4; c++) {
@@ -532,7 +599,8 @@ static enum mstate find_pdb(etl_symbols *s, module *m)
             if (!join(path, sizeof path, s->dirs[d], cands[c][0], cands[c][1]) || !is_file(path)) continue;
             pdb_table *t = calloc(1, sizeof *t);
             if (!t) return M_BAD;
-            enum mstate r = read_pdb(s, path, t);
+            char why[256];
+            enum mstate r = read_pdb(s, mod, path, t, why, sizeof why);
             if (r == M_NO_TOOL) {
                 free(t);
                 return r;
@@ -542,12 +610,32 @@ static enum mstate find_pdb(etl_symbols *s, module *m)
                 tell_damage(s, m, path);
                 return M_OK;
             }
+            if (r == M_OK && !memcmp(t->guid, m->id.guid, 16)) {
+                snprintf(why, sizeof why, "another build's PDB: age %" PRIu32 ", the image's %" PRIu32, t->age,
+                         m->id.age);
+            } else if (r == M_OK) {
+                char a[39], b[39];
+                guid_text(t->guid, a);
+                guid_text(m->id.guid, b);
+                snprintf(why, sizeof why, "another build's PDB: %s age %" PRIu32 ", the image's %s age %" PRIu32, a,
+                         t->age, b, m->id.age);
+            }
             if (r == M_OK) best = M_MISMATCH;
             else if (best != M_MISMATCH) best = r;
             if (r == M_OK) pdb_table_free(t);
             free(t);
+            if (!*why) continue;
+            if (nnotes == NOTES) {
+                more++;
+                continue;
+            }
+            size_t n = strlen(path); /* the tail, which names the file (tell_pdb cuts the head too) */
+            snprintf(paths[nnotes], sizeof paths[nnotes], "%s", path + (n < sizeof paths[0] ? 0 : n - sizeof paths[0] + 1));
+            snprintf(whys[nnotes++], sizeof whys[0], "%s", why);
         }
     }
+    for (size_t i = 0; i < nnotes; i++) tell_pdb(s, ETL_E_IO, mod, paths[i], whys[i]);
+    if (more) tell(s, ETL_E_IO, "%s: %zu more files of its PDB's name not usable", mod, more);
     return best;
 }
 

@@ -195,6 +195,15 @@ same "profile --folded --symbols: the test modules' frames equal the truth's" "$
 expect "no name for the module without a PDB nor for the mismatched PDB" \
   sh -c "! grep -Eq '(other|bad)\\.dll!' '$tmp/t.folded'"
 expect "stderr: other.dll and bad.dll without symbols" grep -Eq 'without symbols: .*(other\.dll.*bad\.dll|bad\.dll.*other\.dll)' "$tmp/t.err"
+# each PDB found but refused is one line: the module, the file, both identities (h-explore9 F6); a PDB not found
+# (other.dll) is only counted
+set -- $(ident bad); bad_guid=$(echo "$3" | tr a-f A-F); bad_age=$4
+for f in "store/bad\.pdb/00112233445566778899AABBCCDDEEFF$(printf %X $bad_age)/bad\.pdb" "flat/bad\.pdb"; do
+  expect "stderr: bad.dll's $f refused, both identities said ($(grep -m1 'bad\.dll: ' "$tmp/t.err" | head -c 300))" \
+    grep -q "^etlkit profile: symbols: bad\.dll: .*$f: another build's PDB: {$bad_guid} age $bad_age, the image's {00112233-4455-6677-8899-AABBCCDDEEFF} age $bad_age\$" "$tmp/t.err"
+done
+expect "stderr: no line for other.dll (no PDB) nor app.dll (its PDB used)" \
+  sh -c "[ \"\$(grep -c 'profile: symbols: ' '$tmp/t.err')\" = 2 ]"
 
 # ---- 4. --json: each function row of the test modules names what the truth does, with its source line.
 "$etlkit" profile "$tmp/t.etl" --json --symbols "$path" > "$tmp/t.json" 2>/dev/null
@@ -286,7 +295,7 @@ expect "a hung llvm-pdbutil: app.dll's frames module+offset" \
   sh -c "grep -q 'app\.dll+0x' '$tmp/hang.folded' && ! grep -q 'app\.dll!' '$tmp/hang.folded'"
 expect "a hung llvm-pdbutil: one line naming the PDB and the limit ($(head -c 300 "$tmp/hang.err"))" \
   sh -c "[ \"\$(grep -c 'wrote nothing' '$tmp/hang.err')\" = 1 ] &&
-         grep -q '^etlkit profile: symbols: $tmp/only/app\.pdb/[0-9A-F]*/app\.pdb: llvm-pdbutil wrote nothing for 1 s and was stopped' '$tmp/hang.err'"
+         grep -q '^etlkit profile: symbols: app\.dll: .*only/app\.pdb/[0-9A-F]*/app\.pdb: llvm-pdbutil wrote nothing for 1 s and was stopped' '$tmp/hang.err'"
 expect "a hung llvm-pdbutil: app.dll counted as without symbols (PDB unreadable)" \
   grep -q 'without symbols: .*app\.dll.*PDB unreadable' "$tmp/hang.err"
 # ... and in a dataset's job (its own symbolizer): the trace exported, one line naming the trace and the PDB.
@@ -297,7 +306,20 @@ expect "a hung llvm-pdbutil in a dataset: exit 0 (got $rc), the stack table writ
   sh -c "[ $rc = 0 ] && [ -s '$tmp/dsh/stack/trace_id=t/part-0.csv' ]"
 expect "a hung llvm-pdbutil in a dataset: one line naming the trace and the PDB ($(head -c 300 "$tmp/dsh.err"))" \
   sh -c "[ \"\$(grep -c 'wrote nothing' '$tmp/dsh.err')\" = 1 ] &&
-         grep -q '^etlkit export: $tmp/t\.etl: symbols: $tmp/only/app\.pdb/[0-9A-F]*/app\.pdb: llvm-pdbutil wrote nothing for 1 s' '$tmp/dsh.err'"
+         grep -q '^etlkit export: $tmp/t\.etl: symbols: app\.dll: .*only/app\.pdb/[0-9A-F]*/app\.pdb: llvm-pdbutil wrote nothing for 1 s' '$tmp/dsh.err'"
+# ---- 7d. A PDB cut short (an interrupted copy): app.dll module+offset, and one line naming the module, the file and
+# what its header says (llvm-pdbutil's own message goes to the null device).
+mkdir "$tmp/cut"; cp -r "$tmp/store/app.pdb" "$tmp/cut/"
+for f in "$tmp"/cut/app.pdb/*/app.pdb; do head -c 8192 "$f" > "$f.part"; mv "$f.part" "$f"; done
+"$etlkit" profile "$tmp/t.etl" --folded --symbols "$tmp/cut" > "$tmp/cut.folded" 2> "$tmp/cut.err"
+rc=$?
+expect "a cut PDB: exit 0 (got $rc), app.dll's frames module+offset" \
+  sh -c "[ $rc = 0 ] && grep -q 'app\.dll+0x' '$tmp/cut.folded' && ! grep -q 'app\.dll!' '$tmp/cut.folded'"
+expect "a cut PDB: one line naming app.dll, the file and why ($(grep 'profile: symbols:' "$tmp/cut.err" | head -c 300))" \
+  sh -c "[ \"\$(grep -c 'profile: symbols:' '$tmp/cut.err')\" = 1 ] &&
+         grep -Eq '^etlkit profile: symbols: app\.dll: .*cut/app\.pdb/[0-9A-F]+/app\.pdb: unreadable: llvm-pdbutil exit [0-9]+: 8192 bytes where its header says [0-9]+ blocks of 4096 \([0-9]+ bytes\): cut or damaged\$' '$tmp/cut.err'"
+expect "a cut PDB: app.dll counted as without symbols (PDB unreadable)" \
+  grep -q 'without symbols: .*app\.dll.*PDB unreadable' "$tmp/cut.err"
 ETLKIT_SYMBOL_TIMEOUT=soon "$etlkit" profile "$tmp/t.etl" --folded --symbols "$path" > "$tmp/t.badenv" 2> "$tmp/t.badenv.err"
 same "ETLKIT_SYMBOL_TIMEOUT that is no number: names all the same" "$tmp/t.folded" "$tmp/t.badenv"
 expect "ETLKIT_SYMBOL_TIMEOUT that is no number: one line says so" grep -q "^etlkit profile: ETLKIT_SYMBOL_TIMEOUT: 'soon' is not a whole number of seconds from 1 to 1000000: 120 s\$" "$tmp/t.badenv.err"

@@ -564,7 +564,9 @@ static void keep_diags(void *ctx, const etl_diag *d)
 static void cat_tool(char *tool, size_t cap)
 {
     snprintf(tool, cap, "%s/cat-pdbutil", tmpdir);
-    static const char script[] = "#!/bin/sh\nfor a; do f=$a; done\ncat \"$f\"\n";
+    static const char script[] = "#!/bin/sh\nfor a; do f=$a; done\n"
+                                 "case $(head -c 7 \"$f\") in Summary) ;; *) echo 'llvm-pdbutil: bad' >&2; exit 1;; esac\n"
+                                 "cat \"$f\"\n";
     write_file(tool, script, sizeof script - 1);
     assert_int_equal(chmod(tool, 0755), 0);
 }
@@ -607,6 +609,71 @@ static void test_symbols_damaged_sizes(void **state)
     snprintf(want, sizeof want, "app.dll: %s/app.pdb/B6ECF9C55AF21A144C4C44205044422E1/app.pdb: a damaged PDB: 1 "
              "procedure's code size runs past its section's end (named only up to the next symbol)\n", dir);
     assert_string_equal(diags, want);
+    etl_symbols_close(s);
+    unsetenv("ETLKIT_LLVM_PDBUTIL");
+}
+
+/*
+ * A PDB found but not usable is told, one line each naming the module, the file and why
+ * (h-explore9 F6: only "PDB unreadable: 1" after a list of every module without symbols):
+ * llvm-pdbutil's failure with what the file's MSF header says, or the two identities. One
+ * passed over for a good one later in the path is not a problem: nothing said.
+ */
+static void test_symbols_unusable_told(void **state)
+{
+    (void)state;
+    char tool[600], d1[700], d2[700], text[4096], path[1200];
+    cat_tool(tool, sizeof tool);
+    setenv("ETLKIT_LLVM_PDBUTIL", tool, 1);
+    snprintf(d1, sizeof d1, "%s/ustore1", tmpdir);
+    snprintf(d2, sizeof d2, "%s/ustore2", tmpdir);
+    static const char key[] = "B6ECF9C55AF21A144C4C44205044422E1";
+    snprintf(text, sizeof text, layout_text, "27");
+    char *age = strstr(text, "Age: 1");
+    age[5] = '2';
+    store_put(d1, "app.pdb", key, text); /* age 2 where the image wants 1: then the good one in d2 */
+    store_put(d1, "bad.pdb", key, text);
+    age[5] = '1';
+    store_put(d2, "app.pdb", key, text);
+    store_put(d1, "notpdb.pdb", key, "garbage");
+    /* an MSF 7.00 header of 18 blocks of 4096 bytes, the file cut to 100 */
+    uint8_t msf[100] = "Microsoft C/C++ MSF 7.00\r\n\x1a" "DS";
+    etl_wr_u32(msf + 32, 4096);
+    etl_wr_u32(msf + 40, 18);
+    store_put(d1, "cut.pdb", key, "");
+    snprintf(path, sizeof path, "%s/cut.pdb/%s/cut.pdb", d1, key);
+    write_file(path, msf, sizeof msf);
+
+    char sp[1500], diags[DIAGS] = "";
+    snprintf(sp, sizeof sp, "%s;%s", d1, d2);
+    etl_symbols_options o = {.sz = sizeof o, .path = sp, .on_diag = keep_diags, .diag_ctx = diags};
+    etl_symbols *s;
+    assert_int_equal(etl_symbols_open_with(&o, &s, NULL), ETL_OK);
+    const etl_guid g = {0xB6ECF9C5, 0x5AF2, 0x1A14, {0x4C, 0x4C, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2E}};
+    static const char *const pdbs[] = {"app.pdb", "bad.pdb", "notpdb.pdb", "cut.pdb"};
+    static const char *const mods[] = {"app.dll", "bad.dll", "notpdb.dll", "cut.dll"};
+    char out[128];
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(etl_symbols_add_rsds(s, 8, 0x180000000ull + ((uint64_t)i << 32), &g, 1, pdbs[i]), ETL_OK);
+        etl_profile_image img = {.base = 0x180000000ull + ((uint64_t)i << 32), .size = 0x4000, .pid = 8, .name = mods[i]};
+        etl_symbols_label(s, &img, img.base + 0x1050, ETL_SYMBOLS_OFFSET, out, sizeof out);
+        char raw[64];
+        snprintf(raw, sizeof raw, "%s+0x1050", mods[i]);
+        assert_string_equal(out, i ? raw : "app.dll!StatC+0x10");
+    }
+    /* app.dll's age 2 in ustore1 is passed over for ustore2's: not told */
+    char want[DIAGS];
+    snprintf(want, sizeof want,
+             "bad.dll: %s/bad.pdb/%s/bad.pdb: another build's PDB: age 2, the image's 1\n"
+             "notpdb.dll: %s/notpdb.pdb/%s/notpdb.pdb: unreadable: llvm-pdbutil exit 1: not a PDB (7 bytes, no MSF 7.00 "
+             "header)\n"
+             "cut.dll: %s/cut.pdb/%s/cut.pdb: unreadable: llvm-pdbutil exit 1: 100 bytes where its header says 18 "
+             "blocks of 4096 (73728 bytes): cut or damaged\n",
+             d1, key, d1, key, d1, key);
+    assert_string_equal(diags, want);
+    const char *why;
+    assert_string_equal(etl_symbols_without(s, 0, &why), "bad.dll");
+    assert_string_equal(why, "PDB mismatch");
     etl_symbols_close(s);
     unsetenv("ETLKIT_LLVM_PDBUTIL");
 }
@@ -776,7 +843,7 @@ static void test_symbols_timeout(void **state)
     assert_int_equal(last[255], 1);
     last[255] = 0;
     char want[900];
-    snprintf(want, sizeof want, "%s: llvm-pdbutil wrote nothing for 1 s and was stopped", path);
+    snprintf(want, sizeof want, "app.dll: %s: llvm-pdbutil wrote nothing for 1 s and was stopped", path);
     assert_memory_equal(last, want, strlen(want));
     const char *why;
     assert_string_equal(etl_symbols_without(s, 0, &why), "app.dll");
@@ -832,6 +899,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_symbols_store),
         cmocka_unit_test(test_symbols_path_check),
         cmocka_unit_test(test_symbols_damaged_sizes),
+        cmocka_unit_test(test_symbols_unusable_told),
 #endif
         cmocka_unit_test(test_symbols_timeout),
         cmocka_unit_test(test_spawn_idle_limit),
