@@ -519,6 +519,9 @@ int cmd_export(int argc, char **argv)
             fail = 1;
         }
     }
+    /* Values SQLite cannot hold (schema.md): told even with --quiet, as they are not in OUT. */
+    char nulled_at[64];
+    uint64_t nulled = etl_sqlite_sink_nulled(db, nulled_at);
     if (db && etl_sqlite_sink_close(db, !fail, why) != ETL_OK) fail = 1;
     if (db && why[0] && !err[0]) snprintf(err, sizeof err, "%s: %s", out, why); /* a failed row's reason too */
     etl_diag cd;
@@ -537,6 +540,10 @@ int cmd_export(int argc, char **argv)
     }
     if (fail) fprintf(stderr, "%s export: %s\n", prog, err[0] ? err : "out of memory");
     int orc = to_stdout ? EXIT_OK : out_finish("export", out, &op, !fail);
+    if (!fail && orc == EXIT_OK && nulled)
+        fprintf(stderr, "%s export: %s: %llu value%s past 9223372036854775807 (the first in %s) stored as NULL: SQLite's "
+                "INTEGER is signed 64-bit; --to parquet or --to csv holds them\n", prog, out,
+                (unsigned long long)nulled, nulled == 1 ? "" : "s", nulled_at);
     if (!fail && orc == EXIT_OK && !a.quiet) {
         if (x.tab) {
             const etl_export_rows_stats *s = etl_export_rows_stats_get(x.tab);

@@ -62,6 +62,8 @@ enum {
     ETL_COLUMN_BOOL,          /* BOOLEAN: a 0/1 flag (SQLite and CSV keep 0 and 1) */
     ETL_COLUMN_TIMESTAMP_NS,  /* INT64 + TIMESTAMP(NANOS, UTC): ns since 1970 */
     ETL_COLUMN_TEXT,          /* BYTE_ARRAY + STRING (UTF-8) */
+    ETL_COLUMN_UINT64,        /* INT64 + INT(64, unsigned): etl_value.i holds the value's 64 bits (read it as
+                                 uint64_t); SQLite, whose INTEGER is signed, stores one past INT64_MAX as NULL */
     ETL_COLUMN_TYPE_MASK = 0xFF,
     ETL_COLUMN_NOT_NULL = 1u << 8,  /* never NULL (REQUIRED): a NULL is an error */
     ETL_COLUMN_DELTA = 1u << 9,     /* DELTA_BINARY_PACKED (INT64 only): times and counters */
@@ -106,7 +108,7 @@ enum { ETL_VALUE_NULL = 0, ETL_VALUE_INT = 1, ETL_VALUE_TEXT = 2 };
 
 typedef struct etl_value {
     int kind;             /* ETL_VALUE_* */
-    int64_t i;
+    int64_t i;            /* in an ETL_COLUMN_UINT64 column: the unsigned value's bits */
     const char *s;        /* UTF-8, valid during the call */
 } etl_value;
 
@@ -171,6 +173,11 @@ typedef struct etl_sqlite_sink etl_sqlite_sink;
 ETL_API etl_status etl_sqlite_sink_open(const char *path, etl_sqlite_sink **out, char err[256]);
 ETL_API int etl_sqlite_sink_row(void *ctx, etl_table_id table, const etl_value *v);
 ETL_API etl_status etl_sqlite_sink_close(etl_sqlite_sink *s, int commit, char err[256]);
+/*
+ * The values of ETL_COLUMN_UINT64 columns past INT64_MAX stored as NULL so far (SQLite's INTEGER is
+ * signed 64-bit), and the first one's "table.column" in where (when not NULL; "" when none).
+ */
+ETL_API uint64_t etl_sqlite_sink_nulled(const etl_sqlite_sink *s, char where[64]);
 
 /* ---- CSV (library etlkit_export) ------------------------------------------------- */
 

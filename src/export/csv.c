@@ -130,13 +130,16 @@ int etl_csv_sink_row(void *ctx, etl_table_id table, const etl_value *v)
     etl_csv_sink *c = ctx;
     FILE *f = c->f[table];
     if (!f) return 0;
-    unsigned n = etl_export_tables()[table].ncols;
+    const etl_table_def *t = &etl_export_tables()[table];
+    unsigned n = t->ncols;
     if (!c->no_trace_id) csv_field(f, c->trace_id);
     char num[24];
     for (unsigned k = 0; k < n; k++) {
         if (k || !c->no_trace_id) fputc(',', f);
         if (v[k].kind == ETL_VALUE_INT) {
-            num[fmt_i64(num, v[k].i)] = 0;
+            /* An unsigned 64-bit column's bits as the unsigned decimal they are. */
+            bool u64 = (t->cols[k].kind & ETL_COLUMN_TYPE_MASK) == ETL_COLUMN_UINT64;
+            num[u64 ? fmt_u64(num, (uint64_t)v[k].i) : fmt_i64(num, v[k].i)] = 0;
             fputs(num, f);
         } else if (v[k].kind == ETL_VALUE_TEXT) {
             csv_field(f, v[k].s);

@@ -332,6 +332,7 @@ static int physical(unsigned type)
     switch (type) {
     case ETL_COLUMN_BOOL: return PT_BOOLEAN;
     case ETL_COLUMN_INT64:
+    case ETL_COLUMN_UINT64:
     case ETL_COLUMN_TIMESTAMP_NS: return PT_INT64;
     case ETL_COLUMN_TEXT: return PT_BYTE_ARRAY;
     default: return PT_INT32;
@@ -410,8 +411,10 @@ etl_status pq_writer_open(FILE *f, const etl_column_def *cols, unsigned ncols, c
             size_t n = strcspn(s, ",");
             unsigned k = 0;
             while (k < ncols && !(strlen(cols[k].name) == n && memcmp(cols[k].name, s, n) == 0)) k++;
-            /* Integer columns only: a text's value here is where it is kept, not its order. */
-            if (k == ncols || w->norder == 2 || col_type(&cols[k]) == ETL_COLUMN_TEXT) {
+            /* Signed integer columns only: a text's value here is where it is kept, not its order, and a
+             * UINT64's bits do not sort as its values. */
+            if (k == ncols || w->norder == 2 || col_type(&cols[k]) == ETL_COLUMN_TEXT ||
+                col_type(&cols[k]) == ETL_COLUMN_UINT64) {
                 pq_writer_close(w);
                 return ETL_E_INVALID_ARG;
             }
@@ -757,6 +760,9 @@ static void write_chunk(pq_writer *w, pq_col *c, const int64_t *val, const uint8
         } else if (c->type == ETL_COLUMN_TEXT) {
             if (text_cmp(c, v, lo) < 0) lo = v;
             if (text_cmp(c, v, hi) > 0) hi = v;
+        } else if (c->type == ETL_COLUMN_UINT64) { /* its logical type orders it unsigned */
+            if ((uint64_t)v < (uint64_t)lo) lo = v;
+            if ((uint64_t)v > (uint64_t)hi) hi = v;
         } else {
             if (v < lo) lo = v;
             if (v > hi) hi = v;
@@ -972,7 +978,7 @@ static void schema_element(pq_thrift *t, const pq_col *c)
     static const struct { int8_t bits; bool sign; int conv; } ints[] = {
         [ETL_COLUMN_INT8] = {8, true, 15},   [ETL_COLUMN_INT16] = {16, true, 16}, [ETL_COLUMN_INT32] = {32, true, 17},
         [ETL_COLUMN_INT64] = {64, true, 18}, [ETL_COLUMN_UINT8] = {8, false, 11}, [ETL_COLUMN_UINT16] = {16, false, 12},
-        [ETL_COLUMN_UINT32] = {32, false, 13}};
+        [ETL_COLUMN_UINT32] = {32, false, 13}, [ETL_COLUMN_UINT64] = {64, false, 14}};
     pq_t_elem_struct(t);
     pq_t_i32(t, 1, physical(c->type));
     pq_t_i32(t, 3, (c->flags & ETL_COLUMN_NOT_NULL) ? 0 : 1); /* REQUIRED, OPTIONAL */

@@ -38,10 +38,17 @@ static inline void etl_rows_vi(etl_export_rows *x, unsigned k, int64_t v)
     x->v[k].i = v;
 }
 
-/* Unsigned values past INT64_MAX do not fit SQLite's integers: NULL (only hostile files have them). */
+/* A signed column: an unsigned value past INT64_MAX is NULL (only hostile files have them). */
 static inline void etl_rows_vu(etl_export_rows *x, unsigned k, uint64_t v)
 {
     if (v <= INT64_MAX) etl_rows_vi(x, k, (int64_t)v);
+}
+
+/* An ETL_COLUMN_UINT64 column: every value, its bits in i (each sink writes what its format holds). */
+static inline void etl_rows_vu64(etl_export_rows *x, unsigned k, uint64_t v)
+{
+    x->v[k].kind = ETL_VALUE_INT;
+    x->v[k].i = (int64_t)v;
 }
 
 static inline void etl_rows_vs(etl_export_rows *x, unsigned k, const char *s)

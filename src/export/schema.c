@@ -24,7 +24,7 @@
 #define TEXT ETL_COLUMN_TEXT
 #define TS (ETL_COLUMN_INT64 | DL)  /* raw ticks: NULL past INT64_MAX (hostile files only) */
 #define NS (ETL_COLUMN_INT64 | DL)  /* ns since the trace start (not wall-clock time: no TIMESTAMP type) */
-#define CNT (ETL_COLUMN_INT64 | DL) /* counters (rdtsc, PMC): NULL past INT64_MAX */
+#define CNT (ETL_COLUMN_UINT64 | DL) /* counters (rdtsc, PMC): every 64-bit value (SQLite: NULL past INT64_MAX) */
 
 static const etl_column_def trace_cols[] = {
     {"key", T, "what: `os_build`, `num_cpus`, `start_time_utc`, `events_lost`, ... (listed below)", TEXT|NN},
@@ -439,7 +439,8 @@ static void parquet_kind(char *buf, size_t cap, const etl_column_def *c)
                                         [ETL_COLUMN_INT32] = "INT32",   [ETL_COLUMN_INT64] = "INT64",
                                         [ETL_COLUMN_UINT8] = "UINT8",   [ETL_COLUMN_UINT16] = "UINT16",
                                         [ETL_COLUMN_UINT32] = "UINT32", [ETL_COLUMN_BOOL] = "BOOLEAN",
-                                        [ETL_COLUMN_TIMESTAMP_NS] = "TIMESTAMP(NANOS)", [ETL_COLUMN_TEXT] = "STRING"};
+                                        [ETL_COLUMN_TIMESTAMP_NS] = "TIMESTAMP(NANOS)", [ETL_COLUMN_TEXT] = "STRING",
+                                        [ETL_COLUMN_UINT64] = "UINT64"};
     unsigned t = c->kind & ETL_COLUMN_TYPE_MASK;
     if (!t) t = strcmp(c->type, T) == 0 ? ETL_COLUMN_TEXT : ETL_COLUMN_INT64;
     snprintf(buf, cap, "%s%s%s%s", t < sizeof names / sizeof names[0] && names[t] ? names[t] : "?",
@@ -472,12 +473,16 @@ void etl_export_schema_markdown(FILE *f)
                "twice: raw `*_ts` in session clock ticks and `*_ns`, nanoseconds since the trace start\n"
                "(`floor((ts - t0) * 10^9 / F)`, exact), so durations are differences and sums are exact. NULL means\n"
                "unknown (a field the record's form does not carry), never 0. `utid` and `upid` are thread and process\n"
-               "instances: TIDs and PIDs are reused.\n\n"
+               "instances: TIDs and PIDs are reused. The UINT64 columns (`acquire_time`, `release_time`, `value`)\n"
+               "hold unsigned 64-bit values: Parquet and CSV hold every one; SQLite's INTEGER is signed 64-bit, so\n"
+               "a value past 9223372036854775807 (2^63 - 1; only a damaged or crafted trace has one) is NULL there,\n"
+               "and `etlkit export` says how many on stderr.\n\n"
                "`--to parquet` writes each table as `OUT/<table>.parquet`, `trace_id` (STRING NOT NULL) first, each\n"
                "column stored as its Parquet column says: INT8 to UINT32 are INT32 with an INT(bits, signed) logical\n"
-               "type, INT64 is INT64, BOOLEAN holds the 0/1 flags, STRING is UTF-8; NOT NULL columns are REQUIRED,\n"
-               "the others OPTIONAL (NULL is a null); `delta` is DELTA_BINARY_PACKED, `plain` PLAIN, the others a\n"
-               "dictionary when a row group's distinct values fit it.\n\n## Tables\n");
+               "type, INT64 is INT64, UINT64 is INT64 with INT(64, unsigned), BOOLEAN holds the 0/1 flags, STRING is\n"
+               "UTF-8; NOT NULL columns are REQUIRED, the others OPTIONAL (NULL is a null); `delta` is\n"
+               "DELTA_BINARY_PACKED, `plain` PLAIN, the others a dictionary when a row group's distinct values fit it.\n"
+               "\n## Tables\n");
     for (int i = 0; i < ETL_TABLE_COUNT; i++) {
         const etl_table_def *t = &tables[i];
         fprintf(f, "\n### %s\n\n%s\n\n", t->name, t->desc);

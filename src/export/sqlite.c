@@ -21,6 +21,8 @@ struct etl_sqlite_sink {
     int failed;
     char err[256];
     char *made;      /* the path, when the sink made the file: closed without a commit, it goes */
+    uint64_t nulled; /* UINT64 values past INT64_MAX stored as NULL: SQLite's INTEGER is signed */
+    char nulled_at[64];
 };
 
 /* SQLite's message, and the system's reason when a call failed (a full disk, a size limit). */
@@ -136,10 +138,15 @@ int etl_sqlite_sink_row(void *ctx, etl_table_id table, const etl_value *v)
     etl_sqlite_sink *s = ctx;
     if (s->failed) return -1;
     sqlite3_stmt *st = s->ins[table];
-    unsigned n = etl_export_tables()[table].ncols;
+    const etl_table_def *t = &etl_export_tables()[table];
+    unsigned n = t->ncols;
     for (unsigned c = 0; c < n; c++) {
         int rc;
-        if (v[c].kind == ETL_VALUE_INT) rc = sqlite3_bind_int64(st, (int)c + 1, v[c].i);
+        bool u64 = (t->cols[c].kind & ETL_COLUMN_TYPE_MASK) == ETL_COLUMN_UINT64;
+        if (v[c].kind == ETL_VALUE_INT && u64 && v[c].i < 0) { /* past INT64_MAX: NULL, counted */
+            if (!s->nulled++) snprintf(s->nulled_at, sizeof s->nulled_at, "%s.%s", t->name, t->cols[c].name);
+            rc = sqlite3_bind_null(st, (int)c + 1);
+        } else if (v[c].kind == ETL_VALUE_INT) rc = sqlite3_bind_int64(st, (int)c + 1, v[c].i);
         else if (v[c].kind == ETL_VALUE_TEXT) /* static: stepped before this call returns */
             rc = sqlite3_bind_text(st, (int)c + 1, v[c].s, -1, SQLITE_STATIC);
         else rc = sqlite3_bind_null(st, (int)c + 1);
@@ -196,4 +203,10 @@ etl_status etl_sqlite_sink_close(etl_sqlite_sink *s, int commit, char err[256])
     free(s->made);
     free(s);
     return rc;
+}
+
+uint64_t etl_sqlite_sink_nulled(const etl_sqlite_sink *s, char where[64])
+{
+    if (where) snprintf(where, 64, "%s", s && s->nulled ? s->nulled_at : "");
+    return s ? s->nulled : 0;
 }

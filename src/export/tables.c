@@ -86,7 +86,7 @@ static void pmc_rows(etl_export_rows *x, const etl_cswitch *e)
         etl_rows_vi(x, 1, ns(x, e->ts));
         etl_rows_vi(x, 2, e->cpu);
         etl_rows_vi(x, 3, i);
-        etl_rows_vu(x, 4, e->pmc[i]);
+        etl_rows_vu64(x, 4, e->pmc[i]);
         etl_rows_emit(x, ETL_TABLE_PMC);
     }
 }
@@ -103,8 +103,8 @@ static void spinlock_row(etl_export_rows *x, const etl_sched_event *ev)
     etl_rows_vi(x, 2, ev->cpu);
     etl_rows_vs(x, 3, a);
     etl_rows_vs(x, 4, c);
-    etl_rows_vu(x, 5, s->acquire_time);
-    etl_rows_vu(x, 6, s->release_time);
+    etl_rows_vu64(x, 5, s->acquire_time);
+    etl_rows_vu64(x, 6, s->release_time);
     etl_rows_vi(x, 7, s->wait_time_in_cycles);
     etl_rows_vi(x, 8, s->spin_count);
     etl_rows_vi(x, 9, s->thread_id);

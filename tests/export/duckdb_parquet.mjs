@@ -74,23 +74,24 @@ if (mode === 'fixture') {
   const [file] = args;
   // The rows of test_export_parquet.c's fixture_row, recomputed. DuckDB reads a TIMESTAMP(NANOS, UTC) as
   // TIMESTAMP WITH TIME ZONE, in microseconds.
-  const U32 = 4294967295n, I32MIN = -2147483648n, I32MAX = 2147483647n, I64MIN = -(1n << 63n), I64MAX = (1n << 63n) - 1n;
+  const U64 = (1n << 64n) - 1n, U32 = 4294967295n, I32MIN = -2147483648n, I32MAX = 2147483647n, I64MIN = -(1n << 63n), I64MAX = (1n << 63n) - 1n;
   const want = [];
   for (let r = 0; r < 2500; r++) {
     const R = BigInt(r);
     want.push([r, 3 - r % 4, r % 7 ? R * 1000n - 5000n : null, r % 5 ? (r % 256) - 128 : null,
       r % 3 ? U32 - R : R, r % 2 ? I32MIN + R : I32MAX - R, r % 11 ? (r % 3 === 0 ? 1 : 0) : null,
       r % 13 ? 'n' + (r % 40 === 0 ? r : r % 9) : null, 'w' + r + 'é',
-      (1700000000000000000n + R * 1000003n) / 1000n, r % 17 ? (r % 2 ? I64MIN + R : I64MAX - R) : null].map(cell).join(US));
+      (1700000000000000000n + R * 1000003n) / 1000n, r % 17 ? (r % 2 ? I64MIN + R : I64MAX - R) : null,
+      r % 19 ? (r % 3 ? U64 - R : R) : null].map(cell).join(US));
   }
   want.sort();
-  const got = (await text(`SELECT id, cpu, t, i8, u32, i32, flag, name, word, epoch_us("when"), big FROM ${q(file)}`)).split(RS).sort();
+  const got = (await text(`SELECT id, cpu, t, i8, u32, i32, flag, name, word, epoch_us("when"), big, u64 FROM ${q(file)}`)).split(RS).sort();
   check(got.length === 2500, `fixture: ${got.length} rows`);
   const diff = got.findIndex((r, i) => r !== want[i]);
   check(diff < 0, `fixture: row ${diff}: ${JSON.stringify(got[diff])} != ${JSON.stringify(want[diff])}`);
   const types = await text(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${q(file)})`);
   check(types === ['id|BIGINT', 'cpu|USMALLINT', 't|BIGINT', 'i8|TINYINT', 'u32|UINTEGER', 'i32|INTEGER', 'flag|BOOLEAN',
-    'name|VARCHAR', 'word|VARCHAR', 'when|TIMESTAMP WITH TIME ZONE', 'big|BIGINT'].join(RS).replace(/\|/g, US), `fixture types: ${types}`);
+    'name|VARCHAR', 'word|VARCHAR', 'when|TIMESTAMP WITH TIME ZONE', 'big|BIGINT', 'u64|UBIGINT'].join(RS).replace(/\|/g, US), `fixture types: ${types}`);
   const rep = await text(`SELECT name, repetition_type FROM parquet_schema(${q(file)}) WHERE name IN ('id', 'cpu', 'word', 't', 'name') ORDER BY name`);
   check(rep === ['cpu|REQUIRED', 'id|REQUIRED', 'name|OPTIONAL', 't|OPTIONAL', 'word|REQUIRED'].join(RS).replace(/\|/g, US), `fixture repetition: ${rep}`);
   const groups = await checkRowGroups(file, 'fixture', ['cpu', 't']);
@@ -127,7 +128,10 @@ if (mode === 'fixture') {
       }
       check(await text(`SELECT COUNT(*) FROM ${q(file)} WHERE trace_id IS DISTINCT FROM ${q(id)}`) === '0', `${what}: trace_id ${id}`);
       const list = cols.map(c => ident(c[0])).join(', ');
-      const sel = cols.map(c => duckTypes.get(c[0]) === 'BOOLEAN' ? `CAST(${ident(c[0])} AS INTEGER)` : ident(c[0])).join(', ');
+      // A UINT64 value past 2^63 - 1 is NULL in SQLite, whose INTEGER is signed (schema.md): compared as that.
+      const sel = cols.map(c => duckTypes.get(c[0]) === 'BOOLEAN' ? `CAST(${ident(c[0])} AS INTEGER)`
+        : duckTypes.get(c[0]) === 'UBIGINT' ? `CASE WHEN ${ident(c[0])} <= 9223372036854775807 THEN ${ident(c[0])} END`
+        : ident(c[0])).join(', ');
       const by = cols.map((c, i) => i + 1).join(', ');
       // The trace table says which export made it: parquet here, sqlite there.
       const but = t === 'trace' ? ` WHERE key != 'export_target'` : '';

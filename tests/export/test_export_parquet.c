@@ -239,6 +239,7 @@ static const etl_column_def fixture_cols[] = {
     {"word", "TEXT", "", ETL_COLUMN_TEXT | ETL_COLUMN_NOT_NULL},
     {"when", "INTEGER", "", ETL_COLUMN_TIMESTAMP_NS},
     {"big", "INTEGER", "", 0},
+    {"u64", "INTEGER", "", ETL_COLUMN_UINT64 | ETL_COLUMN_DELTA}, /* unsigned: the footer's min/max too */
 };
 enum { FIXTURE_COLS = sizeof fixture_cols / sizeof fixture_cols[0], FIXTURE_ROWS = 2500 };
 
@@ -262,6 +263,7 @@ static void fixture_row(unsigned r, etl_value *v, char *name, char *word)
     v[8] = (etl_value){ETL_VALUE_TEXT, 0, word};
     v[9] = (etl_value){ETL_VALUE_INT, INT64_C(1700000000000000000) + (int64_t)r * 1000003, NULL};
     if (r % 17) v[10] = (etl_value){ETL_VALUE_INT, r % 2 ? INT64_MIN + r : INT64_MAX - r, NULL};
+    if (r % 19) v[11] = (etl_value){ETL_VALUE_INT, (int64_t)(r % 3 ? UINT64_MAX - r : r), NULL};
 }
 
 static etl_status write_fixture(FILE *f)
@@ -298,7 +300,7 @@ static void test_writer_frame(void **state)
     assert_memory_equal(tail + 4, "PAR1", 4);
     uint32_t meta = (uint32_t)tail[0] | (uint32_t)tail[1] << 8 | (uint32_t)tail[2] << 16 | (uint32_t)tail[3] << 24;
     assert_true(meta > 100 && meta < (uint32_t)n - 12);
-    /* The footer opens with version 1 and the schema list of 12 elements (the root and 11 columns). */
+    /* The footer opens with version 1 and the schema list of 13 elements (the root and 12 columns). */
     uint8_t foot[3];
     fseek(f, n - 8 - (long)meta, SEEK_SET);
     assert_int_equal(fread(foot, 1, 3, f), 3);
@@ -374,6 +376,8 @@ static void test_writer_refuses(void **state)
     assert_int_equal(pq_writer_open(f, fixture_cols, FIXTURE_COLS, &bad, &w), ETL_E_INVALID_ARG);
     pq_writer_options text = {.order = "word"};
     assert_int_equal(pq_writer_open(f, fixture_cols, FIXTURE_COLS, &text, &w), ETL_E_INVALID_ARG);
+    pq_writer_options u64 = {.order = "cpu,u64"}; /* its bits do not sort as its values */
+    assert_int_equal(pq_writer_open(f, fixture_cols, FIXTURE_COLS, &u64, &w), ETL_E_INVALID_ARG);
     etl_value v[FIXTURE_COLS];
     char name[32], word[32];
     struct { unsigned col; etl_value v; const char *why; } cases[] = {
