@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/bytes.h"
+#include "base/grow.h"
 #include "base/sort.h"
 #include "etlkit/kernel.h" /* ETL_STACK_MAX_FRAMES */
 #include "stacks/images.h"   /* etl_image_kernel_addr */
@@ -27,7 +28,6 @@ void etl_stack_keys_init_no_frames(etl_stack_keys *k)
 void etl_stack_keys_free(etl_stack_keys *k)
 {
     free(k->v);
-    free(k->order);
     free(k->start);
     free(k->near);
     for (size_t i = 0; i < k->nchunks; i++) free(k->chunks[i]);
@@ -140,20 +140,6 @@ static int cmp_pos(const void *a, const void *b)
     return etl_stack_pos_less(x->pos, y->pos) ? -1 : etl_stack_pos_less(y->pos, x->pos);
 }
 
-static etl_status seal_failed(etl_stack_keys *k, uint32_t *g, uint32_t *next, pos_ix *t)
-{
-    free(g);
-    free(next);
-    free(t);
-    free(k->start);
-    free(k->order);
-    free(k->near);
-    k->start = k->order = k->near = NULL;
-    etl_idmap_clear(&k->group);
-    k->ngroups = 0;
-    return ETL_E_NOMEM;
-}
-
 /*
  * A counting sort by key, stable: each key's definitions stay in the order given, then
  * sorted by position where given out of order (a walk of each CPU in turn). The sort
@@ -161,68 +147,68 @@ static etl_status seal_failed(etl_stack_keys *k, uint32_t *g, uint32_t *next, po
  */
 etl_status etl_stack_keys_seal(etl_stack_keys *k)
 {
-    uint32_t *g = malloc((k->n ? k->n : 1) * sizeof *g), *next = NULL;
+    uint32_t *g = malloc((k->n ? k->n : 1) * sizeof *g), *order = malloc((k->n ? k->n : 1) * sizeof *order);
     pos_ix *t = NULL;
-    free(k->order);
+    size_t capt = 0;
+    uint32_t ng = 0;
     free(k->start);
     free(k->near);
     k->start = k->near = NULL;
-    k->order = malloc((k->n ? k->n : 1) * sizeof *k->order);
-    if (!g || !k->order) return seal_failed(k, g, next, t);
-    uint32_t ng = 0;
-    for (size_t i = 0; i < k->n; i++) {
+    etl_status st = g && order ? ETL_OK : ETL_E_NOMEM;
+    for (size_t i = 0; st == ETL_OK && i < k->n; i++) {
         uint32_t x = etl_idmap_get(&k->group, k->v[i].key);
-        if (x == ETL_IDMAP_EMPTY && etl_idmap_put(&k->group, k->v[i].key, x = ng++) != ETL_OK)
-            return seal_failed(k, g, next, t);
+        if (x == ETL_IDMAP_EMPTY) st = etl_idmap_put(&k->group, k->v[i].key, x = ng++);
         g[i] = x;
     }
-    k->start = calloc((size_t)ng + 1, sizeof *k->start);
-    next = malloc(((size_t)ng + 1) * sizeof *next);
-    if (!k->start || !next) return seal_failed(k, g, next, t);
-    for (size_t i = 0; i < k->n; i++) k->start[g[i] + 1]++;
-    for (uint32_t x = 0; x < ng; x++) k->start[x + 1] += k->start[x];
-    memcpy(next, k->start, ((size_t)ng + 1) * sizeof *next);
-    for (size_t i = 0; i < k->n; i++) k->order[next[g[i]]++] = (uint32_t)i;
-    free(g);
-    g = NULL;
-    uint32_t big = 0; /* the largest group out of order: the sort's room */
-    for (uint32_t x = 0; x < ng; x++) {
-        uint32_t *o = k->order + k->start[x], m = k->start[x + 1] - k->start[x];
-        for (uint32_t i = 1; i < m; i++)
-            if (etl_stack_pos_less(k->v[o[i]].pos, k->v[o[i - 1]].pos)) {
-                if (m > big) big = m;
-                next[x] = UINT32_MAX; /* marked: to sort */
-                break;
-            }
+    if (st == ETL_OK) {
+        k->start = calloc((size_t)ng + 1, sizeof *k->start);
+        k->near = malloc(((size_t)ng + 1) * sizeof *k->near);
+        if (!k->start || !k->near) st = ETL_E_NOMEM;
     }
-    if (big && !(t = malloc((size_t)big * sizeof *t))) return seal_failed(k, g, next, t);
-    for (uint32_t x = 0; big && x < ng; x++) {
-        if (next[x] != UINT32_MAX) continue;
-        uint32_t *o = k->order + k->start[x], m = k->start[x + 1] - k->start[x];
-        for (uint32_t i = 0; i < m; i++) t[i] = (pos_ix){k->v[o[i]].pos, o[i]};
+    if (st == ETL_OK) {
+        for (size_t i = 0; i < k->n; i++) k->start[g[i] + 1]++;
+        for (uint32_t x = 0; x < ng; x++) k->start[x + 1] += k->start[x];
+        memcpy(k->near, k->start, ((size_t)ng + 1) * sizeof *k->near); /* each group's next place */
+        for (size_t i = 0; i < k->n; i++) order[k->near[g[i]]++] = (uint32_t)i;
+    }
+    for (uint32_t x = 0; st == ETL_OK && x < ng; x++) {
+        uint32_t *o = order + k->start[x], m = k->start[x + 1] - k->start[x], i = 1;
+        while (i < m && !etl_stack_pos_less(k->v[o[i]].pos, k->v[o[i - 1]].pos)) i++;
+        if (i == m) continue; /* in order */
+        pos_ix *tt = etl_grow(t, &capt, m, sizeof *t);
+        if (!tt) {
+            st = ETL_E_NOMEM;
+            break;
+        }
+        t = tt;
+        for (i = 0; i < m; i++) t[i] = (pos_ix){k->v[o[i]].pos, o[i]};
         etl_sort(t, m, sizeof *t, cmp_pos);
-        for (uint32_t i = 0; i < m; i++) o[i] = t[i].i;
+        for (i = 0; i < m; i++) o[i] = t[i].i;
     }
-    free(t);
-    free(next);
     /* The entries moved into that order, in place: a cycle at a time, each place marked done. */
-    for (uint32_t j = 0; j < k->n; j++) {
-        if (k->order[j] == j) continue;
+    for (uint32_t j = 0; st == ETL_OK && j < k->n; j++) {
+        if (order[j] == j) continue;
         etl_stack_key_entry held = k->v[j];
         uint32_t at = j;
-        for (;;) {
-            uint32_t from = k->order[at];
-            k->order[at] = at;
-            if (from == j) break;
+        for (uint32_t from; (from = order[at]) != j; at = from) {
+            order[at] = at;
             k->v[at] = k->v[from];
-            at = from;
         }
+        order[at] = at;
         k->v[at] = held;
     }
-    free(k->order);
-    k->order = NULL;
-    if (!(k->near = malloc(((size_t)ng + 1) * sizeof *k->near))) return seal_failed(k, NULL, NULL, NULL);
-    memcpy(k->near, k->start, ((size_t)ng + 1) * sizeof *k->near);
+    free(g);
+    free(order);
+    free(t);
+    if (st != ETL_OK) {
+        free(k->start);
+        free(k->near);
+        k->start = k->near = NULL;
+        etl_idmap_clear(&k->group);
+        k->ngroups = 0;
+        return st;
+    }
+    memcpy(k->near, k->start, ((size_t)ng + 1) * sizeof *k->near); /* no answer yet: each group's first */
     k->ngroups = ng;
     return ETL_OK;
 }

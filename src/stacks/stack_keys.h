@@ -73,7 +73,6 @@ typedef struct etl_stack_keys {
     etl_stack_key_entry *v;  /* in the order defined; grouped by key once sealed, each group in stream order */
     size_t n, cap;
     etl_idmap group;         /* after seal: key -> group */
-    uint32_t *order;         /* during the seal: the entries' places */
     uint32_t *start;         /* by group: its first entry; start[ngroups] = n */
     uint32_t *near;          /* by group: its last answer's place, where the next search starts */
     uint32_t ngroups;
