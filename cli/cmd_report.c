@@ -205,6 +205,7 @@ int cmd_report(int argc, char **argv)
     if (!failed && etl_pmc_finish(&c->p, run.end_ns) != ETL_OK) failed = "PMC: out of memory";
     if (!failed) {
         if (c->s.o.ncpu < etl_sched_cpu_count(run.model)) c->s.o.ncpu = etl_sched_cpu_count(run.model);
+        etl_spinlocks_losses(&c->s, r, &run.damage); /* as `etlkit spinlocks`: lost events, no maximum */
         if (etl_spinlocks_finish(&c->s, run.end_ns) != ETL_OK) failed = "spin locks: out of memory";
     }
     if (!failed && run.model_failed) failed = "out of memory: the scheduler model left threads out";

@@ -81,6 +81,30 @@ static const char *mode_name(uint32_t m)
     "so any acquisition not logged may have been the selection's (at least its events seen, at most the CPU's "   \
     "maximum less the other threads' events seen)"
 
+/* What loses the bounds' maximum (etl_spinlocks.lost), for people. */
+static const char *lost_text(char *out, size_t cap, uint32_t lost)
+{
+    snprintf(out, cap, "the trace lost events (%s%s%s%s%s): a lost event may have been a logged one, so the true "
+             "counts have no upper bound",
+             lost & ETL_SPIN_LOST_HEADER ? "EventsLost or BuffersLost in the header" : "",
+             lost & ETL_SPIN_LOST_HEADER && lost & ~ETL_SPIN_LOST_HEADER ? "; " : "",
+             lost & ETL_SPIN_LOST_FLAGGED ? "buffers flagged EVENTS_LOST or BUFFER_LOST" : "",
+             lost & ETL_SPIN_LOST_FLAGGED && lost & ETL_SPIN_LOST_DAMAGED ? "; " : "",
+             lost & ETL_SPIN_LOST_DAMAGED ? "buffers missing, damaged or cut" : "");
+    return out;
+}
+
+/* The notes on the bounds (a selection's, lost events), joined; 0 when none. */
+static int bounds_note(char *out, size_t cap, const etl_spinlocks *s)
+{
+    char l[256];
+    out[0] = 0;
+    if (s->bounds_selection) snprintf(out, cap, "%s", SELECTION_NOTE);
+    if (s->lost)
+        snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "; " : "", lost_text(l, sizeof l, s->lost));
+    return out[0] != 0;
+}
+
 static void json_bounds(jw *w, const char *key, const etl_spin_bounds *b)
 {
     jw_obj(w, key);
@@ -422,7 +446,8 @@ void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const spi
     json_bounds(w, "uncontended", &s->uncontended);
     json_bounds(w, "contended", &s->contended);
     jw_obj_end(w);
-    if (s->bounds_selection) jw_str(w, "bounds_note", SELECTION_NOTE);
+    char note[512];
+    if (bounds_note(note, sizeof note, s)) jw_str(w, "bounds_note", note);
     else jw_null(w, "bounds_note");
     jw_str(w, "total_note", "per lock and caller estimates have no bounds: each CPU's counter is shared by all locks");
     json_group(w, "total", &s->total, K_TOTAL);
@@ -476,12 +501,12 @@ static void text_table(const char *title, const etl_spin_group *g, size_t n, uns
     tbl_free(&t);
 }
 
-static const char *bound_text(char out[96], const etl_spin_bounds *b)
+static const char *bound_text(char out[96], const etl_spin_bounds *b, uint32_t lost)
 {
     if (b->hi_known) snprintf(out, 96, "%llu (true count %llu..%llu)", (unsigned long long)b->est,
                               (unsigned long long)b->lo, (unsigned long long)b->hi);
-    else snprintf(out, 96, "%llu (true count at least %llu; no upper bound with S > 1)", (unsigned long long)b->est,
-                  (unsigned long long)b->lo);
+    else snprintf(out, 96, "%llu (true count at least %llu; no upper bound %s)", (unsigned long long)b->est,
+                  (unsigned long long)b->lo, lost ? "with events lost" : "with S > 1");
     return out;
 }
 
@@ -526,9 +551,14 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
     if (t->no_hold)
         printf("  and %llu more left out of hold figures (released before acquired: no hold)\n",
                (unsigned long long)t->no_hold);
-    printf("Estimated acquisitions %s\n  uncontended %s\n  contended %s\n", bound_text(b1, &s->acquisitions),
-           bound_text(b2, &s->uncontended), bound_text(b3, &s->contended));
+    printf("Estimated acquisitions %s\n  uncontended %s\n  contended %s\n",
+           bound_text(b1, &s->acquisitions, s->lost), bound_text(b2, &s->uncontended, s->lost),
+           bound_text(b3, &s->contended, s->lost));
     if (s->bounds_selection) printf("Note: %s.\n", SELECTION_NOTE);
+    if (s->lost) {
+        char l[256];
+        printf("Note: %s.\n", lost_text(l, sizeof l, s->lost));
+    }
     if (s->total.acq_pct >= 0)
         printf("CPU spent acquiring %s%% (contended %s%%); collision %s%%; %s acquisitions/s\n",
                fmt_fixed(f1, s->total.acq_pct, 4), fmt_fixed(f2, s->total.cont_pct, 4),
@@ -659,6 +689,7 @@ int cmd_spinlocks(int argc, char **argv)
     rep_run_go(&run, &a);
     rep_no_match(&run, &a);
     if (c.s.o.ncpu < etl_sched_cpu_count(run.model)) c.s.o.ncpu = etl_sched_cpu_count(run.model);
+    etl_spinlocks_losses(&c.s, run.in.reader, &run.damage);
     if (etl_spinlocks_finish(&c.s, run.end_ns) != ETL_OK) {
         fprintf(stderr, "%s spinlocks: out of memory\n", prog);
         rc = EXIT_IO;

@@ -90,11 +90,18 @@ typedef struct etl_spin_cpu {
     uint64_t u, c, l0, l1, x; /* U, C, L uncontended, L contended, unexplained */
 } etl_spin_cpu;
 
-/* Bounds on a true count: lo <= true <= hi; hi_known false: no upper bound (S > 1). */
+/* Bounds on a true count: lo <= true <= hi; hi_known false: no upper bound (S > 1, or events lost: lost). */
 typedef struct etl_spin_bounds {
     uint64_t est, lo, hi;
     bool hi_known;
 } etl_spin_bounds;
+
+/* Why the events may be incomplete (etl_spinlocks_losses): the bounds then have no maximum. */
+enum {
+    ETL_SPIN_LOST_HEADER = 1u << 0,  /* the header's EventsLost or BuffersLost */
+    ETL_SPIN_LOST_FLAGGED = 1u << 1, /* a buffer flagged EVENTS_LOST or BUFFER_LOST */
+    ETL_SPIN_LOST_DAMAGED = 1u << 2  /* buffers or records missing, damaged or cut (etl_stats_damaged) */
+};
 
 typedef struct etl_spinlocks_options {
     size_t sz;                /* sizeof(etl_spinlocks_options) */
@@ -125,6 +132,8 @@ typedef struct etl_spinlocks {
     uint64_t events;          /* SpinLock events seen, in the window or not */
     uint64_t outside;         /* ... of which outside the window */
     uint64_t filtered;        /* ... of which in the window but left out by o.select */
+    uint32_t lost;            /* ETL_SPIN_LOST_* (etl_spinlocks_losses): events may be missing, the bounds have no
+                                 maximum (a missing event may have been a logged multiple; the minimum holds) */
     bool bounds_selection;    /* filtered > 0: the bounds are a selection's, from every event of each CPU: at least
                                  the selection's events seen, at most the CPU's maximum less the others' events seen */
     uint64_t cells_dropped;   /* events of cells past ETL_SPIN_MAX_CELLS (in the totals, not per lock) */
@@ -144,6 +153,11 @@ ETL_API etl_spin_class etl_spin_classify(const etl_spinlock_info *params, const 
 ETL_API etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const etl_spinlocks_options *o);
 /* Any source event; only ETL_SCHED_SPINLOCK counts. Never fails (out of memory: counted as dropped). */
 ETL_API void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev);
+/*
+ * What may have lost events, from the reader's header and buffer flags and the damage the run found
+ * (may be NULL): sets s->lost (ETL_SPIN_LOST_*). Before finish: with any, the bounds have no maximum.
+ */
+ETL_API void etl_spinlocks_losses(etl_spinlocks *s, const etl_reader *r, const etl_stats *damage);
 /* Folds the cells into groups, percentiles, bounds and ratios; end_ns closes an open window. */
 ETL_API etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns);
 ETL_API void etl_spinlocks_free(etl_spinlocks *s);

@@ -547,11 +547,28 @@ static void bounds(etl_spinlocks *s)
         u.est += a * k.u + k.l0;
         c.est += m * k.c + k.l1 + k.x;
     }
+    /* A lost event may have been a logged multiple: k seen still mean at least N(k-1)+1, no most. */
+    if (s->lost) u.hi_known = c.hi_known = false;
+    if (!u.hi_known) u.hi = 0;
     if (!c.hi_known) c.hi = 0;
     s->bounds_selection = sel;
     s->uncontended = u;
     s->contended = c;
-    s->acquisitions = (etl_spin_bounds){u.est + c.est, u.lo + c.lo, c.hi_known ? u.hi + c.hi : 0, c.hi_known};
+    bool both = u.hi_known && c.hi_known;
+    s->acquisitions = (etl_spin_bounds){u.est + c.est, u.lo + c.lo, both ? u.hi + c.hi : 0, both};
+}
+
+void etl_spinlocks_losses(etl_spinlocks *s, const etl_reader *r, const etl_stats *damage)
+{
+    const etl_logfile_header *h = etl_reader_header(r);
+    if (h->events_lost || h->buffers_lost) s->lost |= ETL_SPIN_LOST_HEADER;
+    for (size_t i = 0; i < etl_reader_buffer_count(r); i++)
+        if (etl_reader_buffer_flags(r, i) & (ETL_BUFFER_FLAG_EVENTS_LOST | ETL_BUFFER_FLAG_BUFFER_LOST)) {
+            s->lost |= ETL_SPIN_LOST_FLAGGED;
+            break;
+        }
+    if ((damage && etl_stats_damaged(damage)) || etl_stats_damaged(etl_reader_stats_get(r)))
+        s->lost |= ETL_SPIN_LOST_DAMAGED;
 }
 
 etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns)

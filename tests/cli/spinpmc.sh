@@ -60,5 +60,19 @@ expect "spinlocks release < acquire: told beside the irq ones" grep -q "^  and 1
 expect "spinlocks release < acquire --json: hold without it" grep -q '"hold_cycles":{"total":295980215,"weight":65165,"mean":4542,"p50":2528,' "$tmp/out"
 expect "spinlocks release < acquire --json: counted" grep -q '"irq_skipped":47,"release_before_acquire":1,' "$tmp/out"
 
+# E: events lost (a missing buffer: exit 3; EventsLost in the header: exit 0): the bounds keep their minimum, lose
+# their maximum, and say why (truth: 3188 contended, the missing buffer's file said 3106..3106).
+dmg "$a" "$tmp/drop.etl" dropbuf 20
+"$etlkit" spinlocks "$tmp/drop.etl" >"$tmp/out" 2>/dev/null; check "spinlocks lost buffer" 3 $?
+expect "spinlocks lost buffer: no maximum" grep -q "^  contended 3106 (true count at least 3106; no upper bound with events lost)" "$tmp/out"
+expect "spinlocks lost buffer: why" grep -q "^Note: the trace lost events (buffers missing, damaged or cut)" "$tmp/out"
+"$etlkit" spinlocks "$tmp/drop.etl" --json >"$tmp/out" 2>/dev/null; check "spinlocks lost buffer --json" 3 $?
+expect "spinlocks lost buffer --json: max null" grep -q '"contended":{"estimate":3106,"min":3106,"max":null}' "$tmp/out"
+expect "spinlocks lost buffer --json: note" grep -q '"bounds_note":"the trace lost events (buffers missing' "$tmp/out"
+python3 -c "import struct,sys; d=bytearray(open(sys.argv[1],'rb').read()); struct.pack_into('<I',d,152,500); open(sys.argv[2],'wb').write(d)" "$a" "$tmp/lost.etl"
+"$etlkit" spinlocks "$tmp/lost.etl" >"$tmp/out" 2>/dev/null; check "spinlocks EventsLost" 0 $?
+expect "spinlocks EventsLost: no maximum" grep -q "^  contended 3188 (true count at least 3188; no upper bound with events lost)" "$tmp/out"
+expect "spinlocks EventsLost: why" grep -q "^Note: the trace lost events (EventsLost or BuffersLost in the header)" "$tmp/out"
+
 echo "spinpmc: $passes passed, $fails failed"
 [ "$fails" = 0 ]
