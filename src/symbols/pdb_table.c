@@ -138,19 +138,18 @@ static int cmp_line(const void *a, const void *b)
 }
 
 /*
- * The entries' section offsets made RVAs. One of no known section is dropped; one that starts
- * at or past its section's end too, and counted (t->outside): a damaged record, whose address
- * would be another section's. The count left.
+ * The entries' section offsets made RVAs. One of no known section, or that starts at or past
+ * its section's end, is dropped and counted (t->outside): a damaged record, whose address would
+ * be another section's. The count left.
  */
 static size_t to_rva_fn(pdb_table *t, pdb_fn *v, size_t n)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         pdb_fn f = v[i];
-        if (f.sect < 1 || f.sect > t->nsect) continue;
-        uint64_t r = (uint64_t)t->sect_va[f.sect - 1] + f.rva;
-        if (r > UINT32_MAX) continue;
-        if (r >= t->sect_end[f.sect - 1]) {
+        bool known = f.sect >= 1 && f.sect <= t->nsect;
+        uint64_t r = known ? (uint64_t)t->sect_va[f.sect - 1] + f.rva : UINT64_MAX;
+        if (!known || r >= t->sect_end[f.sect - 1]) {
             t->outside++;
             continue;
         }
@@ -265,6 +264,12 @@ etl_status pdb_table_read_with(pdb_table *t, pdb_read_fn read, void *ctx)
         truncated = !whole;
         while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r')) buf[--len] = 0;
         const char *s = skip_ws(buf);
+        /* "Error while processing symbol records.  Stream Error: ...": the records after it are lost */
+        if (!strncmp(s, "Error while processing", 22) || !strncmp(s, "Error: ", 7) ||
+            !strncmp(s, "Unexpected error: ", 18)) {
+            if (!t->tool_errors++) snprintf(t->tool_error, sizeof t->tool_error, "%s", s);
+            continue;
+        }
         if (is_title(buf, "Summary")) part = P_SUMMARY;
         else if (is_title(buf, "Section Headers")) part = P_SECTIONS;
         else if (is_title(buf, "Public Symbols")) part = P_PUBLICS;

@@ -45,10 +45,13 @@ typedef struct pdb_table {
     uint32_t *sect_va, *sect_end; /* by section number - 1 */
     size_t nsect, csect;
     etl_strtab names;
-    /* Damaged records: procedures or publics that start past their section's end (dropped), */
+    /* Damaged records: procedures or publics in no known section or past its end (dropped), */
     size_t outside;
     /* procedures whose code size runs past it (their start kept, named up to the next symbol as a public). */
     size_t sizes_refused;
+    /* The errors llvm-pdbutil wrote into its dump (a stream it read in part, exit status 0), the first kept. */
+    size_t tool_errors;
+    char tool_error[128];
 } pdb_table;
 
 /*

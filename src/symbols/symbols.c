@@ -553,20 +553,28 @@ static enum mstate read_pdb(etl_symbols *s, const char *mod, const char *path, p
     return M_NO_TOOL;
 }
 
-/* A PDB in use whose records were damaged: what was refused, one line. */
+/* A PDB in use whose records were damaged: what was refused, and llvm-pdbutil's first error, one line. */
 static void tell_damage(const etl_symbols *s, const module *m, const char *path)
 {
     const pdb_table *t = m->table;
-    if (!t->sizes_refused && !t->outside) return;
-    char a[128] = "", b[80] = "", r[256];
-    if (t->sizes_refused)
-        snprintf(a, sizeof a, "%zu procedure%s code size%s past %s section's end (named only up to the next symbol)",
-                 t->sizes_refused, t->sizes_refused == 1 ? "'s" : "s'", t->sizes_refused == 1 ? " runs" : "s run",
-                 t->sizes_refused == 1 ? "its" : "their");
-    if (t->outside)
-        snprintf(b, sizeof b, "%zu symbol%s past %s section's end (left out)", t->outside,
-                 t->outside == 1 ? " starts" : "s start", t->outside == 1 ? "its" : "their");
-    snprintf(r, sizeof r, "a damaged PDB: %s%s%s", a, *a && *b ? "; " : "", b);
+    if (!t->sizes_refused && !t->outside && !t->tool_errors) return;
+    char r[400];
+    int n = snprintf(r, sizeof r, "a damaged PDB");
+    const char *sep = ": ";
+    if (t->sizes_refused) {
+        n += snprintf(r + n, sizeof r - (size_t)n, "%s%zu procedure%s code size%s past %s section's end (named only up "
+                      "to the next symbol)", sep, t->sizes_refused, t->sizes_refused == 1 ? "'s" : "s'",
+                      t->sizes_refused == 1 ? " runs" : "s run", t->sizes_refused == 1 ? "its" : "their");
+        sep = "; ";
+    }
+    if (t->outside) {
+        n += snprintf(r + n, sizeof r - (size_t)n, "%s%zu symbol%s outside %s section (left out)", sep, t->outside,
+                      t->outside == 1 ? "" : "s", t->outside == 1 ? "its" : "their");
+        sep = "; ";
+    }
+    if (t->tool_errors)
+        snprintf(r + n, sizeof r - (size_t)n, "%sllvm-pdbutil: %s%s", sep, t->tool_error,
+                 t->tool_errors > 1 ? " (and more)" : "");
     tell_pdb(s, ETL_E_CORRUPT, etl_strtab_get(&s->names, m->name), path, r);
 }
 

@@ -105,8 +105,10 @@ static void test_pdb_table(void **state)
     assert_false(pdb_table_function(&t, 0x10BC, &name, &off));
     assert_false(pdb_table_function(&t, 0x2000, &name, &off));
     assert_false(pdb_table_function(&t, 0x0FFF, &name, &off));
-    /* a procedure in a section the headers do not list is left out, never misplaced */
+    /* a procedure in a section the headers do not list is left out, never misplaced, and counted */
     assert_int_equal(t.nprocs, 2);
+    assert_int_equal(t.outside, 1);
+    assert_int_equal(t.tool_errors, 0);
     /* lines: each entry to the next, a block's end closes it */
     assert_true(pdb_table_line(&t, 0x1031, &file, &line));
     assert_string_equal(file, "/src/a.c");
@@ -252,6 +254,19 @@ static void test_pdb_table_sizes(void **state)
     assert_int_equal(t.npubs, 2);
     assert_string_equal(fn_at(&t, 0x1000 + 200), "-");
     assert_string_equal(fn_at(&t, 0x1050), "-");
+    pdb_table_free(&t);
+
+    /* llvm-pdbutil read a stream in part and said so in its dump (exit 0): counted, the first kept */
+    snprintf(moved, sizeof moved, layout_text, "27");
+    char *at = strstr(moved, "     520 | S_GPROC32");
+    static const char err[] = "    Error while processing symbol records.  Stream Error: The stream is too short to "
+                              "perform the requested operation.\n  Mod 0001 | `* Linker *`: \n";
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - moved), moved, err, strstr(moved, "Section Headers"));
+    read_layout(&t, text);
+    assert_int_equal(t.tool_errors, 1);
+    assert_string_equal(t.tool_error, "Error while processing symbol records.  Stream Error: The stream is too short "
+                                      "to perform the requested operation.");
+    assert_int_equal(t.nprocs, 3);
     pdb_table_free(&t);
 }
 
