@@ -88,8 +88,9 @@ int etl_temp_open(void);
 
 /*
  * Calls clean once when the user or the system ends the process (POSIX: SIGINT, SIGTERM,
- * SIGHUP, SIGXFSZ, SIGPIPE, unless ignored or handled already; Windows: Ctrl-C, Ctrl-Break, the
- * console closed), then lets it end as it would have. clean must be async-signal-safe.
+ * SIGHUP, SIGXFSZ, SIGPIPE, and SIGBUS, a mapped input cut short, unless ignored or handled already;
+ * Windows: Ctrl-C, Ctrl-Break, the console closed), then lets it end as it would have. clean must be
+ * async-signal-safe.
  */
 void etl_on_termination(void (*clean)(void));
 /*

@@ -151,6 +151,23 @@ static void on_term_signal(int sig)
     errno = saved;
 }
 
+/*
+ * SIGBUS: a mapped input shrunk under the run (a log rotated, a file copied in over it). The read
+ * cannot be put off (returning faults again) nor finished: the names go now, in a held section
+ * too (the process ends either way), and the fault ends the process as it would have.
+ */
+static void on_fault_signal(int sig)
+{
+    atomic_store(&term_ending, 1);
+    term_clean();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+    raise(sig); /* a SIGBUS sent by kill: pending until the handler returns; a fault: faults again */
+}
+
 void etl_on_termination(void (*clean)(void))
 {
     if (atomic_exchange(&term_installed, 1)) return;
@@ -167,6 +184,10 @@ void etl_on_termination(void (*clean)(void))
         if (sigaction(term_sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
         sigaction(term_sigs[i], &sa, NULL);
     }
+    struct sigaction old;
+    sa.sa_handler = on_fault_signal;
+    sa.sa_flags = 0;
+    if (sigaction(SIGBUS, NULL, &old) == 0 && old.sa_handler == SIG_DFL) sigaction(SIGBUS, &sa, NULL);
 }
 
 void etl_termination_hold(void)

@@ -2,8 +2,8 @@
  * sigclean.h - temporary outputs removed when a signal ends the process.
  *
  * An output is written under a temporary name beside its target and renamed into
- * place when complete (outfile.h). Should SIGINT, SIGTERM, SIGHUP, SIGXFSZ or SIGPIPE
- * end the run first, the handler installed here removes the names registered (files first,
+ * place when complete (outfile.h). Should SIGINT, SIGTERM, SIGHUP, SIGXFSZ, SIGPIPE or
+ * SIGBUS (the input file cut short while mapped: not put off by a held section) end the run first, the handler installed here removes the names registered (files first,
  * then directories; unlink and rmdir only, both async-signal-safe), restores the
  * signal's default action and lets it end the process as it would have: the exit
  * status a shell sees is still 128 + the signal. A signal the process ignores when

@@ -2,7 +2,8 @@
  * test_sigclean.c - the signal cleanup's held sections (sigclean.h, etl_sigclean_hold): a
  * SIGTERM that comes inside one ends the process only at the release, its registered
  * temporary removed then; sections nest; outside one the signal ends the run at once, as
- * before. Each case runs in a child process (fork), which the signal ends: Linux's.
+ * before. A mapped file cut short under a read (SIGBUS) removes them too. Each case runs in a
+ * child process (fork), which the signal ends: Linux's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,8 @@
 
 #ifndef _WIN32
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -121,9 +124,48 @@ static void test_nested(void **state)
     assert_false(there("tmp"));
 }
 
+/*
+ * The input cut short while mapped (export of a log being rotated): the read faults, SIGBUS ends the
+ * process, and the temporary goes with it, in a held section too (a fault cannot wait). It stayed.
+ */
+static void test_sigbus(void **state)
+{
+    (void)state;
+    for (int holds = 0; holds < 2; holds++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            signal(SIGBUS, SIG_DFL); /* cmocka's handler otherwise: the first registration installs ours */
+            char p[400], in[400];
+            snprintf(p, sizeof p, "%s/tmp", root);
+            snprintf(in, sizeof in, "%s/input", root);
+            touch("tmp");
+            etl_sigclean_add(p, false);
+            int fd = open(in, O_RDWR | O_CREAT | O_TRUNC, 0600);
+            long page = sysconf(_SC_PAGESIZE);
+            if (fd < 0 || ftruncate(fd, 4 * page) != 0) _exit(3);
+            volatile const char *m = mmap(NULL, (size_t)(4 * page), PROT_READ, MAP_SHARED, fd, 0);
+            if (m == MAP_FAILED || ftruncate(fd, page) != 0) _exit(4);
+            if (holds) etl_sigclean_hold();
+            char c = m[3 * page]; /* past the end now */
+            (void)c;
+            touch("after");
+            _exit(0);
+        }
+        int status = 0;
+        assert_true(pid > 0);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFSIGNALED(status));
+        assert_int_equal(WTERMSIG(status), SIGBUS);
+        assert_false(there("after"));
+        assert_false(there("tmp"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_sigbus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_section, setup, teardown),
         cmocka_unit_test_setup_teardown(test_section_finishes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nested, setup, teardown),
