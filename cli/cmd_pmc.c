@@ -267,6 +267,7 @@ void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[
     jw_u64(w, "switches_with_pmc", p->switches_pmc);
     jw_u64(w, "switches_without_pmc", p->switches_no_pmc);
     jw_u64(w, "slices_unpaired", p->slices_unpaired);
+    jw_u64(w, "slices_unknown", p->slices_unknown);
     jw_u64(w, "pmc_counter_reset", p->pmc_counter_reset);
     jw_u64(w, "pmc_count_mismatch", p->pmc_count_mismatch);
     jw_u64(w, "pmc_implausible", p->pmc_implausible);
@@ -349,6 +350,8 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
     printf("%llu switches with counters, %llu without; %llu slices counted", (unsigned long long)p->switches_pmc,
            (unsigned long long)p->switches_no_pmc, (unsigned long long)p->total.slices);
     if (p->slices_unpaired) printf(", %llu without counters at one end", (unsigned long long)p->slices_unpaired);
+    if (p->slices_unknown)
+        printf(", %llu of no known thread left out (across a lost buffer)", (unsigned long long)p->slices_unknown);
     printf("\n");
     printf("\nProcesses\n");
     rows_ctx rc;

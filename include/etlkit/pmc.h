@@ -95,6 +95,7 @@ typedef struct etl_pmc {
     uint64_t switches_pmc;    /* switch-ins with counters (rows' switch-ins) */
     uint64_t switches_no_pmc; /* switch-ins without */
     uint64_t slices_unpaired; /* rows in the window whose switch-in or switch-out lacks counters */
+    uint64_t slices_unknown;  /* rows of no known thread (across a lost buffer): counted nowhere */
     uint64_t pmc_counter_reset;  /* slices dropped: a counter went backwards */
     uint64_t pmc_count_mismatch; /* slices dropped: the two switches carry different counter counts */
     uint64_t pmc_implausible; /* slices dropped: a counter jumped more than a CPU can count (ETL_PMC_MAX_HZ) */

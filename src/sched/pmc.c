@@ -25,6 +25,7 @@ struct etl_pmc_priv {
     etl_pmc_sums *t;      /* by instance */
     size_t cap;
     etl_pmc_sums idle;
+    bool oom;             /* a sum could not grow: finish fails */
 };
 
 static const struct {
@@ -144,6 +145,12 @@ void etl_pmc_add(void *ctx, const etl_sched_row *row)
         p->pmc_count_mismatch++;
         return;
     }
+    /* A slice of no known thread (the model's unknown slice across a lost buffer): its counters ran over
+     * what the file lost, so it counts nowhere, not in its CPU's or the total's sums either. */
+    if (row->new_thread == ETL_SCHED_NONE) {
+        p->slices_unknown++;
+        return;
+    }
     unsigned n = in->pmc_count < ETL_PMC_MAX ? in->pmc_count : ETL_PMC_MAX;
     etl_pmc_sums one;
     memset(&one, 0, sizeof one);
@@ -173,18 +180,25 @@ void etl_pmc_add(void *ctx, const etl_sched_row *row)
     }
     one.slices = 1;
     one.cpu_ns = row->nso - row->si;
+    /* Out of memory fails finish: a total that is not the sum of its rows is not printed. */
     etl_pmc_sums *t = thread_sums(p, row->new_thread);
-    if (t) sums_add(t, &one, n);
+    if (!t) {
+        p->priv->oom = true;
+        return;
+    }
     if (row->cpu >= p->ncpus) {
         size_t nc = (size_t)row->cpu + 1;
         etl_pmc_sums *c = realloc(p->cpus, nc * sizeof *c);
-        if (c) {
-            memset(c + p->ncpus, 0, (nc - p->ncpus) * sizeof *c);
-            p->cpus = c;
-            p->ncpus = nc;
+        if (!c) {
+            p->priv->oom = true;
+            return;
         }
+        memset(c + p->ncpus, 0, (nc - p->ncpus) * sizeof *c);
+        p->cpus = c;
+        p->ncpus = nc;
     }
-    if (row->cpu < p->ncpus) sums_add(&p->cpus[row->cpu], &one, n);
+    sums_add(t, &one, n);
+    sums_add(&p->cpus[row->cpu], &one, n);
     sums_add(&p->total, &one, n);
 }
 
@@ -192,7 +206,7 @@ void etl_pmc_add(void *ctx, const etl_sched_row *row)
 static etl_status pmc_merge(etl_pmc *into, const etl_pmc *from, const uint32_t *map, size_t n)
 {
     const struct etl_pmc_priv *f = from->priv;
-    if (!f || !into->priv) return ETL_E_NOMEM;
+    if (!f || f->oom || !into->priv) return ETL_E_NOMEM;
     for (size_t i = 0; i < f->cap && i < n; i++) {
         if (!f->t[i].slices) continue;
         etl_pmc_sums *t = thread_sums(into, map[i]);
@@ -213,6 +227,7 @@ static etl_status pmc_merge(etl_pmc *into, const etl_pmc *from, const uint32_t *
     into->switches_pmc += from->switches_pmc;
     into->switches_no_pmc += from->switches_no_pmc;
     into->slices_unpaired += from->slices_unpaired;
+    into->slices_unknown += from->slices_unknown;
     into->pmc_counter_reset += from->pmc_counter_reset;
     into->pmc_count_mismatch += from->pmc_count_mismatch;
     if (from->pmc_implausible && (!into->pmc_implausible || from->implausible_first.si < into->implausible_first.si))
@@ -279,7 +294,7 @@ static int cmp_process(const void *pa, const void *pb)
 etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns)
 {
     struct etl_pmc_priv *v = p->priv;
-    if (!v || (p->model && etl_sched_status(p->model) != ETL_OK)) return ETL_E_NOMEM; /* rows were lost */
+    if (!v || v->oom || (p->model && etl_sched_status(p->model) != ETL_OK)) return ETL_E_NOMEM; /* rows were lost */
     etl_window_clip(&p->o.v0, &p->o.v1, end_ns);
     size_t nt = 0;
     for (size_t i = 0; i < v->cap; i++) nt += v->t[i].slices != 0;

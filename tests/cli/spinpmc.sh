@@ -74,5 +74,15 @@ python3 -c "import struct,sys; d=bytearray(open(sys.argv[1],'rb').read()); struc
 expect "spinlocks EventsLost: no maximum" grep -q "^  contended 3188 (true count at least 3188; no upper bound with events lost)" "$tmp/out"
 expect "spinlocks EventsLost: why" grep -q "^Note: the trace lost events (EventsLost or BuffersLost in the header)" "$tmp/out"
 
+# D: the slice across the lost buffer is of no known thread: counted nowhere, so "all" is the sum of its rows.
+"$etlkit" pmc "$tmp/drop.etl" --json --top 0 >"$tmp/out" 2>/dev/null; check "pmc lost buffer" 3 $?
+expect "pmc lost buffer: one slice of no known thread" grep -q '"slices_unknown":1,' "$tmp/out"
+expect "pmc lost buffer: total is the threads' sum" python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+t = j['total']
+sys.exit(not (t['slices'] == sum(x['slices'] for x in j['threads']) == sum(x['slices'] for x in j['cpus'])
+              and t['cpu_ns'] == sum(x['cpu_ns'] for x in j['threads'])))" "$tmp/out"
+
 echo "spinpmc: $passes passed, $fails failed"
 [ "$fails" = 0 ]
