@@ -419,6 +419,11 @@ static int pmc_counters(const cli_opt *opt, const char *s, char *err, size_t cap
         memcpy(c->labels[n], s, len);
         c->labels[n][len] = 0;
         o->po->kinds[n] = etl_pmc_kind_from_name(c->labels[n]);
+        /* A kind named twice: the ratios would take the first slot and ignore the other. */
+        for (unsigned j = 0; j < n; j++)
+            if (o->po->kinds[n] != ETL_PMC_OTHER && o->po->kinds[j] == o->po->kinds[n])
+                return snprintf(err, cap, "--counters: %s named twice (slots %u and %u)",
+                                etl_pmc_kind_name(o->po->kinds[n]), j, n);
         n++;
         s += len;
         if (*s == ',') s++;
@@ -502,6 +507,16 @@ int cmd_pmc(int argc, char **argv)
         threads_table(&a, &run, &c, 1);
     } else {
         print_text(&a, &run, &c);
+    }
+    /* Names past the slots the switches carry name nothing: said, not dropped silently. */
+    if (rc == EXIT_OK && c.named && c.p.switches_pmc && po.nkinds > c.p.counters && !a.quiet) {
+        fprintf(stderr, "%s pmc: %s: warning: --counters names %u slots, the switches carry %u counters: ", prog,
+                run.in.path, po.nkinds, c.p.counters);
+        for (unsigned k = c.p.counters; k < po.nkinds; k++) {
+            fprintf(stderr, "%s", k > c.p.counters ? ", " : "");
+            text_str(stderr, c.labels[k]);
+        }
+        fprintf(stderr, " name%s no counter\n", po.nkinds - c.p.counters > 1 ? "" : "s");
     }
     /* A jump no CPU can make is damage: said on stderr whatever the format, exit 3. */
     int implausible = rc == EXIT_OK && c.p.pmc_implausible;

@@ -84,5 +84,12 @@ t = j['total']
 sys.exit(not (t['slices'] == sum(x['slices'] for x in j['threads']) == sum(x['slices'] for x in j['cpus'])
               and t['cpu_ns'] == sum(x['cpu_ns'] for x in j['threads'])))" "$tmp/out"
 
+# J: --counters naming a kind twice is a usage error; names past the switches' counters are said.
+"$etlkit" pmc "$a" --counters instructions,instructions,llc >/dev/null 2>"$tmp/err"; check "pmc --counters twice" 64 $?
+expect "pmc --counters twice: why" grep -q "instructions named twice (slots 0 and 1)" "$tmp/err"
+"$etlkit" pmc "$a" --counters cycles,instructions,llc,branch,branches --top 1 >/dev/null 2>"$tmp/err"; check "pmc --counters 5 of 4" 0 $?
+expect "pmc --counters 5 of 4: said" grep -q "warning: --counters names 5 slots, the switches carry 4 counters: branches names no counter" "$tmp/err"
+"$etlkit" pmc "$a" --counters foo,foo --top 1 >/dev/null 2>&1; check "pmc --counters: other labels may repeat" 0 $?
+
 echo "spinpmc: $passes passed, $fails failed"
 [ "$fails" = 0 ]
