@@ -559,6 +559,8 @@ int cmd_switches(int argc, char **argv)
                 "batches (no CSwitch event, no stack)\n",
                 prog, col_u64(n0, c->rows), col_u64(n1, c->with_stack[0]), col_u64(n2, c->with_stack[1]),
                 col_u64(n3, c->compact_rows));
+        /* and what the stacks lack, as profile tells it (explore9 F4) */
+        if (!a.quiet) cli_sched_stacks_notes("switches", a.path, c->stacks);
         etl_sched_stacks_free(c->stacks);
         cli_symbols_close(sym);
         free(c->joined);

@@ -400,6 +400,7 @@ static void print_json(const rep_run *run, const out *o)
     }
     jw_arr_end(&w);
     cli_symbols_json(&w, o->sym); /* after the chain: its frames are labelled (looked up) as it is written */
+    cli_sched_stacks_json(&w, o->stk);
     rep_json_anomalies(run, &w);
     jw_obj_end(&w);
     jw_end(&w);
@@ -587,6 +588,7 @@ int cmd_waitchain(int argc, char **argv)
     if (co.has_from && co.has_at && co.from >= co.at) return cli_usage_error("waitchain", "--from must be before --at");
     co.v0 = a.v0;
     co.v1 = a.has_range ? a.v1 : a.v0;
+    int quiet = a.quiet; /* --quiet as given: the passes after the first are quiet */
     a.process = NULL;
     a.thread = -1;
 
@@ -650,6 +652,8 @@ int cmd_waitchain(int argc, char **argv)
         out o = {&c, run.model, stk, frames, sym};
         if (a.format == FMT_JSON) print_json(&run, &o);
         else print_text(&run, &o);
+        fflush(stdout);
+        if (!quiet) cli_sched_stacks_notes("waitchain", a.path, stk); /* what the stacks lack (explore9 F4) */
         etl_sched_stacks_free(stk);
         cli_symbols_close(sym);
     }

@@ -331,16 +331,53 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
     }
 }
 
-/* --thread/--process, asked of each row's thread when the row is made: by the usage and by --by alike. */
+/*
+ * --thread/--process: the thread instances they select once the whole trace is read, so that a thread adopted
+ * by a later DCStart or DCEnd counts to its process (as in cpu, the threads table and waitchain), not only its rows
+ * after the adoption. Learnt by a first pass of the model alone (the same events make the same instances), then
+ * asked of each row by the usage and by --by alike.
+ */
 typedef struct waits_sel {
-    const rep_args *a;
-    const rep_run *run;
+    uint8_t *on;   /* by thread instance */
+    size_t n;
 } waits_sel;
 
 static bool waits_select(void *p, uint32_t thread)
 {
     const waits_sel *s = p;
-    return rep_thread_selected(s->a, s->run->model, thread) != 0;
+    return thread < s->n && s->on[thread];
+}
+
+/* run opened (rep_run_open with the rows' consumer): the first pass, then run is ready for rep_run_go again. */
+static int waits_select_pass(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void *ctx,
+                             void (*on_event)(void *, const etl_sched_event *), waits_sel *sel)
+{
+    rep_args q = *a;
+    q.quiet = 1; /* the second pass tells what there is to tell */
+    etl_sched_close(run->model);
+    etl_sched_source_close(run->src);
+    run->model = NULL;
+    run->src = NULL;
+    int rc = rep_run_start(run, &q, NULL, NULL, NULL);
+    if (rc != EXIT_OK) return rc;
+    cli_diag_hold(&run->in);
+    rep_run_go(run, &q);
+    cli_diag_release(&run->in, 0); /* the run is done again and tells them again */
+    size_t n;
+    etl_sched_threads(run->model, &n);
+    sel->n = n;
+    sel->on = calloc(n ? n : 1, 1);
+    if (!sel->on || run->model_failed) {
+        fprintf(stderr, "%s waits: out of memory\n", prog);
+        rep_run_close(run);
+        return EXIT_IO;
+    }
+    for (size_t i = 0; i < n; i++) sel->on[i] = rep_thread_selected(a, run->model, (uint32_t)i) != 0;
+    etl_sched_close(run->model);
+    etl_sched_source_close(run->src);
+    run->model = NULL;
+    run->src = NULL;
+    return rep_run_start(run, a, on_row, ctx, on_event);
 }
 
 /* --by stack: the model's rows of the selected threads, charged to their stacks as etl_usage counts them. */
@@ -354,8 +391,8 @@ static void by_row(void *p, const etl_sched_row *row)
     by_ctx *c = p;
     if (!c->w) return;
     /* idle and unknown slices pass: etl_wait_stacks_row counts neither, as etl_usage_add with a selection */
-    if ((c->sel.a->process || c->sel.a->thread >= 0) && row->new_thread != ETL_SCHED_IDLE &&
-        row->new_thread != ETL_SCHED_NONE && !waits_select(&c->sel, row->new_thread))
+    if (c->sel.on && row->new_thread != ETL_SCHED_IDLE && row->new_thread != ETL_SCHED_NONE &&
+        !waits_select(&c->sel, row->new_thread))
         return;
     etl_wait_stacks_row(c->w, row);
 }
@@ -363,13 +400,15 @@ static void by_row(void *p, const etl_sched_row *row)
 static int waits_by_stack(const rep_args *a, int readying, int flat, const char *symbols)
 {
     rep_run run;
-    by_ctx c = {NULL, {a, &run}};
+    by_ctx c = {NULL, {NULL, 0}};
     /* the symbol path before the trace is read: a folder that is not there fails here */
     etl_symbols *sym = NULL;
     int rc = cli_symbols_open("waits", symbols, &sym);
     if (rc != EXIT_OK) return rc;
     rc = rep_run_open(&run, a, by_row, &c, NULL);
+    if (rc == EXIT_OK && (a->process || a->thread >= 0)) rc = waits_select_pass(&run, a, by_row, &c, NULL, &c.sel);
     if (rc != EXIT_OK) {
+        free(c.sel.on);
         etl_symbols_close(sym);
         return rc;
     }
@@ -384,15 +423,17 @@ static int waits_by_stack(const rep_args *a, int readying, int flat, const char 
         etl_sched_stacks_free(s);
         cli_symbols_close(sym);
         rep_run_close(&run);
+        free(c.sel.on);
         return rc;
     }
     rep_run_go(&run, a);
     rep_no_match(&run, a);
-    int bad = waits_stacks_print(c.w, s != NULL, sym, readying, &run, a, flat,
-                                 rep_top(a, a->format == FMT_JSON ? 0 : 10));
+    int bad = waits_stacks_print(c.w, s, sym, readying, &run, a, flat, rep_top(a, a->format == FMT_JSON ? 0 : 10));
+    if (!bad && !a->quiet) cli_sched_stacks_notes("waits", a->path, s); /* what the stacks lack (explore9 F4) */
     etl_wait_stacks_free(c.w);
     etl_sched_stacks_free(s);
     cli_symbols_close(sym);
+    free(c.sel.on);
     if (bad) {
         fprintf(stderr, "%s waits: out of memory\n", prog);
         rep_run_close(&run);
@@ -438,19 +479,28 @@ int cmd_waits(int argc, char **argv)
     waits_run wr;
     memset(&wr, 0, sizeof wr);
     rep_run run;
-    waits_sel sel = {&a, &run};
+    waits_sel sel = {NULL, 0};
     etl_usage_options uo = {.sz = sizeof uo, .v0 = a.v0, .v1 = a.has_range ? a.v1 : a.v0, .longest = longest};
     int rc = rep_run_open(&run, &a, etl_usage_add, &wr, count_ready); /* wr starts with u: etl_usage_add's ctx */
-    if (rc != EXIT_OK) return rc;
     /* --thread/--process: every member counts the selected threads' rows alone (explore9 F1) */
-    if (etl_usage_init(&wr.u, run.model, &uo) != ETL_OK ||
-        ((a.process || a.thread >= 0) && etl_usage_select(&wr.u, waits_select, &sel) != ETL_OK)) {
+    if (rc == EXIT_OK && (a.process || a.thread >= 0))
+        rc = waits_select_pass(&run, &a, etl_usage_add, &wr, count_ready, &sel);
+    if (rc != EXIT_OK) {
+        free(sel.on);
+        return rc;
+    }
+    if (etl_usage_init(&wr.u, run.model, &uo) != ETL_OK) {
         fprintf(stderr, "%s waits: out of memory\n", prog);
+        free(sel.on);
         rep_run_close(&run);
         return EXIT_IO;
     }
+    if (sel.on) (void)etl_usage_select(&wr.u, waits_select, &sel); /* no intervals: ETL_OK */
     rep_run_go(&run, &a);
-    if (etl_usage_finish(&wr.u, run.end_ns) != ETL_OK) return rep_usage_failed(&run, &wr.u, "waits");
+    if (etl_usage_finish(&wr.u, run.end_ns) != ETL_OK) {
+        free(sel.on);
+        return rep_usage_failed(&run, &wr.u, "waits");
+    }
     waits_sort(wr.u.threads, wr.u.nthreads);
     rep_no_match(&run, &a);
     if (rep_no_switches(&run, &a) && a.format == FMT_TEXT) {
@@ -465,5 +515,6 @@ int cmd_waits(int argc, char **argv)
         print_table(&a, &run, &wr.u, wr.ready_events);
     }
     etl_usage_free(&wr.u);
+    free(sel.on);
     return rep_finish(&run, "waits");
 }

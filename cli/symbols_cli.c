@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 #include "base/platform.h"
+#include "columns.h"
+#include "out/text.h"
 
 /*
  * The library's diagnostics, one line each as they happen: while the path is opened, an
@@ -81,6 +83,29 @@ int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned threads, unsi
     }
     if (*sym) etl_sched_stacks_set_symbols(*out, *sym, flags);
     return EXIT_OK;
+}
+
+void cli_sched_stacks_notes(const char *cmd, const char *path, const etl_sched_stacks *s)
+{
+    const char *key, *text;
+    uint64_t n;
+    for (unsigned i = 0; s && etl_sched_stacks_note(s, i, &key, &n, &text); i++) {
+        if (!n) continue;
+        char c[32];
+        fprintf(stderr, "%s %s: note: ", prog, cmd);
+        text_str(stderr, path);
+        fprintf(stderr, ": %s %s\n", col_u64(c, n), text);
+    }
+}
+
+void cli_sched_stacks_json(jw *w, const etl_sched_stacks *s)
+{
+    if (!s) return;
+    const char *key, *text;
+    uint64_t n;
+    jw_obj(w, "stacks_lack");
+    for (unsigned i = 0; etl_sched_stacks_note(s, i, &key, &n, &text); i++) jw_u64(w, key, n);
+    jw_obj_end(w);
 }
 
 void cli_symbols_close(etl_symbols *s)

@@ -35,6 +35,12 @@ int cli_symbols_scan(const char *cmd, etl_symbols *s, etl_reader *r);
  */
 int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned threads, unsigned flags, etl_sched_stacks **out,
                           etl_symbols **sym);
+/*
+ * What the scheduler's stacks lack (etl_sched_stacks_note), as profile tells its own: a note line on stderr
+ * for each count that is not 0 (s NULL: nothing), and the counts as the JSON object "stacks_lack".
+ */
+void cli_sched_stacks_notes(const char *cmd, const char *path, const etl_sched_stacks *s);
+void cli_sched_stacks_json(jw *w, const etl_sched_stacks *s);
 /* Tells stderr what is missing ("2 modules without symbols: ..."), then closes s (NULL: nothing). */
 void cli_symbols_close(etl_symbols *s);
 /* The JSON key "symbols": the modules without symbols, the round trips (nothing when s is NULL). */

@@ -67,9 +67,10 @@ static void json_node(jw *j, const view *v, const etl_wait_node *parent, unsigne
     }
 }
 
-int waits_stacks_print(etl_wait_stacks *w, bool stacks_logged, etl_symbols *sym, bool readying, const rep_run *run,
-                       const rep_args *a, bool flat, unsigned top)
+int waits_stacks_print(etl_wait_stacks *w, const etl_sched_stacks *stacks, etl_symbols *sym, bool readying,
+                       const rep_run *run, const rep_args *a, bool flat, unsigned top)
 {
+    bool stacks_logged = stacks != NULL;
     etl_wait_node root;
     view v = {NULL, top, 0};
     if (etl_wait_stacks_build(w, flat, NULL, NULL, &v.n, &root) != ETL_OK) return -1;
@@ -87,6 +88,7 @@ int waits_stacks_print(etl_wait_stacks *w, bool stacks_logged, etl_symbols *sym,
         jw_str(&j, "by", key);
         jw_bool(&j, "stacks_logged", stacks_logged);
         cli_symbols_json(&j, sym);
+        cli_sched_stacks_json(&j, stacks);
         json_acc(&j, &total);
         jw_obj(&j, "no_stack");
         json_acc(&j, &none);

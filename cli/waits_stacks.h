@@ -11,7 +11,8 @@
 #include "report.h"
 
 /* top: children per node (tree) or functions (flat), 0 all. 0 ok, -1 out of memory. */
-int waits_stacks_print(etl_wait_stacks *w, bool stacks_logged, etl_symbols *sym, bool readying, const rep_run *run,
-                       const rep_args *a, bool flat, unsigned top);
+/* stacks: the trace's (NULL: it walks none), for what they lack ("stacks_lack" in JSON). */
+int waits_stacks_print(etl_wait_stacks *w, const etl_sched_stacks *stacks, etl_symbols *sym, bool readying,
+                       const rep_run *run, const rep_args *a, bool flat, unsigned top);
 
 #endif

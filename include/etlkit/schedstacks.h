@@ -41,7 +41,22 @@ typedef struct etl_sched_stacks_stats {
     uint64_t key_refs_unresolved;             /* stack-key references whose definition was lost (profile.h) */
     uint64_t user_parts_dropped;              /* events that stopped waiting for a deferred user part */
     uint64_t walks_other;                     /* walks of other events (SampledProfile, ...) */
+    /* What the rows' stacks lack (etl_sched_stacks_note tells each): */
+    uint64_t walks_cut;                       /* plain walks past 192 frames (the innermost 192 kept) */
+    uint64_t walks_unmatched;                 /* kernel parts at a CSwitch's or a waiting ReadyThread's time on
+                                                 their CPU naming another thread (StackThread): no row takes them */
+    uint64_t walks_repeated;                  /* kernel parts of an event whose kernel part came already (a
+                                                 damaged EventTimeStamp): refused, never taken as its user part */
+    uint64_t events_ambiguous;                /* events of one kind at one (CPU, time) with different stacks: a row
+                                                 cannot tell which is its, so it gets none */
 } etl_sched_stacks_stats;
+
+/*
+ * The notes on what the rows' stacks lack, i = 0, 1, ... until false: *key the count's JSON key, *count it
+ * (0: nothing to tell), *text what it means, to follow the count ("N stack references ...").
+ */
+ETL_API bool etl_sched_stacks_note(const etl_sched_stacks *s, unsigned i, const char **key, uint64_t *count,
+                                   const char **text);
 
 /*
  * Whether the first records of r show a stack walk of a CSwitch or a ReadyThread

@@ -149,8 +149,9 @@ typedef struct etl_usage {
 ETL_API etl_status etl_usage_init(etl_usage *u, const etl_sched *model, const etl_usage_options *o);
 /*
  * The threads to count (`waits --thread/--process`), set after init, before the first row: a row counts only when
- * select(ctx, its thread instance) is true, asked when the row is made (as etl_wait_stacks' caller asks it), and
- * idle and unknown slices then count nowhere. Every answer is then the selected threads' alone: threads,
+ * select(ctx, its thread instance) is true, asked when the row is made, and idle and unknown slices then count
+ * nowhere. A thread's process may be known only later (a thread adopted by the end rundown): `waits` decides
+ * the selection on a first pass of the model (instance indices are the same on every pass of a trace). Every answer is then the selected threads' alone: threads,
  * processes, ready_all, woken_all, reasons, longest_* and the histogram; no CPU is told (ncpus 0: a CPU's idle
  * time is the machine's). ETL_E_INVALID_ARG with interval_ns (the intervals would read as the machine's busy
  * time); not for etl_usage_percpu (its merge fails with ETL_E_UNSUPPORTED: slices are not rows).

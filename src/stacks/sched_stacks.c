@@ -24,9 +24,11 @@
 #include "etlkit/symbols.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/bytes.h"
 #include "base/pipe.h"
 #include "base/sort.h"
 #include "etlkit/event.h"
@@ -74,7 +76,7 @@ typedef struct sst_run {
     etl_pipe *pipe;           /* to the counter, or NULL: one thread */
     etl_attach at;
     uint64_t *pending;        /* by CPU, PENDING each: ReadyThread times no walk has come for yet (0: free) */
-    uint64_t (*last_in)[2];   /* by CPU: the last CSwitch's time and new thread */
+    uint64_t (*last_in)[3];   /* by CPU: the last CSwitch's time, new thread, and whether its kernel part came */
     unsigned ncpu;
     uint64_t *pairs;
     uint32_t hint[64];
@@ -219,24 +221,44 @@ static etl_status announce(sst_run *R, const etl_record *rec, unsigned kind, uin
 }
 
 /*
+ * A walk record's event (EventTimeStamp, StackThread) and whether it is a kernel part: a key reference
+ * 0x1825, or a plain walk whose innermost frame is in the kernel (a CSwitch's or ReadyThread's walk starts
+ * there; the plain user part of a two-walk stack starts in user space). False: not decoded.
+ */
+static bool walk_of(const etl_record *rec, uint16_t hook, uint64_t *ts, uint32_t *tid, bool *kernel)
+{
+    if (hook == ETL_HOOK_STACKWALK) {
+        etl_stackwalk w;
+        if (etl_stackwalk_decode(rec->payload, rec->pointer_size, &w) != ETL_OK) return false;
+        *ts = w.event_timestamp, *tid = w.stack_thread;
+        uint64_t f0 = 0;
+        if (w.frame_count) etl_rd_ptrs(&f0, w.frames, w.ptr_size, 1);
+        *kernel = !w.frame_count || etl_image_kernel_addr(w.ptr_size, f0); /* none: attach.c takes it so */
+        return true;
+    }
+    etl_stack_key_ref k;
+    if (etl_stack_key_ref_decode(rec->payload, rec->pointer_size, &k) != ETL_OK) return false;
+    *ts = k.event_timestamp, *tid = k.stack_thread;
+    *kernel = hook == ETL_HOOK_STACK_KEY_KERNEL;
+    return true;
+}
+
+static bool pending_at(const sst_run *R, unsigned cpu, uint64_t ts)
+{
+    const uint64_t *p = &R->pending[(size_t)cpu * PENDING];
+    for (unsigned k = 0; ts && k < PENDING; k++)
+        if (p[k] == ts) return true;
+    return false;
+}
+
+/*
  * A walk on a CPU with a ReadyThread waiting there at its EventTimeStamp: that
  * ReadyThread is announced, its thread the walk's (unless the walk is the CSwitch's
  * of the same time, already announced).
  */
-static etl_status ready_walked(sst_run *R, const etl_record *rec, uint16_t hook)
+static etl_status ready_walked(sst_run *R, const etl_record *rec, uint64_t ts, uint32_t tid)
 {
     if (rec->cpu >= R->ncpu) return ETL_OK;
-    uint64_t ts;
-    uint32_t tid;
-    if (hook == ETL_HOOK_STACKWALK) {
-        etl_stackwalk w;
-        if (etl_stackwalk_decode(rec->payload, rec->pointer_size, &w) != ETL_OK) return ETL_OK;
-        ts = w.event_timestamp, tid = w.stack_thread;
-    } else {
-        etl_stack_key_ref k;
-        if (etl_stack_key_ref_decode(rec->payload, rec->pointer_size, &k) != ETL_OK) return ETL_OK;
-        ts = k.event_timestamp, tid = k.stack_thread;
-    }
     uint64_t *p = &R->pending[(size_t)rec->cpu * PENDING];
     for (unsigned k = 0; k < PENDING; k++) {
         if (p[k] != ts || !ts) continue;
@@ -245,6 +267,45 @@ static etl_status ready_walked(sst_run *R, const etl_record *rec, uint16_t hook)
         return announce(R, rec, KIND_READY, tid, ts);
     }
     return ETL_OK;
+}
+
+/*
+ * A walk record of pass 2. A kernel part is logged just after its event, on the event's CPU, before that
+ * CPU's next CSwitch: so it names the CPU's last CSwitch, or a ReadyThread no walk came for yet. A kernel
+ * part that names an event whose kernel part came already (a damaged EventTimeStamp repeating an earlier
+ * walk's) is refused and counted: attach.c would take it as that event's user part, a wrong stack on an
+ * undamaged row (explore9 F5). One that names a CSwitch's or a pending ReadyThread's time on its CPU but no
+ * announced event (its StackThread is another thread) is counted: its row loses its stack (F4).
+ */
+static etl_status pass2_walk(sst_run *R, const etl_record *rec, uint16_t hook, etl_stack_pos pos)
+{
+    uint64_t ts;
+    uint32_t tid;
+    bool kernel;
+    if (!walk_of(rec, hook, &ts, &tid, &kernel) || rec->cpu >= R->ncpu)
+        return etl_attach_walk(&R->at, rec, hook, pos); /* attach.c says what it makes of it */
+    uint64_t *in = R->last_in[rec->cpu];
+    bool pend = pending_at(R, rec->cpu, ts), last = ts && in[0] == ts, the_last = last && in[1] == tid;
+    etl_status st = ready_walked(R, rec, ts, tid);
+    if (st != ETL_OK || !kernel) return st == ETL_OK ? etl_attach_walk(&R->at, rec, hook, pos) : st;
+    if (the_last) {
+        if (in[2]) { /* the CSwitch's kernel part came already */
+            R->s->st.walks_repeated++;
+            return ETL_OK;
+        }
+        in[2] = 1;
+    } else if (!pend) {
+        if (etl_attach_wanted(&R->at, rec, hook)) { /* an event walked before: not this walk's */
+            R->s->st.walks_repeated++;
+            return ETL_OK;
+        }
+        if (last) R->s->st.walks_unmatched++; /* attach.c counted it in walks_other */
+        return ETL_OK;
+    }
+    uint64_t other = R->at.stats.walks_other;
+    st = etl_attach_walk(&R->at, rec, hook, pos);
+    if (R->at.stats.walks_other != other) R->s->st.walks_unmatched++;
+    return st;
 }
 
 /* The reader of pass 2 (etl_pipe_run's; ETL_END: the counter stopped it). */
@@ -263,7 +324,8 @@ static etl_status read_pass2(void *ctx, etl_pipe *pipe)
             etl_cswitch sw;
             if (etl_event_decode_cswitch(rec, &sw) != ETL_OK || !(sw.known & ETL_CSW_NEW_TID)) continue;
             R->s->st.cswitch_events++;
-            if (rec->cpu < R->ncpu) R->last_in[rec->cpu][0] = rec->ts, R->last_in[rec->cpu][1] = sw.new_tid;
+            if (rec->cpu < R->ncpu)
+                R->last_in[rec->cpu][0] = rec->ts, R->last_in[rec->cpu][1] = sw.new_tid, R->last_in[rec->cpu][2] = 0;
             st = announce(R, rec, KIND_CSWITCH, sw.new_tid, rec->ts);
         } else if (hook == ETL_HOOK_READY_THREAD) {
             R->s->st.ready_events++;
@@ -276,14 +338,14 @@ static etl_status read_pass2(void *ctx, etl_pipe *pipe)
             }
             p[k < PENDING ? k : oldest] = rec->ts;
         } else if (hook == ETL_HOOK_STACKWALK || hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER) {
-            st = ready_walked(R, rec, hook);
-            if (st == ETL_OK) st = etl_attach_walk(&R->at, rec, hook, etl_stack_pos_of(rec, etl_iter_merge_ts(it)));
+            st = pass2_walk(R, rec, hook, etl_stack_pos_of(rec, etl_iter_merge_ts(it)));
         }
     }
     if (st == ETL_OK) st = etl_attach_finish(&R->at); /* the trace's end: what waits closes with what it has */
     R->s->st.key_refs_unresolved = R->at.stats.key_refs_unresolved;
     R->s->st.user_parts_dropped = R->at.stats.user_parts_dropped;
     R->s->st.walks_other = R->at.stats.walks_other;
+    R->s->st.walks_cut = R->at.stats.walks_cut;
     etl_iter_close(it);
     return st;
 }
@@ -301,6 +363,21 @@ static int cmp_entry(const void *a, const void *b)
 static etl_status finish(etl_sched_stacks *s, const etl_clock *clk)
 {
     etl_sort(s->v, s->n, sizeof *s->v, cmp_entry);
+    /*
+     * Two walked events of one kind at one time on one CPU (two ReadyThreads of one tick by one readier) are
+     * one row lookup: one stack when theirs are the same; else which is whose is unknown, so neither (counted).
+     */
+    size_t k = 0;
+    for (size_t i = 0; i < s->n;) {
+        size_t j = i + 1;
+        bool same = true;
+        while (j < s->n && s->v[j].kind == s->v[i].kind && s->v[j].cpu == s->v[i].cpu && s->v[j].ns == s->v[i].ns)
+            same &= s->v[j++].stack == s->v[i].stack;
+        if (same) s->v[k++] = s->v[i];
+        else s->st.events_ambiguous++;
+        i = j;
+    }
+    s->n = k;
     s->st.stacks = s->resolved.count;
     s->scratch = malloc(2 * ETL_STACK_MAX_FRAMES * sizeof *s->scratch);
     if (!s->scratch) return ETL_E_NOMEM;
@@ -380,6 +457,37 @@ void etl_sched_stacks_free(etl_sched_stacks *s)
 }
 
 const etl_sched_stacks_stats *etl_sched_stacks_stats_get(const etl_sched_stacks *s) { return &s->st; }
+
+bool etl_sched_stacks_note(const etl_sched_stacks *s, unsigned i, const char **key, uint64_t *count,
+                           const char **text)
+{
+    /* profile's notes (cli/cmd_profile.c) for the same losses, in the rows' terms */
+    static const struct {
+        const char *key, *text;
+        size_t at;
+    } notes[] = {
+        {"key_refs_unresolved", "stack references have no definition of their part (kernel or user) next for their "
+         "key, so theirs was lost: those rows' stacks lack that part, or have none",
+         offsetof(etl_sched_stacks_stats, key_refs_unresolved)},
+        {"user_parts_dropped", "events stopped waiting for a deferred user stack (more than 4096 waiting on a "
+         "thread): those rows' stacks lack the user part", offsetof(etl_sched_stacks_stats, user_parts_dropped)},
+        {"walks_cut", "stack walks had more than 192 frames (Windows logs at most 192): the innermost 192 are kept",
+         offsetof(etl_sched_stacks_stats, walks_cut)},
+        {"walks_unmatched", "stack walks at a CSwitch's or ReadyThread's time on their CPU name another thread: "
+         "those rows have no stack", offsetof(etl_sched_stacks_stats, walks_unmatched)},
+        {"walks_repeated", "stack walks name an event whose walk came already (their EventTimeStamp repeats "
+         "another's): left out, never taken as that event's user part", offsetof(etl_sched_stacks_stats,
+         walks_repeated)},
+        {"events_ambiguous", "times hold two walked events of one kind on one CPU with different stacks: their "
+         "rows have no stack (which is whose is unknown)", offsetof(etl_sched_stacks_stats, events_ambiguous)},
+    };
+    if (i >= sizeof notes / sizeof notes[0]) return false;
+    *key = notes[i].key;
+    *text = notes[i].text;
+    *count = 0;
+    if (s) memcpy(count, (const char *)&s->st + notes[i].at, sizeof *count);
+    return true;
+}
 
 /* ------------------------------------------------------------ lookups */
 
