@@ -372,7 +372,9 @@ static etl_status encode_switch(conv *c, const etl_cswitch *sw)
     in.old_base_priority = bp != ETL_IDMAP_EMPTY ? (int8_t)(uint8_t)bp : sw->old_priority;
     in.old_state = sw->old_state;
     in.old_wait_reason = sw->old_wait_reason;
-    in.new_wait_time = sw->new_wait_time;
+    /* A wait time the source did not carry (all ones read back from a converted file) is none: a Lite record,
+     * as the batch it came from had, never 0xFFFFFFFF clamped to a real wait of 2^17 - 1 ticks. */
+    in.new_wait_time = (sw->known & ETL_CSW_NEW_WAIT_TIME) ? sw->new_wait_time : 0;
     etl_ccswap_batch b;
     etl_status st = etl_ccswap_encoder_add(&c->enc, &in, &b);
     if (st != ETL_OK) {
