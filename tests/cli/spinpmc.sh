@@ -38,6 +38,10 @@ expect "pmc bit 40: note" grep -q "^note: 1 slices dropped: a counter jumped" "$
 expect "pmc bit 40: no GHz past 10" sh -c "! grep -Eq ' [0-9]{2,}\.[0-9]{3}\$' '$tmp/out'"
 "$etlkit" pmc "$tmp/b.etl" --json >"$tmp/out" 2>/dev/null; check "pmc bit 40 --json" 3 $?
 expect "pmc bit 40 --json: where" grep -q '"pmc_implausible":1,"pmc_implausible_first":{"cpu":2,' "$tmp/out"
+# The report page meets it in its own pass: exit 3 as pmc (its data have the count).
+"$etlkit" report "$tmp/b.etl" -o "$tmp/b.html" >/dev/null 2>&1; check "report: pmc bit 40" 3 $?
+expect "report: pmc bit 40: the page is written" [ -s "$tmp/b.html" ]
+"$etlkit" report "$a" -o "$tmp/a.html" >/dev/null 2>&1; check "report: undamaged" 0 $?
 
 # C: a cycles counter that never counts: IPC, CPI and GHz are "-" in text, null in JSON, empty in CSV, and said.
 "$etlkit" synth -q --pmc 4 --seed 9 --duration 0.3 -o "$tmp/pz.etl"; check "synth pz" 0 $?
@@ -59,6 +63,7 @@ expect "spinlocks release < acquire: told beside the irq ones" grep -q "^  and 1
 "$etlkit" spinlocks "$tmp/h.etl" --json >"$tmp/out" 2>/dev/null; check "spinlocks release < acquire --json" 3 $?
 expect "spinlocks release < acquire --json: hold without it" grep -q '"hold_cycles":{"total":295980215,"weight":65165,"mean":4542,"p50":2528,' "$tmp/out"
 expect "spinlocks release < acquire --json: counted" grep -q '"irq_skipped":47,"release_before_acquire":1,' "$tmp/out"
+"$etlkit" report "$tmp/h.etl" -o "$tmp/h.html" >/dev/null 2>&1; check "report: release < acquire" 3 $?
 
 # E: events lost (a missing buffer: exit 3; EventsLost in the header: exit 0): the bounds keep their minimum, lose
 # their maximum, and say why (truth: 3188 contended, the missing buffer's file said 3106..3106).
