@@ -5,6 +5,7 @@
 #include "opts.h"
 #include "fields.h"
 #include "out/csv.h"
+#include "container/reader_internal.h"
 
 typedef enum { FMT_JSONL, FMT_CSV, FMT_TEXT } dump_format;
 
@@ -254,6 +255,41 @@ static void emit_switch(ln_buf *l, dump_format f, const etl_cswitch *sw, const e
     out_line(l);
 }
 
+/* A CPU's last switch printed from batches, and the batch that holds its pending switch. */
+typedef struct sw_order {
+    uint64_t last;
+    uint32_t buf, off;
+} sw_order;
+
+/* Switches of one batch earlier than their CPU's switch ahead of them: told once, at the first. */
+typedef struct back_run {
+    uint32_t buf, off;
+    uint64_t n, ts, prev;
+} back_run;
+
+/* The model's rule (etl_sched_takes): a switch earlier than its CPU's last switch taken is passed over. */
+static bool goes_back(sw_order *order, const etl_cswitch *sw, back_run *b)
+{
+    sw_order *o = &order[sw->cpu];
+    if (sw->ts >= o->last) {
+        o->last = sw->ts;
+        return false;
+    }
+    if (!b->n++) {
+        b->ts = sw->ts;
+        b->prev = o->last;
+    }
+    return true;
+}
+
+static void back_tell(etl_iter *it, const back_run *b)
+{
+    char fate[96];
+    if (!b->n) return;
+    snprintf(fate, sizeof fate, "%llu of the batch's switches from there passed over", (unsigned long long)b->n);
+    etl_iter_switches_back(it, b->buf, b->off, b->ts, b->prev, fate);
+}
+
 static const cli_cmd dump_cmd = {
     "dump", "[OPTIONS] FILE",
     "Prints one line per record of an ETL file, with the decoded payload of the kernel\n"
@@ -355,10 +391,12 @@ int cmd_dump(int argc, char **argv)
     etl_reader_keep_bad_times(in.reader, true);
     etl_iter *it = NULL;
     etl_batch_expand_cpu *cpus = calloc(ncpu ? ncpu : 1, sizeof *cpus);
+    sw_order *order = calloc(ncpu ? ncpu : 1, sizeof *order);
     ln_buf l = {chunk, 0, LINE_CAP, 0, 1, 0};
-    if (!cpus || etl_iter_open(in.reader, o.order, &it) != ETL_OK) {
+    if (!cpus || !order || etl_iter_open(in.reader, o.order, &it) != ETL_OK) {
         fprintf(stderr, "%s: out of memory\n", prog);
         free(cpus);
+        free(order);
         free(o.hooks);
         cli_close(&in, NULL);
         return EXIT_IO;
@@ -391,12 +429,30 @@ int cmd_dump(int argc, char **argv)
         if (o.hooks && (!kernel || !o.hooks[hook])) continue;
         etl_event_decode(r, &ev);
         if (o.expand && ev.kind == ETL_EVENT_CCSWAP_BATCH) {
+            /* The rules every reader applies to a batch's switches (the model's): none after its buffer's flush,
+             * and none before its CPU's switch ahead of it (etl_sched_takes); the first told at the batch. */
             uint64_t bad_time = x.stats.bad_time;
+            etl_batch_expand_window(&x, x.t_lo, etl_iter_time_limit(it));
+            bool had = r->cpu < ncpu && etl_batch_expand_pending(&cpus[r->cpu]);
+            back_run prev = {0}, cur = {r->buffer_index, r->offset, 0, 0, 0}, *run = had ? &prev : &cur;
+            if (had) {
+                prev.buf = order[r->cpu].buf;
+                prev.off = order[r->cpu].off;
+            }
             etl_batch_expand_begin(&x, r->cpu, r->payload, bias, (uint8_t)r->version);
             while (n < o.limit && etl_batch_expand_next(&x, &sw) == ETL_OK) {
+                bool back = goes_back(order, &sw, run);
+                run = &cur; /* the first switch out was the pending one */
+                if (back) continue;
                 emit_switch(&l, o.format, &sw, clk);
                 n++;
             }
+            if (r->cpu < ncpu) {
+                order[r->cpu].buf = r->buffer_index;
+                order[r->cpu].off = r->offset;
+            }
+            back_tell(it, &prev);
+            back_tell(it, &cur);
             if (x.stats.bad_time != bad_time)
                 etl_iter_bad_time(it, r, x.walk.time, "hook 0x0525, a switch", "the batch's switches from there on dropped");
             continue;
@@ -405,6 +461,10 @@ int cmd_dump(int argc, char **argv)
         n++;
     }
     while (o.expand && n < o.limit && etl_batch_expand_finish(&x, &sw) == ETL_OK) {
+        back_run b = {sw.cpu < ncpu ? order[sw.cpu].buf : 0, sw.cpu < ncpu ? order[sw.cpu].off : 0, 0, 0, 0};
+        bool back = goes_back(order, &sw, &b);
+        back_tell(it, &b);
+        if (back) continue;
         emit_switch(&l, o.format, &sw, clk);
         n++;
     }
@@ -418,6 +478,7 @@ int cmd_dump(int argc, char **argv)
     etl_stats st = *etl_iter_stats_get(it);
     etl_iter_close(it);
     free(cpus);
+    free(order);
     free(o.hooks);
     if (cli_stdout_done("dump") != EXIT_OK) {
         cli_close(&in, NULL);

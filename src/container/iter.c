@@ -828,6 +828,16 @@ void etl_iter_bad_time(etl_iter *it, const etl_record *rec, uint64_t ts, const c
     bad_time(it, &c, rec->offset, ts, what, fate);
 }
 
+void etl_iter_switches_back(etl_iter *it, uint32_t buffer_index, uint32_t offset, uint64_t ts, uint64_t prev,
+                            const char *fate)
+{
+    if (buffer_index >= it->r->nbufs) return;
+    cursor c = {.buf = &it->r->bufs[buffer_index]};
+    char t[32], why[112];
+    snprintf(why, sizeof why, "before its CPU's switch ahead of it (%s s)", etl_reader_secs(it->r, prev, t));
+    bad_time_why(it, &c, offset, ts, "hook 0x0525, a switch", why, fate);
+}
+
 void etl_iter_keep_hooks(etl_iter *it, const uint8_t keep[8192], const uint8_t mark[8192])
 {
     memcpy(it->keep_hook_bits, keep, sizeof it->keep_hook_bits);

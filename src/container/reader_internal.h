@@ -86,6 +86,14 @@ void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, u
 etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uint8_t *scratch,
                                   size_t cap, etl_span *out, etl_stats *st);
 
+/*
+ * A compact batch's switch (the first of those told) at ts earlier than its CPU's switch ahead of
+ * it (prev, the last one taken), in the batch at offset of buffer buffer_index: the model passes
+ * such a switch over (etl_sched_takes), and so does every reader that expands batches. Told with
+ * the batch's file offset and its fate, counted as a bad time of the buffer (exit 3).
+ */
+void etl_iter_switches_back(etl_iter *it, uint32_t buffer_index, uint32_t offset, uint64_t ts, uint64_t prev,
+                            const char *fate);
 /* Seconds from the trace start of raw time ts, as "-7205759402.861541" into out[32] (for messages). */
 const char *etl_reader_secs(const etl_reader *r, uint64_t ts, char out[32]);
 /* EndTime on the session clock, exactly (-1: none, not after StartTime). */

@@ -85,7 +85,14 @@ typedef struct conv {
     bool seen_header, seen_mask; /* buffer 0's logfile header and extension, which the writer makes anew */
     uint8_t *retimed;    /* a record copied to be written at its CPU's time (write_raw) */
     size_t retimed_cap;
+    struct sw_order *order; /* per CPU: its batches' switches in time order (switch_goes_back) */
 } conv;
+
+/* A CPU's last switch taken from batches, and the batch of its pending switch. */
+typedef struct sw_order {
+    uint64_t last;
+    uint32_t buf, off;
+} sw_order;
 
 /* A trace may carry both CSwitch events and batches (--cswitch both): use one kind per CPU. */
 enum { SRC_UNKNOWN = 0, SRC_CSWITCH = 1, SRC_BATCH = 2 };
@@ -305,21 +312,78 @@ static etl_status queue_switch(conv *c, const etl_cswitch *sw)
     return ETL_OK;
 }
 
-/* Compact -> full: expand the batch, queue its switches, release what is now in order. */
+/* Switches of one batch that go back in time: told once, at the first. */
+typedef struct back_run {
+    uint32_t buf, off; /* the batch */
+    uint64_t n, ts, prev;
+} back_run;
+
+static void back_tell(conv *c, const back_run *b, bool to_full)
+{
+    if (!b->n) return;
+    char fate[96];
+    if (to_full) snprintf(fate, sizeof fate, "%llu of the batch's switches from there passed over", (unsigned long long)b->n);
+    else snprintf(fate, sizeof fate, "the batch copied as it is (%llu of its switches go back)", (unsigned long long)b->n);
+    etl_iter_switches_back(c->it, b->buf, b->off, b->ts, b->prev, fate);
+}
+
+/*
+ * The model's rule for a switch (etl_sched_takes): one earlier than its CPU's last switch taken
+ * breaks the CPU's chain, and is passed over. b gathers those of one batch, to tell them once.
+ */
+static bool switch_goes_back(conv *c, const etl_cswitch *sw, back_run *b)
+{
+    sw_order *o = &c->order[sw->cpu];
+    if (sw->ts >= o->last) {
+        o->last = sw->ts;
+        return false;
+    }
+    if (!b->n++) {
+        b->ts = sw->ts;
+        b->prev = o->last;
+    }
+    return true;
+}
+
+/*
+ * A compact batch. To full: its switches are queued (each CPU's in time order: one that goes back is
+ * passed over, as the model does) and what is now in order released. Else the batch is copied as it is,
+ * and only judged, as every reader judges it: a switch after the buffer's flush, or before its CPU's
+ * switch ahead of it, is told (exit 3); the batch stays as the file has it.
+ */
 static etl_status expand_batch(conv *c, const etl_record *r)
 {
-    c->st->batches_in++;
+    bool to_full = c->o->cswitch == ETL_CSWITCH_FULL;
+    if (to_full) c->st->batches_in++;
     uint64_t bad_time = c->exp.stats.bad_time;
     etl_batch_expand_window(&c->exp, c->exp.t_lo, etl_iter_time_limit(c->it)); /* none after the buffer's flush */
+    /* The first switch out is the CPU's pending one: its batch, the one before, is where it lies. */
+    bool had = r->cpu < c->exp.ncpu && etl_batch_expand_pending(&c->exp.cpus[r->cpu]);
+    back_run prev = {0}, cur = {r->buffer_index, r->offset, 0, 0, 0};
+    if (had) {
+        prev.buf = c->order[r->cpu].buf;
+        prev.off = c->order[r->cpu].off;
+    }
     etl_batch_expand_begin(&c->exp, r->cpu, r->payload, c->bias, (uint8_t)r->version);
     etl_cswitch sw;
     etl_status st = ETL_OK;
+    bool first = true;
     while (st == ETL_OK && etl_batch_expand_next(&c->exp, &sw) == ETL_OK) {
-        if (sw.cpu < c->ncpu) st = queue_switch(c, &sw);
+        if (sw.cpu >= c->ncpu) continue;
+        bool back = switch_goes_back(c, &sw, first && had ? &prev : &cur);
+        first = false;
+        if (to_full && !back) st = queue_switch(c, &sw);
     }
+    if (r->cpu < c->ncpu) {
+        c->order[r->cpu].buf = r->buffer_index;
+        c->order[r->cpu].off = r->offset;
+    }
+    back_tell(c, &prev, to_full);
+    back_tell(c, &cur, to_full);
     if (c->exp.stats.bad_time != bad_time)
-        etl_iter_bad_time(c->it, r, c->exp.walk.time, "hook 0x0525, a switch", "the batch's switches from there on dropped");
-    if (st != ETL_OK) return st;
+        etl_iter_bad_time(c->it, r, c->exp.walk.time, "hook 0x0525, a switch",
+                          to_full ? "the batch's switches from there on dropped" : "the batch copied as it is");
+    if (st != ETL_OK || !to_full) return st;
     /* Every switch before this CPU's pending one is queued: earlier events may go. */
     const etl_batch_expand_cpu *pc = r->cpu < c->exp.ncpu ? &c->exp.cpus[r->cpu] : NULL;
     const etl_ccswap_record *pend = pc ? etl_batch_expand_pending(pc) : NULL;
@@ -460,6 +524,11 @@ static etl_status one_record(conv *c, const etl_record *r)
         }
         if (c->o->cswitch == ETL_CSWITCH_FULL && is_batch) return expand_batch(c, r);
     }
+    if (is_batch) {
+        /* Copied as it is, once judged: its damage is told (exit 3) whatever the output's form. */
+        etl_status st = expand_batch(c, r);
+        if (st != ETL_OK) return st;
+    }
     return emit(c, r->cpu, r->ts, r->data, r->size);
 }
 
@@ -491,6 +560,7 @@ static void cleanup(conv *c)
     free(c->tail);
     free(c->enc_cpus);
     free(c->exp_cpus);
+    free(c->order);
     free(c->retimed);
     etl_idmap_free(&c->prio);
 }
@@ -571,7 +641,8 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     c.tail = calloc(c.ncpu, sizeof *c.tail);
     c.enc_cpus = calloc(c.ncpu, sizeof *c.enc_cpus);
     c.exp_cpus = calloc(c.ncpu, sizeof *c.exp_cpus);
-    if (!c.q || !c.src || !c.tail || !c.enc_cpus || !c.exp_cpus) {
+    c.order = calloc(c.ncpu, sizeof *c.order);
+    if (!c.q || !c.src || !c.tail || !c.enc_cpus || !c.exp_cpus || !c.order) {
         cleanup(&c);
         etl_reader_close(rd);
         return ETL_E_NOMEM;
@@ -601,8 +672,13 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     etl_ccswap_batch b;
     while (rc == ETL_OK && etl_ccswap_encoder_flush(&c.enc, &b) == ETL_OK) rc = write_batch(&c, &b, b.last_time);
     etl_cswitch sw;
-    while (rc == ETL_OK && etl_batch_expand_finish(&c.exp, &sw) == ETL_OK)
-        if (sw.cpu < c.ncpu) rc = queue_switch(&c, &sw);
+    while (rc == ETL_OK && etl_batch_expand_finish(&c.exp, &sw) == ETL_OK) {
+        if (sw.cpu >= c.ncpu) continue;
+        back_run br = {c.order[sw.cpu].buf, c.order[sw.cpu].off, 0, 0, 0};
+        bool back = switch_goes_back(&c, &sw, &br);
+        back_tell(&c, &br, o->cswitch == ETL_CSWITCH_FULL);
+        if (!back && o->cswitch == ETL_CSWITCH_FULL) rc = queue_switch(&c, &sw);
+    }
     for (unsigned i = 0; rc == ETL_OK && i < c.ncpu; i++) rc = release(&c, i, 0, true);
     if (it) {
         const etl_stats *is = etl_iter_stats_get(it);

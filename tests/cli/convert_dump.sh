@@ -1,0 +1,61 @@
+#!/bin/sh
+# convert_dump.sh ETLKIT - convert and dump --expand judge a compact batch as every reader does (explore12).
+# A batch's switches after its buffer's flush (F4), or before their CPU's switch ahead of them (F3, the model's
+# time_backwards): dump --expand and convert tell them at the batch's file offset and exit 3; dump --expand and
+# convert --cswitch full pass over what the model passes over (never a switch moved to another time), and
+# keep/compact copy the batch as it is, saying so.
+set -u
+etlkit=$1
+here=$(dirname "$0")
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+bad() { echo "FAIL: $*" >&2; fails=$((fails+1)); }
+
+# expanded FILE: the switches dump --expand prints
+expanded() { "$etlkit" dump --expand --format jsonl -q "$1" 2>/dev/null | grep -c '"expanded"'; }
+
+"$etlkit" synth -q --seed 21 --duration 1 --buffer-size 16K --cswitch compact -o "$tmp/comp.etl" || bad "synth"
+all=$(expanded "$tmp/comp.etl")
+
+# case NAME EXPECT_TEXT DELTA DROPPED: the FirstTimeStamp of CPU 2's middle buffer's 3rd batch moved by DELTA ticks
+case_() {
+  name=$1; text=$2; delta=$3; dropped=$4
+  off=$(python3 "$here/damage.py" "$tmp/comp.etl" "$tmp/$name.etl" first c2 3 "$delta") || { bad "$name: damage.py"; return; }
+  "$etlkit" dump --expand --format jsonl "$tmp/$name.etl" >"$tmp/$name.jsonl" 2>"$tmp/$name.err"; rc=$?
+  [ "$rc" = 3 ] || bad "$name: dump --expand exit $rc, expected 3"
+  grep -q "file offset $off.*$text" "$tmp/$name.err" || bad "$name: dump: no warning '$text' at $off: $(head -c 300 "$tmp/$name.err")"
+  n=$(grep -c '"expanded"' "$tmp/$name.jsonl")
+  [ "$n" = $((all - dropped)) ] || bad "$name: dump --expand printed $n switches, expected $((all - dropped))"
+  for m in keep compact full; do
+    "$etlkit" convert --cswitch $m "$tmp/$name.etl" -o "$tmp/$name.$m.etl" 2>"$tmp/$name.$m.err"; rc=$?
+    [ "$rc" = 3 ] || bad "$name: convert --cswitch $m exit $rc, expected 3"
+    case $m in full) fate="passed over|dropped" ;; *) fate="copied as it is" ;; esac
+    grep -q "file offset $off.*$text.*" "$tmp/$name.$m.err" && grep -Eq "$fate" "$tmp/$name.$m.err" ||
+      bad "$name: convert --cswitch $m: no warning '$text' ($fate) at $off: $(head -c 300 "$tmp/$name.$m.err")"
+  done
+  # The full output holds what the model takes, at the times the file gives: cpu answers as on the input.
+  "$etlkit" cpu --json "$tmp/$name.etl" >"$tmp/$name.in.json" 2>/dev/null
+  "$etlkit" cpu --json "$tmp/$name.full.etl" >"$tmp/$name.out.json" 2>/dev/null
+  msg=$(python3 - "$tmp/$name.in.json" "$tmp/$name.out.json" <<'PY' 2>&1
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+a.pop('anomalies', None); b.pop('anomalies', None)
+a.pop('file', None); b.pop('file', None)
+if a != b: sys.exit('cpu --json differs: %s' % [k for k in a if a[k] != b.get(k)])
+PY
+) || bad "$name: $msg"
+  n=$(expanded "$tmp/$name.full.etl"); c=$("$etlkit" dump --format jsonl --filter CSwitch -q "$tmp/$name.full.etl" | grep -c .)
+  [ "$c" = $((all - dropped)) ] || bad "$name: convert --cswitch full wrote $c CSwitch events, expected $((all - dropped))"
+  # No switch moved: every time of the full output is a time of the input's switches.
+  "$etlkit" dump --format jsonl --filter CSwitch -q "$tmp/$name.full.etl" | sed 's/.*"ts":\([0-9]*\).*/\1/' | sort >"$tmp/$name.t1"
+  sed 's/.*"ts":\([0-9]*\).*/\1/' "$tmp/$name.jsonl" | sort >"$tmp/$name.t2"
+  [ -z "$(comm -23 "$tmp/$name.t1" "$tmp/$name.t2")" ] || bad "$name: convert --cswitch full wrote switch times the input does not have"
+}
+
+# 0.5 s later: the batch's switches run past their buffer's flush (cpu drops them: 157).
+case_ late "after its buffer was flushed" 5000000 157
+# 5 ms earlier: 25 switches go back before their CPU's switch ahead of them (the model passes them over).
+case_ back "before its CPU's switch ahead of it" -50000 25
+
+[ "$fails" = 0 ] || { echo "$fails failures" >&2; exit 1; }
+echo "convert_dump: ok"
