@@ -320,10 +320,11 @@ static void print_notes(const char *path, const etl_profile *p)
         "%s stack walks had more than 192 frames (Windows logs at most 192): the innermost 192 are kept",
         "%s samples are of threads no Thread event names: their process is the one their stack walk names",
         "%s samples' stack walks name another process than their thread's: the thread's is taken",
-        "the sampling interval changed %s times during the trace: the first is shown"};
+        "the sampling interval changed %s times during the trace: the first is shown",
+        "%s stack walks repeat a kernel part a sample had already (a damaged event time or thread): refused"};
     const uint64_t v[] = {p->key_refs_unresolved, p->user_parts_dropped, anomaly(p, ETL_PROFILE_WALKS_CUT),
                           anomaly(p, ETL_PROFILE_PROCESS_FROM_WALK), anomaly(p, ETL_PROFILE_PROCESS_DISAGREES),
-                          p->interval_changes};
+                          p->interval_changes, anomaly(p, ETL_PROFILE_WALKS_REPEATED)};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         if (!v[i]) continue;
         char n[32];
@@ -357,6 +358,7 @@ static void json_anomalies(jw *w, const etl_profile *p)
     jw_u64(w, "user_parts_dropped", p->user_parts_dropped);
     jw_u64(w, "interval_changes", p->interval_changes);
     jw_u64(w, "walks_cut", anomaly(p, ETL_PROFILE_WALKS_CUT));
+    jw_u64(w, "walks_repeated", anomaly(p, ETL_PROFILE_WALKS_REPEATED));
     jw_u64(w, "image_sizes_bad", anomaly(p, ETL_PROFILE_IMAGE_SIZES_BAD));
     jw_u64(w, "process_from_walk", anomaly(p, ETL_PROFILE_PROCESS_FROM_WALK));
     jw_u64(w, "process_disagrees", anomaly(p, ETL_PROFILE_PROCESS_DISAGREES));

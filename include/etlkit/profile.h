@@ -168,6 +168,9 @@ typedef enum etl_profile_anomaly {
     /* samples whose stack walk names another process than their thread's: the thread's taken, for the sample's
        address and its frames alike */
     ETL_PROFILE_PROCESS_DISAGREES,
+    /* kernel-part walks naming a sample whose kernel part came already (a damaged EventTimeStamp or StackThread
+       repeating another walk's): refused, never taken for its user part */
+    ETL_PROFILE_WALKS_REPEATED,
     ETL_PROFILE_ANOMALIES /* how many there are */
 } etl_profile_anomaly;
 

@@ -203,7 +203,10 @@ static etl_status attach_part(etl_attach *a, uint32_t i, uint32_t stack, uint32_
         e->upart = stack;
         return close_wait(a, i);
     }
-    if (e->kpart != NIL) return ETL_OK; /* a second kernel part: the first stands */
+    if (e->kpart != NIL) { /* a second kernel part: the first stands */
+        a->stats.walks_repeated++;
+        return ETL_OK;
+    }
     e->kpart = stack;
     if (pid == 0 || pid == 4) return close_wait(a, i);
     uint32_t t = e->thread;
@@ -259,6 +262,10 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
         if (n) etl_rd_ptrs(f + from, w.frames + (size_t)from * w.ptr_size, w.ptr_size, n - from); /* none: no bytes */
         /* One walk with both parts (it ends in user space), or the kernel part of two, then the user part. */
         etl_attach_wait *e = &a->w[i];
+        if (e->kpart != NIL && n && etl_image_kernel_addr(w.ptr_size, etl_stack_frame(w.frames, w.ptr_size, 0))) {
+            a->stats.walks_repeated++; /* a second kernel part (a damaged EventTimeStamp): not the user part */
+            return ETL_OK;
+        }
         bool user = e->kpart != NIL || (n && !etl_image_kernel_addr(w.ptr_size, f[n - 1]));
         if (user || w.stack_process == 0 || w.stack_process == 4) { /* (no user part: kpart is NIL) */
             /* It completes the event: its frames go straight to on_close, never interned. */

@@ -58,6 +58,8 @@ typedef struct etl_attach_stats {
                                       the session walks no stack of) */
     uint64_t walks_cut;            /* plain walks of an announced event with more than ETL_STACK_MAX_FRAMES frames
                                       (the decoder keeps the innermost) */
+    uint64_t walks_repeated;       /* kernel parts of an event whose kernel part came already (a damaged
+                                      EventTimeStamp or StackThread naming it): refused, never its user part */
 } etl_attach_stats;
 
 typedef struct etl_attach_wait etl_attach_wait;

@@ -760,6 +760,7 @@ static etl_status pass2(run *R, unsigned threads)
     p->key_refs_unresolved = R->at.stats.key_refs_unresolved;
     p->user_parts_dropped = R->at.stats.user_parts_dropped;
     R->im->anomalies[ETL_PROFILE_WALKS_CUT] += R->at.stats.walks_cut;
+    R->im->anomalies[ETL_PROFILE_WALKS_REPEATED] = R->at.stats.walks_repeated;
     p->st = R->iter_stats;
     return st;
 }

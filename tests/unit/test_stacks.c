@@ -684,11 +684,11 @@ static etl_status on_close(void *ctx, const etl_attach_event *ev, const uint64_t
     return ETL_OK;
 }
 
-/* A plain walk (StackWalk/Stack, 64-bit) of (tid, ts) in process 4 with one kernel frame, on cpu. */
-static etl_record plain_walk(uint8_t payload[24], uint64_t ts, uint32_t tid, uint64_t frame, uint16_t cpu)
+/* A plain walk (StackWalk/Stack, 64-bit) of (tid, ts) in process pid with one frame, on cpu. */
+static etl_record plain_walk_in(uint8_t payload[24], uint64_t ts, uint32_t tid, uint32_t pid, uint64_t frame,
+                                uint16_t cpu)
 {
     memcpy(payload, &ts, 8);
-    uint32_t pid = 4;
     memcpy(payload + 8, &pid, 4);
     memcpy(payload + 12, &tid, 4);
     memcpy(payload + 16, &frame, 8);
@@ -698,6 +698,49 @@ static etl_record plain_walk(uint8_t payload[24], uint64_t ts, uint32_t tid, uin
     r.cpu = cpu;
     r.hook = ETL_HOOK_STACKWALK;
     return r;
+}
+
+/* The same in process 4 (no user part: its kernel part completes it). */
+static etl_record plain_walk(uint8_t payload[24], uint64_t ts, uint32_t tid, uint64_t frame, uint16_t cpu)
+{
+    return plain_walk_in(payload, ts, tid, 4, frame, cpu);
+}
+
+/*
+ * A second kernel part of a sample that waits for its user part (a damaged walk repeating another's
+ * event) is refused and counted, never taken for the user part (explore9 F5, for the profile); the
+ * real user part then completes the stack.
+ */
+static void test_attach_repeated_kernel_part(void **state)
+{
+    (void)state;
+    etl_stack_keys keys;
+    etl_stack_keys_init(&keys);
+    assert_int_equal(etl_stack_keys_seal(&keys), ETL_OK);
+    etl_seqtab raw;
+    etl_seqtab_init(&raw);
+    closed c = {0};
+    etl_attach a;
+    assert_int_equal(etl_attach_init(&a, &raw, &keys, on_close, &c), ETL_OK);
+    const uint64_t T = 7000, K = 0xfffff80000001000ull, U = 0x7ff600001000ull;
+    etl_attach_event ev = {T, 50, 1, 100, {0, 0}};
+    assert_int_equal(etl_attach_event_add(&a, &ev), ETL_OK);
+    uint8_t p[24];
+    etl_record r = plain_walk_in(p, T, 50, 100, K, 1); /* its kernel part: it waits for the user part */
+    assert_int_equal(etl_attach_walk(&a, &r, ETL_HOOK_STACKWALK, etl_stack_pos_of(&r, T)), ETL_OK);
+    assert_int_equal(c.n, 0);
+    r = plain_walk_in(p, T, 50, 100, K + 0x40, 1); /* another kernel part naming it */
+    assert_int_equal(etl_attach_walk(&a, &r, ETL_HOOK_STACKWALK, etl_stack_pos_of(&r, T + 1)), ETL_OK);
+    assert_int_equal(c.n, 0);
+    assert_int_equal(a.stats.walks_repeated, 1);
+    r = plain_walk_in(p, T, 50, 100, U, 2); /* the user part, on another CPU */
+    assert_int_equal(etl_attach_walk(&a, &r, ETL_HOOK_STACKWALK, etl_stack_pos_of(&r, T + 2)), ETL_OK);
+    assert_int_equal(c.n, 1);
+    assert_int_equal(c.frames, 2);
+    assert_int_equal(c.last_frame, U);
+    etl_attach_free(&a);
+    etl_seqtab_free(&raw);
+    etl_stack_keys_free(&keys);
 }
 
 /*
@@ -769,6 +812,7 @@ int main(void)
         cmocka_unit_test(test_strtab),             cmocka_unit_test(test_strtab_from_itself),
         cmocka_unit_test(test_stack_keys),
         cmocka_unit_test(test_stack_keys_parts),
+        cmocka_unit_test(test_attach_repeated_kernel_part),
         cmocka_unit_test(test_stack_key_ties),         cmocka_unit_test(test_images_lifetimes),
         cmocka_unit_test(test_images_kernel_overlap), cmocka_unit_test(test_images_many),
         cmocka_unit_test(test_images_hostile),
