@@ -633,8 +633,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     wo.log_file_name = out_path; /* not the temporary name */
     find_group_mask(rd, &wo.group_mask);
     c.expect_batches = etl_groupmask_test(&wo.group_mask, ETL_PERF_COMPACT_CSWITCH);
-    if (o->cswitch == ETL_CSWITCH_COMPACT) etl_groupmask_set(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH); /* it writes batches */
-    set_switch_form(&wo.group_mask, o->cswitch);
+    set_switch_form(&wo.group_mask, o->cswitch); /* a session that logged switches: in the output's form */
 
     c.q = calloc(c.ncpu, sizeof *c.q);
     c.src = calloc(c.ncpu, 1);
@@ -701,6 +700,17 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
         etl_end_agrees(clk, etl_end_time_ts(clk, h), last_ts > clk->t0 ? last_ts : clk->t0)) {
         etl_writer_end_time_min(c.w, h->end_time);
         end_ts = etl_reader_end_ts(rd); /* no later than EndTime in FILETIME: the minimum above makes it exact */
+    }
+    if (c.w) {
+        /* Batches made from a session whose masks did not say it logged switches: now they say so (only then). */
+        if (st->batches_out && !etl_groupmask_test(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH)) {
+            etl_groupmask_set(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH);
+            set_switch_form(&wo.group_mask, o->cswitch);
+            etl_writer_group_mask(c.w, &wo.group_mask);
+        }
+        /* The input's losses go on, with the buffers its reader found missing (told): a reader of the output is
+         * told by its header, as by the input's. */
+        etl_writer_lost(c.w, h->events_lost, (uint64_t)h->buffers_lost + etl_reader_buffers_missing(rd));
     }
     /* A write that failed (a full disk): the file and the system's reason, before the writer goes. */
     if (rc == ETL_E_IO && c.w && diag && !diag->msg[0]) etl_writer_diag(c.w, rc, diag);

@@ -385,6 +385,14 @@ etl_status etl_writer_flush(etl_writer *w)
 
 void etl_writer_end_time_min(etl_writer *w, uint64_t end_time) { w->end_time_min = end_time; }
 
+void etl_writer_lost(etl_writer *w, uint64_t events, uint64_t buffers)
+{
+    w->hdr.events_lost = events > UINT32_MAX ? UINT32_MAX : (uint32_t)events;
+    w->hdr.buffers_lost = buffers > UINT32_MAX ? UINT32_MAX : (uint32_t)buffers;
+}
+
+void etl_writer_group_mask(etl_writer *w, const etl_groupmask *gm) { w->o.group_mask = *gm; }
+
 uint64_t etl_writer_bytes(const etl_writer *w) { return w->bytes; }
 uint64_t etl_writer_buffers(const etl_writer *w) { return w->buffers; }
 uint64_t etl_writer_events(const etl_writer *w) { return w->events; }

@@ -16,6 +16,10 @@ etl_status etl_writer_open_stream(FILE *f, const char *name, bool sync, const et
 #define ETL_WRITER_HEADER_RECORDS 2
 /* EndTime (FILETIME) at least end_time at close: a session stops after its last event (convert keeps its input's). */
 void etl_writer_end_time_min(etl_writer *w, uint64_t end_time);
+/* EventsLost and BuffersLost of the logfile header written at close (each at most UINT32_MAX). */
+void etl_writer_lost(etl_writer *w, uint64_t events, uint64_t buffers);
+/* The header extension's group masks written at close (what the file turned out to hold). */
+void etl_writer_group_mask(etl_writer *w, const etl_groupmask *gm);
 /*
  * diag for the writer's status st: "NAME: the system's reason" when a write failed
  * (errno kept from the first failure: a full disk, a file size limit), else "NAME:

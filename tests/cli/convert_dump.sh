@@ -57,5 +57,27 @@ case_ late "after its buffer was flushed" 5000000 157
 # 5 ms earlier: 25 switches go back before their CPU's switch ahead of them (the model passes them over).
 case_ back "before its CPU's switch ahead of it" -50000 25
 
+# A buffer the session wrote that is not in the file (CPU 1's middle one cut out): convert tells it (exit 3) and the
+# output's header carries the loss (BuffersLost), as the input's readers were told (explore12 F7: it read complete).
+"$etlkit" synth -q --seed 11 --duration 1 --buffer-size 16K -o "$tmp/base.etl" || bad "synth base"
+python3 - "$tmp/base.etl" "$tmp/cut.etl" <<'PY' || bad "cut a buffer"
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+bufs, off = [], 0
+while off + 0x48 <= len(d):
+    size, = struct.unpack_from('<I', d, off)
+    bufs.append((off, size, struct.unpack_from('<H', d, off + 0x28)[0] & 0x7FF))
+    off += size
+mine = [b for b in bufs[1:] if b[2] == 1]
+o, n, _ = mine[len(mine) // 2]
+open(sys.argv[2], 'wb').write(d[:o] + d[o + n:])
+PY
+"$etlkit" convert -q "$tmp/cut.etl" -o "$tmp/cut.out.etl"; rc=$?
+[ "$rc" = 3 ] || bad "cut: convert exit $rc, expected 3"
+lost=$("$etlkit" info --json "$tmp/cut.out.etl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["buffers_lost"])')
+[ "$lost" = 1 ] || bad "cut: the output's BuffersLost is $lost, expected 1"
+lost=$("$etlkit" info --json "$tmp/base.etl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["buffers_lost"])')
+[ "$lost" = 0 ] || bad "base: BuffersLost $lost"
+
 [ "$fails" = 0 ] || { echo "$fails failures" >&2; exit 1; }
 echo "convert_dump: ok"

@@ -424,6 +424,93 @@ static void test_errors(void **s)
     assert_int_equal(etl_convert(in, out, &o, &st, &d), ETL_E_IO);
 }
 
+/* The group mask of a file's header extension. */
+static void mask_of(const char *path, etl_groupmask *gm)
+{
+    etl_reader *r;
+    etl_diag d;
+    assert_int_equal(etl_reader_open(path, NULL, &r, &d), ETL_OK);
+    etl_iter *it;
+    assert_int_equal(etl_iter_open(r, ETL_ORDER_FILE, &it), ETL_OK);
+    etl_record rec;
+    etl_event ev;
+    bool found = false;
+    while (!found && etl_iter_next(it, &rec) == ETL_OK)
+        if (etl_event_decode(&rec, &ev) == ETL_OK && ev.kind == ETL_EVENT_GROUP_MASK) *gm = ev.u.group_mask, found = true;
+    assert_true(found);
+    etl_iter_close(it);
+    etl_reader_close(r);
+}
+
+/* A trace whose masks are mask, with n CSwitch events (and ReadyThread events) on CPU 0. */
+static void small_trace(const char *path, const etl_groupmask *mask, unsigned n)
+{
+    etl_writer_options o = {0};
+    o.sz = sizeof o;
+    o.start_ts = 1000;
+    o.group_mask = *mask;
+    etl_writer *w;
+    etl_diag d;
+    assert_int_equal(etl_writer_open(path, &o, &w, &d), ETL_OK);
+    for (unsigned i = 0; i < 20; i++) {
+        uint8_t p[32];
+        size_t len;
+        etl_write_event ev = {0};
+        ev.header = ETL_WH_PERFINFO;
+        ev.version = 2;
+        ev.ts = 2000 + 100 * i;
+        etl_ready_thread rt = {8, 1, 2, 0, 0};
+        assert_int_equal(etl_ready_thread_encode(&rt, p, sizeof p, &len), ETL_OK);
+        ev.hook = ETL_HOOK_READY_THREAD;
+        ev.payload = p;
+        ev.len = len;
+        assert_int_equal(etl_writer_write(w, &ev), ETL_OK);
+        if (i >= n) continue;
+        etl_cswitch sw = {0};
+        sw.old_tid = i % 2 ? 8 : 0;
+        sw.new_tid = i % 2 ? 0 : 8;
+        sw.old_state = 5;
+        sw.old_priority = i % 2 ? 9 : 0;
+        ev.ts++;
+        assert_int_equal(etl_cswitch_encode(&sw, 2, p, sizeof p, &len), ETL_OK);
+        ev.hook = ETL_HOOK_CSWITCH;
+        ev.len = len;
+        assert_int_equal(etl_writer_write(w, &ev), ETL_OK);
+    }
+    assert_int_equal(etl_writer_close(w, 5000, &d), ETL_OK);
+}
+
+/* To compact, the output's masks say it logged switches when it holds batches, and only then (explore12 F6). */
+static void test_compact_masks(void **s)
+{
+    (void)s;
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/mask-in.etl", dir);
+    snprintf(out, sizeof out, "%s/mask-out.etl", dir);
+    etl_convert_options o = {0};
+    o.sz = sizeof o;
+    o.cswitch = ETL_CSWITCH_COMPACT;
+    o.compress = -1;
+    o.bias = -1;
+    etl_convert_stats st;
+    etl_diag d;
+    etl_groupmask m = {0}, got;
+    etl_groupmask_set(&m, ETL_PERF_DISPATCHER);
+    small_trace(in, &m, 0); /* no switch: no batch, no switch flag */
+    assert_int_equal(etl_convert(in, out, &o, &st, &d), ETL_OK);
+    assert_int_equal(st.batches_out, 0);
+    mask_of(out, &got);
+    assert_false(etl_groupmask_test(&got, ETL_PERF_CONTEXT_SWITCH));
+    assert_false(etl_groupmask_test(&got, ETL_PERF_COMPACT_CSWITCH));
+    assert_true(etl_groupmask_test(&got, ETL_PERF_DISPATCHER));
+    small_trace(in, &m, 10); /* switches the masks did not tell: the batches say so */
+    assert_int_equal(etl_convert(in, out, &o, &st, &d), ETL_OK);
+    assert_true(st.batches_out > 0);
+    mask_of(out, &got);
+    assert_true(etl_groupmask_test(&got, ETL_PERF_CONTEXT_SWITCH));
+    assert_true(etl_groupmask_test(&got, ETL_PERF_COMPACT_CSWITCH));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_keep_is_lossless),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_options_abi),
+        cmocka_unit_test(test_compact_masks),
     };
     return cmocka_run_group_tests_name("convert", tests, setup, teardown);
 }
