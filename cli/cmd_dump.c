@@ -49,6 +49,24 @@ static void out_line(ln_buf *l)
     if (chunk_used >= CHUNK) chunk_flush(l);
 }
 
+/* The header's PMC counters and PEBS index, where it has them: pmc [a,b,...] and pebs, JSON or text. */
+static void header_counters(ln_buf *l, const etl_record *r)
+{
+    if (r->has & ETL_REC_PMC) {
+        char t[8 * 24];
+        size_t n = 0;
+        t[n++] = '[';
+        for (unsigned i = 0; i < r->pmc_count; i++) {
+            if (i) t[n++] = ',';
+            n += fmt_u64(t + n, etl_record_pmc(r, i));
+        }
+        t[n++] = ']';
+        ln_key(l, "pmc");
+        ln_raw(l, t, n);
+    }
+    if (r->has & ETL_REC_PEBS) ln_u(l, "pebs", r->pebs_index);
+}
+
 /* The record's header keys, JSON or text. */
 static void header_json(ln_buf *l, const etl_record *r, const etl_clock *clk)
 {
@@ -79,19 +97,7 @@ static void header_json(ln_buf *l, const etl_record *r, const etl_clock *clk)
         ln_u(l, "ts", r->ts);
         ln_i(l, "ns", etl_clock_ns(clk, r->ts));
     }
-    if (r->has & ETL_REC_PMC) {
-        char t[8 * 24];
-        size_t n = 0;
-        t[n++] = '[';
-        for (unsigned i = 0; i < r->pmc_count; i++) {
-            if (i) t[n++] = ',';
-            n += fmt_u64(t + n, etl_record_pmc(r, i));
-        }
-        t[n++] = ']';
-        ln_key(l, "pmc");
-        ln_raw(l, t, n);
-    }
-    if (r->has & ETL_REC_PEBS) ln_u(l, "pebs", r->pebs_index);
+    header_counters(l, r);
     ln_u(l, "len", r->payload.n);
 }
 
@@ -122,6 +128,7 @@ static void header_text(ln_buf *l, const etl_record *r, const etl_clock *clk)
     int k = snprintf(t, sizeof t, "%16s cpu %3u %-14s v%-2u %-44s %-22s len %5u", ts, r->cpu,
                      etl_htype_name(r->htype), r->version, name, ids, (unsigned)r->payload.n);
     ln_raw(l, t, k < 0 ? 0 : (size_t)k < sizeof t ? (size_t)k : sizeof t - 1);
+    header_counters(l, r); /* as jsonl and csv print them */
 }
 
 static const char csv_header[] =
@@ -354,7 +361,8 @@ static int parse(int argc, char **argv, dump_opts *o, const char **path)
          .need = "event names", .help = "only these events: comma-separated hook names or ids (Thread/CSwitch, "
                                         "CSwitch, ReadyThread, 0x0529, Process/Start...)"},
         CLI_FLAG("expand", 0, "print each compact context-switch batch (0x0525) as one line per switch, the new "
-                 "thread paired from the next switch on the same CPU (needs --order time)", &o->expand, 1),
+                 "thread paired from the next switch on the same CPU (needs --order time); --filter CSwitch "
+                 "keeps these lines too", &o->expand, 1),
         {.kind = CLI_OPT_UINT, .name = "max-wait-reason", .arg = "N", .dst = &o->bias, .size = sizeof o->bias,
          .min = 1, .max = ETL_CCSWAP_STATE_WR_MAX - ETL_CCSWAP_STATE_MAX, /* what convert's encoder takes */
          .need = "1..54", .flags = CLI_OPT_BASE0,
@@ -426,7 +434,9 @@ int cmd_dump(int argc, char **argv)
         }
         uint16_t hook;
         int kernel = etl_record_kernel_hook(r, &hook);
-        if (o.hooks && (!kernel || !o.hooks[hook])) continue;
+        /* Expanded, a batch is CSwitch events: --filter CSwitch keeps them. */
+        bool as_switches = o.expand && kernel && hook == ETL_HOOK_CSWITCH_BATCH;
+        if (o.hooks && (!kernel || !(o.hooks[hook] || (as_switches && o.hooks[ETL_HOOK_CSWITCH])))) continue;
         etl_event_decode(r, &ev);
         if (o.expand && ev.kind == ETL_EVENT_CCSWAP_BATCH) {
             /* The rules every reader applies to a batch's switches (the model's): none after its buffer's flush,

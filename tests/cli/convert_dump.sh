@@ -79,5 +79,13 @@ lost=$("$etlkit" info --json "$tmp/cut.out.etl" | python3 -c 'import json,sys; p
 lost=$("$etlkit" info --json "$tmp/base.etl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["buffers_lost"])')
 [ "$lost" = 0 ] || bad "base: BuffersLost $lost"
 
+# dump (explore12 F9): --format text prints the PMC counters and the PEBS index jsonl and csv print; --expand
+# --filter CSwitch keeps the expanded switches (they are CSwitch events), every one of them.
+"$etlkit" synth -q --seed 3 --pmc 2 --duration 0.1 -o "$tmp/pmc.etl" || bad "synth --pmc"
+"$etlkit" dump --filter CSwitch --limit 1 "$tmp/pmc.etl" | grep -q ' pmc=\[[0-9]*,[0-9]*\]' ||
+  bad "dump --format text: no pmc=[a,b]: $("$etlkit" dump --filter CSwitch --limit 1 "$tmp/pmc.etl")"
+n=$("$etlkit" dump --expand --filter CSwitch --format jsonl "$tmp/comp.etl" | grep -c '"expanded"')
+[ "$n" = "$all" ] || bad "dump --expand --filter CSwitch printed $n switches, expected $all"
+
 [ "$fails" = 0 ] || { echo "$fails failures" >&2; exit 1; }
 echo "convert_dump: ok"
