@@ -11,7 +11,9 @@
  * per CPU, whatever the size of the file.
  *
  * Events of one CPU must be written in time order (the reader's ordered
- * iterator relies on it, as it does on real files).
+ * iterator relies on it, as it does on real files): a time before its CPU's
+ * last, before start_ts less 60 s (the reader's window) or with the top bit
+ * set is refused (ETL_E_INVALID_ARG), so that every file written reads whole.
  */
 #ifndef ETLKIT_WRITER_H
 #define ETLKIT_WRITER_H
@@ -48,7 +50,12 @@ typedef struct etl_writer_options {
     uint32_t header_tid, header_pid; /* ids in the SYSTEM header of buffer 0's events */
 } etl_writer_options;
 
-/* Creates path (truncating it). The output must be seekable: buffer 0 is completed at close. */
+/*
+ * Creates path (truncating it). The output must be seekable: buffer 0 is completed at close.
+ * ETL_E_INVALID_ARG for what the header cannot say: a pointer size but 4 or 8 (0: 8), a clock
+ * type past ETL_CLOCK_CPU_CYCLES, a logger name of 512 bytes or more, a log file name (the path
+ * by default) of 1024 or more, a buffer size or CPU count out of range, start_ts past INT64_MAX.
+ */
 ETL_API etl_status etl_writer_open(const char *path, const etl_writer_options *opts, etl_writer **out,
                            etl_diag *diag);
 
@@ -76,12 +83,18 @@ typedef struct etl_write_event {
     size_t len;
 } etl_write_event;
 
-/* Appends an event. ETL_E_RANGE if it cannot fit a buffer or a u16 Size; ETL_E_IO on write errors. */
+/*
+ * Appends an event. ETL_E_RANGE if it cannot fit a buffer or a u16 Size; ETL_E_INVALID_ARG for
+ * a CPU, header type or PMC count out of range, a payload or pmc NULL with a length or count,
+ * or a time out of order or out of the session (see above); ETL_E_IO on write errors.
+ */
 ETL_API etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev);
 
 /*
  * Appends a record as it is, whatever its header type (size = its Size field,
  * at most 0xFFFF), to cpu's buffer; ts is its time, kept as the buffer's flush time.
+ * ETL_E_INVALID_ARG unless rec is one whole record as a reader frames it (its Size
+ * is size) whose own timestamp, when it has one, is ts, at a time the rule above takes.
  */
 ETL_API etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, const uint8_t *rec, size_t size);
 
@@ -96,6 +109,10 @@ ETL_API uint64_t etl_writer_events(const etl_writer *w);
 /*
  * Flushes the partial buffers, completes buffer 0 (EndTime = the FILETIME of
  * end_ts, BuffersWritten) and closes the file. Frees w whatever the result.
+ * An end_ts before start_ts, or so far before an event written that a reader's
+ * window would leave the event out (5 s or 1 % of the session after the end; on
+ * the CPU-cycle clock the session's length, 60 s at least), is ETL_E_INVALID_ARG:
+ * the file is completed all the same, ending at its newest event.
  */
 ETL_API etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag);
 

@@ -630,7 +630,12 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     wo.logger_name = h->logger_name;
     wo.header_tid = h->header_tid;
     wo.header_pid = h->header_pid;
-    wo.log_file_name = out_path; /* not the temporary name */
+    /* Not the temporary name; a path longer than the header holds gives its last name (or none). */
+    wo.log_file_name = out_path;
+    if (strlen(out_path) >= sizeof h->log_file_name) {
+        const char *base = strrchr(out_path, '/');
+        wo.log_file_name = base && strlen(base + 1) < sizeof h->log_file_name ? base + 1 : "";
+    }
     find_group_mask(rd, &wo.group_mask);
     c.expect_batches = etl_groupmask_test(&wo.group_mask, ETL_PERF_COMPACT_CSWITCH);
     set_switch_form(&wo.group_mask, o->cswitch); /* a session that logged switches: in the output's form */

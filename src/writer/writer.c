@@ -51,7 +51,30 @@ struct etl_writer {
     char *name;              /* the file, for messages */
     bool sync;               /* fsync at close */
     size_t held;             /* bytes of allocated CPU buffers */
+    uint64_t ts_lo;          /* the earliest time a reader takes: t0 less 60 s (its session window's start) */
+    uint64_t ticks_per_sec;  /* the session clock's rate */
+    uint64_t newest;         /* the newest time written, on any CPU */
 };
+
+/* Slacks of the reader's session window (container.md §7, README "Limits"): before t0, and after the end. */
+#define WINDOW_MIN_SLACK_S 60u
+#define WINDOW_END_SLACK_S 5u
+
+/*
+ * Whether ts can be cpu's next time: in time order on its CPU (the reader's ordered iterator relies on it),
+ * no earlier than the reader's window starts and never with the top bit set. Anything else writes a file
+ * that reads as damaged: refused.
+ */
+/* n seconds of the session clock, saturated. */
+static uint64_t secs(const etl_writer *w, uint64_t n)
+{
+    return w->ticks_per_sec > UINT64_MAX / n ? UINT64_MAX : w->ticks_per_sec * n;
+}
+
+static bool time_ok(const etl_writer *w, const cpu_buf *b, uint64_t ts)
+{
+    return ts <= INT64_MAX && ts >= w->ts_lo && ts >= b->last_ts;
+}
 
 static void set_defaults(etl_writer_options *o, const char *path)
 {
@@ -266,10 +289,22 @@ static etl_status writer_open(const char *path, FILE *f, bool sync, const etl_wr
     w->sync = sync;
     w->name = strdup(path);
     etl_opts_take(&w->o, sizeof w->o, opts);
+    /* What the header cannot say is refused, never taken as something else (a pointer size of 16 as 8). */
+    const char *bad = w->o.pointer_size && w->o.pointer_size != 4 && w->o.pointer_size != 8 ? "pointer size must be 4 or 8"
+                      : w->o.clock_type > ETL_CLOCK_CPU_CYCLES ? "clock type must be QPC, system time or CPU cycles"
+                      : w->o.logger_name && strlen(w->o.logger_name) >= sizeof w->hdr.logger_name
+                          ? "logger name longer than the header holds (511 bytes)"
+                      : w->o.log_file_name && strlen(w->o.log_file_name) >= sizeof w->hdr.log_file_name
+                          ? "log file name longer than the header holds (1023 bytes)"
+                          : NULL;
     set_defaults(&w->o, path);
-    if (w->o.buffer_size < 4096 || w->o.buffer_size > (16u << 20) || w->o.buffer_size % 8 || w->o.ncpu > 2048) {
-        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX,
-                     "buffer size must be a multiple of 8 from 4096 to 16 MiB, and at most 2048 CPUs");
+    if (!bad && strlen(w->o.log_file_name) >= sizeof w->hdr.log_file_name)
+        bad = "log file name (the path) longer than the header holds (1023 bytes)";
+    if (!bad && (w->o.buffer_size < 4096 || w->o.buffer_size > (16u << 20) || w->o.buffer_size % 8 || w->o.ncpu > 2048))
+        bad = "buffer size must be a multiple of 8 from 4096 to 16 MiB, and at most 2048 CPUs";
+    if (!bad && w->o.start_ts > INT64_MAX) bad = "start time past the clock's range (top bit set)";
+    if (bad) {
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s", bad);
         if (f) fclose(f);
         free(w->name);
         free(w);
@@ -299,6 +334,12 @@ static etl_status writer_open(const char *path, FILE *f, bool sync, const etl_wr
     snprintf(h->log_file_name, sizeof h->log_file_name, "%s", w->o.log_file_name);
     snprintf(h->tz_standard_name, sizeof h->tz_standard_name, "Coordinated Universal Time");
     w->o.logger_name = w->o.log_file_name = NULL; /* copied: the caller's strings may go */
+    etl_clock clk;
+    etl_clock_init(&clk, h);
+    w->ticks_per_sec = clk.ticks_per_sec;
+    uint64_t slack = secs(w, WINDOW_MIN_SLACK_S);
+    w->ts_lo = w->o.start_ts > slack ? w->o.start_ts - slack : 0;
+    w->newest = w->o.start_ts;
 
     w->cpus = calloc(w->o.ncpu, sizeof *w->cpus);
     w->zcap = ETL_BUFFER_HEADER_SIZE + etl_xpress_compress_bound(w->o.buffer_size);
@@ -342,11 +383,17 @@ etl_status etl_writer_open_stream(FILE *f, const char *name, bool sync, const et
 
 etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev)
 {
+    if (!w || !ev) return ETL_E_INVALID_ARG;
     if (w->err) return w->err;
-    if (ev->cpu >= w->o.ncpu || ev->pmc_count > 7 || ev->header > ETL_WH_PERFINFO) return ETL_E_INVALID_ARG;
+    if (ev->cpu >= w->o.ncpu || ev->pmc_count > 7 || ev->header > ETL_WH_PERFINFO || (ev->len && !ev->payload) ||
+        (ev->pmc_count && !ev->pmc))
+        return ETL_E_INVALID_ARG;
+    /* The length alone first: header_len + len must not wrap (a len near SIZE_MAX passed the checks and copied). */
+    if (ev->len > 0xFFFF) return ETL_E_RANGE;
     size_t size = header_len(ev) + ev->len;
     size_t aligned = (size + 7) & ~(size_t)7;
     if (size > 0xFFFF || aligned > w->o.buffer_size - ETL_BUFFER_HEADER_SIZE) return ETL_E_RANGE;
+    if (!time_ok(w, &w->cpus[ev->cpu], ev->ts)) return ETL_E_INVALID_ARG;
     cpu_buf *b = cpu_buffer(w, ev->cpu);
     if (!b) return w->err;
     if (b->used + aligned > w->o.buffer_size && flush_cpu(w, ev->cpu) != ETL_OK) return w->err;
@@ -354,24 +401,34 @@ etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev)
     encode_event(w, ev, p, size);
     memset(p + size, 0, aligned - size); /* padding: deterministic bytes */
     b->used += (uint32_t)aligned;
-    if (ev->ts > b->last_ts) b->last_ts = ev->ts; /* the newest, whatever the order */
+    b->last_ts = ev->ts; /* in time order (time_ok): the newest */
+    if (ev->ts > w->newest) w->newest = ev->ts;
     w->events++;
     return ETL_OK;
 }
 
 etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, const uint8_t *rec, size_t size)
 {
+    if (!w || (!rec && size)) return ETL_E_INVALID_ARG;
     if (w->err) return w->err;
     if (cpu >= w->o.ncpu) return ETL_E_INVALID_ARG;
     size_t aligned = (size + 7) & ~(size_t)7;
     if (size > 0xFFFF || aligned > w->o.buffer_size - ETL_BUFFER_HEADER_SIZE) return ETL_E_RANGE;
+    /* One whole record as the reader frames it (its Size is size), and its own time, if it has one, is ts. */
+    etl_record r;
+    size_t next = 0;
+    if (etl_record_frame((etl_span){rec, size}, 0, &r, &next) != ETL_OK || r.size != size ||
+        ((r.has & ETL_REC_TS) && r.ts != ts))
+        return ETL_E_INVALID_ARG;
+    if (!time_ok(w, &w->cpus[cpu], ts)) return ETL_E_INVALID_ARG;
     cpu_buf *b = cpu_buffer(w, cpu);
     if (!b) return w->err;
     if (b->used + aligned > w->o.buffer_size && flush_cpu(w, cpu) != ETL_OK) return w->err;
     memcpy(b->p + b->used, rec, size);
     memset(b->p + b->used + size, 0, aligned - size);
     b->used += (uint32_t)aligned;
-    if (ts > b->last_ts) b->last_ts = ts;
+    b->last_ts = ts;
+    if (ts > w->newest) w->newest = ts;
     w->events++;
     return ETL_OK;
 }
@@ -408,6 +465,23 @@ etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
 {
     if (!w) return ETL_OK; /* base.h: a cleanup path may close what it never made */
     etl_status st = etl_writer_flush(w);
+    /*
+     * An end before the start, or so far before an event written that the reader's window (the end plus 5 s or
+     * 1 % of the session) would leave it out: refused, and the file completed with its newest event as the end,
+     * so that it reads back whole.
+     */
+    bool bad_end = false;
+    if (st == ETL_OK && w->newest > end_ts) {
+        uint64_t len = end_ts > w->o.start_ts ? end_ts - w->o.start_ts : 0;
+        /* The reader's tolerance: on the CPU-cycle clock (a nominal rate) the session's length, 60 s at least. */
+        bool cycles = w->o.clock_type == ETL_CLOCK_CPU_CYCLES;
+        uint64_t tol = secs(w, cycles ? WINDOW_MIN_SLACK_S : WINDOW_END_SLACK_S);
+        if ((cycles ? len : len / 100) > tol) tol = cycles ? len : len / 100;
+        if (end_ts < w->o.start_ts || w->newest - end_ts > tol) {
+            bad_end = true;
+            end_ts = w->newest;
+        }
+    }
     if (st == ETL_OK) {
         etl_clock clk;
         etl_clock_init(&clk, &w->hdr);
@@ -425,6 +499,11 @@ etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
     errno = 0;
     if (fclose(w->f) != 0 && st == ETL_OK) st = io_failed(w);
     if (st != ETL_OK) etl_writer_diag(w, st, diag);
+    else if (bad_end) {
+        st = ETL_E_INVALID_ARG;
+        etl_diag_set(diag, st, UINT64_MAX, "%s: the end is before the start or long before an event written; "
+                     "the file ends at its newest event", w->name);
+    }
     for (uint32_t c = 0; c < w->o.ncpu; c++) free(w->cpus[c].p);
     free(w->cpus);
     free(w->zbuf);

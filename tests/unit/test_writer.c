@@ -10,8 +10,10 @@
 #include "testutil.h"
 #include "etlkit/etlkit.h"
 #include "etlkit/writer.h"
+#include "base/bytes.h"
 
 #define NEV 20000
+#define ETL_WRITER_HEADER_RECORDS_TEST 2 /* the logfile header and the header extension */
 
 typedef struct wcase {
     unsigned ptr;
@@ -262,6 +264,112 @@ static void test_logfile_header_roundtrip(void **s)
     }
 }
 
+/* Reads path back in time order: its records, and whether the reader found damage. */
+static uint64_t read_back(const char *path, bool *damaged)
+{
+    etl_reader *r;
+    etl_diag d;
+    assert_int_equal(etl_reader_open(path, NULL, &r, &d), ETL_OK);
+    etl_iter *it;
+    assert_int_equal(etl_iter_open(r, ETL_ORDER_TIME, &it), ETL_OK);
+    etl_record rec;
+    uint64_t n = 0;
+    while (etl_iter_next(it, &rec) == ETL_OK) n++;
+    *damaged = etl_stats_damaged(etl_iter_stats_get(it)) || etl_stats_damaged(etl_reader_stats_get(r));
+    etl_iter_close(it);
+    etl_reader_close(r);
+    return n;
+}
+
+/*
+ * What would write a file that reads as damaged, or crash, is refused (explore12 F1, F5, F8): a payload length near
+ * SIZE_MAX (header + len wrapped, memcpy of ~SIZE_MAX bytes), times going back on a CPU, before the reader's window or
+ * with the top bit set, an end long before an event, options the header cannot say, bytes that are not one record.
+ * What was refused leaves the file whole: it reads back with every event accepted and no damage.
+ */
+static void test_refused(void **s)
+{
+    (void)s;
+    char path[512];
+    snprintf(path, sizeof path, "%s/refused.etl", tmpdir);
+    etl_writer_options o = {0};
+    o.sz = sizeof o;
+    o.ncpu = 2;
+    o.start_ts = 1000000000; /* 100 s of 100 ns ticks */
+    o.perf_freq = 10000000;
+    etl_writer *w;
+    etl_diag d;
+    assert_int_equal(etl_writer_open(path, &o, &w, &d), ETL_OK);
+    uint8_t payload[16] = {1, 2, 3};
+    etl_write_event ev = {0};
+    ev.header = ETL_WH_PERFINFO;
+    ev.hook = 0x0532;
+    ev.version = 2;
+    ev.payload = payload;
+    ev.len = 8;
+    ev.ts = o.start_ts + 100;
+    assert_int_equal(etl_writer_write(w, &ev), ETL_OK);
+    ev.len = SIZE_MAX - 7; /* 0x10 + len wraps to 8 */
+    assert_int_equal(etl_writer_write(w, &ev), ETL_E_RANGE);
+    ev.len = 8;
+    ev.payload = NULL;
+    assert_int_equal(etl_writer_write(w, &ev), ETL_E_INVALID_ARG);
+    ev.payload = payload;
+    ev.ts = o.start_ts + 50; /* back on CPU 0 */
+    assert_int_equal(etl_writer_write(w, &ev), ETL_E_INVALID_ARG);
+    ev.cpu = 1; /* another CPU may be earlier */
+    assert_int_equal(etl_writer_write(w, &ev), ETL_OK);
+    ev.ts = 1; /* long before the start (60 s is the reader's slack) */
+    assert_int_equal(etl_writer_write(w, &ev), ETL_E_INVALID_ARG);
+    ev.ts = UINT64_MAX;
+    assert_int_equal(etl_writer_write(w, &ev), ETL_E_INVALID_ARG);
+    ev.ts = o.start_ts + 10000000ull * 3600; /* an hour on: written, and the end must cover it */
+    assert_int_equal(etl_writer_write(w, &ev), ETL_OK);
+    /* write_record: one whole record whose own time is ts; neither junk nor nothing. */
+    uint8_t junk[40];
+    memset(junk, 0x41, sizeof junk);
+    assert_int_equal(etl_writer_write_record(w, 0, o.start_ts + 200, junk, sizeof junk), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_writer_write_record(w, 0, o.start_ts + 200, junk, 0), ETL_E_INVALID_ARG);
+    uint8_t rec[0x18] = {0};
+    etl_wr_u32(rec, 0xC0000000u | (uint32_t)ETL_HTYPE_PERFINFO64 << 16 | 2);
+    etl_wr_u16(rec + 4, sizeof rec);
+    etl_wr_u16(rec + 6, 0x0532);
+    etl_wr_u64(rec + 8, o.start_ts + 200);
+    assert_int_equal(etl_writer_write_record(w, 0, o.start_ts + 201, rec, sizeof rec), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_writer_write_record(w, 0, o.start_ts + 200, rec, sizeof rec), ETL_OK);
+    /* An end an hour before the last event: refused, the file ends at that event and reads whole. */
+    memset(&d, 0, sizeof d);
+    assert_int_equal(etl_writer_close(w, o.start_ts + 300, &d), ETL_E_INVALID_ARG);
+    assert_true(d.msg[0]);
+    bool damaged;
+    assert_int_equal(read_back(path, &damaged), ETL_WRITER_HEADER_RECORDS_TEST + 4);
+    assert_false(damaged);
+
+    /* An end before the start: the same. */
+    assert_int_equal(etl_writer_open(path, &o, &w, &d), ETL_OK);
+    ev.ts = o.start_ts + 100;
+    assert_int_equal(etl_writer_write(w, &ev), ETL_OK);
+    assert_int_equal(etl_writer_close(w, o.start_ts - 1000, &d), ETL_E_INVALID_ARG);
+    assert_int_equal(read_back(path, &damaged), ETL_WRITER_HEADER_RECORDS_TEST + 1);
+    assert_false(damaged);
+
+    /* Options the header cannot say are refused, not taken as others. */
+    etl_writer_options b = o;
+    b.pointer_size = 16;
+    assert_int_equal(etl_writer_open(path, &b, &w, &d), ETL_E_INVALID_ARG);
+    b = o;
+    b.clock_type = 7;
+    assert_int_equal(etl_writer_open(path, &b, &w, &d), ETL_E_INVALID_ARG);
+    static char name[5000];
+    memset(name, 'n', sizeof name - 1);
+    b = o;
+    b.logger_name = name;
+    assert_int_equal(etl_writer_open(path, &b, &w, &d), ETL_E_INVALID_ARG);
+    b = o;
+    b.log_file_name = name;
+    assert_int_equal(etl_writer_open(path, &b, &w, &d), ETL_E_INVALID_ARG);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_32_compressed),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_logfile_header_roundtrip),
+        cmocka_unit_test(test_refused),
     };
     return cmocka_run_group_tests_name("writer", tests, setup, teardown);
 }
