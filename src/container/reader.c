@@ -18,6 +18,16 @@
 #include "base/bytes.h"
 #include "base/opts.h"
 
+/* The first problem is the one at the lowest file offset (a tie: the smaller message), whatever order the
+ * passes and threads meet them in: the same answer for every --threads and every command. */
+static void stats_take_problem(etl_stats *st, uint64_t file_off, const char *msg)
+{
+    if (file_off > st->first_problem_offset) return;
+    if (file_off == st->first_problem_offset && strcmp(msg, st->first_problem) >= 0) return;
+    st->first_problem_offset = file_off;
+    snprintf(st->first_problem, sizeof st->first_problem, "%s", msg);
+}
+
 void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, uint64_t file_off,
                         const char *fmt, ...)
 {
@@ -28,10 +38,7 @@ void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, u
     va_start(ap, fmt);
     vsnprintf(d.msg, sizeof d.msg, fmt, ap);
     va_end(ap);
-    if (st->first_problem_offset == UINT64_MAX) {
-        st->first_problem_offset = file_off;
-        snprintf(st->first_problem, sizeof st->first_problem, "%s", d.msg);
-    }
+    stats_take_problem(st, file_off, d.msg);
     if (!r->opts.on_diag) return;
     etl_mutex_lock(r->diag_mu);
     r->opts.on_diag(r->opts.diag_ctx, &d);
@@ -807,10 +814,7 @@ void etl_stats_add(etl_stats *into, const etl_stats *x, const etl_stats *base)
     into->unsupported_buffers += x->unsupported_buffers - base->unsupported_buffers;
     into->truncated_buffers += x->truncated_buffers - base->truncated_buffers;
     into->bad_times += x->bad_times - base->bad_times;
-    if (x->first_problem_offset < into->first_problem_offset) {
-        into->first_problem_offset = x->first_problem_offset;
-        memcpy(into->first_problem, x->first_problem, sizeof into->first_problem);
-    }
+    if (x->first_problem_offset != UINT64_MAX) stats_take_problem(into, x->first_problem_offset, x->first_problem);
 }
 
 const etl_logfile_header *etl_reader_header(const etl_reader *r) { return &r->hdr; }
