@@ -619,6 +619,12 @@ ETL_API int etl_walk_slow(etl_walk *w, etl_krec *k);
  * a read-ahead walk too, as only the walk that expands a payload finds it.
  */
 ETL_API void etl_walk_bad_time(const etl_walk *w, const uint8_t *rec, uint64_t ts, const char *what, const char *fate);
+/*
+ * A compact batch (its record at rec, in the buffer w holds) whose switch times go back before
+ * its CPU's switch ahead of them (the model passes such switches over: etl_sched_takes): told
+ * with the batch's file offset, counted as one bad time of the buffer.
+ */
+ETL_API void etl_walk_batch_back(const etl_walk *w, const uint8_t *rec);
 /* The same for a record a record iterator handed out (buffer_index and offset set). */
 ETL_API void etl_iter_bad_time(etl_iter *it, const etl_record *rec, uint64_t ts, const char *what, const char *fate);
 

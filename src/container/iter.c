@@ -828,6 +828,23 @@ void etl_iter_bad_time(etl_iter *it, const etl_record *rec, uint64_t ts, const c
     bad_time(it, &c, rec->offset, ts, what, fate);
 }
 
+void etl_walk_batch_back(const etl_walk *w, const uint8_t *rec)
+{
+    etl_iter *it = w->it;
+    cursor *c = &it->cur[w->cursor];
+    if (!c->buf || rec < w->p || rec >= w->p + w->n) return;
+    const etl_buf_ent *b = c->buf;
+    size_t pos = (size_t)(rec - w->p);
+    it->stats.bad_times++;
+    it->stats.bad_buffers++; /* one more damaged part of its buffer, as etl_walk_bad_time counts one */
+    char where[48];
+    uint64_t at = record_where(b, pos, where);
+    etl_reader_problem(it->r, &it->stats, ETL_E_RANGE, at,
+                       "buffer %u at offset 0x%llx: record at +0x%zx (%s, hook 0x0525, a compact batch): its switch "
+                       "times go back before its CPU's switch ahead of them; those switches are passed over, as every "
+                       "reader passes them", b->index, (unsigned long long)b->file_off, pos, where);
+}
+
 void etl_iter_switches_back(etl_iter *it, uint32_t buffer_index, uint32_t offset, uint64_t ts, uint64_t prev,
                             const char *fate)
 {

@@ -59,6 +59,7 @@ typedef struct stream {
     uint64_t late_key;    /* main: the merge time of the batch being expanded late */
     const uint8_t *batch_rec; /* the batch record being expanded (in wk's buffer) */
     uint64_t bad_time;    /* x.stats.bad_time already told */
+    uint64_t backwards;   /* x.stats.time_backwards already told */
     etl_span payload;     /* the record the head's strings point into */
     etl_batch_expander x;
     etl_batch_expand_cpu xcpu;
@@ -176,13 +177,17 @@ static bool take_record(part *p, stream *s, const etl_record *rec)
 }
 
 /*
- * The batch being expanded has ended: if at a switch time outside the session window,
- * that is told as damage of the batch's record (the walk is still in its buffer).
+ * The batch being expanded has ended: if at a switch time outside the session window, or
+ * with switches before their CPU's switch ahead of them (which the model passes over), that
+ * is told as damage of the batch's record (the walk is still in its buffer). The per-CPU
+ * runs do not tell the latter: a switch going back sends them to this time-ordered source.
  */
 static void batch_done(stream *s)
 {
     etl_sched_batch_checked(&s->wk, s->batch_rec, &s->x, s->bad_time);
     s->bad_time = s->x.stats.bad_time;
+    if (s->x.stats.time_backwards != s->backwards) etl_walk_batch_back(&s->wk, s->batch_rec);
+    s->backwards = s->x.stats.time_backwards;
 }
 
 /* A main stream's next event into its head (a late batch's switches first). */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # convert_dump.sh ETLKIT - convert and dump --expand judge a compact batch as every reader does (explore12).
 # A batch's switches after its buffer's flush (F4), or before their CPU's switch ahead of them (F3, the model's
-# time_backwards): dump --expand and convert tell them at the batch's file offset and exit 3; dump --expand and
+# time_backwards): dump --expand, convert, cpu and waits tell them at the batch's file offset and exit 3; dump --expand and
 # convert --cswitch full pass over what the model passes over (never a switch moved to another time), and
 # keep/compact copy the batch as it is, saying so.
 set -u
@@ -32,6 +32,12 @@ case_() {
     case $m in full) fate="passed over|dropped" ;; *) fate="copied as it is" ;; esac
     grep -q "file offset $off.*$text.*" "$tmp/$name.$m.err" && grep -Eq "$fate" "$tmp/$name.$m.err" ||
       bad "$name: convert --cswitch $m: no warning '$text' ($fate) at $off: $(head -c 300 "$tmp/$name.$m.err")"
+  done
+  # The reports tell the same damage at the same offset (cpu exited 0 on the batch going back, silently).
+  for r in cpu waits; do
+    "$etlkit" $r "$tmp/$name.etl" >/dev/null 2>"$tmp/$name.$r.err"; rc=$?
+    [ "$rc" = 3 ] || bad "$name: $r exit $rc, expected 3"
+    grep -q "file offset $off" "$tmp/$name.$r.err" || bad "$name: $r: no warning at $off: $(head -c 300 "$tmp/$name.$r.err")"
   done
   # The full output holds what the model takes, at the times the file gives: cpu answers as on the input.
   "$etlkit" cpu --json "$tmp/$name.etl" >"$tmp/$name.in.json" 2>/dev/null
