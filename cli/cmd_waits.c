@@ -348,21 +348,24 @@ static bool waits_select(void *p, uint32_t thread)
     return thread < s->n && s->on[thread];
 }
 
-/* run opened (rep_run_open with the rows' consumer): the first pass, then run is ready for rep_run_go again. */
-static int waits_select_pass(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void *ctx,
-                             void (*on_event)(void *, const etl_sched_event *), waits_sel *sel)
+/*
+ * Opens run for the rows' consumer; with --thread/--process, after a first pass that learns the selection. The
+ * first pass's source is the only one opened before it (a source reads ahead as soon as it is opened: one
+ * abandoned unread would have told problems the run tells again), and what it tells is forgotten: the run tells it.
+ */
+static int waits_open(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void *ctx,
+                      void (*on_event)(void *, const etl_sched_event *), waits_sel *sel)
 {
+    if (!a->process && a->thread < 0) return rep_run_open(run, a, on_row, ctx, on_event);
+    memset(run, 0, sizeof *run);
+    int rc = cli_open(&run->in, a->path, a->quiet);
+    if (rc != EXIT_OK) return rc;
     rep_args q = *a;
     q.quiet = 1; /* the second pass tells what there is to tell */
-    etl_sched_close(run->model);
-    etl_sched_source_close(run->src);
-    run->model = NULL;
-    run->src = NULL;
-    int rc = rep_run_start(run, &q, NULL, NULL, NULL);
+    rc = rep_run_start(run, &q, NULL, NULL, NULL);
     if (rc != EXIT_OK) return rc;
     cli_diag_hold(&run->in);
     rep_run_go(run, &q);
-    cli_diag_release(&run->in, 0); /* the run is done again and tells them again */
     size_t n;
     etl_sched_threads(run->model, &n);
     sel->n = n;
@@ -377,6 +380,7 @@ static int waits_select_pass(rep_run *run, const rep_args *a, etl_sched_row_fn o
     etl_sched_source_close(run->src);
     run->model = NULL;
     run->src = NULL;
+    cli_diag_release(&run->in, 0); /* its source closed: the run is done again and tells them again */
     return rep_run_start(run, a, on_row, ctx, on_event);
 }
 
@@ -405,8 +409,7 @@ static int waits_by_stack(const rep_args *a, int readying, int flat, const char 
     etl_symbols *sym = NULL;
     int rc = cli_symbols_open("waits", symbols, &sym);
     if (rc != EXIT_OK) return rc;
-    rc = rep_run_open(&run, a, by_row, &c, NULL);
-    if (rc == EXIT_OK && (a->process || a->thread >= 0)) rc = waits_select_pass(&run, a, by_row, &c, NULL, &c.sel);
+    rc = waits_open(&run, a, by_row, &c, NULL, &c.sel);
     if (rc != EXIT_OK) {
         free(c.sel.on);
         etl_symbols_close(sym);
@@ -481,10 +484,9 @@ int cmd_waits(int argc, char **argv)
     rep_run run;
     waits_sel sel = {NULL, 0};
     etl_usage_options uo = {.sz = sizeof uo, .v0 = a.v0, .v1 = a.has_range ? a.v1 : a.v0, .longest = longest};
-    int rc = rep_run_open(&run, &a, etl_usage_add, &wr, count_ready); /* wr starts with u: etl_usage_add's ctx */
-    /* --thread/--process: every member counts the selected threads' rows alone (explore9 F1) */
-    if (rc == EXIT_OK && (a.process || a.thread >= 0))
-        rc = waits_select_pass(&run, &a, etl_usage_add, &wr, count_ready, &sel);
+    /* wr starts with u: etl_usage_add's ctx. --thread/--process: every member counts the selected threads' rows
+     * alone (explore9 F1) */
+    int rc = waits_open(&run, &a, etl_usage_add, &wr, count_ready, &sel);
     if (rc != EXIT_OK) {
         free(sel.on);
         return rc;

@@ -17,8 +17,22 @@ void cli_diag_printer(void *ctx, const etl_diag *d)
     if (!in->quiet) etl_diag_keep_add(&in->diag, d);
 }
 
+/* Keeps what `from` kept in `into` too (each problem once, by offset) and empties `from`. */
+static void diag_merge(etl_diag_keep *into, etl_diag_keep *from)
+{
+    for (unsigned i = 0; i < from->n; i++) {
+        etl_diag d = {.status = ETL_OK, .file_offset = from->off[i]};
+        memcpy(d.msg, from->text[i], sizeof from->text[i]);
+        etl_diag_keep_add(into, &d);
+    }
+    into->more += from->more;
+    etl_diag_keep_free(from);
+    etl_diag_keep_init(from);
+}
+
 void cli_diag_flush(cli_input *in)
 {
+    diag_merge(&in->diag, &in->held);
     for (unsigned i = 0; i < in->diag.n; i++)
         fprintf(stderr, "%s: %s: warning: %s\n", prog, in->path, in->diag.text[i]);
     in->diag.n = 0;
@@ -26,13 +40,16 @@ void cli_diag_flush(cli_input *in)
 
 void cli_diag_hold(cli_input *in)
 {
-    cli_diag_flush(in);
-    etl_diag_keep_clear(&in->diag);
+    /* Nothing is printed here: the warnings are printed together at the end, in file order. */
+    diag_merge(&in->held, &in->diag);
 }
 
 void cli_diag_release(cli_input *in, int keep)
 {
-    if (!keep) etl_diag_keep_clear(&in->diag); /* the run is done again and tells them again */
+    if (keep) return;
+    /* The run is done again (or abandoned) and tells what it meets again: forget what it told. */
+    etl_diag_keep_free(&in->diag);
+    etl_diag_keep_init(&in->diag);
 }
 
 void cli_diag_done(cli_input *in)
@@ -42,6 +59,7 @@ void cli_diag_done(cli_input *in)
         fprintf(stderr, "%s: %s: warning: %llu more problems not shown\n", prog, in->path,
                 (unsigned long long)in->diag.more);
     etl_diag_keep_free(&in->diag);
+    etl_diag_keep_free(&in->held);
 }
 
 int cli_open(cli_input *in, const char *path, int quiet)

@@ -41,17 +41,19 @@ typedef struct cli_input {
     etl_reader *reader;
     int quiet;
     etl_diag_keep diag;
+    etl_diag_keep held; /* told before a run that may be done again (cli_diag_hold) */
 } cli_input;
 
 /* The diag callback that keeps capped warnings for a cli_input (ctx). */
 void cli_diag_printer(void *ctx, const etl_diag *d);
 /* Opens path; on failure prints one line and returns the exit status (else EXIT_OK). */
 int cli_open(cli_input *in, const char *path, int quiet);
-/* Prints the warnings kept so far, in file order. */
+/* Prints the warnings kept so far (held and not), in file order. */
 void cli_diag_flush(cli_input *in);
 /*
- * A run that may be done again: hold prints what was kept so far; release forgets what
- * the run found (keep = 0: the run is done again and finds it again) or keeps it.
+ * A run that may be done again: hold sets aside what was kept so far (the open's, printed
+ * with the rest at the end, in file order); release forgets what the run told since (keep =
+ * 0: the run is done again, or abandoned, and the next tells it again) or keeps it.
  */
 void cli_diag_hold(cli_input *in);
 void cli_diag_release(cli_input *in, int keep);
