@@ -573,9 +573,10 @@ int cmd_waitchain(int argc, char **argv)
         if (depth == 0) co.no_descent = true;
         else co.depth = depth;
     }
-    /* Each level is a pass that opens FILE again: a pipe would give nothing the second time (or wait for a writer). */
+    /* Each level is a pass that opens FILE again: a pipe would give nothing the second time (or wait for a writer).
+     * A directory is no pipe: the open says so (exit 1), as in every command. */
     etl_file_info fi;
-    if (strcmp(a.path, "-") == 0 || (etl_stat(a.path, true, &fi) == 0 && !fi.is_reg))
+    if (strcmp(a.path, "-") == 0 || (etl_stat(a.path, true, &fi) == 0 && !fi.is_reg && !fi.is_dir))
         return cli_usage_error("waitchain", "reads FILE several times: standard input or a pipe will not do");
     if (who && a.process)
         return cli_usage_error("waitchain", "--thread and --process name the same thing: give one");

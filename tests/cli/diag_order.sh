@@ -66,6 +66,18 @@ for f in flip cut; do
   done
 done
 
+# 3. A directory is an I/O error (exit 1, "is a directory") for waitchain as for every command; a pipe is still
+# refused (exit 64): waitchain reads FILE several times.
+mkdir "$dir/folder.etl"
+for c in "waitchain --thread 4" "waitchain --process svchost --json" cpu waits; do
+  "$etlkit" $c "$dir/folder.etl" > "$dir/out" 2> "$dir/err"; rc=$?
+  [ $rc -eq 1 ] || bad "$c on a directory: exit $rc, expected 1"
+  grep -q "folder.etl: is a directory" "$dir/err" || bad "$c on a directory: said $(head -1 "$dir/err")"
+  [ -s "$dir/out" ] && bad "$c on a directory: wrote to stdout"
+done
+"$etlkit" waitchain --thread 4 - < "$dir/full.etl" > /dev/null 2>&1; rc=$?
+[ $rc -eq 64 ] || bad "waitchain on standard input: exit $rc, expected 64"
+
 # 5. Every report prints the open's warnings and the run's together, sorted by file offset (cpu and pmc
 # printed the open's first: 0x10000, 0x11170, then 0x11148).
 for f in cut70k cut flip; do
