@@ -569,6 +569,9 @@ int cmd_switches(int argc, char **argv)
     free(c);
     free(chunk);
     if (a.format != FMT_JSON && !etl_sched_stats_get(run.model)->switches) rep_no_switches(&run, &a);
-    if (a.format == FMT_TEXT) rep_print_anomalies_as(&run, stderr, "switches");
+    /* The anomalies (switches dropped, chains broken...) on stderr in every form: the rows have no place for them.
+     * No switch at all: --json and --csv keep to the one line that says so. */
+    if (a.format == FMT_TEXT || etl_sched_stats_get(run.model)->switches)
+        rep_print_anomalies_as(&run, stderr, "switches");
     return rep_finish(&run, "switches");
 }

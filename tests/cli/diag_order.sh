@@ -87,5 +87,16 @@ for f in cut70k cut flip; do
   done
 done
 
+# 6. switches tells the anomalies on stderr in every form (--json and --csv said nothing of the switches dropped
+# of a trace whose CPUs logged both forms); the count is cpu's.
+"$etlkit" synth -q -o "$dir/both.etl" --seed 3 --duration 1 --cswitch both --cpus 5 || bad "synth both"
+dup=$("$etlkit" cpu --json "$dir/both.etl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["anomalies"]["duplicates_dropped"])')
+[ "${dup:-0}" -gt 0 ] || bad "cpu: no duplicates dropped in a --cswitch both trace ($dup)"
+for form in "" --json --csv; do
+  "$etlkit" switches "$dir/both.etl" $form > /dev/null 2> "$dir/err"
+  grep -q "^etlkit switches: note: $dup switches dropped: a CPU logged both forms" "$dir/err" ||
+    bad "switches $form: no note of the $dup switches dropped on stderr"
+done
+
 if [ $fails -ne 0 ]; then echo "diag_order: $fails failures" >&2; exit 1; fi
 echo "diag_order: ok"
