@@ -69,12 +69,20 @@ typedef struct etl_stack_key_entry {
 /* The part a definition holds: its frames are kernel or user addresses (none: either). */
 enum { ETL_STACK_PART_ANY = 0, ETL_STACK_PART_KERNEL = 1, ETL_STACK_PART_USER = 2 };
 
+/* A group's last answer (near) as the search sees it: the positions around it, read once it moves. */
+typedef struct etl_stack_key_front {
+    etl_stack_pos before;    /* the definition before near's (when near is not the group's first) */
+    etl_stack_pos at;        /* near's (when near is not past the group's last) */
+    uint8_t part;            /* near's part */
+} etl_stack_key_front;
+
 typedef struct etl_stack_keys {
     etl_stack_key_entry *v;  /* in the order defined; grouped by key once sealed, each group in stream order */
     size_t n, cap;
     etl_idmap group;         /* after seal: key -> group */
     uint32_t *start;         /* by group: its first entry; start[ngroups] = n */
     uint32_t *near;          /* by group: its last answer's place, where the next search starts */
+    etl_stack_key_front *front; /* by group: around near, so that a reference at near's answer reads no entry */
     uint32_t ngroups;
     uint8_t **chunks;        /* the copies' memory: chunks that never move */
     size_t nchunks, capchunks, used; /* used: bytes of the last chunk */
