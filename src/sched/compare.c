@@ -280,14 +280,11 @@ etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_
      */
     uint8_t kb = c->total.known_before, ka = c->total.known_after;
     if ((kb & ka & BIT(ETL_CMP_CPU)) && ((kb ^ ka) & BIT(ETL_CMP_WAIT))) {
-        int side = !(ka & BIT(ETL_CMP_WAIT)); /* the one without */
-        c->total.known_before &= side ? 0xFF : (uint8_t)~PERCENTILES;
-        c->total.known_after &= side ? (uint8_t)~PERCENTILES : 0xFF;
+        bool in_after = !(ka & BIT(ETL_CMP_WAIT)); /* the side without */
+        *(in_after ? &c->total.known_after : &c->total.known_before) &= (uint8_t)~PERCENTILES;
         for (size_t i = 0; i < nr; i++)
-            if (rows[i].scope != ETL_CMP_REASON) {
-                if (side) rows[i].known_after &= (uint8_t)~PERCENTILES;
-                else rows[i].known_before &= (uint8_t)~PERCENTILES;
-            }
+            if (rows[i].scope != ETL_CMP_REASON)
+                *(in_after ? &rows[i].known_after : &rows[i].known_before) &= (uint8_t)~PERCENTILES;
     }
     for (size_t i = 0; i < l.n; i++) free(l.e[i].name);
     free(l.e);

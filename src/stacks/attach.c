@@ -197,15 +197,15 @@ static uint32_t find_wait(const etl_attach *a, uint32_t tid, uint64_t ts, uint32
 static etl_status attach_part(etl_attach *a, uint32_t i, uint32_t stack, uint32_t pid, bool user)
 {
     etl_attach_wait *e = &a->w[i];
+    if (!user && e->kpart != NIL) { /* a second kernel part: the first stands, its process too */
+        a->stats.walks_repeated++;
+        return ETL_OK;
+    }
     e->ev.pid = pid;
     e->walked = true;
     if (user) {
         e->upart = stack;
         return close_wait(a, i);
-    }
-    if (e->kpart != NIL) { /* a second kernel part: the first stands */
-        a->stats.walks_repeated++;
-        return ETL_OK;
     }
     e->kpart = stack;
     if (pid == 0 || pid == 4) return close_wait(a, i);
