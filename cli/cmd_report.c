@@ -179,8 +179,8 @@ int cmd_report(int argc, char **argv)
     etl_pmc_options_init(&po);
     po.v0 = a.v0;
     po.v1 = v1o;
-    spin_params_defaults(&c->spin);
-    spin_params_for_trace(&c->spin, h);
+    etl_spin_params_init(&c->spin);
+    etl_spin_params_for_trace(&c->spin, h);
     etl_spinlocks_options so = {.sz = sizeof so, .v0 = a.v0, .v1 = v1o, .params = c->spin.p, .mhz = h->cpu_speed_mhz,
                                 .ncpu = etl_reader_processors(r)};
     if (etl_usage_init(&c->u, run.model, &uo) != ETL_OK) {

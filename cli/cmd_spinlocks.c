@@ -8,9 +8,6 @@
 #include "columns.h"
 #include "etlkit/spinlocks.h"
 
-/* The rows of each list JSON and CSV give without --top: the output stays a few MB whatever the trace. */
-/* rep_args.top before parsing: --top not given. */
-
 static const char spin_about[] =
     "Spin lock contention from SpinLock events (PERF_SPINLOCK): per lock address, per caller\n"
     "(release function) address, per (lock, caller) pair and per AcquireMode: events, estimated\n"
@@ -54,11 +51,6 @@ static void on_event(void *p, const etl_sched_event *ev)
 }
 
 /* ---- output ------------------------------------------------------------------------------ */
-
-typedef struct params_src {
-    const char *s, *a, *m, *h; /* where each came from */
-    int any_assumed;
-} params_src;
 
 enum { K_LOCKS, K_CALLERS, K_PAIRS, K_MODES, K_TOTAL };
 static const char *const kind_key[] = {"lock", "caller", "pair", "mode", "total"};
@@ -115,30 +107,20 @@ static void json_bounds(jw *w, const char *key, const etl_spin_bounds *b)
     jw_obj_end(w);
 }
 
-/* The top entries of a histogram as "2:90% 5:10%". */
+/* The top entries of a histogram (etl_spin_top_shares) as "2:90% 5:10%". */
 static const char *mix(char *out, size_t cap, const uint64_t *h, unsigned n, uint64_t total, int modes)
 {
-    out[0] = 0;
-    if (!total) return out;
-    unsigned used[3] = {0};
+    static const char *const short_modes[ETL_SPIN_MODES] = {"Spin", "Queued", "ExShared", "ExExclusive",
+                                                            "ExConverted", "Other"};
+    unsigned idx[3];
+    int64_t pct[3];
     size_t len = 0;
-    for (unsigned r = 0; r < 3; r++) {
-        unsigned best = n;
-        for (unsigned i = 0; i < n; i++) {
-            int taken = 0;
-            for (unsigned j = 0; j < r; j++) taken |= used[j] == i;
-            if (!taken && h[i] && (best == n || h[i] > h[best])) best = i;
-        }
-        if (best == n) break;
-        used[r] = best;
+    out[0] = 0;
+    for (unsigned r = 0, k = etl_spin_top_shares(h, n, total, idx, pct); r < k && len < cap; r++) {
         char nm[24];
-        static const char *const short_modes[ETL_SPIN_MODES] = {"Spin", "Queued", "ExShared", "ExExclusive",
-                                                                "ExConverted", "Other"};
-        if (modes) snprintf(nm, sizeof nm, "%s", short_modes[best]);
-        else snprintf(nm, sizeof nm, best + 1 < ETL_SPIN_IRQLS ? "%u" : "%u+", best);
-        len += (size_t)snprintf(out + len, cap - len, "%s%s:%lld%%", r ? " " : "", nm,
-                                (long long)num_div_round((__int128)h[best] * 100, (__int128)total));
-        if (len >= cap) break;
+        if (modes) snprintf(nm, sizeof nm, "%s", short_modes[idx[r]]);
+        else snprintf(nm, sizeof nm, idx[r] + 1 < n ? "%u" : "%u+", idx[r]); /* the last: that IRQL or above */
+        len += (size_t)snprintf(out + len, cap - len, "%s%s:%lld%%", r ? " " : "", nm, (long long)pct[r]);
     }
     return out;
 }
@@ -392,18 +374,18 @@ static void json_group(jw *w, const char *key, const etl_spin_group *g, unsigned
     cols_json_row(w, key, group_cols, NGROUP_COLS, &rc, g);
 }
 
-static void json_params(jw *w, const etl_spinlock_info *p, const spin_params *src, uint32_t mhz)
+static void json_params(jw *w, const etl_spin_params *sp, uint32_t mhz)
 {
+    const etl_spinlock_info *p = &sp->p;
     jw_obj(w, "sampling");
     jw_u64(w, "spin_threshold", p->spin_lock_spin_threshold);
     jw_u64(w, "acquire_sample_rate", p->spin_lock_acquire_sample_rate);
     jw_u64(w, "contention_sample_rate", p->spin_lock_contention_sample_rate);
     jw_u64(w, "hold_threshold", p->has_hold_threshold ? p->spin_lock_hold_threshold : 0);
     jw_obj(w, "source");
-    jw_str(w, "spin_threshold", src->s);
-    jw_str(w, "acquire_sample_rate", src->a);
-    jw_str(w, "contention_sample_rate", src->m);
-    jw_str(w, "hold_threshold", src->h);
+    static const char *const keys[] = {"spin_threshold", "acquire_sample_rate", "contention_sample_rate",
+                                       "hold_threshold"};
+    for (unsigned i = 0; i < 4; i++) jw_str(w, keys[i], etl_spin_param_source(sp->src[i]));
     jw_obj_end(w);
     jw_bool(w, "exact", 0);
     jw_str(w, "note", "every N-th acquisition per CPU from an unknown counter phase: k events mean N*k +/- (N-1) per "
@@ -414,30 +396,11 @@ static void json_params(jw *w, const etl_spinlock_info *p, const spin_params *sr
     jw_obj_end(w);
 }
 
-void spin_params_defaults(spin_params *sp)
-{
-    memset(sp, 0, sizeof *sp);
-    sp->p = etl_spinlock_info_defaults();
-    sp->p.has_hold_threshold = true;
-    sp->s = sp->a = sp->m = sp->h = "default";
-}
-
-void spin_params_for_trace(spin_params *sp, const etl_logfile_header *h)
-{
-    /* SpinLockHoldThreshold exists from Windows 8.1 (6.3): before it no lock is logged for its hold alone. */
-    if (!sp->have_h && (h->os_major < 6 || (h->os_major == 6 && h->os_minor < 3))) {
-        sp->p.spin_lock_hold_threshold = 0;
-        sp->h = "none before Windows 8.1";
-    }
-    sp->any_assumed = strcmp(sp->s, "given") || strcmp(sp->a, "given") || strcmp(sp->m, "given") ||
-                      strcmp(sp->h, "given");
-}
-
-void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const spin_params *src, uint64_t filtered,
+void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const etl_spin_params *sp, uint64_t filtered,
                     const rep_args *a)
 {
     rep_json_head(w, run, s->o.v0, s->o.v1, etl_sched_cpu_count(run->model));
-    json_params(w, &s->o.params, src, s->o.mhz);
+    json_params(w, sp, s->o.mhz);
     jw_u64(w, "events", s->events);
     jw_u64(w, "events_outside_window", s->outside);
     jw_u64(w, "events_filtered", filtered);
@@ -510,17 +473,19 @@ static const char *bound_text(char out[96], const etl_spin_bounds *b, uint32_t l
     return out;
 }
 
-static void print_params_text(const etl_spinlock_info *p, const spin_params *src, uint32_t mhz)
+static void print_params_text(const etl_spin_params *sp, uint32_t mhz)
 {
+    const etl_spinlock_info *p = &sp->p;
     printf("Sampling: spin threshold S=%u (%s), acquire rate A=1/%u (%s), contention rate M=1/%u (%s), "
            "hold threshold H=",
-           p->spin_lock_spin_threshold, src->s, p->spin_lock_acquire_sample_rate, src->a,
-           p->spin_lock_contention_sample_rate, src->m);
-    if (p->has_hold_threshold && p->spin_lock_hold_threshold) printf("%u cycles (%s)", p->spin_lock_hold_threshold, src->h);
-    else printf("none (%s)", src->h);
+           p->spin_lock_spin_threshold, etl_spin_param_source(sp->src[0]), p->spin_lock_acquire_sample_rate,
+           etl_spin_param_source(sp->src[1]), p->spin_lock_contention_sample_rate, etl_spin_param_source(sp->src[2]));
+    const char *h = etl_spin_param_source(sp->src[3]);
+    if (p->has_hold_threshold && p->spin_lock_hold_threshold) printf("%u cycles (%s)", p->spin_lock_hold_threshold, h);
+    else printf("none (%s)", h);
     if (mhz) printf("; CPU %u MHz (nominal)\n", mhz);
     else printf("; CPU speed unknown: no %% of CPU\n");
-    if (src->any_assumed)
+    if (etl_spin_params_assumed(sp))
         printf("The trace does not record these; the defaults above are assumed. If it was recorded with others,\n"
                "give --spin-threshold, --acquire-rate, --contention-rate, --hold-threshold.\n");
     printf("Estimates cannot be exact: each CPU logs every N-th acquisition from an unknown counter phase, an\n"
@@ -536,13 +501,13 @@ static void backwards_text(FILE *f, const etl_spinlocks *s)
             (unsigned long long)s->backwards_hold, s->backwards_first_cpu, fmt_fixed(t, s->backwards_first_ns / 1000, 6));
 }
 
-static void print_text(const rep_args *a, const rep_run *run, const ctx *c, const spin_params *src)
+static void print_text(const rep_args *a, const rep_run *run, const ctx *c, const etl_spin_params *sp)
 {
     const etl_spinlocks *s = &c->s;
     const etl_spin_acc *t = &s->total.a;
     char b1[96], b2[96], b3[96], f1[32], f2[32], f3[32];
     rep_print_header(run, "etlkit spinlocks");
-    print_params_text(&s->o.params, src, s->o.mhz);
+    print_params_text(sp, s->o.mhz);
     printf("\n%llu events in the window: %llu held > H, %llu contended (spins >= S), %llu uncontended, "
            "%llu unexplained; %llu left out of hold figures (interrupts)\n",
            (unsigned long long)t->events, (unsigned long long)t->cls[ETL_SPIN_L],
@@ -614,17 +579,11 @@ static void print_csv(const rep_args *a, const ctx *c)
 
 /* ---- options ------------------------------------------------------------------------------ */
 
-typedef struct opts {
-    etl_spinlock_info params;
-    params_src src;
-    int have_h;
-} opts;
-
 /* An S, A, M or H given: the output says so. */
 static int spin_given(const cli_opt *o, const char *value, char *err, size_t cap)
 {
     (void)value, (void)err, (void)cap;
-    *(const char **)o->ctx = "given";
+    *(uint8_t *)o->ctx = ETL_SPIN_SRC_GIVEN;
     return 0;
 }
 
@@ -635,21 +594,22 @@ int cmd_spinlocks(int argc, char **argv)
     /* Spin locks need the events and the thread names at their moment: not the switches or readyings. */
     a.skip = REP_SKIP_SPINLOCKS;
     a.top = SPIN_TOP_UNSET;
-    opts o = {etl_spinlock_info_defaults(), {"default", "default", "default", "default", 0}, 0};
+    etl_spin_params sp;
+    etl_spin_params_init(&sp);
     const cli_opt own[] = {
         {.kind = CLI_OPT_UINT, .name = "spin-threshold", .arg = "N", .help = "SpinLockSpinThreshold S (default 1)",
-         .dst = &o.params.spin_lock_spin_threshold, .size = 4, .max = UINT32_MAX, .need = "a number",
-         .check = spin_given, .ctx = &o.src.s},
+         .dst = &sp.p.spin_lock_spin_threshold, .size = 4, .max = UINT32_MAX, .need = "a number",
+         .check = spin_given, .ctx = &sp.src[0]},
         {.kind = CLI_OPT_UINT, .name = "acquire-rate", .arg = "N",
-         .help = "SpinLockAcquireSampleRate A (default 1000)", .dst = &o.params.spin_lock_acquire_sample_rate,
-         .size = 4, .max = UINT32_MAX, .need = "a number", .check = spin_given, .ctx = &o.src.a},
+         .help = "SpinLockAcquireSampleRate A (default 1000)", .dst = &sp.p.spin_lock_acquire_sample_rate,
+         .size = 4, .max = UINT32_MAX, .need = "a number", .check = spin_given, .ctx = &sp.src[1]},
         {.kind = CLI_OPT_UINT, .name = "contention-rate", .arg = "N",
-         .help = "SpinLockContentionSampleRate M (default 1)", .dst = &o.params.spin_lock_contention_sample_rate,
-         .size = 4, .max = UINT32_MAX, .need = "a number", .check = spin_given, .ctx = &o.src.m},
+         .help = "SpinLockContentionSampleRate M (default 1)", .dst = &sp.p.spin_lock_contention_sample_rate,
+         .size = 4, .max = UINT32_MAX, .need = "a number", .check = spin_given, .ctx = &sp.src[2]},
         {.kind = CLI_OPT_UINT, .name = "hold-threshold", .arg = "CYCLES",
          .help = "SpinLockHoldThreshold H (default 1000000; 0 = none; none before Windows 8.1 unless given)",
-         .dst = &o.params.spin_lock_hold_threshold, .size = 4, .max = UINT32_MAX, .need = "a number",
-         .check = spin_given, .ctx = &o.src.h, .seen = &o.have_h},
+         .dst = &sp.p.spin_lock_hold_threshold, .size = 4, .max = UINT32_MAX, .need = "a number",
+         .check = spin_given, .ctx = &sp.src[3]},
         CLI_END};
     char epilogue[600];
     snprintf(epilogue, sizeof epilogue,
@@ -662,8 +622,6 @@ int cmd_spinlocks(int argc, char **argv)
     const cli_cmd cmd = {"spinlocks", "FILE [OPTIONS]", spin_about, {"FILE"}, 1, 1, epilogue};
     int pr = rep_parse(&a, &cmd, own, REP_OPTS_ALL, argc, argv);
     if (pr != CLI_OPTS_RUN) return pr;
-    spin_params sp = {o.params, o.src.s, o.src.a, o.src.m, o.src.h, 0, o.have_h};
-    sp.p.has_hold_threshold = true;
     etl_diag d;
     memset(&d, 0, sizeof d);
     if (etl_spinlock_info_validate(&sp.p, &d) != ETL_OK)
@@ -676,7 +634,7 @@ int cmd_spinlocks(int argc, char **argv)
     int rc = rep_run_open(&run, &a, NULL, &c, on_event);
     if (rc != EXIT_OK) return rc;
     const etl_logfile_header *h = etl_reader_header(run.in.reader);
-    spin_params_for_trace(&sp, h);
+    etl_spin_params_for_trace(&sp, h);
     etl_spinlocks_options so = {sizeof so, a.v0, a.has_range ? a.v1 : a.v0, sp.p, h->cpu_speed_mhz,
                                 etl_reader_processors(run.in.reader), 0, NULL, &c};
     if (a.thread >= 0 || a.process) so.select = selected;
@@ -693,17 +651,12 @@ int cmd_spinlocks(int argc, char **argv)
     if (etl_spinlocks_finish(&c.s, run.end_ns) != ETL_OK) {
         fprintf(stderr, "%s spinlocks: out of memory\n", prog);
         rc = EXIT_IO;
-    } else if (c.s.total.acq_pct > 100 * 10000) {
-        /*
-         * More than all the CPUs' time spent acquiring: the events cannot have been sampled at these
-         * rates. Each rate alone is one the kernel takes (validated above), so the numbers stay, computed
-         * as defined with them, and the doubt is said once.
-         */
+    } else if (etl_spinlocks_rates_implausible(&c.s)) {
         char f1[32];
         fprintf(stderr, "%s spinlocks: warning: %s: with acquire rate A=1/%u (%s) and contention rate M=1/%u (%s) the "
                 "locks take %s%% of the CPU, more than all of it: the trace was not sampled at these rates\n",
-                prog, run.in.path, sp.p.spin_lock_acquire_sample_rate, sp.a, sp.p.spin_lock_contention_sample_rate,
-                sp.m, fmt_fixed(f1, c.s.total.acq_pct, 4));
+                prog, run.in.path, sp.p.spin_lock_acquire_sample_rate, etl_spin_param_source(sp.src[1]),
+                sp.p.spin_lock_contention_sample_rate, etl_spin_param_source(sp.src[2]), fmt_fixed(f1, c.s.total.acq_pct, 4));
     }
     if (rc != EXIT_OK) {
     } else if (a.format == FMT_JSON) {

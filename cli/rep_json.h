@@ -49,17 +49,8 @@ void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, 
 void waits_sort(etl_usage_thread *t, size_t n);
 void waits_json(jw *w, const rep_run *run, const etl_usage *u, const etl_usage_thread *by_ready, const rep_args *a);
 
-/* spinlocks: the sampling parameters in effect and where each came from ("default", "given", ...). */
-typedef struct spin_params {
-    etl_spinlock_info p;
-    const char *s, *a, *m, *h; /* where each came from */
-    int any_assumed;
-    int have_h;                /* --hold-threshold given */
-} spin_params;
-/* The defaults, then what the trace's OS allows (no hold threshold before Windows 8.1) unless given. */
-void spin_params_defaults(spin_params *sp);
-void spin_params_for_trace(spin_params *sp, const etl_logfile_header *h);
-void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const spin_params *sp, uint64_t filtered,
+/* spinlocks: sp the sampling parameters in effect and where each came from. */
+void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const etl_spin_params *sp, uint64_t filtered,
                     const rep_args *a);
 
 /* pmc: the counters' names as --counters gave them (labels empty and named 0 without it). */

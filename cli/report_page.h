@@ -46,7 +46,7 @@ typedef struct rctx {
     etl_wakeups w;
     etl_pmc p;
     etl_spinlocks s;
-    spin_params spin;         /* the spin lock sampling parameters, as `etlkit spinlocks` takes them */
+    etl_spin_params spin;         /* the spin lock sampling parameters, as `etlkit spinlocks` takes them */
     int have_u, have_w, have_p, have_s;
     uint64_t ev[8];           /* source events by etl_sched_kind */
 } rctx;

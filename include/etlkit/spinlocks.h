@@ -147,6 +147,36 @@ typedef struct etl_spinlocks {
     struct etl_spinlocks_priv *priv;
 } etl_spinlocks;
 
+/*
+ * The sampling parameters a run takes (the trace does not record them) and where each came from:
+ * the kernel's defaults, given by the user, or none for H before Windows 8.1.
+ */
+enum { ETL_SPIN_SRC_DEFAULT, ETL_SPIN_SRC_GIVEN, ETL_SPIN_SRC_NONE_BEFORE_8_1 };
+typedef struct etl_spin_params {
+    etl_spinlock_info p;      /* S, A, M, H; has_hold_threshold set */
+    uint8_t src[4];           /* S, A, M, H: ETL_SPIN_SRC_* */
+} etl_spin_params;
+/* The kernel's defaults (etl_spinlock_info_defaults), each from ETL_SPIN_SRC_DEFAULT. */
+ETL_API void etl_spin_params_init(etl_spin_params *sp);
+/* What the trace's OS allows: SpinLockHoldThreshold exists from Windows 8.1 (6.3), so none before unless given. */
+ETL_API void etl_spin_params_for_trace(etl_spin_params *sp, const etl_logfile_header *h);
+/* A source's name as the outputs give it: "default", "given", "none before Windows 8.1". */
+ETL_API const char *etl_spin_param_source(unsigned src);
+/* Whether any parameter is assumed rather than given. */
+ETL_API bool etl_spin_params_assumed(const etl_spin_params *sp);
+/*
+ * After finish: more than every CPU's time spent acquiring (total.acq_pct past 100 %). Each rate
+ * alone is one the kernel takes, so the numbers stand as defined; the events cannot have been
+ * sampled at these rates, which the caller should say.
+ */
+ETL_API bool etl_spinlocks_rates_implausible(const etl_spinlocks *s);
+
+/*
+ * The (at most) 3 largest entries of a histogram h[0..n) of total counts, largest first (ties to the
+ * lower index): their indexes and shares in whole percent, to the nearest. Their number (0 when total is 0).
+ */
+ETL_API unsigned etl_spin_top_shares(const uint64_t *h, unsigned n, uint64_t total, unsigned idx[3], int64_t pct[3]);
+
 /* The class and weight of one event under params (H applies only with has_hold_threshold and H != 0). */
 ETL_API etl_spin_class etl_spin_classify(const etl_spinlock_info *params, const etl_spinlock *e, uint64_t *weight);
 

@@ -129,6 +129,17 @@ static atomic_int term_installed;
  */
 static atomic_int term_hold, term_pending, term_ending;
 
+/* The signal's default action, taken once the handler returns (the signal is blocked until then). */
+static void default_action(int sig)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+    raise(sig);
+}
+
 static void on_term_signal(int sig)
 {
     int saved = errno;
@@ -141,13 +152,7 @@ static void on_term_signal(int sig)
     }
     atomic_store(&term_pending, 0);
     term_clean();
-    /* The default action, taken when this handler returns (the signal is blocked until then). */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
-    raise(sig);
+    default_action(sig);
     errno = saved;
 }
 
@@ -160,12 +165,7 @@ static void on_fault_signal(int sig)
 {
     atomic_store(&term_ending, 1);
     term_clean();
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
-    raise(sig); /* a SIGBUS sent by kill: pending until the handler returns; a fault: faults again */
+    default_action(sig); /* a SIGBUS sent by kill: pending until the handler returns; a fault: faults again */
 }
 
 void etl_on_termination(void (*clean)(void))

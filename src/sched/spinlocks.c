@@ -626,3 +626,54 @@ void etl_spinlocks_free(etl_spinlocks *s)
     free(s->cpus);
     memset(s, 0, sizeof *s);
 }
+
+/* ---- the sampling parameters ----------------------------------------------------------------- */
+
+void etl_spin_params_init(etl_spin_params *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->p = etl_spinlock_info_defaults();
+    sp->p.has_hold_threshold = true;
+}
+
+void etl_spin_params_for_trace(etl_spin_params *sp, const etl_logfile_header *h)
+{
+    if (sp->src[3] != ETL_SPIN_SRC_GIVEN && (h->os_major < 6 || (h->os_major == 6 && h->os_minor < 3))) {
+        sp->p.spin_lock_hold_threshold = 0;
+        sp->src[3] = ETL_SPIN_SRC_NONE_BEFORE_8_1;
+    }
+}
+
+const char *etl_spin_param_source(unsigned src)
+{
+    return src == ETL_SPIN_SRC_GIVEN ? "given" : src == ETL_SPIN_SRC_NONE_BEFORE_8_1 ? "none before Windows 8.1" : "default";
+}
+
+bool etl_spin_params_assumed(const etl_spin_params *sp)
+{
+    for (unsigned i = 0; i < 4; i++)
+        if (sp->src[i] != ETL_SPIN_SRC_GIVEN) return true;
+    return false;
+}
+
+bool etl_spinlocks_rates_implausible(const etl_spinlocks *s)
+{
+    return s->total.acq_pct > 100 * 10000; /* acq_pct is in ten-thousandths of a percent */
+}
+
+unsigned etl_spin_top_shares(const uint64_t *h, unsigned n, uint64_t total, unsigned idx[3], int64_t pct[3])
+{
+    unsigned k = 0;
+    for (; total && k < 3; k++) {
+        unsigned best = n;
+        for (unsigned i = 0; i < n; i++) {
+            bool taken = false;
+            for (unsigned j = 0; j < k; j++) taken |= idx[j] == i;
+            if (!taken && h[i] && (best == n || h[i] > h[best])) best = i;
+        }
+        if (best == n) break;
+        idx[k] = best;
+        pct[k] = div_near((__int128)h[best] * 100, total);
+    }
+    return k;
+}

@@ -184,6 +184,49 @@ static void test_lost_bounds(void **state)
     for (unsigned k = 0; k < 2; k++) etl_spinlocks_free(&s[k]);
 }
 
+/* The sampling parameters: the kernel's defaults, H none before Windows 8.1 unless given, and their sources. */
+static void test_params_for_trace(void **state)
+{
+    (void)state;
+    etl_spin_params sp;
+    etl_spin_params_init(&sp);
+    assert_true(sp.p.has_hold_threshold && sp.p.spin_lock_hold_threshold != 0);
+    assert_true(etl_spin_params_assumed(&sp));
+    etl_logfile_header h;
+    memset(&h, 0, sizeof h);
+    h.os_major = 6, h.os_minor = 3;
+    etl_spin_params_for_trace(&sp, &h); /* 8.1: H stands */
+    assert_int_equal(sp.src[3], ETL_SPIN_SRC_DEFAULT);
+    h.os_minor = 2;
+    etl_spin_params_for_trace(&sp, &h); /* 8: none */
+    assert_int_equal(sp.p.spin_lock_hold_threshold, 0);
+    assert_string_equal(etl_spin_param_source(sp.src[3]), "none before Windows 8.1");
+    etl_spin_params_init(&sp);
+    for (unsigned i = 0; i < 4; i++) sp.src[i] = ETL_SPIN_SRC_GIVEN;
+    sp.p.spin_lock_hold_threshold = 5;
+    etl_spin_params_for_trace(&sp, &h); /* given: kept */
+    assert_int_equal(sp.p.spin_lock_hold_threshold, 5);
+    assert_false(etl_spin_params_assumed(&sp));
+    assert_string_equal(etl_spin_param_source(ETL_SPIN_SRC_GIVEN), "given");
+    assert_string_equal(etl_spin_param_source(ETL_SPIN_SRC_DEFAULT), "default");
+}
+
+/* The 3 largest entries of a histogram, largest first, ties to the lower index, in whole percent to the nearest. */
+static void test_top_shares(void **state)
+{
+    (void)state;
+    const uint64_t h[5] = {1, 6, 0, 6, 2};
+    unsigned idx[3];
+    int64_t pct[3];
+    assert_int_equal(etl_spin_top_shares(h, 5, 15, idx, pct), 3);
+    assert_int_equal(idx[0], 1), assert_int_equal(idx[1], 3), assert_int_equal(idx[2], 4);
+    assert_int_equal(pct[0], 40), assert_int_equal(pct[1], 40), assert_int_equal(pct[2], 13);
+    const uint64_t one[3] = {0, 0, 3};
+    assert_int_equal(etl_spin_top_shares(one, 3, 3, idx, pct), 1);
+    assert_int_equal(idx[0], 2), assert_int_equal(pct[0], 100);
+    assert_int_equal(etl_spin_top_shares(one, 3, 0, idx, pct), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -192,6 +235,8 @@ int main(void)
         cmocka_unit_test(test_distinct_cap),
         cmocka_unit_test(test_backwards_hold),
         cmocka_unit_test(test_lost_bounds),
+        cmocka_unit_test(test_params_for_trace),
+        cmocka_unit_test(test_top_shares),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
