@@ -13,16 +13,7 @@ set -u
 etlkit=$1; moddir=$2; work=$3; script=$4; sql=$5
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "SKIP: node or npm is not installed: the dataset test needs DuckDB through them"; exit 77
-fi
-if [ ! -f "$moddir/node_modules/@duckdb/node-api/package.json" ]; then
-  mkdir -p "$moddir"
-  if ! timeout 600 npm install --prefix "$moddir" --no-audit --no-fund --loglevel=error @duckdb/node-api \
-       >"$moddir/npm.log" 2>&1; then
-    echo "SKIP: npm could not install @duckdb/node-api (registry unreachable?), see $moddir/npm.log"; exit 77
-  fi
-fi
+. "$(dirname "$0")/duckdb_have.sh"
 rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
 
 # Three small traces, different seeds and machines.

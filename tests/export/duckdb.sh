@@ -5,16 +5,7 @@
 # Exit 77 (ctest: skipped) with one line when node, npm or the registry is not there.
 set -u
 etlkit=$1; trace=$2; moddir=$3; work=$4; script=$5
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "SKIP: node or npm is not installed: the DuckDB test needs them"; exit 77
-fi
-if [ ! -f "$moddir/node_modules/@duckdb/node-api/package.json" ]; then
-  mkdir -p "$moddir"
-  if ! timeout 600 npm install --prefix "$moddir" --no-audit --no-fund --loglevel=error @duckdb/node-api \
-       >"$moddir/npm.log" 2>&1; then
-    echo "SKIP: npm could not install @duckdb/node-api (registry unreachable?), see $moddir/npm.log"; exit 77
-  fi
-fi
+. "$(dirname "$0")/duckdb_have.sh"
 rm -rf "$work"; mkdir -p "$work"
 "$etlkit" export "$trace" --to csv -o "$work/csv" --quiet || { echo "FAIL: export --to csv"; exit 1; }
 "$etlkit" export "$trace" --to sqlite -o "$work/x.db" --quiet || { echo "FAIL: export --to sqlite"; exit 1; }

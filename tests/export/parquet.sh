@@ -7,16 +7,7 @@
 # cleanly, never crash. Exit 77 (ctest: skipped) with one line when node, npm or the registry is not there.
 set -u
 etlkit=$1; unit=$2; moddir=$3; work=$4; script=$5; data=$6; samples=$7
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "SKIP: node or npm is not installed: the DuckDB test needs them"; exit 77
-fi
-if [ ! -f "$moddir/node_modules/@duckdb/node-api/package.json" ]; then
-  mkdir -p "$moddir"
-  if ! timeout 600 npm install --prefix "$moddir" --no-audit --no-fund --loglevel=error @duckdb/node-api \
-       >"$moddir/npm.log" 2>&1; then
-    echo "SKIP: npm could not install @duckdb/node-api (registry unreachable?), see $moddir/npm.log"; exit 77
-  fi
-fi
+. "$(dirname "$0")/duckdb_have.sh"
 rm -rf "$work"; mkdir -p "$work"
 fail=0
 "$unit" --fixture "$work" || { echo "FAIL: test_export_parquet --fixture"; exit 1; }

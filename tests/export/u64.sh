@@ -3,7 +3,7 @@
 # with values past 2^63 - 1 (a synthesized trace patched): CSV and Parquet hold them exactly (Parquet as
 # UINT64, which DuckDB reads as UBIGINT), SQLite, whose INTEGER is signed, stores NULL and `etlkit export`
 # says how many on stderr, even with --quiet (schema.md). They were NULL in every format, silently.
-# The Parquet part runs when MODDIR holds @duckdb/node-api (the DuckDB tests install it), else says so.
+# The Parquet part runs when MODDIR holds @duckdb/node-api (duckdb_setup.sh, the fixture, installs it), else says so.
 set -u
 etlkit=$1; work=$2; moddir=${3:-}
 rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
