@@ -462,6 +462,20 @@ ETL_API uint64_t etl_reader_buffers_missing(const etl_reader *r);
  * buffers, telling nothing.
  */
 ETL_API uint64_t etl_reader_cpu_known_until(const etl_reader *r, unsigned cpu);
+/* A span of raw session time, (lo, hi): both ends excluded. */
+typedef struct etl_ts_span {
+    uint64_t lo, hi;
+} etl_ts_span;
+/*
+ * Where a buffer missing between those found (a SequenceNumber gap) may have held CPU cpu's
+ * records: each CPU fills its buffers in turn, so between the last record of its buffer before
+ * the gap and the first of its buffer after it (from the trace's start when none is before).
+ * Which CPU a missing buffer was is not known: every CPU that has buffers on both sides gets a
+ * span. *n spans, ascending, owned by the reader; NULL and 0 when the file misses none (a file
+ * cut short loses each CPU's time after its last record instead: etl_reader_cpu_known_until).
+ * A buffer beside a gap that cannot be read makes the span reach the start or the end.
+ */
+ETL_API const etl_ts_span *etl_reader_cpu_gaps(const etl_reader *r, unsigned cpu, size_t *n);
 /*
  * Record iterators opened after this hand out the records whose time lies outside the
  * session window too, flagged ETL_REC_BAD_TS, instead of passing them over (they are

@@ -216,8 +216,10 @@ typedef struct etl_sched_options {
     /*
      * Optional: the trace's reader. When its file misses buffers (etl_reader_buffers_missing),
      * nothing is made of what they held: a switch whose old thread is not the one planned
-     * (a buffer of that CPU lost between them) makes its slice unknown, and each CPU's last
-     * slice stops at the CPU's last record (etl_reader_cpu_known_until): the rest is unknown.
+     * (a buffer of that CPU lost between them) makes its slice unknown, so does a slice that
+     * spans where a missing buffer may have held its CPU's records (etl_reader_cpu_gaps), and
+     * each CPU's last slice stops at the CPU's last record (etl_reader_cpu_known_until): the
+     * rest is unknown.
      */
     const etl_reader *reader;
 } etl_sched_options;

@@ -607,7 +607,14 @@ static etl_status missing_buffers(etl_reader *r)
     bool numbered = judge_numbers(r, v, &n, &nbad);
     uint64_t written = h->buffers_written, last = n ? v[n - 1]->seq : 0, gaps = 0;
     for (size_t i = 1; numbered && i < n; i++)
-        if (v[i]->seq > v[i - 1]->seq + 1) gaps += v[i]->seq - v[i - 1]->seq - 1, r->missing_last = v[i]->seq - 1;
+        if (v[i]->seq > v[i - 1]->seq + 1) {
+            gaps += v[i]->seq - v[i - 1]->seq - 1, r->missing_last = v[i]->seq - 1;
+            if (!r->holes && !(r->holes = malloc(n * sizeof *r->holes))) {
+                free(v);
+                return ETL_E_NOMEM;
+            }
+            r->holes[r->nholes++] = (etl_seq_hole){v[i - 1]->seq + 1, v[i]->seq - 1};
+        }
     r->missing = gaps > nbad ? gaps - nbad : 0;
     char a[32], b[32], when[96];
     for (size_t i = 1; numbered && gaps > r->unindexed + nbad && i < n; i++) {
@@ -740,7 +747,7 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
     etl_clock_init(&r->clock, &r->hdr);
     judge_processors(r);
     time_window(r);
-    if (missing_buffers(r) != ETL_OK) {
+    if (missing_buffers(r) != ETL_OK || etl_reader_find_gaps(r) != ETL_OK) {
         etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
         etl_reader_close(r);
         return ETL_E_NOMEM;
@@ -793,6 +800,9 @@ void etl_reader_close(etl_reader *r)
     etl_mutex_free(r->walk_mu);
     etl_cond_free(r->walk_cv);
     free(r->bufs);
+    free(r->holes);
+    free(r->gaps);
+    free(r->gaps_at);
     free(r);
 }
 

@@ -12,6 +12,11 @@
 /* Walks over CPUs that coordinate the release of the file's pages. */
 #define ETL_READER_WALKERS 32
 
+/* SequenceNumbers from..to (inclusive) the session wrote and the file does not hold. */
+typedef struct etl_seq_hole {
+    uint64_t from, to;
+} etl_seq_hole;
+
 /* One buffer of the file, as indexed at open. */
 typedef struct etl_buf_ent {
     uint64_t file_off;
@@ -49,6 +54,10 @@ struct etl_reader {
     uint64_t unindexed;     /* buffers whose header could not be read (skipped to the next one) */
     uint64_t near_budget;   /* bytes near_header may still try: a hostile file cannot make indexing quadratic */
     uint64_t missing_last;  /* the highest SequenceNumber missing (UINT64_MAX: not known) */
+    etl_seq_hole *holes;    /* the SequenceNumbers missing between buffers found, ascending */
+    size_t nholes;
+    etl_ts_span *gaps;      /* etl_reader_cpu_gaps, every CPU's in turn: gaps_at[c] .. gaps_at[c + 1] */
+    size_t *gaps_at;
     bool keep_bad_times;    /* record iterators hand out records outside it, flagged */
     etl_mutex *diag_mu;     /* iterators on several threads report one problem at a time */
     /*
@@ -108,6 +117,8 @@ static inline uint64_t etl_buf_flush(const etl_reader *r, const etl_buf_ent *b)
 {
     return b->ts && b->ts - r->t_lo <= r->t_span ? b->ts : UINT64_MAX;
 }
+/* etl_reader_cpu_gaps's spans, found at open from the holes (gaps.c): ETL_E_NOMEM or ETL_OK. */
+etl_status etl_reader_find_gaps(etl_reader *r);
 /* Rewrites the TimeStamp in the header of the record at p (n bytes): ETL_E_INVALID_ARG when it has none. */
 etl_status etl_record_retime(uint8_t *p, size_t n, uint64_t ts);
 

@@ -49,6 +49,9 @@ typedef struct mcpu {
     uint64_t gen;            /* the model's gen when row.new_thread was looked up */
     bool has_prev;
     uint32_t head_tid;       /* before the first switch: the old thread it names (read ahead), UINT32_MAX unknown */
+    bool gaps_read;          /* gap, ngap: etl_reader_cpu_gaps's, read at the CPU's first switch */
+    const etl_ts_span *gap;  /* where a missing buffer may have held this CPU's records; igap: the next one */
+    size_t ngap, igap;
 } mcpu;
 
 struct etl_sched {
@@ -275,6 +278,19 @@ static mcpu *cpu_at(etl_sched *m, unsigned c)
     return &m->cpus[c];
 }
 
+/*
+ * Whether the slice (si, t) of CPU cpu spans where a buffer missing from the file may have held
+ * its records (etl_reader_cpu_gaps): switches lost there, so who ran is not known even when the
+ * switches on its two sides agree. Slices come in time order: the spans before si are passed.
+ */
+static bool spans_gap(const etl_sched *m, mcpu *c, unsigned cpu, uint64_t si, uint64_t t)
+{
+    if (!m->gaps) return false;
+    if (!c->gaps_read) c->gap = etl_reader_cpu_gaps(m->opts.reader, cpu, &c->ngap), c->gaps_read = true;
+    while (c->igap < c->ngap && c->gap[c->igap].hi <= si) c->igap++;
+    return c->igap < c->ngap && c->gap[c->igap].lo < t;
+}
+
 static bool is_waiting(uint8_t state) { return state == 5 || state == 6 || state == 9; }
 static bool is_runnable(uint8_t state) { return state == 1 || state == 2 || state == 3 || state == 7; }
 
@@ -385,6 +401,11 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
                 switch_in(m, row, old, row->si_ts);
             }
         }
+        if (spans_gap(m, c, e->cpu, row->si_ts, t)) {
+            row->flags &= ~(ETL_ROW_PREV | ETL_ROW_READY_TIME | ETL_ROW_READIED | ETL_ROW_WAITED);
+            row->new_tid = UINT32_MAX;
+            row->new_thread = ETL_SCHED_NONE;
+        }
         row->nso_ts = t;
         row->nso = ns_of(m, t);
         row->out = e;
@@ -396,8 +417,9 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
         memset(&head, 0, sizeof head);
         head.flags = ETL_ROW_HEAD;
         head.cpu = e->cpu;
-        head.new_tid = old_known ? e->old_tid : UINT32_MAX;
-        head.new_thread = old;
+        bool lost = spans_gap(m, c, e->cpu, m->clock.t0, t);
+        head.new_tid = old_known && !lost ? e->old_tid : UINT32_MAX;
+        head.new_thread = lost ? ETL_SCHED_NONE : old;
         head.old_tid = UINT32_MAX;
         head.old_thread = ETL_SCHED_NONE;
         head.si_ts = m->clock.t0;

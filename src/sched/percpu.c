@@ -116,6 +116,8 @@ typedef struct pcpu {
     unsigned last;       /* sw[last] is the last switch */
     bool has_prev;
     unsigned worker;
+    const etl_ts_span *gap; /* where a missing buffer may have held this CPU's records (etl_reader_cpu_gaps) */
+    size_t ngap, igap;      /* igap: the next one */
 } pcpu;
 
 typedef struct run run;
@@ -277,6 +279,13 @@ static inline void emit(worker *w, etl_sched_row *row, bool rows)
     }
 }
 
+/* The model's spans_gap: whether the slice (si, t) of c spans where its switches may have been lost. */
+static inline bool spans_gap(pcpu *c, uint64_t si, uint64_t t)
+{
+    while (c->igap < c->ngap && c->gap[c->igap].hi <= si) c->igap++;
+    return c->igap < c->ngap && c->gap[c->igap].lo < t;
+}
+
 /*
  * The model's on_switch for one CPU: e = c->sw[c->last ^ 1], just read, at position
  * (e->ts, lo) with lo for its new TID. rows is constant where it is inlined: with
@@ -313,6 +322,10 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
             row->new_tid = lost ? UINT32_MAX : e->old_tid;
             row->new_thread = lost ? ETL_SCHED_NONE : old;
         }
+        if (c->ngap && spans_gap(c, row->si_ts, t)) {
+            row->new_tid = UINT32_MAX;
+            row->new_thread = ETL_SCHED_NONE;
+        }
         row->nso_ts = t;
         row->nso = t_ns;
         row->out = e;
@@ -325,8 +338,9 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
         etl_zero_small(&head, sizeof head);
         head.flags = ETL_ROW_HEAD;
         head.cpu = e->cpu;
-        head.new_tid = old_known ? e->old_tid : UINT32_MAX;
-        head.new_thread = old;
+        bool lost = c->ngap && spans_gap(c, rn->clock->t0, t);
+        head.new_tid = old_known && !lost ? e->old_tid : UINT32_MAX;
+        head.new_thread = lost ? ETL_SCHED_NONE : old;
         head.old_tid = UINT32_MAX;
         head.old_thread = ETL_SCHED_NONE;
         head.si_ts = rn->clock->t0;
@@ -876,9 +890,11 @@ static void finish_rows(run *rn, uint64_t end_ts)
     }
 }
 
+/* Every CPU before its first switch, with its gap spans when the file misses buffers. */
 static void reset_cpus(run *rn)
 {
     memset(rn->cpus, 0, rn->ncpu * sizeof *rn->cpus);
+    for (unsigned i = 0; rn->gaps && i < rn->ncpu; i++) rn->cpus[i].gap = etl_reader_cpu_gaps(rn->r, i, &rn->cpus[i].ngap);
 }
 
 etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *opts,
@@ -902,6 +918,7 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
     rn.progress_ctx = o.progress_ctx;
     etl_idmap_init(&rn.reused_map);
     rn.cpus = calloc(rn.ncpu ? rn.ncpu : 1, sizeof *rn.cpus);
+    if (rn.cpus) reset_cpus(&rn);
     rn.life = calloc(rn.ncpu ? rn.ncpu : 1, sizeof *rn.life);
     rn.spool = etl_spool_open(o.spool_budget ? o.spool_budget : LIFE_BUDGET);
     for (unsigned i = 0; rn.life && i < rn.ncpu; i++) etl_spool_stream_init(&rn.life[i], rn.spool);

@@ -1,0 +1,172 @@
+/*
+ * Where a missing buffer may have held each CPU's records (etl_reader_cpu_gaps). A CPU fills
+ * one buffer at a time and takes the next when it is full, so the records of a buffer that
+ * went missing between two SequenceNumbers found lie, on its CPU, after the last record of
+ * that CPU's buffer before the gap and before the first of its buffer after. Which CPU it was
+ * is not in the file: every CPU with buffers on both sides may have lost records there. A
+ * slice of the scheduler spanning such a span is unknown even when the switches on its two
+ * sides agree (a CPU idle on both sides of a lost buffer of its switches looks idle
+ * throughout).
+ */
+#include <stdlib.h>
+#include "container/reader_internal.h"
+
+/* Buffers read to find the spans' ends, at most: a file missing more buffers than this is shredded. */
+enum { GAP_LOADS = 4096 };
+
+static int by_cpu_order(const void *a, const void *b)
+{
+    const etl_buf_ent *x = *(const etl_buf_ent *const *)a, *y = *(const etl_buf_ent *const *)b;
+    if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
+    if (x->order != y->order) return x->order < y->order ? -1 : 1;
+    return x->file_off < y->file_off ? -1 : x->file_off > y->file_off;
+}
+
+/*
+ * The times of buffer b's first and last records in the session window and no later than its
+ * flush, as the iterators take them; false when it holds none or cannot be read.
+ */
+static bool buffer_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch, unsigned *loads,
+                         uint64_t *first, uint64_t *last)
+{
+    if (*loads >= GAP_LOADS) return false;
+    (*loads)++;
+    if (b->compressed && !*scratch && !(*scratch = malloc(etl_reader_data_cap(r)))) return false;
+    etl_span data;
+    if (etl_reader_load_buffer(r, b, *scratch, etl_reader_data_cap(r), &data, NULL) != ETL_OK) return false;
+    etl_record rec;
+    size_t pos = ETL_BUFFER_HEADER_SIZE, next = 0;
+    uint64_t flush = etl_buf_flush(r, b);
+    bool any = false;
+    while (etl_record_frame(data, pos, &rec, &next) == ETL_OK) {
+        pos = next;
+        if (!(rec.has & ETL_REC_TS) || rec.ts - r->t_lo > r->t_span || rec.ts > flush) continue;
+        if (!any || rec.ts < *first) *first = rec.ts;
+        if (!any || rec.ts > *last) *last = rec.ts;
+        any = true;
+    }
+    return any;
+}
+
+/*
+ * A buffer in the file that the reader passes over (its ProcessorIndex impossible, ...): its
+ * records are lost to their CPU, but their times are known, [first, last] (ok: read).
+ */
+typedef struct passed {
+    const etl_buf_ent *b;
+    uint64_t first, last;
+    bool ok;
+} passed;
+
+/* The SequenceNumbers missing in [from, to), to > from. */
+static uint64_t missing_in(const etl_reader *r, uint64_t from, uint64_t to)
+{
+    size_t lo = 0, hi = r->nholes; /* the first hole that reaches from */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->holes[mid].to < from) lo = mid + 1;
+        else hi = mid;
+    }
+    uint64_t n = 0;
+    for (size_t i = lo; i < r->nholes && r->holes[i].from < to; i++) {
+        uint64_t f = r->holes[i].from > from ? r->holes[i].from : from;
+        uint64_t t = r->holes[i].to < to - 1 ? r->holes[i].to : to - 1;
+        n += t - f + 1;
+    }
+    return n;
+}
+
+/* Whether SequenceNumber q is missing. */
+static bool is_missing(const etl_reader *r, uint64_t q) { return q < UINT64_MAX && missing_in(r, q, q + 1) != 0; }
+
+/*
+ * Whether the records of a CPU whose last record before a gap is at lo and first after it at hi
+ * may be among those the gap lost: the numbers missing in [from, to) (those between the CPU's
+ * buffers on either side). When each is a buffer passed over whose times are known, only if the
+ * CPU's records run on neither side of one of them: a CPU writes one buffer at a time.
+ */
+static bool may_have_lost(const etl_reader *r, uint64_t from, uint64_t to, uint64_t lo, uint64_t hi, const passed *p,
+                          size_t np)
+{
+    uint64_t want = missing_in(r, from, to), got = 0;
+    size_t a = 0, b = np; /* p by SequenceNumber: the first at from or after */
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (p[mid].b->seq < from) a = mid + 1;
+        else b = mid;
+    }
+    for (size_t i = a; i < np && p[i].b->seq < to; i++, got++)
+        if (!p[i].ok || (lo <= p[i].first && p[i].last <= hi)) return true;
+    return got != want;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    const passed *x = a, *y = b;
+    return x->b->seq < y->b->seq ? -1 : x->b->seq > y->b->seq;
+}
+
+etl_status etl_reader_find_gaps(etl_reader *r)
+{
+    if (!r->nholes || !r->missing) return ETL_OK;
+    const etl_buf_ent **v = malloc(r->nbufs * sizeof *v);
+    passed *p = malloc(r->nbufs * sizeof *p);
+    r->gaps_at = calloc((size_t)r->ncpu + 1, sizeof *r->gaps_at);
+    if (!v || !p || !r->gaps_at) {
+        free(v);
+        free(p);
+        return ETL_E_NOMEM;
+    }
+    uint8_t *scratch = NULL;
+    unsigned loads = 0;
+    size_t n = 0, np = 0, cap = 0, ngaps = 0;
+    for (size_t i = 0; i < r->nbufs; i++) {
+        const etl_buf_ent *b = &r->bufs[i];
+        if (!b->skip && b->cpu < r->ncpu) v[n++] = b;
+        else if (b->skip && is_missing(r, b->seq)) {
+            p[np] = (passed){b, 0, 0, false};
+            p[np].ok = buffer_times(r, b, &scratch, &loads, &p[np].first, &p[np].last);
+            np++;
+        }
+    }
+    qsort(v, n, sizeof *v, by_cpu_order);
+    qsort(p, np, sizeof *p, by_seq);
+    etl_status st = ETL_OK;
+    for (size_t i = 0; i < n; i++) {
+        const etl_buf_ent *before = i && v[i - 1]->cpu == v[i]->cpu ? v[i - 1] : NULL;
+        uint64_t from = before ? before->order + 1 : 0;
+        if (from >= v[i]->order || !missing_in(r, from, v[i]->order)) continue;
+        uint64_t first, last;
+        etl_ts_span s = {0, UINT64_MAX}; /* a side that cannot be read: to the start or the end */
+        if (before && buffer_times(r, before, &scratch, &loads, &first, &last)) s.lo = last;
+        if (buffer_times(r, v[i], &scratch, &loads, &first, &last)) s.hi = first;
+        /* The CPU's records run on across the gap, or it wrote through a lost buffer's time: none of its lost. */
+        if (s.hi <= s.lo || !may_have_lost(r, from, v[i]->order, s.lo, s.hi, p, np)) continue;
+        if (ngaps == cap) {
+            size_t c2 = cap ? cap * 2 : 16;
+            etl_ts_span *g = realloc(r->gaps, c2 * sizeof *g);
+            if (!g) {
+                st = ETL_E_NOMEM;
+                break;
+            }
+            r->gaps = g, cap = c2;
+        }
+        r->gaps[ngaps++] = s;
+        r->gaps_at[v[i]->cpu + 1] = ngaps;
+    }
+    /* gaps_at[c + 1] was set at c's last span: a CPU without spans ends where the one before it does. */
+    for (unsigned c = 1; c <= r->ncpu; c++)
+        if (r->gaps_at[c] < r->gaps_at[c - 1]) r->gaps_at[c] = r->gaps_at[c - 1];
+    free(scratch);
+    free(p);
+    free(v);
+    return st;
+}
+
+const etl_ts_span *etl_reader_cpu_gaps(const etl_reader *r, unsigned cpu, size_t *n)
+{
+    *n = 0;
+    if (!r->gaps_at || cpu >= r->ncpu) return NULL;
+    *n = r->gaps_at[cpu + 1] - r->gaps_at[cpu];
+    return *n ? r->gaps + r->gaps_at[cpu] : NULL;
+}
