@@ -188,6 +188,7 @@ void wakeups_json(jw *j, const rep_run *run, const etl_wakeups *w, const rep_arg
     jw_u64(j, "cstate_unknown", w->cstate_unknown);
     rep_json_bins(j, "idle_before", "min_ns", "max_ns", idle_lo, w->idle_hist, ETL_WAKEUP_IDLE_BUCKETS);
     jw_i64(j, "idle_ns", w->idle_ns);
+    jw_u64(j, "idle_unknown", w->idle_unknown);
     jw_arr(j, "by_cpu");
     for (size_t c = 0; c < w->ncpus; c++) jw_u64(j, NULL, w->per_cpu[c]);
     jw_arr_end(j);
@@ -231,14 +232,22 @@ static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups 
     if (w->cstate_unknown)
         printf("  not recorded  %llu (compact records and CSwitch v1 carry none)\n",
                (unsigned long long)w->cstate_unknown);
-    printf("\nIdle time before the wake (mean %s)\n",
-           w->total ? fmt_dur(b3, w->idle_ns / (int64_t)w->total) : strcpy(b3, "-")); /* the mean of none: unknown */
+    uint64_t timed = w->total - w->idle_unknown; /* the wake-ups whose idle time is known */
+    printf("\nIdle time before the wake (mean %s%s)\n",
+           timed ? fmt_dur(b3, w->idle_ns / (int64_t)timed) : strcpy(b3, "-"), /* the mean of none: unknown */
+           w->idle_unknown ? "; unknown: idle since before the trace" : "");
     static const char *const ih[] = {"Idle for", "=Wake-ups", "=%"};
     tbl_init(&t, 3, ih);
     for (unsigned b = 0; b < ETL_WAKEUP_IDLE_BUCKETS; b++) {
         char cnt[24];
         snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)w->idle_hist[b]);
-        const char *r[] = {idle_labels[b], cnt, pct(b1, w->idle_hist[b], w->total)};
+        const char *r[] = {idle_labels[b], cnt, pct(b1, w->idle_hist[b], timed)};
+        tbl_row(&t, r);
+    }
+    if (w->idle_unknown) {
+        char cnt[24];
+        snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)w->idle_unknown);
+        const char *r[] = {"unknown", cnt, "-"}; /* not a share of the timed ones */
         tbl_row(&t, r);
     }
     tbl_print_text(&t, stdout, "  ");

@@ -134,7 +134,8 @@ enum {
     ETL_ROW_READY_TIME = 1u << 3,  /* RT known: Ready valid (and Waits when PREV) */
     ETL_ROW_READIED = 1u << 4,     /* R present: readier, flags, adjust are valid */
     ETL_ROW_WAITED = 1u << 5,      /* Count: Waits = 1 (P waiting) */
-    ETL_ROW_MISMATCH = 1u << 6     /* the switch-in planned another thread (cswitch_chain_mismatch) */
+    ETL_ROW_MISMATCH = 1u << 6,    /* the switch-in planned another thread (cswitch_chain_mismatch) */
+    ETL_ROW_FIRST = 1u << 7        /* the CPU's first switch: no previous one, prev_switch unknown (= si) */
 };
 
 /* One "CPU Usage (Precise)" row: thread X switched in on cpu at SI, out at NSO. */

@@ -54,6 +54,9 @@ typedef struct etl_wakeups {
     etl_wakeup_waker *processes;    /* the same summed per process instance */
     size_t nprocesses;
     struct etl_wakeups_priv *priv;
+    /* Wake-ups whose idle time is not known, in neither idle_hist nor idle_ns: a CPU's first switch (ETL_ROW_FIRST),
+       whose idle began before the trace. */
+    uint64_t idle_unknown;
 } etl_wakeups;
 
 ETL_API etl_status etl_wakeups_init(etl_wakeups *w, const etl_sched *model, const etl_wakeups_options *o);

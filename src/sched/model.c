@@ -440,6 +440,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
     row->si_ts = t;
     row->si = ns_of(m, t);
     row->prev_switch = c->has_prev ? ns_of(m, c->prev.ts) : row->si;
+    if (!c->has_prev) row->flags = ETL_ROW_FIRST;
     if (e->known & ETL_CSW_NEW_TID) {
         row->new_tid = e->new_tid;
         switch_in(m, row, thread_of(m, e->new_tid, t), t);

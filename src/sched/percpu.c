@@ -353,7 +353,7 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
      * The row e opens, field by field: the fields of other CPUs' making (PREV, READY_TIME,
      * READIED, WAITED) are never set here, so they stay as calloc left them.
      */
-    row->flags = 0;
+    row->flags = c->has_prev ? 0 : ETL_ROW_FIRST;
     row->cpu = e->cpu;
     row->si_ts = t;
     row->si = t_ns;

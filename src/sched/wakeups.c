@@ -17,6 +17,7 @@
 struct etl_wakeups_priv {
     uint64_t *by_thread;   /* by instance */
     size_t cap;
+    bool oom;              /* a count was lost: no answer (etl_wakeups_finish) */
 };
 
 etl_waker_kind etl_row_waker(const etl_sched_row *row)
@@ -70,9 +71,7 @@ void etl_wakeups_add(void *ctx, const etl_sched_row *row)
             while (cap <= x) cap *= 2;
             uint64_t *v = realloc(p->by_thread, cap * sizeof *v);
             if (!v) {
-                /* Out of memory: keep the total right, lose the attribution. */
-                w->by_kind[k]--;
-                w->by_kind[ETL_WAKER_UNKNOWN]++;
+                p->oom = true;
                 goto rest;
             }
             memset(v + p->cap, 0, (cap - p->cap) * sizeof *v);
@@ -87,13 +86,20 @@ rest:;
         w->cstate[e->previous_cstate]++;
     else
         w->cstate_unknown++;
-    int64_t idle = row->si - row->prev_switch;
-    if (idle < 0) idle = 0;
-    w->idle_hist[idle_bucket(idle)]++;
-    w->idle_ns += idle;
+    if (row->flags & ETL_ROW_FIRST) {
+        w->idle_unknown++; /* idle since before the trace: how long is not known */
+    } else {
+        int64_t idle = row->si - row->prev_switch;
+        if (idle < 0) idle = 0;
+        w->idle_hist[idle_bucket(idle)]++;
+        w->idle_ns += idle;
+    }
     if (row->cpu >= w->ncpus) {
         uint64_t *v = realloc(w->per_cpu, (row->cpu + 1u) * sizeof *v);
-        if (!v) return;
+        if (!v) {
+            w->priv->oom = true;
+            return;
+        }
         memset(v + w->ncpus, 0, (row->cpu + 1u - w->ncpus) * sizeof *v);
         w->per_cpu = v;
         w->ncpus = row->cpu + 1u;
@@ -123,7 +129,7 @@ static int by_count_desc(const void *a, const void *b)
 etl_status etl_wakeups_finish(etl_wakeups *w)
 {
     struct etl_wakeups_priv *p = w->priv;
-    if (etl_sched_status(w->model) != ETL_OK) return ETL_E_NOMEM; /* the model lost threads: no answer */
+    if (etl_sched_status(w->model) != ETL_OK || p->oom) return ETL_E_NOMEM; /* threads or counts lost: no answer */
     size_t n = 3;
     for (size_t i = 0; i < p->cap; i++) n += p->by_thread[i] != 0;
     size_t nproc_model = 0;
