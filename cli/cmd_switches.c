@@ -422,7 +422,7 @@ static void on_row(void *p, const etl_sched_row *r)
     if (r->flags & ETL_ROW_READY_TIME) tm(c, 12, r->si - r->rt, 3);
     if ((r->flags & ETL_ROW_READY_TIME) && (r->flags & ETL_ROW_PREV)) tm(c, 13, r->rt - r->lso, 3);
     if (r->flags & ETL_ROW_PREV) tm(c, 14, r->si - r->lso, 3);
-    if (full && !(r->flags & ETL_ROW_FIRST)) tm(c, 15, r->si - r->prev_switch, 3); /* the first: began before */
+    if (full && !(r->flags & ETL_ROW_OLD_SI_UNKNOWN)) tm(c, 15, r->si - r->prev_switch, 3); /* the first: began before */
     /*
      * Count 1 for a switch-in in the window, as cpu counts it: not a head slice [t0, first switch), nor a slice
      * begun before --range's start (the Counts add up to cpu's switches, per thread too); its wait goes with it.

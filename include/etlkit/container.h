@@ -473,7 +473,9 @@ typedef struct etl_ts_span {
  * Which CPU a missing buffer was is not known: every CPU that has buffers on both sides gets a
  * span. *n spans, ascending, owned by the reader; NULL and 0 when the file misses none (a file
  * cut short loses each CPU's time after its last record instead: etl_reader_cpu_known_until).
- * A buffer beside a gap that cannot be read makes the span reach the start or the end.
+ * A buffer beside a gap that cannot be read gives way to the CPU's nearest one that can (none:
+ * the start or the end); spans that then overlap are merged. Found at open, each buffer read at
+ * most once, only in a file that misses buffers.
  */
 ETL_API const etl_ts_span *etl_reader_cpu_gaps(const etl_reader *r, unsigned cpu, size_t *n);
 /*

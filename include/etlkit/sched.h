@@ -135,7 +135,8 @@ enum {
     ETL_ROW_READIED = 1u << 4,     /* R present: readier, flags, adjust are valid */
     ETL_ROW_WAITED = 1u << 5,      /* Count: Waits = 1 (P waiting) */
     ETL_ROW_MISMATCH = 1u << 6,    /* the switch-in planned another thread (cswitch_chain_mismatch) */
-    ETL_ROW_FIRST = 1u << 7        /* the CPU's first switch: no previous one, prev_switch unknown (= si) */
+    ETL_ROW_OLD_SI_UNKNOWN = 1u << 7 /* prev_switch not known: the CPU's first switch (prev_switch = si), or the slice
+                                        before it is of no known thread (lost switches may lie in it) */
 };
 
 /* One "CPU Usage (Precise)" row: thread X switched in on cpu at SI, out at NSO. */

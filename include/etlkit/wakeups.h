@@ -54,8 +54,8 @@ typedef struct etl_wakeups {
     etl_wakeup_waker *processes;    /* the same summed per process instance */
     size_t nprocesses;
     struct etl_wakeups_priv *priv;
-    /* Wake-ups whose idle time is not known, in neither idle_hist nor idle_ns: a CPU's first switch (ETL_ROW_FIRST),
-       whose idle began before the trace. */
+    /* Wake-ups whose idle time is not known (ETL_ROW_OLD_SI_UNKNOWN), in neither idle_hist nor idle_ns: a CPU's first
+       switch, whose idle began before the trace, or one after a slice of no known thread (buffers missing). */
     uint64_t idle_unknown;
 } etl_wakeups;
 

@@ -11,9 +11,6 @@
 #include <stdlib.h>
 #include "container/reader_internal.h"
 
-/* Buffers read to find the spans' ends, at most: a file missing more buffers than this is shredded. */
-enum { GAP_LOADS = 4096 };
-
 static int by_cpu_order(const void *a, const void *b)
 {
     const etl_buf_ent *x = *(const etl_buf_ent *const *)a, *y = *(const etl_buf_ent *const *)b;
@@ -26,11 +23,8 @@ static int by_cpu_order(const void *a, const void *b)
  * The times of buffer b's first and last records in the session window and no later than its
  * flush, as the iterators take them; false when it holds none or cannot be read.
  */
-static bool buffer_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch, unsigned *loads,
-                         uint64_t *first, uint64_t *last)
+static bool buffer_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch, uint64_t *first, uint64_t *last)
 {
-    if (*loads >= GAP_LOADS) return false;
-    (*loads)++;
     if (b->compressed && !*scratch && !(*scratch = malloc(etl_reader_data_cap(r)))) return false;
     etl_span data;
     if (etl_reader_load_buffer(r, b, *scratch, etl_reader_data_cap(r), &data, NULL) != ETL_OK) return false;
@@ -106,58 +100,93 @@ static int by_seq(const void *a, const void *b)
     return x->b->seq < y->b->seq ? -1 : x->b->seq > y->b->seq;
 }
 
+/* A buffer's record times, read at most once: state 0 not yet, 1 read, 2 none (or unreadable). */
+typedef struct btimes {
+    uint64_t first, last;
+    uint8_t state;
+} btimes;
+
+static bool times_of(const etl_reader *r, const etl_buf_ent *b, btimes *t, uint8_t **scratch)
+{
+    if (!t->state) t->state = buffer_times(r, b, scratch, &t->first, &t->last) ? 1 : 2;
+    return t->state == 1;
+}
+
+/* Appends span s of CPU cpu, merged into the CPU's last when they overlap (a side read further away). */
+static etl_status add_span(etl_reader *r, unsigned cpu, etl_ts_span s, size_t *n, size_t *cap)
+{
+    if (*n && *n == r->gaps_at[cpu + 1] && s.lo < r->gaps[*n - 1].hi) { /* the last span is this CPU's */
+        if (s.hi > r->gaps[*n - 1].hi) r->gaps[*n - 1].hi = s.hi;
+        return ETL_OK;
+    }
+    if (*n == *cap) {
+        size_t c2 = *cap ? *cap * 2 : 16;
+        etl_ts_span *g = realloc(r->gaps, c2 * sizeof *g);
+        if (!g) return ETL_E_NOMEM;
+        r->gaps = g, *cap = c2;
+    }
+    r->gaps[(*n)++] = s;
+    r->gaps_at[cpu + 1] = *n;
+    return ETL_OK;
+}
+
 etl_status etl_reader_find_gaps(etl_reader *r)
 {
     if (!r->nholes || !r->missing) return ETL_OK;
     const etl_buf_ent **v = malloc(r->nbufs * sizeof *v);
     passed *p = malloc(r->nbufs * sizeof *p);
+    btimes *t = calloc(r->nbufs ? r->nbufs : 1, sizeof *t);
     r->gaps_at = calloc((size_t)r->ncpu + 1, sizeof *r->gaps_at);
-    if (!v || !p || !r->gaps_at) {
+    if (!v || !p || !t || !r->gaps_at) {
         free(v);
         free(p);
+        free(t);
         return ETL_E_NOMEM;
     }
     uint8_t *scratch = NULL;
-    unsigned loads = 0;
     size_t n = 0, np = 0, cap = 0, ngaps = 0;
     for (size_t i = 0; i < r->nbufs; i++) {
         const etl_buf_ent *b = &r->bufs[i];
         if (!b->skip && b->cpu < r->ncpu) v[n++] = b;
         else if (b->skip && is_missing(r, b->seq)) {
             p[np] = (passed){b, 0, 0, false};
-            p[np].ok = buffer_times(r, b, &scratch, &loads, &p[np].first, &p[np].last);
+            p[np].ok = buffer_times(r, b, &scratch, &p[np].first, &p[np].last);
             np++;
         }
     }
     qsort(v, n, sizeof *v, by_cpu_order);
     qsort(p, np, sizeof *p, by_seq);
     etl_status st = ETL_OK;
-    for (size_t i = 0; i < n; i++) {
-        const etl_buf_ent *before = i && v[i - 1]->cpu == v[i]->cpu ? v[i - 1] : NULL;
-        uint64_t from = before ? before->order + 1 : 0;
+    /*
+     * Each buffer is read at most once: a side that cannot be read (or holds no record) gives way
+     * to the CPU's nearest one that can, found by cursors that only move forward (ahead) or look
+     * back no further than where they looked last (seen).
+     */
+    size_t ok_before = SIZE_MAX, seen = 0, ahead = 0;
+    for (size_t i = 0; i < n && st == ETL_OK; i++) {
+        bool same = i && v[i - 1]->cpu == v[i]->cpu;
+        if (!same) ok_before = SIZE_MAX, seen = i;
+        uint64_t from = same ? v[i - 1]->order + 1 : 0;
         if (from >= v[i]->order || !missing_in(r, from, v[i]->order)) continue;
-        uint64_t first, last;
-        etl_ts_span s = {0, UINT64_MAX}; /* a side that cannot be read: to the start or the end */
-        if (before && buffer_times(r, before, &scratch, &loads, &first, &last)) s.lo = last;
-        if (buffer_times(r, v[i], &scratch, &loads, &first, &last)) s.hi = first;
-        /* The CPU's records run on across the gap, or it wrote through a lost buffer's time: none of its lost. */
-        if (s.hi <= s.lo || !may_have_lost(r, from, v[i]->order, s.lo, s.hi, p, np)) continue;
-        if (ngaps == cap) {
-            size_t c2 = cap ? cap * 2 : 16;
-            etl_ts_span *g = realloc(r->gaps, c2 * sizeof *g);
-            if (!g) {
-                st = ETL_E_NOMEM;
+        for (size_t j = i; j-- > seen;) /* the CPU's newest buffer with times before i */
+            if (times_of(r, v[j], &t[j], &scratch)) {
+                ok_before = j;
                 break;
             }
-            r->gaps = g, cap = c2;
-        }
-        r->gaps[ngaps++] = s;
-        r->gaps_at[v[i]->cpu + 1] = ngaps;
+        seen = i;
+        if (ahead < i) ahead = i;
+        while (ahead < n && v[ahead]->cpu == v[i]->cpu && !times_of(r, v[ahead], &t[ahead], &scratch)) ahead++;
+        etl_ts_span s = {ok_before != SIZE_MAX ? t[ok_before].last : 0,
+                         ahead < n && v[ahead]->cpu == v[i]->cpu ? t[ahead].first : UINT64_MAX};
+        /* The CPU's records run on across the gap, or it wrote through a lost buffer's time: none of its lost. */
+        if (s.hi <= s.lo || !may_have_lost(r, from, v[i]->order, s.lo, s.hi, p, np)) continue;
+        st = add_span(r, v[i]->cpu, s, &ngaps, &cap);
     }
     /* gaps_at[c + 1] was set at c's last span: a CPU without spans ends where the one before it does. */
     for (unsigned c = 1; c <= r->ncpu; c++)
         if (r->gaps_at[c] < r->gaps_at[c - 1]) r->gaps_at[c] = r->gaps_at[c - 1];
     free(scratch);
+    free(t);
     free(p);
     free(v);
     return st;

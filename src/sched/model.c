@@ -376,6 +376,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
     m->st.switches++;
     uint64_t t = e->ts;
     bool old_known = (e->known & ETL_CSW_OLD_TID) != 0;
+    bool prev_unknown = false; /* the slice this switch ends is of no known thread */
     uint32_t old = ETL_SCHED_NONE;
     if (old_known) {
         /* Usually the thread going out is the one the last switch brought in, looked up then. */
@@ -406,6 +407,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
             row->new_tid = UINT32_MAX;
             row->new_thread = ETL_SCHED_NONE;
         }
+        prev_unknown = row->new_thread == ETL_SCHED_NONE && row->new_tid == UINT32_MAX;
         row->nso_ts = t;
         row->nso = ns_of(m, t);
         row->out = e;
@@ -417,7 +419,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
         memset(&head, 0, sizeof head);
         head.flags = ETL_ROW_HEAD;
         head.cpu = e->cpu;
-        bool lost = spans_gap(m, c, e->cpu, m->clock.t0, t);
+        bool lost = t >= m->clock.t0 && spans_gap(m, c, e->cpu, m->clock.t0, t); /* as percpu: no cursor moved */
         head.new_tid = old_known && !lost ? e->old_tid : UINT32_MAX;
         head.new_thread = lost ? ETL_SCHED_NONE : old;
         head.old_tid = UINT32_MAX;
@@ -440,7 +442,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
     row->si_ts = t;
     row->si = ns_of(m, t);
     row->prev_switch = c->has_prev ? ns_of(m, c->prev.ts) : row->si;
-    if (!c->has_prev) row->flags = ETL_ROW_FIRST;
+    if (!c->has_prev || prev_unknown) row->flags = ETL_ROW_OLD_SI_UNKNOWN;
     if (e->known & ETL_CSW_NEW_TID) {
         row->new_tid = e->new_tid;
         switch_in(m, row, thread_of(m, e->new_tid, t), t);
@@ -679,6 +681,11 @@ etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts)
         uint64_t end = m->gaps ? etl_sched_cpu_end(m->opts.reader, i, end_ts) : end_ts;
         row->nso_ts = end > row->si_ts ? end : row->si_ts;
         row->nso = ns_of(m, row->nso_ts);
+        if (spans_gap(m, c, i, row->si_ts, row->nso_ts)) { /* its records after the last switch lost, maybe */
+            row->flags &= ~(ETL_ROW_PREV | ETL_ROW_READY_TIME | ETL_ROW_READIED | ETL_ROW_WAITED);
+            row->new_tid = UINT32_MAX;
+            row->new_thread = ETL_SCHED_NONE;
+        }
         row->in = &c->prev;
         row->out = NULL;
         emit(m, row);

@@ -310,6 +310,7 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
             old = thread_at(w, e->cpu, e->old_tid, t, lo & ~1ull);
     }
     int64_t prev_si = t_ns;
+    bool prev_unknown = false; /* the slice this switch ends is of no known thread */
     if (c->has_prev) {
         if (old_known && row->new_tid != e->old_tid) {
             /* Planned one thread, another ran (or the compact chain lost it): the observed one. */
@@ -326,6 +327,7 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
             row->new_tid = UINT32_MAX;
             row->new_thread = ETL_SCHED_NONE;
         }
+        prev_unknown = row->new_thread == ETL_SCHED_NONE && row->new_tid == UINT32_MAX;
         row->nso_ts = t;
         row->nso = t_ns;
         row->out = e;
@@ -353,7 +355,7 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
      * The row e opens, field by field: the fields of other CPUs' making (PREV, READY_TIME,
      * READIED, WAITED) are never set here, so they stay as calloc left them.
      */
-    row->flags = c->has_prev ? 0 : ETL_ROW_FIRST;
+    row->flags = c->has_prev && !prev_unknown ? 0 : ETL_ROW_OLD_SI_UNKNOWN;
     row->cpu = e->cpu;
     row->si_ts = t;
     row->si = t_ns;
@@ -884,6 +886,10 @@ static void finish_rows(run *rn, uint64_t end_ts)
         uint64_t end = rn->gaps ? etl_sched_cpu_end(rn->r, c, end_ts) : end_ts;
         row->nso_ts = end > row->si_ts ? end : row->si_ts;
         row->nso = etl_clock_ns(rn->clock, row->nso_ts);
+        if (p->ngap && spans_gap(p, row->si_ts, row->nso_ts)) { /* its records after the last switch lost, maybe */
+            row->new_tid = UINT32_MAX;
+            row->new_thread = ETL_SCHED_NONE;
+        }
         row->in = &p->sw[p->last];
         row->out = NULL;
         emit(w, row, !rn->c->cpu_time);

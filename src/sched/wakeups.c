@@ -86,7 +86,7 @@ rest:;
         w->cstate[e->previous_cstate]++;
     else
         w->cstate_unknown++;
-    if (row->flags & ETL_ROW_FIRST) {
+    if (row->flags & ETL_ROW_OLD_SI_UNKNOWN) {
         w->idle_unknown++; /* idle since before the trace: how long is not known */
     } else {
         int64_t idle = row->si - row->prev_switch;

@@ -275,6 +275,14 @@ PY
 expect "gap: no CPU busier or idler than in the whole file, the buffer's time unknown" cpus_no_more "$tmp/whole.json" "$tmp/gap.json"
 (cd "$tmp" && "$etlkit" cpu --json --threads 1 gap.etl) >"$tmp/gap1.json" 2>/dev/null
 expect "gap: the same on one thread" cmp -s "$tmp/gap.json" "$tmp/gap1.json"
+# The wake-up after that slice: how long the CPU idled is not known either (it once counted the 0.27 s).
+"$etlkit" wakeups --json "$tmp/whole.etl" >"$tmp/ww.json" 2>/dev/null
+"$etlkit" wakeups --json "$tmp/gap.etl" >"$tmp/wg.json" 2>/dev/null
+expect "gap: no idle before a wake-up across the lost buffer" python3 -c "
+import json, sys
+w, g = (json.load(open(p)) for p in sys.argv[1:3])
+sys.exit(not (g['idle_ns'] <= w['idle_ns'] and g['idle_unknown'] > w['idle_unknown'] and g['idle_before'][5]['count'] == 0))" \
+  "$tmp/ww.json" "$tmp/wg.json"
 # rows FILE: the CPUs' and the threads' that ran numbers of a cpu --json, one per line.
 rows() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(x) for x in d["cpus"] + [t for t in d["threads"] if t["cpu_ns"]]]' "$1"; }
 (cd "$tmp" && "$etlkit" cpu --json --range 0 0.3 whole.etl) >"$tmp/a.json" 2>/dev/null

@@ -45,7 +45,7 @@ static char *row_text(const etl_sched_row *r, const uint32_t *map)
     if (map && nt < ETL_SCHED_NONE) nt = map[nt];
     if (map && ot < ETL_SCHED_NONE) ot = map[ot];
     size_t k = (size_t)snprintf(b, sizeof b, "%u %x %u %u %u %u %llu %llu %lld %lld %lld", r->cpu,
-                                r->flags & (ETL_ROW_HEAD | ETL_ROW_TAIL | ETL_ROW_MISMATCH), r->new_tid, r->old_tid, nt, ot,
+                                r->flags & (ETL_ROW_HEAD | ETL_ROW_TAIL | ETL_ROW_MISMATCH | ETL_ROW_OLD_SI_UNKNOWN), r->new_tid, r->old_tid, nt, ot,
                                 (unsigned long long)r->si_ts, (unsigned long long)r->nso_ts, (long long)r->si,
                                 (long long)r->nso, (long long)r->prev_switch);
     k += put_sw(b + k, sizeof b - k, r->in);
