@@ -291,6 +291,14 @@ static bool spans_gap(const etl_sched *m, mcpu *c, unsigned cpu, uint64_t si, ui
     return c->igap < c->ngap && c->gap[c->igap].lo < t;
 }
 
+/* A slice whose thread is not known: nor how it came in (its readying, its wait). */
+static void forget_thread(etl_sched_row *row)
+{
+    row->flags &= ~(ETL_ROW_PREV | ETL_ROW_READY_TIME | ETL_ROW_READIED | ETL_ROW_WAITED);
+    row->new_tid = UINT32_MAX;
+    row->new_thread = ETL_SCHED_NONE;
+}
+
 static bool is_waiting(uint8_t state) { return state == 5 || state == 6 || state == 9; }
 static bool is_runnable(uint8_t state) { return state == 1 || state == 2 || state == 3 || state == 7; }
 
@@ -402,11 +410,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
                 switch_in(m, row, old, row->si_ts);
             }
         }
-        if (spans_gap(m, c, e->cpu, row->si_ts, t)) {
-            row->flags &= ~(ETL_ROW_PREV | ETL_ROW_READY_TIME | ETL_ROW_READIED | ETL_ROW_WAITED);
-            row->new_tid = UINT32_MAX;
-            row->new_thread = ETL_SCHED_NONE;
-        }
+        if (spans_gap(m, c, e->cpu, row->si_ts, t)) forget_thread(row);
         prev_unknown = row->new_thread == ETL_SCHED_NONE && row->new_tid == UINT32_MAX;
         row->nso_ts = t;
         row->nso = ns_of(m, t);
@@ -681,11 +685,7 @@ etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts)
         uint64_t end = m->gaps ? etl_sched_cpu_end(m->opts.reader, i, end_ts) : end_ts;
         row->nso_ts = end > row->si_ts ? end : row->si_ts;
         row->nso = ns_of(m, row->nso_ts);
-        if (spans_gap(m, c, i, row->si_ts, row->nso_ts)) { /* its records after the last switch lost, maybe */
-            row->flags &= ~(ETL_ROW_PREV | ETL_ROW_READY_TIME | ETL_ROW_READIED | ETL_ROW_WAITED);
-            row->new_tid = UINT32_MAX;
-            row->new_thread = ETL_SCHED_NONE;
-        }
+        if (spans_gap(m, c, i, row->si_ts, row->nso_ts)) forget_thread(row); /* records after its last switch lost */
         row->in = &c->prev;
         row->out = NULL;
         emit(m, row);

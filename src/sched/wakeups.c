@@ -87,7 +87,7 @@ rest:;
     else
         w->cstate_unknown++;
     if (row->flags & ETL_ROW_OLD_SI_UNKNOWN) {
-        w->idle_unknown++; /* idle since before the trace: how long is not known */
+        w->idle_unknown++; /* idle since before the trace, or across a slice of no known thread */
     } else {
         int64_t idle = row->si - row->prev_switch;
         if (idle < 0) idle = 0;
