@@ -20,29 +20,6 @@ static int by_cpu_order(const void *a, const void *b)
 }
 
 /*
- * The times of buffer b's first and last records in the session window and no later than its
- * flush, as the iterators take them; false when it holds none or cannot be read.
- */
-static bool buffer_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch, uint64_t *first, uint64_t *last)
-{
-    if (b->compressed && !*scratch && !(*scratch = malloc(etl_reader_data_cap(r)))) return false;
-    etl_span data;
-    if (etl_reader_load_buffer(r, b, *scratch, etl_reader_data_cap(r), &data, NULL) != ETL_OK) return false;
-    etl_record rec;
-    size_t pos = ETL_BUFFER_HEADER_SIZE, next = 0;
-    uint64_t flush = etl_buf_flush(r, b);
-    bool any = false;
-    while (etl_record_frame(data, pos, &rec, &next) == ETL_OK) {
-        pos = next;
-        if (!(rec.has & ETL_REC_TS) || rec.ts - r->t_lo > r->t_span || rec.ts > flush) continue;
-        if (!any || rec.ts < *first) *first = rec.ts;
-        if (!any || rec.ts > *last) *last = rec.ts;
-        any = true;
-    }
-    return any;
-}
-
-/*
  * A buffer in the file that the reader passes over (its ProcessorIndex impossible, ...): its
  * records are lost to their CPU, but their times are known, [first, last] (ok: read).
  */
@@ -108,7 +85,7 @@ typedef struct btimes {
 
 static bool times_of(const etl_reader *r, const etl_buf_ent *b, btimes *t, uint8_t **scratch)
 {
-    if (!t->state) t->state = buffer_times(r, b, scratch, &t->first, &t->last) ? 1 : 2;
+    if (!t->state) t->state = etl_buf_times(r, b, scratch, &t->first, &t->last) ? 1 : 2;
     return t->state == 1;
 }
 
@@ -150,7 +127,7 @@ etl_status etl_reader_find_gaps(etl_reader *r)
         if (!b->skip && b->cpu < r->ncpu) v[n++] = b;
         else if (b->skip && is_missing(r, b->seq)) {
             p[np] = (passed){b, 0, 0, false};
-            p[np].ok = buffer_times(r, b, &scratch, &p[np].first, &p[np].last);
+            p[np].ok = etl_buf_times(r, b, &scratch, &p[np].first, &p[np].last);
             np++;
         }
     }

@@ -651,6 +651,26 @@ static etl_status missing_buffers(etl_reader *r)
 
 uint64_t etl_reader_buffers_missing(const etl_reader *r) { return r->missing; }
 
+bool etl_buf_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch, uint64_t *first, uint64_t *last)
+{
+    if (b->compressed && !*scratch && !(*scratch = malloc(etl_reader_data_cap(r)))) return false;
+    etl_span data;
+    if (etl_reader_load_buffer(r, b, *scratch, etl_reader_data_cap(r), &data, NULL) != ETL_OK) return false;
+    etl_record rec;
+    size_t pos = ETL_BUFFER_HEADER_SIZE, next = 0;
+    /* No record is later than its buffer's flush (when that is a time of the session): the iterators' rule. */
+    uint64_t flush = etl_buf_flush(r, b);
+    bool any = false;
+    while (etl_record_frame(data, pos, &rec, &next) == ETL_OK) {
+        pos = next;
+        if (!(rec.has & ETL_REC_TS) || rec.ts - r->t_lo > r->t_span || rec.ts > flush) continue;
+        if (!any || rec.ts < *first) *first = rec.ts;
+        if (!any || rec.ts > *last) *last = rec.ts;
+        any = true;
+    }
+    return any;
+}
+
 uint64_t etl_reader_cpu_known_until(const etl_reader *r, unsigned cpu)
 {
     uint64_t newest = 0; /* the CPU's last buffer found: a buffer missing after it may be its */
@@ -670,16 +690,8 @@ uint64_t etl_reader_cpu_known_until(const etl_reader *r, unsigned cpu)
         if (!b) break;
         below = b->order;
         if (b->compressed && !scratch && !(scratch = malloc(etl_reader_data_cap(r)))) break;
-        etl_span data;
-        if (etl_reader_load_buffer(r, b, scratch, etl_reader_data_cap(r), &data, NULL) != ETL_OK) continue;
-        etl_record rec;
-        size_t pos = ETL_BUFFER_HEADER_SIZE, next = 0;
-        /* No record is later than its buffer's flush (when that is a time of the session): the iterators' rule. */
-        uint64_t flush = etl_buf_flush(r, b);
-        while (etl_record_frame(data, pos, &rec, &next) == ETL_OK) {
-            if ((rec.has & ETL_REC_TS) && rec.ts - r->t_lo <= r->t_span && rec.ts <= flush && rec.ts > best) best = rec.ts;
-            pos = next;
-        }
+        uint64_t first, last;
+        if (etl_buf_times(r, b, &scratch, &first, &last)) best = last;
     }
     free(scratch);
     return best;

@@ -117,6 +117,12 @@ static inline uint64_t etl_buf_flush(const etl_reader *r, const etl_buf_ent *b)
 {
     return b->ts && b->ts - r->t_lo <= r->t_span ? b->ts : UINT64_MAX;
 }
+/*
+ * The times of buffer b's first and last records in the session window and no later than its
+ * flush, as the iterators take them (*scratch: a decompression buffer, made when needed; the
+ * caller frees it); false when it holds none or cannot be read.
+ */
+bool etl_buf_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch, uint64_t *first, uint64_t *last);
 /* etl_reader_cpu_gaps's spans, found at open from the holes (gaps.c): ETL_E_NOMEM or ETL_OK. */
 etl_status etl_reader_find_gaps(etl_reader *r);
 /* Rewrites the TimeStamp in the header of the record at p (n bytes): ETL_E_INVALID_ARG when it has none. */

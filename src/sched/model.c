@@ -49,9 +49,8 @@ typedef struct mcpu {
     uint64_t gen;            /* the model's gen when row.new_thread was looked up */
     bool has_prev;
     uint32_t head_tid;       /* before the first switch: the old thread it names (read ahead), UINT32_MAX unknown */
-    bool gaps_read;          /* gap, ngap: etl_reader_cpu_gaps's, read at the CPU's first switch */
-    const etl_ts_span *gap;  /* where a missing buffer may have held this CPU's records; igap: the next one */
-    size_t ngap, igap;
+    bool gaps_read;          /* gaps: etl_reader_cpu_gaps's, read at the CPU's first switch */
+    etl_gap_cursor gaps;
 } mcpu;
 
 struct etl_sched {
@@ -278,17 +277,12 @@ static mcpu *cpu_at(etl_sched *m, unsigned c)
     return &m->cpus[c];
 }
 
-/*
- * Whether the slice (si, t) of CPU cpu spans where a buffer missing from the file may have held
- * its records (etl_reader_cpu_gaps): switches lost there, so who ran is not known even when the
- * switches on its two sides agree. Slices come in time order: the spans before si are passed.
- */
+/* etl_gap_spans for CPU cpu's slice (si, t), its spans read at its first switch. */
 static bool spans_gap(const etl_sched *m, mcpu *c, unsigned cpu, uint64_t si, uint64_t t)
 {
     if (!m->gaps) return false;
-    if (!c->gaps_read) c->gap = etl_reader_cpu_gaps(m->opts.reader, cpu, &c->ngap), c->gaps_read = true;
-    while (c->igap < c->ngap && c->gap[c->igap].hi <= si) c->igap++;
-    return c->igap < c->ngap && c->gap[c->igap].lo < t;
+    if (!c->gaps_read) c->gaps.gap = etl_reader_cpu_gaps(m->opts.reader, cpu, &c->gaps.n), c->gaps_read = true;
+    return etl_gap_spans(&c->gaps, si, t);
 }
 
 /* A slice whose thread is not known: nor how it came in (its readying, its wait). */

@@ -116,8 +116,7 @@ typedef struct pcpu {
     unsigned last;       /* sw[last] is the last switch */
     bool has_prev;
     unsigned worker;
-    const etl_ts_span *gap; /* where a missing buffer may have held this CPU's records (etl_reader_cpu_gaps) */
-    size_t ngap, igap;      /* igap: the next one */
+    etl_gap_cursor gaps;
 } pcpu;
 
 typedef struct run run;
@@ -279,13 +278,6 @@ static inline void emit(worker *w, etl_sched_row *row, bool rows)
     }
 }
 
-/* The model's spans_gap: whether the slice (si, t) of c spans where its switches may have been lost. */
-static inline bool spans_gap(pcpu *c, uint64_t si, uint64_t t)
-{
-    while (c->igap < c->ngap && c->gap[c->igap].hi <= si) c->igap++;
-    return c->igap < c->ngap && c->gap[c->igap].lo < t;
-}
-
 /*
  * The model's on_switch for one CPU: e = c->sw[c->last ^ 1], just read, at position
  * (e->ts, lo) with lo for its new TID. rows is constant where it is inlined: with
@@ -323,7 +315,7 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
             row->new_tid = lost ? UINT32_MAX : e->old_tid;
             row->new_thread = lost ? ETL_SCHED_NONE : old;
         }
-        if (c->ngap && spans_gap(c, row->si_ts, t)) {
+        if (etl_gap_spans(&c->gaps, row->si_ts, t)) {
             row->new_tid = UINT32_MAX;
             row->new_thread = ETL_SCHED_NONE;
         }
@@ -340,7 +332,7 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
         etl_zero_small(&head, sizeof head);
         head.flags = ETL_ROW_HEAD;
         head.cpu = e->cpu;
-        bool lost = c->ngap && spans_gap(c, rn->clock->t0, t);
+        bool lost = etl_gap_spans(&c->gaps, rn->clock->t0, t);
         head.new_tid = old_known && !lost ? e->old_tid : UINT32_MAX;
         head.new_thread = lost ? ETL_SCHED_NONE : old;
         head.old_tid = UINT32_MAX;
@@ -886,7 +878,7 @@ static void finish_rows(run *rn, uint64_t end_ts)
         uint64_t end = rn->gaps ? etl_sched_cpu_end(rn->r, c, end_ts) : end_ts;
         row->nso_ts = end > row->si_ts ? end : row->si_ts;
         row->nso = etl_clock_ns(rn->clock, row->nso_ts);
-        if (p->ngap && spans_gap(p, row->si_ts, row->nso_ts)) { /* its records after the last switch lost, maybe */
+        if (etl_gap_spans(&p->gaps, row->si_ts, row->nso_ts)) { /* its records after the last switch lost, maybe */
             row->new_tid = UINT32_MAX;
             row->new_thread = ETL_SCHED_NONE;
         }
@@ -900,7 +892,7 @@ static void finish_rows(run *rn, uint64_t end_ts)
 static void reset_cpus(run *rn)
 {
     memset(rn->cpus, 0, rn->ncpu * sizeof *rn->cpus);
-    for (unsigned i = 0; rn->gaps && i < rn->ncpu; i++) rn->cpus[i].gap = etl_reader_cpu_gaps(rn->r, i, &rn->cpus[i].ngap);
+    for (unsigned i = 0; rn->gaps && i < rn->ncpu; i++) rn->cpus[i].gaps.gap = etl_reader_cpu_gaps(rn->r, i, &rn->cpus[i].gaps.n);
 }
 
 etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *opts,
