@@ -20,6 +20,12 @@
  *    flushed, after the events of its period, so each CPU keeps a queue of the
  *    events later than its newest switch and releases them once every switch
  *    before them is known: each CPU's output stays in time order.
+ * An input that misses buffers (gaps in its SequenceNumbers) gives an output that
+ * misses as many at the same places of each CPU's records: a record's epoch is the
+ * number of gaps before its buffer, and the writer puts a CPU's records of each
+ * epoch in buffers of their own, numbered around the same gaps (etl_writer_holes),
+ * so that the output's reader finds where each CPU may have lost records as the
+ * input's does (etl_reader_cpu_gaps).
  */
 /* realpath(NULL buffer) and fchmod/fchown are XSI, beyond the build's POSIX level. */
 #define _XOPEN_SOURCE 700
@@ -51,16 +57,24 @@
 typedef struct held {
     uint64_t ts;
     size_t off, size;
+    uint32_t epoch;     /* the gaps before its buffer (etl_writer_epoch) */
 } held;
+
+/* A switch expanded from a batch, waiting: the epoch of its batch. */
+typedef struct queued_sw {
+    etl_cswitch sw;
+    uint32_t epoch;
+} queued_sw;
 
 typedef struct cpu_queue {
     uint8_t *arena;
     size_t arena_n, arena_cap;
     held *rec;
     size_t rec_head, rec_n, rec_cap;
-    etl_cswitch *sw;
+    queued_sw *sw;
     size_t sw_head, sw_n, sw_cap;
     uint64_t last_ts;   /* newest time written to this CPU */
+    uint32_t epoch;     /* the epoch of its newest input record */
     bool in_tail;       /* listed in conv.tail */
 } cpu_queue;
 
@@ -86,6 +100,10 @@ typedef struct conv {
     uint8_t *retimed;    /* a record copied to be written at its CPU's time (write_raw) */
     size_t retimed_cap;
     struct sw_order *order; /* per CPU: its batches' switches in time order (switch_goes_back) */
+    const etl_reader *rd;
+    bool holes;          /* the input misses buffers: records go out with their epochs */
+    uint32_t epoch_buf;  /* the last buffer whose epoch was looked up (UINT32_MAX: none), and its epoch */
+    uint32_t epoch_of_buf;
 } conv;
 
 /* A CPU's last switch taken from batches, and the batch of its pending switch. */
@@ -109,7 +127,30 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-static etl_status write_raw(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, size_t n)
+/* The gaps of the input's numbering before buffer b (etl_seq_hole: ascending, apart). */
+static uint32_t epoch_of(conv *c, uint32_t b)
+{
+    if (!c->holes || b >= c->rd->nbufs) return 0;
+    if (b == c->epoch_buf) return c->epoch_of_buf;
+    uint64_t order = c->rd->bufs[b].order;
+    size_t lo = 0, hi = c->rd->nholes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->rd->holes[mid].to < order) lo = mid + 1;
+        else hi = mid;
+    }
+    c->epoch_buf = b;
+    c->epoch_of_buf = (uint32_t)lo;
+    return (uint32_t)lo;
+}
+
+/* cpu's next record goes out in epoch e (its writer's buffer of an earlier one is written first). */
+static etl_status to_epoch(conv *c, uint16_t cpu, uint32_t e)
+{
+    return c->holes ? etl_writer_epoch(c->w, cpu, e) : ETL_OK;
+}
+
+static etl_status write_raw(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, size_t n, uint32_t epoch)
 {
     /*
      * A kernel record the reader took at its layout's size (ETL_REC_BAD_SIZE: its Size field
@@ -135,7 +176,8 @@ static etl_status write_raw(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p
         ts = c->q[cpu].last_ts;
         if (etl_record_retime(c->retimed, n, ts) == ETL_OK) p = c->retimed;
     }
-    etl_status st = etl_writer_write_record(c->w, cpu, ts, p, n);
+    etl_status st = to_epoch(c, cpu, epoch);
+    if (st == ETL_OK) st = etl_writer_write_record(c->w, cpu, ts, p, n);
     if (st == ETL_OK) {
         c->st->records_out++;
         if (ts > c->q[cpu].last_ts) c->q[cpu].last_ts = ts;
@@ -144,7 +186,7 @@ static etl_status write_raw(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p
 }
 
 /* The CSwitch v2 payload of a switch, with all-ones where the source did not carry a field. */
-static etl_status write_cswitch(conv *c, const etl_cswitch *in)
+static etl_status write_cswitch(conv *c, const etl_cswitch *in, uint32_t epoch)
 {
     etl_cswitch sw = *in;
     uint32_t k = in->known;
@@ -172,7 +214,8 @@ static etl_status write_cswitch(conv *c, const etl_cswitch *in)
     ev.ts = in->ts > c->q[in->cpu].last_ts ? in->ts : c->q[in->cpu].last_ts; /* in time order, as write_raw */
     ev.payload = payload;
     ev.len = n;
-    st = etl_writer_write(c->w, &ev);
+    st = to_epoch(c, in->cpu, epoch);
+    if (st == ETL_OK) st = etl_writer_write(c->w, &ev);
     if (st == ETL_OK) {
         c->st->records_out++;
         c->st->cswitch_out++;
@@ -190,14 +233,15 @@ static etl_status release(conv *c, unsigned cpu, uint64_t until, bool all)
         bool has_r = q->rec_head < q->rec_n, has_s = q->sw_head < q->sw_n;
         if (!has_r && !has_s) break;
         /* Equal times: the record first (it was logged before the batch was). */
-        bool take_r = has_r && (!has_s || q->rec[q->rec_head].ts <= q->sw[q->sw_head].ts);
-        uint64_t ts = take_r ? q->rec[q->rec_head].ts : q->sw[q->sw_head].ts;
+        bool take_r = has_r && (!has_s || q->rec[q->rec_head].ts <= q->sw[q->sw_head].sw.ts);
+        uint64_t ts = take_r ? q->rec[q->rec_head].ts : q->sw[q->sw_head].sw.ts;
         if (!all && ts > until) break;
         if (take_r) {
             const held *h = &q->rec[q->rec_head++];
-            st = write_raw(c, (uint16_t)cpu, h->ts, q->arena + h->off, h->size);
+            st = write_raw(c, (uint16_t)cpu, h->ts, q->arena + h->off, h->size, h->epoch);
         } else {
-            st = write_cswitch(c, &q->sw[q->sw_head++]);
+            const queued_sw *s = &q->sw[q->sw_head++];
+            st = write_cswitch(c, &s->sw, s->epoch);
         }
     }
     /* Reuse the space of what went out, so that a CPU that always holds something stays small. */
@@ -262,7 +306,7 @@ static etl_status hold_record(conv *c, uint16_t cpu, uint64_t ts, const uint8_t 
             if (queue_bytes(&c->q[i]) > queue_bytes(&c->q[victim])) victim = i;
         etl_status st = overflow(c, victim);
         if (st != ETL_OK) return st;
-        if (victim == cpu) return write_raw(c, cpu, ts, p, size);
+        if (victim == cpu) return write_raw(c, cpu, ts, p, size, q->epoch);
     }
     size_t before = queue_bytes(q);
     bool ok = grow((void **)&q->arena, &q->arena_cap, q->arena_n + size, 1) &&
@@ -270,7 +314,7 @@ static etl_status hold_record(conv *c, uint16_t cpu, uint64_t ts, const uint8_t 
     c->held += queue_bytes(q) - before;
     if (!ok) return ETL_E_NOMEM;
     memcpy(q->arena + q->arena_n, p, size);
-    q->rec[q->rec_n++] = (held){ts, q->arena_n, size};
+    q->rec[q->rec_n++] = (held){ts, q->arena_n, size, q->epoch};
     q->arena_n += size;
     return ETL_OK;
 }
@@ -286,7 +330,7 @@ static etl_status emit(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, siz
     if (c->o->cswitch == ETL_CSWITCH_COMPACT && c->src[cpu] == SRC_CSWITCH) {
         cpu_queue *q = &c->q[cpu];
         bool holds = q->rec_n > q->rec_head;
-        if (!holds && ts <= c->sched_ts) return write_raw(c, cpu, ts, p, size);
+        if (!holds && ts <= c->sched_ts) return write_raw(c, cpu, ts, p, size, q->epoch);
         if (!q->in_tail) {
             q->in_tail = true;
             c->tail[c->ntail++] = cpu;
@@ -300,14 +344,15 @@ static etl_status emit(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, siz
         bool later = pend ? ts >= pend->time : c->expect_batches;
         if (later || q->rec_n > q->rec_head) return hold_record(c, cpu, ts, p, size);
     }
-    return write_raw(c, cpu, ts, p, size);
+    return write_raw(c, cpu, ts, p, size, c->q[cpu].epoch);
 }
 
-static etl_status queue_switch(conv *c, const etl_cswitch *sw)
+/* A switch of a batch of epoch e (at the end of the trace: its CPU's last). */
+static etl_status queue_switch(conv *c, const etl_cswitch *sw, uint32_t e)
 {
     cpu_queue *q = &c->q[sw->cpu];
     if (!grow((void **)&q->sw, &q->sw_cap, q->sw_n + 1, sizeof *q->sw)) return ETL_E_NOMEM;
-    q->sw[q->sw_n++] = *sw;
+    q->sw[q->sw_n++] = (queued_sw){*sw, e};
     c->st->switches_expanded++;
     return ETL_OK;
 }
@@ -372,7 +417,7 @@ static etl_status expand_batch(conv *c, const etl_record *r)
         if (sw.cpu >= c->ncpu) continue;
         bool back = switch_goes_back(c, &sw, first && had ? &prev : &cur);
         first = false;
-        if (to_full && !back) st = queue_switch(c, &sw);
+        if (to_full && !back) st = queue_switch(c, &sw, epoch_of(c, r->buffer_index));
     }
     if (r->cpu < c->ncpu) {
         c->order[r->cpu].buf = r->buffer_index;
@@ -402,7 +447,8 @@ static etl_status write_batch(conv *c, const etl_ccswap_batch *b, uint64_t ts)
     ev.ts = ts > c->q[b->cpu].last_ts ? ts : c->q[b->cpu].last_ts;
     ev.payload = b->data;
     ev.len = b->size;
-    etl_status st = etl_writer_write(c->w, &ev);
+    etl_status st = to_epoch(c, b->cpu, c->q[b->cpu].epoch); /* the switch that flushed it, or the CPU's last */
+    if (st == ETL_OK) st = etl_writer_write(c->w, &ev);
     if (st == ETL_OK) {
         c->st->records_out++;
         c->st->batches_out++;
@@ -477,6 +523,8 @@ static etl_status one_record(conv *c, const etl_record *r)
         c->st->records_dropped++;
         return ETL_OK;
     }
+    uint32_t e = epoch_of(c, r->buffer_index);
+    if (e > c->q[r->cpu].epoch) c->q[r->cpu].epoch = e; /* a CPU's buffers are read in order: never less */
     uint16_t hook = 0;
     bool kernel = etl_record_kernel_hook(r, &hook);
     /* Only the header's group masks (group 0x00) and the thread group's events (0x05: Thread, CSwitch,
@@ -548,6 +596,32 @@ static void find_group_mask(etl_reader *rd, etl_groupmask *gm)
     etl_iter_close(it);
 }
 
+/*
+ * The input's missing buffers, for the writer to leave the same numbers out: the runs between
+ * buffers found (etl_seq_hole), and those after the last found up to BuffersWritten (a file cut
+ * short; without a numbering, every buffer missing is one of these).
+ */
+static etl_status leave_holes(conv *c, const etl_logfile_header *h)
+{
+    const etl_reader *rd = c->rd;
+    if (!etl_reader_buffers_missing(rd)) return ETL_OK; /* the reader found none: nor will the output's */
+    uint64_t tail = etl_reader_buffers_missing(rd), last = 0;
+    if (rd->nholes) { /* numbered: the numbers past the last found that the session wrote */
+        for (size_t i = 0; i < rd->nbufs; i++)
+            if (!rd->bufs[i].skip && rd->bufs[i].seq < h->buffers_written && rd->bufs[i].seq > last)
+                last = rd->bufs[i].seq;
+        tail = h->buffers_written > last + 1 ? h->buffers_written - last - 1 : 0;
+    }
+    if (rd->nholes > UINT32_MAX - 1) return ETL_E_RANGE;
+    uint64_t *sizes = malloc((rd->nholes ? rd->nholes : 1) * sizeof *sizes);
+    if (!sizes) return ETL_E_NOMEM;
+    for (size_t k = 0; k < rd->nholes; k++) sizes[k] = rd->holes[k].to - rd->holes[k].from + 1;
+    etl_status st = etl_writer_holes(c->w, sizes, (uint32_t)rd->nholes, tail);
+    free(sizes);
+    c->holes = st == ETL_OK && rd->nholes;
+    return st;
+}
+
 static void cleanup(conv *c)
 {
     for (unsigned i = 0; c->q && i < c->ncpu; i++) {
@@ -600,6 +674,8 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     etl_idmap_init(&c.prio);
     c.o = o;
     c.st = st;
+    c.rd = rd;
+    c.epoch_buf = UINT32_MAX;
     c.ncpu = etl_reader_cpu_count(rd) > h->num_processors ? etl_reader_cpu_count(rd) : h->num_processors;
     if (c.ncpu == 0) c.ncpu = 1;
     if (c.ncpu > 2048) c.ncpu = 2048;
@@ -661,6 +737,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     FILE *f = NULL;
     if (rc == ETL_OK) rc = etl_outfile_create(&of, &f, diag);
     if (rc == ETL_OK) rc = etl_writer_open_stream(f, out_path, true, &wo, &c.w, diag);
+    if (rc == ETL_OK) rc = leave_holes(&c, h);
     etl_iter *it = NULL;
     if (rc == ETL_OK) rc = etl_iter_open(rd, ETL_ORDER_TIME, &it);
     c.it = it;
@@ -681,7 +758,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
         back_run br = {c.order[sw.cpu].buf, c.order[sw.cpu].off, 0, 0, 0};
         bool back = switch_goes_back(&c, &sw, &br);
         back_tell(&c, &br, o->cswitch == ETL_CSWITCH_FULL);
-        if (!back && o->cswitch == ETL_CSWITCH_FULL) rc = queue_switch(&c, &sw);
+        if (!back && o->cswitch == ETL_CSWITCH_FULL) rc = queue_switch(&c, &sw, c.q[sw.cpu].epoch);
     }
     for (unsigned i = 0; rc == ETL_OK && i < c.ncpu; i++) rc = release(&c, i, 0, true);
     if (it) {
@@ -713,9 +790,9 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
             set_switch_form(&wo.group_mask, o->cswitch);
             etl_writer_group_mask(c.w, &wo.group_mask);
         }
-        /* The input's losses go on, with the buffers its reader found missing (told): a reader of the output is
-         * told by its header, as by the input's. */
-        etl_writer_lost(c.w, h->events_lost, (uint64_t)h->buffers_lost + etl_reader_buffers_missing(rd));
+        /* The input's losses go on as the session counted them; the buffers its reader found missing are missing
+         * from the output's numbering too (leave_holes), where a reader of the output finds them. */
+        etl_writer_lost(c.w, h->events_lost, h->buffers_lost);
     }
     /* A write that failed (a full disk): the file and the system's reason, before the writer goes. */
     if (rc == ETL_E_IO && c.w && diag && !diag->msg[0]) etl_writer_diag(c.w, rc, diag);

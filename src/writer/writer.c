@@ -8,7 +8,8 @@
  * the next event of its CPU does not fit, with PROC_INDEX set, SavedOffset ==
  * CurrentOffset == Offset == bytes used, the flush time in TimeStamp and 0xFF
  * after the data. SequenceNumber counts buffers in the order they are flushed,
- * which is time order within each CPU.
+ * which is time order within each CPU; a file rewritten from one that misses
+ * buffers misses the same numbers (etl_writer_holes: renumbered at close).
  */
 #include <errno.h>
 #include <unistd.h>
@@ -33,7 +34,14 @@ typedef struct cpu_buf {
     uint8_t *p;
     uint32_t used;     /* bytes of header + events */
     uint64_t last_ts;  /* newest event: the flush time */
+    uint32_t epoch;    /* etl_writer_epoch: the holes its records come after */
 } cpu_buf;
+
+/* A buffer written, when the numbering has holes: where its SequenceNumber lies, and its epoch. */
+typedef struct written_buf {
+    uint64_t off;
+    uint32_t epoch;
+} written_buf;
 
 struct etl_writer {
     FILE *f;
@@ -54,6 +62,11 @@ struct etl_writer {
     uint64_t ts_lo;          /* the earliest time a reader takes: t0 less 60 s (its session window's start) */
     uint64_t ticks_per_sec;  /* the session clock's rate */
     uint64_t newest;         /* the newest time written, on any CPU */
+    uint64_t *hole;          /* etl_writer_holes: hole[e] numbers missing after the buffers of epoch e */
+    uint32_t nholes;
+    uint64_t hole_total, tail;
+    written_buf *wb;         /* with holes, every buffer flushed, in file order */
+    size_t nwb, wb_cap;
 };
 
 /* Slacks of the reader's session window (container.md §7, README "Limits"): before t0, and after the end. */
@@ -185,6 +198,15 @@ static etl_status flush_cpu(etl_writer *w, uint16_t cpu)
     cpu_buf *b = &w->cpus[cpu];
     if (!b->p || b->used <= ETL_BUFFER_HEADER_SIZE) return w->err;
     uint32_t size = w->o.buffer_size;
+    if (w->nholes && !w->err) { /* renumbered at close: where its number lies */
+        if (w->nwb == w->wb_cap) {
+            size_t cap = w->wb_cap ? w->wb_cap * 2 : 256;
+            written_buf *g = realloc(w->wb, cap * sizeof *g);
+            if (!g) return w->err = ETL_E_NOMEM;
+            w->wb = g, w->wb_cap = cap;
+        }
+        w->wb[w->nwb++] = (written_buf){w->bytes, b->epoch};
+    }
     if (w->o.compress) {
         size_t zn = 0;
         etl_status st = etl_xpress_compress(b->p + ETL_BUFFER_HEADER_SIZE, b->used - ETL_BUFFER_HEADER_SIZE,
@@ -442,6 +464,61 @@ etl_status etl_writer_flush(etl_writer *w)
 
 void etl_writer_end_time_min(etl_writer *w, uint64_t end_time) { w->end_time_min = end_time; }
 
+etl_status etl_writer_holes(etl_writer *w, const uint64_t *sizes, uint32_t nholes, uint64_t tail)
+{
+    if (w->buffers > 1 || w->nholes) return ETL_E_INVALID_ARG; /* before any buffer is numbered, once */
+    w->tail = tail;
+    if (!nholes) return ETL_OK;
+    if (!(w->hole = malloc(nholes * sizeof *w->hole))) return ETL_E_NOMEM;
+    for (uint32_t k = 0; k < nholes; k++) {
+        w->hole[k] = sizes[k];
+        w->hole_total = sizes[k] > UINT64_MAX - w->hole_total ? UINT64_MAX : w->hole_total + sizes[k];
+    }
+    w->nholes = nholes;
+    return ETL_OK;
+}
+
+etl_status etl_writer_epoch(etl_writer *w, uint16_t cpu, uint32_t epoch)
+{
+    if (cpu >= w->o.ncpu) return ETL_E_INVALID_ARG;
+    if (epoch > w->nholes) epoch = w->nholes;
+    cpu_buf *b = &w->cpus[cpu];
+    if (epoch <= b->epoch) return w->err;
+    /* Its records of the earlier epoch are all written: their buffer goes now, numbered before the hole. */
+    etl_status st = flush_cpu(w, cpu);
+    b->epoch = epoch;
+    return st;
+}
+
+/*
+ * The numbers of the buffers written with holes: those of each epoch in the order they were
+ * flushed, after every buffer of an earlier epoch and the hole that follows it (numbers 1..;
+ * buffer 0 is the header's). Each number that changes is written over the one flush_cpu wrote.
+ */
+static etl_status renumber(etl_writer *w)
+{
+    uint64_t *next = calloc((size_t)w->nholes + 1, sizeof *next);
+    if (!next) return w->err = ETL_E_NOMEM;
+    for (size_t i = 0; i < w->nwb; i++) next[w->wb[i].epoch]++;
+    uint64_t seq = 1;
+    for (uint32_t e = 0; e <= w->nholes; e++) {
+        uint64_t n = next[e];
+        next[e] = seq;
+        seq += n + (e < w->nholes ? w->hole[e] : 0);
+    }
+    errno = 0;
+    for (size_t i = 0; i < w->nwb && !w->err; i++) {
+        uint64_t s = next[w->wb[i].epoch]++;
+        if (s == i + 1) continue; /* as flush_cpu numbered it */
+        uint8_t le[8];
+        etl_wr_u64(le, s);
+        if (fseeko(w->f, (off_t)(w->wb[i].off + 0x18), SEEK_SET) != 0 || fwrite(le, 1, 8, w->f) != 8)
+            w->err = io_failed(w);
+    }
+    free(next);
+    return w->err;
+}
+
 void etl_writer_lost(etl_writer *w, uint64_t events, uint64_t buffers)
 {
     w->hdr.events_lost = events > UINT32_MAX ? UINT32_MAX : (uint32_t)events;
@@ -490,8 +567,12 @@ etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
         int64_t ft = etl_clock_filetime(&clk, end_ts);
         w->hdr.end_time = ft == INT64_MAX || ft < 0 ? 0 : (uint64_t)ft;
         if (w->hdr.end_time && w->end_time_min > w->hdr.end_time) w->hdr.end_time = w->end_time_min;
-        w->hdr.buffers_written = (uint32_t)w->buffers;
-        st = write_header_buffer(w, true);
+        /* Holes renumbered; BuffersWritten counts the numbers missing too (a tail: a file cut short). */
+        if (w->nholes) st = renumber(w);
+        uint64_t written = w->buffers + w->hole_total;
+        written = written < w->buffers || w->tail > UINT64_MAX - written ? UINT64_MAX : written + w->tail;
+        w->hdr.buffers_written = written > UINT32_MAX ? UINT32_MAX : (uint32_t)written;
+        if (st == ETL_OK) st = write_header_buffer(w, true);
     }
     /* A file about to replace another must be on disk before the rename makes it the only copy. */
     errno = 0;
@@ -507,6 +588,8 @@ etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
     for (uint32_t c = 0; c < w->o.ncpu; c++) free(w->cpus[c].p);
     free(w->cpus);
     free(w->zbuf);
+    free(w->hole);
+    free(w->wb);
     free(w->name);
     free(w);
     return st;

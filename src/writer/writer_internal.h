@@ -16,6 +16,20 @@ etl_status etl_writer_open_stream(FILE *f, const char *name, bool sync, const et
 #define ETL_WRITER_HEADER_RECORDS 2
 /* EndTime (FILETIME) at least end_time at close: a session stops after its last event (convert keeps its input's). */
 void etl_writer_end_time_min(etl_writer *w, uint64_t end_time);
+/*
+ * The SequenceNumbers the file rewritten misses (convert), so that its reader finds the same
+ * gaps (etl_reader_cpu_gaps): sizes[e] numbers missing after the buffers of epoch e (e <
+ * nholes), and tail after the last (a file cut short; counted in BuffersWritten). A CPU's
+ * records of epoch e go to buffers of their own (etl_writer_epoch), numbered at close after
+ * every buffer of an earlier epoch and the holes between. Once, before a CPU buffer is written:
+ * else ETL_E_INVALID_ARG; ETL_E_NOMEM. One position per buffer written is kept.
+ */
+etl_status etl_writer_holes(etl_writer *w, const uint64_t *sizes, uint32_t nholes, uint64_t tail);
+/*
+ * cpu's records from now on are of epoch (0..nholes; never less than its last): its buffer of
+ * an earlier epoch is written now. ETL_E_INVALID_ARG for a CPU out of range; a write's error.
+ */
+etl_status etl_writer_epoch(etl_writer *w, uint16_t cpu, uint32_t epoch);
 /* EventsLost and BuffersLost of the logfile header written at close (each at most UINT32_MAX). */
 void etl_writer_lost(etl_writer *w, uint64_t events, uint64_t buffers);
 /* The header extension's group masks written at close (what the file turned out to hold). */

@@ -1,0 +1,86 @@
+#!/bin/sh
+# convert_gaps.sh ETLKIT SAMPLES - convert of a file that misses buffers misses them at the same places.
+# The input's reader finds each CPU's span where a missing buffer may have held its records (etl_reader_cpu_gaps);
+# the output misses the same SequenceNumbers around the same records of each CPU, so that cpu reads the same
+# unknown time there (it once read a CPU idle on both sides of the lost buffer as idle throughout, exit 0). A file
+# that misses nothing converts byte for byte as before (the SHA-256 of the output of the commit before this test).
+set -u
+etlkit=$1; samples=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+bad() { echo "FAIL: $*" >&2; fails=$((fails+1)); }
+sha() { python3 -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest())' "$1"; }
+cd "$tmp" || exit 1
+
+# --- a whole file: the output as before (LogFileName is the -o given: the same relative name each time) -------
+"$etlkit" synth --quiet --seed 7 --duration 2 --cpus 4 -o whole.etl || bad "synth"
+"$etlkit" synth --quiet --seed 7 --duration 2 --cpus 4 --cswitch compact -o wholec.etl || bad "synth compact"
+# same NAME IN SHA256 OPTIONS...
+same() {
+  name=$1; in=$2; want=$3; shift 3
+  rm -f o.etl
+  "$etlkit" convert -q "$@" "$in" -o o.etl || bad "$name: convert exit $?"
+  got=$(sha o.etl)
+  [ "$got" = "$want" ] || bad "$name: the output changed (sha256 $got)"
+}
+same "whole" whole.etl dce8ee5a1d1db2b6ccf1377cda178bf7a820f8a12503f9927ea14d9cfe751074
+same "whole to compact" whole.etl 639f347bd920e90095eb17ba88936d6204e25eaa01db2f241902fe522729d7bc --cswitch compact
+same "whole compressed" whole.etl 23c3e5bd4f7ec5a4c7ff8dea8513b1486f9ea7cd9edbaa0f54216713e8c72012 --compress
+same "whole compact to full" wholec.etl 45125323695ce2ac41f92e9b72c9f42b40818a6e11a637c8bed828fc6f5cd9a1 --cswitch full
+same "kernel sample" "$samples/kernel-shutdown-x64.etl" 9cd987654c64175fd956549adc0edc5c2395a9d113a4740412da286d08068db4
+same "kernel sample compressed" "$samples/kernel-shutdown-x64.etl" \
+  383bfae2b56f4fec0f022dcbe956cfbb8b0a2fbd3d3269932bc856c3b27502dc --compress
+
+# --- files that miss buffers (hostile.sh's recipe: 64 KiB buffers) ----------------------------------------------
+nb=$(( $(wc -c < whole.etl) / 65536 )); g=$(( nb / 3 ))
+# buffer g removed (CPU 1 idle on both sides of it: 0.27 s unknown)
+{ head -c $(( g * 65536 )) whole.etl; tail -c +$(( (g + 1) * 65536 + 1 )) whole.etl; } > gap.etl
+# two gaps: buffers 5 and 6, and 17
+{ head -c $(( 5 * 65536 )) whole.etl; tail -c +$(( 7 * 65536 + 1 )) whole.etl | head -c $(( 10 * 65536 ));
+  tail -c +$(( 18 * 65536 + 1 )) whole.etl; } > gap2.etl
+# cut short: BuffersWritten tells
+head -c $(( nb / 2 * 65536 )) whole.etl > cut.etl
+
+# cpus FILE: each CPU's unknown, busy and idle ns from cpu --json
+cpus() {
+  "$etlkit" cpu --json "$1" 2>/dev/null |
+    python3 -c 'import json,sys; [print(c["cpu"], c["unknown_ns"], c["busy_ns"], c["idle_ns"]) for c in json.load(sys.stdin)["cpus"]]'
+}
+for f in gap gap2 cut; do
+  cpus $f.etl > $f.want
+  grep -q ' [1-9][0-9]* ' $f.want || bad "$f: no unknown time in the input (the recipe changed?)"
+  for opt in "" "--compress" "--buffer-size 8192" "--cswitch full"; do
+    rm -f out.etl
+    "$etlkit" convert -q $opt $f.etl -o out.etl; rc=$?
+    [ "$rc" = 3 ] || bad "$f [$opt]: convert exit $rc, expected 3 (the input is damaged)"
+    cpus out.etl > out.got
+    cmp -s $f.want out.got || bad "$f [$opt]: the output's CPUs differ: $(diff $f.want out.got | tr '\n' ' ')"
+    "$etlkit" info out.etl >/dev/null 2>info.err; rc=$?
+    [ "$rc" = 3 ] || bad "$f [$opt]: info of the output exit $rc, expected 3"
+  done
+  # To compact, a CSwitch becomes a batch logged later: a CPU's spans can only grow (never an idle or busy more).
+  rm -f out.etl
+  "$etlkit" convert -q --cswitch compact $f.etl -o out.etl
+  cpus out.etl > out.got
+  python3 - $f.want out.got <<'PY' || bad "$f [--cswitch compact]: less unknown than the input: $(paste $f.want out.got | tr '\n' ' ')"
+import sys
+a, b = ([list(map(int, l.split())) for l in open(p)] for p in sys.argv[1:3])
+sys.exit(any(y[1] < x[1] or y[2] > x[2] or y[3] > x[3] for x, y in zip(a, b)) or len(a) != len(b))
+PY
+done
+
+# The gap is told where it is, the session's BuffersLost stays its own (0), and a second conversion changes nothing.
+"$etlkit" convert -q gap.etl -o c1.etl
+"$etlkit" info c1.etl >/dev/null 2>info.err
+grep -q "1 buffer the session wrote (SequenceNumber $g, .*) not in the file" info.err ||
+  bad "the output's missing buffer not told: $(cat info.err)"
+lost=$("$etlkit" info --json c1.etl 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["buffers_lost"])')
+[ "$lost" = 0 ] || bad "the output's BuffersLost is $lost, expected the input's 0 (the gap is in the numbering)"
+"$etlkit" convert -q c1.etl -o c2.etl
+cpus c2.etl > c2.got
+cmp -s gap.want c2.got || bad "converted twice: the CPUs differ"
+lost=$("$etlkit" info --json c2.etl 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["buffers_lost"])')
+[ "$lost" = 0 ] || bad "converted twice: BuffersLost $lost"
+
+[ "$fails" = 0 ] || { echo "$fails failures" >&2; exit 1; }
+echo "convert_gaps: ok"
