@@ -157,6 +157,20 @@ int cmd_convert(int argc, char **argv)
     if (st.order_overflows && !quiet)
         fprintf(stderr, "%s convert: warning: %llu times a CPU held too many events to keep time order\n", prog,
                 (unsigned long long)st.order_overflows);
+    /* What a compact record could not hold as it was (the encoder's counts, in etl_convert_stats.encoder). */
+    const etl_ccswap_encoder_stats *es = &st.encoder;
+    const char *bias = o.bias >= 0 ? "--max-wait-reason" : "from the OS build";
+    if (es->priority_clamped && !quiet)
+        fprintf(stderr, "%s convert: note: %llu switch%s with an old thread priority outside 0..31, written as 0 "
+                "or 31\n", prog, (unsigned long long)es->priority_clamped, es->priority_clamped == 1 ? "" : "es");
+    if (es->wait_time_clamped && !quiet)
+        fprintf(stderr, "%s convert: note: %llu switch%s with a NewThreadWaitTime past 131071 (a compact record's 17 "
+                "bits), written as 131071\n",
+                prog, (unsigned long long)es->wait_time_clamped, es->wait_time_clamped == 1 ? "" : "es");
+    if (es->wait_reason_dropped && !quiet)
+        fprintf(stderr, "%s convert: note: %llu switch%s waiting for a reason at or past the StateWr bias (%s), "
+                "written as Waiting without the reason\n",
+                prog, (unsigned long long)es->wait_reason_dropped, es->wait_reason_dropped == 1 ? "" : "es", bias);
     if (cli_stdout_done("convert") != EXIT_OK) return EXIT_IO;
     return st.input_damaged ? EXIT_DAMAGED : EXIT_OK;
 }

@@ -89,6 +89,43 @@ lost=$("$etlkit" info --json "$tmp/cut.out.etl" 2>/dev/null | python3 -c 'import
 lost=$("$etlkit" info --json "$tmp/base.etl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["buffers_lost"])')
 [ "$lost" = 0 ] || bad "base: BuffersLost $lost"
 
+# convert --cswitch compact says what the compact records could not hold as it was (the encoder's counts in
+# etl_convert_stats, once printed nowhere): CSwitch events with an old thread priority of 40, a NewThreadWaitTime of
+# 2^20 and a wait reason of 60 while Waiting (past the bias) each give a note; a trace without them none.
+"$etlkit" synth -q --seed 7 --duration 1 --cpus 4 -o "$tmp/plain.etl" || bad "synth plain"
+python3 - "$tmp/plain.etl" "$tmp/clamp.etl" <<'PY' || bad "clamp: patch"
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+off, n = 0, 0
+while off + 0x48 <= len(d):
+    size, end = struct.unpack_from('<I', d, off)[0], struct.unpack_from('<I', d, off + 0x30)[0]
+    p = off + 0x48
+    while off and p + 0x10 <= off + end:
+        marker, rsz, hook = struct.unpack_from('<IHH', d, p)
+        if rsz < 8 or marker == 0xFFFFFFFF: break
+        q = p + 0x10 # a CSwitch v2 payload: OldThreadPriority +9, OldThreadWaitReason +12, OldThreadState +14,
+        if (marker >> 16) & 0xFF == 0x11 and hook == 0x0524 and d[q + 14] == 5: # NewThreadWaitTime +16
+            if n < 5: d[q + 9] = 40
+            elif n < 10: struct.pack_into('<I', d, q + 16, 1 << 20)
+            elif n < 15: d[q + 12] = 60
+            n += 1
+        p += (rsz + 7) & ~7
+    off += size
+open(sys.argv[2], 'wb').write(d)
+sys.exit(n < 15)
+PY
+"$etlkit" convert --cswitch compact "$tmp/clamp.etl" -o "$tmp/clamp.out.etl" 2>"$tmp/err" || bad "clamp: convert exit $?"
+grep -q "note: [1-9][0-9]* switch.* with an old thread priority outside 0..31, written as 0 or 31" "$tmp/err" ||
+  bad "clamp: no note of the priorities: $(cat "$tmp/err")"
+grep -q "note: [1-9][0-9]* switch.* with a NewThreadWaitTime past 131071 .*, written as 131071" "$tmp/err" ||
+  bad "clamp: no note of the wait times: $(cat "$tmp/err")"
+grep -q "note: [1-9][0-9]* switch.* waiting for a reason at or past the StateWr bias (from the OS build)" "$tmp/err" ||
+  bad "clamp: no note of the wait reasons: $(cat "$tmp/err")"
+"$etlkit" convert -q --cswitch compact "$tmp/clamp.etl" -o "$tmp/clamp.q.etl" 2>"$tmp/err"
+[ -s "$tmp/err" ] && bad "clamp: --quiet printed $(cat "$tmp/err")"
+"$etlkit" convert --cswitch compact "$tmp/plain.etl" -o "$tmp/plain.out.etl" 2>"$tmp/err"
+grep -q "note:" "$tmp/err" && bad "clamp: a note without a clamp: $(cat "$tmp/err")"
+
 # dump (explore12 F9): --format text prints the PMC counters and the PEBS index jsonl and csv print; --expand
 # --filter CSwitch keeps the expanded switches (they are CSwitch events), every one of them.
 "$etlkit" synth -q --seed 3 --pmc 2 --duration 0.1 -o "$tmp/pmc.etl" || bad "synth --pmc"
