@@ -27,6 +27,8 @@ void etl_stack_keys_init_no_frames(etl_stack_keys *k)
 void etl_stack_keys_free(etl_stack_keys *k)
 {
     free(k->v);
+    free(k->key);
+    free(k->fr);
     free(k->start);
     free(k->near);
     free(k->front);
@@ -36,17 +38,34 @@ void etl_stack_keys_free(etl_stack_keys *k)
     memset(k, 0, sizeof *k);
 }
 
+/* The entries' arrays to cap (exactly: a take's cap, or a step of doubling). */
+static etl_status resize(etl_stack_keys *k, size_t cap)
+{
+    if (cap > (size_t)1 << 31) return ETL_E_RANGE; /* a definition's index keeps a bit free (attach.c) */
+    etl_stack_key_entry *v = realloc(k->v, cap * sizeof *v);
+    if (v) k->v = v;
+    bool sealed = !k->key && k->n; /* a sealed table defined to again: its keys from its groups */
+    uint64_t *key = v ? realloc(k->key, cap * sizeof *key) : NULL;
+    if (key) k->key = key;
+    if (key && sealed && !k->start) memset(key, 0, k->n * sizeof *key); /* a seal that failed: no group left */
+    for (size_t s = 0; key && sealed && k->start && s < k->group.cap; s++) {
+        const etl_idmap_slot *e = &k->group.slots[s];
+        if (e->val == ETL_IDMAP_EMPTY) continue;
+        for (uint32_t i = k->start[e->val]; i < k->start[e->val + 1]; i++) key[i] = e->key;
+    }
+    etl_stack_key_frames *fr = key && !k->no_frames ? realloc(k->fr, cap * sizeof *fr) : NULL;
+    if (fr) k->fr = fr;
+    if (!v || !key || (!k->no_frames && !fr)) return ETL_E_NOMEM; /* what moved is kept: cap still holds */
+    k->cap = cap;
+    return ETL_OK;
+}
+
 static etl_status grow_entries(etl_stack_keys *k, size_t need)
 {
     if (need <= k->cap) return ETL_OK;
     size_t cap = k->cap ? k->cap : 1024;
     while (cap < need) cap *= 2;
-    if (cap > (size_t)1 << 31) return ETL_E_RANGE; /* a definition's index keeps a bit free (attach.c) */
-    etl_stack_key_entry *v = realloc(k->v, cap * sizeof *v);
-    if (!v) return ETL_E_NOMEM;
-    k->v = v;
-    k->cap = cap;
-    return ETL_OK;
+    return resize(k, cap);
 }
 
 /* Room for n bytes that never move, or NULL. */
@@ -85,7 +104,10 @@ etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, etl_stack_pos 
         memcpy(p, frames, (size_t)n * ptr_size);
         frames = p;
     }
-    k->v[k->n++] = (etl_stack_key_entry){key, pos, frames, (uint16_t)n, (uint8_t)ptr_size, (uint8_t)part};
+    k->v[k->n] = (etl_stack_key_entry){pos.ts, pos.cpu, pos.buffer, pos.offset, (uint8_t)part};
+    k->key[k->n] = key;
+    if (k->fr) k->fr[k->n] = (etl_stack_key_frames){frames, (uint16_t)n, (uint8_t)ptr_size};
+    k->n++;
     return ETL_OK;
 }
 
@@ -107,31 +129,39 @@ etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from)
         if (need == from->nchunks) to->used = from->used;
         from->nchunks = 0;
     }
-    if (!to->n) { /* the entries move whole: no copy */
-        etl_stack_key_entry *v = to->v;
-        size_t cap = to->cap;
-        to->v = from->v, to->cap = from->cap, to->n = from->n;
-        from->v = v, from->cap = cap, from->n = 0;
+    if (!to->n && to->no_frames == from->no_frames) { /* the entries move whole: no copy */
+        etl_stack_keys t = *to;
+        to->v = from->v, to->key = from->key, to->fr = from->fr, to->cap = from->cap, to->n = from->n;
+        from->v = t.v, from->key = t.key, from->fr = t.fr, from->cap = t.cap, from->n = 0;
     } else if (from->n) {
         size_t need = to->n + from->n; /* exactly: the table grows no more before its seal */
-        if (need > to->cap) {
-            if (need > (size_t)1 << 31) return ETL_E_RANGE;
-            etl_stack_key_entry *v = realloc(to->v, need * sizeof *v);
-            if (!v) return ETL_E_NOMEM;
-            to->v = v;
-            to->cap = need;
-        }
+        etl_status st = need > to->cap ? resize(to, need) : ETL_OK;
+        if (st != ETL_OK) return st;
         memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
+        memcpy(to->key + to->n, from->key, from->n * sizeof *from->key);
+        for (size_t i = 0; to->fr && i < from->n; i++)
+            to->fr[to->n + i] = from->fr ? from->fr[i] : (etl_stack_key_frames){NULL, 0, 8};
         to->n = need;
         from->n = 0;
     }
     return ETL_OK;
 }
 
+static inline etl_stack_pos pos_of(const etl_stack_key_entry *e)
+{
+    return (etl_stack_pos){e->ts, e->cpu, e->buffer, e->offset};
+}
+
+/* A definition's entry with its frames, for the sort of a group out of stream order. */
+typedef struct entry_fr {
+    etl_stack_key_entry e;
+    etl_stack_key_frames f;
+} entry_fr;
+
 static int cmp_entry_pos(const void *a, const void *b)
 {
     const etl_stack_key_entry *x = a, *y = b;
-    return etl_stack_pos_less(x->pos, y->pos) ? -1 : etl_stack_pos_less(y->pos, x->pos);
+    return etl_stack_pos_less(pos_of(x), pos_of(y)) ? -1 : etl_stack_pos_less(pos_of(y), pos_of(x));
 }
 
 /* Group x's front from its near (a group has at least one definition). */
@@ -139,34 +169,63 @@ static void set_front(etl_stack_keys *k, uint32_t x)
 {
     uint32_t at = k->near[x];
     etl_stack_key_front *f = &k->front[x];
-    if (at > k->start[x]) f->before = k->v[at - 1].pos;
-    if (at < k->start[x + 1]) f->at = k->v[at].pos, f->part = k->v[at].part;
+    if (at > k->start[x]) f->before = pos_of(&k->v[at - 1]);
+    if (at < k->start[x + 1]) f->at = pos_of(&k->v[at]), f->part = k->v[at].part;
     /* The key's next definition is where its next search goes, long after: fetched now, it waits in the
      * cache (a line per key) rather than missing then, once a reference on a trace that evicts often. */
     if (at + 1 < k->start[x + 1]) __builtin_prefetch(&k->v[at + 1]);
 }
 
+/* Group x's entries [e, e + m), now contiguous, put in stream order where they are not (with their frames). */
+static etl_status order_group(etl_stack_keys *k, uint32_t x, entry_fr **tmp, size_t *captmp)
+{
+    etl_stack_key_entry *e = k->v + k->start[x];
+    uint32_t m = k->start[x + 1] - k->start[x], i = 1;
+    while (i < m && !etl_stack_pos_less(pos_of(&e[i]), pos_of(&e[i - 1]))) i++;
+    if (i == m) return ETL_OK;
+    if (!k->fr) {
+        etl_sort(e, m, sizeof *e, cmp_entry_pos);
+        return ETL_OK;
+    }
+    if (m > *captmp) {
+        entry_fr *t = realloc(*tmp, m * sizeof *t);
+        if (!t) return ETL_E_NOMEM;
+        *tmp = t;
+        *captmp = m;
+    }
+    etl_stack_key_frames *f = k->fr + k->start[x];
+    for (i = 0; i < m; i++) (*tmp)[i] = (entry_fr){e[i], f[i]};
+    etl_sort(*tmp, m, sizeof **tmp, cmp_entry_pos); /* the entry leads: compared as one */
+    for (i = 0; i < m; i++) e[i] = (*tmp)[i].e, f[i] = (*tmp)[i].f;
+    return ETL_OK;
+}
+
 /*
  * A counting sort by key, stable: each key's definitions stay in the order given, then
- * sorted by position where given out of order (a walk of each CPU in turn). Into a second
- * array: moving the entries in place chases cycles, one cache miss after another (14 % of
- * a profile's time on 2.8 million definitions, against 4 %), for twice the table's memory
- * while it is sealed.
+ * sorted by position where given out of order (a walk of each CPU in turn). Into second
+ * arrays: moving the entries in place chases cycles, one cache miss after another (14 % of
+ * a profile's time on 2.8 million definitions, against 4 %). The keys go once grouped: an
+ * entry is its position and part (24 bytes), and its frames' place (16) in a full table.
  */
 etl_status etl_stack_keys_seal(etl_stack_keys *k)
 {
-    uint32_t *g = malloc((k->n ? k->n : 1) * sizeof *g);
-    etl_stack_key_entry *out = malloc((k->n ? k->n : 1) * sizeof *out);
+    size_t n1 = k->n ? k->n : 1;
+    uint32_t *g = malloc(n1 * sizeof *g);
+    etl_stack_key_entry *out = malloc(n1 * sizeof *out);
+    etl_stack_key_frames *fout = k->fr ? malloc(n1 * sizeof *fout) : NULL;
+    entry_fr *tmp = NULL;
+    size_t captmp = 0;
     uint32_t ng = 0;
+    etl_idmap_clear(&k->group); /* a table sealed again groups afresh */
     free(k->start);
     free(k->near);
     free(k->front);
     k->start = k->near = NULL;
     k->front = NULL;
-    etl_status st = g && out ? ETL_OK : ETL_E_NOMEM;
+    etl_status st = g && out && (!k->fr || fout) ? ETL_OK : ETL_E_NOMEM;
     for (size_t i = 0; st == ETL_OK && i < k->n; i++) {
-        uint32_t x = etl_idmap_get(&k->group, k->v[i].key);
-        if (x == ETL_IDMAP_EMPTY) st = etl_idmap_put(&k->group, k->v[i].key, x = ng++);
+        uint32_t x = etl_idmap_get(&k->group, k->key[i]);
+        if (x == ETL_IDMAP_EMPTY) st = etl_idmap_put(&k->group, k->key[i], x = ng++);
         g[i] = x;
     }
     if (st == ETL_OK) {
@@ -179,21 +238,26 @@ etl_status etl_stack_keys_seal(etl_stack_keys *k)
         for (size_t i = 0; i < k->n; i++) k->start[g[i] + 1]++;
         for (uint32_t x = 0; x < ng; x++) k->start[x + 1] += k->start[x];
         memcpy(k->near, k->start, ((size_t)ng + 1) * sizeof *k->near); /* each group's next place */
-        for (size_t i = 0; i < k->n; i++) out[k->near[g[i]]++] = k->v[i];
+        for (size_t i = 0; i < k->n; i++) {
+            uint32_t to = k->near[g[i]]++;
+            out[to] = k->v[i];
+            if (fout) fout[to] = k->fr[i];
+        }
         free(k->v);
+        free(k->fr);
+        free(k->key);
         k->v = out;
+        k->fr = fout;
+        k->key = NULL;
         out = NULL;
-        k->cap = k->n ? k->n : 1;
+        fout = NULL;
+        k->cap = k->n; /* a definition after the seal grows every array */
     }
-    /* Then each group, now contiguous, put in stream order where it is not. */
-    for (uint32_t x = 0; st == ETL_OK && x < ng; x++) {
-        etl_stack_key_entry *e = k->v + k->start[x];
-        uint32_t m = k->start[x + 1] - k->start[x], i = 1;
-        while (i < m && !etl_stack_pos_less(e[i].pos, e[i - 1].pos)) i++;
-        if (i < m) etl_sort(e, m, sizeof *e, cmp_entry_pos);
-    }
+    for (uint32_t x = 0; st == ETL_OK && x < ng; x++) st = order_group(k, x, &tmp, &captmp);
     free(g);
     free(out);
+    free(fout);
+    free(tmp);
     if (st != ETL_OK) {
         free(k->start);
         free(k->near);
@@ -224,12 +288,12 @@ uint32_t etl_stack_keys_resolve(etl_stack_keys *k, uint64_t key, etl_stack_pos p
     } else { /* after it: steps of 1, 2, 4... bound the search (the answer is lo or after) */
         lo = at + 1;
         for (uint32_t step = 1;; step *= 2) {
-            if (lo == hi || !etl_stack_pos_less(k->v[lo].pos, pos)) {
+            if (lo == hi || !etl_stack_pos_less(pos_of(&k->v[lo]), pos)) {
                 hi = lo;
                 break;
             }
             uint32_t next = hi - lo > step ? lo + step : hi;
-            if (next == hi || !etl_stack_pos_less(k->v[next].pos, pos)) {
+            if (next == hi || !etl_stack_pos_less(pos_of(&k->v[next]), pos)) {
                 lo++, hi = next; /* in (lo, next] */
                 break;
             }
@@ -238,7 +302,7 @@ uint32_t etl_stack_keys_resolve(etl_stack_keys *k, uint64_t key, etl_stack_pos p
     }
     while (lo < hi) { /* the first definition at or after pos */
         uint32_t mid = lo + (hi - lo) / 2;
-        if (etl_stack_pos_less(k->v[mid].pos, pos)) lo = mid + 1;
+        if (etl_stack_pos_less(pos_of(&k->v[mid]), pos)) lo = mid + 1;
         else hi = mid;
     }
     k->near[x] = lo;
@@ -249,7 +313,8 @@ uint32_t etl_stack_keys_resolve(etl_stack_keys *k, uint64_t key, etl_stack_pos p
 
 uint32_t etl_stack_keys_frames(const etl_stack_keys *k, uint32_t def, uint64_t *out)
 {
-    const etl_stack_key_entry *e = &k->v[def];
-    etl_rd_ptrs(out, e->frames, e->ptr_size, e->n);
-    return e->n;
+    if (!k->fr) return 0;
+    const etl_stack_key_frames *f = &k->fr[def];
+    etl_rd_ptrs(out, f->frames, f->ptr_size, f->n);
+    return f->n;
 }

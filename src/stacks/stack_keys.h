@@ -57,14 +57,19 @@ static inline etl_stack_pos etl_stack_pos_of(const etl_record *rec, uint64_t mer
     return (etl_stack_pos){merge_ts, rec->cpu, rec->buffer_index, rec->offset};
 }
 
+/* A definition as a search reads it: its position (etl_stack_pos's fields, packed with its part: 24 bytes). */
 typedef struct etl_stack_key_entry {
-    uint64_t key;
-    etl_stack_pos pos;      /* the definition's position */
-    const uint8_t *frames;  /* n frames of ptr_size bytes: the trace's own bytes, or the table's copy */
-    uint16_t n;
-    uint8_t ptr_size;
+    uint64_t ts;
+    uint32_t cpu, buffer, offset;
     uint8_t part;           /* ETL_STACK_PART_*, from the innermost frame */
 } etl_stack_key_entry;
+
+/* Where a definition's frames lie (full tables only): n frames of ptr_size bytes, the trace's or the table's copy. */
+typedef struct etl_stack_key_frames {
+    const uint8_t *frames;
+    uint16_t n;
+    uint8_t ptr_size;
+} etl_stack_key_frames;
 
 /* The part a definition holds: its frames are kernel or user addresses (none: either). */
 enum { ETL_STACK_PART_ANY = 0, ETL_STACK_PART_KERNEL = 1, ETL_STACK_PART_USER = 2 };
@@ -78,6 +83,8 @@ typedef struct etl_stack_key_front {
 
 typedef struct etl_stack_keys {
     etl_stack_key_entry *v;  /* in the order defined; grouped by key once sealed, each group in stream order */
+    uint64_t *key;           /* by entry, its key: until sealed (the groups then say it) */
+    etl_stack_key_frames *fr; /* by entry, as v: NULL in a table of no frames */
     size_t n, cap;
     etl_idmap group;         /* after seal: key -> group */
     uint32_t *start;         /* by group: its first entry; start[ngroups] = n */
