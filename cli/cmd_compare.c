@@ -192,20 +192,20 @@ static const char *fmt_gate_delta(char out[340], const gate *g)
     return out;
 }
 
-static void print_json(const char *pb, const char *pa, const etl_compare *c, unsigned top, const gate *g, size_t ng,
+/* before, after: the sides' files, windows and anomalies (what each session lost, as every report's JSON). */
+static void print_json(const rep_run *const runs[2], const etl_compare *c, unsigned top, const gate *g, size_t ng,
                        int failed)
 {
     jw w;
     jw_init(&w, stdout);
     jw_obj(&w, NULL);
-    jw_obj(&w, "before");
-    jw_str(&w, "file", pb);
-    jw_i64(&w, "window_ns", c->window_before);
-    jw_obj_end(&w);
-    jw_obj(&w, "after");
-    jw_str(&w, "file", pa);
-    jw_i64(&w, "window_ns", c->window_after);
-    jw_obj_end(&w);
+    for (int k = 0; k < 2; k++) {
+        jw_obj(&w, k ? "after" : "before");
+        jw_str(&w, "file", runs[k]->in.path);
+        jw_i64(&w, "window_ns", k ? c->window_after : c->window_before);
+        rep_json_anomalies(runs[k], &w);
+        jw_obj_end(&w);
+    }
     jw_str(&w, "units", "cpu, wait: ns per second of window; switches: per second; ready: ns");
     jw_obj(&w, "total");
     json_row(&w, &c->total);
@@ -518,8 +518,12 @@ int cmd_compare(int argc, char **argv)
             if (!g[i].found)
                 fprintf(stderr, "%s compare: --fail-if '%s': no such name in either trace\n", prog, g[i].text);
         }
-        if (a.format == FMT_JSON) print_json(paths[0], paths[1], &c, top, g, ng, failed);
-        else print_text(paths[0], paths[1], &c, top, g, ng);
+        if (a.format == FMT_JSON) {
+            const rep_run *const runs[2] = {&s[0].run, &s[1].run};
+            print_json(runs, &c, top, g, ng, failed);
+        } else {
+            print_text(paths[0], paths[1], &c, top, g, ng);
+        }
         etl_compare_free(&c);
     }
     for (int k = 0; k < 2; k++) {

@@ -394,6 +394,7 @@ int cmd_dump(int argc, char **argv)
         free(o.hooks);
         return rc;
     }
+    in.shows_header = 1; /* its first record */
     unsigned ncpu = etl_reader_cpu_count(in.reader);
     /* A record whose time lies outside the session is printed too: the warning says which. */
     etl_reader_keep_bad_times(in.reader, true);

@@ -254,6 +254,7 @@ int cmd_info(int argc, char **argv)
     cli_input in;
     int rc = cli_open(&in, path, quiet);
     if (rc != EXIT_OK) return rc;
+    in.shows_header = 1; /* "Events lost:", "Buffers lost:" */
     cli_progress prog_bar;
     cli_progress_start(&prog_bar, etl_reader_file_size(in.reader));
     etl_summary_options so = {.sz = sizeof so, .threads = threads, .progress = on_progress, .progress_ctx = &prog_bar};

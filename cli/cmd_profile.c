@@ -351,9 +351,11 @@ static void json_head(jw *w, const char *path, const etl_profile *p)
     jw_u64(w, "unknown_samples", p->unknown);
 }
 
-static void json_anomalies(jw *w, const etl_profile *p)
+/* The anomalies (what the session lost while tracing first, from r's header), then the other counts and the symbols. */
+static void json_anomalies(jw *w, const etl_reader *r, const etl_profile *p)
 {
     jw_obj(w, "anomalies");
+    cli_json_session_lost(w, r);
     jw_u64(w, "key_refs_unresolved", p->key_refs_unresolved);
     jw_u64(w, "user_parts_dropped", p->user_parts_dropped);
     jw_u64(w, "interval_changes", p->interval_changes);
@@ -367,7 +369,7 @@ static void json_anomalies(jw *w, const etl_profile *p)
     cli_symbols_json(w, syms);
 }
 
-static int print_pivot(const args *g, const etl_profile *p)
+static int print_pivot(const args *g, const etl_reader *r, const etl_profile *p)
 {
     etl_profile_row *rows;
     size_t n;
@@ -382,7 +384,7 @@ static int print_pivot(const args *g, const etl_profile *p)
         for (unsigned k = 0; k < g->nkeys; k++) jw_str(&w, NULL, by_words[g->keys[k]]);
         jw_arr_end(&w);
         json_rows(&w, "rows", pivot_cols, NCOLS(pivot_cols), p, rows, sizeof *rows, n, 0);
-        json_anomalies(&w, p);
+        json_anomalies(&w, r, p);
         jw_obj_end(&w);
         jw_end(&w);
     } else {
@@ -404,7 +406,7 @@ static int print_pivot(const args *g, const etl_profile *p)
     return 0;
 }
 
-void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top, etl_symbols *s)
+void profile_json(jw *w, const etl_reader *r, const char *path, const etl_profile *p, unsigned top, etl_symbols *s)
 {
     etl_symbols *before = syms;
     syms = s;
@@ -415,17 +417,17 @@ void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top, e
     json_rows(w, "modules", module_cols, NCOLS(module_cols), p, p->modules, sizeof *p->modules, p->nmodules, top);
     json_rows(w, "functions", function_cols, NCOLS(function_cols), p, p->functions, sizeof *p->functions,
               p->nfunctions, top);
-    json_anomalies(w, p);
+    json_anomalies(w, r, p);
     syms = before;
 }
 
-static void print_lists(const args *g, const etl_profile *p)
+static void print_lists(const args *g, const etl_reader *r, const etl_profile *p)
 {
     if (g->a.format == FMT_JSON) {
         jw w;
         jw_init(&w, stdout);
         jw_obj(&w, NULL);
-        profile_json(&w, g->a.path, p, g->a.top, syms);
+        profile_json(&w, r, g->a.path, p, g->a.top, syms);
         jw_obj_end(&w);
         jw_end(&w);
         return;
@@ -473,7 +475,7 @@ static bool is_label(const char *s)
     return plus[3 + strspn(plus + 3, "0123456789abcdefABCDEF")] == 0;
 }
 
-static int print_butterfly(const args *g, const etl_profile *p)
+static int print_butterfly(const args *g, const etl_reader *r, const etl_profile *p)
 {
     etl_profile_butterfly b;
     /* module+0xOFFSET: that address; anything else names a function (module!function) through the symbols */
@@ -492,7 +494,7 @@ static int print_butterfly(const args *g, const etl_profile *p)
         jw_u64(&w, "self", b.self);
         print_edges(&w, "callers", NULL, p, b.callers, b.ncallers, top, b.total, by_name);
         print_edges(&w, "callees", NULL, p, b.callees, b.ncallees, top, b.total, by_name);
-        cli_symbols_json(&w, syms);
+        json_anomalies(&w, r, p);
         jw_obj_end(&w);
         jw_end(&w);
     } else {
@@ -606,9 +608,9 @@ int cmd_profile(int argc, char **argv)
     } else if (st == ETL_OK) {
         if (g.folded) /* a failed write: cli_stdout_done says so */
             (void)etl_profile_write_folded_with(&p, stdout, syms ? etl_symbols_function_label : NULL, syms);
-        else if (g.butterfly) out = print_butterfly(&g, &p);
-        else if (g.by) out = print_pivot(&g, &p);
-        else print_lists(&g, &p);
+        else if (g.butterfly) out = print_butterfly(&g, in.reader, &p);
+        else if (g.by) out = print_pivot(&g, in.reader, &p);
+        else print_lists(&g, in.reader, &p);
         if (!g.a.quiet) print_notes(g.a.path, &p);
     }
     etl_stats damage = p.st;

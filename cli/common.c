@@ -52,8 +52,20 @@ void cli_diag_release(cli_input *in, int keep)
     etl_diag_keep_init(&in->diag);
 }
 
+/* The header's losses: one note (cli_diag_done). */
+static void session_lost_note(const cli_input *in)
+{
+    if (in->quiet || in->shows_header || !in->reader) return;
+    const etl_logfile_header *h = etl_reader_header(in->reader);
+    if (!h->events_lost && !h->buffers_lost) return;
+    fprintf(stderr, "%s: %s: note: the session lost %u event%s and %u buffer%s while tracing (logfile header "
+            "EventsLost, BuffersLost): the numbers may miss them, and where is not known\n", prog, in->path,
+            h->events_lost, h->events_lost == 1 ? "" : "s", h->buffers_lost, h->buffers_lost == 1 ? "" : "s");
+}
+
 void cli_diag_done(cli_input *in)
 {
+    session_lost_note(in);
     cli_diag_flush(in);
     if (in->diag.more)
         fprintf(stderr, "%s: %s: warning: %llu more problems not shown\n", prog, in->path,
@@ -171,6 +183,13 @@ void cli_json_recovery(jw *w, const etl_stats *st, int problem)
         jw_str(w, "first_problem", st->first_problem);
     }
     jw_obj_end(w);
+}
+
+void cli_json_session_lost(jw *w, const etl_reader *r)
+{
+    const etl_logfile_header *h = etl_reader_header(r);
+    jw_u64(w, "events_lost", h->events_lost);
+    jw_u64(w, "buffers_lost", h->buffers_lost);
 }
 
 /* The reason of the first write to stdout that failed, when the writer saw it (cli_stdout_write); 0: none seen. */

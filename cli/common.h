@@ -42,6 +42,7 @@ typedef struct cli_input {
     int quiet;
     etl_diag_keep diag;
     etl_diag_keep held; /* told before a run that may be done again (cli_diag_hold) */
+    int shows_header;   /* info, dump: the logfile header is their output, so no note of its losses */
 } cli_input;
 
 /* The diag callback that keeps capped warnings for a cli_input (ctx). */
@@ -57,7 +58,12 @@ void cli_diag_flush(cli_input *in);
  */
 void cli_diag_hold(cli_input *in);
 void cli_diag_release(cli_input *in, int keep);
-/* Prints the warnings kept and the "N more problems" line; forgets them. */
+/*
+ * Prints the note of what the session itself lost while tracing (the logfile header's EventsLost and
+ * BuffersLost: not damage of the file, exit status unchanged; where they were is not known, so no number
+ * can be corrected), then the warnings kept and the "N more problems" line; forgets them. The note is
+ * said once per input opened, unless quiet or shows_header.
+ */
 void cli_diag_done(cli_input *in);
 /* cli_diag_done, closes, and returns EXIT_DAMAGED if stats show damage. */
 int cli_close(cli_input *in, const etl_stats *st);
@@ -67,6 +73,11 @@ int cli_close(cli_input *in, const etl_stats *st);
  * first problem's offset and text when there was one (info's object; the page's has none).
  */
 void cli_json_recovery(jw *w, const etl_stats *st, int problem);
+/*
+ * The members "events_lost" and "buffers_lost" of an "anomalies" object: the logfile header's EventsLost
+ * and BuffersLost, what the session lost while tracing (every report's JSON carries them so).
+ */
+void cli_json_session_lost(jw *w, const etl_reader *r);
 /* --threads: the default (the CPUs this process may run on). */
 unsigned cli_threads_default(void);
 

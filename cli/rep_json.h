@@ -59,7 +59,10 @@ void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[
 /* wakeups: over the run's window. */
 void wakeups_json(jw *w, const rep_run *run, const etl_wakeups *wk, const rep_args *a);
 
-/* profile (cmd_profile.c): the members `etlkit profile FILE --json --top N` prints (top 0: every row; s NULL: no symbols). */
-void profile_json(jw *w, const char *path, const etl_profile *p, unsigned top, etl_symbols *s);
+/*
+ * profile (cmd_profile.c): the members `etlkit profile FILE --json --top N` prints (top 0: every row; s NULL: no
+ * symbols); r: the trace p was read from (its header's losses).
+ */
+void profile_json(jw *w, const etl_reader *r, const char *path, const etl_profile *p, unsigned top, etl_symbols *s);
 
 #endif

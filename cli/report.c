@@ -392,14 +392,11 @@ typedef struct anomaly {
 
 static size_t anomalies(const rep_run *run, uint32_t skip, anomaly *out)
 {
-    const etl_logfile_header *h = etl_reader_header(run->in.reader);
+    /* The header's EventsLost and BuffersLost are not here: the input's note says them (cli_diag_done). */
     const etl_sched_stats *m = &run->mstats;
     const etl_sched_source_stats *s = &run->sstats;
     const etl_stats *d = &run->damage;
     anomaly all[] = {
-        {"events_lost", h->events_lost, "events the session lost (EventsLost)", "event the session lost (EventsLost)"},
-        {"buffers_lost", h->buffers_lost, "buffers the session lost (BuffersLost)",
-         "buffer the session lost (BuffersLost)"},
         {"bad_buffers", d->bad_buffers, "damaged buffers skipped in whole or part",
          "damaged buffer skipped in whole or part"},
         {"decompress_errors", d->decompress_errors, "compressed buffers that did not expand",
@@ -481,6 +478,7 @@ void rep_json_anomalies_as(const rep_run *run, jw *w, uint32_t skip)
     anomaly a[32];
     size_t n = anomalies(run, skip, a);
     jw_obj(w, "anomalies");
+    cli_json_session_lost(w, run->in.reader);
     for (size_t i = 0; i < n; i++)
         if (a[i].key) jw_u64(w, a[i].key, a[i].v); /* a kind the report skipped has no count */
     jw_obj_end(w);

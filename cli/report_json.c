@@ -57,7 +57,7 @@ static void profile_members(jw *w, const page *pg)
 {
     if (!pg->prof) return;
     jw_obj(w, "profile");
-    profile_json(w, pg->run->in.path, pg->prof, pg->top, pg->syms);
+    profile_json(w, pg->run->in.reader, pg->run->in.path, pg->prof, pg->top, pg->syms);
     jw_obj_end(w);
     if (flame_json(w, pg->prof, pg->syms) != 0) jw_null(w, "flame");
 }
