@@ -184,7 +184,7 @@ GETTER(g_fn_module) { (void)col, cv_str(v, PROF->modules[FN->module].name); }
 GETTER(g_fn_offset)
 {
     (void)col, (void)ctx;
-    snprintf(v->buf, sizeof v->buf, "0x%" PRIx64, FN->offset);
+    v->buf[fmt_hex(v->buf, FN->offset)] = 0;
     cv_str(v, v->buf);
 }
 GETTER(g_fn_samples) { (void)col, (void)ctx, cv_u64(v, FN->samples); }

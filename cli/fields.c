@@ -168,21 +168,11 @@ static void ln_frames(ln_buf *l, const uint8_t *frames, unsigned ptr_size, uint3
         ln_arr_end(l);
         return;
     }
-    static const char hex[] = "0123456789abcdef";
     char buf[ETL_STACK_MAX_FRAMES * 19 + 1];
     size_t n = 0;
     for (uint32_t i = 0; i < count && i < ETL_STACK_MAX_FRAMES; i++) {
-        uint64_t v = etl_stack_frame(frames, ptr_size, i);
-        char t[16];
-        int k = 0;
-        do {
-            t[k++] = hex[v & 15];
-            v >>= 4;
-        } while (v);
         if (i) buf[n++] = ' ';
-        buf[n++] = '0';
-        buf[n++] = 'x';
-        while (k) buf[n++] = t[--k];
+        n += fmt_hex(buf + n, etl_stack_frame(frames, ptr_size, i));
     }
     buf[n] = 0;
     ln_s(l, "Frames", buf);

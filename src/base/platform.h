@@ -160,6 +160,13 @@ void etl_call_once(etl_once_flag *flag, void (*fn)(void));
  */
 int etl_dir_each(const char *path, int (*fn)(void *ctx, const char *name, bool is_dir), void *ctx);
 
+/* A byte into a stream no other thread writes meanwhile, without taking its lock (a JSON token at a time). */
+#ifdef _WIN32
+#define etl_putc_unlocked(c, f) _fputc_nolock((c), (f))
+#else
+#define etl_putc_unlocked(c, f) putc_unlocked((c), (f))
+#endif
+
 /* The CPUs this process may run on (at least 1). */
 unsigned etl_cpu_count(void);
 /* Whether the descriptor is a terminal (Windows: a console). */

@@ -1,8 +1,19 @@
 /* json.c - see json.h. */
 #include "out/json.h"
 
+#include "base/platform.h"
 #include "base/textsafe.h"
 #include "out/text.h"
+
+/* The writer's bytes, a token at a time: the output is one thread's (its stream's lock is not taken per byte). */
+static void put(FILE *f, const char *p, size_t n)
+{
+    if (n > 64) {
+        fwrite(p, 1, n, f);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) etl_putc_unlocked(p[i], f);
+}
 
 size_t json_str_buf(char *buf, size_t len, size_t cap, const char *str)
 {
@@ -14,10 +25,15 @@ size_t json_str_buf(char *buf, size_t len, size_t cap, const char *str)
         char esc[8];
         size_t en = 0, take = 1;
         unsigned c = *s;
-        /* Plain ASCII, the common case, one byte at a time while the ellipsis still fits. */
+        /* Plain ASCII, the common case: a run at once, as much of it as leaves room for the ellipsis. */
         if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\' && len + 5 <= cap) {
-            buf[len++] = (char)c;
-            s++;
+            const unsigned char *r = s + 1;
+            while (*r >= 0x20 && *r < 0x7F && *r != '"' && *r != '\\') r++;
+            size_t k = (size_t)(r - s), room = cap - 4 - len;
+            if (k > room) k = room;
+            memcpy(buf + len, s, k);
+            len += k;
+            s += k;
             continue;
         }
         uint32_t cp;
@@ -60,8 +76,7 @@ size_t json_str_buf(char *buf, size_t len, size_t cap, const char *str)
 void json_str(FILE *f, const char *s)
 {
     static char buf[1 << 16]; /* header names are at most a few KB */
-    size_t n = json_str_buf(buf, 0, sizeof buf, s);
-    fwrite(buf, 1, n, f);
+    put(f, buf, json_str_buf(buf, 0, sizeof buf, s));
 }
 
 void json_script_safe(FILE *f, const char *json, size_t n)
@@ -86,25 +101,25 @@ void jw_init(jw *w, FILE *f)
 
 static void jw_key(jw *w, const char *key)
 {
-    if (!w->first[w->depth]) fputc(',', w->f);
+    if (!w->first[w->depth]) etl_putc_unlocked(',', w->f);
     w->first[w->depth] = 0;
     if (key) {
         json_str(w->f, key);
-        fputc(':', w->f);
+        etl_putc_unlocked(':', w->f);
     }
 }
 
 static void jw_open(jw *w, const char *key, int c)
 {
     jw_key(w, key);
-    fputc(c, w->f);
+    etl_putc_unlocked(c, w->f);
     if (w->depth + 1 < sizeof w->first) w->depth++;
     w->first[w->depth] = 1;
 }
 
 static void jw_close(jw *w, int c)
 {
-    fputc(c, w->f);
+    etl_putc_unlocked(c, w->f);
     if (w->depth) w->depth--;
 }
 
@@ -117,14 +132,14 @@ void jw_u64(jw *w, const char *key, uint64_t v)
 {
     char t[24];
     jw_key(w, key);
-    fwrite(t, 1, fmt_u64(t, v), w->f);
+    put(w->f, t, fmt_u64(t, v));
 }
 
 void jw_i64(jw *w, const char *key, int64_t v)
 {
     char t[24];
     jw_key(w, key);
-    fwrite(t, 1, fmt_i64(t, v), w->f);
+    put(w->f, t, fmt_i64(t, v));
 }
 
 void jw_str(jw *w, const char *key, const char *s)
@@ -171,16 +186,9 @@ void ln_stext(ln_buf *l, const char *s)
 
 void ln_hex(ln_buf *l, const char *key, uint64_t v)
 {
-    static const char hex[] = "0123456789abcdef";
-    char t[19], *e = t + sizeof t - 1;
-    *e = 0;
-    do {
-        *--e = hex[v & 15];
-        v >>= 4;
-    } while (v);
-    *--e = 'x';
-    *--e = '0';
-    ln_s(l, key, e);
+    char t[19];
+    t[fmt_hex(t, v)] = 0;
+    ln_s(l, key, t);
 }
 
 void ln_open(ln_buf *l, const char *key)

@@ -6,6 +6,15 @@
 size_t fmt_u64(char *p, uint64_t v) { return num_u64_inline(p, v); }
 size_t fmt_i64(char *p, int64_t v) { return num_i64_inline(p, v); }
 
+size_t fmt_hex(char *p, uint64_t v)
+{
+    size_t n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
+    p[0] = '0';
+    p[1] = 'x';
+    for (size_t i = n + 2; i-- > 2; v >>= 4) p[i] = "0123456789abcdef"[v & 15];
+    return n + 2;
+}
+
 size_t fmt_fixed_n(char out[32], int64_t v, unsigned decimals)
 {
     uint64_t p = 1;

@@ -64,6 +64,8 @@ static inline size_t num_i64_inline(char *p, int64_t v)
 /* The same out of line: unsigned (20 bytes at most), signed (21, INT64_MIN included). */
 size_t fmt_u64(char *p, uint64_t v);
 size_t fmt_i64(char *p, int64_t v);
+/* "0x" and lowercase hexadecimal digits, no leading zero (as "%#" PRIx64 but "0x0"): 18 bytes at most, no NUL. */
+size_t fmt_hex(char *p, uint64_t v);
 
 /*
  * num / den (den > 0) to the nearest integer, a half away from zero: the one rounding of the

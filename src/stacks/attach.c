@@ -220,22 +220,12 @@ static etl_status attach_part(etl_attach *a, uint32_t i, uint32_t stack, uint32_
 
 bool etl_attach_wanted_payload(etl_attach *a, uint16_t hook, etl_span payload, unsigned ptr_size, unsigned cpu)
 {
-    uint32_t tid;
-    uint64_t ts;
-    if (hook == ETL_HOOK_STACKWALK) {
-        etl_stackwalk w;
-        if (etl_stackwalk_decode(payload, ptr_size, &w) != ETL_OK) return false;
-        tid = w.stack_thread;
-        ts = w.event_timestamp;
-    } else if (hook == ETL_HOOK_STACK_KEY_KERNEL) {
-        etl_stack_key_ref ref;
-        if (etl_stack_key_ref_decode(payload, ptr_size, &ref) != ETL_OK) return false;
-        tid = ref.stack_thread;
-        ts = ref.event_timestamp;
-    } else {
-        return true;
-    }
-    if (find_wait(a, tid, ts, cpu) != NIL) return true;
+    /* The head (EventTimeStamp, StackThread) read in place, where a decoder would check as much: every walk of
+     * the trace comes here (most are other events'), few go on to etl_attach_walk. */
+    size_t head = hook == ETL_HOOK_STACKWALK ? 16 : hook == ETL_HOOK_STACK_KEY_KERNEL ? 16 + (size_t)ptr_size : 0;
+    if (!head) return true;
+    if ((ptr_size != 4 && ptr_size != 8) || payload.n < head) return false; /* not decodable */
+    if (find_wait(a, etl_rd_u32(payload.p + 12), etl_rd_u64(payload.p), cpu) != NIL) return true;
     a->stats.walks_other++;
     return false;
 }

@@ -11,15 +11,24 @@
 #include "base/sort.h"
 #include "base/textsafe.h"
 #include "etlkit/profile.h"
+#include "out/num.h"
 #include "stacks/profile_internal.h"
 
 /* Room for any label: a name is at most 1023 bytes (strtab's kernel strings), then "+0x" and 16 digits. */
 enum { LABEL_MAX = 1100 };
 
+/* module+0xOFFSET into out (cut to cap, NUL-terminated when cap > 0); its whole length, as snprintf's. */
 static size_t label(const char *module, uint64_t offset, char *out, size_t cap)
 {
-    int n = snprintf(out, cap, "%s+0x%" PRIx64, module, offset);
-    return n < 0 ? 0 : (size_t)n;
+    char hex[20];
+    size_t m = strlen(module), h = 1 + fmt_hex(hex + 1, offset), n = m + h;
+    hex[0] = '+';
+    if (!cap) return n;
+    size_t a = m < cap - 1 ? m : cap - 1, b = h < cap - 1 - a ? h : cap - 1 - a;
+    memcpy(out, module, a);
+    memcpy(out + a, hex, b);
+    out[a + b] = 0;
+    return n;
 }
 
 size_t etl_profile_frame_label(const etl_profile *p, const etl_profile_frame *f, char *out, size_t cap)
@@ -217,9 +226,8 @@ static bool put_frame(line *l, const etl_profile *p, const etl_profile_frame *f)
         off = f->address - p->images[f->image].base;
     }
     char hex[20];
-    size_t k = sizeof hex;
-    do hex[--k] = "0123456789abcdef"[off & 15]; while (off >>= 4);
-    return put_name(l, name) && put_text(l, "+0x", 3) && put_text(l, hex + k, sizeof hex - k);
+    hex[0] = '+';
+    return put_name(l, name) && put_text(l, hex, 1 + fmt_hex(hex + 1, off));
 }
 
 /* Stack i's folded line without its count into l. false: out of memory. */

@@ -37,6 +37,17 @@ static void digits_match_printf(void **state)
         a[fmt_i64(a, w)] = 0;
         snprintf(b, sizeof b, "%" PRId64, w);
         assert_string_equal(a, b);
+        a[fmt_hex(a, v)] = 0;
+        snprintf(b, sizeof b, "0x%" PRIx64, v);
+        assert_string_equal(a, b);
+    }
+    for (int k = 0; k < 64; k++) { /* every length, at its edges */
+        uint64_t v[3] = {(1ull << k) - 1, 1ull << k, k == 63 ? UINT64_MAX : (2ull << k) - 1};
+        for (int j = 0; j < 3; j++) {
+            a[fmt_hex(a, v[j])] = 0;
+            snprintf(b, sizeof b, "0x%" PRIx64, v[j]);
+            assert_string_equal(a, b);
+        }
     }
 }
 

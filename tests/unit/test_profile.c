@@ -244,6 +244,19 @@ static void test_profile_64(void **state)
                 "ntoskrnl.exe+0x700 1, ntoskrnl.exe+0x900 1, ntoskrnl.exe+0x904 1, ntoskrnl.exe+0x800 1, "
                 "ntoskrnl.exe+0xa04 1, ntoskrnl.exe+0xb00 1, ntoskrnl.exe+0xc00 1, ntdll.dll+0x5000 1, "
                 "Unknown+0x180000010 1, hal.dll+0x30 1, app.exe+0x100 1, ntoskrnl.exe+0xd00 1");
+    /* A label cut to any room, as snprintf cuts it: the whole length returned. */
+    for (uint32_t f = 0; f < p.nfunctions; f++) {
+        char whole[64], cut[64], want[64];
+        size_t n = etl_profile_function_label(&p, f, whole, sizeof whole);
+        assert_int_equal(n, strlen(whole));
+        for (size_t cap = 0; cap <= n + 1; cap++) {
+            memset(cut, 'X', sizeof cut);
+            memset(want, 'X', sizeof want);
+            assert_int_equal(etl_profile_function_label(&p, f, cut, cap), n);
+            snprintf(want, cap, "%s", whole);
+            assert_memory_equal(cut, want, sizeof cut);
+        }
+    }
 
     /* The images in the order logged, with their lives. */
     assert_int_equal(p.nimages, 9);
