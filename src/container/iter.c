@@ -337,6 +337,9 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
             if (cursor_load(it, c, c->list[c->next_buf++]) != ETL_OK) continue;
         }
         bool passed = false; /* judged TIME_PASS already (handed out flagged: keep_bad_times) */
+        /* The merge reads a buffer of every CPU at once, more streams than the hardware prefetches: each
+         * record's header was a cache miss (half of profile's time framing), now fetched 1 KiB ahead. */
+        if (c->pos + 1024 < c->data.n) __builtin_prefetch(c->data.p + c->pos + 1024);
         if (it->keep_hook) {
             /* A kernel record whose hook is not wanted (or keep_kernel refuses): framed from its header, passed. */
             size_t pos = c->pos;
