@@ -52,15 +52,20 @@ void cli_diag_release(cli_input *in, int keep)
     etl_diag_keep_init(&in->diag);
 }
 
+void cli_session_lost_note(const char *path, uint32_t events, uint32_t buffers)
+{
+    if (!events && !buffers) return;
+    fprintf(stderr, "%s: %s: note: the session lost %u event%s and %u buffer%s while tracing (logfile header "
+            "EventsLost, BuffersLost): the numbers may miss them, and where is not known\n", prog, path,
+            events, events == 1 ? "" : "s", buffers, buffers == 1 ? "" : "s");
+}
+
 /* The header's losses: one note (cli_diag_done). */
 static void session_lost_note(const cli_input *in)
 {
     if (in->quiet || in->shows_header || !in->reader) return;
     const etl_logfile_header *h = etl_reader_header(in->reader);
-    if (!h->events_lost && !h->buffers_lost) return;
-    fprintf(stderr, "%s: %s: note: the session lost %u event%s and %u buffer%s while tracing (logfile header "
-            "EventsLost, BuffersLost): the numbers may miss them, and where is not known\n", prog, in->path,
-            h->events_lost, h->events_lost == 1 ? "" : "s", h->buffers_lost, h->buffers_lost == 1 ? "" : "s");
+    cli_session_lost_note(in->path, h->events_lost, h->buffers_lost);
 }
 
 void cli_diag_done(cli_input *in)

@@ -65,6 +65,8 @@ void cli_diag_release(cli_input *in, int keep);
  * said once per input opened, unless quiet or shows_header.
  */
 void cli_diag_done(cli_input *in);
+/* That note for the trace at path, when it lost any (a dataset's traces, which no cli_input reads). */
+void cli_session_lost_note(const char *path, uint32_t events, uint32_t buffers);
 /* cli_diag_done, closes, and returns EXIT_DAMAGED if stats show damage. */
 int cli_close(cli_input *in, const etl_stats *st);
 

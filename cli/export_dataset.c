@@ -40,6 +40,10 @@ static void on_trace(void *ctx, const etl_dataset_trace *t)
             fprintf(stderr, "%s export: %s: warning: the input had damage (exported anyway; its anomalies and "
                     "diagnostics are in %s/_manifest.json)\n", prog, t->path, s->a->out);
     }
+    if (t->status == ETL_OK && !t->skipped && !s->a->quiet && (t->events_lost || t->buffers_lost)) {
+        cli_progress_end(&s->bar);
+        cli_session_lost_note(t->path, t->events_lost, t->buffers_lost);
+    }
     if (t->status == ETL_OK && t->symbols_msg[0] && !s->a->quiet) {
         cli_progress_end(&s->bar);
         fprintf(stderr, "%s export: %s: symbols: %s\n", prog, t->path, t->symbols_msg);

@@ -274,6 +274,8 @@ typedef struct etl_dataset_trace {
     uint64_t rows;            /* rows written, every table */
     /* Exported, with what the symbols could not do (a PDB whose llvm-pdbutil was stopped): the first such line; "" none. */
     char symbols_msg[320];
+    /* Exported now: what the session lost while tracing (its logfile header's EventsLost, BuffersLost). */
+    uint32_t events_lost, buffers_lost;
 } etl_dataset_trace;
 
 typedef struct etl_dataset_options {

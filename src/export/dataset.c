@@ -520,8 +520,10 @@ static etl_status export_one(run *R, job *j)
             {"repeated_starts", m->repeated_starts},
             {"over_limit", m->over_limit},
         };
-        /* Damage as the single export's exit status 3 counts it. */
+        /* Damage as the single export's exit status 3 counts it; the session's own loss is not damage. */
         j->out.damaged = etl_stats_damaged(&damage) || m->repeated_starts || m->over_limit;
+        j->out.events_lost = h->events_lost;
+        j->out.buffers_lost = h->buffers_lost;
         const etl_export_rows_stats *rs = etl_export_rows_stats_get(x);
         for (int i = 0; i < ETL_TABLE_COUNT; i++) j->out.rows += rs->rows[i];
         st = write_record(R, j, size, sha, an, sizeof an / sizeof an[0], rs);

@@ -105,6 +105,9 @@ sys.exit(not ('"anomalies":{"events_lost":1,"buffers_lost":2,' in p and 'The ses
 PY
 run 0 "$lost" "" cpu "$lost" -q
 run 0 "$lost" "" info "$lost"
+# A dataset (several traces, a library's run): the note for the trace that lost, none for the other; none with -q.
+run 0 "$lost" "$note" export "$tmp/s.etl" "$lost" --to csv -o "$tmp/ds"
+run 0 "$lost" "" export "$tmp/s.etl" "$lost" --to csv -o "$tmp/ds2" -q
 
 # 3. The trace that lost nothing: no note.
 for c in cpu switches profile; do run 0 "$tmp/s.etl" "" $c "$tmp/s.etl"; done
