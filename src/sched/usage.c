@@ -395,7 +395,9 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
     if (row->flags & ETL_ROW_READY_TIME) {
         int64_t rs;
         int64_t ready = usage_clip(&u->o, row->rt, row->si, &rs);
-        if (ready > 0 || usage_in_window(&u->o, row->si)) {
+        /* Counted when some of [RT, SI) lies in the window; one of no length (or times gone back) when its point
+         * does: one that ends where the window starts lies before it (explore14 F1). */
+        if (ready > 0 || (row->rt >= row->si && usage_in_window(&u->o, row->si))) {
             if (!u->o.no_latency) lat_add(u, x, iv.has_readier, (uint64_t)ready);
             if (u->ready_hist) hist_add(u, ready);
             iv.start_ns = rs;
@@ -405,7 +407,7 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
         if ((row->flags & ETL_ROW_PREV) && (row->flags & ETL_ROW_WAITED)) {
             int64_t ws;
             int64_t wait = usage_clip(&u->o, row->lso, row->rt, &ws);
-            if (wait > 0 || usage_in_window(&u->o, row->rt)) {
+            if (wait > 0 || (row->lso >= row->rt && usage_in_window(&u->o, row->rt))) {
                 t->wait_count++;
                 add_sat(&t->wait_ns, wait);
                 if (wait > t->wait_max_ns) t->wait_max_ns = wait;

@@ -126,6 +126,39 @@ expect "waits no ReadyThread --csv: the reason on stderr" grep -q "note: .*Waits
 "$etlkit" waits "$lo" --json >"$tmp/out" 2>&1; check "waits with ReadyThread --json" 0 $?
 expect "waits with ReadyThread --json: waits_known true" grep -q '"waits_known":true' "$tmp/out"
 
+# waits --range: a Ready interval [RT, SI) or a Waits one [LSO, RT) counts when some of it lies in the window [W0, W1),
+# with its clipped length; one of no length when its point does (one that ends at W0 lies before it: explore14 F1).
+# Against the switches' rows (the whole trace's), windows at the rows' edges: at SI, at RT, 1 ns past them, 1 ns wide.
+"$etlkit" synth --quiet --seed 1 --duration 0.3 -o "$tmp/r.etl"
+"$etlkit" switches "$tmp/r.etl" --json >"$tmp/rows.jsonl" 2>/dev/null; check "switches rows" 0 $?
+expect "waits --range at the intervals' edges: counts and sums as the rows'" python3 - "$etlkit" "$tmp/r.etl" "$tmp/rows.jsonl" <<'PY'
+import json, subprocess, sys
+etlkit, trace, rows = sys.argv[1:4]
+rows = [json.loads(l) for l in open(rows)]
+ready = [(r['ready_time_ns'], r['switch_in_ns']) for r in rows if 'ready_time_ns' in r and r['new_tid'] != 0 and not r.get('head')]
+waits = [(r['last_switch_out_ns'], r['ready_time_ns']) for r in rows if r.get('count_waits') == 1 and 'last_switch_out_ns' in r and 'ready_time_ns' in r and not r.get('head')]
+def expect(iv, w0, w1):
+    n = s = 0
+    for a, b in iv:
+        part = min(b, w1) - max(a, w0)
+        if part > 0 or (a >= b and w0 <= b < w1):
+            n += 1; s += max(part, 0)
+    return n, s
+bad = 0
+picks = [r for r in ready if r[1] > r[0]][5:40:5] + [r for r in waits if r[1] > r[0]][5:40:5]
+for a, b in picks:
+    for w0, w1 in ((b, b + 1), (b + 1, b + 2), (a, a + 1), (a, b), (b, b + 100000), (a - 1, a)):
+        d = json.loads(subprocess.run([etlkit, 'waits', trace, '--json', '--top', '0', '--range', '%dns' % w0, '%dns' % w1],
+                                      capture_output=True, text=True).stdout)
+        got = (d['ready']['ready_count'], d['ready']['ready_ns'])
+        gw = (sum(x['count'] for x in d['by_reason']), sum(x['wait_ns'] for x in d['by_reason']))
+        want, ww = expect(ready, w0, w1), expect(waits, w0, w1)
+        if got != want or gw != ww:
+            bad += 1
+            sys.stderr.write('window [%d, %d): ready %s, expected %s; waits %s, expected %s\n' % (w0, w1, got, want, gw, ww))
+sys.exit(bad != 0 or not picks)
+PY
+
 # A window clipped to 0 ns (--range past the end): shares, rates, means and percentiles of it are unknown, not 0.
 "$etlkit" cpu "$lo" --range 0.6 0.7 >"$tmp/out" 2>/dev/null; check "cpu 0 ns window" 0 $?
 expect "cpu 0 ns window: Busy % blank" test "$(awk '$1 == "all" {print $(NF-1)}' "$tmp/out")" = "-"
