@@ -25,7 +25,9 @@
  * number of gaps before its buffer, and the writer puts a CPU's records of each
  * epoch in buffers of their own, numbered around the same gaps (etl_writer_holes),
  * so that the output's reader finds where each CPU may have lost records as the
- * input's does (etl_reader_cpu_gaps).
+ * input's does (etl_reader_cpu_gaps). Expanding batches, a CPU's span may end
+ * earlier: at the first switch of its batch after the hole, which that batch knows
+ * (a batch is logged after its switches, the input's span ends at its records).
  */
 /* realpath(NULL buffer) and fchmod/fchown are XSI, beyond the build's POSIX level. */
 #define _XOPEN_SOURCE 700
@@ -240,8 +242,16 @@ static etl_status release(conv *c, unsigned cpu, uint64_t until, bool all)
             const held *h = &q->rec[q->rec_head++];
             st = write_raw(c, (uint16_t)cpu, h->ts, q->arena + h->off, h->size, h->epoch);
         } else {
+            /*
+             * A batch after a hole knows its CPU's switches from its first on, some earlier than the
+             * CPU's last record before the hole: a switch goes out with the records it precedes (never
+             * in a later epoch than the next one held), and one at the time of the CPU's last record
+             * stays in its buffer, so that the span between the CPU's buffers around the hole keeps
+             * its start (etl_reader_cpu_gaps).
+             */
             const queued_sw *s = &q->sw[q->sw_head++];
-            st = write_cswitch(c, &s->sw, s->epoch);
+            uint32_t e = has_r && q->rec[q->rec_head].epoch < s->epoch ? q->rec[q->rec_head].epoch : s->epoch;
+            st = write_cswitch(c, &s->sw, s->sw.ts <= q->last_ts ? 0 : e);
         }
     }
     /* Reuse the space of what went out, so that a CPU that always holds something stays small. */
@@ -347,7 +357,7 @@ static etl_status emit(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p, siz
     return write_raw(c, cpu, ts, p, size, c->q[cpu].epoch);
 }
 
-/* A switch of a batch of epoch e (at the end of the trace: its CPU's last). */
+/* A switch of a batch of epoch e (the pending one: of the batch it was read from). */
 static etl_status queue_switch(conv *c, const etl_cswitch *sw, uint32_t e)
 {
     cpu_queue *q = &c->q[sw->cpu];
@@ -415,9 +425,11 @@ static etl_status expand_batch(conv *c, const etl_record *r)
     bool first = true;
     while (st == ETL_OK && etl_batch_expand_next(&c->exp, &sw) == ETL_OK) {
         if (sw.cpu >= c->ncpu) continue;
-        bool back = switch_goes_back(c, &sw, first && had ? &prev : &cur);
+        bool pending = first && had;
+        bool back = switch_goes_back(c, &sw, pending ? &prev : &cur);
         first = false;
-        if (to_full && !back) st = queue_switch(c, &sw, epoch_of(c, r->buffer_index));
+        /* The pending switch is of its own batch's epoch, though its new thread is read from this one. */
+        if (to_full && !back) st = queue_switch(c, &sw, epoch_of(c, pending ? prev.buf : r->buffer_index));
     }
     if (r->cpu < c->ncpu) {
         c->order[r->cpu].buf = r->buffer_index;
@@ -758,7 +770,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
         back_run br = {c.order[sw.cpu].buf, c.order[sw.cpu].off, 0, 0, 0};
         bool back = switch_goes_back(&c, &sw, &br);
         back_tell(&c, &br, o->cswitch == ETL_CSWITCH_FULL);
-        if (!back && o->cswitch == ETL_CSWITCH_FULL) rc = queue_switch(&c, &sw, c.q[sw.cpu].epoch);
+        if (!back && o->cswitch == ETL_CSWITCH_FULL) rc = queue_switch(&c, &sw, epoch_of(&c, br.buf));
     }
     for (unsigned i = 0; rc == ETL_OK && i < c.ncpu; i++) rc = release(&c, i, 0, true);
     if (it) {

@@ -69,6 +69,55 @@ sys.exit(any(y[1] < x[1] or y[2] > x[2] or y[3] > x[3] for x, y in zip(a, b)) or
 PY
 done
 
+# --- compact inputs that miss buffers -----------------------------------------------------------------------------
+# A batch is logged after its switches: the one in a lost buffer held the CPU's switches from its last batch before
+# the hole on, and the batch after the hole knows them only from its first switch. Expanded (--cswitch full), the
+# last switch before the hole (its new thread read across the hole) and the records after it must stay before the
+# hole, so that the CPU's span covers the switches lost: it once went after, the span vanished, and CPU 0 read 1,141
+# ms busy where the whole trace has 747 ms (reviewer65). The batch after the hole knows its switches earlier than
+# the CPU's first record after the hole, which the input's reader counts unknown: the output's reader knows them,
+# so each CPU reads between the input and the whole trace (never a busy or idle the whole trace has not), with the
+# same total. The default and --cswitch keep read exactly as the input does.
+# between TRUTH IN OUT NAME: each CPU's busy and idle in the output between the input's and the whole trace's.
+between() {
+  python3 - "$1" "$2" "$3" <<'PY' || bad "$4 [--cswitch full]: cpu/unknown/busy/idle truth in out: $(paste "$1" "$2" "$3" | tr '\n' ' ')"
+import sys
+t, a, b = ([list(map(int, l.split())) for l in open(p)] for p in sys.argv[1:4])
+ok = len(t) == len(a) == len(b) and all(
+    x[2] <= y[2] <= T[2] and x[3] <= y[3] <= T[3] and y[2] <= x[2] + x[1] and y[3] <= x[3] + x[1]
+    and sum(x[1:]) == sum(y[1:]) for T, x, y in zip(t, a, b))
+sys.exit(not ok)
+PY
+}
+# compact_gaps NAME WHOLE IN: the input's CPUs read back from each conversion as above (exit 3 each time).
+compact_gaps() {
+  cpus "$3" > c.want
+  for opt in "" "--cswitch keep" "--cswitch full"; do
+    rm -f out.etl
+    "$etlkit" convert -q $opt "$3" -o out.etl; rc=$?
+    [ "$rc" = 3 ] || bad "$1 [$opt]: convert exit $rc, expected 3"
+    cpus out.etl > c.got
+    if [ "$opt" = "--cswitch full" ]; then between "$2.cpus" c.want c.got "$1"
+    else cmp -s c.want c.got || bad "$1 [$opt]: the output's CPUs differ: $(diff c.want c.got | tr '\n' ' ')"; fi
+  done
+}
+for seed in 7 3; do
+  w=wc$seed.etl
+  "$etlkit" synth --quiet --seed $seed --duration 2 --cpus 4 --cswitch compact -o $w || bad "synth compact $seed"
+  cpus $w > $w.cpus
+  n=$(( $(wc -c < $w) / 65536 ))
+  for g in $(seq 2 $(( n - 2 ))); do
+    { head -c $(( g * 65536 )) $w; tail -c +$(( (g + 1) * 65536 + 1 )) $w; } > cg.etl
+    compact_gaps "compact seed $seed, buffer $g missing" $w cg.etl
+  done
+  # two gaps (buffers 3, and 7 and 8), and a file cut short
+  { head -c $(( 3 * 65536 )) $w; tail -c +$(( 4 * 65536 + 1 )) $w | head -c $(( 3 * 65536 ));
+    tail -c +$(( 9 * 65536 + 1 )) $w; } > cg.etl
+  compact_gaps "compact seed $seed, buffers 3, 7 and 8 missing" $w cg.etl
+  head -c $(( n / 2 * 65536 )) $w > cg.etl
+  compact_gaps "compact seed $seed, cut short" $w cg.etl
+done
+
 # The gap is told where it is, the session's BuffersLost stays its own (0), and a second conversion changes nothing.
 "$etlkit" convert -q gap.etl -o c1.etl
 "$etlkit" info c1.etl >/dev/null 2>info.err
