@@ -490,6 +490,7 @@ int cmd_export(int argc, char **argv)
             snprintf(err, sizeof err, "out of memory: the scheduler model left threads out");
         }
         if (!fail && x.tab && etl_export_rows_sched_stacks(x.tab) != ETL_OK) fail = 1;
+        if (!fail && x.tab && !a.quiet) cli_sched_stacks_notes("export", a.path, etl_export_rows_stacks(x.tab));
         /* The profile's tables: a pass of their own, only when the trace logs samples or images. */
         if (!fail && x.tab && etl_export_profile_logged(run.in.reader)) {
             etl_status pst = etl_export_rows_profile(x.tab, run.in.reader, run.model);

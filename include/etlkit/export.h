@@ -433,6 +433,8 @@ ETL_API bool etl_export_rows_profile_damaged(const etl_export_rows *x);
  */
 ETL_API etl_status etl_export_rows_open_stacks(etl_export_rows *x, etl_reader *r);
 ETL_API etl_status etl_export_rows_sched_stacks(etl_export_rows *x);
+/* The stacks etl_export_rows_open_stacks built, for what they lack (etl_sched_stacks_note); NULL: none. */
+ETL_API const struct etl_sched_stacks *etl_export_rows_stacks(const etl_export_rows *x);
 
 /*
  * Perfetto: profiles r (the timeline's window) and writes its samples as

@@ -48,6 +48,11 @@ void etl_rows_slice_stacks(etl_export_rows *x, const etl_sched_row *r)
     }
 }
 
+const etl_sched_stacks *etl_export_rows_stacks(const etl_export_rows *x)
+{
+    return x ? x->stacks : NULL;
+}
+
 etl_status etl_export_rows_sched_stacks(etl_export_rows *x)
 {
     if (!x->stacks || !etl_rows_want(x, ETL_TABLE_STACK)) return x->failed ? ETL_E_IO : ETL_OK;

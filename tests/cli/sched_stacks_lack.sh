@@ -3,7 +3,7 @@
 # and a walk whose EventTimeStamp repeats another's gives no undamaged row a wrong stack (explore9 F5).
 # Damaged copies of synth --stacks traces (64-bit, uncompressed): every KeyRundown's key changed (references
 # unresolved); 200 plain walks naming another StackThread; 200 plain walks with the previous walk's EventTimeStamp
-# on their CPU. switches, waits --by and waitchain say so on stderr (exit 0), waits --by --json and waitchain
+# on their CPU. switches, waits --by, waitchain and export say so on stderr (exit 0), waits --by --json and waitchain
 # --json count it under "stacks_lack"; an undamaged trace says nothing and counts 0s.
 set -u
 etlkit=$1
@@ -54,7 +54,9 @@ told() {
   "$etlkit" switches "$t" --json > "$tmp/$name.rows" 2> "$tmp/$name.sw" || fail "$name: switches exit $?"
   "$etlkit" waits "$t" --by stack --json > "$tmp/$name.by" 2> "$tmp/$name.wb" || fail "$name: waits --by exit $?"
   "$etlkit" waitchain "$t" --process services --json > "$tmp/$name.wc" 2> "$tmp/$name.wce"
-  for e in sw wb wce; do
+  rm -f "$tmp/$name.db"
+  "$etlkit" export "$t" --to sqlite -o "$tmp/$name.db" 2> "$tmp/$name.ex" || fail "$name: export exit $?"
+  for e in sw wb wce ex; do
     if [ "$key" = - ]; then
       ! grep -q "note:" "$tmp/$name.$e" || fail "$name: a note on an undamaged trace: $(grep note: "$tmp/$name.$e")"
     else
