@@ -142,7 +142,7 @@ etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from)
         if (need == from->nchunks) to->used = from->used;
         from->nchunks = 0;
     }
-    if (!to->n && to->no_frames == from->no_frames) { /* the entries move whole: no copy */
+    if (!to->n) { /* the entries move whole: no copy (a walker's table is as its caller's: frames or none) */
         etl_stack_keys t = *to;
         to->v = from->v, to->key = from->key, to->fr = from->fr, to->cap = from->cap, to->n = from->n;
         from->v = t.v, from->key = t.key, from->fr = t.fr, from->cap = t.cap, from->n = 0;
@@ -152,8 +152,7 @@ etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from)
         if (st != ETL_OK) return st;
         memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
         memcpy(to->key + to->n, from->key, from->n * sizeof *from->key);
-        for (size_t i = 0; to->fr && i < from->n; i++)
-            to->fr[to->n + i] = from->fr ? from->fr[i] : (etl_stack_key_frames){NULL, 0, 8};
+        if (to->fr) memcpy(to->fr + to->n, from->fr, from->n * sizeof *from->fr);
         to->n = need;
         from->n = 0;
     }

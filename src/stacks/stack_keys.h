@@ -111,7 +111,8 @@ void etl_stack_keys_free(etl_stack_keys *k);
  */
 etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, const uint8_t *frames, uint32_t n,
                                  unsigned ptr_size, bool copy);
-/* Moves every definition of from (and its copies) into to, before the seal; from is left empty. ETL_E_NOMEM. */
+/* Moves every definition of from, a table of to's kind (frames or none), and its copies into to, before the seal; from
+ * is left empty. ETL_E_NOMEM. */
 etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from);
 /* ETL_E_NOMEM (the table then resolves nothing). */
 etl_status etl_stack_keys_seal(etl_stack_keys *k);
