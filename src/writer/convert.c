@@ -608,27 +608,40 @@ static void find_group_mask(etl_reader *rd, etl_groupmask *gm)
     etl_iter_close(it);
 }
 
-/*
- * The input's missing buffers, for the writer to leave the same numbers out: the runs between
- * buffers found (etl_seq_hole), and those after the last found up to BuffersWritten (a file cut
- * short; without a numbering, every buffer missing is one of these).
- */
-static etl_status leave_holes(conv *c, const etl_logfile_header *h)
+/* The numbers after the last buffer found that the session wrote (a file cut short; without a numbering, every
+ * buffer missing is one of these). */
+static uint64_t missing_tail(const etl_reader *rd)
+{
+    const etl_logfile_header *h = etl_reader_header(rd);
+    if (!rd->nholes) return etl_reader_buffers_missing(rd);
+    uint64_t last = 0;
+    for (size_t i = 0; i < rd->nbufs; i++)
+        if (!rd->bufs[i].skip && rd->bufs[i].seq < h->buffers_written && rd->bufs[i].seq > last)
+            last = rd->bufs[i].seq;
+    return h->buffers_written > last + 1 ? h->buffers_written - last - 1 : 0;
+}
+
+static uint64_t hole_size(const etl_reader *rd, size_t k) { return rd->holes[k].to - rd->holes[k].from + 1; }
+
+uint64_t etl_convert_missing(const etl_reader *rd)
+{
+    if (!etl_reader_buffers_missing(rd)) return 0;
+    uint64_t n = missing_tail(rd);
+    for (size_t k = 0; k < rd->nholes; k++) n += hole_size(rd, k);
+    return n;
+}
+
+/* The input's missing buffers, for the writer to leave the same numbers out: the runs between buffers found
+ * (etl_seq_hole), then the tail. */
+static etl_status leave_holes(conv *c)
 {
     const etl_reader *rd = c->rd;
     if (!etl_reader_buffers_missing(rd)) return ETL_OK; /* the reader found none: nor will the output's */
-    uint64_t tail = etl_reader_buffers_missing(rd), last = 0;
-    if (rd->nholes) { /* numbered: the numbers past the last found that the session wrote */
-        for (size_t i = 0; i < rd->nbufs; i++)
-            if (!rd->bufs[i].skip && rd->bufs[i].seq < h->buffers_written && rd->bufs[i].seq > last)
-                last = rd->bufs[i].seq;
-        tail = h->buffers_written > last + 1 ? h->buffers_written - last - 1 : 0;
-    }
     if (rd->nholes > UINT32_MAX - 1) return ETL_E_RANGE;
     uint64_t *sizes = malloc((rd->nholes ? rd->nholes : 1) * sizeof *sizes);
     if (!sizes) return ETL_E_NOMEM;
-    for (size_t k = 0; k < rd->nholes; k++) sizes[k] = rd->holes[k].to - rd->holes[k].from + 1;
-    etl_status st = etl_writer_holes(c->w, sizes, (uint32_t)rd->nholes, tail);
+    for (size_t k = 0; k < rd->nholes; k++) sizes[k] = hole_size(rd, k);
+    etl_status st = etl_writer_holes(c->w, sizes, (uint32_t)rd->nholes, missing_tail(rd));
     free(sizes);
     c->holes = st == ETL_OK && rd->nholes;
     return st;
@@ -749,7 +762,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     FILE *f = NULL;
     if (rc == ETL_OK) rc = etl_outfile_create(&of, &f, diag);
     if (rc == ETL_OK) rc = etl_writer_open_stream(f, out_path, true, &wo, &c.w, diag);
-    if (rc == ETL_OK) rc = leave_holes(&c, h);
+    if (rc == ETL_OK) rc = leave_holes(&c);
     etl_iter *it = NULL;
     if (rc == ETL_OK) rc = etl_iter_open(rd, ETL_ORDER_TIME, &it);
     c.it = it;

@@ -26,6 +26,12 @@ void etl_writer_end_time_min(etl_writer *w, uint64_t end_time);
  */
 etl_status etl_writer_holes(etl_writer *w, const uint64_t *sizes, uint32_t nholes, uint64_t tail);
 /*
+ * The SequenceNumbers etl_convert leaves missing in its output of rd (etl_writer_holes' sizes and tail):
+ * what the output's reader finds missing (etl_reader_buffers_missing), no more, no less. 0 when rd
+ * misses none.
+ */
+uint64_t etl_convert_missing(const etl_reader *rd);
+/*
  * cpu's records from now on are of epoch (0..nholes; never less than its last): its buffer of
  * an earlier epoch is written now. ETL_E_INVALID_ARG for a CPU out of range; a write's error.
  */
