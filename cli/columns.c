@@ -61,7 +61,7 @@ static const char *cell(const col_def *c, const col_val *v, int csv, char out[32
     if (COL_UNIT(c->unit) == COL_FIXED && !csv && people) { /* fewer decimals for people: rounded */
         int64_t p = 1;
         for (unsigned k = people; k < d; k++) p *= 10;
-        return fmt_fixed(out, num_div_round(v->i, p), people);
+        return fmt_fixed(out, div_round_sat(v->i, p), people);
     }
     if (COL_UNIT(c->unit) == COL_FIXED) return fmt_fixed(out, v->i, d);
     if (COL_UNIT(c->unit) == COL_NS && !csv) return fmt_dur(out, v->i);

@@ -11,7 +11,7 @@
  * the getter leaves null is "-" in text, "-" in CSV (an empty cell when the unit has
  * COL_NULL_EMPTY) and null in JSON; a value it leaves out (CV_NONE: this row has no such field)
  * is an empty cell and no JSON member. A COL_FIXED column may show people fewer decimals,
- * rounded (num_div_round): decimals COL_DECIMALS(4, 2) is 4 in CSV and JSON, 2 for people.
+ * rounded (div_round_sat): decimals COL_DECIMALS(4, 2) is 4 in CSV and JSON, 2 for people.
  *
  * JSON only: COL_OBJ opens an object under the column's key, COL_END closes it (the columns
  * between are its members), and a getter may give a writer (CV_PUT) that writes the member

@@ -245,12 +245,12 @@ const char *rep_process_label(const etl_sched *m, uint32_t thread, char out[256]
 
 int64_t rep_pct100(int64_t part, int64_t whole)
 {
-    return whole > 0 ? num_div_round((__int128)part * 10000, whole) : 0;
+    return whole > 0 ? div_round_sat((__int128)part * 10000, whole) : 0;
 }
 
 int64_t rep_rate(uint64_t n, int64_t window)
 {
-    return window > 0 ? num_div_round((__int128)n * 1000000000000, window) : 0;
+    return window > 0 ? div_round_sat((__int128)n * 1000000000000, window) : 0;
 }
 
 const char *rep_lat_dur(char out[32], const etl_latency *l, int64_t v)

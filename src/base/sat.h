@@ -26,4 +26,15 @@ static inline void add_sat_u64(uint64_t *acc, uint64_t v)
     if (__builtin_add_overflow(*acc, v, acc)) *acc = UINT64_MAX;
 }
 
+/*
+ * num / den (den > 0) to the nearest integer, a half away from zero, saturated: the one rounding
+ * of the numbers shown to people (durations, percentages, rates, ratios, a value shown with fewer
+ * decimals than it has), as WPA rounds; what is written for programs (JSON integers) stays exact.
+ */
+static inline int64_t div_round_sat(__int128 num, __int128 den)
+{
+    __int128 v = (num < 0 ? num - den / 2 : num + den / 2) / den;
+    return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
+
 #endif

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "base/sat.h" /* div_round_sat: the rounding of what is shown */
 
 /*
  * Decimal v into p (20 bytes at most, no NUL); returns the characters written. The
@@ -67,23 +68,13 @@ size_t fmt_i64(char *p, int64_t v);
 /* "0x" and lowercase hexadecimal digits, no leading zero (as "%#" PRIx64 but "0x0"): 18 bytes at most, no NUL. */
 size_t fmt_hex(char *p, uint64_t v);
 
-/*
- * num / den (den > 0) to the nearest integer, a half away from zero: the one rounding of the
- * numbers shown to people (durations, percentages, rates, a value shown with fewer decimals
- * than it has), as WPA rounds; what is written for programs (JSON integers) stays exact.
- */
-static inline int64_t num_div_round(__int128 num, __int128 den)
-{
-    return (int64_t)((num < 0 ? num - den / 2 : num + den / 2) / den);
-}
-
 /* A fixed-point decimal (v / 10^decimals, decimals <= 9) into out[32], exactly; e.g. (12345, 3) -> "12.345". */
 const char *fmt_fixed(char out[32], int64_t v, unsigned decimals);
 /* The same, returning its length. */
 size_t fmt_fixed_n(char out[32], int64_t v, unsigned decimals);
 /*
  * Durations for people: "12.345 ms", "1.234 s", "850 ns"; into out[32]. Rounded to the digits
- * shown (num_div_round: 93,085,700 ns is 93.086 ms), in the unit the rounded value has
+ * shown (div_round_sat: 93,085,700 ns is 93.086 ms), in the unit the rounded value has
  * (999,999,600 ns is 1.000 s, not 1000.000 ms).
  */
 const char *fmt_dur(char out[32], int64_t ns);

@@ -22,16 +22,13 @@
 int64_t etl_per_second(int64_t v, int64_t window_ns)
 {
     if (window_ns <= 0) return 0;
-    __int128 x = (__int128)v * 1000000000, h = window_ns / 2; /* to the nearest, as num_div_round, without its cast */
-    x = (x < 0 ? x - h : x + h) / window_ns;
-    return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
+    return div_round_sat((__int128)v * 1000000000, window_ns);
 }
 
 static int64_t per_second_milli(uint64_t n, int64_t window_ns)
 {
     if (window_ns <= 0) return 0;
-    __int128 x = ((__int128)n * 1000000000000 + window_ns / 2) / window_ns;
-    return x > INT64_MAX ? INT64_MAX : (int64_t)x;
+    return div_round_sat((__int128)n * 1000000000000, window_ns);
 }
 
 const char *etl_cmp_metric_name(unsigned metric)
@@ -200,12 +197,8 @@ static int by_change(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* x / |b| to the nearest, a half away from zero (b != 0): a change in the units x is in. */
-static __int128 div_nearest(__int128 x, int64_t b)
-{
-    __int128 ab = b < 0 ? -(__int128)b : (__int128)b;
-    return (x < 0 ? x - ab / 2 : x + ab / 2) / ab;
-}
+/* |b| (b != 0): a change is relative to the size of what it changes from. */
+static __int128 abs128(int64_t b) { return b < 0 ? -(__int128)b : (__int128)b; }
 
 static int64_t sat64(__int128 x)
 {
@@ -219,7 +212,7 @@ int etl_cmp_change_pct(const etl_cmp_row *r, unsigned m, int64_t *out)
         return ETL_CMP_CHANGE_NONE;
     int64_t b = r->before[m], a = r->after[m];
     if (b == 0) return a == 0 ? ETL_CMP_CHANGE_NONE : a > 0 ? ETL_CMP_CHANGE_NEW : ETL_CMP_CHANGE_NEW_NEG;
-    *out = sat64(div_nearest(((__int128)a - b) * 10000, b));
+    *out = div_round_sat(((__int128)a - b) * 10000, abs128(b));
     return ETL_CMP_CHANGE_VALUE;
 }
 
@@ -510,8 +503,8 @@ int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delt
             /* The gate compares the change exactly (x·10000/|b| against the threshold, both sides times |b|);
              * only *delta, shown, is rounded: +10.004 % crosses "> +10%". */
             lhs = x * 10000;
-            rhs *= b < 0 ? -(__int128)b : (__int128)b;
-            x = div_nearest(lhs, b);
+            rhs *= abs128(b);
+            x = div_round_sat(lhs, abs128(b));
         }
     }
     *delta = sat64(x);

@@ -340,9 +340,7 @@ etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns)
 static int64_t ratio(uint64_t num, uint64_t den, int64_t scale)
 {
     if (!den) return -1;
-    /* To the nearest, a half up: the one rounding of what people read (out/num.h num_div_round). */
-    unsigned __int128 v = ((unsigned __int128)num * (uint64_t)scale + den / 2) / den;
-    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+    return div_round_sat((__int128)num * scale, den);
 }
 
 void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *out)

@@ -21,6 +21,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "base/sat.h"
 #include "base/sort.h"
 #include "etlkit/spinlocks.h"
 #include "base/idmap.h"
@@ -388,29 +389,22 @@ static etl_status distinct(etl_spinlocks *s, unsigned kind, etl_spin_group *g, s
     return ETL_OK;
 }
 
-/* num / den (both >= 0, den > 0) to the nearest, a half up, capped: the one rounding (out/num.h num_div_round). */
-static int64_t div_near(__int128 num, __int128 den)
-{
-    __int128 v = (num + den / 2) / den;
-    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-}
-
 static void ratios(const etl_spinlocks *s, etl_spin_group *g, unsigned ncpu)
 {
     const etl_spin_acc *a = &g->a;
     int64_t win = s->o.v1 - s->o.v0;
-    g->mean_wait = a->est_acq ? (uint64_t)div_near(a->w_wait, a->est_acq) : 0;
-    g->mean_hold = a->w_nonirq ? (uint64_t)div_near(a->w_hold, a->w_nonirq) : 0;
-    g->mean_spins_x1000 = a->est_acq ? (uint64_t)div_near((__int128)a->w_spins * 1000, a->est_acq) : 0;
+    g->mean_wait = a->est_acq ? (uint64_t)div_round_sat(a->w_wait, a->est_acq) : 0;
+    g->mean_hold = a->w_nonirq ? (uint64_t)div_round_sat(a->w_hold, a->w_nonirq) : 0;
+    g->mean_spins_x1000 = a->est_acq ? (uint64_t)div_round_sat((__int128)a->w_spins * 1000, a->est_acq) : 0;
     /* cycles(W)·NCPU in thousandths of a cycle (ns x MHz), so the share is not cut twice */
     __int128 mcyc = (__int128)(win > 0 ? win : 0) * s->o.mhz * (ncpu ? ncpu : 1);
-    g->acq_pct = mcyc > 0 ? div_near((__int128)a->w_wait * 1000000000, mcyc) : -1;
-    g->cont_pct = mcyc > 0 ? div_near((__int128)a->w_wait_contended * 1000000000, mcyc) : -1;
+    g->acq_pct = mcyc > 0 ? div_round_sat((__int128)a->w_wait * 1000000000, mcyc) : -1;
+    g->cont_pct = mcyc > 0 ? div_round_sat((__int128)a->w_wait_contended * 1000000000, mcyc) : -1;
     /* -1: unknown, as acq_pct: a share of no acquisition, a rate over a 0 ns window (never a 0 made up). */
-    g->collision_pct = a->est_acq ? div_near((__int128)a->est_contended * 1000000, a->est_acq) : -1;
-    g->acq_rate = win > 0 ? div_near((__int128)a->est_acq * 1000000000000, win) : -1;
-    g->cont_rate = win > 0 ? div_near((__int128)a->est_contended * 1000000000000, win) : -1;
-    g->spin_rate = win > 0 ? div_near((__int128)a->w_spins * 1000000000000, win) : -1;
+    g->collision_pct = a->est_acq ? div_round_sat((__int128)a->est_contended * 1000000, a->est_acq) : -1;
+    g->acq_rate = win > 0 ? div_round_sat((__int128)a->est_acq * 1000000000000, win) : -1;
+    g->cont_rate = win > 0 ? div_round_sat((__int128)a->est_contended * 1000000000000, win) : -1;
+    g->spin_rate = win > 0 ? div_round_sat((__int128)a->w_spins * 1000000000000, win) : -1;
 }
 
 static int cmp_group(const void *pa, const void *pb)
@@ -673,7 +667,7 @@ unsigned etl_spin_top_shares(const uint64_t *h, unsigned n, uint64_t total, unsi
         }
         if (best == n) break;
         idx[k] = best;
-        pct[k] = div_near((__int128)h[best] * 100, total);
+        pct[k] = div_round_sat((__int128)h[best] * 100, total);
     }
     return k;
 }

@@ -112,16 +112,20 @@ static void durations_for_people(void **state)
 static void rounding(void **state)
 {
     (void)state;
-    assert_int_equal(num_div_round(22166, 10), 2217);
-    assert_int_equal(num_div_round(22164, 10), 2216);
-    assert_int_equal(num_div_round(25, 10), 3);
-    assert_int_equal(num_div_round(-25, 10), -3);
-    assert_int_equal(num_div_round(-24, 10), -2);
-    assert_int_equal(num_div_round(2, 3), 1);
-    assert_int_equal(num_div_round(1, 3), 0);
-    assert_int_equal(num_div_round(0, 7), 0);
+    assert_int_equal(div_round_sat(22166, 10), 2217);
+    assert_int_equal(div_round_sat(22164, 10), 2216);
+    assert_int_equal(div_round_sat(25, 10), 3);
+    assert_int_equal(div_round_sat(-25, 10), -3);
+    assert_int_equal(div_round_sat(-24, 10), -2);
+    assert_int_equal(div_round_sat(2, 3), 1);
+    assert_int_equal(div_round_sat(1, 3), 0);
+    assert_int_equal(div_round_sat(0, 7), 0);
     /* 73313 of 79528 samples: 92.18516 % in hundredths. */
-    assert_int_equal(num_div_round((__int128)73313 * 10000, 79528), 9219);
+    assert_int_equal(div_round_sat((__int128)73313 * 10000, 79528), 9219);
+    /* Past int64 (a rate or a percentage of a damaged trace's counts): the limit, never a wrapped value. */
+    assert_true(div_round_sat((__int128)INT64_MAX * 1000, 999) == INT64_MAX);
+    assert_true(div_round_sat((__int128)INT64_MIN * 1000, 999) == INT64_MIN);
+    assert_true(div_round_sat((__int128)INT64_MAX * 2 + 1, 2) == INT64_MAX);
 }
 
 static void parse_integers(void **state)
