@@ -10,6 +10,7 @@
 #include "columns.h"
 #include "symbols_cli.h"
 #include "report.h"
+#include "waits_stacks.h"
 
 /* C_STACK: frames, root first (JSON: an array of labels; CSV: joined by STACK_SEP); only when the trace has them. */
 enum { C_NUM, C_STR, C_STACK };
@@ -547,6 +548,7 @@ int cmd_switches(int argc, char **argv)
                                    "Waits (us)", "Prev State", "Prev Wait Reason", "Readying Process");
     }
     rep_run_go(&run, &a);
+    waits_stacks_damage(&run, c->stacks);
     /* Text: no switch at all is said in one line (rep_no_switches), not under a header of nothing. */
     if (a.format == FMT_TEXT && !etl_sched_stats_get(run.model)->switches) c->used = 0;
     flush(c);

@@ -430,6 +430,7 @@ static int waits_by_stack(const rep_args *a, int readying, int flat, const char 
         return rc;
     }
     rep_run_go(&run, a);
+    waits_stacks_damage(&run, s);
     rep_no_match(&run, a);
     int bad = waits_stacks_print(c.w, s, sym, readying, &run, a, flat, rep_top(a, a->format == FMT_JSON ? 0 : 10));
     if (!bad && !a->quiet) cli_sched_stacks_notes("waits", a->path, s); /* what the stacks lack (explore9 F4) */

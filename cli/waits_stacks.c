@@ -5,6 +5,7 @@
 #include "columns.h"
 #include "rep_json.h"
 #include "symbols_cli.h"
+#include "stacks/learn.h"
 
 static int64_t weight(const etl_wait_time *x)
 {
@@ -115,4 +116,11 @@ int waits_stacks_print(etl_wait_stacks *w, const etl_sched_stacks *stacks, etl_s
         printf(")\n");
     }
     return 0;
+}
+
+void waits_stacks_damage(rep_run *run, const etl_sched_stacks *stacks)
+{
+    if (!stacks) return;
+    const etl_stats none = {.first_problem_offset = UINT64_MAX};
+    etl_stats_add(&run->damage, etl_sched_stacks_damage(stacks), &none);
 }

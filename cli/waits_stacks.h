@@ -15,4 +15,11 @@
 int waits_stacks_print(etl_wait_stacks *w, const etl_sched_stacks *stacks, etl_symbols *sym, bool readying,
                        const rep_run *run, const rep_args *a, bool flat, unsigned top);
 
+/*
+ * The damage the stacks' reading met (stack records with the other pointer size, impossible ImageSizes: told
+ * already through the reader's diagnostics) added to run's, after rep_run_go: the exit status says it (3).
+ * stacks NULL: nothing.
+ */
+void waits_stacks_damage(rep_run *run, const etl_sched_stacks *stacks);
+
 #endif

@@ -222,6 +222,7 @@ bool etl_attach_wanted_payload(etl_attach *a, uint16_t hook, etl_span payload, u
 {
     /* The head (EventTimeStamp, StackThread) read in place, where a decoder would check as much: every walk of
      * the trace comes here (most are other events'), few go on to etl_attach_walk. */
+    if (a->ptr_size) ptr_size = a->ptr_size;
     size_t head = hook == ETL_HOOK_STACKWALK ? 16 : hook == ETL_HOOK_STACK_KEY_KERNEL ? 16 + (size_t)ptr_size : 0;
     if (!head) return true;
     if ((ptr_size != 4 && ptr_size != 8) || payload.n < head) return false; /* not decodable */
@@ -237,9 +238,10 @@ bool etl_attach_wanted(etl_attach *a, const etl_record *rec, uint16_t hook)
 
 etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, etl_stack_pos pos)
 {
+    unsigned ptr_size = a->ptr_size ? a->ptr_size : rec->pointer_size;
     if (hook == ETL_HOOK_STACKWALK) {
         etl_stackwalk w;
-        if (etl_stackwalk_decode(rec->payload, rec->pointer_size, &w) != ETL_OK) return ETL_OK;
+        if (etl_stackwalk_decode(rec->payload, ptr_size, &w) != ETL_OK) return ETL_OK;
         uint32_t i = find_wait(a, w.stack_thread, w.event_timestamp, rec->cpu);
         if (i == NIL) {
             a->stats.walks_other++;
@@ -271,7 +273,7 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
     }
     if (hook != ETL_HOOK_STACK_KEY_KERNEL && hook != ETL_HOOK_STACK_KEY_USER) return ETL_OK;
     etl_stack_key_ref ref;
-    if (etl_stack_key_ref_decode(rec->payload, rec->pointer_size, &ref) != ETL_OK) return ETL_OK;
+    if (etl_stack_key_ref_decode(rec->payload, ptr_size, &ref) != ETL_OK) return ETL_OK;
     uint32_t i = find_wait(a, ref.stack_thread, ref.event_timestamp, rec->cpu);
     if (i == NIL) {
         a->stats.walks_other++;

@@ -87,6 +87,8 @@ typedef struct etl_attach {
     uint32_t nt, capt;
     uint64_t *frames;              /* scratch for on_close */
     etl_attach_stats stats;
+    unsigned ptr_size;             /* the trace's (etl_stacks_ptr_size, learn.h), set after init: walks are read at
+                                      it whatever their header type says (pass 1 told that damage); 0: each record's */
 } etl_attach;
 
 etl_status etl_attach_init(etl_attach *a, etl_seqtab *raw, etl_stack_keys *keys, etl_attach_close_fn on_close,
@@ -103,7 +105,8 @@ etl_status etl_attach_event_add(etl_attach *a, const etl_attach_event *ev);
  * counts walks_other for what it refuses.
  */
 bool etl_attach_wanted(etl_attach *a, const etl_record *rec, uint16_t hook);
-/* The same from a record's parts (a kernel record framed from its header: etl_iter_keep_kernel). */
+/* The same from a record's parts (a kernel record framed from its header: etl_iter_keep_kernel); ptr_size the
+ * record's (a->ptr_size, when set, stands for it). */
 bool etl_attach_wanted_payload(etl_attach *a, uint16_t hook, etl_span payload, unsigned ptr_size, unsigned cpu);
 /* A walk record (hook 0x1820, 0x1825 or 0x1826) at position pos (stack_keys.h). */
 etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, etl_stack_pos pos);

@@ -10,6 +10,7 @@
 #include "container/reader_internal.h"
 #include "etlkit/event.h"
 #include "sched/cpushare.h"
+#include "stacks/images.h"
 
 /* A wanted record's copy: its bytes in notes.bytes, its position and CPU. */
 typedef struct note {
@@ -71,9 +72,38 @@ typedef struct walker {
     notes nt;
     uint64_t last_ts;
     uint64_t defs_cut;
+    unsigned ptr;             /* the trace's pointer size (0: each record's own) */
+    etl_stats damage;         /* its own: walkers run at once */
     etl_status st;
     etl_os_thread *th;
 } walker;
+
+unsigned etl_stacks_ptr_size(const etl_reader *r)
+{
+    unsigned p = etl_reader_header(r)->pointer_size;
+    return p == 4 || p == 8 ? p : 0;
+}
+
+static bool stack_hook(uint16_t hook)
+{
+    return hook == ETL_HOOK_STACKWALK || (hook >= ETL_HOOK_STACK_KEY_DELETE && hook <= ETL_HOOK_STACK_KEY_USER);
+}
+
+/* A stack record whose header type says the other pointer size (etl_stacks_ptr_size): told, counted. */
+static void other_ptr_size(walker *W, const etl_walk *w, const etl_record *full, const etl_krec *k, uint16_t hook)
+{
+    etl_record at = {0};
+    if (full) at = *full;
+    else at.offset = (uint32_t)(k->data - w->p);
+    at.buffer_index = w->buffer_index;
+    char what[160];
+    snprintf(what, sizeof what, "hook 0x%04x, a stack record with header type 0x%02x (%u-byte pointers) in a trace of "
+             "%u-byte pointers (logfile header PointerSize)", hook, full ? full->htype : k->htype,
+             full ? full->pointer_size : k->pointer_size, W->ptr);
+    char fate[64];
+    snprintf(fate, sizeof fate, "read with the trace's %u-byte pointers", W->ptr);
+    etl_stacks_record_damage(W->r, &W->damage, &at, what, fate);
+}
 
 /* A key definition: its frames stay in the file's bytes, or are copied from a decompressed buffer's. */
 static etl_status learn_key(walker *W, etl_span payload, unsigned ptr_size, etl_stack_pos pos)
@@ -135,9 +165,13 @@ static void walk(void *arg)
             uint16_t hook = k.hook;
             if (rec && !etl_record_kernel_hook(rec, &hook)) continue;
             etl_stack_pos pos = {*c, w.cpu, w.buffer_index, rec ? rec->offset : (uint32_t)(k.data - w.p)};
+            unsigned ptr = rec ? rec->pointer_size : k.pointer_size;
+            if (__builtin_expect(ptr != W->ptr, 0) && W->ptr && stack_hook(hook)) {
+                other_ptr_size(W, &w, rec, &k, hook);
+                ptr = W->ptr;
+            }
             if (hook == ETL_HOOK_STACK_KEY_DELETE || hook == ETL_HOOK_STACK_KEY_RUNDOWN)
-                st = rec ? learn_key(W, rec->payload, rec->pointer_size, pos)
-                         : learn_key(W, k.payload, k.pointer_size, pos);
+                st = learn_key(W, rec ? rec->payload : k.payload, ptr, pos);
             else if (l->want(hook))
                 st = note_add(&W->nt, pos, w.cpu, rec ? rec->data : k.data, rec ? rec->size : k.size);
         }
@@ -191,7 +225,9 @@ etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
     etl_status st = ws && (n == 1 || want) ? ETL_OK : ETL_E_NOMEM;
     for (unsigned i = 0; st == ETL_OK && i < n; i++) {
         walker *W = &ws[i];
-        *W = (walker){.r = r, .l = l, .paced = n > 1, .done = &done, .reports = i == 0, .st = ETL_OK};
+        *W = (walker){.r = r, .l = l, .paced = n > 1, .done = &done, .reports = i == 0, .ptr = etl_stacks_ptr_size(r),
+                      .st = ETL_OK};
+        W->damage.first_problem_offset = UINT64_MAX;
         if (l->keys->no_frames) etl_stack_keys_init_no_frames(&W->keys); /* the walkers' tables are as the caller's */
         else etl_stack_keys_init(&W->keys);
         if (n > 1) {
@@ -214,6 +250,8 @@ etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
         if (st == ETL_OK) st = etl_stack_keys_take(l->keys, &ws[i].keys);
         if (ws[i].last_ts > l->last_ts) l->last_ts = ws[i].last_ts;
         l->defs_cut += ws[i].defs_cut;
+        const etl_stats none = {.first_problem_offset = UINT64_MAX};
+        if (l->damage) etl_stats_add(l->damage, &ws[i].damage, &none);
     }
     if (st == ETL_OK && n > 1 && l->progress) l->progress(l->progress_ctx, atomic_load(&done));
     if (st == ETL_OK) st = replay(l, ws, n);
@@ -259,4 +297,16 @@ void etl_stacks_record_damage(const etl_reader *r, etl_stats *st, const etl_reco
     else snprintf(where, sizeof where, "file offset 0x%llx", (unsigned long long)at);
     etl_reader_problem(r, st, ETL_E_CORRUPT, at, "buffer %u at offset 0x%llx: record at +0x%x (%s, %s): %s",
                        b->index, (unsigned long long)b->file_off, (unsigned)rec->offset, where, what, fate);
+}
+
+void etl_stacks_image_damage(const etl_reader *r, etl_stats *st, const etl_record *rec, uint16_t hook,
+                             const struct etl_image_map *m)
+{
+    const etl_image_inst *in = &m->v[m->n - 1];
+    char what[1200];
+    snprintf(what, sizeof what, "hook 0x%04x, the Image event of %s at 0x%llx: ImageSize 0x%llx, %s", hook,
+             etl_strtab_get(m->names, in->name), (unsigned long long)in->base, (unsigned long long)in->logged_size,
+             in->logged_size > UINT32_MAX ? "more than a PE's 32-bit SizeOfImage"
+                                          : "past the end of its half of the address space");
+    etl_stacks_record_damage(r, st, rec, what, "the image is taken to hold no address");
 }

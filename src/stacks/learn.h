@@ -31,7 +31,20 @@ typedef struct etl_learn {
     uint64_t last_ts;                /* out: the latest time of a record in the session window */
     uint64_t defs_cut;               /* out: key definitions with more than ETL_STACK_MAX_FRAMES frames (the
                                         innermost kept) */
+    etl_stats *damage;               /* where the damage met is counted (a stack record whose header type's pointer
+                                        size contradicts the trace's, etl_stacks_ptr_size), told through r's
+                                        diagnostics either way; NULL: told only */
 } etl_learn;
+
+/*
+ * The trace's pointer size: the logfile header's PointerSize when it is 4 or 8 (0 otherwise: each record's
+ * own). The kernel writes every stack record at it: a stack record (0x1820, 0x1823..0x1826) whose header type
+ * says the other size is damage (a flipped header-type bit; the frames of a 32-bit trace read as 8-byte ones
+ * would fuse two into one address), told and counted by etl_stacks_learn, and every stack reader reads its
+ * payload at the trace's size: its definition or walk stays the kernel's (a definition refused would let its
+ * references take the key's next one, another stack).
+ */
+unsigned etl_stacks_ptr_size(const etl_reader *r);
 
 /* ETL_OK; ETL_E_NOMEM; on_record's status. on_record's records have their buffer_index and offset. */
 etl_status etl_stacks_learn(etl_reader *r, etl_learn *l);
@@ -43,6 +56,22 @@ etl_status etl_stacks_learn(etl_reader *r, etl_learn *l);
  */
 void etl_stacks_record_damage(const etl_reader *r, etl_stats *st, const etl_record *rec, const char *what,
                               const char *fate);
+
+/*
+ * An Image event (rec, hook) just added to m with an ImageSize no image can have (images.h: m->bad_sizes
+ * grew): told as etl_stacks_record_damage tells, counted in st. profile.c's and sched_stacks.c's.
+ */
+struct etl_image_map;
+void etl_stacks_image_damage(const etl_reader *r, etl_stats *st, const etl_record *rec, uint16_t hook,
+                             const struct etl_image_map *m);
+
+/*
+ * The damage the scheduler stacks' first pass met (bad_records: stack records with the other pointer size,
+ * Image events with an impossible ImageSize), each told through the reader's diagnostics with its offset.
+ * Defined in sched_stacks.c; belongs in etlkit/schedstacks.h (not this helper's file to change).
+ */
+struct etl_sched_stacks;
+const etl_stats *etl_sched_stacks_damage(const struct etl_sched_stacks *s);
 
 /*
  * The second pass's iterator: time order, framing only the kernel records keep says

@@ -63,6 +63,7 @@ struct etl_sched_stacks {
     etl_symbols *sym;         /* names the frames (NULL: module+offset) */
     unsigned sym_flags;
     etl_sched_stacks_stats st;
+    etl_stats damage;         /* what pass 1 met (learn.h: etl_sched_stacks_damage) */
 };
 
 /* ReadyThreads of a CPU waiting for their first walk (older ones go: no walk came for them). */
@@ -80,6 +81,7 @@ typedef struct sst_run {
     unsigned ncpu;
     uint64_t *pairs;
     uint32_t hint[64];
+    unsigned ptr_size;        /* the walks' (etl_stacks_ptr_size; 0: each record's own) */
 } sst_run;
 
 /* ------------------------------------------------------------ logged? */
@@ -94,6 +96,7 @@ bool etl_sched_stacks_logged(etl_reader *r)
     if (etl_iter_open(r, ETL_ORDER_FILE, &it) != ETL_OK) return false;
     uint64_t last[LOOK_CPUS][2]; /* by CPU: the last CSwitch and ReadyThread times */
     memset(last, 0, sizeof last);
+    unsigned ptr = etl_stacks_ptr_size(r);
     etl_record rec;
     bool found = false;
     for (unsigned n = 0; !found && n < LOOK_RECORDS && etl_iter_next(it, &rec) == ETL_OK; n++) {
@@ -104,10 +107,11 @@ bool etl_sched_stacks_logged(etl_reader *r)
         else if (hook == ETL_HOOK_READY_THREAD) last[rec.cpu][1] = rec.ts;
         else if (hook == ETL_HOOK_STACKWALK) {
             etl_stackwalk w;
-            if (etl_stackwalk_decode(rec.payload, rec.pointer_size, &w) == ETL_OK) ts = w.event_timestamp;
+            if (etl_stackwalk_decode(rec.payload, ptr ? ptr : rec.pointer_size, &w) == ETL_OK) ts = w.event_timestamp;
         } else if (hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER) {
             etl_stack_key_ref k;
-            if (etl_stack_key_ref_decode(rec.payload, rec.pointer_size, &k) == ETL_OK) ts = k.event_timestamp;
+            if (etl_stack_key_ref_decode(rec.payload, ptr ? ptr : rec.pointer_size, &k) == ETL_OK)
+                ts = k.event_timestamp;
         }
         found = ts && (ts == last[rec.cpu][0] || ts == last[rec.cpu][1]);
     }
@@ -129,19 +133,30 @@ static bool pass2_keep(uint16_t hook)
            hook == ETL_HOOK_STACK_KEY_KERNEL || hook == ETL_HOOK_STACK_KEY_USER;
 }
 
-/* An image event, in stream order: the image map. */
+typedef struct pass1_ctx {
+    etl_sched_stacks *s;
+    const etl_reader *r;
+} pass1_ctx;
+
+/* An image event, in stream order: the image map. An impossible ImageSize is told and counted, as profile does. */
 static etl_status add_image(void *ctx, const etl_record *rec, uint16_t hook)
 {
-    etl_sched_stacks *s = ctx;
+    pass1_ctx *c = ctx;
+    etl_sched_stacks *s = c->s;
     etl_event ev;
     if (etl_event_decode(rec, &ev) != ETL_OK || ev.kind != ETL_EVENT_IMAGE) return ETL_OK; /* teaches nothing */
-    return etl_image_map_add(&s->images, hook, rec->ts, &ev.u.image);
+    uint64_t bad = s->images.bad_sizes;
+    etl_status st = etl_image_map_add(&s->images, hook, rec->ts, &ev.u.image);
+    if (s->images.bad_sizes != bad) etl_stacks_image_damage(c->r, &s->damage, rec, hook, &s->images);
+    return st;
 }
 
 /* Pass 1 (stacks/learn.h): the images and the key definitions. */
 static etl_status pass1(etl_reader *r, etl_sched_stacks *s, unsigned threads)
 {
-    etl_learn l = {.want = image_hook, .on_record = add_image, .ctx = s, .keys = &s->keys, .threads = threads};
+    pass1_ctx c = {s, r};
+    etl_learn l = {.want = image_hook, .on_record = add_image, .ctx = &c, .keys = &s->keys, .threads = threads,
+                   .damage = &s->damage};
     return etl_stacks_learn(r, &l);
 }
 
@@ -225,11 +240,13 @@ static etl_status announce(sst_run *R, const etl_record *rec, unsigned kind, uin
  * 0x1825, or a plain walk whose innermost frame is in the kernel (a CSwitch's or ReadyThread's walk starts
  * there; the plain user part of a two-walk stack starts in user space). False: not decoded.
  */
-static bool walk_of(const etl_record *rec, uint16_t hook, uint64_t *ts, uint32_t *tid, bool *kernel)
+static bool walk_of(const sst_run *R, const etl_record *rec, uint16_t hook, uint64_t *ts, uint32_t *tid,
+                    bool *kernel)
 {
+    unsigned ptr_size = R->ptr_size ? R->ptr_size : rec->pointer_size;
     if (hook == ETL_HOOK_STACKWALK) {
         etl_stackwalk w;
-        if (etl_stackwalk_decode(rec->payload, rec->pointer_size, &w) != ETL_OK) return false;
+        if (etl_stackwalk_decode(rec->payload, ptr_size, &w) != ETL_OK) return false;
         *ts = w.event_timestamp, *tid = w.stack_thread;
         uint64_t f0 = 0;
         if (w.frame_count) etl_rd_ptrs(&f0, w.frames, w.ptr_size, 1);
@@ -237,7 +254,7 @@ static bool walk_of(const etl_record *rec, uint16_t hook, uint64_t *ts, uint32_t
         return true;
     }
     etl_stack_key_ref k;
-    if (etl_stack_key_ref_decode(rec->payload, rec->pointer_size, &k) != ETL_OK) return false;
+    if (etl_stack_key_ref_decode(rec->payload, ptr_size, &k) != ETL_OK) return false;
     *ts = k.event_timestamp, *tid = k.stack_thread;
     *kernel = hook == ETL_HOOK_STACK_KEY_KERNEL;
     return true;
@@ -282,7 +299,7 @@ static etl_status pass2_walk(sst_run *R, const etl_record *rec, uint16_t hook, e
     uint64_t ts;
     uint32_t tid;
     bool kernel;
-    if (!walk_of(rec, hook, &ts, &tid, &kernel) || rec->cpu >= R->ncpu)
+    if (!walk_of(R, rec, hook, &ts, &tid, &kernel) || rec->cpu >= R->ncpu)
         return etl_attach_walk(&R->at, rec, hook, pos); /* attach.c says what it makes of it */
     uint64_t *in = R->last_in[rec->cpu];
     bool pend = pending_at(R, rec->cpu, ts), last = ts && in[0] == ts, the_last = last && in[1] == tid;
@@ -411,6 +428,7 @@ etl_status etl_sched_stacks_build_threads(etl_reader *r, unsigned threads, etl_s
     etl_stack_keys_init(&s->keys);
     etl_seqtab_init(&s->raw);
     etl_seqtab_init(&s->resolved);
+    s->damage.first_problem_offset = UINT64_MAX;
     etl_status st = pass1(r, s, threads);
     if (st == ETL_OK) st = etl_stack_keys_seal(&s->keys);
     if (st == ETL_OK) st = etl_image_map_seal(&s->images);
@@ -420,7 +438,9 @@ etl_status etl_sched_stacks_build_threads(etl_reader *r, unsigned threads, etl_s
     R.clk = etl_reader_clock(r);
     R.ncpu = etl_reader_cpu_count(r);
     for (size_t h = 0; h < sizeof R.hint / sizeof R.hint[0]; h++) R.hint[h] = ETL_IMAGE_NONE;
+    R.ptr_size = etl_stacks_ptr_size(r);
     if (st == ETL_OK) st = etl_attach_init(&R.at, &s->raw, &s->keys, close_event, &R);
+    R.at.ptr_size = R.ptr_size;
     R.pending = calloc((size_t)(R.ncpu ? R.ncpu : 1) * PENDING, sizeof *R.pending);
     R.last_in = calloc(R.ncpu ? R.ncpu : 1, sizeof *R.last_in);
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
@@ -457,6 +477,8 @@ void etl_sched_stacks_free(etl_sched_stacks *s)
 }
 
 const etl_sched_stacks_stats *etl_sched_stacks_stats_get(const etl_sched_stacks *s) { return &s->st; }
+
+const etl_stats *etl_sched_stacks_damage(const etl_sched_stacks *s) { return &s->damage; }
 
 bool etl_sched_stacks_note(const etl_sched_stacks *s, unsigned i, const char **key, uint64_t *count,
                            const char **text)
