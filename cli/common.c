@@ -17,22 +17,9 @@ void cli_diag_printer(void *ctx, const etl_diag *d)
     if (!in->quiet) etl_diag_keep_add(&in->diag, d);
 }
 
-/* Keeps what `from` kept in `into` too (each problem once, by offset) and empties `from`. */
-static void diag_merge(etl_diag_keep *into, etl_diag_keep *from)
-{
-    for (unsigned i = 0; i < from->n; i++) {
-        etl_diag d = {.status = ETL_OK, .file_offset = from->off[i]};
-        memcpy(d.msg, from->text[i], sizeof from->text[i]);
-        etl_diag_keep_add(into, &d);
-    }
-    into->more += from->more;
-    etl_diag_keep_free(from);
-    etl_diag_keep_init(from);
-}
-
 void cli_diag_flush(cli_input *in)
 {
-    diag_merge(&in->diag, &in->held);
+    etl_diag_keep_merge(&in->diag, &in->held);
     for (unsigned i = 0; i < in->diag.n; i++)
         fprintf(stderr, "%s: %s: warning: %s\n", prog, in->path, in->diag.text[i]);
     in->diag.n = 0;
@@ -41,7 +28,7 @@ void cli_diag_flush(cli_input *in)
 void cli_diag_hold(cli_input *in)
 {
     /* Nothing is printed here: the warnings are printed together at the end, in file order. */
-    diag_merge(&in->held, &in->diag);
+    etl_diag_keep_merge(&in->held, &in->diag);
 }
 
 void cli_diag_release(cli_input *in, int keep)

@@ -25,6 +25,11 @@ typedef struct etl_diag_keep {
 /* Zero-filled is empty too. */
 void etl_diag_keep_init(etl_diag_keep *k);
 void etl_diag_keep_add(etl_diag_keep *k, const etl_diag *d);
+/*
+ * Adds what `from` was told to `into` (kept as etl_diag_keep_add keeps it; each problem
+ * counted once, so one told to both counts once) and empties `from`.
+ */
+void etl_diag_keep_merge(etl_diag_keep *into, etl_diag_keep *from);
 /* Forgets everything told: a run done again tells it again. */
 void etl_diag_keep_clear(etl_diag_keep *k);
 void etl_diag_keep_free(etl_diag_keep *k);
