@@ -573,11 +573,16 @@ int cmd_waitchain(int argc, char **argv)
         if (depth == 0) co.no_descent = true;
         else co.depth = depth;
     }
-    /* Each level is a pass that opens FILE again: a pipe would give nothing the second time (or wait for a writer).
-     * A directory is no pipe: the open says so (exit 1), as in every command. */
+    /* Each level is a pass that opens FILE again: a pipe would give nothing the second time (or wait for a writer),
+     * and a device is no file either (/dev/null: nothing to read, each time). Refused unread, as opening a pipe
+     * with no writer would wait; the platform cannot tell a pipe from a device. A directory is neither: the open
+     * says so (exit 1), as in every command. */
     etl_file_info fi;
-    if (strcmp(a.path, "-") == 0 || (etl_stat(a.path, true, &fi) == 0 && !fi.is_reg && !fi.is_dir))
-        return cli_usage_error("waitchain", "reads FILE several times: standard input or a pipe will not do");
+    if (strcmp(a.path, "-") == 0)
+        return cli_usage_error("waitchain", "reads FILE once per level: standard input will not do");
+    if (etl_stat(a.path, true, &fi) == 0 && !fi.is_reg && !fi.is_dir)
+        return cli_usage_error("waitchain", "reads FILE once per level, so FILE must be a regular file: '%s' is not "
+                               "(a pipe will not do, nor a device); copy the trace to a file", a.path);
     if (who && a.process)
         return cli_usage_error("waitchain", "--thread and --process name the same thing: give one");
     if (!who) who = a.process;
