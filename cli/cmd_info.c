@@ -224,6 +224,15 @@ static void print_json(const char *path, etl_reader *r, const etl_summary *c)
         jw_obj_end(&w);
     }
     jw_arr_end(&w);
+    jw_arr(&w, "by_cpu"); /* as the text's "Records by CPU": the processors with records */
+    for (unsigned i = 0; i < etl_reader_cpu_count(r) && i < ETL_SUMMARY_MAX_CPUS; i++) {
+        if (!c->cpu_records[i]) continue;
+        jw_obj(&w, NULL);
+        jw_u64(&w, "cpu", i);
+        jw_u64(&w, "records", c->cpu_records[i]);
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
     cli_json_recovery(&w, &c->st, 1);
     jw_obj_end(&w);
     jw_end(&w);

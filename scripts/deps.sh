@@ -5,7 +5,7 @@
 set -eu
 want="gcc make cmake pkg-config libsqlite3-dev libzstd-dev"
 if [ "${1:-build}" = test ]; then
-  want="$want libcmocka-dev libjansson-dev zlib1g-dev clang libclang-rt-14-dev sqlite3 protobuf-compiler chromium nodejs jq llvm lld"
+  want="$want libcmocka-dev libjansson-dev zlib1g-dev clang libclang-rt-14-dev sqlite3 protobuf-compiler chromium nodejs jq llvm lld python3"
 fi
 if [ "${1:-build}" = windows ]; then
   want="$want gcc-mingw-w64-x86-64 libz-mingw-w64-dev wine wine64"

@@ -78,6 +78,12 @@ expect "filter finds the rundown" [ "$(wc -l < "$tmp/out")" -gt 50 ]
 expect "process fields decoded" grep -q '"ImageFileName":"System"' "$tmp/out"
 "$etlkit" info --json "$k" >"$tmp/out"; check "info json" 0 $?
 expect "info names the kernel flags" grep -q '"kernel_flags":\["PERF_PROCESS","PERF_THREAD","PERF_LOADER"\]' "$tmp/out"
+# The JSON's records per CPU are the text's "Records by CPU", and they add up to the records.
+"$etlkit" info "$k" | sed -n '/^Records by CPU:/,/^$/s/^  cpu \([0-9]*\) *\([0-9]*\)$/\1 \2/p' >"$tmp/bycpu.txt"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['by_cpu']; assert sum(x['records'] for x in r)==d['records']
+for x in r: print(x['cpu'], x['records'])" "$tmp/out" >"$tmp/bycpu.json"; check "info json by_cpu sums to records" 0 $?
+expect "info json by_cpu is the text's" cmp -s "$tmp/bycpu.txt" "$tmp/bycpu.json"
+expect "info json by_cpu not empty" [ -s "$tmp/bycpu.txt" ]
 
 # convert: a lossless rewrite reads back with as many records; errors have their statuses.
 "$etlkit" convert "$k" -o "$tmp/conv.etl" --compress 2>/dev/null; check "convert" 0 $?
