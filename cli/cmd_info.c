@@ -229,7 +229,7 @@ static void print_json(const char *path, etl_reader *r, const etl_summary *c)
         if (!c->cpu_records[i]) continue;
         jw_obj(&w, NULL);
         jw_u64(&w, "cpu", i);
-        jw_u64(&w, "records", c->cpu_records[i]);
+        jw_u64(&w, "count", c->cpu_records[i]);
         jw_obj_end(&w);
     }
     jw_arr_end(&w);

@@ -483,10 +483,8 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
         jw_obj_end(&w);
         jw_end(&w);
     }
-    if (!strcmp(err, "no_switches") && a->format == FMT_TEXT) {
-        rep_no_switches(run, a); /* on stdout, as every report says it */
-        return;
-    }
+    /* Even "no context switches", which the other reports print as their data (exit 0): here it is why there is
+       no chain (exit 4), on stderr as the others. */
     fprintf(stderr, "%s waitchain: ", prog);
     text_str(stderr, msg);
     rep_near_print(stderr, m, &nr);

@@ -80,10 +80,16 @@ expect "process fields decoded" grep -q '"ImageFileName":"System"' "$tmp/out"
 expect "info names the kernel flags" grep -q '"kernel_flags":\["PERF_PROCESS","PERF_THREAD","PERF_LOADER"\]' "$tmp/out"
 # The JSON's records per CPU are the text's "Records by CPU", and they add up to the records.
 "$etlkit" info "$k" | sed -n '/^Records by CPU:/,/^$/s/^  cpu \([0-9]*\) *\([0-9]*\)$/\1 \2/p' >"$tmp/bycpu.txt"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['by_cpu']; assert sum(x['records'] for x in r)==d['records']
-for x in r: print(x['cpu'], x['records'])" "$tmp/out" >"$tmp/bycpu.json"; check "info json by_cpu sums to records" 0 $?
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['by_cpu']; assert sum(x['count'] for x in r)==d['records']
+for x in r: print(x['cpu'], x['count'])" "$tmp/out" >"$tmp/bycpu.json"; check "info json by_cpu sums to records" 0 $?
 expect "info json by_cpu is the text's" cmp -s "$tmp/bycpu.txt" "$tmp/bycpu.json"
 expect "info json by_cpu not empty" [ -s "$tmp/bycpu.txt" ]
+
+# waitchain on a trace without switches: no chain (exit 4), and why on stderr, stdout empty (as with --json, whose
+# object goes to stdout).
+"$etlkit" waitchain "$k" --thread 4 >"$tmp/out" 2>"$tmp/err"; check "waitchain no switches" 4 $?
+expect "waitchain no switches: stdout empty" [ ! -s "$tmp/out" ]
+expect "waitchain no switches: why on stderr" grep -q "no context switches in this trace" "$tmp/err"
 
 # convert: a lossless rewrite reads back with as many records; errors have their statuses.
 "$etlkit" convert "$k" -o "$tmp/conv.etl" --compress 2>/dev/null; check "convert" 0 $?
