@@ -20,6 +20,19 @@ extern "C" {
 
 /* Every *_free and *_close of the API takes NULL and does nothing (a cleanup path may free what it never made). */
 
+/*
+ * Options structs (every etl_*_options): the first member, size_t sz, is set by the caller to sizeof the struct
+ * (0 or a NULL struct: every default). The library reads the caller's first sz bytes over its own defaults, so a
+ * program built against an older etlkit gets the defaults for the members it does not know. A zeroed struct with sz
+ * set takes the defaults too, but for the members whose 0 is a value: profile's pid and tid (0 is Idle: start from
+ * etl_profile_options_init), pmc's nkinds (no counter named: start from etl_pmc_options_init), synth's (its init).
+ *   - sz is a sizeof of some version of the struct. A sz that is not a multiple of size_t's alignment (one that
+ *     ends inside a member) is taken down to one: the partial member is not read, never half a pointer.
+ *   - A sz larger than this version's (a program built against a newer etlkit): the members this version does not
+ *     know are not read, even when they are non-zero (unlike libbpf, which refuses them); a program that needs a
+ *     newer member checks etl_version() first.
+ */
+
 /* The headers' inline code (the record framer, the clock) uses GCC's and Clang's builtins. */
 #if !defined(__GNUC__)
 #error "etlkit's headers need GCC or Clang (or a compiler that defines __GNUC__)"

@@ -65,7 +65,8 @@ typedef struct etl_compare {
  */
 ETL_API etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_usage *after);
 ETL_API void etl_compare_free(etl_compare *c);
-/* A row by scope and name (case-insensitive; "svchost" matches "svchost.exe"); NULL if absent. */
+/* A row by scope and name (case-insensitive; "svchost" matches "svchost.exe"); NULL if absent or name is NULL
+   (the total: name is not read). */
 ETL_API const etl_cmp_row *etl_compare_find(const etl_compare *c, unsigned scope, const char *name);
 /*
  * The relative change of a row's metric, AFTER against BEFORE, in hundredths of a percent to the

@@ -365,7 +365,7 @@ typedef struct etl_iter etl_iter;
 typedef void (*etl_diag_fn)(void *ctx, const etl_diag *d);
 
 typedef struct etl_reader_options {
-    size_t sz;              /* sizeof(etl_reader_options): lets the struct grow (libbpf style) */
+    size_t sz;              /* sizeof(etl_reader_options): lets the struct grow (base.h: options structs) */
     etl_diag_fn on_diag;    /* called for every problem found (may be NULL) */
     void *diag_ctx;
 } etl_reader_options;

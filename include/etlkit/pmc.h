@@ -115,6 +115,10 @@ ETL_API etl_status etl_pmc_init(etl_pmc *p, const etl_sched *model, const etl_pm
 ETL_API void etl_pmc_add(void *ctx, const etl_sched_row *row);
 /* A consumer for etl_sched_percpu_run that gathers into p (initialised with no model): see etl_usage_percpu. */
 ETL_API void etl_pmc_percpu(etl_pmc *p, etl_sched_percpu_consumer *c);
+/*
+ * Sorts and sums (end_ns closes an open window). ETL_E_NOMEM: rows were lost, no answer; ETL_E_INVALID_ARG: p not
+ * initialised. Once finished, a later call changes nothing and returns the first call's status (end_ns is then not read).
+ */
 ETL_API etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns);
 ETL_API void etl_pmc_free(etl_pmc *p);
 ETL_API void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *out);

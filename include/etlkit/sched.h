@@ -61,7 +61,9 @@ typedef struct etl_sched_event {
 
 typedef struct etl_sched_source_options {
     size_t sz;            /* sizeof(etl_sched_source_options) */
-    int bias;             /* StateWr bias for compact batches; < 0: from the OS build */
+    /* StateWr bias for compact batches (the writing kernel's MaximumWaitReason, 1..54); 0 or less: from the OS build
+       (no kernel has 0, so a zeroed struct reads them right) */
+    int bias;
     uint32_t skip;        /* kinds not to decode or return: bits 1u << ETL_SCHED_READY, ... */
     /*
      * Threads that read and decode (0 or 1: the caller's alone). With n > 1, up to n
@@ -330,7 +332,7 @@ typedef struct etl_sched_percpu_consumer {
 
 typedef struct etl_sched_percpu_options {
     size_t sz;             /* sizeof(etl_sched_percpu_options) */
-    int bias;              /* as etl_sched_source_options.bias */
+    int bias;              /* as etl_sched_source_options.bias: 0 or less, from the OS build */
     unsigned threads;      /* threads that read (0 or 1: the caller's alone) */
     bool complete_only;    /* as etl_sched_options.complete_only */
     /* Called now and then on the caller's thread with the bytes of the file read so far. */

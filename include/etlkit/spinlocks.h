@@ -106,7 +106,7 @@ enum {
 typedef struct etl_spinlocks_options {
     size_t sz;                /* sizeof(etl_spinlocks_options) */
     int64_t v0, v1;           /* window, canonical ns; v1 <= v0: the whole trace (set by finish) */
-    etl_spinlock_info params; /* S, A, M, H; H applies only with has_hold_threshold */
+    etl_spinlock_info params; /* S, A, M, H; H applies only with has_hold_threshold; all 0: the defaults (init) */
     uint32_t mhz;             /* CpuSpeedInMHz: cycles(W) = |W| ns * MHz / 1000; 0 = unknown */
     unsigned ncpu;            /* the trace's CPU count (NCPU); more are added as events name them */
     size_t max_values;        /* hold and wait values kept, at most (0: ETL_SPIN_MAX_VALUES) */
@@ -180,6 +180,11 @@ ETL_API unsigned etl_spin_top_shares(const uint64_t *h, unsigned n, uint64_t tot
 /* The class and weight of one event under params (H applies only with has_hold_threshold and H != 0). */
 ETL_API etl_spin_class etl_spin_classify(const etl_spinlock_info *params, const etl_spinlock *e, uint64_t *weight);
 
+/*
+ * params all zero (a zeroed struct, as a sz short of them) takes the kernel's defaults (etl_spinlock_info_defaults,
+ * as the CLI without --spin-*; for a trace before Windows 8.1 set them from etl_spin_params_for_trace). Parameters
+ * the kernel refuses (etl_spinlock_info_validate) give ETL_E_INVALID_ARG, s zeroed (free is safe).
+ */
 ETL_API etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const etl_spinlocks_options *o);
 /* Any source event; only ETL_SCHED_SPINLOCK counts. Never fails (out of memory: counted as dropped). */
 ETL_API void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev);
@@ -188,7 +193,10 @@ ETL_API void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev);
  * (may be NULL): sets s->lost (ETL_SPIN_LOST_*). Before finish: with any, the bounds have no maximum.
  */
 ETL_API void etl_spinlocks_losses(etl_spinlocks *s, const etl_reader *r, const etl_stats *damage);
-/* Folds the cells into groups, percentiles, bounds and ratios; end_ns closes an open window. */
+/*
+ * Folds the cells into groups, percentiles, bounds and ratios; end_ns closes an open window. ETL_E_NOMEM: no
+ * answer; ETL_E_INVALID_ARG: s not initialised. Once finished, a later call changes nothing and returns the first call's status (end_ns is then not read).
+ */
 ETL_API etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns);
 ETL_API void etl_spinlocks_free(etl_spinlocks *s);
 

@@ -171,7 +171,8 @@ ETL_API void etl_usage_add(void *ctx, const etl_sched_row *row);
 ETL_API void etl_usage_percpu(etl_usage *u, etl_sched_percpu_consumer *c);
 /*
  * Computes percentiles, totals and orderings (threads and processes by CPU time, descending),
- * with the window clipped to end (the trace's end: nothing happens after it).
+ * with the window clipped to end (the trace's end: nothing happens after it). ETL_E_INVALID_ARG: u not
+ * initialised. Once finished, a later call changes nothing and returns the first call's status (end_ns is then not read).
  */
 ETL_API etl_status etl_usage_finish(etl_usage *u, int64_t end_ns);
 /*

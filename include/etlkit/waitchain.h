@@ -130,13 +130,16 @@ ETL_API etl_status etl_chain_end_pass(etl_chain *c);
 ETL_API void etl_chain_free(etl_chain *c);
 /*
  * Every pass on an open reader (each pass a new source and model over r; bias as
- * etl_sched_source_options). The last pass's model (names of the instances) goes
+ * etl_sched_source_options.bias: 0 or less, from the OS build). The last pass's model (names of the instances) goes
  * to *model when model is not NULL (close it with etl_sched_close), else is closed.
  */
 ETL_API etl_status etl_chain_run(etl_reader *r, etl_chain *c, int bias, etl_sched **model);
 
-ETL_API const char *etl_chain_state_name(unsigned state);  /* "running", "ready", "waiting", "off-cpu", "unknown" */
-ETL_API const char *etl_chain_leaf_name(unsigned leaf);    /* "dpc", "idle", "unknown", "short", "depth", "cycle", ... */
+/* "running", "ready", "waiting", "off-cpu", "unknown"; "?" for 0 and past the enum. */
+ETL_API const char *etl_chain_state_name(unsigned state);
+/* "dpc", "idle", "unknown", "short", "depth", "cycle", "out-of-memory"; NULL for ETL_LEAF_NONE (no leaf), "?" past
+   the enum. */
+ETL_API const char *etl_chain_leaf_name(unsigned leaf);
 
 /* ---- beyond the chain (chain_query.c) --------------------------------------------- */
 

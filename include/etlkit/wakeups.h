@@ -59,9 +59,14 @@ typedef struct etl_wakeups {
     uint64_t idle_unknown;
 } etl_wakeups;
 
+/* model is required (the readiers are its threads): ETL_E_INVALID_ARG without one (w zeroed: free is safe). */
 ETL_API etl_status etl_wakeups_init(etl_wakeups *w, const etl_sched *model, const etl_wakeups_options *o);
 /* An etl_sched_row_fn (ctx = the etl_wakeups). */
 ETL_API void etl_wakeups_add(void *ctx, const etl_sched_row *row);
+/*
+ * The rows by readier. ETL_E_NOMEM: threads or counts were lost, no answer; ETL_E_INVALID_ARG: w not initialised.
+ * Once finished, a later call changes nothing and returns the first call's status.
+ */
 ETL_API etl_status etl_wakeups_finish(etl_wakeups *w);
 ETL_API void etl_wakeups_free(etl_wakeups *w);
 /* The readier of a row as spec §3 classifies it (the row's new thread's ReadyThread). */

@@ -86,8 +86,9 @@ const char *etl_chain_state_name(unsigned state)
 
 const char *etl_chain_leaf_name(unsigned leaf)
 {
+    /* ETL_LEAF_NONE is no leaf (NULL: the CLI writes "leaf": null); a value past the enum, "?" as for a state. */
     static const char *const n[] = {NULL, "dpc", "idle", "unknown", "short", "depth", "cycle", "out-of-memory"};
-    return leaf < 8 ? n[leaf] : NULL;
+    return leaf < 8 ? n[leaf] : "?";
 }
 
 etl_status etl_chain_init(etl_chain *c, const etl_chain_options *o)

@@ -336,6 +336,7 @@ static bool image_match(const char *name, size_t nlen, const char *want, size_t 
 const etl_cmp_row *etl_compare_find(const etl_compare *c, unsigned scope, const char *name)
 {
     if (scope == ETL_CMP_TOTAL) return &c->total;
+    if (!name) return NULL; /* no name names no row */
     const etl_cmp_row *v = scope == ETL_CMP_PROCESS ? c->processes : scope == ETL_CMP_THREAD ? c->threads : c->reasons;
     size_t n = scope == ETL_CMP_PROCESS ? c->nprocesses : scope == ETL_CMP_THREAD ? c->nthreads : c->nreasons;
     const char *slash = scope == ETL_CMP_THREAD ? strchr(name, '/') : NULL;

@@ -909,7 +909,8 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
     rn.complete_only = o.complete_only;
     rn.gaps = etl_reader_buffers_missing(r) > 0;
     rn.ncpu = etl_reader_processors(r); /* the CPUs that logged nothing too: the model lists them */
-    rn.bias = o.bias >= 0 ? (unsigned)o.bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
+    /* 0 as < 0 (etl_sched_source_open): no kernel has MaximumWaitReason 0. */
+    rn.bias = o.bias > 0 ? (unsigned)o.bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
     rn.lookahead = rn.ncpu > 0 && etl_sched_logs_compact(r);
     rn.collect = true;
     rn.on_progress = o.progress;

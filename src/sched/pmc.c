@@ -26,6 +26,8 @@ struct etl_pmc_priv {
     size_t cap;
     etl_pmc_sums idle;
     bool oom;             /* a sum could not grow: finish fails */
+    bool finished;        /* finish ran: a second call returns its status and changes nothing */
+    etl_status finish_st;
 };
 
 static const struct {
@@ -291,10 +293,23 @@ static int cmp_process(const void *pa, const void *pb)
     return c ? c : x->process < y->process ? -1 : x->process > y->process;
 }
 
+static etl_status pmc_finish(etl_pmc *p, int64_t end_ns);
+
 etl_status etl_pmc_finish(etl_pmc *p, int64_t end_ns)
 {
     struct etl_pmc_priv *v = p->priv;
-    if (!v || v->oom || (p->model && etl_sched_status(p->model) != ETL_OK)) return ETL_E_NOMEM; /* rows were lost */
+    if (!v) return ETL_E_INVALID_ARG; /* not initialised, or init failed */
+    if (!v->finished) {
+        v->finish_st = pmc_finish(p, end_ns);
+        v->finished = true;
+    }
+    return v->finish_st;
+}
+
+static etl_status pmc_finish(etl_pmc *p, int64_t end_ns)
+{
+    struct etl_pmc_priv *v = p->priv;
+    if (v->oom || (p->model && etl_sched_status(p->model) != ETL_OK)) return ETL_E_NOMEM; /* rows were lost */
     etl_window_clip(&p->o.v0, &p->o.v1, end_ns);
     size_t nt = 0;
     for (size_t i = 0; i < v->cap; i++) nt += v->t[i].slices != 0;

@@ -678,7 +678,8 @@ etl_status etl_sched_source_open(etl_reader *r, const etl_sched_source_options *
     int bias = o.bias;
     uint32_t skip = o.skip;
     unsigned threads = o.threads;
-    unsigned ubias = bias >= 0 ? (unsigned)bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
+    /* 0 too: no kernel has MaximumWaitReason 0, and a zeroed struct must not read every compact state wrong. */
+    unsigned ubias = bias > 0 ? (unsigned)bias : etl_max_wait_reason_for_build(etl_reader_header(r)->provider_version);
     unsigned ncpu = etl_reader_cpu_count(r);
     bool lookahead = ncpu > 0 && !(skip & 1u << ETL_SCHED_SWITCH) && etl_sched_logs_compact(r);
     etl_sched_source *s = calloc(1, sizeof *s);

@@ -55,6 +55,8 @@ struct etl_spinlocks_priv {
     etl_spin_cpu *others;           /* per CPU, the events o.select left out: for the bounds only */
     size_t nothers;
     bool oom;                       /* an allocation failed: finish fails (a cap is counted, memory is not) */
+    bool finished;                  /* finish ran: a second call returns its status and changes nothing */
+    etl_status finish_st;
 };
 
 static void sat_add(etl_spin_acc *a, uint64_t *acc, uint64_t v)
@@ -102,6 +104,19 @@ etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const et
     s->clock = clock;
     s->o.params = etl_spinlock_info_defaults();
     etl_opts_take(&s->o, sizeof s->o, o);
+    /*
+     * The trace does not record the parameters: all zero (a zeroed struct) is "not given" and takes the kernel's
+     * defaults, as a shorter sz and the CLI do; any other set the kernel refuses is no sampling the events had
+     * (S = A = M = 0 made every event weigh 1 and the bounds exact).
+     */
+    const etl_spinlock_info *pi = &s->o.params;
+    if (!pi->spin_lock_spin_threshold && !pi->spin_lock_acquire_sample_rate && !pi->spin_lock_contention_sample_rate &&
+        !pi->spin_lock_hold_threshold && !pi->has_hold_threshold)
+        s->o.params = etl_spinlock_info_defaults();
+    if (etl_spinlock_info_validate(&s->o.params, NULL) != ETL_OK) {
+        memset(s, 0, sizeof *s);
+        return ETL_E_INVALID_ARG;
+    }
     if (!s->o.max_values) s->o.max_values = ETL_SPIN_MAX_VALUES;
     s->priv = calloc(1, sizeof *s->priv);
     if (!s->priv) return ETL_E_NOMEM;
@@ -565,10 +580,23 @@ void etl_spinlocks_losses(etl_spinlocks *s, const etl_reader *r, const etl_stats
         s->lost |= ETL_SPIN_LOST_DAMAGED;
 }
 
+static etl_status spinlocks_finish(etl_spinlocks *s, int64_t end_ns);
+
 etl_status etl_spinlocks_finish(etl_spinlocks *s, int64_t end_ns)
 {
-    if (!s->priv || s->priv->oom) return ETL_E_NOMEM;
     struct etl_spinlocks_priv *p = s->priv;
+    if (!p) return ETL_E_INVALID_ARG; /* not initialised, or init failed */
+    if (!p->finished) {
+        p->finish_st = spinlocks_finish(s, end_ns);
+        p->finished = true;
+    }
+    return p->finish_st;
+}
+
+static etl_status spinlocks_finish(etl_spinlocks *s, int64_t end_ns)
+{
+    struct etl_spinlocks_priv *p = s->priv;
+    if (p->oom) return ETL_E_NOMEM;
     etl_window_clip(&s->o.v0, &s->o.v1, end_ns);
     for (size_t i = 0; i < p->ncell; i++) {
         lat_sort(&p->cells[i].hold);

@@ -959,6 +959,9 @@ int64_t etl_usage_interval_process_ns(const etl_usage *u, size_t b, size_t j)
 etl_status etl_usage_finish(etl_usage *u, int64_t end_ns)
 {
     struct etl_usage_priv *p = u->priv;
+    if (!p) return ETL_E_INVALID_ARG; /* not initialised, or init failed */
+    /* Finished before (finish always makes processes[], and a failure stays in p->failed): nothing changes. */
+    if (p->failed == ETL_OK && u->processes) return ETL_OK;
     etl_status st = p->failed != ETL_OK                                    ? p->failed
                     : u->model && etl_sched_status(u->model) != ETL_OK ? ETL_E_NOMEM /* the model lost rows */
                                                                        : finish(u, end_ns);

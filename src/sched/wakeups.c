@@ -18,6 +18,8 @@ struct etl_wakeups_priv {
     uint64_t *by_thread;   /* by instance */
     size_t cap;
     bool oom;              /* a count was lost: no answer (etl_wakeups_finish) */
+    bool finished;         /* finish ran: a second call returns its status and changes nothing */
+    etl_status finish_st;
 };
 
 etl_waker_kind etl_row_waker(const etl_sched_row *row)
@@ -32,6 +34,7 @@ etl_waker_kind etl_row_waker(const etl_sched_row *row)
 etl_status etl_wakeups_init(etl_wakeups *w, const etl_sched *model, const etl_wakeups_options *o)
 {
     memset(w, 0, sizeof *w);
+    if (!model) return ETL_E_INVALID_ARG; /* the readiers' threads and processes are the model's */
     w->model = model;
     etl_opts_take(&w->o, sizeof w->o, o);
     w->priv = calloc(1, sizeof *w->priv);
@@ -126,7 +129,20 @@ static int by_count_desc(const void *a, const void *b)
     return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
+static etl_status wakeups_finish(etl_wakeups *w);
+
 etl_status etl_wakeups_finish(etl_wakeups *w)
+{
+    struct etl_wakeups_priv *p = w->priv;
+    if (!p || !w->model) return ETL_E_INVALID_ARG; /* not initialised, or init failed */
+    if (!p->finished) {
+        p->finish_st = wakeups_finish(w);
+        p->finished = true;
+    }
+    return p->finish_st;
+}
+
+static etl_status wakeups_finish(etl_wakeups *w)
 {
     struct etl_wakeups_priv *p = w->priv;
     if (etl_sched_status(w->model) != ETL_OK || p->oom) return ETL_E_NOMEM; /* threads or counts lost: no answer */

@@ -40,6 +40,10 @@ size_t etl_profile_frame_label(const etl_profile *p, const etl_profile_frame *f,
 
 size_t etl_profile_function_label(const etl_profile *p, uint32_t function, char *out, size_t cap)
 {
+    if (function >= p->nfunctions) { /* no such function: an empty label, as the reader's getters refuse */
+        if (cap) *out = 0;
+        return 0;
+    }
     const etl_profile_function *fn = &p->functions[function];
     return label(p->modules[fn->module].name, fn->offset, out, cap);
 }

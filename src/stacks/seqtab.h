@@ -36,8 +36,13 @@ uint64_t etl_seqtab_hash(const uint64_t *w, uint32_t n);
 etl_status etl_seqtab_intern_hashed(etl_seqtab *t, const uint64_t *w, uint32_t n, uint64_t h, uint32_t *id);
 void etl_seqtab_prefetch(const etl_seqtab *t, uint64_t h);
 
+/* An id past the table: no words (*n 0; the pointer is the table's start, not to be read). */
 static inline const uint64_t *etl_seqtab_get(const etl_seqtab *t, uint32_t id, uint32_t *n)
 {
+    if (id >= t->count) {
+        *n = 0;
+        return t->words;
+    }
     *n = t->len[id];
     return t->words + t->start[id];
 }
