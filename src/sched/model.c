@@ -543,6 +543,23 @@ static void on_set_name(etl_sched *m, const etl_sched_event *ev)
     m->thr[i].name = intern_utf16(m, m->thr[i].name, &ev->u.set_name.thread_name);
 }
 
+/*
+ * A FILETIME (100 ns since 1601) on the session clock, as kernel-events.md §4 converts:
+ * ts = t0 + (FILETIME - StartTime) * ticks_per_sec / 10^7, floored. False for a time the
+ * clock cannot hold (before its tick 0, past 2^63 ticks) or a clock that cannot say.
+ */
+static bool filetime_ts(const etl_clock *c, uint64_t filetime, uint64_t *ts)
+{
+    if (c->ticks_per_sec == 0 || c->ticks_per_sec >= (UINT64_C(1) << 62)) return false; /* the product fits 2^127 */
+    __int128 d = ((__int128)filetime - (__int128)c->start_time) * (__int128)c->ticks_per_sec;
+    __int128 q = d / 10000000;
+    if (d % 10000000 != 0 && d < 0) q--;
+    __int128 t = (__int128)(int64_t)c->t0 + q;
+    if (t < 0 || t > INT64_MAX) return false;
+    *ts = (uint64_t)t;
+    return true;
+}
+
 static void on_process(etl_sched *m, const etl_sched_event *ev)
 {
     const etl_process *p = &ev->u.process;
@@ -552,7 +569,8 @@ static void on_process(etl_sched *m, const etl_sched_event *ev)
     uint32_t i = etl_idmap_get(&m->pid_map, pid);
     if (start) {
         bool dc = ev->hook == ETL_HOOK_PROCESS_DC_START;
-        if (i == ETL_IDMAP_EMPTY || (m->proc[i].started && (!dc || m->proc[i].ended)))
+        /* An instance that ended is over (known only from its End or a Defunct too): its PID was reused. */
+        if (i == ETL_IDMAP_EMPTY || m->proc[i].ended || (m->proc[i].started && !dc))
             i = new_process(m, pid, ev->ts);
         if (i == ETL_SCHED_NONE) return;
         if (!m->proc[i].started) {
@@ -568,9 +586,22 @@ static void on_process(etl_sched *m, const etl_sched_event *ev)
     else if ((p->known & ETL_PROC_IMAGE) && !pr->name) pr->name = NAME_EMPTY; /* "", not the unknown process */
     if ((p->known & ETL_PROC_COMMAND_LINE) && p->command_line.text.n)
         pr->command_line = intern_utf16(m, pr->command_line, &p->command_line);
-    if (ev->hook == ETL_HOOK_PROCESS_END || ev->hook == ETL_HOOK_PROCESS_DEFUNCT) {
+    if (ev->hook == ETL_HOOK_PROCESS_END) {
         pr->ended = 1;
         pr->end_ts = ev->ts;
+    } else if (ev->hook == ETL_HOOK_PROCESS_DEFUNCT && !pr->ended) {
+        /*
+         * A Defunct is a rundown's listing of a process object that has exited but is still
+         * referenced (a zombie): it ended at or before the rundown, at its ExitTime (v5) when
+         * given, never later than an End already seen (that one is kept). One known only from
+         * the Defunct lived until then: its first sight is no later than its end.
+         */
+        uint64_t end = ev->ts, x;
+        if ((p->known & ETL_PROC_EXIT_TIME) && filetime_ts(&m->clock, p->exit_time, &x) && x < end) end = x;
+        if (pr->started && end < pr->start_ts) end = pr->start_ts; /* the clocks' disagreement, not an end before its start */
+        if (!pr->started && end < pr->start_ts) pr->start_ts = end;
+        pr->ended = 1;
+        pr->end_ts = end;
     }
 }
 
