@@ -9,6 +9,7 @@
 #include "etlkit/waitchain.h"
 #include "etlkit/schedstacks.h"
 #include "symbols_cli.h"
+#include "waits_stacks.h"
 
 static const cli_cmd waitchain_cmd = {
     "waitchain", "FILE --thread TID|PROCESS [--at T] [--from T0] [--depth N] [--min T]",
@@ -653,6 +654,16 @@ int cmd_waitchain(int argc, char **argv)
         etl_sched_stacks *stk = NULL;
         int src = cli_sched_stacks_open("waitchain", run.in.reader, a.threads, ETL_SYMBOLS_OFFSET, &stk, &sym);
         if (src != EXIT_OK) status = src; /* told; the chain without stacks */
+        waits_stacks_damage(&run, stk);
+        /* A pass after the first is quiet (the first told the input's damage), but none of them read the stack
+           records: what the stacks' pass met is told here, its first problem and how many more. */
+        const etl_stats *sd = stk && run.in.quiet && !quiet ? etl_sched_stacks_damage(stk) : NULL;
+        if (sd && sd->first_problem_offset != UINT64_MAX) {
+            fprintf(stderr, "%s: %s: warning: %s\n", prog, a.path, sd->first_problem);
+            if (sd->bad_records > 1)
+                fprintf(stderr, "%s: %s: warning: %llu more problems not shown\n", prog, a.path,
+                        (unsigned long long)sd->bad_records - 1);
+        }
         out o = {&c, run.model, stk, frames, sym};
         if (a.format == FMT_JSON) print_json(&run, &o);
         else print_text(&run, &o);

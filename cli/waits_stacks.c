@@ -5,7 +5,6 @@
 #include "columns.h"
 #include "rep_json.h"
 #include "symbols_cli.h"
-#include "stacks/learn.h"
 
 static int64_t weight(const etl_wait_time *x)
 {

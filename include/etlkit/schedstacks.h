@@ -75,6 +75,12 @@ ETL_API etl_status etl_sched_stacks_build(etl_reader *r, etl_sched_stacks **out)
 ETL_API etl_status etl_sched_stacks_build_threads(etl_reader *r, unsigned threads, etl_sched_stacks **out);
 ETL_API void etl_sched_stacks_free(etl_sched_stacks *s);
 ETL_API const etl_sched_stacks_stats *etl_sched_stacks_stats_get(const etl_sched_stacks *s);
+/*
+ * The damage the first pass met (bad_records: stack records whose header type says the other pointer
+ * size than the trace's, read at the trace's; Image events with an impossible ImageSize), each told
+ * through the reader's diagnostics with its file offset: damage of the input, as the iterators' stats.
+ */
+ETL_API const etl_stats *etl_sched_stacks_damage(const etl_sched_stacks *s);
 
 /* The stack of the CSwitch at (cpu, ns), of the ReadyThread at (cpu, ns): an id, or ETL_SCHED_STACK_NONE. */
 ETL_API uint32_t etl_sched_stacks_cswitch(const etl_sched_stacks *s, uint16_t cpu, int64_t ns);

@@ -66,14 +66,6 @@ void etl_stacks_image_damage(const etl_reader *r, etl_stats *st, const etl_recor
                              const struct etl_image_map *m);
 
 /*
- * The damage the scheduler stacks' first pass met (bad_records: stack records with the other pointer size,
- * Image events with an impossible ImageSize), each told through the reader's diagnostics with its offset.
- * Defined in sched_stacks.c; belongs in etlkit/schedstacks.h (not this helper's file to change).
- */
-struct etl_sched_stacks;
-const etl_stats *etl_sched_stacks_damage(const struct etl_sched_stacks *s);
-
-/*
  * The second pass's iterator: time order, framing only the kernel records keep says
  * yes to (the others pass from their header: most of a pass's cost), filter (NULL:
  * none) refusing more of them before the merge. ETL_OK; ETL_E_NOMEM; an iterator's error.

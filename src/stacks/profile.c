@@ -77,19 +77,6 @@ typedef struct run {
 
 /* ------------------------------------------------------------------ pass 1 */
 
-/* An Image event whose ImageSize no image can have (images.h): told where it lies, counted as damage. */
-static void bad_image_size(const etl_reader *r, etl_stats *st, const etl_record *rec, uint16_t hook,
-                           const etl_image_map *m)
-{
-    const etl_image_inst *in = &m->v[m->n - 1];
-    char what[1200];
-    snprintf(what, sizeof what, "hook 0x%04x, the Image event of %s at 0x%llx: ImageSize 0x%llx, %s", hook,
-             etl_strtab_get(m->names, in->name), (unsigned long long)in->base, (unsigned long long)in->logged_size,
-             in->logged_size > UINT32_MAX ? "more than a PE's 32-bit SizeOfImage"
-                                          : "past the end of its half of the address space");
-    etl_stacks_record_damage(r, st, rec, what, "the image is taken to hold no address");
-}
-
 static etl_status learn(prof_impl *im, const etl_record *rec, uint16_t hook, etl_profile *p, bool *have_interval)
 {
     etl_event ev;
@@ -664,7 +651,7 @@ static etl_status pass1_record(void *ctx, const etl_record *rec, uint16_t hook)
     pass1_ctx *c = ctx;
     uint64_t bad = c->im->images.bad_sizes;
     etl_status st = learn(c->im, rec, hook, c->p, &c->have_interval);
-    if (c->im->images.bad_sizes != bad) bad_image_size(c->r, &c->damage, rec, hook, &c->im->images);
+    if (c->im->images.bad_sizes != bad) etl_stacks_image_damage(c->r, &c->damage, rec, hook, &c->im->images);
     return st;
 }
 
@@ -680,7 +667,7 @@ static etl_status pass1(etl_reader *r, prof_impl *im, etl_stack_keys *keys, cons
     pass1_ctx c = {r, im, p, o, total, false, {0}};
     c.damage.first_problem_offset = UINT64_MAX;
     etl_learn l = {.want = pass1_hook, .on_record = pass1_record, .ctx = &c, .keys = keys,
-                   .progress = pass1_progress, .progress_ctx = &c, .threads = threads};
+                   .progress = pass1_progress, .progress_ctx = &c, .threads = threads, .damage = &c.damage};
     etl_status st = etl_stacks_learn(r, &l);
     *last_ts = l.last_ts;
     *damage = c.damage;
@@ -833,6 +820,7 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     R.progress_total = total;
     R.stacks = !keys->no_frames;
     st = etl_attach_init(&R.at, R.stacks ? raw : NULL, keys, send_stack, &R);
+    R.at.ptr_size = etl_stacks_ptr_size(r);
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
     if (st == ETL_OK) st = R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;
     if (st == ETL_OK) st = pass2(&R, o->threads);

@@ -63,7 +63,7 @@ struct etl_sched_stacks {
     etl_symbols *sym;         /* names the frames (NULL: module+offset) */
     unsigned sym_flags;
     etl_sched_stacks_stats st;
-    etl_stats damage;         /* what pass 1 met (learn.h: etl_sched_stacks_damage) */
+    etl_stats damage;         /* what pass 1 met (etl_sched_stacks_damage) */
 };
 
 /* ReadyThreads of a CPU waiting for their first walk (older ones go: no walk came for them). */

@@ -1,6 +1,6 @@
 #!/bin/sh
-# sched_stacks_damage.sh ETLKIT - damage only the stack readers meet is told and counted by switches and
-# waits --by stack / --by readying-stack, as profile tells it:
+# sched_stacks_damage.sh ETLKIT - damage only the stack readers meet is told and counted by switches,
+# waits --by stack / --by readying-stack, waitchain, export and profile:
 #   - explore8 F5: stack records (0x1820, 0x1823..0x1826) whose header type says the other pointer size than
 #     the trace's (logfile header PointerSize): a warning at each record's file offset, exit 3, and the stacks
 #     read at the trace's pointer size: the same rows and stacks as the undamaged trace's (32-bit trace with
@@ -88,6 +88,30 @@ PY
     for n in swd wsd wrd; do
       grep -q "file offset $first, hook 0x18[0-9a-f]*, a stack record with header type 0x[0-9a-f]* ($other-byte pointers) in a trace of $own-byte pointers.*read with the trace's $own-byte pointers" "$tmp/$n.err" ||
         fail "t$p-ptr $n --threads $th: no warning at $first: $(head -3 "$tmp/$n.err")"
+    done
+    # profile, waitchain and export read the same stacks: the same answers, exit 3, the first record told
+    run pf$p profile "$tmp/t$p.etl" --folded --threads $th
+    run pfd profile "$tmp/t$p-ptr.etl" --folded --threads $th
+    run wc$p waitchain "$tmp/t$p.etl" --thread 788 --threads $th
+    run wcd waitchain "$tmp/t$p-ptr.etl" --thread 788 --threads $th
+    rm -rf "$tmp/x$p" "$tmp/xd"
+    run ex$p export "$tmp/t$p.etl" --to csv -o "$tmp/x$p" --threads $th
+    run exd export "$tmp/t$p-ptr.etl" --to csv -o "$tmp/xd" --threads $th
+    for n in pf$p wc$p ex$p; do
+      [ "$(rc $n)" = 0 ] || fail "t$p undamaged $n --threads $th: exit $(rc $n)"
+    done
+    for n in pfd wcd exd; do
+      [ "$(rc $n)" = 3 ] || fail "t$p-ptr $n --threads $th: exit $(rc $n), not 3"
+      grep -q "file offset $first, hook 0x18[0-9a-f]*, a stack record with header type" "$tmp/$n.err" ||
+        fail "t$p-ptr $n --threads $th: no warning at $first: $(head -3 "$tmp/$n.err")"
+    done
+    cmp -s "$tmp/pf$p.out" "$tmp/pfd.out" || fail "t$p-ptr profile --folded --threads $th: stacks differ"
+    # (the first line names the file; so does the export's first column)
+    tail -n +2 "$tmp/wc$p.out" > "$tmp/a"; tail -n +2 "$tmp/wcd.out" > "$tmp/b"
+    cmp -s "$tmp/a" "$tmp/b" || fail "t$p-ptr waitchain --threads $th: chain differs"
+    for t in stack sample slice; do
+      cut -d, -f2- "$tmp/x$p/$t.csv" > "$tmp/a"; cut -d, -f2- "$tmp/xd/$t.csv" > "$tmp/b"
+      cmp -s "$tmp/a" "$tmp/b" || fail "t$p-ptr export --threads $th: $t.csv differs"
     done
     # an impossible ImageSize: told at its offset, exit 3
     run sws "switches" "$tmp/t$p-size.etl" --csv --threads $th
