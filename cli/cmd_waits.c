@@ -362,9 +362,10 @@ static int waits_open(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, 
     if (rc != EXIT_OK) return rc;
     rep_args q = *a;
     q.quiet = 1; /* the second pass tells what there is to tell */
+    /* Held before the source starts: its threads tell what they meet into the keep from then on. */
+    cli_diag_hold(&run->in);
     rc = rep_run_start(run, &q, NULL, NULL, NULL);
     if (rc != EXIT_OK) return rc;
-    cli_diag_hold(&run->in);
     rep_run_go(run, &q);
     size_t n;
     etl_sched_threads(run->model, &n);
