@@ -90,17 +90,36 @@ etl_status etl_image_map_add(etl_image_map *m, uint16_t hook, uint64_t ts, const
     im.time_date_stamp = img->time_date_stamp;
     im.checksum = img->image_checksum;
     uint32_t prev = open_at(m, space_of(&im), im.base), last = last_at(m, space_of(&im), im.base);
+    etl_status st;
+    uint64_t to_ts = UINT64_MAX;
     switch (hook) {
     case ETL_HOOK_IMAGE_UNLOAD:
         if (prev != ETL_IMAGE_NONE) {
             m->v[prev].to_ts = ts < m->v[prev].from_ts ? m->v[prev].from_ts : ts;
             m->v[prev].open = false;
+            return ETL_OK;
         }
-        return ETL_OK;
+        /* None open there: it held the place since the trace's start or its last life there (its Load lost, or
+         * before the rundown reached it) until now, as the Unload says. The last life's own Unload again adds none. */
+        if (last != ETL_IMAGE_NONE && m->v[last].to_ts >= ts) return ETL_OK;
+        im.from_ts = last == ETL_IMAGE_NONE ? 0 : m->v[last].to_ts;
+        to_ts = ts;
+        break;
     case ETL_HOOK_IMAGE_DC_END:
     case ETL_HOOK_IMAGE_DC_START:
         /* A DCEnd adds only an image no event announced; both are loaded since the trace's start or their last life. */
         if (hook == ETL_HOOK_IMAGE_DC_END && prev != ETL_IMAGE_NONE) return ETL_OK;
+        if (prev != ETL_IMAGE_NONE && m->v[prev].logged_size == im.logged_size) {
+            /* A rundown listing the image live since its Load (same size, same file) is that life: its fields
+             * stay the Load's, the rundown fills only what the Load lacked (a DCStart's TimeDateStamp is often 0). */
+            st = add_names(m, &img->file_name, &im); /* interned: an offset the Load's has if the same */
+            if (st != ETL_OK) return st;
+            if (im.path == m->v[prev].path) {
+                if (!m->v[prev].time_date_stamp) m->v[prev].time_date_stamp = im.time_date_stamp;
+                if (!m->v[prev].checksum) m->v[prev].checksum = im.checksum;
+                return ETL_OK;
+            }
+        }
         im.from_ts = last == ETL_IMAGE_NONE ? 0 : prev != ETL_IMAGE_NONE ? ts : m->v[last].to_ts;
         break;
     default: /* Load */
@@ -114,11 +133,11 @@ etl_status etl_image_map_add(etl_image_map *m, uint16_t hook, uint64_t ts, const
     /* The lives at one place follow each other, never overlap (times that go back are clamped): a lookup needs
      * only the last one that began at or before its time. */
     if (last != ETL_IMAGE_NONE && im.from_ts < m->v[last].to_ts) im.from_ts = m->v[last].to_ts;
-    im.to_ts = UINT64_MAX;
-    im.open = true;
+    im.to_ts = to_ts;
+    im.open = to_ts == UINT64_MAX;
     bool bad = !etl_image_size_possible(m->ptr_size, im.base, im.size);
     if (bad) im.size = 0; /* its life stands, holding no address */
-    etl_status st = add_names(m, &img->file_name, &im);
+    st = add_names(m, &img->file_name, &im);
     if (st != ETL_OK) return st;
     if (m->n == m->cap) {
         uint32_t cap = m->cap ? m->cap * 2 : 256;

@@ -6,6 +6,12 @@
  *   - an image is live from its Load (0x030A; 0x140A in relogged files), or
  *     from before the trace for a rundown DCStart (0x1403: it was loaded already),
  *     until an Unload (0x1402) of the same (process, base);
+ *   - an Unload with no life open there (its Load lost, or its process gone before the
+ *     start rundown reached it) is a life from the trace's start, or the end of the
+ *     last life there, until the Unload;
+ *   - a rundown DCStart of the image live there since its Load (same size and file)
+ *     is that life: the Load's time and fields stay, the DCStart fills only what the
+ *     Load lacked (TimeDateStamp, checksum 0);
  *   - a rundown DCEnd (0x1404) is not an unload: it lists what is still loaded; it
  *     only adds an image no earlier event announced (live over the whole trace);
  *   - a later load at the same (process, base) replaces the earlier one: the lives at
