@@ -184,7 +184,8 @@ ETL_API etl_status etl_profile_anomaly_get(const etl_profile *p, etl_profile_ano
 ETL_API etl_status etl_profile_run(etl_reader *r, const etl_profile_options *o, etl_profile *p);
 ETL_API void etl_profile_free(etl_profile *p);
 
-/* A stack's frames, innermost first (*n of them); an id no stack has (not an etl_profile_stack's): *n 0. */
+/* A stack's frames, innermost first (*n of them); an id no stack has (not an etl_profile_stack's), or a profile
+ * that holds none (freed, never run): NULL, *n 0. */
 ETL_API const etl_profile_frame *etl_profile_stack_frames(const etl_profile *p, uint32_t stack, uint32_t *n);
 /* "ntdll.dll+0x9f8a4", or "Unknown+0x7ff6a1b2c3d4" for an address in no image, into out[cap]; the length. */
 ETL_API size_t etl_profile_frame_label(const etl_profile *p, const etl_profile_frame *f, char *out, size_t cap);

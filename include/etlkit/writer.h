@@ -131,7 +131,7 @@ typedef struct etl_convert_options {
     int cswitch;          /* etl_cswitch_format */
     int compress;         /* -1 as the input, 0 off, 1 Plain LZ77 */
     uint32_t buffer_size; /* 0: as the input */
-    int bias;             /* StateWr bias, -1: from the OS build */
+    int bias;             /* StateWr bias (1..54); 0 or less: from the OS build */
     etl_diag_fn on_diag;  /* problems of the input */
     void *diag_ctx;
     /* Called now and then with input bytes consumed and the input size (may be NULL). */

@@ -900,7 +900,11 @@ etl_status etl_profile_anomaly_get(const etl_profile *p, etl_profile_anomaly whi
 
 const etl_profile_frame *etl_profile_stack_frames(const etl_profile *p, uint32_t stack, uint32_t *n)
 {
-    const prof_impl *im = p->impl;
+    const prof_impl *im = p ? p->impl : NULL;
+    if (!im || !im->frames || stack >= im->resolved.count) {
+        *n = 0;
+        return NULL;
+    }
     uint32_t words;
     const uint64_t *w = etl_seqtab_get(&im->resolved, stack, &words);
     *n = words / 2;

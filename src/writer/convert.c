@@ -704,7 +704,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     c.ncpu = etl_reader_cpu_count(rd) > h->num_processors ? etl_reader_cpu_count(rd) : h->num_processors;
     if (c.ncpu == 0) c.ncpu = 1;
     if (c.ncpu > 2048) c.ncpu = 2048;
-    c.bias = o->bias >= 0 ? (unsigned)o->bias : etl_max_wait_reason_for_build(h->provider_version);
+    c.bias = o->bias > 0 ? (unsigned)o->bias : etl_max_wait_reason_for_build(h->provider_version);
     c.cswitch_version = 2; /* the layout whose every byte can say "not carried" (WaitMode is a whole byte) */
 
     etl_writer_options wo = {0};

@@ -19,6 +19,7 @@
 #include "etlkit/profile.h"
 #include "etlkit/waitchain.h"
 #include "etlkit/compare.h"
+#include "etlkit/writer.h"
 #include "base/opts.h"
 #include "synthtruth.h"
 
@@ -122,6 +123,34 @@ static void test_bias_zero(void **state)
     assert_int_equal(v0, v1);
     assert_int_equal(i0, i1);
     etl_reader_close(r);
+}
+
+/* F1 in convert: compact batches expanded to CSwitch events with a zeroed bias are those of bias -1. */
+static void test_convert_bias_zero(void **state)
+{
+    (void)state;
+    char a[512], b[512];
+    st_tmp(a, sizeof a, "apic", "conv-neg.etl");
+    st_tmp(b, sizeof b, "apic", "conv-zero.etl");
+    etl_convert_options neg = {.sz = sizeof neg, .cswitch = ETL_CSWITCH_FULL, .compress = -1, .bias = -1};
+    etl_convert_options zero = {.sz = sizeof zero, .cswitch = ETL_CSWITCH_FULL, .compress = -1};
+    etl_convert_stats st;
+    etl_diag d;
+    assert_int_equal(etl_convert(g_compact, a, &neg, &st, &d), ETL_OK);
+    assert_true(st.switches_expanded > 1000);
+    assert_int_equal(etl_convert(g_compact, b, &zero, &st, &d), ETL_OK);
+    etl_sched_source_options so = {.sz = sizeof so, .bias = -1};
+    etl_reader *ra = open_r(a), *rb = open_r(b);
+    sw_digest x = source_digest(ra, &so), y = source_digest(rb, &so);
+    assert_true(x.waiting > 100);
+    assert_int_equal(y.n, x.n);
+    assert_int_equal(y.waiting, x.waiting);
+    assert_int_equal(y.reasons_sum, x.reasons_sum);
+    assert_memory_equal(y.states, x.states, sizeof x.states);
+    etl_reader_close(ra);
+    etl_reader_close(rb);
+    unlink(a);
+    unlink(b);
 }
 
 typedef struct all {
@@ -289,7 +318,7 @@ static void test_out_of_range(void **state)
     uint32_t ids[] = {(uint32_t)p.nstacks + 1000000, UINT32_MAX, UINT32_MAX - 1};
     for (size_t i = 0; i < 3; i++) {
         n = 77;
-        etl_profile_stack_frames(&p, ids[i], &n);
+        assert_null(etl_profile_stack_frames(&p, ids[i], &n));
         assert_int_equal(n, 0);
     }
     char lab[64] = "x";
@@ -299,6 +328,9 @@ static void test_out_of_range(void **state)
     assert_string_equal(lab, "");
     assert_int_equal(etl_profile_function_label(&p, UINT32_MAX, lab, 0), 0);
     etl_profile_free(&p);
+    n = 77; /* a freed profile holds no stack */
+    assert_null(etl_profile_stack_frames(&p, 0, &n));
+    assert_int_equal(n, 0);
     etl_wakeups w;
     memset(&w, 0xAB, sizeof w);
     assert_int_equal(etl_wakeups_init(&w, NULL, NULL), ETL_E_INVALID_ARG);
@@ -339,7 +371,9 @@ static void test_names_and_sz(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bias_zero),   cmocka_unit_test(test_finish_twice), cmocka_unit_test(test_spin_params),
+        cmocka_unit_test(test_bias_zero),
+        cmocka_unit_test(test_convert_bias_zero),
+        cmocka_unit_test(test_finish_twice), cmocka_unit_test(test_spin_params),
         cmocka_unit_test(test_out_of_range), cmocka_unit_test(test_names_and_sz),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
