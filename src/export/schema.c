@@ -37,9 +37,11 @@ static const etl_column_def process_cols[] = {
     {"pid", I, "ProcessId", UINT32|NN},
     {"name", T, "ImageFileName, NULL when no Process event named it", TEXT},
     {"command_line", T, "CommandLine (Process v2+), NULL when none", TEXT},
-    {"start_ts", I, "Start/DCStart time, or first sight, raw session clock ticks", TS},
-    {"end_ts", I, "End time (ticks), NULL when it did not end in the trace", TS},
-    {"start_ns", I, "start_ts in ns since the trace start", NS|NN},
+    {"start_ts", I, "Start/DCStart time, or first sight, raw session clock ticks; for a process known only from a "
+                    "rundown's Defunct (exited, still referenced), its end", TS},
+    {"end_ts", I, "End time (ticks), else a Defunct's ExitTime (v5) or its rundown's time (ended by then); NULL when "
+                  "it did not end in the trace", TS},
+    {"start_ns", I, "start_ts in ns since the trace start (negative before it: a Defunct's ExitTime)", NS|NN},
     {"end_ns", I, "end_ts in ns since the trace start", NS},
     {"started", I, "1 when a Start or DCStart event was seen", BOOL|NN},
 };
