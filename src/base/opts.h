@@ -6,8 +6,9 @@
  * caller's first sz bytes over its own defaults: the members the caller's
  * version did not have keep theirs. sz 0 or no struct: every default. A caller
  * built against a newer etlkit gives a larger sz; what this version does not
- * know is not read, non-zero or not (base.h says so: the caller checks etl_version). Whoever adds a member puts it at or past the old sizeof
- * (the old struct's tail padding is the caller's, and may hold anything).
+ * know is not read, non-zero or not (base.h says so: the caller checks
+ * etl_version). Whoever adds a member puts it at or past the old sizeof (the
+ * old struct's tail padding is the caller's, and may hold anything).
  */
 #ifndef ETLKIT_SRC_BASE_OPTS_H
 #define ETLKIT_SRC_BASE_OPTS_H
