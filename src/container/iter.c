@@ -211,11 +211,14 @@ static void bad_time_why(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const
     it->stats.bad_times++;
     if (!c->bad_time_counted) it->stats.bad_buffers++;
     c->bad_time_counted = true;
-    char t[32], where[48];
+    char t[48], where[48];
     uint64_t at = record_where(b, pos, where);
-    etl_reader_problem(it->r, &it->stats, ETL_E_RANGE, at, "buffer %u at offset 0x%llx: record at +0x%zx (%s, %s) has time %s s, %s; %s",
-                       b->index, (unsigned long long)b->file_off, pos, where, what, etl_reader_secs(it->r, ts, t), why,
-                       fate);
+    /* A time with its top bit set is no clock's: said as the ticks it is, not as seconds from a start. */
+    if (ts > INT64_MAX) snprintf(t, sizeof t, "0x%llx ticks", (unsigned long long)ts);
+    else snprintf(t, sizeof t, "%s s", etl_reader_secs(it->r, ts, t + 16));
+    etl_reader_problem(it->r, &it->stats, ETL_E_RANGE, at,
+                       "buffer %u at offset 0x%llx: record at +0x%zx (%s, %s) has time %s, %s; %s", b->index,
+                       (unsigned long long)b->file_off, pos, where, what, t, why, fate);
 }
 
 /* A time outside the session window (etl_reader_time_window), or after its buffer's flush. */
@@ -225,6 +228,8 @@ static void bad_time(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const cha
     uint64_t flush = etl_buf_flush(it->r, c->buf);
     if (ts - it->t_lo <= it->t_span && ts > flush)
         snprintf(why, sizeof why, "after its buffer was flushed (%s s)", etl_reader_secs(it->r, flush, hi));
+    else if (ts > INT64_MAX)
+        snprintf(why, sizeof why, "its top bit set: no session clock reaches it");
     else
         snprintf(why, sizeof why, "outside the session (%s s .. %s s from its start)",
                  etl_reader_secs(it->r, it->t_lo, lo), etl_reader_secs(it->r, it->t_lo + it->t_span, hi));

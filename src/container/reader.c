@@ -403,7 +403,10 @@ static void time_window(etl_reader *r)
     r->t_lo = 0;
     r->t_span = UINT64_MAX;
     r->end_ts = 0;
-    if (t0 > INT64_MAX) return; /* the clock's origin itself is damaged: no window to judge by */
+    if (t0 > INT64_MAX) { /* the clock's origin itself is damaged: no window but the clock's, no top bit set */
+        r->t_span = INT64_MAX;
+        return;
+    }
     for (size_t i = 0; i < r->nbufs; i++)
         if (!r->bufs[i].skip && r->bufs[i].ts >= c->t0 && r->bufs[i].ts <= INT64_MAX && (__int128)r->bufs[i].ts > flush)
             flush = r->bufs[i].ts;

@@ -61,7 +61,7 @@ static etl_status on_sample(void *ctx, const etl_profile_sample *s)
     char ip[24];
     hex(ip, s->ip);
     etl_rows_clear(x, ETL_TABLE_SAMPLE);
-    etl_rows_vu64(x, 0, s->ts);
+    etl_rows_vu(x, 0, s->ts);
     etl_rows_vi(x, 1, s->ns);
     etl_rows_vi(x, 2, s->cpu);
     int64_t u = utid_of(R, s->tid, s->ts);

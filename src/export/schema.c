@@ -22,7 +22,7 @@
 #define UINT32 ETL_COLUMN_UINT32
 #define BOOL ETL_COLUMN_BOOL
 #define TEXT ETL_COLUMN_TEXT
-#define TS (ETL_COLUMN_UINT64 | DL) /* raw ticks: every 64-bit value, as the counters (SQLite: NULL past INT64_MAX) */
+#define TS (ETL_COLUMN_INT64 | DL)  /* raw ticks: the reader passes over a time with its top bit set, so each fits */
 #define NS (ETL_COLUMN_INT64 | DL)  /* ns since the trace start (not wall-clock time: no TIMESTAMP type) */
 #define CNT (ETL_COLUMN_UINT64 | DL) /* counters (rdtsc, PMC): every 64-bit value (SQLite: NULL past INT64_MAX) */
 
@@ -475,10 +475,10 @@ void etl_export_schema_markdown(FILE *f)
                "twice: raw `*_ts` in session clock ticks and `*_ns`, nanoseconds since the trace start\n"
                "(`floor((ts - t0) * 10^9 / F)`, exact), so durations are differences and sums are exact. NULL means\n"
                "unknown (a field the record's form does not carry), never 0. `utid` and `upid` are thread and process\n"
-               "instances: TIDs and PIDs are reused. The UINT64 columns (the raw `*_ts` and `ts` ticks, `acquire_time`,\n"
-               "`release_time`, `value`) hold unsigned 64-bit values: Parquet and CSV hold every one; SQLite's INTEGER\n"
-               "is signed 64-bit, so a value past 9223372036854775807 (2^63 - 1; only a damaged or crafted trace has\n"
-               "one) is NULL there, and `etlkit export` says how many on stderr.\n\n"
+               "instances: TIDs and PIDs are reused. The UINT64 columns (`acquire_time`, `release_time`, `value`)\n"
+               "hold unsigned 64-bit values: Parquet and CSV hold every one; SQLite's INTEGER is signed 64-bit, so\n"
+               "a value past 9223372036854775807 (2^63 - 1; only a damaged or crafted trace has one) is NULL there,\n"
+               "and `etlkit export` says how many on stderr.\n\n"
                "`--to parquet` writes each table as `OUT/<table>.parquet`, `trace_id` (STRING NOT NULL) first, each\n"
                "column stored as its Parquet column says: INT8 to UINT32 are INT32 with an INT(bits, signed) logical\n"
                "type, INT64 is INT64, UINT64 is INT64 with INT(64, unsigned), BOOLEAN holds the 0/1 flags, STRING is\n"

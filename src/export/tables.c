@@ -52,7 +52,7 @@ static void cswitch_row(etl_export_rows *x, const etl_cswitch *e)
 {
     uint32_t k = e->known;
     etl_rows_clear(x, ETL_TABLE_CSWITCH);
-    etl_rows_vu64(x, 0, e->ts);
+    etl_rows_vu(x, 0, e->ts);
     etl_rows_vi(x, 1, ns(x, e->ts));
     etl_rows_vi(x, 2, e->cpu);
     if (k & ETL_CSW_NEW_TID) etl_rows_vi(x, 3, e->new_tid);
@@ -82,7 +82,7 @@ static void pmc_rows(etl_export_rows *x, const etl_cswitch *e)
     if (!(e->known & ETL_CSW_PMC)) return;
     for (unsigned i = 0; i < e->pmc_count && i < 7; i++) {
         etl_rows_clear(x, ETL_TABLE_PMC);
-        etl_rows_vu64(x, 0, e->ts);
+        etl_rows_vu(x, 0, e->ts);
         etl_rows_vi(x, 1, ns(x, e->ts));
         etl_rows_vi(x, 2, e->cpu);
         etl_rows_vi(x, 3, i);
@@ -98,7 +98,7 @@ static void spinlock_row(etl_export_rows *x, const etl_sched_event *ev)
     snprintf(a, sizeof a, "0x%" PRIx64, s->spin_lock_address);
     snprintf(c, sizeof c, "0x%" PRIx64, s->caller_address);
     etl_rows_clear(x, ETL_TABLE_SPINLOCK);
-    etl_rows_vu64(x, 0, ev->ts);
+    etl_rows_vu(x, 0, ev->ts);
     etl_rows_vi(x, 1, ns(x, ev->ts));
     etl_rows_vi(x, 2, ev->cpu);
     etl_rows_vs(x, 3, a);
@@ -142,8 +142,8 @@ static void state_row(etl_export_rows *x, const etl_sched_row *r, int state, int
     etl_rows_vi(x, 1, r->new_tid);
     if (state >= 0) etl_rows_vi(x, 2, state);
     if (reason >= 0) etl_rows_vi(x, 3, reason);
-    etl_rows_vu64(x, 4, a_ts);
-    etl_rows_vu64(x, 5, b_ts);
+    etl_rows_vu(x, 4, a_ts);
+    etl_rows_vu(x, 5, b_ts);
     etl_rows_vi(x, 6, a);
     etl_rows_vi(x, 7, b);
     if (running) etl_rows_vi(x, 8, r->cpu);
@@ -183,8 +183,8 @@ void etl_export_rows_row(void *ctx, const etl_sched_row *r)
         if (ok) etl_rows_vi(x, 1, r->new_thread);
         if (r->new_thread == ETL_SCHED_IDLE) etl_rows_vi(x, 2, 0);
         else if (r->new_tid != UINT32_MAX || ok) etl_rows_vi(x, 2, r->new_tid);
-        etl_rows_vu64(x, 3, r->si_ts);
-        etl_rows_vu64(x, 4, r->nso_ts);
+        etl_rows_vu(x, 3, r->si_ts);
+        etl_rows_vu(x, 4, r->nso_ts);
         etl_rows_vi(x, 5, r->si);
         etl_rows_vi(x, 6, r->nso);
         if (r->out && (r->out->known & ETL_CSW_STATE)) etl_rows_vi(x, 7, r->out->old_state);
@@ -200,11 +200,11 @@ void etl_export_rows_row(void *ctx, const etl_sched_row *r)
         if (f & ETL_ROW_PREV) {
             if (r->prev_known & ETL_CSW_STATE) etl_rows_vi(x, 15, r->prev_state);
             if (r->prev_known & ETL_CSW_WAIT_REASON) etl_rows_vi(x, 16, r->prev_wait_reason);
-            etl_rows_vu64(x, 17, r->lso_ts);
+            etl_rows_vu(x, 17, r->lso_ts);
             etl_rows_vi(x, 18, r->lso);
         }
         if (f & ETL_ROW_READY_TIME) {
-            etl_rows_vu64(x, 19, r->rt_ts);
+            etl_rows_vu(x, 19, r->rt_ts);
             etl_rows_vi(x, 20, r->rt);
         }
         etl_rows_vi(x, 21, (f & ETL_ROW_WAITED) != 0);
@@ -237,7 +237,7 @@ void etl_export_rows_ready(void *ctx, const etl_sched_ready *r)
     etl_export_rows *x = ctx;
     if (!etl_rows_want(x, ETL_TABLE_READY) || !etl_rows_in_window(x, r->ns)) return;
     etl_rows_clear(x, ETL_TABLE_READY);
-    etl_rows_vu64(x, 0, r->ts);
+    etl_rows_vu(x, 0, r->ts);
     etl_rows_vi(x, 1, r->ns);
     etl_rows_vi(x, 2, r->cpu);
     if (thread_ok(r->thread)) etl_rows_vi(x, 3, r->thread);
@@ -407,10 +407,10 @@ int etl_export_rows_finish(etl_export_rows *x, const etl_export_rows_end *e)
         etl_rows_vi(x, 1, p[i].pid);
         if (p[i].name) etl_rows_vs(x, 2, names + p[i].name);
         if (p[i].command_line) etl_rows_vs(x, 3, names + p[i].command_line);
-        etl_rows_vu64(x, 4, p[i].start_ts);
+        etl_rows_vu(x, 4, p[i].start_ts);
         etl_rows_vi(x, 6, etl_clock_ns(c, p[i].start_ts));
         if (p[i].ended) {
-            etl_rows_vu64(x, 5, p[i].end_ts);
+            etl_rows_vu(x, 5, p[i].end_ts);
             etl_rows_vi(x, 7, etl_clock_ns(c, p[i].end_ts));
         }
         etl_rows_vi(x, 8, p[i].started);
@@ -424,10 +424,10 @@ int etl_export_rows_finish(etl_export_rows *x, const etl_export_rows_end *e)
         if (t[i].process != ETL_SCHED_NONE && t[i].process != ETL_SCHED_IDLE) etl_rows_vi(x, 2, t[i].process);
         if (t[i].pid != UINT32_MAX) etl_rows_vi(x, 3, t[i].pid);
         if (t[i].name) etl_rows_vs(x, 4, names + t[i].name);
-        etl_rows_vu64(x, 5, t[i].start_ts);
+        etl_rows_vu(x, 5, t[i].start_ts);
         etl_rows_vi(x, 7, etl_clock_ns(c, t[i].start_ts));
         if (t[i].ended) {
-            etl_rows_vu64(x, 6, t[i].end_ts);
+            etl_rows_vu(x, 6, t[i].end_ts);
             etl_rows_vi(x, 8, etl_clock_ns(c, t[i].end_ts));
         }
         if (t[i].base_priority) etl_rows_vi(x, 9, t[i].base_priority);
