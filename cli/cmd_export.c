@@ -566,9 +566,7 @@ int cmd_export(int argc, char **argv)
     }
     /* The profile's and the scheduler stacks' passes read the file again: damage only they meet (an impossible
        ImageSize, a stack record of the other pointer size) is the input's too. */
-    const etl_sched_stacks *stk = x.tab ? etl_export_rows_stacks(x.tab) : NULL;
-    bool prof_damaged = etl_export_rows_profile_damaged(x.tab) || etl_timeline_profile_damaged(x.tr) ||
-                        (stk && etl_stats_damaged(etl_sched_stacks_damage(stk)));
+    bool prof_damaged = etl_export_rows_damaged(x.tab) || etl_timeline_profile_damaged(x.tr);
     etl_export_rows_close(x.tab);
     etl_timeline_close(x.tr);
     cli_symbols_close(syms);

@@ -435,6 +435,12 @@ ETL_API etl_status etl_export_rows_open_stacks(etl_export_rows *x, etl_reader *r
 ETL_API etl_status etl_export_rows_sched_stacks(etl_export_rows *x);
 /* The stacks etl_export_rows_open_stacks built, for what they lack (etl_sched_stacks_note); NULL: none. */
 ETL_API const struct etl_sched_stacks *etl_export_rows_stacks(const etl_export_rows *x);
+/*
+ * Whether the passes of x's own found the input damaged beyond what the scheduler's source met: the
+ * profile's (etl_export_rows_profile_damaged) or the switches' stacks' (etl_sched_stacks_damage: a stack
+ * record of the other pointer size, an impossible ImageSize). The export's exit status 3 as the source's.
+ */
+ETL_API bool etl_export_rows_damaged(const etl_export_rows *x);
 
 /*
  * Perfetto: profiles r (the timeline's window) and writes its samples as

@@ -521,7 +521,8 @@ static etl_status export_one(run *R, job *j)
             {"over_limit", m->over_limit},
         };
         /* Damage as the single export's exit status 3 counts it; the session's own loss is not damage. */
-        j->out.damaged = etl_stats_damaged(&damage) || m->repeated_starts || m->over_limit;
+        j->out.damaged =
+            etl_stats_damaged(&damage) || m->repeated_starts || m->over_limit || etl_export_rows_damaged(x);
         j->out.events_lost = h->events_lost;
         j->out.buffers_lost = h->buffers_lost;
         const etl_export_rows_stats *rs = etl_export_rows_stats_get(x);

@@ -53,6 +53,11 @@ const etl_sched_stacks *etl_export_rows_stacks(const etl_export_rows *x)
     return x ? x->stacks : NULL;
 }
 
+bool etl_export_rows_damaged(const etl_export_rows *x)
+{
+    return x && (x->profile_damaged || (x->stacks && etl_stats_damaged(etl_sched_stacks_damage(x->stacks))));
+}
+
 etl_status etl_export_rows_sched_stacks(etl_export_rows *x)
 {
     if (!x->stacks || !etl_rows_want(x, ETL_TABLE_STACK)) return x->failed ? ETL_E_IO : ETL_OK;

@@ -181,7 +181,8 @@ static const etl_column_def image_cols[] = {
     {"path", T, "FileName as logged (`\\Device\\HarddiskVolume3\\...`)", TEXT},
     {"time_date_stamp", I, "TimeDateStamp of the PE header (0 when not logged)", INT64|NN},
     {"checksum", I, "ImageChecksum (0 when not logged)", INT64|NN},
-    {"load_ns", I, "ns of its Load or rundown DCStart; NULL when loaded before the trace", NS},
+    {"load_ns", I, "ns of its Load or rundown DCStart; NULL when loaded before the trace; for an image known only "
+                   "from its Unload, the end of the last life at its place, or NULL", NS},
     {"unload_ns", I, "ns of its Unload (or a later load at the same base); NULL when never unloaded", NS},
     {"kernel", I, "1 for a kernel-space image", BOOL|NN},
 };

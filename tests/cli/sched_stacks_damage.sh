@@ -125,5 +125,17 @@ PY
     done
   done
 done
+# A dataset of the damaged copies: each trace damaged in the manifest, exit 3, as their single exports (reviewer66 #1).
+for k in ptr size; do
+  rm -rf "$tmp/ds"
+  run ds export "$tmp/t64-$k.etl" "$tmp/t32-$k.etl" "$tmp/t64.etl" --to csv -o "$tmp/ds"
+  [ "$(rc ds)" = 3 ] || fail "dataset of t*-$k: exit $(rc ds), not 3"
+  python3 - "$tmp/ds/_manifest.json" <<'PY' || fail "dataset of t*-$k: the manifest's damaged flags"
+import json, sys
+m = {t['id']: t['damaged'] for t in json.load(open(sys.argv[1]))['traces']}
+want = {i: not i.startswith('t64.') and i != 't64' for i in m}
+sys.exit(0 if len(m) == 3 and m == want else print(m) or 1)
+PY
+done
 [ $fails -eq 0 ] || { echo "$fails failures" >&2; exit 1; }
 echo "sched_stacks_damage: ok"
