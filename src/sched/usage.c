@@ -1009,10 +1009,13 @@ static etl_status finish(etl_usage *u, int64_t end_ns)
     /* processes[]: one per process instance with threads, plus one for threads of no process. */
     uint32_t *pmap = malloc((nproc_model + 1) * sizeof *pmap);
     u->processes = calloc(nproc_model + 1, sizeof *u->processes);
-    if (!all || !pv || !pmap || !u->processes) {
+    /* The process latencies' bounds (at most nproc_model + 1 processes), taken now so that their lack fails here. */
+    size_t *start = lat ? calloc(nproc_model + 2, sizeof *start) : NULL;
+    if (!all || !pv || !pmap || !u->processes || (lat && !start)) {
         free(all);
         free(pv);
         free(pmap);
+        free(start);
         return ETL_E_NOMEM;
     }
     for (size_t i = 0; i <= nproc_model; i++) pmap[i] = UINT32_MAX;
@@ -1024,6 +1027,7 @@ static etl_status finish(etl_usage *u, int64_t end_ns)
         free(all);
         free(pv);
         free(pmap);
+        free(start);
         return ETL_E_NOMEM;
     }
     if (spilled) lat = false; /* the in-memory way below is not for them */
@@ -1060,8 +1064,7 @@ static etl_status finish(etl_usage *u, int64_t end_ns)
     for (size_t i = 0; lat && i < p->cap; i++)
         if (p->seen[i]) all[nall++] = &p->other[i];
     /* Process latencies: the vectors of their threads, grouped by process slot in one pass. */
-    size_t *start = !lat ? NULL : calloc(u->nprocesses + 1, sizeof *start);
-    if (start) {
+    if (lat) {
         for (size_t i = 0; i < p->cap; i++)
             if (p->seen[i]) start[pmap[proc_slot(u, (uint32_t)i, nproc_model)] + 1] += 2;
         for (size_t j = 0; j < u->nprocesses; j++) start[j + 1] += start[j];
@@ -1076,8 +1079,8 @@ static etl_status finish(etl_usage *u, int64_t end_ns)
             size_t from = j ? start[j - 1] : 0;
             latency(&u->processes[j].ready, pv + from, start[j] - from);
         }
-        free(start);
     }
+    free(start);
     if (lat) {
         latency(&u->ready_all, all, nall);
         latency(&u->woken_all, all, nwoken);
