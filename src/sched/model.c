@@ -609,6 +609,7 @@ static void on_process(etl_sched *m, const etl_sched_event *ev)
  * Each CPU's thread before its first switch, for the ReadyThreads logged there meanwhile: the
  * old thread that switch names (a CSwitch's OldThreadId, a compact batch's first record's),
  * read ahead in the CPU's first HEAD_BUFFERS buffers; unknown past them, or without a reader.
+ * Out of memory for the read-ahead is the model's (m->oom): a readier it would have named is not Unknown.
  */
 #define HEAD_BUFFERS 16u
 
@@ -619,10 +620,14 @@ static void read_heads(etl_sched *m)
     unsigned n = etl_reader_cpu_count(r) < m->ncpu ? etl_reader_cpu_count(r) : m->ncpu;
     for (unsigned cpu = 0; cpu < n; cpu++) {
         etl_iter *it;
-        if (etl_iter_open_cpu(r, cpu, NULL, NULL, &it) != ETL_OK) return;
+        etl_status st = etl_iter_open_cpu(r, cpu, NULL, NULL, &it);
+        if (st != ETL_OK) {
+            m->oom = m->oom || st == ETL_E_NOMEM;
+            return;
+        }
         const etl_record *rec;
         uint32_t buffers = 0, last = UINT32_MAX;
-        while (etl_iter_next_ref(it, &rec) == ETL_OK) {
+        while ((st = etl_iter_next_ref(it, &rec)) == ETL_OK) {
             if (rec->buffer_index != last && ++buffers > HEAD_BUFFERS) break;
             last = rec->buffer_index;
             uint16_t hook;
@@ -642,6 +647,7 @@ static void read_heads(etl_sched *m)
                 break;
             }
         }
+        if (st == ETL_E_NOMEM) m->oom = true; /* a buffer not expanded for want of memory (etl_iter_next_ref) */
         etl_iter_close(it);
     }
 }
