@@ -23,6 +23,7 @@
  * spaces or '='; a thread id the record does not carry is 4294967295 (<...>),
  * as in the protobuf, never 0 (idle).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ struct etl_timeline {
     etl_timeline_options o;
     etl_timeline_stats st;
     int failed;
+    bool nomem;           /* the failure was an allocation's: finish says ENOMEM, whatever errno became since */
     bool profile_damaged; /* etl_timeline_profile's pass found damage */
     /* perfetto */
     pcpu *cpus;
@@ -88,7 +90,7 @@ static int reserve(etl_timeline *w, bytes *b, size_t more)
     while (cap < b->n + more) cap *= 2;
     uint8_t *p = realloc(b->p, cap);
     if (!p) {
-        w->failed = 1;
+        w->failed = w->nomem = 1;
         return -1;
     }
     b->p = p;
@@ -153,7 +155,7 @@ static pcpu *cpu_at(etl_timeline *w, unsigned c)
     if (c >= w->ncpu) {
         pcpu *p = realloc(w->cpus, (c + 1u) * sizeof *p);
         if (!p) {
-            w->failed = 1;
+            w->failed = w->nomem = 1;
             return NULL;
         }
         memset(p + w->ncpu, 0, (c + 1u - w->ncpu) * sizeof *p);
@@ -268,14 +270,14 @@ static who *who_at(etl_timeline *w, etl_idmap *m, who **arr, size_t *n, size_t *
         size_t nc = *cap ? *cap * 2 : 256;
         who *p = realloc(*arr, nc * sizeof *p);
         if (!p) {
-            w->failed = 1;
+            w->failed = w->nomem = 1;
             return NULL;
         }
         *arr = p;
         *cap = nc;
     }
     if (etl_idmap_put(m, id, (uint32_t)*n) != ETL_OK) {
-        w->failed = 1;
+        w->failed = w->nomem = 1;
         return NULL;
     }
     who *x = &(*arr)[(*n)++];
@@ -421,7 +423,8 @@ static void on_process(etl_timeline *w, const etl_sched_event *ev)
     q = pb_uint(q, 2, p->parent_id);
     int64_t ns = ev->hook == ETL_HOOK_PROCESS_DC_START ? 0 : ns_of(w, ev->ts);
     pf_name(w, ns, 1, a, (size_t)(q - a), img, 3, cmd && cmd[0] ? cmd : NULL, 3, NULL, 0);
-    etl_idmap_put(&w->listed, p->process_id, 1);
+    /* Unlisted, its threads would be written without their process (another file): the export fails instead. */
+    if (etl_idmap_put(&w->listed, p->process_id, 1) != ETL_OK) w->failed = w->nomem = 1;
 }
 
 static void on_thread_name(etl_timeline *w, const etl_sched_event *ev, uint32_t tid, uint32_t pid, const etl_kstr *name,
@@ -536,6 +539,7 @@ etl_status etl_timeline_finish(etl_timeline *w)
     flush_names(w);
     for (unsigned c = 0; c < w->ncpu; c++) flush_cpu(w, c);
     if (fflush(w->f) != 0 || ferror(w->f)) w->failed = 1;
+    if (w->nomem) errno = ENOMEM; /* the caller's message reads errno */
     return w->failed ? ETL_E_IO : ETL_OK;
 }
 
