@@ -545,8 +545,11 @@ static etl_status one_record(conv *c, const etl_record *r)
     ev.kind = ETL_EVENT_OTHER;
     etl_status dst = !kernel || (hook >> 8 != 0x00 && hook >> 8 != 0x05) ? ETL_E_UNSUPPORTED : etl_event_decode(r, &ev);
     if (dst == ETL_OK && ev.kind == ETL_EVENT_THREAD && (ev.u.thread.known & ETL_THR_PRIORITIES)) {
-        /* Out of memory here only costs a batch the exact base priority; TID 0 is the idle thread. */
-        if (ev.u.thread.thread_id) (void)etl_idmap_put(&c->prio, ev.u.thread.thread_id, (uint8_t)ev.u.thread.base_priority);
+        /* TID 0 is the idle thread. A priority not kept would give a batch another base priority: a failure. */
+        if (ev.u.thread.thread_id) {
+            etl_status pst = etl_idmap_put(&c->prio, ev.u.thread.thread_id, (uint8_t)ev.u.thread.base_priority);
+            if (pst != ETL_OK) return pst;
+        }
     }
     /* Buffer 0's logfile header and first header extension are made anew by the writer. */
     if (r->buffer_index == 0 && kernel && hook == ETL_HOOK_HEADER && !c->seen_header) {
@@ -592,11 +595,13 @@ static etl_status one_record(conv *c, const etl_record *r)
     return emit(c, r->cpu, r->ts, r->data, r->size);
 }
 
-/* The first header extension of buffer 0: the session's group masks. */
-static void find_group_mask(etl_reader *rd, etl_groupmask *gm)
+/* The first header extension of buffer 0: the session's group masks. None found leaves *gm as it was; an
+ * iterator that cannot be opened is a failure (the output would lose the session's masks). */
+static etl_status find_group_mask(etl_reader *rd, etl_groupmask *gm)
 {
     etl_iter *it;
-    if (etl_iter_open(rd, ETL_ORDER_FILE, &it) != ETL_OK) return;
+    etl_status st = etl_iter_open(rd, ETL_ORDER_FILE, &it);
+    if (st != ETL_OK) return st;
     etl_record r;
     etl_event ev;
     while (etl_iter_next(it, &r) == ETL_OK && r.buffer_index == 0) {
@@ -606,6 +611,7 @@ static void find_group_mask(etl_reader *rd, etl_groupmask *gm)
         }
     }
     etl_iter_close(it);
+    return ETL_OK;
 }
 
 /* The numbers after the last buffer found that the session wrote (a file cut short; without a numbering, every
@@ -737,7 +743,12 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
         const char *base = strrchr(out_path, '/');
         wo.log_file_name = base && strlen(base + 1) < sizeof h->log_file_name ? base + 1 : "";
     }
-    find_group_mask(rd, &wo.group_mask);
+    rc = find_group_mask(rd, &wo.group_mask);
+    if (rc != ETL_OK) {
+        free(of.target);
+        etl_reader_close(rd);
+        return rc;
+    }
     c.expect_batches = etl_groupmask_test(&wo.group_mask, ETL_PERF_COMPACT_CSWITCH);
     set_switch_form(&wo.group_mask, o->cswitch); /* a session that logged switches: in the output's form */
 
@@ -749,6 +760,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     c.order = calloc(c.ncpu, sizeof *c.order);
     if (!c.q || !c.src || !c.tail || !c.enc_cpus || !c.exp_cpus || !c.order) {
         cleanup(&c);
+        free(of.target);
         etl_reader_close(rd);
         return ETL_E_NOMEM;
     }
