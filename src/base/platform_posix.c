@@ -220,7 +220,9 @@ int etl_memstream_close(etl_memstream *ms)
     /* A write that failed (no memory to grow into) sets the error flag; the close may still succeed. */
     bool bad = ferror(ms->f);
     errno = 0;
-    if (fclose(ms->f) == 0 && !bad) return 0;
+    /* glibc's fclose shrinks the buffer with a realloc whose failure frees it, sets *buf to NULL and still returns
+     * 0: success is a buffer to read, as the Windows twin's. */
+    if (fclose(ms->f) == 0 && !bad && *ms->buf) return 0;
     if (!errno) errno = ENOMEM;
     int e = errno;
     free(*ms->buf);
