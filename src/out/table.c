@@ -65,8 +65,12 @@ static void pad(FILE *f, size_t n)
 
 void tbl_print_text(const tbl *t, FILE *f, const char *indent)
 {
-    size_t *w = calloc(t->ncol, sizeof *w);
-    if (!w) return;
+    /* A report's table has a handful of columns: their widths need no allocation, so none can fail. */
+    size_t small[32], *w = t->ncol <= 32 ? small : calloc(t->ncol, sizeof *w);
+    if (!w) {
+        tbl_oom = 1; /* the table is lost: the command's end says so (tbl_failed), exit 1 */
+        return;
+    }
     /* Widths of the text as printed: escapes and all, so an escaped name keeps its column. */
     for (unsigned c = 0; c < t->ncol; c++) w[c] = text_width(t->head[c]);
     for (size_t r = 0; r < t->nrow; r++)
@@ -89,7 +93,7 @@ void tbl_print_text(const tbl *t, FILE *f, const char *indent)
         }
         fputc('\n', f);
     }
-    free(w);
+    if (w != small) free(w);
 }
 
 void tbl_print_sheet(const tbl *t, FILE *f)

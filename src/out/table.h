@@ -32,7 +32,7 @@ int tbl_row(tbl *t, const char *const *cells);
 void tbl_print_text(const tbl *t, FILE *f, const char *indent);
 void tbl_print_sheet(const tbl *t, FILE *f);
 void tbl_free(tbl *t);
-/* Whether a table lost a row to memory since the program started (commands then exit 1). */
+/* Whether a table lost a row (or, printed, all of it) to memory since the program started (commands then exit 1). */
 int tbl_failed(void);
 
 #endif
