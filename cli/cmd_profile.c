@@ -606,8 +606,12 @@ int cmd_profile(int argc, char **argv)
         printf("%s: no sampled profile in this trace (no PerfInfo SampleProf events: record with xperf -on "
                "PROC_THREAD+LOADER+PROFILE or wpr -start CPU): nothing to report\n", g.a.path);
     } else if (st == ETL_OK) {
-        if (g.folded) /* a failed write: cli_stdout_done says so */
-            (void)etl_profile_write_folded_with(&p, stdout, syms ? etl_symbols_function_label : NULL, syms);
+        if (g.folded) {
+            /* A failed write: cli_stdout_done says so. Out of memory: said below, exit 1 (lines written so far
+             * stay written: the lines are built before the first is written, so most failures write none). */
+            etl_status fst = etl_profile_write_folded_with(&p, stdout, syms ? etl_symbols_function_label : NULL, syms);
+            if (fst == ETL_E_NOMEM) out = -1;
+        }
         else if (g.butterfly) out = print_butterfly(&g, in.reader, &p);
         else if (g.by) out = print_pivot(&g, in.reader, &p);
         else print_lists(&g, in.reader, &p);
