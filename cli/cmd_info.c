@@ -270,8 +270,10 @@ int cmd_info(int argc, char **argv)
     etl_summary c;
     etl_status st = etl_summary_run(in.reader, &so, &c);
     cli_progress_end(&prog_bar);
-    if (!c.by_hook) {
-        fprintf(stderr, "%s: out of memory\n", prog);
+    if (st != ETL_OK) {
+        /* Counts short of memory are numbers that cannot be computed: none is printed. */
+        fprintf(stderr, "%s info: %s: %s\n", prog, path, etl_status_str(st));
+        etl_summary_free(&c);
         cli_close(&in, NULL);
         return EXIT_IO;
     }
@@ -285,6 +287,5 @@ int cmd_info(int argc, char **argv)
         cli_close(&in, NULL);
         return EXIT_IO;
     }
-    rc = cli_close(&in, &damage);
-    return st != ETL_OK ? EXIT_IO : rc; /* counts short of memory: shown, but not ok */
+    return cli_close(&in, &damage);
 }

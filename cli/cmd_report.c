@@ -126,6 +126,7 @@ int cmd_report(int argc, char **argv)
     }
     rctx *c = calloc(1, sizeof *c);
     if (!c) {
+        fprintf(stderr, "%s report: %s: %s\n", prog, a.path, etl_status_str(ETL_E_NOMEM));
         etl_symbols_close(syms);
         etl_outfile_discard(&of);
         return EXIT_IO;
@@ -184,7 +185,7 @@ int cmd_report(int argc, char **argv)
     etl_spinlocks_options so = {.sz = sizeof so, .v0 = a.v0, .v1 = v1o, .params = c->spin.p, .mhz = h->cpu_speed_mhz,
                                 .ncpu = etl_reader_processors(r)};
     if (etl_usage_init(&c->u, run.model, &uo) != ETL_OK) {
-        fprintf(stderr, "%s report: out of memory\n", prog);
+        fprintf(stderr, "%s report: %s: %s\n", prog, a.path, etl_status_str(ETL_E_NOMEM));
         etl_symbols_close(syms);
         rep_run_close(&run);
         etl_summary_free(&fa);
@@ -220,7 +221,7 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (failed) {
-        fprintf(stderr, "%s report: %s\n", prog, failed);
+        fprintf(stderr, "%s report: %s: %s\n", prog, a.path, failed);
         run.told = true;
         if (c->have_s) etl_spinlocks_free(&c->s);
         if (c->have_p) etl_pmc_free(&c->p);
@@ -305,17 +306,17 @@ int cmd_report(int argc, char **argv)
     }
     if (chain_st != ETL_OK) {
         st = chain_st;
-        etl_diag_set(&d, st, UINT64_MAX, "the wait chain: %s", etl_status_str(st));
+        etl_diag_set(&d, st, UINT64_MAX, "%s: the wait chain: %s", a.path, etl_status_str(st));
     } else if (prof_st != ETL_OK) {
         st = prof_st;
-        etl_diag_set(&d, st, UINT64_MAX, "the sampled profile: %s", etl_status_str(st));
+        etl_diag_set(&d, st, UINT64_MAX, "%s: the sampled profile: %s", a.path, etl_status_str(st));
     } else if (bad) {
         st = ETL_E_IO;
         etl_diag_set(&d, st, UINT64_MAX, "%s: cannot write the page: %s", to_stdout ? "standard output" : o.out,
                      strerror(err));
     } else if (pg.failed[0]) { /* a part missing: the page is not put in place (its data, its script) */
         st = ETL_E_IO;
-        etl_diag_set(&d, st, UINT64_MAX, "%s", pg.failed);
+        etl_diag_set(&d, st, UINT64_MAX, "%s: %s", a.path, pg.failed);
     }
     if (st == ETL_OK && !to_stdout) st = etl_outfile_commit(&of, o.out, &d);
     etl_outfile_discard(&of);

@@ -80,7 +80,9 @@ int cli_open(cli_input *in, const char *path, int quiet)
         fprintf(stderr, "%s: %s: %s\n", prog, path, d.msg);
         return EXIT_NOT_ETL;
     }
-    fprintf(stderr, "%s: %s\n", prog, d.msg[0] ? d.msg : etl_status_str(st));
+    /* Out of memory: said of the file (the reader's line names none). */
+    if (d.msg[0] && st != ETL_E_NOMEM) fprintf(stderr, "%s: %s\n", prog, d.msg);
+    else fprintf(stderr, "%s: %s: %s\n", prog, path, etl_status_str(st));
     return EXIT_IO;
 }
 

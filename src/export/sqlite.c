@@ -5,7 +5,10 @@
  * temporary one until the export succeeds, so a crash loses nothing of value),
  * then the indexes and the views (each only when the tables it reads were filled).
  */
+#include <errno.h>
 #include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/export.h"
@@ -85,16 +88,24 @@ etl_status etl_sqlite_sink_open(const char *path, etl_sqlite_sink **out, char er
         return ETL_E_INVALID_ARG;
     }
     etl_sqlite_sink *s = calloc(1, sizeof *s);
-    if (!s) return ETL_E_NOMEM;
+    if (!s) {
+        snprintf(err, 256, "%s (%s)", etl_status_str(ETL_E_NOMEM), strerror(ENOMEM));
+        return ETL_E_NOMEM;
+    }
     etl_file_info fi;
     if (etl_stat(path, false, &fi) != 0 && !(s->made = strdup(path))) {
         free(s);
+        snprintf(err, 256, "%s (%s)", etl_status_str(ETL_E_NOMEM), strerror(ENOMEM));
         return ETL_E_NOMEM;
     }
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-        snprintf(err, 256, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
+    int orc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (orc != SQLITE_OK) {
+        /* No handle, or SQLITE_NOMEM: memory, not the file, failed. */
+        bool nomem = !s->db || (orc & 0xff) == SQLITE_NOMEM;
+        if (nomem) snprintf(err, 256, "%s (%s)", etl_status_str(ETL_E_NOMEM), strerror(ENOMEM));
+        else snprintf(err, 256, "%s: %s", path, sqlite3_errmsg(s->db));
         close_db(s);
-        return ETL_E_IO;
+        return nomem ? ETL_E_NOMEM : ETL_E_IO;
     }
     /* The load: no journal, no syncs, one writer; 64 MiB of page cache bounds the memory. */
     if (exec(s, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
