@@ -61,12 +61,14 @@ int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned threads, unsi
                           etl_symbols **sym)
 {
     *out = NULL;
-    if (!etl_sched_stacks_logged(r)) { /* no frames to name */
+    bool logged;
+    etl_status st = etl_sched_stacks_probe(r, &logged);
+    if (st == ETL_OK && !logged) { /* no frames to name */
         etl_symbols_close(*sym);
         *sym = NULL;
         return EXIT_OK;
     }
-    etl_status st = etl_sched_stacks_build_threads(r, threads, out);
+    if (st == ETL_OK) st = etl_sched_stacks_build_threads(r, threads, out);
     int rc = EXIT_OK;
     if (st != ETL_OK) {
         fprintf(stderr, "%s %s: stacks: %s\n", prog, cmd, etl_status_str(st));

@@ -60,7 +60,15 @@ ETL_API bool etl_sched_stacks_note(const etl_sched_stacks *s, unsigned i, const 
 
 /*
  * Whether the first records of r show a stack walk of a CSwitch or a ReadyThread
- * (a walk whose EventTimeStamp is that of such an event just before it on its CPU).
+ * (a walk whose EventTimeStamp is that of such an event just before it on its CPU):
+ * ETL_OK with *logged; ETL_E_NOMEM (or an iterator's error) when it cannot tell,
+ * *logged false.
+ */
+ETL_API etl_status etl_sched_stacks_probe(etl_reader *r, bool *logged);
+/*
+ * The same as a bool (kept for 0.x programs): true also when it cannot tell (out of
+ * memory), so that etl_sched_stacks_build runs and fails with its own status rather
+ * than the trace reading as one that walks no stack.
  */
 ETL_API bool etl_sched_stacks_logged(etl_reader *r);
 

@@ -90,16 +90,19 @@ typedef struct sst_run {
 #define LOOK_RECORDS 65536u
 #define LOOK_CPUS 256u
 
-bool etl_sched_stacks_logged(etl_reader *r)
+etl_status etl_sched_stacks_probe(etl_reader *r, bool *logged)
 {
+    *logged = false;
     etl_iter *it;
-    if (etl_iter_open(r, ETL_ORDER_FILE, &it) != ETL_OK) return false;
+    etl_status st = etl_iter_open(r, ETL_ORDER_FILE, &it);
+    if (st != ETL_OK) return st;
     uint64_t last[LOOK_CPUS][2]; /* by CPU: the last CSwitch and ReadyThread times */
     memset(last, 0, sizeof last);
     unsigned ptr = etl_stacks_ptr_size(r);
     etl_record rec;
     bool found = false;
-    for (unsigned n = 0; !found && n < LOOK_RECORDS && etl_iter_next(it, &rec) == ETL_OK; n++) {
+    st = ETL_OK;
+    for (unsigned n = 0; !found && n < LOOK_RECORDS && (st = etl_iter_next(it, &rec)) == ETL_OK; n++) {
         uint16_t hook;
         if (!etl_record_kernel_hook(&rec, &hook) || rec.cpu >= LOOK_CPUS) continue;
         uint64_t ts = 0;
@@ -116,7 +119,16 @@ bool etl_sched_stacks_logged(etl_reader *r)
         found = ts && (ts == last[rec.cpu][0] || ts == last[rec.cpu][1]);
     }
     etl_iter_close(it);
-    return found;
+    if (st == ETL_E_NOMEM && !found) return st; /* the records looked at stopped short: cannot tell */
+    *logged = found;
+    return ETL_OK;
+}
+
+bool etl_sched_stacks_logged(etl_reader *r)
+{
+    bool logged;
+    /* Cannot tell (out of memory): yes, so that the pass runs and its own failure is told, not "no stack". */
+    return etl_sched_stacks_probe(r, &logged) != ETL_OK || logged;
 }
 
 /* ------------------------------------------------------------- passes */
