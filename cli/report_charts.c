@@ -314,15 +314,17 @@ void sec_utilisation(page *pg)
                    "class=\"lab\">%d%%</text>",
                 X0, y, X0 + W, y, X0 - 6, y + 4, k * 25);
     }
-    int64_t *below = calloc(pg->ncols, sizeof *below);
-    if (below) {
+    /* Both edges taken once: a chart without its paths would be a page with numbers left out (exit 1 instead). */
+    int64_t *below = calloc(pg->ncols, sizeof *below), *top = malloc(pg->ncols * sizeof *top);
+    if (!below || !top) {
+        errno = ENOMEM;
+        page_fail(pg, &(etl_memstream){0});
+    } else {
         for (size_t j = 0; j <= np; j++) {
             int other = j == np;
             char lab[256];
             fprintf(f, "<path class=\"c%zu\" d=\"", other ? (size_t)HTML_NCOLORS - 1 : j);
             /* Upper edge left to right, lower edge back: steps, one per interval. */
-            int64_t *top = malloc(pg->ncols * sizeof *top);
-            if (!top) break;
             for (size_t b = 0; b < pg->ncols; b++) {
                 int64_t v;
                 if (other) {
@@ -355,10 +357,10 @@ void sec_utilisation(page *pg)
                            fmt_dur(b1, u->processes[j].cpu_ns), pct_text(b2, u->processes[j].cpu_ns, pg->win * pg->ncpu));
             fputs("</title></path>\n", f);
             memcpy(below, top, pg->ncols * sizeof *top);
-            free(top);
         }
-        free(below);
     }
+    free(below);
+    free(top);
     time_axis(f, X0, W, SH + 28, pg);
     fputs("</svg>\n<figcaption class=\"legend\">", f);
     for (size_t j = 0; j <= np; j++) {

@@ -114,15 +114,16 @@ static const char *label(const ftree *t, const etl_profile *p, const fnode *n, c
     return out;
 }
 
-/* Writes node i (already numbered out) and below, depth first; *written counts the nodes. */
-static void emit(jw *w, const ftree *t, const etl_profile *p, uint32_t i, int64_t out, uint64_t min, uint32_t *written)
+/* Writes node i (already numbered out) and below, depth first; *written counts the nodes. -1: out of memory (a tree
+ * cut short would show its samples on the wrong node: the page fails instead). */
+static int emit(jw *w, const ftree *t, const etl_profile *p, uint32_t i, int64_t out, uint64_t min, uint32_t *written)
 {
     const fnode *n = &t->v[i];
     size_t nc = 0;
     for (uint32_t c = n->child; c != NONE; c = t->v[c].next) nc++;
-    if (!nc) return;
+    if (!nc) return 0;
     ord *o = malloc(nc * sizeof *o);
-    if (!o) return; /* the tree ends here: its samples stay on this node */
+    if (!o) return -1;
     nc = 0;
     for (uint32_t c = n->child; c != NONE; c = t->v[c].next) o[nc++] = (ord){t->v[c].samples, c};
     etl_sort(o, nc, sizeof *o, by_samples_desc);
@@ -139,7 +140,10 @@ static void emit(jw *w, const ftree *t, const etl_profile *p, uint32_t i, int64_
         jw_u64(w, NULL, o[k].samples);
         jw_str(w, NULL, label(t, p, &t->v[o[k].i], buf));
         jw_arr_end(w);
-        emit(w, t, p, o[k].i, me, min, written);
+        if (emit(w, t, p, o[k].i, me, min, written) != 0) {
+            free(o);
+            return -1;
+        }
     }
     if (other) {
         (*written)++;
@@ -150,6 +154,7 @@ static void emit(jw *w, const ftree *t, const etl_profile *p, uint32_t i, int64_
         jw_arr_end(w);
     }
     free(o);
+    return 0;
 }
 
 int flame_json(jw *w, const etl_profile *p, etl_symbols *syms)
@@ -172,12 +177,12 @@ int flame_json(jw *w, const etl_profile *p, etl_symbols *syms)
     jw_str(w, NULL, "all");
     jw_arr_end(w);
     uint32_t written = 1;
-    emit(w, &t, p, 0, 0, min, &written);
+    int r = emit(w, &t, p, 0, 0, min, &written);
     jw_arr_end(w);
     jw_obj_end(w);
     free(t.v);
     etl_strtab_free(&t.labels);
-    return 0;
+    return r;
 }
 
 /* ---- the section ------------------------------------------------------------------------------ */

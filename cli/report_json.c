@@ -59,7 +59,12 @@ static void profile_members(jw *w, const page *pg)
     jw_obj(w, "profile");
     profile_json(w, pg->run->in.reader, pg->run->in.path, pg->prof, pg->top, pg->syms);
     jw_obj_end(w);
-    if (flame_json(w, pg->prof, pg->syms) != 0) jw_null(w, "flame");
+    if (flame_json(w, pg->prof, pg->syms) != 0) {
+        /* Out of memory: a page without its flame graph (or with part of it) fails, exit 1. pg is write_json's
+         * caller's own page (report_html.c), not a constant: its failure is the one member written here. */
+        errno = ENOMEM;
+        page_fail((page *)pg, &(etl_memstream){0});
+    }
 }
 
 void write_json(jw *w, const page *pg)
