@@ -50,6 +50,7 @@ typedef struct cursor {
     bool bad_time_counted;    /* the current buffer is in bad_buffers for a time outside the window (or a Size) */
     uint8_t *scratch;
     size_t scratch_cap;
+    bool scratch_fixed;       /* taken at open for its largest buffer (scratch_take): never given back nor grown */
     unsigned cpu;             /* time order: the CPU it reads */
     etl_record head;
 } cursor;
@@ -127,7 +128,8 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
     const etl_reader *r = it->r;
     it->progress += b->disk_size;
     if (b->skip) return ETL_E_CORRUPT; /* told and counted when the file was opened */
-    /* Over the session's BufferSize, etl_reader_load_buffer refuses it: no memory for it. */
+    /* Over the session's BufferSize, etl_reader_load_buffer refuses it: no memory for it. Only a cursor whose
+     * scratch was past the budget at open (scratch_take) grows it here: a hostile file's claims. */
     if (b->compressed && c->scratch_cap < b->data_end && b->data_end <= etl_reader_data_cap(r)) {
         size_t want = b->data_end;
         if (it->scratch_total - c->scratch_cap + want > SCRATCH_BUDGET) {
@@ -153,7 +155,7 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
         c->scratch_cap = want;
     }
     etl_status rc = etl_reader_load_buffer(r, b, c->scratch, c->scratch_cap, &c->data, it->quiet ? NULL : &it->stats);
-    if (rc != ETL_OK) {
+    if (rc != ETL_OK && !c->scratch_fixed) {
         /* A buffer that lied about its size must not keep its memory from the others. */
         it->scratch_total -= c->scratch_cap;
         free(c->scratch);
@@ -229,7 +231,7 @@ static void bad_time(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const cha
     if (ts - it->t_lo <= it->t_span && ts > flush)
         snprintf(why, sizeof why, "after its buffer was flushed (%s s)", etl_reader_secs(it->r, flush, hi));
     else if (ts > INT64_MAX)
-        snprintf(why, sizeof why, "its top bit set: no session clock reaches it");
+        snprintf(why, sizeof why, "outside the session (its top bit set: no session clock reaches it)");
     else
         snprintf(why, sizeof why, "outside the session (%s s .. %s s from its start)",
                  etl_reader_secs(it->r, it->t_lo, lo), etl_reader_secs(it->r, it->t_lo + it->t_span, hi));
@@ -454,6 +456,31 @@ static bool selected(const iter_sel *sel, unsigned cpu)
     return !sel->want || (cpu < sel->nwant && sel->want[cpu]);
 }
 
+/*
+ * Each cursor's decompression scratch, taken now for the largest compressed buffer of its list: a lack of memory
+ * is then the open's ETL_E_NOMEM, never a buffer that cannot be read (which would be counted and told as damage of
+ * the file). Past the budget (claims of a hostile file) the scratch grows as buffers come, as cursor_load says.
+ */
+static etl_status scratch_take(etl_iter *it)
+{
+    size_t cap = etl_reader_data_cap(it->r);
+    for (unsigned k = 0; k < it->ncur; k++) {
+        cursor *c = &it->cur[k];
+        size_t want = 0;
+        for (size_t i = 0; i < c->n; i++) {
+            const etl_buf_ent *b = c->list[i];
+            if (b->compressed && !b->skip && b->data_end <= cap && b->data_end > want) want = b->data_end;
+        }
+        if (!want || it->scratch_total + want > SCRATCH_BUDGET) continue;
+        c->scratch = malloc(want);
+        if (!c->scratch) return ETL_E_NOMEM;
+        c->scratch_cap = want;
+        c->scratch_fixed = true;
+        it->scratch_total += want;
+    }
+    return ETL_OK;
+}
+
 static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel, etl_iter **out)
 {
     *out = NULL;
@@ -513,6 +540,10 @@ static etl_status iter_open(etl_reader *r, etl_order order, const iter_sel *sel,
         size_t first = sel->first < r->nbufs ? sel->first : r->nbufs;
         it->cur[0].list = it->lists + first;
         it->cur[0].n = sel->count < r->nbufs - first ? sel->count : r->nbufs - first;
+    }
+    if (scratch_take(it) != ETL_OK) {
+        etl_iter_close(it);
+        return ETL_E_NOMEM;
     }
     if (order == ETL_ORDER_TIME && sel->walk) {
         if (!etl_minheap_init(&it->front, it->ncur)) {
