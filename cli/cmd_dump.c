@@ -403,7 +403,7 @@ int cmd_dump(int argc, char **argv)
     sw_order *order = calloc(ncpu ? ncpu : 1, sizeof *order);
     ln_buf l = {chunk, 0, LINE_CAP, 0, 1, 0};
     if (!cpus || !order || etl_iter_open(in.reader, o.order, &it) != ETL_OK) {
-        fprintf(stderr, "%s: out of memory\n", prog);
+        fprintf(stderr, "%s dump: %s: out of memory\n", prog, in.path);
         free(cpus);
         free(order);
         free(o.hooks);

@@ -173,7 +173,7 @@ int rep_run_start(rep_run *run, const rep_args *a, etl_sched_row_fn on_row, void
     etl_sched_options mo = {sizeof mo, on_row, ctx, a->complete_only != 0, a->on_ready, r};
     if (etl_sched_source_open(r, &so, &run->src) != ETL_OK ||
         etl_sched_open(etl_reader_clock(r), etl_reader_processors(r), &mo, &run->model) != ETL_OK) {
-        fprintf(stderr, "%s %s: out of memory\n", prog, a->cmd);
+        fprintf(stderr, "%s %s: %s: out of memory\n", prog, a->cmd, run->in.path);
         rep_run_close(run);
         return EXIT_IO;
     }
@@ -227,7 +227,9 @@ int rep_run_close(rep_run *run)
                 "instances, %u MiB of names)\n", prog, run->in.path, (unsigned long long)m->over_limit,
                 ETL_SCHED_MAX_INSTANCES, ETL_SCHED_MAX_NAME_BYTES >> 20);
     if (run->model_failed) {
-        if (!run->told) fprintf(stderr, "%s %s: out of memory: the scheduler model left threads out\n", prog, run->cmd);
+        if (!run->told)
+            fprintf(stderr, "%s %s: %s: out of memory: the scheduler model left threads out\n", prog, run->cmd,
+                    run->in.path);
         return EXIT_IO;
     }
     return rc == EXIT_OK && (m->repeated_starts || m->over_limit) ? EXIT_DAMAGED : rc;
