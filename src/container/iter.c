@@ -155,7 +155,8 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
         c->scratch_cap = want;
     }
     etl_status rc = etl_reader_load_buffer(r, b, c->scratch, c->scratch_cap, &c->data, it->quiet ? NULL : &it->stats);
-    if (rc != ETL_OK && !c->scratch_fixed) {
+    if (rc != ETL_OK) {
+        if (c->scratch_fixed) return rc; /* within the budget, and taken for the cursor's buffers: kept */
         /* A buffer that lied about its size must not keep its memory from the others. */
         it->scratch_total -= c->scratch_cap;
         free(c->scratch);
