@@ -322,13 +322,19 @@ bool etl_chain_pass_done(const etl_chain *c)
     return p->phase == 2 && p->ncomplete == p->nreq && c->model && chain_labelled(c);
 }
 
+/* An allocation failed: the chain would come out with pieces missing, so its pass fails (etl_chain_end_pass). */
+static void chain_nomem(etl_chain *c) { ((struct etl_chain_priv *)c->priv)->nomem = true; }
+
 static uint32_t add_node(etl_chain *c, uint32_t thread, uint32_t tid, int64_t a, int64_t b, uint32_t depth,
                          uint32_t parent, uint32_t parent_seg)
 {
     if ((c->nnodes & (c->nnodes - 1)) == 0) {
         size_t cap = c->nnodes ? c->nnodes * 2 : 8;
         etl_chain_node *v = realloc(c->nodes, cap * sizeof *v);
-        if (!v) return UINT32_MAX;
+        if (!v) {
+            chain_nomem(c);
+            return UINT32_MAX;
+        }
         c->nodes = v;
     }
     etl_chain_node *n = &c->nodes[c->nnodes];
@@ -346,13 +352,15 @@ static uint32_t add_node(etl_chain *c, uint32_t thread, uint32_t tid, int64_t a,
 static bool add_request(etl_chain *c, request **v, size_t *n, uint32_t node)
 {
     request *r = realloc(*v, (*n + 1) * sizeof *r);
-    if (!r) return false;
+    if (!r) {
+        chain_nomem(c);
+        return false;
+    }
     *v = r;
     memset(&r[*n], 0, sizeof r[*n]);
     r[*n].node = node;
     r[*n].next = UINT32_MAX;
     (*n)++;
-    (void)c;
     return true;
 }
 
@@ -361,7 +369,10 @@ static bool push_seg(etl_chain *c, const etl_chain_seg *s)
     if ((c->nsegs & (c->nsegs - 1)) == 0) {
         size_t cap = c->nsegs ? c->nsegs * 2 : 16;
         etl_chain_seg *v = realloc(c->segs, cap * sizeof *v);
-        if (!v) return false;
+        if (!v) {
+            chain_nomem(c);
+            return false;
+        }
         c->segs = v;
     }
     c->segs[c->nsegs++] = *s;
@@ -502,7 +513,10 @@ static void path_add(etl_chain *c, uint32_t thread, uint32_t depth, const etl_ch
     if ((c->npath & (c->npath - 1)) == 0) {
         size_t cap = c->npath ? c->npath * 2 : 16;
         etl_chain_path *v = realloc(c->path, cap * sizeof *v);
-        if (!v) return;
+        if (!v) {
+            chain_nomem(c);
+            return;
+        }
         c->path = v;
     }
     etl_chain_path *x = &c->path[c->npath++];
