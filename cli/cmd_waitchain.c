@@ -35,6 +35,7 @@ typedef struct out {
     etl_sched_stacks *stk;       /* NULL: no stacks */
     unsigned frames;             /* shown per stack, 0: all */
     etl_symbols *sym;            /* --symbols (NULL: none) */
+    const char *sum;             /* the summary sentence (summary), made before anything is printed */
 } out;
 
 /* The top frames of a stack, innermost first, as a JSON array (null: none). */
@@ -139,7 +140,9 @@ static void cat(char *buf, size_t cap, const char *fmt, ...)
     va_end(ap);
 }
 
-static void summary_level(const out *o, const uint32_t *nodes, size_t nn, char *buf, size_t cap, int first)
+/* kids: room for the nodes below these (the chain is a tree: every level's together fit c->nnodes). */
+static void summary_level(const out *o, const uint32_t *nodes, size_t nn, uint32_t *kids, char *buf, size_t cap,
+                          int first)
 {
     const etl_chain *c = o->c;
     etl_chain_seg key;
@@ -149,10 +152,9 @@ static void summary_level(const out *o, const uint32_t *nodes, size_t nn, char *
     cat(buf, cap, first ? "%s waiting on %s" : ", of which %s it waited on %s", fmt_dur(d, w), waker_label(o->m, &key, wk));
     if (key.has_reason) cat(buf, cap, " for %s", reason_of(&key, rs));
     /* The nodes descended into from that group, one level down. */
-    uint32_t *kids = malloc((c->nnodes + 1) * sizeof *kids);
     size_t nk = 0;
     int64_t run = 0, rdy = 0;
-    for (size_t a = 0; kids && a < nn; a++) {
+    for (size_t a = 0; a < nn; a++) {
         const etl_chain_node *n = &c->nodes[nodes[a]];
         for (uint32_t i = n->first; i < n->first + n->count; i++) {
             const etl_chain_seg *x = &c->segs[i];
@@ -171,14 +173,14 @@ static void summary_level(const out *o, const uint32_t *nodes, size_t nn, char *
     }
     if (nk) {
         size_t before = strlen(buf);
-        summary_level(o, kids, nk, buf, cap, 0);
+        summary_level(o, kids, nk, kids + nk, buf, cap, 0);
         if (run) cat(buf, cap, "%s%s it ran", strlen(buf) > before ? ", " : ", of which ", fmt_dur(d, run));
         if (rdy) cat(buf, cap, ", %s it was ready", fmt_dur(d, rdy));
     }
-    free(kids);
 }
 
-static void summary(const out *o, char *buf, size_t cap)
+/* The one-sentence summary into buf; false when there was no memory to make it (nothing then may be printed). */
+static bool summary(const out *o, char *buf, size_t cap)
 {
     const etl_chain *c = o->c;
     const etl_chain_node *root = &c->nodes[0];
@@ -199,13 +201,17 @@ static void summary(const out *o, char *buf, size_t cap)
     etl_chain_seg key;
     int64_t top = etl_chain_top_wait(c, &r0, 1, &key);
     if (top) {
-        summary_level(o, &r0, 1, buf, cap, 1);
+        uint32_t *kids = malloc((c->nnodes + 1) * sizeof *kids);
+        if (!kids) return false;
+        summary_level(o, &r0, 1, kids, buf, cap, 1);
+        free(kids);
         if (waiting > top) cat(buf, cap, "; %s waiting on others", fmt_dur(d, waiting - top));
         cat(buf, cap, "; ");
     }
     cat(buf, cap, "%s ready; %s running", fmt_dur(d, ready), fmt_dur(d2, running));
     if (off) cat(buf, cap, "; %s off-CPU (no ReadyThread)", fmt_dur(d, off));
     if (unknown) cat(buf, cap, "; %s unknown", fmt_dur(d, unknown));
+    return true;
 }
 
 /* Each wait of the tree, in its order: where the thread blocked and where its readier was. */
@@ -246,7 +252,7 @@ static void print_text(const rep_run *run, const out *o)
 {
     const etl_chain *c = o->c;
     const etl_chain_node *root = &c->nodes[0];
-    char a[32], b[32], d[32], mn[32], th[320], sum[4096];
+    char a[32], b[32], d[32], mn[32], th[320];
     rep_print_header(run, "etlkit waitchain");
     const char *name = rep_thread_name(o->m, root->thread);
     /* Names from the trace through text_str: a thread description can hold anything. */
@@ -268,9 +274,8 @@ static void print_text(const rep_run *run, const out *o)
     tbl_print_text(&t, stdout, "  ");
     tbl_free(&t);
     if (o->stk) print_stacks(o);
-    summary(o, sum, sizeof sum);
     printf("\nSummary: ");
-    text_str(stdout, sum);
+    text_str(stdout, o->sum);
     printf("\n\nCritical path (each nanosecond charged to the deepest segment)\n");
     static const char *const ph[] = {"=Time", "=%", "State", "Reason", "=Depth", "Thread"};
     tbl_init(&t, 6, ph);
@@ -362,7 +367,6 @@ static void print_json(const rep_run *run, const out *o)
 {
     const etl_chain *c = o->c;
     const etl_chain_node *root = &c->nodes[0];
-    char sum[4096];
     jw w;
     jw_init(&w, stdout);
     jw_obj(&w, NULL);
@@ -380,8 +384,7 @@ static void print_json(const rep_run *run, const out *o)
     jw_i64(&w, "offcpu_ns", c->totals[ETL_CHAIN_OFFCPU]);
     jw_i64(&w, "unknown_ns", c->totals[ETL_CHAIN_UNKNOWN]);
     jw_obj_end(&w);
-    summary(o, sum, sizeof sum);
-    jw_str(&w, "summary", sum);
+    jw_str(&w, "summary", o->sum);
     jw_obj(&w, "chain");
     json_node(&w, o, 0);
     jw_obj_end(&w);
@@ -664,9 +667,16 @@ int cmd_waitchain(int argc, char **argv)
                 fprintf(stderr, "%s: %s: warning: %llu more problems not shown\n", prog, a.path,
                         (unsigned long long)sd->bad_records - 1);
         }
-        out o = {&c, run.model, stk, frames, sym};
-        if (a.format == FMT_JSON) print_json(&run, &o);
-        else print_text(&run, &o);
+        out o = {&c, run.model, stk, frames, sym, NULL};
+        char sum[4096];
+        if (!summary(&o, sum, sizeof sum)) {
+            fprintf(stderr, "%s waitchain: %s: out of memory\n", prog, a.path);
+            status = EXIT_IO;
+        } else {
+            o.sum = sum;
+            if (a.format == FMT_JSON) print_json(&run, &o);
+            else print_text(&run, &o);
+        }
         fflush(stdout);
         if (!quiet) cli_sched_stacks_notes("waitchain", a.path, stk); /* what the stacks lack (explore9 F4) */
         etl_sched_stacks_free(stk);

@@ -109,13 +109,16 @@ void etl_termination_release(void);
  * free) and *n, as fclose does open_memstream's; 0, or EOF with *buf NULL when the bytes
  * could not be had. Either failure sets errno, and dir says where: the directory of the
  * temporary file (Windows), NULL for memory alone (POSIX, and a read-back that found none),
- * so that the caller's message can name it.
+ * so that the caller's message can name it. ms stays where it is until the close (the stream
+ * holds its address).
  */
 typedef struct etl_memstream {
     FILE *f;
     char **buf;
     size_t *n;
     const char *dir;
+    size_t cap;   /* POSIX: *buf's size */
+    bool failed;  /* POSIX: a write found no memory (every later one fails, and the close) */
 } etl_memstream;
 FILE *etl_memstream_open(etl_memstream *ms, char **buf, size_t *n);
 int etl_memstream_close(etl_memstream *ms);

@@ -207,24 +207,58 @@ void etl_termination_release(void)
     if (sig) kill(getpid(), sig);
 }
 
+/*
+ * The stream's bytes, through stdio's cookie: glibc's open_memstream loses a write it has no memory to
+ * grow for (EOF, no error flag: a character missing from the middle), and its close can free the buffer
+ * and still succeed. Here a failed growth is sticky: every later write fails, and so does the close.
+ */
+static ssize_t memstream_write(void *cookie, const char *p, size_t n)
+{
+    etl_memstream *ms = cookie;
+    size_t used = *ms->n;
+    if (ms->failed || n > SIZE_MAX - used - 1) {
+        ms->failed = true;
+        errno = ENOMEM;
+        return -1;
+    }
+    if (used + n + 1 > ms->cap) {
+        size_t cap = ms->cap ? ms->cap : 4096;
+        while (cap < used + n + 1) cap = cap > SIZE_MAX / 2 ? used + n + 1 : cap * 2;
+        char *b = realloc(*ms->buf, cap);
+        if (!b) {
+            ms->failed = true;
+            errno = ENOMEM;
+            return -1;
+        }
+        *ms->buf = b;
+        ms->cap = cap;
+    }
+    memcpy(*ms->buf + used, p, n);
+    *ms->n = used + n;
+    (*ms->buf)[used + n] = 0;
+    return (ssize_t)n;
+}
+
 FILE *etl_memstream_open(etl_memstream *ms, char **buf, size_t *n)
 {
     ms->buf = buf;
     ms->n = n;
     ms->dir = NULL; /* memory alone */
-    return ms->f = open_memstream(buf, n);
+    ms->cap = 0;
+    ms->failed = false;
+    *buf = NULL;
+    *n = 0;
+    cookie_io_functions_t io = {NULL, memstream_write, NULL, NULL};
+    return ms->f = fopencookie(ms, "w", io);
 }
 
 int etl_memstream_close(etl_memstream *ms)
 {
-    /* A write that failed (no memory to grow into) sets the error flag; the close may still succeed. */
-    bool bad = ferror(ms->f);
     errno = 0;
-    /* glibc's fclose shrinks the buffer with a realloc whose failure frees it, sets *buf to NULL and still returns
-     * 0: success is a buffer to read, as the Windows twin's. */
-    if (fclose(ms->f) == 0 && !bad && *ms->buf) return 0;
-    if (!errno) errno = ENOMEM;
-    int e = errno;
+    bool ok = fclose(ms->f) == 0 && !ms->failed; /* the flush's write fails the close too */
+    if (ok && !*ms->buf && !(*ms->buf = calloc(1, 1))) ok = false; /* nothing written: "" */
+    if (ok) return 0;
+    int e = errno ? errno : ENOMEM;
     free(*ms->buf);
     *ms->buf = NULL;
     *ms->n = 0;

@@ -6,9 +6,6 @@
 # exit 3 (damage is the input's, not the machine's), never a silent failure.
 # MODE plain; anything else (asan: ASan's allocator cannot be wrapped; windows) skips with one line, as off Linux.
 # CASE names a command on the traces synth makes (a: stacks, PMC, both switch forms; c: compressed, cached stacks).
-# Not registered yet (tests/CMakeLists.txt): report (the whole page: glibc's open_memstream loses a character with no
-# error when it cannot grow, and json.c's put ignores putc's EOF) and waitchain (cmd_waitchain.c's summary_level
-# shortens its sentence when its malloc fails).
 E=$1 SO=$2 MODE=$3 CASE=$4
 if [ "$MODE" != plain ] || [ "$(uname -s)" != Linux ]; then
   echo "oom $CASE: skipped (an LD_PRELOAD allocation shim needs Linux without the sanitizers; mode $MODE)"; exit 77
