@@ -128,8 +128,8 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
     const etl_reader *r = it->r;
     it->progress += b->disk_size;
     if (b->skip) return ETL_E_CORRUPT; /* told and counted when the file was opened */
-    /* Over the session's BufferSize, etl_reader_load_buffer refuses it: no memory for it. Only a cursor whose
-     * scratch was past the budget at open (scratch_take) grows it here: a hostile file's claims. */
+    /* Over the session's BufferSize, etl_reader_load_buffer refuses it: no memory for it. A scratch grows here only
+     * when the cursors' claims together were past the budget at open (scratch_take): a hostile file's. */
     if (b->compressed && c->scratch_cap < b->data_end && b->data_end <= etl_reader_data_cap(r)) {
         size_t want = b->data_end;
         if (it->scratch_total - c->scratch_cap + want > SCRATCH_BUDGET) {
@@ -457,22 +457,36 @@ static bool selected(const iter_sel *sel, unsigned cpu)
     return !sel->want || (cpu < sel->nwant && sel->want[cpu]);
 }
 
+/* The largest decompressed size a compressed buffer of the cursor's list claims (0: none compressed). */
+static size_t scratch_want(const etl_iter *it, const cursor *c)
+{
+    size_t cap = etl_reader_data_cap(it->r), want = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const etl_buf_ent *b = c->list[i];
+        if (b->compressed && !b->skip && b->data_end <= cap && b->data_end > want) want = b->data_end;
+    }
+    return want;
+}
+
 /*
  * Each cursor's decompression scratch, taken now for the largest compressed buffer of its list: a lack of memory
  * is then the open's ETL_E_NOMEM, never a buffer that cannot be read (which would be counted and told as damage of
- * the file). Past the budget (claims of a hostile file) the scratch grows as buffers come, as cursor_load says.
+ * the file). Only when every cursor's fits the budget together: a hostile file's claims past it (buffers that lie
+ * about their size) would otherwise keep the budget from an honest buffer of another CPU; there every scratch
+ * grows as buffers come, and a lying buffer's goes back (cursor_load).
  */
 static etl_status scratch_take(etl_iter *it)
 {
-    size_t cap = etl_reader_data_cap(it->r);
+    size_t total = 0;
+    for (unsigned k = 0; k < it->ncur; k++) {
+        size_t want = scratch_want(it, &it->cur[k]);
+        if (want > SCRATCH_BUDGET - total) return ETL_OK;
+        total += want;
+    }
     for (unsigned k = 0; k < it->ncur; k++) {
         cursor *c = &it->cur[k];
-        size_t want = 0;
-        for (size_t i = 0; i < c->n; i++) {
-            const etl_buf_ent *b = c->list[i];
-            if (b->compressed && !b->skip && b->data_end <= cap && b->data_end > want) want = b->data_end;
-        }
-        if (!want || it->scratch_total + want > SCRATCH_BUDGET) continue;
+        size_t want = scratch_want(it, c);
+        if (!want) continue;
         c->scratch = malloc(want);
         if (!c->scratch) return ETL_E_NOMEM;
         c->scratch_cap = want;

@@ -69,7 +69,7 @@ for f in "$tmp"/*.etl; do
     # waitchain: 4 = no such thread or interval in the file, an answer. hold-queue: its 16 CPUs' 16 MiB buffers
     # expand to 256 MiB an iterator, which compare (two files) cannot have under the limit: out of memory, exit 1
     # (it read as damage, exit 3, before explore17 F8).
-    oom=1; [ "$n" = hold-queue ] && [ "$rc" -eq 1 ] && grep -q 'out of memory' "$tmp/err" && oom=0
+    oom=1; [ "$c" = compare ] && [ "$n" = hold-queue ] && [ "$rc" -eq 1 ] && grep -q 'out of memory' "$tmp/err" && oom=0
     expect "$c $n: exit $rc ($(head -c 200 "$tmp/err"))" [ "$rc" -eq 0 -o "$rc" -eq 3 -o $oom -eq 0 -o \( "$c" = waitchain -a "$rc" -eq 4 \) ]
     rm -rf "$tmp/out.sqlite" "$tmp/out.html"
   done
