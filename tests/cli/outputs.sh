@@ -300,7 +300,7 @@ d=$tmp/r4; mkdir "$d" "$d/tmpdot."; cd "$d" || exit 1
 if [ "${ETLKIT_TARGET:-}" = windows ]; then
   TMPDIR=$d/tmpdot. "$etlkit" report -q "$small" -o r.html 2>"$tmp/err"; check "W2: report, TMPDIR not there: exit" 1 $?
   expect "W2: report, TMPDIR not there: names it and why ($(cat "$tmp/err"))" \
-    has "^etlkit report: cannot use a temporary file in $d/tmpdot\. (set TMPDIR to choose another directory): No such file or directory$"
+    has "^etlkit report: .*small\.etl: cannot use a temporary file in $d/tmpdot\. (set TMPDIR to choose another directory): No such file or directory$"
 else
   TMPDIR=$d/nosuch "$etlkit" report -q "$small" -o r.html 2>"$tmp/err"; check "W2: report, TMPDIR not there: exit" 0 $?
   expect "W2: report, TMPDIR not there: the page has its data" grep -q 'id="etlkit-data"' r.html
