@@ -214,11 +214,11 @@ static void bad_time_why(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const
     it->stats.bad_times++;
     if (!c->bad_time_counted) it->stats.bad_buffers++;
     c->bad_time_counted = true;
-    char t[48], where[48];
+    char t[48], secs[32], where[48];
     uint64_t at = record_where(b, pos, where);
     /* A time with its top bit set is no clock's: said as the ticks it is, not as seconds from a start. */
     if (ts > INT64_MAX) snprintf(t, sizeof t, "0x%llx ticks", (unsigned long long)ts);
-    else snprintf(t, sizeof t, "%s s", etl_reader_secs(it->r, ts, t + 16));
+    else snprintf(t, sizeof t, "%s s", etl_reader_secs(it->r, ts, secs));
     etl_reader_problem(it->r, &it->stats, ETL_E_RANGE, at,
                        "buffer %u at offset 0x%llx: record at +0x%zx (%s, %s) has time %s, %s; %s", b->index,
                        (unsigned long long)b->file_off, pos, where, what, t, why, fate);
