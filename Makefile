@@ -42,12 +42,14 @@ demo: build
 test: deps-test test-unit test-asan fuzz test-windows
 
 test-unit:
+	@echo "make: test-unit from $$(date +%T)"
 	cmake -S . -B $(BUILD)-test -DETLKIT_TESTS=ON -DETLKIT_SHARED_DIR=$(SHARED) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD)-test -j$(JOBS)
 	ctest --test-dir $(BUILD)-test --output-on-failure -j$(JOBS)
 
 # -O1, as the sanitizers' authors advise: the same checks (asserts kept), the suite in a third of -O0's time.
 test-asan:
+	@echo "make: test-asan from $$(date +%T)"
 	cmake -S . -B $(ASAN_BUILD) -DETLKIT_TESTS=ON -DETLKIT_SANITIZE=ON -DETLKIT_SHARED_DIR=$(SHARED) \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
@@ -55,6 +57,7 @@ test-asan:
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS)
 
 fuzz:
+	@echo "make: fuzz from $$(date +%T)"
 	cmake -S . -B $(FUZZ_BUILD) -DETLKIT_FUZZ=ON -DETLKIT_TESTS=OFF -DCMAKE_C_COMPILER=clang \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(FUZZ_BUILD) -j$(JOBS)
@@ -95,6 +98,7 @@ unchanged: build
 # linking only Windows' own DLLs; SQLite compiled in from its amalgamation (scripts/sqlite-amalgamation.sh),
 # zstd from Debian's source package (scripts/zstd-source.sh).
 windows: deps-windows
+	@echo "make: windows from $$(date +%T)"
 	sh scripts/sqlite-amalgamation.sh $(WIN_BUILD)/sqlite
 	sh scripts/zstd-source.sh $(WIN_BUILD)/zstd-src
 	cmake -S . -B $(WIN_BUILD) -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake \
@@ -111,6 +115,7 @@ windows: deps-windows
 # every time ended in 0.00 s with no output once in CI); a real failure fails all three.
 WINE_ENV = WINEPREFIX=$(CURDIR)/$(WIN_BUILD)/wine WINEDEBUG=-all WINEARCH=win64
 test-windows: deps-test windows
+	@echo "make: test-windows from $$(date +%T)"
 	sh scripts/windows-test-deps.sh $(WIN_BUILD)/deps
 	sh tests/windows/wine-etlkit.sh $(WIN_BUILD)
 	cmake -S . -B $(WIN_BUILD) -DETLKIT_TESTS=ON -DETLKIT_MINGW_DEPS=$(CURDIR)/$(WIN_BUILD)/deps \
