@@ -256,8 +256,10 @@ ETL_API etl_status etl_record_frame(etl_span buf, size_t off, etl_record *r, siz
 /*
  * The payload size of a fixed-layout kernel event's version, for a header type's pointer
  * size (kernel-events.md): CSwitch 0x0524 v1 16, v2..v4 24; SpinLock 0x0529 v2 2 pointers
- * + 0x28; ReadyThread 0x0532 v2 8; SampledProfile 0x0F2E v2 a pointer + 8. 0 for every
- * other hook and version: their layout is not certain (Thread v3 grew a name, for one).
+ * + 0x28; ReadyThread 0x0532 v2 8; SampledProfile 0x0F2E v2 a pointer + 8; a compact batch
+ * 0x0525 v2 at most 0x458 (its 0x58-byte header and the 0x400-byte batch limit, which the spec
+ * does not say counts the header: the lenient reading). 0 for every other hook and version:
+ * their layout is not certain (Thread v3 grew a name, for one).
  */
 ETL_API size_t etl_kernel_layout_size(uint16_t hook, unsigned version, unsigned pointer_size);
 /*
@@ -269,7 +271,7 @@ static const uint16_t etl_klayout_max[256] = {
     0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x08 */
     0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x10 */
     0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x18 */
-    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 24    , 0xFFFF, 0xFFFF, 0xFFFF, /* 0x20: 0x24 CSwitch */
+    0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 24    , 0x458 , 0xFFFF, 0xFFFF, /* 0x20: 0x24 CSwitch, 0x25 compact batch */
     0xFFFF, 56    , 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 16    , 0xFFFF, /* 0x28: 0x29 SpinLock, 0x2E SampledProfile */
     0xFFFF, 0xFFFF, 8     , 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x30: 0x32 ReadyThread */
     0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, /* 0x38 */

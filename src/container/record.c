@@ -210,6 +210,9 @@ size_t etl_kernel_layout_size(uint16_t hook, unsigned version, unsigned pointer_
     switch (hook) {
     case 0x0524: /* CSwitch, WMI_CONTEXTSWAP (kernel-events.md §5): v1 16 bytes, v2 (6.0-1607), v3, v4 24 */
         return version == 1 ? 16 : version >= 2 && version <= 4 ? 24 : 0;
+    case 0x0525: /* compact batch v2, PERFINFO_CCSWAP_BUFFER (§6.1-6.2): no more than the header and the 0x400
+                  * batch limit; shorter ones are the rule, so only a Size past this is judged */
+        return version == 2 ? 0x58u + 0x400u : 0;
     case 0x0529: /* SpinLock v2, WMI_SPINLOCK (§7): two pointers, 0x23 bytes, Reserved[5] since 6.3 */
         return version == 2 ? 2u * pointer_size + 0x28 : 0;
     case 0x0532: /* ReadyThread v2, ETW_READY_THREAD_EVENT (§10.1) */

@@ -1028,6 +1028,52 @@ static void test_iter_oversized_record(void **state)
 }
 
 /*
+ * A compact batch (0x0525 v2) whose Size swallows the records after it (explore19 F1: the hook
+ * had no layout, so nothing judged its Size): a batch is no longer than its header and the
+ * 0x400-byte limit (0x458, the lenient reading), so one claiming 0x1000 bytes more is judged by
+ * the fixed-layout rule. CPU 0: a batch of exactly 0x458 bytes (sound), then one of 0x100
+ * claiming 0x1100, over the 128 32-byte records after it, then 8 more.
+ */
+static void test_iter_oversized_batch(void **state)
+{
+    (void)state;
+    eb_file f;
+    eb_lfh lh = eb_lfh_default();
+    eb_init(&f);
+    eb_header_buffer(&f, &lh, 0);
+    eb_end(&f);
+    static uint8_t pl[0x458];
+    memset(pl, 0, sizeof pl);
+    eb_w32(pl, 1000000); /* FirstTimeStamp */
+    eb_begin(&f, &(eb_bufopt){.size = 0x2000, .seq = 1, .cpu = 0, .timestamp = 1009000});
+    eb_kernel k = {.htype = 0x11, .version_word = 2, .hook = 0x0525, .ts = 1000100, .payload = pl, .payload_n = 0x458};
+    eb_rec rec;
+    eb_rec_kernel(&rec, &k);
+    size_t sound = f.cur + eb_add_rec(&f, &rec);
+    k.ts = 1000200;
+    k.payload_n = 0x100;
+    k.size_override = 0x10 + 0x100 + 0x1000;
+    eb_rec_kernel(&rec, &k);
+    size_t bad = f.cur + eb_add_rec(&f, &rec);
+    for (uint32_t i = 0; i < 136; i++) add_perf(&f, 0x0F2E, 3, 1000300 + i, 0x100 + i, 16, 0x5A, 0);
+    eb_end(&f);
+    diags d = {0};
+    etl_reader *r = open_ok(&f, &d);
+    got g[160];
+    etl_stats st;
+    size_t n = collect(r, ETL_ORDER_FILE, g, 160, &st, NULL);
+    assert_int_equal(st.bad_records, 1);
+    assert_true(etl_stats_damaged(&st));
+    assert_int_equal(d.n, 1);
+    assert_int_equal(d.d[0].file_offset, bad);
+    assert_true(d.d[0].file_offset != sound);
+    assert_non_null(strstr(d.d[0].msg, "hook 0x0525"));
+    assert_true(n >= 1 + 1 + 8); /* the sound batch and the records after what the bad one claimed */
+    etl_reader_close(r);
+    eb_free(&f);
+}
+
+/*
  * HEADER buffers whose SavedOffset is 0 (Vista/7, relogger) or stops after the
  * logfile header (PerfView): Offset is the end of the data (container.md §12).
  */
@@ -2083,6 +2129,7 @@ int main(void)
         cmocka_unit_test(test_iter_keep_kernel),
         cmocka_unit_test(test_iter_bad_times_in_buffer),
         cmocka_unit_test(test_iter_oversized_record),
+        cmocka_unit_test(test_iter_oversized_batch),
         cmocka_unit_test(test_reader_two_iterators),
         cmocka_unit_test(test_reader_header_saved_offset),
         cmocka_unit_test(test_reader_duplicate_sequence),
