@@ -39,6 +39,7 @@
 #include "symbols_cli.h"
 #include "base/diag.h"
 #include "base/outfile.h"
+#include "base/platform.h"
 
 /* Ready-latency histogram: 1-2-5 steps from 1 us to 10 s (log scale), lower edges in ns. */
 const int64_t hist_lo[HIST_BINS] = {
@@ -298,7 +299,7 @@ int cmd_report(int argc, char **argv)
         write_page(&pg);
         /* A failed write leaves the error flag set and fails again on the flush: errno says why. */
         bad = fflush(f) != 0 || ferror(f);
-        err = errno;
+        err = etl_write_errno(f);
     }
     if (!to_stdout && fclose(f) != 0 && !bad) {
         bad = 1;

@@ -8,6 +8,7 @@
 #include "etlkit/synth.h"
 #include "base/diag.h"
 #include "base/outfile.h"
+#include "base/platform.h"
 
 static const cli_cmd synth_cmd = {
     "synth", "-o FILE.etl [OPTIONS]",
@@ -109,7 +110,8 @@ static int truth_line(void *ctx, const etl_synth_rec *rec)
     truth_out *t = ctx;
     errno = 0;
     if (etl_synth_truth_jsonl(t->f, rec) == 0) return 0;
-    if (!t->err) t->err = errno ? errno : EIO;
+    int e = etl_write_errno(t->f);
+    if (!t->err) t->err = e ? e : EIO;
     return -1;
 }
 
@@ -197,7 +199,7 @@ int cmd_synth(int argc, char **argv)
     if (tf) {
         errno = 0;
         int bad = fflush(tf) != 0 || ferror(tf);
-        int err = to.err ? to.err : errno;
+        int err = to.err ? to.err : etl_write_errno(tf);
         if (!truth_stdout && fclose(tf) != 0 && !bad) {
             bad = 1;
             err = errno;

@@ -192,7 +192,10 @@ static int stdout_errno;
 size_t cli_stdout_write(const void *p, size_t n)
 {
     size_t w = fwrite(p, 1, n, stdout);
-    if (w < n && !stdout_errno) stdout_errno = errno ? errno : EIO;
+    if (w < n && !stdout_errno) {
+        int e = etl_write_errno(stdout);
+        stdout_errno = e ? e : EIO;
+    }
     return w;
 }
 
@@ -204,9 +207,9 @@ int cli_stdout_done(const char *cmd)
      * keeps what it could not write and tries again here); else errno as the failure left
      * it (stdout's last write: nothing after the output fails quietly).
      */
-    int e = stdout_errno ? stdout_errno : errno;
+    int e = stdout_errno ? stdout_errno : etl_write_errno(stdout);
     errno = 0;
-    if (fflush(stdout) != 0 && !stdout_errno && errno) e = errno;
+    if (fflush(stdout) != 0 && !stdout_errno && errno) e = etl_write_errno(stdout);
     if (ferror(stdout)) {
         fprintf(stderr, "%s%s%s: standard output: %s\n", prog, cmd ? " " : "", cmd ? cmd : "",
                 e ? strerror(e) : "a write failed");

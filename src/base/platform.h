@@ -81,6 +81,14 @@ size_t etl_page_size(void);
  */
 const char *etl_getenv(const char *name);
 
+/*
+ * errno after a failed write to stream f, as the system meant it: Windows' C runtime calls
+ * a pipe its reader closed EINVAL (ERROR_NO_DATA, which it does not map; under wine a short
+ * write with no error at all); on a pipe this says EPIPE, "Broken pipe", as POSIX would
+ * (where SIGPIPE ends the process first). Elsewhere errno.
+ */
+int etl_write_errno(FILE *f);
+
 /* The directory for temporary files: $TMPDIR when set and not empty, else /tmp (Windows: %TEMP%, GetTempPathW). */
 const char *etl_temp_dir(void);
 /* A new file there, read-write, gone when closed or when the process ends: a descriptor, or -1 with errno. */

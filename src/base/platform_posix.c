@@ -90,6 +90,11 @@ void etl_mem_release(void *p, size_t n) { madvise(p, n, MADV_DONTNEED); }
 size_t etl_page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
 const char *etl_getenv(const char *name) { return getenv(name); }
+int etl_write_errno(FILE *f)
+{
+    (void)f;
+    return errno;
+}
 
 /* tmpfile(3) ignores TMPDIR, so a user with a small /tmp could not move the spill. */
 const char *etl_temp_dir(void)

@@ -53,6 +53,10 @@ static int errno_of(DWORD e)
         return ENAMETOOLONG;
     case ERROR_INVALID_HANDLE: /* CreateFileW on CON or CONIN$ in a process without a console */
         return ENXIO;
+    case ERROR_NO_DATA: /* a pipe whose reader closed it (wine: not connected) */
+    case ERROR_BROKEN_PIPE:
+    case ERROR_PIPE_NOT_CONNECTED:
+        return EPIPE;
     default:
         return EIO;
     }
@@ -647,6 +651,15 @@ size_t etl_page_size(void)
     SYSTEM_INFO si;
     GetSystemInfo(&si);
     return si.dwPageSize;
+}
+
+int etl_write_errno(FILE *f)
+{
+    int e = errno;
+    if (e != EINVAL) return e;
+    if (errno_of((DWORD)_doserrno) == EPIPE) return EPIPE;
+    HANDLE h = (HANDLE)_get_osfhandle(_fileno(f));
+    return h != INVALID_HANDLE_VALUE && GetFileType(h) == FILE_TYPE_PIPE ? EPIPE : e;
 }
 
 /* A value etl_getenv converted, kept for the life of the process with its name (a handful: TMPDIR, ETLKIT_...). */

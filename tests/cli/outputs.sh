@@ -333,6 +333,13 @@ expect "W4: nothing written ($(ls -A | tr '\n' ' '))" [ "$(ls -A)" = sub ]
 "$etlkit" synth -q --duration 0.1 -o sub/same.etl --truth same.etl; check "W4: two files of one name in two folders" 0 $?
 expect "W4: two folders: the trace and the truth" sh -c '[ -s sub/same.etl ] && head -c 1 same.etl | grep -q "{"'
 rm -rf sub same.etl
+# W5 a pipe its reader closed (`etlkit ... | head`): POSIX ends the process by SIGPIPE, silently (141); Windows' C
+# runtime calls it EINVAL: the line must give the system's reason, "Broken pipe", not "Invalid argument".
+if [ "${ETLKIT_TARGET:-}" = windows ]; then
+  { "$etlkit" switches "$small" 2>"$tmp/err"; echo $? >"$tmp/rc"; } | head -c 1 >/dev/null
+  check "W5: switches | head -c 1: exit" 1 "$(cat "$tmp/rc")"
+  expect "W5: switches | head -c 1: says why ($(cat "$tmp/err"))" has "^etlkit switches: standard output: Broken pipe$"
+fi
 # W12 a new output directory named with a trailing separator (OUT/; OUT\ on Windows): made, nothing left beside it.
 seps=/; [ "${ETLKIT_TARGET:-}" = windows ] && seps='/ \'
 for sep in $seps; do
