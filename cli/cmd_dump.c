@@ -412,6 +412,7 @@ int cmd_dump(int argc, char **argv)
     }
     etl_batch_expander x;
     etl_batch_expand_init(&x, cpus, ncpu);
+    etl_stats cc_damage = {.first_problem_offset = UINT64_MAX}; /* what the expander found in batches */
     uint64_t lo, hi;
     etl_reader_time_window(in.reader, &lo, &hi);
     etl_batch_expand_window(&x, lo, hi);
@@ -450,7 +451,10 @@ int cmd_dump(int argc, char **argv)
                 prev.buf = order[r->cpu].buf;
                 prev.off = order[r->cpu].off;
             }
-            etl_batch_expand_begin(&x, r->cpu, r->payload, bias, (uint8_t)r->version);
+            etl_batch_expand_stats before = x.stats;
+            /* The batch was written at its header's time: none of its switches is later (kernel-events.md 6.5). */
+            uint64_t written = (r->has & ETL_REC_TS) && !(r->has & ETL_REC_BAD_TS) ? r->ts : UINT64_MAX;
+            etl_batch_expand_begin_written(&x, r->cpu, r->payload, bias, (uint8_t)r->version, written);
             while (n < o.limit && etl_batch_expand_next(&x, &sw) == ETL_OK) {
                 bool back = goes_back(order, &sw, run);
                 run = &cur; /* the first switch out was the pending one */
@@ -466,6 +470,7 @@ int cmd_dump(int argc, char **argv)
             back_tell(it, &cur);
             if (x.stats.bad_time != bad_time)
                 etl_iter_bad_time(it, r, x.walk.time, "hook 0x0525, a switch", "the batch's switches from there on dropped");
+            etl_batch_expand_tell(&x, &before, in.reader, r->buffer_index, r->offset, &cc_damage);
             continue;
         }
         emit_record(&l, o.format, r, &ev, clk, bias);
@@ -487,6 +492,8 @@ int cmd_dump(int argc, char **argv)
                 (unsigned long long)x.stats.bad_index, (unsigned long long)x.stats.truncated,
                 (unsigned long long)x.stats.short_batches, (unsigned long long)x.stats.bad_cpu);
     etl_stats st = *etl_iter_stats_get(it);
+    etl_stats none = {.first_problem_offset = UINT64_MAX};
+    etl_stats_add(&st, &cc_damage, &none);
     etl_iter_close(it);
     free(cpus);
     free(order);

@@ -209,6 +209,9 @@ typedef struct etl_batch_expand_stats {
     uint64_t time_backwards; /* a record earlier than the previous one on its CPU */
     uint64_t abandoned;      /* batches replaced by begin before they were exhausted */
     uint64_t bad_time;       /* batches stopped at a switch time outside the window (etl_batch_expand_window) */
+    uint64_t after_written;  /* batches stopped at a switch time after the batch was written (its header's
+                                time, etl_batch_expand_begin_written; kernel-events.md 6.5) */
+    uint64_t bad_priority;   /* Lite records whose base + increment is outside 0..31: OLD_PRIORITY unknown */
 } etl_batch_expand_stats;
 
 /*
@@ -232,6 +235,10 @@ typedef struct etl_batch_expander {
     uint8_t version;
     bool active;
     uint64_t t_lo, t_hi;    /* switch times must lie in [t_lo, t_hi] (etl_batch_expand_window) */
+    uint64_t t_written;     /* the current batch's header time (UINT64_MAX: not given) */
+    uint64_t t_batch;       /* min(t_hi, t_written): the current batch's last possible switch time */
+    size_t first_bad_index; /* offset of the current batch's first bad-index record */
+    uint64_t batch_bad_index; /* bad-index records in the current batch */
 } etl_batch_expander;
 
 /* Sets up an expander over cpus[0..ncpu) (which it zeroes). 1 <= ncpu <= 65536. */
@@ -262,6 +269,15 @@ ETL_API void etl_batch_expand_window(etl_batch_expander *x, uint64_t lo, uint64_
  */
 ETL_API etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, etl_span payload,
                                   unsigned bias, uint8_t version);
+/*
+ * etl_batch_expand_begin for a batch whose event header's time (when the batch was written,
+ * at or after its last switch: kernel-events.md 6.5) is written: a switch after it is the
+ * batch's damage, and the batch stops there as at a time outside the window (counted in
+ * after_written, last_status ETL_E_RANGE at the switch's offset, walk.time its time; the
+ * CPU's pending switch loses its successor). ETL_E_RANGE for a FirstTimeStamp after it.
+ */
+ETL_API etl_status etl_batch_expand_begin_written(etl_batch_expander *x, unsigned cpu, etl_span payload,
+                                          unsigned bias, uint8_t version, uint64_t written);
 
 /*
  * The next completed switch of the current batch: ETL_OK with *sw filled, or
@@ -274,6 +290,20 @@ ETL_API etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, e
  * returned.
  */
 ETL_API etl_status etl_batch_expand_next(etl_batch_expander *x, etl_cswitch *sw);
+
+/*
+ * The damage the current batch added to x's counters since before (a copy of x->stats taken
+ * before etl_batch_expand_begin): a switch after the batch was written, a record cut by the
+ * batch's Size, a batch shorter than its header, records with a bad TidTable index. Told once
+ * for the batch through r's diagnostics, with the file offset of the batch's record (at pos of
+ * buffer buffer_index, header included), and counted in *dmg (bad_times or bad_records, and
+ * bad_buffers), so that the command exits 3. A time outside the window (bad_time) is the
+ * caller's to tell (etl_walk_bad_time), with its buffer's flush.
+ */
+struct etl_reader;
+struct etl_stats;
+ETL_API void etl_batch_expand_tell(const etl_batch_expander *x, const etl_batch_expand_stats *before,
+                                   struct etl_reader *r, uint32_t buffer_index, size_t pos, struct etl_stats *dmg);
 
 /*
  * The ids of a switch (what CPU time needs): its time, threads, state, and the known

@@ -27,6 +27,7 @@ etl_status etl_batch_expand_init(etl_batch_expander *x, etl_batch_expand_cpu *cp
     x->ncpu = ncpu;
     x->last_status = ETL_OK;
     x->t_hi = UINT64_MAX;
+    x->t_written = UINT64_MAX;
     return ETL_OK;
 }
 
@@ -44,16 +45,27 @@ static void note_error(etl_batch_expander *x, etl_status st, size_t offset)
     x->last_offset = offset;
 }
 
-/* A switch time outside the window: the batch stops there, as at a truncated record. */
-static void bad_time(etl_batch_expander *x, etl_batch_expand_cpu *c, size_t offset)
+/*
+ * A switch time outside the window, or after the batch was written (its header's time, which
+ * is >= its last switch: kernel-events.md 6.5): the batch stops there, as at a truncated record.
+ */
+static void bad_time(etl_batch_expander *x, etl_batch_expand_cpu *c, size_t offset, uint64_t t)
 {
-    x->stats.bad_time++;
+    if (t < x->t_lo || t > x->t_hi) x->stats.bad_time++;
+    else x->stats.after_written++;
     note_error(x, ETL_E_RANGE, offset);
     c->broken = 1;
     x->active = false;
 }
+
 etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, etl_span payload,
                                   unsigned bias, uint8_t version)
+{
+    return etl_batch_expand_begin_written(x, cpu, payload, bias, version, UINT64_MAX);
+}
+
+etl_status etl_batch_expand_begin_written(etl_batch_expander *x, unsigned cpu, etl_span payload,
+                                          unsigned bias, uint8_t version, uint64_t written)
 {
     if (!x || !x->cpus) return ETL_E_INVALID_ARG;
     if (x->active && x->walk.pos < x->walk.n) {
@@ -62,6 +74,10 @@ etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, etl_span 
         x->cpus[x->cur].broken = 1;
     }
     x->active = false;
+    /* A switch of this batch past its bound of the two is damage (read_record). */
+    x->t_written = written;
+    x->batch_bad_index = 0;
+    x->t_batch = written < x->t_hi ? written : x->t_hi;
     if (cpu >= x->ncpu) {
         x->stats.bad_cpu++;
         x->last_status = ETL_E_RANGE;
@@ -85,8 +101,8 @@ etl_status etl_batch_expand_begin(etl_batch_expander *x, unsigned cpu, etl_span 
      * Deltas only add, so every time of the batch is at or after FirstTimeStamp: checked
      * here against the window's start, each switch against its end (read_record).
      */
-    if (x->walk.first_time < x->t_lo || x->walk.first_time > x->t_hi) {
-        bad_time(x, &x->cpus[cpu], 0);
+    if (x->walk.first_time < x->t_lo || x->walk.first_time > x->t_batch) {
+        bad_time(x, &x->cpus[cpu], 0, x->walk.first_time);
         return ETL_E_RANGE;
     }
     return ETL_OK;
@@ -118,12 +134,13 @@ static inline bool read_record(etl_batch_expander *x, etl_batch_expand_cpu *c, c
         x->active = false;
         return false;
     }
-    if (r->time > x->t_hi) {
+    if (r->time > x->t_batch) {
         /* Damage in a delta: every later time of the batch builds on it. */
-        bad_time(x, c, r->offset);
+        bad_time(x, c, r->offset, r->time);
         return false;
     }
     if (st == ETL_E_CORRUPT) {
+        if (x->batch_bad_index++ == 0) x->first_bad_index = r->offset;
         x->stats.bad_index++;
         note_error(x, st, r->offset);
     }

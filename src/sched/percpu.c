@@ -444,11 +444,16 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
         uint8_t version = (uint8_t)(full ? full->version : kr->version_word & 0xFF);
         const uint8_t *rec = full ? full->data : kr->data;
         uint64_t bad_time = k->x.stats.bad_time;
+        etl_batch_expand_stats before = k->x.stats;
+        /* The batch was written at its header's time: none of its switches is later (kernel-events.md 6.5). */
+        uint64_t written = full ? ((full->has & ETL_REC_TS) && !(full->has & ETL_REC_BAD_TS) ? full->ts : UINT64_MAX)
+                                : kr->ts;
         etl_batch_expand_window(&k->x, k->x.t_lo, etl_walk_time_limit(wk)); /* none after the buffer's flush */
-        etl_batch_expand_begin(&k->x, 0, payload, rn->bias, version);
+        etl_batch_expand_begin_written(&k->x, 0, payload, rn->bias, version, written);
         if (!rn->c->cpu_time) {
             while (etl_batch_expand_next(&k->x, next_sw(k)) == ETL_OK) compact_switch(k, false);
             etl_sched_batch_checked(wk, rec, &k->x, bad_time);
+            etl_batch_expand_tell(&k->x, &before, rn->r, wk->buffer_index, (size_t)(rec - wk->p), &w->damage);
             return;
         }
         /* CPU time reads a switch's ids alone: the batch comes out as that, a run at a time. */
@@ -467,6 +472,7 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
             }
         }
         etl_sched_batch_checked(wk, rec, &k->x, bad_time);
+        etl_batch_expand_tell(&k->x, &before, rn->r, wk->buffer_index, (size_t)(rec - wk->p), &w->damage);
         return;
     }
     if (kind == ETL_SCHED_SWITCH) {

@@ -59,6 +59,7 @@ typedef struct stream {
     uint64_t late_key;    /* main: the merge time of the batch being expanded late */
     const uint8_t *batch_rec; /* the batch record being expanded (in wk's buffer) */
     uint64_t bad_time;    /* x.stats.bad_time already told */
+    etl_batch_expand_stats before; /* x.stats when the batch being expanded began */
     uint64_t backwards;   /* x.stats.time_backwards already told */
     etl_span payload;     /* the record the head's strings point into */
     etl_batch_expander x;
@@ -85,6 +86,8 @@ struct part {
     etl_span payload;     /* the record the last event's strings point into */
     uint64_t key, tie;    /* of the event returned last */
     etl_sched_source_stats st;
+    etl_reader *r;
+    etl_stats dmg;        /* damage the expanders found in batches (etl_batch_expand_tell) */
     uint8_t keep[8192];   /* hooks the main streams decode */
     uint8_t mark[8192];   /* hooks passed over that still move the end of the trace */
 };
@@ -92,6 +95,12 @@ struct part {
 static size_t packed_size(const etl_sched_event *e);
 
 static inline bool hook_in(const uint8_t *set, uint16_t hook) { return (set[hook >> 3] >> (hook & 7)) & 1u; }
+
+/* When a batch record was written (its header's time, kernel-events.md 6.5): no switch of it is later. */
+static inline uint64_t written_of(const etl_record *rec)
+{
+    return (rec->has & ETL_REC_TS) && !(rec->has & ETL_REC_BAD_TS) ? rec->ts : UINT64_MAX;
+}
 
 static void count_chain(part *p, const etl_cswitch *sw)
 {
@@ -135,7 +144,8 @@ static bool take_record(part *p, stream *s, const etl_record *rec)
         s->late_key = s->time;
         p->st.late_batches++;
         etl_batch_expand_window(&s->x, s->x.t_lo, etl_walk_time_limit(&s->wk)); /* none after the buffer's flush */
-        etl_batch_expand_begin(&s->x, 0, rec->payload, p->bias, (uint8_t)rec->version);
+        s->before = s->x.stats;
+        etl_batch_expand_begin_written(&s->x, 0, rec->payload, p->bias, (uint8_t)rec->version, written_of(rec));
         s->batch_rec = rec->data;
         s->expanding = true;
         return false;
@@ -182,9 +192,10 @@ static bool take_record(part *p, stream *s, const etl_record *rec)
  * is told as damage of the batch's record (the walk is still in its buffer). The per-CPU
  * runs do not tell the latter: a switch going back sends them to this time-ordered source.
  */
-static void batch_done(stream *s)
+static void batch_done(part *p, stream *s)
 {
     etl_sched_batch_checked(&s->wk, s->batch_rec, &s->x, s->bad_time);
+    etl_batch_expand_tell(&s->x, &s->before, p->r, s->wk.buffer_index, (size_t)(s->batch_rec - s->wk.p), &p->dmg);
     s->bad_time = s->x.stats.bad_time;
     if (s->x.stats.time_backwards != s->backwards) etl_walk_batch_back(&s->wk, s->batch_rec);
     s->backwards = s->x.stats.time_backwards;
@@ -203,7 +214,7 @@ static void main_fill(part *p, stream *s)
                 return;
             }
             s->expanding = false;
-            batch_done(s);
+            batch_done(p, s);
         }
         if (!s->in_buf) {
             if (s->eof || etl_iter_next_buffer_of(p->main, s->k, &s->wk) != ETL_OK) {
@@ -273,7 +284,7 @@ static void ahead_fill(part *p, stream *s)
                 return;
             }
             s->expanding = false;
-            batch_done(s);
+            batch_done(p, s);
         }
         if (!s->in_buf) {
             if (s->eof || etl_iter_next_buffer_of(p->ahead, s->k, &s->wk) != ETL_OK) {
@@ -296,13 +307,16 @@ static void ahead_fill(part *p, stream *s)
         if (r == ETL_WALK_KERNEL) {
             if (k.hook != ETL_HOOK_CSWITCH_BATCH) continue;
             etl_batch_expand_window(&s->x, s->x.t_lo, etl_walk_time_limit(&s->wk));
-            etl_batch_expand_begin(&s->x, 0, k.payload, p->bias, (uint8_t)(k.version_word & 0xFF));
+            s->before = s->x.stats;
+            etl_batch_expand_begin_written(&s->x, 0, k.payload, p->bias, (uint8_t)(k.version_word & 0xFF), k.ts);
             s->batch_rec = k.data;
             s->expanding = true;
         } else if (r == ETL_WALK_OTHER) {
             if (!etl_record_kernel_hook(&s->wk.full, &hook) || hook != ETL_HOOK_CSWITCH_BATCH) continue;
             etl_batch_expand_window(&s->x, s->x.t_lo, etl_walk_time_limit(&s->wk));
-            etl_batch_expand_begin(&s->x, 0, s->wk.full.payload, p->bias, (uint8_t)s->wk.full.version);
+            s->before = s->x.stats;
+            etl_batch_expand_begin_written(&s->x, 0, s->wk.full.payload, p->bias, (uint8_t)s->wk.full.version,
+                                           written_of(&s->wk.full));
             s->batch_rec = s->wk.full.data;
             s->expanding = true;
         } else {
@@ -339,6 +353,8 @@ static etl_status part_open(etl_reader *r, unsigned bias, uint32_t skip, bool lo
     part *p = calloc(1, sizeof *p);
     if (!p) return ETL_E_NOMEM;
     p->pending = -1;
+    p->r = r;
+    p->dmg.first_problem_offset = UINT64_MAX;
     p->skip = skip;
     p->bias = bias;
     p->lookahead = lookahead;
@@ -808,6 +824,8 @@ void etl_sched_source_damage(const etl_sched_source *s, etl_stats *out)
     for (unsigned i = 0; i < n; i++) {
         const part *p = s->solo ? s->solo : s->w[i].p;
         etl_stats_add(out, etl_iter_stats_get(p->main), base);
+        etl_stats none = {.first_problem_offset = UINT64_MAX};
+        etl_stats_add(out, &p->dmg, &none);
         if (p->ahead) {
             etl_stats a = *etl_iter_stats_get(p->ahead);
             a.records = 0; /* the main one's */

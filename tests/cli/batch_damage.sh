@@ -1,0 +1,86 @@
+#!/bin/sh
+# batch_damage.sh ETLKIT - a damaged compact batch (hook 0x0525) is told at its own file offset, and every command
+# that reads batches exits 3 (explore19 F1-F3): a Size past the 0x58 + 0x400 batch limit, a switch after the
+# batch's own header time (kernel-events.md 6.5: the batch was written after its last switch), a record cut by the
+# batch's Size, a TidTable index past the filled entries. The undamaged trace exits 0 everywhere.
+set -u
+etlkit=$1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+bad() { echo "FAIL: $*" >&2; fails=$((fails+1)); }
+
+# mut IN OUT OP ARG...: batch 3 (file order; for ridx the first from there with an empty TidTable entry) of an uncompressed trace; prints its file offset.
+#   size DELTA (its Size), first DELTA (FirstTimeStamp), ridx R IDX (record R's index), bprio I V (base priority I)
+mut() {
+  python3 - "$@" <<'PY'
+import struct, sys
+src, dst, op, args = sys.argv[1], sys.argv[2], sys.argv[3], [int(a, 0) for a in sys.argv[4:]]
+d = bytearray(open(src, 'rb').read())
+bl, off = [], 0
+while off + 0x48 <= len(d):
+    size, = struct.unpack_from('<I', d, off)
+    fill, = struct.unpack_from('<I', d, off + 0x30)
+    o, end = off + 0x48, off + fill
+    while off and o + 8 <= end:
+        m, = struct.unpack_from('<I', d, o)
+        if m == 0xFFFFFFFF: break
+        rs, hook = struct.unpack_from('<HH', d, o + 4)
+        if (m >> 16) & 0xFF in (0x10, 0x11) and hook == 0x0525:
+            bl.append((o, o + 0x10 + (8 if m & 0x8000 else 0) + 8 * ((m >> 8) & 7)))
+        if rs == 0: break
+        o += (rs + 7) & ~7
+    if size < 0x48: break
+    off += size
+o, pl = bl[3]
+if op == 'ridx':     # a batch whose TidTable has an empty entry
+    o, pl = next(b for b in bl[3:] if struct.unpack_from('<I', d, b[1] + 8 + 4 * 15)[0] == 0)
+if op == 'size':
+    struct.pack_into('<H', d, o + 4, struct.unpack_from('<H', d, o + 4)[0] + args[0])
+elif op == 'first':
+    struct.pack_into('<Q', d, pl, struct.unpack_from('<Q', d, pl)[0] + args[0])
+elif op == 'ridx':   # record R of the batch, Lite or Full, its index set to IDX (-1: the first empty entry)
+    if args[1] < 0:
+        args[1] = next(i for i in range(16) if struct.unpack_from('<I', d, pl + 8 + 4 * i)[0] == 0)
+    q = pl + 0x58
+    for _ in range(args[0]): q += (2, 4, 4, 8)[d[q] & 3]
+    while d[q] & 3 < 2: q += (2, 4, 4, 8)[d[q] & 3]
+    if d[q] & 3 == 2: d[q] = (d[q] & 0xC3) | (args[1] << 2)
+    else: d[q + 4] = (d[q + 4] & 0xF0) | args[1]
+elif op == 'bprio':
+    d[pl + 0x48 + args[0]] = args[1] & 0xFF
+open(dst, 'wb').write(d)
+print(hex(o))
+PY
+}
+
+# case NAME EXPECT_TEXT OP ARG...: every command that reads batches exits 3 with the warning at the batch's offset
+case_() {
+  name=$1; text=$2; shift 2
+  off=$(mut "$tmp/h.etl" "$tmp/$name.etl" "$@") || { bad "$name: mut"; return; }
+  for c in "cpu --json" "waits --json" "switches --json" "wakeups --json" "dump --format jsonl --expand"; do
+    $etlkit $c "$tmp/$name.etl" >/dev/null 2>"$tmp/$name.err"; rc=$?
+    [ "$rc" = 3 ] || bad "$name: $c exit $rc, expected 3"
+    grep -q "file offset $off.*$text" "$tmp/$name.err" ||
+      bad "$name: $c: no warning '$text' at $off: $(head -c 300 "$tmp/$name.err")"
+  done
+}
+
+"$etlkit" synth -o "$tmp/h.etl" --cswitch compact --duration 300ms --seed 21 --clock cycles -q --force || bad "synth"
+for c in "cpu --json" "waits --json" "switches --json" "wakeups --json" "dump --format jsonl --expand"; do
+  $etlkit $c "$tmp/h.etl" >/dev/null 2>"$tmp/h.err"; rc=$?
+  [ "$rc" = 0 ] || bad "undamaged: $c exit $rc: $(head -c 300 "$tmp/h.err")"
+done
+
+# F1: one flipped bit of the Size (+0x1000): once ~170 records swallowed as 822 switches, exit 0.
+case_ grown "more than its layout's 1128 bytes" size 0x1000
+# F2: FirstTimeStamp 700000 cycles late: its last switches come after the batch was written; once the next, sound
+# batch was blamed (its offset) and its first switch dropped.
+case_ late "after the batch was written" first 700000
+grep -q "go back" "$tmp/late.err" && bad "late: the next batch is blamed: $(grep 'go back' "$tmp/late.err" | head -c 300)"
+# F3: the last 4-byte record cut to 2 bytes by the Size: once exit 0, no offset anywhere.
+case_ cut "runs past the batch's Size" size -2
+# A TidTable index past the filled entries: the spec's corrupt record (6.4).
+case_ index "TidTable entry past" ridx 5 -1
+
+[ $fails -eq 0 ] && echo "batch_damage: all passed" && exit 0
+echo "batch_damage: $fails failed" >&2; exit 1
