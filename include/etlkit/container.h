@@ -481,6 +481,15 @@ typedef struct etl_ts_span {
  */
 ETL_API const etl_ts_span *etl_reader_cpu_gaps(const etl_reader *r, unsigned cpu, size_t *n);
 /*
+ * Whether records of CPU cpu were passed over after a record read at a time in [from, to): a
+ * record that does not frame (the rest of its buffer skipped) or a buffer that cannot be loaded
+ * loses the CPU's records up to its next one read, as a missing buffer does. Known once an
+ * iterator in time order (or a walk over CPUs) has read the CPU that far: those reading it
+ * ask after their own records. A slice of the scheduler across one is unknown. False in a
+ * file whose records were all read; any thread.
+ */
+ETL_API bool etl_reader_cpu_skipped(const etl_reader *r, unsigned cpu, uint64_t from, uint64_t to);
+/*
  * Record iterators opened after this hand out the records whose time lies outside the
  * session window too, flagged ETL_REC_BAD_TS, instead of passing them over (they are
  * counted and told all the same; in time order one is merged where its CPU's time

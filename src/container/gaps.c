@@ -9,6 +9,7 @@
  * throughout).
  */
 #include <stdlib.h>
+#include <string.h>
 #include "container/reader_internal.h"
 
 static int by_cpu_order(const void *a, const void *b)
@@ -175,4 +176,70 @@ const etl_ts_span *etl_reader_cpu_gaps(const etl_reader *r, unsigned cpu, size_t
     if (!r->gaps_at || cpu >= r->ncpu) return NULL;
     *n = r->gaps_at[cpu + 1] - r->gaps_at[cpu];
     return *n ? r->gaps + r->gaps_at[cpu] : NULL;
+}
+
+/*
+ * Records skipped inside the file (etl_reader_cpu_skipped). A buffer the iterators cannot frame
+ * to its end, or cannot load, loses its CPU's records from the last one read before it to the
+ * next one read after: the same loss as a missing buffer, but its CPU and place are known. The
+ * iterators find them as they read, every one over a CPU the same ones in the same order (each
+ * reads the CPU from its first buffer), so they are noted once per buffer, on as many threads
+ * as read the file.
+ */
+static bool skips_make(etl_reader *r)
+{
+    size_t nb = r->nbufs ? r->nbufs : 1;
+    r->skip_lo = malloc(nb * sizeof *r->skip_lo);
+    r->skip_at = calloc((size_t)r->ncpu + 1, sizeof *r->skip_at);
+    r->skip_n = calloc((size_t)r->ncpu + 1, sizeof *r->skip_n);
+    r->skip_seen = calloc(nb, 1);
+    if (!r->skip_lo || !r->skip_at || !r->skip_n || !r->skip_seen) {
+        free(r->skip_lo), free(r->skip_at), free(r->skip_n), free(r->skip_seen);
+        r->skip_lo = NULL, r->skip_at = r->skip_n = NULL, r->skip_seen = NULL;
+        return false;
+    }
+    /* Each CPU's room: as many as it has buffers (one skip ends a buffer's reading). */
+    for (size_t i = 0; i < r->nbufs; i++)
+        if (r->bufs[i].cpu < r->ncpu) r->skip_at[r->bufs[i].cpu + 1]++;
+    for (unsigned c = 0; c < r->ncpu; c++) r->skip_at[c + 1] += r->skip_at[c];
+    return true;
+}
+
+void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo)
+{
+    if (b->cpu >= r->ncpu || b->index >= r->nbufs) return; /* no CPU's: a missing buffer's rule (etl_reader_cpu_gaps) */
+    etl_mutex_lock(r->skip_mu);
+    if (!r->skip_seen && !atomic_load(&r->skips_lost) && !skips_make(r)) atomic_store(&r->skips_lost, true);
+    if (r->skip_seen && !r->skip_seen[b->index]) {
+        r->skip_seen[b->index] = 1;
+        uint64_t *v = r->skip_lo + r->skip_at[b->cpu];
+        size_t n = r->skip_n[b->cpu], i = n;
+        while (i && v[i - 1] > lo) i--; /* found in the CPU's order: at the end but where its times went back */
+        memmove(v + i + 1, v + i, (n - i) * sizeof *v);
+        v[i] = lo;
+        r->skip_n[b->cpu] = n + 1;
+        atomic_fetch_add(&r->nskips, 1);
+    }
+    etl_mutex_unlock(r->skip_mu);
+}
+
+bool etl_reader_cpu_skipped(const etl_reader *r, unsigned cpu, uint64_t from, uint64_t to)
+{
+    if (atomic_load_explicit(&r->skips_lost, memory_order_relaxed)) return true;
+    if (!atomic_load_explicit(&r->nskips, memory_order_relaxed) || cpu >= r->ncpu) return false;
+    etl_reader *w = (etl_reader *)r; /* the lock: the iterators note more while the model asks */
+    etl_mutex_lock(w->skip_mu);
+    bool hit = false;
+    if (r->skip_lo) {
+        const uint64_t *v = r->skip_lo + r->skip_at[cpu];
+        size_t lo = 0, hi = r->skip_n[cpu]; /* the first at from or after */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (v[mid] < from) lo = mid + 1;
+            else hi = mid;
+        }
+        hit = lo < r->skip_n[cpu] && v[lo] < to;
+    }
+    etl_mutex_unlock(w->skip_mu);
+    return hit;
 }

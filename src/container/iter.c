@@ -47,6 +47,7 @@ typedef struct cursor {
     uint64_t lo, span;        /* record order: a next record in [lo, lo + span] is taken without a closer look
                                  (lo: the buffer's last record's time; lo + span: its flush) */
     bool have_last;           /* a record of the buffer was taken: lo is its time */
+    uint64_t carry;           /* time order: the CPU's latest record time before this buffer (0: none) */
     bool bad_time_counted;    /* the current buffer is in bad_buffers for a time outside the window (or a Size) */
     uint8_t *scratch;
     size_t scratch_cap;
@@ -123,7 +124,7 @@ static uint64_t cursor_hi(const etl_iter *it, const cursor *c)
     return c->flush != UINT64_MAX ? c->flush : it->t_lo + it->t_span;
 }
 
-static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
+static etl_status load_buffer(etl_iter *it, cursor *c, const etl_buf_ent *b)
 {
     const etl_reader *r = it->r;
     it->progress += b->disk_size;
@@ -174,6 +175,30 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
     c->span = cursor_hi(it, c) - it->t_lo;
     c->have_last = false;
     return ETL_OK;
+}
+
+/*
+ * Time order: the CPU's records of buffer b after its record at lo were passed over (the rest of b, or b whole), up to
+ * the next one read: a gap of the CPU for the scheduler (etl_reader_cpu_skipped). A read-ahead walk notes it too:
+ * whichever reader of the CPU gets there first. File order knows no CPU's time.
+ */
+static void note_skip(etl_iter *it, const etl_buf_ent *b, uint64_t lo)
+{
+    if (it->order == ETL_ORDER_TIME) etl_reader_note_skip(it->r, b, lo);
+}
+
+/* The latest record time of the cursor's CPU so far, the record at last (had: one was taken in this buffer) included. */
+static uint64_t cursor_last(const cursor *c, bool had, uint64_t last)
+{
+    return had && last > c->carry ? last : c->carry;
+}
+
+static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
+{
+    c->carry = cursor_last(c, c->have_last, c->lo); /* the buffer before's (have_last: until a load succeeds) */
+    etl_status rc = load_buffer(it, c, b);
+    if (rc != ETL_OK && !b->skip) note_skip(it, b, c->carry); /* b->skip: no CPU's, etl_reader_cpu_gaps's */
+    return rc;
 }
 
 /* A record of buffer b at pos that cannot be framed: counted and told; the rest of the buffer is skipped. */
@@ -404,7 +429,10 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
             if (it->keep && !it->keep(it->keep_ctx, out)) continue;
             return ETL_OK;
         }
-        if (rc != ETL_END) record_problem(it, c->buf, c->data, c->pos, rc);
+        if (rc != ETL_END) {
+            record_problem(it, c->buf, c->data, c->pos, rc);
+            note_skip(it, c->buf, cursor_last(c, c->have_last, c->lo));
+        }
         release_buffer(it, c->buf);
         c->buf = NULL;
     }
@@ -735,7 +763,9 @@ etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w)
     } else {
         if (it->walking >= 0) {
             it->stats.records += w->records;
-            it->cur[it->walking].buf = NULL;
+            cursor *c = &it->cur[it->walking];
+            c->carry = cursor_last(c, w->records != 0, w->t_lo); /* the walk's times, not the cursor's */
+            c->buf = NULL;
             it->walking = -1;
         }
         for (;;) {
@@ -762,6 +792,7 @@ etl_status etl_iter_next_buffer_of(etl_iter *it, unsigned k, etl_walk *w)
     cursor *c = &it->cur[k];
     if (c->buf) {
         it->stats.records += w->records;
+        c->carry = cursor_last(c, w->records != 0, w->t_lo); /* the walk's times, not the cursor's */
         c->buf = NULL;
         front_update(it, k);
     }
@@ -835,7 +866,10 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
          */
         if (rc != ETL_OK || (w->full.has & ETL_REC_HOOK)) {
             if (rc == ETL_OK) rc = ETL_E_CORRUPT; /* cannot happen */
-            if (rc != ETL_END) record_problem(it, c->buf, data, w->pos, rc);
+            if (rc != ETL_END) {
+                record_problem(it, c->buf, data, w->pos, rc);
+                note_skip(it, c->buf, cursor_last(c, w->records != 0, w->t_lo));
+            }
             w->pos = w->n;
             return ETL_WALK_END;
         }

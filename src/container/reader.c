@@ -706,7 +706,8 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
     r->diag_mu = etl_mutex_new();
     r->walk_mu = etl_mutex_new();
     r->walk_cv = etl_cond_new();
-    if (!r->diag_mu || !r->walk_mu || !r->walk_cv) {
+    r->skip_mu = etl_mutex_new();
+    if (!r->diag_mu || !r->walk_mu || !r->walk_cv || !r->skip_mu) {
         etl_diag_set(diag, ETL_E_NOMEM, UINT64_MAX, "out of memory");
         etl_reader_close(r);
         return ETL_E_NOMEM;
@@ -814,6 +815,11 @@ void etl_reader_close(etl_reader *r)
     etl_mutex_free(r->diag_mu);
     etl_mutex_free(r->walk_mu);
     etl_cond_free(r->walk_cv);
+    etl_mutex_free(r->skip_mu);
+    free(r->skip_lo);
+    free(r->skip_at);
+    free(r->skip_n);
+    free(r->skip_seen);
     free(r->bufs);
     free(r->holes);
     free(r->gaps);

@@ -58,6 +58,20 @@ struct etl_reader {
     size_t nholes;
     etl_ts_span *gaps;      /* etl_reader_cpu_gaps, every CPU's in turn: gaps_at[c] .. gaps_at[c + 1] */
     size_t *gaps_at;
+    /*
+     * etl_reader_cpu_skipped: where the iterators passed over part of a CPU's records (a record that
+     * does not frame, the rest of its buffer lost; a buffer that cannot be loaded), found as they
+     * read. Made at the first one: CPU c's times in skip_lo[skip_at[c] .. skip_at[c] + skip_n[c]),
+     * ascending, room for each of its buffers; skip_seen[buffer] once a buffer's is noted (every
+     * iterator over the CPU finds the same). nskips, read without the lock, is 0 in a file whose
+     * records were all read; skips_lost: no memory for them (every slice unknown).
+     */
+    etl_mutex *skip_mu;
+    uint64_t *skip_lo;
+    size_t *skip_at, *skip_n;
+    uint8_t *skip_seen;
+    _Atomic size_t nskips;
+    _Atomic bool skips_lost;
     bool keep_bad_times;    /* record iterators hand out records outside it, flagged */
     etl_mutex *diag_mu;     /* iterators on several threads report one problem at a time */
     /*
@@ -123,6 +137,11 @@ static inline uint64_t etl_buf_flush(const etl_reader *r, const etl_buf_ent *b)
  * caller frees it); false when it holds none or cannot be read.
  */
 bool etl_buf_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch, uint64_t *first, uint64_t *last);
+/*
+ * The records of buffer b's CPU after its record at lo (0: before any) up to the CPU's next record read
+ * were passed over (gaps.c, for etl_reader_cpu_skipped): the rest of b, or b whole. Once per buffer.
+ */
+void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo);
 /* etl_reader_cpu_gaps's spans, found at open from the holes (gaps.c): ETL_E_NOMEM or ETL_OK. */
 etl_status etl_reader_find_gaps(etl_reader *r);
 /* Rewrites the TimeStamp in the header of the record at p (n bytes): ETL_E_INVALID_ARG when it has none. */
