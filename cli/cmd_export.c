@@ -516,7 +516,8 @@ int cmd_export(int argc, char **argv)
             }
         }
         if (x.tr && etl_timeline_finish(x.tr) != ETL_OK) {
-            snprintf(err, sizeof err, "%s: %s", oname, strerror(errno)); /* finish leaves the failure's errno */
+            /* finish leaves the failure's errno */
+            snprintf(err, sizeof err, "%s: %s", oname, strerror(f ? etl_write_errno(f) : errno));
             fail = 1;
         }
     }

@@ -89,6 +89,9 @@ const char *etl_getenv(const char *name);
  */
 int etl_write_errno(FILE *f);
 
+/* How this system gets llvm-pdbutil, for the message when it is missing: Debian's package, or LLVM for Windows. */
+const char *etl_llvm_install_hint(void);
+
 /* The directory for temporary files: $TMPDIR when set and not empty, else /tmp (Windows: %TEMP%, GetTempPathW). */
 const char *etl_temp_dir(void);
 /* A new file there, read-write, gone when closed or when the process ends: a descriptor, or -1 with errno. */

@@ -90,6 +90,8 @@ void etl_mem_release(void *p, size_t n) { madvise(p, n, MADV_DONTNEED); }
 size_t etl_page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
 const char *etl_getenv(const char *name) { return getenv(name); }
+const char *etl_llvm_install_hint(void) { return "Debian: apt-get install llvm"; }
+
 int etl_write_errno(FILE *f)
 {
     (void)f;

@@ -474,9 +474,10 @@ static int open_handle(const char *path, DWORD access, DWORD disposition, DWORD 
     free(w);
     if (h == INVALID_HANDLE_VALUE) return fail_win();
     int fd = _open_osfhandle((intptr_t)h, oflags | _O_BINARY | _O_NOINHERIT);
-    if (fd < 0) {
+    if (fd < 0) { /* the table full (EMFILE), or a handle the C runtime takes for no file (a device: \\.\C:) */
+        int e = errno == EMFILE ? EMFILE : ENODEV;
         CloseHandle(h);
-        errno = EMFILE;
+        errno = e;
     }
     return fd;
 }
@@ -651,6 +652,11 @@ size_t etl_page_size(void)
     SYSTEM_INFO si;
     GetSystemInfo(&si);
     return si.dwPageSize;
+}
+
+const char *etl_llvm_install_hint(void)
+{
+    return "install LLVM for Windows, whose bin folder has llvm-pdbutil.exe, and put that folder in PATH";
 }
 
 int etl_write_errno(FILE *f)

@@ -692,8 +692,8 @@ static void load_module(etl_symbols *s, uint32_t mi)
 {
     module *m = &s->mods[mi];
     if (m->state != M_UNREAD) return;
-    if (s->tool_missing) m->state = M_NO_TOOL;
-    else if (!m->has_ident && !find_binary(s, m)) m->state = M_NO_IDENTITY;
+    if (!m->has_ident && !find_binary(s, m)) m->state = M_NO_IDENTITY; /* the tool would not name it either */
+    else if (s->tool_missing) m->state = M_NO_TOOL;
     else m->state = find_pdb(s, m);
     if (m->state != M_OK) add_without(s, m->name, m->state);
 }
@@ -956,8 +956,8 @@ etl_status etl_symbols_report(const etl_symbols *s, FILE *f)
 {
     int bad = 0;
     if (s->tool_missing)
-        bad |= fputs("etlkit: symbols need the LLVM tools: llvm-pdbutil was not found (Debian: apt-get install llvm; "
-                     "or set ETLKIT_LLVM_PDBUTIL): frames stay module+offset\n", f) == EOF;
+        bad |= fprintf(f, "etlkit: symbols need the LLVM tools: llvm-pdbutil was not found (%s; or set "
+                       "ETLKIT_LLVM_PDBUTIL): frames stay module+offset\n", etl_llvm_install_hint()) < 0;
     if (s->nwithout) {
         enum { SHOWN = 12 };
         bad |= fprintf(f, "etlkit: %zu module%s without symbols:", s->nwithout, s->nwithout == 1 ? "" : "s") < 0;

@@ -339,6 +339,12 @@ if [ "${ETLKIT_TARGET:-}" = windows ]; then
   { "$etlkit" switches "$small" 2>"$tmp/err"; echo $? >"$tmp/rc"; } | head -c 1 >/dev/null
   check "W5: switches | head -c 1: exit" 1 "$(cat "$tmp/rc")"
   expect "W5: switches | head -c 1: says why ($(cat "$tmp/err"))" has "^etlkit switches: standard output: Broken pipe$"
+  { "$etlkit" export "$small" --to ftrace -o - 2>"$tmp/err"; echo $? >"$tmp/rc"; } | head -c 1 >/dev/null
+  check "W5: export --to ftrace -o - | head -c 1: exit" 1 "$(cat "$tmp/rc")"
+  expect "W5: export --to ftrace -o - | head -c 1: says why ($(cat "$tmp/err"))" has "standard output: Broken pipe$"
+  # W7 a device the C runtime takes no descriptor for: not "Too many open files" (h-explore20 F7)
+  "$etlkit" info '\\.\PhysicalDrive0' 2>"$tmp/err"; check "W7: info \\.\PhysicalDrive0: exit" 1 $?
+  expect "W7: info \\.\PhysicalDrive0: a reason that is not a descriptor leak ($(cat "$tmp/err"))" sh -c "! grep -q 'Too many open files' '$tmp/err'"
 fi
 # W12 a new output directory named with a trailing separator (OUT/; OUT\ on Windows): made, nothing left beside it.
 seps=/; [ "${ETLKIT_TARGET:-}" = windows ] && seps='/ \'

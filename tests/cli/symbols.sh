@@ -195,6 +195,13 @@ same "profile --folded --symbols: the test modules' frames equal the truth's" "$
 expect "no name for the module without a PDB nor for the mismatched PDB" \
   sh -c "! grep -Eq '(other|bad)\\.dll!' '$tmp/t.folded'"
 expect "stderr: other.dll and bad.dll without symbols" grep -Eq 'without symbols: .*(other\.dll.*bad\.dll|bad\.dll.*other\.dll)' "$tmp/t.err"
+# Without llvm-pdbutil a module with no debug identity is still told so (the tool would not name it either), not
+# "no llvm-pdbutil" for those met after the first PDB found (h-explore20 F5).
+env -u ETLKIT_LLVM_PDBUTIL PATH=/nonexistent "$etlkit" profile "$tmp/t.etl" --folded --symbols "$path" >/dev/null \
+  2> "$tmp/notool.err"
+n_tool=$(grep -o 'no debug identity: [0-9]*' "$tmp/t.err"); n_notool=$(grep -o 'no debug identity: [0-9]*' "$tmp/notool.err")
+expect "no llvm-pdbutil: as many modules without identity ($n_tool; without the tool: $n_notool)" \
+  sh -c "[ -n '$n_tool' ] && [ '$n_tool' = '$n_notool' ] && grep -q 'no llvm-pdbutil: ' '$tmp/notool.err'"
 # each PDB found but refused is one line: the module, the file, both identities (h-explore9 F6); a PDB not found
 # (other.dll) is only counted
 set -- $(ident bad); bad_guid=$(echo "$3" | tr a-f A-F); bad_age=$4
