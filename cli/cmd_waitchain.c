@@ -433,6 +433,12 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
         snprintf(msg, sizeof msg, "%s",
                  co->has_at ? "no switch-in of that thread covers --at (or --from is after it)"
                             : "that thread has no off-CPU gap with a known start in the window");
+    } else if (!co->tid && !co->process) { /* --thread with a number no thread has: 0, or past 32 bits */
+        err = "no_such_thread";
+        if (strcmp(who, "0") == 0)
+            snprintf(msg, sizeof msg, "thread 0 is the idle thread: it runs when no thread does, and never waits");
+        else
+            snprintf(msg, sizeof msg, "thread %s is not in this trace (thread ids have 32 bits)", who);
     } else if (co->tid) {
         uint32_t i = etl_sched_thread_of(m, co->tid);
         found = i != ETL_SCHED_NONE && i != ETL_SCHED_IDLE;
@@ -591,7 +597,7 @@ int cmd_waitchain(int argc, char **argv)
     if (!who) return cli_usage_error("waitchain", "--thread TID or a process name is required");
     uint64_t tid;
     /* a number is a thread id given to --thread, a PID given to --process */
-    if (!a.process && rep_id_arg(who, &tid) && tid > 0 && tid <= UINT32_MAX) co.tid = (uint32_t)tid;
+    if (!a.process && rep_id_arg(who, &tid)) co.tid = tid <= UINT32_MAX ? (uint32_t)tid : 0; /* 0: none (explain) */
     else co.process = who;
     if (co.has_from && co.has_at && co.from >= co.at) return cli_usage_error("waitchain", "--from must be before --at");
     co.v0 = a.v0;

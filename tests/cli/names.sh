@@ -150,6 +150,14 @@ expect "waitchain --json absent thread: exit $rc" [ "$rc" -eq 4 ]
 json_ok "waitchain --json absent thread" "$tmp/out"
 expect "waitchain --json absent thread: says so" hasf "$tmp/out" '"error":"no_such_thread","message":"thread 999999 is not in this trace"'
 expect "waitchain --json absent thread: close matches" hasf "$tmp/out" '"close_matches":[{"tid":302,'
+# --thread 0 is the idle thread, and a number past 32 bits no thread: neither is a PID (h-explore18 M1: "no thread
+# of process PID 0 ever switched in").
+run waitchain "$t" --thread 0 --json >"$tmp/out" 2>"$tmp/err"; rc=$?
+expect "waitchain --thread 0: exit $rc" [ "$rc" -eq 4 ]
+expect "waitchain --thread 0: the idle thread ($(cat "$tmp/err"))" hasf "$tmp/out" '"error":"no_such_thread","message":"thread 0 is the idle thread'
+run waitchain "$t" --thread 4294967296 >"$tmp/out" 2>"$tmp/err"; rc=$?
+expect "waitchain --thread 2^32: exit $rc" [ "$rc" -eq 4 ]
+expect "waitchain --thread 2^32: no such thread ($(cat "$tmp/err"))" hasf "$tmp/err" "thread 4294967296 is not in this trace"
 run waitchain "$t" --thread calc --json >"$tmp/out" 2>"$tmp/err"; rc=$?
 expect "waitchain absent process: exit $rc" [ "$rc" -eq 4 ]
 expect "waitchain absent process: names the match" hasf "$tmp/out" '"close_matches":[{"pid":100,"process":"=cmd|'"'"' /C calc'"'"'!A0"}]'
