@@ -486,11 +486,13 @@ int cmd_dump(int argc, char **argv)
     }
     chunk_flush(&l);
     cli_progress_end(&bar);
-    if (o.expand && (x.stats.bad_index || x.stats.truncated || x.stats.bad_cpu || x.stats.short_batches) && !o.quiet)
+    if (o.expand && (x.stats.bad_index || x.stats.truncated || x.stats.bad_cpu || x.stats.short_batches ||
+                     x.stats.bad_state || x.stats.bad_priority) && !o.quiet)
         fprintf(stderr, "%s: %s: warning: compact batches: %llu bad indexes, %llu truncated records, "
-                        "%llu short batches, %llu on unknown CPUs\n", prog, path,
-                (unsigned long long)x.stats.bad_index, (unsigned long long)x.stats.truncated,
-                (unsigned long long)x.stats.short_batches, (unsigned long long)x.stats.bad_cpu);
+                        "%llu short batches, %llu on unknown CPUs, %llu states past 9, %llu priorities outside 0..31\n",
+                prog, path, (unsigned long long)x.stats.bad_index, (unsigned long long)x.stats.truncated,
+                (unsigned long long)x.stats.short_batches, (unsigned long long)x.stats.bad_cpu,
+                (unsigned long long)x.stats.bad_state, (unsigned long long)x.stats.bad_priority);
     etl_stats st = *etl_iter_stats_get(it);
     etl_stats none = {.first_problem_offset = UINT64_MAX};
     etl_stats_add(&st, &cc_damage, &none);

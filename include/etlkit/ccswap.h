@@ -77,7 +77,8 @@ ETL_API const char *etl_ccswap_form_name(unsigned form);
 
 /* Bits of etl_ccswap_record.flags. */
 enum {
-    ETL_CCSWAP_REC_BAD_INDEX = 1u << 0 /* index >= filled TidTable entries: old_tid unknown */
+    ETL_CCSWAP_REC_BAD_INDEX = 1u << 0,   /* index >= filled TidTable entries: old_tid unknown */
+    ETL_CCSWAP_REC_BAD_PRIORITY = 1u << 1 /* Lite: base + increment outside 0..31: old_priority unknown */
 };
 
 /* One decoded record. Fields a form does not carry are 0. */
@@ -88,7 +89,7 @@ typedef struct etl_ccswap_record {
     uint32_t old_tid;       /* idle forms: 0; Lite/Full: TidTable[index] (0 when BAD_INDEX) */
     uint32_t new_wait_time; /* Full: NewThreadWaitTime (timer ticks); otherwise 0 */
     int8_t old_priority;    /* Full: the 5-bit field; Lite: ThreadBasePriority[index] + pri_inc
-                               (0 when BAD_INDEX); idle forms: 0 */
+                               (0 when BAD_INDEX or BAD_PRIORITY); idle forms: 0 */
     uint8_t form;           /* etl_ccswap_form */
     uint8_t index;          /* Lite/Full: OldThreadIdIndex; idle forms: 0 */
     uint8_t pri_inc;        /* Lite: OldThreadPriInc; otherwise 0 */
@@ -160,6 +161,7 @@ ETL_API bool etl_ccswap_split_state(unsigned state_wr, unsigned bias, uint8_t *s
  *                 the new thread waited "no more than 1 tick", so 0 or 1 (lossy).
  *   Full          as Lite, plus NEW_WAIT_TIME.
  *   BAD_INDEX     OLD_TID unknown; for Lite also OLD_PRIORITY unknown.
+ *   BAD_PRIORITY  (Lite) OLD_PRIORITY unknown.
  * sw->source = ETL_CSW_SRC_COMPACT, sw->version = version (the batch event's).
  * Returns false when the StateWr gives a state > 9 under this bias (the bias is
  * probably wrong for the trace): old_state still holds v - B but STATE is clear.
@@ -211,7 +213,8 @@ typedef struct etl_batch_expand_stats {
     uint64_t bad_time;       /* batches stopped at a switch time outside the window (etl_batch_expand_window) */
     uint64_t after_written;  /* batches stopped at a switch time after the batch was written (its header's
                                 time, etl_batch_expand_begin_written; kernel-events.md 6.5) */
-    uint64_t bad_priority;   /* Lite records whose base + increment is outside 0..31: OLD_PRIORITY unknown */
+    uint64_t bad_priority;   /* Lite records whose base + increment is outside 0..31 (kernel-events.md 6.3-6.4:
+                                priorities are 0..31): OLD_PRIORITY unknown */
 } etl_batch_expand_stats;
 
 /*

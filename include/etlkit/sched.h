@@ -83,6 +83,8 @@ typedef struct etl_sched_source_stats {
     uint64_t late_batches;        /* batches merged when seen, not read ahead (no group mask said so) */
     uint64_t broken_chains;       /* compact switches whose successor was lost (new thread unknown) */
     uint64_t last_ts;             /* largest record timestamp seen */
+    uint64_t bad_state;           /* compact switches whose state is > 9 under the bias: state unknown */
+    uint64_t bad_priority;        /* compact (Lite) switches whose priority is outside 0..31: priority unknown */
 } etl_sched_source_stats;       /* with threads, complete once next returned ETL_END */
 
 typedef struct etl_sched_source etl_sched_source;

@@ -511,6 +511,8 @@ static etl_status export_one(run *R, job *j)
             {"decompress_errors", damage.decompress_errors},
             {"truncated_buffers", damage.truncated_buffers},
             {"broken_chains", s->broken_chains},
+            {"bad_state", s->bad_state},
+            {"bad_priority", s->bad_priority},
             {"duplicates_dropped", s->duplicates_dropped},
             {"undecodable", s->undecodable},
             {"cswitch_chain_mismatch", m->cswitch_chain_mismatch},

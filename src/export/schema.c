@@ -433,7 +433,7 @@ static const char *const trace_keys =
     "`buffers_lost`, `buffers`, `compressed_buffers`, `bad_buffers`, `bad_records`, `skipped_bytes`, "
     "`truncated_buffers`, `decompress_errors`, `unsupported_buffers`, `first_problem` (when there was one), `switches`, "
     "`full_switches`, `compact_switches`, `duplicates_dropped`, `undecodable`, `late_batches`, `broken_chains`, "
-    "`cswitch_chain_mismatch`, `time_backwards`, `ready_unmatched`, `unknown_threads`, `repeated_starts`, `over_limit`, `threads`, `processes`.";
+    "`bad_state`, `bad_priority`, `cswitch_chain_mismatch`, `time_backwards`, `ready_unmatched`, `unknown_threads`, `repeated_starts`, `over_limit`, `threads`, `processes`.";
 
 /* A column's Parquet storage in words: "UINT16 NOT NULL", "INT64 delta", "STRING". */
 static void parquet_kind(char *buf, size_t cap, const etl_column_def *c)

@@ -362,6 +362,8 @@ static void trace_rows(etl_export_rows *x, const etl_export_rows_end *e)
     kv_u(x, "undecodable", s->undecodable);
     kv_u(x, "late_batches", s->late_batches);
     kv_u(x, "broken_chains", s->broken_chains);
+    kv_u(x, "bad_state", s->bad_state);
+    kv_u(x, "bad_priority", s->bad_priority);
     kv_u(x, "cswitch_chain_mismatch", m->cswitch_chain_mismatch);
     kv_u(x, "time_backwards", m->time_backwards);
     kv_u(x, "ready_unmatched", m->ready_unmatched);

@@ -173,7 +173,9 @@ etl_status etl_ccswap_encoder_add(etl_ccswap_encoder *e, const etl_ccswap_switch
             c->buf[0x48 + idx] = (uint8_t)in->old_base_priority;
         }
         int inc = (int)in->old_priority - (int8_t)c->buf[0x48 + idx];
-        if (delta < DELTA_LITE_LIMIT && inc >= 0 && inc <= PRI_INC_MAX && in->new_wait_time == 0) {
+        /* Lite only for a priority 0..31: the decoder takes any other base + inc for damage. */
+        if (delta < DELTA_LITE_LIMIT && inc >= 0 && inc <= PRI_INC_MAX && in->new_wait_time == 0 &&
+            in->old_priority >= 0 && in->old_priority <= PRIORITY_MAX) {
             form = ETL_CCSWAP_LITE;
             etl_wr_u32(q, ETL_CCSWAP_LITE | (uint32_t)idx << 2 | (uint32_t)inc << 6 |
                               (uint32_t)wr << 9 | delta << 15);

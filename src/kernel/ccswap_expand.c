@@ -150,6 +150,7 @@ static inline bool read_record(etl_batch_expander *x, etl_batch_expand_cpu *c, c
     c->has_time = 1;
     if (r->form >= ETL_CCSWAP_LITE && r->state_wr >= x->bias && (unsigned)r->state_wr - x->bias > ETL_CCSWAP_STATE_MAX)
         x->stats.bad_state++;
+    if (r->flags & ETL_CCSWAP_REC_BAD_PRIORITY) x->stats.bad_priority++;
     *out = r;
     return true;
 }

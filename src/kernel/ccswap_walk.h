@@ -72,11 +72,14 @@ static inline etl_status ccswap_step(etl_ccswap_walker *w, etl_ccswap_record *r)
         r->pri_inc = (uint8_t)inc;
         r->state_wr = (uint8_t)((d >> 9) & 0x3Fu);
         st = ccswap_old_thread(w, r, idx);
-        /* base + inc in unsigned 8-bit arithmetic, so a hostile base wraps instead of
-         * overflowing a signed type. */
-        r->old_priority = st == ETL_OK
-            ? (int8_t)(uint8_t)(w->p[CCSWAP_OFF_BASE_PRIORITY + idx] + inc)
-            : 0;
+        /* A priority is 0..31 (Full's field is 5 bits): a base + inc outside is no priority, and is not
+         * wrapped into one. */
+        int pri = st == ETL_OK ? (int)(int8_t)w->p[CCSWAP_OFF_BASE_PRIORITY + idx] + (int)inc : 0;
+        if (pri < 0 || pri > 31) {
+            r->flags |= ETL_CCSWAP_REC_BAD_PRIORITY;
+            pri = 0;
+        }
+        r->old_priority = (int8_t)pri;
         pos += 4;
         break;
     }
@@ -125,7 +128,7 @@ static inline uint32_t ccswap_known(const etl_ccswap_record *r, unsigned bias, u
     *reason = 0;
     if (r->form <= ETL_CCSWAP_IDLE) return known | ETL_CSW_OLD_TID | ETL_CSW_OLD_PRIORITY;
     if (!(r->flags & ETL_CCSWAP_REC_BAD_INDEX))
-        known |= ETL_CSW_OLD_TID | ETL_CSW_OLD_PRIORITY;
+        known |= ETL_CSW_OLD_TID | (r->flags & ETL_CCSWAP_REC_BAD_PRIORITY ? 0u : ETL_CSW_OLD_PRIORITY);
     else if (r->form == ETL_CCSWAP_FULL)
         known |= ETL_CSW_OLD_PRIORITY; /* carried in the record itself */
     if (etl_ccswap_split_state(r->state_wr, bias, state, reason))

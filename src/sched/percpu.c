@@ -140,6 +140,7 @@ typedef struct worker {
     size_t nslots, capslots;
     void *cons;
     uint64_t switches, full, compact, rows, mismatch, broken, undecodable, last_ts;
+    uint64_t bad_state, bad_priority; /* compact switches with a field out of range (etl_batch_expand_stats) */
     uint64_t life_bytes; /* lifetime records copied */
     etl_stats damage;   /* what this worker's iterators found, beyond the reader's own */
     bool unsupported, oom;
@@ -454,6 +455,8 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
             while (etl_batch_expand_next(&k->x, next_sw(k)) == ETL_OK) compact_switch(k, false);
             etl_sched_batch_checked(wk, rec, &k->x, bad_time);
             etl_batch_expand_tell(&k->x, &before, rn->r, wk->buffer_index, (size_t)(rec - wk->p), &w->damage);
+            w->bad_state += k->x.stats.bad_state - before.bad_state;
+            w->bad_priority += k->x.stats.bad_priority - before.bad_priority;
             return;
         }
         /* CPU time reads a switch's ids alone: the batch comes out as that, a run at a time. */
@@ -473,6 +476,8 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
         }
         etl_sched_batch_checked(wk, rec, &k->x, bad_time);
         etl_batch_expand_tell(&k->x, &before, rn->r, wk->buffer_index, (size_t)(rec - wk->p), &w->damage);
+        w->bad_state += k->x.stats.bad_state - before.bad_state;
+        w->bad_priority += k->x.stats.bad_priority - before.bad_priority;
         return;
     }
     if (kind == ETL_SCHED_SWITCH) {
@@ -962,6 +967,8 @@ etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *o
         ss.full_switches += w->full;
         ss.compact_switches += w->compact;
         ss.broken_chains += w->broken;
+        ss.bad_state += w->bad_state;
+        ss.bad_priority += w->bad_priority;
         ss.undecodable += w->undecodable;
         etl_stats none = {.first_problem_offset = UINT64_MAX};
         etl_stats_add(&dmg, &w->damage, &none);

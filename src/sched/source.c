@@ -194,6 +194,9 @@ static bool take_record(part *p, stream *s, const etl_record *rec)
  */
 static void batch_done(part *p, stream *s)
 {
+    /* Fields the batch's records carry out of range (the switches stay, those fields unknown). */
+    p->st.bad_state += s->x.stats.bad_state - s->before.bad_state;
+    p->st.bad_priority += s->x.stats.bad_priority - s->before.bad_priority;
     etl_sched_batch_checked(&s->wk, s->batch_rec, &s->x, s->bad_time);
     etl_batch_expand_tell(&s->x, &s->before, p->r, s->wk.buffer_index, (size_t)(s->batch_rec - s->wk.p), &p->dmg);
     s->bad_time = s->x.stats.bad_time;
@@ -757,6 +760,8 @@ static void sum_stats(etl_sched_source *s)
         t->undecodable += p->undecodable;
         t->late_batches += p->late_batches;
         t->broken_chains += p->broken_chains;
+        t->bad_state += p->bad_state;
+        t->bad_priority += p->bad_priority;
         if (p->last_ts > t->last_ts) t->last_ts = p->last_ts;
     }
 }

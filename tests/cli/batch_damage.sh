@@ -48,6 +48,13 @@ elif op == 'ridx':   # record R of the batch, Lite or Full, its index set to IDX
     else: d[q + 4] = (d[q + 4] & 0xF0) | args[1]
 elif op == 'bprio':
     d[pl + 0x48 + args[0]] = args[1] & 0xFF
+elif op == 'rstate':  # every Lite/Full record's StateWr set to V
+    q, end = pl + 0x58, o + struct.unpack_from('<H', d, o + 4)[0]
+    while q < end:
+        f = d[q] & 3
+        if f == 2: struct.pack_into('<I', d, q, (struct.unpack_from('<I', d, q)[0] & ~0x7E00) | args[0] << 9)
+        if f == 3: struct.pack_into('<I', d, q + 4, (struct.unpack_from('<I', d, q + 4)[0] & ~0x3F0) | args[0] << 4)
+        q += (2, 4, 4, 8)[f]
 open(dst, 'wb').write(d)
 print(hex(o))
 PY
@@ -81,6 +88,28 @@ grep -q "go back" "$tmp/late.err" && bad "late: the next batch is blamed: $(grep
 case_ cut "runs past the batch's Size" size -2
 # A TidTable index past the filled entries: the spec's corrupt record (6.4).
 case_ index "TidTable entry past" ridx 5 -1
+
+# F4, F5: fields out of range are no damage of the input's framing: counted (anomalies bad_priority, bad_state, dump's
+# summary), the field unknown, never a wrapped priority (base 127 + 1 was -128 in switches, dump and the export).
+mut "$tmp/h.etl" "$tmp/prio.etl" bprio 0 127 >/dev/null
+"$etlkit" switches --json "$tmp/prio.etl" >"$tmp/prio.json" 2>/dev/null
+python3 - "$tmp/prio.json" <<'PY' || bad "prio: a priority outside 0..31 reported"
+import json, re, sys
+t = open(sys.argv[1]).read()
+bad = [m for m in re.findall(r'"[a-z_]*pri[a-z_]*":(-?[0-9]+)', t) if not 0 <= int(m) <= 31]
+sys.exit('priorities %s' % sorted(set(bad)) if bad else 0)
+PY
+"$etlkit" cpu --json "$tmp/prio.etl" 2>/dev/null | grep -q '"bad_priority":[1-9]' || bad "prio: no bad_priority in cpu's anomalies"
+"$etlkit" waits "$tmp/prio.etl" 2>/dev/null | grep -q "priority is outside 0..31" || bad "prio: no note in waits"
+mut "$tmp/h.etl" "$tmp/state.etl" rstate 63 >/dev/null
+"$etlkit" cpu --json "$tmp/state.etl" 2>/dev/null | grep -q '"bad_state":[1-9]' || bad "state: no bad_state in cpu's anomalies"
+"$etlkit" dump --format jsonl --expand "$tmp/state.etl" 2>&1 >/dev/null | grep -q "[1-9][0-9]* states past 9" ||
+  bad "state: dump's summary does not count it"
+"$etlkit" export "$tmp/state.etl" --to sqlite -o "$tmp/state.sqlite" --force >/dev/null 2>&1
+if command -v sqlite3 >/dev/null; then
+  v=$(sqlite3 "$tmp/state.sqlite" "select value from trace where key='bad_state'" 2>/dev/null)
+  [ -n "$v" ] && [ "$v" != 0 ] || bad "state: export's trace table has bad_state '$v'"
+fi
 
 [ $fails -eq 0 ] && echo "batch_damage: all passed" && exit 0
 echo "batch_damage: $fails failed" >&2; exit 1

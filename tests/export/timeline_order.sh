@@ -16,10 +16,11 @@ check() { # check NAME EXPECTED ACTUAL
   if [ "$2" = "$3" ]; then ok; else bad "$1: got '$3', expected '$2'"; fi
 }
 "$etlkit" synth -o s.etl --seed 2 --cswitch compact -q || { bad "synth"; exit 1; }
-# 40 bytes flipped past the first buffer (explore7's damaged copy).
+# 40 bytes flipped past the first buffer (explore7's damaged copy; seed 10 since batches whose switches come after
+# their own header time are dropped at the batch, explore19 F2: seed 5's switches out of order all were such).
 python3 - <<'PY'
 import random
-d = bytearray(open("s.etl", "rb").read()); r = random.Random(5)
+d = bytearray(open("s.etl", "rb").read()); r = random.Random(10)
 for i in range(40): d[r.randrange(65536, len(d))] ^= 0xff
 open("flip.etl", "wb").write(d)
 PY

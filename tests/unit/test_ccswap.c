@@ -311,7 +311,7 @@ static void test_unaligned(void **state)
     assert_int_equal(etl_ccswap_next(&w, &r), ETL_END);
 }
 
-/* Lite priority is base + inc, with a hostile base wrapping in 8 bits. */
+/* Lite priority is base + inc; outside 0..31 (a hostile base: -4 + 2, 127 + 7) it is no priority (explore19 F4). */
 static void test_lite_priority(void **state)
 {
     (void)state;
@@ -327,10 +327,27 @@ static void test_lite_priority(void **state)
     assert_int_equal(etl_ccswap_open(&w, span(b, n)), ETL_OK);
     assert_int_equal(etl_ccswap_next(&w, &r), ETL_OK);
     assert_int_equal(r.old_priority, 22);
+    assert_int_equal(r.flags, 0);
+    etl_cswitch c;
+    etl_ccswap_to_cswitch(&r, 0, 39, 2, &c);
+    assert_true(c.known & ETL_CSW_OLD_PRIORITY);
     assert_int_equal(etl_ccswap_next(&w, &r), ETL_OK);
-    assert_int_equal(r.old_priority, -2);
+    assert_int_equal(r.old_priority, 0); /* -4 + 2: once -2 */
+    assert_int_equal(r.flags, ETL_CCSWAP_REC_BAD_PRIORITY);
+    etl_ccswap_to_cswitch(&r, 0, 39, 2, &c);
+    assert_false(c.known & ETL_CSW_OLD_PRIORITY);
+    assert_true(c.known & ETL_CSW_OLD_TID);
     assert_int_equal(etl_ccswap_next(&w, &r), ETL_OK);
-    assert_int_equal(r.old_priority, -122); /* 127 + 7 wraps */
+    assert_int_equal(r.old_priority, 0); /* 127 + 7: once wrapped to -122 */
+    assert_int_equal(r.flags, ETL_CCSWAP_REC_BAD_PRIORITY);
+    /* The expander counts them. */
+    etl_batch_expander x;
+    etl_batch_expand_cpu cpus[1];
+    etl_batch_expand_init(&x, cpus, 1);
+    etl_batch_expand_begin(&x, 0, span(b, n), 39, 2);
+    while (etl_batch_expand_next(&x, &c) == ETL_OK) {
+    }
+    assert_int_equal(x.stats.bad_priority, 2);
 }
 
 /* Record 0 with a non-zero delta still counts from FirstTimeStamp. */
@@ -1179,11 +1196,11 @@ static void test_encode_clamps_and_errors(void **state)
     assert_int_equal(etl_ccswap_encoder_add(e, &s, &bt), ETL_OK);
     s = sw_in(0, 104, 9, 8, 8, 5, 45, 0);     /* waiting, reason 45 >= bias: dropped */
     assert_int_equal(etl_ccswap_encoder_add(e, &s, &bt), ETL_OK);
-    s = sw_in(0, 105, 10, -3, 0, 1, 0, 0);    /* Lite with a negative priority: exact */
+    s = sw_in(0, 105, 10, -3, 0, 1, 0, 0);    /* a negative priority: no Lite (it decodes as damage), Full clamped */
     assert_int_equal(etl_ccswap_encoder_add(e, &s, &bt), ETL_OK);
     s = sw_in(0, 106, 0, 99, 99, 60, 99, 99); /* idle: state and the rest ignored */
     assert_int_equal(etl_ccswap_encoder_add(e, &s, &bt), ETL_OK);
-    assert_int_equal(e->stats.priority_clamped, 2);
+    assert_int_equal(e->stats.priority_clamped, 3);
     assert_int_equal(e->stats.wait_time_clamped, 1);
     assert_int_equal(e->stats.wait_reason_dropped, 1);
     assert_int_equal(e->stats.switches, 7);
@@ -1208,8 +1225,8 @@ static void test_encode_clamps_and_errors(void **state)
     assert_int_equal(c.old_state, 5);
     assert_false(c.known & ETL_CSW_WAIT_REASON);
     etl_ccswap_next(&w, &r);
-    assert_int_equal(r.form, ETL_CCSWAP_LITE);
-    assert_int_equal(r.old_priority, -3);
+    assert_int_equal(r.form, ETL_CCSWAP_FULL);
+    assert_int_equal(r.old_priority, 0);
     etl_ccswap_next(&w, &r);
     assert_int_equal(r.form, ETL_CCSWAP_IDLE_SHORT);
 }
