@@ -297,7 +297,13 @@ static etl_status frame(etl_span buf, size_t off, etl_record *r, size_t *next, b
     if (!etl_span_has(buf, off, 4)) return ETL_END;
     const uint8_t *p = buf.p + off;
     uint32_t marker = etl_rd_u32(p);
-    if (marker == 0xFFFFFFFFu) return ETL_END;
+    if (marker == 0xFFFFFFFFu) {
+        /* The end of the data (its filler) only when nothing but 0xFF follows, up to the buffer's Offset: with
+         * bytes after it, a damaged record whose loss must be told (the rest of the buffer), not a quiet end. */
+        for (size_t i = off + 4; i < buf.n; i++)
+            if (buf.p[i] != 0xFF) return ETL_E_CORRUPT;
+        return ETL_END;
+    }
 
     etl_zero_small(r, sizeof *r);
     r->data = p;
