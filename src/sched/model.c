@@ -277,9 +277,14 @@ static mcpu *cpu_at(etl_sched *m, unsigned c)
     return &m->cpus[c];
 }
 
-/* etl_gap_spans for CPU cpu's slice (si, t), its spans read at its first switch. */
+/*
+ * Whether CPU cpu's slice (si, t) spans a gap of its records: where a missing buffer may have held
+ * them (etl_gap_spans, its spans read at its first switch), or where the reader passed some over
+ * (etl_reader_cpu_skipped: after a record at si or later, before t; from 0: the head slice).
+ */
 static bool spans_gap(const etl_sched *m, mcpu *c, unsigned cpu, uint64_t si, uint64_t t)
 {
+    if (m->opts.reader && etl_reader_cpu_skipped(m->opts.reader, cpu, si, t)) return true;
     if (!m->gaps) return false;
     if (!c->gaps_read) c->gaps.gap = etl_reader_cpu_gaps(m->opts.reader, cpu, &c->gaps.n), c->gaps_read = true;
     return etl_gap_spans(&c->gaps, si, t);
@@ -417,7 +422,8 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
         memset(&head, 0, sizeof head);
         head.flags = ETL_ROW_HEAD;
         head.cpu = e->cpu;
-        bool lost = t >= m->clock.t0 && spans_gap(m, c, e->cpu, m->clock.t0, t); /* as percpu: no cursor moved */
+        bool lost = t >= m->clock.t0 && (spans_gap(m, c, e->cpu, m->clock.t0, t) || /* as percpu: no cursor moved */
+                                         (m->opts.reader && etl_reader_cpu_skipped(m->opts.reader, e->cpu, 0, t)));
         head.new_tid = old_known && !lost ? e->old_tid : UINT32_MAX;
         head.new_thread = lost ? ETL_SCHED_NONE : old;
         head.old_tid = UINT32_MAX;
@@ -716,7 +722,10 @@ etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts)
         uint64_t end = m->gaps ? etl_sched_cpu_end(m->opts.reader, i, end_ts) : end_ts;
         row->nso_ts = end > row->si_ts ? end : row->si_ts;
         row->nso = ns_of(m, row->nso_ts);
-        if (spans_gap(m, c, i, row->si_ts, row->nso_ts)) forget_thread(row); /* records after its last switch lost */
+        /* Records after its last switch lost (skipped ones: any after it, the end's own time too). */
+        if (spans_gap(m, c, i, row->si_ts, row->nso_ts) ||
+            (m->opts.reader && etl_reader_cpu_skipped(m->opts.reader, i, row->si_ts, UINT64_MAX)))
+            forget_thread(row);
         row->in = &c->prev;
         row->out = NULL;
         emit(m, row);

@@ -316,7 +316,7 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
             row->new_tid = lost ? UINT32_MAX : e->old_tid;
             row->new_thread = lost ? ETL_SCHED_NONE : old;
         }
-        if (etl_gap_spans(&c->gaps, row->si_ts, t)) {
+        if (etl_gap_spans(&c->gaps, row->si_ts, t) || etl_reader_cpu_skipped(rn->r, e->cpu, row->si_ts, t)) {
             row->new_tid = UINT32_MAX;
             row->new_thread = ETL_SCHED_NONE;
         }
@@ -333,7 +333,7 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
         etl_zero_small(&head, sizeof head);
         head.flags = ETL_ROW_HEAD;
         head.cpu = e->cpu;
-        bool lost = etl_gap_spans(&c->gaps, rn->clock->t0, t);
+        bool lost = etl_gap_spans(&c->gaps, rn->clock->t0, t) || etl_reader_cpu_skipped(rn->r, e->cpu, 0, t);
         head.new_tid = old_known && !lost ? e->old_tid : UINT32_MAX;
         head.new_thread = lost ? ETL_SCHED_NONE : old;
         head.old_tid = UINT32_MAX;
@@ -889,7 +889,8 @@ static void finish_rows(run *rn, uint64_t end_ts)
         uint64_t end = rn->gaps ? etl_sched_cpu_end(rn->r, c, end_ts) : end_ts;
         row->nso_ts = end > row->si_ts ? end : row->si_ts;
         row->nso = etl_clock_ns(rn->clock, row->nso_ts);
-        if (etl_gap_spans(&p->gaps, row->si_ts, row->nso_ts)) { /* its records after the last switch lost, maybe */
+        /* Its records after the last switch lost, maybe (skipped ones: any after it, as the model's). */
+        if (etl_gap_spans(&p->gaps, row->si_ts, row->nso_ts) || etl_reader_cpu_skipped(rn->r, c, row->si_ts, UINT64_MAX)) {
             row->new_tid = UINT32_MAX;
             row->new_thread = ETL_SCHED_NONE;
         }
