@@ -403,11 +403,12 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
                 /* In a file that misses buffers, most likely one of this CPU's: who ran is not known. */
                 row->new_tid = m->gaps ? UINT32_MAX : e->old_tid;
                 row->new_thread = m->gaps ? ETL_SCHED_NONE : old;
-            } else {
-                /* The new thread was not recorded (compact chain broken): learn it now. */
-                row->new_tid = e->old_tid;
-                switch_in(m, row, old, row->si_ts);
             }
+            /*
+             * Else the new thread was not recorded: the compact chain is broken, switches between
+             * the two were lost (kernel-events.md 6.6), so this switch's old thread ran only from one
+             * of them: the slice is unknown, as across a lost buffer, never this thread's.
+             */
         }
         if (spans_gap(m, c, e->cpu, row->si_ts, t)) forget_thread(row);
         prev_unknown = row->new_thread == ETL_SCHED_NONE && row->new_tid == UINT32_MAX;

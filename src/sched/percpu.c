@@ -306,8 +306,12 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
     bool prev_unknown = false; /* the slice this switch ends is of no known thread */
     if (c->has_prev) {
         if (old_known && row->new_tid != e->old_tid) {
-            /* Planned one thread, another ran (or the compact chain lost it): the observed one. */
-            bool lost = false; /* a buffer of this CPU lost, most likely: who ran is not known */
+            /*
+             * Planned one thread, another ran: the observed one, unless a buffer of this CPU was lost
+             * (most likely): who ran is not known. No thread planned: the compact chain is broken,
+             * switches between the two lost, so the slice is unknown too (as the model's).
+             */
+            bool lost = true;
             if (row->new_thread != ETL_SCHED_NONE || row->new_tid != UINT32_MAX) {
                 row->flags |= ETL_ROW_MISMATCH;
                 w->mismatch++;
