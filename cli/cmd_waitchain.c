@@ -435,7 +435,8 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
                             : "that thread has no off-CPU gap with a known start in the window");
     } else if (!co->tid && !co->process) { /* --thread with a number no thread has: 0, or past 32 bits */
         err = "no_such_thread";
-        if (strcmp(who, "0") == 0)
+        uint64_t n = 0;
+        if (rep_id_arg(who, &n) && n == 0)
             snprintf(msg, sizeof msg, "thread 0 is the idle thread: it runs when no thread does, and never waits");
         else
             snprintf(msg, sizeof msg, "thread %s is not in this trace (thread ids have 32 bits)", who);

@@ -239,8 +239,9 @@ ETL_API const char *etl_htype_name(uint8_t htype);
 /*
  * Frames the record at `off` in `buf` (a whole decompressed buffer, header
  * included, cut at its Offset). On ETL_OK, *next is the offset of the following
- * record (8-byte aligned). ETL_END at a 0xFFFFFFFF marker or when fewer than 4
- * bytes remain. ETL_E_CORRUPT / ETL_E_TRUNCATED when the record cannot be framed:
+ * record (8-byte aligned). ETL_END at a 0xFFFFFFFF marker that nothing but 0xFF
+ * follows (the filler), or when fewer than 4 bytes remain; a 0xFFFFFFFF marker with
+ * other bytes after it is ETL_E_CORRUPT. ETL_E_CORRUPT / ETL_E_TRUNCATED when the record cannot be framed:
  * the caller must then skip the rest of the buffer. cpu/buffer_index are left to the caller.
  *
  * A kernel record of a fixed-layout event (etl_kernel_layout_size) whose Size goes past
