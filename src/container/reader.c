@@ -90,6 +90,21 @@ static size_t near_header(etl_reader *r, size_t at, size_t after)
     return SIZE_MAX;
 }
 
+/*
+ * The most bytes a buffer can take on disk: the session's BufferSize (etl_reader_data_cap; 64 MiB
+ * while the logfile header is unknown, a compressed buffer 0's file), and for a compressed one the
+ * formats' worst growth on top: a quarter (LZ77+Huffman codes a token in at most 10 bits: an
+ * optimal code is within a bit of the entropy, at most 9 bits over 512 symbols; XPRESS's 4-byte
+ * flag word per 32 tokens and LZNT1's flag byte per 8 are an eighth), 1/128 (a Huffman block's
+ * 256-byte table per 64 KiB, LZNT1's 2-byte header per 4 KiB chunk) and one table and flag word.
+ * The samples' largest compressed buffer is 36,924 bytes of a 65,536 session.
+ */
+static uint64_t disk_cap(const etl_reader *r, bool compressed)
+{
+    uint64_t cap = etl_reader_data_cap(r);
+    return compressed ? cap + cap / 4 + cap / 128 + 256 + 8 : cap;
+}
+
 /* After an impossible buffer header at `bad`: the next plausible one, or the end of the file. */
 static size_t resync(const etl_reader *r, size_t bad)
 {
@@ -152,6 +167,15 @@ static etl_status index_buffers(etl_reader *r)
             size_t next = off + h.buffer_size, to = SIZE_MAX; /* where this one's size should lead */
             if (plausible_alone(r, off) && h.buffer_size >= ETL_BUFFER_HEADER_SIZE)
                 to = near_header(r, next, off + ETL_BUFFER_HEADER_SIZE);
+            /*
+             * No explanation makes a buffer longer than a session's buffer can be on disk: one
+             * BufferSize past the end of the real sample once found the last header 9 KB from
+             * where it led and swallowed 352 buffers as one.
+             */
+            if (to != SIZE_MAX && to - off > disk_cap(r, h.buffer_flag & ETL_BUFFER_FLAG_COMPRESSED)) to = SIZE_MAX;
+            if (at != SIZE_MAX && at > off && prev && prev->file_off + prev->disk_size == off && !prev->truncated &&
+                at - prev->file_off > disk_cap(r, prev->compressed))
+                at = SIZE_MAX;
             /* The nearer of the two explains the break with the smaller error. */
             size_t d_at = at == SIZE_MAX ? SIZE_MAX : at > off ? at - off : off - at;
             size_t d_to = to == SIZE_MAX ? SIZE_MAX : to > next ? to - next : next - to;
