@@ -48,6 +48,8 @@ typedef struct cursor {
                                  (lo: the buffer's last record's time; lo + span: its flush) */
     bool have_last;           /* a record of the buffer was taken: lo is its time */
     uint64_t carry;           /* time order: the CPU's latest record time before this buffer (0: none) */
+    const etl_buf_ent *carry_buf; /* the buffer that record is in */
+    const etl_buf_ent *loaded;    /* the buffer loaded last */
     bool bad_time_counted;    /* the current buffer is in bad_buffers for a time outside the window (or a Size) */
     uint8_t *scratch;
     size_t scratch_cap;
@@ -166,13 +168,15 @@ static etl_status load_buffer(etl_iter *it, cursor *c, const etl_buf_ent *b)
         return rc;
     }
     if (b->truncated && !b->compressed && c->data.n > b->disk_size) c->data.n = b->disk_size;
-    c->buf = b;
+    c->buf = c->loaded = b;
     c->pos = ETL_BUFFER_HEADER_SIZE;
     c->bad_time_counted = false;
     /* A buffer is flushed after its last record is written (container.md §2): none is later. */
     c->flush = etl_buf_flush(r, b);
-    c->lo = it->t_lo;
-    c->span = cursor_hi(it, c) - it->t_lo;
+    uint64_t hi = cursor_hi(it, c);
+    /* Time order: the CPU's records before this buffer's are no later than its first (container.md §7; judge_time). */
+    c->lo = it->order == ETL_ORDER_TIME && c->carry > it->t_lo ? (c->carry < hi ? c->carry : hi) : it->t_lo;
+    c->span = hi - c->lo;
     c->have_last = false;
     return ETL_OK;
 }
@@ -193,9 +197,16 @@ static uint64_t cursor_last(const cursor *c, bool had, uint64_t last)
     return had && last > c->carry ? last : c->carry;
 }
 
+/* The buffer loaded last is done with: its last record taken (had) at `last` moves the CPU's latest time. */
+static void cursor_carry(cursor *c, bool had, uint64_t last)
+{
+    if (had && last > c->carry) c->carry_buf = c->loaded;
+    c->carry = cursor_last(c, had, last);
+}
+
 static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
 {
-    c->carry = cursor_last(c, c->have_last, c->lo); /* the buffer before's (have_last: until a load succeeds) */
+    cursor_carry(c, c->have_last, c->lo); /* the buffer before's (have_last: until a load succeeds) */
     etl_status rc = load_buffer(it, c, b);
     if (rc != ETL_OK && !b->skip) note_skip(it, b, c->carry); /* b->skip: no CPU's, etl_reader_cpu_gaps's */
     return rc;
@@ -285,13 +296,17 @@ enum { TIME_TAKE, TIME_PASS };
  * after the flush that a neighbour's time confirms, or one before the record ahead of it
  * while the record after it agrees with that one, is the record's own damage: TIME_PASS,
  * told and counted. Where the buffer's time steps back for good (which record is wrong is
- * not known) it is told and counted, and the record is taken. TIME_TAKE moves the window.
+ * not known) it is told and counted, and the record is taken. So are a buffer whose first
+ * records are all later than its flush (its TimeStamp, or its records, are not that buffer's)
+ * and, in time order, a buffer whose first record is earlier than the last record of its
+ * CPU's buffers before it by SequenceNumber (its CPU or its place is wrong, or that buffer's):
+ * each told once, with the buffer's offset. TIME_TAKE moves the window.
  * The same judgement for every reader: the merged one, and the walks of etl_walk_next.
  */
 static int judge_time(etl_iter *it, cursor *c, const uint8_t *p, size_t n, size_t pos, size_t after, uint64_t ts,
                       bool have_last, const char *what, uint64_t *lo, uint64_t *span)
 {
-    char t[32], why[112];
+    char t[32], why[176];
     if (ts - it->t_lo > it->t_span) {
         if (!it->quiet) bad_time(it, c, pos, ts, what, "passed over");
         return TIME_PASS;
@@ -303,7 +318,24 @@ static int judge_time(etl_iter *it, cursor *c, const uint8_t *p, size_t n, size_
             if (!it->quiet) bad_time(it, c, pos, ts, what, "passed over");
             return TIME_PASS;
         }
-        c->flush = UINT64_MAX; /* its first records are all later: the buffer's TimeStamp is what is wrong */
+        /* Its first records are all later: the TimeStamp, or the records, are not this buffer's; read to the window's end. */
+        if (!it->quiet) {
+            snprintf(why, sizeof why, "later than its buffer's flush TimeStamp (%s s), as %s",
+                     etl_reader_secs(it->r, c->flush, t), have_next ? "the record after it is" : "no record follows");
+            bad_time_why(it, c, pos, ts, what, why,
+                         "taken: the buffer's TimeStamp or its records are not its own (read up to the session's end)");
+        }
+        c->flush = UINT64_MAX;
+    } else if (!have_last && it->order == ETL_ORDER_TIME && ts < c->carry) {
+        /* The CPU's time goes back from its buffer before (SequenceNumber order) to this one: a buffer out of place. */
+        if (!it->quiet) {
+            const etl_buf_ent *pb = c->carry_buf;
+            snprintf(why, sizeof why, "before the last record (%s s) of CPU %u's buffer %u at offset 0x%llx before it",
+                     etl_reader_secs(it->r, c->carry, t), c->buf->cpu, pb ? pb->index : 0u,
+                     (unsigned long long)(pb ? pb->file_off : 0));
+            bad_time_why(it, c, pos, ts, what, why,
+                         "taken (merged at its CPU's time): this buffer's or that one's CPU or SequenceNumber is wrong");
+        }
     } else if (have_last && ts < *lo) {
         bool alone = !have_next || next >= *lo;
         if (!it->quiet) {
@@ -764,7 +796,7 @@ etl_status etl_iter_next_buffer(etl_iter *it, etl_walk *w)
         if (it->walking >= 0) {
             it->stats.records += w->records;
             cursor *c = &it->cur[it->walking];
-            c->carry = cursor_last(c, w->records != 0, w->t_lo); /* the walk's times, not the cursor's */
+            cursor_carry(c, w->records != 0, w->t_lo); /* the walk's times, not the cursor's */
             c->buf = NULL;
             it->walking = -1;
         }
@@ -792,7 +824,7 @@ etl_status etl_iter_next_buffer_of(etl_iter *it, unsigned k, etl_walk *w)
     cursor *c = &it->cur[k];
     if (c->buf) {
         it->stats.records += w->records;
-        c->carry = cursor_last(c, w->records != 0, w->t_lo); /* the walk's times, not the cursor's */
+        cursor_carry(c, w->records != 0, w->t_lo); /* the walk's times, not the cursor's */
         c->buf = NULL;
         front_update(it, k);
     }
