@@ -102,7 +102,8 @@ typedef struct conv {
     uint8_t *retimed;    /* a record copied to be written at its CPU's time (write_raw) */
     size_t retimed_cap;
     struct sw_order *order; /* per CPU: its batches' switches in time order (switch_goes_back) */
-    const etl_reader *rd;
+    etl_reader *rd;
+    etl_stats dmg;       /* damage the expander found in batches (etl_batch_expand_tell) */
     bool holes;          /* the input misses buffers: records go out with their epochs */
     uint32_t epoch_buf;  /* the last buffer whose epoch was looked up (UINT32_MAX: none), and its epoch */
     uint32_t epoch_of_buf;
@@ -419,7 +420,10 @@ static etl_status expand_batch(conv *c, const etl_record *r)
         prev.buf = c->order[r->cpu].buf;
         prev.off = c->order[r->cpu].off;
     }
-    etl_batch_expand_begin(&c->exp, r->cpu, r->payload, c->bias, (uint8_t)r->version);
+    etl_batch_expand_stats before = c->exp.stats;
+    /* The batch was written at its header's time: none of its switches is later (kernel-events.md 6.5). */
+    uint64_t written = (r->has & ETL_REC_TS) && !(r->has & ETL_REC_BAD_TS) ? r->ts : UINT64_MAX;
+    etl_batch_expand_begin_written(&c->exp, r->cpu, r->payload, c->bias, (uint8_t)r->version, written);
     etl_cswitch sw;
     etl_status st = ETL_OK;
     bool first = true;
@@ -440,6 +444,9 @@ static etl_status expand_batch(conv *c, const etl_record *r)
     if (c->exp.stats.bad_time != bad_time)
         etl_iter_bad_time(c->it, r, c->exp.walk.time, "hook 0x0525, a switch",
                           to_full ? "the batch's switches from there on dropped" : "the batch copied as it is");
+    /* Its own damage (a switch after it was written, a record cut by its Size, a bad index): told as every reader
+     * of batches tells it, exit 3, whether the batch is expanded or copied. */
+    etl_batch_expand_tell(&c->exp, &before, c->rd, r->buffer_index, r->offset, &c->dmg);
     if (st != ETL_OK || !to_full) return st;
     /* Every switch before this CPU's pending one is queued: earlier events may go. */
     const etl_batch_expand_cpu *pc = r->cpu < c->exp.ncpu ? &c->exp.cpus[r->cpu] : NULL;
@@ -706,6 +713,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     c.o = o;
     c.st = st;
     c.rd = rd;
+    c.dmg.first_problem_offset = UINT64_MAX;
     c.epoch_buf = UINT32_MAX;
     c.ncpu = etl_reader_cpu_count(rd) > h->num_processors ? etl_reader_cpu_count(rd) : h->num_processors;
     if (c.ncpu == 0) c.ncpu = 1;
@@ -800,7 +808,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     for (unsigned i = 0; rc == ETL_OK && i < c.ncpu; i++) rc = release(&c, i, 0, true);
     if (it) {
         const etl_stats *is = etl_iter_stats_get(it);
-        st->input_damaged = etl_stats_damaged(is);
+        st->input_damaged = etl_stats_damaged(is) || etl_stats_damaged(&c.dmg);
         etl_iter_close(it);
     }
     st->encoder = c.enc.stats;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # batch_damage.sh ETLKIT - a damaged compact batch (hook 0x0525) is told at its own file offset, and every command
-# that reads batches exits 3 (explore19 F1-F3): a Size past the 0x58 + 0x400 batch limit, a switch after the
+# that reads batches (info and convert too) exits 3 (explore19 F1-F3): a Size past the 0x58 + 0x400 batch limit, a switch after the
 # batch's own header time (kernel-events.md 6.5: the batch was written after its last switch), a record cut by the
 # batch's Size, a TidTable index past the filled entries. The undamaged trace exits 0 everywhere.
 set -u
@@ -60,12 +60,50 @@ print(hex(o))
 PY
 }
 
+# batches FILE: the Size and bytes of every 0x0525 record, sorted (convert keep/compact copies them as they are)
+batches() {
+  python3 - "$1" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+out, off = [], 0
+while off + 0x48 <= len(d):
+    size, = struct.unpack_from('<I', d, off)
+    fill, = struct.unpack_from('<I', d, off + 0x30)
+    o, end = off + 0x48, off + fill
+    while off and o + 8 <= end:
+        m, = struct.unpack_from('<I', d, o)
+        if m == 0xFFFFFFFF: break
+        rs, hook = struct.unpack_from('<HH', d, o + 4)
+        if (m >> 16) & 0xFF in (0x10, 0x11) and hook == 0x0525:
+            h = 0x10 + (8 if m & 0x8000 else 0) + 8 * ((m >> 8) & 7)
+            out.append(d[o + h:o + rs].hex())
+        if rs == 0: break
+        o += (rs + 7) & ~7
+    if size < 0x48: break
+    off += size
+print("\n".join(sorted(out)))
+PY
+}
+
+# The commands that read batches: the reports, dump --expand, info (which counts them) and convert in every form.
+cmds="cpu_--json waits_--json switches_--json wakeups_--json dump_--format_jsonl_--expand info info_--json
+convert_--cswitch_keep convert_--cswitch_compact convert_--cswitch_full"
+run() { # FILE "CMD": etlkit's status; convert writes $tmp/out.etl
+  case $2 in convert*) $etlkit $(echo "$2" | tr _ ' ') "$1" -o "$tmp/out.etl" --force ;;
+  *) $etlkit $(echo "$2" | tr _ ' ') "$1" ;; esac
+}
+
 # case NAME EXPECT_TEXT OP ARG...: every command that reads batches exits 3 with the warning at the batch's offset
 case_() {
   name=$1; text=$2; shift 2
   off=$(mut "$tmp/h.etl" "$tmp/$name.etl" "$@") || { bad "$name: mut"; return; }
-  for c in "cpu --json" "waits --json" "switches --json" "wakeups --json" "dump --format jsonl --expand"; do
-    $etlkit $c "$tmp/$name.etl" >/dev/null 2>"$tmp/$name.err"; rc=$?
+  batches "$tmp/$name.etl" >"$tmp/$name.batches"
+  for c in $cmds; do
+    run "$tmp/$name.etl" "$c" >/dev/null 2>"$tmp/$name.err"; rc=$?
+    # (grown: the reader passes that record over, it is no batch to copy)
+    case $name:$c in grown:*) ;; *:convert_--cswitch_keep|*:convert_--cswitch_compact)
+      batches "$tmp/out.etl" | cmp -s - "$tmp/$name.batches" || bad "$name: $c: the batches are not copied as they are";;
+    esac
     [ "$rc" = 3 ] || bad "$name: $c exit $rc, expected 3"
     grep -q "file offset $off.*$text" "$tmp/$name.err" ||
       bad "$name: $c: no warning '$text' at $off: $(head -c 300 "$tmp/$name.err")"
@@ -73,8 +111,8 @@ case_() {
 }
 
 "$etlkit" synth -o "$tmp/h.etl" --cswitch compact --duration 300ms --seed 21 --clock cycles -q --force || bad "synth"
-for c in "cpu --json" "waits --json" "switches --json" "wakeups --json" "dump --format jsonl --expand"; do
-  $etlkit $c "$tmp/h.etl" >/dev/null 2>"$tmp/h.err"; rc=$?
+for c in $cmds; do
+  run "$tmp/h.etl" "$c" >/dev/null 2>"$tmp/h.err"; rc=$?
   [ "$rc" = 0 ] || bad "undamaged: $c exit $rc: $(head -c 300 "$tmp/h.err")"
 done
 
