@@ -105,6 +105,74 @@ static uint64_t disk_cap(const etl_reader *r, bool compressed)
     return compressed ? cap + cap / 4 + cap / 128 + 256 + 8 : cap;
 }
 
+/* The first plausible header in (off, off + lim], past the header at off (SIZE_MAX: none), on the reader's budget. */
+static size_t next_header(etl_reader *r, size_t off, uint64_t lim)
+{
+    for (size_t x = off + ETL_BUFFER_HEADER_SIZE; x - off <= lim && x + ETL_BUFFER_HEADER_SIZE <= r->size; x++) {
+        if (!r->near_budget) break;
+        r->near_budget--;
+        if (plausible_header(r, x)) return x;
+    }
+    return SIZE_MAX;
+}
+
+/* The one field of a buffer header that is impossible, when every other one is a buffer's. */
+enum { FIELD_NONE, FIELD_SIZE, FIELD_OFFSET, FIELD_FLAG };
+
+/* Fields of the header at off no damage of one field explains: its type, its flags, its processor. */
+static bool header_like(const etl_reader *r, size_t off, etl_buffer_header *h)
+{
+    if (etl_buffer_header_decode(etl_span_from((etl_span){r->data, r->size}, off), h) != ETL_OK) return false;
+    if (h->buffer_type > ETL_BUFFER_TYPE_DBG_INFO || (h->buffer_flag & ~0x7Fu)) return false;
+    return !r->hdr.num_processors || h->processor_index < r->hdr.num_processors;
+}
+
+/*
+ * The header at off of a compressed log, header_like, with the next buffer len bytes on: the one
+ * field that makes it no buffer's (FIELD_NONE: none, or more than one). BufferSize is wrong when it
+ * is not len; Offset when no buffer holds it (past the session's BufferSize when compressed, past
+ * len when not); the COMPRESSED flag when, cleared, the Offset is past len and the bytes after the
+ * header do not start a record (an uncompressed buffer's Offset is what is wrong then).
+ */
+static int damaged_field(const etl_reader *r, size_t off, const etl_buffer_header *h, size_t len)
+{
+    uint32_t cap = etl_reader_data_cap(r);
+    bool comp = h->buffer_flag & ETL_BUFFER_FLAG_COMPRESSED;
+    /* The marker of a first record has its top bit set (plausible_alone). */
+    bool rec = off + ETL_BUFFER_HEADER_SIZE + 4 <= r->size && (r->data[off + ETL_BUFFER_HEADER_SIZE + 3] & 0x80);
+    int bad = 0, field = FIELD_NONE;
+    if (!comp && h->offset > len && h->offset <= cap && !rec) {
+        comp = true;
+        bad++, field = FIELD_FLAG;
+    }
+    if (!comp && h->offset > ETL_BUFFER_HEADER_SIZE && h->offset <= len && !rec) return FIELD_NONE;
+    if (h->offset < ETL_BUFFER_HEADER_SIZE || h->offset > (comp ? cap : len)) bad++, field = FIELD_OFFSET;
+    if (h->buffer_size != len) bad++, field = FIELD_SIZE;
+    return bad == 1 ? field : FIELD_NONE;
+}
+
+/*
+ * Whether the header at off is a buffer's but for one field (*field), the next header following it
+ * *n bytes on within a buffer's length (or the end of the file, after a last buffer whose size is
+ * impossible).
+ */
+static int one_bad_field(etl_reader *r, size_t off, size_t *n)
+{
+    etl_buffer_header h;
+    *n = SIZE_MAX;
+    if (off >= r->size || !header_like(r, off, &h)) return FIELD_NONE;
+    size_t at = next_header(r, off, disk_cap(r, true));
+    if (at == SIZE_MAX && (h.buffer_size < ETL_BUFFER_HEADER_SIZE || h.buffer_size > ETL_MAX_BUFFER_SIZE) &&
+        r->size - off >= ETL_BUFFER_HEADER_SIZE && r->size - off <= disk_cap(r, true))
+        at = r->size;
+    if (at == SIZE_MAX) return FIELD_NONE;
+    int field = damaged_field(r, off, &h, at - off);
+    bool comp = field == FIELD_FLAG || (h.buffer_flag & ETL_BUFFER_FLAG_COMPRESSED);
+    if (field == FIELD_NONE || at - off > disk_cap(r, comp)) return FIELD_NONE;
+    *n = at;
+    return field;
+}
+
 /* After an impossible buffer header at `bad`: the next plausible one, or the end of the file. */
 static size_t resync(const etl_reader *r, size_t bad)
 {
@@ -176,10 +244,38 @@ static etl_status index_buffers(etl_reader *r)
             if (at != SIZE_MAX && at > off && prev && prev->file_off + prev->disk_size == off && !prev->truncated &&
                 at - prev->file_off > disk_cap(r, prev->compressed))
                 at = SIZE_MAX;
+            /*
+             * A third explanation: this header is the buffer's but for one field (BufferSize, Offset, the
+             * COMPRESSED flag), and the next header follows within a buffer's length. It beats the last
+             * buffer's size being wrong when that header is the one the last buffer would end at (or
+             * none is near): the last buffer is then whole, and the damage told where it is.
+             */
+            size_t n = SIZE_MAX;
+            int field = FIELD_NONE;
+            bool whole = plausible_alone(r, off) && h.buffer_size >= ETL_BUFFER_HEADER_SIZE &&
+                         one_bad_field(r, next, &n) != FIELD_NONE && (to == SIZE_MAX || to == n);
+            if (!whole) field = one_bad_field(r, off, &n);
             /* The nearer of the two explains the break with the smaller error. */
             size_t d_at = at == SIZE_MAX ? SIZE_MAX : at > off ? at - off : off - at;
             size_t d_to = to == SIZE_MAX ? SIZE_MAX : to > next ? to - next : next - to;
-            if (d_to != SIZE_MAX && d_to <= d_at) {
+            if (whole) {
+                /* This buffer's size leads to such a header: this one is whole, that one is told next turn. */
+            } else if (field != FIELD_NONE && (at == SIZE_MAX || at == n)) {
+                if (field == FIELD_SIZE) {
+                    st->bad_buffers++;
+                    etl_reader_problem(r, st, ETL_E_CORRUPT, off,
+                                       "buffer %zu at offset 0x%zx: BufferSize %u does not lead to the next buffer; %zu does",
+                                       r->nbufs, off, h.buffer_size, n - off);
+                    h.buffer_size = (uint32_t)(n - off);
+                } else if (field == FIELD_FLAG) {
+                    st->bad_buffers++;
+                    etl_reader_problem(r, st, ETL_E_CORRUPT, off,
+                                       "buffer %zu at offset 0x%zx: BufferFlag 0x%x lacks COMPRESSED (0x40), but its "
+                                       "Offset %u is past its BufferSize %u in a compressed log; read as compressed",
+                                       r->nbufs, off, h.buffer_flag, h.offset, h.buffer_size);
+                    h.buffer_flag |= ETL_BUFFER_FLAG_COMPRESSED;
+                } /* FIELD_OFFSET: told below, where an impossible Offset falls back to SavedOffset */
+            } else if (d_to != SIZE_MAX && d_to <= d_at) {
                 st->bad_buffers++;
                 etl_reader_problem(r, st, ETL_E_CORRUPT, off,
                                    "buffer %zu at offset 0x%zx: BufferSize %u does not lead to the next buffer; %zu does",
