@@ -137,6 +137,9 @@ ETL_API etl_status etl_ccswap_next(etl_ccswap_walker *w, etl_ccswap_record *r);
  * The walker is left at the end.
  */
 ETL_API void etl_ccswap_count(etl_ccswap_walker *w, uint64_t *records, uint64_t *bad);
+/* The same, and *last_time: FirstTimeStamp plus every record's TimeDelta (the last switch's time, were
+ * the walk at the first record; a record cut short adds none), in the same pass. */
+ETL_API void etl_ccswap_count_timed(etl_ccswap_walker *w, uint64_t *records, uint64_t *bad, uint64_t *last_time);
 
 /* TidTable[i] and ThreadBasePriority[i] of an opened batch (0 when i >= 16). */
 ETL_API uint32_t etl_ccswap_tid(const etl_ccswap_walker *w, unsigned i);

@@ -17,7 +17,6 @@
 #include "etlkit/summary.h"
 #include "etlkit/ccswap.h"
 #include "etlkit/event.h"
-#include "base/bytes.h"
 #include "base/idmap.h"
 #include "base/opts.h"
 #include "base/platform.h"
@@ -98,108 +97,19 @@ static bool summary_decodes(uint16_t hook)
 }
 
 /*
- * Where records start in 8 bytes of a batch's records, as etl_ccswap_count walks them, and which 16-bit lanes
- * hold their deltas (kernel-events.md 6.3). Every record starts at an even offset (lengths 2, 4, 4, 8), so 8
- * bytes hold 4 places (lanes), and their 4 forms say, for the place the first record starts at, which places
- * start records and where the next 8 bytes' first record starts. A record at lane i has its delta in bits
- * 2-15 of lane i (IdleShort; Idle and Full: plus lane i+1 << 14) or bit 15 of lane i plus lane i+1 << 1
- * (Lite). chunk[entry][forms] = starts (bits 0-3) | next entry << 4 | lanes i taken >> 2 << 8 | lanes i taken
- * >> 15 << 12 | lanes i+1 taken << 14 << 16 | lanes i+1 taken << 1 << 20: a table load and some masks per 8
- * bytes, not a chain of records.
- */
-static uint32_t chunk[4][256];
-static uint64_t lanes[16]; /* 4 bits to 4 lanes of 16 */
-static etl_once_flag chunk_once = ETL_ONCE_INIT;
-
-static void chunk_init(void)
-{
-    for (unsigned m = 0; m < 16; m++)
-        for (unsigned i = 0; i < 4; i++)
-            if (m >> i & 1u) lanes[m] |= 0xFFFFull << (16 * i);
-    for (unsigned e = 0; e < 4; e++)
-        for (unsigned forms = 0; forms < 256; forms++) {
-            unsigned at = e, starts = 0, lo2 = 0, lo15 = 0, hi14 = 0, hi1 = 0;
-            while (at < 4) {
-                unsigned form = (forms >> (2 * at)) & 3u;
-                starts |= 1u << at;
-                if (form == ETL_CCSWAP_LITE) lo15 |= 1u << at, hi1 |= 1u << at; /* lane at+1 is lane at of x >> 16 */
-                else lo2 |= 1u << at;
-                if (form == ETL_CCSWAP_IDLE || form == ETL_CCSWAP_FULL) hi14 |= 1u << at;
-                at += 1u << ((form + 1) >> 1); /* 1, 2, 2, 4 places */
-            }
-            chunk[e][forms] = starts | (at - 4) << 4 | lo2 << 8 | lo15 << 12 | hi14 << 16 | hi1 << 20;
-        }
-}
-
-/* v's four 16-bit lanes added into two 32-bit ones: a batch (at most 64 KiB) cannot carry them over. */
-static inline uint64_t pair_lanes(uint64_t v)
-{
-    return (v & 0x0000FFFF0000FFFFull) + ((v >> 16) & 0x0000FFFF0000FFFFull);
-}
-
-/* A record's delta from its first 4 bytes d: bits 2-15 (IdleShort), 2-31 (Idle, Full's first word), 15-31 (Lite). */
-static inline uint32_t delta_of(uint32_t d)
-{
-    unsigned form = d & 3u;
-    uint32_t mask = form == ETL_CCSWAP_IDLE_SHORT ? 0xFFFFu : 0xFFFFFFFFu;
-    return (d & mask) >> (form == ETL_CCSWAP_LITE ? 15 : 2);
-}
-
-/*
- * The time of a batch's last switch: its FirstTimeStamp plus every record's delta (a record cut short adds
- * none), its records framed as etl_ccswap_count frames them. Deltas only add: no switch of the batch is later.
- */
-static uint64_t batch_last_time(const etl_ccswap_walker *b)
-{
-    const uint8_t *p = b->p;
-    size_t pos = ETL_CCSWAP_HEADER_SIZE, n = b->n;
-    uint64_t t = b->first_time;
-    if (n - pos >= 16) {
-        etl_call_once(&chunk_once, chunk_init);
-        unsigned e = 0;
-        uint64_t lo = 0, hi14 = 0, hi1 = 0; /* two 32-bit lanes each */
-        while (n - pos >= 16) { /* a record starting in the first 8 bytes ends in the 16 */
-            uint64_t x = etl_rd_u64(p + pos), z = (x >> 16) | etl_rd_u64(p + pos + 8) << 48; /* lane i: lane i+1 */
-            unsigned forms = (unsigned)((x & 3u) | ((x >> 14) & 0xCu) | ((x >> 28) & 0x30u) | ((x >> 42) & 0xC0u));
-            uint32_t c = chunk[e][forms];
-            /* The low parts' lanes are apart: one value. */
-            lo += pair_lanes(((x & lanes[(c >> 8) & 0xFu]) >> 2 & 0x3FFF3FFF3FFF3FFFull) |
-                             ((x & lanes[(c >> 12) & 0xFu]) >> 15 & 0x0001000100010001ull));
-            hi14 += pair_lanes(z & lanes[(c >> 16) & 0xFu]);
-            hi1 += pair_lanes(z & lanes[(c >> 20) & 0xFu]);
-            e = (c >> 4) & 3u;
-            pos += 8;
-        }
-        t += (lo & 0xFFFFFFFFu) + (lo >> 32) + (((hi14 & 0xFFFFFFFFu) + (hi14 >> 32)) << 14) +
-             (((hi1 & 0xFFFFFFFFu) + (hi1 >> 32)) << 1);
-        pos += 2 * e;
-    }
-    while (pos < n) {
-        unsigned form = p[pos] & 3u, len = 2u << ((form + 1) >> 1);
-        if (n - pos < len) break;
-        t += delta_of(len == 2 ? etl_rd_u16(p + pos) : etl_rd_u32(p + pos));
-        pos += len;
-    }
-    return t;
-}
-
-/*
  * A compact batch's damage, judged as every command that expands batches judges it (a batch shorter than its
  * header, a record cut by its Size, a bad TidTable index, a switch before the session or after its buffer's
  * flush or after the batch was written: kernel-events.md 6.5) and told with its file offset: info counts
  * batches without expanding them, but damage it passes over in silence is still damage (exit 3). The batch
- * at rec of the buffer w holds was counted (nbad: its bad-index and cut records) or could not be opened (b
- * NULL); written: its header's time (UINT64_MAX: none). Only a batch found damaged here is expanded, by
+ * at rec of the buffer w holds was counted (nbad: its bad-index and cut records; last: its last switch's time,
+ * etl_ccswap_count_timed) or could not be opened (b NULL); written: its header's time (UINT64_MAX: none). Only a batch found damaged here is expanded, by
  * itself: the chain across batches is not info's, only the batch's own damage.
  */
 static void check_batch(share *sh, const etl_walk *w, const uint8_t *rec, etl_span payload, unsigned version,
-                        const etl_ccswap_walker *b, uint64_t nbad, uint64_t written)
+                        const etl_ccswap_walker *b, uint64_t nbad, uint64_t last, uint64_t written)
 {
     uint64_t limit = etl_walk_time_limit(w);
-    if (b && !nbad && b->first_time >= sh->t_lo) {
-        uint64_t last = batch_last_time(b);
-        if (last <= limit && last <= written) return;
-    }
+    if (b && !nbad && b->first_time >= sh->t_lo && last <= limit && last <= written) return;
     etl_batch_expander *x = &sh->x;
     etl_batch_expand_stats keep = x->stats;
     etl_batch_expand_init(x, &sh->xcpu, 1);
@@ -246,7 +156,7 @@ static void count_kernel(share *sh, const etl_walk *w, const etl_record *rec)
     if (st != ETL_OK) {
         c->undecodable++;
         if (hook == ETL_HOOK_CSWITCH_BATCH && st == ETL_E_TRUNCATED)
-            check_batch(sh, w, rec->data, rec->payload, rec->version, NULL, 0, written_of(rec));
+            check_batch(sh, w, rec->data, rec->payload, rec->version, NULL, 0, 0, written_of(rec));
         return;
     }
     switch (ev.kind) {
@@ -257,11 +167,11 @@ static void count_kernel(share *sh, const etl_walk *w, const etl_record *rec)
     case ETL_EVENT_PROCESS: c->process++; break;
     case ETL_EVENT_CCSWAP_BATCH: {
         c->compact_batches++;
-        uint64_t n, bad;
-        etl_ccswap_count(&ev.u.batch, &n, &bad);
+        uint64_t n, bad, last;
+        etl_ccswap_count_timed(&ev.u.batch, &n, &bad, &last);
         c->compact_switches += n;
         c->compact_bad += bad;
-        check_batch(sh, w, rec->data, rec->payload, rec->version, &ev.u.batch, bad, written_of(rec));
+        check_batch(sh, w, rec->data, rec->payload, rec->version, &ev.u.batch, bad, last, written_of(rec));
         break;
     }
     case ETL_EVENT_GROUP_MASK:
@@ -292,15 +202,15 @@ static void count_krec(share *sh, const etl_walk *w, const etl_krec *k)
         unsigned version = k->version_word & 0xFF;
         if (etl_ccswap_open(&b, k->payload) != ETL_OK) {
             c->undecodable++;
-            check_batch(sh, w, k->data, k->payload, version, NULL, 0, k->ts);
+            check_batch(sh, w, k->data, k->payload, version, NULL, 0, 0, k->ts);
             return;
         }
-        uint64_t n, bad;
-        etl_ccswap_count(&b, &n, &bad);
+        uint64_t n, bad, last;
+        etl_ccswap_count_timed(&b, &n, &bad, &last);
         c->compact_batches++;
         c->compact_switches += n;
         c->compact_bad += bad;
-        check_batch(sh, w, k->data, k->payload, version, &b, bad, k->ts);
+        check_batch(sh, w, k->data, k->payload, version, &b, bad, last, k->ts);
         return;
     }
     default:

@@ -42,16 +42,18 @@ static void walk_checked(const uint8_t *p, size_t n, uint64_t *records)
     }
     CHECK(st == ETL_OK && w.tid_count <= ETL_CCSWAP_TID_MAX);
     /* The counter agrees with the walk: records returned, and bad ones (bad index, truncated end). */
-    etl_ccswap_walker wc = w;
-    uint64_t count = 0, bad = 0, seen = 0, seen_bad = 0;
+    etl_ccswap_walker wc = w, wt = w;
+    uint64_t count = 0, bad = 0, seen = 0, seen_bad = 0, tcount = 0, tbad = 0, last = 0;
     etl_ccswap_count(&wc, &count, &bad);
+    etl_ccswap_count_timed(&wt, &tcount, &tbad, &last); /* the same, and the last switch's time */
+    CHECK(tcount == count && tbad == bad);
     size_t expect_off = ETL_CCSWAP_HEADER_SIZE;
     uint64_t t = w.first_time;
     for (;;) {
         st = etl_ccswap_next(&w, &r);
         seen_bad += st == ETL_E_CORRUPT || st == ETL_E_TRUNCATED;
         seen += st == ETL_OK || st == ETL_E_CORRUPT;
-        if (st == ETL_END || st == ETL_E_TRUNCATED) CHECK(count == seen && bad == seen_bad);
+        if (st == ETL_END || st == ETL_E_TRUNCATED) CHECK(count == seen && bad == seen_bad && last == t);
         if (st == ETL_END) {
             CHECK(expect_off == n);
             break;

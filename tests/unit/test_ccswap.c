@@ -1411,7 +1411,7 @@ static void test_roundtrip_random(void **state)
     for (int f = 1; f < ETL_CCSWAP_FLUSH_REASONS; f++) assert_true(flushes[f] > 0);
 }
 
-/* etl_ccswap_count against the walker on random batches: same records, same bad ones. */
+/* etl_ccswap_count (and _timed) against the walker on random batches: same records, same bad ones, the last time. */
 static void test_count_random(void **state)
 {
     (void)state;
@@ -1425,11 +1425,12 @@ static void test_count_random(void **state)
         unsigned filled = (unsigned)(tu_rand(&seed) % 17);
         for (unsigned k = 0; k < 16; k++)
             if (k == filled) memset(buf + 8 + 4 * k, 0, 4);
-        etl_ccswap_walker w, wc;
+        etl_ccswap_walker w, wc, wt;
         assert_int_equal(etl_ccswap_open(&w, (etl_span){buf, n}), ETL_OK);
-        wc = w;
-        uint64_t count, bad, seen = 0, seen_bad = 0;
+        wc = wt = w;
+        uint64_t count, bad, seen = 0, seen_bad = 0, tcount, tbad, last, seen_last = w.first_time;
         etl_ccswap_count(&wc, &count, &bad);
+        etl_ccswap_count_timed(&wt, &tcount, &tbad, &last);
         etl_ccswap_record r;
         etl_status st;
         while ((st = etl_ccswap_next(&w, &r)) != ETL_END) {
@@ -1439,9 +1440,13 @@ static void test_count_random(void **state)
             }
             seen++;
             seen_bad += st != ETL_OK;
+            seen_last = r.time;
         }
         assert_int_equal(count, seen);
         assert_int_equal(bad, seen_bad);
+        assert_int_equal(tcount, seen);
+        assert_int_equal(tbad, seen_bad);
+        assert_int_equal(last, seen_last);
     }
 }
 
