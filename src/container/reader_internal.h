@@ -164,4 +164,10 @@ static inline bool etl_reader_holds(const etl_reader *r, const void *p, size_t n
     return a >= lo && a - lo <= r->size && n <= r->size - (a - lo);
 }
 
+/* Whether etl_reader_cpu_skipped can say yes at all (its first test): inline, for the callers that ask at every switch. */
+static inline bool etl_reader_any_skipped(const etl_reader *r)
+{
+    return atomic_load_explicit(&r->nskips, memory_order_relaxed) || atomic_load_explicit(&r->skips_lost, memory_order_relaxed);
+}
+
 #endif

@@ -25,6 +25,7 @@
 #include "base/fastmem.h"
 #include "base/idmap.h"
 #include "sched/model_priv.h"
+#include "container/reader_internal.h"
 #include "base/opts.h"
 
 /* Live state of a thread instance, beside its public record. */
@@ -277,17 +278,24 @@ static mcpu *cpu_at(etl_sched *m, unsigned c)
     return &m->cpus[c];
 }
 
+/* Whether the reader passed over records of CPU cpu after one at from or later, before t (etl_reader_cpu_skipped). */
+static inline bool skipped(const etl_sched *m, unsigned cpu, uint64_t from, uint64_t t)
+{
+    const etl_reader *r = m->opts.reader;
+    return r && etl_reader_any_skipped(r) && etl_reader_cpu_skipped(r, cpu, from, t);
+}
+
 /*
  * Whether CPU cpu's slice (si, t) spans a gap of its records: where a missing buffer may have held
- * them (etl_gap_spans, its spans read at its first switch), or where the reader passed some over
- * (etl_reader_cpu_skipped: after a record at si or later, before t; from 0: the head slice).
+ * them (etl_gap_spans, its spans read at its first switch), or where the reader passed some over.
  */
-static bool spans_gap(const etl_sched *m, mcpu *c, unsigned cpu, uint64_t si, uint64_t t)
+static inline bool spans_gap(const etl_sched *m, mcpu *c, unsigned cpu, uint64_t si, uint64_t t)
 {
-    if (m->opts.reader && etl_reader_cpu_skipped(m->opts.reader, cpu, si, t)) return true;
-    if (!m->gaps) return false;
-    if (!c->gaps_read) c->gaps.gap = etl_reader_cpu_gaps(m->opts.reader, cpu, &c->gaps.n), c->gaps_read = true;
-    return etl_gap_spans(&c->gaps, si, t);
+    if (m->gaps) {
+        if (!c->gaps_read) c->gaps.gap = etl_reader_cpu_gaps(m->opts.reader, cpu, &c->gaps.n), c->gaps_read = true;
+        if (etl_gap_spans(&c->gaps, si, t)) return true;
+    }
+    return skipped(m, cpu, si, t);
 }
 
 /* A slice whose thread is not known: nor how it came in (its readying, its wait). */
@@ -423,8 +431,8 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
         memset(&head, 0, sizeof head);
         head.flags = ETL_ROW_HEAD;
         head.cpu = e->cpu;
-        bool lost = t >= m->clock.t0 && (spans_gap(m, c, e->cpu, m->clock.t0, t) || /* as percpu: no cursor moved */
-                                         (m->opts.reader && etl_reader_cpu_skipped(m->opts.reader, e->cpu, 0, t)));
+        /* as percpu: no cursor moved; skipped records from the trace's start (those before t0 count too) */
+        bool lost = t >= m->clock.t0 && (spans_gap(m, c, e->cpu, m->clock.t0, t) || skipped(m, e->cpu, 0, t));
         head.new_tid = old_known && !lost ? e->old_tid : UINT32_MAX;
         head.new_thread = lost ? ETL_SCHED_NONE : old;
         head.old_tid = UINT32_MAX;
@@ -725,7 +733,7 @@ etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts)
         row->nso = ns_of(m, row->nso_ts);
         /* Records after its last switch lost (skipped ones: any after it, the end's own time too). */
         if (spans_gap(m, c, i, row->si_ts, row->nso_ts) ||
-            (m->opts.reader && etl_reader_cpu_skipped(m->opts.reader, i, row->si_ts, UINT64_MAX)))
+            skipped(m, i, row->si_ts, UINT64_MAX))
             forget_thread(row);
         row->in = &c->prev;
         row->out = NULL;

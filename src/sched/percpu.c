@@ -48,6 +48,7 @@
 #include "base/spool.h"
 #include "sched/cpushare.h"
 #include "sched/model_priv.h"
+#include "container/reader_internal.h"
 #include "sched/usage_slice.h"
 #include "base/opts.h"
 #include "base/platform.h"
@@ -279,6 +280,12 @@ static inline void emit(worker *w, etl_sched_row *row, bool rows)
     }
 }
 
+/* Whether the reader passed over records of CPU cpu after one at from or later, before to (etl_reader_cpu_skipped). */
+static inline bool skipped(const run *rn, unsigned cpu, uint64_t from, uint64_t to)
+{
+    return etl_reader_any_skipped(rn->r) && etl_reader_cpu_skipped(rn->r, cpu, from, to);
+}
+
 /*
  * The model's on_switch for one CPU: e = c->sw[c->last ^ 1], just read, at position
  * (e->ts, lo) with lo for its new TID. rows is constant where it is inlined: with
@@ -320,7 +327,7 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
             row->new_tid = lost ? UINT32_MAX : e->old_tid;
             row->new_thread = lost ? ETL_SCHED_NONE : old;
         }
-        if (etl_gap_spans(&c->gaps, row->si_ts, t) || etl_reader_cpu_skipped(rn->r, e->cpu, row->si_ts, t)) {
+        if (etl_gap_spans(&c->gaps, row->si_ts, t) || skipped(rn, e->cpu, row->si_ts, t)) {
             row->new_tid = UINT32_MAX;
             row->new_thread = ETL_SCHED_NONE;
         }
@@ -337,7 +344,7 @@ static inline __attribute__((always_inline)) void switch_row(worker *w, pcpu *c,
         etl_zero_small(&head, sizeof head);
         head.flags = ETL_ROW_HEAD;
         head.cpu = e->cpu;
-        bool lost = etl_gap_spans(&c->gaps, rn->clock->t0, t) || etl_reader_cpu_skipped(rn->r, e->cpu, 0, t);
+        bool lost = etl_gap_spans(&c->gaps, rn->clock->t0, t) || skipped(rn, e->cpu, 0, t);
         head.new_tid = old_known && !lost ? e->old_tid : UINT32_MAX;
         head.new_thread = lost ? ETL_SCHED_NONE : old;
         head.old_tid = UINT32_MAX;
@@ -894,7 +901,7 @@ static void finish_rows(run *rn, uint64_t end_ts)
         row->nso_ts = end > row->si_ts ? end : row->si_ts;
         row->nso = etl_clock_ns(rn->clock, row->nso_ts);
         /* Its records after the last switch lost, maybe (skipped ones: any after it, as the model's). */
-        if (etl_gap_spans(&p->gaps, row->si_ts, row->nso_ts) || etl_reader_cpu_skipped(rn->r, c, row->si_ts, UINT64_MAX)) {
+        if (etl_gap_spans(&p->gaps, row->si_ts, row->nso_ts) || skipped(rn, c, row->si_ts, UINT64_MAX)) {
             row->new_tid = UINT32_MAX;
             row->new_thread = ETL_SCHED_NONE;
         }
