@@ -453,8 +453,7 @@ int cmd_dump(int argc, char **argv)
             }
             etl_batch_expand_stats before = x.stats;
             /* The batch was written at its header's time: none of its switches is later (kernel-events.md 6.5). */
-            uint64_t written = (r->has & ETL_REC_TS) && !(r->has & ETL_REC_BAD_TS) ? r->ts : UINT64_MAX;
-            etl_batch_expand_begin_written(&x, r->cpu, r->payload, bias, (uint8_t)r->version, written);
+            etl_batch_expand_begin_written(&x, r->cpu, r->payload, bias, (uint8_t)r->version, etl_record_ts_or_none(r));
             while (n < o.limit && etl_batch_expand_next(&x, &sw) == ETL_OK) {
                 bool back = goes_back(order, &sw, run);
                 run = &cur; /* the first switch out was the pending one */

@@ -228,6 +228,15 @@ typedef struct etl_record {
     etl_span payload;            /* event data after the header and its ext items */
 } etl_record;
 
+/*
+ * A record's time when it has one the reader takes as its own (ETL_REC_TS, not ETL_REC_BAD_TS),
+ * else UINT64_MAX: for a compact batch, when it was written (etl_batch_expand_begin_written).
+ */
+static inline uint64_t etl_record_ts_or_none(const etl_record *r)
+{
+    return (r->has & ETL_REC_TS) && !(r->has & ETL_REC_BAD_TS) ? r->ts : UINT64_MAX;
+}
+
 /* Reads PMC counter i (0 <= i < pmc_count). */
 ETL_API uint64_t etl_record_pmc(const etl_record *r, unsigned i);
 

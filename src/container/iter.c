@@ -229,8 +229,7 @@ static void record_problem(etl_iter *it, const etl_buf_ent *b, etl_span data, si
                        data.n - pos);
 }
 
-/* The file offset of the record at pos of buffer b, and where it is for a message (a compressed buffer's expands). */
-static uint64_t record_where(const etl_buf_ent *b, size_t pos, char where[48])
+uint64_t etl_buf_record_where(const etl_buf_ent *b, size_t pos, char where[48])
 {
     uint64_t at = b->compressed ? b->file_off : b->file_off + pos;
     if (b->compressed) snprintf(where, 48, "in its expanded data");
@@ -251,7 +250,7 @@ static void bad_time_why(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const
     if (!c->bad_time_counted) it->stats.bad_buffers++;
     c->bad_time_counted = true;
     char t[48], secs[32], where[48];
-    uint64_t at = record_where(b, pos, where);
+    uint64_t at = etl_buf_record_where(b, pos, where);
     /* A time with its top bit set is no clock's: said as the ticks it is, not as seconds from a start. */
     if (ts > INT64_MAX) snprintf(t, sizeof t, "0x%llx ticks", (unsigned long long)ts);
     else snprintf(t, sizeof t, "%s s", etl_reader_secs(it->r, ts, secs));
@@ -371,7 +370,7 @@ static bool bad_size(etl_iter *it, cursor *c, size_t pos, const etl_record *rec)
     size_t head = (size_t)(rec->payload.p - rec->data);
     size_t layout = head + etl_kernel_layout_size(rec->hook, rec->version, rec->pointer_size);
     char where[48];
-    uint64_t at = record_where(b, pos, where);
+    uint64_t at = etl_buf_record_where(b, pos, where);
     etl_reader_problem(it->r, &it->stats, ETL_E_CORRUPT, at,
                        "buffer %u at offset 0x%llx: record at +0x%zx (%s, hook 0x%04x version %u) has Size %u, %s "
                        "than its layout's %zu bytes, and %s",
@@ -958,7 +957,7 @@ void etl_walk_batch_back(const etl_walk *w, const uint8_t *rec)
     it->stats.bad_times++;
     it->stats.bad_buffers++; /* one more damaged part of its buffer, as etl_walk_bad_time counts one */
     char where[48];
-    uint64_t at = record_where(b, pos, where);
+    uint64_t at = etl_buf_record_where(b, pos, where);
     etl_reader_problem(it->r, &it->stats, ETL_E_RANGE, at,
                        "buffer %u at offset 0x%llx: record at +0x%zx (%s, hook 0x0525, a compact batch): its switch "
                        "times go back before its CPU's switch ahead of them; those switches are passed over, as every "

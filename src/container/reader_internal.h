@@ -164,6 +164,9 @@ static inline bool etl_reader_holds(const etl_reader *r, const void *p, size_t n
     return a >= lo && a - lo <= r->size && n <= r->size - (a - lo);
 }
 
+/* The file offset of the record at pos of buffer b, and where it is for a message (a compressed buffer's expands). */
+uint64_t etl_buf_record_where(const etl_buf_ent *b, size_t pos, char where[48]);
+
 /* Whether etl_reader_cpu_skipped can say yes at all (its first test): inline, for the callers that ask at every switch. */
 static inline bool etl_reader_any_skipped(const etl_reader *r)
 {

@@ -8,15 +8,6 @@
 #include "etlkit/ccswap.h"
 #include "container/reader_internal.h"
 
-/* The file offset of the record at pos of buffer b, and where it is for a message (as the iterator says it). */
-static uint64_t batch_where(const etl_buf_ent *b, size_t pos, char where[48])
-{
-    uint64_t at = b->compressed ? b->file_off : b->file_off + pos;
-    if (b->compressed) snprintf(where, 48, "in its expanded data");
-    else snprintf(where, 48, "file offset 0x%llx", (unsigned long long)at);
-    return at;
-}
-
 void etl_batch_expand_tell(const etl_batch_expander *x, const etl_batch_expand_stats *before, etl_reader *r,
                            uint32_t buffer_index, size_t pos, etl_stats *dmg)
 {
@@ -52,7 +43,7 @@ void etl_batch_expand_tell(const etl_batch_expander *x, const etl_batch_expand_s
     dmg->bad_buffers++;
     const etl_buf_ent *b = &r->bufs[buffer_index];
     char where[48];
-    uint64_t at = batch_where(b, pos, where);
+    uint64_t at = etl_buf_record_where(b, pos, where);
     etl_reader_problem(r, dmg, ETL_E_CORRUPT, at, "buffer %u at offset 0x%llx: record at +0x%zx (%s, hook 0x0525, a "
                        "compact batch): %s", b->index, (unsigned long long)b->file_off, pos, where, what);
 }

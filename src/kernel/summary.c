@@ -124,12 +124,6 @@ static void check_batch(share *sh, const etl_walk *w, const uint8_t *rec, etl_sp
     etl_batch_expand_tell(x, &before, sh->r, w->buffer_index, (size_t)(rec - w->p), &sh->dmg);
 }
 
-/* When a batch record was written (its header's time, kernel-events.md 6.5): no switch of it is later. */
-static inline uint64_t written_of(const etl_record *rec)
-{
-    return (rec->has & ETL_REC_TS) && !(rec->has & ETL_REC_BAD_TS) ? rec->ts : UINT64_MAX;
-}
-
 /* A framed record's kernel event, if it is one: counted by kind, batches walked (w: the walk it came from). */
 static void count_kernel(share *sh, const etl_walk *w, const etl_record *rec)
 {
@@ -156,7 +150,7 @@ static void count_kernel(share *sh, const etl_walk *w, const etl_record *rec)
     if (st != ETL_OK) {
         c->undecodable++;
         if (hook == ETL_HOOK_CSWITCH_BATCH && st == ETL_E_TRUNCATED)
-            check_batch(sh, w, rec->data, rec->payload, rec->version, NULL, 0, 0, written_of(rec));
+            check_batch(sh, w, rec->data, rec->payload, rec->version, NULL, 0, 0, etl_record_ts_or_none(rec));
         return;
     }
     switch (ev.kind) {
@@ -171,7 +165,8 @@ static void count_kernel(share *sh, const etl_walk *w, const etl_record *rec)
         etl_ccswap_count_timed(&ev.u.batch, &n, &bad, &last);
         c->compact_switches += n;
         c->compact_bad += bad;
-        check_batch(sh, w, rec->data, rec->payload, rec->version, &ev.u.batch, bad, last, written_of(rec));
+        check_batch(sh, w, rec->data, rec->payload, rec->version, &ev.u.batch, bad, last,
+                    etl_record_ts_or_none(rec));
         break;
     }
     case ETL_EVENT_GROUP_MASK:

@@ -285,17 +285,18 @@ static inline bool skipped(const etl_sched *m, unsigned cpu, uint64_t from, uint
     return r && etl_reader_any_skipped(r) && etl_reader_cpu_skipped(r, cpu, from, t);
 }
 
-/*
- * Whether CPU cpu's slice (si, t) spans a gap of its records: where a missing buffer may have held
- * them (etl_gap_spans, its spans read at its first switch), or where the reader passed some over.
- */
+/* Whether a missing buffer may have held records of CPU cpu's slice (si, t) (etl_gap_spans, read at first use). */
+static inline bool missing_in(const etl_sched *m, mcpu *c, unsigned cpu, uint64_t si, uint64_t t)
+{
+    if (!m->gaps) return false;
+    if (!c->gaps_read) c->gaps.gap = etl_reader_cpu_gaps(m->opts.reader, cpu, &c->gaps.n), c->gaps_read = true;
+    return etl_gap_spans(&c->gaps, si, t);
+}
+
+/* Whether CPU cpu's slice (si, t) spans a gap of its records: a missing buffer's, or records the reader passed over. */
 static inline bool spans_gap(const etl_sched *m, mcpu *c, unsigned cpu, uint64_t si, uint64_t t)
 {
-    if (m->gaps) {
-        if (!c->gaps_read) c->gaps.gap = etl_reader_cpu_gaps(m->opts.reader, cpu, &c->gaps.n), c->gaps_read = true;
-        if (etl_gap_spans(&c->gaps, si, t)) return true;
-    }
-    return skipped(m, cpu, si, t);
+    return missing_in(m, c, cpu, si, t) || skipped(m, cpu, si, t);
 }
 
 /* A slice whose thread is not known: nor how it came in (its readying, its wait). */
@@ -432,7 +433,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
         head.flags = ETL_ROW_HEAD;
         head.cpu = e->cpu;
         /* as percpu: no cursor moved; skipped records from the trace's start (those before t0 count too) */
-        bool lost = t >= m->clock.t0 && (spans_gap(m, c, e->cpu, m->clock.t0, t) || skipped(m, e->cpu, 0, t));
+        bool lost = t >= m->clock.t0 && (missing_in(m, c, e->cpu, m->clock.t0, t) || skipped(m, e->cpu, 0, t));
         head.new_tid = old_known && !lost ? e->old_tid : UINT32_MAX;
         head.new_thread = lost ? ETL_SCHED_NONE : old;
         head.old_tid = UINT32_MAX;
@@ -732,9 +733,7 @@ etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts)
         row->nso_ts = end > row->si_ts ? end : row->si_ts;
         row->nso = ns_of(m, row->nso_ts);
         /* Records after its last switch lost (skipped ones: any after it, the end's own time too). */
-        if (spans_gap(m, c, i, row->si_ts, row->nso_ts) ||
-            skipped(m, i, row->si_ts, UINT64_MAX))
-            forget_thread(row);
+        if (missing_in(m, c, i, row->si_ts, row->nso_ts) || skipped(m, i, row->si_ts, UINT64_MAX)) forget_thread(row);
         row->in = &c->prev;
         row->out = NULL;
         emit(m, row);

@@ -458,8 +458,7 @@ static void sched_record(cpu_walk *k, const etl_walk *wk, size_t off, uint16_t h
         uint64_t bad_time = k->x.stats.bad_time;
         etl_batch_expand_stats before = k->x.stats;
         /* The batch was written at its header's time: none of its switches is later (kernel-events.md 6.5). */
-        uint64_t written = full ? ((full->has & ETL_REC_TS) && !(full->has & ETL_REC_BAD_TS) ? full->ts : UINT64_MAX)
-                                : kr->ts;
+        uint64_t written = full ? etl_record_ts_or_none(full) : kr->ts;
         etl_batch_expand_window(&k->x, k->x.t_lo, etl_walk_time_limit(wk)); /* none after the buffer's flush */
         etl_batch_expand_begin_written(&k->x, 0, payload, rn->bias, version, written);
         if (!rn->c->cpu_time) {

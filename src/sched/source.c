@@ -96,12 +96,6 @@ static size_t packed_size(const etl_sched_event *e);
 
 static inline bool hook_in(const uint8_t *set, uint16_t hook) { return (set[hook >> 3] >> (hook & 7)) & 1u; }
 
-/* When a batch record was written (its header's time, kernel-events.md 6.5): no switch of it is later. */
-static inline uint64_t written_of(const etl_record *rec)
-{
-    return (rec->has & ETL_REC_TS) && !(rec->has & ETL_REC_BAD_TS) ? rec->ts : UINT64_MAX;
-}
-
 static void count_chain(part *p, const etl_cswitch *sw)
 {
     if (!(sw->known & ETL_CSW_NEW_TID)) p->st.broken_chains++;
@@ -145,7 +139,8 @@ static bool take_record(part *p, stream *s, const etl_record *rec)
         p->st.late_batches++;
         etl_batch_expand_window(&s->x, s->x.t_lo, etl_walk_time_limit(&s->wk)); /* none after the buffer's flush */
         s->before = s->x.stats;
-        etl_batch_expand_begin_written(&s->x, 0, rec->payload, p->bias, (uint8_t)rec->version, written_of(rec));
+        etl_batch_expand_begin_written(&s->x, 0, rec->payload, p->bias, (uint8_t)rec->version,
+                                       etl_record_ts_or_none(rec));
         s->batch_rec = rec->data;
         s->expanding = true;
         return false;
@@ -319,7 +314,7 @@ static void ahead_fill(part *p, stream *s)
             etl_batch_expand_window(&s->x, s->x.t_lo, etl_walk_time_limit(&s->wk));
             s->before = s->x.stats;
             etl_batch_expand_begin_written(&s->x, 0, s->wk.full.payload, p->bias, (uint8_t)s->wk.full.version,
-                                           written_of(&s->wk.full));
+                                           etl_record_ts_or_none(&s->wk.full));
             s->batch_rec = s->wk.full.data;
             s->expanding = true;
         } else {

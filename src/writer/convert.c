@@ -422,8 +422,8 @@ static etl_status expand_batch(conv *c, const etl_record *r)
     }
     etl_batch_expand_stats before = c->exp.stats;
     /* The batch was written at its header's time: none of its switches is later (kernel-events.md 6.5). */
-    uint64_t written = (r->has & ETL_REC_TS) && !(r->has & ETL_REC_BAD_TS) ? r->ts : UINT64_MAX;
-    etl_batch_expand_begin_written(&c->exp, r->cpu, r->payload, c->bias, (uint8_t)r->version, written);
+    etl_batch_expand_begin_written(&c->exp, r->cpu, r->payload, c->bias, (uint8_t)r->version,
+                                   etl_record_ts_or_none(r));
     etl_cswitch sw;
     etl_status st = ETL_OK;
     bool first = true;
