@@ -206,6 +206,16 @@ etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag)
     return ETL_OK;
 }
 
+etl_status etl_outfile_reopen(etl_outfile *of, FILE **f, etl_diag *diag)
+{
+    if (!of->tmp) return ETL_E_INVALID_ARG;
+    if (!(*f = fopen(of->tmp, "wb"))) {
+        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", of->target, strerror(errno));
+        return ETL_E_IO;
+    }
+    return ETL_OK;
+}
+
 etl_status etl_outfile_create_dir(etl_outfile *of, etl_diag *diag)
 {
     size_t n = strlen(of->target) + 40;

@@ -104,7 +104,9 @@ typedef struct conv {
     struct sw_order *order; /* per CPU: its batches' switches in time order (switch_goes_back) */
     etl_reader *rd;
     etl_stats dmg;       /* damage the expander found in batches (etl_batch_expand_tell) */
-    bool holes;          /* the input misses buffers: records go out with their epochs */
+    const etl_seq_hole *hv; /* the numbers the output misses, by .to: the input's holes (and the buffers it */
+    size_t nh;              /* could not read, holes_with_unread) */
+    bool holes;          /* the output misses buffers: records go out with their epochs */
     uint32_t epoch_buf;  /* the last buffer whose epoch was looked up (UINT32_MAX: none), and its epoch */
     uint32_t epoch_of_buf;
 } conv;
@@ -130,16 +132,16 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-/* The gaps of the input's numbering before buffer b (etl_seq_hole: ascending, apart). */
+/* The holes of the output's numbering before input buffer b (c->hv). */
 static uint32_t epoch_of(conv *c, uint32_t b)
 {
     if (!c->holes || b >= c->rd->nbufs) return 0;
     if (b == c->epoch_buf) return c->epoch_of_buf;
     uint64_t order = c->rd->bufs[b].order;
-    size_t lo = 0, hi = c->rd->nholes;
+    size_t lo = 0, hi = c->nh;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (c->rd->holes[mid].to < order) lo = mid + 1;
+        if (c->hv[mid].to < order) lo = mid + 1;
         else hi = mid;
     }
     c->epoch_buf = b;
@@ -634,29 +636,67 @@ static uint64_t missing_tail(const etl_reader *rd)
     return h->buffers_written > last + 1 ? h->buffers_written - last - 1 : 0;
 }
 
-static uint64_t hole_size(const etl_reader *rd, size_t k) { return rd->holes[k].to - rd->holes[k].from + 1; }
+static uint64_t hole_size(const etl_seq_hole *h) { return h->to - h->from + 1; }
 
-uint64_t etl_convert_missing(const etl_reader *rd)
+/* The buffers a reading in time order found it could not read, or not to their end (etl_reader_note_skip). */
+static size_t unread_count(const etl_reader *rd)
 {
-    if (!etl_reader_buffers_missing(rd)) return 0;
-    uint64_t n = missing_tail(rd);
-    for (size_t k = 0; k < rd->nholes; k++) n += hole_size(rd, k);
+    size_t n = 0;
+    for (size_t i = 0; rd->skip_seen && i < rd->nbufs; i++) n += rd->skip_seen[i];
     return n;
 }
 
-/* The input's missing buffers, for the writer to leave the same numbers out: the runs between buffers found
- * (etl_seq_hole), then the tail. */
+uint64_t etl_convert_missing(const etl_reader *rd)
+{
+    uint64_t n = unread_count(rd);
+    if (!etl_reader_buffers_missing(rd)) return n;
+    n += missing_tail(rd);
+    for (size_t k = 0; k < rd->nholes; k++) n += hole_size(&rd->holes[k]);
+    return n;
+}
+
+static int by_to(const void *a, const void *b)
+{
+    const etl_seq_hole *x = a, *y = b;
+    if (x->to != y->to) return x->to < y->to ? -1 : 1;
+    return (x->from > y->from) - (x->from < y->from);
+}
+
+/*
+ * After a reading in time order: the output's holes (*hv, by .to) when it found buffers it could not read whole
+ * (*unread of them): the input's holes, and one number at each of those, after the records read from it (an
+ * epoch counts the holes whose .to is below its buffer's place). Its CPU is known to the input's reader but
+ * cannot be written: the output's reader takes it as a missing buffer's, every CPU's.
+ */
+static etl_status holes_with_unread(const etl_reader *rd, etl_seq_hole **hv, size_t *unread)
+{
+    *hv = NULL;
+    if (atomic_load(&rd->skips_lost)) return ETL_E_NOMEM; /* which ones is not known */
+    if (!(*unread = unread_count(rd))) return ETL_OK;
+    size_t nh = etl_reader_buffers_missing(rd) ? rd->nholes : 0;
+    etl_seq_hole *v = malloc((nh + *unread) * sizeof *v);
+    if (!v) return ETL_E_NOMEM;
+    if (nh) memcpy(v, rd->holes, nh * sizeof *v);
+    for (size_t i = 0; i < rd->nbufs; i++)
+        if (rd->skip_seen[i]) v[nh++] = (etl_seq_hole){rd->bufs[i].order, rd->bufs[i].order};
+    qsort(v, nh, sizeof *v, by_to);
+    *hv = v;
+    return ETL_OK;
+}
+
+/* The output's missing numbers, for the writer to leave out: the holes (c->hv), then the input's tail. */
 static etl_status leave_holes(conv *c)
 {
     const etl_reader *rd = c->rd;
-    if (!etl_reader_buffers_missing(rd)) return ETL_OK; /* the reader found none: nor will the output's */
-    if (rd->nholes > UINT32_MAX - 1) return ETL_E_RANGE;
-    uint64_t *sizes = malloc((rd->nholes ? rd->nholes : 1) * sizeof *sizes);
+    uint64_t tail = etl_reader_buffers_missing(rd) ? missing_tail(rd) : 0;
+    if (!c->nh && !tail) return ETL_OK;
+    if (c->nh > UINT32_MAX - 1) return ETL_E_RANGE;
+    uint64_t *sizes = malloc((c->nh ? c->nh : 1) * sizeof *sizes);
     if (!sizes) return ETL_E_NOMEM;
-    for (size_t k = 0; k < rd->nholes; k++) sizes[k] = hole_size(rd, k);
-    etl_status st = etl_writer_holes(c->w, sizes, (uint32_t)rd->nholes, missing_tail(rd));
+    for (size_t k = 0; k < c->nh; k++) sizes[k] = hole_size(&c->hv[k]);
+    etl_status st = etl_writer_holes(c->w, sizes, (uint32_t)c->nh, tail);
     free(sizes);
-    c->holes = st == ETL_OK && rd->nholes;
+    c->holes = st == ETL_OK && c->nh;
     return st;
 }
 
@@ -675,6 +715,104 @@ static void cleanup(conv *c)
     free(c->order);
     free(c->retimed);
     etl_idmap_free(&c->prio);
+}
+
+/*
+ * One writing of the output into f (the temporary file, closed here), as the
+ * options and c->hv say; c's tables made here and freed by cleanup.
+ */
+static etl_status write_output(conv *c, FILE *f, const char *out_path, etl_writer_options wo, etl_diag *diag)
+{
+    const etl_convert_options *o = c->o;
+    etl_convert_stats *st = c->st;
+    etl_reader *rd = c->rd;
+    const etl_logfile_header *h = etl_reader_header(rd);
+    etl_status rc;
+    c->q = calloc(c->ncpu, sizeof *c->q);
+    c->src = calloc(c->ncpu, 1);
+    c->tail = calloc(c->ncpu, sizeof *c->tail);
+    c->enc_cpus = calloc(c->ncpu, sizeof *c->enc_cpus);
+    c->exp_cpus = calloc(c->ncpu, sizeof *c->exp_cpus);
+    c->order = calloc(c->ncpu, sizeof *c->order);
+    if (!c->q || !c->src || !c->tail || !c->enc_cpus || !c->exp_cpus || !c->order) {
+        if (f) fclose(f);
+        return ETL_E_NOMEM;
+    }
+    const etl_clock *clk = etl_reader_clock(rd);
+    rc = etl_ccswap_encoder_init(&c->enc, c->enc_cpus, c->ncpu, c->bias,
+                                 etl_ccswap_max_age(h->timer_resolution, clk->ticks_per_sec));
+    if (rc == ETL_OK) rc = etl_batch_expand_init(&c->exp, c->exp_cpus, c->ncpu);
+    uint64_t lo, hi;
+    etl_reader_time_window(rd, &lo, &hi);
+    if (rc == ETL_OK) etl_batch_expand_window(&c->exp, lo, hi);
+    if (rc == ETL_OK) rc = etl_writer_open_stream(f, out_path, true, &wo, &c->w, diag);
+    else fclose(f);
+    if (rc == ETL_OK) rc = leave_holes(c);
+    etl_iter *it = NULL;
+    if (rc == ETL_OK) rc = etl_iter_open(rd, ETL_ORDER_TIME, &it);
+    c->it = it;
+    etl_record r;
+    uint64_t last_ts = h->header_ts;
+    uint64_t total = etl_reader_file_size(rd);
+    while (rc == ETL_OK && etl_iter_next(it, &r) == ETL_OK) {
+        if (o->on_progress && (st->records_in & 0xFFFF) == 0) o->on_progress(o->progress_ctx, etl_iter_progress(it), total);
+        rc = one_record(c, &r);
+    }
+    /* End of trace: the open batches, the open switches, what is still held (to compact: the events after the
+     * last scheduler record, which the batches precede). */
+    etl_ccswap_batch b;
+    while (rc == ETL_OK && etl_ccswap_encoder_flush(&c->enc, &b) == ETL_OK) rc = write_batch(c, &b, b.last_time);
+    etl_cswitch sw;
+    while (rc == ETL_OK && etl_batch_expand_finish(&c->exp, &sw) == ETL_OK) {
+        if (sw.cpu >= c->ncpu) continue;
+        back_run br = {c->order[sw.cpu].buf, c->order[sw.cpu].off, 0, 0, 0};
+        bool back = switch_goes_back(c, &sw, &br);
+        back_tell(c, &br, o->cswitch == ETL_CSWITCH_FULL);
+        if (!back && o->cswitch == ETL_CSWITCH_FULL) rc = queue_switch(c, &sw, epoch_of(c, br.buf));
+    }
+    for (unsigned i = 0; rc == ETL_OK && i < c->ncpu; i++) rc = release(c, i, 0, true);
+    if (it) {
+        const etl_stats *is = etl_iter_stats_get(it);
+        st->input_damaged = etl_stats_damaged(is) || etl_stats_damaged(&c->dmg);
+        etl_iter_close(it);
+    }
+    st->encoder = c->enc.stats;
+    st->expander = c->exp.stats;
+    /* EndTime is the newest event written (switches expanded from batches too; never a record dropped, which no
+     * buffer holds): the output reads back whole. */
+    for (unsigned i = 0; c->q && i < c->ncpu; i++)
+        if (c->q[i].last_ts > last_ts) last_ts = c->q[i].last_ts;
+    /*
+     * Unless the session's stop keeps the window: the input's EndTime, as it is, when its reader trusts it and the
+     * output's last flush (its newest event, or its header buffer's at t0) agrees with it as well. Events past it
+     * (relogged traces have some, seconds later) were in the input's window, and are in the output's.
+     */
+    uint64_t end_ts = last_ts;
+    if (c->w && etl_reader_end_ts(rd) &&
+        etl_end_agrees(clk, etl_end_time_ts(clk, h), last_ts > clk->t0 ? last_ts : clk->t0)) {
+        etl_writer_end_time_min(c->w, h->end_time);
+        end_ts = etl_reader_end_ts(rd); /* no later than EndTime in FILETIME: the minimum above makes it exact */
+    }
+    if (c->w) {
+        /* Batches made from a session whose masks did not say it logged switches: now they say so (only then). */
+        if (st->batches_out && !etl_groupmask_test(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH)) {
+            etl_groupmask_set(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH);
+            set_switch_form(&wo.group_mask, o->cswitch);
+            etl_writer_group_mask(c->w, &wo.group_mask);
+        }
+        /* The input's losses go on as the session counted them; the buffers its reader found missing are missing
+         * from the output's numbering too (leave_holes), where a reader of the output finds them. */
+        etl_writer_lost(c->w, h->events_lost, h->buffers_lost);
+    }
+    /* A write that failed (a full disk): the file and the system's reason, before the writer goes. */
+    if (rc == ETL_E_IO && c->w && diag && !diag->msg[0]) etl_writer_diag(c->w, rc, diag);
+    if (c->w) {
+        etl_status cr = etl_writer_close(c->w, end_ts, rc == ETL_OK ? diag : NULL);
+        if (rc == ETL_OK) rc = cr;
+    }
+    if (rc != ETL_OK && diag && !diag->msg[0])
+        etl_diag_set(diag, rc, UINT64_MAX, "%s: %s", out_path, etl_status_str(rc));
+    return rc;
 }
 
 /*
@@ -760,96 +898,43 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     c.expect_batches = etl_groupmask_test(&wo.group_mask, ETL_PERF_COMPACT_CSWITCH);
     set_switch_form(&wo.group_mask, o->cswitch); /* a session that logged switches: in the output's form */
 
-    c.q = calloc(c.ncpu, sizeof *c.q);
-    c.src = calloc(c.ncpu, 1);
-    c.tail = calloc(c.ncpu, sizeof *c.tail);
-    c.enc_cpus = calloc(c.ncpu, sizeof *c.enc_cpus);
-    c.exp_cpus = calloc(c.ncpu, sizeof *c.exp_cpus);
-    c.order = calloc(c.ncpu, sizeof *c.order);
-    if (!c.q || !c.src || !c.tail || !c.enc_cpus || !c.exp_cpus || !c.order) {
-        cleanup(&c);
-        free(of.target);
-        etl_reader_close(rd);
-        return ETL_E_NOMEM;
-    }
-    const etl_clock *clk = etl_reader_clock(rd);
-    rc = etl_ccswap_encoder_init(&c.enc, c.enc_cpus, c.ncpu, c.bias,
-                                 etl_ccswap_max_age(h->timer_resolution, clk->ticks_per_sec));
-    if (rc == ETL_OK) rc = etl_batch_expand_init(&c.exp, c.exp_cpus, c.ncpu);
-    uint64_t lo, hi;
-    etl_reader_time_window(rd, &lo, &hi);
-    if (rc == ETL_OK) etl_batch_expand_window(&c.exp, lo, hi);
+    c.hv = etl_reader_buffers_missing(rd) ? rd->holes : NULL; /* none missing: nor in the output */
+    c.nh = c.hv ? rd->nholes : 0;
+    conv fresh = c; /* nothing made yet: a second writing starts from it */
     FILE *f = NULL;
-    if (rc == ETL_OK) rc = etl_outfile_create(&of, &f, diag);
-    if (rc == ETL_OK) rc = etl_writer_open_stream(f, out_path, true, &wo, &c.w, diag);
-    if (rc == ETL_OK) rc = leave_holes(&c);
-    etl_iter *it = NULL;
-    if (rc == ETL_OK) rc = etl_iter_open(rd, ETL_ORDER_TIME, &it);
-    c.it = it;
-    etl_record r;
-    uint64_t last_ts = h->header_ts;
-    uint64_t total = etl_reader_file_size(rd);
-    while (rc == ETL_OK && etl_iter_next(it, &r) == ETL_OK) {
-        if (o->on_progress && (st->records_in & 0xFFFF) == 0) o->on_progress(o->progress_ctx, etl_iter_progress(it), total);
-        rc = one_record(&c, &r);
-    }
-    /* End of trace: the open batches, the open switches, what is still held (to compact: the events after the
-     * last scheduler record, which the batches precede). */
-    etl_ccswap_batch b;
-    while (rc == ETL_OK && etl_ccswap_encoder_flush(&c.enc, &b) == ETL_OK) rc = write_batch(&c, &b, b.last_time);
-    etl_cswitch sw;
-    while (rc == ETL_OK && etl_batch_expand_finish(&c.exp, &sw) == ETL_OK) {
-        if (sw.cpu >= c.ncpu) continue;
-        back_run br = {c.order[sw.cpu].buf, c.order[sw.cpu].off, 0, 0, 0};
-        bool back = switch_goes_back(&c, &sw, &br);
-        back_tell(&c, &br, o->cswitch == ETL_CSWITCH_FULL);
-        if (!back && o->cswitch == ETL_CSWITCH_FULL) rc = queue_switch(&c, &sw, epoch_of(&c, br.buf));
-    }
-    for (unsigned i = 0; rc == ETL_OK && i < c.ncpu; i++) rc = release(&c, i, 0, true);
-    if (it) {
-        const etl_stats *is = etl_iter_stats_get(it);
-        st->input_damaged = etl_stats_damaged(is) || etl_stats_damaged(&c.dmg);
-        etl_iter_close(it);
-    }
-    st->encoder = c.enc.stats;
-    st->expander = c.exp.stats;
-    /* EndTime is the newest event written (switches expanded from batches too; never a record dropped, which no
-     * buffer holds): the output reads back whole. */
-    for (unsigned i = 0; c.q && i < c.ncpu; i++)
-        if (c.q[i].last_ts > last_ts) last_ts = c.q[i].last_ts;
+    rc = etl_outfile_create(&of, &f, diag);
+    if (rc == ETL_OK) rc = write_output(&c, f, out_path, wo, diag);
     /*
-     * Unless the session's stop keeps the window: the input's EndTime, as it is, when its reader trusts it and the
-     * output's last flush (its newest event, or its header buffer's at t0) agrees with it as well. Events past it
-     * (relogged traces have some, seconds later) were in the input's window, and are in the output's.
+     * Buffers in the file that the reading could not read, or not to their end (told): their records are lost
+     * from a known place of their CPU. A second writing leaves a number out after each, so that the output's
+     * reader finds the loss there (exit 3, unknown time), as for a missing buffer, instead of a clean trace.
      */
-    uint64_t end_ts = last_ts;
-    if (c.w && etl_reader_end_ts(rd) &&
-        etl_end_agrees(clk, etl_end_time_ts(clk, h), last_ts > clk->t0 ? last_ts : clk->t0)) {
-        etl_writer_end_time_min(c.w, h->end_time);
-        end_ts = etl_reader_end_ts(rd); /* no later than EndTime in FILETIME: the minimum above makes it exact */
+    size_t unread = 0;
+    etl_seq_hole *hv = NULL;
+    if (rc == ETL_OK) rc = holes_with_unread(rd, &hv, &unread);
+    if (rc == ETL_OK && unread) {
+        etl_stats once = {.first_problem_offset = UINT64_MAX};
+        etl_reader_problem(rd, &once, ETL_E_CORRUPT, UINT64_MAX,
+                           "%zu buffer%s could not be read whole: the output is written again, missing %s "
+                           "SequenceNumber%s where %s",
+                           unread, unread == 1 ? "" : "s", unread == 1 ? "a" : "as many", unread == 1 ? "" : "s",
+                           unread == 1 ? "it was" : "they were");
+        cleanup(&c);
+        c = fresh;
+        c.hv = hv;
+        c.nh += unread;
+        memset(st, 0, sizeof *st);
+        etl_diag_fn told = rd->opts.on_diag; /* the first writing told every problem once */
+        rd->opts.on_diag = NULL;
+        rc = etl_outfile_reopen(&of, &f, diag);
+        if (rc == ETL_OK) rc = write_output(&c, f, out_path, wo, diag);
+        rd->opts.on_diag = told;
+        st->input_damaged = 1;
     }
-    if (c.w) {
-        /* Batches made from a session whose masks did not say it logged switches: now they say so (only then). */
-        if (st->batches_out && !etl_groupmask_test(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH)) {
-            etl_groupmask_set(&wo.group_mask, ETL_PERF_CONTEXT_SWITCH);
-            set_switch_form(&wo.group_mask, o->cswitch);
-            etl_writer_group_mask(c.w, &wo.group_mask);
-        }
-        /* The input's losses go on as the session counted them; the buffers its reader found missing are missing
-         * from the output's numbering too (leave_holes), where a reader of the output finds them. */
-        etl_writer_lost(c.w, h->events_lost, h->buffers_lost);
-    }
-    /* A write that failed (a full disk): the file and the system's reason, before the writer goes. */
-    if (rc == ETL_E_IO && c.w && diag && !diag->msg[0]) etl_writer_diag(c.w, rc, diag);
-    if (c.w) {
-        etl_status cr = etl_writer_close(c.w, end_ts, rc == ETL_OK ? diag : NULL);
-        if (rc == ETL_OK) rc = cr;
-    }
-    if (rc != ETL_OK && diag && !diag->msg[0])
-        etl_diag_set(diag, rc, UINT64_MAX, "%s: %s", out_path, etl_status_str(rc));
     if (rc == ETL_OK) rc = etl_outfile_commit(&of, out_path, diag);
     etl_outfile_discard(&of); /* unlinks our temporary file unless it was renamed into place */
     cleanup(&c);
+    free(hv);
     etl_reader_close(rd);
     return rc;
 }

@@ -28,7 +28,7 @@ etl_status etl_writer_holes(etl_writer *w, const uint64_t *sizes, uint32_t nhole
 /*
  * The SequenceNumbers etl_convert leaves missing in its output of rd (etl_writer_holes' sizes and tail):
  * what the output's reader finds missing (etl_reader_buffers_missing), no more, no less. 0 when rd
- * misses none.
+ * misses none and, once a reading of it in time order has ended, read every buffer whole.
  */
 uint64_t etl_convert_missing(const etl_reader *rd);
 /*

@@ -79,9 +79,9 @@ static void one(const char *path)
     uint64_t missing = 0, left = 0; /* the input's missing buffers; the numbers convert leaves out for them */
     if (etl_reader_open(path, NULL, &r, &d) == ETL_OK) {
         missing = etl_reader_buffers_missing(r);
-        left = etl_convert_missing(r);
         walk(r, ETL_ORDER_FILE);
         walk(r, ETL_ORDER_TIME);
+        left = etl_convert_missing(r); /* after a reading in time order: the buffers it could not read too */
         model(r);
         etl_reader_close(r);
     }
