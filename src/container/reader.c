@@ -478,6 +478,36 @@ static etl_status read_logfile_header_direct(etl_reader *r, bool h0_ok, etl_diag
     return ETL_OK;
 }
 
+/*
+ * A file of 72..103 bytes whose buffer 0 header is plausible: whether the bytes after it
+ * begin a logfile header record (the system header's type, marker, Size and hook 0x0000,
+ * as far as they are there); if so, say the file is cut short there.
+ */
+static bool cut_in_logfile_header(etl_reader *r, etl_diag *diag)
+{
+    const uint8_t *p = r->data + ETL_BUFFER_HEADER_SIZE;
+    size_t n = r->size - ETL_BUFFER_HEADER_SIZE;
+    if (n > 2 && p[2] != ETL_HTYPE_SYSTEM32 && p[2] != ETL_HTYPE_SYSTEM64) return false;
+    if (n > 3 && (p[3] & 0xC0) != 0xC0) return false;
+    if (n > 7 && etl_rd_u16(p + 6) != 0x0000) return false;
+    if (n == 0) {
+        etl_diag_set(diag, ETL_E_NOT_ETL, ETL_BUFFER_HEADER_SIZE,
+                     "cut short: the file ends at byte %zu, where its logfile header record should start "
+                     "(offset 0x48); nothing can be read without it", r->size);
+    } else if (n < 6) {
+        etl_diag_set(diag, ETL_E_NOT_ETL, ETL_BUFFER_HEADER_SIZE,
+                     "cut short: the file ends at byte %zu, inside its logfile header record (at offset 0x48); "
+                     "nothing can be read without it", r->size);
+    } else {
+        unsigned size = etl_rd_u16(p + 4);
+        if (size < 0x20) return false; /* shorter than its own system header: no such record */
+        etl_diag_set(diag, ETL_E_NOT_ETL, ETL_BUFFER_HEADER_SIZE,
+                     "cut short: the file ends at byte %zu, inside its logfile header record (%u bytes at offset "
+                     "0x48); nothing can be read without it", r->size, size);
+    }
+    return true;
+}
+
 /* The least slack around the session (etl_reader_time_window), in seconds. */
 #define WINDOW_MIN_SLACK_S 60u
 #define WINDOW_END_SLACK_S 5u
@@ -836,7 +866,7 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
     for (unsigned i = 0; i < ETL_READER_WALKERS; i++) r->walk_frontier[i] = UINT64_MAX;
     etl_opts_take(&r->opts, sizeof r->opts, opts);
     r->stats.first_problem_offset = UINT64_MAX;
-    if (r->size < ETL_BUFFER_HEADER_SIZE + 0x20) {
+    if (r->size < ETL_BUFFER_HEADER_SIZE) {
         etl_diag_set(diag, ETL_E_NOT_ETL, 0, "not an ETL file: only %zu bytes", r->size);
         etl_reader_close(r);
         return ETL_E_NOT_ETL;
@@ -846,6 +876,13 @@ static etl_status finish_open(etl_reader *r, const etl_reader_options *opts, etl
     bool h0_ok = h0.buffer_size >= ETL_BUFFER_HEADER_SIZE + 0x20 && h0.buffer_size <= ETL_MAX_BUFFER_SIZE &&
                  h0.offset >= ETL_BUFFER_HEADER_SIZE + 0x20;
     bool direct = !(h0.buffer_flag & ETL_BUFFER_FLAG_COMPRESSED);
+    if (r->size < ETL_BUFFER_HEADER_SIZE + 0x20) {
+        /* A buffer header, then the end before the logfile header record's own header: a trace cut as at 104 bytes on. */
+        if (!(direct && h0_ok && cut_in_logfile_header(r, diag)))
+            etl_diag_set(diag, ETL_E_NOT_ETL, 0, "not an ETL file: only %zu bytes", r->size);
+        etl_reader_close(r);
+        return ETL_E_NOT_ETL;
+    }
     etl_status rc = ETL_OK;
     r->nominal_buffer_size = h0.buffer_size;
     r->compression = ETL_COMPRESSION_XPRESS; /* to read a compressed buffer 0; fixed below */

@@ -131,6 +131,18 @@ head -c 300 "$k" > "$tmp/cuthdr.etl"
 "$etlkit" info "$tmp/cuthdr.etl" >"$tmp/out" 2>"$tmp/err"; check "cut in the logfile header" 2 $?
 expect "cut in the logfile header: one line" [ "$(wc -l < "$tmp/err")" -eq 1 ]
 expect "cut in the logfile header: cut short, where" grep -q "cut short: the file ends at byte 300, inside its logfile header record" "$tmp/err"
+# Cut before the logfile header record's first 32 bytes (72..103): the same "cut short" line, not "only N bytes"
+# (explore22 F9); 100 bytes of text or zeros are still not an ETL file.
+for n in 72 73 78 100 103; do
+  head -c $n "$k" > "$tmp/cuthdr.etl"
+  "$etlkit" info "$tmp/cuthdr.etl" >"$tmp/out" 2>"$tmp/err"; check "cut at byte $n" 2 $?
+  expect "cut at byte $n: cut short, one line" sh -c "[ \$(wc -l < '$tmp/err') -eq 1 ] && grep -q 'cut short: the file ends at byte $n, ' '$tmp/err'"
+done
+head -c 100 /dev/zero > "$tmp/zero.etl"
+for f in "$tmp/zero.etl" "$tmp/text.etl"; do
+  "$etlkit" info "$f" >/dev/null 2>"$tmp/err"; check "short non-ETL $f" 2 $?
+  expect "short non-ETL $f: not an ETL file" grep -q "not an ETL file" "$tmp/err"
+done
 "$etlkit" info "$tmp/text.etl" >/dev/null 2>"$tmp/err"
 expect "text: not an ETL file" grep -q "not an ETL file" "$tmp/err"
 # A corrupt buffer in the middle: the others are still read.
