@@ -210,8 +210,8 @@ void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo)
     if (b->cpu >= r->ncpu || b->index >= r->nbufs) return; /* no CPU's: a missing buffer's rule (etl_reader_cpu_gaps) */
     etl_mutex_lock(r->skip_mu);
     if (!r->skip_seen && !atomic_load(&r->skips_lost) && !skips_make(r)) atomic_store(&r->skips_lost, true);
-    if (r->skip_seen && !r->skip_seen[b->index]) {
-        r->skip_seen[b->index] = 1;
+    if (r->skip_seen && !(r->skip_seen[b->index] & ETL_SKIP_REST)) {
+        r->skip_seen[b->index] |= ETL_SKIP_REST;
         uint64_t *v = r->skip_lo + r->skip_at[b->cpu];
         size_t n = r->skip_n[b->cpu], i = n;
         while (i && v[i - 1] > lo) i--; /* found in the CPU's order: at the end but where its times went back */
@@ -220,6 +220,15 @@ void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo)
         r->skip_n[b->cpu] = n + 1;
         atomic_fetch_add(&r->nskips, 1);
     }
+    etl_mutex_unlock(r->skip_mu);
+}
+
+void etl_reader_note_passed(etl_reader *r, const etl_buf_ent *b)
+{
+    if (b->index >= r->nbufs) return;
+    etl_mutex_lock(r->skip_mu);
+    if (!r->skip_seen && !atomic_load(&r->skips_lost) && !skips_make(r)) atomic_store(&r->skips_lost, true);
+    if (r->skip_seen) r->skip_seen[b->index] |= ETL_SKIP_PASSED;
     etl_mutex_unlock(r->skip_mu);
 }
 

@@ -191,6 +191,12 @@ static void note_skip(etl_iter *it, const etl_buf_ent *b, uint64_t lo)
     if (it->order == ETL_ORDER_TIME) etl_reader_note_skip(it->r, b, lo);
 }
 
+/* Time order: a record of buffer b passed over, for convert to tell its output (etl_reader_note_passed). */
+static void note_passed(etl_iter *it, const etl_buf_ent *b)
+{
+    if (it->order == ETL_ORDER_TIME && !it->quiet) etl_reader_note_passed(it->r, b);
+}
+
 /* The latest record time of the cursor's CPU so far, the record at last (had: one was taken in this buffer) included. */
 static uint64_t cursor_last(const cursor *c, bool had, uint64_t last)
 {
@@ -415,6 +421,7 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
                     passed = judge_time(it, c, c->data.p, c->data.n, c->pos, pos, k.ts, c->have_last, what, &c->lo,
                                         &c->span) == TIME_PASS;
                     if (passed && !it->keep_bad_times) {
+                        note_passed(it, c->buf);
                         c->pos = pos;
                         continue;
                     }
@@ -446,7 +453,10 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
                                        record_what(out, what), &c->lo, &c->span) == TIME_PASS))) {
                 /* Damage: its time moves nothing (it is merged where its CPU's time stood). */
                 c->pos = next;
-                if (!it->keep_bad_times) continue;
+                if (!it->keep_bad_times) {
+                    note_passed(it, c->buf);
+                    continue;
+                }
                 if (!not_it) out->has |= ETL_REC_BAD_TS;
             } else {
                 if (out->has & ETL_REC_TS) {

@@ -62,9 +62,11 @@ struct etl_reader {
      * etl_reader_cpu_skipped: where the iterators passed over part of a CPU's records (a record that
      * does not frame, the rest of its buffer lost; a buffer that cannot be loaded), found as they
      * read. Made at the first one: CPU c's times in skip_lo[skip_at[c] .. skip_at[c] + skip_n[c]),
-     * ascending, room for each of its buffers; skip_seen[buffer] once a buffer's is noted (every
-     * iterator over the CPU finds the same). nskips, read without the lock, is 0 in a file whose
-     * records were all read; skips_lost: no memory for them (every slice unknown).
+     * ascending, room for each of its buffers; skip_seen[buffer]: ETL_SKIP_REST once a buffer's is
+     * noted (every iterator over the CPU finds the same), ETL_SKIP_PASSED once the merged iterator in
+     * time order passed over one of its records (etl_reader_note_passed: for convert, not a gap). nskips,
+     * read without the lock, is 0 in a file whose records were all read; skips_lost: no memory for them
+     * (every slice unknown).
      */
     etl_mutex *skip_mu;
     uint64_t *skip_lo;
@@ -142,6 +144,9 @@ bool etl_buf_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch,
  * were passed over (gaps.c, for etl_reader_cpu_skipped): the rest of b, or b whole. Once per buffer.
  */
 void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo);
+enum { ETL_SKIP_REST = 1, ETL_SKIP_PASSED = 2 }; /* etl_reader.skip_seen's bits */
+/* The merged iterator in time order passed over a record of buffer b (its time, its Size): skip_seen's mark alone. */
+void etl_reader_note_passed(etl_reader *r, const etl_buf_ent *b);
 /* etl_reader_cpu_gaps's spans, found at open from the holes (gaps.c): ETL_E_NOMEM or ETL_OK. */
 etl_status etl_reader_find_gaps(etl_reader *r);
 /* Rewrites the TimeStamp in the header of the record at p (n bytes): ETL_E_INVALID_ARG when it has none. */

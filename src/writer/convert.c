@@ -638,11 +638,12 @@ static uint64_t missing_tail(const etl_reader *rd)
 
 static uint64_t hole_size(const etl_seq_hole *h) { return h->to - h->from + 1; }
 
-/* The buffers a reading in time order found it could not read, or not to their end (etl_reader_note_skip). */
+/* The buffers a reading in time order could not read, or not to their end, or one of whose records it passed over
+ * (skip_seen: etl_reader_note_skip, etl_reader_note_passed). */
 static size_t unread_count(const etl_reader *rd)
 {
     size_t n = 0;
-    for (size_t i = 0; rd->skip_seen && i < rd->nbufs; i++) n += rd->skip_seen[i];
+    for (size_t i = 0; rd->skip_seen && i < rd->nbufs; i++) n += rd->skip_seen[i] != 0;
     return n;
 }
 
@@ -905,9 +906,10 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     rc = etl_outfile_create(&of, &f, diag);
     if (rc == ETL_OK) rc = write_output(&c, f, out_path, wo, diag);
     /*
-     * Buffers in the file that the reading could not read, or not to their end (told): their records are lost
-     * from a known place of their CPU. A second writing leaves a number out after each, so that the output's
-     * reader finds the loss there (exit 3, unknown time), as for a missing buffer, instead of a clean trace.
+     * Buffers in the file that the reading could not read, or not to their end, or one of whose records it passed
+     * over (told): records lost from a known buffer of their CPU. A second writing leaves a number out after each,
+     * so that the output's reader finds the loss there (exit 3, unknown time), as for a missing buffer, instead of
+     * a clean trace.
      */
     size_t unread = 0;
     etl_seq_hole *hv = NULL;
@@ -915,10 +917,10 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     if (rc == ETL_OK && unread) {
         etl_stats once = {.first_problem_offset = UINT64_MAX};
         etl_reader_problem(rd, &once, ETL_E_CORRUPT, UINT64_MAX,
-                           "%zu buffer%s could not be read whole: the output is written again, missing %s "
-                           "SequenceNumber%s where %s",
+                           "records of %zu buffer%s lost (told above): the output is written again, missing %s "
+                           "SequenceNumber%s after %s, where its readers find the loss",
                            unread, unread == 1 ? "" : "s", unread == 1 ? "a" : "as many", unread == 1 ? "" : "s",
-                           unread == 1 ? "it was" : "they were");
+                           unread == 1 ? "it" : "each");
         cleanup(&c);
         c = fresh;
         c.hv = hv;
