@@ -570,7 +570,11 @@ int cmd_switches(int argc, char **argv)
     free(c->labels);
     free(c);
     free(chunk);
-    if (a.format != FMT_JSON && !etl_sched_stats_get(run.model)->switches) rep_no_switches(&run, &a);
+    /* JSON lines: no row is the empty report, and nothing in it can say why: stderr does, as for CSV (explore22 F10). */
+    if (!etl_sched_stats_get(run.model)->switches) {
+        if (a.format == FMT_JSON) rep_no_switches_note(&run, &a, "no rows");
+        else rep_no_switches(&run, &a);
+    }
     /* The anomalies (switches dropped, chains broken...) on stderr in every form: the rows have no place for them.
      * No switch at all: --json and --csv keep to the one line that says so. */
     if (a.format == FMT_TEXT || etl_sched_stats_get(run.model)->switches)

@@ -490,14 +490,19 @@ void rep_json_anomalies_as(const rep_run *run, jw *w, uint32_t skip)
     jw_obj_end(w);
 }
 
+static const char no_switches[] = "no context switches in this trace (no CSwitch events or compact batches)";
+
+void rep_no_switches_note(const rep_run *run, const rep_args *a, const char *then)
+{
+    if (!a->quiet) fprintf(stderr, "%s %s: note: %s: %s: %s\n", prog, a->cmd, run->in.path, no_switches, then);
+}
+
 int rep_no_switches(const rep_run *run, const rep_args *a)
 {
     if (run->mstats.switches) return 0;
-    static const char what[] = "no context switches in this trace (no CSwitch events or compact batches)";
-    if (a->format == FMT_TEXT) printf("%s: %s: nothing to report\n", run->in.path, what);
+    if (a->format == FMT_TEXT) printf("%s: %s: nothing to report\n", run->in.path, no_switches);
     /* CSV: the table's header row alone on stdout, and why on stderr (JSON: an empty report says it). */
-    else if (a->format == FMT_CSV && !a->quiet)
-        fprintf(stderr, "%s %s: note: %s: %s: the table is empty\n", prog, a->cmd, run->in.path, what);
+    else if (a->format == FMT_CSV) rep_no_switches_note(run, a, "the table is empty");
     return 1;
 }
 

@@ -173,5 +173,7 @@ int rep_usage_failed(rep_run *run, etl_usage *u, const char *cmd);
  * table, header row and all; JSON: nothing (the report is empty).
  */
 int rep_no_switches(const rep_run *run, const rep_args *a);
+/* Its note on stderr (unless --quiet), ending with THEN: for a report whose empty form cannot say why. */
+void rep_no_switches_note(const rep_run *run, const rep_args *a, const char *then);
 
 #endif

@@ -90,6 +90,16 @@ expect "info json by_cpu not empty" [ -s "$tmp/bycpu.txt" ]
 "$etlkit" waitchain "$k" --thread 4 >"$tmp/out" 2>"$tmp/err"; check "waitchain no switches" 4 $?
 expect "waitchain no switches: stdout empty" [ ! -s "$tmp/out" ]
 expect "waitchain no switches: why on stderr" grep -q "no context switches in this trace" "$tmp/err"
+# switches on the same trace: every form says why, exit 0; --json's empty JSON-lines stream (no row) cannot, so
+# stderr does, as for --csv (explore22 F10: nothing on either stream); --quiet keeps stderr silent.
+"$etlkit" switches "$k" --json >"$tmp/out" 2>"$tmp/err"; check "switches --json no switches" 0 $?
+expect "switches --json no switches: no row" [ ! -s "$tmp/out" ]
+expect "switches --json no switches: why on stderr" grep -q "^etlkit switches: note: .*no context switches in this trace.*: no rows$" "$tmp/err"
+expect "switches --json no switches: one line" [ "$(wc -l < "$tmp/err")" -eq 1 ]
+"$etlkit" switches "$k" --json --quiet >"$tmp/out" 2>"$tmp/err"; check "switches --json --quiet no switches" 0 $?
+expect "switches --json --quiet: stderr silent" [ ! -s "$tmp/err" ]
+"$etlkit" switches "$k" --csv >"$tmp/out" 2>"$tmp/err"; check "switches --csv no switches" 0 $?
+expect "switches --csv no switches: why on stderr" grep -q "no context switches in this trace.*: the table is empty$" "$tmp/err"
 
 # convert: a lossless rewrite reads back with as many records; errors have their statuses.
 "$etlkit" convert "$k" -o "$tmp/conv.etl" --compress 2>/dev/null; check "convert" 0 $?
