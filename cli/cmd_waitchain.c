@@ -486,6 +486,15 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
                 const etl_sched_process *p = etl_sched_process_at(m, nr.at[i]);
                 jw_u64(&w, "pid", p->pid);
                 jw_str(&w, "process", etl_sched_process_image(m, p));
+                if (!nr.by_pid) { /* a name once: every PID of that name, ascending */
+                    uint32_t *pids;
+                    size_t np = rep_same_name_pids(m, nr.at[i], &pids);
+                    jw_arr(&w, "pids");
+                    for (size_t j = 0; j < np; j++) jw_u64(&w, NULL, pids[j]);
+                    if (!np) jw_u64(&w, NULL, p->pid); /* out of memory: the one at hand */
+                    jw_arr_end(&w);
+                    free(pids);
+                }
             }
             jw_obj_end(&w);
         }

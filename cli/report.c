@@ -302,6 +302,46 @@ int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread)
     return 1;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+size_t rep_same_name_pids(const etl_sched *m, uint32_t at, uint32_t **pids)
+{
+    size_t n, k = 0;
+    const etl_sched_process *p = etl_sched_processes(m, &n);
+    const char *name = etl_sched_process_image(m, &p[at]);
+    *pids = malloc(n * sizeof **pids);
+    if (!*pids) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(etl_sched_process_image(m, &p[i]), name) == 0) (*pids)[k++] = p[i].pid;
+    qsort(*pids, k, sizeof **pids, cmp_u32); /* a PID reused by the same name: once */
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!u || (*pids)[u - 1] != (*pids)[i]) (*pids)[u++] = (*pids)[i];
+    return u;
+}
+
+/* The PIDs a suggested name has: the first few, then how many more (text stays one line a name). */
+#define NEAR_PIDS_SHOWN 4
+
+static void print_name_pids(FILE *f, const etl_sched *m, uint32_t at)
+{
+    uint32_t *pids;
+    size_t n = rep_same_name_pids(m, at, &pids);
+    if (n < 2) {
+        fprintf(f, " (PID %u)", etl_sched_process_at(m, at)->pid); /* or out of memory: the one at hand */
+    } else {
+        fprintf(f, " (PIDs");
+        for (size_t i = 0; i < n && i < NEAR_PIDS_SHOWN; i++) fprintf(f, "%s %u", i ? "," : "", pids[i]);
+        if (n > NEAR_PIDS_SHOWN) fprintf(f, " and %zu more", n - NEAR_PIDS_SHOWN);
+        fprintf(f, ")");
+    }
+    free(pids);
+}
+
 void rep_near_print(FILE *f, const etl_sched *m, const rep_near *nr)
 {
     char label[256];
@@ -323,7 +363,8 @@ void rep_near_print(FILE *f, const etl_sched *m, const rep_near *nr)
         } else {
             const etl_sched_process *p = etl_sched_process_at(m, nr->at[i]);
             text_str(f, text_name(etl_sched_process_image(m, p)));
-            fprintf(f, " (PID %u)", p->pid);
+            if (nr->by_pid) fprintf(f, " (PID %u)", p->pid);
+            else print_name_pids(f, m, nr->at[i]); /* a name once: every PID it has, not the first alone */
         }
         fprintf(f, "\n");
     }

@@ -147,6 +147,11 @@ typedef struct rep_near {
     size_t n;
     uint32_t at[ETL_CHAIN_NEAR_MAX];
 } rep_near;
+/*
+ * The distinct PIDs of the processes with process instance at's image name, ascending, in
+ * *pids (malloc'd, the caller frees it); how many (0: out of memory).
+ */
+size_t rep_same_name_pids(const etl_sched *m, uint32_t at, uint32_t **pids);
 /* The end of the line that said what is missing ("; the nearest thread ids:"), then a line each. */
 void rep_near_print(FILE *f, const etl_sched *m, const rep_near *nr);
 /*

@@ -160,7 +160,7 @@ expect "waitchain --thread 2^32: exit $rc" [ "$rc" -eq 4 ]
 expect "waitchain --thread 2^32: no such thread ($(cat "$tmp/err"))" hasf "$tmp/err" "thread 4294967296 is not in this trace"
 run waitchain "$t" --thread calc --json >"$tmp/out" 2>"$tmp/err"; rc=$?
 expect "waitchain absent process: exit $rc" [ "$rc" -eq 4 ]
-expect "waitchain absent process: names the match" hasf "$tmp/out" '"close_matches":[{"pid":100,"process":"=cmd|'"'"' /C calc'"'"'!A0"}]'
+expect "waitchain absent process: names the match" hasf "$tmp/out" '"close_matches":[{"pid":100,"process":"=cmd|'"'"' /C calc'"'"'!A0","pids":[100]}]'
 run waitchain "$t" --thread 301 >"$tmp/out" 2>&1
 expect "waitchain: readied-but-never-switched-in note counted" hasf "$tmp/out" "note: 1 thread readied but never switched in"
 run waitchain "$t" --thread 301 --json >"$tmp/out" 2>&1

@@ -98,7 +98,20 @@ for c in cpu waits wakeups pmc spinlocks switches; do
 done
 "$etlkit" cpu "$s" --process svch >/dev/null 2>"$tmp/err"
 expect "cpu --process svch: the names that contain it" grep -q "processes whose name contains it:" "$tmp/err"
-expect "cpu --process svch: svchost" grep -q "^  svchost.exe (PID " "$tmp/err"
+expect "cpu --process svch: svchost" grep -q "^  svchost.exe (PIDs\? " "$tmp/err"
+# A name suggested once lists every PID of that name, the first four and how many more; --json all of them (explore22
+# F12: one PID, the first, as if it were the one meant). The truth: the PIDs of dump's svchost.exe Process events.
+"$etlkit" synth --quiet --seed 1 --processes 40 --threads 80 --duration 0.2 -o "$tmp/many.etl"; check "synth many" 0 $?
+"$etlkit" dump "$tmp/many.etl" --format jsonl 2>/dev/null | grep '"ImageFileName":"svchost.exe"' |
+  python3 -c "import sys,json; print(sorted({json.loads(l)['fields']['ProcessId'] for l in sys.stdin}))" >"$tmp/truth"
+expect "many: seven svchost.exe (the test's premise)" [ "$(tr -cd , <"$tmp/truth" | wc -c)" -eq 6 ]
+"$etlkit" cpu "$tmp/many.etl" --process svch >/dev/null 2>"$tmp/err"
+want=$(python3 -c "import ast,sys; p=ast.literal_eval(open(sys.argv[1]).read()); print('  svchost.exe (PIDs %s and %d more)' % (', '.join(map(str,p[:4])), len(p)-4))" "$tmp/truth")
+expect "cpu --process svch: every PID, bounded ($(grep svchost "$tmp/err"))" grep -qxF "$want" "$tmp/err"
+"$etlkit" waitchain "$tmp/many.etl" --thread svch --json >"$tmp/out" 2>/dev/null; check "waitchain --thread svch" 4 $?
+python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['close_matches']; print([x['pids'] for x in m if x['process']=='svchost.exe'][0])" \
+  "$tmp/out" >"$tmp/got" 2>&1
+expect "waitchain --json svch: pids are every svchost.exe PID ($(cat "$tmp/got"))" cmp -s "$tmp/truth" "$tmp/got"
 "$etlkit" cpu "$s" --process svchost >/dev/null 2>"$tmp/err"
 expect "cpu --process svchost: no note" [ ! -s "$tmp/err" ]
 "$etlkit" cpu "$s" --process nosuch --quiet >/dev/null 2>"$tmp/err"
