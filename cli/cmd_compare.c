@@ -139,13 +139,32 @@ typedef struct gate {
     const char *text;
     etl_cmp_expr e;
     int crossed, found;    /* crossed: 1, 0, or -1 when the change cannot be computed (the gate fails) */
+    unsigned unknown_time; /* crossed -1 because of these sides' unknown CPU time (bit 0 BEFORE, 1 AFTER) */
     int64_t delta;
     char why[300];         /* crossed -1: what is unknown, and where */
 } gate;
 
+/* "FILE: X of its Y CPU time is unknown", the line that says a side's amounts count its known time only. */
+static void unknown_line(char *out, size_t cap, const etl_compare *c, int side, const char *path)
+{
+    char u[32], t[32];
+    snprintf(out, cap, "%s: %s of its %s CPU time is unknown (buffers lost, the file cut short, or a compact trace's "
+             "last slices)", path, fmt_dur(u, side ? c->unknown_after : c->unknown_before),
+             fmt_dur(t, side ? c->cputime_after : c->cputime_before));
+}
+
 /* Why a gate's change cannot be computed: the side whose value is unknown, and what it lacks. */
 static void gate_why(gate *g, const etl_compare *c, const char *pb, const char *pa)
 {
+    if (g->unknown_time) {
+        int side = g->unknown_time & 1 ? 0 : 1;
+        char line[240];
+        unknown_line(line, sizeof line, c, side, side ? pa : pb);
+        snprintf(g->why, sizeof g->why, "%s%s", line,
+                 g->e.metric == ETL_CMP_CPU ? ": the change could cross either way"
+                                            : ": the waits and switch-ins it held are not seen");
+        return;
+    }
     const etl_cmp_row *r = etl_compare_find(c, g->e.scope, g->e.name);
     unsigned m = g->e.metric;
     int side = r && known(r, 0, m) ? 1 : 0;
@@ -203,6 +222,8 @@ static void print_json(const rep_run *const runs[2], const etl_compare *c, unsig
         jw_obj(&w, k ? "after" : "before");
         jw_str(&w, "file", runs[k]->in.path);
         jw_i64(&w, "window_ns", k ? c->window_after : c->window_before);
+        /* CPU time of no known thread: the amounts count the rest */
+        jw_i64(&w, "unknown_ns", k ? c->unknown_after : c->unknown_before);
         rep_json_anomalies(runs[k], &w);
         jw_obj_end(&w);
     }
@@ -332,6 +353,12 @@ static void print_text(const char *pb, const char *pa, const etl_compare *c, uns
     char b1[40], b2[40], b3[32], b4[32];
     printf("etlkit compare: %s (%s) -> %s (%s); amounts per second of window\n", pb, fmt_dur(b1, c->window_before),
            pa, fmt_dur(b2, c->window_after));
+    for (int k = 0; k < 2; k++) {
+        char line[240];
+        if ((k ? c->unknown_after : c->unknown_before) <= 0) continue;
+        unknown_line(line, sizeof line, c, k, k ? pa : pb);
+        printf("note: %s: amounts count the known time only; a gate it could change cannot be computed\n", line);
+    }
     const etl_cmp_row *t = &c->total;
     printf("\nCPU busy      %s -> %s  %s (%s)\n", fmt_per_s(b1, t, 0, ETL_CMP_CPU), fmt_per_s(b2, t, 1, ETL_CMP_CPU),
            fmt_change_k(b3, t, ETL_CMP_CPU), fmt_rel(b4, t, ETL_CMP_CPU));
@@ -506,17 +533,27 @@ int cmd_compare(int argc, char **argv)
         return rc;
     }
     etl_compare c;
-    int status = EXIT_OK, failed = 0;
+    int status = EXIT_OK, failed = 0, failed_known = 0;
     if (etl_compare_build(&c, &s[0].u, &s[1].u) != ETL_OK) {
         fprintf(stderr, "%s compare: out of memory\n", prog);
         status = EXIT_IO;
     } else {
         for (size_t i = 0; i < ng; i++) {
             g[i].crossed = etl_cmp_expr_eval(&c, &g[i].e, &g[i].delta, &g[i].found);
-            if (g[i].crossed < 0) gate_why(&g[i], &c, paths[0], paths[1]);
+            if (g[i].crossed < 0) {
+                g[i].unknown_time = etl_cmp_expr_unknown_time(&c, &g[i].e);
+                gate_why(&g[i], &c, paths[0], paths[1]);
+            }
             failed |= g[i].crossed != 0; /* a change that cannot be computed never passes */
+            failed_known |= g[i].crossed > 0 || (g[i].crossed < 0 && !g[i].unknown_time);
             if (!g[i].found)
                 fprintf(stderr, "%s compare: --fail-if '%s': no such name in either trace\n", prog, g[i].text);
+        }
+        for (int k = 0; k < 2 && !a.quiet; k++) {
+            char line[240];
+            if ((k ? c.unknown_after : c.unknown_before) <= 0) continue;
+            unknown_line(line, sizeof line, &c, k, paths[k]);
+            fprintf(stderr, "%s compare: note: %s: amounts count the known time only\n", prog, line);
         }
         if (a.format == FMT_JSON) {
             const rep_run *const runs[2] = {&s[0].run, &s[1].run};
@@ -534,5 +571,12 @@ int cmd_compare(int argc, char **argv)
     free(s);
     if (cli_stdout_done("compare") != EXIT_OK) return EXIT_IO;
     if (status == EXIT_IO || status == EXIT_NOT_ETL) return status;
+    /*
+     * A gate decided on what is known (or failed for another reason than lost time) is a verdict: 1, on
+     * damaged input too. A gate only the unknown time left undecided is the damage's: 3 says the input
+     * is damaged, never a regression made of lost data.
+     */
+    if (failed_known) return 1;
+    if (status == EXIT_DAMAGED) return status;
     return failed ? 1 : status;
 }

@@ -57,6 +57,12 @@ typedef struct etl_compare {
     etl_cmp_row total;
     etl_cmp_row *processes, *threads, *reasons;
     size_t nprocesses, nthreads, nreasons;
+    /*
+     * Each side's CPU time in the window of no known thread (Σ etl_usage_cpu.unknown_ns: buffers lost, a
+     * file cut short, a compact CPU's last slice) and its CPU time (busy + idle + unknown). Amounts count
+     * the known time only; what the unknown time held could change them (see etl_cmp_expr_eval).
+     */
+    int64_t unknown_before, unknown_after, cputime_before, cputime_after;
 } etl_compare;
 
 /*
@@ -106,6 +112,15 @@ ETL_API etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err,
  * trace (never crossed).
  */
 ETL_API int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delta, int *found);
+/*
+ * Where a side has unknown CPU time (etl_compare.unknown_*), what it held could change that side's
+ * values: its CPU time lies between the known and the known plus the unknown time (a thread's: plus
+ * at most the window), so a cpu gate is decided only when both ends cross alike (*delta is the known
+ * time's); its waits, switch-ins and ready latencies have no bound, so their gates cannot be computed.
+ * etl_cmp_expr_unknown_time says which sides' unknown time left a gate undecided: bit 0 BEFORE, bit 1
+ * AFTER, 0 when eval decided it or failed it for another reason.
+ */
+ETL_API unsigned etl_cmp_expr_unknown_time(const etl_compare *c, const etl_cmp_expr *e);
 ETL_API const char *etl_cmp_metric_name(unsigned metric);
 
 #ifdef __cplusplus

@@ -106,6 +106,19 @@ for bad in 'cpu' 'cpu(total) > 5' 'heat(total) > 5%' 'cpu(total) = 5ms' 'switche
 done
 "$etlkit" compare "$lo" >/dev/null 2>&1; check "compare one FILE" 64 $?
 "$etlkit" compare "$lo" "$tmp/missing.etl" >/dev/null 2>&1; check "compare missing FILE" 1 $?
+# A side cut short (explore24 F1): its unknown CPU time is not idle. A gate that time could decide either way
+# cannot be computed and the exit is the damage's (3), never a crossing (1) made of lost data; a gate every value
+# the unknown time allows crosses alike is decided (1); one line per such side in the text and on stderr.
+head -c $((65536*2+30000)) "$hi" >"$tmp/cut.etl"
+"$etlkit" compare "$hi" "$tmp/cut.etl" --fail-if 'cpu(total) < -1%' >"$tmp/out" 2>"$tmp/err"; check "compare cut: undecided gate" 3 $?
+expect "compare cut: gate cannot be computed" grep -q "^FAIL  cpu(total) < -1%: cannot be computed: .*cut.etl: .* of its .* CPU time is unknown" "$tmp/out"
+expect "compare cut: text says the side's unknown time" grep -q "^note: .*cut.etl: .* CPU time is unknown" "$tmp/out"
+expect "compare cut: stderr says it" grep -q "^etlkit compare: note: .*cut.etl: .* CPU time is unknown" "$tmp/err"
+"$etlkit" compare "$hi" "$tmp/cut.etl" -q --fail-if 'wait(total) > 1ms' >"$tmp/out" 2>&1; check "compare cut: wait gate" 3 $?
+"$etlkit" compare "$hi" "$tmp/cut.etl" -q --fail-if 'cpu(total) > -99%' >"$tmp/out" 2>&1; check "compare cut: decided gate" 1 $?
+"$etlkit" compare "$hi" "$tmp/cut.etl" -q --fail-if 'cpu(total) < -99%' >"$tmp/out" 2>&1; check "compare cut: decided, not crossed" 3 $?
+"$etlkit" compare "$hi" "$tmp/cut.etl" -q --json --fail-if 'cpu(total) < -1%' >"$tmp/out" 2>&1
+expect "compare cut --json: crossed null, unknown_ns" grep -q '"after":{[^}]*"unknown_ns":[1-9].*"crossed":null,"why":' "$tmp/out"
 
 # waits on a trace without ReadyThread events (explore item 6): Waits are unknown (spec §1 rule 3), said in one
 # line; no count, time or percentile of waiting, nor any statistic of an empty set, is printed as 0.
