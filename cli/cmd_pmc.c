@@ -505,6 +505,10 @@ int cmd_pmc(int argc, char **argv)
         else threads_table(&a, &run, &c, 1);
     } else if (a.format == FMT_CSV) {
         threads_table(&a, &run, &c, 1);
+        /* The CSV has no line for it: the text's note on stderr, so the slices dropped are told (explore24 F2). */
+        if (c.p.pmc_counter_reset && !a.quiet)
+            fprintf(stderr, "%s pmc: %s: note: %llu slices dropped: a counter went backwards (pmc_counter_reset)\n",
+                    prog, run.in.path, (unsigned long long)c.p.pmc_counter_reset);
     } else {
         print_text(&a, &run, &c);
     }

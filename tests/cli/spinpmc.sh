@@ -27,6 +27,24 @@ expect "spinlocks --json: no bounds_note" grep -q '"bounds_note":null' "$tmp/out
 "$etlkit" spinlocks "$a" >"$tmp/out" 2>&1
 expect "spinlocks: no selection note" sh -c "! grep -q 'bounds of a selection' '$tmp/out'"
 
+# A counter that went backwards (PMC record 200's cycles set 1 below its CPU's previous switch's) drops one slice:
+# the text's note, JSON's count, and with --csv the same note on stderr (explore24 F2: CSV said nothing).
+dmg "$a" "$tmp/r.etl" pmcset 200 0 "$("$etlkit" dump "$a" --order file --format jsonl | python3 -c '
+import json, sys
+prev = {}; i = 0
+for l in sys.stdin:
+    o = json.loads(l)
+    if "pmc" not in o: continue
+    if i == 200: print(prev[o["cpu"]]["pmc"][0] - 1); break
+    prev[o["cpu"]] = o; i += 1')"
+"$etlkit" pmc "$tmp/r.etl" >"$tmp/out" 2>&1; check "pmc reset" 0 $?
+expect "pmc reset: note" grep -q "^note: 1 slices dropped: a counter went backwards (pmc_counter_reset)" "$tmp/out"
+"$etlkit" pmc "$tmp/r.etl" --csv >"$tmp/out" 2>"$tmp/err"; check "pmc reset --csv" 0 $?
+expect "pmc reset --csv: note on stderr" grep -q "^etlkit pmc: .*r.etl: note: 1 slices dropped: a counter went backwards (pmc_counter_reset)" "$tmp/err"
+expect "pmc reset --csv: no note in the CSV" sh -c "! grep -q 'went backwards' '$tmp/out'"
+"$etlkit" pmc "$tmp/r.etl" --csv -q >"$tmp/out" 2>"$tmp/err"; check "pmc reset --csv -q" 0 $?
+expect "pmc reset --csv -q: quiet" [ ! -s "$tmp/err" ]
+
 # B: a counter jump no CPU can make (bit 40 of the cycles of CPU 2's last switch: 4484 GHz) is dropped, told
 # with where it lies, exit 3; the undamaged trace has none.
 "$etlkit" pmc "$a" --json >"$tmp/out" 2>"$tmp/err"; check "pmc" 0 $?
