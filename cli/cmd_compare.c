@@ -20,7 +20,8 @@ static const cli_cmd compare_cmd = {
     {"BEFORE.etl", "AFTER.etl"}, 2, 2,
     "Exit status: 0 ok, 1 a --fail-if threshold was crossed or its change cannot be computed\n"
     "(or an I/O error), 2 not an ETL file, or no context switch in it or in its window,\n"
-    "3 input damaged, 64 usage.\n"};
+    "3 input damaged (also when the only failed gates are those its unknown CPU time left\n"
+    "undecided), 64 usage.\n"};
 
 /* Whether a row's value of metric m is known on a side (0 BEFORE, 1 AFTER): an unknown one prints blank. */
 static int known(const etl_cmp_row *r, int side, unsigned m)
