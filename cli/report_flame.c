@@ -226,6 +226,11 @@ void sec_flame(page *pg)
     if (cut)
         html_textf(f, " %" PRIu64 " stack walks had more than 192 frames (Windows logs at most 192): the innermost "
                       "192 are drawn.", cut);
+    uint64_t off_ip = 0;
+    (void)etl_profile_anomaly_get(p, ETL_PROFILE_STACKS_NOT_AT_IP, &off_ip);
+    if (off_ip)
+        html_textf(f, " %" PRIu64 " samples' stacks do not begin at their sampled address: a few are normal (Windows's "
+                      "walk may begin beside it); more mean lost records: such a stack lacks a part.", off_ip);
     fputs("</p>\n<figure class=\"flame\"><svg id=\"flame-svg\" class=\"flame\" role=\"img\" "
           "aria-labelledby=\"flame-title flame-desc\" viewBox=\"0 0 1000 18\"><title id=\"flame-title\">Flame "
           "graph of the sampled stacks</title><desc id=\"flame-desc\">",

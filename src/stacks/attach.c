@@ -189,18 +189,26 @@ static uint32_t find_wait(const etl_attach *a, uint32_t tid, uint64_t ts, uint32
     return e->tid == tid && e->ts == ts && (tid || e->cpu == cpu) ? i : NIL;
 }
 
+/* A part (its innermost frame: leaf, when has) came for event e: the first with a frame begins its stack. */
+static void take_leaf(etl_attach_wait *e, bool has, uint64_t leaf)
+{
+    if (has && !e->ev.has_leaf) e->ev.leaf = leaf, e->ev.has_leaf = true;
+}
+
 /*
  * A part came for event i. The user part completes it; the kernel part moves it to
  * the queue that waits for the user part, or completes it in processes 0 and 4,
  * which have no user mode.
  */
-static etl_status attach_part(etl_attach *a, uint32_t i, uint32_t stack, uint32_t pid, bool user)
+static etl_status attach_part(etl_attach *a, uint32_t i, uint32_t stack, uint32_t pid, bool user, bool has_leaf,
+                              uint64_t leaf)
 {
     etl_attach_wait *e = &a->w[i];
     if (!user && e->kpart != NIL) { /* a second kernel part: the first stands, its process too */
         a->stats.walks_repeated++;
         return ETL_OK;
     }
+    take_leaf(e, has_leaf, leaf);
     e->ev.pid = pid;
     e->walked = true;
     if (user) {
@@ -263,13 +271,14 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
             /* It completes the event: its frames go straight to on_close, never interned. */
             e->ev.pid = w.stack_process;
             e->walked = true;
+            take_leaf(e, n, n ? etl_stack_frame(w.frames, w.ptr_size, 0) : 0);
             return close_wait_with(a, i, f, w.frame_count);
         }
         uint32_t stack = 0;
         etl_status st = a->raw ? etl_seqtab_intern(a->raw, f, w.frame_count, &stack) : ETL_OK;
         if (st == ETL_OK && stack >= DEF) st = ETL_E_RANGE;
         if (st != ETL_OK) return st;
-        return attach_part(a, i, stack, w.stack_process, false);
+        return attach_part(a, i, stack, w.stack_process, false, n, n ? etl_stack_frame(w.frames, w.ptr_size, 0) : 0);
     }
     if (hook != ETL_HOOK_STACK_KEY_KERNEL && hook != ETL_HOOK_STACK_KEY_USER) return ETL_OK;
     etl_stack_key_ref ref;
@@ -286,7 +295,9 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
         a->stats.key_refs_unresolved++;
         return ETL_OK;
     }
-    return attach_part(a, i, def | DEF, ref.stack_process, user);
+    uint64_t leaf = 0;
+    bool has_leaf = etl_stack_keys_leaf(a->keys, def, &leaf);
+    return attach_part(a, i, def | DEF, ref.stack_process, user, has_leaf, leaf);
 }
 
 etl_status etl_attach_finish(etl_attach *a)

@@ -44,6 +44,8 @@ typedef struct etl_attach_event {
     uint32_t cpu;      /* its CPU (tells the idle thread's events apart) */
     uint32_t pid;      /* its process as the caller knows it; a walk's StackProcess replaces it */
     uint64_t cookie[2]; /* the caller's */
+    uint64_t leaf;     /* set by attach.c: the stack's innermost frame (its first part's first), when has_leaf */
+    bool has_leaf;     /* false: no walk came, or its parts have no frame */
 } etl_attach_event;
 
 /* frames: n addresses, innermost first, valid during the call; walked: a walk came (n may still be 0). */

@@ -319,6 +319,9 @@ static etl_status count_stack_of(run *R, const etl_attach_event *ev, const uint6
     uint32_t thread;
     st = thread_row(R, ev->tid, pid, ev->ts, &thread); /* counted: it is there */
     if (st != ETL_OK) return st;
+    /* A stack that does not begin at the sample's address lost a part, mostly (the kernel part of a kernel address:
+     * the user part alone would read as the whole stack): counted, in every form (attach.c's leaf). */
+    if (walked && (!ev->has_leaf || ev->leaf != ip)) R->im->anomalies[ETL_PROFILE_STACKS_NOT_AT_IP]++;
     if (!R->stacks) { /* only that one came */
         if (walked) R->p->with_stack++, R->r.threads[thread].with_stack++;
         return ETL_OK;
@@ -438,7 +441,7 @@ static etl_status read_sample(run *R, const etl_record *rec)
     if (pending ? R->o->tid >= 0 && (uint64_t)R->o->tid != s.thread_id : !selected(R, s.thread_id, pid, rec->ts))
         return ETL_OK;
     etl_attach_event ev = {rec->ts, s.thread_id, rec->cpu, pending ? 0 : pid,
-                           {pid | (pending ? COOKIE_PENDING : 0), s.instruction_pointer}};
+                           {pid | (pending ? COOKIE_PENDING : 0), s.instruction_pointer}, 0, false};
     /* Counted first: attaching may close older samples, whose stacks come after it. */
     etl_status st = pending ? ETL_OK : send_sample(R, &ev);
     return st == ETL_OK ? etl_attach_event_add(&R->at, &ev) : st;

@@ -243,7 +243,7 @@ static etl_status take_events(void *ctx, const void *block, size_t n)
 
 static etl_status announce(sst_run *R, const etl_record *rec, unsigned kind, uint32_t tid, uint64_t ts)
 {
-    etl_attach_event ev = {ts, tid, rec->cpu, 0, {kind, (uint64_t)etl_clock_ns(R->clk, ts)}};
+    etl_attach_event ev = {ts, tid, rec->cpu, 0, {kind, (uint64_t)etl_clock_ns(R->clk, ts)}, 0, false};
     return etl_attach_event_add(&R->at, &ev);
 }
 

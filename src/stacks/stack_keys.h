@@ -64,7 +64,8 @@ typedef struct etl_stack_key_entry {
     uint8_t part;           /* ETL_STACK_PART_*, from the innermost frame */
 } etl_stack_key_entry;
 
-/* Where a definition's frames lie (full tables only): n frames of ptr_size bytes, the trace's or the table's copy. */
+/* Where a definition's frames lie: n frames of ptr_size bytes, the trace's or the table's copy (a table of no
+ * frames: the innermost alone). */
 typedef struct etl_stack_key_frames {
     const uint8_t *frames;
     uint16_t n;
@@ -84,7 +85,7 @@ typedef struct etl_stack_key_front {
 typedef struct etl_stack_keys {
     etl_stack_key_entry *v;  /* in the order defined; grouped by key once sealed, each group in stream order */
     uint64_t *key;           /* by entry, its key: until sealed (the groups then say it) */
-    etl_stack_key_frames *fr; /* by entry, as v: NULL in a table of no frames */
+    etl_stack_key_frames *fr; /* by entry, as v */
     size_t n, cap;
     etl_idmap group;         /* after seal: key -> group */
     uint32_t *start;         /* by group: its first entry; start[ngroups] = n */
@@ -93,14 +94,15 @@ typedef struct etl_stack_keys {
     uint32_t ngroups;
     uint8_t **chunks;        /* the copies' memory: chunks that never move */
     size_t nchunks, capchunks, used; /* used: bytes of the last chunk */
-    bool no_frames;          /* etl_stack_keys_init_no_frames's: the entries hold no frames */
+    bool no_frames;          /* etl_stack_keys_init_no_frames's: the entries hold their innermost frame alone */
 } etl_stack_keys;
 
 void etl_stack_keys_init(etl_stack_keys *k);
 /*
  * A table for a reader that needs only whether a reference resolves, never its frames:
- * it keeps each definition's key, position and part, and copies no frame. Resolve
- * answers as the full table does (an index, or ETL_SEQ_NONE); frames gives none.
+ * it keeps each definition's key, position, part and innermost frame (etl_stack_keys_leaf,
+ * a copy of 8 bytes at most). Resolve answers as the full table does (an index, or
+ * ETL_SEQ_NONE); frames gives none.
  */
 void etl_stack_keys_init_no_frames(etl_stack_keys *k);
 void etl_stack_keys_free(etl_stack_keys *k);
@@ -127,5 +129,7 @@ etl_status etl_stack_keys_seal(etl_stack_keys *k);
 uint32_t etl_stack_keys_resolve(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, unsigned part);
 /* The frames of definition def (a resolve's answer) into out[0..ETL_STACK_MAX_FRAMES): their count. */
 uint32_t etl_stack_keys_frames(const etl_stack_keys *k, uint32_t def, uint64_t *out);
+/* Definition def's innermost frame into *leaf, in either kind of table; false when it has no frame. */
+bool etl_stack_keys_leaf(const etl_stack_keys *k, uint32_t def, uint64_t *leaf);
 
 #endif
