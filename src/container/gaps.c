@@ -12,7 +12,7 @@
 #include <string.h>
 #include "container/reader_internal.h"
 
-static int by_cpu_order(const void *a, const void *b)
+int etl_buf_by_cpu_order(const void *a, const void *b)
 {
     const etl_buf_ent *x = *(const etl_buf_ent *const *)a, *y = *(const etl_buf_ent *const *)b;
     if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
@@ -132,7 +132,7 @@ etl_status etl_reader_find_gaps(etl_reader *r)
             np++;
         }
     }
-    qsort(v, n, sizeof *v, by_cpu_order);
+    qsort(v, n, sizeof *v, etl_buf_by_cpu_order);
     qsort(p, np, sizeof *p, by_seq);
     etl_status st = ETL_OK;
     /*

@@ -248,21 +248,35 @@ uint64_t etl_buf_record_where(const etl_buf_ent *b, size_t pos, char where[48])
  * pos of the cursor's buffer: counted (its buffer once in bad_buffers) and told with the
  * record's offset.
  */
-static void bad_time_why(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const char *what, const char *why,
-                         const char *fate)
+static void time_why(const etl_reader *r, etl_stats *st, const etl_buf_ent *b, size_t pos, uint64_t ts,
+                     const char *what, const char *why, const char *fate)
 {
-    const etl_buf_ent *b = c->buf;
-    it->stats.bad_times++;
-    if (!c->bad_time_counted) it->stats.bad_buffers++;
-    c->bad_time_counted = true;
+    st->bad_times++;
     char t[48], secs[32], where[48];
     uint64_t at = etl_buf_record_where(b, pos, where);
     /* A time with its top bit set is no clock's: said as the ticks it is, not as seconds from a start. */
     if (ts > INT64_MAX) snprintf(t, sizeof t, "0x%llx ticks", (unsigned long long)ts);
-    else snprintf(t, sizeof t, "%s s", etl_reader_secs(it->r, ts, secs));
-    etl_reader_problem(it->r, &it->stats, ETL_E_RANGE, at,
-                       "buffer %u at offset 0x%llx: record at +0x%zx (%s, %s) has time %s, %s; %s", b->index,
-                       (unsigned long long)b->file_off, pos, where, what, t, why, fate);
+    else snprintf(t, sizeof t, "%s s", etl_reader_secs(r, ts, secs));
+    etl_reader_problem(r, st, ETL_E_RANGE, at, "buffer %u at offset 0x%llx: record at +0x%zx (%s, %s) has time %s, %s; %s",
+                       b->index, (unsigned long long)b->file_off, pos, where, what, t, why, fate);
+}
+
+static void bad_time_why(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const char *what, const char *why,
+                         const char *fate)
+{
+    if (!c->bad_time_counted) it->stats.bad_buffers++;
+    c->bad_time_counted = true;
+    time_why(it->r, &it->stats, c->buf, pos, ts, what, why, fate);
+}
+
+void etl_buf_tell_back(const etl_reader *r, etl_stats *st, const etl_buf_ent *b, size_t pos, uint64_t ts,
+                       const char *what, uint64_t carry, const etl_buf_ent *pb)
+{
+    char t[32], why[176];
+    snprintf(why, sizeof why, "before the last record (%s s) of CPU %u's buffer %u at offset 0x%llx before it",
+             etl_reader_secs(r, carry, t), b->cpu, pb ? pb->index : 0u, (unsigned long long)(pb ? pb->file_off : 0));
+    time_why(r, st, b, pos, ts, what, why,
+             "taken (merged at its CPU's time): this buffer's or that one's CPU or SequenceNumber is wrong");
 }
 
 /* A time outside the session window (etl_reader_time_window), or after its buffer's flush. */
@@ -334,12 +348,9 @@ static int judge_time(etl_iter *it, cursor *c, const uint8_t *p, size_t n, size_
     } else if (!have_last && it->order == ETL_ORDER_TIME && ts < c->carry) {
         /* The CPU's time goes back from its buffer before (SequenceNumber order) to this one: a buffer out of place. */
         if (!it->quiet) {
-            const etl_buf_ent *pb = c->carry_buf;
-            snprintf(why, sizeof why, "before the last record (%s s) of CPU %u's buffer %u at offset 0x%llx before it",
-                     etl_reader_secs(it->r, c->carry, t), c->buf->cpu, pb ? pb->index : 0u,
-                     (unsigned long long)(pb ? pb->file_off : 0));
-            bad_time_why(it, c, pos, ts, what, why,
-                         "taken (merged at its CPU's time): this buffer's or that one's CPU or SequenceNumber is wrong");
+            if (!c->bad_time_counted) it->stats.bad_buffers++;
+            c->bad_time_counted = true;
+            etl_buf_tell_back(it->r, &it->stats, c->buf, pos, ts, what, c->carry, c->carry_buf);
         }
     } else if (have_last && ts < *lo) {
         bool alone = !have_next || next >= *lo;

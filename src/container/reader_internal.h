@@ -119,6 +119,13 @@ etl_status etl_reader_load_buffer(const etl_reader *r, const etl_buf_ent *b, uin
  */
 void etl_iter_switches_back(etl_iter *it, uint32_t buffer_index, uint32_t offset, uint64_t ts, uint64_t prev,
                             const char *fate);
+/*
+ * Time order: buffer b's first record (at pos, what it is for the message) at ts is earlier than carry, the latest
+ * record of its CPU's buffers before it by SequenceNumber (in buffer pb): told and counted in st (bad_times; the
+ * caller counts the buffer). The records are taken as they are.
+ */
+void etl_buf_tell_back(const etl_reader *r, etl_stats *st, const etl_buf_ent *b, size_t pos, uint64_t ts,
+                       const char *what, uint64_t carry, const etl_buf_ent *pb);
 /* Seconds from the trace start of raw time ts, as "-7205759402.861541" into out[32] (for messages). */
 const char *etl_reader_secs(const etl_reader *r, uint64_t ts, char out[32]);
 /* EndTime on the session clock, exactly (-1: none, not after StartTime). */
@@ -147,6 +154,8 @@ void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo);
 enum { ETL_SKIP_REST = 1, ETL_SKIP_PASSED = 2 }; /* etl_reader.skip_seen's bits */
 /* The merged iterator in time order passed over a record of buffer b (its time, its Size): skip_seen's mark alone. */
 void etl_reader_note_passed(etl_reader *r, const etl_buf_ent *b);
+/* qsort's order of pointers to buffers: by CPU, then SequenceNumber place (order), then file offset. */
+int etl_buf_by_cpu_order(const void *a, const void *b);
 /* etl_reader_cpu_gaps's spans, found at open from the holes (gaps.c): ETL_E_NOMEM or ETL_OK. */
 etl_status etl_reader_find_gaps(etl_reader *r);
 /* Rewrites the TimeStamp in the header of the record at p (n bytes): ETL_E_INVALID_ARG when it has none. */

@@ -12,6 +12,7 @@
  * count them would cost a third of the run.
  */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/summary.h"
@@ -20,6 +21,16 @@
 #include "base/idmap.h"
 #include "base/opts.h"
 #include "base/platform.h"
+#include "base/sort.h"
+#include "container/reader_internal.h"
+
+/* A buffer's record times, for the check of its CPU's order (check_order): its first record's and its latest. */
+typedef struct buf_times {
+    uint64_t first, last;   /* first UINT64_MAX: no record with a time */
+    uint32_t pos;           /* the first's place in the buffer */
+    uint16_t hook;          /* the first's hook, or ETL_SUMMARY_NO_HOOK | its header type */
+} buf_times;
+#define ETL_SUMMARY_NO_HOOK 0x8000u
 
 /* One thread's share of the file: a range of buffers, its counts and its provider table. */
 typedef struct share {
@@ -38,6 +49,7 @@ typedef struct share {
     etl_stats dmg;                 /* damage found in compact batches (etl_batch_expand_tell) */
     etl_batch_expander x;          /* a damaged batch's judge */
     etl_batch_expand_cpu xcpu;
+    buf_times *bt;                 /* by buffer index, shared: each share writes its own buffers' */
 } share;
 
 /* Buffers per thread below which a thread is not worth starting. */
@@ -247,10 +259,12 @@ static void count_share(void *arg)
     for (unsigned nb = 0; etl_iter_next_buffer(it, &w) == ETL_OK; nb++) {
         if ((nb & 15) == 0) share_progress(sh, etl_iter_progress(it));
         int kind;
+        buf_times t = {UINT64_MAX, 0, 0, 0};
         while ((kind = etl_walk_next(&w, &k)) != ETL_WALK_END) {
             if (kind == ETL_WALK_KERNEL) {
                 count_krec(sh, &w, &k);
                 have = 1;
+                if (__builtin_expect(t.first == UINT64_MAX, 0)) t = (buf_times){k.ts, 0, (uint32_t)(k.data - w.p), k.hook};
                 continue;
             }
             const etl_record *rec = &w.full;
@@ -261,8 +275,13 @@ static void count_share(void *arg)
                 if (rec->ts < c->first_ts) c->first_ts = rec->ts;
                 if (rec->ts > c->last_ts) c->last_ts = rec->ts;
                 have = 1;
+                if (t.first == UINT64_MAX)
+                    t = (buf_times){rec->ts, 0, (uint32_t)rec->offset,
+                                    (uint16_t)(rec->has & ETL_REC_HOOK ? rec->hook : ETL_SUMMARY_NO_HOOK | rec->htype)};
             }
         }
+        t.last = w.t_lo; /* the walk's: its latest record's time (as the iterator carries a walk's) */
+        if (sh->bt && w.buffer_index < etl_reader_buffer_count(sh->r)) sh->bt[w.buffer_index] = t;
         c->records += w.records;
         if (w.cpu < ETL_SUMMARY_MAX_CPUS) c->cpu_records[w.cpu] += w.records;
     }
@@ -307,6 +326,41 @@ static int share_merge(share *sh, const share *xs, const etl_stats *base)
     return 0;
 }
 
+/*
+ * A buffer whose first record is earlier than the latest record of its CPU's buffers before it by SequenceNumber
+ * (its CPU or its place is wrong, or that buffer's): told as the time-ordered readers tell it (iter.c's judge_time)
+ * and counted, which a walk of the file in order cannot see (explore21 F2: a buffer relabelled to another CPU read
+ * clean here while cpu exited 3). bt: every buffer's times.
+ */
+static etl_status check_order(etl_reader *r, const buf_times *bt, etl_stats *st)
+{
+    size_t n = 0;
+    const etl_buf_ent **v = malloc((r->nbufs ? r->nbufs : 1) * sizeof *v);
+    if (!v) return ETL_E_NOMEM;
+    for (size_t i = 0; i < r->nbufs; i++)
+        if (!r->bufs[i].skip && r->bufs[i].cpu < r->ncpu && bt[i].first != UINT64_MAX) v[n++] = &r->bufs[i];
+    etl_sort(v, n, sizeof *v, etl_buf_by_cpu_order);
+    uint64_t carry = 0;
+    const etl_buf_ent *pb = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const etl_buf_ent *x = v[i];
+        const buf_times *t = &bt[x->index];
+        if (pb && pb->cpu == x->cpu && t->first < carry) {
+            char what[40];
+            if (t->hook & ETL_SUMMARY_NO_HOOK) snprintf(what, sizeof what, "%s", etl_htype_name((uint8_t)t->hook));
+            else snprintf(what, sizeof what, "hook 0x%04x", t->hook);
+            st->bad_buffers++;
+            etl_buf_tell_back(r, st, x, t->pos, t->first, what, carry, pb);
+        }
+        if (!pb || pb->cpu != x->cpu || t->last > carry) {
+            carry = t->last;
+            pb = x;
+        }
+    }
+    free(v);
+    return ETL_OK;
+}
+
 static void share_free(share *sh)
 {
     free(sh->c.by_hook);
@@ -323,7 +377,8 @@ etl_status etl_summary_run(etl_reader *r, const etl_summary_options *o, etl_summ
     if (n > nbufs / MIN_BUFFERS) n = (unsigned)(nbufs / MIN_BUFFERS);
     if (n < 1) n = 1;
     share *sh = calloc(n, sizeof *sh);
-    int oom = !sh;
+    buf_times *bt = calloc(nbufs ? nbufs : 1, sizeof *bt);
+    int oom = !sh || !bt;
     for (unsigned i = 0; !oom && i < n; i++) {
         sh[i].r = r;
         sh[i].first = nbufs * i / n;
@@ -331,6 +386,7 @@ etl_status etl_summary_run(etl_reader *r, const etl_summary_options *o, etl_summ
         sh[i].all = sh;
         sh[i].nall = n;
         sh[i].dmg.first_problem_offset = UINT64_MAX;
+        sh[i].bt = bt;
         uint64_t hi;
         etl_reader_time_window(r, &sh[i].t_lo, &hi);
         if (!(sh[i].c.by_hook = calloc(65536, sizeof *sh[i].c.by_hook))) oom = 1;
@@ -338,6 +394,7 @@ etl_status etl_summary_run(etl_reader *r, const etl_summary_options *o, etl_summ
     if (oom) {
         for (unsigned i = 0; sh && i < n; i++) share_free(&sh[i]);
         free(sh);
+        free(bt);
         return ETL_E_NOMEM;
     }
     sh[0].o = &opt;
@@ -352,6 +409,8 @@ etl_status etl_summary_run(etl_reader *r, const etl_summary_options *o, etl_summ
         if (share_merge(&sh[0], &sh[i], etl_reader_stats_get(r)) != 0 || sh[i].oom) oom = 1;
         share_free(&sh[i]);
     }
+    if (!oom && check_order(r, bt, &sh[0].c.st) != ETL_OK) oom = 1;
+    free(bt);
     /* The provider table compacted in place, most frequent first. */
     size_t np = 0;
     for (size_t i = 0; i < sh[0].cap; i++)
