@@ -448,8 +448,15 @@ static etl_status expand_batch(conv *c, const etl_record *r)
                           to_full ? "the batch's switches from there on dropped" : "the batch copied as it is");
     /* Its own damage (a switch after it was written, a record cut by its Size, a bad index): told as every reader
      * of batches tells it, exit 3, whether the batch is expanded or copied. */
+    uint64_t told = c->dmg.bad_buffers;
     etl_batch_expand_tell(&c->exp, &before, c->rd, r->buffer_index, r->offset, &c->dmg);
     if (st != ETL_OK || !to_full) return st;
+    /* Expanded, what was damaged (switches passed over or dropped, old threads unknown) is not in the output as the
+     * input has it: its buffer is one whose records the output lost (convert's second writing, explore25 F3: the
+     * output read clean). */
+    if ((told != c->dmg.bad_buffers || c->exp.stats.bad_time != bad_time || prev.n || cur.n) &&
+        r->buffer_index < c->rd->nbufs)
+        etl_reader_note_passed(c->rd, &c->rd->bufs[r->buffer_index]);
     /* Every switch before this CPU's pending one is queued: earlier events may go. */
     const etl_batch_expand_cpu *pc = r->cpu < c->exp.ncpu ? &c->exp.cpus[r->cpu] : NULL;
     const etl_ccswap_record *pend = pc ? etl_batch_expand_pending(pc) : NULL;
