@@ -314,7 +314,8 @@ static void print_notes(const char *path, const etl_profile *p)
 {
     static const char *const fmt[] = {
         "%s stack references have no definition of their part (kernel or user) next for their key, so theirs was "
-        "lost: those samples' stacks lack that part",
+        "lost: those samples' stacks lack that part; a reference whose own definition was lost while the key's next "
+        "one holds the same part takes that one: some stacks may then be another sample's",
         "%s samples stopped waiting for a deferred user stack (more than 4096 waiting on a thread): their stacks "
         "lack the user part",
         "%s stack walks had more than 192 frames (Windows logs at most 192): the innermost 192 are kept",

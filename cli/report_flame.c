@@ -219,7 +219,8 @@ void sec_flame(page *pg)
     (void)etl_profile_anomaly_get(p, ETL_PROFILE_WALKS_CUT, &cut);
     if (p->key_refs_unresolved)
         html_textf(f, " %" PRIu64 " stack references have no definition of their part (kernel or user) next for "
-                      "their key, so theirs was lost: those samples' stacks lack that part.", p->key_refs_unresolved);
+                      "their key, so theirs was lost: those samples' stacks lack that part; some others may be another "
+                      "sample's (a lost definition whose key's next holds the same part).", p->key_refs_unresolved);
     if (p->user_parts_dropped)
         html_textf(f, " %" PRIu64 " samples stopped waiting for their deferred user stack: their stacks lack it.",
                    p->user_parts_dropped);

@@ -501,7 +501,8 @@ bool etl_sched_stacks_note(const etl_sched_stacks *s, unsigned i, const char **k
         size_t at;
     } notes[] = {
         {"key_refs_unresolved", "stack references have no definition of their part (kernel or user) next for their "
-         "key, so theirs was lost: those rows' stacks lack that part, or have none",
+         "key, so theirs was lost: those rows' stacks lack that part, or have none; a reference whose own definition "
+         "was lost while the key's next one holds the same part takes that one: some stacks may be another event's",
          offsetof(etl_sched_stacks_stats, key_refs_unresolved)},
         {"user_parts_dropped", "events stopped waiting for a deferred user stack (more than 4096 waiting on a "
          "thread): those rows' stacks lack the user part", offsetof(etl_sched_stacks_stats, user_parts_dropped)},
