@@ -539,6 +539,8 @@ int cmd_compare(int argc, char **argv)
         fprintf(stderr, "%s compare: out of memory\n", prog);
         status = EXIT_IO;
     } else {
+        c.damaged_before = etl_stats_damaged(&s[0].run.damage);
+        c.damaged_after = etl_stats_damaged(&s[1].run.damage);
         for (size_t i = 0; i < ng; i++) {
             g[i].crossed = etl_cmp_expr_eval(&c, &g[i].e, &g[i].delta, &g[i].found);
             if (g[i].crossed < 0) {

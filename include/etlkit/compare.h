@@ -63,6 +63,12 @@ typedef struct etl_compare {
      * the known time only; what the unknown time held could change them (see etl_cmp_expr_eval).
      */
     int64_t unknown_before, unknown_after, cputime_before, cputime_after;
+    /*
+     * Set by the caller after etl_compare_build (which leaves them false): the side's reading found records lost
+     * (etl_stats_damaged). Only then can its unknown time hide waits, switch-ins and ready values; a compact
+     * trace's last slices hide none but their own switch-in's, which every reading of it lacks alike.
+     */
+    bool damaged_before, damaged_after;
 } etl_compare;
 
 /*

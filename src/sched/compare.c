@@ -535,8 +535,11 @@ static int eval_known(const etl_compare *c, const etl_cmp_expr *e, const etl_cmp
     int v = cross(e, b, a, delta);
     unsigned sides = (c->unknown_before > 0 ? 1u : 0u) | (c->unknown_after > 0 ? 2u : 0u);
     if (!sides) return v;
-    /* Waits, switch-ins and ready values the unknown time held are not seen, and nothing bounds them. */
+    /* Waits, switch-ins and ready values the unknown time of a damaged side held are not seen, and nothing
+     * bounds them. */
     if (e->metric != ETL_CMP_CPU) {
+        sides &= (c->damaged_before ? 1u : 0u) | (c->damaged_after ? 2u : 0u);
+        if (!sides) return v;
         *undecided = sides;
         *delta = 0;
         return -1;
