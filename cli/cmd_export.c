@@ -470,7 +470,8 @@ int cmd_export(int argc, char **argv)
                                    .v0 = a.v0,
                                    .v1 = a.v1,
                                    .threads = a.threads,
-                                   .symbols = syms};
+                                   .symbols = syms,
+                                   .reader = run.in.reader};
         if (!fail && etl_timeline_open(f, clk, &to_o, &x.tr) != ETL_OK) fail = 1;
     }
     /* The switches' stacks, for the slice rows and the stack table: only when the trace walks them. */
@@ -561,8 +562,13 @@ int cmd_export(int argc, char **argv)
             fprintf(stderr, "%s\n", sched ? ")" : "");
         } else if (x.tr && !to_stdout) {
             const etl_timeline_stats *s = etl_timeline_stats_get(x.tr);
-            fprintf(stderr, "%s export: %s: %llu switches, %llu ReadyThreads\n", prog, out,
+            fprintf(stderr, "%s export: %s: %llu switches, %llu ReadyThreads", prog, out,
                     (unsigned long long)s->switches, (unsigned long long)s->ready);
+            /* where records were lost: the unknown thread's own switches, said as they are not the trace's */
+            if (s->unknown_switches)
+                fprintf(stderr, ", %llu switches to or from the unknown thread (4294967295) where records were lost",
+                        (unsigned long long)s->unknown_switches);
+            fputc('\n', stderr);
         }
     }
     /* The profile's and the scheduler stacks' passes read the file again: damage only they meet (an impossible

@@ -373,11 +373,20 @@ typedef struct etl_timeline_options {
      * NULL: module+0xoff. Borrowed: it must outlive etl_timeline_profile.
      */
     struct etl_symbols *symbols;
+    /*
+     * Optional: the trace's reader. Where it lost a CPU's records (a missing buffer, records passed
+     * over, the CPU's records ending before the trace: etl_reader_cpu_gaps, etl_reader_cpu_skipped,
+     * etl_reader_cpu_known_until), the thread that ran is switched out at the CPU's last record
+     * before the loss to the unknown thread (4294967295, state 255), which is switched out to the
+     * old thread of the CPU's next switch at its time: a hole, never a thread running across it.
+     */
+    const struct etl_reader *reader;
 } etl_timeline_options;
 
 typedef struct etl_timeline_stats {
     uint64_t switches, ready, names, packets, lines;
     uint64_t negative_times;  /* events before the trace start, written at 0 */
+    uint64_t unknown_switches; /* switches to and from the unknown thread where records were lost (options.reader), not in switches */
 } etl_timeline_stats;
 
 typedef struct etl_timeline etl_timeline;

@@ -252,3 +252,23 @@ bool etl_reader_cpu_skipped(const etl_reader *r, unsigned cpu, uint64_t from, ui
     etl_mutex_unlock(w->skip_mu);
     return hit;
 }
+
+uint64_t etl_reader_cpu_next_skip(const etl_reader *r, unsigned cpu, uint64_t from)
+{
+    if (!atomic_load_explicit(&r->nskips, memory_order_relaxed) || cpu >= r->ncpu) return UINT64_MAX;
+    etl_reader *w = (etl_reader *)r; /* the lock: the iterators note more while the timeline asks */
+    etl_mutex_lock(w->skip_mu);
+    uint64_t at = UINT64_MAX;
+    if (r->skip_lo) {
+        const uint64_t *v = r->skip_lo + r->skip_at[cpu];
+        size_t lo = 0, hi = r->skip_n[cpu]; /* the first at from or after */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (v[mid] < from) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < r->skip_n[cpu]) at = v[lo];
+    }
+    etl_mutex_unlock(w->skip_mu);
+    return at;
+}

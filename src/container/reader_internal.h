@@ -181,6 +181,14 @@ static inline bool etl_reader_holds(const etl_reader *r, const void *p, size_t n
 /* The file offset of the record at pos of buffer b, and where it is for a message (a compressed buffer's expands). */
 uint64_t etl_buf_record_where(const etl_buf_ent *b, size_t pos, char where[48]);
 
+/*
+ * The first time at from or after where records of CPU cpu were passed over (etl_reader_cpu_skipped's lo: the
+ * CPU's record read last before them), UINT64_MAX when none is known yet; for the timelines' unknown spans.
+ */
+uint64_t etl_reader_cpu_next_skip(const etl_reader *r, unsigned cpu, uint64_t from);
+/* How many skips are known so far: a new one may move a CPU's next unknown span. */
+static inline size_t etl_reader_skip_count(const etl_reader *r) { return atomic_load_explicit(&r->nskips, memory_order_relaxed); }
+
 /* Whether etl_reader_cpu_skipped can say yes at all (its first test): inline, for the callers that ask at every switch. */
 static inline bool etl_reader_any_skipped(const etl_reader *r)
 {

@@ -34,6 +34,8 @@
 #include "pb.h"
 #include "base/opts.h"
 #include "export/timeline_internal.h"
+#include "container/reader_internal.h"
+#include "sched/model_priv.h"
 
 #define BUNDLE_BYTES (32u << 10)
 #define NAMES_BYTES (16u << 10)
@@ -50,6 +52,19 @@ typedef struct pcpu {
     bytes b;
     int64_t first_ns;
 } pcpu;
+
+/*
+ * A CPU's unknown spans (etl_timeline_options.reader): where its records were lost, from its last
+ * record before the loss (lo) to its next switch, the model's unknown slice. Raw times.
+ */
+typedef struct gcpu {
+    uint64_t si;          /* the CPU's last switch written */
+    uint64_t next_lo;     /* where its next unknown span starts, UINT64_MAX none known */
+    uint64_t known_until; /* its records end here (etl_reader_cpu_known_until), UINT64_MAX to the end */
+    uint32_t cur;         /* the thread that switch brought in (UNKNOWN_TID: not carried) */
+    bool has_prev, in_gap;
+    etl_gap_cursor gaps;  /* etl_reader_cpu_gaps */
+} gcpu;
 
 /* ftrace: what a TID and a PID are called. */
 typedef struct who {
@@ -78,6 +93,13 @@ struct etl_timeline {
     size_t nthr, capthr;
     who *proc;            /* comm = image name */
     size_t nproc, capproc;
+    /* unknown spans: only with a reader that lost records */
+    const etl_reader *reader;
+    bool lost;            /* buffers missing, or records passed over (found as the file is read) */
+    gcpu *g;
+    unsigned ng;
+    uint64_t next_lo;     /* the earliest of the CPUs' next_lo */
+    size_t nskips;        /* the reader's skips seen: a new one may start a span sooner */
     char utf8[1024];
 };
 
@@ -447,6 +469,120 @@ static void on_thread_name(etl_timeline *w, const etl_sched_event *ev, uint32_t 
     pf_name(w, dc ? 0 : ns_of(w, ev->ts), 2, a, (size_t)(q - a), s && s[0] ? s : NULL, 2, NULL, 0, z, (size_t)(r - z));
 }
 
+/* ---- unknown spans ---------------------------------------------------------------------------- */
+
+/* CPU c's next unknown span after its last switch: a missing buffer's span, records passed over, its records' end. */
+static void span_next(etl_timeline *w, unsigned c)
+{
+    gcpu *g = &w->g[c];
+    g->next_lo = UINT64_MAX;
+    if (!g->has_prev || g->in_gap) return;
+    /* As the model's etl_gap_spans: a span (lo, hi) with hi > si; switches lost from lo on (si if sooner). */
+    while (g->gaps.next < g->gaps.n && g->gaps.gap[g->gaps.next].hi <= g->si) g->gaps.next++;
+    if (g->gaps.next < g->gaps.n) {
+        uint64_t lo = g->gaps.gap[g->gaps.next].lo;
+        g->next_lo = lo > g->si ? lo : g->si;
+    }
+    uint64_t sk = etl_reader_cpu_next_skip(w->reader, c, g->si);
+    if (sk < g->next_lo) g->next_lo = sk;
+    if (g->known_until < g->next_lo) g->next_lo = g->known_until > g->si ? g->known_until : g->si;
+}
+
+static void spans_min(etl_timeline *w)
+{
+    w->next_lo = UINT64_MAX;
+    for (unsigned c = 0; c < w->ng; c++)
+        if (w->g[c].next_lo < w->next_lo) w->next_lo = w->g[c].next_lo;
+}
+
+/* A switch the records do not hold, of CPU cpu at raw time ts: old to nw, the old thread's state unknown. */
+static void unknown_switch(etl_timeline *w, unsigned cpu, uint64_t ts, uint32_t old, uint32_t nw)
+{
+    int64_t ns = ns_of(w, ts);
+    if (!in_window(w, ns)) return;
+    w->st.unknown_switches++;
+    etl_cswitch e;
+    memset(&e, 0, sizeof e);
+    e.ts = ts;
+    e.cpu = (uint16_t)cpu;
+    e.known = (old != UNKNOWN_TID ? ETL_CSW_OLD_TID : 0) | (nw != UNKNOWN_TID ? ETL_CSW_NEW_TID : 0);
+    e.old_tid = old;
+    e.new_tid = nw;
+    if (w->o.format == ETL_TIMELINE_FTRACE) {
+        ft_switch(w, &e, ns);
+    } else {
+        if (w->names.n) flush_names(w);
+        pf_switch(w, &e, ns);
+    }
+}
+
+/*
+ * Before an event at raw time ts: every CPU whose records were lost before ts has the thread it
+ * ran switched out to the unknown thread at its last record before the loss, in time order.
+ */
+static void spans_before(etl_timeline *w, uint64_t ts)
+{
+    if (!w->lost) {
+        if (!w->reader || !etl_reader_skip_count(w->reader)) return;
+        w->lost = true;
+    }
+    size_t n = etl_reader_skip_count(w->reader);
+    if (n != w->nskips) { /* a skip found since: any CPU's next span may start sooner */
+        w->nskips = n;
+        for (unsigned c = 0; c < w->ng; c++) span_next(w, c);
+        spans_min(w);
+    }
+    while (w->next_lo < ts) {
+        unsigned at = 0;
+        for (unsigned c = 0; c < w->ng; c++)
+            if (w->g[c].next_lo == w->next_lo) at = c;
+        gcpu *g = &w->g[at];
+        if (g->cur != UNKNOWN_TID) unknown_switch(w, at, g->next_lo, g->cur, UNKNOWN_TID);
+        g->in_gap = true;
+        g->next_lo = UINT64_MAX;
+        spans_min(w);
+    }
+}
+
+static gcpu *gcpu_at(etl_timeline *w, unsigned c)
+{
+    if (c >= MAX_CPUS) return NULL;
+    if (c >= w->ng) {
+        gcpu *p = realloc(w->g, (c + 1u) * sizeof *p);
+        if (!p) {
+            w->failed = w->nomem = 1;
+            return NULL;
+        }
+        for (unsigned i = w->ng; i <= c; i++) {
+            memset(&p[i], 0, sizeof p[i]);
+            p[i].next_lo = p[i].known_until = UINT64_MAX;
+            if (w->reader && etl_reader_buffers_missing(w->reader)) {
+                p[i].gaps.gap = etl_reader_cpu_gaps(w->reader, i, &p[i].gaps.n);
+                p[i].known_until = etl_reader_cpu_known_until(w->reader, i);
+            }
+        }
+        w->g = p;
+        w->ng = c + 1u;
+    }
+    return &w->g[c];
+}
+
+/* A switch of the records, before it is written: a span of its CPU ends here (the unknown thread to its old one). */
+static void spans_switch(etl_timeline *w, const etl_cswitch *e)
+{
+    gcpu *g = gcpu_at(w, e->cpu); /* kept from the start: records passed over are found later */
+    if (!g) return;
+    if (g->in_gap && (e->known & ETL_CSW_OLD_TID)) unknown_switch(w, e->cpu, e->ts, UNKNOWN_TID, e->old_tid);
+    g->in_gap = false;
+    g->has_prev = true;
+    g->si = e->ts;
+    g->cur = (e->known & ETL_CSW_NEW_TID) ? e->new_tid : UNKNOWN_TID;
+    if (!w->lost) return;
+    span_next(w, e->cpu);
+    if (g->next_lo < w->next_lo) w->next_lo = g->next_lo;
+    else if (g->next_lo != w->next_lo) spans_min(w);
+}
+
 /* ---- API ------------------------------------------------------------------------------------- */
 
 etl_status etl_timeline_open(FILE *f, const etl_clock *clock, const etl_timeline_options *o, etl_timeline **out)
@@ -460,6 +596,9 @@ etl_status etl_timeline_open(FILE *f, const etl_clock *clock, const etl_timeline
     w->f = f;
     w->clock = *clock;
     w->o = oo;
+    w->reader = oo.reader;
+    w->lost = w->reader && etl_reader_buffers_missing(w->reader);
+    w->next_lo = UINT64_MAX;
     etl_idmap_init(&w->listed);
     etl_idmap_init(&w->tmap);
     etl_idmap_init(&w->pmap);
@@ -485,6 +624,10 @@ void etl_timeline_event(etl_timeline *w, const etl_sched_event *ev)
     switch (ev->kind) {
     case ETL_SCHED_SWITCH: {
         int64_t ns = ns_of(w, ev->ts);
+        if (w->reader) {
+            spans_before(w, ev->ts);
+            spans_switch(w, &ev->u.sw);
+        }
         if (w->o.format == ETL_TIMELINE_FTRACE) {
             /* Priorities and names stay current outside the window too. */
             if (!in_window(w, ns)) {
@@ -522,6 +665,7 @@ void etl_timeline_ready(void *ctx, const etl_sched_ready *r)
 {
     etl_timeline *w = ctx;
     if (w->failed) return;
+    if (w->reader) spans_before(w, r->ts);
     int64_t ns = r->ns < 0 ? 0 : r->ns;
     if (r->ns < 0) w->st.negative_times++;
     if (!in_window(w, ns)) return;
@@ -536,6 +680,7 @@ void etl_timeline_ready(void *ctx, const etl_sched_ready *r)
 
 etl_status etl_timeline_finish(etl_timeline *w)
 {
+    if (w->reader && !w->failed) spans_before(w, UINT64_MAX); /* the spans to the trace's end */
     flush_names(w);
     for (unsigned c = 0; c < w->ncpu; c++) flush_cpu(w, c);
     if (fflush(w->f) != 0 || ferror(w->f)) w->failed = 1;
@@ -553,6 +698,7 @@ void etl_timeline_close(etl_timeline *w)
     free(w->names.p);
     free(w->thr);
     free(w->proc);
+    free(w->g);
     etl_idmap_free(&w->listed);
     etl_idmap_free(&w->tmap);
     etl_idmap_free(&w->pmap);
