@@ -777,7 +777,9 @@ static etl_status missing_buffers(etl_reader *r)
         r->stats.bad_buffers += k;
         /* When its neighbours were flushed, if their TimeStamps are on the session's clock (a relogger's are not) */
         when[0] = 0;
-        if (buffer_secs(r, before->ts, a) && buffer_secs(r, after->ts, b))
+        /* Buffers flushed at the session's stop need not be in SequenceNumber order: the earlier time first. */
+        uint64_t t1 = before->ts < after->ts ? before->ts : after->ts, t2 = before->ts < after->ts ? after->ts : before->ts;
+        if (buffer_secs(r, t1, a) && buffer_secs(r, t2, b))
             snprintf(when, sizeof when, ", flushed between %s s and %s s", a, b);
         etl_reader_problem(r, &r->stats, ETL_E_TRUNCATED, after->file_off,
                            "%llu buffer%s the session wrote (SequenceNumber %llu%s%.0llu%s) not in the file, before "

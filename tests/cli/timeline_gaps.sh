@@ -126,5 +126,12 @@ done
 "$etlkit" export clean.etl --to ftrace -o clean.txt -q
 [ "$(grep -c 4294967295 clean.txt)" = 0 ] || bad "clean: an unknown thread in the ftrace text"
 
+# The missing buffer's warning gives its neighbours' flush times earlier first (explore25 F6): buffers flushed at
+# the session's stop are not in SequenceNumber order (it said "flushed between 0.500006 s and 0.499708 s").
+"$etlkit" synth -q --seed 5 --duration 0.5 -o big.etl && dmg big.etl bigdrop.etl drop 1
+"$etlkit" info bigdrop.etl 2>&1 >/dev/null | sed -n 's/.*flushed between \([0-9.]*\) s and \([0-9.]*\) s.*/\1 \2/p' >fl
+[ -s fl ] || bad "bigdrop: no flush times in the warning"
+awk '$1 > $2 { print "FAIL: bigdrop: flushed between " $1 " s and " $2 " s"; exit 1 }' fl || fails=$((fails+1))
+
 echo "$fails failed"
 [ $fails -eq 0 ]
