@@ -19,6 +19,9 @@ struct etl_export_rows {
     struct etl_sched_stacks *stacks;       /* the switches' stacks (sched_stack_rows.c), NULL: none */
     uint8_t *stack_used;                   /* by their id: a slice row names it */
     uint32_t stack_base;                   /* the profile's stack ids come after the switches' (ids never collide) */
+    /* by CPU, where its last slice (the model's tail) ends: finish writes the rest to the trace end as unknown */
+    struct etl_rows_tail { uint64_t ts; int64_t ns; bool set; } *tails;
+    unsigned ntails;
 };
 
 static inline bool etl_rows_want(const etl_export_rows *x, etl_table_id t)

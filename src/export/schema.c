@@ -86,7 +86,8 @@ static const etl_column_def cswitch_cols[] = {
 static const etl_column_def slice_cols[] = {
     {"cpu", I, "processor", UINT16|NN},
     {"utid", I, "the thread that ran (observed: the next switch's old thread); NULL for idle and unknown", UINT32},
-    {"tid", I, "its TID: 0 for the idle thread, NULL when unknown (a compact CPU's last slice)", UINT32},
+    {"tid", I, "its TID: 0 for the idle thread, NULL when unknown (a compact CPU's last slice; a slice across records "
+            "lost: a buffer missing or passed over, a CPU's records ending before the trace)", UINT32},
     {"start_ts", I, "Switch-In Time (ticks); the trace start for a head slice", TS},
     {"end_ts", I, "Next Switch-Out Time (ticks); the trace end for a tail slice", TS},
     {"start_ns", I, "start_ts in ns", NS|NN},
@@ -96,7 +97,8 @@ static const etl_column_def slice_cols[] = {
     {"priority", I, "NewThreadPriority of the switch-in (New In Pri)", INT8},
     {"old_utid", I, "the thread the switch-in took off the CPU (Old Thread)", UINT32},
     {"old_tid", I, "its TID (0 idle), NULL for a head slice", UINT32},
-    {"head", I, "1: the head slice [trace start, first switch), charged to that switch's old thread", BOOL|NN},
+    {"head", I, "1: no switch began it: the head slice [trace start, first switch), charged to that switch's old "
+             "thread; or, tid NULL, the rest of a CPU whose records end before the trace (from its last record)", BOOL|NN},
     {"tail", I, "1: the CPU's last slice, run to the trace end", BOOL|NN},
     {"mismatch", I, "1: the switch-in planned another thread (cswitch_chain_mismatch)", BOOL|NN},
     {"prev_state", I, "New Prev State: the thread's previous switch-out state, NULL for its first", UINT8},

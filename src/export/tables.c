@@ -37,6 +37,7 @@ void etl_export_rows_close(etl_export_rows *x)
 {
     if (x) {
         free(x->stack_used);
+        free(x->tails);
         etl_sched_stacks_free(x->stacks);
     }
     free(x);
@@ -170,10 +171,53 @@ static bool row_in_window(const etl_export_rows *x, const etl_sched_row *r)
            ((r->flags & ETL_ROW_PREV) && counts_in_window(x, r->lso, r->rt, r->rt));
 }
 
+/* A CPU's tail: where it ends, for tail_rest (once per CPU, at the model's finish). */
+static void tail_note(etl_export_rows *x, const etl_sched_row *r)
+{
+    if (r->cpu >= x->ntails) {
+        struct etl_rows_tail *t = realloc(x->tails, ((size_t)r->cpu + 1) * sizeof *t);
+        if (!t) {
+            x->failed = 1;
+            return;
+        }
+        memset(t + x->ntails, 0, ((size_t)r->cpu + 1 - x->ntails) * sizeof *t);
+        x->tails = t;
+        x->ntails = r->cpu + 1u;
+    }
+    x->tails[r->cpu] = (struct etl_rows_tail){r->nso_ts, r->nso, true};
+}
+
+/*
+ * A CPU whose records end before the trace (a file cut short, its last buffers missing: its tail stops at its last
+ * record, etl_sched_cpu_end) has the rest as a slice of no known thread, as a span whose records were lost inside
+ * the trace is: every nanosecond of the window in one slice, tid NULL where unknown (explore25 F5).
+ */
+static void tail_rest(etl_export_rows *x, uint64_t end_ts)
+{
+    int64_t end = ns(x, end_ts);
+    for (unsigned c = 0; c < x->ntails && etl_rows_want(x, ETL_TABLE_SLICE); c++) {
+        const struct etl_rows_tail *t = &x->tails[c];
+        if (!t->set || t->ts >= end_ts || t->ns >= end) continue;
+        if (x->o.has_range && !counts_in_window(x, t->ns, end, t->ns)) continue;
+        etl_rows_clear(x, ETL_TABLE_SLICE);
+        etl_rows_vi(x, 0, c);
+        etl_rows_vu(x, 3, t->ts);
+        etl_rows_vu(x, 4, end_ts);
+        etl_rows_vi(x, 5, t->ns);
+        etl_rows_vi(x, 6, end);
+        etl_rows_vi(x, 12, 1); /* no switch began it: head = 0 counts the switch-ins (cpu_by_cpu) */
+        etl_rows_vi(x, 13, 1);
+        etl_rows_vi(x, 14, 0);
+        etl_rows_vi(x, 21, 0);
+        etl_rows_emit(x, ETL_TABLE_SLICE);
+    }
+}
+
 void etl_export_rows_row(void *ctx, const etl_sched_row *r)
 {
     etl_export_rows *x = ctx;
     if (x->failed) return;
+    if (r->flags & ETL_ROW_TAIL) tail_note(x, r);
     if (!row_in_window(x, r)) return;
     uint32_t f = r->flags;
     bool ok = thread_ok(r->new_thread);
@@ -436,6 +480,7 @@ int etl_export_rows_finish(etl_export_rows *x, const etl_export_rows_end *e)
         etl_rows_vi(x, 10, t[i].started);
         etl_rows_emit(x, ETL_TABLE_THREAD);
     }
+    tail_rest(x, e->end_ts);
     enum_rows(x);
     trace_rows(x, e);
     return x->failed;
