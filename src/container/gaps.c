@@ -184,7 +184,8 @@ const etl_ts_span *etl_reader_cpu_gaps(const etl_reader *r, unsigned cpu, size_t
  * next one read after: the same loss as a missing buffer, but its CPU and place are known. The
  * iterators find them as they read, every one over a CPU the same ones in the same order (each
  * reads the CPU from its first buffer), so they are noted once per buffer, on as many threads
- * as read the file.
+ * as read the file. A scheduler record passed over alone (etl_reader_note_lost) is such a loss
+ * too, and a buffer may hold several: those are kept once per time, the CPU's room grown.
  */
 static bool skips_make(etl_reader *r)
 {
@@ -198,11 +199,37 @@ static bool skips_make(etl_reader *r)
         r->skip_lo = NULL, r->skip_at = r->skip_n = NULL, r->skip_seen = NULL;
         return false;
     }
-    /* Each CPU's room: as many as it has buffers (one skip ends a buffer's reading). */
+    /* Each CPU's room: as many as it has buffers (one skip ends a buffer's reading; records passed over grow it). */
     for (size_t i = 0; i < r->nbufs; i++)
         if (r->bufs[i].cpu < r->ncpu) r->skip_at[r->bufs[i].cpu + 1]++;
     for (unsigned c = 0; c < r->ncpu; c++) r->skip_at[c + 1] += r->skip_at[c];
     return true;
+}
+
+/* Adds lo to CPU cpu's skips (in its order; a time it has already adds nothing), under skip_mu, the table made. */
+static void skip_insert(etl_reader *r, unsigned cpu, uint64_t lo)
+{
+    uint64_t *v = r->skip_lo + r->skip_at[cpu];
+    size_t n = r->skip_n[cpu], i = n;
+    while (i && v[i - 1] > lo) i--; /* found in the CPU's order: at the end but where its times went back */
+    if (i && v[i - 1] == lo) return;
+    if (r->skip_at[cpu] + n == r->skip_at[cpu + 1]) { /* its room is full: the CPUs after it move up */
+        size_t more = n + 4, all = r->skip_at[r->ncpu];
+        uint64_t *g = realloc(r->skip_lo, (all + more) * sizeof *g);
+        if (!g) {
+            atomic_store(&r->skips_lost, true); /* which slices crossed it is not known: every one unknown */
+            return;
+        }
+        r->skip_lo = g;
+        size_t end = r->skip_at[cpu + 1];
+        memmove(g + end + more, g + end, (all - end) * sizeof *g);
+        for (unsigned c = cpu + 1; c <= r->ncpu; c++) r->skip_at[c] += more;
+        v = g + r->skip_at[cpu];
+    }
+    memmove(v + i + 1, v + i, (n - i) * sizeof *v);
+    v[i] = lo;
+    r->skip_n[cpu] = n + 1;
+    atomic_fetch_add(&r->nskips, 1);
 }
 
 void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo)
@@ -212,14 +239,17 @@ void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo)
     if (!r->skip_seen && !atomic_load(&r->skips_lost) && !skips_make(r)) atomic_store(&r->skips_lost, true);
     if (r->skip_seen && !(r->skip_seen[b->index] & ETL_SKIP_REST)) {
         r->skip_seen[b->index] |= ETL_SKIP_REST;
-        uint64_t *v = r->skip_lo + r->skip_at[b->cpu];
-        size_t n = r->skip_n[b->cpu], i = n;
-        while (i && v[i - 1] > lo) i--; /* found in the CPU's order: at the end but where its times went back */
-        memmove(v + i + 1, v + i, (n - i) * sizeof *v);
-        v[i] = lo;
-        r->skip_n[b->cpu] = n + 1;
-        atomic_fetch_add(&r->nskips, 1);
+        skip_insert(r, b->cpu, lo);
     }
+    etl_mutex_unlock(r->skip_mu);
+}
+
+void etl_reader_note_lost(etl_reader *r, const etl_buf_ent *b, uint64_t lo)
+{
+    if (b->cpu >= r->ncpu || b->index >= r->nbufs) return;
+    etl_mutex_lock(r->skip_mu);
+    if (!r->skip_seen && !atomic_load(&r->skips_lost) && !skips_make(r)) atomic_store(&r->skips_lost, true);
+    if (r->skip_seen) skip_insert(r, b->cpu, lo); /* every iterator over the CPU finds it at the same lo: kept once */
     etl_mutex_unlock(r->skip_mu);
 }
 

@@ -197,6 +197,19 @@ static void note_passed(etl_iter *it, const etl_buf_ent *b)
     if (it->order == ETL_ORDER_TIME && !it->quiet) etl_reader_note_passed(it->r, b);
 }
 
+/*
+ * A record of buffer b passed over after its CPU's record at lo, in time order: a gap of the CPU for the scheduler
+ * (etl_reader_note_lost) when what it held was switches. A context switch (0x0524) or a compact batch of them
+ * (0x0525) passed over for its time loses who ran from lo to the CPU's next record; one passed over for its Size
+ * (whole: not the event its header says) lost the bytes it covered, whatever records they were. A ReadyThread
+ * (0x0532) is not: it is logged by the CPU that readied, whose switches are all read, and its loss is the readied
+ * thread's wait (not matched to a readier), not CPU time. Nor are the other records (stacks, images).
+ */
+static void note_lost(etl_iter *it, const etl_buf_ent *b, uint16_t hook, bool whole, uint64_t lo)
+{
+    if (it->order == ETL_ORDER_TIME && (whole || hook == 0x0524 || hook == 0x0525)) etl_reader_note_lost(it->r, b, lo);
+}
+
 /* The latest record time of the cursor's CPU so far, the record at last (had: one was taken in this buffer) included. */
 static uint64_t cursor_last(const cursor *c, bool had, uint64_t last)
 {
@@ -431,6 +444,7 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
                     snprintf(what, sizeof what, "hook 0x%04x", k.hook);
                     passed = judge_time(it, c, c->data.p, c->data.n, c->pos, pos, k.ts, c->have_last, what, &c->lo,
                                         &c->span) == TIME_PASS;
+                    if (passed) note_lost(it, c->buf, k.hook, false, cursor_last(c, c->have_last, c->lo));
                     if (passed && !it->keep_bad_times) {
                         note_passed(it, c->buf);
                         c->pos = pos;
@@ -463,6 +477,8 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
                             judge_time(it, c, c->data.p, c->data.n, c->pos, next, out->ts, c->have_last,
                                        record_what(out, what), &c->lo, &c->span) == TIME_PASS))) {
                 /* Damage: its time moves nothing (it is merged where its CPU's time stood). */
+                note_lost(it, c->buf, (out->has & ETL_REC_HOOK) ? out->hook : 0, not_it,
+                          cursor_last(c, c->have_last, c->lo));
                 c->pos = next;
                 if (!it->keep_bad_times) {
                     note_passed(it, c->buf);
@@ -888,6 +904,7 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
             if (rc == ETL_OK && (w->full.has & ETL_REC_BAD_SIZE)) {
                 /* A Size its layout contradicts: taken at the layout's size (k: its bytes here), or passed over. */
                 if (bad_size(it, c, w->pos, &w->full)) {
+                    note_lost(it, c->buf, w->full.hook, true, cursor_last(c, w->records != 0, w->t_lo));
                     w->pos = next;
                     continue;
                 }
@@ -908,6 +925,7 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
                 w->records++;
                 return ETL_WALK_KERNEL;
             }
+            note_lost(it, c->buf, k->hook, false, cursor_last(c, w->records != 0, w->t_lo));
             w->pos = at;
             continue;
         }
@@ -930,6 +948,7 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
         if ((r->has & ETL_REC_TS) && r->ts - w->t_lo > w->t_span &&
             judge_time(it, c, w->p, w->n, w->pos, next, r->ts, w->records != 0, record_what(r, what), &w->t_lo,
                        &w->t_span) == TIME_PASS) {
+            note_lost(it, c->buf, (r->has & ETL_REC_HOOK) ? r->hook : 0, false, cursor_last(c, w->records != 0, w->t_lo));
             w->pos = next;
             continue;
         }

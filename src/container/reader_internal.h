@@ -61,8 +61,9 @@ struct etl_reader {
     /*
      * etl_reader_cpu_skipped: where the iterators passed over part of a CPU's records (a record that
      * does not frame, the rest of its buffer lost; a buffer that cannot be loaded), found as they
-     * read. Made at the first one: CPU c's times in skip_lo[skip_at[c] .. skip_at[c] + skip_n[c]),
-     * ascending, room for each of its buffers; skip_seen[buffer]: ETL_SKIP_REST once a buffer's is
+     * read; a scheduler record passed over alone (etl_reader_note_lost). Made at the first one: CPU c's
+     * times in skip_lo[skip_at[c] .. skip_at[c] + skip_n[c]), ascending, room up to skip_at[c + 1] (each of
+     * its buffers', grown by note_lost); skip_seen[buffer]: ETL_SKIP_REST once a buffer's is
      * noted (every iterator over the CPU finds the same), ETL_SKIP_PASSED once the merged iterator in
      * time order passed over one of its records (etl_reader_note_passed: for convert, not a gap). nskips,
      * read without the lock, is 0 in a file whose records were all read; skips_lost: no memory for them
@@ -152,6 +153,12 @@ bool etl_buf_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch,
  */
 void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo);
 enum { ETL_SKIP_REST = 1, ETL_SKIP_PASSED = 2 }; /* etl_reader.skip_seen's bits */
+/*
+ * A scheduler record of buffer b passed over alone (a context switch, a compact batch: its time, its Size), after
+ * its CPU's record at lo: the CPU's switches from lo to its next record read are not known, a gap for the model as
+ * etl_reader_note_skip's (etl_reader_cpu_skipped). Kept once per time; any number per buffer.
+ */
+void etl_reader_note_lost(etl_reader *r, const etl_buf_ent *b, uint64_t lo);
 /* The merged iterator in time order passed over a record of buffer b (its time, its Size): skip_seen's mark alone. */
 void etl_reader_note_passed(etl_reader *r, const etl_buf_ent *b);
 /* qsort's order of pointers to buffers: by CPU, then SequenceNumber place (order), then file offset. */
