@@ -228,6 +228,17 @@ void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, 
                 jw_obj_end(w);
             }
             jw_arr_end(w);
+            /* neither busy nor idle: records lost, a thread not known (idle would hide it); after the
+             * keys there were, which keep their places */
+            int64_t unk = 0;
+            jw_arr(w, "unknown_cpus");
+            for (size_t c = 0; c < u->bucket_stride; c++) {
+                int64_t v = etl_usage_interval_cpu_unknown_ns(u, b, c);
+                add_sat(&unk, v);
+                jw_i64(w, NULL, v);
+            }
+            jw_arr_end(w);
+            jw_i64(w, "unknown_ns", unk);
             jw_obj_end(w);
         }
         jw_arr_end(w);
@@ -235,14 +246,20 @@ void cpu_json(jw *w, const rep_run *run, const etl_usage *u, const rep_args *a, 
     rep_json_anomalies_as(run, w, a->skip);
 }
 
-/* --interval for people: per interval, each CPU's and the machine's busy share. -1: out of memory. */
+/*
+ * --interval for people: per interval, each CPU's and the machine's busy share; when some of the window is unknown
+ * (records lost, a thread not known), the machine's unknown share too, so that it does not read as idle.
+ * -1: out of memory.
+ */
 static int print_intervals(const etl_usage *u)
 {
     size_t nc = u->bucket_stride < 64 ? u->bucket_stride : 64;
-    const char **head = calloc(nc + 2, sizeof *head);
+    bool unknown = false;
+    for (size_t c = 0; c < u->ncpus; c++) unknown |= u->cpus[c].unknown_ns > 0;
+    const char **head = calloc(nc + 3, sizeof *head);
     char (*names)[16] = calloc(nc, sizeof *names);
-    char (*cells)[32] = calloc(nc + 2, sizeof *cells);
-    const char **row = calloc(nc + 2, sizeof *row);
+    char (*cells)[32] = calloc(nc + 3, sizeof *cells);
+    const char **row = calloc(nc + 3, sizeof *row);
     tbl t;
     int rc = -1;
     if (!head || !names || !cells || !row) goto out;
@@ -252,7 +269,8 @@ static int print_intervals(const etl_usage *u)
         head[c + 1] = names[c];
     }
     head[nc + 1] = "=All %";
-    if (tbl_init(&t, (unsigned)nc + 2, head) != 0) {
+    head[nc + 2] = "=Unknown %";
+    if (tbl_init(&t, (unsigned)nc + 2 + unknown, head) != 0) {
         tbl_free(&t);
         goto out;
     }
@@ -270,6 +288,10 @@ static int print_intervals(const etl_usage *u)
         }
         fmt_fixed(cells[nc + 1], rep_pct100(all, mul_sat(e - s, (int64_t)u->bucket_stride)), 2);
         row[nc + 1] = cells[nc + 1];
+        int64_t unk = 0;
+        for (size_t c = 0; c < u->bucket_stride; c++) add_sat(&unk, etl_usage_interval_cpu_unknown_ns(u, b, c));
+        fmt_fixed(cells[nc + 2], rep_pct100(unk, mul_sat(e - s, (int64_t)u->bucket_stride)), 2);
+        row[nc + 2] = cells[nc + 2];
         if (tbl_row(&t, row) != 0) {
             rc = -1;
             break;
@@ -277,6 +299,9 @@ static int print_intervals(const etl_usage *u)
     }
     if (rc == 0) {
         printf("\nBusy share per interval\n");
+        if (unknown)
+            printf("(Unknown %%: the share of all CPUs' time whose thread is not known, records lost; a CPU %% counts it "
+                   "as not busy, as All %% does)\n");
         if (nc < u->bucket_stride)
             printf("(CPUs 0 to %zu of %zu; All %% and --json cover every CPU)\n", nc - 1, u->bucket_stride);
         tbl_print_text(&t, stdout, "  ");

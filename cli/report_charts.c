@@ -158,6 +158,9 @@ void no_switches(page *pg, const char *id, const char *title, int first)
     fputs("</section>\n", pg->f);
 }
 
+/* A heat strip cell more than half unknown (sec_utilisation): hatched, not a level. */
+#define HEAT_UNKNOWN 100u
+
 /* Heat level of busy over len: h0 for none, h1..h9 by ninths. */
 unsigned heat(int64_t busy, int64_t len)
 {
@@ -251,6 +254,18 @@ void sec_utilisation(page *pg)
     for (unsigned c = 0; c < pg->ncpu && c < u->ncpus; c++)
         html_textf(f, "CPU %u busy %s of the window; ", c, pct_text(b1, u->cpus[c].busy_ns, pg->win));
     fputs("the table below the charts gives the same per CPU.</desc>\n", f);
+    /*
+     * A cell more than half of whose interval is unknown (records lost, a thread not known) is hatched grey, not the
+     * idle colour: drawn (and its legend given) only on a page that has one, so other pages stay as they were.
+     */
+    bool any_unknown = false;
+    for (unsigned c = 0; c < pg->ncpu && !any_unknown; c++)
+        for (size_t b = 0; b < pg->ncols && !any_unknown; b++)
+            any_unknown = 2 * etl_usage_interval_cpu_unknown_ns(u, b, c) > col_len(pg, b);
+    if (any_unknown)
+        fputs("<defs><pattern id=\"hu\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
+              "patternTransform=\"rotate(45)\"><rect width=\"4\" height=\"4\" fill=\"#bbb\"/><line x1=\"0\" y1=\"0\" "
+              "x2=\"0\" y2=\"4\" stroke=\"#777\" stroke-width=\"2\"/></pattern></defs>\n", f);
     for (unsigned r = 0; r < rows; r++) {
         int total = r == pg->ncpu;
         double y = r * rh + (total ? rh / 2 : 0);
@@ -267,20 +282,28 @@ void sec_utilisation(page *pg)
             size_t e = b;
             unsigned first = 0;
             for (; e < pg->ncols; e++) {
-                int64_t busy = 0, len = col_len(pg, e);
+                int64_t busy = 0, len = col_len(pg, e), unk = 0;
                 if (total) {
-                    for (unsigned c = 0; c < pg->ncpu; c++) add_sat(&busy, cpu_busy(pg, e, c));
+                    for (unsigned c = 0; c < pg->ncpu; c++) {
+                        add_sat(&busy, cpu_busy(pg, e, c));
+                        add_sat(&unk, etl_usage_interval_cpu_unknown_ns(u, e, c));
+                    }
                     len = mul_sat(len, pg->ncpu);
                 } else {
                     busy = cpu_busy(pg, e, r);
+                    unk = etl_usage_interval_cpu_unknown_ns(u, e, r);
                 }
-                lv = heat(busy, len);
+                lv = any_unknown && 2 * unk > len ? HEAT_UNKNOWN : heat(busy, len);
                 if (e == b) first = lv;
                 else if (lv != first) break;
             }
             double bx = col_start_x(pg, X0, cw, b);
-            fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%u\" class=\"h%u\"/>", bx, y,
-                    col_end_x(pg, X0, cw, e - 1) - bx, rh - (rh > 4), first);
+            if (first == HEAT_UNKNOWN)
+                fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%u\" class=\"hu\" fill=\"url(#hu)\"/>", bx, y,
+                        col_end_x(pg, X0, cw, e - 1) - bx, rh - (rh > 4));
+            else
+                fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%u\" class=\"h%u\"/>", bx, y,
+                        col_end_x(pg, X0, cw, e - 1) - bx, rh - (rh > 4), first);
             b = e;
         }
         fputc('\n', f);
@@ -293,6 +316,10 @@ void sec_utilisation(page *pg)
         else if (lv == 9) fputs("&gt; 89% ", f);
         else fprintf(f, "%u&ndash;%u%% ", (lv - 1) * 100 / 9 + (lv > 1), lv * 100 / 9);
     }
+    if (any_unknown)
+        fputs("<svg width=\"12\" height=\"12\" class=\"sw\" aria-hidden=\"true\"><rect width=\"12\" height=\"12\" "
+              "fill=\"url(#hu)\"/></svg> unknown: more than half of the interval's "
+              "time has no known thread (records lost), not idle ", f);
     fputs("</figcaption></figure>\n", f);
 
     /* Stacked processes */

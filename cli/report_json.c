@@ -155,6 +155,14 @@ void write_json(jw *w, const page *pg)
         jw_arr_end(w);
     }
     jw_arr_end(w);
+    /* neither busy nor idle (cpu --json --interval's unknown_cpus): the heat strip hatches it */
+    jw_arr(w, "unknown_cpus");
+    for (size_t k = 0; k < pg->ncpu; k++) {
+        jw_arr(w, NULL);
+        for (size_t b = 0; b < pg->ncols; b++) jw_i64(w, NULL, etl_usage_interval_cpu_unknown_ns(u, b, k));
+        jw_arr_end(w);
+    }
+    jw_arr_end(w);
     jw_arr(w, "processes");
     size_t np = u->nprocesses < STACKED ? u->nprocesses : STACKED;
     for (size_t j = 0; j < np; j++) {

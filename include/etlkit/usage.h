@@ -195,6 +195,12 @@ ETL_API uint64_t etl_usage_max_intervals(size_t ncpus);
  * (spec §2), aligned to the trace start, so the first and the last may be shorter.
  */
 ETL_API void etl_usage_interval_bounds(const etl_usage *u, size_t b, int64_t *start_ns, int64_t *end_ns);
+/*
+ * Unknown ns of CPU c in interval b, after finish: the interval's time that is neither busy (bucket_cpu_busy) nor
+ * idle: slices of no known thread, and time no slice covers (records lost, a file cut short), as etl_usage_cpu's
+ * unknown_ns over the window.
+ */
+ETL_API int64_t etl_usage_interval_cpu_unknown_ns(const etl_usage *u, size_t b, size_t c);
 /* Busy ns of process j (an index in processes[]) in interval b: 0 when none, or j is not kept. */
 ETL_API int64_t etl_usage_interval_process_ns(const etl_usage *u, size_t b, size_t j);
 ETL_API void etl_usage_free(etl_usage *u);

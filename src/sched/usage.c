@@ -172,12 +172,15 @@ static bool grow_buckets(etl_usage *u, size_t need)
     if (nb > max) nb = max; /* need is at most max */
     size_t w = u->bucket_stride;
     int64_t *p = realloc(u->bucket_cpu_busy, (nb ? nb : 1) * w * sizeof *p);
-    if (!p) {
+    if (p) u->bucket_cpu_busy = p;
+    int64_t *q = realloc(u->priv->bucket_cpu_idle, (nb ? nb : 1) * w * sizeof *q);
+    if (q) u->priv->bucket_cpu_idle = q;
+    if (!p || !q) {
         usage_fail(u->priv, ETL_E_NOMEM);
         return false;
     }
     memset(p + u->nbuckets * w, 0, (nb - u->nbuckets) * w * sizeof *p);
-    u->bucket_cpu_busy = p;
+    memset(q + u->nbuckets * w, 0, (nb - u->nbuckets) * w * sizeof *q);
     u->nbuckets = nb;
     return true;
 }
@@ -364,6 +367,34 @@ static void hist_add(etl_usage *u, int64_t v)
     u->ready_hist[a]++;
 }
 
+/* An idle piece [a, b) of CPU c, split at the interval edges as add_bucket's: what is neither busy nor idle is unknown. */
+static void add_idle_bucket(etl_usage *u, int64_t a, int64_t b, uint16_t c)
+{
+    struct etl_usage_priv *pv = u->priv;
+    int64_t len = u->o.interval_ns;
+    uint64_t max = etl_usage_max_intervals(u->bucket_stride);
+    while (a < b && pv->failed == ETL_OK && c < u->bucket_stride) {
+        int64_t ka = interval_of(a, len);
+        if (ka < pv->bucket_k0 || (uint64_t)ka - (uint64_t)pv->bucket_k0 >= max) return;
+        int64_t end;
+        if (__builtin_mul_overflow(ka + 1, len, &end)) end = INT64_MAX;
+        int64_t piece = (b < end ? b : end) - a;
+        size_t bk = (size_t)((uint64_t)ka - (uint64_t)pv->bucket_k0);
+        if (bk >= u->nbuckets && !grow_buckets(u, bk + 1)) return;
+        add_sat(&pv->bucket_cpu_idle[bk * u->bucket_stride + c], piece);
+        a += piece;
+    }
+}
+
+int64_t etl_usage_interval_cpu_unknown_ns(const etl_usage *u, size_t b, size_t c)
+{
+    if (b >= u->nbuckets || c >= u->bucket_stride || !u->priv || !u->priv->bucket_cpu_idle) return 0;
+    int64_t s, e, known = u->bucket_cpu_busy[b * u->bucket_stride + c];
+    etl_usage_interval_bounds(u, b, &s, &e);
+    add_sat(&known, u->priv->bucket_cpu_idle[b * u->bucket_stride + c]);
+    return e - s > known ? e - s - known : 0;
+}
+
 void etl_usage_add(void *ctx, const etl_sched_row *row)
 {
     etl_usage *u = ctx;
@@ -380,6 +411,7 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
         uint64_t who = st && st->process != ETL_SCHED_NONE ? (uint64_t)st->process + 1u : CELL_BY_THREAD | x;
         add_bucket(u, who, a, a + used, row->cpu);
     }
+    if (u->o.interval_ns > 0 && used > 0 && x == ETL_SCHED_IDLE && row->cpu < u->ncpus) add_idle_bucket(u, a, a + used, row->cpu);
     if (!t) return;
     if (head) return;
     etl_usage_interval iv;
@@ -1113,6 +1145,7 @@ void etl_usage_free(etl_usage *u)
         free(p->seen);
         free(p->bucket_vals);
         free(p->bucket_keys);
+        free(p->bucket_cpu_idle);
         etl_idmap_free(&p->bucket_map);
         if (p->cells_out) etl_spool_stream_free(p->cells_out);
         free(p->cells_out);

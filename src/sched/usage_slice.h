@@ -27,6 +27,7 @@ struct etl_usage_priv {
     int64_t bucket_k0;    /* the number of the window's first interval, from the trace start */
     int64_t *bucket_vals;
     uint64_t *bucket_keys;
+    int64_t *bucket_cpu_idle; /* [bucket * bucket_stride + cpu], as bucket_cpu_busy: the rest is unknown */
     size_t nbv, capbv;
     struct etl_spool *cells;            /* the cells past ETL_USAGE_MAX_PROCESS_CELLS, once passed */
     struct etl_spool_stream *cells_out;

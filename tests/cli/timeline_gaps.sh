@@ -154,5 +154,27 @@ for c in cj['cpus']:
 PY
 done
 
+# cpu --interval and the report's heat strip tell unknown time from idle (explore25 F4: CPU 1's 31 ms lost read
+# 0.00 % busy, the idle colour): per interval, JSON unknown_cpus adds up to cpu --json's unknown per CPU and covers
+# the lost span, the text has an Unknown % column, the page hatches the cells (class hu) and says so in the legend.
+"$etlkit" cpu drop.etl --interval 2ms --json 2>/dev/null >iv.json
+python3 - iv.json drop.json <<'PY' || bad "drop: cpu --interval --json unknown, above"
+import json, sys
+iv, cj = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for c in cj['cpus']:
+    got = sum(i['unknown_cpus'][c['cpu']] for i in iv['intervals'])
+    if got != c['unknown_ns']: sys.exit('cpu %d: intervals unknown %d, cpu --json %d' % (c['cpu'], got, c['unknown_ns']))
+if any(i['unknown_ns'] != sum(i['unknown_cpus']) for i in iv['intervals']): sys.exit('unknown_ns is not the CPUs\' sum')
+full = [i for i in iv['intervals'] if i['unknown_cpus'][1] == i['end_ns'] - i['start_ns']]
+if len(full) < 10: sys.exit('CPU 1: %d intervals wholly unknown, expected the ~15 of the lost buffer' % len(full))
+PY
+"$etlkit" cpu drop.etl --interval 2ms 2>/dev/null | grep -q 'All %  Unknown %' || bad "drop: no Unknown % column"
+"$etlkit" cpu clean.etl --interval 2ms 2>/dev/null | grep -q 'Unknown %' && bad "clean: an Unknown % column"
+"$etlkit" report drop.etl -o drop.html -q 2>/dev/null
+[ "$(grep -c 'class="hu"' drop.html)" -gt 0 ] || bad "drop: report: no hatched (unknown) heat strip cell"
+grep -q 'unknown: more than half' drop.html || bad "drop: report: no legend for the unknown cells"
+"$etlkit" report clean.etl -o clean.html -q 2>/dev/null
+grep -q 'class="hu"' clean.html && bad "clean: report: a hatched cell"
+
 echo "$fails failed"
 [ $fails -eq 0 ]
