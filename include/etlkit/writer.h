@@ -35,7 +35,7 @@ typedef struct etl_writer_options {
     uint64_t perf_freq;         /* QPC ticks per second; default 10,000,000 */
     uint32_t cpu_mhz;           /* CpuSpeedInMHz; default 3000 (the cycle clock's rate) */
     uint32_t ncpu;              /* NumberOfProcessors; events may use CPUs 0..ncpu-1; default 1 */
-    uint32_t buffer_size;       /* bytes per buffer; default 65536; at least 4096 */
+    uint32_t buffer_size;       /* bytes per buffer; default 65536; at least 4096; ncpu of them at most 256 MiB */
     uint8_t os_major, os_minor; /* default 10.0 */
     uint32_t os_build;          /* ProviderVersion; default 19041 */
     uint64_t start_time;        /* FILETIME of start_ts; default 2026-01-01T00:00:00Z */

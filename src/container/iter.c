@@ -191,7 +191,8 @@ static void note_skip(etl_iter *it, const etl_buf_ent *b, uint64_t lo)
     if (it->order == ETL_ORDER_TIME) etl_reader_note_skip(it->r, b, lo);
 }
 
-/* Time order: a record of buffer b passed over, for convert to tell its output (etl_reader_note_passed). */
+/* Time order: a record of buffer b passed over, or merged at its CPU's time, for convert to tell its output
+ * (etl_reader_note_passed). */
 static void note_passed(etl_iter *it, const etl_buf_ent *b)
 {
     if (it->order == ETL_ORDER_TIME && !it->quiet) etl_reader_note_passed(it->r, b);
@@ -365,6 +366,7 @@ static int judge_time(etl_iter *it, cursor *c, const uint8_t *p, size_t n, size_
             c->bad_time_counted = true;
             etl_buf_tell_back(it->r, &it->stats, c->buf, pos, ts, what, c->carry, c->carry_buf);
         }
+        note_passed(it, c->buf); /* merged at its CPU's time: convert's output cannot hold it where it was */
     } else if (have_last && ts < *lo) {
         bool alone = !have_next || next >= *lo;
         if (!it->quiet) {
@@ -373,6 +375,7 @@ static int judge_time(etl_iter *it, cursor *c, const uint8_t *p, size_t n, size_
                          alone ? "passed over" : "taken: the buffer's time goes back here (merged at its CPU's time)");
         }
         if (alone) return TIME_PASS;
+        note_passed(it, c->buf);
     }
     *lo = ts;
     *span = cursor_hi(it, c) - ts;

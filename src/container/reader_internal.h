@@ -65,7 +65,8 @@ struct etl_reader {
      * times in skip_lo[skip_at[c] .. skip_at[c] + skip_n[c]), ascending, room up to skip_at[c + 1] (each of
      * its buffers', grown by note_lost); skip_seen[buffer]: ETL_SKIP_REST once a buffer's is
      * noted (every iterator over the CPU finds the same), ETL_SKIP_PASSED once the merged iterator in
-     * time order passed over one of its records (etl_reader_note_passed: for convert, not a gap). nskips,
+     * time order passed over one of its records or merged one at its CPU's time (etl_reader_note_passed: for
+     * convert, not a gap). nskips,
      * read without the lock, is 0 in a file whose records were all read; skips_lost: no memory for them
      * (every slice unknown).
      */
@@ -159,7 +160,8 @@ enum { ETL_SKIP_REST = 1, ETL_SKIP_PASSED = 2 }; /* etl_reader.skip_seen's bits 
  * etl_reader_note_skip's (etl_reader_cpu_skipped). Kept once per time; any number per buffer.
  */
 void etl_reader_note_lost(etl_reader *r, const etl_buf_ent *b, uint64_t lo);
-/* The merged iterator in time order passed over a record of buffer b (its time, its Size): skip_seen's mark alone. */
+/* The merged iterator in time order passed over a record of buffer b (its time, its Size), or merged one at its CPU's
+ * time (a buffer out of place): skip_seen's mark alone. */
 void etl_reader_note_passed(etl_reader *r, const etl_buf_ent *b);
 /* qsort's order of pointers to buffers: by CPU, then SequenceNumber place (order), then file offset. */
 int etl_buf_by_cpu_order(const void *a, const void *b);

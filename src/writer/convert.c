@@ -78,6 +78,8 @@ typedef struct cpu_queue {
     uint64_t last_ts;   /* newest time written to this CPU */
     uint32_t epoch;     /* the epoch of its newest input record */
     bool in_tail;       /* listed in conv.tail */
+    bool new_unknown;   /* to compact: its last CSwitch's NewThreadId is not known (at unknown_buf, unknown_off) */
+    uint32_t unknown_buf, unknown_off;
 } cpu_queue;
 
 typedef struct conv {
@@ -109,6 +111,7 @@ typedef struct conv {
     bool holes;          /* the output misses buffers: records go out with their epochs */
     uint32_t epoch_buf;  /* the last buffer whose epoch was looked up (UINT32_MAX: none), and its epoch */
     uint32_t epoch_of_buf;
+    size_t too_big;      /* the largest record that did not fit an output buffer (ETL_E_RANGE), for the message */
 } conv;
 
 /* A CPU's last switch taken from batches, and the batch of its pending switch. */
@@ -183,6 +186,7 @@ static etl_status write_raw(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p
     }
     etl_status st = to_epoch(c, cpu, epoch);
     if (st == ETL_OK) st = etl_writer_write_record(c->w, cpu, ts, p, n);
+    if (st == ETL_E_RANGE && n > c->too_big) c->too_big = n;
     if (st == ETL_OK) {
         c->st->records_out++;
         if (ts > c->q[cpu].last_ts) c->q[cpu].last_ts = ts;
@@ -499,6 +503,28 @@ static etl_status sched_record(conv *c, uint64_t ts)
 }
 
 /* Full -> compact: one switch into the encoder; a finished batch is written now. */
+/*
+ * To compact: a CSwitch whose new thread is not known (all ones: a lost switch, as convert expands a broken chain)
+ * and another switch after it on its CPU, whose old thread a batch would give it: told as damage, and its buffer is
+ * one whose records the output lost (convert's second writing; explore26 F6: the compact output gave the 50 ms the
+ * full one left unknown to a thread).
+ */
+static void unknown_new_thread(conv *c, cpu_queue *q)
+{
+    q->new_unknown = false;
+    if (q->unknown_buf >= c->rd->nbufs) return;
+    const etl_buf_ent *b = &c->rd->bufs[q->unknown_buf];
+    char where[48];
+    uint64_t at = etl_buf_record_where(b, q->unknown_off, where);
+    c->dmg.bad_records++;
+    etl_reader_problem(c->rd, &c->dmg, ETL_E_CORRUPT, at,
+                       "buffer %u at offset 0x%llx: record at +0x%x (%s, hook 0x0524): its NewThreadId is not known "
+                       "(all ones: a lost switch) and a switch follows, which a compact batch would pair it with; the "
+                       "output misses a SequenceNumber after this buffer",
+                       b->index, (unsigned long long)b->file_off, q->unknown_off, where);
+    etl_reader_note_passed(c->rd, b);
+}
+
 static etl_status encode_switch(conv *c, const etl_cswitch *sw)
 {
     etl_ccswap_switch in = {0};
@@ -599,6 +625,13 @@ static etl_status one_record(conv *c, const etl_record *r)
         }
         if (c->o->cswitch == ETL_CSWITCH_COMPACT && is_cswitch) {
             c->st->cswitch_in++;
+            /* A switch whose new thread is not known (all ones) followed by another on its CPU cannot be said in a
+             * batch, whose next switch names it (a CPU's last one can: no switch follows in either form). */
+            cpu_queue *q = &c->q[r->cpu];
+            if (q->new_unknown) unknown_new_thread(c, q);
+            q->new_unknown = !(ev.u.cswitch.known & ETL_CSW_NEW_TID);
+            q->unknown_buf = r->buffer_index;
+            q->unknown_off = r->offset;
             return encode_switch(c, &ev.u.cswitch);
         }
         if (c->o->cswitch == ETL_CSWITCH_FULL && is_batch) return expand_batch(c, r);
@@ -818,6 +851,11 @@ static etl_status write_output(conv *c, FILE *f, const char *out_path, etl_write
         etl_status cr = etl_writer_close(c->w, end_ts, rc == ETL_OK ? diag : NULL);
         if (rc == ETL_OK) rc = cr;
     }
+    if (rc == ETL_E_RANGE && c->too_big && diag && !diag->msg[0]) {
+        size_t need = (((c->too_big + 7) & ~(size_t)7) + ETL_BUFFER_HEADER_SIZE + 7) & ~(size_t)7;
+        etl_diag_set(diag, rc, UINT64_MAX, "%s: a record of %zu bytes (the first too large) does not fit a buffer of %u "
+                     "bytes: a buffer size of at least %zu", out_path, c->too_big, wo.buffer_size, need < 4096 ? 4096 : need);
+    }
     if (rc != ETL_OK && diag && !diag->msg[0])
         etl_diag_set(diag, rc, UINT64_MAX, "%s: %s", out_path, etl_status_str(rc));
     return rc;
@@ -878,6 +916,9 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     /* A claimed 16 MiB times every CPU would be written (and held) whole: by default, at most 1 MiB. */
     if (!o->buffer_size && wo.buffer_size > CONVERT_BUFFER_MAX) wo.buffer_size = CONVERT_BUFFER_MAX;
     if (wo.buffer_size < 4096 || wo.buffer_size > (16u << 20) || wo.buffer_size % 8) wo.buffer_size = 65536;
+    /* Every CPU's buffer is held until full: by default, as large as the writer's memory fits for all of them (a
+     * --buffer-size past it is refused, naming the most). */
+    if (!o->buffer_size && wo.buffer_size > etl_writer_buffer_max(c.ncpu)) wo.buffer_size = etl_writer_buffer_max(c.ncpu);
     wo.os_major = h->os_major;
     wo.os_minor = h->os_minor;
     wo.os_build = h->provider_version;
@@ -938,7 +979,6 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
         rc = etl_outfile_reopen(&of, &f, diag);
         if (rc == ETL_OK) rc = write_output(&c, f, out_path, wo, diag);
         rd->opts.on_diag = told;
-        st->input_damaged = 1;
     }
     if (rc == ETL_OK) rc = etl_outfile_commit(&of, out_path, diag);
     etl_outfile_discard(&of); /* unlinks our temporary file unless it was renamed into place */

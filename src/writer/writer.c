@@ -28,7 +28,6 @@
 #define EVENT_TRACE_SYSTEM_LOGGER_MODE 0x02000000u
 #define BUFFER_STATE_FLUSH 3u
 #define COMPRESSION_FORMAT_XPRESS 3u /* buffer 0's State says the format of a compressed log */
-#define WRITER_MEMORY (256u << 20)   /* CPU buffers held at once; beyond, the fullest is written early */
 
 typedef struct cpu_buf {
     uint8_t *p;
@@ -58,7 +57,6 @@ struct etl_writer {
     int sys_err;             /* the system's reason (errno) for the first write that failed; 0: none */
     char *name;              /* the file, for messages */
     bool sync;               /* fsync at close */
-    size_t held;             /* bytes of allocated CPU buffers */
     uint64_t ts_lo;          /* the earliest time a reader takes: t0 less 60 s (its session window's start) */
     uint64_t ticks_per_sec;  /* the session clock's rate */
     uint64_t newest;         /* the newest time written, on any CPU */
@@ -226,28 +224,14 @@ static etl_status flush_cpu(etl_writer *w, uint16_t cpu)
 }
 
 /*
- * The CPU's buffer, allocated on its first event: a header may claim many more
- * CPUs than log. Memory stays under WRITER_MEMORY whatever the CPU count: when
- * a new buffer would pass it, the fullest other buffer is written now, partial,
- * as the kernel writes buffers at its flush timer, and given back.
+ * The CPU's buffer, allocated on its first event: a header may claim many more CPUs than log. Every CPU's
+ * together fit ETL_WRITER_MEMORY (writer_open refuses more): each buffer is written when full, never early. (The
+ * fullest was once written early past that memory: with more CPUs than it holds, nearly a buffer a record.)
  */
 static cpu_buf *cpu_buffer(etl_writer *w, uint16_t cpu)
 {
     cpu_buf *b = &w->cpus[cpu];
-    while (!b->p && w->held + w->o.buffer_size > WRITER_MEMORY) {
-        uint32_t victim = UINT32_MAX;
-        for (uint32_t c = 0; c < w->o.ncpu; c++)
-            if (w->cpus[c].p && (victim == UINT32_MAX || w->cpus[c].used > w->cpus[victim].used)) victim = c;
-        if (victim == UINT32_MAX) break;
-        if (flush_cpu(w, (uint16_t)victim) != ETL_OK) return NULL;
-        free(w->cpus[victim].p);
-        w->cpus[victim].p = NULL;
-        w->held -= w->o.buffer_size;
-    }
-    if (!b->p) {
-        if (!(b->p = malloc(w->o.buffer_size))) w->err = ETL_E_NOMEM;
-        else w->held += w->o.buffer_size;
-    }
+    if (!b->p && !(b->p = malloc(w->o.buffer_size))) w->err = ETL_E_NOMEM;
     return b->p ? b : NULL;
 }
 
@@ -324,6 +308,13 @@ static etl_status writer_open(const char *path, FILE *f, bool sync, const etl_wr
         bad = "log file name (the path) longer than the header holds (1023 bytes)";
     if (!bad && (w->o.buffer_size < 4096 || w->o.buffer_size > (16u << 20) || w->o.buffer_size % 8 || w->o.ncpu > 2048))
         bad = "buffer size must be a multiple of 8 from 4096 to 16 MiB, and at most 2048 CPUs";
+    char room[192];
+    if (!bad && (uint64_t)w->o.ncpu * w->o.buffer_size > ETL_WRITER_MEMORY) {
+        snprintf(room, sizeof room, "%u CPUs' buffers of %u bytes would pass the writer's %u MiB (each CPU's is held "
+                 "until full): a buffer size of at most %u", w->o.ncpu, w->o.buffer_size, ETL_WRITER_MEMORY >> 20,
+                 etl_writer_buffer_max(w->o.ncpu));
+        bad = room;
+    }
     if (!bad && w->o.start_ts > INT64_MAX) bad = "start time past the clock's range (top bit set)";
     if (bad) {
         etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "%s", bad);
@@ -526,6 +517,12 @@ void etl_writer_lost(etl_writer *w, uint64_t events, uint64_t buffers)
 }
 
 void etl_writer_group_mask(etl_writer *w, const etl_groupmask *gm) { w->o.group_mask = *gm; }
+
+uint32_t etl_writer_buffer_max(uint32_t ncpu)
+{
+    uint64_t m = ETL_WRITER_MEMORY / (ncpu ? ncpu : 1);
+    return m > (16u << 20) ? 16u << 20 : (uint32_t)m & ~7u;
+}
 
 uint64_t etl_writer_bytes(const etl_writer *w) { return w->bytes; }
 uint64_t etl_writer_buffers(const etl_writer *w) { return w->buffers; }

@@ -25,6 +25,10 @@ void etl_writer_end_time_min(etl_writer *w, uint64_t end_time);
  * else ETL_E_INVALID_ARG; ETL_E_NOMEM. One position per buffer written is kept.
  */
 etl_status etl_writer_holes(etl_writer *w, const uint64_t *sizes, uint32_t nholes, uint64_t tail);
+/* Bytes of every CPU's buffer together, each held until full: a writer of more (CPUs times buffer size) is refused. */
+#define ETL_WRITER_MEMORY (256u << 20)
+/* The largest buffer size ncpu CPUs' buffers fit ETL_WRITER_MEMORY with (a multiple of 8, at most 16 MiB). */
+uint32_t etl_writer_buffer_max(uint32_t ncpu);
 /*
  * The SequenceNumbers etl_convert leaves missing in its output of rd (etl_writer_holes' sizes and tail):
  * what the output's reader finds missing (etl_reader_buffers_missing), no more, no less. 0 when rd

@@ -185,6 +185,48 @@ rm -f out.etl; "$etlkit" convert um.etl -o out.etl 2>err.txt
 grep -q "records of 1 buffer lost (told above): the output is written again, missing a SequenceNumber after it" err.txt ||
   bad "the second writing not told: $(cat err.txt)"
 
+# A buffer whose header names another CPU (explore26 F4): its records are merged at that CPU's time, which the output
+# holds as if it were so: a SequenceNumber after it says the loss (info and cpu on the output exited 0 with 1,264
+# switches more on CPU 1). A full input's switch whose new thread is unknown (a broken chain expanded) cannot be said
+# in a batch (explore26 F6): to compact, its buffer's loss is told alike (the compact output read clean).
+python3 "$(dirname "$0")/damage.py" whole.etl relabel.etl proc c3 1 >/dev/null || bad "damage.py relabel"
+rm -f out.etl; "$etlkit" convert -q relabel.etl -o out.etl; rc=$?
+[ "$rc" = 3 ] || bad "relabel: convert exit $rc, expected 3"
+"$etlkit" info out.etl >/dev/null 2>&1; rc=$?
+[ "$rc" = 3 ] || bad "relabel: info of the output exit $rc, expected 3"
+python3 - whole.etl f.etl <<'PY' || bad "unknown new thread: recipe"
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+off = 20 * 65536 + 0x48 # buffer 20's records: the 5th CSwitch's NewThreadId all ones, as convert writes a lost one
+n = 0
+while off + 16 <= len(d):
+    size, hook = struct.unpack_from('<HH', d, off + 4)
+    if hook == 0x0524:
+        n += 1
+        if n == 5:
+            d[off + 16:off + 20] = b'\xff' * 4
+            break
+    off += (size + 7) & ~7
+open(sys.argv[2], 'wb').write(d)
+PY
+"$etlkit" info f.etl >/dev/null 2>&1 || bad "unknown new thread: the input reads damaged (the recipe changed?)"
+rm -f out.etl; "$etlkit" convert -q --cswitch compact f.etl -o out.etl; rc=$?
+[ "$rc" = 3 ] || bad "full with an unknown new thread to compact: convert exit $rc, expected 3"
+"$etlkit" cpu out.etl >/dev/null 2>&1; rc=$?
+[ "$rc" = 3 ] || bad "full with an unknown new thread to compact: cpu of the output exit $rc, expected 3"
+
+# The writer holds every CPU's buffer until full: more than 256 MiB of them is refused, naming the most (it once
+# wrote nearly a 16 MiB buffer a record: 64 CPUs filled the disk); by default convert takes the most that fits.
+"$etlkit" synth -q --cpus 64 --duration 0.05 --seed 3 -o c64.etl || bad "synth 64 CPUs"
+"$etlkit" synth -q --cpus 64 --duration 0.05 --buffer-size 16M -o big.etl 2>err.txt; rc=$?
+[ "$rc" = 64 ] && grep -q "a buffer size of at most 4194304" err.txt || bad "synth 64 CPUs of 16 MiB: exit $rc: $(cat err.txt)"
+rm -f out.etl; "$etlkit" convert -q --buffer-size 16777216 c64.etl -o out.etl 2>err.txt; rc=$?
+[ "$rc" = 64 ] && grep -q "a buffer size of at most 4194304" err.txt || bad "convert 64 CPUs of 16 MiB: exit $rc: $(cat err.txt)"
+# A record larger than the buffer asked for: which, and the size that holds it.
+rm -f out.etl; "$etlkit" convert -q --buffer-size 8192 "$samples/amsi-user-x64.etl" -o out.etl 2>err.txt; rc=$?
+[ "$rc" = 1 ] && grep -q "a record of 10220 bytes (the first too large) does not fit a buffer of 8192 bytes: a buffer size of at least 10296" err.txt ||
+  bad "convert --buffer-size 8192 of amsi-user-x64: exit $rc: $(cat err.txt)"
+
 # The gap is told where it is, the session's BuffersLost stays its own (0), and a second conversion changes nothing.
 "$etlkit" convert -q gap.etl -o c1.etl
 "$etlkit" info c1.etl >/dev/null 2>info.err
