@@ -265,22 +265,7 @@ void etl_reader_note_passed(etl_reader *r, const etl_buf_ent *b)
 bool etl_reader_cpu_skipped(const etl_reader *r, unsigned cpu, uint64_t from, uint64_t to)
 {
     if (atomic_load_explicit(&r->skips_lost, memory_order_relaxed)) return true;
-    if (!atomic_load_explicit(&r->nskips, memory_order_relaxed) || cpu >= r->ncpu) return false;
-    etl_reader *w = (etl_reader *)r; /* the lock: the iterators note more while the model asks */
-    etl_mutex_lock(w->skip_mu);
-    bool hit = false;
-    if (r->skip_lo) {
-        const uint64_t *v = r->skip_lo + r->skip_at[cpu];
-        size_t lo = 0, hi = r->skip_n[cpu]; /* the first at from or after */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (v[mid] < from) lo = mid + 1;
-            else hi = mid;
-        }
-        hit = lo < r->skip_n[cpu] && v[lo] < to;
-    }
-    etl_mutex_unlock(w->skip_mu);
-    return hit;
+    return etl_reader_cpu_next_skip(r, cpu, from) < to;
 }
 
 uint64_t etl_reader_cpu_next_skip(const etl_reader *r, unsigned cpu, uint64_t from)
