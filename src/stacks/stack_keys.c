@@ -66,9 +66,9 @@ static etl_status resize(etl_stack_keys *k, size_t cap)
     if (v) k->v = v;
     uint64_t *key = v ? realloc(k->key, cap * sizeof *key) : NULL;
     if (key) k->key = key;
-    etl_stack_key_frames *fr = key ? realloc(k->fr, cap * sizeof *fr) : NULL;
+    etl_stack_key_frames *fr = key && !k->no_frames ? realloc(k->fr, cap * sizeof *fr) : NULL;
     if (fr) k->fr = fr;
-    if (!v || !key || !fr) return ETL_E_NOMEM; /* what moved is kept: cap still holds */
+    if (!v || !key || (!k->no_frames && !fr)) return ETL_E_NOMEM; /* what moved is kept: cap still holds */
     k->cap = cap;
     return ETL_OK;
 }
@@ -107,19 +107,20 @@ etl_status etl_stack_keys_define(etl_stack_keys *k, uint64_t key, etl_stack_pos 
     if (n > ETL_STACK_MAX_FRAMES || (ptr_size != 4 && ptr_size != 8)) return ETL_E_RANGE;
     etl_status st = grow_entries(k, k->n + 1);
     if (st != ETL_OK) return st;
-    unsigned part = !n ? ETL_STACK_PART_ANY
-                    : etl_image_kernel_addr(ptr_size, etl_stack_frame(frames, ptr_size, 0)) ? ETL_STACK_PART_KERNEL
-                                                                                             : ETL_STACK_PART_USER;
-    if (k->no_frames && n) n = 1; /* the innermost alone: where the stack begins (etl_stack_keys_leaf) */
+    uint64_t leaf = n ? etl_stack_frame(frames, ptr_size, 0) : 0; /* where the stack begins */
+    unsigned part = !n                                      ? ETL_STACK_PART_ANY
+                    : etl_image_kernel_addr(ptr_size, leaf) ? ETL_STACK_PART_KERNEL
+                                                            : ETL_STACK_PART_USER;
+    if (k->no_frames) n = 0, frames = NULL;
     if (copy && n) {
         uint8_t *p = copy_room(k, (size_t)n * ptr_size);
         if (!p) return ETL_E_NOMEM;
         memcpy(p, frames, (size_t)n * ptr_size);
         frames = p;
     }
-    k->v[k->n] = (etl_stack_key_entry){pos.ts, pos.cpu, pos.buffer, pos.offset, (uint8_t)part};
+    k->v[k->n] = (etl_stack_key_entry){pos.ts, pos.cpu, pos.buffer, pos.offset, (uint8_t)part, leaf};
     k->key[k->n] = key;
-    k->fr[k->n] = (etl_stack_key_frames){frames, (uint16_t)n, (uint8_t)ptr_size};
+    if (k->fr) k->fr[k->n] = (etl_stack_key_frames){frames, (uint16_t)n, (uint8_t)ptr_size};
     k->n++;
     return ETL_OK;
 }
@@ -152,7 +153,7 @@ etl_status etl_stack_keys_take(etl_stack_keys *to, etl_stack_keys *from)
         if (st != ETL_OK) return st;
         memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
         memcpy(to->key + to->n, from->key, from->n * sizeof *from->key);
-        memcpy(to->fr + to->n, from->fr, from->n * sizeof *from->fr);
+        if (to->fr) memcpy(to->fr + to->n, from->fr, from->n * sizeof *from->fr);
         to->n = need;
         from->n = 0;
     }
@@ -315,7 +316,7 @@ uint32_t etl_stack_keys_resolve(etl_stack_keys *k, uint64_t key, etl_stack_pos p
 
 uint32_t etl_stack_keys_frames(const etl_stack_keys *k, uint32_t def, uint64_t *out)
 {
-    if (k->no_frames) return 0;
+    if (!k->fr) return 0;
     const etl_stack_key_frames *f = &k->fr[def];
     etl_rd_ptrs(out, f->frames, f->ptr_size, f->n);
     return f->n;
@@ -323,8 +324,6 @@ uint32_t etl_stack_keys_frames(const etl_stack_keys *k, uint32_t def, uint64_t *
 
 bool etl_stack_keys_leaf(const etl_stack_keys *k, uint32_t def, uint64_t *leaf)
 {
-    const etl_stack_key_frames *f = &k->fr[def];
-    if (!f->n) return false;
-    *leaf = etl_stack_frame(f->frames, f->ptr_size, 0);
-    return true;
+    *leaf = k->v[def].leaf;
+    return k->v[def].part != ETL_STACK_PART_ANY;
 }

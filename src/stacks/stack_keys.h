@@ -57,15 +57,15 @@ static inline etl_stack_pos etl_stack_pos_of(const etl_record *rec, uint64_t mer
     return (etl_stack_pos){merge_ts, rec->cpu, rec->buffer_index, rec->offset};
 }
 
-/* A definition as a search reads it: its position (etl_stack_pos's fields, packed with its part: 24 bytes). */
+/* A definition as a search reads it: its position (etl_stack_pos's fields, packed with its part) and innermost frame. */
 typedef struct etl_stack_key_entry {
     uint64_t ts;
     uint32_t cpu, buffer, offset;
-    uint8_t part;           /* ETL_STACK_PART_*, from the innermost frame */
+    uint8_t part;           /* ETL_STACK_PART_*, from the innermost frame (ANY: it has none) */
+    uint64_t leaf;          /* its innermost frame (etl_stack_keys_leaf): where the stack begins */
 } etl_stack_key_entry;
 
-/* Where a definition's frames lie: n frames of ptr_size bytes, the trace's or the table's copy (a table of no
- * frames: the innermost alone). */
+/* Where a definition's frames lie (full tables only): n frames of ptr_size bytes, the trace's or the table's copy. */
 typedef struct etl_stack_key_frames {
     const uint8_t *frames;
     uint16_t n;
@@ -85,7 +85,7 @@ typedef struct etl_stack_key_front {
 typedef struct etl_stack_keys {
     etl_stack_key_entry *v;  /* in the order defined; grouped by key once sealed, each group in stream order */
     uint64_t *key;           /* by entry, its key: until sealed (the groups then say it) */
-    etl_stack_key_frames *fr; /* by entry, as v */
+    etl_stack_key_frames *fr; /* by entry, as v: NULL in a table of no frames */
     size_t n, cap;
     etl_idmap group;         /* after seal: key -> group */
     uint32_t *start;         /* by group: its first entry; start[ngroups] = n */
@@ -94,14 +94,14 @@ typedef struct etl_stack_keys {
     uint32_t ngroups;
     uint8_t **chunks;        /* the copies' memory: chunks that never move */
     size_t nchunks, capchunks, used; /* used: bytes of the last chunk */
-    bool no_frames;          /* etl_stack_keys_init_no_frames's: the entries hold their innermost frame alone */
+    bool no_frames;          /* etl_stack_keys_init_no_frames's: the entries hold no frames (but their innermost) */
 } etl_stack_keys;
 
 void etl_stack_keys_init(etl_stack_keys *k);
 /*
  * A table for a reader that needs only whether a reference resolves, never its frames:
- * it keeps each definition's key, position, part and innermost frame (etl_stack_keys_leaf,
- * a copy of 8 bytes at most). Resolve answers as the full table does (an index, or
+ * it keeps each definition's key, position, part and innermost frame (etl_stack_keys_leaf, in
+ * its entry), and copies no frame. Resolve answers as the full table does (an index, or
  * ETL_SEQ_NONE); frames gives none.
  */
 void etl_stack_keys_init_no_frames(etl_stack_keys *k);
