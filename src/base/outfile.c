@@ -206,11 +206,19 @@ etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag)
     return ETL_OK;
 }
 
+/*
+ * Made anew under the same name, never opened through it: whatever is there now (a symbolic link put in its place
+ * since) is removed, not written through, and O_EXCL creates ours or fails. It stays registered for the signals.
+ */
 etl_status etl_outfile_reopen(etl_outfile *of, FILE **f, etl_diag *diag)
 {
     if (!of->tmp) return ETL_E_INVALID_ARG;
-    if (!(*f = fopen(of->tmp, "wb"))) {
+    bool keep_mode = of->exists && !of->is_link;
+    int fd = remove(of->tmp) == 0 || errno == ENOENT ? etl_create_new(of->tmp, keep_mode ? 0600 : 0666) : -1;
+    if (fd >= 0 && keep_mode) etl_copy_mode(fd, &of->st);
+    if (fd < 0 || !(*f = fdopen(fd, "wb"))) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", of->target, strerror(errno));
+        if (fd >= 0) close(fd);
         return ETL_E_IO;
     }
     return ETL_OK;

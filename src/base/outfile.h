@@ -96,7 +96,7 @@ bool etl_outfile_same(const char *a, const char *b);
  * or NULL to create it only (a writer that opens it by of->tmp).
  */
 etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag);
-/* The temporary file of etl_outfile_create again, emptied, for a second writing (the first closed). */
+/* The temporary file of etl_outfile_create made anew, empty, for a second writing (the first closed). */
 etl_status etl_outfile_reopen(etl_outfile *of, FILE **f, etl_diag *diag);
 /* Creates the temporary directory beside the target, registered for removal on a signal. */
 etl_status etl_outfile_create_dir(etl_outfile *of, etl_diag *diag);

@@ -377,8 +377,9 @@ etl_status etl_summary_run(etl_reader *r, const etl_summary_options *o, etl_summ
     if (n > nbufs / MIN_BUFFERS) n = (unsigned)(nbufs / MIN_BUFFERS);
     if (n < 1) n = 1;
     share *sh = calloc(n, sizeof *sh);
-    buf_times *bt = calloc(nbufs ? nbufs : 1, sizeof *bt);
+    buf_times *bt = malloc((nbufs ? nbufs : 1) * sizeof *bt);
     int oom = !sh || !bt;
+    for (size_t i = 0; bt && i < nbufs; i++) bt[i].first = UINT64_MAX; /* a buffer not walked (unloadable): none */
     for (unsigned i = 0; !oom && i < n; i++) {
         sh[i].r = r;
         sh[i].first = nbufs * i / n;

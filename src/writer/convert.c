@@ -965,7 +965,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     if (rc == ETL_OK && unread) {
         etl_stats once = {.first_problem_offset = UINT64_MAX};
         etl_reader_problem(rd, &once, ETL_E_CORRUPT, UINT64_MAX,
-                           "records of %zu buffer%s lost (told above): the output is written again, missing %s "
+                           "records of %zu buffer%s lost or out of place (told above): the output is written again, missing %s "
                            "SequenceNumber%s after %s, where its readers find the loss",
                            unread, unread == 1 ? "" : "s", unread == 1 ? "a" : "as many", unread == 1 ? "" : "s",
                            unread == 1 ? "it" : "each");

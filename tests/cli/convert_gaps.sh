@@ -182,7 +182,7 @@ PY
   done
 done
 rm -f out.etl; "$etlkit" convert um.etl -o out.etl 2>err.txt
-grep -q "records of 1 buffer lost (told above): the output is written again, missing a SequenceNumber after it" err.txt ||
+grep -q "records of 1 buffer lost or out of place (told above): the output is written again, missing a SequenceNumber after it" err.txt ||
   bad "the second writing not told: $(cat err.txt)"
 
 # A buffer whose header names another CPU (explore26 F4): its records are merged at that CPU's time, which the output

@@ -124,6 +124,12 @@ check middle "$tmp/m.etl" "$tmp/m_cut.etl" 1 "not a valid trace header.*rest of 
 "$etlkit" synth -o "$tmp/z.etl" --duration 300ms --seed 23 --buffer-size 4K --compress -q 2>/dev/null || bad "synth z"
 dmg "$tmp/z.etl" "$tmp/z_cut.etl" offset 1 64
 check whole "$tmp/z.etl" "$tmp/z_cut.etl" 1 "claims more event data than the session's BufferSize"
+# info's check of each CPU's buffer order (2523ff3) knows no record of that buffer: none out of order, one bad buffer
+# (it once told a made-up 'record at +0x0 (hook 0x0000)' at time 0, bad_buffers 2).
+"$etlkit" info --json "$tmp/z_cut.etl" >"$tmp/zi.json" 2>"$tmp/zi.err"
+grep -q "merged at its CPU's time" "$tmp/zi.err" && bad "info z_cut: a buffer out of order told: $(head -c 300 "$tmp/zi.err")"
+python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["recovery"]["bad_buffers"] != 1)' "$tmp/zi.json" ||
+  bad "info z_cut: bad_buffers is not 1"
 
 # A compact batch of CPU 0 passed over for its Size (4892 bytes, its layout's 1128 at most): its switches and those
 # its Size covered lost (390), where the CPU's busy time was once 46 ms more, one slice of a thread 77.5 ms.
