@@ -142,7 +142,7 @@ typedef struct gate {
     int crossed, found;    /* crossed: 1, 0, or -1 when the change cannot be computed (the gate fails) */
     unsigned unknown_time; /* crossed -1 because of these sides' unknown CPU time (bit 0 BEFORE, 1 AFTER) */
     int64_t delta;
-    char why[300];         /* crossed -1: what is unknown, and where */
+    char why[560];         /* crossed -1: what is unknown, and where (two sides: two lines) */
 } gate;
 
 /* "FILE: X of its Y CPU time is unknown", the line that says a side's amounts count its known time only. */
@@ -158,11 +158,13 @@ static void unknown_line(char *out, size_t cap, const etl_compare *c, int side, 
 static void gate_why(gate *g, const etl_compare *c, const char *pb, const char *pa)
 {
     if (g->unknown_time) {
-        int side = g->unknown_time & 1 ? 0 : 1;
-        char line[240];
-        unknown_line(line, sizeof line, c, side, side ? pa : pb);
-        snprintf(g->why, sizeof g->why, "%s%s", line,
+        /* Each side whose unknown time left it undecided (both: the two lines, joined). */
+        char line[2][240] = {"", ""};
+        for (int k = 0; k < 2; k++)
+            if (g->unknown_time & (1u << k)) unknown_line(line[k], sizeof line[k], c, k, k ? pa : pb);
+        snprintf(g->why, sizeof g->why, "%s%s%s%s", line[0], line[0][0] && line[1][0] ? "; " : "", line[1],
                  g->e.metric == ETL_CMP_CPU ? ": the change could cross either way"
+                 : g->unknown_time == 3     ? ": the waits and switch-ins they held are not seen"
                                             : ": the waits and switch-ins it held are not seen");
         return;
     }
@@ -187,11 +189,11 @@ static void gate_why(gate *g, const etl_compare *c, const char *pb, const char *
         snprintf(g->why, sizeof g->why, "no Ready value in %s", path);
 }
 
-static const char *fmt_gate_delta(char out[340], const gate *g)
+static const char *fmt_gate_delta(char out[600], const gate *g)
 {
     if (!g->found) return strcpy(out, "not in either trace");
     if (g->crossed < 0) {
-        snprintf(out, 340, "cannot be computed: %s", g->why);
+        snprintf(out, 600, "cannot be computed: %s", g->why);
         return out;
     }
     if (g->e.relative) {
@@ -199,14 +201,14 @@ static const char *fmt_gate_delta(char out[340], const gate *g)
         if (g->delta == INT64_MIN) return strcpy(out, "-inf%");
         char t[32];
         fmt_fixed(t, g->delta, 2);
-        snprintf(out, 340, "%s%s%%", g->delta > 0 ? "+" : "", t);
+        snprintf(out, 600, "%s%s%%", g->delta > 0 ? "+" : "", t);
     } else if (g->e.metric == ETL_CMP_SWITCHES) {
         char t[32];
         fmt_fixed(t, g->delta, 3);
-        snprintf(out, 340, "%s%s/s", g->delta > 0 ? "+" : "", t);
+        snprintf(out, 600, "%s%s/s", g->delta > 0 ? "+" : "", t);
     } else {
         char t[32];
-        snprintf(out, 340, "%s%s", fmt_delta(t, g->delta),
+        snprintf(out, 600, "%s%s", fmt_delta(t, g->delta),
                  g->e.metric == ETL_CMP_CPU || g->e.metric == ETL_CMP_WAIT ? "/s" : "");
     }
     return out;
@@ -375,7 +377,7 @@ static void print_text(const char *pb, const char *pa, const etl_compare *c, uns
     table("Waits by reason, by change of waiting time (per second of window)", c, c->reasons, c->nreasons, top, 1);
     if (ng) printf("\n");
     for (size_t i = 0; i < ng; i++) {
-        char d[340];
+        char d[600];
         printf("%s  %s: %s\n", g[i].crossed ? "FAIL" : "ok  ", g[i].text, fmt_gate_delta(d, &g[i]));
     }
 }

@@ -117,6 +117,10 @@ expect "compare cut: stderr says it" grep -q "^etlkit compare: note: .*cut.etl: 
 "$etlkit" compare "$hi" "$tmp/cut.etl" -q --fail-if 'wait(total) > 1ms' >"$tmp/out" 2>&1; check "compare cut: wait gate" 3 $?
 "$etlkit" compare "$hi" "$tmp/cut.etl" -q --fail-if 'cpu(total) > -99%' >"$tmp/out" 2>&1; check "compare cut: decided gate" 1 $?
 "$etlkit" compare "$hi" "$tmp/cut.etl" -q --fail-if 'cpu(total) < -99%' >"$tmp/out" 2>&1; check "compare cut: decided, not crossed" 3 $?
+# Both sides cut: the gate names both (it named BEFORE alone).
+head -c $((65536+30000)) "$hi" >"$tmp/cut3.etl"
+"$etlkit" compare "$tmp/cut.etl" "$tmp/cut3.etl" -q --fail-if 'wait(total) > 1ms' >"$tmp/out" 2>&1
+expect "compare cut cut3: both sides named" grep -q "cannot be computed: .*cut.etl: .*; .*cut3.etl: .* they held" "$tmp/out"
 # An undamaged compact trace's last slices are unknown too, but hide no switch-in of another thread: a wait gate on
 # two compact traces is decided (it once failed as "cannot be computed" on every compact trace).
 "$etlkit" synth -q --seed 5 --duration 1 --cswitch compact -o "$tmp/ca.etl" && "$etlkit" synth -q --seed 5 --duration 1 \
