@@ -146,22 +146,21 @@ typedef struct gate {
 } gate;
 
 /* "FILE: X of its Y CPU time is unknown", the line that says a side's amounts count its known time only. */
-static void unknown_line(char *out, size_t cap, const etl_compare *c, int side, const char *path)
+static void unknown_line(char *out, size_t cap, const etl_cmp_side *s, const char *path)
 {
     char u[32], t[32];
     snprintf(out, cap, "%s: %s of its %s CPU time is unknown (buffers lost, the file cut short, or a compact trace's "
-             "last slices)", path, fmt_dur(u, side ? c->unknown_after : c->unknown_before),
-             fmt_dur(t, side ? c->cputime_after : c->cputime_before));
+             "last slices)", path, fmt_dur(u, s->unknown_ns), fmt_dur(t, s->cputime_ns));
 }
 
 /* Why a gate's change cannot be computed: the side whose value is unknown, and what it lacks. */
-static void gate_why(gate *g, const etl_compare *c, const char *pb, const char *pa)
+static void gate_why(gate *g, const etl_compare *c, const etl_cmp_side *sides, const char *pb, const char *pa)
 {
     if (g->unknown_time) {
         /* Each side whose unknown time left it undecided (both: the two lines, joined). */
         char line[2][240] = {"", ""};
         for (int k = 0; k < 2; k++)
-            if (g->unknown_time & (1u << k)) unknown_line(line[k], sizeof line[k], c, k, k ? pa : pb);
+            if (g->unknown_time & (1u << k)) unknown_line(line[k], sizeof line[k], &sides[k], k ? pa : pb);
         snprintf(g->why, sizeof g->why, "%s%s%s%s", line[0], line[0][0] && line[1][0] ? "; " : "", line[1],
                  g->e.metric == ETL_CMP_CPU ? ": the change could cross either way"
                  : g->unknown_time == 3     ? ": the waits and switch-ins they held are not seen"
@@ -215,8 +214,8 @@ static const char *fmt_gate_delta(char out[600], const gate *g)
 }
 
 /* before, after: the sides' files, windows and anomalies (what each session lost, as every report's JSON). */
-static void print_json(const rep_run *const runs[2], const etl_compare *c, unsigned top, const gate *g, size_t ng,
-                       int failed)
+static void print_json(const rep_run *const runs[2], const etl_compare *c, const etl_cmp_side *sides, unsigned top,
+                       const gate *g, size_t ng, int failed)
 {
     jw w;
     jw_init(&w, stdout);
@@ -226,7 +225,7 @@ static void print_json(const rep_run *const runs[2], const etl_compare *c, unsig
         jw_str(&w, "file", runs[k]->in.path);
         jw_i64(&w, "window_ns", k ? c->window_after : c->window_before);
         /* CPU time of no known thread: the amounts count the rest */
-        jw_i64(&w, "unknown_ns", k ? c->unknown_after : c->unknown_before);
+        jw_i64(&w, "unknown_ns", sides[k].unknown_ns);
         rep_json_anomalies(runs[k], &w);
         jw_obj_end(&w);
     }
@@ -351,15 +350,16 @@ static const char *fmt_per_s(char out[40], const etl_cmp_row *r, int side, unsig
     return out;
 }
 
-static void print_text(const char *pb, const char *pa, const etl_compare *c, unsigned top, const gate *g, size_t ng)
+static void print_text(const char *pb, const char *pa, const etl_compare *c, const etl_cmp_side *sides, unsigned top,
+                       const gate *g, size_t ng)
 {
     char b1[40], b2[40], b3[32], b4[32];
     printf("etlkit compare: %s (%s) -> %s (%s); amounts per second of window\n", pb, fmt_dur(b1, c->window_before),
            pa, fmt_dur(b2, c->window_after));
     for (int k = 0; k < 2; k++) {
         char line[240];
-        if ((k ? c->unknown_after : c->unknown_before) <= 0) continue;
-        unknown_line(line, sizeof line, c, k, k ? pa : pb);
+        if (sides[k].unknown_ns <= 0) continue;
+        unknown_line(line, sizeof line, &sides[k], k ? pa : pb);
         printf("note: %s: amounts count the known time only; a gate it could change cannot be computed\n", line);
     }
     const etl_cmp_row *t = &c->total;
@@ -541,14 +541,12 @@ int cmd_compare(int argc, char **argv)
         fprintf(stderr, "%s compare: out of memory\n", prog);
         status = EXIT_IO;
     } else {
-        c.damaged_before = etl_stats_damaged(&s[0].run.damage);
-        c.damaged_after = etl_stats_damaged(&s[1].run.damage);
+        etl_cmp_side sides[2];
+        etl_compare_sides(&s[0].u, &s[1].u, sides);
+        for (int k = 0; k < 2; k++) sides[k].damaged = etl_stats_damaged(&s[k].run.damage);
         for (size_t i = 0; i < ng; i++) {
-            g[i].crossed = etl_cmp_expr_eval(&c, &g[i].e, &g[i].delta, &g[i].found);
-            if (g[i].crossed < 0) {
-                g[i].unknown_time = etl_cmp_expr_unknown_time(&c, &g[i].e);
-                gate_why(&g[i], &c, paths[0], paths[1]);
-            }
+            g[i].crossed = etl_cmp_expr_judge(&c, sides, &g[i].e, &g[i].delta, &g[i].found, &g[i].unknown_time);
+            if (g[i].crossed < 0) gate_why(&g[i], &c, sides, paths[0], paths[1]);
             failed |= g[i].crossed != 0; /* a change that cannot be computed never passes */
             failed_known |= g[i].crossed > 0 || (g[i].crossed < 0 && !g[i].unknown_time);
             if (!g[i].found)
@@ -556,15 +554,15 @@ int cmd_compare(int argc, char **argv)
         }
         for (int k = 0; k < 2 && !a.quiet; k++) {
             char line[240];
-            if ((k ? c.unknown_after : c.unknown_before) <= 0) continue;
-            unknown_line(line, sizeof line, &c, k, paths[k]);
+            if (sides[k].unknown_ns <= 0) continue;
+            unknown_line(line, sizeof line, &sides[k], paths[k]);
             fprintf(stderr, "%s compare: note: %s: amounts count the known time only\n", prog, line);
         }
         if (a.format == FMT_JSON) {
             const rep_run *const runs[2] = {&s[0].run, &s[1].run};
-            print_json(runs, &c, top, g, ng, failed);
+            print_json(runs, &c, sides, top, g, ng, failed);
         } else {
-            print_text(paths[0], paths[1], &c, top, g, ng);
+            print_text(paths[0], paths[1], &c, sides, top, g, ng);
         }
         etl_compare_free(&c);
     }

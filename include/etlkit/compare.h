@@ -57,18 +57,6 @@ typedef struct etl_compare {
     etl_cmp_row total;
     etl_cmp_row *processes, *threads, *reasons;
     size_t nprocesses, nthreads, nreasons;
-    /*
-     * Each side's CPU time in the window of no known thread (Σ etl_usage_cpu.unknown_ns: buffers lost, a
-     * file cut short, a compact CPU's last slice) and its CPU time (busy + idle + unknown). Amounts count
-     * the known time only; what the unknown time held could change them (see etl_cmp_expr_eval).
-     */
-    int64_t unknown_before, unknown_after, cputime_before, cputime_after;
-    /*
-     * Set by the caller after etl_compare_build (which leaves them false): the side's reading found records lost
-     * (etl_stats_damaged). Only then can its unknown time hide waits, switch-ins and ready values; a compact
-     * trace's last slices hide none but their own switch-in's, which every reading of it lacks alike.
-     */
-    bool damaged_before, damaged_after;
 } etl_compare;
 
 /*
@@ -76,6 +64,19 @@ typedef struct etl_compare {
  * biggest absolute change of CPU time (reasons: of waiting time), then by name.
  */
 ETL_API etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_usage *after);
+
+/*
+ * A side of a comparison beyond its rows (apart from etl_compare, whose size is part of the ABI): its CPU time
+ * in the window of no known thread (Σ etl_usage_cpu.unknown_ns: buffers lost, a file cut short, a compact CPU's
+ * last slice) and its CPU time (busy + idle + unknown); damaged: its reading found records lost (the caller's
+ * etl_stats_damaged). Amounts count the known time only; what the unknown time held could change them.
+ */
+typedef struct etl_cmp_side {
+    int64_t unknown_ns, cputime_ns;
+    bool damaged;
+} etl_cmp_side;
+/* sides[0] BEFORE's, sides[1] AFTER's, from the results etl_compare_build matched (damaged false: set it). */
+ETL_API void etl_compare_sides(const etl_usage *before, const etl_usage *after, etl_cmp_side sides[2]);
 ETL_API void etl_compare_free(etl_compare *c);
 /* A row by scope and name (case-insensitive; "svchost" matches "svchost.exe"); NULL if absent or name is NULL
    (the total: name is not read). */
@@ -119,14 +120,16 @@ ETL_API etl_status etl_cmp_expr_parse(const char *s, etl_cmp_expr *e, char *err,
  */
 ETL_API int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delta, int *found);
 /*
- * Where a side has unknown CPU time (etl_compare.unknown_*), what it held could change that side's
- * values: its CPU time lies between the known and the known plus the unknown time (a thread's: plus
- * at most the window), so a cpu gate is decided only when both ends cross alike (*delta is the known
- * time's); its waits, switch-ins and ready latencies have no bound, so their gates cannot be computed.
- * etl_cmp_expr_unknown_time says which sides' unknown time left a gate undecided: bit 0 BEFORE, bit 1
- * AFTER, 0 when eval decided it or failed it for another reason.
+ * etl_cmp_expr_eval judged on what each side's unknown time could hold (sides: etl_compare_sides'): a cpu gate
+ * is decided only when both ends of what it allows cross alike (its CPU time between the known and the known
+ * plus the unknown time; a thread's plus at most the window; *delta is the known time's); a wait, switches or
+ * ready gate on a damaged side with unknown time cannot be computed (nothing bounds what it held; a compact
+ * trace's last slices hide no switch-in but their own, which every reading lacks alike). *undecided: the sides
+ * whose unknown time left the gate undecided (bit 0 BEFORE, bit 1 AFTER), 0 when it was decided or failed for
+ * another reason. sides NULL: as etl_cmp_expr_eval, which judges the known values alone.
  */
-ETL_API unsigned etl_cmp_expr_unknown_time(const etl_compare *c, const etl_cmp_expr *e);
+ETL_API int etl_cmp_expr_judge(const etl_compare *c, const etl_cmp_side sides[2], const etl_cmp_expr *e,
+                               int64_t *delta, int *found, unsigned *undecided);
 ETL_API const char *etl_cmp_metric_name(unsigned metric);
 
 #ifdef __cplusplus

@@ -101,25 +101,20 @@ static const char *proc_name(const etl_sched *m, uint32_t process)
 }
 
 /* Sums saturate: a damaged trace can make any one of them near the type's limit. */
-static void gather(list *l, const etl_usage *u, uint8_t side, etl_cmp_row *total, int64_t *window, int64_t *unknown,
-                   int64_t *cputime)
+static void gather(list *l, const etl_usage *u, uint8_t side, etl_cmp_row *total, int64_t *window)
 {
     int64_t w;
     if (__builtin_sub_overflow(u->o.v1, u->o.v0, &w)) w = u->o.v1 > u->o.v0 ? INT64_MAX : INT64_MIN;
     *window = w;
     int64_t v[ETL_CMP_NMETRICS];
     memset(v, 0, sizeof v);
-    int64_t busy = 0, seen = 0, wait = 0, unk = 0;
+    int64_t busy = 0, seen = 0, wait = 0;
     uint64_t sw = 0;
     for (size_t c = 0; c < u->ncpus; c++) {
         add_sat(&busy, u->cpus[c].busy_ns);
         add_sat(&seen, u->cpus[c].busy_ns);
         add_sat(&seen, u->cpus[c].idle_ns);
-        add_sat(&unk, u->cpus[c].unknown_ns);
     }
-    *unknown = unk;
-    *cputime = seen;
-    add_sat(cputime, unk);
     /*
      * What a side can tell: amounts per second need a window and some CPU time known in it (none
      * in a trace without switches); waiting time needs Waits, which only a switch-in with a
@@ -234,8 +229,8 @@ etl_status etl_compare_build(etl_compare *c, const etl_usage *before, const etl_
     memset(c, 0, sizeof *c);
     list l = {0};
     c->total.name = strdup("total");
-    gather(&l, before, 0, &c->total, &c->window_before, &c->unknown_before, &c->cputime_before);
-    gather(&l, after, 1, &c->total, &c->window_after, &c->unknown_after, &c->cputime_after);
+    gather(&l, before, 0, &c->total, &c->window_before);
+    gather(&l, after, 1, &c->total, &c->window_after);
     if (l.nomem || !c->total.name) goto nomem;
     etl_sort(l.e, l.n, sizeof *l.e, by_scope_name_side);
     etl_cmp_row *rows = calloc(l.n ? l.n : 1, sizeof *rows);
@@ -515,30 +510,45 @@ static int cross(const etl_cmp_expr *e, int64_t b, int64_t a, int64_t *delta)
     }
 }
 
-/* How much a side's unknown time could add to a row's CPU time per second of window (a thread runs on one CPU). */
-static int64_t cpu_slack(const etl_compare *c, const etl_cmp_expr *e, int side)
+void etl_compare_sides(const etl_usage *before, const etl_usage *after, etl_cmp_side sides[2])
 {
-    int64_t u = side ? c->unknown_after : c->unknown_before, w = side ? c->window_after : c->window_before;
+    for (int k = 0; k < 2; k++) {
+        const etl_usage *u = k ? after : before;
+        int64_t unk = 0, seen = 0;
+        for (size_t c = 0; c < u->ncpus; c++) {
+            add_sat(&unk, u->cpus[c].unknown_ns);
+            add_sat(&seen, u->cpus[c].busy_ns);
+            add_sat(&seen, u->cpus[c].idle_ns);
+        }
+        add_sat(&seen, unk);
+        sides[k] = (etl_cmp_side){unk, seen, false};
+    }
+}
+
+/* How much a side's unknown time could add to a row's CPU time per second of window (a thread runs on one CPU). */
+static int64_t cpu_slack(const etl_compare *c, const etl_cmp_side *s, const etl_cmp_expr *e, int side)
+{
+    int64_t u = s[side].unknown_ns, w = side ? c->window_after : c->window_before;
     if (u <= 0) return 0;
-    int64_t s = etl_per_second(u, w);
-    return e->scope == ETL_CMP_THREAD && s > 1000000000 ? 1000000000 : s;
+    int64_t sl = etl_per_second(u, w);
+    return e->scope == ETL_CMP_THREAD && sl > 1000000000 ? 1000000000 : sl;
 }
 
 /* The gate's value on both sides known, and its verdict the same for every value the unknown time allows. */
-static int eval_known(const etl_compare *c, const etl_cmp_expr *e, const etl_cmp_row *r, int64_t *delta,
-                      unsigned *undecided)
+static int eval_known(const etl_compare *c, const etl_cmp_side *s, const etl_cmp_expr *e, const etl_cmp_row *r,
+                      int64_t *delta, unsigned *undecided)
 {
     *undecided = 0;
     if (e->metric >= ETL_CMP_NMETRICS || !(r->known_before & BIT(e->metric)) || !(r->known_after & BIT(e->metric)))
         return -1;
     int64_t b = r->before[e->metric], a = r->after[e->metric];
     int v = cross(e, b, a, delta);
-    unsigned sides = (c->unknown_before > 0 ? 1u : 0u) | (c->unknown_after > 0 ? 2u : 0u);
+    unsigned sides = s ? (s[0].unknown_ns > 0 ? 1u : 0u) | (s[1].unknown_ns > 0 ? 2u : 0u) : 0;
     if (!sides) return v;
     /* Waits, switch-ins and ready values the unknown time of a damaged side held are not seen, and nothing
      * bounds them. */
     if (e->metric != ETL_CMP_CPU) {
-        sides &= (c->damaged_before ? 1u : 0u) | (c->damaged_after ? 2u : 0u);
+        sides &= (s[0].damaged ? 1u : 0u) | (s[1].damaged ? 2u : 0u);
         if (!sides) return v;
         *undecided = sides;
         *delta = 0;
@@ -546,31 +556,28 @@ static int eval_known(const etl_compare *c, const etl_cmp_expr *e, const etl_cmp
     }
     /* CPU time: the change is smallest at (b + slack, a), largest at (b, a + slack), monotone between. */
     int64_t lo_b = b, hi_a = a, d;
-    add_sat(&lo_b, cpu_slack(c, e, 0));
-    add_sat(&hi_a, cpu_slack(c, e, 1));
+    add_sat(&lo_b, cpu_slack(c, s, e, 0));
+    add_sat(&hi_a, cpu_slack(c, s, e, 1));
     if (cross(e, lo_b, a, &d) == v && cross(e, b, hi_a, &d) == v) return v;
     *undecided = sides;
     *delta = 0;
     return -1;
 }
 
-int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delta, int *found)
+int etl_cmp_expr_judge(const etl_compare *c, const etl_cmp_side sides[2], const etl_cmp_expr *e, int64_t *delta,
+                       int *found, unsigned *undecided)
 {
     const etl_cmp_row *r = etl_compare_find(c, e->scope, e->name);
     *found = r != NULL;
     *delta = 0;
+    *undecided = 0;
     if (!r) return 0;
     /* A change from or to an unknown value is unknown: the gate cannot pass on it. */
-    unsigned undecided;
-    return eval_known(c, e, r, delta, &undecided);
+    return eval_known(c, sides, e, r, delta, undecided);
 }
 
-unsigned etl_cmp_expr_unknown_time(const etl_compare *c, const etl_cmp_expr *e)
+int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64_t *delta, int *found)
 {
-    const etl_cmp_row *r = etl_compare_find(c, e->scope, e->name);
-    if (!r) return 0;
-    int64_t d;
     unsigned undecided;
-    eval_known(c, e, r, &d, &undecided);
-    return undecided;
+    return etl_cmp_expr_judge(c, NULL, e, delta, found, &undecided);
 }
