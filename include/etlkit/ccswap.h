@@ -449,6 +449,8 @@ ETL_API etl_status etl_ccswap_encoder_add(etl_ccswap_encoder *e, const etl_ccswa
  * per call, then ETL_END. Switches added afterwards open new batches.
  */
 ETL_API etl_status etl_ccswap_encoder_flush(etl_ccswap_encoder *e, etl_ccswap_batch *out);
+/* CPU cpu's open batch now (reason END; out->size 0: none open): its next switch opens a new one. */
+ETL_API etl_status etl_ccswap_encoder_flush_cpu(etl_ccswap_encoder *e, size_t cpu, etl_ccswap_batch *out);
 
 #ifdef __cplusplus
 }

@@ -219,3 +219,11 @@ etl_status etl_ccswap_encoder_flush(etl_ccswap_encoder *e, etl_ccswap_batch *out
     e->drain = 0;
     return ETL_END;
 }
+
+etl_status etl_ccswap_encoder_flush_cpu(etl_ccswap_encoder *e, size_t cpu, etl_ccswap_batch *out)
+{
+    if (!e || !out || !e->cpus || cpu >= e->ncpu) return ETL_E_INVALID_ARG;
+    clear_out(out);
+    if (e->cpus[cpu].len) finish(e, cpu, ETL_CCSWAP_FLUSH_END, out);
+    return ETL_OK;
+}

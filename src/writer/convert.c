@@ -55,6 +55,20 @@
 #define CONVERT_BUFFER_MAX (1u << 20) /* output buffer size unless --buffer-size says otherwise */
 #define HOLD_LIMIT (256u << 20)  /* bytes all CPUs may hold back together (the same, for the largest queue) */
 
+/*
+ * A SequenceNumber run the output misses, and where: after the input's buffers up to .to (its place, order), and
+ * within the buffer at .to after its record at .pos (UINT32_MAX: after all of them).
+ */
+typedef struct out_hole {
+    uint64_t from, to;
+    uint32_t pos;
+} out_hole;
+
+/* Where a loss lies inside a buffer, learned by the first writing (a switch with no known new thread). */
+typedef struct rec_at {
+    uint32_t buf, off;
+} rec_at;
+
 /* A record held back: its bytes live in the CPU's arena. */
 typedef struct held {
     uint64_t ts;
@@ -79,6 +93,7 @@ typedef struct cpu_queue {
     uint32_t epoch;     /* the epoch of its newest input record */
     bool in_tail;       /* listed in conv.tail */
     bool new_unknown;   /* to compact: its last CSwitch's NewThreadId is not known (at unknown_buf, unknown_off) */
+    bool unknown_cut;   /* ... and its batch was ended there (cut_unknown) */
     uint32_t unknown_buf, unknown_off;
 } cpu_queue;
 
@@ -106,8 +121,11 @@ typedef struct conv {
     struct sw_order *order; /* per CPU: its batches' switches in time order (switch_goes_back) */
     etl_reader *rd;
     etl_stats dmg;       /* damage the expander found in batches (etl_batch_expand_tell) */
-    const etl_seq_hole *hv; /* the numbers the output misses, by .to: the input's holes (and the buffers it */
-    size_t nh;              /* could not read, holes_with_unread) */
+    const out_hole *hv;  /* the numbers the output misses, by (.to, .pos): the input's holes, and after the first */
+    size_t nh;           /* writing the losses it found (holes_with_losses) */
+    rec_at *cuts;        /* the first writing's: the losses inside buffers (unknown_new_thread) */
+    size_t ncuts, capcuts;
+    bool learn;          /* the first writing: cuts are noted */
     bool holes;          /* the output misses buffers: records go out with their epochs */
     uint32_t epoch_buf;  /* the last buffer whose epoch was looked up (UINT32_MAX: none), and its epoch */
     uint32_t epoch_of_buf;
@@ -135,21 +153,24 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-/* The holes of the output's numbering before input buffer b (c->hv). */
-static uint32_t epoch_of(conv *c, uint32_t b)
+/* The holes of the output's numbering before the record at off of input buffer b (c->hv). */
+static uint32_t epoch_of(conv *c, uint32_t b, uint32_t off)
 {
     if (!c->holes || b >= c->rd->nbufs) return 0;
-    if (b == c->epoch_buf) return c->epoch_of_buf;
     uint64_t order = c->rd->bufs[b].order;
-    size_t lo = 0, hi = c->nh;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->hv[mid].to < order) lo = mid + 1;
-        else hi = mid;
+    if (b != c->epoch_buf) { /* the holes before b */
+        size_t lo = 0, hi = c->nh;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->hv[mid].to < order) lo = mid + 1;
+            else hi = mid;
+        }
+        c->epoch_buf = b;
+        c->epoch_of_buf = (uint32_t)lo;
     }
-    c->epoch_buf = b;
-    c->epoch_of_buf = (uint32_t)lo;
-    return (uint32_t)lo;
+    uint32_t e = c->epoch_of_buf; /* and those inside b before the record */
+    while (e < c->nh && c->hv[e].to == order && c->hv[e].pos < off) e++;
+    return e;
 }
 
 /* cpu's next record goes out in epoch e (its writer's buffer of an earlier one is written first). */
@@ -439,7 +460,8 @@ static etl_status expand_batch(conv *c, const etl_record *r)
         bool back = switch_goes_back(c, &sw, pending ? &prev : &cur);
         first = false;
         /* The pending switch is of its own batch's epoch, though its new thread is read from this one. */
-        if (to_full && !back) st = queue_switch(c, &sw, epoch_of(c, pending ? prev.buf : r->buffer_index));
+        if (to_full && !back)
+            st = queue_switch(c, &sw, pending ? epoch_of(c, prev.buf, prev.off) : epoch_of(c, r->buffer_index, r->offset));
     }
     if (r->cpu < c->ncpu) {
         c->order[r->cpu].buf = r->buffer_index;
@@ -505,14 +527,15 @@ static etl_status sched_record(conv *c, uint64_t ts)
 /* Full -> compact: one switch into the encoder; a finished batch is written now. */
 /*
  * To compact: a CSwitch whose new thread is not known (all ones: a lost switch, as convert expands a broken chain)
- * and another switch after it on its CPU, whose old thread a batch would give it: told as damage, and its buffer is
- * one whose records the output lost (convert's second writing; explore26 F6: the compact output gave the 50 ms the
- * full one left unknown to a thread).
+ * and another switch after it on its CPU, whose old thread a batch would give it (explore26 F6: the compact output
+ * gave the 50 ms the full one left unknown to a thread). Told as damage; the first writing notes where it is, and
+ * the second misses a SequenceNumber right after it (its batch ended there: cut_unknown), where the output's reader
+ * finds the CPU's chain broken and the span unknown.
  */
-static void unknown_new_thread(conv *c, cpu_queue *q)
+static etl_status unknown_new_thread(conv *c, cpu_queue *q)
 {
-    q->new_unknown = false;
-    if (q->unknown_buf >= c->rd->nbufs) return;
+    q->new_unknown = q->unknown_cut = false;
+    if (q->unknown_buf >= c->rd->nbufs) return ETL_OK;
     const etl_buf_ent *b = &c->rd->bufs[q->unknown_buf];
     char where[48];
     uint64_t at = etl_buf_record_where(b, q->unknown_off, where);
@@ -520,9 +543,23 @@ static void unknown_new_thread(conv *c, cpu_queue *q)
     etl_reader_problem(c->rd, &c->dmg, ETL_E_CORRUPT, at,
                        "buffer %u at offset 0x%llx: record at +0x%x (%s, hook 0x0524): its NewThreadId is not known "
                        "(all ones: a lost switch) and a switch follows, which a compact batch would pair it with; the "
-                       "output misses a SequenceNumber after this buffer",
+                       "output misses a SequenceNumber right after it",
                        b->index, (unsigned long long)b->file_off, q->unknown_off, where);
-    etl_reader_note_passed(c->rd, b);
+    if (!c->learn) return ETL_OK;
+    if (!grow((void **)&c->cuts, &c->capcuts, c->ncuts + 1, sizeof *c->cuts)) return ETL_E_NOMEM;
+    c->cuts[c->ncuts++] = (rec_at){q->unknown_buf, q->unknown_off};
+    return ETL_OK;
+}
+
+/* The next record of a CPU whose last CSwitch has no known new thread: that switch's batch ends, before the record's
+ * epoch (a hole after the switch) is taken, so that the switch is the last of a batch before it. */
+static etl_status cut_unknown(conv *c, uint16_t cpu)
+{
+    cpu_queue *q = &c->q[cpu];
+    q->unknown_cut = true;
+    etl_ccswap_batch b;
+    etl_status st = etl_ccswap_encoder_flush_cpu(&c->enc, cpu, &b);
+    return st == ETL_OK ? write_batch(c, &b, b.last_time) : st;
 }
 
 static etl_status encode_switch(conv *c, const etl_cswitch *sw)
@@ -577,7 +614,11 @@ static etl_status one_record(conv *c, const etl_record *r)
         c->st->records_dropped++;
         return ETL_OK;
     }
-    uint32_t e = epoch_of(c, r->buffer_index);
+    if (c->q[r->cpu].new_unknown && !c->q[r->cpu].unknown_cut) {
+        etl_status st = cut_unknown(c, r->cpu);
+        if (st != ETL_OK) return st;
+    }
+    uint32_t e = epoch_of(c, r->buffer_index, r->offset);
     if (e > c->q[r->cpu].epoch) c->q[r->cpu].epoch = e; /* a CPU's buffers are read in order: never less */
     uint16_t hook = 0;
     bool kernel = etl_record_kernel_hook(r, &hook);
@@ -628,7 +669,10 @@ static etl_status one_record(conv *c, const etl_record *r)
             /* A switch whose new thread is not known (all ones) followed by another on its CPU cannot be said in a
              * batch, whose next switch names it (a CPU's last one can: no switch follows in either form). */
             cpu_queue *q = &c->q[r->cpu];
-            if (q->new_unknown) unknown_new_thread(c, q);
+            if (q->new_unknown) {
+                etl_status ust = unknown_new_thread(c, q);
+                if (ust != ETL_OK) return ust;
+            }
             q->new_unknown = !(ev.u.cswitch.known & ETL_CSW_NEW_TID);
             q->unknown_buf = r->buffer_index;
             q->unknown_off = r->offset;
@@ -676,10 +720,10 @@ static uint64_t missing_tail(const etl_reader *rd)
     return h->buffers_written > last + 1 ? h->buffers_written - last - 1 : 0;
 }
 
-static uint64_t hole_size(const etl_seq_hole *h) { return h->to - h->from + 1; }
+static uint64_t hole_size(const out_hole *h) { return h->to - h->from + 1; }
 
 /* The buffers a reading in time order could not read, or not to their end, or one of whose records it passed over
- * (skip_seen: etl_reader_note_skip, etl_reader_note_passed). */
+ * or merged at its CPU's time (skip_seen: etl_reader_note_skip, etl_reader_note_passed). */
 static size_t unread_count(const etl_reader *rd)
 {
     size_t n = 0;
@@ -692,36 +736,47 @@ uint64_t etl_convert_missing(const etl_reader *rd)
     uint64_t n = unread_count(rd);
     if (!etl_reader_buffers_missing(rd)) return n;
     n += missing_tail(rd);
-    for (size_t k = 0; k < rd->nholes; k++) n += hole_size(&rd->holes[k]);
+    for (size_t k = 0; k < rd->nholes; k++) n += rd->holes[k].to - rd->holes[k].from + 1;
     return n;
 }
 
-static int by_to(const void *a, const void *b)
+static int by_place(const void *a, const void *b)
 {
-    const etl_seq_hole *x = a, *y = b;
+    const out_hole *x = a, *y = b;
     if (x->to != y->to) return x->to < y->to ? -1 : 1;
+    if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
     return (x->from > y->from) - (x->from < y->from);
 }
 
 /*
- * After a reading in time order: the output's holes (*hv, by .to) when it found buffers it could not read whole
- * (*unread of them): the input's holes, and one number at each of those, after the records read from it (an
- * epoch counts the holes whose .to is below its buffer's place). Its CPU is known to the input's reader but
- * cannot be written: the output's reader takes it as a missing buffer's, every CPU's.
+ * The output's holes (*hv, *nh of them, by place): the input's (none when its reader finds none missing), then,
+ * after a first writing, one number for each loss it found (*lost): after each buffer a reading in time order could
+ * not read whole, and after each record of cuts. A buffer's CPU is known to the input's reader but cannot be written:
+ * the output's reader takes it as a missing buffer's, every CPU's.
  */
-static etl_status holes_with_unread(const etl_reader *rd, etl_seq_hole **hv, size_t *unread)
+static etl_status holes_of(const etl_reader *rd, const rec_at *cuts, size_t ncuts, bool after, out_hole **hv,
+                           size_t *nh, size_t *lost)
 {
     *hv = NULL;
-    if (atomic_load(&rd->skips_lost)) return ETL_E_NOMEM; /* which ones is not known */
-    if (!(*unread = unread_count(rd))) return ETL_OK;
-    size_t nh = etl_reader_buffers_missing(rd) ? rd->nholes : 0;
-    etl_seq_hole *v = malloc((nh + *unread) * sizeof *v);
+    *nh = *lost = 0;
+    if (after && atomic_load(&rd->skips_lost)) return ETL_E_NOMEM; /* which ones is not known */
+    size_t unread = after ? unread_count(rd) : 0, n = etl_reader_buffers_missing(rd) ? rd->nholes : 0;
+    if (!after) ncuts = 0;
+    if (!n && !unread && !ncuts) return ETL_OK;
+    out_hole *v = malloc((n + unread + ncuts) * sizeof *v);
     if (!v) return ETL_E_NOMEM;
-    if (nh) memcpy(v, rd->holes, nh * sizeof *v);
-    for (size_t i = 0; i < rd->nbufs; i++)
-        if (rd->skip_seen[i]) v[nh++] = (etl_seq_hole){rd->bufs[i].order, rd->bufs[i].order};
-    qsort(v, nh, sizeof *v, by_to);
+    for (size_t k = 0; k < n; k++) v[k] = (out_hole){rd->holes[k].from, rd->holes[k].to, UINT32_MAX};
+    for (size_t i = 0; unread && i < rd->nbufs; i++)
+        if (rd->skip_seen[i]) v[n++] = (out_hole){rd->bufs[i].order, rd->bufs[i].order, UINT32_MAX};
+    for (size_t k = 0; k < ncuts; k++)
+        if (cuts[k].buf < rd->nbufs) {
+            uint64_t o = rd->bufs[cuts[k].buf].order;
+            v[n++] = (out_hole){o, o, cuts[k].off};
+        }
+    qsort(v, n, sizeof *v, by_place);
     *hv = v;
+    *nh = n;
+    *lost = unread + ncuts;
     return ETL_OK;
 }
 
@@ -755,6 +810,8 @@ static void cleanup(conv *c)
     free(c->exp_cpus);
     free(c->order);
     free(c->retimed);
+    free(c->cuts);
+    c->cuts = NULL;
     etl_idmap_free(&c->prio);
 }
 
@@ -809,7 +866,7 @@ static etl_status write_output(conv *c, FILE *f, const char *out_path, etl_write
         back_run br = {c->order[sw.cpu].buf, c->order[sw.cpu].off, 0, 0, 0};
         bool back = switch_goes_back(c, &sw, &br);
         back_tell(c, &br, o->cswitch == ETL_CSWITCH_FULL);
-        if (!back && o->cswitch == ETL_CSWITCH_FULL) rc = queue_switch(c, &sw, epoch_of(c, br.buf));
+        if (!back && o->cswitch == ETL_CSWITCH_FULL) rc = queue_switch(c, &sw, epoch_of(c, br.buf, br.off));
     }
     for (unsigned i = 0; rc == ETL_OK && i < c->ncpu; i++) rc = release(c, i, 0, true);
     if (it) {
@@ -947,32 +1004,38 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     c.expect_batches = etl_groupmask_test(&wo.group_mask, ETL_PERF_COMPACT_CSWITCH);
     set_switch_form(&wo.group_mask, o->cswitch); /* a session that logged switches: in the output's form */
 
-    c.hv = etl_reader_buffers_missing(rd) ? rd->holes : NULL; /* none missing: nor in the output */
-    c.nh = c.hv ? rd->nholes : 0;
+    out_hole *hv = NULL;
+    size_t lost = 0;
+    rc = holes_of(rd, NULL, 0, false, &hv, &c.nh, &lost); /* the input's holes: none missing, none in the output */
+    c.hv = hv;
     conv fresh = c; /* nothing made yet: a second writing starts from it */
+    c.learn = true;
     FILE *f = NULL;
-    rc = etl_outfile_create(&of, &f, diag);
+    if (rc == ETL_OK) rc = etl_outfile_create(&of, &f, diag);
     if (rc == ETL_OK) rc = write_output(&c, f, out_path, wo, diag);
     /*
-     * Buffers in the file that the reading could not read, or not to their end, or one of whose records it passed
-     * over (told): records lost from a known buffer of their CPU. A second writing leaves a number out after each,
-     * so that the output's reader finds the loss there (exit 3, unknown time), as for a missing buffer, instead of
-     * a clean trace.
+     * Records lost from a known place of their CPU (told): buffers the reading could not read, or not to their end,
+     * or one of whose records it passed over or merged at its CPU's time, and switches with no known new thread a
+     * batch cannot say. A second writing leaves a number out after each, so that the output's reader finds the loss
+     * there (exit 3, unknown time), as for a missing buffer, instead of a clean trace.
      */
-    size_t unread = 0;
-    etl_seq_hole *hv = NULL;
-    if (rc == ETL_OK) rc = holes_with_unread(rd, &hv, &unread);
-    if (rc == ETL_OK && unread) {
+    rec_at *cuts = c.cuts;
+    size_t ncuts = c.ncuts;
+    c.cuts = NULL;
+    out_hole *hv2 = NULL;
+    if (rc == ETL_OK) rc = holes_of(rd, cuts, ncuts, true, &hv2, &c.nh, &lost);
+    if (rc == ETL_OK && lost) {
         etl_stats once = {.first_problem_offset = UINT64_MAX};
         etl_reader_problem(rd, &once, ETL_E_CORRUPT, UINT64_MAX,
-                           "records of %zu buffer%s lost or out of place (told above): the output is written again, missing %s "
-                           "SequenceNumber%s after %s, where its readers find the loss",
-                           unread, unread == 1 ? "" : "s", unread == 1 ? "a" : "as many", unread == 1 ? "" : "s",
-                           unread == 1 ? "it" : "each");
+                           "records of %zu buffer%s lost or out of place (told above): the output is written again, "
+                           "missing %s SequenceNumber%s after %s, where its readers find the loss",
+                           lost, lost == 1 ? "" : "s", lost == 1 ? "a" : "as many", lost == 1 ? "" : "s",
+                           lost == 1 ? "it" : "each");
+        size_t nh = c.nh;
         cleanup(&c);
         c = fresh;
-        c.hv = hv;
-        c.nh += unread;
+        c.hv = hv2;
+        c.nh = nh;
         memset(st, 0, sizeof *st);
         etl_diag_fn told = rd->opts.on_diag; /* the first writing told every problem once */
         rd->opts.on_diag = NULL;
@@ -984,6 +1047,8 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     etl_outfile_discard(&of); /* unlinks our temporary file unless it was renamed into place */
     cleanup(&c);
     free(hv);
+    free(hv2);
+    free(cuts);
     etl_reader_close(rd);
     return rc;
 }

@@ -197,16 +197,20 @@ rm -f out.etl; "$etlkit" convert -q relabel.etl -o out.etl; rc=$?
 python3 - whole.etl f.etl <<'PY' || bad "unknown new thread: recipe"
 import struct, sys
 d = bytearray(open(sys.argv[1], 'rb').read())
-off = 20 * 65536 + 0x48 # buffer 20's records: the 5th CSwitch's NewThreadId all ones, as convert writes a lost one
-n = 0
-while off + 16 <= len(d):
-    size, hook = struct.unpack_from('<HH', d, off + 4)
-    if hook == 0x0524:
-        n += 1
-        if n == 5:
-            d[off + 16:off + 20] = b'\xff' * 4
-            break
-    off += (size + 7) & ~7
+# The buffer with the most CSwitch events: its 5th one's NewThreadId all ones, as convert writes a lost one (the
+# switch after it in the same buffer: a hole after the buffer would not cover the span).
+best = (0, 0)
+for b in range(1, len(d) // 65536):
+    off, n, first = b * 65536 + 0x48, 0, []
+    while off + 16 <= (b + 1) * 65536:
+        size, hook = struct.unpack_from('<HH', d, off + 4)
+        if size < 16: break
+        if hook == 0x0524:
+            n += 1
+            if n == 5: first = off
+        off += (size + 7) & ~7
+    if n > best[0]: best = (n, first)
+d[best[1] + 16:best[1] + 20] = b'\xff' * 4
 open(sys.argv[2], 'wb').write(d)
 PY
 "$etlkit" info f.etl >/dev/null 2>&1 || bad "unknown new thread: the input reads damaged (the recipe changed?)"
@@ -214,6 +218,24 @@ rm -f out.etl; "$etlkit" convert -q --cswitch compact f.etl -o out.etl; rc=$?
 [ "$rc" = 3 ] || bad "full with an unknown new thread to compact: convert exit $rc, expected 3"
 "$etlkit" cpu out.etl >/dev/null 2>&1; rc=$?
 [ "$rc" = 3 ] || bad "full with an unknown new thread to compact: cpu of the output exit $rc, expected 3"
+# ... and the span after that switch stays unknown (the hole right after it, its batch ended there): no CPU busy
+# or idle more than in the input, no thread running more (reviewer69 R1: the batch gave it to the next switch's old
+# thread).
+"$etlkit" cpu --json f.etl 2>/dev/null >f.json; "$etlkit" cpu --json out.etl 2>/dev/null >out.json
+python3 - f.json out.json <<'PY' || bad "full with an unknown new thread to compact: a thread runs more in the output"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+ta = {t['tid']: t['cpu_ns'] for t in a['threads']}
+sys.exit(any(t['cpu_ns'] > ta.get(t['tid'], 0) for t in b['threads']))
+PY
+cpus f.etl > f.want; cpus out.etl > out.got
+python3 - f.want out.got <<'PY' || bad "full with an unknown new thread to compact: cpu/unknown/busy/idle in out: $(paste f.want out.got | tr '\n' ' ')"
+import sys
+a, b = ([list(map(int, l.split())) for l in open(p)] for p in sys.argv[1:3])
+ok = len(a) == len(b) and any(x[1] > 0 for x in a) and all(
+    y[1] >= x[1] and y[2] <= x[2] and y[3] <= x[3] and sum(x[1:]) == sum(y[1:]) for x, y in zip(a, b))
+sys.exit(not ok)
+PY
 
 # The writer holds every CPU's buffer until full: more than 256 MiB of them is refused, naming the most (it once
 # wrote nearly a 16 MiB buffer a record: 64 CPUs filled the disk); by default convert takes the most that fits.
