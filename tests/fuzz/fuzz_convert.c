@@ -1,8 +1,9 @@
 /*
  * fuzz_convert.c - etl_convert on arbitrary bytes, to compact and to full: it must
  * never crash, and whatever it writes must read back as an undamaged trace, but for
- * the buffers the input misses or that cannot be read whole: the output misses exactly
- * the numbers convert leaves out for them (etl_convert_missing), and nothing else.
+ * the buffers the input misses or that cannot be read whole: the output misses at least
+ * the numbers convert leaves out for them (etl_convert_missing: to compact, a switch with
+ * no known new thread adds one), each a bad buffer, and nothing else.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,8 @@ static void check_output(uint64_t missing, uint64_t left)
     }
     const etl_stats *os = etl_iter_stats_get(it);
     uint64_t out_missing = etl_reader_buffers_missing(r);
-    if (left < missing || out_missing != left) abort();
+    /* To compact, a switch with no known new thread that another follows is one more (convert.c cut_unknown). */
+    if (left < missing || out_missing < left) abort();
     /* Each missing buffer is one bad buffer (a file cut short: truncated too); nothing else is damage. */
     if (os->bad_buffers != out_missing || os->truncated_buffers > out_missing || os->bad_records ||
         os->decompress_errors || os->unsupported_buffers || os->bad_times)
