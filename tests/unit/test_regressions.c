@@ -103,10 +103,12 @@ static void one(const char *path)
         }
         const etl_stats *os = etl_iter_stats_get(it);
         uint64_t out_missing = etl_reader_buffers_missing(r);
-        /* Exactly the input's holes and tail: no hole written twice, none lost (left >= missing: a buffer with
-           an impossible SequenceNumber fills one of the input's gaps, not the output's). */
+        /* The input's holes and tail, none lost (left >= missing: a buffer with an impossible SequenceNumber
+           fills one of the input's gaps, not the output's). */
         assert_true(left >= missing);
-        assert_int_equal(out_missing, left);
+        /* At least those: convert finds more itself (a damaged batch expanded, a switch with no known new thread to
+           compact), each one more hole. */
+        assert_true(out_missing >= left);
         /* Each missing buffer is one bad buffer (a file cut short: truncated too); nothing else is damage. */
         assert_int_equal(os->bad_buffers, out_missing);
         assert_true(os->truncated_buffers <= out_missing);
