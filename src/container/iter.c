@@ -220,6 +220,9 @@ static uint64_t cursor_last(const cursor *c, bool had, uint64_t last)
 /* The buffer loaded last is done with: its last record taken (had) at `last` moves the CPU's latest time. */
 static void cursor_carry(cursor *c, bool had, uint64_t last)
 {
+    /* The logfile header's buffer is written apart, at the session's start (container.md §2): its CPU's records may
+     * come before it (the window reaches 60 s earlier), and are not out of order for that. */
+    if (c->loaded && c->loaded->type == ETL_BUFFER_TYPE_HEADER) return;
     if (had && last > c->carry) c->carry_buf = c->loaded;
     c->carry = cursor_last(c, had, last);
 }

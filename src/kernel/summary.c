@@ -338,7 +338,9 @@ static etl_status check_order(etl_reader *r, const buf_times *bt, etl_stats *st)
     const etl_buf_ent **v = malloc((r->nbufs ? r->nbufs : 1) * sizeof *v);
     if (!v) return ETL_E_NOMEM;
     for (size_t i = 0; i < r->nbufs; i++)
-        if (!r->bufs[i].skip && r->bufs[i].cpu < r->ncpu && bt[i].first != UINT64_MAX) v[n++] = &r->bufs[i];
+        if (!r->bufs[i].skip && r->bufs[i].cpu < r->ncpu && bt[i].first != UINT64_MAX &&
+            r->bufs[i].type != ETL_BUFFER_TYPE_HEADER) /* written apart at the start, as iter.c's cursor_carry */
+            v[n++] = &r->bufs[i];
     etl_sort(v, n, sizeof *v, etl_buf_by_cpu_order);
     uint64_t carry = 0;
     const etl_buf_ent *pb = NULL;
