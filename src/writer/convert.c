@@ -985,7 +985,11 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     wo.timer_resolution = h->timer_resolution;
     bool in_compressed = (h->log_file_mode & ETL_LOG_FILE_MODE_COMPRESSED) != 0;
     wo.compress = o->compress < 0 ? in_compressed : o->compress != 0;
+    /* Written in order, numbered from 1: a sequential log, whatever the input was (a circular one's numbers are not
+     * judged, so the holes that tell the input's losses would go unseen). */
     wo.log_file_mode = h->log_file_mode & ~ETL_LOG_FILE_MODE_COMPRESSED;
+    if (wo.log_file_mode & ETL_LOG_FILE_MODE_CIRCULAR)
+        wo.log_file_mode = (wo.log_file_mode & ~ETL_LOG_FILE_MODE_CIRCULAR) | ETL_LOG_FILE_MODE_SEQUENTIAL;
     wo.logger_name = h->logger_name;
     wo.header_tid = h->header_tid;
     wo.header_pid = h->header_pid;
