@@ -140,77 +140,40 @@ static void cat(char *buf, size_t cap, const char *fmt, ...)
     va_end(ap);
 }
 
-/* kids: room for the nodes below these (the chain is a tree: every level's together fit c->nnodes). */
-static void summary_level(const out *o, const uint32_t *nodes, size_t nn, uint32_t *kids, char *buf, size_t cap,
-                          int first)
-{
-    const etl_chain *c = o->c;
-    etl_chain_seg key;
-    int64_t w = etl_chain_top_wait(c, nodes, nn, &key);
-    if (!w) return;
-    char d[32], wk[320], rs[16];
-    cat(buf, cap, first ? "%s waiting on %s" : ", of which %s it waited on %s", fmt_dur(d, w), waker_label(o->m, &key, wk));
-    if (key.has_reason) cat(buf, cap, " for %s", reason_of(&key, rs));
-    /* The nodes descended into from that group, one level down. */
-    size_t nk = 0;
-    int64_t run = 0, rdy = 0;
-    for (size_t a = 0; a < nn; a++) {
-        const etl_chain_node *n = &c->nodes[nodes[a]];
-        for (uint32_t i = n->first; i < n->first + n->count; i++) {
-            const etl_chain_seg *x = &c->segs[i];
-            if (x->state == ETL_CHAIN_WAITING && x->child != UINT32_MAX && x->has_waker == key.has_waker &&
-                x->waker == key.waker && x->waker_thread == key.waker_thread && x->reason == key.reason)
-                kids[nk++] = x->child;
-        }
-    }
-    for (size_t a = 0; a < nk; a++) {
-        const etl_chain_node *n = &c->nodes[kids[a]];
-        for (uint32_t i = n->first; i < n->first + n->count; i++) {
-            const etl_chain_seg *x = &c->segs[i];
-            if (x->state == ETL_CHAIN_RUNNING) run += x->end - x->start;
-            if (x->state == ETL_CHAIN_READY) rdy += x->end - x->start;
-        }
-    }
-    if (nk) {
-        size_t before = strlen(buf);
-        summary_level(o, kids, nk, kids + nk, buf, cap, 0);
-        if (run) cat(buf, cap, "%s%s it ran", strlen(buf) > before ? ", " : ", of which ", fmt_dur(d, run));
-        if (rdy) cat(buf, cap, ", %s it was ready", fmt_dur(d, rdy));
-    }
-}
-
 /* The one-sentence summary into buf; false when there was no memory to make it (nothing then may be printed). */
 static bool summary(const out *o, char *buf, size_t cap)
 {
-    const etl_chain *c = o->c;
-    const etl_chain_node *root = &c->nodes[0];
-    char d[32], d2[32];
-    int64_t waiting = 0, ready = 0, running = 0, off = 0, unknown = 0;
-    for (uint32_t i = root->first; i < root->first + root->count; i++) {
-        const etl_chain_seg *s = &c->segs[i];
-        int64_t x = s->end - s->start;
-        if (s->state == ETL_CHAIN_WAITING) waiting += x;
-        else if (s->state == ETL_CHAIN_READY) ready += x;
-        else if (s->state == ETL_CHAIN_RUNNING) running += x;
-        else if (s->state == ETL_CHAIN_OFFCPU) off += x;
-        else unknown += x;
+    etl_chain_summary s;
+    if (etl_chain_summarize(o->c, &s) != ETL_OK) {
+        etl_chain_summary_free(&s);
+        return false;
     }
+    char d[32], d2[32], wk[320], rs[16];
     buf[0] = 0;
-    cat(buf, cap, "of %s: ", fmt_dur(d, root->end - root->start));
-    uint32_t r0 = 0;
-    etl_chain_seg key;
-    int64_t top = etl_chain_top_wait(c, &r0, 1, &key);
-    if (top) {
-        uint32_t *kids = malloc((c->nnodes + 1) * sizeof *kids);
-        if (!kids) return false;
-        summary_level(o, &r0, 1, kids, buf, cap, 1);
-        free(kids);
-        if (waiting > top) cat(buf, cap, "; %s waiting on others", fmt_dur(d, waiting - top));
+    cat(buf, cap, "of %s: ", fmt_dur(d, s.interval_ns));
+    /* "W waiting on X for R, of which W' it waited on X' ..., of which T' it ran, R' it was ready, T it ran ...":
+     * each level's time running and ready after the levels below it. */
+    for (size_t i = 0; i < s.nlevels; i++) {
+        const etl_chain_summary_level *l = &s.levels[i];
+        cat(buf, cap, i ? ", of which %s it waited on %s" : "%s waiting on %s", fmt_dur(d, l->wait_ns),
+            waker_label(o->m, &l->key, wk));
+        if (l->key.has_reason) cat(buf, cap, " for %s", reason_of(&l->key, rs));
+    }
+    for (size_t i = s.nlevels; i-- > 0;) {
+        const etl_chain_summary_level *l = &s.levels[i];
+        if (l->ran_ns) cat(buf, cap, "%s%s it ran", i + 1 < s.nlevels ? ", " : ", of which ", fmt_dur(d, l->ran_ns));
+        if (l->ready_ns) cat(buf, cap, ", %s it was ready", fmt_dur(d, l->ready_ns));
+    }
+    if (s.nlevels) {
+        int64_t others = s.by_state[ETL_CHAIN_WAITING] - s.levels[0].wait_ns;
+        if (others > 0) cat(buf, cap, "; %s waiting on others", fmt_dur(d, others));
         cat(buf, cap, "; ");
     }
-    cat(buf, cap, "%s ready; %s running", fmt_dur(d, ready), fmt_dur(d2, running));
-    if (off) cat(buf, cap, "; %s off-CPU (no ReadyThread)", fmt_dur(d, off));
-    if (unknown) cat(buf, cap, "; %s unknown", fmt_dur(d, unknown));
+    cat(buf, cap, "%s ready; %s running", fmt_dur(d, s.by_state[ETL_CHAIN_READY]),
+        fmt_dur(d2, s.by_state[ETL_CHAIN_RUNNING]));
+    if (s.by_state[ETL_CHAIN_OFFCPU]) cat(buf, cap, "; %s off-CPU (no ReadyThread)", fmt_dur(d, s.by_state[ETL_CHAIN_OFFCPU]));
+    if (s.by_state[ETL_CHAIN_UNKNOWN]) cat(buf, cap, "; %s unknown", fmt_dur(d, s.by_state[ETL_CHAIN_UNKNOWN]));
+    etl_chain_summary_free(&s);
     return true;
 }
 
@@ -422,53 +385,38 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
 {
     const etl_sched *m = run->model;
     char msg[512], label[256];
-    const char *err;
-    rep_near nr = {0}; /* the close matches */
-    bool found = false, by_pid = false;
-    if (!run->mstats.switches) {
-        err = "no_switches";
+    etl_sched_found f;
+    etl_chain_why why = etl_chain_why_empty(c, m, run->mstats.switches, &f);
+    uint64_t n = 0;
+    switch (why) {
+    case ETL_CHAIN_WHY_NO_SWITCHES:
         snprintf(msg, sizeof msg, "no context switches in this trace (no CSwitch events or compact batches)");
-    } else if (c->status != ETL_CHAIN_NO_THREAD) {
-        err = "no_interval";
+        break;
+    case ETL_CHAIN_WHY_NO_INTERVAL:
         snprintf(msg, sizeof msg, "%s",
                  co->has_at ? "no switch-in of that thread covers --at (or --from is after it)"
                             : "that thread has no off-CPU gap with a known start in the window");
-    } else if (!co->tid && !co->process) { /* --thread with a number no thread has: 0, or past 32 bits */
-        err = "no_such_thread";
-        uint64_t n = 0;
+        break;
+    case ETL_CHAIN_WHY_NONE_ASKED: /* --thread with a number no thread has: 0, or past 32 bits */
         if (rep_id_arg(who, &n) && n == 0)
             snprintf(msg, sizeof msg, "thread 0 is the idle thread: it runs when no thread does, and never waits");
         else
             snprintf(msg, sizeof msg, "thread %s is not in this trace (thread ids have 32 bits)", who);
-    } else if (co->tid) {
-        uint32_t i = etl_sched_thread_of(m, co->tid);
-        found = i != ETL_SCHED_NONE && i != ETL_SCHED_IDLE;
-        if (found) {
-            err = "never_switched_in";
-            snprintf(msg, sizeof msg, "thread %u of %s never switched in", co->tid, rep_process_label(m, i, label));
-        } else {
-            err = "no_such_thread";
-            snprintf(msg, sizeof msg, "thread %u is not in this trace", co->tid);
-            nr.n = etl_sched_near_tids(m, co->tid, nr.at);
-            nr.kind = 1;
-        }
-    } else {
-        uint64_t pid = 0;
-        by_pid = rep_id_arg(co->process, &pid);
-        if (pid > UINT32_MAX) pid = UINT32_MAX; /* no process has it */
-        found = etl_sched_process_named(m, co->process, by_pid, (uint32_t)pid);
-        if (found) {
-            err = "never_switched_in";
-            snprintf(msg, sizeof msg, "no thread of process %s%s ever switched in", by_pid ? "PID " : "", co->process);
-        } else {
-            err = "no_such_thread";
-            snprintf(msg, sizeof msg, by_pid ? "no process with PID %s in this trace" : "no process named '%s' in this trace",
+        break;
+    case ETL_CHAIN_WHY_NEVER_SWITCHED_IN:
+        if (co->tid)
+            snprintf(msg, sizeof msg, "thread %u of %s never switched in", co->tid, rep_process_label(m, f.thread, label));
+        else
+            snprintf(msg, sizeof msg, "no thread of process %s%s ever switched in", f.by_pid ? "PID " : "", co->process);
+        break;
+    default:
+        if (co->tid) snprintf(msg, sizeof msg, "thread %u is not in this trace", co->tid);
+        else
+            snprintf(msg, sizeof msg, f.by_pid ? "no process with PID %s in this trace" : "no process named '%s' in this trace",
                      co->process);
-            nr.n = etl_sched_near_processes(m, co->process, by_pid, (uint32_t)pid, nr.at);
-            nr.kind = 2;
-            nr.by_pid = by_pid;
-        }
+        break;
     }
+    const char *err = etl_chain_why_name(why);
     if (a->format == FMT_JSON) {
         jw w;
         jw_init(&w, stdout);
@@ -478,17 +426,17 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
         jw_str(&w, "error", err);
         jw_str(&w, "message", msg);
         jw_arr(&w, "close_matches");
-        for (size_t i = 0; i < nr.n; i++) {
+        for (size_t i = 0; i < f.nnear; i++) {
             jw_obj(&w, NULL);
-            if (nr.kind == 1) {
-                json_thread(&w, m, nr.at[i], etl_sched_thread_at(m, nr.at[i])->tid);
+            if (f.what == ETL_ASKED_NO_THREAD) {
+                json_thread(&w, m, f.near[i], etl_sched_thread_at(m, f.near[i])->tid);
             } else {
-                const etl_sched_process *p = etl_sched_process_at(m, nr.at[i]);
+                const etl_sched_process *p = etl_sched_process_at(m, f.near[i]);
                 jw_u64(&w, "pid", p->pid);
                 jw_str(&w, "process", etl_sched_process_image(m, p));
-                if (!nr.by_pid) { /* a name once: every PID of that name, ascending */
+                if (!f.by_pid) { /* a name once: every PID of that name, ascending */
                     uint32_t *pids;
-                    size_t np = rep_same_name_pids(m, nr.at[i], &pids);
+                    size_t np = rep_same_name_pids(m, f.near[i], &pids);
                     jw_arr(&w, "pids");
                     for (size_t j = 0; j < np; j++) jw_u64(&w, NULL, pids[j]);
                     if (!np) jw_u64(&w, NULL, p->pid); /* out of memory: the one at hand */
@@ -507,7 +455,7 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
        no chain (exit 4), on stderr as the others. */
     fprintf(stderr, "%s waitchain: ", prog);
     text_str(stderr, msg);
-    rep_near_print(stderr, m, &nr);
+    rep_near_print(stderr, m, &f); /* the close matches */
 }
 
 /* ---- main --------------------------------------------------------------------- */

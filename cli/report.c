@@ -342,29 +342,30 @@ static void print_name_pids(FILE *f, const etl_sched *m, uint32_t at)
     free(pids);
 }
 
-void rep_near_print(FILE *f, const etl_sched *m, const rep_near *nr)
+void rep_near_print(FILE *f, const etl_sched *m, const etl_sched_found *nr)
 {
     char label[256];
-    if (nr->kind == 2 && !nr->by_pid && !nr->n) fprintf(f, " (no process name contains it)");
-    if (nr->n) fprintf(f, nr->kind == 1 ? "; the nearest thread ids:" : nr->by_pid ? "; the nearest PIDs:"
+    bool threads = nr->what == ETL_ASKED_NO_THREAD; /* else process instances, when there are any */
+    if (nr->what == ETL_ASKED_NO_PROCESS && !nr->by_pid && !nr->nnear) fprintf(f, " (no process name contains it)");
+    if (nr->nnear) fprintf(f, threads ? "; the nearest thread ids:" : nr->by_pid ? "; the nearest PIDs:"
                                                                                    : "; processes whose name contains it:");
     fprintf(f, "\n");
-    for (size_t i = 0; i < nr->n; i++) {
+    for (size_t i = 0; i < nr->nnear; i++) {
         fprintf(f, "  ");
-        if (nr->kind == 1) {
-            const char *name = rep_thread_name(m, nr->at[i]);
-            fprintf(f, "%u  ", etl_sched_thread_at(m, nr->at[i])->tid);
-            text_str(f, rep_process_label(m, nr->at[i], label));
+        if (threads) {
+            const char *name = rep_thread_name(m, nr->near[i]);
+            fprintf(f, "%u  ", etl_sched_thread_at(m, nr->near[i])->tid);
+            text_str(f, rep_process_label(m, nr->near[i], label));
             if (*name) {
                 fprintf(f, " \"");
                 text_str(f, name);
                 fprintf(f, "\"");
             }
         } else {
-            const etl_sched_process *p = etl_sched_process_at(m, nr->at[i]);
+            const etl_sched_process *p = etl_sched_process_at(m, nr->near[i]);
             text_str(f, text_name(etl_sched_process_image(m, p)));
             if (nr->by_pid) fprintf(f, " (PID %u)", p->pid);
-            else print_name_pids(f, m, nr->at[i]); /* a name once: every PID it has, not the first alone */
+            else print_name_pids(f, m, nr->near[i]); /* a name once: every PID it has, not the first alone */
         }
         fprintf(f, "\n");
     }
@@ -378,7 +379,6 @@ void rep_no_match(const rep_run *run, const rep_args *a)
     etl_sched_threads(m, &n);
     for (size_t i = 0; i < n; i++)
         if (rep_thread_selected(a, m, (uint32_t)i)) return;
-    rep_near nr = {0};
     fprintf(stderr, "%s %s: note: ", prog, a->cmd);
     if (a->thread >= 0) fprintf(stderr, "--thread %lld", a->thread);
     if (a->process) {
@@ -386,37 +386,34 @@ void rep_no_match(const rep_run *run, const rep_args *a)
         text_str(stderr, a->process);
     }
     fprintf(stderr, " matches no thread: ");
-    /* The PID as rep_thread_selected reads it. */
-    uint64_t pid = 0;
-    bool by_pid = a->process && rep_id_arg(a->process, &pid);
-    if (pid > UINT32_MAX) pid = UINT32_MAX; /* no process has it */
-    uint32_t ti = a->thread >= 0 ? etl_sched_thread_of(m, (uint32_t)a->thread) : ETL_SCHED_NONE;
-    if (a->thread == 0) {
+    etl_sched_found f;
+    switch (etl_sched_find_asked(m, a->thread, a->process, &f)) {
+    case ETL_ASKED_IDLE:
         fprintf(stderr, "thread 0 is the idle thread, counted as idle, not as a thread\n");
-    } else if (a->thread >= 0 && (ti == ETL_SCHED_NONE || ti == ETL_SCHED_IDLE)) {
+        return;
+    case ETL_ASKED_NO_THREAD:
         fprintf(stderr, "thread %lld is not in this trace", a->thread);
-        nr.kind = 1;
-        nr.n = etl_sched_near_tids(m, (uint32_t)a->thread, nr.at);
-        rep_near_print(stderr, m, &nr);
-    } else if (a->process && !etl_sched_process_named(m, a->process, by_pid, (uint32_t)pid)) {
-        if (by_pid) fprintf(stderr, "no process with PID %s in this trace", a->process);
+        break;
+    case ETL_ASKED_NO_PROCESS:
+        if (f.by_pid) fprintf(stderr, "no process with PID %s in this trace", a->process);
         else {
             fprintf(stderr, "no process named '");
             text_str(stderr, a->process);
             fprintf(stderr, "' in this trace");
         }
-        nr.kind = 2;
-        nr.by_pid = by_pid;
-        nr.n = etl_sched_near_processes(m, a->process, by_pid, (uint32_t)pid, nr.at);
-        rep_near_print(stderr, m, &nr);
-    } else if (a->thread >= 0) {
-        char label[256];
-        fprintf(stderr, "thread %lld is a thread of ", a->thread);
-        text_str(stderr, rep_process_label(m, ti, label));
-        fprintf(stderr, "\n");
-    } else {
-        fprintf(stderr, "the process has no thread in this trace\n");
+        break;
+    default:
+        if (a->thread >= 0) {
+            char label[256];
+            fprintf(stderr, "thread %lld is a thread of ", a->thread);
+            text_str(stderr, rep_process_label(m, f.thread, label));
+            fprintf(stderr, "\n");
+        } else {
+            fprintf(stderr, "the process has no thread in this trace\n");
+        }
+        return;
     }
+    rep_near_print(stderr, m, &f);
 }
 
 void rep_print_header(const rep_run *run, const char *title)

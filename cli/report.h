@@ -137,23 +137,13 @@ bool rep_id_arg(const char *s, uint64_t *id);
 /* Whether a thread instance passes --process and --thread. */
 int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread);
 /*
- * What a trace has instead of a thread or process asked for: up to ETL_CHAIN_NEAR_MAX
- * thread instances (the nearest TIDs, kind 1) or process instances (the nearest PIDs, or
- * whose name contains it; kind 2), and how waitchain and the reports say it.
- */
-typedef struct rep_near {
-    int kind;            /* 0 nothing, 1 thread instances, 2 process instances */
-    bool by_pid;         /* kind 2: by PID (else by name) */
-    size_t n;
-    uint32_t at[ETL_CHAIN_NEAR_MAX];
-} rep_near;
-/*
  * The distinct PIDs of the processes with process instance at's image name, ascending, in
  * *pids (malloc'd, the caller frees it); how many (0: out of memory).
  */
 size_t rep_same_name_pids(const etl_sched *m, uint32_t at, uint32_t **pids);
-/* The end of the line that said what is missing ("; the nearest thread ids:"), then a line each. */
-void rep_near_print(FILE *f, const etl_sched *m, const rep_near *nr);
+/* The end of the line that said what is missing ("; the nearest thread ids:"), then a line for each close match
+   etl_sched_find_asked found (thread or process instances), as waitchain and the reports say it. */
+void rep_near_print(FILE *f, const etl_sched *m, const etl_sched_found *nr);
 /*
  * --process or --thread given and no thread of the trace passes them (a typo reads like an
  * idle process otherwise): one note on stderr, what is missing and the close matches, as

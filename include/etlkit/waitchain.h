@@ -155,8 +155,67 @@ ETL_API uint32_t etl_chain_readier_stack(const etl_sched_stacks *stk, const etl_
 /* The biggest waiting group of the nodes: same readier and reason, its segment in *key; its total (0: none). */
 ETL_API int64_t etl_chain_top_wait(const etl_chain *c, const uint32_t *nodes, size_t nn, etl_chain_seg *key);
 
+/*
+ * The chain in one sentence's numbers: the root's time by state, and the biggest waiting
+ * group (etl_chain_top_wait) level by level: the root's, then that of the nodes descended
+ * into from it, with what those nodes did besides waiting, and so on down.
+ */
+typedef struct etl_chain_summary_level {
+    int64_t wait_ns;        /* the group's total (> 0) */
+    etl_chain_seg key;      /* one of its segments: its readier and reason */
+    int64_t ran_ns;         /* the nodes descended into from the group: their running time */
+    int64_t ready_ns;       /* and their ready time (their waits: the next level) */
+} etl_chain_summary_level;
+
+typedef struct etl_chain_summary {
+    int64_t interval_ns;    /* the root's */
+    int64_t by_state[6];    /* the root's segments, by etl_chain_state */
+    size_t nlevels;         /* 0: the root never waited */
+    etl_chain_summary_level *levels;
+} etl_chain_summary;
+
+/* ETL_E_NOMEM or ETL_OK; free with etl_chain_summary_free (also after a failure). */
+ETL_API etl_status etl_chain_summarize(const etl_chain *c, etl_chain_summary *s);
+ETL_API void etl_chain_summary_free(etl_chain_summary *s);
+
 /* When there is no chain: the close matches of the thread or process asked for. */
 #define ETL_CHAIN_NEAR_MAX 5
+
+/* What a --thread TID or --process NAME|PID finds in a model (etl_sched_find_asked). */
+typedef enum etl_sched_asked {
+    ETL_ASKED_FOUND = 0,    /* the thread (.thread: its latest instance), or a process of that name or PID */
+    ETL_ASKED_IDLE,         /* thread 0: the idle thread, never a thread of its own */
+    ETL_ASKED_NO_THREAD,    /* no thread has that TID: .near holds the nearest TIDs' instances */
+    ETL_ASKED_NO_PROCESS    /* no process has that name or PID: .near holds the close ones' process instances */
+} etl_sched_asked;
+
+typedef struct etl_sched_found {
+    etl_sched_asked what;
+    uint32_t thread;        /* found by TID: its latest instance; else ETL_SCHED_NONE */
+    bool by_pid;            /* the process was asked by PID (decimal digits only) */
+    uint32_t pid;           /* that PID (UINT32_MAX: past 32 bits, which no process has) */
+    size_t nnear;
+    uint32_t near[ETL_CHAIN_NEAR_MAX];
+} etl_sched_found;
+
+/* tid < 0: none asked; process NULL: none. The TID is looked at first, as the reports select. */
+ETL_API etl_sched_asked etl_sched_find_asked(const etl_sched *m, int64_t tid, const char *process,
+                                             etl_sched_found *f);
+
+/* Why a chain came out empty (c->status not ETL_CHAIN_OK), most telling first. */
+typedef enum etl_chain_why {
+    ETL_CHAIN_WHY_NO_SWITCHES = 1, /* the trace has no context switches */
+    ETL_CHAIN_WHY_NO_INTERVAL,     /* the thread switched in, but no interval fits the options */
+    ETL_CHAIN_WHY_NONE_ASKED,      /* options.tid 0 and no process: thread 0, or a TID past 32 bits */
+    ETL_CHAIN_WHY_NEVER_SWITCHED_IN, /* the thread or process is in the trace, never on a CPU */
+    ETL_CHAIN_WHY_NOT_IN_TRACE     /* no such thread or process: f->near, the close matches */
+} etl_chain_why;
+
+/* switches: the model's count over the whole trace (etl_sched_stats.switches). */
+ETL_API etl_chain_why etl_chain_why_empty(const etl_chain *c, const etl_sched *m, uint64_t switches,
+                                          etl_sched_found *f);
+/* The machine key: "no_switches", "no_interval", "no_such_thread", "never_switched_in"; "?" past the enum. */
+ETL_API const char *etl_chain_why_name(unsigned why);
 /* Thread instances of the TIDs nearest to tid (one per TID, its latest), nearest first; how many. */
 ETL_API size_t etl_sched_near_tids(const etl_sched *m, uint32_t tid, uint32_t found[ETL_CHAIN_NEAR_MAX]);
 /* Process instances whose name contains want (their order, a name once), or with the PIDs nearest to pid. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include "etlkit/waitchain.h"
+#include "out/num.h"
 
 /*
  * A waiting (or off-CPU) segment's stacks: where it blocked, the walk at the switch-in
@@ -56,6 +57,70 @@ int64_t etl_chain_top_wait(const etl_chain *c, const uint32_t *nodes, size_t nn,
         }
     }
     return best;
+}
+
+/* The running and ready time of nodes. */
+static void ran_ready(const etl_chain *c, const uint32_t *nodes, size_t nn, int64_t *ran, int64_t *ready)
+{
+    *ran = *ready = 0;
+    for (size_t a = 0; a < nn; a++) {
+        const etl_chain_node *n = &c->nodes[nodes[a]];
+        for (uint32_t i = n->first; i < n->first + n->count; i++) {
+            const etl_chain_seg *x = &c->segs[i];
+            if (x->state == ETL_CHAIN_RUNNING) *ran += x->end - x->start;
+            if (x->state == ETL_CHAIN_READY) *ready += x->end - x->start;
+        }
+    }
+}
+
+etl_status etl_chain_summarize(const etl_chain *c, etl_chain_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!c->nnodes) return ETL_OK;
+    const etl_chain_node *root = &c->nodes[0];
+    s->interval_ns = root->end - root->start;
+    for (uint32_t i = root->first; i < root->first + root->count; i++) {
+        const etl_chain_seg *x = &c->segs[i];
+        if (x->state < sizeof s->by_state / sizeof s->by_state[0]) s->by_state[x->state] += x->end - x->start;
+    }
+    /* A level's nodes and the next's share one array: every level's nodes together are at most all of them. */
+    uint32_t *nodes = malloc((c->nnodes + 1) * sizeof *nodes);
+    s->levels = malloc((c->nnodes + 1) * sizeof *s->levels);
+    if (!nodes || !s->levels) {
+        free(nodes);
+        return ETL_E_NOMEM;
+    }
+    nodes[0] = 0;
+    size_t at = 0, nn = 1;
+    etl_chain_seg key;
+    int64_t w;
+    while ((w = etl_chain_top_wait(c, nodes + at, nn, &key)) != 0) {
+        size_t nk = 0;
+        uint32_t *kids = nodes + at + nn; /* the nodes descended into from the group, one level down */
+        for (size_t a = 0; a < nn; a++) {
+            const etl_chain_node *n = &c->nodes[nodes[at + a]];
+            for (uint32_t i = n->first; i < n->first + n->count; i++) {
+                const etl_chain_seg *x = &c->segs[i];
+                if (x->state == ETL_CHAIN_WAITING && x->child != UINT32_MAX && x->has_waker == key.has_waker &&
+                    x->waker == key.waker && x->waker_thread == key.waker_thread && x->reason == key.reason)
+                    kids[nk++] = x->child;
+            }
+        }
+        etl_chain_summary_level *l = &s->levels[s->nlevels++];
+        *l = (etl_chain_summary_level){w, key, 0, 0};
+        ran_ready(c, kids, nk, &l->ran_ns, &l->ready_ns);
+        at += nn;
+        nn = nk;
+    }
+    free(nodes);
+    return ETL_OK;
+}
+
+void etl_chain_summary_free(etl_chain_summary *s)
+{
+    if (!s) return;
+    free(s->levels);
+    memset(s, 0, sizeof *s);
 }
 
 /* Case-insensitive substring (ASCII letters). */
@@ -130,4 +195,47 @@ bool etl_sched_process_named(const etl_sched *m, const char *want, bool by_pid, 
     for (size_t i = 0; i < n; i++)
         if (by_pid ? p[i].pid == pid : name_matches(etl_sched_process_image(m, &p[i]), want)) return true;
     return false;
+}
+
+etl_sched_asked etl_sched_find_asked(const etl_sched *m, int64_t tid, const char *process, etl_sched_found *f)
+{
+    *f = (etl_sched_found){.what = ETL_ASKED_FOUND, .thread = ETL_SCHED_NONE};
+    if (process) { /* a PID is decimal digits only ("+4", " 4" or "0x4" are names), as the chain reads it */
+        f->by_pid = *process != 0;
+        for (const char *d = process; *d; d++) f->by_pid &= *d >= '0' && *d <= '9';
+        uint64_t pid = 0;
+        if (f->by_pid && num_parse_u64(process, 10, UINT64_MAX, &pid) != 0) pid = UINT64_MAX;
+        f->pid = pid > UINT32_MAX ? UINT32_MAX : (uint32_t)pid; /* past 32 bits: no process has it */
+    }
+    if (tid == 0) return f->what = ETL_ASKED_IDLE;
+    if (tid > 0) {
+        uint32_t i = tid <= UINT32_MAX ? etl_sched_thread_of(m, (uint32_t)tid) : ETL_SCHED_NONE;
+        if (i == ETL_SCHED_NONE || i == ETL_SCHED_IDLE) {
+            f->nnear = etl_sched_near_tids(m, tid <= UINT32_MAX ? (uint32_t)tid : UINT32_MAX, f->near);
+            return f->what = ETL_ASKED_NO_THREAD;
+        }
+        f->thread = i;
+    }
+    if (process && !etl_sched_process_named(m, process, f->by_pid, f->pid)) {
+        f->nnear = etl_sched_near_processes(m, process, f->by_pid, f->pid, f->near);
+        return f->what = ETL_ASKED_NO_PROCESS;
+    }
+    return ETL_ASKED_FOUND;
+}
+
+etl_chain_why etl_chain_why_empty(const etl_chain *c, const etl_sched *m, uint64_t switches, etl_sched_found *f)
+{
+    *f = (etl_sched_found){.what = ETL_ASKED_FOUND, .thread = ETL_SCHED_NONE};
+    if (!switches) return ETL_CHAIN_WHY_NO_SWITCHES;
+    if (c->status != ETL_CHAIN_NO_THREAD) return ETL_CHAIN_WHY_NO_INTERVAL;
+    if (!c->o.tid && !c->o.process) return ETL_CHAIN_WHY_NONE_ASKED;
+    etl_sched_asked a = etl_sched_find_asked(m, c->o.tid ? (int64_t)c->o.tid : -1, c->o.tid ? NULL : c->o.process, f);
+    return a == ETL_ASKED_FOUND ? ETL_CHAIN_WHY_NEVER_SWITCHED_IN : ETL_CHAIN_WHY_NOT_IN_TRACE;
+}
+
+const char *etl_chain_why_name(unsigned why)
+{
+    static const char *const n[] = {NULL, "no_switches", "no_interval", "no_such_thread", "never_switched_in",
+                                    "no_such_thread"};
+    return why && why < sizeof n / sizeof n[0] ? n[why] : "?";
 }

@@ -313,10 +313,41 @@ static void test_defaults(void **state)
     etl_sched_close(m);
     etl_chain_free(&c);
 
+    /* No such thread: why, and the nearest TIDs (999999 is past them all: the largest first). */
     o = (etl_chain_options){.sz = sizeof o, .tid = 999999};
-    run(&o, &c);
+    assert_int_equal(etl_chain_init(&c, &o), ETL_OK);
+    assert_int_equal(etl_chain_run(R, &c, -1, &m), ETL_OK);
     assert_int_equal(c.status, ETL_CHAIN_NO_THREAD);
     assert_int_equal(c.nnodes, 0);
+    etl_sched_found f;
+    assert_int_equal(etl_chain_why_empty(&c, m, 1, &f), ETL_CHAIN_WHY_NOT_IN_TRACE);
+    assert_string_equal(etl_chain_why_name(ETL_CHAIN_WHY_NOT_IN_TRACE), "no_such_thread");
+    assert_int_equal(f.what, ETL_ASKED_NO_THREAD);
+    assert_true(f.nnear >= 1 && f.nnear <= ETL_CHAIN_NEAR_MAX);
+    size_t nt;
+    const etl_sched_thread *th = etl_sched_threads(m, &nt);
+    uint32_t top = 0;
+    for (size_t i = 0; i < nt; i++)
+        if (th[i].tid > top) top = th[i].tid;
+    assert_int_equal(etl_sched_thread_at(m, f.near[0])->tid, top);
+    assert_int_equal(etl_chain_why_empty(&c, m, 0, &f), ETL_CHAIN_WHY_NO_SWITCHES);
+    /* The questions the reports ask of a model. */
+    assert_int_equal(etl_sched_find_asked(m, 0, NULL, &f), ETL_ASKED_IDLE);
+    assert_int_equal(etl_sched_find_asked(m, top, NULL, &f), ETL_ASKED_FOUND);
+    assert_int_equal(etl_sched_thread_at(m, f.thread)->tid, top);
+    assert_int_equal(etl_sched_find_asked(m, top, "nosuchprocess", &f), ETL_ASKED_NO_PROCESS);
+    assert_int_equal(f.nnear, 0);
+    assert_int_equal(etl_sched_find_asked(m, -1, "SVCHOST", &f), ETL_ASKED_FOUND);
+    assert_false(f.by_pid);
+    assert_int_equal(etl_sched_find_asked(m, -1, "svc", &f), ETL_ASKED_NO_PROCESS);
+    assert_true(f.nnear >= 1); /* whose name contains it */
+    assert_int_equal(etl_sched_find_asked(m, -1, "99999999999999999999999", &f), ETL_ASKED_NO_PROCESS);
+    assert_true(f.by_pid);
+    assert_int_equal(f.pid, UINT32_MAX);
+    assert_true(f.nnear >= 1); /* the nearest PIDs */
+    assert_int_equal(etl_sched_find_asked(m, -1, "+4", &f), ETL_ASKED_NO_PROCESS);
+    assert_false(f.by_pid); /* a name */
+    etl_sched_close(m);
     etl_chain_free(&c);
 }
 
@@ -394,6 +425,23 @@ static void test_handmade(void **state)
     assert_int_equal(c.nodes[1].tid, 2);
     assert_int_equal(c.nodes[2].tid, 3);
     assert_int_equal(c.totals[ETL_CHAIN_READY], 100 + 100);
+    /* The summary: A's 7000 waiting on B, of which B waited 2500 on C; B ran 4400 and was ready 100, C ran 2500. */
+    etl_chain_summary s;
+    assert_int_equal(etl_chain_summarize(&c, &s), ETL_OK);
+    assert_int_equal(s.interval_ns, 7100);
+    assert_int_equal(s.by_state[ETL_CHAIN_WAITING], 7000);
+    assert_int_equal(s.by_state[ETL_CHAIN_READY], 100);
+    assert_int_equal(s.by_state[ETL_CHAIN_RUNNING], 0);
+    assert_int_equal(s.nlevels, 2);
+    assert_int_equal(s.levels[0].wait_ns, 7000);
+    assert_int_equal(s.levels[0].key.waker_tid, 2);
+    assert_int_equal(s.levels[0].ran_ns, 500 + 3900);
+    assert_int_equal(s.levels[0].ready_ns, 100);
+    assert_int_equal(s.levels[1].wait_ns, 2500);
+    assert_int_equal(s.levels[1].key.waker_tid, 3);
+    assert_int_equal(s.levels[1].ran_ns, 2500);
+    assert_int_equal(s.levels[1].ready_ns, 0);
+    etl_chain_summary_free(&s);
     etl_chain_free(&c);
 }
 
