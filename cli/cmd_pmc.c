@@ -453,6 +453,8 @@ int cmd_pmc(int argc, char **argv)
                  "(mispredicted branches), branches, or any other label (default: cycles,instructions,llc,branch, "
                  "the order `etlkit synth --pmc` writes; the trace does not record it)"},
         CLI_END};
+    a.range_help = "only the slices switched in within this window, from the trace start (seconds, or ms/us/ns: "
+                   "--range 1.5 2500ms), each whole: counters cannot be split, so a slice is not clipped";
     int pr = rep_parse(&a, &pmc_cmd, own, REP_OPTS_ALL, argc, argv);
     if (pr != CLI_OPTS_RUN) return pr;
     rep_run run;

@@ -620,6 +620,8 @@ int cmd_spinlocks(int argc, char **argv)
              "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n",
              SPIN_LIST_TOP, ETL_SPIN_MAX_CELLS);
     const cli_cmd cmd = {"spinlocks", "FILE [OPTIONS]", spin_about, {"FILE"}, 1, 1, epilogue};
+    a.range_help = "only the events released within this window, from the trace start (seconds, or ms/us/ns: "
+                   "--range 1.5 2500ms), each whole: its wait and hold cycles are not clipped";
     int pr = rep_parse(&a, &cmd, own, REP_OPTS_ALL, argc, argv);
     if (pr != CLI_OPTS_RUN) return pr;
     etl_diag d;

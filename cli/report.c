@@ -54,8 +54,9 @@ void rep_options(rep_args *a, unsigned which, cli_opt out[REP_OPTS_MAX])
         {.kind = CLI_OPT_CUSTOM, .name = "csv", .help = "one CSV table on stdout", .parse = format_flag,
          .dst = &a->format, .min = FMT_CSV},
         {.kind = CLI_OPT_RANGE, .name = "range", .arg = "START END", .dst = &a->range, .check = range_check, .ctx = a,
-         .help = "only this window, from the trace start: seconds, or with a ms/us/µs/ns suffix (e.g. --range 1.5 "
-                 "2500ms, or 1e-1 1.5e3ms), whole nanoseconds; intervals are clipped",
+         .help = a->range_help ? a->range_help
+                               : "only this window, from the trace start: seconds, or with a ms/us/µs/ns suffix (e.g. "
+                                 "--range 1.5 2500ms, or 1e-1 1.5e3ms), whole nanoseconds; intervals are clipped",
          .need = "START and END, times such as 1.5, 250ms, 10us or 42ns"},
         {.kind = CLI_OPT_UINT, .name = "top", .arg = "N", .help = "the N biggest rows of each table (0 = all)",
          .need = "a count (0 = all)", .dst = &a->top, .size = sizeof a->top, .max = 1000000, .seen = &a->top_set},

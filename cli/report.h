@@ -23,6 +23,7 @@ typedef struct rep_args {
     int has_range;
     int64_t v0, v1;        /* --range, ns from the trace start (a START before it: 0) */
     const char *range_text[2]; /* --range as given, for the note when the trace clips it */
+    const char *range_help;    /* --range's help, when the command does not clip (NULL: the common one) */
     cli_range range;       /* --range as parsed, before the checks that set the four above */
     unsigned top;          /* --top N, 0 = all */
     int top_set;           /* --top given: a 0 means all, not the report's default (rep_top) */

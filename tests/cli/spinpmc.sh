@@ -115,5 +115,13 @@ expect "pmc --counters twice: why" grep -q "instructions named twice (slots 0 an
 expect "pmc --counters 5 of 4: said" grep -q "warning: --counters names 5 slots, the switches carry 4 counters: branches names no counter" "$tmp/err"
 "$etlkit" pmc "$a" --counters foo,foo --top 1 >/dev/null 2>&1; check "pmc --counters: other labels may repeat" 0 $?
 
+# --range's help says what each does: neither clips (a slice's counters, an event's cycles count whole).
+"$etlkit" pmc --help >"$tmp/out" 2>&1
+expect "pmc --help: --range counts slices whole" sh -c "grep -q 'counters cannot be split, so a' '$tmp/out' && ! grep -q 'intervals are clipped' '$tmp/out'"
+"$etlkit" spinlocks --help >"$tmp/out" 2>&1
+expect "spinlocks --help: --range counts events whole" sh -c "grep -q 'its wait and hold cycles are' '$tmp/out' && ! grep -q 'intervals are clipped' '$tmp/out'"
+"$etlkit" cpu --help >"$tmp/out" 2>&1
+expect "cpu --help: --range clips" grep -q 'intervals are' "$tmp/out"
+
 echo "spinpmc: $passes passed, $fails failed"
 [ "$fails" = 0 ]
