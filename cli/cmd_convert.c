@@ -9,11 +9,23 @@
 #include "base/outfile.h"
 #include "writer/writer_internal.h"
 
+typedef struct conv_progress {
+    cli_progress bar;
+    uint64_t last;
+} conv_progress;
+
+/* A damaged input is written twice (etl_convert: the second writing marks the losses): the bar starts again,
+ * saying why, rather than going back silently (the warnings themselves come at the end). */
 static void progress(void *ctx, uint64_t done, uint64_t total)
 {
-    cli_progress *p = ctx;
-    if (!p->total) cli_progress_start(p, total); /* first call: decide whether to show it */
-    cli_progress_update(p, done);
+    conv_progress *p = ctx;
+    if (!p->bar.total) cli_progress_start(&p->bar, total); /* first call: decide whether to show it */
+    if (done < p->last && !p->bar.label) {
+        p->bar.label = "  writing again: records were lost (told at the end)";
+        p->bar.last_pct = 101;
+    }
+    p->last = done;
+    cli_progress_update(&p->bar, done);
 }
 
 static const cli_cmd convert_cmd = {
@@ -89,13 +101,13 @@ int cmd_convert(int argc, char **argv)
     ci.quiet = quiet;
     o.on_diag = quiet ? NULL : cli_diag_printer;
     o.diag_ctx = &ci;
-    cli_progress bar = {0, 0, 101};
+    conv_progress bar = {{0, 0, 101, NULL}, 0};
     o.on_progress = progress;
     o.progress_ctx = &bar;
     etl_convert_stats st;
     memset(&d, 0, sizeof d);
     etl_status rc = etl_convert(in, out, &o, &st, &d);
-    cli_progress_end(&bar);
+    cli_progress_end(&bar.bar);
     cli_diag_done(&ci);
     if (rc == ETL_E_NOT_ETL) {
         fprintf(stderr, "%s: %s: %s\n", prog, in, d.msg);

@@ -135,7 +135,7 @@ void cli_progress_update(cli_progress *p, uint64_t done)
     memset(bar, '#', fill);
     memset(bar + fill, '.', 40 - fill);
     bar[40] = 0;
-    fprintf(stderr, "\r[%s] %3u%%", bar, pct);
+    fprintf(stderr, "\r[%s] %3u%%%s", bar, pct, p->label ? p->label : "");
 }
 
 void cli_progress_start_count(cli_progress *p, uint64_t total)
@@ -160,7 +160,7 @@ void cli_progress_count(cli_progress *p, uint64_t done)
 
 void cli_progress_end(cli_progress *p)
 {
-    if (p->on) fprintf(stderr, "\r%60s\r", "");
+    if (p->on) fprintf(stderr, "\r%*s\r", 48 + (p->label ? (int)strlen(p->label) : 0), "");
 }
 
 void cli_json_recovery(jw *w, const etl_stats *st, int problem)

@@ -93,6 +93,7 @@ typedef struct cli_progress {
     int on;
     uint64_t total;
     unsigned last_pct;
+    const char *label;   /* after the percentage (NULL: none); set it, then last_pct = 101 to redraw */
 } cli_progress;
 void cli_progress_start(cli_progress *p, uint64_t total);
 void cli_progress_update(cli_progress *p, uint64_t done);
