@@ -3,6 +3,7 @@
 
 BUILD       ?= build
 ASAN_BUILD  ?= build-asan
+TSAN_BUILD  ?= build-tsan
 FUZZ_BUILD  ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_LONG_SECONDS ?= 3600
@@ -11,7 +12,7 @@ SHARED      ?= $(CURDIR)/../shared
 DEMO_TRACE  ?= samples/synth-4cpu-1s.etl
 WIN_BUILD   ?= build-windows
 
-.PHONY: all build demo test test-unit test-asan fuzz fuzz-long bench bench-large bench-read unchanged dist deps deps-test clean \
+.PHONY: all build demo test test-unit test-asan test-tsan fuzz fuzz-long bench bench-large bench-read unchanged dist deps deps-test clean \
         windows test-windows deps-windows
 
 all: build
@@ -55,6 +56,13 @@ test-asan:
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS)
+
+# Not in CI: the suite under ThreadSanitizer (the readers on as many threads as the CPUs available).
+test-tsan:
+	cmake -S . -B $(TSAN_BUILD) -DETLKIT_TESTS=ON -DETLKIT_SANITIZE=thread -DETLKIT_SHARED_DIR=$(SHARED) \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" >/dev/null
+	cmake --build $(TSAN_BUILD) -j$(JOBS)
+	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(TSAN_BUILD) --output-on-failure -j$(JOBS) -E large
 
 fuzz:
 	@echo "make: fuzz from $$(date +%T)"
@@ -129,4 +137,4 @@ test-windows: deps-test windows
 	  --repeat until-pass:3
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-test $(ASAN_BUILD) $(FUZZ_BUILD) $(WIN_BUILD)
+	rm -rf $(BUILD) $(BUILD)-test $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) $(WIN_BUILD)
