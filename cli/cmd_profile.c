@@ -325,11 +325,13 @@ static void print_notes(const char *path, const etl_profile *p)
         "%s stack walks repeat a kernel part a sample had already (a damaged event time or thread): refused",
         "%s samples' stacks do not begin at their sampled address: a few are normal (Windows's walk may begin beside "
         "it: 2 of 6,318 walked samples in a real trace); more mean lost records: such a stack lacks a part (a kernel "
-        "address with its user part alone, which reads as the whole stack)"};
+        "address with its user part alone, which reads as the whole stack)",
+        "%s stack references took their key's next definition of their part while the trace lost records between "
+        "the two: their own may have been lost, so those samples' stacks may be another sample's"};
     const uint64_t v[] = {p->key_refs_unresolved, p->user_parts_dropped, anomaly(p, ETL_PROFILE_WALKS_CUT),
                           anomaly(p, ETL_PROFILE_PROCESS_FROM_WALK), anomaly(p, ETL_PROFILE_PROCESS_DISAGREES),
                           p->interval_changes, anomaly(p, ETL_PROFILE_WALKS_REPEATED),
-                          anomaly(p, ETL_PROFILE_STACKS_NOT_AT_IP)};
+                          anomaly(p, ETL_PROFILE_STACKS_NOT_AT_IP), anomaly(p, ETL_PROFILE_KEY_REFS_UNCERTAIN)};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         if (!v[i]) continue;
         char n[32];
@@ -370,6 +372,7 @@ static void json_anomalies(jw *w, const etl_reader *r, const etl_profile *p)
     jw_u64(w, "process_from_walk", anomaly(p, ETL_PROFILE_PROCESS_FROM_WALK));
     jw_u64(w, "process_disagrees", anomaly(p, ETL_PROFILE_PROCESS_DISAGREES));
     jw_u64(w, "stacks_not_at_ip", anomaly(p, ETL_PROFILE_STACKS_NOT_AT_IP));
+    jw_u64(w, "key_refs_uncertain", anomaly(p, ETL_PROFILE_KEY_REFS_UNCERTAIN));
     jw_obj_end(w);
     jw_u64(w, "walks_of_other_events", p->walks_other);
     cli_symbols_json(w, syms);

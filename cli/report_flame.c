@@ -232,6 +232,11 @@ void sec_flame(page *pg)
     if (off_ip)
         html_textf(f, " %" PRIu64 " samples' stacks do not begin at their sampled address: a few are normal (Windows's "
                       "walk may begin beside it); more mean lost records: such a stack lacks a part.", off_ip);
+    uint64_t uncertain = 0;
+    (void)etl_profile_anomaly_get(p, ETL_PROFILE_KEY_REFS_UNCERTAIN, &uncertain);
+    if (uncertain)
+        html_textf(f, " %" PRIu64 " stack references took their key's next definition of their part while the trace "
+                      "lost records between the two: those samples' stacks may be another sample's.", uncertain);
     fputs("</p>\n<figure class=\"flame\"><svg id=\"flame-svg\" class=\"flame\" role=\"img\" "
           "aria-labelledby=\"flame-title flame-desc\" viewBox=\"0 0 1000 18\"><title id=\"flame-title\">Flame "
           "graph of the sampled stacks</title><desc id=\"flame-desc\">",

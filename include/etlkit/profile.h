@@ -177,6 +177,11 @@ typedef enum etl_profile_anomaly {
        a real trace, WOW64 threads); counted, the stack kept as it came. A lost user part is not seen: the kernel
        part alone begins at a kernel address as a whole stack does */
     ETL_PROFILE_STACKS_NOT_AT_IP,
+    /* stack-key references resolved to their key's next definition of their part while the trace lost records
+       between the two (a missing or unreadable buffer, records passed over, a file cut short; on any CPU): their
+       own definition may have been lost, the one taken then another sample's stack. Resolved all the same: this
+       is how many stacks are in doubt (0 when nothing was lost) */
+    ETL_PROFILE_KEY_REFS_UNCERTAIN,
     ETL_PROFILE_ANOMALIES /* how many there are */
 } etl_profile_anomaly;
 

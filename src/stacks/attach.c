@@ -295,6 +295,7 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
         a->stats.key_refs_unresolved++;
         return ETL_OK;
     }
+    if (a->lost && a->lost->n && etl_lost_between(a->lost, pos.ts, a->keys->v[def].ts)) a->stats.key_refs_uncertain++;
     uint64_t leaf = 0;
     bool has_leaf = etl_stack_keys_leaf(a->keys, def, &leaf);
     return attach_part(a, i, def | DEF, ref.stack_process, user, has_leaf, leaf);

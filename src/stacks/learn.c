@@ -310,3 +310,72 @@ void etl_stacks_image_damage(const etl_reader *r, etl_stats *st, const etl_recor
                                           : "past the end of its half of the address space");
     etl_stacks_record_damage(r, st, rec, what, "the image is taken to hold no address");
 }
+
+void etl_lost_spans_free(etl_lost_spans *l)
+{
+    free(l->lo);
+    free(l->hi_max);
+    memset(l, 0, sizeof *l);
+}
+
+typedef struct lost_span {
+    uint64_t lo, hi;
+} lost_span;
+
+static int cmp_lost(const void *a, const void *b)
+{
+    const lost_span *x = a, *y = b;
+    return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : (x->hi < y->hi ? -1 : x->hi > y->hi);
+}
+
+/* Adds (lo, hi) to v (*n of *cap). false: out of memory. */
+static bool lost_add(lost_span **v, size_t *n, size_t *cap, uint64_t lo, uint64_t hi)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 16;
+        lost_span *g = realloc(*v, c * sizeof *g);
+        if (!g) return false;
+        *v = g;
+        *cap = c;
+    }
+    (*v)[(*n)++] = (lost_span){lo, hi};
+    return true;
+}
+
+etl_status etl_stacks_lost_spans(const etl_reader *r, etl_lost_spans *out)
+{
+    memset(out, 0, sizeof *out);
+    lost_span *v = NULL;
+    size_t n = 0, cap = 0;
+    bool ok = true;
+    /* No memory for the skips: where they lie is unknown, so anywhere. */
+    if (atomic_load(&r->skips_lost)) ok = lost_add(&v, &n, &cap, 0, UINT64_MAX);
+    unsigned ncpu = etl_reader_cpu_count(r);
+    for (unsigned c = 0; ok && c < ncpu; c++) {
+        size_t ng = 0;
+        const etl_ts_span *g = etl_reader_cpu_gaps(r, c, &ng); /* buffers missing between those found */
+        for (size_t i = 0; ok && i < ng; i++) ok = lost_add(&v, &n, &cap, g[i].lo, g[i].hi);
+        uint64_t until = etl_reader_cpu_known_until(r, c); /* a file cut short: the rest of the CPU's time */
+        if (ok && until != UINT64_MAX) ok = lost_add(&v, &n, &cap, until, UINT64_MAX);
+        /* Records passed over (the rest of a buffer, a buffer not loaded): the table knows where they begin, not
+         * where they end (the CPU's next record read), so the span is its beginning: a reference before it. */
+        for (uint64_t at = 0, s; ok && (s = etl_reader_cpu_next_skip(r, c, at)) != UINT64_MAX; at = s + 1) {
+            ok = lost_add(&v, &n, &cap, s, s);
+            if (s == UINT64_MAX - 1) break;
+        }
+    }
+    if (ok && n) {
+        etl_sort(v, n, sizeof *v, cmp_lost);
+        out->lo = malloc(n * sizeof *out->lo);
+        out->hi_max = malloc(n * sizeof *out->hi_max);
+        ok = out->lo && out->hi_max;
+        for (size_t i = 0; ok && i < n; i++) {
+            out->lo[i] = v[i].lo;
+            out->hi_max[i] = i && out->hi_max[i - 1] > v[i].hi ? out->hi_max[i - 1] : v[i].hi;
+        }
+        if (ok) out->n = n;
+    }
+    free(v);
+    if (!ok) etl_lost_spans_free(out);
+    return ok ? ETL_OK : ETL_E_NOMEM;
+}

@@ -66,6 +66,13 @@ void etl_stacks_image_damage(const etl_reader *r, etl_stats *st, const etl_recor
                              const struct etl_image_map *m);
 
 /*
+ * Where r lost records (stack_keys.h: etl_lost_spans), once a pass has read every CPU (the records passed over are
+ * known as they are read): each CPU's missing buffers (etl_reader_cpu_gaps), its time after a file cut short
+ * (etl_reader_cpu_known_until), where its records were passed over. ETL_OK (out->n 0: none lost); ETL_E_NOMEM.
+ */
+etl_status etl_stacks_lost_spans(const etl_reader *r, etl_lost_spans *out);
+
+/*
  * The second pass's iterator: time order, framing only the kernel records keep says
  * yes to (the others pass from their header: most of a pass's cost), filter (NULL:
  * none) refusing more of them before the merge. ETL_OK; ETL_E_NOMEM; an iterator's error.

@@ -751,6 +751,7 @@ static etl_status pass2(run *R, unsigned threads)
     p->user_parts_dropped = R->at.stats.user_parts_dropped;
     R->im->anomalies[ETL_PROFILE_WALKS_CUT] += R->at.stats.walks_cut;
     R->im->anomalies[ETL_PROFILE_WALKS_REPEATED] = R->at.stats.walks_repeated;
+    R->im->anomalies[ETL_PROFILE_KEY_REFS_UNCERTAIN] = R->at.stats.key_refs_uncertain;
     p->st = R->iter_stats;
     return st;
 }
@@ -824,6 +825,10 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     R.stacks = !keys->no_frames;
     st = etl_attach_init(&R.at, R.stacks ? raw : NULL, keys, send_stack, &R);
     R.at.ptr_size = etl_stacks_ptr_size(r);
+    etl_lost_spans lost; /* pass 1 read every CPU: every record passed over is known */
+    if (st == ETL_OK) st = etl_stacks_lost_spans(r, &lost);
+    else memset(&lost, 0, sizeof lost);
+    R.at.lost = &lost;
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
     if (st == ETL_OK) st = R.pairs ? etl_strtab_add(&im->names, "Unknown", 7, &R.unknown_name) : ETL_E_NOMEM;
     if (st == ETL_OK) st = pass2(&R, o->threads);
@@ -831,6 +836,7 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     etl_stats_add(&p->st, &damage1, &none); /* pass 1's damage with pass 2's */
     if (st == ETL_OK) st = finish(&R);
     run_free(&R);
+    etl_lost_spans_free(&lost);
     return st;
 }
 

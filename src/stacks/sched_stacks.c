@@ -25,6 +25,7 @@
 
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ struct etl_sched_stacks {
     etl_symbols *sym;         /* names the frames (NULL: module+offset) */
     unsigned sym_flags;
     etl_sched_stacks_stats st;
+    uint64_t key_refs_uncertain; /* attach.h's (a note: etl_sched_stacks_stats cannot grow in 0.x) */
     etl_stats damage;         /* what pass 1 met (etl_sched_stacks_damage) */
 };
 
@@ -372,6 +374,7 @@ static etl_status read_pass2(void *ctx, etl_pipe *pipe)
     }
     if (st == ETL_OK) st = etl_attach_finish(&R->at); /* the trace's end: what waits closes with what it has */
     R->s->st.key_refs_unresolved = R->at.stats.key_refs_unresolved;
+    R->s->key_refs_uncertain = R->at.stats.key_refs_uncertain;
     R->s->st.user_parts_dropped = R->at.stats.user_parts_dropped;
     R->s->st.walks_other = R->at.stats.walks_other;
     R->s->st.walks_cut = R->at.stats.walks_cut;
@@ -453,12 +456,16 @@ etl_status etl_sched_stacks_build_threads(etl_reader *r, unsigned threads, etl_s
     R.ptr_size = etl_stacks_ptr_size(r);
     if (st == ETL_OK) st = etl_attach_init(&R.at, &s->raw, &s->keys, close_event, &R);
     R.at.ptr_size = R.ptr_size;
+    etl_lost_spans lost = {0}; /* pass 1 read every CPU: every record passed over is known */
+    if (st == ETL_OK) st = etl_stacks_lost_spans(r, &lost);
+    R.at.lost = &lost;
     R.pending = calloc((size_t)(R.ncpu ? R.ncpu : 1) * PENDING, sizeof *R.pending);
     R.last_in = calloc(R.ncpu ? R.ncpu : 1, sizeof *R.last_in);
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
     if (st == ETL_OK && (!R.pending || !R.last_in || !R.pairs)) st = ETL_E_NOMEM;
     if (st == ETL_OK) st = etl_pipe_run(threads, PIPE_BLOCK, PIPE_BLOCKS, read_pass2, take_events, &R);
     etl_attach_free(&R.at);
+    etl_lost_spans_free(&lost);
     free(R.pending);
     free(R.last_in);
     free(R.pairs);
@@ -515,12 +522,16 @@ bool etl_sched_stacks_note(const etl_sched_stacks *s, unsigned i, const char **k
          walks_repeated)},
         {"events_ambiguous", "times hold two walked events of one kind on one CPU with different stacks: their "
          "rows have no stack (which is whose is unknown)", offsetof(etl_sched_stacks_stats, events_ambiguous)},
+        {"key_refs_uncertain", "stack references took their key's next definition of their part while the trace "
+         "lost records between the two: their own may have been lost, so those rows' stacks may be another event's",
+         SIZE_MAX},
     };
     if (i >= sizeof notes / sizeof notes[0]) return false;
     *key = notes[i].key;
     *text = notes[i].text;
     *count = 0;
-    if (s) memcpy(count, (const char *)&s->st + notes[i].at, sizeof *count);
+    if (s && notes[i].at == SIZE_MAX) *count = s->key_refs_uncertain; /* not in the stats */
+    else if (s) memcpy(count, (const char *)&s->st + notes[i].at, sizeof *count);
     return true;
 }
 

@@ -127,6 +127,32 @@ etl_status etl_stack_keys_seal(etl_stack_keys *k);
  * the cache at each; so one reader at a time.
  */
 uint32_t etl_stack_keys_resolve(etl_stack_keys *k, uint64_t key, etl_stack_pos pos, unsigned part);
+/*
+ * Where the trace lost records, for the references a lost span may have misled: a reference resolves to its
+ * key's first definition after it, so when records were lost between the two (on any CPU: a key's definitions
+ * come on any CPU) its own definition may have been among them, and the one it took is then another stack of
+ * the same part (etl_stacks_lost_spans, learn.h, finds them). Spans (lo, hi) of raw time sorted by lo, hi_max[i]
+ * the latest end of spans 0..i: whether one meets [from, to) is a binary search. n 0: nothing lost.
+ */
+typedef struct etl_lost_spans {
+    uint64_t *lo, *hi_max;
+    size_t n;
+} etl_lost_spans;
+
+void etl_lost_spans_free(etl_lost_spans *l);
+/* Whether records may have been lost after time from and before time to (a span that begins before to and
+ * ends at from or later). */
+static inline bool etl_lost_between(const etl_lost_spans *l, uint64_t from, uint64_t to)
+{
+    size_t lo = 0, hi = l->n; /* the spans that begin before to: [0, lo) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->lo[mid] < to) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && l->hi_max[lo - 1] >= from;
+}
+
 /* The frames of definition def (a resolve's answer) into out[0..ETL_STACK_MAX_FRAMES): their count. */
 uint32_t etl_stack_keys_frames(const etl_stack_keys *k, uint32_t def, uint64_t *out);
 /* Definition def's innermost frame into *leaf, in either kind of table; false when it has no frame. */
