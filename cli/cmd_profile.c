@@ -373,6 +373,7 @@ static void json_anomalies(jw *w, const etl_reader *r, const etl_profile *p)
     jw_u64(w, "process_disagrees", anomaly(p, ETL_PROFILE_PROCESS_DISAGREES));
     jw_u64(w, "stacks_not_at_ip", anomaly(p, ETL_PROFILE_STACKS_NOT_AT_IP));
     jw_u64(w, "key_refs_uncertain", anomaly(p, ETL_PROFILE_KEY_REFS_UNCERTAIN));
+    jw_u64(w, "addresses_noncanonical", anomaly(p, ETL_PROFILE_ADDRESSES_NONCANONICAL));
     jw_obj_end(w);
     jw_u64(w, "walks_of_other_events", p->walks_other);
     cli_symbols_json(w, syms);

@@ -6,6 +6,7 @@
 #include "base/bytes.h"
 #include "etlkit/kernel.h"
 #include "stacks/images.h"
+#include "stacks/learn.h" /* etl_stacks_address_damage */
 
 #define NIL UINT32_MAX
 /* A part is a walk's frames interned in raw (its id), or a key's definition (its index | DEF). */
@@ -29,6 +30,7 @@ etl_status etl_attach_init(etl_attach *a, etl_seqtab *raw, etl_stack_keys *keys,
     a->on_close = on_close;
     a->ctx = ctx;
     a->free_w = NIL;
+    a->damage.first_problem_offset = UINT64_MAX;
     etl_idmap_init(&a->by_event);
     etl_idmap_init(&a->queue_of);
     a->frames = malloc(2 * ETL_STACK_MAX_FRAMES * sizeof *a->frames);
@@ -257,6 +259,11 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
         }
         /* Frames after the 16-byte head past 192: Windows logs at most 192 (the decoder kept the innermost). */
         if ((rec->payload.n - 16) / w.ptr_size > ETL_STACK_MAX_FRAMES) a->stats.walks_cut++;
+        uint64_t bad;
+        if (__builtin_expect(etl_frames_noncanonical(w.frames, w.ptr_size, w.frame_count, &bad), 0)) {
+            a->stats.walks_noncanonical++;
+            if (a->r) etl_stacks_address_damage(a->r, &a->damage, rec, "hook 0x1820, a stack walk", bad);
+        }
         uint64_t f[ETL_STACK_MAX_FRAMES];
         uint32_t n = w.frame_count, from = a->raw || !n ? 0 : n - 1; /* no frames kept: the last alone is read */
         if (n) etl_rd_ptrs(f + from, w.frames + (size_t)from * w.ptr_size, w.ptr_size, n - from); /* none: no bytes */

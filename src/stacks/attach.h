@@ -62,6 +62,8 @@ typedef struct etl_attach_stats {
                                       (the decoder keeps the innermost) */
     uint64_t walks_repeated;       /* kernel parts of an event whose kernel part came already (a damaged
                                       EventTimeStamp or StackThread naming it): refused, never its user part */
+    uint64_t walks_noncanonical;   /* plain walks of an announced event holding a frame no x64 code can have: damage,
+                                      told (r) and counted in damage; the frame kept (in no image) */
     uint64_t key_refs_uncertain;   /* references resolved to a definition with lost records between (lost): their
                                       own may have been lost, the one taken another stack of the part */
 } etl_attach_stats;
@@ -92,6 +94,8 @@ typedef struct etl_attach {
     uint64_t *frames;              /* scratch for on_close */
     etl_attach_stats stats;
     const etl_lost_spans *lost;    /* where the trace lost records (learn.h), set after init; NULL: none known */
+    const etl_reader *r;           /* the walks' reader, for the damage they hold (set after init; NULL: counted only) */
+    etl_stats damage;              /* that damage (etl_stacks_record_damage) */
     unsigned ptr_size;             /* the trace's (etl_stacks_ptr_size, learn.h), set after init: walks are read at
                                       it whatever their header type says (pass 1 told that damage); 0: each record's */
 } etl_attach;

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/bytes.h"
 #include "base/idmap.h"
 #include "base/sort.h"
 
@@ -28,6 +29,19 @@ void etl_image_map_free(etl_image_map *m)
 bool etl_image_kernel_addr(unsigned ptr_size, uint64_t addr)
 {
     return ptr_size == 4 ? addr >= 0x80000000u && addr <= 0xFFFFFFFFu : addr >= 0x8000000000000000ull;
+}
+
+bool etl_frames_noncanonical(const uint8_t *p, unsigned ptr_size, uint32_t n, uint64_t *addr)
+{
+    if (ptr_size != 8) return false;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t a = etl_rd_u64(p + (size_t)i * 8);
+        if (__builtin_expect(etl_addr_noncanonical(8, a), 0)) {
+            *addr = a;
+            return true;
+        }
+    }
+    return false;
 }
 
 bool etl_image_size_possible(unsigned ptr_size, uint64_t base, uint64_t size)

@@ -72,6 +72,7 @@ typedef struct walker {
     notes nt;
     uint64_t last_ts;
     uint64_t defs_cut;
+    uint64_t defs_noncanonical;
     unsigned ptr;             /* the trace's pointer size (0: each record's own) */
     etl_stats damage;         /* its own: walkers run at once */
     etl_status st;
@@ -106,12 +107,23 @@ static void other_ptr_size(walker *W, const etl_walk *w, const etl_record *full,
 }
 
 /* A key definition: its frames stay in the file's bytes, or are copied from a decompressed buffer's. */
-static etl_status learn_key(walker *W, etl_span payload, unsigned ptr_size, etl_stack_pos pos)
+static etl_status learn_key(walker *W, etl_span payload, unsigned ptr_size, etl_stack_pos pos, uint16_t hook)
 {
     etl_stack_key_def d;
     if (etl_stack_key_def_decode(payload, ptr_size, &d) != ETL_OK) return ETL_OK; /* teaches nothing */
     /* Windows logs at most 192 frames: more is counted (the decoder kept the innermost 192). */
     if ((payload.n - ptr_size) / ptr_size > ETL_STACK_MAX_FRAMES) W->defs_cut++;
+    uint64_t bad;
+    if (__builtin_expect(etl_frames_noncanonical(d.frames, d.ptr_size, d.frame_count, &bad), 0)) {
+        W->defs_noncanonical++;
+        etl_record at = {0};
+        at.buffer_index = pos.buffer;
+        at.offset = pos.offset;
+        etl_stacks_address_damage(W->r, &W->damage, &at,
+                                  hook == ETL_HOOK_STACK_KEY_DELETE ? "hook 0x1823, a stack key's definition (KeyDelete)"
+                                                                    : "hook 0x1824, a stack key's definition (KeyRundown)",
+                                  bad);
+    }
     size_t bytes = (size_t)d.frame_count * d.ptr_size;
     return etl_stack_keys_define(&W->keys, d.stack_key, pos, d.frames, d.frame_count, d.ptr_size,
                                  !etl_reader_holds(W->r, d.frames, bytes)); /* no_frames: copies nothing */
@@ -171,7 +183,7 @@ static void walk(void *arg)
                 ptr = W->ptr;
             }
             if (hook == ETL_HOOK_STACK_KEY_DELETE || hook == ETL_HOOK_STACK_KEY_RUNDOWN)
-                st = learn_key(W, rec ? rec->payload : k.payload, ptr, pos);
+                st = learn_key(W, rec ? rec->payload : k.payload, ptr, pos, hook);
             else if (l->want(hook))
                 st = note_add(&W->nt, pos, w.cpu, rec ? rec->data : k.data, rec ? rec->size : k.size);
         }
@@ -250,6 +262,7 @@ etl_status etl_stacks_learn(etl_reader *r, etl_learn *l)
         if (st == ETL_OK) st = etl_stack_keys_take(l->keys, &ws[i].keys);
         if (ws[i].last_ts > l->last_ts) l->last_ts = ws[i].last_ts;
         l->defs_cut += ws[i].defs_cut;
+        l->defs_noncanonical += ws[i].defs_noncanonical;
         const etl_stats none = {.first_problem_offset = UINT64_MAX};
         if (l->damage) etl_stats_add(l->damage, &ws[i].damage, &none);
     }
@@ -297,6 +310,15 @@ void etl_stacks_record_damage(const etl_reader *r, etl_stats *st, const etl_reco
     else snprintf(where, sizeof where, "file offset 0x%llx", (unsigned long long)at);
     etl_reader_problem(r, st, ETL_E_CORRUPT, at, "buffer %u at offset 0x%llx: record at +0x%x (%s, %s): %s",
                        b->index, (unsigned long long)b->file_off, (unsigned)rec->offset, where, what, fate);
+}
+
+void etl_stacks_address_damage(const etl_reader *r, etl_stats *st, const etl_record *rec, const char *what,
+                               uint64_t addr)
+{
+    char w[160];
+    snprintf(w, sizeof w, "%s holding 0x%016llx, an address no x64 code can have (non-canonical)", what,
+             (unsigned long long)addr);
+    etl_stacks_record_damage(r, st, rec, w, "kept, in no image (Unknown)");
 }
 
 void etl_stacks_image_damage(const etl_reader *r, etl_stats *st, const etl_record *rec, uint16_t hook,

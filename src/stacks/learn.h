@@ -31,6 +31,9 @@ typedef struct etl_learn {
     uint64_t last_ts;                /* out: the latest time of a record in the session window */
     uint64_t defs_cut;               /* out: key definitions with more than ETL_STACK_MAX_FRAMES frames (the
                                         innermost kept) */
+    uint64_t defs_noncanonical;      /* out: key definitions holding a frame no x64 code can have (images.h:
+                                        etl_addr_noncanonical): damage, told and counted in damage; kept (in no
+                                        image: Unknown) */
     etl_stats *damage;               /* where the damage met is counted (a stack record whose header type's pointer
                                         size contradicts the trace's, etl_stacks_ptr_size), told through r's
                                         diagnostics either way; NULL: told only */
@@ -56,6 +59,14 @@ etl_status etl_stacks_learn(etl_reader *r, etl_learn *l);
  */
 void etl_stacks_record_damage(const etl_reader *r, etl_stats *st, const etl_record *rec, const char *what,
                               const char *fate);
+
+/*
+ * A record (a stack walk, a key definition, a SampledProfile) holding addr, an address no x64 code can have
+ * (images.h: etl_addr_noncanonical): told as etl_stacks_record_damage tells (what: the record's kind), counted in st.
+ * The address is kept: it lies in no image (Unknown).
+ */
+void etl_stacks_address_damage(const etl_reader *r, etl_stats *st, const etl_record *rec, const char *what,
+                               uint64_t addr);
 
 /*
  * An Image event (rec, hook) just added to m with an ImageSize no image can have (images.h: m->bad_sizes

@@ -71,6 +71,7 @@ typedef struct run {
     etl_reader *reader;
     etl_pipe *pipe;         /* to the counter, or NULL: one thread */
     uint64_t samples_in_trace;
+    uint64_t ips_noncanonical; /* SampledProfile events whose InstructionPointer no x64 code can have (damage) */
     etl_stats iter_stats;
     uint64_t progress_before, progress_total;
 } run;
@@ -431,6 +432,11 @@ static etl_status read_sample(run *R, const etl_record *rec)
     etl_sampled_profile s;
     if (etl_sampled_profile_decode(rec->payload, rec->pointer_size, &s) != ETL_OK) return ETL_OK;
     R->samples_in_trace++;
+    if (__builtin_expect(etl_addr_noncanonical(rec->pointer_size, s.instruction_pointer), 0)) {
+        R->ips_noncanonical++; /* damage, told where it lies; the sample counts, in no image */
+        etl_stacks_address_damage(R->reader, &R->at.damage, rec, "hook 0x0f2e, a SampledProfile event's "
+                                  "InstructionPointer", s.instruction_pointer);
+    }
     int64_t ns = etl_clock_ns(R->clk, rec->ts);
     const etl_profile *p = R->p; /* [v0, v1), and the end itself when the window reaches it */
     if (R->ranged && !(ns >= p->v0 && (ns < p->v1 || (ns == R->end_ns && p->v1 == ns && p->v0 < p->v1)))) return ETL_OK;
@@ -675,6 +681,7 @@ static etl_status pass1(etl_reader *r, prof_impl *im, etl_stack_keys *keys, cons
     *last_ts = l.last_ts;
     *damage = c.damage;
     im->anomalies[ETL_PROFILE_WALKS_CUT] += l.defs_cut;
+    im->anomalies[ETL_PROFILE_ADDRESSES_NONCANONICAL] += l.defs_noncanonical;
     im->anomalies[ETL_PROFILE_IMAGE_SIZES_BAD] = im->images.bad_sizes;
     return st;
 }
@@ -752,7 +759,10 @@ static etl_status pass2(run *R, unsigned threads)
     R->im->anomalies[ETL_PROFILE_WALKS_CUT] += R->at.stats.walks_cut;
     R->im->anomalies[ETL_PROFILE_WALKS_REPEATED] = R->at.stats.walks_repeated;
     R->im->anomalies[ETL_PROFILE_KEY_REFS_UNCERTAIN] = R->at.stats.key_refs_uncertain;
+    R->im->anomalies[ETL_PROFILE_ADDRESSES_NONCANONICAL] += R->at.stats.walks_noncanonical + R->ips_noncanonical;
     p->st = R->iter_stats;
+    const etl_stats none = {.first_problem_offset = UINT64_MAX};
+    etl_stats_add(&p->st, &R->at.damage, &none); /* what the walks and samples held */
     return st;
 }
 
@@ -825,6 +835,7 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     R.stacks = !keys->no_frames;
     st = etl_attach_init(&R.at, R.stacks ? raw : NULL, keys, send_stack, &R);
     R.at.ptr_size = etl_stacks_ptr_size(r);
+    R.at.r = r;
     etl_lost_spans lost; /* pass 1 read every CPU: every record passed over is known */
     if (st == ETL_OK) st = etl_stacks_lost_spans(r, &lost);
     else memset(&lost, 0, sizeof lost);

@@ -456,6 +456,7 @@ etl_status etl_sched_stacks_build_threads(etl_reader *r, unsigned threads, etl_s
     R.ptr_size = etl_stacks_ptr_size(r);
     if (st == ETL_OK) st = etl_attach_init(&R.at, &s->raw, &s->keys, close_event, &R);
     R.at.ptr_size = R.ptr_size;
+    R.at.r = r;
     etl_lost_spans lost = {0}; /* pass 1 read every CPU: every record passed over is known */
     if (st == ETL_OK) st = etl_stacks_lost_spans(r, &lost);
     R.at.lost = &lost;
@@ -464,6 +465,8 @@ etl_status etl_sched_stacks_build_threads(etl_reader *r, unsigned threads, etl_s
     R.pairs = malloc(4 * ETL_STACK_MAX_FRAMES * sizeof *R.pairs);
     if (st == ETL_OK && (!R.pending || !R.last_in || !R.pairs)) st = ETL_E_NOMEM;
     if (st == ETL_OK) st = etl_pipe_run(threads, PIPE_BLOCK, PIPE_BLOCKS, read_pass2, take_events, &R);
+    const etl_stats none = {.first_problem_offset = UINT64_MAX};
+    etl_stats_add(&s->damage, &R.at.damage, &none); /* what pass 2's walks held (a non-canonical frame) */
     etl_attach_free(&R.at);
     etl_lost_spans_free(&lost);
     free(R.pending);
