@@ -186,7 +186,8 @@ typedef enum etl_sched_asked {
     ETL_ASKED_FOUND = 0,    /* the thread (.thread: its latest instance), or a process of that name or PID */
     ETL_ASKED_IDLE,         /* thread 0: the idle thread, never a thread of its own */
     ETL_ASKED_NO_THREAD,    /* no thread has that TID: .near holds the nearest TIDs' instances */
-    ETL_ASKED_NO_PROCESS    /* no process has that name or PID: .near holds the close ones' process instances */
+    ETL_ASKED_NO_PROCESS,   /* no process has that name or PID: .near holds the close ones' process instances */
+    ETL_ASKED_NOTHING       /* tid < 0 and process NULL: nothing was asked */
 } etl_sched_asked;
 
 typedef struct etl_sched_found {
@@ -204,7 +205,8 @@ ETL_API etl_sched_asked etl_sched_find_asked(const etl_sched *m, int64_t tid, co
 
 /* Why a chain came out empty (c->status not ETL_CHAIN_OK), most telling first. */
 typedef enum etl_chain_why {
-    ETL_CHAIN_WHY_NO_SWITCHES = 1, /* the trace has no context switches */
+    ETL_CHAIN_WHY_NOT_EMPTY = 0,   /* c->status is ETL_CHAIN_OK: there is a chain */
+    ETL_CHAIN_WHY_NO_SWITCHES,     /* the trace has no context switches */
     ETL_CHAIN_WHY_NO_INTERVAL,     /* the thread switched in, but no interval fits the options */
     ETL_CHAIN_WHY_NONE_ASKED,      /* options.tid 0 and no process: thread 0, or a TID past 32 bits */
     ETL_CHAIN_WHY_NEVER_SWITCHED_IN, /* the thread or process is in the trace, never on a CPU */
@@ -214,7 +216,8 @@ typedef enum etl_chain_why {
 /* switches: the model's count over the whole trace (etl_sched_stats.switches). */
 ETL_API etl_chain_why etl_chain_why_empty(const etl_chain *c, const etl_sched *m, uint64_t switches,
                                           etl_sched_found *f);
-/* The machine key: "no_switches", "no_interval", "no_such_thread", "never_switched_in"; "?" past the enum. */
+/* The machine key (waitchain --json's "error"): "no_switches", "no_interval", "no_such_thread" (NONE_ASKED too: a
+   TID 0 or past 32 bits is no thread's), "never_switched_in"; "" for NOT_EMPTY, "?" past the enum. */
 ETL_API const char *etl_chain_why_name(unsigned why);
 /* Thread instances of the TIDs nearest to tid (one per TID, its latest), nearest first; how many. */
 ETL_API size_t etl_sched_near_tids(const etl_sched *m, uint32_t tid, uint32_t found[ETL_CHAIN_NEAR_MAX]);

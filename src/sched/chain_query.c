@@ -207,6 +207,7 @@ etl_sched_asked etl_sched_find_asked(const etl_sched *m, int64_t tid, const char
         if (f->by_pid && num_parse_u64(process, 10, UINT64_MAX, &pid) != 0) pid = UINT64_MAX;
         f->pid = pid > UINT32_MAX ? UINT32_MAX : (uint32_t)pid; /* past 32 bits: no process has it */
     }
+    if (tid < 0 && !process) return f->what = ETL_ASKED_NOTHING;
     if (tid == 0) return f->what = ETL_ASKED_IDLE;
     if (tid > 0) {
         uint32_t i = tid <= UINT32_MAX ? etl_sched_thread_of(m, (uint32_t)tid) : ETL_SCHED_NONE;
@@ -225,7 +226,8 @@ etl_sched_asked etl_sched_find_asked(const etl_sched *m, int64_t tid, const char
 
 etl_chain_why etl_chain_why_empty(const etl_chain *c, const etl_sched *m, uint64_t switches, etl_sched_found *f)
 {
-    *f = (etl_sched_found){.what = ETL_ASKED_FOUND, .thread = ETL_SCHED_NONE};
+    *f = (etl_sched_found){.what = ETL_ASKED_NOTHING, .thread = ETL_SCHED_NONE};
+    if (c->status == ETL_CHAIN_OK) return ETL_CHAIN_WHY_NOT_EMPTY;
     if (!switches) return ETL_CHAIN_WHY_NO_SWITCHES;
     if (c->status != ETL_CHAIN_NO_THREAD) return ETL_CHAIN_WHY_NO_INTERVAL;
     if (!c->o.tid && !c->o.process) return ETL_CHAIN_WHY_NONE_ASKED;
@@ -235,7 +237,7 @@ etl_chain_why etl_chain_why_empty(const etl_chain *c, const etl_sched *m, uint64
 
 const char *etl_chain_why_name(unsigned why)
 {
-    static const char *const n[] = {NULL, "no_switches", "no_interval", "no_such_thread", "never_switched_in",
+    static const char *const n[] = {"", "no_switches", "no_interval", "no_such_thread", "never_switched_in",
                                     "no_such_thread"};
-    return why && why < sizeof n / sizeof n[0] ? n[why] : "?";
+    return why < sizeof n / sizeof n[0] ? n[why] : "?";
 }

@@ -332,6 +332,7 @@ static void test_defaults(void **state)
     assert_int_equal(etl_sched_thread_at(m, f.near[0])->tid, top);
     assert_int_equal(etl_chain_why_empty(&c, m, 0, &f), ETL_CHAIN_WHY_NO_SWITCHES);
     /* The questions the reports ask of a model. */
+    assert_int_equal(etl_sched_find_asked(m, -1, NULL, &f), ETL_ASKED_NOTHING);
     assert_int_equal(etl_sched_find_asked(m, 0, NULL, &f), ETL_ASKED_IDLE);
     assert_int_equal(etl_sched_find_asked(m, top, NULL, &f), ETL_ASKED_FOUND);
     assert_int_equal(etl_sched_thread_at(m, f.thread)->tid, top);
@@ -425,6 +426,10 @@ static void test_handmade(void **state)
     assert_int_equal(c.nodes[1].tid, 2);
     assert_int_equal(c.nodes[2].tid, 3);
     assert_int_equal(c.totals[ETL_CHAIN_READY], 100 + 100);
+    etl_sched_found f;
+    assert_int_equal(etl_chain_why_empty(&c, NULL, 1, &f), ETL_CHAIN_WHY_NOT_EMPTY); /* not empty: nothing to explain */
+    assert_string_equal(etl_chain_why_name(ETL_CHAIN_WHY_NOT_EMPTY), "");
+    assert_string_equal(etl_chain_why_name(99), "?");
     /* The summary: A's 7000 waiting on B, of which B waited 2500 on C; B ran 4400 and was ready 100, C ran 2500. */
     etl_chain_summary s;
     assert_int_equal(etl_chain_summarize(&c, &s), ETL_OK);
