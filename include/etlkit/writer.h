@@ -14,6 +14,12 @@
  * iterator relies on it, as it does on real files): a time before its CPU's
  * last, before start_ts less 60 s (the reader's window) or with the top bit
  * set is refused (ETL_E_INVALID_ARG), so that every file written reads whole.
+ * For the same reason a fixed-layout kernel event (etl_kernel_layout_size: CSwitch,
+ * a compact batch, SpinLock, ReadyThread, SampledProfile) whose payload the reader
+ * takes as damage (etl_record_frame's ETL_REC_BAD_SIZE) is refused: a payload more
+ * than twice its layout, or one whose bytes past the layout read as records. Up to
+ * twice the layout (fields a newer Windows appended) is written. etl_writer_why says
+ * what a write refused.
  */
 #ifndef ETLKIT_WRITER_H
 #define ETLKIT_WRITER_H
@@ -54,7 +60,8 @@ typedef struct etl_writer_options {
  * Creates path (truncating it). The output must be seekable: buffer 0 is completed at close.
  * ETL_E_INVALID_ARG for what the header cannot say: a pointer size but 4 or 8 (0: 8), a clock
  * type past ETL_CLOCK_CPU_CYCLES, a logger name of 512 bytes or more, a log file name (the path
- * by default) of 1024 or more, a buffer size or CPU count out of range, start_ts past INT64_MAX.
+ * by default) of 1024 or more, a buffer size or CPU count out of range, start_ts past INT64_MAX;
+ * also for a NULL path or out.
  */
 ETL_API etl_status etl_writer_open(const char *path, const etl_writer_options *opts, etl_writer **out,
                            etl_diag *diag);
@@ -86,7 +93,8 @@ typedef struct etl_write_event {
 /*
  * Appends an event. ETL_E_RANGE if it cannot fit a buffer or a u16 Size; ETL_E_INVALID_ARG for
  * a CPU, header type or PMC count out of range, a payload or pmc NULL with a length or count,
- * or a time out of order or out of the session (see above); ETL_E_IO on write errors.
+ * a time out of order or out of the session, or a fixed-layout event's payload its reader
+ * takes as damage (see above); ETL_E_IO on write errors.
  */
 ETL_API etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev);
 
@@ -94,11 +102,20 @@ ETL_API etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev);
  * Appends a record as it is, whatever its header type (size = its Size field,
  * at most 0xFFFF), to cpu's buffer; ts is its time, kept as the buffer's flush time.
  * ETL_E_INVALID_ARG unless rec is one whole record as a reader frames it (its Size
- * is size) whose own timestamp, when it has one, is ts, at a time the rule above takes.
+ * is size) whose own timestamp, when it has one, is ts, at a time the rule above takes,
+ * and not one the reader frames with ETL_REC_BAD_SIZE (the layout rule above).
  */
 ETL_API etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, const uint8_t *rec, size_t size);
 
-/* Writes every CPU's partial buffer now (the kernel does so at a flush timer). */
+/*
+ * Why the last refused etl_writer_write or _write_record was refused: its status, and diag (may be NULL)
+ * filled with a message naming what (the hook, its payload size and the limit, for the layout rule).
+ * ETL_OK and an empty message when none was refused yet; a write taken leaves the last refusal as it is.
+ * ETL_E_INVALID_ARG for a NULL w.
+ */
+ETL_API etl_status etl_writer_why(const etl_writer *w, etl_diag *diag);
+
+/* Writes every CPU's partial buffer now (the kernel does so at a flush timer). ETL_E_INVALID_ARG for NULL. */
 ETL_API etl_status etl_writer_flush(etl_writer *w);
 
 /* Counters, for callers that size their output (bytes written so far, buffers, events). */
@@ -161,6 +178,8 @@ typedef struct etl_convert_stats {
  * -1, PreviousCState/SpareByte/OldThreadWaitMode/OldThreadWaitIdealProcessor 0xFF,
  * OldThreadWaitReason 0xFF when the thread was not waiting, NewThreadWaitTime
  * 0xFFFFFFFF when the record's form has none, OldThreadRemainingQuantum INT32_MIN).
+ * ETL_E_INVALID_ARG, before anything is read, for a NULL path or st, or an option out of
+ * its range (cswitch, buffer_size, bias): diag names it.
  */
 ETL_API etl_status etl_convert(const char *in_path, const char *out_path, const etl_convert_options *o,
                        etl_convert_stats *st, etl_diag *diag);

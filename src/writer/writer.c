@@ -12,6 +12,7 @@
  * buffers misses the same numbers (etl_writer_holes: renumbered at close).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "base/platform.h"
 #include "writer/writer_internal.h"
 #include "base/opts.h"
+#include "base/diag.h"
 
 #define FILETIME_2026 134116992000000000ull /* 2026-01-01T00:00:00Z */
 #define EVENT_TRACE_FILE_MODE_SEQUENTIAL 0x00000001u
@@ -65,6 +67,8 @@ struct etl_writer {
     uint64_t hole_total, tail;
     written_buf *wb;         /* with holes, every buffer flushed, in file order */
     size_t nwb, wb_cap;
+    uint8_t *scratch;        /* a record padded as the file holds it, for the layout check (on first need) */
+    etl_diag why;            /* the last refusal of a write (etl_writer_why) */
 };
 
 /* Slacks of the reader's session window (container.md §7, README "Limits"): before t0, and after the end. */
@@ -286,7 +290,16 @@ static etl_status write_header_buffer(etl_writer *w, bool final)
 static etl_status writer_open(const char *path, FILE *f, bool sync, const etl_writer_options *opts, etl_writer **out,
                               etl_diag *diag)
 {
+    if (!out) {
+        if (f) fclose(f);
+        return ETL_E_INVALID_ARG;
+    }
     *out = NULL;
+    if (!path) {
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "the output's path is NULL");
+        if (f) fclose(f);
+        return ETL_E_INVALID_ARG;
+    }
     etl_writer *w = calloc(1, sizeof *w);
     if (!w) {
         if (f) fclose(f);
@@ -394,19 +407,78 @@ etl_status etl_writer_open_stream(FILE *f, const char *name, bool sync, const et
     return writer_open(name, f, sync, opts, out, diag);
 }
 
+/* A refused write: its status, and why, kept for etl_writer_why. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static etl_status refuse(etl_writer *w, etl_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    w->why.status = st;
+    w->why.file_offset = UINT64_MAX;
+    vsnprintf(w->why.msg, sizeof w->why.msg, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/*
+ * Whether a kernel record of a fixed-layout event (rec, size bytes; payload of len bytes past its
+ * head) reads back as the event: the reader's own rule (etl_record_frame's ETL_REC_BAD_SIZE) on the
+ * record as the file holds it, padded with zeros, a record or the buffer's end after it (what follows
+ * the writer's records always frames). Only a payload past its layout is looked at; what the rule
+ * takes as damage is refused, the hook, size and limit said.
+ */
+static etl_status layout_check(etl_writer *w, const uint8_t *rec, size_t size, size_t len, unsigned ptr)
+{
+    uint16_t hook = etl_rd_u16(rec + 6);
+    unsigned version = rec[0];
+    size_t layout = etl_kernel_layout_size(hook, version, ptr);
+    if (!layout || len <= layout) return ETL_OK;
+    if (!w->scratch && !(w->scratch = malloc(0x10000 + 8))) return ETL_E_NOMEM;
+    size_t aligned = (size + 7) & ~(size_t)7;
+    if (rec != w->scratch) memcpy(w->scratch, rec, size);
+    memset(w->scratch + size, 0, aligned - size);
+    etl_record r;
+    size_t next = 0;
+    if (etl_record_frame((etl_span){w->scratch, aligned}, 0, &r, &next) == ETL_OK && r.size == size &&
+        !(r.has & ETL_REC_BAD_SIZE))
+        return ETL_OK;
+    if (len > 2 * layout)
+        return refuse(w, ETL_E_INVALID_ARG, "hook 0x%04X version %u: a payload of %zu bytes, more than twice its "
+                      "layout's %zu (at most %zu): a reader passes it over as damage", hook, version, len, layout,
+                      2 * layout);
+    return refuse(w, ETL_E_INVALID_ARG, "hook 0x%04X version %u: a payload of %zu bytes past its layout's %zu whose "
+                  "bytes past the layout read as records (at most %zu when they do): a reader cuts it at its layout",
+                  hook, version, len, layout, layout);
+}
+
 etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev)
 {
     if (!w || !ev) return ETL_E_INVALID_ARG;
     if (w->err) return w->err;
     if (ev->cpu >= w->o.ncpu || ev->pmc_count > 7 || ev->header > ETL_WH_PERFINFO || (ev->len && !ev->payload) ||
         (ev->pmc_count && !ev->pmc))
-        return ETL_E_INVALID_ARG;
+        return refuse(w, ETL_E_INVALID_ARG, "CPU %u of %u, header type %u, %u PMC counters, payload or counters "
+                      "NULL with a length: out of range", ev->cpu, w->o.ncpu, ev->header, ev->pmc_count);
     /* The length alone first: header_len + len must not wrap (a len near SIZE_MAX passed the checks and copied). */
-    if (ev->len > 0xFFFF) return ETL_E_RANGE;
+    if (ev->len > 0xFFFF) return refuse(w, ETL_E_RANGE, "a payload of %zu bytes: more than a record holds", ev->len);
     size_t size = header_len(ev) + ev->len;
     size_t aligned = (size + 7) & ~(size_t)7;
-    if (size > 0xFFFF || aligned > w->o.buffer_size - ETL_BUFFER_HEADER_SIZE) return ETL_E_RANGE;
-    if (!time_ok(w, &w->cpus[ev->cpu], ev->ts)) return ETL_E_INVALID_ARG;
+    if (size > 0xFFFF || aligned > w->o.buffer_size - ETL_BUFFER_HEADER_SIZE)
+        return refuse(w, ETL_E_RANGE, "a record of %zu bytes: more than a record or a buffer of %u holds", size,
+                      w->o.buffer_size);
+    if (!time_ok(w, &w->cpus[ev->cpu], ev->ts))
+        return refuse(w, ETL_E_INVALID_ARG, "time %llu on CPU %u: before its last, before the session's window "
+                      "or past the clock's range", (unsigned long long)ev->ts, ev->cpu);
+    /* A fixed-layout event past its layout: encoded aside first, so that a refusal leaves no trace. */
+    size_t lay = etl_kernel_layout_size(ev->hook, ev->version, w->o.pointer_size);
+    if (lay && ev->len > lay) {
+        if (!w->scratch && !(w->scratch = malloc(0x10000 + 8))) return ETL_E_NOMEM;
+        encode_event(w, ev, w->scratch, size);
+        etl_status st = layout_check(w, w->scratch, size, ev->len, w->o.pointer_size);
+        if (st != ETL_OK) return st;
+    }
     cpu_buf *b = cpu_buffer(w, ev->cpu);
     if (!b) return w->err;
     if (b->used + aligned > w->o.buffer_size && flush_cpu(w, ev->cpu) != ETL_OK) return w->err;
@@ -424,16 +496,32 @@ etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, con
 {
     if (!w || (!rec && size)) return ETL_E_INVALID_ARG;
     if (w->err) return w->err;
-    if (cpu >= w->o.ncpu) return ETL_E_INVALID_ARG;
+    if (cpu >= w->o.ncpu) return refuse(w, ETL_E_INVALID_ARG, "CPU %u of %u: out of range", cpu, w->o.ncpu);
     size_t aligned = (size + 7) & ~(size_t)7;
-    if (size > 0xFFFF || aligned > w->o.buffer_size - ETL_BUFFER_HEADER_SIZE) return ETL_E_RANGE;
+    if (size > 0xFFFF || aligned > w->o.buffer_size - ETL_BUFFER_HEADER_SIZE)
+        return refuse(w, ETL_E_RANGE, "a record of %zu bytes: more than a record or a buffer of %u holds", size,
+                      w->o.buffer_size);
     /* One whole record as the reader frames it (its Size is size), and its own time, if it has one, is ts. */
     etl_record r;
     size_t next = 0;
-    if (etl_record_frame((etl_span){rec, size}, 0, &r, &next) != ETL_OK || r.size != size ||
-        ((r.has & ETL_REC_TS) && r.ts != ts))
-        return ETL_E_INVALID_ARG;
-    if (!time_ok(w, &w->cpus[cpu], ts)) return ETL_E_INVALID_ARG;
+    if (etl_record_frame((etl_span){rec, size}, 0, &r, &next) != ETL_OK)
+        return refuse(w, ETL_E_INVALID_ARG, "%zu bytes that are not one record", size);
+    bool kernel = r.htype == ETL_HTYPE_SYSTEM32 || r.htype == ETL_HTYPE_SYSTEM64 || r.htype == ETL_HTYPE_COMPACT32 ||
+                  r.htype == ETL_HTYPE_COMPACT64 || r.htype == ETL_HTYPE_PERFINFO32 || r.htype == ETL_HTYPE_PERFINFO64;
+    size_t head = (size_t)(r.payload.p - rec);
+    if (kernel && etl_rd_u16(rec + 4) == size && size >= head) { /* the reader's layout rule, as the file holds it */
+        etl_status st = layout_check(w, rec, size, size - head, r.pointer_size);
+        if (st != ETL_OK) return st;
+    }
+    if (r.size != size || (r.has & ETL_REC_BAD_SIZE))
+        return refuse(w, ETL_E_INVALID_ARG, "a record whose Size (%u) is not the %zu bytes written, or one its "
+                      "layout contradicts", etl_rd_u16(rec + (kernel ? 4 : 0)), size);
+    if ((r.has & ETL_REC_TS) && r.ts != ts)
+        return refuse(w, ETL_E_INVALID_ARG, "a record of time %llu written at %llu", (unsigned long long)r.ts,
+                      (unsigned long long)ts);
+    if (!time_ok(w, &w->cpus[cpu], ts))
+        return refuse(w, ETL_E_INVALID_ARG, "time %llu on CPU %u: before its last, before the session's window "
+                      "or past the clock's range", (unsigned long long)ts, cpu);
     cpu_buf *b = cpu_buffer(w, cpu);
     if (!b) return w->err;
     if (b->used + aligned > w->o.buffer_size && flush_cpu(w, cpu) != ETL_OK) return w->err;
@@ -446,8 +534,16 @@ etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, con
     return ETL_OK;
 }
 
+etl_status etl_writer_why(const etl_writer *w, etl_diag *diag)
+{
+    if (!w) return ETL_E_INVALID_ARG;
+    if (diag) *diag = w->why;
+    return w->why.status;
+}
+
 etl_status etl_writer_flush(etl_writer *w)
 {
+    if (!w) return ETL_E_INVALID_ARG;
     for (uint32_t c = 0; c < w->o.ncpu; c++)
         if (flush_cpu(w, (uint16_t)c) != ETL_OK) break;
     return w->err;
@@ -532,6 +628,7 @@ void etl_writer_diag(const etl_writer *w, etl_status st, etl_diag *diag)
 {
     /* The system's reason when a write failed (a full disk, a file size limit), as every output names it. */
     if (st == ETL_E_IO && w->sys_err) etl_diag_set(diag, st, UINT64_MAX, "%s: %s", w->name, strerror(w->sys_err));
+    else if (st != ETL_E_IO && st == w->why.status) etl_diag_set(diag, st, UINT64_MAX, "%s: %s", w->name, w->why.msg);
     else etl_diag_set(diag, st, UINT64_MAX, "%s: cannot complete the trace: %s", w->name, etl_status_str(st));
 }
 
@@ -587,6 +684,7 @@ etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
     free(w->zbuf);
     free(w->hole);
     free(w->wb);
+    free(w->scratch);
     free(w->name);
     free(w);
     return st;
