@@ -31,6 +31,10 @@ extern "C" {
  *   - A sz larger than this version's (a program built against a newer etlkit): the members this version does not
  *     know are not read, even when they are non-zero (unlike libbpf, which refuses them); a program that needs a
  *     newer member checks etl_version() first.
+ *   - The calls that fill a struct (etl_profile_options_init, etl_pmc_options_init, etl_synth_options_init and
+ *     synth's _preset, _set, _get) write or read this version's whole struct (sz is not set yet when an init is
+ *     called): a program built against an older etlkit that calls them must be rebuilt. The rule above is for
+ *     what the runs read (synth's: etl_synth_validate, etl_synth_run).
  */
 
 /* The headers' inline code (the record framer, the clock) uses GCC's and Clang's builtins. */

@@ -320,8 +320,9 @@ typedef struct etl_synth_rec {
  * Receives each truth record as the simulation makes it (each CPU's records in
  * time order; the thread_total of an exited thread at its exit, the others,
  * the cpu_totals and the end record last), on the thread that called
- * etl_synth_run. Return non-zero to stop the run (ETL_E_IO). The strings are
- * valid during the call only.
+ * etl_synth_run. Return non-zero to stop the run: etl_synth_run returns ETL_E_IO
+ * (diag: "the run was stopped by on_truth ...", the callback's own reason is its
+ * to tell) and leaves no file at its path. The strings are valid during the call only.
  */
 typedef int (*etl_synth_truth_fn)(void *ctx, const etl_synth_rec *rec);
 
@@ -386,7 +387,15 @@ typedef struct etl_synth_options {
     const char *modules;
 } etl_synth_options;
 
-/* The defaults, which are the "small" preset. */
+/*
+ * The defaults, which are the "small" preset. etl_synth_validate and etl_synth_run read the caller's
+ * struct by base.h's rule (its first sz bytes over these defaults; NULL or sz 0: the defaults), so a
+ * struct filled by a program built against an older etlkit runs with the defaults for the members it
+ * does not know. But this call, etl_synth_preset, etl_synth_set and etl_synth_get write or read this
+ * version's whole struct, whatever sz says (it is not set yet when init is called): a program built
+ * against an older etlkit must not call them with its smaller struct (rebuild it, or fill the struct
+ * by hand from sz on).
+ */
 ETL_API void etl_synth_options_init(etl_synth_options *o);
 
 /* Applies a preset ("small" or "large") over o; ETL_E_INVALID_ARG for another name. */
@@ -397,7 +406,7 @@ ETL_API etl_status etl_synth_preset(etl_synth_options *o, const char *name, etl_
  * "duration", "no-spinlocks", ...). value is NULL for flags. Numbers accept
  * K/M/G (powers of 1024) for sizes and a decimal fraction for the duration
  * in seconds. ETL_E_INVALID_ARG with a message in diag for an unknown name, a
- * missing or malformed value or a value out of range.
+ * missing or malformed value or a value out of range, a NULL o or name.
  */
 ETL_API etl_status etl_synth_set(etl_synth_options *o, const char *name, const char *value, etl_diag *diag);
 
@@ -424,7 +433,8 @@ ETL_API etl_status etl_synth_validate(const etl_synth_options *o, etl_diag *diag
 /* ---- running ---------------------------------------------------------------- */
 
 typedef struct etl_synth_summary {
-    uint64_t events;              /* events written (writer's count, headers included) */
+    uint64_t events;              /* events written (etl_writer_events): the file's records less buffer 0's two
+                                   * header records (the logfile header and its extension) */
     uint64_t bytes;               /* file size */
     uint64_t buffers;
     uint64_t switches;
@@ -446,8 +456,11 @@ typedef struct etl_synth_summary {
 } etl_synth_summary;
 
 /*
- * Simulates and writes path (truncated). Validates o first (ETL_E_INVALID_ARG).
- * ETL_E_IO for a write error or when on_truth asked to stop; ETL_E_NOMEM.
+ * Simulates and writes path (truncated). Validates o first (ETL_E_INVALID_ARG, nothing
+ * written); o NULL: the defaults. ETL_E_INVALID_ARG for a NULL path. ETL_E_IO for a write
+ * error or when on_truth asked to stop; ETL_E_NOMEM. On any error once path was created
+ * (a write that failed, a stop) it is removed: no partial trace is left (what path held
+ * before is gone too: it was truncated).
  * summary may be NULL. All memory is allocated up front and freed on return.
  * Where the C library has POSIX threads built in (glibc 2.34+, macOS) the
  * writer and its compression run on a second thread; the bytes are the same

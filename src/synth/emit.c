@@ -35,7 +35,14 @@ bool synth_truth(synth *s, const etl_synth_rec *rec)
 {
     if (!s->o.on_truth || s->err) return !s->err;
     if (s->o.on_truth(s->o.truth_ctx, rec)) {
-        synth_fail(s, ETL_E_IO, "writing the ground truth");
+        /* The callback's reason (a write of its own that failed, or a wish to stop) is its to tell: none made up. */
+        if (s->diag && !s->diag->msg[0]) {
+            s->diag->status = ETL_E_IO;
+            s->diag->file_offset = UINT64_MAX;
+            snprintf(s->diag->msg, sizeof s->diag->msg, "the run was stopped by on_truth (it returned non-zero); "
+                     "no trace is left");
+        }
+        synth_fail(s, ETL_E_IO, "on_truth");
         return false;
     }
     return true;

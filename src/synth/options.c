@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "out/num.h"
+#include "base/opts.h"
 #include "synth_internal.h"
 
 #define DEFAULT_LOG_FILE_NAME "C:\\Windows\\Temp\\etlkit-synth.etl"
@@ -155,7 +156,7 @@ static etl_status set_u32(const char *name, const char *v, uint64_t lo, uint64_t
 
 etl_status etl_synth_set(etl_synth_options *o, const char *name, const char *v, etl_diag *diag)
 {
-    if (!o || !name) return ETL_E_INVALID_ARG;
+    if (!o || !name) return bad(diag, "%s", !o ? "no options struct to set" : "no option name");
     size_t n;
     const etl_synth_option_desc *t = etl_synth_option_table(&n);
     const etl_synth_option_desc *d = NULL;
@@ -329,9 +330,13 @@ void etl_synth_get(const etl_synth_options *o, const char *name, char *out, size
 #undef B
 }
 
-etl_status etl_synth_validate(const etl_synth_options *o, etl_diag *diag)
+etl_status etl_synth_validate(const etl_synth_options *caller, etl_diag *diag)
 {
-    if (!o || o->sz < sizeof *o) return bad(diag, "options: bad struct size");
+    /* base.h's rule: the caller's first sz bytes over the defaults (NULL, sz 0: the defaults). */
+    etl_synth_options v;
+    etl_synth_options_init(&v);
+    etl_opts_take(&v, sizeof v, caller);
+    const etl_synth_options *o = &v;
     if (o->ncpu < 1 || o->ncpu > ETL_SYNTH_MAX_CPUS) return bad(diag, "--cpus must be 1..256");
     if (o->processes < 1 || o->threads < o->processes || o->threads > ETL_SYNTH_MAX_THREADS)
         return bad(diag, "--threads must be at least --processes (and at most 200000)");

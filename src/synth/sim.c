@@ -45,6 +45,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "base/opts.h"
 #include "base/platform.h"
 #include "synth_internal.h"
 #include "writer/writer_internal.h"
@@ -1214,7 +1215,9 @@ static void on_cpu_event(synth *s, uint32_t slot, uint64_t t)
 /* The writer's failure: the file and the system's reason (a full disk, a file size limit), as every output says it. */
 static void write_failed(synth *s, etl_status st, const char *what)
 {
-    if (st != ETL_E_IO || s->err || !s->diag || s->diag->msg[0]) {
+    /* A write the writer refused: its reason (etl_writer_why), as for a failed write the system's. */
+    bool told = st == ETL_E_IO || (s->w && etl_writer_why(s->w, NULL) == st);
+    if (!told || s->err || !s->diag || s->diag->msg[0]) {
         synth_fail(s, st, what);
         return;
     }
@@ -1479,6 +1482,7 @@ static etl_status setup(synth *s, const char *path)
     if (st != ETL_OK) {
         etl_writer_close(s->w, s->header_ts, NULL);
         s->w = NULL;
+        etl_unlink(path);
     }
     return st;
 }
@@ -1508,14 +1512,22 @@ etl_status etl_synth_run(const char *path, const etl_synth_options *o, etl_synth
         diag->file_offset = UINT64_MAX;
     }
     if (summary) memset(summary, 0, sizeof *summary);
-    if (!path || !o) return ETL_E_INVALID_ARG;
+    if (!path) {
+        if (diag) {
+            diag->status = ETL_E_INVALID_ARG;
+            snprintf(diag->msg, sizeof diag->msg, "no path to write the trace to");
+        }
+        return ETL_E_INVALID_ARG;
+    }
     etl_status st = etl_synth_validate(o, diag);
     if (st != ETL_OK) return st;
     synth *s = calloc(1, sizeof *s);
     if (!s) return ETL_E_NOMEM;
-    s->o = *o;
+    etl_synth_options_init(&s->o); /* base.h's rule, as validated */
+    etl_opts_take(&s->o, sizeof s->o, o);
     s->diag = diag;
     st = setup(s, path);
+    bool created = st == ETL_OK; /* setup's failures leave none (its writer's open failed, or it removed it) */
     if (st == ETL_OK) {
         run_loop(s);
         if (!s->err) finish(s);
@@ -1552,6 +1564,8 @@ etl_status etl_synth_run(const char *path, const etl_synth_options *o, etl_synth
         diag->status = st;
         snprintf(diag->msg, sizeof diag->msg, "%s: %s", path, etl_status_str(st));
     }
+    /* A run that failed or was stopped once path was created leaves nothing there: a partial trace would read as a whole, shorter one. */
+    if (st != ETL_OK && created) etl_unlink(path);
     teardown(s);
     free(s);
     return st;
