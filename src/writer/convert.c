@@ -22,12 +22,17 @@
  *    before them is known: each CPU's output stays in time order.
  * An input that misses buffers (gaps in its SequenceNumbers) gives an output that
  * misses as many at the same places of each CPU's records: a record's epoch is the
- * number of gaps before its buffer, and the writer puts a CPU's records of each
- * epoch in buffers of their own, numbered around the same gaps (etl_writer_holes),
+ * number of the output's holes before it, and the writer puts a CPU's records of each
+ * epoch in buffers of their own, numbered around the same holes (etl_writer_holes),
  * so that the output's reader finds where each CPU may have lost records as the
  * input's does (etl_reader_cpu_gaps). Expanding batches, a CPU's span may end
  * earlier: at the first switch of its batch after the hole, which that batch knows
  * (a batch is logged after its switches, the input's span ends at its records).
+ * When the reading itself loses records (a buffer not read whole, a record passed
+ * over or merged at its CPU's time, a switch with no known new thread that a batch
+ * would pair), the output is written a second time with one number missing after
+ * each loss, at the buffer or record where it lies, so that its readers find the
+ * loss there as well instead of reading a clean trace.
  */
 /* realpath(NULL buffer) and fchmod/fchown are XSI, beyond the build's POSIX level. */
 #define _XOPEN_SOURCE 700
@@ -73,7 +78,7 @@ typedef struct rec_at {
 typedef struct held {
     uint64_t ts;
     size_t off, size;
-    uint32_t epoch;     /* the gaps before its buffer (etl_writer_epoch) */
+    uint32_t epoch;     /* the output's holes before it (epoch_of) */
 } held;
 
 /* A switch expanded from a batch, waiting: the epoch of its batch. */
@@ -122,14 +127,14 @@ typedef struct conv {
     etl_reader *rd;
     etl_stats dmg;       /* damage the expander found in batches (etl_batch_expand_tell) */
     const out_hole *hv;  /* the numbers the output misses, by (.to, .pos): the input's holes, and after the first */
-    size_t nh;           /* writing the losses it found (holes_with_losses) */
+    size_t nh;           /* writing the losses it found (holes_of) */
     rec_at *cuts;        /* the first writing's: the losses inside buffers (unknown_new_thread) */
     size_t ncuts, capcuts;
     bool learn;          /* the first writing: cuts are noted */
     bool holes;          /* the output misses buffers: records go out with their epochs */
     uint32_t epoch_buf;  /* the last buffer whose epoch was looked up (UINT32_MAX: none), and its epoch */
     uint32_t epoch_of_buf;
-    size_t too_big;      /* the largest record that did not fit an output buffer (ETL_E_RANGE), for the message */
+    size_t too_big;      /* a record did not fit an output buffer (ETL_E_RANGE): the input's largest, for the message */
 } conv;
 
 /* A CPU's last switch taken from batches, and the batch of its pending switch. */
@@ -207,7 +212,7 @@ static etl_status write_raw(conv *c, uint16_t cpu, uint64_t ts, const uint8_t *p
     }
     etl_status st = to_epoch(c, cpu, epoch);
     if (st == ETL_OK) st = etl_writer_write_record(c->w, cpu, ts, p, n);
-    if (st == ETL_E_RANGE && n > c->too_big) c->too_big = n;
+    if (st == ETL_E_RANGE) c->too_big = n;
     if (st == ETL_OK) {
         c->st->records_out++;
         if (ts > c->q[cpu].last_ts) c->q[cpu].last_ts = ts;
@@ -524,7 +529,6 @@ static etl_status sched_record(conv *c, uint64_t ts)
     return st;
 }
 
-/* Full -> compact: one switch into the encoder; a finished batch is written now. */
 /*
  * To compact: a CSwitch whose new thread is not known (all ones: a lost switch, as convert expands a broken chain)
  * and another switch after it on its CPU, whose old thread a batch would give it (explore26 F6: the compact output
@@ -551,8 +555,8 @@ static etl_status unknown_new_thread(conv *c, cpu_queue *q)
     return ETL_OK;
 }
 
-/* The next record of a CPU whose last CSwitch has no known new thread: that switch's batch ends, before the record's
- * epoch (a hole after the switch) is taken, so that the switch is the last of a batch before it. */
+/* A record past a hole, on a CPU whose last CSwitch has no known new thread: that switch's batch ends before the
+ * record's epoch is taken, so that the switch is the last of a batch before the hole. */
 static etl_status cut_unknown(conv *c, uint16_t cpu)
 {
     cpu_queue *q = &c->q[cpu];
@@ -562,6 +566,7 @@ static etl_status cut_unknown(conv *c, uint16_t cpu)
     return st == ETL_OK ? write_batch(c, &b, b.last_time) : st;
 }
 
+/* Full -> compact: one switch into the encoder; a finished batch is written now. */
 static etl_status encode_switch(conv *c, const etl_cswitch *sw)
 {
     etl_ccswap_switch in = {0};
@@ -614,11 +619,13 @@ static etl_status one_record(conv *c, const etl_record *r)
         c->st->records_dropped++;
         return ETL_OK;
     }
-    if (c->q[r->cpu].new_unknown && !c->q[r->cpu].unknown_cut) {
+    uint32_t e = epoch_of(c, r->buffer_index, r->offset);
+    /* A hole after the CPU's last switch, whose new thread is not known (the second writing's cut): that switch's
+     * batch ends before it. Without a hole the batch goes on as the input's did. */
+    if (c->q[r->cpu].new_unknown && !c->q[r->cpu].unknown_cut && e > c->q[r->cpu].epoch) {
         etl_status st = cut_unknown(c, r->cpu);
         if (st != ETL_OK) return st;
     }
-    uint32_t e = epoch_of(c, r->buffer_index, r->offset);
     if (e > c->q[r->cpu].epoch) c->q[r->cpu].epoch = e; /* a CPU's buffers are read in order: never less */
     uint16_t hook = 0;
     bool kernel = etl_record_kernel_hook(r, &hook);
@@ -736,7 +743,7 @@ uint64_t etl_convert_missing(const etl_reader *rd)
     uint64_t n = unread_count(rd);
     if (!etl_reader_buffers_missing(rd)) return n;
     n += missing_tail(rd);
-    for (size_t k = 0; k < rd->nholes; k++) n += rd->holes[k].to - rd->holes[k].from + 1;
+    for (size_t k = 0; k < rd->nholes; k++) n += hole_size(&(out_hole){rd->holes[k].from, rd->holes[k].to, 0});
     return n;
 }
 
@@ -856,6 +863,11 @@ static etl_status write_output(conv *c, FILE *f, const char *out_path, etl_write
         if (o->on_progress && (st->records_in & 0xFFFF) == 0) o->on_progress(o->progress_ctx, etl_iter_progress(it), total);
         rc = one_record(c, &r);
     }
+    /* A record too large for the buffers: the advice must be enough, so the largest record, not the first too large
+     * (failure only: no cost otherwise). */
+    if (rc == ETL_E_RANGE && c->too_big)
+        while (etl_iter_next(it, &r) == ETL_OK)
+            if (r.size > c->too_big) c->too_big = r.size;
     /* End of trace: the open batches, the open switches, what is still held (to compact: the events after the
      * last scheduler record, which the batches precede). */
     etl_ccswap_batch b;
@@ -910,7 +922,7 @@ static etl_status write_output(conv *c, FILE *f, const char *out_path, etl_write
     }
     if (rc == ETL_E_RANGE && c->too_big && diag && !diag->msg[0]) {
         size_t need = (((c->too_big + 7) & ~(size_t)7) + ETL_BUFFER_HEADER_SIZE + 7) & ~(size_t)7;
-        etl_diag_set(diag, rc, UINT64_MAX, "%s: a record of %zu bytes (the first too large) does not fit a buffer of %u "
+        etl_diag_set(diag, rc, UINT64_MAX, "%s: a record of %zu bytes (the input's largest) does not fit a buffer of %u "
                      "bytes: a buffer size of at least %zu", out_path, c->too_big, wo.buffer_size, need < 4096 ? 4096 : need);
     }
     if (rc != ETL_OK && diag && !diag->msg[0])
@@ -926,11 +938,27 @@ static etl_status write_output(conv *c, FILE *f, const char *out_path, etl_write
 etl_status etl_convert(const char *in_path, const char *out_path, const etl_convert_options *opts,
                        etl_convert_stats *st, etl_diag *diag)
 {
+    if (!in_path || !out_path || !st) {
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "convert: no %s", !in_path ? "input path" : !out_path
+                     ? "output path" : "stats to fill");
+        return ETL_E_INVALID_ARG;
+    }
     memset(st, 0, sizeof *st);
     /* The caller's first sz bytes over the defaults (base/opts.h: an older, smaller struct, or none) */
     etl_convert_options oo = {sizeof oo, ETL_CSWITCH_KEEP, -1, 0, -1, NULL, NULL, NULL, NULL};
     etl_opts_take(&oo, sizeof oo, opts);
     const etl_convert_options *o = &oo;
+    /* What the writer and the encoder would refuse, refused before anything is read, naming the option (a value
+     * from a newer header is not taken for another). */
+    const char *bad = o->cswitch < ETL_CSWITCH_KEEP || o->cswitch > ETL_CSWITCH_COMPACT ? "cswitch: not an etl_cswitch_format"
+                      : o->buffer_size && (o->buffer_size < 4096 || o->buffer_size > (16u << 20) || o->buffer_size % 8)
+                          ? "buffer_size: a multiple of 8 from 4096 to 16 MiB (0: as the input)"
+                      : o->bias > 54 ? "bias: the StateWr bias is 1..54 (0 or less: from the OS build)"
+                                     : NULL;
+    if (bad) {
+        etl_diag_set(diag, ETL_E_INVALID_ARG, UINT64_MAX, "convert options: %s", bad);
+        return ETL_E_INVALID_ARG;
+    }
     etl_outfile of;
     etl_status rc = etl_outfile_check(out_path, &of, diag); /* before reading anything: a refusal costs nothing */
     if (rc != ETL_OK) return rc;
@@ -972,7 +1000,7 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     wo.buffer_size = o->buffer_size ? o->buffer_size : h->buffer_size;
     /* A claimed 16 MiB times every CPU would be written (and held) whole: by default, at most 1 MiB. */
     if (!o->buffer_size && wo.buffer_size > CONVERT_BUFFER_MAX) wo.buffer_size = CONVERT_BUFFER_MAX;
-    if (wo.buffer_size < 4096 || wo.buffer_size > (16u << 20) || wo.buffer_size % 8) wo.buffer_size = 65536;
+    if (wo.buffer_size < 4096 || wo.buffer_size > (16u << 20) || wo.buffer_size % 8) wo.buffer_size = 65536; /* the input's */
     /* Every CPU's buffer is held until full: by default, as large as the writer's memory fits for all of them (a
      * --buffer-size past it is refused, naming the most). */
     if (!o->buffer_size && wo.buffer_size > etl_writer_buffer_max(c.ncpu)) wo.buffer_size = etl_writer_buffer_max(c.ncpu);
@@ -1031,9 +1059,10 @@ etl_status etl_convert(const char *in_path, const char *out_path, const etl_conv
     if (rc == ETL_OK && lost) {
         etl_stats once = {.first_problem_offset = UINT64_MAX};
         etl_reader_problem(rd, &once, ETL_E_CORRUPT, UINT64_MAX,
-                           "records of %zu buffer%s lost or out of place (told above): the output is written again, "
-                           "missing %s SequenceNumber%s after %s, where its readers find the loss",
-                           lost, lost == 1 ? "" : "s", lost == 1 ? "a" : "as many", lost == 1 ? "" : "s",
+                           "%zu loss%s of records (told above: buffers not read whole or out of place, switches with "
+                           "no known new thread): the output is written again, missing %s SequenceNumber%s after %s, "
+                           "where its readers find the loss",
+                           lost, lost == 1 ? "" : "es", lost == 1 ? "a" : "as many", lost == 1 ? "" : "s",
                            lost == 1 ? "it" : "each");
         size_t nh = c.nh;
         cleanup(&c);

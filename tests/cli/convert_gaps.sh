@@ -27,6 +27,11 @@ same "whole" whole.etl dce8ee5a1d1db2b6ccf1377cda178bf7a820f8a12503f9927ea14d9cf
 same "whole to compact" whole.etl 639f347bd920e90095eb17ba88936d6204e25eaa01db2f241902fe522729d7bc --cswitch compact
 same "whole compressed" whole.etl 23c3e5bd4f7ec5a4c7ff8dea8513b1486f9ea7cd9edbaa0f54216713e8c72012 --compress
 same "whole compact to full" wholec.etl 45125323695ce2ac41f92e9b72c9f42b40818a6e11a637c8bed828fc6f5cd9a1 --cswitch full
+# compact -> full -> compact: every CPU's last switch has no known new thread (a batch pairs it with the next), and
+# no hole follows it: its batch goes on to the end as before (it was once ended at the CPU's next record).
+"$etlkit" convert -q --cswitch full wholec.etl -o wholecf.etl || bad "compact to full"
+same "whole compact to full to compact" wholecf.etl dc390f8e52f7e01083f811b6527049020db29e84e8a00a963481cad92bca912b \
+  --cswitch compact
 same "kernel sample" "$samples/kernel-shutdown-x64.etl" 9cd987654c64175fd956549adc0edc5c2395a9d113a4740412da286d08068db4
 same "kernel sample compressed" "$samples/kernel-shutdown-x64.etl" \
   383bfae2b56f4fec0f022dcbe956cfbb8b0a2fbd3d3269932bc856c3b27502dc --compress
@@ -182,7 +187,7 @@ PY
   done
 done
 rm -f out.etl; "$etlkit" convert um.etl -o out.etl 2>err.txt
-grep -q "records of 1 buffer lost or out of place (told above): the output is written again, missing a SequenceNumber after it" err.txt ||
+grep -q "1 loss of records (told above: buffers not read whole or out of place, switches with no known new thread): the output is written again, missing a SequenceNumber after it" err.txt ||
   bad "the second writing not told: $(cat err.txt)"
 
 # A buffer whose header names another CPU (explore26 F4): its records are merged at that CPU's time, which the output
@@ -246,8 +251,14 @@ rm -f out.etl; "$etlkit" convert -q --buffer-size 16777216 c64.etl -o out.etl 2>
 [ "$rc" = 64 ] && grep -q "a buffer size of at most 4194304" err.txt || bad "convert 64 CPUs of 16 MiB: exit $rc: $(cat err.txt)"
 # A record larger than the buffer asked for: which, and the size that holds it.
 rm -f out.etl; "$etlkit" convert -q --buffer-size 8192 "$samples/amsi-user-x64.etl" -o out.etl 2>err.txt; rc=$?
-[ "$rc" = 1 ] && grep -q "a record of 10220 bytes (the first too large) does not fit a buffer of 8192 bytes: a buffer size of at least 10296" err.txt ||
+[ "$rc" = 1 ] && grep -q "a record of 10220 bytes (the input's largest) does not fit a buffer of 8192 bytes: a buffer size of at least 10296" err.txt ||
   bad "convert --buffer-size 8192 of amsi-user-x64: exit $rc: $(cat err.txt)"
+# The size named is enough: the input's largest record, not the first too large (50,900 bytes, then 65,370 once).
+rm -f out.etl; "$etlkit" convert -q --buffer-size 16384 "$samples/perfview-x64-compressed.etl" -o out.etl 2>err.txt; rc=$?
+[ "$rc" = 1 ] && grep -q "a record of 65370 bytes (the input's largest) does not fit a buffer of 16384 bytes: a buffer size of at least 65448" err.txt ||
+  bad "convert --buffer-size 16384 of perfview-x64-compressed: exit $rc: $(cat err.txt)"
+rm -f out.etl; "$etlkit" convert -q --buffer-size 65448 "$samples/perfview-x64-compressed.etl" -o out.etl 2>err.txt ||
+  bad "convert --buffer-size 65448 (the size advised) of perfview-x64-compressed: exit $?: $(cat err.txt)"
 
 # The gap is told where it is, the session's BuffersLost stays its own (0), and a second conversion changes nothing.
 "$etlkit" convert -q gap.etl -o c1.etl

@@ -426,6 +426,28 @@ static void test_errors(void **s)
     snprintf(in, sizeof in, ETLKIT_SHARED_DIR "/samples/lxcore-x64.etl");
     snprintf(out, sizeof out, "%s/no/dir/out.etl", dir);
     assert_int_equal(etl_convert(in, out, &o, &st, &d), ETL_E_IO);
+    /* Options out of their range are refused before anything is read, naming the option (explore30 F2, F3: a buffer
+     * size the writer refuses was replaced by the input's, an unknown format kept the switches, a bias of 55 named
+     * the output file), and so is a NULL path or stats (F7). No output is made. */
+    snprintf(out, sizeof out, "%s/refused.etl", dir);
+    static const struct { uint32_t buffer_size; int cswitch, bias; const char *says; } bad[] = {
+        {100, 0, -1, "buffer_size"}, {4100, 0, -1, "buffer_size"}, {32u << 20, 0, -1, "buffer_size"},
+        {0, 7, -1, "cswitch"},       {0, -1, -1, "cswitch"},       {0, 1, 55, "bias"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        etl_convert_options b = o;
+        b.buffer_size = bad[i].buffer_size;
+        b.cswitch = bad[i].cswitch;
+        b.bias = bad[i].bias;
+        memset(&d, 0, sizeof d);
+        assert_int_equal(etl_convert(in, out, &b, &st, &d), ETL_E_INVALID_ARG);
+        if (!strstr(d.msg, bad[i].says)) fail_msg("case %zu: '%s' does not name %s", i, d.msg, bad[i].says);
+        assert_int_equal(access(out, F_OK), -1);
+    }
+    assert_int_equal(etl_convert(in, out, &o, NULL, &d), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_convert(NULL, out, &o, &st, &d), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_convert(in, NULL, &o, &st, &d), ETL_E_INVALID_ARG);
+    assert_int_equal(access(out, F_OK), -1);
 }
 
 /* The group mask of a file's header extension. */
