@@ -136,13 +136,18 @@ static void json_row(jw *w, const etl_cmp_row *r)
     jw_bool(w, "ready_exact", r->p_exact);
 }
 
+/* Lines that hold a path hold the longest one (they were cut at 240 bytes: reviewer70 F1). */
+#define UNKNOWN_LINE (4096 + 200)          /* unknown_line's: a path and the sentence */
+#define WHY_MAX (2 * UNKNOWN_LINE + 100)   /* a gate's why: both sides' lines */
+#define DELTA_MAX (WHY_MAX + 32)           /* fmt_gate_delta's: "cannot be computed: " and the why */
+
 typedef struct gate {
     const char *text;
     etl_cmp_expr e;
     int crossed, found;    /* crossed: 1, 0, or -1 when the change cannot be computed (the gate fails) */
     unsigned unknown_time; /* crossed -1 because of these sides' unknown CPU time (bit 0 BEFORE, 1 AFTER) */
     int64_t delta;
-    char why[560];         /* crossed -1: what is unknown, and where (two sides: two lines) */
+    char why[WHY_MAX];     /* crossed -1: what is unknown, and where (two sides: two lines) */
 } gate;
 
 /* "FILE: X of its Y CPU time is unknown", the line that says a side's amounts count its known time only. */
@@ -158,7 +163,7 @@ static void gate_why(gate *g, const etl_compare *c, const etl_cmp_side *sides, c
 {
     if (g->unknown_time) {
         /* Each side whose unknown time left it undecided (both: the two lines, joined). */
-        char line[2][240] = {"", ""};
+        char line[2][UNKNOWN_LINE] = {"", ""};
         for (int k = 0; k < 2; k++)
             if (g->unknown_time & (1u << k)) unknown_line(line[k], sizeof line[k], &sides[k], k ? pa : pb);
         snprintf(g->why, sizeof g->why, "%s%s%s%s", line[0], line[0][0] && line[1][0] ? "; " : "", line[1],
@@ -188,11 +193,11 @@ static void gate_why(gate *g, const etl_compare *c, const etl_cmp_side *sides, c
         snprintf(g->why, sizeof g->why, "no Ready value in %s", path);
 }
 
-static const char *fmt_gate_delta(char out[600], const gate *g)
+static const char *fmt_gate_delta(char out[DELTA_MAX], const gate *g)
 {
     if (!g->found) return strcpy(out, "not in either trace");
     if (g->crossed < 0) {
-        snprintf(out, 600, "cannot be computed: %s", g->why);
+        snprintf(out, DELTA_MAX, "cannot be computed: %s", g->why);
         return out;
     }
     if (g->e.relative) {
@@ -200,14 +205,14 @@ static const char *fmt_gate_delta(char out[600], const gate *g)
         if (g->delta == INT64_MIN) return strcpy(out, "-inf%");
         char t[32];
         fmt_fixed(t, g->delta, 2);
-        snprintf(out, 600, "%s%s%%", g->delta > 0 ? "+" : "", t);
+        snprintf(out, DELTA_MAX, "%s%s%%", g->delta > 0 ? "+" : "", t);
     } else if (g->e.metric == ETL_CMP_SWITCHES) {
         char t[32];
         fmt_fixed(t, g->delta, 3);
-        snprintf(out, 600, "%s%s/s", g->delta > 0 ? "+" : "", t);
+        snprintf(out, DELTA_MAX, "%s%s/s", g->delta > 0 ? "+" : "", t);
     } else {
         char t[32];
-        snprintf(out, 600, "%s%s", fmt_delta(t, g->delta),
+        snprintf(out, DELTA_MAX, "%s%s", fmt_delta(t, g->delta),
                  g->e.metric == ETL_CMP_CPU || g->e.metric == ETL_CMP_WAIT ? "/s" : "");
     }
     return out;
@@ -357,7 +362,7 @@ static void print_text(const char *pb, const char *pa, const etl_compare *c, con
     printf("etlkit compare: %s (%s) -> %s (%s); amounts per second of window\n", pb, fmt_dur(b1, c->window_before),
            pa, fmt_dur(b2, c->window_after));
     for (int k = 0; k < 2; k++) {
-        char line[240];
+        char line[UNKNOWN_LINE];
         if (sides[k].unknown_ns <= 0) continue;
         unknown_line(line, sizeof line, &sides[k], k ? pa : pb);
         printf("note: %s: amounts count the known time only; a gate it could change cannot be computed\n", line);
@@ -377,7 +382,7 @@ static void print_text(const char *pb, const char *pa, const etl_compare *c, con
     table("Waits by reason, by change of waiting time (per second of window)", c, c->reasons, c->nreasons, top, 1);
     if (ng) printf("\n");
     for (size_t i = 0; i < ng; i++) {
-        char d[600];
+        char d[DELTA_MAX];
         printf("%s  %s: %s\n", g[i].crossed ? "FAIL" : "ok  ", g[i].text, fmt_gate_delta(d, &g[i]));
     }
 }
@@ -553,7 +558,7 @@ int cmd_compare(int argc, char **argv)
                 fprintf(stderr, "%s compare: --fail-if '%s': no such name in either trace\n", prog, g[i].text);
         }
         for (int k = 0; k < 2 && !a.quiet; k++) {
-            char line[240];
+            char line[UNKNOWN_LINE];
             if (sides[k].unknown_ns <= 0) continue;
             unknown_line(line, sizeof line, &sides[k], paths[k]);
             fprintf(stderr, "%s compare: note: %s: amounts count the known time only\n", prog, line);

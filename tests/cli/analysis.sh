@@ -206,5 +206,15 @@ expect "spinlocks impossible share: one warning" test "$(grep -c "warning: .*mor
 "$etlkit" spinlocks "$lo" >"$tmp/out" 2>"$tmp/err"; check "spinlocks default rates" 0 $?
 expect "spinlocks default rates: no warning" sh -c "! grep -q 'more than all of it' '$tmp/err'"
 
+# A side's unknown time is said whole whatever its path's length (reviewer70 F1: cut at 240 bytes, mid-sentence).
+long="$tmp/$(printf 'd%.0s' $(seq 1 150))"
+mkdir -p "$long"
+"$etlkit" synth --quiet --seed 7 --duration 2 --cpus 4 -o "$long/before.etl"
+head -c $(( $(wc -c < "$long/before.etl") / 2 / 65536 * 65536 )) "$long/before.etl" > "$long/cut_after_long_name.etl"
+"$etlkit" compare --fail-if 'cpu(total) < -1%' "$long/before.etl" "$long/cut_after_long_name.etl" >"$tmp/out" 2>"$tmp/err"
+check "compare, a long path cut short" 3 $?
+expect "compare, a long path: the FAIL line whole" grep -q "^FAIL .*cut_after_long_name.etl: .* CPU time is unknown (buffers lost, the file cut short, or a compact trace's last slices): the change could cross either way$" "$tmp/out"
+expect "compare, a long path: the note whole" grep -q "cut_after_long_name.etl: .*last slices): amounts count the known time only$" "$tmp/err"
+
 echo "analysis.sh: $passes passed, $fails failed" >&2
 [ "$fails" -eq 0 ]
