@@ -25,7 +25,9 @@ extern "C" {
  * (0 or a NULL struct: every default). The library reads the caller's first sz bytes over its own defaults, so a
  * program built against an older etlkit gets the defaults for the members it does not know. A zeroed struct with sz
  * set takes the defaults too, but for the members whose 0 is a value: profile's pid and tid (0 is Idle: start from
- * etl_profile_options_init), pmc's nkinds (no counter named: start from etl_pmc_options_init), synth's (its init).
+ * etl_profile_options_init), pmc's nkinds (no counter named: start from etl_pmc_options_init), synth's (its init),
+ * symbols' lenient (0: a folder that is not there fails the open; NULL options: lenient, as etl_symbols_open for
+ * the environment's path).
  *   - sz is a sizeof of some version of the struct. A sz that is not a multiple of size_t's alignment (one that
  *     ends inside a member) is taken down to one: the partial member is not read, never half a pointer.
  *   - A sz larger than this version's (a program built against a newer etlkit): the members this version does not

@@ -55,7 +55,8 @@ typedef struct etl_symbols_options {
     /*
      * An entry that is not an existing folder: false, the open fails (ETL_E_IO, diag
      * "ENTRY: reason"); true (a path set once for all runs, as the environment's), it is
-     * told through on_diag (ETL_E_IO, "ENTRY: reason") and passed over.
+     * told through on_diag (ETL_E_IO, "ENTRY: reason") and passed over. NULL options: true;
+     * a zeroed struct: false (one of base.h's zero exceptions; a sz that ends before it: true).
      */
     bool lenient;
     /*

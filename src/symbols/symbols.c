@@ -27,6 +27,7 @@
 #include "base/bytes.h"
 #include "base/grow.h"
 #include "base/idmap.h"
+#include "base/opts.h"
 #include "base/platform.h"
 #include "etlkit/event.h"
 #include "etlkit/kernel.h"
@@ -259,9 +260,11 @@ etl_status etl_symbols_open(const char *path, etl_symbols **out)
 
 etl_status etl_symbols_open_with(const etl_symbols_options *o, etl_symbols **out, etl_diag *diag)
 {
+    if (!out) return ETL_E_INVALID_ARG;
     *out = NULL;
+    /* base.h's rule (a partial member never read); lenient's 0 is "not lenient", NULL's default true (base.h). */
     etl_symbols_options opt = {.sz = sizeof opt, .lenient = true};
-    if (o) memcpy(&opt, o, o->sz < sizeof opt ? o->sz : sizeof opt);
+    etl_opts_take(&opt, sizeof opt, o);
     etl_symbols *s = calloc(1, sizeof *s);
     if (!s) return ETL_E_NOMEM;
     etl_strtab_init(&s->names);

@@ -6,6 +6,7 @@
  * (a larger sz) is read as far as this version knows.
  */
 #include <setjmp.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #include "testutil.h"
 #include "etlkit/usage.h"
 #include "etlkit/pmc.h"
+#include "etlkit/symbols.h"
 #include "base/opts.h"
 
 /* An older version of a struct and this one: members added after the old sizeof (opts.h's rule). */
@@ -84,12 +86,48 @@ static void test_pmc_prefix(void **state)
     etl_pmc_free(&p);
 }
 
+/*
+ * etl_symbols_open_with (explore30 F5): read by the rule, never half a pointer. A sz of 12 ends inside path:
+ * path is not read (the environment's, here none), where half its pointer was taken. lenient's 0 is a value
+ * (base.h's zero exceptions): a zeroed struct fails on a folder that is not there, NULL options pass it over.
+ */
+static void test_symbols_prefix(void **state)
+{
+    (void)state;
+    static const char missing[] = "/nonexistent-etlkit-symbols-dir";
+    unsetenv("ETLKIT_SYMBOL_PATH");
+    etl_symbols_options o;
+    memset(&o, 0, sizeof o);
+    o.sz = offsetof(etl_symbols_options, path) + 4;
+    o.path = missing;
+    etl_symbols *s = NULL;
+    etl_diag d = {0};
+    assert_int_equal(etl_symbols_open_with(&o, &s, &d), ETL_OK);
+    assert_non_null(s);
+    etl_symbols_close(s);
+    /* A sz that ends before lenient: its default (true), the missing folder passed over. */
+    o.sz = offsetof(etl_symbols_options, lenient);
+    assert_int_equal(etl_symbols_open_with(&o, &s, &d), ETL_OK);
+    etl_symbols_close(s);
+    /* A zeroed struct with sz: lenient false, the open fails. */
+    o.sz = sizeof o;
+    assert_int_equal(etl_symbols_open_with(&o, &s, &d), ETL_E_IO);
+    assert_null(s);
+    /* NULL options: lenient, the environment's missing folder passed over. */
+    setenv("ETLKIT_SYMBOL_PATH", missing, 1);
+    assert_int_equal(etl_symbols_open_with(NULL, &s, &d), ETL_OK);
+    etl_symbols_close(s);
+    unsetenv("ETLKIT_SYMBOL_PATH");
+    assert_int_equal(etl_symbols_open_with(NULL, NULL, &d), ETL_E_INVALID_ARG);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_take),
         cmocka_unit_test(test_usage_prefix),
         cmocka_unit_test(test_pmc_prefix),
+        cmocka_unit_test(test_symbols_prefix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
