@@ -1564,7 +1564,8 @@ etl_status etl_synth_run(const char *path, const etl_synth_options *o, etl_synth
         diag->status = st;
         snprintf(diag->msg, sizeof diag->msg, "%s: %s", path, etl_status_str(st));
     }
-    /* A run that failed or was stopped once path was created leaves nothing there: a partial trace would read as a whole, shorter one. */
+    /* A run that failed or was stopped once path was created leaves nothing there: a partial trace would read
+     * as a whole, shorter one. */
     if (st != ETL_OK && created) etl_unlink(path);
     teardown(s);
     free(s);
