@@ -300,8 +300,9 @@ static int print_intervals(const etl_usage *u)
     if (rc == 0) {
         printf("\nBusy share per interval\n");
         if (unknown)
-            printf("(Unknown %%: the share of all CPUs' time whose thread is not known, records lost; a CPU %% counts it "
-                   "as not busy, as All %% does)\n");
+            printf("(Unknown %%: the share of all CPUs' time whose thread is not known: records lost, a file cut short, "
+                   "a compact trace's last slices, or slices dropped by --complete-only; a CPU %% counts it as not busy, "
+                   "as All %% does)\n");
         if (nc < u->bucket_stride)
             printf("(CPUs 0 to %zu of %zu; All %% and --json cover every CPU)\n", nc - 1, u->bucket_stride);
         tbl_print_text(&t, stdout, "  ");

@@ -319,7 +319,8 @@ void sec_utilisation(page *pg)
     if (any_unknown)
         fputs("<svg width=\"12\" height=\"12\" class=\"sw\" aria-hidden=\"true\"><rect width=\"12\" height=\"12\" "
               "fill=\"url(#hu)\"/></svg> unknown: more than half of the interval's "
-              "time has no known thread (records lost), not idle ", f);
+              "time has no known thread (records lost, a compact trace's last slices, or slices dropped by "
+              "--complete-only), not idle ", f);
     fputs("</figcaption></figure>\n", f);
 
     /* Stacked processes */

@@ -170,6 +170,9 @@ if len(full) < 10: sys.exit('CPU 1: %d intervals wholly unknown, expected the ~1
 PY
 "$etlkit" cpu drop.etl --interval 2ms 2>/dev/null | grep -q 'All %  Unknown %' || bad "drop: no Unknown % column"
 "$etlkit" cpu clean.etl --interval 2ms 2>/dev/null | grep -q 'Unknown %' && bad "clean: an Unknown % column"
+# Unknown time without a loss: the slices --complete-only drops (reviewer70 N1: the note said "records lost").
+"$etlkit" cpu clean.etl --interval 2ms --complete-only 2>/dev/null | grep -q "slices dropped by --complete-only" ||
+  bad "clean --complete-only: the Unknown % note does not say why"
 "$etlkit" report drop.etl -o drop.html -q 2>/dev/null
 [ "$(grep -c 'class="hu"' drop.html)" -gt 0 ] || bad "drop: report: no hatched (unknown) heat strip cell"
 grep -q 'unknown: more than half' drop.html || bad "drop: report: no legend for the unknown cells"
