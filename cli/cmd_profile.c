@@ -587,7 +587,7 @@ int cmd_profile(int argc, char **argv)
     cli_progress bar;
     cli_progress_start(&bar, 2 * etl_reader_file_size(in.reader));
     uint64_t pid = 0;
-    bool by_pid = g.a.process && rep_id_arg(g.a.process, &pid);
+    bool by_pid = g.a.process && etl_sched_id_arg(g.a.process, &pid);
     /* A number no process has selects none, as in the other reports, never all. */
     if (by_pid && pid > UINT32_MAX) pid = (uint64_t)UINT32_MAX + 1;
     etl_profile_options o = {.sz = sizeof o,

@@ -398,7 +398,7 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
                             : "that thread has no off-CPU gap with a known start in the window");
         break;
     case ETL_CHAIN_WHY_NONE_ASKED: /* --thread with a number no thread has: 0, or past 32 bits */
-        if (rep_id_arg(who, &n) && n == 0)
+        if (etl_sched_id_arg(who, &n) && n == 0)
             snprintf(msg, sizeof msg, "thread 0 is the idle thread: it runs when no thread does, and never waits");
         else
             snprintf(msg, sizeof msg, "thread %s is not in this trace (thread ids have 32 bits)", who);
@@ -555,7 +555,7 @@ int cmd_waitchain(int argc, char **argv)
     if (!who) return cli_usage_error("waitchain", "--thread TID or a process name is required");
     uint64_t tid;
     /* a number is a thread id given to --thread, a PID given to --process */
-    if (!a.process && rep_id_arg(who, &tid)) co.tid = tid <= UINT32_MAX ? (uint32_t)tid : 0; /* 0: none (explain) */
+    if (!a.process && etl_sched_id_arg(who, &tid)) co.tid = tid <= UINT32_MAX ? (uint32_t)tid : 0; /* 0: none (explain) */
     else co.process = who;
     if (co.has_from && co.has_at && co.from >= co.at) return cli_usage_error("waitchain", "--from must be before --at");
     co.v0 = a.v0;

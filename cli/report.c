@@ -276,15 +276,6 @@ const char *rep_process_name(const etl_sched *m, uint32_t process, char out[256]
     return out;
 }
 
-bool rep_id_arg(const char *s, uint64_t *id)
-{
-    if (!*s) return false;
-    for (const char *p = s; *p; p++)
-        if (*p < '0' || *p > '9') return false;
-    if (num_parse_u64(s, 10, UINT64_MAX, id) != 0) *id = UINT64_MAX; /* past 2^64 */
-    return true;
-}
-
 int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread)
 {
     const etl_sched_thread *t = etl_sched_thread_at(m, thread);
@@ -292,7 +283,7 @@ int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread)
     if (a->process) {
         if (!t) return 0;
         uint64_t pid;
-        if (rep_id_arg(a->process, &pid)) return t->pid == pid;
+        if (etl_sched_id_arg(a->process, &pid)) return t->pid == pid;
         const etl_sched_process *p = etl_sched_process_at(m, t->process);
         const char *name = p && p->name ? etl_sched_names(m) + p->name : "Unknown";
         /* "svchost" matches "svchost.exe", as people type it. */

@@ -129,12 +129,6 @@ int64_t rep_rate(uint64_t n, int64_t window);
 const char *rep_lat_dur(char out[32], const etl_latency *l, int64_t v);
 /* A process instance's image name ("Unknown" when none) into out[256], its PID (UINT32_MAX when unknown). */
 const char *rep_process_name(const etl_sched *m, uint32_t process, char out[256], uint32_t *pid);
-/*
- * A thread or process id given by a person (--process PID, waitchain's --thread TID): decimal digits only, as
- * every report prints ids ("0936" is 936, never octal; "0x3a8" is a name); false for anything else. *id saturates
- * at UINT64_MAX, which no thread or process has.
- */
-bool rep_id_arg(const char *s, uint64_t *id);
 /* Whether a thread instance passes --process and --thread. */
 int rep_thread_selected(const rep_args *a, const etl_sched *m, uint32_t thread);
 /*

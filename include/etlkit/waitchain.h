@@ -224,6 +224,10 @@ ETL_API size_t etl_sched_near_tids(const etl_sched *m, uint32_t tid, uint32_t fo
 /* Process instances whose name contains want (their order, a name once), or with the PIDs nearest to pid. */
 ETL_API size_t etl_sched_near_processes(const etl_sched *m, const char *want, bool by_pid, uint32_t pid,
                                         uint32_t found[ETL_CHAIN_NEAR_MAX]);
+/* Whether a thread or process id given by a person (--process PID, --thread TID) is one: decimal digits only, as
+   every report prints ids ("0936" is 936, never octal; "+4", " 4" and "0x3a8" are names), and which (*id,
+   saturating at UINT64_MAX, which no thread or process has). The reports, the chain and their notes all read it so. */
+ETL_API bool etl_sched_id_arg(const char *s, uint64_t *id);
 /* Whether a process is want (the image name, ".exe" optional, any case) or has PID pid (by_pid). */
 ETL_API bool etl_sched_process_named(const etl_sched *m, const char *want, bool by_pid, uint32_t pid);
 /* Its image name, "Unknown" when the trace never names it. */

@@ -162,6 +162,15 @@ static char *tmp_name(const etl_outfile *of, char *tmp, size_t n, unsigned i)
     return tmp;
 }
 
+/* The new file's stream (f NULL: none, the file closed), or the system's reason. */
+static etl_status as_stream(const etl_outfile *of, int fd, FILE **f, etl_diag *diag)
+{
+    if (f ? (*f = fdopen(fd, "wb")) != NULL : close(fd) == 0) return ETL_OK;
+    etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", of->target, strerror(errno));
+    if (f) close(fd);
+    return ETL_E_IO;
+}
+
 etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag)
 {
     size_t n = strlen(of->target) + 40;
@@ -190,20 +199,7 @@ etl_status etl_outfile_create(etl_outfile *of, FILE **f, etl_diag *diag)
     of->clean = etl_sigclean_add(tmp, false) + 1;
     etl_sigclean_release();
     if (keep_mode) etl_copy_mode(fd, &of->st); /* replacing a file: it keeps its permissions (and, when we may, its owner) */
-    if (!f) {
-        if (close(fd) != 0) {
-            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", of->target, strerror(errno));
-            return ETL_E_IO;
-        }
-        return ETL_OK;
-    }
-    *f = fdopen(fd, "wb");
-    if (!*f) {
-        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", of->target, strerror(errno));
-        close(fd);
-        return ETL_E_IO;
-    }
-    return ETL_OK;
+    return as_stream(of, fd, f, diag);
 }
 
 /*
@@ -215,13 +211,12 @@ etl_status etl_outfile_reopen(etl_outfile *of, FILE **f, etl_diag *diag)
     if (!of->tmp) return ETL_E_INVALID_ARG;
     bool keep_mode = of->exists && !of->is_link;
     int fd = remove(of->tmp) == 0 || errno == ENOENT ? etl_create_new(of->tmp, keep_mode ? 0600 : 0666) : -1;
-    if (fd >= 0 && keep_mode) etl_copy_mode(fd, &of->st);
-    if (fd < 0 || !(*f = fdopen(fd, "wb"))) {
+    if (fd < 0) {
         etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: %s", of->target, strerror(errno));
-        if (fd >= 0) close(fd);
         return ETL_E_IO;
     }
-    return ETL_OK;
+    if (keep_mode) etl_copy_mode(fd, &of->st);
+    return as_stream(of, fd, f, diag);
 }
 
 etl_status etl_outfile_create_dir(etl_outfile *of, etl_diag *diag)

@@ -232,11 +232,17 @@ static void skip_insert(etl_reader *r, unsigned cpu, uint64_t lo)
     atomic_fetch_add(&r->nskips, 1);
 }
 
+/* The skip table made on first use, under the lock; when it cannot be, every CPU reads as skipped (skips_lost). */
+static void skips_ready(etl_reader *r)
+{
+    if (!r->skip_seen && !atomic_load(&r->skips_lost) && !skips_make(r)) atomic_store(&r->skips_lost, true);
+}
+
 void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo)
 {
     if (b->cpu >= r->ncpu || b->index >= r->nbufs) return; /* no CPU's: a missing buffer's rule (etl_reader_cpu_gaps) */
     etl_mutex_lock(r->skip_mu);
-    if (!r->skip_seen && !atomic_load(&r->skips_lost) && !skips_make(r)) atomic_store(&r->skips_lost, true);
+    skips_ready(r);
     if (r->skip_seen && !(r->skip_seen[b->index] & ETL_SKIP_REST)) {
         r->skip_seen[b->index] |= ETL_SKIP_REST;
         skip_insert(r, b->cpu, lo);
@@ -248,7 +254,7 @@ void etl_reader_note_lost(etl_reader *r, const etl_buf_ent *b, uint64_t lo)
 {
     if (b->cpu >= r->ncpu || b->index >= r->nbufs) return;
     etl_mutex_lock(r->skip_mu);
-    if (!r->skip_seen && !atomic_load(&r->skips_lost) && !skips_make(r)) atomic_store(&r->skips_lost, true);
+    skips_ready(r);
     if (r->skip_seen) skip_insert(r, b->cpu, lo); /* every iterator over the CPU finds it at the same lo: kept once */
     etl_mutex_unlock(r->skip_mu);
 }
@@ -257,7 +263,7 @@ void etl_reader_note_passed(etl_reader *r, const etl_buf_ent *b)
 {
     if (b->index >= r->nbufs) return;
     etl_mutex_lock(r->skip_mu);
-    if (!r->skip_seen && !atomic_load(&r->skips_lost) && !skips_make(r)) atomic_store(&r->skips_lost, true);
+    skips_ready(r);
     if (r->skip_seen) r->skip_seen[b->index] |= ETL_SKIP_PASSED;
     etl_mutex_unlock(r->skip_mu);
 }

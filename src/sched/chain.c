@@ -139,13 +139,8 @@ static bool process_matches(const etl_chain *c, uint32_t thread)
     const etl_sched_thread *t = etl_sched_thread_at(c->model, thread);
     if (!t) return false;
     const char *want = c->o.process;
-    /* Decimal digits only ("+4", " 4" or "0x4" are names), as the other commands' --process. */
-    bool digits = *want != 0;
-    for (const char *d = want; *d; d++) digits &= *d >= '0' && *d <= '9';
-    if (digits) {
-        uint64_t pid;
-        return num_parse_u64(want, 10, UINT64_MAX, &pid) == 0 && t->pid == pid;
-    }
+    uint64_t pid;
+    if (etl_sched_id_arg(want, &pid)) return t->pid == pid; /* as the other commands' --process */
     const etl_sched_process *p = etl_sched_process_at(c->model, t->process);
     const char *name = p && p->name ? etl_sched_names(c->model) + p->name : "Unknown";
     size_t n = strlen(want);

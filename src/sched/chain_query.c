@@ -183,6 +183,15 @@ size_t etl_sched_near_processes(const etl_sched *m, const char *want, bool by_pi
     return k;
 }
 
+bool etl_sched_id_arg(const char *s, uint64_t *id)
+{
+    if (!s || !*s) return false;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return false;
+    if (num_parse_u64(s, 10, UINT64_MAX, id) != 0) *id = UINT64_MAX; /* past 2^64 */
+    return true;
+}
+
 const char *etl_sched_process_image(const etl_sched *m, const etl_sched_process *p)
 {
     return p->name ? etl_sched_names(m) + p->name : "Unknown";
@@ -200,13 +209,9 @@ bool etl_sched_process_named(const etl_sched *m, const char *want, bool by_pid, 
 etl_sched_asked etl_sched_find_asked(const etl_sched *m, int64_t tid, const char *process, etl_sched_found *f)
 {
     *f = (etl_sched_found){.what = ETL_ASKED_FOUND, .thread = ETL_SCHED_NONE};
-    if (process) { /* a PID is decimal digits only ("+4", " 4" or "0x4" are names), as the chain reads it */
-        f->by_pid = *process != 0;
-        for (const char *d = process; *d; d++) f->by_pid &= *d >= '0' && *d <= '9';
-        uint64_t pid = 0;
-        if (f->by_pid && num_parse_u64(process, 10, UINT64_MAX, &pid) != 0) pid = UINT64_MAX;
+    uint64_t pid = 0;
+    if (process && (f->by_pid = etl_sched_id_arg(process, &pid)))
         f->pid = pid > UINT32_MAX ? UINT32_MAX : (uint32_t)pid; /* past 32 bits: no process has it */
-    }
     if (tid < 0 && !process) return f->what = ETL_ASKED_NOTHING;
     if (tid == 0) return f->what = ETL_ASKED_IDLE;
     if (tid > 0) {

@@ -348,6 +348,17 @@ static void test_defaults(void **state)
     assert_true(f.nnear >= 1); /* the nearest PIDs */
     assert_int_equal(etl_sched_find_asked(m, -1, "+4", &f), ETL_ASKED_NO_PROCESS);
     assert_false(f.by_pid); /* a name */
+    /* An id as a person gives it: decimal digits only, saturating. */
+    uint64_t id = 0;
+    assert_true(etl_sched_id_arg("0936", &id));
+    assert_int_equal(id, 936);
+    assert_true(etl_sched_id_arg("99999999999999999999999", &id));
+    assert_true(id == UINT64_MAX);
+    assert_false(etl_sched_id_arg("+4", &id));
+    assert_false(etl_sched_id_arg(" 4", &id));
+    assert_false(etl_sched_id_arg("0x3a8", &id));
+    assert_false(etl_sched_id_arg("", &id));
+    assert_false(etl_sched_id_arg(NULL, &id));
     etl_sched_close(m);
     etl_chain_free(&c);
 }
