@@ -134,9 +134,10 @@ static etl_status emit(pivot *v, const keyed_cell *c, size_t lo, size_t hi, unsi
 etl_status etl_profile_pivot(const etl_profile *p, const etl_profile_by *by, unsigned nby, unsigned top,
                              etl_profile_row **rows, size_t *n)
 {
+    if (!rows || !n) return ETL_E_INVALID_ARG;
     *rows = NULL;
     *n = 0;
-    if (!nby || nby > 4) return ETL_E_INVALID_ARG;
+    if (!p || !by || !nby || nby > 4) return ETL_E_INVALID_ARG;
     for (unsigned i = 0; i < nby; i++) {
         if ((unsigned)by[i] > ETL_PROFILE_BY_FUNCTION) return ETL_E_INVALID_ARG;
         for (unsigned j = 0; j < i; j++)
@@ -451,7 +452,9 @@ static int cmp_edge(const void *a, const void *b)
 
 etl_status etl_profile_butterfly_get(const etl_profile *p, const char *function, etl_profile_butterfly *b)
 {
+    if (!b) return ETL_E_INVALID_ARG;
     memset(b, 0, sizeof *b);
+    if (!p || !function) return ETL_E_INVALID_ARG;
     const char *plus = strrchr(function, '+');
     char *end;
     if (!plus || plus[1] != '0' || (plus[2] != 'x' && plus[2] != 'X')) return ETL_E_INVALID_ARG;

@@ -325,6 +325,14 @@ static void test_profile_64(void **state)
     assert_int_equal(etl_profile_pivot(&p, by, 3, 0, &rows, &n), ETL_E_INVALID_ARG);
     assert_int_equal(etl_profile_pivot(&p, by, 0, 0, &rows, &n), ETL_E_INVALID_ARG);
     assert_int_equal(etl_profile_pivot(&p, by, 5, 0, &rows, &n), ETL_E_INVALID_ARG);
+    /* NULLs refused as the neighbours refuse (explore30 F7: they crashed) */
+    assert_int_equal(etl_profile_pivot(&p, NULL, 1, 0, &rows, &n), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_profile_pivot(NULL, by, 1, 0, &rows, &n), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_profile_pivot(&p, by, 1, 0, NULL, &n), ETL_E_INVALID_ARG);
+    etl_profile_butterfly bn;
+    assert_int_equal(etl_profile_butterfly_get(&p, NULL, &bn), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_profile_butterfly_get(NULL, "app.exe+0x100", &bn), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_profile_butterfly_get(&p, "app.exe+0x100", NULL), ETL_E_INVALID_ARG);
 
     expect_butterfly(&p, "ntdll.dll+0x4000", "total 3 self 0 callers app.exe+0x500 3 callees ntoskrnl.exe+0xa10 3");
     expect_butterfly(&p, "ntoskrnl.exe+0xa10",
