@@ -257,21 +257,28 @@ static bool cells_spill(struct etl_usage_priv *p)
  * edges: the intervals are [t0 + k·len, t0 + (k+1)·len) ∩ W (spec §2), aligned to the trace start,
  * not to the window's, so that an interval has the same numbers with or without --range.
  */
+/* The piece of [a, b) in a's interval: its length and bucket (grown to hold it); false when there is none to keep. */
+static bool interval_piece(etl_usage *u, int64_t a, int64_t b, int64_t *piece, size_t *bk)
+{
+    struct etl_usage_priv *pv = u->priv;
+    int64_t len = u->o.interval_ns, k0 = pv->bucket_k0;
+    int64_t ka = interval_of(a, len);
+    /* Past the most intervals there may be, finish refuses the interval: nothing to keep. */
+    if (ka < k0 || (uint64_t)ka - (uint64_t)k0 >= etl_usage_max_intervals(u->bucket_stride)) return false;
+    int64_t end;
+    if (__builtin_mul_overflow(ka + 1, len, &end)) end = INT64_MAX;
+    *piece = (b < end ? b : end) - a;
+    *bk = (size_t)((uint64_t)ka - (uint64_t)k0);
+    return *bk < u->nbuckets || grow_buckets(u, *bk + 1);
+}
+
 static void add_bucket(etl_usage *u, uint64_t who, int64_t a, int64_t b, uint16_t c)
 {
     struct etl_usage_priv *pv = u->priv;
-    int64_t len = u->o.interval_ns;
-    uint64_t max = etl_usage_max_intervals(u->bucket_stride);
-    int64_t k0 = pv->bucket_k0;
+    int64_t piece;
+    size_t bk;
     while (a < b && pv->failed == ETL_OK) {
-        int64_t ka = interval_of(a, len);
-        /* Past the most intervals there may be, finish refuses the interval: nothing to keep. */
-        if (ka < k0 || (uint64_t)ka - (uint64_t)k0 >= max) return;
-        int64_t end;
-        if (__builtin_mul_overflow(ka + 1, len, &end)) end = INT64_MAX;
-        int64_t piece = (b < end ? b : end) - a;
-        size_t bk = (size_t)((uint64_t)ka - (uint64_t)k0);
-        if (bk >= u->nbuckets && !grow_buckets(u, bk + 1)) return;
+        if (!interval_piece(u, a, b, &piece, &bk)) return;
         if (c < u->bucket_stride) add_sat(&u->bucket_cpu_busy[bk * u->bucket_stride + c], piece);
         uint64_t key = (uint64_t)bk << 32 | who;
         uint32_t idx = etl_idmap_get(&pv->bucket_map, key);
@@ -371,16 +378,10 @@ static void hist_add(etl_usage *u, int64_t v)
 static void add_idle_bucket(etl_usage *u, int64_t a, int64_t b, uint16_t c)
 {
     struct etl_usage_priv *pv = u->priv;
-    int64_t len = u->o.interval_ns;
-    uint64_t max = etl_usage_max_intervals(u->bucket_stride);
+    int64_t piece;
+    size_t bk;
     while (a < b && pv->failed == ETL_OK && c < u->bucket_stride) {
-        int64_t ka = interval_of(a, len);
-        if (ka < pv->bucket_k0 || (uint64_t)ka - (uint64_t)pv->bucket_k0 >= max) return;
-        int64_t end;
-        if (__builtin_mul_overflow(ka + 1, len, &end)) end = INT64_MAX;
-        int64_t piece = (b < end ? b : end) - a;
-        size_t bk = (size_t)((uint64_t)ka - (uint64_t)pv->bucket_k0);
-        if (bk >= u->nbuckets && !grow_buckets(u, bk + 1)) return;
+        if (!interval_piece(u, a, b, &piece, &bk)) return;
         add_sat(&pv->bucket_cpu_idle[bk * u->bucket_stride + c], piece);
         a += piece;
     }
