@@ -617,9 +617,18 @@ int cmd_waitchain(int argc, char **argv)
         explain(&run, &a, &c, &co, who);
         rc = EXIT_NOTHING;
     } else {
-        /* The stacks of the waits, when the trace walks them: two more passes, before the answer. */
+        /* The stacks of the waits, when the trace walks them: two more passes, before the answer, keeping the
+         * chain's events' stacks only (memory by the chain, not the trace: explore29 F1). */
         etl_sched_stacks *stk = NULL;
-        int src = cli_sched_stacks_open("waitchain", run.in.reader, a.threads, ETL_SYMBOLS_OFFSET, &stk, &sym);
+        etl_sched_stacks_event *want = NULL;
+        size_t nwant = 0;
+        int src = EXIT_IO;
+        if (etl_chain_stack_events(&c, &want, &nwant) != ETL_OK)
+            fprintf(stderr, "%s waitchain: %s: stacks: out of memory\n", prog, a.path);
+        else
+            src = cli_sched_stacks_open("waitchain", run.in.reader, a.threads, ETL_SYMBOLS_OFFSET, want, nwant, &stk,
+                                        &sym);
+        free(want);
         if (src != EXIT_OK) status = src; /* told; the chain without stacks */
         waits_stacks_damage(&run, stk);
         /* A pass after the first is quiet (the first told the input's damage), but none of them read the stack

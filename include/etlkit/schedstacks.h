@@ -13,7 +13,8 @@
  * stack, interned with its frames mapped to images. The model's rows then find
  * their two stacks by (CPU, switch-in time) and (ReadyThread CPU, Ready Time).
  * Memory: the distinct stacks, the images, the stack-key definitions, and 16 bytes
- * per walked CSwitch or ReadyThread (the side table, sorted once). A row of a
+ * per walked CSwitch or ReadyThread (the side table, sorted once); with
+ * etl_sched_stacks_build_only, those of the events asked for. A row of a
  * compact batch (CCSWAP) has no CSwitch event, so no stack: never guessed.
  *
  * Run it only when etl_sched_stacks_logged() says the trace walks stacks at its
@@ -81,6 +82,20 @@ ETL_API etl_status etl_sched_stacks_build(etl_reader *r, etl_sched_stacks **out)
  * called from another thread, one call at a time.
  */
 ETL_API etl_status etl_sched_stacks_build_threads(etl_reader *r, unsigned threads, etl_sched_stacks **out);
+/* An event whose stack is wanted: a CSwitch (ready 0) or a ReadyThread (ready 1) at (cpu, ns), canonical ns. */
+typedef struct etl_sched_stacks_event {
+    int64_t ns;
+    uint16_t cpu;
+    uint8_t ready;
+} etl_sched_stacks_event;
+/*
+ * The same, keeping the stacks of these events only (a wait chain's few, etl_chain_stack_events): every walk is
+ * still attached and counted (the stats, the notes), but memory holds the stacks and entries of the events asked
+ * for, not one per walked event of the trace (events_ambiguous counts among them). want NULL: every event
+ * (build_threads); nwant 0 with want: none.
+ */
+ETL_API etl_status etl_sched_stacks_build_only(etl_reader *r, unsigned threads, const etl_sched_stacks_event *want,
+                                               size_t nwant, etl_sched_stacks **out);
 ETL_API void etl_sched_stacks_free(etl_sched_stacks *s);
 ETL_API const etl_sched_stacks_stats *etl_sched_stacks_stats_get(const etl_sched_stacks *s);
 /*

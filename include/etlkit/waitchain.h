@@ -152,6 +152,9 @@ ETL_API const char *etl_chain_leaf_name(unsigned leaf);
 ETL_API uint32_t etl_chain_blocking_stack(const etl_chain *c, const etl_sched_stacks *stk, const etl_chain_node *n,
                                           uint32_t i);
 ETL_API uint32_t etl_chain_readier_stack(const etl_sched_stacks *stk, const etl_chain_seg *s);
+/* The events those two look up, every segment's: for etl_sched_stacks_build_only, so that the stacks kept are the
+   chain's (memory by the chain, not the trace). *v malloc'd (free it); ETL_E_NOMEM. */
+ETL_API etl_status etl_chain_stack_events(const etl_chain *c, etl_sched_stacks_event **v, size_t *n);
 /* The biggest waiting group of the nodes: same readier and reason, its segment in *key; its total (0: none). */
 ETL_API int64_t etl_chain_top_wait(const etl_chain *c, const uint32_t *nodes, size_t nn, etl_chain_seg *key);
 

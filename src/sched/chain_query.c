@@ -13,22 +13,50 @@
  * A waiting (or off-CPU) segment's stacks: where it blocked, the walk at the switch-in
  * that ended the wait (the end of the ready segment after it, or the start of the running
  * one), and its readier's, the walk at the ReadyThread (the wait's end, on ready_cpu).
+ * The events first, so that the lookups and the events asked for (etl_chain_stack_events) agree.
  */
-uint32_t etl_chain_blocking_stack(const etl_chain *c, const etl_sched_stacks *stk, const etl_chain_node *n, uint32_t i)
+static bool blocking_event(const etl_chain *c, const etl_chain_node *n, uint32_t i, etl_sched_stacks_event *e)
 {
     const etl_chain_seg *s = &c->segs[i];
-    if (!stk || (s->state != ETL_CHAIN_WAITING && s->state != ETL_CHAIN_OFFCPU) || i + 1 >= n->first + n->count)
-        return ETL_SCHED_STACK_NONE;
+    if ((s->state != ETL_CHAIN_WAITING && s->state != ETL_CHAIN_OFFCPU) || i + 1 >= n->first + n->count) return false;
     const etl_chain_seg *x = &c->segs[i + 1];
-    if (x->state == ETL_CHAIN_READY) return etl_sched_stacks_cswitch(stk, x->cpu, x->end);
-    if (x->state == ETL_CHAIN_RUNNING) return etl_sched_stacks_cswitch(stk, x->cpu, x->start);
-    return ETL_SCHED_STACK_NONE;
+    if (x->state != ETL_CHAIN_READY && x->state != ETL_CHAIN_RUNNING) return false;
+    *e = (etl_sched_stacks_event){x->state == ETL_CHAIN_READY ? x->end : x->start, x->cpu, 0};
+    return true;
+}
+
+static bool readier_event(const etl_chain_seg *s, etl_sched_stacks_event *e)
+{
+    if (s->state != ETL_CHAIN_WAITING || !s->has_waker) return false;
+    *e = (etl_sched_stacks_event){s->end, s->ready_cpu, 1};
+    return true;
+}
+
+uint32_t etl_chain_blocking_stack(const etl_chain *c, const etl_sched_stacks *stk, const etl_chain_node *n, uint32_t i)
+{
+    etl_sched_stacks_event e;
+    return stk && blocking_event(c, n, i, &e) ? etl_sched_stacks_cswitch(stk, e.cpu, e.ns) : ETL_SCHED_STACK_NONE;
 }
 
 uint32_t etl_chain_readier_stack(const etl_sched_stacks *stk, const etl_chain_seg *s)
 {
-    if (!stk || s->state != ETL_CHAIN_WAITING || !s->has_waker) return ETL_SCHED_STACK_NONE;
-    return etl_sched_stacks_ready(stk, s->ready_cpu, s->end);
+    etl_sched_stacks_event e;
+    return stk && readier_event(s, &e) ? etl_sched_stacks_ready(stk, e.cpu, e.ns) : ETL_SCHED_STACK_NONE;
+}
+
+etl_status etl_chain_stack_events(const etl_chain *c, etl_sched_stacks_event **v, size_t *n)
+{
+    *v = malloc((2 * c->nsegs + 1) * sizeof **v); /* at most two a segment */
+    *n = 0;
+    if (!*v) return ETL_E_NOMEM;
+    for (size_t k = 0; k < c->nnodes; k++) {
+        const etl_chain_node *nd = &c->nodes[k];
+        for (uint32_t i = nd->first; i < nd->first + nd->count; i++) {
+            if (blocking_event(c, nd, i, &(*v)[*n])) ++*n;
+            if (readier_event(&c->segs[i], &(*v)[*n])) ++*n;
+        }
+    }
+    return ETL_OK;
 }
 
 /* The biggest waiting group of a set of nodes: same readier and reason. Returns its total (0: none). */

@@ -66,6 +66,8 @@ struct etl_sched_stacks {
     etl_sched_stacks_stats st;
     uint64_t key_refs_uncertain; /* attach.h's (a note: etl_sched_stacks_stats cannot grow in 0.x) */
     etl_stats damage;         /* what pass 1 met (etl_sched_stacks_damage) */
+    sst_entry *want;          /* etl_sched_stacks_build_only's events, sorted (stack unused); NULL: every one */
+    size_t nwant;
 };
 
 /* ReadyThreads of a CPU waiting for their first walk (older ones go: no walk came for them). */
@@ -190,11 +192,30 @@ typedef struct msg {
 } msg;
 _Static_assert(sizeof(msg) + 2 * ETL_STACK_MAX_FRAMES * sizeof(uint64_t) <= PIPE_BLOCK, "a message fits a block");
 
+static int cmp_entry(const void *a, const void *b);
+
+/* Whether the event's stack is kept: every one, or those etl_sched_stacks_build_only asked for. */
+static bool wanted(const etl_sched_stacks *s, unsigned kind, unsigned cpu, int64_t ns)
+{
+    if (!s->want) return true;
+    sst_entry key = {ns, 0, (uint16_t)cpu, (uint16_t)kind};
+    size_t lo = 0, hi = s->nwant;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_entry(&s->want[mid], &key) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < s->nwant && s->want[lo].kind == kind && s->want[lo].cpu == cpu && s->want[lo].ns == ns;
+}
+
 /* A walked event (cookie[0]: its kind) and its frames: one entry. The counter's. */
 static etl_status count_event(sst_run *R, const etl_attach_event *ev, const uint64_t *frames, uint32_t n)
 {
     etl_sched_stacks *s = R->s;
     unsigned kind = (unsigned)ev->cookie[0];
+    if (kind == KIND_CSWITCH) s->st.cswitch_walked++;
+    else s->st.ready_walked++;
+    if (!wanted(s, kind, ev->cpu, (int64_t)ev->cookie[1])) return ETL_OK; /* attached and counted, not kept */
     for (uint32_t k = 0; k < n; k++) {
         uint32_t *hint = &R->hint[etl_hash_mix64(frames[k] >> 16 ^ (uint64_t)ev->pid << 48) & 63];
         R->pairs[2 * k] = frames[k];
@@ -211,8 +232,6 @@ static etl_status count_event(sst_run *R, const etl_attach_event *ev, const uint
         s->cap = cap;
     }
     s->v[s->n++] = (sst_entry){(int64_t)ev->cookie[1], stack, (uint16_t)ev->cpu, (uint16_t)kind};
-    if (kind == KIND_CSWITCH) s->st.cswitch_walked++;
-    else s->st.ready_walked++;
     return ETL_OK;
 }
 
@@ -435,9 +454,28 @@ etl_status etl_sched_stacks_build(etl_reader *r, etl_sched_stacks **out)
 
 etl_status etl_sched_stacks_build_threads(etl_reader *r, unsigned threads, etl_sched_stacks **out)
 {
+    return etl_sched_stacks_build_only(r, threads, NULL, 0, out);
+}
+
+etl_status etl_sched_stacks_build_only(etl_reader *r, unsigned threads, const etl_sched_stacks_event *want, size_t nwant,
+                                       etl_sched_stacks **out)
+{
+    if (!out) return ETL_E_INVALID_ARG;
     *out = NULL;
+    if (!r || (nwant && !want)) return ETL_E_INVALID_ARG;
     etl_sched_stacks *s = calloc(1, sizeof *s);
     if (!s) return ETL_E_NOMEM;
+    if (want) { /* sorted as the entries are, for wanted()'s search */
+        s->want = malloc((nwant ? nwant : 1) * sizeof *s->want);
+        if (!s->want) {
+            free(s);
+            return ETL_E_NOMEM;
+        }
+        for (size_t i = 0; i < nwant; i++)
+            s->want[i] = (sst_entry){want[i].ns, 0, want[i].cpu, (uint16_t)(want[i].ready ? KIND_READY : KIND_CSWITCH)};
+        etl_sort(s->want, nwant, sizeof *s->want, cmp_entry);
+        s->nwant = nwant;
+    }
     etl_strtab_init(&s->names);
     etl_image_map_init(&s->images, etl_reader_header(r)->pointer_size, &s->names);
     etl_stack_keys_init(&s->keys);
@@ -495,6 +533,7 @@ void etl_sched_stacks_free(etl_sched_stacks *s)
     free(s->scratch);
     free(s->img);
     free(s->v);
+    free(s->want);
     free(s);
 }
 

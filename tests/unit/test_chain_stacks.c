@@ -1,0 +1,151 @@
+/*
+ * test_chain_stacks.c - a wait chain's stacks from a table that keeps its events only.
+ *
+ * waitchain showed the stacks of a few waits from a table of every walked CSwitch and
+ * ReadyThread of the trace (1.7 GB on a 1 GB trace: explore29 F1). The chain now lists
+ * the events it looks up (etl_chain_stack_events) and the table keeps those alone
+ * (etl_sched_stacks_build_only). On a synthesized trace with stacks: every stack the
+ * chain shows is the one the whole table gives, the walks are counted as before, and
+ * the events the chain does not show have none.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "testutil.h"
+#include "etlkit/etlkit.h"
+#include "etlkit/synth.h"
+#include "etlkit/schedstacks.h"
+#include "etlkit/waitchain.h"
+#include "synthtruth.h"
+
+static char path[512];
+static st_truth T;
+static etl_reader *R;
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/etlkit-chain-stacks-%d.etl", dir && *dir ? dir : "/tmp", (int)getpid());
+    etl_synth_options o;
+    etl_synth_options_init(&o);
+    const char *kv[][2] = {{"seed", "5"}, {"cpus", "2"}, {"threads", "30"}, {"processes", "6"}, {"duration", "0.3"},
+                           {"stacks", NULL}, {"stack-form", "both"}};
+    etl_diag d;
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+        if (etl_synth_set(&o, kv[i][0], kv[i][1], &d) != ETL_OK) {
+            fprintf(stderr, "synth %s: %s\n", kv[i][0], d.msg);
+            return -1;
+        }
+    st_run(path, &o, &T);
+    return etl_reader_open(path, NULL, &R, &d) == ETL_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    etl_reader_close(R);
+    st_free(&T);
+    unlink(path);
+    return 0;
+}
+
+/* The frames of stack id in s, as one comparable string. */
+static void frames_of(etl_sched_stacks *s, uint32_t id, char *out, size_t cap)
+{
+    out[0] = 0;
+    if (id == ETL_SCHED_STACK_NONE) return;
+    uint32_t n;
+    const etl_profile_frame *f = etl_sched_stacks_frames(s, id, &n);
+    size_t k = 0;
+    for (uint32_t i = 0; i < n && k + 48 < cap; i++)
+        k += (size_t)snprintf(out + k, cap - k, "%llx:%u;", (unsigned long long)f[i].address, f[i].image);
+}
+
+static void test_only_the_chain(void **state)
+{
+    (void)state;
+    /* A thread that waited (state 5), its longest gap, any wait descended into. */
+    uint32_t tid = 0;
+    for (size_t i = 0; i < T.nsw && !tid; i++)
+        if (T.sw[i].old_state == 5 && T.sw[i].old_tid) tid = T.sw[i].old_tid;
+    assert_true(tid != 0);
+    etl_chain c;
+    etl_chain_options o = {.sz = sizeof o, .tid = tid, .min_ns = -1};
+    assert_int_equal(etl_chain_init(&c, &o), ETL_OK);
+    assert_int_equal(etl_chain_run(R, &c, -1, NULL), ETL_OK);
+    assert_int_equal(c.status, ETL_CHAIN_OK);
+
+    etl_sched_stacks_event *want;
+    size_t nwant;
+    assert_int_equal(etl_chain_stack_events(&c, &want, &nwant), ETL_OK);
+    assert_true(nwant > 0);
+    etl_sched_stacks *all, *only, *none;
+    assert_int_equal(etl_sched_stacks_build_threads(R, 1, &all), ETL_OK);
+    assert_int_equal(etl_sched_stacks_build_only(R, 2, want, nwant, &only), ETL_OK);
+    assert_int_equal(etl_sched_stacks_build_only(R, 1, want, 0, &none), ETL_OK);
+
+    /* The walks are attached and counted as before; only the stacks kept differ. */
+    const etl_sched_stacks_stats *sa = etl_sched_stacks_stats_get(all), *so = etl_sched_stacks_stats_get(only);
+    assert_int_equal(sa->cswitch_events, so->cswitch_events);
+    assert_int_equal(sa->cswitch_walked, so->cswitch_walked);
+    assert_int_equal(sa->ready_walked, so->ready_walked);
+    assert_true(sa->cswitch_walked > 100);
+    assert_true(so->stacks <= nwant);
+    assert_true(sa->stacks > so->stacks);
+    assert_int_equal(etl_sched_stacks_stats_get(none)->stacks, 0);
+
+    /* Every stack the chain shows is the whole table's. */
+    unsigned shown = 0;
+    char fa[8192], fo[8192];
+    for (size_t k = 0; k < c.nnodes; k++) {
+        const etl_chain_node *n = &c.nodes[k];
+        for (uint32_t i = n->first; i < n->first + n->count; i++) {
+            uint32_t ids[2][2] = {{etl_chain_blocking_stack(&c, all, n, i), etl_chain_readier_stack(all, &c.segs[i])},
+                                  {etl_chain_blocking_stack(&c, only, n, i), etl_chain_readier_stack(only, &c.segs[i])}};
+            for (int w = 0; w < 2; w++) {
+                assert_int_equal(ids[0][w] == ETL_SCHED_STACK_NONE, ids[1][w] == ETL_SCHED_STACK_NONE);
+                frames_of(all, ids[0][w], fa, sizeof fa);
+                frames_of(only, ids[1][w], fo, sizeof fo);
+                assert_string_equal(fa, fo);
+                shown += ids[0][w] != ETL_SCHED_STACK_NONE;
+            }
+        }
+    }
+    assert_true(shown > 0);
+
+    /* An event the chain does not look up has a stack in the whole table, none in the chain's. */
+    size_t nimg;
+    etl_sched_stacks_images(all, &nimg);
+    unsigned other = 0;
+    for (size_t i = 0; i < T.nsw && !other; i++) {
+        int64_t ns = etl_clock_ns(etl_reader_clock(R), T.sw[i].time);
+        bool asked = false;
+        for (size_t k = 0; k < nwant; k++) asked |= !want[k].ready && want[k].cpu == T.sw[i].cpu && want[k].ns == ns;
+        if (!asked && etl_sched_stacks_cswitch(all, T.sw[i].cpu, ns) != ETL_SCHED_STACK_NONE) {
+            assert_int_equal(etl_sched_stacks_cswitch(only, T.sw[i].cpu, ns), ETL_SCHED_STACK_NONE);
+            other++;
+        }
+    }
+    assert_int_equal(other, 1);
+
+    /* Refusals. */
+    etl_sched_stacks *x = NULL;
+    assert_int_equal(etl_sched_stacks_build_only(R, 1, NULL, 3, &x), ETL_E_INVALID_ARG);
+    assert_null(x);
+    assert_int_equal(etl_sched_stacks_build_only(NULL, 1, NULL, 0, &x), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_sched_stacks_build_only(R, 1, NULL, 0, NULL), ETL_E_INVALID_ARG);
+
+    etl_sched_stacks_free(all);
+    etl_sched_stacks_free(only);
+    etl_sched_stacks_free(none);
+    free(want);
+    etl_chain_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_only_the_chain)};
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
