@@ -92,6 +92,26 @@ static void check(const etl_chain *c)
     int64_t sum = 0;
     for (size_t i = 0; i < c->npath; i++) sum += c->path[i].ns;
     if (c->nnodes && sum != c->nodes[0].end - c->nodes[0].start) abort();
+    /* The summary's numbers: the root's states tile it; each level's nodes below did no more than its wait. */
+    etl_chain_summary s;
+    if (etl_chain_summarize(c, &s) != ETL_OK) abort();
+    int64_t states = 0;
+    for (unsigned k = 0; k < 6; k++) states += s.by_state[k];
+    if (states != s.interval_ns || s.interval_ns != c->nodes[0].end - c->nodes[0].start) abort();
+    for (size_t k = 0; k < s.nlevels; k++) {
+        const etl_chain_summary_level *l = &s.levels[k];
+        int64_t below = l->ran_ns + l->ready_ns + (k + 1 < s.nlevels ? s.levels[k + 1].wait_ns : 0);
+        if (l->wait_ns <= 0 || l->ran_ns < 0 || l->ready_ns < 0 || below > l->wait_ns) abort();
+    }
+    if (s.nlevels && s.levels[0].wait_ns > s.by_state[ETL_CHAIN_WAITING]) abort();
+    etl_chain_summary_free(&s);
+    /* The stacks' events: at most two a segment, each at a time inside the chain. */
+    etl_sched_stacks_event *v;
+    size_t n;
+    if (etl_chain_stack_events(c, &v, &n) != ETL_OK) abort();
+    if (n > 2 * c->nsegs) abort();
+    free(v);
+    if (etl_chain_why_empty(c, NULL, 1, &(etl_sched_found){0}) != ETL_CHAIN_WHY_NOT_EMPTY) abort();
 }
 
 typedef struct both {
