@@ -823,6 +823,9 @@ bool etl_buf_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch,
         if (!any || rec.ts > *last) *last = rec.ts;
         any = true;
     }
+    /* A read out of turn (the buffers around every gap, at open): its pages go, or damage spread over the file
+     * would keep it all mapped; the walks read them again in their turn. */
+    etl_map_release(&r->map, b->file_off, b->disk_size);
     return any;
 }
 
@@ -1078,6 +1081,8 @@ void etl_record_cache_free(etl_record_cache *c)
 #define WALK_RELEASE_BYTES (8u << 20)
 /* How far a paced walker may run ahead of the slowest paced one; it waits until half of it is left. */
 #define WALK_PACE_BYTES (16u << 20)
+/* A walker further behind the caller than this is not waited for (paced ones stay within WALK_PACE_BYTES). */
+#define WALK_LAG_BYTES (2 * (uint64_t)WALK_PACE_BYTES)
 
 int etl_reader_walk_join(etl_reader *r)
 {
@@ -1116,19 +1121,33 @@ void etl_reader_walk_at(etl_reader *r, int slot, uint64_t frontier)
 {
     if (slot < 0) return;
     etl_mutex_lock(r->walk_mu);
+    uint64_t prev = r->walk_frontier[slot];
     r->walk_frontier[slot] = frontier;
     if (frontier == UINT64_MAX) r->walk_paced[slot] = false; /* done: the slot is free again */
     if (r->walk_wake_at != UINT64_MAX && paced_low(r) >= r->walk_wake_at) {
         r->walk_wake_at = UINT64_MAX; /* who still has to wait says so again */
         etl_cond_broadcast(r->walk_cv);
     }
-    uint64_t low = UINT64_MAX;
-    for (unsigned i = 0; i < ETL_READER_WALKERS; i++)
-        if (r->walk_frontier[i] < low) low = r->walk_frontier[i];
-    if (low > r->size) low = r->size;
+    /*
+     * A walker far behind the caller is paused (a model opened, then a stack table built over the whole file
+     * before the model reads on): waiting for it would keep every page the others read. It is left out; the
+     * pages it has not read yet are dropped with the others' (read again when it gets there), and it drops
+     * those it reads below the released line itself, each 8 MiB it passes.
+     */
+    uint64_t top = frontier < r->size ? frontier : r->size;
+    uint64_t low = top;
+    for (unsigned i = 0; i < ETL_READER_WALKERS; i++) {
+        uint64_t f = r->walk_frontier[i] < r->size ? r->walk_frontier[i] : r->size;
+        if (r->walk_frontier[i] != UINT64_MAX && f < low && top - f <= WALK_LAG_BYTES) low = f;
+    }
     if (low >= r->walk_released + WALK_RELEASE_BYTES || (frontier == UINT64_MAX && low > r->walk_released)) {
         etl_map_release(&r->map, r->walk_released, low - r->walk_released);
         r->walk_released = low;
+    }
+    if (prev < r->walk_released) { /* a walker behind the line: what it passed, 8 MiB at a time, then the rest */
+        uint64_t a = prev / WALK_RELEASE_BYTES * WALK_RELEASE_BYTES;
+        uint64_t b = top >= r->walk_released ? r->walk_released : top / WALK_RELEASE_BYTES * WALK_RELEASE_BYTES;
+        if (b > a) etl_map_release(&r->map, a, b - a);
     }
     if (r->walk_paced[slot] && frontier - paced_low(r) > WALK_PACE_BYTES) {
         uint64_t until = frontier - WALK_PACE_BYTES / 2;

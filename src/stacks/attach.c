@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/bytes.h"
+#include "container/reader_internal.h"
 #include "etlkit/kernel.h"
 #include "stacks/images.h"
 #include "stacks/learn.h" /* etl_stacks_address_damage */
@@ -102,7 +103,9 @@ static etl_status close_wait_with(etl_attach *a, uint32_t i, const uint64_t *tai
         uint32_t id = part ? e->upart : e->kpart, len;
         if (id == NIL) continue;
         if (id & DEF) { /* at most ETL_STACK_MAX_FRAMES: the kernel part's and the user part's fit */
-            n += etl_stack_keys_frames(a->keys, id & ~DEF, a->frames + n);
+            /* After the walk, with pread: the definitions lie all over the file, whose pages it dropped. */
+            n += a->finishing && a->r ? etl_stack_keys_frames_pread(a->keys, id & ~DEF, a->frames + n, &a->r->map)
+                                      : etl_stack_keys_frames(a->keys, id & ~DEF, a->frames + n);
             continue;
         }
         const uint64_t *w = etl_seqtab_get(a->raw, id, &len);
@@ -311,6 +314,7 @@ etl_status etl_attach_walk(etl_attach *a, const etl_record *rec, uint16_t hook, 
 etl_status etl_attach_finish(etl_attach *a)
 {
     etl_status st = ETL_OK;
+    a->finishing = true;
     for (uint32_t t = 0; st == ETL_OK && t < a->nt; t++)
         for (int which = 0; which < 2; which++)
             while (st == ETL_OK && a->t[t].q[which].head != NIL) st = close_wait(a, a->t[t].q[which].head);

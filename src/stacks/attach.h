@@ -98,6 +98,7 @@ typedef struct etl_attach {
     etl_stats damage;              /* that damage (etl_stacks_record_damage) */
     unsigned ptr_size;             /* the trace's (etl_stacks_ptr_size, learn.h), set after init: walks are read at
                                       it whatever their header type says (pass 1 told that damage); 0: each record's */
+    bool finishing;                /* etl_attach_finish: the reader's walk is over, its pages dropped */
 } etl_attach;
 
 etl_status etl_attach_init(etl_attach *a, etl_seqtab *raw, etl_stack_keys *keys, etl_attach_close_fn on_close,

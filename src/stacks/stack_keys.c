@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/bytes.h"
+#include "base/mapfile.h"
 #include "base/sort.h"
 #include "etlkit/kernel.h" /* ETL_STACK_MAX_FRAMES */
 #include "stacks/images.h"   /* etl_image_kernel_addr */
@@ -320,6 +321,21 @@ uint32_t etl_stack_keys_frames(const etl_stack_keys *k, uint32_t def, uint64_t *
     const etl_stack_key_frames *f = &k->fr[def];
     etl_rd_ptrs(out, f->frames, f->ptr_size, f->n);
     return f->n;
+}
+
+uint32_t etl_stack_keys_frames_pread(const etl_stack_keys *k, uint32_t def, uint64_t *out, const etl_map *m)
+{
+    if (!k->fr) return 0;
+    const etl_stack_key_frames *f = &k->fr[def];
+    const uint8_t *base = m ? m->mapped : NULL;
+    size_t bytes = (size_t)f->n * f->ptr_size;
+    uint8_t buf[ETL_STACK_MAX_FRAMES * 8];
+    if (base && bytes && bytes <= sizeof buf && f->frames >= base && (size_t)(f->frames - base) <= m->mapped_size - bytes &&
+        etl_map_pread(m, (uint64_t)(f->frames - base), buf, bytes)) {
+        etl_rd_ptrs(out, buf, f->ptr_size, f->n);
+        return f->n;
+    }
+    return etl_stack_keys_frames(k, def, out); /* a copy, a read() file, or pread failed: the bytes in memory */
 }
 
 bool etl_stack_keys_leaf(const etl_stack_keys *k, uint32_t def, uint64_t *leaf)

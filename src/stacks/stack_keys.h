@@ -155,6 +155,12 @@ static inline bool etl_lost_between(const etl_lost_spans *l, uint64_t from, uint
 
 /* The frames of definition def (a resolve's answer) into out[0..ETL_STACK_MAX_FRAMES): their count. */
 uint32_t etl_stack_keys_frames(const etl_stack_keys *k, uint32_t def, uint64_t *out);
+struct etl_map;
+/*
+ * The same, read with pread() when they lie in m's mapping: a walk that is over (attach.c's finish) reads
+ * definitions from anywhere in the file, and a touch would map their pages again after the walk dropped them.
+ */
+uint32_t etl_stack_keys_frames_pread(const etl_stack_keys *k, uint32_t def, uint64_t *out, const struct etl_map *m);
 /* Definition def's innermost frame into *leaf, in either kind of table; false when it has no frame. */
 bool etl_stack_keys_leaf(const etl_stack_keys *k, uint32_t def, uint64_t *leaf);
 
