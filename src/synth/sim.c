@@ -1307,6 +1307,14 @@ static double solve_wait_factor(synth *s)
     return synth_exp((lo + hi) / 2);
 }
 
+/* A partial trace at path removed: a regular file only, never what a caller named that is not one (a device such as
+ * /dev/null, a symbolic link), which the run wrote through and must leave (reviewer71). */
+static void remove_partial(const char *path)
+{
+    etl_file_info fi;
+    if (etl_stat(path, false, &fi) == 0 && fi.is_reg && !fi.is_link) etl_unlink(path);
+}
+
 static etl_status setup(synth *s, const char *path)
 {
     const etl_synth_options *o = &s->o;
@@ -1482,7 +1490,7 @@ static etl_status setup(synth *s, const char *path)
     if (st != ETL_OK) {
         etl_writer_close(s->w, s->header_ts, NULL);
         s->w = NULL;
-        etl_unlink(path);
+        remove_partial(path);
     }
     return st;
 }
@@ -1566,7 +1574,7 @@ etl_status etl_synth_run(const char *path, const etl_synth_options *o, etl_synth
     }
     /* A run that failed or was stopped once path was created leaves nothing there: a partial trace would read
      * as a whole, shorter one. */
-    if (st != ETL_OK && created) etl_unlink(path);
+    if (st != ETL_OK && created) remove_partial(path);
     teardown(s);
     free(s);
     return st;
