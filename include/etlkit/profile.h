@@ -182,7 +182,8 @@ typedef enum etl_profile_anomaly {
        own definition may have been lost, the one taken then another sample's stack. Resolved all the same: this
        is how many stacks are in doubt (0 when nothing was lost) */
     ETL_PROFILE_KEY_REFS_UNCERTAIN,
-    /* records holding an address no x64 code can have (0x0000800000000000..0xffff7fffffffffff, non-canonical; 64-bit
+    /* records holding an address no x64 code can have (0x0100000000000000..0xfeffffffffffffff, non-canonical with 4-
+       and with 5-level paging; 64-bit
        traces only): plain walks of the samples, key definitions anywhere in the trace, SampledProfile events (their
        InstructionPointer). Damage, told through the reader's diagnostics with the record's file offset and counted in
        st.bad_records; the address is kept, in no image (Unknown), the rest of its stack as it came */

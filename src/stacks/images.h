@@ -69,12 +69,13 @@ void etl_image_map_free(etl_image_map *m);
 bool etl_image_kernel_addr(unsigned ptr_size, uint64_t addr);
 /*
  * Whether addr is one no code can run at: on x64 (ptr_size 8) the addresses between the user half and the kernel
- * half, 0x0000800000000000..0xffff7fffffffffff (non-canonical), so a frame or an InstructionPointer there is damage.
- * A 32-bit trace has no such range.
+ * half, non-canonical, so a frame or an InstructionPointer there is damage. Canonical by 5-level paging's 57 bits
+ * too (0x0100000000000000..0xfeffffffffffffff is neither), so that a machine with LA57, whose kernel may live below
+ * 0xffff800000000000, never reads as damaged (reviewer71). A 32-bit trace has no such range.
  */
 static inline bool etl_addr_noncanonical(unsigned ptr_size, uint64_t addr)
 {
-    return ptr_size == 8 && addr - 0x0000800000000000ull < 0xffff000000000000ull;
+    return ptr_size == 8 && addr - 0x0100000000000000ull < 0xfe00000000000000ull;
 }
 /* The first of n frames of ptr_size bytes at p that etl_addr_noncanonical says is damage; false when none. */
 bool etl_frames_noncanonical(const uint8_t *p, unsigned ptr_size, uint32_t n, uint64_t *addr);

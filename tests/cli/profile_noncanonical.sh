@@ -1,6 +1,6 @@
 #!/bin/sh
-# profile_noncanonical.sh ETLKIT SAMPLES - an address no x64 code can have (0x0000800000000000..0xffff7fffffffffff,
-# non-canonical) in a sample's InstructionPointer, a stack key's definition or a plain stack walk is damage
+# profile_noncanonical.sh ETLKIT SAMPLES - an address no x64 code can have (0x0100000000000000..0xfeffffffffffffff,
+# non-canonical with 4- and 5-level paging) in a sample's InstructionPointer, a stack key's definition or a plain stack walk is damage
 # (explore23 F3): told with the record's file offset, exit 3, counted (--json anomalies.addresses_noncanonical); the
 # address is kept, in no image (Unknown+0x...). 0 on undamaged traces, 32-bit ones included.
 set -u
@@ -19,18 +19,18 @@ count() { # count FILE: anomalies.addresses_noncanonical of profile --json ("non
   "$etlkit" profile --json "$1" 2>/dev/null |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["anomalies"].get("addresses_noncanonical", "none"))'
 }
-# damage IN OUT HOOK NTH AT: the NTH record (0-based, file order) of HOOK gets 0x0000900000000000 at payload byte AT;
-# prints the record's file offset.
+# damage IN OUT HOOK NTH AT [VALUE]: the NTH record (0-based, file order) of HOOK gets VALUE (0x0900000000000000) at
+# payload byte AT; prints the record's file offset.
 damage() {
   "$etlkit" dump --order file --format jsonl --filter "$3" "$1" >"$tmp/recs" || return 1
   bs=$("$etlkit" info --json "$1" | sed 's/.*"buffer_size":\([0-9]*\).*/\1/')
-  python3 - "$1" "$2" "$tmp/recs" "$bs" "$4" "$5" <<'PY'
+  python3 - "$1" "$2" "$tmp/recs" "$bs" "$4" "$5" "${6:-0x0900000000000000}" <<'PY'
 import json, struct, sys
 src, dst, recs, bs, nth, at = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 r = [json.loads(l) for l in open(recs)][nth]
 d = bytearray(open(src, 'rb').read())
 rec = r['buf'] * bs + r['off']
-struct.pack_into('<Q', d, rec + r['size'] - r['len'] + at, 0x0000900000000000)
+struct.pack_into('<Q', d, rec + r['size'] - r['len'] + at, int(sys.argv[7], 16))
 open(dst, 'wb').write(d)
 print('0x%x' % rec)
 PY
@@ -47,11 +47,16 @@ at_ip=$(damage "$tmp/c.etl" "$tmp/ip.etl" 0x0F2E 40 0)
 at_def=$(damage "$tmp/ip.etl" "$tmp/cd.etl" 0x1823 7 8)
 "$etlkit" profile --json "$tmp/cd.etl" >"$tmp/json" 2>"$tmp/err"; check "ip and definition: damage" 3 $?
 expect "ip and definition: both counted" [ "$(count "$tmp/cd.etl")" = 2 ]
-expect "ip: warning at its offset" grep -q "file offset $at_ip, hook 0x0f2e.*InstructionPointer holding 0x0000900000000000" "$tmp/err"
-expect "definition: warning at its offset" grep -q "file offset $at_def, hook 0x1823.* holding 0x0000900000000000" "$tmp/err"
+expect "ip: warning at its offset" grep -q "file offset $at_ip, hook 0x0f2e.*InstructionPointer holding 0x0900000000000000" "$tmp/err"
+expect "definition: warning at its offset" grep -q "file offset $at_def, hook 0x1823.* holding 0x0900000000000000" "$tmp/err"
 "$etlkit" profile --folded "$tmp/cd.etl" >"$tmp/folded" 2>/dev/null; check "ip and definition: --folded" 3 $?
-expect "ip: kept in no image" grep -q '"function":"Unknown+0x900000000000"' "$tmp/json"
+expect "ip: kept in no image" grep -q '"function":"Unknown+0x900000000000000"' "$tmp/json"
 expect "text: damage too" sh -c '"$1" profile "$2" >/dev/null 2>&1; [ $? = 3 ]' _ "$etlkit" "$tmp/cd.etl"
+
+# An address canonical with 5-level paging alone (a kernel of a machine with LA57 may live there): not damage.
+damage "$tmp/c.etl" "$tmp/la57.etl" 0x0F2E 40 0 0xff00001234560000 >/dev/null
+"$etlkit" profile --json "$tmp/la57.etl" >/dev/null 2>&1; check "an LA57 kernel address: no damage" 0 $?
+expect "an LA57 kernel address: not counted" [ "$(count "$tmp/la57.etl")" = 0 ]
 
 # A plain walk's innermost frame (after its 16-byte head), a few of them: those of samples counted, kept.
 cp "$tmp/p.etl" "$tmp/w0.etl"
@@ -59,8 +64,8 @@ for k in 0 1 2 3 4 5 6 7 8 9; do damage "$tmp/w$k.etl" "$tmp/w$((k + 1)).etl" 0x
 n=$(count "$tmp/w10.etl")
 expect "walks: counted ($n)" sh -c 'case $1 in "" | *[!0-9]*) exit 1 ;; esac; [ "$1" -ge 1 ] && [ "$1" -le 10 ]' _ "$n"
 "$etlkit" profile --folded "$tmp/w10.etl" >"$tmp/folded" 2>"$tmp/err"; check "walks: damage" 3 $?
-expect "walks: one warning each" [ "$(grep -c 'hook 0x1820, a stack walk holding 0x0000900000000000' "$tmp/err")" = "$n" ]
-expect "walks: kept in no image" grep -q "Unknown+0x900000000000" "$tmp/folded"
+expect "walks: one warning each" [ "$(grep -c 'hook 0x1820, a stack walk holding 0x0900000000000000' "$tmp/err")" = "$n" ]
+expect "walks: kept in no image" grep -q "Unknown+0x900000000000000" "$tmp/folded"
 
 echo "profile_noncanonical.sh: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
