@@ -198,14 +198,8 @@ static int cmp_entry(const void *a, const void *b);
 static bool wanted(const etl_sched_stacks *s, unsigned kind, unsigned cpu, int64_t ns)
 {
     if (!s->want) return true;
-    sst_entry key = {ns, 0, (uint16_t)cpu, (uint16_t)kind};
-    size_t lo = 0, hi = s->nwant;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cmp_entry(&s->want[mid], &key) < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < s->nwant && s->want[lo].kind == kind && s->want[lo].cpu == cpu && s->want[lo].ns == ns;
+    sst_entry key = {ns, 0, (uint16_t)cpu, (uint16_t)kind}; /* stack 0, as every wanted one's */
+    return s->nwant && bsearch(&key, s->want, s->nwant, sizeof *s->want, cmp_entry);
 }
 
 /* A walked event (cookie[0]: its kind) and its frames: one entry. The counter's. */
