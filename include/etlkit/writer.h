@@ -108,9 +108,10 @@ ETL_API etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev);
 ETL_API etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, const uint8_t *rec, size_t size);
 
 /*
- * Why the last refused etl_writer_write or _write_record was refused: its status, and diag (may be NULL)
- * filled with a message naming what (the hook, its payload size and the limit, for the layout rule).
- * ETL_OK and an empty message when none was refused yet; a write taken leaves the last refusal as it is.
+ * Why the last etl_writer_write or _write_record that failed was refused or failed: the status it returned,
+ * and diag (may be NULL) filled with its own message naming what (the hook, its payload size and the limit,
+ * for the layout rule; a NULL event; the system's reason for a write of the file that failed). ETL_OK and an
+ * empty message when none failed yet; a write taken leaves the last failure as it is.
  * ETL_E_INVALID_ARG for a NULL w.
  */
 ETL_API etl_status etl_writer_why(const etl_writer *w, etl_diag *diag);

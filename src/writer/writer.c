@@ -68,7 +68,8 @@ struct etl_writer {
     written_buf *wb;         /* with holes, every buffer flushed, in file order */
     size_t nwb, wb_cap;
     uint8_t *scratch;        /* a record padded as the file holds it, for the layout check (on first need) */
-    etl_diag why;            /* the last refusal of a write (etl_writer_why) */
+    etl_diag why;            /* the last write that failed: its status and why (etl_writer_why) */
+    bool why_last;           /* why is the writer's last call's (a write that failed): etl_writer_diag tells it */
 };
 
 /* Slacks of the reader's session window (container.md §7, README "Limits"): before t0, and after the end. */
@@ -407,7 +408,7 @@ etl_status etl_writer_open_stream(FILE *f, const char *name, bool sync, const et
     return writer_open(name, f, sync, opts, out, diag);
 }
 
-/* A refused write: its status, and why, kept for etl_writer_why. */
+/* A refused write: its status, and why, kept for etl_writer_why (and etl_writer_diag until the next call). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -419,7 +420,19 @@ static etl_status refuse(etl_writer *w, etl_status st, const char *fmt, ...)
     w->why.file_offset = UINT64_MAX;
     vsnprintf(w->why.msg, sizeof w->why.msg, fmt, ap);
     va_end(ap);
+    w->why_last = true;
     return st;
+}
+
+/*
+ * A write that failed without a refusal (the file's error, memory): kept as one, so that etl_writer_why never
+ * tells an earlier refusal's text for it. The system's reason when a write of the file failed.
+ */
+static etl_status write_failed(etl_writer *w, etl_status st)
+{
+    if (st == ETL_OK || w->why_last) return st;
+    if (st == ETL_E_IO && w->sys_err) return refuse(w, st, "writing the file: %s", strerror(w->sys_err));
+    return refuse(w, st, "%s", etl_status_str(st));
 }
 
 /*
@@ -453,9 +466,9 @@ static etl_status layout_check(etl_writer *w, const uint8_t *rec, size_t size, s
                   hook, version, len, layout, layout);
 }
 
-etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev)
+static etl_status write_event(etl_writer *w, const etl_write_event *ev)
 {
-    if (!w || !ev) return ETL_E_INVALID_ARG;
+    if (!ev) return refuse(w, ETL_E_INVALID_ARG, "a NULL event");
     if (w->err) return w->err;
     if (ev->cpu >= w->o.ncpu || ev->pmc_count > 7 || ev->header > ETL_WH_PERFINFO || (ev->len && !ev->payload) ||
         (ev->pmc_count && !ev->pmc))
@@ -492,9 +505,16 @@ etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev)
     return ETL_OK;
 }
 
-etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, const uint8_t *rec, size_t size)
+etl_status etl_writer_write(etl_writer *w, const etl_write_event *ev)
 {
-    if (!w || (!rec && size)) return ETL_E_INVALID_ARG;
+    if (!w) return ETL_E_INVALID_ARG;
+    w->why_last = false;
+    return write_failed(w, write_event(w, ev));
+}
+
+static etl_status write_record(etl_writer *w, uint16_t cpu, uint64_t ts, const uint8_t *rec, size_t size)
+{
+    if (!rec && size) return refuse(w, ETL_E_INVALID_ARG, "a NULL record of %zu bytes", size);
     if (w->err) return w->err;
     if (cpu >= w->o.ncpu) return refuse(w, ETL_E_INVALID_ARG, "CPU %u of %u: out of range", cpu, w->o.ncpu);
     size_t aligned = (size + 7) & ~(size_t)7;
@@ -534,6 +554,13 @@ etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, con
     return ETL_OK;
 }
 
+etl_status etl_writer_write_record(etl_writer *w, uint16_t cpu, uint64_t ts, const uint8_t *rec, size_t size)
+{
+    if (!w) return ETL_E_INVALID_ARG;
+    w->why_last = false;
+    return write_failed(w, write_record(w, cpu, ts, rec, size));
+}
+
 etl_status etl_writer_why(const etl_writer *w, etl_diag *diag)
 {
     if (!w) return ETL_E_INVALID_ARG;
@@ -544,6 +571,7 @@ etl_status etl_writer_why(const etl_writer *w, etl_diag *diag)
 etl_status etl_writer_flush(etl_writer *w)
 {
     if (!w) return ETL_E_INVALID_ARG;
+    w->why_last = false; /* its failure is its own, never a refusal's */
     for (uint32_t c = 0; c < w->o.ncpu; c++)
         if (flush_cpu(w, (uint16_t)c) != ETL_OK) break;
     return w->err;
@@ -568,6 +596,7 @@ etl_status etl_writer_holes(etl_writer *w, const uint64_t *sizes, uint32_t nhole
 etl_status etl_writer_epoch(etl_writer *w, uint16_t cpu, uint32_t epoch)
 {
     if (cpu >= w->o.ncpu) return ETL_E_INVALID_ARG;
+    w->why_last = false;
     if (epoch > w->nholes) epoch = w->nholes;
     cpu_buf *b = &w->cpus[cpu];
     if (epoch <= b->epoch) return w->err;
@@ -628,7 +657,8 @@ void etl_writer_diag(const etl_writer *w, etl_status st, etl_diag *diag)
 {
     /* The system's reason when a write failed (a full disk, a file size limit), as every output names it. */
     if (st == ETL_E_IO && w->sys_err) etl_diag_set(diag, st, UINT64_MAX, "%s: %s", w->name, strerror(w->sys_err));
-    else if (st != ETL_E_IO && st == w->why.status) etl_diag_set(diag, st, UINT64_MAX, "%s: %s", w->name, w->why.msg);
+    else if (st != ETL_E_IO && w->why_last && st == w->why.status) /* that write's own reason, never an older one */
+        etl_diag_set(diag, st, UINT64_MAX, "%s: %s", w->name, w->why.msg);
     else etl_diag_set(diag, st, UINT64_MAX, "%s: cannot complete the trace: %s", w->name, etl_status_str(st));
 }
 

@@ -46,9 +46,10 @@ void etl_writer_lost(etl_writer *w, uint64_t events, uint64_t buffers);
 void etl_writer_group_mask(etl_writer *w, const etl_groupmask *gm);
 /*
  * diag for the writer's status st: "NAME: the system's reason" when a write failed
- * (errno kept from the first failure: a full disk, a file size limit), "NAME: why" for
- * the status of the last refused write (etl_writer_why), else "NAME: cannot complete
- * the trace: status". NAME is the name the writer was opened with.
+ * (errno kept from the first failure: a full disk, a file size limit), "NAME: why" when
+ * the writer's last call was a write that failed with st (etl_writer_why: never an older
+ * refusal's text for a later failure), else "NAME: cannot complete the trace: status".
+ * NAME is the name the writer was opened with.
  */
 void etl_writer_diag(const etl_writer *w, etl_status st, etl_diag *diag);
 

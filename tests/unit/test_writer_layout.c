@@ -13,6 +13,7 @@
 #include "etlkit/etlkit.h"
 #include "etlkit/writer.h"
 #include "base/bytes.h"
+#include "writer/writer_internal.h"
 
 static char tmpdir[256];
 
@@ -186,12 +187,71 @@ static void test_null(void **s)
     assert_int_equal(etl_writer_close(NULL, 0, &d), ETL_OK);
 }
 
+/*
+ * Each failure's message is its own: a write refused for its payload, then a write that failed otherwise with
+ * the same status (a NULL event or record) or a write taken. etl_writer_why showed the refusal's text for the
+ * later failure, and the writer's diag (etl_writer_diag: closing, synth) the refusal's for any later failure of
+ * its status.
+ */
+static void test_why_own(void **s)
+{
+    (void)s;
+    char path[512];
+    snprintf(path, sizeof path, "%s/why.etl", tmpdir);
+    etl_writer_options o = {0};
+    o.sz = sizeof o;
+    o.start_ts = 1000000;
+    etl_writer *w;
+    etl_diag d;
+    assert_int_equal(etl_writer_open(path, &o, &w, &d), ETL_OK);
+    static uint8_t payload[100];
+    etl_write_event ev = {0};
+    ev.header = ETL_WH_SYSTEM;
+    ev.version = 2;
+    ev.hook = 0x0524;
+    ev.payload = payload;
+    ev.len = sizeof payload;
+    ev.ts = o.start_ts + 10;
+    assert_int_equal(etl_writer_write(w, &ev), ETL_E_INVALID_ARG);
+    why_names(w, "0x0524", "100", "48");
+    /* Right after the refusal, the writer's diag for its status says it. */
+    etl_writer_diag(w, ETL_E_INVALID_ARG, &d);
+    if (!strstr(d.msg, "0x0524")) fail_msg("diag after the refusal: '%s'", d.msg);
+    /* A NULL event: the same status, its own reason. */
+    assert_int_equal(etl_writer_write(w, NULL), ETL_E_INVALID_ARG);
+    memset(&d, 0x5A, sizeof d);
+    assert_int_equal(etl_writer_why(w, &d), ETL_E_INVALID_ARG);
+    assert_int_equal(d.status, ETL_E_INVALID_ARG);
+    if (strstr(d.msg, "0x0524") || !strstr(d.msg, "NULL")) fail_msg("why after a NULL event: '%s'", d.msg);
+    /* A NULL record with a size: the same. */
+    assert_int_equal(etl_writer_write(w, &ev), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_writer_write_record(w, 0, o.start_ts + 10, NULL, 32), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_writer_why(w, &d), ETL_E_INVALID_ARG);
+    if (strstr(d.msg, "0x0524") || !strstr(d.msg, "NULL")) fail_msg("why after a NULL record: '%s'", d.msg);
+    /* A write taken after a refusal: why still tells the refusal (the header's contract), the writer's diag
+     * for a later failure of that status no longer does. */
+    assert_int_equal(etl_writer_write(w, &ev), ETL_E_INVALID_ARG);
+    ev.len = 24;
+    assert_int_equal(etl_writer_write(w, &ev), ETL_OK);
+    why_names(w, "0x0524", "100", "48");
+    etl_writer_diag(w, ETL_E_INVALID_ARG, &d);
+    if (strstr(d.msg, "0x0524")) fail_msg("diag after a write taken: '%s'", d.msg);
+    /* A refusal, then a flush: the flush's own failure is not the refusal. */
+    ev.len = 100;
+    assert_int_equal(etl_writer_write(w, &ev), ETL_E_INVALID_ARG);
+    assert_int_equal(etl_writer_flush(w), ETL_OK);
+    etl_writer_diag(w, ETL_E_INVALID_ARG, &d);
+    if (strstr(d.msg, "0x0524")) fail_msg("diag after a flush: '%s'", d.msg);
+    assert_int_equal(etl_writer_close(w, o.start_ts + 100, &d), ETL_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout_64),
         cmocka_unit_test(test_layout_32_compressed),
         cmocka_unit_test(test_null),
+        cmocka_unit_test(test_why_own),
     };
     return cmocka_run_group_tests_name("writer_layout", tests, setup, teardown);
 }
