@@ -435,7 +435,7 @@ ETL_API etl_status etl_synth_validate(const etl_synth_options *o, etl_diag *diag
 typedef struct etl_synth_summary {
     uint64_t events;              /* events written (etl_writer_events): the file's records less buffer 0's two
                                    * header records (the logfile header and its extension) */
-    uint64_t bytes;               /* file size */
+    uint64_t bytes;               /* file size; 0 when a run that failed removed it (etl_synth_run) */
     uint64_t buffers;
     uint64_t switches;
     uint64_t cswitch_events;
@@ -460,8 +460,10 @@ typedef struct etl_synth_summary {
  * written); o NULL: the defaults. ETL_E_INVALID_ARG for a NULL path. ETL_E_IO for a write
  * error or when on_truth asked to stop; ETL_E_NOMEM. On any error once path was created
  * (a write that failed, a stop) it is removed: no partial trace is left (what path held
- * before is gone too: it was truncated).
- * summary may be NULL. All memory is allocated up front and freed on return.
+ * before is gone too: it was truncated), and summary's events, bytes and buffers are 0, as
+ * for nothing written (the rest tells the simulation as far as it ran). What path names is
+ * left when it is not a regular file (a symbolic link, a device): the numbers tell what was
+ * written through it. summary may be NULL. All memory is allocated up front and freed on return.
  * Where the C library has POSIX threads built in (glibc 2.34+, macOS) the
  * writer and its compression run on a second thread; the bytes are the same
  * either way (a size target is checked at fixed points of the event stream).

@@ -1308,11 +1308,11 @@ static double solve_wait_factor(synth *s)
 }
 
 /* A partial trace at path removed: a regular file only, never what a caller named that is not one (a device such as
- * /dev/null, a symbolic link), which the run wrote through and must leave (reviewer71). */
-static void remove_partial(const char *path)
+ * /dev/null, a symbolic link), which the run wrote through and must leave (reviewer71). True when it was removed. */
+static bool remove_partial(const char *path)
 {
     etl_file_info fi;
-    if (etl_stat(path, false, &fi) == 0 && fi.is_reg && !fi.is_link) etl_unlink(path);
+    return etl_stat(path, false, &fi) == 0 && fi.is_reg && !fi.is_link && etl_unlink(path) == 0;
 }
 
 static etl_status setup(synth *s, const char *path)
@@ -1574,7 +1574,12 @@ etl_status etl_synth_run(const char *path, const etl_synth_options *o, etl_synth
     }
     /* A run that failed or was stopped once path was created leaves nothing there: a partial trace would read
      * as a whole, shorter one. */
-    if (st != ETL_OK && created) remove_partial(path);
+    if (st != ETL_OK && created && remove_partial(path) && summary) {
+        /* The numbers of the file removed describe nothing there: 0, as for nothing written. */
+        summary->events = 0;
+        summary->bytes = 0;
+        summary->buffers = 0;
+    }
     teardown(s);
     free(s);
     return st;

@@ -161,6 +161,11 @@ static void test_summary_and_messages(void **s)
     assert_null(strstr(d.msg, "i/o error"));
     struct stat sb;
     assert_int_not_equal(stat(path, &sb), 0);
+    /* The summary's numbers of the file removed are 0, as for nothing written: they were the partial file's. */
+    assert_int_equal(sum.bytes, 0);
+    assert_int_equal(sum.events, 0);
+    assert_int_equal(sum.buffers, 0);
+    assert_true(sum.switches > 0); /* the simulation's own, as far as it ran */
 
 #ifndef _WIN32
     /* ... but what the caller named is left when it is not a regular file: the run wrote through a symbolic link
@@ -176,6 +181,11 @@ static void test_summary_and_messages(void **s)
     assert_int_equal(etl_synth_run(path, &o, &sum, &d), ETL_E_IO);
     assert_int_equal(lstat(path, &sb), 0);
     assert_true(S_ISLNK(sb.st_mode));
+    /* The file written through the link is left: the summary tells its size. */
+    assert_int_equal(stat(target, &sb), 0);
+    assert_true(sb.st_size > 0);
+    assert_int_equal(sum.bytes, (uint64_t)sb.st_size);
+    assert_true(sum.events > 0);
     unlink(path);
     unlink(target);
 #endif
