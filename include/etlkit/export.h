@@ -433,11 +433,12 @@ ETL_API bool etl_export_rows_profile_damaged(const etl_export_rows *x);
 /*
  * The switches' stacks (etlkit/schedstacks.h): etl_export_rows_open_stacks, before
  * the model's rows, builds them when the trace walks stacks at its CSwitch or
- * ReadyThread events and the slice or stack table is wanted (else does nothing);
- * x keeps them. Each slice row then gets new_stack_id and readying_stack_id;
+ * ReadyThread events and the slice, stack or sample table is wanted (else does
+ * nothing); x keeps them. Each slice row then gets new_stack_id and readying_stack_id;
  * after the rows, etl_export_rows_sched_stacks writes those stacks' frames to the
- * stack table. Their ids come first, the profile's after them
- * (etl_export_rows_profile adds their count): one id space, no id twice.
+ * stack table (the slices' that would be written, the slice table filled or not).
+ * Their ids come first, the profile's after them (etl_export_rows_profile adds
+ * their count): one id space, no id twice, each table's ids whichever are filled.
  * ETL_OK; ETL_E_NOMEM, an iterator's error (open); ETL_E_IO a sink call failed.
  */
 ETL_API etl_status etl_export_rows_open_stacks(etl_export_rows *x, etl_reader *r);

@@ -73,7 +73,10 @@ static inline bool etl_rows_in_window(const etl_export_rows *x, int64_t t)
     return !x->o.has_range || (t >= x->o.v0 && t < x->o.v1);
 }
 
-/* The slice's new_stack_id and readying_stack_id (sched_stack_rows.c). */
-void etl_rows_slice_stacks(etl_export_rows *x, const etl_sched_row *r);
+/*
+ * The slice's new_stack_id and readying_stack_id (sched_stack_rows.c), marked for the stack table; values: set
+ * in the slice row being built (false: the slice table is not filled, the stack table still has the row's stacks).
+ */
+void etl_rows_slice_stacks(etl_export_rows *x, const etl_sched_row *r, bool values);
 
 #endif

@@ -19,7 +19,9 @@
 
 etl_status etl_export_rows_open_stacks(etl_export_rows *x, etl_reader *r)
 {
-    if (x->stacks || !(etl_rows_want(x, ETL_TABLE_SLICE) || etl_rows_want(x, ETL_TABLE_STACK)) ||
+    /* sample too: its stack ids come after the switches' (stack_base), filled alone or not */
+    if (x->stacks ||
+        !(etl_rows_want(x, ETL_TABLE_SLICE) || etl_rows_want(x, ETL_TABLE_STACK) || etl_rows_want(x, ETL_TABLE_SAMPLE)) ||
         !etl_sched_stacks_logged(r))
         return ETL_OK;
     etl_sched_stacks *s;
@@ -38,12 +40,12 @@ etl_status etl_export_rows_open_stacks(etl_export_rows *x, etl_reader *r)
     return ETL_OK;
 }
 
-void etl_rows_slice_stacks(etl_export_rows *x, const etl_sched_row *r)
+void etl_rows_slice_stacks(etl_export_rows *x, const etl_sched_row *r, bool values)
 {
     uint32_t id[2] = {etl_sched_stacks_row_new(x->stacks, r), etl_sched_stacks_row_readying(x->stacks, r)};
     for (unsigned k = 0; k < 2; k++) {
         if (id[k] == ETL_SCHED_STACK_NONE || id[k] >= x->stack_base) continue;
-        etl_rows_vi(x, 25 + k, id[k]);
+        if (values) etl_rows_vi(x, 25 + k, id[k]);
         x->stack_used[id[k]] = 1;
     }
 }

@@ -258,8 +258,10 @@ void etl_export_rows_row(void *ctx, const etl_sched_row *r)
             else if (r->readier_thread != ETL_SCHED_NONE) etl_rows_vi(x, 23, r->readier_tid);
             etl_rows_vi(x, 24, r->ready.flags);
         }
-        if (x->stacks) etl_rows_slice_stacks(x, r);
+        if (x->stacks) etl_rows_slice_stacks(x, r, true);
         etl_rows_emit(x, ETL_TABLE_SLICE);
+    } else if (x->stacks && etl_rows_want(x, ETL_TABLE_STACK)) {
+        etl_rows_slice_stacks(x, r, false); /* the stack table as the full export's: the stacks its slices name */
     }
     if (ok && etl_rows_want(x, ETL_TABLE_THREAD_STATE)) {
         if ((f & ETL_ROW_PREV) && !(f & ETL_ROW_HEAD)) {
