@@ -189,6 +189,12 @@ GETTER(g_of_holds)
     if (G->a.w_nonirq) col_u64_at(col, cx, row, v);
     else cv_null(v);
 }
+/* A percentile: null when no value underlies it (ETL_SPIN_UNKNOWN: no such event, or none of its values kept). */
+GETTER(g_rank)
+{
+    col_u64_at(col, cx, row, v);
+    if (v->u == ETL_SPIN_UNKNOWN) cv_null(v);
+}
 GETTER(g_irql_mix)
 {
     (void)col, (void)cx;
@@ -282,6 +288,7 @@ GETTER(g_cpu)
 #define KNOWN(d, f) COL_FIXED | COL_NULL_EMPTY, d, g_known, offsetof(etl_spin_group, f)
 #define EV(f) COL_COUNT | COL_NULL_EMPTY, 0, g_of_events, offsetof(etl_spin_group, f)
 #define HOLD(f) COL_COUNT | COL_NULL_EMPTY, 0, g_of_holds, offsetof(etl_spin_group, f)
+#define RANK(f) COL_COUNT | COL_NULL_EMPTY, 0, g_rank, offsetof(etl_spin_group, f)
 #define OBJ(key) {NULL, NULL, key, COL_OBJ, 0, NULL, 0}
 #define END {NULL, NULL, NULL, COL_END, 0, NULL, 0}
 /* The key columns first (NKEY_COLS), each with the mask of the kinds that have it. */
@@ -323,16 +330,16 @@ static const col_def group_cols[] = {
     {NULL, "wait_total", "total", U(a.w_wait)},
     {NULL, NULL, "total_contended", U(a.w_wait_contended)},
     {"=Wait mean", "wait_mean", "mean", EV(mean_wait)},
-    {NULL, "wait_p50", "p50", EV(wait_p50)},
-    {"=Wait p99", "wait_p99", "p99", EV(wait_p99)},
+    {NULL, "wait_p50", "p50", RANK(wait_p50)},
+    {"=Wait p99", "wait_p99", "p99", RANK(wait_p99)},
     {"=Wait max", "wait_max", "max", EV(a.max_wait)},
     END,
     OBJ("hold_cycles"),
     {NULL, "hold_total", "total", U(a.w_hold)},
     {NULL, NULL, "weight", U(a.w_nonirq)},
     {"=Hold mean", "hold_mean", "mean", HOLD(mean_hold)},
-    {NULL, "hold_p50", "p50", HOLD(hold_p50)},
-    {"=Hold p99", "hold_p99", "p99", HOLD(hold_p99)},
+    {NULL, "hold_p50", "p50", RANK(hold_p50)},
+    {"=Hold p99", "hold_p99", "p99", RANK(hold_p99)},
     {"=Hold max", "hold_max", "max", HOLD(a.max_hold)},
     END,
     {"=IRQ skip", "irq_skipped", "irq_skipped", U(a.irq)},
@@ -352,6 +359,7 @@ static const col_def group_cols[] = {
 #undef KNOWN
 #undef EV
 #undef HOLD
+#undef RANK
 #define NGROUP_COLS (sizeof group_cols / sizeof group_cols[0])
 
 /* per_cpu's rows: each CPU's events by class. */
@@ -551,7 +559,8 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
                "totals and estimates, not per lock, caller, pair or mode nor in percentiles\n",
                (unsigned long long)s->cells_dropped, ETL_SPIN_MAX_CELLS);
     if (s->values_dropped > s->cells_dropped)
-        printf("note: %llu hold and wait values not kept (past %llu, or out of memory): percentiles inexact\n",
+        printf("note: %llu hold and wait values not kept (past %llu, or out of memory): percentiles are over the values "
+               "kept, \"-\" where none was\n",
                (unsigned long long)(s->values_dropped - s->cells_dropped), (unsigned long long)s->o.max_values);
     if (s->distinct_dropped)
         printf("note: %llu (lock, thread or CPU) pairs past the limit of %u not kept: thread and CPU counts are lower "

@@ -247,7 +247,8 @@ void sec_locks_pmc(page *pg)
             tdn(f, g->collision_pct, b[3]);
             tdn(f, (int64_t)g->mean_wait, col_u64(b[4], g->mean_wait));
             tdn(f, (int64_t)g->a.max_wait, col_u64(b[5], g->a.max_wait));
-            tdn(f, (int64_t)g->hold_p99, col_u64(b[6], g->hold_p99));
+            if (g->hold_p99 != ETL_SPIN_UNKNOWN) tdn(f, (int64_t)g->hold_p99, col_u64(b[6], g->hold_p99));
+            else tdn(f, -1, "-"); /* no hold value: every event took an interrupt, or none was kept */
             if (g->acq_pct >= 0) snprintf(b[3], 32, "%s%%", fmt_fixed(b[7], g->acq_pct, 4));
             else strcpy(b[3], "-");
             tdn(f, g->acq_pct, b[3]);

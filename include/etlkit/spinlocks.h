@@ -40,6 +40,7 @@ typedef enum etl_spin_class {
 #define ETL_SPIN_MAX_CELLS (1u << 16)     /* (lock, caller, AcquireMode) cells */
 #define ETL_SPIN_MAX_DISTINCT (1u << 21)  /* (cell, thread) and (cell, CPU) pairs, for the distinct counts */
 #define ETL_SPIN_MAX_VALUES (1u << 26)    /* hold and wait values kept for the percentiles, by default */
+#define ETL_SPIN_UNKNOWN UINT64_MAX       /* a percentile of no value (etl_spin_group) */
 
 /*
  * Sums over a set of events. w is the event's weight (1, M, A, 1 by class).
@@ -71,6 +72,8 @@ typedef struct etl_spin_group {
     uint64_t caller;          /* CallerAddress (callers, pairs) */
     uint32_t mode;            /* AcquireMode (modes) */
     etl_spin_acc a;
+    /* Percentiles: ETL_SPIN_UNKNOWN when no value underlies them (no such event, or none of the group's values kept:
+       values_dropped); over the values kept, when some were not. */
     uint64_t hold_p50, hold_p99;  /* nearest rank over the events without interrupts (cycles) */
     uint64_t wait_p50, wait_p99;  /* nearest rank over the events (cycles) */
     uint64_t mean_wait, mean_hold;/* weighted sum / weights (cycles) */

@@ -475,14 +475,11 @@ static etl_status fold(etl_spinlocks *s, unsigned kind, etl_spin_group **out, si
             nw += lat_count(&c->wait);
             k++;
         }
-        if (nh) {
-            g[i].hold_p50 = lat_select(hv, k, rank_of(nh, 500));
-            g[i].hold_p99 = lat_select(hv, k, rank_of(nh, 990));
-        }
-        if (nw) {
-            g[i].wait_p50 = lat_select(wv, k, rank_of(nw, 500));
-            g[i].wait_p99 = lat_select(wv, k, rank_of(nw, 990));
-        }
+        /* No value kept (none had one, or the budget ran out before the group's first): no percentile, not 0. */
+        g[i].hold_p50 = nh ? lat_select(hv, k, rank_of(nh, 500)) : ETL_SPIN_UNKNOWN;
+        g[i].hold_p99 = nh ? lat_select(hv, k, rank_of(nh, 990)) : ETL_SPIN_UNKNOWN;
+        g[i].wait_p50 = nw ? lat_select(wv, k, rank_of(nw, 500)) : ETL_SPIN_UNKNOWN;
+        g[i].wait_p99 = nw ? lat_select(wv, k, rank_of(nw, 990)) : ETL_SPIN_UNKNOWN;
     }
     if (kind == K_TOTAL) {
         g[0].a = s->total.a;
@@ -614,6 +611,7 @@ static etl_status spinlocks_finish(etl_spinlocks *s, int64_t end_ns)
     else {
         unsigned ncpu = s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus;
         ratios(s, &s->total, ncpu);
+        s->total.hold_p50 = s->total.hold_p99 = s->total.wait_p50 = s->total.wait_p99 = ETL_SPIN_UNKNOWN;
     }
     free(t);
     bounds(s);

@@ -204,10 +204,10 @@ static void expect(const truth *t, const etl_clock *clk, const etl_spinlock_info
         e->tids[e->nthreads++] = x->lock.thread_id;
         e->cpus[e->ncpus++] = x->cpu;
     }
-    e->hold_p50 = rank(hold, nh, 500);
-    e->hold_p99 = rank(hold, nh, 990);
-    e->wait_p50 = rank(wait, nw, 500);
-    e->wait_p99 = rank(wait, nw, 990);
+    e->hold_p50 = nh ? rank(hold, nh, 500) : ETL_SPIN_UNKNOWN; /* no value: no percentile */
+    e->hold_p99 = nh ? rank(hold, nh, 990) : ETL_SPIN_UNKNOWN;
+    e->wait_p50 = nw ? rank(wait, nw, 500) : ETL_SPIN_UNKNOWN;
+    e->wait_p99 = nw ? rank(wait, nw, 990) : ETL_SPIN_UNKNOWN;
     e->nthreads = uniq(e->tids, e->nthreads);
     e->ncpus = uniq(e->cpus, e->ncpus);
     free(hold);
