@@ -98,7 +98,24 @@ etl_status etl_sqlite_sink_open(const char *path, etl_sqlite_sink **out, char er
         snprintf(err, 256, "%s (%s)", etl_status_str(ETL_E_NOMEM), strerror(ENOMEM));
         return ETL_E_NOMEM;
     }
-    int orc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    /*
+     * A libsqlite3 built with URIs on (SQLITE_USE_URI, as Debian's is) reads a name beginning with "file:" as a
+     * URI whatever the flags: "file:d/x.db" would open d/x.db, and the file we were given would stay empty. A
+     * relative path is made "./file:...", which SQLite takes as the path it is.
+     */
+    char *uri_safe = NULL;
+    if (strncmp(path, "file:", 5) == 0) {
+        size_t n = strlen(path) + 3;
+        if (!(uri_safe = malloc(n))) {
+            free(s->made);
+            free(s);
+            snprintf(err, 256, "%s (%s)", etl_status_str(ETL_E_NOMEM), strerror(ENOMEM));
+            return ETL_E_NOMEM;
+        }
+        snprintf(uri_safe, n, "./%s", path);
+    }
+    int orc = sqlite3_open_v2(uri_safe ? uri_safe : path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    free(uri_safe);
     if (orc != SQLITE_OK) {
         /* No handle, or SQLITE_NOMEM: memory, not the file, failed. */
         bool nomem = !s->db || (orc & 0xff) == SQLITE_NOMEM;

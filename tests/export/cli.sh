@@ -33,6 +33,12 @@ cp "$t" in.etl; ln -s in.etl link.db
 "$etlkit" export in.etl --to sqlite -o link.db --force --quiet 2>/dev/null; check "sqlite over a symlink to its input" 64 $?
 "$etlkit" export in.etl --to sqlite -o in.etl --force --quiet 2>/dev/null; check "sqlite over its input" 64 $?
 cmp -s in.etl "$t" && ok || bad "the input survived"
+# A folder whose name begins with "file:": SQLite (built with URIs on, as Debian's is) read "file:d/x.db" as the URI
+# of d/x.db: the rows went there, beside it a stray temporary database, and OUT was left empty with exit 0.
+mkdir -p "file:d" d
+"$etlkit" export "$t" --to sqlite -o "file:d/x.db" --quiet; check "sqlite into a folder named file:d" 0 $?
+check "file:d/x.db holds the export" 13 "$(q "./file:d/x.db" "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'" 2>&1)"
+check "nothing written in d" "" "$(ls -A d)"
 # A failed export leaves nothing: not an ETL file, an unwritable directory.
 printf 'not a trace\n' > text.etl
 mkdir empty
