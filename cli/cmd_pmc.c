@@ -84,15 +84,19 @@ GETTER(g_cpu_ns)
     (void)col;
     cv_i64(v, S->cpu_ns);
 }
-/* The slot col->off's sum. */
+/* The slot col->off's sum: null when it passed 2^64 (saturated: not the sum). */
 GETTER(g_delta)
 {
-    cv_u64(v, S->delta[col->off]);
+    if (S->saturated >> col->off & 1) cv_null(v);
+    else cv_u64(v, S->delta[col->off]);
 }
 static void put_deltas(jw *w, const char *key, const void *cx, const void *row)
 {
     jw_arr(w, key);
-    for (unsigned k = 0; k < C->p->counters; k++) jw_u64(w, NULL, S->delta[k]);
+    for (unsigned k = 0; k < C->p->counters; k++) {
+        if (S->saturated >> k & 1) jw_null(w, NULL);
+        else jw_u64(w, NULL, S->delta[k]);
+    }
     jw_arr_end(w);
 }
 GETTER(g_deltas)
@@ -235,7 +239,7 @@ static size_t make_cols(const rows_ctx *rc, const col_def *keys, size_t nkeys, c
     for (size_t i = 0; i < NSUM_COLS; i++) {
         if (i == COUNTERS_AT)
             for (unsigned k = 0; k < rc->p->counters; k++)
-                out[n++] = (col_def){rc->head[k], rc->csv[k], rc->key[k], COL_COUNT, 0, g_delta, k};
+                out[n++] = (col_def){rc->head[k], rc->csv[k], rc->key[k], COL_COUNT | COL_NULL_EMPTY, 0, g_delta, k};
         out[n++] = sum_cols[i];
     }
     return n;
@@ -288,6 +292,10 @@ void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[
     } else {
         jw_null(w, "pmc_implausible_first");
     }
+    jw_arr(w, "sums_saturated"); /* the slots whose sums are past 2^64: null where they are */
+    for (unsigned k = 0; k < p->counters; k++)
+        if (p->total.saturated >> k & 1) jw_u64(w, NULL, k);
+    jw_arr_end(w);
     rows_ctx rc;
     rows_init(&rc, run, p, labels);
     col_def cols[MAX_COLS];
@@ -336,6 +344,20 @@ static void implausible_text(FILE *f, const etl_pmc *p, const char (*labels)[32]
             p->implausible_first.cpu, fmt_fixed(t0, p->implausible_first.si / 1000, 6),
             fmt_dur(d, p->implausible_first.nso - p->implausible_first.si), column_name(p->o.kinds[k], labels[k], k, b),
             (unsigned long long)p->implausible_first.delta);
+}
+
+/* The counters whose sums passed 2^64 (the total has every row's): only jumps no counter makes get there. */
+static void saturated_text(FILE *f, const etl_pmc *p, const char (*labels)[32])
+{
+    char b[48];
+    fprintf(f, "the sum of ");
+    for (unsigned k = 0, n = 0; k < p->counters; k++) {
+        if (!(p->total.saturated >> k & 1)) continue;
+        fprintf(f, "%s", n++ ? ", " : "");
+        text_str(f, column_name(p->o.kinds[k], labels[k], k, b));
+    }
+    fprintf(f, " is past 2^64, more than any counter counts (a slot of another kind is not checked for jumps: "
+            "--counters names the kinds): not known, \"-\" where it is");
 }
 
 static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
@@ -396,6 +418,11 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
     if (p->pmc_implausible) {
         printf("note: ");
         implausible_text(stdout, p, c->labels);
+        printf("\n");
+    }
+    if (p->total.saturated) {
+        printf("note: ");
+        saturated_text(stdout, p, c->labels);
         printf("\n");
     }
     rep_print_anomalies(run, stdout);
@@ -527,11 +554,16 @@ int cmd_pmc(int argc, char **argv)
         }
         fprintf(stderr, " name%s no counter\n", po.nkinds - c.p.counters > 1 ? "" : "s");
     }
-    /* A jump no CPU can make is damage: said on stderr whatever the format, exit 3. */
-    int implausible = rc == EXIT_OK && c.p.pmc_implausible;
-    if (implausible && !a.quiet) {
+    /* A jump no CPU can make is damage: said on stderr whatever the format, exit 3; so is a sum past 2^64. */
+    int implausible = rc == EXIT_OK && (c.p.pmc_implausible || c.p.total.saturated);
+    if (rc == EXIT_OK && c.p.pmc_implausible && !a.quiet) {
         fprintf(stderr, "%s pmc: %s: warning: ", prog, run.in.path);
         implausible_text(stderr, &c.p, c.labels);
+        fprintf(stderr, "\n");
+    }
+    if (rc == EXIT_OK && c.p.total.saturated && !a.quiet) {
+        fprintf(stderr, "%s pmc: %s: warning: ", prog, run.in.path);
+        saturated_text(stderr, &c.p, c.labels);
         fprintf(stderr, "\n");
     }
     etl_pmc_free(&c.p);

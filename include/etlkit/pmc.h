@@ -49,10 +49,15 @@ typedef struct etl_pmc_sums {
     uint64_t slices;          /* slices counted */
     int64_t cpu_ns;           /* their CPU time (NSO - SI, whole) */
     uint64_t delta[ETL_PMC_MAX]; /* Σ counter deltas (saturating) */
+    /* Bit k: delta[k] passed UINT64_MAX, so it is not known (it reads UINT64_MAX). One CPU's deltas cannot (its
+       counter would have to wrap); several CPUs' only with jumps no counter makes, in slots of other kinds (named
+       kinds are checked: ETL_PMC_MAX_HZ). The total has every bit a thread, process or CPU has. */
+    uint8_t saturated;
 } etl_pmc_sums;
 
 /* Ratios from sums (spec §6), rounded to the nearest (a half up); each is -1 when its counters are not named or the
- * divisor is 0, and CPI and GHz are -1 too when ΣCycles is 0 (a cycles counter that did not count). */
+ * divisor is 0, and CPI and GHz are -1 too when ΣCycles is 0 (a cycles counter that did not count), or when a sum
+ * it takes is saturated. */
 typedef struct etl_pmc_ratios {
     int64_t ipc_x1000;        /* ΣInstructions / ΣCycles */
     int64_t cpi_x1000;        /* ΣCycles / ΣInstructions */

@@ -102,7 +102,12 @@ static void sums_add(etl_pmc_sums *d, const etl_pmc_sums *x, unsigned n)
 {
     d->slices += x->slices;
     if (__builtin_add_overflow(d->cpu_ns, x->cpu_ns, &d->cpu_ns)) d->cpu_ns = INT64_MAX;
-    for (unsigned k = 0; k < n; k++) add_sat_u64(&d->delta[k], x->delta[k]);
+    d->saturated |= x->saturated;
+    for (unsigned k = 0; k < n; k++)
+        if (__builtin_add_overflow(d->delta[k], x->delta[k], &d->delta[k])) {
+            d->delta[k] = UINT64_MAX; /* not the sum: said, so that it is not read as one */
+            d->saturated |= (uint8_t)(1u << k);
+        }
 }
 
 static etl_pmc_sums *thread_sums(etl_pmc *p, uint32_t i)
@@ -366,6 +371,10 @@ void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *
     bool have_cy = cy >= 0 && (unsigned)cy < p->counters, have_in = in >= 0 && (unsigned)in < p->counters;
     bool have_llc = llc >= 0 && (unsigned)llc < p->counters, have_bm = bm >= 0 && (unsigned)bm < p->counters;
     bool have_br = br >= 0 && (unsigned)br < p->counters;
+    /* A saturated sum is not known: no ratio of it. */
+    have_cy = have_cy && !(s->saturated >> cy & 1), have_in = have_in && !(s->saturated >> in & 1);
+    have_llc = have_llc && !(s->saturated >> llc & 1), have_bm = have_bm && !(s->saturated >> bm & 1);
+    have_br = have_br && !(s->saturated >> br & 1);
     out->ipc_x1000 = have_cy && have_in ? ratio(s->delta[in], s->delta[cy], 1000) : -1;
     /* CPI is 1/IPC (spec §6): none without cycles, as IPC; 0 cycles over any CPU time is a counter that
      * did not count (a PMU a VM does not run), not a CPU that did no cycle: no GHz either. */

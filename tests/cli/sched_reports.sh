@@ -1,0 +1,54 @@
+#!/bin/sh
+# sched_reports.sh ETLKIT - spinlocks, pmc and wakeups on hostile values (xsched, session 40): a number that cannot
+# be computed or represented is null ("-" for people, an empty CSV cell), told, never printed as if it were one.
+set -u
+etlkit=$1
+here=$(dirname "$0")
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0; passes=0
+check() { # check NAME EXPECTED_STATUS ACTUAL_STATUS
+  if [ "$2" = "$3" ]; then passes=$((passes+1)); else echo "FAIL: $1: exit $3, expected $2" >&2; fails=$((fails+1)); fi
+}
+expect() { # expect NAME CONDITION...
+  name=$1; shift
+  if "$@"; then passes=$((passes+1)); else echo "FAIL: $name" >&2; fails=$((fails+1)); fi
+}
+dmg() { python3 "$here/spinpmc_damage.py" "$etlkit" "$@" 2>/dev/null; }
+a=$tmp/a.etl
+"$etlkit" synth -q --pmc 4 --seed 3 --duration 0.5 -o "$a"; check "synth" 0 $?
+
+# A PMC sum past 2^64: the last switch of CPUs 0 and 1 each jump by ~2^63.9 in slot 0, named a label (a kind not
+# checked for jumps). The total stopped at 18446744073709551615, below its CPUs' sum, exit 0; now null, told, exit 3.
+last=$("$etlkit" dump "$a" --order file --format jsonl | python3 -c '
+import json, sys
+last = {}; i = 0
+for l in sys.stdin:
+    o = json.loads(l)
+    if "pmc" not in o: continue
+    last[o["cpu"]] = i; i += 1
+print(last[0], last[1])')
+set -- $last
+dmg "$a" "$tmp/s1.etl" pmcset "$1" 0 0xF000000000000000
+dmg "$tmp/s1.etl" "$tmp/s2.etl" pmcset "$2" 0 0xF000000000000000
+"$etlkit" pmc "$tmp/s2.etl" --counters uops,instructions,llc,branch --json --top 0 >"$tmp/out" 2>"$tmp/err"
+check "pmc sum past 2^64 --json" 3 $?
+expect "pmc sum past 2^64 --json: the total's is null, the CPUs' known" python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+t = j['total']
+sys.exit(not (t['deltas'][0] is None and t['counters']['uops'] is None and j['sums_saturated'] == [0]
+              and t['deltas'][1] is not None and all(c['deltas'][0] is not None for c in j['cpus'])
+              and sum(c['deltas'][0] for c in j['cpus']) > 2**64))" "$tmp/out"
+expect "pmc sum past 2^64: warned" grep -q "warning: the sum of uops is past 2^64" "$tmp/err"
+"$etlkit" pmc "$tmp/s2.etl" --counters uops,instructions,llc,branch >"$tmp/out" 2>/dev/null
+check "pmc sum past 2^64 text" 3 $?
+expect "pmc sum past 2^64 text: no 18446744073709551615" sh -c "! grep -q 18446744073709551615 '$tmp/out'"
+expect "pmc sum past 2^64 text: note" grep -q "^note: the sum of uops is past 2^64" "$tmp/out"
+"$etlkit" pmc "$tmp/s2.etl" --counters uops,instructions,llc,branch --csv --top 0 >"$tmp/out" 2>/dev/null
+check "pmc sum past 2^64 --csv" 3 $?
+expect "pmc sum past 2^64 --csv: no 18446744073709551615" sh -c "! grep -q 18446744073709551615 '$tmp/out'"
+"$etlkit" pmc "$a" --json >"$tmp/out" 2>&1; check "pmc undamaged" 0 $?
+expect "pmc undamaged: nothing saturated" grep -q '"sums_saturated":\[\]' "$tmp/out"
+
+echo "sched_reports: $passes passed, $fails failed"
+[ "$fails" = 0 ]
