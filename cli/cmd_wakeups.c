@@ -262,6 +262,8 @@ int cmd_wakeups(int argc, char **argv)
 {
     rep_args a;
     rep_args_init(&a, "wakeups");
+    a.range_help = "only the wake-ups switched in within this window, from the trace start (seconds, or ms/us/ns: "
+                   "--range 1.5 2500ms), each whole: the idle time before one is not clipped";
     int pr = rep_parse(&a, &wakeups_cmd, NULL, REP_OPTS_ALL, argc, argv);
     if (pr != CLI_OPTS_RUN) return pr;
     ctx c;

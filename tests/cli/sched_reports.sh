@@ -50,5 +50,9 @@ expect "pmc sum past 2^64 --csv: no 18446744073709551615" sh -c "! grep -q 18446
 "$etlkit" pmc "$a" --json >"$tmp/out" 2>&1; check "pmc undamaged" 0 $?
 expect "pmc undamaged: nothing saturated" grep -q '"sums_saturated":\[\]' "$tmp/out"
 
+# wakeups --range counts a wake-up whole, its idle time before the window too: the help said "intervals are clipped".
+"$etlkit" wakeups --help >"$tmp/out" 2>&1
+expect "wakeups --help: --range counts wake-ups whole" sh -c "grep -q 'the idle time before one is' '$tmp/out' && ! grep -q 'intervals are clipped' '$tmp/out'"
+
 echo "sched_reports: $passes passed, $fails failed"
 [ "$fails" = 0 ]
