@@ -532,11 +532,17 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
         char l[256];
         printf("Note: %s.\n", lost_text(l, sizeof l, s->lost));
     }
+    /* Each figure alone: the collision and the rate need no CPU speed, the shares do ("-" when unknown). */
     if (s->total.acq_pct >= 0)
-        printf("CPU spent acquiring %s%% (contended %s%%); collision %s%%; %s acquisitions/s\n",
-               fmt_fixed(f1, s->total.acq_pct, 4), fmt_fixed(f2, s->total.cont_pct, 4),
-               s->total.collision_pct < 0 ? strcpy(f3, "-") : fmt_fixed(f3, div_round_sat(s->total.collision_pct, 100), 2),
-               s->total.acq_rate < 0 ? strcpy(b1, "-") : fmt_fixed(b1, s->total.acq_rate, 3));
+        printf("CPU spent acquiring %s%% (contended %s%%); ", fmt_fixed(f1, s->total.acq_pct, 4),
+               fmt_fixed(f2, s->total.cont_pct, 4));
+    else
+        printf("CPU spent acquiring - (%s); ", s->o.mhz ? "a 0 ns window" : "CPU speed unknown");
+    if (s->total.collision_pct >= 0)
+        printf("collision %s%%; ", fmt_fixed(f3, div_round_sat(s->total.collision_pct, 100), 2));
+    else
+        printf("collision -; ");
+    printf("%s acquisitions/s\n", s->total.acq_rate < 0 ? strcpy(b1, "-") : fmt_fixed(b1, s->total.acq_rate, 3));
     printf("Per lock and caller estimates have no bounds: a CPU's sampling counter is shared by all locks.\n");
     unsigned top = list_top(a) ? list_top(a) : UINT_MAX;
     text_table("Locks", s->locks, s->nlocks, K_LOCKS, top);

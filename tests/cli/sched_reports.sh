@@ -54,5 +54,11 @@ expect "pmc undamaged: nothing saturated" grep -q '"sums_saturated":\[\]' "$tmp/
 "$etlkit" wakeups --help >"$tmp/out" 2>&1
 expect "wakeups --help: --range counts wake-ups whole" sh -c "grep -q 'the idle time before one is' '$tmp/out' && ! grep -q 'intervals are clipped' '$tmp/out'"
 
+# A header without CpuSpeedInMHz: the shares of CPU cannot be computed, the collision and the rate can; the text left
+# the whole line out (the JSON had them).
+python3 -c "import struct,sys; d=bytearray(open(sys.argv[1],'rb').read()); assert struct.unpack_from('<I',d,156)[0]==3000; struct.pack_into('<I',d,156,0); open(sys.argv[2],'wb').write(d)" "$a" "$tmp/nomhz.etl"
+"$etlkit" spinlocks "$tmp/nomhz.etl" >"$tmp/out" 2>&1; check "spinlocks no MHz" 0 $?
+expect "spinlocks no MHz: collision and rate, no share" grep -q "^CPU spent acquiring - (CPU speed unknown); collision [0-9.]*%; [0-9.]* acquisitions/s$" "$tmp/out"
+
 echo "sched_reports: $passes passed, $fails failed"
 [ "$fails" = 0 ]
