@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "base/platform.h"
 
 uint64_t etl_hash_bytes(const void *p, size_t n)
 {
@@ -48,6 +49,7 @@ static etl_status grow(etl_idmap *m)
     if (ncap > SIZE_MAX / sizeof(etl_idmap_slot)) return ETL_E_NOMEM;
     etl_idmap_slot *slots = malloc(ncap * sizeof *slots);
     if (!slots) return ETL_E_NOMEM;
+    etl_mem_huge(slots, ncap * sizeof *slots); /* the big maps are probed at random */
     for (size_t i = 0; i < ncap; i++) slots[i].val = ETL_IDMAP_EMPTY;
     for (size_t i = 0; i < m->cap; i++) {
         if (m->slots[i].val == ETL_IDMAP_EMPTY) continue;

@@ -72,6 +72,12 @@ void *etl_mmap_read(int fd, size_t size);
 void etl_munmap(void *p, size_t size);
 /* Drops the pages of [p, p+n) (page-aligned) from memory; they are read again if touched. */
 void etl_mem_release(void *p, size_t n);
+/*
+ * Asks for [p, p+n) (any alignment: its whole 2 MiB pages) in huge pages, before it is first touched: a
+ * table looked up at random over tens of MB misses the TLB at every probe in 4 KiB pages (Linux
+ * MADV_HUGEPAGE, for THP's "madvise" mode; elsewhere nothing).
+ */
+void etl_mem_huge(void *p, size_t n);
 size_t etl_page_size(void);
 
 /*

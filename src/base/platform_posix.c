@@ -87,6 +87,17 @@ void *etl_mmap_read(int fd, size_t size)
 
 void etl_munmap(void *p, size_t size) { munmap(p, size); }
 void etl_mem_release(void *p, size_t n) { madvise(p, n, MADV_DONTNEED); }
+
+void etl_mem_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + n) & ~(huge - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice: refused, the pages stay small */
+#else
+    (void)p, (void)n;
+#endif
+}
 size_t etl_page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
 const char *etl_getenv(const char *name) { return getenv(name); }

@@ -647,6 +647,9 @@ void etl_munmap(void *p, size_t size)
 /* Clean pages of a read-only view: unlocking them out of the working set lets Windows drop them. */
 void etl_mem_release(void *p, size_t n) { VirtualUnlock(p, n); }
 
+/* Large pages need a privilege and their own allocation on Windows: the advice is not given. */
+void etl_mem_huge(void *p, size_t n) { (void)p, (void)n; }
+
 size_t etl_page_size(void)
 {
     SYSTEM_INFO si;

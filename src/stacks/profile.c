@@ -16,6 +16,7 @@
 #include <strings.h>
 #include "base/grow.h"
 #include "base/idmap.h"
+#include "base/pairmap.h"
 #include "base/opts.h"
 #include "base/pipe.h"
 #include "base/sort.h"
@@ -49,7 +50,8 @@ typedef struct run {
     const etl_clock *clk;
     rows r;
     etl_idmap thread_ix;    /* tid << 32 | pid -> thread row */
-    etl_idmap cell_ix;      /* thread << 32 | function -> cell */
+    etl_pairmap cell_of;    /* (module row << 40 | offset, thread) or (address, thread | 1 << 31) -> cell */
+    etl_idmap cell_ix;      /* thread << 32 | function -> cell, for the pairs cell_of cannot hold */
     etl_idmap stack_ix[2];  /* thread << 32 | resolved stack -> stack row, [walked] */
     etl_idmap module_ix;    /* module name (strtab offset) -> module row */
     etl_idmap fshort;       /* module row << 40 | offset -> function row, for an image's offsets below 2^40 */
@@ -230,7 +232,8 @@ static etl_status function_row(run *R, uint64_t addr, uint32_t image, uint32_t *
     return ETL_OK;
 }
 
-static etl_status count_cell(run *R, uint32_t thread, uint32_t function)
+/* The cell of (thread, function), made at its first sample. */
+static etl_status cell_row(run *R, uint32_t thread, uint32_t function, uint32_t *row)
 {
     uint64_t key = (uint64_t)thread << 32 | function;
     uint32_t i = etl_idmap_get(&R->cell_ix, key);
@@ -242,7 +245,36 @@ static etl_status count_cell(run *R, uint32_t thread, uint32_t function)
         if (st != ETL_OK) return st;
         R->r.ncells++;
     }
-    R->r.cells[i].samples++;
+    *row = i;
+    return ETL_OK;
+}
+
+/*
+ * The cell of a sample of thread at addr in image (ETL_IMAGE_NONE: none). Its
+ * function's key (module row and offset, or the address in no image) with the
+ * thread is one cell_of pair: a sample touches that slot and its cell, not the
+ * function rows (their samples are summed from the cells at the end). The few
+ * the pair cannot hold (a hostile ImageSize, 2^31 threads) go by function row.
+ */
+static etl_status sample_cell(run *R, uint32_t thread, uint64_t addr, uint32_t image, uint32_t *cell)
+{
+    const etl_image_inst *img = image == ETL_IMAGE_NONE ? NULL : &R->im->images.v[image];
+    uint32_t mod = 0;
+    etl_status st = img ? module_row(R, img->name, &mod) : ETL_OK;
+    if (st != ETL_OK) return st;
+    uint64_t off = img ? addr - img->base : addr;
+    bool paired = thread < 1u << 31 && (!img || (mod < 1u << 24 && off < 1ull << 40));
+    uint64_t a = img ? (uint64_t)mod << 40 | off : addr;
+    uint32_t b = thread | (img ? 0 : 1u << 31);
+    if (paired && (*cell = etl_pairmap_get(&R->cell_of, a, b)) != ETL_IDMAP_EMPTY) return ETL_OK;
+    uint32_t function;
+    if ((st = function_row(R, addr, image, &function)) != ETL_OK) return st;
+    if (!paired) return cell_row(R, thread, function, cell);
+    GROW(R->r.cells, R->r.ncells, R->r.capcells);
+    *cell = (uint32_t)R->r.ncells;
+    R->r.cells[*cell] = (prof_cell){thread, function, 0};
+    if ((st = etl_pairmap_put(&R->cell_of, a, b, *cell)) != ETL_OK) return st;
+    R->r.ncells++;
     return ETL_OK;
 }
 
@@ -276,15 +308,14 @@ static uint32_t find_image(run *R, uint32_t pid, uint64_t addr, uint64_t ts)
 /* A sample in the window, of tid in process pid (ETL_PID_UNKNOWN: none) at ts: counted for its thread and address. */
 static etl_status count_sample(run *R, uint64_t ts, uint32_t tid, uint32_t pid, uint64_t ip)
 {
-    uint32_t thread, function;
+    uint32_t thread, cell;
     etl_status st = thread_row(R, tid, pid, ts, &thread);
     if (st != ETL_OK) return st;
     uint32_t img = find_image(R, pid == ETL_PID_UNKNOWN ? 0 : pid, ip, ts);
-    if ((st = function_row(R, ip, img, &function)) != ETL_OK) return st;
-    if ((st = count_cell(R, thread, function)) != ETL_OK) return st;
+    if ((st = sample_cell(R, thread, ip, img, &cell)) != ETL_OK) return st;
     R->p->samples++;
     R->r.threads[thread].samples++;
-    R->r.functions[function].samples++;
+    R->r.cells[cell].samples++;
     if (img == ETL_IMAGE_NONE) R->p->unknown++;
     return ETL_OK;
 }
@@ -519,6 +550,9 @@ static etl_status finish(run *R)
         th->name = etl_strtab_get(&im->names, tn);
     }
     etl_idmap_free(&proc_ix);
+
+    /* Functions: their samples, their cells'. */
+    for (size_t c = 0; c < R->r.ncells; c++) R->r.functions[R->r.cells[c].function].samples += R->r.cells[c].samples;
 
     /* Modules: names from the map's keys. */
     p->nmodules = R->module_ix.count;
@@ -773,6 +807,7 @@ static void run_free(run *R)
     free(R->r.stacks);
     free(R->r.cells);
     etl_idmap_free(&R->thread_ix);
+    etl_pairmap_free(&R->cell_of);
     etl_idmap_free(&R->cell_ix);
     etl_idmap_free(&R->stack_ix[0]);
     etl_idmap_free(&R->stack_ix[1]);
@@ -820,6 +855,7 @@ static etl_status passes(etl_reader *r, const etl_profile_options *o, etl_profil
     R.on_each = each;
     R.each_ctx = ctx;
     etl_idmap_init(&R.thread_ix);
+    etl_pairmap_init(&R.cell_of);
     etl_idmap_init(&R.cell_ix);
     etl_idmap_init(&R.stack_ix[0]);
     etl_idmap_init(&R.stack_ix[1]);
