@@ -82,11 +82,20 @@ GETTER(g_pname)
     uint32_t pid;
     cv_str(v, proc_of(C->run, X, v->buf, &pid));
 }
-/* For people, an empty image name shows as "" (text_name). */
+/* For people, an empty image name shows as "" (text_name); threads of no known process read "Unknown process", not
+ * "Unknown" as the wake-ups of no known readier do (both were "Unknown -"). */
 GETTER(g_pname_text)
 {
     g_pname(col, cx, row, v);
-    v->s = text_name(v->s);
+    if (X->kind == ETL_WAKER_THREAD && !etl_sched_process_at(C->run->model, X->process)) v->s = "Unknown process";
+    else v->s = text_name(v->s);
+}
+/* Who woke (etl_waker_kind): the JSON and CSV rows' key, since a thread's process may be "Unknown" as a waker is. */
+GETTER(g_waker)
+{
+    (void)col, (void)cx;
+    static const char *const keys[] = {"thread", "idle", "dpc", "unknown"};
+    cv_str(v, keys[X->kind < 4 ? X->kind : ETL_WAKER_UNKNOWN]);
 }
 GETTER(g_rate)
 {
@@ -138,6 +147,7 @@ static const col_def process_cols[] = {
     {"=Wake-ups", NULL, "count", COL_COUNT, 0, col_u64_at, COUNT},
     {"=Per second", NULL, "per_second", COL_FIXED, 3, g_rate, 0},
     {"=%", NULL, NULL, COL_FIXED, 2, g_pct, 0},
+    {NULL, NULL, "waker", COL_TEXT, 0, g_waker, 0},
 };
 static const col_def thread_cols[] = {
     {"=TID", "tid", "tid", COL_COUNT, 0, g_tid, 0},
@@ -149,6 +159,7 @@ static const col_def thread_cols[] = {
     {"=Wake-ups", "count", "count", COL_COUNT, 0, col_u64_at, COUNT},
     {"=Per second", "per_second", "per_second", COL_FIXED | COL_NULL_EMPTY, 3, g_rate, 0},
     {"=%", "pct", NULL, COL_FIXED, 2, g_pct, 0},
+    {NULL, "waker", "waker", COL_TEXT, 0, g_waker, 0},
 };
 #undef COUNT
 #define NPROCESS_COLS (sizeof process_cols / sizeof process_cols[0])

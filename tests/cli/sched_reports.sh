@@ -60,5 +60,35 @@ python3 -c "import struct,sys; d=bytearray(open(sys.argv[1],'rb').read()); asser
 "$etlkit" spinlocks "$tmp/nomhz.etl" >"$tmp/out" 2>&1; check "spinlocks no MHz" 0 $?
 expect "spinlocks no MHz: collision and rate, no share" grep -q "^CPU spent acquiring - (CPU speed unknown); collision [0-9.]*%; [0-9.]* acquisitions/s$" "$tmp/out"
 
+# A waker thread of no known process (its Thread events renamed to another TID) and the wake-ups of no known readier
+# were two rows "Unknown -" in wakeups' process table, and two {"pid":null,"name":"Unknown"} in by_process.
+tid=$("$etlkit" wakeups "$a" --json | python3 -c '
+import json, sys
+print([t["tid"] for t in json.load(sys.stdin)["by_thread"] if t["tid"]][0])')
+"$etlkit" dump "$a" --order file --format jsonl | python3 -c '
+import json, struct, sys
+path, out, tid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+d = bytearray(open(path, "rb").read()); bs = struct.unpack_from("<I", d, 0)[0]; n = 0
+for l in sys.stdin:
+    o = json.loads(l)
+    if o.get("hook") not in (0x0501, 0x0502, 0x0503, 0x0504) or o.get("fields", {}).get("TThreadId") != tid: continue
+    at = o["buf"] * bs + o["off"] + o["size"] - o["len"] + 4
+    assert struct.unpack_from("<I", d, at)[0] == tid
+    struct.pack_into("<I", d, at, 99999); n += 1
+assert n
+open(out, "wb").write(d)' "$a" "$tmp/noproc.etl" "$tid"
+"$etlkit" wakeups "$tmp/noproc.etl" --top 0 >"$tmp/out" 2>&1; check "wakeups waker of no process" 0 $?
+expect "wakeups waker of no process: told apart" sh -c "grep -q '^  Unknown process  *- ' '$tmp/out' && grep -q '^  Unknown  *- ' '$tmp/out'"
+"$etlkit" wakeups "$tmp/noproc.etl" --top 0 --json >"$tmp/out" 2>&1; check "wakeups waker of no process --json" 0 $?
+expect "wakeups waker of no process --json: waker keys" python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+u = [(p['waker'], p['count']) for p in j['by_process'] if p['name'] == 'Unknown' and p['pid'] is None]
+k = [t['waker'] for t in j['by_thread'] if t['tid'] == int(sys.argv[2])]
+sys.exit(not (sorted(w for w, c in u) == ['thread', 'unknown'] and k == ['thread']
+              and dict(u)['unknown'] == j['by_waker']['unknown']))" "$tmp/out" "$tid"
+"$etlkit" wakeups "$tmp/noproc.etl" --csv >"$tmp/out" 2>&1; check "wakeups waker of no process --csv" 0 $?
+expect "wakeups --csv: the waker column" grep -q "^$tid,Unknown,.*,thread" "$tmp/out"
+
 echo "sched_reports: $passes passed, $fails failed"
 [ "$fails" = 0 ]
