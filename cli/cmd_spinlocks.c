@@ -164,11 +164,31 @@ GETTER(g_mode_name)
     if (IN_KIND) cv_str(v, mode_name(G->mode));
     else cv_none(v);
 }
-/* The % of CPU acquiring and contending: null without the CPU's speed. */
+/* The % of CPU acquiring and contending: null without the CPU's speed, or of a saturated sum. */
 GETTER(g_cpu_pct)
 {
-    if (G->acq_pct < 0) cv_null(v);
-    else col_i64_at(col, cx, row, v);
+    col_i64_at(col, cx, row, v);
+    if (v->i < 0) cv_null(v);
+}
+/* A weighted sum (Σw, Σw·wait, ...): null when it saturated (it reads UINT64_MAX: not the sum). */
+GETTER(g_wsum)
+{
+    col_u64_at(col, cx, row, v);
+    if (G->a.saturated && v->u == UINT64_MAX) cv_null(v);
+}
+/* A weighted mean: null of no event, or of a saturated sum (ETL_SPIN_UNKNOWN). */
+GETTER(g_mean)
+{
+    uint64_t x;
+    memcpy(&x, (const char *)row + col->off, sizeof x);
+    if (!G->a.events || x == ETL_SPIN_UNKNOWN) cv_null(v);
+    else if (COL_UNIT(col->unit) == COL_FIXED) col_i64_at(col, cx, row, v); /* thousandths: COL_FIXED reads an i64 */
+    else cv_u64(v, x);
+}
+GETTER(g_mean_hold)
+{
+    if (G->a.w_nonirq) g_mean(col, cx, row, v);
+    else cv_null(v);
 }
 /* A share or rate the library could not compute (-1: no acquisition, a 0 ns window): null, not 0. */
 GETTER(g_known)
@@ -176,14 +196,13 @@ GETTER(g_known)
     col_i64_at(col, cx, row, v);
     if (v->i < 0) cv_null(v);
 }
-/* A mean, percentile or max of the group's events (wait, spins): null when it has none. */
+/* A max of the group's events (wait, spins): null when it has none. */
 GETTER(g_of_events)
 {
     if (!G->a.events) cv_null(v);
-    else if (COL_UNIT(col->unit) == COL_FIXED) col_i64_at(col, cx, row, v); /* thousandths: COL_FIXED reads an i64 */
     else col_u64_at(col, cx, row, v);
 }
-/* The same of the events without interrupts (hold): null when none is left. */
+/* The max of the events without interrupts (hold): null when none is left. */
 GETTER(g_of_holds)
 {
     if (G->a.w_nonirq) col_u64_at(col, cx, row, v);
@@ -284,6 +303,7 @@ GETTER(g_cpu)
 
 #define M(k) (1u << (k))
 #define U(f) COL_COUNT, 0, col_u64_at, offsetof(etl_spin_group, f)
+#define W(f) COL_COUNT | COL_NULL_EMPTY, 0, g_wsum, offsetof(etl_spin_group, f)
 #define U32(f) COL_COUNT, 0, col_u32_at, offsetof(etl_spin_group, f)
 #define KNOWN(d, f) COL_FIXED | COL_NULL_EMPTY, d, g_known, offsetof(etl_spin_group, f)
 #define EV(f) COL_COUNT | COL_NULL_EMPTY, 0, g_of_events, offsetof(etl_spin_group, f)
@@ -308,8 +328,8 @@ static const col_def group_cols[] = {
     {NULL, "class_unexplained", "unexplained", U(a.cls[ETL_SPIN_X])},
     END,
     {NULL, NULL, "contended_events", U(a.contended)},
-    {"=Est. acq", "est_acquisitions", "est_acquisitions", U(a.est_acq)},
-    {"=Est. cont", "est_contended", "est_contended", U(a.est_contended)},
+    {"=Est. acq", "est_acquisitions", "est_acquisitions", W(a.est_acq)},
+    {"=Est. cont", "est_contended", "est_contended", W(a.est_contended)},
     {"=Collision %", "collision_pct", "collision_pct", KNOWN(COL_DECIMALS(4, 2), collision_pct)},
     {"=% CPU acq", "acquisition_cpu_pct", "acquisition_cpu_pct", COL_FIXED | COL_NULL_EMPTY, 4, g_cpu_pct,
      offsetof(etl_spin_group, acq_pct)},
@@ -321,23 +341,24 @@ static const col_def group_cols[] = {
     {NULL, NULL, "spins", KNOWN(3, spin_rate)},
     END,
     OBJ("spins"),
-    {NULL, "spins_total", "total", U(a.w_spins)},
-    {"=Spins mean", "spins_mean", "mean", COL_FIXED | COL_NULL_EMPTY, COL_DECIMALS(3, 2), g_of_events,
+    {NULL, "spins_total", "total", W(a.w_spins)},
+    {"=Spins mean", "spins_mean", "mean", COL_FIXED | COL_NULL_EMPTY, COL_DECIMALS(3, 2), g_mean,
      offsetof(etl_spin_group, mean_spins_x1000)},
     {"=Spins max", "spins_max", "max", EV(a.max_spins)},
     END,
     OBJ("wait_cycles"),
-    {NULL, "wait_total", "total", U(a.w_wait)},
-    {NULL, NULL, "total_contended", U(a.w_wait_contended)},
-    {"=Wait mean", "wait_mean", "mean", EV(mean_wait)},
+    {NULL, "wait_total", "total", W(a.w_wait)},
+    {NULL, NULL, "total_contended", W(a.w_wait_contended)},
+    {"=Wait mean", "wait_mean", "mean", COL_COUNT | COL_NULL_EMPTY, 0, g_mean, offsetof(etl_spin_group, mean_wait)},
     {NULL, "wait_p50", "p50", RANK(wait_p50)},
     {"=Wait p99", "wait_p99", "p99", RANK(wait_p99)},
     {"=Wait max", "wait_max", "max", EV(a.max_wait)},
     END,
     OBJ("hold_cycles"),
-    {NULL, "hold_total", "total", U(a.w_hold)},
-    {NULL, NULL, "weight", U(a.w_nonirq)},
-    {"=Hold mean", "hold_mean", "mean", HOLD(mean_hold)},
+    {NULL, "hold_total", "total", W(a.w_hold)},
+    {NULL, NULL, "weight", W(a.w_nonirq)},
+    {"=Hold mean", "hold_mean", "mean", COL_COUNT | COL_NULL_EMPTY, 0, g_mean_hold,
+     offsetof(etl_spin_group, mean_hold)},
     {NULL, "hold_p50", "p50", RANK(hold_p50)},
     {"=Hold p99", "hold_p99", "p99", RANK(hold_p99)},
     {"=Hold max", "hold_max", "max", HOLD(a.max_hold)},
@@ -355,6 +376,7 @@ static const col_def group_cols[] = {
     {NULL, NULL, "saturated", COL_COUNT, 0, g_saturated, 0},
 };
 #undef U
+#undef W
 #undef U32
 #undef KNOWN
 #undef EV
@@ -537,7 +559,9 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
         printf("CPU spent acquiring %s%% (contended %s%%); ", fmt_fixed(f1, s->total.acq_pct, 4),
                fmt_fixed(f2, s->total.cont_pct, 4));
     else
-        printf("CPU spent acquiring - (%s); ", s->o.mhz ? "a 0 ns window" : "CPU speed unknown");
+        printf("CPU spent acquiring - (%s); ", !s->o.mhz ? "CPU speed unknown"
+                                               : s->o.v1 > s->o.v0 ? "a sum past 2^64"
+                                                                   : "a 0 ns window");
     if (s->total.collision_pct >= 0)
         printf("collision %s%%; ", fmt_fixed(f3, div_round_sat(s->total.collision_pct, 100), 2));
     else
@@ -564,6 +588,9 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c, cons
         printf("note: %llu events of locks and callers past the limit of %u (lock, caller, AcquireMode) cells are in the "
                "totals and estimates, not per lock, caller, pair or mode nor in percentiles\n",
                (unsigned long long)s->cells_dropped, ETL_SPIN_MAX_CELLS);
+    if (t->saturated)
+        printf("note: weighted sums past 2^64 (weights times cycles or spins: values no lock reaches, or rates the "
+               "events were not sampled at): \"-\" for them and what is made of them\n");
     if (s->values_dropped > s->cells_dropped)
         printf("note: %llu hold and wait values not kept (past %llu, or out of memory): percentiles are over the values "
                "kept, \"-\" where none was\n",
@@ -669,11 +696,13 @@ int cmd_spinlocks(int argc, char **argv)
         fprintf(stderr, "%s spinlocks: out of memory\n", prog);
         rc = EXIT_IO;
     } else if (etl_spinlocks_rates_implausible(&c.s)) {
-        char f1[32];
+        char f1[40];
+        if (c.s.total.acq_pct >= 0) snprintf(f1, sizeof f1, "%s%%", fmt_fixed(f1 + 8, c.s.total.acq_pct, 4));
+        else snprintf(f1, sizeof f1, "more than 2^64 cycles"); /* the sum saturated: no share of it */
         fprintf(stderr, "%s spinlocks: warning: %s: with acquire rate A=1/%u (%s) and contention rate M=1/%u (%s) the "
-                "locks take %s%% of the CPU, more than all of it: the trace was not sampled at these rates\n",
+                "locks take %s of the CPU, more than all of it: the trace was not sampled at these rates\n",
                 prog, run.in.path, sp.p.spin_lock_acquire_sample_rate, etl_spin_param_source(sp.src[1]),
-                sp.p.spin_lock_contention_sample_rate, etl_spin_param_source(sp.src[2]), fmt_fixed(f1, c.s.total.acq_pct, 4));
+                sp.p.spin_lock_contention_sample_rate, etl_spin_param_source(sp.src[2]), f1);
     }
     if (rc != EXIT_OK) {
     } else if (a.format == FMT_JSON) {

@@ -243,9 +243,11 @@ void sec_locks_pmc(page *pg)
             tdn(f, (int64_t)g->a.events, col_u64(b[0], g->a.events));
             tdn(f, (int64_t)g->a.est_acq, col_u64(b[1], g->a.est_acq));
             tdn(f, (int64_t)g->a.est_contended, col_u64(b[2], g->a.est_contended));
-            snprintf(b[3], 32, "%s%%", fmt_fixed(b[7], g->collision_pct, 4));
+            if (g->collision_pct >= 0) snprintf(b[3], 32, "%s%%", fmt_fixed(b[7], g->collision_pct, 4));
+            else strcpy(b[3], "-"); /* of a saturated sum */
             tdn(f, g->collision_pct, b[3]);
-            tdn(f, (int64_t)g->mean_wait, col_u64(b[4], g->mean_wait));
+            if (g->mean_wait != ETL_SPIN_UNKNOWN) tdn(f, (int64_t)g->mean_wait, col_u64(b[4], g->mean_wait));
+            else tdn(f, -1, "-");
             tdn(f, (int64_t)g->a.max_wait, col_u64(b[5], g->a.max_wait));
             if (g->hold_p99 != ETL_SPIN_UNKNOWN) tdn(f, (int64_t)g->hold_p99, col_u64(b[6], g->hold_p99));
             else tdn(f, -1, "-"); /* no hold value: every event took an interrupt, or none was kept */

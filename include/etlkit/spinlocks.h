@@ -40,11 +40,12 @@ typedef enum etl_spin_class {
 #define ETL_SPIN_MAX_CELLS (1u << 16)     /* (lock, caller, AcquireMode) cells */
 #define ETL_SPIN_MAX_DISTINCT (1u << 21)  /* (cell, thread) and (cell, CPU) pairs, for the distinct counts */
 #define ETL_SPIN_MAX_VALUES (1u << 26)    /* hold and wait values kept for the percentiles, by default */
-#define ETL_SPIN_UNKNOWN UINT64_MAX       /* a percentile of no value (etl_spin_group) */
+#define ETL_SPIN_UNKNOWN UINT64_MAX       /* a percentile of no value, a mean of a saturated sum (etl_spin_group) */
 
 /*
  * Sums over a set of events. w is the event's weight (1, M, A, 1 by class).
- * Sums saturate at UINT64_MAX (saturated says so).
+ * Sums saturate at UINT64_MAX (saturated says so): a weighted sum that reads UINT64_MAX with saturated is not known,
+ * nor is any mean, share or rate made of it (ETL_SPIN_UNKNOWN, -1).
  */
 typedef struct etl_spin_acc {
     uint64_t events;
@@ -76,9 +77,10 @@ typedef struct etl_spin_group {
        values_dropped); over the values kept, when some were not. */
     uint64_t hold_p50, hold_p99;  /* nearest rank over the events without interrupts (cycles) */
     uint64_t wait_p50, wait_p99;  /* nearest rank over the events (cycles) */
-    uint64_t mean_wait, mean_hold;/* weighted sum / weights (cycles) */
-    uint64_t mean_spins_x1000;    /* Σw·spins / Σw, thousandths */
-    int64_t acq_pct;          /* % acquisition: 100·Σw·wait / (cycles(W)·NCPU), 10^-4 %; -1 without MHz or a window */
+    uint64_t mean_wait, mean_hold;/* weighted sum / weights (cycles); ETL_SPIN_UNKNOWN of a saturated sum */
+    uint64_t mean_spins_x1000;    /* Σw·spins / Σw, thousandths; ETL_SPIN_UNKNOWN of a saturated sum */
+    int64_t acq_pct;          /* % acquisition: 100·Σw·wait / (cycles(W)·NCPU), 10^-4 %; -1 without MHz or a window,
+                                 or of a saturated sum (so are the others) */
     int64_t cont_pct;         /* % contention: the same over contended events */
     int64_t collision_pct;    /* 100·est_contended / est_acq, 10^-4 %; -1 without acquisitions */
     int64_t acq_rate, cont_rate, spin_rate; /* estimates per second of the window, thousandths; -1 for a 0 ns window */
@@ -168,7 +170,7 @@ ETL_API const char *etl_spin_param_source(unsigned src);
 /* Whether any parameter is assumed rather than given. */
 ETL_API bool etl_spin_params_assumed(const etl_spin_params *sp);
 /*
- * After finish: more than every CPU's time spent acquiring (total.acq_pct past 100 %). Each rate
+ * After finish: more than every CPU's time spent acquiring (total.acq_pct past 100 %, or Σw·wait past 2^64). Each rate
  * alone is one the kernel takes, so the numbers stand as defined; the events cannot have been
  * sampled at these rates, which the caller should say.
  */

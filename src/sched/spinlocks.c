@@ -404,22 +404,33 @@ static etl_status distinct(etl_spinlocks *s, unsigned kind, etl_spin_group *g, s
     return ETL_OK;
 }
 
+/* A weighted sum that saturated reads UINT64_MAX (sat_add, sat_mul): not the sum, so nothing made of it is known. */
+static bool sum_known(const etl_spin_acc *a, uint64_t sum)
+{
+    return !a->saturated || sum != UINT64_MAX;
+}
+
 static void ratios(const etl_spinlocks *s, etl_spin_group *g, unsigned ncpu)
 {
     const etl_spin_acc *a = &g->a;
     int64_t win = s->o.v1 - s->o.v0;
-    g->mean_wait = a->est_acq ? (uint64_t)div_round_sat(a->w_wait, a->est_acq) : 0;
-    g->mean_hold = a->w_nonirq ? (uint64_t)div_round_sat(a->w_hold, a->w_nonirq) : 0;
-    g->mean_spins_x1000 = a->est_acq ? (uint64_t)div_round_sat((__int128)a->w_spins * 1000, a->est_acq) : 0;
+    bool acq = sum_known(a, a->est_acq), cont = sum_known(a, a->est_contended), wait = sum_known(a, a->w_wait);
+    bool wait_c = sum_known(a, a->w_wait_contended), spins = sum_known(a, a->w_spins);
+    bool hold = sum_known(a, a->w_hold) && sum_known(a, a->w_nonirq);
+    g->mean_wait = !acq || !wait ? ETL_SPIN_UNKNOWN : a->est_acq ? (uint64_t)div_round_sat(a->w_wait, a->est_acq) : 0;
+    g->mean_hold = !hold ? ETL_SPIN_UNKNOWN : a->w_nonirq ? (uint64_t)div_round_sat(a->w_hold, a->w_nonirq) : 0;
+    g->mean_spins_x1000 = !acq || !spins ? ETL_SPIN_UNKNOWN
+                          : a->est_acq   ? (uint64_t)div_round_sat((__int128)a->w_spins * 1000, a->est_acq)
+                                         : 0;
     /* cycles(W)·NCPU in thousandths of a cycle (ns x MHz), so the share is not cut twice */
     __int128 mcyc = (__int128)(win > 0 ? win : 0) * s->o.mhz * (ncpu ? ncpu : 1);
-    g->acq_pct = mcyc > 0 ? div_round_sat((__int128)a->w_wait * 1000000000, mcyc) : -1;
-    g->cont_pct = mcyc > 0 ? div_round_sat((__int128)a->w_wait_contended * 1000000000, mcyc) : -1;
+    g->acq_pct = mcyc > 0 && wait ? div_round_sat((__int128)a->w_wait * 1000000000, mcyc) : -1;
+    g->cont_pct = mcyc > 0 && wait_c ? div_round_sat((__int128)a->w_wait_contended * 1000000000, mcyc) : -1;
     /* -1: unknown, as acq_pct: a share of no acquisition, a rate over a 0 ns window (never a 0 made up). */
-    g->collision_pct = a->est_acq ? div_round_sat((__int128)a->est_contended * 1000000, a->est_acq) : -1;
-    g->acq_rate = win > 0 ? div_round_sat((__int128)a->est_acq * 1000000000000, win) : -1;
-    g->cont_rate = win > 0 ? div_round_sat((__int128)a->est_contended * 1000000000000, win) : -1;
-    g->spin_rate = win > 0 ? div_round_sat((__int128)a->w_spins * 1000000000000, win) : -1;
+    g->collision_pct = a->est_acq && acq && cont ? div_round_sat((__int128)a->est_contended * 1000000, a->est_acq) : -1;
+    g->acq_rate = win > 0 && acq ? div_round_sat((__int128)a->est_acq * 1000000000000, win) : -1;
+    g->cont_rate = win > 0 && cont ? div_round_sat((__int128)a->est_contended * 1000000000000, win) : -1;
+    g->spin_rate = win > 0 && spins ? div_round_sat((__int128)a->w_spins * 1000000000000, win) : -1;
 }
 
 static int cmp_group(const void *pa, const void *pb)
@@ -678,7 +689,9 @@ bool etl_spin_params_assumed(const etl_spin_params *sp)
 
 bool etl_spinlocks_rates_implausible(const etl_spinlocks *s)
 {
-    return s->total.acq_pct > 100 * 10000; /* acq_pct is in ten-thousandths of a percent */
+    /* acq_pct is in ten-thousandths of a percent; a Σw·wait past 2^64 cycles is more than any window's CPUs have
+     * (195 years of one at 3 GHz), though its share is not known */
+    return s->total.acq_pct > 100 * 10000 || !sum_known(&s->total.a, s->total.a.w_wait);
 }
 
 unsigned etl_spin_top_shares(const uint64_t *h, unsigned n, uint64_t total, unsigned idx[3], int64_t pct[3])

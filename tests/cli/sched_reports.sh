@@ -15,7 +15,7 @@ expect() { # expect NAME CONDITION...
 }
 dmg() { python3 "$here/spinpmc_damage.py" "$etlkit" "$@" 2>/dev/null; }
 a=$tmp/a.etl
-"$etlkit" synth -q --pmc 4 --seed 3 --duration 0.5 -o "$a"; check "synth" 0 $?
+"$etlkit" synth -q --pmc 4 --lock-rate 20000 --seed 3 --duration 0.5 -o "$a"; check "synth" 0 $?
 
 # A PMC sum past 2^64: the last switch of CPUs 0 and 1 each jump by ~2^63.9 in slot 0, named a label (a kind not
 # checked for jumps). The total stopped at 18446744073709551615, below its CPUs' sum, exit 0; now null, told, exit 3.
@@ -89,6 +89,35 @@ sys.exit(not (sorted(w for w, c in u) == ['thread', 'unknown'] and k == ['thread
               and dict(u)['unknown'] == j['by_waker']['unknown']))" "$tmp/out" "$tid"
 "$etlkit" wakeups "$tmp/noproc.etl" --csv >"$tmp/out" 2>&1; check "wakeups waker of no process --csv" 0 $?
 expect "wakeups --csv: the waker column" grep -q "^$tid,Unknown,.*,thread" "$tmp/out"
+
+# Two uncontended events waiting 2^32-1 cycles, read with A = 2^32-1 (a rate the kernel takes): the total's Σw·wait
+# passed 2^64 and stopped at 18446744073709551615; its mean wait and % of CPU were made of it, and the text said
+# nothing (JSON's saturated: true). Now null, noted, and the rates warning still given.
+u=$("$etlkit" dump "$a" --order file --format jsonl | python3 -c '
+import json, sys
+i = 0; u = []
+for l in sys.stdin:
+    o = json.loads(l)
+    if o.get("hook") != 0x0529: continue
+    f = o["fields"]
+    if f["SpinCount"] == 0 and f["HoldTimeInCycles"] <= 1000000 and f["InterruptCount"] == 0: u.append(i)
+    i += 1
+print(u[0], u[1])')
+set -- $u
+dmg "$a" "$tmp/w1.etl" spinset "$1" wait 0xffffffff
+dmg "$tmp/w1.etl" "$tmp/w2.etl" spinset "$2" wait 0xffffffff
+"$etlkit" spinlocks "$tmp/w2.etl" --acquire-rate 4294967295 --json >"$tmp/out" 2>"$tmp/err"
+check "spinlocks sum past 2^64 --json" 0 $?
+expect "spinlocks sum past 2^64 --json: null, not made of UINT64_MAX" python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))['total']
+w = t['wait_cycles']
+sys.exit(not (t['saturated'] and w['total'] is None and w['mean'] is None and t['acquisition_cpu_pct'] is None
+              and t['est_acquisitions'] is not None))" "$tmp/out"
+expect "spinlocks sum past 2^64: the rates warning" grep -q "the locks take more than 2^64 cycles of the CPU, more than all of it" "$tmp/err"
+"$etlkit" spinlocks "$tmp/w2.etl" --acquire-rate 4294967295 >"$tmp/out" 2>/dev/null
+expect "spinlocks sum past 2^64 text: said" grep -q "^note: weighted sums past 2^64" "$tmp/out"
+expect "spinlocks sum past 2^64 text: no share" grep -q "^CPU spent acquiring - (a sum past 2^64); collision" "$tmp/out"
 
 echo "sched_reports: $passes passed, $fails failed"
 [ "$fails" = 0 ]
