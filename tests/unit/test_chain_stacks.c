@@ -19,15 +19,15 @@
 #include "etlkit/waitchain.h"
 #include "synthtruth.h"
 
-static char path[512];
+static char dir[512], path[600];
 static st_truth T;
 static etl_reader *R;
 
 static int setup(void **state)
 {
     (void)state;
-    const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/etlkit-chain-stacks-%d.etl", dir && *dir ? dir : "/tmp", (int)getpid());
+    if (tu_tmpdir_make(dir, sizeof dir, "chain-stacks") != 0) return -1;
+    snprintf(path, sizeof path, "%s/chain.etl", dir);
     etl_synth_options o;
     etl_synth_options_init(&o);
     const char *kv[][2] = {{"seed", "5"}, {"cpus", "2"}, {"threads", "30"}, {"processes", "6"}, {"duration", "0.3"},
@@ -47,8 +47,7 @@ static int teardown(void **state)
     (void)state;
     etl_reader_close(R);
     st_free(&T);
-    unlink(path);
-    return 0;
+    return tu_tmpdir_remove(dir);
 }
 
 /* The frames of stack id in s, as one comparable string. */

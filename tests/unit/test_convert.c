@@ -37,18 +37,14 @@ static size_t nsw;
 static int setup(void **s)
 {
     (void)s;
-    snprintf(dir, sizeof dir, "/tmp/etlkit-convert-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return tu_tmpdir_make(dir, sizeof dir, "convert");
 }
 
 static int teardown(void **s)
 {
     (void)s;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     free(sws);
-    if (getenv("ETLKIT_KEEP_TMP")) return 0; /* to look at the files after a failure */
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir_remove(dir); /* kept with ETLKIT_KEEP_TMP, to look at the files after a failure */
 }
 
 /* Generates the switches, and writes them (with ReadyThread events) as CSwitch v4 events. */

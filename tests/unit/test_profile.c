@@ -33,16 +33,13 @@ static char tmpdir[256];
 static int setup(void **s)
 {
     (void)s;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/etlkit-profile-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tu_tmpdir_make(tmpdir, sizeof tmpdir, "profile");
 }
 
 static int teardown(void **s)
 {
     (void)s;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir_remove(tmpdir);
 }
 
 /* Writes the trace built to tmpdir/name; returns its reader. */

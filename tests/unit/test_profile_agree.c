@@ -26,16 +26,13 @@ static char tmpdir[256];
 static int setup(void **s)
 {
     (void)s;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/etlkit-profagree-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tu_tmpdir_make(tmpdir, sizeof tmpdir, "profagree");
 }
 
 static int teardown(void **s)
 {
     (void)s;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir_remove(tmpdir);
 }
 
 /* The diagnostics the reader told, one per line. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "testutil.h"
 #include "base/sigclean.h"
 
 #ifndef _WIN32
@@ -28,16 +29,13 @@ static char root[256];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(root, sizeof root, "/tmp/etlkit-sigclean-XXXXXX");
-    return mkdtemp(root) ? 0 : -1;
+    return tu_tmpdir_make(root, sizeof root, "sigclean");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir_remove(root);
 }
 
 static int there(const char *name)

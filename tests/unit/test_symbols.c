@@ -879,20 +879,13 @@ static void test_symbols_timeout(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "%s/etlkit-symbols-XXXXXX", etl_temp_dir());
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tu_tmpdir_make(tmpdir, sizeof tmpdir, "symbols");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-#ifndef _WIN32
-    char rm[600];
-    snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
-    return system(rm) == 0 ? 0 : -1;
-#else
-    return 0;
-#endif
+    return tu_tmpdir_remove(tmpdir);
 }
 
 int main(int argc, char **argv)

@@ -152,26 +152,13 @@ static char tmpdir[256];
 static int setup_dir(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/etlkit-synth-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tu_tmpdir_make(tmpdir, sizeof tmpdir, "synth");
 }
 
 static int remove_dir(void **state)
 {
     (void)state;
-    DIR *d = opendir(tmpdir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (e->d_name[0] == '.') continue;
-            char p[512];
-            snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(tmpdir);
-    return 0;
+    return tu_tmpdir_remove(tmpdir);
 }
 
 static void tmp_path(char *out, size_t cap, const char *name)

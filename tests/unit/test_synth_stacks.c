@@ -499,14 +499,13 @@ static char tmpdir[256];
 static int setup_dir(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/etlkit-synth-stacks-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tu_tmpdir_make(tmpdir, sizeof tmpdir, "synth-stacks");
 }
 
 static int remove_dir(void **state)
 {
     (void)state;
-    return rmdir(tmpdir);
+    return tu_tmpdir_remove(tmpdir);
 }
 
 static void set(etl_synth_options *o, const char *name, const char *value)

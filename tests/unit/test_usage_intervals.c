@@ -206,8 +206,8 @@ static void test_dense_answer(void **state)
 static void test_adopted_threads(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/etlkit-intervals-XXXXXX", path[1024];
-    assert_non_null(mkdtemp(dir));
+    char dir[512], path[1024];
+    assert_int_equal(tu_tmpdir_make(dir, sizeof dir, "intervals"), 0);
     snprintf(path, sizeof path, "%s/adopt.etl", dir);
     etl_synth_options o;
     etl_synth_options_init(&o);
@@ -221,8 +221,7 @@ static void test_adopted_threads(void **state)
     assert_true(check_run(path, 0, 0, 100000, 1000, 0) > 0);
     assert_true(check_run(path, 0, 0, 100000, 1000, 1) > 0);
     assert_true(check_run(path, 0, 50000, 7000, 3, 0) > 0);
-    remove(path);
-    remove(dir);
+    assert_int_equal(tu_tmpdir_remove(dir), 0);
 }
 
 /* More intervals than the limit: finish refuses (nothing truncated), and names the shortest that fits. */

@@ -28,16 +28,13 @@ static char tmpdir[256];
 static int setup(void **s)
 {
     (void)s;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/etlkit-writer-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tu_tmpdir_make(tmpdir, sizeof tmpdir, "writer");
 }
 
 static int teardown(void **s)
 {
     (void)s;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir_remove(tmpdir);
 }
 
 /* Event i, reproducible from i alone so the reader's output can be checked against it. */

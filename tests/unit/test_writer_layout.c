@@ -20,16 +20,13 @@ static char tmpdir[256];
 static int setup(void **s)
 {
     (void)s;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/etlkit-wlayout-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tu_tmpdir_make(tmpdir, sizeof tmpdir, "wlayout");
 }
 
 static int teardown(void **s)
 {
     (void)s;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir_remove(tmpdir);
 }
 
 /* Reads path back in time order: its records, and whether the reader found damage. */

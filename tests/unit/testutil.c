@@ -1,5 +1,10 @@
 #include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "testutil.h"
+#include "base/platform.h"
 
 static int nib(int c)
 {
@@ -33,6 +38,47 @@ uint64_t tu_rand(uint64_t *state)
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
+}
+
+int tu_tmpdir_make(char *buf, size_t n, const char *name)
+{
+    int k = snprintf(buf, n, "%s/etlkit-%s-XXXXXX", etl_temp_dir(), name);
+    if (k < 0 || (size_t)k >= n) return -1;
+    return mkdtemp(buf) ? 0 : -1;
+}
+
+/* path and all below it: a link or file unlinked, a folder emptied first. */
+static int remove_tree(const char *path)
+{
+    etl_file_info fi;
+    if (etl_stat(path, false, &fi) != 0) return -1;
+    if (!fi.is_dir) return etl_unlink(path);
+    if (fi.is_link) return etl_rmdir(path); /* Windows' link to a folder: the link alone */
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        size_t len = strlen(path) + strlen(e->d_name) + 2;
+        char *p = malloc(len);
+        if (!p) {
+            rc = -1;
+            continue;
+        }
+        snprintf(p, len, "%s/%s", path, e->d_name);
+        if (remove_tree(p) != 0) rc = -1;
+        free(p);
+    }
+    closedir(d);
+    return etl_rmdir(path) == 0 ? rc : -1;
+}
+
+int tu_tmpdir_remove(const char *dir)
+{
+    if (!dir || !dir[0]) return -1;
+    if (getenv("ETLKIT_KEEP_TMP")) return 0;
+    return remove_tree(dir);
 }
 
 #ifdef _WIN32
