@@ -35,7 +35,9 @@ etl_status etl_attach_init(etl_attach *a, etl_seqtab *raw, etl_stack_keys *keys,
     etl_idmap_init(&a->by_event);
     etl_idmap_init(&a->queue_of);
     a->frames = malloc(2 * ETL_STACK_MAX_FRAMES * sizeof *a->frames);
-    return a->frames ? ETL_OK : ETL_E_NOMEM;
+    a->recent = calloc(1u << ETL_ATTACH_TS_BITS, 1);
+    a->ring = malloc(ETL_ATTACH_RECENT * sizeof *a->ring);
+    return a->frames && a->recent && a->ring ? ETL_OK : ETL_E_NOMEM;
 }
 
 void etl_attach_free(etl_attach *a)
@@ -43,6 +45,8 @@ void etl_attach_free(etl_attach *a)
     free(a->w);
     free(a->t);
     free(a->frames);
+    free(a->recent);
+    free(a->ring);
     etl_idmap_free(&a->by_event);
     etl_idmap_free(&a->queue_of);
     memset(a, 0, sizeof *a);
@@ -157,6 +161,26 @@ static etl_status trim(etl_attach *a, uint32_t t, int which, uint32_t max)
     return ETL_OK;
 }
 
+/* An event at ts announced: counted in recent, its ring's oldest let go when full (its time and those before it
+ * then ask ts_count). Only a refusal depends on it: a count too many costs a lookup, never a walk. */
+static void recent_add(etl_attach *a, uint64_t ts)
+{
+    if (a->recent_off || ts < a->recent_from) return;
+    if (a->nring == ETL_ATTACH_RECENT) {
+        uint64_t old = a->ring[a->ring_head];
+        a->ring_head = (a->ring_head + 1) % ETL_ATTACH_RECENT;
+        a->nring--;
+        uint8_t *c = &a->recent[ts_slot(old)];
+        if (*c != UINT8_MAX) (*c)--;
+        if (old == UINT64_MAX) a->recent_off = true;
+        else if (old >= a->recent_from) a->recent_from = old + 1;
+        if (a->recent_off || ts < a->recent_from) return;
+    }
+    a->ring[(a->ring_head + a->nring++) % ETL_ATTACH_RECENT] = ts;
+    uint8_t *c = &a->recent[ts_slot(ts)];
+    if (*c != UINT8_MAX) (*c)++;
+}
+
 etl_status etl_attach_event_add(etl_attach *a, const etl_attach_event *ev)
 {
     uint32_t ti;
@@ -181,13 +205,15 @@ etl_status etl_attach_event_add(etl_attach *a, const etl_attach_event *ev)
     push(a, i, &a->t[ti].q[0]);
     uint8_t *c = &a->ts_count[ts_slot(ev->ts)];
     if (*c != UINT8_MAX) (*c)++;
+    recent_add(a, ev->ts);
     return etl_idmap_put(&a->by_event, event_key(ev->tid, ev->ts, ev->cpu), i);
 }
 
 /* The waiting event a walk of (tid, ts) on cpu belongs to, or NIL. */
 static uint32_t find_wait(const etl_attach *a, uint32_t tid, uint64_t ts, uint32_t cpu)
 {
-    if (!a->ts_count[ts_slot(ts)]) return NIL; /* no event waits with this timestamp */
+    uint32_t s = ts_slot(ts); /* no event waits with this timestamp: */
+    if (!(ts >= a->recent_from && !a->recent_off ? a->recent[s] : a->ts_count[s])) return NIL;
     uint32_t i = etl_idmap_get(&a->by_event, event_key(tid, ts, cpu));
     if (i == ETL_IDMAP_EMPTY) return NIL;
     const etl_attach_event *e = &a->w[i].ev;

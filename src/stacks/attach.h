@@ -35,7 +35,8 @@
 
 #define ETL_ATTACH_MAX_UNWALKED 16u
 #define ETL_ATTACH_MAX_WAITING 4096u
-#define ETL_ATTACH_TS_BITS 16 /* ts_count's slots: 2^16 */
+#define ETL_ATTACH_TS_BITS 16 /* ts_count's and recent's slots: 2^16 */
+#define ETL_ATTACH_RECENT 4096u /* the events recent counts: the last announced */
 
 /* An event whose stack is wanted. */
 typedef struct etl_attach_event {
@@ -88,6 +89,17 @@ typedef struct etl_attach {
     etl_idmap by_event;            /* hash of (tid, ts, cpu for TID 0) -> waiting event */
     uint8_t ts_count[1u << ETL_ATTACH_TS_BITS]; /* waiting events by a hash of their timestamp (255: 255 or more):
                                                    most walks are other events', refused by a zero here */
+    /*
+     * The last ETL_ATTACH_RECENT events announced, by the same hash (ring: their times, oldest
+     * first): a walk of a time at recent_from or later is refused by a zero there, the rest by
+     * ts_count. Events that never get a walk wait until their queue overflows, thousands of
+     * them: ts_count fills up and refuses nothing, while most walks are of the time just read.
+     */
+    uint8_t *recent;
+    uint64_t *ring;
+    uint32_t ring_head, nring;
+    uint64_t recent_from;
+    bool recent_off;               /* an event at UINT64_MAX left the ring: ts_count alone */
     etl_idmap queue_of;            /* tid, or CPU | 1 << 32 for the idle thread -> thread's queues */
     etl_attach_thread *t;
     uint32_t nt, capt;

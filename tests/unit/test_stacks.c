@@ -845,6 +845,74 @@ static void test_attach_repeated_kernel_part(void **state)
 }
 
 /*
+ * The walks of an event announced before the last ETL_ATTACH_RECENT (their refusal filter
+ * then asks the waiting events' counts, not the recent ones) still find it: events of
+ * threads that never get a walk wait on, thousands of them, while newer ones come; one
+ * announced out of time order and one at UINT64_MAX too. Walks of times nothing waits at
+ * are refused, before the ring turned and after.
+ */
+static void attach_older_than_recent(bool top_first)
+{
+    etl_stack_keys keys;
+    etl_stack_keys_init(&keys);
+    assert_int_equal(etl_stack_keys_seal(&keys), ETL_OK);
+    etl_seqtab raw;
+    etl_seqtab_init(&raw);
+    closed c = {0};
+    etl_attach a;
+    assert_int_equal(etl_attach_init(&a, &raw, &keys, on_close, &c), ETL_OK);
+    const uint64_t K = 0xfffff80000001000ull;
+    uint8_t p[24];
+    etl_record r;
+    const uint32_t N = 3 * ETL_ATTACH_RECENT; /* one event per thread: no queue overflows */
+    etl_attach_event top = {UINT64_MAX, 1, 1, 4, {0, 0}, 0, false};
+    if (top_first) assert_int_equal(etl_attach_event_add(&a, &top), ETL_OK);
+    for (uint32_t i = 0; i < N; i++) {
+        etl_attach_event ev = {1000 + 10 * (uint64_t)i, 100 + i, 1, 4, {0, 0}, 0, false};
+        assert_int_equal(etl_attach_event_add(&a, &ev), ETL_OK);
+        if (i == N / 2) { /* out of time order: older than every event of the ring */
+            etl_attach_event back = {500, 99, 1, 4, {0, 0}, 0, false};
+            assert_int_equal(etl_attach_event_add(&a, &back), ETL_OK);
+        }
+    }
+    for (uint64_t ts = 1001; ts < 1000 + 10 * (uint64_t)N; ts += 10) { /* no event at these times */
+        r = plain_walk(p, ts, 100 + (uint32_t)(ts - 1000) / 10, K, 1);
+        assert_false(etl_attach_wanted(&a, &r, ETL_HOOK_STACKWALK));
+    }
+    for (uint32_t i = 0; i < N; i += 7) { /* the oldest first, the newest last */
+        r = plain_walk(p, 1000 + 10 * (uint64_t)i, 100 + i, K + i, 2);
+        assert_true(etl_attach_wanted(&a, &r, ETL_HOOK_STACKWALK));
+        assert_int_equal(etl_attach_walk(&a, &r, ETL_HOOK_STACKWALK, etl_stack_pos_of(&r, 1000 + 10 * (uint64_t)i)),
+                         ETL_OK);
+        assert_int_equal(c.last_frame, K + i);
+    }
+    uint32_t walked = c.walked;
+    r = plain_walk(p, 500, 99, K + 1, 2);
+    assert_true(etl_attach_wanted(&a, &r, ETL_HOOK_STACKWALK));
+    assert_int_equal(etl_attach_walk(&a, &r, ETL_HOOK_STACKWALK, etl_stack_pos_of(&r, 500)), ETL_OK);
+    assert_int_equal(c.walked, walked + 1);
+    if (top_first) {
+        r = plain_walk(p, UINT64_MAX, 1, K + 2, 2);
+        assert_true(etl_attach_wanted(&a, &r, ETL_HOOK_STACKWALK));
+        assert_int_equal(etl_attach_walk(&a, &r, ETL_HOOK_STACKWALK, etl_stack_pos_of(&r, UINT64_MAX)), ETL_OK);
+        assert_int_equal(c.walked, walked + 2);
+        assert_int_equal(c.last_frame, K + 2);
+    }
+    assert_int_equal(etl_attach_finish(&a), ETL_OK);
+    assert_int_equal(c.n, N + 1 + top_first);
+    etl_attach_free(&a);
+    etl_seqtab_free(&raw);
+    etl_stack_keys_free(&keys);
+}
+
+static void test_attach_older_than_recent(void **state)
+{
+    (void)state;
+    attach_older_than_recent(false);
+    attach_older_than_recent(true); /* the event at UINT64_MAX leaves the ring first */
+}
+
+/*
  * Events are found by (thread, time), the idle thread's by CPU too, whatever else
  * waits: 300 events at one time (more than a timestamp's count holds), walks for
  * each, then walks of events no longer waiting (refused, counted) and of times
@@ -921,6 +989,7 @@ int main(void)
         cmocka_unit_test(test_images_dcstart_of_live_load),
         cmocka_unit_test(test_owners),
         cmocka_unit_test(test_attach_many_at_one_time),
+        cmocka_unit_test(test_attach_older_than_recent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
