@@ -24,11 +24,14 @@ typedef struct ctx {
     const rep_run *run;
     char labels[ETL_PMC_MAX][32];
     int named;            /* --counters given */
+    unsigned trace_pmc;   /* the most counters a switch of the trace carries, selected or not */
 } ctx;
 
 static void on_row(void *v, const etl_sched_row *row)
 {
     ctx *c = v;
+    /* Whatever --process and --thread select: a selection of no switch is not a trace without counters. */
+    if (row->in && (row->in->known & ETL_CSW_PMC) && row->in->pmc_count > c->trace_pmc) c->trace_pmc = row->in->pmc_count;
     if ((c->a->process || c->a->thread >= 0) && !rep_thread_selected(c->a, c->run->model, row->new_thread)) return;
     etl_pmc_add(&c->p, row);
 }
@@ -516,6 +519,7 @@ int cmd_pmc(int argc, char **argv)
         return rc;
     }
     rep_no_match(&run, &a);
+    if (c.p.counters < c.trace_pmc) c.p.counters = c.trace_pmc; /* the columns are the trace's counters */
     if (etl_pmc_finish(&c.p, run.end_ns) != ETL_OK) {
         fprintf(stderr, "%s pmc: out of memory\n", prog);
         run.told = true;
@@ -529,7 +533,7 @@ int cmd_pmc(int argc, char **argv)
         jw_end(&w);
     } else if (rep_no_switches(&run, &a)) {
         if (a.format == FMT_CSV) threads_table(&a, &run, &c, 1);
-    } else if (!c.p.switches_pmc) {
+    } else if (!c.p.switches_pmc && !c.trace_pmc) { /* the trace's, not a selection's: one of no thread has none */
         if (a.format == FMT_TEXT)
             printf("%s: no PMC counters on the context switches in this trace (none configured, or compact "
                    "batches, which carry none): nothing to report\n",

@@ -119,5 +119,12 @@ expect "spinlocks sum past 2^64: the rates warning" grep -q "the locks take more
 expect "spinlocks sum past 2^64 text: said" grep -q "^note: weighted sums past 2^64" "$tmp/out"
 expect "spinlocks sum past 2^64 text: no share" grep -q "^CPU spent acquiring - (a sum past 2^64); collision" "$tmp/out"
 
+# pmc with a selection of no switch (--thread 0, the idle thread's id): the trace has counters, the selection none;
+# it said "no PMC counters on the context switches in this trace", and the CSV had no counter column.
+"$etlkit" pmc "$a" --thread 0 >"$tmp/out" 2>/dev/null; check "pmc --thread 0" 0 $?
+expect "pmc --thread 0: not 'no PMC counters in this trace'" sh -c "! grep -q 'no PMC counters' '$tmp/out' && grep -q '^Counters: Cycles, Instructions, LLC misses, Branch misses' '$tmp/out'"
+"$etlkit" pmc "$a" --thread 0 --csv >"$tmp/out" 2>/dev/null; check "pmc --thread 0 --csv" 0 $?
+expect "pmc --thread 0 --csv: the counters' columns" grep -q ",slices,cycles,instructions,llc,branch," "$tmp/out"
+
 echo "sched_reports: $passes passed, $fails failed"
 [ "$fails" = 0 ]
