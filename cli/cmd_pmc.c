@@ -336,8 +336,12 @@ static void threads_table(const rep_args *a, const rep_run *run, const ctx *c, i
     tbl_free(&t);
 }
 
-/* The slices dropped for a jump no CPU can make, and where the first lies. */
-static void implausible_text(FILE *f, const etl_pmc *p, const char (*labels)[32])
+/*
+ * The slices dropped for a jump no CPU can make, and where the first lies. Without --counters the kinds are a guess
+ * (synth's order): a trace whose slot 0 counts instructions (UIforETW's InstructionRetired,UnhaltedCoreCycles) passes
+ * 10 G "cycles" a second at an IPC of 3, so the guess is named as a cause beside damage.
+ */
+static void implausible_text(FILE *f, const etl_pmc *p, const char (*labels)[32], int named)
 {
     char b[48], t0[32], d[32];
     unsigned k = p->implausible_first.slot;
@@ -347,6 +351,9 @@ static void implausible_text(FILE *f, const etl_pmc *p, const char (*labels)[32]
             p->implausible_first.cpu, fmt_fixed(t0, p->implausible_first.si / 1000, 6),
             fmt_dur(d, p->implausible_first.nso - p->implausible_first.si), column_name(p->o.kinds[k], labels[k], k, b),
             (unsigned long long)p->implausible_first.delta);
+    if (!named)
+        fprintf(f, " (or slot %u does not count %s: the slots are named by position, as etlkit synth --pmc writes "
+                "them; name the trace's with --counters)", k, etl_pmc_kind_name(p->o.kinds[k]));
 }
 
 /* The counters whose sums passed 2^64 (the total has every row's): only jumps no counter makes get there. */
@@ -420,7 +427,7 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
     }
     if (p->pmc_implausible) {
         printf("note: ");
-        implausible_text(stdout, p, c->labels);
+        implausible_text(stdout, p, c->labels, c->named);
         printf("\n");
     }
     if (p->total.saturated) {
@@ -562,7 +569,7 @@ int cmd_pmc(int argc, char **argv)
     int implausible = rc == EXIT_OK && (c.p.pmc_implausible || c.p.total.saturated);
     if (rc == EXIT_OK && c.p.pmc_implausible && !a.quiet) {
         fprintf(stderr, "%s pmc: %s: warning: ", prog, run.in.path);
-        implausible_text(stderr, &c.p, c.labels);
+        implausible_text(stderr, &c.p, c.labels, c.named);
         fprintf(stderr, "\n");
     }
     if (rc == EXIT_OK && c.p.total.saturated && !a.quiet) {

@@ -126,5 +126,21 @@ expect "pmc --thread 0: not 'no PMC counters in this trace'" sh -c "! grep -q 'n
 "$etlkit" pmc "$a" --thread 0 --csv >"$tmp/out" 2>/dev/null; check "pmc --thread 0 --csv" 0 $?
 expect "pmc --thread 0 --csv: the counters' columns" grep -q ",slices,cycles,instructions,llc,branch," "$tmp/out"
 
+# A jump past 10 GHz in slot 0 without --counters: the kinds are synth's order, a guess, and a trace whose slot 0
+# counts instructions (UIforETW's -pmc InstructionRetired,UnhaltedCoreCycles) passes 10 G a second at an IPC of 3:
+# the warning blamed the data alone (exit 3, the slices dropped). It names the guess; with --counters it does not.
+n=$("$etlkit" dump "$a" --order file --format jsonl | python3 -c '
+import json, sys
+i = 0
+for l in sys.stdin:
+    o = json.loads(l)
+    if "pmc" in o: i += 1
+print(i // 2)')
+dmg "$a" "$tmp/j.etl" pmcxor "$n" 0 0x0000010000000000
+"$etlkit" pmc "$tmp/j.etl" --top 1 >/dev/null 2>"$tmp/err"; check "pmc jump, slots by position" 3 $?
+expect "pmc jump, slots by position: the guess named" grep -q "(or slot 0 does not count cycles: the slots are named by position, as etlkit synth --pmc writes them; name the trace's with --counters)" "$tmp/err"
+"$etlkit" pmc "$tmp/j.etl" --top 1 --counters cycles,instructions,llc,branch >/dev/null 2>"$tmp/err"; check "pmc jump, --counters" 3 $?
+expect "pmc jump, --counters: no guess to name" sh -c "grep -q 'slices dropped' '$tmp/err' && ! grep -q 'named by position' '$tmp/err'"
+
 echo "sched_reports: $passes passed, $fails failed"
 [ "$fails" = 0 ]
