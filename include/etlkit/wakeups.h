@@ -46,7 +46,7 @@ typedef struct etl_wakeups {
     uint64_t cstate_unknown;        /* compact records and CSwitch v1 carry none */
     uint64_t idle_hist[ETL_WAKEUP_IDLE_BUCKETS]; /* Old Switch-In Time of the idle thread */
     int64_t idle_ns;                /* sum of those idle times */
-    uint64_t *per_cpu;              /* [ncpus] */
+    uint64_t *per_cpu;              /* [ncpus]; after finish, every CPU of the model (0 for one that never woke) */
     size_t ncpus;
     /* after finish: descending count, ties by kind then instance */
     etl_wakeup_waker *threads;      /* one row per readier thread, plus DPC, Idle and Unknown rows */

@@ -146,6 +146,15 @@ static etl_status wakeups_finish(etl_wakeups *w)
 {
     struct etl_wakeups_priv *p = w->priv;
     if (etl_sched_status(w->model) != ETL_OK || p->oom) return ETL_E_NOMEM; /* threads or counts lost: no answer */
+    /* Every CPU of the trace has its count, 0 too: a CPU that never woke (or none of a selection's) is not missing. */
+    size_t ncpu = etl_sched_cpu_count(w->model);
+    if (ncpu > w->ncpus) {
+        uint64_t *v = realloc(w->per_cpu, ncpu * sizeof *v);
+        if (!v) return ETL_E_NOMEM;
+        memset(v + w->ncpus, 0, (ncpu - w->ncpus) * sizeof *v);
+        w->per_cpu = v;
+        w->ncpus = ncpu;
+    }
     size_t n = 3;
     for (size_t i = 0; i < p->cap; i++) n += p->by_thread[i] != 0;
     size_t nproc_model = 0;

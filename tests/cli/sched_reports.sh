@@ -142,5 +142,12 @@ expect "pmc jump, slots by position: the guess named" grep -q "(or slot 0 does n
 "$etlkit" pmc "$tmp/j.etl" --top 1 --counters cycles,instructions,llc,branch >/dev/null 2>"$tmp/err"; check "pmc jump, --counters" 3 $?
 expect "pmc jump, --counters: no guess to name" sh -c "grep -q 'slices dropped' '$tmp/err' && ! grep -q 'named by position' '$tmp/err'"
 
+# wakeups' by_cpu had a count only up to the last CPU that woke: a selection or window of none gave [], and one that
+# woke only on CPU 1 of 4 gave [0,n]. Every CPU of the trace has its count, 0 too.
+"$etlkit" wakeups "$a" --range 0 1us --json >"$tmp/out" 2>/dev/null; check "wakeups 1 us" 0 $?
+expect "wakeups 1 us: a count per CPU" grep -q '"by_cpu":\[0,0,0,0\]' "$tmp/out"
+"$etlkit" wakeups "$a" --range 0 1us >"$tmp/out" 2>/dev/null
+expect "wakeups 1 us text: a count per CPU" grep -q "^Per CPU: 0: 0 1: 0 2: 0 3: 0$" "$tmp/out"
+
 echo "sched_reports: $passes passed, $fails failed"
 [ "$fails" = 0 ]
