@@ -548,10 +548,16 @@ int cmd_pmc(int argc, char **argv)
         else threads_table(&a, &run, &c, 1);
     } else if (a.format == FMT_CSV) {
         threads_table(&a, &run, &c, 1);
-        /* The CSV has no line for it: the text's note on stderr, so the slices dropped are told (explore24 F2). */
+        /* The CSV has no line for them: the text's notes on stderr, so the slices dropped are told (explore24 F2). */
         if (c.p.pmc_counter_reset && !a.quiet)
             fprintf(stderr, "%s pmc: %s: note: %llu slices dropped: a counter went backwards (pmc_counter_reset)\n",
                     prog, run.in.path, (unsigned long long)c.p.pmc_counter_reset);
+        if (c.p.pmc_count_mismatch && !a.quiet)
+            fprintf(stderr, "%s pmc: %s: note: %llu slices dropped: their two switches carry different numbers of "
+                    "counters (pmc_count_mismatch)\n", prog, run.in.path, (unsigned long long)c.p.pmc_count_mismatch);
+        if (c.p.slices_unpaired && !a.quiet)
+            fprintf(stderr, "%s pmc: %s: note: %llu slices not counted: without counters at one end (slices_unpaired)\n",
+                    prog, run.in.path, (unsigned long long)c.p.slices_unpaired);
     } else {
         print_text(&a, &run, &c);
     }
