@@ -305,6 +305,8 @@ void sec_locks_pmc(page *pg)
 const char *waker_proc(const etl_sched *m, const etl_wakeup_waker *x, char out[256])
 {
     if (x->kind != ETL_WAKER_THREAD) return strcpy(out, x->kind == ETL_WAKER_IDLE ? "Idle (0)" : etl_waker_kind_name(x->kind));
+    /* A thread of no known process is not the waker "Unknown" (no known readier): etlkit wakeups' label. */
+    if (!etl_sched_process_at(m, x->process)) return strcpy(out, "Unknown process");
     return proc_label_pid(m, x->process, out);
 }
 

@@ -89,6 +89,8 @@ sys.exit(not (sorted(w for w, c in u) == ['thread', 'unknown'] and k == ['thread
               and dict(u)['unknown'] == j['by_waker']['unknown']))" "$tmp/out" "$tid"
 "$etlkit" wakeups "$tmp/noproc.etl" --csv >"$tmp/out" 2>&1; check "wakeups waker of no process --csv" 0 $?
 expect "wakeups --csv: the waker column" grep -q "^$tid,Unknown,.*,thread" "$tmp/out"
+"$etlkit" report "$tmp/noproc.etl" -o "$tmp/noproc.html" >/dev/null 2>&1; check "report waker of no process" 0 $?
+expect "report waker of no process: the bars told apart" sh -c "grep -q '>Unknown process<' '$tmp/noproc.html' && grep -q '>Unknown<' '$tmp/noproc.html'"
 
 # Two uncontended events waiting 2^32-1 cycles, read with A = 2^32-1 (a rate the kernel takes): the total's Σw·wait
 # passed 2^64 and stopped at 18446744073709551615; its mean wait and % of CPU were made of it, and the text said
