@@ -109,7 +109,10 @@ ETL_API const etl_stats *etl_sched_stacks_damage(const etl_sched_stacks *s);
 ETL_API uint32_t etl_sched_stacks_cswitch(const etl_sched_stacks *s, uint16_t cpu, int64_t ns);
 ETL_API uint32_t etl_sched_stacks_ready(const etl_sched_stacks *s, uint16_t cpu, int64_t ns);
 
-/* A row's New Thread Stack (none for a HEAD row or a compact batch's switch) and Readying Thread Stack. */
+/*
+ * A row's New Thread Stack (none for a HEAD row, a compact batch's switch, or a row whose switch-in planned another
+ * thread than the one that ran: ETL_ROW_MISMATCH, the walk is the planned thread's) and Readying Thread Stack.
+ */
 ETL_API uint32_t etl_sched_stacks_row_new(const etl_sched_stacks *s, const etl_sched_row *row);
 ETL_API uint32_t etl_sched_stacks_row_readying(const etl_sched_stacks *s, const etl_sched_row *row);
 

@@ -601,6 +601,8 @@ uint32_t etl_sched_stacks_ready(const etl_sched_stacks *s, uint16_t cpu, int64_t
 uint32_t etl_sched_stacks_row_new(const etl_sched_stacks *s, const etl_sched_row *row)
 {
     if ((row->flags & ETL_ROW_HEAD) || !row->in || row->in->source != ETL_CSW_SRC_CSWITCH) return ETL_SCHED_STACK_NONE;
+    /* The switch-in planned another thread than the one that ran: its walk is the planned thread's, not the row's. */
+    if (row->flags & ETL_ROW_MISMATCH) return ETL_SCHED_STACK_NONE;
     return find(s, KIND_CSWITCH, row->cpu, row->si);
 }
 

@@ -1,0 +1,87 @@
+#!/bin/sh
+# sched_stacks_rows.sh ETLKIT - which row a scheduler stack goes to, on damaged and edge-case traces
+# (exploratory finds on switches, waits --by stack and the export's slice stack ids):
+#   - a switch whose old thread is not the one the previous switch-in planned (cswitch_chain_mismatch): the
+#     row is the observed thread's, and the walk at its switch-in is the planned thread's, so it has no New
+#     Thread Stack (switches --json/--csv, export's slice.new_stack_id), never the other thread's.
+set -u
+etlkit=$1
+tmp=${KEEP:-$(mktemp -d)}; [ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT
+command -v python3 >/dev/null 2>&1 || { echo "sched_stacks_rows.sh: skipped: no python3"; exit 77; }
+fails=0; passes=0
+expect() { # expect NAME COMMAND...
+  name=$1; shift
+  if "$@"; then passes=$((passes+1)); else echo "FAIL: $name" >&2; fails=$((fails+1)); fi
+}
+
+# ---- 1. A chain mismatch: the second of two CSwitches on one CPU names another old thread than the first's new.
+"$etlkit" synth --quiet --stacks --seed 5 --duration 0.3 -o "$tmp/a.etl" || { echo "FAIL: synth" >&2; exit 1; }
+"$etlkit" dump "$tmp/a.etl" --order file --format jsonl --filter 0x0524 > "$tmp/a.cs" || { echo "FAIL: dump" >&2; exit 1; }
+"$etlkit" switches "$tmp/a.etl" --json > "$tmp/a.rows" 2>/dev/null || { echo "FAIL: switches" >&2; exit 1; }
+# The first switch-in of a non-idle thread with a New Thread Stack whose next CSwitch on its CPU switches it out:
+# that CSwitch's OldThreadId becomes another thread's (one of the trace's); its switch-in ns in $tmp/si.
+python3 - "$tmp" <<'PY' || { echo "FAIL: damaging the copy" >&2; exit 1; }
+import json, struct, sys
+d = sys.argv[1]
+rows = {}
+for l in open(d + "/a.rows"):
+    r = json.loads(l)
+    if not r.get("head") and r.get("new_thread_stack"): rows[(r["cpu"], r["switch_in_ts"])] = r
+cs = [json.loads(l) for l in open(d + "/a.cs")]
+last = {}
+b = bytearray(open(d + "/a.etl", "rb").read())
+size = struct.unpack_from("<I", b, 0)[0]
+tids = sorted({c["fields"]["NewThreadId"] for c in cs if c["fields"]["NewThreadId"]})
+for c in cs:
+    p = last.get(c["cpu"])
+    last[c["cpu"]] = c
+    if not p or p["fields"]["NewThreadId"] == 0 or (p["cpu"], p["ts"]) not in rows: continue
+    if c["fields"]["OldThreadId"] != p["fields"]["NewThreadId"]: continue
+    other = next(t for t in tids if t != p["fields"]["NewThreadId"])
+    pl = size * c["buf"] + c["off"] + c["size"] - c["len"]
+    assert struct.unpack_from("<I", b, pl + 4)[0] == p["fields"]["NewThreadId"]
+    struct.pack_into("<I", b, pl + 4, other)
+    open(d + "/m.etl", "wb").write(b)
+    open(d + "/si", "w").write("%d %d %d %d\n" % (p["cpu"], p["ts"], p["fields"]["NewThreadId"], other))
+    break
+else:
+    sys.exit("no switch to damage")
+PY
+set -- $(cat "$tmp/si"); cpu=$1; si=$2; planned=$3; ran=$4
+"$etlkit" switches "$tmp/m.etl" --json > "$tmp/m.rows" 2> "$tmp/m.err"
+expect "mismatch: switches --json exits 0" [ $? = 0 ]
+expect "mismatch: the row (CPU $cpu, switch-in $si) is tid $ran's, planned $planned, with no New Thread Stack" \
+  python3 - "$tmp/m.rows" "$cpu" "$si" "$planned" "$ran" <<'PY'
+import json, sys
+cpu, si, planned, ran = map(int, sys.argv[2:])
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["cpu"] == cpu and r["switch_in_ts"] == si and not r.get("head"):
+        assert r["new_tid"] == ran and r.get("planned_new_tid") == planned, r
+        assert r["new_thread_stack"] is None, r["new_thread_stack"]
+        sys.exit(0)
+sys.exit("row not found")
+PY
+"$etlkit" switches "$tmp/m.etl" --csv > "$tmp/m.csv" 2>/dev/null
+expect "mismatch: switches --csv: the row's New Thread Stack cell blank" python3 - "$tmp/m.csv" "$cpu" "$planned" <<'PY'
+import csv, sys
+cpu, planned = sys.argv[2], sys.argv[3]
+rows = list(csv.DictReader(open(sys.argv[1], encoding="utf-8-sig", newline="")))
+hit = [r for r in rows if r["CPU"] == cpu and r["Planned New Thread Id"] == planned]
+assert len(hit) == 1, len(hit)
+assert hit[0]["New Thread Stack"] == "", hit[0]["New Thread Stack"][:200]
+PY
+if python3 -c 'import sqlite3' 2>/dev/null; then
+  "$etlkit" export "$tmp/m.etl" --to sqlite -o "$tmp/m.sqlite" --quiet 2>/dev/null
+  expect "mismatch: export: the slice of tid $ran at the switch-in (mismatch 1) has no new_stack_id" \
+    python3 - "$tmp/m.sqlite" "$cpu" "$ran" <<'PY'
+import sqlite3, sys
+d = sqlite3.connect(sys.argv[1])
+r = d.execute("SELECT tid, new_stack_id FROM slice WHERE cpu = ? AND mismatch = 1", (int(sys.argv[2]),)).fetchall()
+assert len(r) == 1 and r[0][0] == int(sys.argv[3]), r
+assert r[0][1] is None, r
+PY
+fi
+
+echo "sched_stacks_rows: $passes passed, $fails failed"
+[ "$fails" = 0 ]
