@@ -292,6 +292,10 @@ static int export_dataset(const char *const *files, size_t n, const char *to_nam
     if (trace_id) return cli_usage_error("export", "--trace-id names one trace: with several FILEs each one's ID is "
                                          "its base name");
     if (strcmp(out, "-") == 0) return cli_usage_error("export", "a dataset needs a directory, not standard output");
+    /* Each trace is read by name, twice (its sha256 for the record, then its rows): standard input cannot be one. */
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(files[i], "-") == 0)
+            return cli_usage_error("export", "a dataset reads its traces from files: standard input (-) cannot be one");
     /* The symbol path checked once, before any trace is read (each trace then opens its own). */
     etl_symbols *check = NULL;
     int rc = cli_symbols_open("export", symbols, &check);

@@ -12,6 +12,17 @@ rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 state() { (cd "$1" && find . | LC_ALL=C sort && cat _manifest.json _traces/*.json); }
+# Standard input in a dataset: a usage error before anything is made (it said '-: No such file or directory',
+# exit 1, leaving DS with empty table folders and a manifest).
+"$etlkit" synth -q --seed 1 --duration 0.2 -o in.etl || exit 1
+for args in "- --dataset" "in.etl -"; do
+  # shellcheck disable=SC2086
+  "$etlkit" export $args --to csv -o stdin-ds --quiet <in.etl 2>err.txt; rc=$?
+  [ $rc -eq 64 ] || fail "a dataset of '$args': exit $rc, not 64"
+  grep -q 'standard input' err.txt || fail "a dataset of '$args': the refusal: $(cat err.txt)"
+  [ -e stdin-ds ] && fail "a dataset of '$args': stdin-ds made"
+  rm -rf stdin-ds
+done
 for s in 1 2 3; do "$etlkit" synth -q --seed $s --duration 0.2 -o tr$s.etl || exit 1; done
 "$etlkit" export tr1.etl tr2.etl --to parquet -o ds --quiet || fail "the parquet dataset"
 state ds >before.txt
