@@ -252,7 +252,7 @@ etl_status pdb_table_read_with(pdb_table *t, pdb_read_fn read, void *ctx)
     size_t pn = 0;
     long cur_sect = -1;
     uint32_t block_sect = 0, block_end = 0, file = 0;
-    bool in_block = false;
+    bool in_block = false, file_known = false; /* file_known: a source file's name heads the blocks */
     if (!pname) st = ETL_E_NOMEM;
     while (st == ETL_OK && next_line(&src, buf, LINE_MAX_BYTES)) {
         size_t len = strlen(buf);
@@ -340,17 +340,26 @@ etl_status pdb_table_read_with(pdb_table *t, pdb_read_fn read, void *ctx)
             pn = n;
         } else if (part == P_LINES) {
             char *end;
-            if (!strncmp(buf, "Mod ", 4)) {
-                in_block = false;
-            } else if (buf[0] && buf[0] != ' ') { /* a source file: "path (MD5: ...)" */
+            bool mod = !strncmp(buf, "Mod ", 4), header = !mod && buf[0] && buf[0] != ' ';
+            /* A block ends where its header says, whatever the dump turns to next: another file, another module. */
+            if ((mod || header) && in_block) st = add_line(t, block_sect, block_end, 0, file);
+            if (mod) {
+                in_block = file_known = false;
+            } else if (header) { /* a source file: "path (MD5: ...)" */
+                /*
+                 * llvm-pdbutil 14 prints a module without a debug stream as "(unknown file name offset 0)" and the
+                 * previous module's blocks again: no file, so no lines (else they would name the file so).
+                 */
+                file_known = strncmp(buf, "(unknown file name offset ", 26) != 0;
                 const char *cut = strstr(buf, " (");
-                st = etl_strtab_add(&t->names, buf, cut ? (size_t)(cut - buf) : len, &file);
+                if (st == ETL_OK && file_known)
+                    st = etl_strtab_add(&t->names, buf, cut ? (size_t)(cut - buf) : len, &file);
                 in_block = false;
             } else if (s[0] && s[1] && s[2] && s[3] && s[4] == ':' && strstr(s, "line/addr entries")) {
                 if (in_block) st = add_line(t, block_sect, block_end, 0, file);
                 unsigned long sec = strtoul(s, &end, 16);
                 unsigned long long lo = strtoull(end + 1, &end, 16), hi = *end == '-' ? strtoull(end + 1, NULL, 16) : lo;
-                in_block = sec >= 1 && sec <= 65535 && hi <= UINT32_MAX && hi >= lo;
+                in_block = file_known && sec >= 1 && sec <= 65535 && hi <= UINT32_MAX && hi >= lo;
                 if (in_block) {
                     block_sect = (uint32_t)sec;
                     block_end = (uint32_t)hi;
