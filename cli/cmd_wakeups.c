@@ -246,7 +246,8 @@ static void print_text(const rep_args *a, const rep_run *run, const etl_wakeups 
     uint64_t timed = w->total - w->idle_unknown; /* the wake-ups whose idle time is known */
     printf("\nIdle time before the wake (mean %s%s)\n",
            timed ? fmt_dur(b3, w->idle_ns / (int64_t)timed) : strcpy(b3, "-"), /* the mean of none: unknown */
-           w->idle_unknown ? "; unknown: idle since before the trace" : "");
+           /* both causes of ETL_ROW_OLD_SI_UNKNOWN: the CPU's first switch, or one after a slice of no known thread */
+           w->idle_unknown ? "; unknown: idle since before the trace, or across records lost" : "");
     static const char *const ih[] = {"Idle for", "=Wake-ups", "=%"};
     tbl_init(&t, 3, ih);
     for (unsigned b = 0; b < ETL_WAKEUP_IDLE_BUCKETS; b++) {

@@ -190,5 +190,11 @@ expect "pmc a switch without counters --json: two slices unpaired" grep -q '"swi
 "$etlkit" pmc "$tmp/un.etl" --csv >"$tmp/out" 2>"$tmp/err"; check "pmc a switch without counters --csv" 0 $?
 expect "pmc a switch without counters --csv: told on stderr" grep -q "note: 2 slices not counted: without counters at one end (slices_unpaired)" "$tmp/err"
 
+# A buffer lost mid-trace: the wake-ups after its slices of no known thread idled for a time not known either; the
+# text gave one cause, "idle since before the trace".
+dmg "$a" "$tmp/drop.etl" dropbuf 10
+"$etlkit" wakeups "$tmp/drop.etl" >"$tmp/out" 2>/dev/null; check "wakeups lost buffer" 3 $?
+expect "wakeups lost buffer: both causes of unknown idle" grep -q "; unknown: idle since before the trace, or across records lost)$" "$tmp/out"
+
 echo "sched_reports: $passes passed, $fails failed"
 [ "$fails" = 0 ]
