@@ -559,11 +559,22 @@ int cmd_export(int argc, char **argv)
             for (int i = 0; i < ETL_TABLE_COUNT; i++) total += s->rows[i];
             for (int i = ETL_TABLE_CSWITCH; i <= ETL_TABLE_PMC; i++) sched += s->rows[i];
             fprintf(stderr, "%s export: %s: %llu rows", prog, out, (unsigned long long)total);
-            /* The scheduler's tables by name; a trace with none of their events says so, not "()". */
-            if (!sched) fprintf(stderr, " (no context switch, ReadyThread, spin lock or PMC rows)");
-            for (int i = ETL_TABLE_CSWITCH, k = 0; i <= ETL_TABLE_PMC; i++)
-                if (s->rows[i]) fprintf(stderr, "%s%s %llu", k++ ? ", " : " (", t[i].name, (unsigned long long)s->rows[i]);
-            fprintf(stderr, "%s\n", sched ? ")" : "");
+            uint32_t filled = tables ? tables : (1u << ETL_TABLE_COUNT) - 1, sched_tables = 0;
+            for (int i = ETL_TABLE_CSWITCH; i <= ETL_TABLE_PMC; i++) sched_tables |= 1u << i;
+            if (!(filled & sched_tables)) {
+                /* --tables left the scheduler's out: the tables asked for, by name (the trace's switches unsaid) */
+                for (int i = 0, k = 0; i < ETL_TABLE_COUNT; i++)
+                    if (filled >> i & 1u && i != ETL_TABLE_TRACE && i != ETL_TABLE_ENUM_NAME)
+                        fprintf(stderr, "%s%s %llu", k++ ? ", " : " (", t[i].name, (unsigned long long)s->rows[i]);
+                fprintf(stderr, "%s\n", filled & ~(1u << ETL_TABLE_TRACE | 1u << ETL_TABLE_ENUM_NAME) ? ")" : "");
+            } else {
+                /* The scheduler's tables by name; a trace with none of their events says so, not "()". */
+                if (!sched) fprintf(stderr, " (no context switch, ReadyThread, spin lock or PMC rows)");
+                for (int i = ETL_TABLE_CSWITCH, k = 0; i <= ETL_TABLE_PMC; i++)
+                    if (s->rows[i])
+                        fprintf(stderr, "%s%s %llu", k++ ? ", " : " (", t[i].name, (unsigned long long)s->rows[i]);
+                fprintf(stderr, "%s\n", sched ? ")" : "");
+            }
         } else if (x.tr && !to_stdout) {
             const etl_timeline_stats *s = etl_timeline_stats_get(x.tr);
             fprintf(stderr, "%s export: %s: %llu switches, %llu ReadyThreads", prog, out,

@@ -39,6 +39,11 @@ mkdir -p "file:d" d
 "$etlkit" export "$t" --to sqlite -o "file:d/x.db" --quiet; check "sqlite into a folder named file:d" 0 $?
 check "file:d/x.db holds the export" 13 "$(q "./file:d/x.db" "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'" 2>&1)"
 check "nothing written in d" "" "$(ls -A d)"
+# The summary with --tables leaving the scheduler's tables out names the tables asked for: it said "no context
+# switch, ReadyThread, spin lock or PMC rows" of a trace full of them.
+"$etlkit" export "$t" --to sqlite -o tables.db --tables process,thread 2>err; check "--tables process,thread" 0 $?
+grep -q 'no context switch' err && bad "--tables process,thread: the summary says the trace has no switches: $(cat err)" || ok
+grep -q ' rows (process [0-9]*, thread [0-9]*)$' err && ok || bad "--tables process,thread: the summary: $(cat err)"
 # A failed export leaves nothing: not an ETL file, an unwritable directory.
 printf 'not a trace\n' > text.etl
 mkdir empty
