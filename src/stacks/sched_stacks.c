@@ -65,6 +65,7 @@ struct etl_sched_stacks {
     unsigned sym_flags;
     etl_sched_stacks_stats st;
     uint64_t key_refs_uncertain; /* attach.h's (a note: etl_sched_stacks_stats cannot grow in 0.x) */
+    uint64_t walks_empty;     /* walked events whose walk held no frame: no stack (a note, as above) */
     etl_stats damage;         /* what pass 1 met (etl_sched_stacks_damage) */
     sst_entry *want;          /* etl_sched_stacks_build_only's events, sorted (stack unused); NULL: every one */
     size_t nwant;
@@ -209,6 +210,10 @@ static etl_status count_event(sst_run *R, const etl_attach_event *ev, const uint
     unsigned kind = (unsigned)ev->cookie[0];
     if (kind == KIND_CSWITCH) s->st.cswitch_walked++;
     else s->st.ready_walked++;
+    if (!n) { /* a walk of no frame (a StackWalk of its head alone) says nothing: no stack, counted */
+        s->walks_empty++;
+        return ETL_OK;
+    }
     if (!wanted(s, kind, ev->cpu, (int64_t)ev->cookie[1])) return ETL_OK; /* attached and counted, not kept */
     for (uint32_t k = 0; k < n; k++) {
         uint32_t *hint = &R->hint[etl_hash_mix64(frames[k] >> 16 ^ (uint64_t)ev->pid << 48) & 63];
@@ -561,12 +566,15 @@ bool etl_sched_stacks_note(const etl_sched_stacks *s, unsigned i, const char **k
         {"key_refs_uncertain", "stack references took their key's next definition of their part while the trace "
          "lost records between the two: their own may have been lost, so those rows' stacks may be another event's",
          SIZE_MAX},
+        {"walks_empty", "stack walks at a CSwitch or ReadyThread held no frame: those rows have no stack",
+         SIZE_MAX - 1},
     };
     if (i >= sizeof notes / sizeof notes[0]) return false;
     *key = notes[i].key;
     *text = notes[i].text;
     *count = 0;
     if (s && notes[i].at == SIZE_MAX) *count = s->key_refs_uncertain; /* not in the stats */
+    else if (s && notes[i].at == SIZE_MAX - 1) *count = s->walks_empty;
     else if (s) memcpy(count, (const char *)&s->st + notes[i].at, sizeof *count);
     return true;
 }

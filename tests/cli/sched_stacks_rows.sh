@@ -3,7 +3,10 @@
 # (exploratory finds on switches, waits --by stack and the export's slice stack ids):
 #   - a switch whose old thread is not the one the previous switch-in planned (cswitch_chain_mismatch): the
 #     row is the observed thread's, and the walk at its switch-in is the planned thread's, so it has no New
-#     Thread Stack (switches --json/--csv, export's slice.new_stack_id), never the other thread's.
+#     Thread Stack (switches --json/--csv, export's slice.new_stack_id), never the other thread's;
+#   - a StackWalk of its head alone (no frame) at a CSwitch: its row has no stack (JSON null, not []), waits --by
+#     stack charges its time to the no-stack line (the tree and that line add up to the total, ready time too), and
+#     a note counts it (stacks_lack.walks_empty).
 set -u
 etlkit=$1
 tmp=${KEEP:-$(mktemp -d)}; [ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT
@@ -82,6 +85,58 @@ assert len(r) == 1 and r[0][0] == int(sys.argv[3]), r
 assert r[0][1] is None, r
 PY
 fi
+
+# ---- 2. A walk of no frame: a System thread's CSwitch walk (plain form, kernel only) cut to its 16-byte head, the
+# bytes after it a record of an unknown hook.
+"$etlkit" synth --quiet --stacks --stack-form plain --seed 5 --duration 0.3 -o "$tmp/p.etl" ||
+  { echo "FAIL: synth plain" >&2; exit 1; }
+"$etlkit" dump "$tmp/p.etl" --order file --format jsonl --filter 0x1820 > "$tmp/p.walks" &&
+  "$etlkit" dump "$tmp/p.etl" --order file --format jsonl --filter 0x0524 > "$tmp/p.cs" || { echo "FAIL: dump" >&2; exit 1; }
+python3 - "$tmp" <<'PY' || { echo "FAIL: cutting a walk" >&2; exit 1; }
+import json, struct, sys
+d = sys.argv[1]
+cs = {}
+for l in open(d + "/p.cs"):
+    r = json.loads(l); cs[(r["cpu"], r["ts"])] = r["fields"]["NewThreadId"]
+b = bytearray(open(d + "/p.etl", "rb").read())
+size = struct.unpack_from("<I", b, 0)[0]
+for l in open(d + "/p.walks"):
+    r = json.loads(l); f = r["fields"]
+    if f["StackProcess"] != 4 or f["FrameCount"] < 2 or not f["StackThread"]: continue
+    if cs.get((r["cpu"], f["EventTimeStamp"])) != f["StackThread"]: continue
+    o = size * r["buf"] + r["off"]
+    assert struct.unpack_from("<H", b, o + 4)[0] == r["size"] == 32 + 8 * f["FrameCount"]
+    struct.pack_into("<H", b, o + 4, 32)              # the record: its header and the walk's 16-byte head
+    b[o + 32:o + 48] = b[o:o + 16]                    # the rest: a record of hook 0x0F7F (nobody's)
+    struct.pack_into("<HH", b, o + 36, 8 * f["FrameCount"], 0x0F7F)
+    open(d + "/z.etl", "wb").write(b)
+    open(d + "/z.at", "w").write("%d %d\n" % (r["cpu"], f["EventTimeStamp"]))
+    break
+else:
+    sys.exit("no walk to cut")
+PY
+set -- $(cat "$tmp/z.at"); cpu=$1; si=$2
+"$etlkit" switches "$tmp/z.etl" --json > "$tmp/z.rows" 2> "$tmp/z.err"
+expect "empty walk: switches --json exits 0" [ $? = 0 ]
+expect "empty walk: the row (CPU $cpu, switch-in $si) has no New Thread Stack (null)" \
+  python3 - "$tmp/z.rows" "$cpu" "$si" <<'PY'
+import json, sys
+cpu, si = int(sys.argv[2]), int(sys.argv[3])
+hit = [r for r in map(json.loads, open(sys.argv[1])) if r["cpu"] == cpu and r["switch_in_ts"] == si and not r.get("head")]
+assert len(hit) == 1 and hit[0]["new_thread_stack"] is None, [h["new_thread_stack"] for h in hit]
+PY
+expect "empty walk: a note counts it ($(grep -c 'held no frame' "$tmp/z.err"))" \
+  grep -q "note: .*z\.etl: 1 stack walks at a CSwitch or ReadyThread held no frame" "$tmp/z.err"
+"$etlkit" waits "$tmp/z.etl" --by stack --json > "$tmp/z.by" 2>/dev/null
+expect "empty walk: waits --by stack: the roots and the no-stack line add up to the totals; walks_empty 1" \
+  python3 - "$tmp/z.by" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+for k in ("wait_ns", "ready_ns", "waits", "readies"):
+    got = sum(c[k] for c in b["children"]) + b["no_stack"][k]
+    assert got == b[k], (k, got, b[k])
+assert b["stacks_lack"]["walks_empty"] == 1, b["stacks_lack"]
+PY
 
 echo "sched_stacks_rows: $passes passed, $fails failed"
 [ "$fails" = 0 ]
