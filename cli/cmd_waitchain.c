@@ -38,6 +38,18 @@ typedef struct out {
     const char *sum;             /* the summary sentence (summary), made before anything is printed */
 } out;
 
+/*
+ * A frame's label in buf[cap], or whole in memory of its own when longer (a C++ template's name): the caller frees
+ * what is not buf. Short of memory, the label cut to buf.
+ */
+static char *frame_label(const out *o, const etl_profile_frame *f, char *buf, size_t cap)
+{
+    size_t n = etl_sched_stacks_frame_label(o->stk, f, buf, cap);
+    char *p = n >= cap ? malloc(n + 1) : NULL;
+    if (p) etl_sched_stacks_frame_label(o->stk, f, p, n + 1);
+    return p ? p : buf;
+}
+
 /* The top frames of a stack, innermost first, as a JSON array (null: none). */
 static void json_stack(jw *w, const out *o, const char *key, uint32_t id)
 {
@@ -47,11 +59,12 @@ static void json_stack(jw *w, const out *o, const char *key, uint32_t id)
         jw_null(w, key);
         return;
     }
-    char label[1200];
+    char buf[1200];
     jw_arr(w, key);
     for (uint32_t k = 0; k < n && (!o->frames || k < o->frames); k++) {
-        etl_sched_stacks_frame_label(o->stk, &f[k], label, sizeof label);
+        char *label = frame_label(o, &f[k], buf, sizeof buf);
         jw_str(w, NULL, label);
+        if (label != buf) free(label);
     }
     jw_arr_end(w);
 }
@@ -65,12 +78,13 @@ static void text_stack(const out *o, uint32_t id)
         printf("(no stack)");
         return;
     }
-    char label[1200];
+    char buf[1200];
     uint32_t k = 0;
     for (; k < n && (!o->frames || k < o->frames); k++) {
-        etl_sched_stacks_frame_label(o->stk, &f[k], label, sizeof label);
+        char *label = frame_label(o, &f[k], buf, sizeof buf);
         if (k) printf(" \u2190 ");
         text_str(stdout, label);
+        if (label != buf) free(label);
     }
     if (k < n) printf(" \u2190 ... (%u more)", n - k);
 }

@@ -145,10 +145,17 @@ static uint32_t frame_label(etl_wait_stacks *w, const etl_profile_frame *f, etl_
     uint32_t *g = etl_grow(w->frame_label, &w->capfl, (size_t)id + 1, sizeof *g);
     if (!g) return *ok = false, 0;
     w->frame_label = g;
-    char buf[1200];
+    char buf[1200], *p = buf;
     size_t len = label(ctx, f, buf, sizeof buf);
-    if (len >= sizeof buf) len = sizeof buf - 1;
-    if (etl_strtab_add(&w->labels, buf, len, &off) != ETL_OK) return *ok = false, 0;
+    if (len >= sizeof buf) { /* a longer name (C++ templates) whole: two functions cut alike would be one node */
+        size_t cap = len + 1;
+        if (!(p = malloc(cap))) return *ok = false, 0;
+        len = label(ctx, f, p, cap);
+        if (len >= cap) len = cap - 1;
+    }
+    etl_status st = etl_strtab_add(&w->labels, p, len, &off);
+    if (p != buf) free(p);
+    if (st != ETL_OK) return *ok = false, 0;
     return g[id] = off;
 }
 

@@ -1,0 +1,79 @@
+#!/bin/sh
+# symbols_names.sh ETLKIT - names from PDBs on the scheduler's stacks, whole (exploratory finds):
+#   - a C++ name longer than a label's buffer (1,200 bytes; templates often are): waits --by stack --flat kept
+#     its first 1,199 bytes, so two functions of one long namespace (::Lock, ::Unlock) were one line, their
+#     times summed; waitchain's JSON and text cut the name. Each is whole, each function its own line.
+# Builds a DLL and its PDB with clang and lld-link as symbols.sh does; skips without them, llvm-pdbutil,
+# llvm-readobj or jq.
+set -u
+etlkit=$1
+tmp=${KEEP:-$(mktemp -d)}; [ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT
+fails=0; passes=0
+expect() { # expect NAME COMMAND...
+  name=$1; shift
+  if "$@"; then passes=$((passes+1)); else echo "FAIL: $name" >&2; fails=$((fails+1)); fi
+}
+[ "${ETLKIT_TARGET:-}" = windows ] && { echo "symbols_names.sh: skipped under wine (llvm-pdbutil is Debian's)"; exit 77; }
+for t in clang lld-link llvm-readobj jq; do
+  command -v $t >/dev/null 2>&1 || { echo "symbols_names.sh: skipped: no $t"; exit 77; }
+done
+command -v llvm-pdbutil >/dev/null 2>&1 || command -v llvm-pdbutil-14 >/dev/null 2>&1 ||
+  { echo "symbols_names.sh: skipped: no llvm-pdbutil"; exit 77; }
+
+# ---- 1. Two functions in a namespace of a 1,400-character name, and a third outside it.
+ns="N$(printf '%1400s' '' | tr ' ' x)"
+cat > "$tmp/long.cpp" <<EOC
+namespace $ns {
+__declspec(dllexport) int Lock(int x) { int s = 3; for (int i = 0; i < x; i++) s += i * 3; return s; }
+__declspec(dllexport) int Unlock(int x) { int s = 5; for (int i = 0; i < x; i++) s ^= i * 5; return s; }
+}
+__declspec(dllexport) int WorkerRun(int x) { return $ns::Lock(x) + $ns::Unlock(x); }
+EOC
+clang --target=x86_64-pc-windows-msvc -g -gcodeview -c "$tmp/long.cpp" -o "$tmp/long.obj" 2>/dev/null &&
+  lld-link /dll /noentry /nodefaultlib /debug "/out:$tmp/long.dll" "/pdb:$tmp/long.pdb" "$tmp/long.obj" >/dev/null 2>&1 ||
+  { echo "FAIL: building long.dll" >&2; exit 1; }
+set -- $(llvm-readobj --file-headers --coff-debug-directory "$tmp/long.dll" | awk '
+    /TimeDateStamp:/ && !tds { tds = $NF; gsub(/[()]/, "", tds) }
+    /SizeOfImage:/ { size = $2 }
+    /PDBGUID:/ { s = $0; sub(/.*\(/, "", s); sub(/\).*/, "", s); split(s, b, " ")
+      g = b[4] b[3] b[2] b[1] "-" b[6] b[5] "-" b[8] b[7] "-" b[9] b[10] "-" b[11] b[12] b[13] b[14] b[15] b[16] }
+    /PDBAge:/ { age = $2 }
+    END { print tds, size, g, age }')
+tds=$1; size=$2; guid=$3; age=$4
+rvas=$(llvm-readobj --coff-exports "$tmp/long.dll" | awk '/RVA: 0x[1-9A-Fa-f]/ { print $2 }' |
+  while read -r r; do printf '0x%x,' $((r + 4)); done); rvas=${rvas%,}
+key=$(printf '%s%X' "$(echo "$guid" | tr -d - | tr a-f A-F)" "$age")
+mkdir -p "$tmp/store/long.pdb/$key" && cp "$tmp/long.pdb" "$tmp/store/long.pdb/$key/"
+"$etlkit" synth --quiet --stacks --duration 0.5 --seed 3 -o "$tmp/t.etl" \
+  --modules "long.dll,0x180000000,$size,$tds,$guid,$age,long.pdb,$rvas" || { echo "FAIL: synth --modules" >&2; exit 1; }
+
+# ---- 2. waits --by stack --flat: one line per function, each name whole.
+for by in stack readying-stack; do
+  "$etlkit" waits "$tmp/t.etl" --by $by --flat --json --symbols "$tmp/store" > "$tmp/f.json" 2>/dev/null
+  got=$(jq -r '[.functions[] | .frame | select(startswith("long.dll!"))] | sort | map(sub("N x+"; "N~")) | join(" ")' \
+    "$tmp/f.json" | sed 's/Nxx*/N~/g')
+  expect "waits --by $by --flat --symbols: Lock, Unlock and WorkerRun on lines of their own, whole (got: $got)" \
+    [ "$got" = "long.dll!N~::Lock long.dll!N~::Unlock long.dll!WorkerRun" ]
+  expect "waits --by $by --flat --symbols: the long names whole ($(jq '[.functions[].frame | length] | max' "$tmp/f.json") bytes)" \
+    jq -e --arg ns "$ns" '[.functions[].frame | select(. == "long.dll!\($ns)::Lock" or . == "long.dll!\($ns)::Unlock")] | length == 2' "$tmp/f.json" >/dev/null
+done
+
+# ---- 3. waitchain --json and text: a long name whole (the threads with the longest waits until one holds it).
+"$etlkit" waits "$tmp/t.etl" --json > "$tmp/w.json"
+found=0
+for tid in $(jq -r '.threads | sort_by(-.wait_ns) | .[:12][] | .tid' "$tmp/w.json"); do
+  "$etlkit" waitchain "$tmp/t.etl" --thread "$tid" --frames 0 --json --symbols "$tmp/store" > "$tmp/c.json" 2>/dev/null
+  jq -e '[.. | objects | (.blocking_stack, .readier_stack) | arrays | .[] | select(startswith("long.dll!N"))] | length > 0' \
+    "$tmp/c.json" > /dev/null || continue
+  found=1
+  expect "waitchain --json (tid $tid): each long name whole, +0x4" jq -e --arg ns "$ns" \
+    '[.. | objects | (.blocking_stack, .readier_stack) | arrays | .[] | select(startswith("long.dll!N"))] |
+     all(. == "long.dll!\($ns)::Lock+0x4" or . == "long.dll!\($ns)::Unlock+0x4")' "$tmp/c.json" > /dev/null
+  "$etlkit" waitchain "$tmp/t.etl" --thread "$tid" --frames 0 --symbols "$tmp/store" > "$tmp/c.txt" 2>/dev/null
+  expect "waitchain text (tid $tid): the long names whole" grep -Eq "long\\.dll!${ns}::(Lock|Unlock)\\+0x4" "$tmp/c.txt"
+  break
+done
+expect "waitchain: a chain with a frame of the long names found" [ $found = 1 ]
+
+echo "symbols_names: $passes passed, $fails failed"
+[ "$fails" = 0 ]
