@@ -93,7 +93,7 @@ typedef struct etl_pmc {
     size_t nthreads;
     etl_pmc_process *processes;
     size_t nprocesses;
-    etl_pmc_sums *cpus;       /* per CPU */
+    etl_pmc_sums *cpus;       /* per CPU; after finish with a model, every CPU of it (0 for one with no slice) */
     size_t ncpus;
     etl_pmc_sums total;
     unsigned counters;        /* the most counters a switch carried */

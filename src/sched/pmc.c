@@ -316,6 +316,16 @@ static etl_status pmc_finish(etl_pmc *p, int64_t end_ns)
     struct etl_pmc_priv *v = p->priv;
     if (v->oom || (p->model && etl_sched_status(p->model) != ETL_OK)) return ETL_E_NOMEM; /* rows were lost */
     etl_window_clip(&p->o.v0, &p->o.v1, end_ns);
+    /* Every CPU of the trace has its sums, 0 too: one with no slice counted (a window or selection of none) is not
+     * missing from the list. */
+    size_t ncpu = p->model ? etl_sched_cpu_count(p->model) : 0;
+    if (ncpu > p->ncpus) {
+        etl_pmc_sums *c = realloc(p->cpus, ncpu * sizeof *c);
+        if (!c) return ETL_E_NOMEM;
+        memset(c + p->ncpus, 0, (ncpu - p->ncpus) * sizeof *c);
+        p->cpus = c;
+        p->ncpus = ncpu;
+    }
     size_t nt = 0;
     for (size_t i = 0; i < v->cap; i++) nt += v->t[i].slices != 0;
     nt += v->idle.slices != 0;

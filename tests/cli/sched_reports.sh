@@ -196,5 +196,12 @@ dmg "$a" "$tmp/drop.etl" dropbuf 10
 "$etlkit" wakeups "$tmp/drop.etl" >"$tmp/out" 2>/dev/null; check "wakeups lost buffer" 3 $?
 expect "wakeups lost buffer: both causes of unknown idle" grep -q "; unknown: idle since before the trace, or across records lost)$" "$tmp/out"
 
+# pmc's cpus, as wakeups' by_cpu: a window of no slice listed no CPU ([]); every CPU of the trace has its row.
+"$etlkit" pmc "$a" --range 0 1us --json >"$tmp/out" 2>/dev/null; check "pmc 1 us" 0 $?
+expect "pmc 1 us: a row per CPU" python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+sys.exit(not ([c['cpu'] for c in j['cpus']] == [0, 1, 2, 3] and all(c['slices'] == 0 and c['ipc'] is None for c in j['cpus'])))" "$tmp/out"
+
 echo "sched_reports: $passes passed, $fails failed"
 [ "$fails" = 0 ]
