@@ -67,6 +67,10 @@ static void json_stack(jw *w, const out *o, const char *key, uint32_t id)
         if (label != buf) free(label);
     }
     jw_arr_end(w);
+    /* all its frames, as the text's "(N more)" tells them: --frames cuts the array */
+    char k[64];
+    snprintf(k, sizeof k, "%s_frames", key);
+    jw_u64(w, k, n);
 }
 
 /* The same as text: "a ← b ← c" (and "← ..." when cut). */

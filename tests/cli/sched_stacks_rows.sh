@@ -6,7 +6,9 @@
 #     Thread Stack (switches --json/--csv, export's slice.new_stack_id), never the other thread's;
 #   - a StackWalk of its head alone (no frame) at a CSwitch: its row has no stack (JSON null, not []), waits --by
 #     stack charges its time to the no-stack line (the tree and that line add up to the total, ready time too), and
-#     a note counts it (stacks_lack.walks_empty).
+#     a note counts it (stacks_lack.walks_empty);
+#   - waitchain --json with --frames N: each stack's array is cut to N, and blocking_stack_frames /
+#     readier_stack_frames say how many it has (the text's "(N more)"), as --frames 0 gives them.
 set -u
 etlkit=$1
 tmp=${KEEP:-$(mktemp -d)}; [ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT
@@ -136,6 +138,34 @@ for k in ("wait_ns", "ready_ns", "waits", "readies"):
     got = sum(c[k] for c in b["children"]) + b["no_stack"][k]
     assert got == b[k], (k, got, b[k])
 assert b["stacks_lack"]["walks_empty"] == 1, b["stacks_lack"]
+PY
+
+# ---- 3. waitchain --json --frames 2: the arrays cut, their frame counts those of --frames 0.
+"$etlkit" waits "$tmp/a.etl" --json > "$tmp/a.w"
+tid=$(python3 -c "import json,sys; print(max(json.load(open(sys.argv[1]))['threads'], key=lambda t: t['wait_ns'])['tid'])" "$tmp/a.w")
+"$etlkit" waitchain "$tmp/a.etl" --thread "$tid" --depth 2 --frames 0 --json > "$tmp/c0.json" 2>/dev/null
+"$etlkit" waitchain "$tmp/a.etl" --thread "$tid" --depth 2 --frames 2 --json > "$tmp/c2.json" 2>/dev/null
+"$etlkit" waitchain "$tmp/a.etl" --thread "$tid" --depth 2 --frames 2 > "$tmp/c2.txt" 2>/dev/null
+expect "waitchain --frames 2 --json (tid $tid): the arrays the first 2 of --frames 0's, *_frames their whole length" \
+  python3 - "$tmp/c0.json" "$tmp/c2.json" "$tmp/c2.txt" <<'PY'
+import json, re, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+more = [int(m) for m in re.findall(r"\((\d+) more\)", open(sys.argv[3]).read())]
+cut = []
+def walk(x, y):
+    if isinstance(x, dict):
+        for k in ("blocking_stack", "readier_stack"):
+            if k in x and x[k] is not None:
+                assert y[k] == x[k][:2], (y[k], x[k][:2])
+                assert y[k + "_frames"] == len(x[k]) == x[k + "_frames"], (k, y.get(k + "_frames"), len(x[k]))
+                if len(x[k]) > 2: cut.append(len(x[k]) - 2)
+        for k in x:
+            if k not in ("blocking_stack", "readier_stack"): walk(x[k], y[k])
+    elif isinstance(x, list):
+        assert len(x) == len(y)
+        for p, q in zip(x, y): walk(p, q)
+walk(a, b)
+assert cut and sorted(cut) == sorted(more), (cut, more)
 PY
 
 echo "sched_stacks_rows: $passes passed, $fails failed"
