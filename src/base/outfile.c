@@ -328,8 +328,14 @@ etl_status etl_outfile_commit(etl_outfile *of, const char *path, etl_diag *diag)
         etl_sigclean_release();
         return ETL_E_IO;
     }
-    if (etl_rename(of->tmp, of->target) != 0) {
-        etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot rename %s into place: %s", path, of->tmp, strerror(errno));
+    /* Nothing was there at the check: what another program put there since is not ours to replace, --force or not. */
+    if ((of->exists ? etl_rename(of->tmp, of->target) : etl_rename_new(of->tmp, of->target)) != 0) {
+        if (!of->exists && errno == EEXIST)
+            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: made by another program while this one wrote; left as it is, "
+                         "nothing written", path);
+        else
+            etl_diag_set(diag, ETL_E_IO, UINT64_MAX, "%s: cannot rename %s into place: %s", path, of->tmp,
+                         strerror(errno));
         if (held) etl_sigclean_release();
         return ETL_E_IO;
     }

@@ -56,6 +56,13 @@ int etl_rmdir(const char *path);
 int etl_unlink(const char *path);
 /* Renames from over to, replacing a file there (Windows: MoveFileExW, MOVEFILE_REPLACE_EXISTING). */
 int etl_rename(const char *from, const char *to);
+/*
+ * Renames from to to only while nothing is at to: -1 with errno EEXIST when something is, a
+ * file, a directory or a link (Linux renameat2 RENAME_NOREPLACE; Windows MoveFileExW without
+ * MOVEFILE_REPLACE_EXISTING). On a file system that cannot refuse in the rename itself, a look
+ * just before it: what appears between the two is replaced.
+ */
+int etl_rename_new(const char *from, const char *to);
 /* 0 when the user may write the file at path (access(W_OK); Windows: not read-only). */
 int etl_writable(const char *path);
 /* Gives the file open at fd the permissions (and, when allowed, the owner) of fi. Nothing on Windows. */

@@ -67,6 +67,20 @@ int etl_mkdir(const char *path) { return mkdir(path, 0777); }
 int etl_rmdir(const char *path) { return rmdir(path); }
 int etl_unlink(const char *path) { return unlink(path); }
 int etl_rename(const char *from, const char *to) { return rename(from, to); }
+
+int etl_rename_new(const char *from, const char *to)
+{
+#ifdef RENAME_NOREPLACE
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return -1; /* EEXIST among them */
+#endif
+    struct stat st;
+    if (lstat(to, &st) == 0) {
+        errno = EEXIST;
+        return -1;
+    }
+    return rename(from, to);
+}
 int etl_writable(const char *path) { return access(path, W_OK); }
 
 void etl_copy_mode(int fd, const etl_file_info *fi)

@@ -573,6 +573,16 @@ int etl_rename(const char *from, const char *to)
     return r;
 }
 
+int etl_rename_new(const char *from, const char *to)
+{
+    wchar_t *wf = wide(from), *wt = wf ? wide(to) : NULL;
+    BOOL ok = wt && MoveFileExW(wf, wt, MOVEFILE_WRITE_THROUGH); /* ERROR_ALREADY_EXISTS: EEXIST */
+    int r = ok ? 0 : wt ? fail_win() : -1;
+    free(wf);
+    free(wt);
+    return r;
+}
+
 int etl_writable(const char *path)
 {
     wchar_t *w = wide(path);

@@ -2,7 +2,8 @@
  * test_platform.c - the platform layer's answers that differ between POSIX and Windows
  * (src/base/platform.h), on each system (the Windows side under wine: make test-windows):
  * how a name is joined to a directory, when two names are one file, a read-only file
- * removed, environment variables in UTF-8, a stream into memory that cannot be had.
+ * removed, environment variables in UTF-8, a stream into memory that cannot be had, an
+ * output that another program made while ours was written (never replaced).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,6 +15,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifndef _WIN32
+#include <dirent.h>
+#endif
 #include <cmocka.h>
 #include "base/outfile.h"
 #include "base/platform.h"
@@ -94,6 +98,76 @@ static void test_outfile_same(void **state)
     unlink("here");
 #endif
     assert_int_equal(etl_rmdir("sub"), 0);
+}
+
+/* The number of entries of the current directory but . and .. */
+static int entries(void)
+{
+    int n = 0;
+#ifdef _WIN32
+    WIN32_FIND_DATAA fd;
+    HANDLE h = FindFirstFileA("*", &fd);
+    if (h == INVALID_HANDLE_VALUE) return 0;
+    do n += strcmp(fd.cFileName, ".") && strcmp(fd.cFileName, "..");
+    while (FindNextFileA(h, &fd));
+    FindClose(h);
+#else
+    DIR *d = opendir(".");
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+#endif
+    return n;
+}
+
+/*
+ * An output that was not there at the check, and that another program made while ours was written, a file
+ * or a directory, stays as it is: the commit fails (what --force consented to replace was what was there),
+ * says so, and our temporary goes. Before, the rename replaced it, exit 0.
+ */
+static void test_outfile_appeared(void **state)
+{
+    (void)state;
+    etl_outfile of;
+    etl_diag d = {0};
+    assert_int_equal(etl_outfile_check("out.bin", &of, &d), ETL_OK);
+    assert_int_equal(etl_outfile_may_replace(&of, "out.bin", true, NULL, &d), ETL_OK);
+    FILE *f = NULL;
+    assert_int_equal(etl_outfile_create(&of, &f, &d), ETL_OK);
+    fputs("ours", f);
+    fclose(f);
+    touch("out.bin"); /* theirs: "x" */
+    assert_int_equal(etl_outfile_commit(&of, "out.bin", &d), ETL_E_IO);
+    assert_non_null(strstr(d.msg, "another program"));
+    etl_outfile_discard(&of);
+    f = fopen("out.bin", "rb");
+    assert_non_null(f);
+    char buf[8] = {0};
+    assert_int_equal(fread(buf, 1, sizeof buf, f), 1);
+    fclose(f);
+    assert_string_equal(buf, "x");
+    assert_int_equal(entries(), 1); /* our temporary gone */
+    assert_int_equal(etl_unlink("out.bin"), 0);
+
+    /* A directory output (export --to csv): one made meanwhile stays, empty, ours gone. */
+    memset(&d, 0, sizeof d);
+    assert_int_equal(etl_outfile_check_dir("tables", &of, &d), ETL_OK);
+    assert_int_equal(etl_outfile_create_dir(&of, &d), ETL_OK);
+    assert_int_equal(etl_mkdir("tables"), 0);
+    assert_int_equal(etl_outfile_commit(&of, "tables", &d), ETL_E_IO);
+    etl_outfile_discard(&of);
+    assert_int_equal(entries(), 1);
+    assert_int_equal(etl_rmdir("tables"), 0);
+
+    /* Nothing there at the commit either: ours goes into place. */
+    assert_int_equal(etl_outfile_check("out.bin", &of, &d), ETL_OK);
+    assert_int_equal(etl_outfile_create(&of, &f, &d), ETL_OK);
+    fputs("ours", f);
+    fclose(f);
+    assert_int_equal(etl_outfile_commit(&of, "out.bin", &d), ETL_OK);
+    etl_outfile_discard(&of);
+    assert_int_equal(entries(), 1);
+    assert_int_equal(etl_unlink("out.bin"), 0);
 }
 
 /* W6: a read-only file goes as POSIX unlink removes it (Windows refused it: the old table stayed). */
@@ -187,6 +261,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_path_sep),
         cmocka_unit_test(test_outfile_same),
+        cmocka_unit_test(test_outfile_appeared),
         cmocka_unit_test(test_unlink_read_only),
         cmocka_unit_test(test_getenv_utf8),
         cmocka_unit_test(test_memstream_no_tmpdir),
