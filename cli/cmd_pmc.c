@@ -226,11 +226,17 @@ static void rows_init(rows_ctx *rc, const rep_run *run, const etl_pmc *p, const 
                                                         -Werror=restrict under -fsanitize=thread) */
         memcpy(rc->csv[k], key, kn);
         rc->csv[k][kn] = 0;
-        /* Keys must be unique: a repeated name gets its slot number. */
-        for (unsigned j = 0; j < k; j++)
-            if (p->o.kinds[j] == p->o.kinds[k] &&
-                (p->o.kinds[k] != ETL_PMC_OTHER || (labels[k][0] && strcmp(labels[j], labels[k]) == 0)))
-                snprintf(key + strlen(key), 48 - strlen(key), "_%u", k);
+        /* Keys must be unique: a key an earlier slot has (a repeated label, or a label such as "pmc1" that is
+         * another slot's own key) gets its slot number, again until none has it (each try is longer, so at most
+         * one per earlier slot: a label of 31 bytes and 6 suffixes fit). */
+        for (unsigned j = 0; j < k;) {
+            if (strcmp(rc->key[j], key) != 0) {
+                j++;
+                continue;
+            }
+            snprintf(key + strlen(key), 48 - strlen(key), "_%u", k);
+            j = 0;
+        }
     }
 }
 

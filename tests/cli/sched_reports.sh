@@ -203,5 +203,14 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 sys.exit(not ([c['cpu'] for c in j['cpus']] == [0, 1, 2, 3] and all(c['slices'] == 0 and c['ipc'] is None for c in j['cpus'])))" "$tmp/out"
 
+# A --counters label that is another slot's own key ("pmc1", slot 1's when unnamed) made two "pmc1" keys in JSON's
+# counters objects: a reader keeps one, so slot 0's sum read as slot 1's. Every key is unique.
+"$etlkit" pmc "$a" --counters pmc1 --top 1 --json >"$tmp/out" 2>/dev/null; check "pmc --counters pmc1" 0 $?
+expect "pmc --counters pmc1: keys unique, each its slot's" python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]), object_pairs_hook=lambda kv: (len(kv) == len(dict(kv)) or sys.exit(1)) and dict(kv))
+t = j['total']
+sys.exit(not (list(t['counters']) == ['pmc1', 'pmc1_1', 'pmc2', 'pmc3'] and list(t['counters'].values()) == t['deltas']))" "$tmp/out"
+
 echo "sched_reports: $passes passed, $fails failed"
 [ "$fails" = 0 ]
