@@ -75,7 +75,7 @@ static const col cols[] = {
 #define ROW_MAX (NCOL * (6 * CELL + 16) + 64) /* every cell JSON-escaped at its worst */
 #define C_NEW_STACK 40u
 #define C_READYING_STACK 41u
-/* A frame's label is cut at this many bytes; a stack cell's room, JSON-escaped at its worst. */
+/* A frame's label is whole; the room made at the start fits stacks of labels up to this many bytes (more: it grows). */
 #define LABEL_MAX 256u
 #define STACK_CELL_MAX (2u * ETL_STACK_MAX_FRAMES * (6u * LABEL_MAX + 16u) + 64u)
 /* WPA's separator of a stack's frames in one CSV cell. */
@@ -106,7 +106,10 @@ typedef struct ctx {
     uint8_t jklen[NCOL];
     etl_sched_stacks *stacks;  /* NULL: the trace walks no stack at its CSwitch or ReadyThread events */
     uint32_t stack[2];         /* this row's New Thread and Readying Thread stacks */
-    char *joined;              /* scratch: a stack's labels, joined (CSV) */
+    size_t cap;                /* the chunk's bytes (it grows for a row of long labels) */
+    char *joined;              /* scratch: a stack's labels, whole, joined (CSV: by STACK_SEP; JSON: by NUL) */
+    size_t cjoined;
+    bool oom;                  /* a stack cell could not be written */
     uint64_t with_stack[2], compact_rows;
 } ctx;
 
@@ -292,51 +295,75 @@ static char *pad(char *o, const ctx *c, unsigned i, unsigned w, int left)
     return o;
 }
 
-/* One frame's label, cut at LABEL_MAX bytes between characters, into out[LABEL_MAX + 1]. */
-static size_t frame_label(const ctx *c, const etl_profile_frame *f, char *out)
+/* A stack's labels, whole (a C++ template's name may pass a kilobyte), into c->joined, each followed by sep. */
+static bool join_labels(ctx *c, const etl_profile_frame *f, uint32_t n, char sep, size_t *len)
 {
-    char buf[1200];
-    size_t n = etl_sched_stacks_frame_label(c->stacks, f, buf, sizeof buf);
-    if (n >= sizeof buf) n = sizeof buf - 1;
-    if (n > LABEL_MAX) {
-        n = LABEL_MAX;
-        while (n && ((unsigned char)buf[n] & 0xC0) == 0x80) n--;
+    size_t k = 0;
+    for (uint32_t i = n; i-- > 0;) {
+        for (;;) {
+            size_t room = c->cjoined - k, m = etl_sched_stacks_frame_label(c->stacks, &f[i], c->joined + k, room);
+            if (m < room) {
+                k += m;
+                break;
+            }
+            size_t cap = c->cjoined * 2 > k + m + 2 ? c->cjoined * 2 : k + m + 2;
+            char *g = realloc(c->joined, cap);
+            if (!g) return false;
+            c->joined = g;
+            c->cjoined = cap;
+        }
+        c->joined[k++] = sep;
     }
-    memcpy(out, buf, n);
-    out[n] = 0;
-    return n;
+    *len = k;
+    return true;
 }
 
-/* A stack cell at o: a JSON array of labels, or the labels joined for CSV; null / blank without a stack. */
+/* Out of memory for a stack cell: null / blank in its place (ROW_MAX holds it), and the run fails at its end. */
+static char *stack_oom(ctx *c, char *o)
+{
+    c->oom = true;
+    return c->a->format == FMT_JSON ? put(o, "null", 4) : o;
+}
+
+/*
+ * A stack cell at o: a JSON array of labels, or the labels joined for CSV; null / blank without a stack. The chunk
+ * grows when the cell may not fit its room (the row's bytes move with it): the new o.
+ */
 static char *put_stack(ctx *c, char *o, uint32_t id)
 {
     uint32_t n = 0;
     const etl_profile_frame *f = id == ETL_SCHED_STACK_NONE ? NULL : etl_sched_stacks_frames(c->stacks, id, &n);
-    char label[LABEL_MAX + 1];
-    if (c->a->format == FMT_JSON) {
-        if (!f) return put(o, "null", 4);
+    bool json = c->a->format == FMT_JSON;
+    if (!f) return json ? put(o, "null", 4) : o;
+    size_t len;
+    if (!join_labels(c, f, n, json ? '\0' : STACK_SEP, &len)) return stack_oom(c, o);
+    size_t at = (size_t)(o - c->out), need = (json ? 6 * len + 2 * (size_t)n + 8 : 2 * len + 8) + ROW_MAX;
+    if (at + need > c->cap) {
+        char *g = realloc(c->out, at + need + CHUNK);
+        if (!g) return stack_oom(c, o);
+        c->out = g;
+        c->cap = at + need + CHUNK;
+        o = g + at;
+    }
+    if (json) {
         *o++ = '[';
-        for (uint32_t k = n; k-- > 0;) {
-            frame_label(c, &f[k], label);
-            o += json_str_buf(o, 0, 6 * LABEL_MAX + 8, label);
-            if (k) *o++ = ',';
+        for (size_t k = 0; k < len;) {
+            const char *label = c->joined + k;
+            k += strlen(label) + 1;
+            o += json_str_buf(o, 0, 6 * (k - (size_t)(label - c->joined)) + 8, label);
+            if (k < len) *o++ = ',';
         }
         *o++ = ']';
         return o;
     }
-    if (!f) return o;
-    size_t len = 0;
-    for (uint32_t k = n; k-- > 0;) {
-        len += frame_label(c, &f[k], c->joined + len);
-        if (k) c->joined[len++] = STACK_SEP;
-    }
+    if (len) len--; /* no separator after the innermost */
     c->joined[len] = 0;
     return o + csv_sheet_buf(o, 0, 2 * len + 8, c->joined);
 }
 
 static void emit(ctx *c, const etl_sched_row *r)
 {
-    char *o = c->out + c->used, *start = o;
+    char *o = c->out + c->used;
     if (c->a->format == FMT_JSON) {
         *o++ = '{';
         bool first = true;
@@ -386,7 +413,7 @@ static void emit(ctx *c, const etl_sched_row *r)
         }
         *o++ = '\n';
     }
-    c->used += (size_t)(o - start);
+    c->used = (size_t)(o - c->out); /* put_stack may have moved the chunk */
     if (c->used >= CHUNK) flush(c);
 }
 
@@ -492,6 +519,7 @@ int cmd_switches(int argc, char **argv)
     }
     c->a = &a;
     c->out = chunk;
+    c->cap = CHUNK + ROW_MAX;
     c->want = a.format == FMT_TEXT ? TEXT_COLS : ~0ull;
     vnames_init();
     for (unsigned i = 0; i < NCOL; i++)
@@ -518,8 +546,9 @@ int cmd_switches(int argc, char **argv)
     }
     if (c->stacks) {
         char *big = realloc(chunk, CHUNK + ROW_MAX + 2 * STACK_CELL_MAX);
-        if (big) chunk = c->out = big;
-        c->joined = malloc(2 * ETL_STACK_MAX_FRAMES * (LABEL_MAX + 1) + 1);
+        if (big) chunk = c->out = big, c->cap = CHUNK + ROW_MAX + 2 * STACK_CELL_MAX;
+        c->cjoined = 2 * ETL_STACK_MAX_FRAMES * (LABEL_MAX + 1) + 1;
+        c->joined = malloc(c->cjoined);
         if (!big || !c->joined) {
             fprintf(stderr, "%s switches: %s: stacks: out of memory\n", prog, a.path);
             etl_sched_stacks_free(c->stacks);
@@ -568,9 +597,10 @@ int cmd_switches(int argc, char **argv)
         cli_symbols_close(sym);
         free(c->joined);
     }
+    bool oom = c->oom;
     free(c->labels);
+    free(c->out); /* the chunk, wherever a long stack moved it */
     free(c);
-    free(chunk);
     /* JSON lines: no row is the empty report, and nothing in it can say why: stderr does, as for CSV (explore22 F10). */
     if (!etl_sched_stats_get(run.model)->switches) {
         if (a.format == FMT_JSON) rep_no_switches_note(&run, &a, "no rows");
@@ -580,5 +610,8 @@ int cmd_switches(int argc, char **argv)
      * No switch at all: --json and --csv keep to the one line that says so. */
     if (a.format == FMT_TEXT || etl_sched_stats_get(run.model)->switches)
         rep_print_anomalies_as(&run, stderr, "switches");
-    return rep_finish(&run, "switches");
+    int rc2 = rep_finish(&run, "switches");
+    if (!oom) return rc2;
+    fprintf(stderr, "%s switches: %s: stacks: out of memory (stack cells left blank)\n", prog, a.path);
+    return EXIT_IO;
 }

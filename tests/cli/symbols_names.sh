@@ -2,7 +2,8 @@
 # symbols_names.sh ETLKIT - names from PDBs on the scheduler's stacks, whole (exploratory finds):
 #   - a C++ name longer than a label's buffer (1,200 bytes; templates often are): waits --by stack --flat kept
 #     its first 1,199 bytes, so two functions of one long namespace (::Lock, ::Unlock) were one line, their
-#     times summed; waitchain's JSON and text cut the name. Each is whole, each function its own line.
+#     times summed; waitchain's JSON and text cut the name; switches --json and --csv cut every label at 256
+#     bytes. Each is whole, each function its own line.
 # Builds a DLL and its PDB with clang and lld-link as symbols.sh does; skips without them, llvm-pdbutil,
 # llvm-readobj or jq.
 set -u
@@ -74,6 +75,16 @@ for tid in $(jq -r '.threads | sort_by(-.wait_ns) | .[:12][] | .tid' "$tmp/w.jso
   break
 done
 expect "waitchain: a chain with a frame of the long names found" [ $found = 1 ]
+
+# ---- 4. switches --json and --csv: the long names whole (+0x4), both functions told apart.
+"$etlkit" switches "$tmp/t.etl" --json --symbols "$tmp/store" > "$tmp/s.json" 2>/dev/null
+expect "switches --json: every long.dll frame whole" jq -e -s --arg ns "$ns" '
+  [.[] | (.new_thread_stack, .readying_thread_stack) | arrays | .[] | select(startswith("long.dll!"))] | group_by(.) |
+  map(.[0]) == ["long.dll!\($ns)::Lock+0x4", "long.dll!\($ns)::Unlock+0x4", "long.dll!WorkerRun+0x4"]' "$tmp/s.json" >/dev/null
+"$etlkit" switches "$tmp/t.etl" --csv --symbols "$tmp/store" 2>/dev/null | tr '/,' '\n\n' | grep '^long\.dll!' | sort -u |
+  sed "s/$ns/N~/" > "$tmp/s.csv"
+expect "switches --csv: every long.dll frame whole ($(tr '\n' ' ' < "$tmp/s.csv" | cut -c1-300))" \
+  [ "$(tr '\n' ' ' < "$tmp/s.csv")" = "long.dll!N~::Lock+0x4 long.dll!N~::Unlock+0x4 long.dll!WorkerRun+0x4 " ]
 
 echo "symbols_names: $passes passed, $fails failed"
 [ "$fails" = 0 ]
