@@ -61,4 +61,29 @@ static inline size_t etl_text_char(const unsigned char *s, uint32_t *cp, int *ki
     return n;
 }
 
+/*
+ * The length of the first bytes of s (NUL-terminated), at most max, that end where a
+ * character does: a character max would split is left out, and so is a sequence the NUL
+ * cuts short (a name an earlier snprintf cut), so that what is kept is never less valid
+ * UTF-8 than s was.
+ */
+static inline size_t etl_text_cut(const char *s, size_t max)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = 0;
+    while (p[n]) {
+        uint32_t cp;
+        int kind;
+        size_t len = etl_text_char(p + n, &cp, &kind);
+        if (kind == ETL_TEXT_INVALID && p[n] >= 0xC0) { /* a lead byte: is its sequence cut by the end? */
+            size_t k = 1;
+            while (k < 4 && (p[n + k] & 0xC0) == 0x80) k++;
+            if (!p[n + k]) break;
+        }
+        if (len > max - n) break;
+        n += len;
+    }
+    return n;
+}
+
 #endif

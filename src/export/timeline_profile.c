@@ -27,6 +27,7 @@
 #include "etlkit/symbols.h"
 #include "base/idmap.h"
 #include "base/spool.h"
+#include "base/textsafe.h"
 #include "export/pb.h"
 #include "export/timeline_internal.h"
 #include "stacks/images.h"
@@ -37,6 +38,7 @@
 #define SEQ_NEEDS 2u   /* SEQ_NEEDS_INCREMENTAL_STATE */
 #define SPOOL_BUDGET (64u << 20)
 #define UNKNOWN_MAPPING 1u /* mapping iids: 1 Unknown, image i is i + 2 */
+#define LABEL_BYTES 2048u /* an interned name's most (a C++ function's may be longer: cut, a character whole) */
 
 /* TracePacket, InternedData, PerfSample and their messages' field numbers (perfetto.md, upstream protos). */
 enum {
@@ -94,9 +96,8 @@ static void put_bytes(buf *b, unsigned field, const void *s, size_t n)
 /* An InternedString { iid, str } as field of b. */
 static void put_istr(buf *b, unsigned field, uint64_t iid, const char *s)
 {
-    uint8_t m[512], *p = m;
-    size_t n = strlen(s);
-    if (n > sizeof m - 24) n = sizeof m - 24;
+    uint8_t m[LABEL_BYTES + 24], *p = m;
+    size_t n = etl_text_cut(s, LABEL_BYTES); /* a string field: valid UTF-8, a character never split */
     p = pb_uint(p, 1, iid);
     p = pb_len(p, 2, n);
     memcpy(p, s, n);
@@ -151,7 +152,7 @@ static etl_status frame(prun *R, const etl_profile_frame *f, uint64_t *iid)
     *iid = (uint64_t)id + 1;
     if (id < before) return ETL_OK;
     mapping(R, f->image);
-    char label[512];
+    char label[LABEL_BYTES + 1];
     if (R->symbols) etl_symbols_function_label(R->symbols, R->p, f, label, sizeof label);
     else etl_profile_frame_label(R->p, f, label, sizeof label);
     put_istr(&R->interned, ID_FUNCTION_NAMES, *iid, label);

@@ -8,6 +8,7 @@
 #include "testutil.h"
 #include "base/platform.h" /* etl_memstream: open_memstream on both systems */
 #include "out/text.h"
+#include "base/textsafe.h"
 
 /* text_str_buf of s, NUL-terminated, in a static buffer. */
 static const char *esc(const char *s)
@@ -119,6 +120,25 @@ static void names_empty_is_quotes(void **state)
     assert_string_equal(text_name("svchost.exe"), "svchost.exe");
 }
 
+/* A name cut for a length limit (the Perfetto writer's interned strings) keeps whole characters: one max would split
+ * goes, and so does one an earlier cut left without its last bytes; what fits is kept, invalid bytes as they were. */
+static void text_cut_whole(void **state)
+{
+    (void)state;
+    assert_int_equal(etl_text_cut("abc", 10), 3);
+    assert_int_equal(etl_text_cut("abc", 2), 2);
+    assert_int_equal(etl_text_cut("a\xc3\xa9", 2), 1);        /* é would be split */
+    assert_int_equal(etl_text_cut("a\xc3\xa9", 3), 3);
+    assert_int_equal(etl_text_cut("\xe2\x82\xac\xe2\x82\xac", 5), 3); /* the second € would be split */
+    assert_int_equal(etl_text_cut("\xf0\x9f\x98\x80", 3), 0);
+    assert_int_equal(etl_text_cut("ab\xe2\x82", 10), 2);       /* € cut short by an snprintf: left out */
+    assert_int_equal(etl_text_cut("ab\xc3", 10), 2);
+    assert_int_equal(etl_text_cut("a\xff" "b", 10), 3);            /* not UTF-8, but not a cut: as it was */
+    assert_int_equal(etl_text_cut("a\xc3zb", 10), 4);
+    assert_int_equal(etl_text_cut("", 10), 0);
+    assert_int_equal(etl_text_cut("abc", 0), 0);
+}
+
 /* The column where the second column starts, on each line of an aligned table. */
 
 
@@ -130,7 +150,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(text_c0_and_del),        cmocka_unit_test(text_c1_separators_bidi),
         cmocka_unit_test(text_invalid_utf8),      cmocka_unit_test(text_buf_cuts_whole),
-        cmocka_unit_test(names_empty_is_quotes),
+        cmocka_unit_test(names_empty_is_quotes),  cmocka_unit_test(text_cut_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
