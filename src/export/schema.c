@@ -191,7 +191,9 @@ static const etl_column_def image_cols[] = {
 
 static const etl_column_def stack_cols[] = {
     {"stack_id", I, "the stack: a distinct sequence of (address, image)", INT64|NN},
-    {"depth", I, "the frame's place, 0 = innermost (the sampled address)", INT64|NN},
+    {"depth", I, "the frame's place, 0 = innermost: the walk's first frame, mostly the sampled address (`sample.ip`); a walk may "
+             "begin beside it (2 of 6,318 walked samples in perfview-x64-compressed.etl), and a sample no walk came with "
+             "has its address alone", INT64|NN},
     {"address", T, "the frame's address, hexadecimal", TEXT|NN},
     {"image_id", I, "the image holding it at the sample's time in the sample's process, NULL: Unknown (no image)", INT64},
     {"symbol", T, "with --symbols: module!function+0xoff from its PDB, else module+0xoff (no PDB, a mismatched one); NULL without --symbols", TEXT},
