@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include "columns.h"
+#include "out/text.h"
 #include "rep_json.h"
 #include "symbols_cli.h"
 
@@ -30,8 +31,10 @@ static void text_node(const view *v, const etl_wait_node *parent, unsigned depth
         }
         shown++;
         char a[32], b[32], c[32];
-        printf("  %12s %12s %8s  %*s%s\n", fmt_dur(a, n->t.wait_ns), fmt_dur(b, n->t.ready_ns), col_u64(c, n->t.waits),
-               2 * (int)depth, "", n->frame);
+        printf("  %12s %12s %8s  %*s", fmt_dur(a, n->t.wait_ns), fmt_dur(b, n->t.ready_ns), col_u64(c, n->t.waits),
+               2 * (int)depth, "");
+        text_str(stdout, n->frame); /* a trace's image name, escaped as every text output prints one */
+        putchar('\n');
         if (depth < 400) text_node(v, n, depth + 1);
     }
 }

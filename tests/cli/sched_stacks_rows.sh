@@ -8,7 +8,10 @@
 #     stack charges its time to the no-stack line (the tree and that line add up to the total, ready time too), and
 #     a note counts it (stacks_lack.walks_empty);
 #   - waitchain --json with --frames N: each stack's array is cut to N, and blocking_stack_frames /
-#     readier_stack_frames say how many it has (the text's "(N more)"), as --frames 0 gives them.
+#     readier_stack_frames say how many it has (the text's "(N more)"), as --frames 0 gives them;
+#   - an image name holding a newline and an escape sequence (a hostile trace): waits --by stack's text tree and
+#     --flat list print it escaped, as every text output does (it printed them raw: a frame over two lines, the
+#     terminal's colours changed).
 set -u
 etlkit=$1
 tmp=${KEEP:-$(mktemp -d)}; [ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT
@@ -167,6 +170,25 @@ def walk(x, y):
 walk(a, b)
 assert cut and sorted(cut) == sorted(more), (cut, more)
 PY
+
+# ---- 4. A hostile image name: every "ntdll.dll" of the plain trace made "nt<LF>l<ESC>[1m." (the same length).
+python3 - "$tmp" <<'PY' || { echo "FAIL: renaming ntdll.dll" >&2; exit 1; }
+import sys
+d = sys.argv[1]
+b = open(d + "/p.etl", "rb").read()
+pat, new = "ntdll.dll".encode("utf-16-le"), "nt\nl\x1b[1m.".encode("utf-16-le")
+assert len(pat) == len(new) and b.count(pat) > 0
+open(d + "/h.etl", "wb").write(b.replace(pat, new))
+PY
+for form in "" "--flat"; do
+  for by in stack readying-stack; do
+    "$etlkit" waits "$tmp/h.etl" --by $by $form --top 100000 > "$tmp/h.txt" 2>/dev/null
+    rc=$?
+    expect "hostile name: waits --by $by $form: exit 0 (got $rc), no raw escape, every frame line whole" \
+      sh -c "[ $rc = 0 ] && ! grep -aq \"\$(printf '\\033')\" '$tmp/h.txt' && grep -aq 'nt.*l.*1m\\.+0x' '$tmp/h.txt' &&
+             ! grep -aEq '^l' '$tmp/h.txt'"
+  done
+done
 
 echo "sched_stacks_rows: $passes passed, $fails failed"
 [ "$fails" = 0 ]
