@@ -9,6 +9,7 @@
 #include "etlkit/profile.h"
 #include "symbols_cli.h"
 #include "base/platform.h"
+#include "stacks/label_whole.h"
 
 static const cli_cmd profile_cmd = {
     "profile", "FILE [OPTIONS]",
@@ -452,18 +453,25 @@ static void print_lists(const args *g, const etl_reader *r, const etl_profile *p
                p->nfunctions, top);
 }
 
-/* Callers or callees: a JSON array under key (w), or a text table under title. */
+/* etl_profile_frame_label as a labeler (etl_label_whole's). */
+static size_t frame_label(void *ctx, const etl_profile *p, const etl_profile_frame *f, char *out, size_t cap)
+{
+    (void)ctx;
+    return etl_profile_frame_label(p, f, out, cap);
+}
+
+/* Callers or callees: a JSON array under key (w), or a text table under title. Names whole (a C++ template's). */
 static void print_edges(jw *w, const char *key, const char *title, const etl_profile *p, const etl_profile_edge *e,
                         size_t n, unsigned top, uint64_t total, bool by_name)
 {
-    char buf[256], pct[32], num[32];
+    char small[256], pct[32], num[32];
+    etl_profile_labeler lab = !syms ? frame_label : by_name ? etl_symbols_function_label : etl_symbols_frame_label;
     if (top && n > top) n = top;
     if (w) jw_arr(w, key);
     else printf("\n%s\n", title);
     for (size_t i = 0; i < n; i++) {
-        if (syms && by_name) etl_symbols_function_label(syms, p, &e[i].frame, buf, sizeof buf);
-        else if (syms) etl_symbols_frame_label(syms, p, &e[i].frame, buf, sizeof buf);
-        else etl_profile_frame_label(p, &e[i].frame, buf, sizeof buf);
+        char *buf = etl_label_whole(lab, syms, p, &e[i].frame, small, sizeof small, NULL);
+        if (!buf) buf = small; /* short of memory: the name cut */
         if (w) {
             jw_obj(w, NULL);
             jw_str(w, "function", buf);
@@ -473,6 +481,7 @@ static void print_edges(jw *w, const char *key, const char *title, const etl_pro
             printf("  %12s %7s%%  %s\n", col_u64(num, e[i].samples),
                    fmt_fixed(pct, rep_pct100((int64_t)e[i].samples, (int64_t)total), 2), buf);
         }
+        if (buf != small) free(buf);
     }
     if (w) jw_arr_end(w);
 }

@@ -15,6 +15,7 @@
 #include "etlkit/profile.h"
 #include "base/sort.h"
 #include "export/rows_internal.h"
+#include "stacks/label_whole.h"
 
 typedef struct inst {
     uint32_t tid, index;
@@ -118,11 +119,15 @@ static etl_status stack_rows(etl_export_rows *x, const etl_profile *p)
             etl_rows_vi(x, 1, d);
             etl_rows_vs(x, 2, addr);
             if (f[d].image != ETL_PROFILE_NONE) etl_rows_vi(x, 3, f[d].image);
-            if (x->o.symbols) {
-                etl_symbols_frame_label(x->o.symbols, p, &f[d], sym, sizeof sym);
-                etl_rows_vs(x, 4, sym);
+            char *label = NULL; /* whole: two names cut alike would read as one function */
+            if (x->o.symbols && !(label = etl_label_whole(etl_symbols_frame_label, x->o.symbols, p, &f[d], sym,
+                                                           sizeof sym, NULL))) {
+                free(ids);
+                return ETL_E_NOMEM;
             }
+            if (label) etl_rows_vs(x, 4, label);
             etl_rows_emit(x, ETL_TABLE_STACK);
+            if (label != sym) free(label);
         }
     }
     free(ids);

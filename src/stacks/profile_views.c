@@ -12,6 +12,7 @@
 #include "base/textsafe.h"
 #include "etlkit/profile.h"
 #include "out/num.h"
+#include "stacks/label_whole.h"
 #include "stacks/profile_internal.h"
 
 /* Room for any label: a name is at most 1023 bytes (strtab's kernel strings), then "+0x" and 16 digits. */
@@ -255,8 +256,9 @@ static bool build_line(line *l, const etl_profile *p, size_t i, etl_profile_labe
         if (!lab) {
             ok = ok && put_frame(l, p, &fr[k]);
         } else {
-            lab(ctx, p, &fr[k], buf, sizeof buf);
-            ok = ok && put_name(l, buf);
+            char *name = etl_label_whole(lab, ctx, p, &fr[k], buf, sizeof buf, NULL);
+            ok = ok && name && put_name(l, name);
+            if (name != buf) free(name);
         }
     }
     return ok;
@@ -516,7 +518,7 @@ typedef struct label_edges {
     size_t used, room;
 } label_edges;
 
-static etl_status add_label_edge(label_edges *r, const char *label, size_t n, const etl_profile_frame *f,
+static etl_status add_label_text(label_edges *r, const char *label, size_t n, const etl_profile_frame *f,
                                  uint64_t samples)
 {
     if (r->n == r->cap) {
@@ -534,11 +536,34 @@ static etl_status add_label_edge(label_edges *r, const char *label, size_t n, co
         r->arena = a;
         r->room = c;
     }
-    memcpy(r->arena + r->used, label, n + 1);
+    memcpy(r->arena + r->used, label, n);
+    r->arena[r->used + n] = 0;
     r->v[r->n] = (label_edge){r->used, NULL, r->n, {*f, samples}};
     r->n++;
     r->used += n + 1;
     return ETL_OK;
+}
+
+/* An edge to f (its label by lab, whole; buf[cap] its room) of samples. ETL_E_NOMEM. */
+static etl_status add_label_edge(label_edges *r, etl_profile_labeler lab, void *ctx, const etl_profile *p,
+                                 const etl_profile_frame *f, char *buf, size_t cap, uint64_t samples)
+{
+    size_t n;
+    char *label = etl_label_whole(lab, ctx, p, f, buf, cap, &n);
+    if (!label) return ETL_E_NOMEM;
+    etl_status st = add_label_text(r, label, n, f, samples);
+    if (label != buf) free(label);
+    return st;
+}
+
+/* Whether f's label by lab (whole, buf[cap] its room) is function. ETL_E_NOMEM. */
+static etl_status label_is(etl_profile_labeler lab, void *ctx, const etl_profile *p, const etl_profile_frame *f,
+                           const char *function, char *buf, size_t cap, bool *is)
+{
+    char *label = etl_label_whole(lab, ctx, p, f, buf, cap, NULL);
+    *is = label && !strcmp(label, function);
+    if (label != buf) free(label);
+    return label ? ETL_OK : ETL_E_NOMEM;
 }
 
 static int cmp_label_edge(const void *a, const void *b)
@@ -591,23 +616,17 @@ etl_status etl_profile_butterfly_by(const etl_profile *p, const char *function, 
         uint32_t n;
         const etl_profile_frame *fr = etl_profile_stack_frames(p, s->stack, &n);
         uint32_t k = n;
-        while (k-- > 0) { /* the outermost occurrence: a recursive function counts a stack once */
-            lab(ctx, p, &fr[k], buf, sizeof buf);
-            if (!strcmp(buf, function)) break;
-        }
-        if (k == UINT32_MAX) continue;
+        bool is = false;
+        while (!is && st == ETL_OK && k-- > 0) /* the outermost occurrence: a recursive function counts a stack once */
+            st = label_is(lab, ctx, p, &fr[k], function, buf, sizeof buf, &is);
+        if (st != ETL_OK || !is) continue;
         found = true;
         b->total += s->samples;
-        if (k + 1 < n) {
-            size_t len = lab(ctx, p, &fr[k + 1], buf, sizeof buf);
-            st = add_label_edge(&callers, buf, len < sizeof buf ? len : sizeof buf - 1, &fr[k + 1], s->samples);
-        }
-        if (st == ETL_OK && k > 0) {
-            size_t len = lab(ctx, p, &fr[k - 1], buf, sizeof buf);
-            st = add_label_edge(&callees, buf, len < sizeof buf ? len : sizeof buf - 1, &fr[k - 1], s->samples);
-        }
-        lab(ctx, p, &fr[0], buf, sizeof buf);
-        if (!strcmp(buf, function)) b->self += s->samples; /* innermost, recursive or not */
+        if (k + 1 < n) st = add_label_edge(&callers, lab, ctx, p, &fr[k + 1], buf, sizeof buf, s->samples);
+        if (st == ETL_OK && k > 0) st = add_label_edge(&callees, lab, ctx, p, &fr[k - 1], buf, sizeof buf, s->samples);
+        bool self = false;
+        if (st == ETL_OK) st = label_is(lab, ctx, p, &fr[0], function, buf, sizeof buf, &self);
+        if (self) b->self += s->samples; /* innermost, recursive or not */
     }
     if (st == ETL_OK) st = merge_label_edges(&callers, &b->callers, &b->ncallers);
     else free(callers.v), free(callers.arena);

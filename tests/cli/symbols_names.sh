@@ -86,5 +86,25 @@ expect "switches --json: every long.dll frame whole" jq -e -s --arg ns "$ns" '
 expect "switches --csv: every long.dll frame whole ($(tr '\n' ' ' < "$tmp/s.csv" | cut -c1-300))" \
   [ "$(tr '\n' ' ' < "$tmp/s.csv")" = "long.dll!N~::Lock+0x4 long.dll!N~::Unlock+0x4 long.dll!WorkerRun+0x4 " ]
 
+# ---- 5. profile --folded and --butterfly, export's stack.symbol: the long names whole (profile's labels were cut
+#      at 1,099 bytes, the export's at 1,099 and 1,199: Lock and Unlock one frame of the flame graph, one function).
+"$etlkit" profile "$tmp/t.etl" --folded --symbols "$tmp/store" 2>/dev/null | tr ';' '\n' | sed 's/ [0-9]*$//' |
+  grep '^long\.dll!' | sort -u | sed "s/$ns/N~/" > "$tmp/p.txt"
+expect "profile --folded: Lock and Unlock frames of their own, whole ($(tr '\n' ' ' < "$tmp/p.txt" | cut -c1-300))" \
+  [ "$(tr '\n' ' ' < "$tmp/p.txt")" = "long.dll!N~::Lock long.dll!N~::Unlock long.dll!WorkerRun " ]
+"$etlkit" profile "$tmp/t.etl" --json --symbols "$tmp/store" --butterfly "long.dll!$ns::Lock" > "$tmp/b.json" 2>/dev/null
+got=$(jq -r '[.callers[], .callees[] | .function | select(startswith("long.dll!"))] | unique | join(" ")' "$tmp/b.json" |
+  sed "s/$ns/N~/g")
+expect "profile --butterfly: the long name found ($(jq .total "$tmp/b.json") samples), its neighbours' names whole ($got)" \
+  jq -e --arg ns "$ns" '.total > 0 and ([.callers[], .callees[] | .function | select(startswith("long.dll!N"))] |
+    all(. == "long.dll!\($ns)::Lock" or . == "long.dll!\($ns)::Unlock"))' "$tmp/b.json" >/dev/null
+if command -v sqlite3 >/dev/null 2>&1; then
+  "$etlkit" export "$tmp/t.etl" --to sqlite -o "$tmp/e.db" --symbols "$tmp/store" 2>/dev/null
+  got=$(sqlite3 "$tmp/e.db" "SELECT DISTINCT replace(symbol, '$ns', 'N~') FROM stack WHERE symbol LIKE 'long.dll!%' ORDER BY 1" |
+    tr '\n' ' ')
+  expect "export stack.symbol: each long name whole ($got)" \
+    [ "$got" = "long.dll!N~::Lock+0x4 long.dll!N~::Unlock+0x4 long.dll!WorkerRun+0x4 " ]
+fi
+
 echo "symbols_names: $passes passed, $fails failed"
 [ "$fails" = 0 ]
