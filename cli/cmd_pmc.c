@@ -222,10 +222,6 @@ static void rows_init(rows_ctx *rc, const rep_run *run, const etl_pmc *p, const 
         if (p->o.kinds[k] != ETL_PMC_OTHER) snprintf(key, 48, "%s", etl_pmc_kind_name(p->o.kinds[k]));
         else if (labels[k][0]) snprintf(key, 48, "%s", labels[k]);
         else snprintf(key, 48, "pmc%u", k);
-        size_t kn = strlen(key) < sizeof rc->csv[k] ? strlen(key) : sizeof rc->csv[k] - 1; /* (snprintf: a false
-                                                        -Werror=restrict under -fsanitize=thread) */
-        memcpy(rc->csv[k], key, kn);
-        rc->csv[k][kn] = 0;
         /* Keys must be unique: a key an earlier slot has (a repeated label, or a label such as "pmc1" that is
          * another slot's own key) gets its slot number, again until none has it (each try is longer, so at most
          * one per earlier slot: a label of 31 bytes and 6 suffixes fit). */
@@ -237,6 +233,11 @@ static void rows_init(rows_ctx *rc, const rep_run *run, const etl_pmc *p, const 
             snprintf(key + strlen(key), 48 - strlen(key), "_%u", k);
             j = 0;
         }
+        /* The CSV header the same (a reader by column name takes the first of two alike). */
+        size_t kn = strlen(key) < sizeof rc->csv[k] ? strlen(key) : sizeof rc->csv[k] - 1; /* (snprintf: a false
+                                                        -Werror=restrict under -fsanitize=thread) */
+        memcpy(rc->csv[k], key, kn);
+        rc->csv[k][kn] = 0;
     }
 }
 
