@@ -49,9 +49,9 @@ typedef struct etl_pmc_sums {
     uint64_t slices;          /* slices counted */
     int64_t cpu_ns;           /* their CPU time (NSO - SI, whole) */
     uint64_t delta[ETL_PMC_MAX]; /* Σ counter deltas (saturating) */
-    /* Bit k: delta[k] passed UINT64_MAX, so it is not known (it reads UINT64_MAX). One CPU's deltas cannot (its
-       counter would have to wrap); several CPUs' only with jumps no counter makes, in slots of other kinds (named
-       kinds are checked: ETL_PMC_MAX_HZ). The total has every bit a thread, process or CPU has. */
+    /* Bit k: delta[k] passed UINT64_MAX, so it is not known (it reads UINT64_MAX). Only with jumps no counter makes
+       (a damaged trace: one CPU's counter that jumps up, back, and up again; several CPUs' jumps), in slots of
+       other kinds (named kinds are checked: ETL_PMC_MAX_HZ). The total has every bit a thread, process or CPU has. */
     uint8_t saturated;
 } etl_pmc_sums;
 

@@ -282,7 +282,7 @@ static etl_status replace_files(etl_outfile *of, const char *path, etl_diag *dia
     }
     for (unsigned i = 0; st == ETL_OK && i < n; i++) {
         if (!(of->ours >> i & 1u)) continue;
-        if (etl_rename(src[i], dst[i]) != 0) {
+        if (etl_rename_new(src[i], dst[i]) != 0) { /* its place is empty now: what appeared there since stays */
             st = ETL_E_IO;
             etl_diag_set(diag, st, UINT64_MAX, "%s: cannot move %s%s into place: %s", path, of->names[i], of->ext,
                          strerror(errno));

@@ -72,7 +72,8 @@ int etl_rename_new(const char *from, const char *to)
 {
 #ifdef RENAME_NOREPLACE
     if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
-    if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return -1; /* EEXIST among them */
+    /* EEXIST among the rest; EPERM: a container's seccomp filter refusing an unknown system call */
+    if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP && errno != EPERM) return -1;
 #endif
     struct stat st;
     if (lstat(to, &st) == 0) {

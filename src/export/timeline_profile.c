@@ -97,7 +97,8 @@ static void put_bytes(buf *b, unsigned field, const void *s, size_t n)
 static void put_istr(buf *b, unsigned field, uint64_t iid, const char *s)
 {
     uint8_t m[LABEL_BYTES + 24], *p = m;
-    size_t n = etl_text_cut(s, LABEL_BYTES); /* a string field: valid UTF-8, a character never split */
+    size_t n = etl_text_cut(s, LABEL_BYTES); /* a string field: a character never split (bytes that are not UTF-8, as
+                                                the name has them) */
     p = pb_uint(p, 1, iid);
     p = pb_len(p, 2, n);
     memcpy(p, s, n);

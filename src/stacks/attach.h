@@ -90,8 +90,8 @@ typedef struct etl_attach {
     uint8_t ts_count[1u << ETL_ATTACH_TS_BITS]; /* waiting events by a hash of their timestamp (255: 255 or more):
                                                    most walks are other events', refused by a zero here */
     /*
-     * The last ETL_ATTACH_RECENT events announced, by the same hash (ring: their times, oldest
-     * first): a walk of a time at recent_from or later is refused by a zero there, the rest by
+     * The last ETL_ATTACH_RECENT events announced, by the same hash (ring: their times, the first
+     * announced first): a walk of a time at recent_from or later is refused by a zero there, the rest by
      * ts_count. Events that never get a walk wait until their queue overflows, thousands of
      * them: ts_count fills up and refuses nothing, while most walks are of the time just read.
      */

@@ -253,8 +253,9 @@ static etl_status cell_row(run *R, uint32_t thread, uint32_t function, uint32_t 
  * The cell of a sample of thread at addr in image (ETL_IMAGE_NONE: none). Its
  * function's key (module row and offset, or the address in no image) with the
  * thread is one cell_of pair: a sample touches that slot and its cell, not the
- * function rows (their samples are summed from the cells at the end). The few
- * the pair cannot hold (a hostile ImageSize, 2^31 threads) go by function row.
+ * function rows (their samples are summed from the cells at the end). What the
+ * pair cannot hold (2^24 module names, 2^31 thread rows: images.c keeps sizes
+ * below 2^32) goes by function row.
  */
 static etl_status sample_cell(run *R, uint32_t thread, uint64_t addr, uint32_t image, uint32_t *cell)
 {

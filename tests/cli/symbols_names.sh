@@ -105,6 +105,9 @@ if command -v sqlite3 >/dev/null 2>&1; then
   expect "export stack.symbol: each long name whole ($got)" \
     [ "$got" = "long.dll!N~::Lock+0x4 long.dll!N~::Unlock+0x4 long.dll!WorkerRun+0x4 " ]
 fi
+"$etlkit" export "$tmp/t.etl" --to perfetto -o "$tmp/e.pftrace" --symbols "$tmp/store" 2>/dev/null
+expect "export --to perfetto: the interned function names whole (cut at 488 bytes before)" \
+  [ "$(LC_ALL=C grep -a -c "long\.dll!$ns::Unlock" "$tmp/e.pftrace")" -gt 0 ]
 
 echo "symbols_names: $passes passed, $fails failed"
 [ "$fails" = 0 ]
