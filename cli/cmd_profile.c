@@ -146,14 +146,36 @@ static const col_def module_cols[] = {
     {"=%", NULL, NULL, COL_FIXED, 2, g_mod_pct, 0},
 };
 
+/* Function row i's label into buf[cap]. Its whole length. */
+static size_t fn_label_in(const etl_profile *p, uint32_t i, char *buf, size_t cap)
+{
+    return syms ? etl_symbols_function_row_label(syms, p, i, ETL_SYMBOLS_OFFSET, buf, cap)
+                : etl_profile_function_label(p, i, buf, cap);
+}
+
+/* Function row i's label whole: in buf[cap] when it fits, else in *room (a caller's own, grown; valid until its next
+ * call: one per column), a C++ name from a PDB being longer than a cell's room. Short of memory, cut to buf. */
+static const char *fn_label(const etl_profile *p, uint32_t i, char *buf, size_t cap, char **room, size_t *roomcap)
+{
+    size_t n = fn_label_in(p, i, buf, cap);
+    if (n < cap) return buf;
+    if (n >= *roomcap) {
+        char *g = realloc(*room, n + 1);
+        if (!g) return buf;
+        *room = g;
+        *roomcap = n + 1;
+    }
+    fn_label_in(p, i, *room, *roomcap);
+    return *room;
+}
+
 #define FN ((const etl_profile_function *)row)
 GETTER(g_fn_label)
 {
     (void)col;
-    uint32_t i = (uint32_t)(FN - PROF->functions);
-    if (syms) etl_symbols_function_row_label(syms, PROF, i, ETL_SYMBOLS_OFFSET, v->buf, sizeof v->buf);
-    else etl_profile_function_label(PROF, i, v->buf, sizeof v->buf);
-    cv_str(v, v->buf);
+    static char *room;
+    static size_t roomcap;
+    cv_str(v, fn_label(PROF, (uint32_t)(FN - PROF->functions), v->buf, sizeof v->buf, &room, &roomcap));
 }
 /* With symbols only (no key otherwise): the function's name, its source file and line, null when the PDB has none. */
 GETTER(g_fn_symbol)
@@ -219,10 +241,11 @@ static const char *group_name(const etl_profile *p, const etl_profile_row *r, ch
         return out;
     }
     case ETL_PROFILE_BY_MODULE: return p->modules[r->index].name;
-    default:
-        if (syms) etl_symbols_function_row_label(syms, p, r->index, ETL_SYMBOLS_OFFSET, out, 256);
-        else etl_profile_function_label(p, r->index, out, 256);
-        return out;
+    default: {
+        static char *room;
+        static size_t roomcap;
+        return fn_label(p, r->index, out, 256, &room, &roomcap);
+    }
     }
 }
 

@@ -105,6 +105,13 @@ if command -v sqlite3 >/dev/null 2>&1; then
   expect "export stack.symbol: each long name whole ($got)" \
     [ "$got" = "long.dll!N~::Lock+0x4 long.dll!N~::Unlock+0x4 long.dll!WorkerRun+0x4 " ]
 fi
+"$etlkit" profile "$tmp/t.etl" --json --symbols "$tmp/store" > "$tmp/pj.json" 2>/dev/null
+"$etlkit" profile "$tmp/t.etl" --json --by function --symbols "$tmp/store" > "$tmp/pb.json" 2>/dev/null
+expect "profile --json: the functions' and the pivot's long names whole (cut at 255 bytes before)" jq -e -s --arg ns "$ns" '
+  ([.[0].functions[].function | select(startswith("long.dll!N"))] | length > 0 and
+     all(. == "long.dll!\($ns)::Lock+0x4" or . == "long.dll!\($ns)::Unlock+0x4")) and
+  ([.[1].rows[].group | select(startswith("long.dll!N"))] | length > 0 and
+     all(. == "long.dll!\($ns)::Lock+0x4" or . == "long.dll!\($ns)::Unlock+0x4"))' "$tmp/pj.json" "$tmp/pb.json" >/dev/null
 "$etlkit" export "$tmp/t.etl" --to perfetto -o "$tmp/e.pftrace" --symbols "$tmp/store" 2>/dev/null
 expect "export --to perfetto: the interned function names whole (cut at 488 bytes before)" \
   [ "$(LC_ALL=C grep -a -c "long\.dll!$ns::Unlock" "$tmp/e.pftrace")" -gt 0 ]
