@@ -215,11 +215,15 @@ void sec_locks_pmc(page *pg)
                    (unsigned long long)s->acquisitions.est, (unsigned long long)s->acquisitions.lo);
         if (s->acquisitions.hi_known) html_textf(f, "%llu), ", (unsigned long long)s->acquisitions.hi);
         else html_text(f, "no upper bound), ");
-        html_textf(f, "contended %llu. Sampling: spin threshold %u, 1 in %u uncontended, 1 in %u contended, hold threshold "
-                      "%u cycles (as `etlkit spinlocks` assumes them).",
+        html_textf(f, "contended %llu. Sampling: spin threshold %u, 1 in %u uncontended, 1 in %u contended, hold threshold ",
                    (unsigned long long)s->contended.est, s->o.params.spin_lock_spin_threshold,
-                   s->o.params.spin_lock_acquire_sample_rate, s->o.params.spin_lock_contention_sample_rate,
-                   s->o.params.spin_lock_hold_threshold);
+                   s->o.params.spin_lock_acquire_sample_rate, s->o.params.spin_lock_contention_sample_rate);
+        /* None before Windows 8.1 (no H in the trace's parameters), as `etlkit spinlocks` says: not 0 cycles. */
+        if (s->o.params.has_hold_threshold && s->o.params.spin_lock_hold_threshold)
+            html_textf(f, "%u cycles", s->o.params.spin_lock_hold_threshold);
+        else
+            html_text(f, "none");
+        html_text(f, " (as `etlkit spinlocks` assumes them).");
         fputs("</p>\n", f);
         size_t nl = s->nlocks < 10 ? s->nlocks : 10;
         html_bar bars[10];

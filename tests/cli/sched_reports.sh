@@ -215,6 +215,11 @@ sys.exit(not (list(t['counters']) == ['pmc1', 'pmc1_1', 'pmc2', 'pmc3'] and list
 "$etlkit" pmc "$a" --counters pmc1 --csv >"$tmp/out" 2>/dev/null; check "pmc --counters pmc1 --csv" 0 $?
 expect "pmc --counters pmc1 --csv: the header's names unique ($(head -1 "$tmp/out"))" \
   [ "$(head -1 "$tmp/out" | tr -d '\357\273\277\r' | cut -d, -f6-9)" = "pmc1,pmc1_1,pmc2,pmc3" ]
+# A trace before Windows 8.1 has no hold threshold: the report page said "hold threshold 0 cycles", spinlocks "none".
+"$etlkit" synth -q --os-build 9200 --seed 3 --duration 0.3 -o "$tmp/w8.etl"; check "synth --os-build 9200" 0 $?
+"$etlkit" report "$tmp/w8.etl" -o "$tmp/w8.html" >/dev/null 2>&1; check "report of a Windows 8 trace" 0 $?
+expect "report of a Windows 8 trace: no hold threshold, as spinlocks says" sh -c \
+  "grep -q 'hold threshold none (as' '$tmp/w8.html' && ! grep -q 'hold threshold 0 cycles' '$tmp/w8.html'"
 
 echo "sched_reports: $passes passed, $fails failed"
 [ "$fails" = 0 ]
