@@ -516,8 +516,8 @@ static enum mstate read_pdb(etl_symbols *s, const char *mod, const char *path, p
         const char *argv[] = {tool, "dump", "--summary", "--section-headers", "--publics", "--symbols", "-l", path,
                               NULL};
         etl_child *c = etl_spawn_read(argv, s->timeout_s * 1000u);
-        if (!c) {
-            if (!s->tool && errno == ENOENT) continue;
+        if (!c) { /* not there: the next name on PATH, but not in the place of the one ETLKIT_LLVM_PDBUTIL names */
+            if (!s->tool && errno == ENOENT && k > 0) continue;
             snprintf(why, cap, "%s could not be run: %s", tool, strerror(errno));
             return M_BAD;
         }
@@ -534,7 +534,7 @@ static enum mstate read_pdb(etl_symbols *s, const char *mod, const char *path, p
             tell_pdb(s, ETL_E_IO, mod, path, r);
             return M_BAD;
         }
-        if (!s->tool && code == 127) { /* a shell's "not found" (Windows: a launcher) */
+        if (!s->tool && code == 127 && k > 0) { /* a shell's "not found" (Windows: a launcher) */
             pdb_table_free(t);
             continue;
         }

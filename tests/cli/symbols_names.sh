@@ -116,5 +116,11 @@ expect "profile --json: the functions' and the pivot's long names whole (cut at 
 expect "export --to perfetto: the interned function names whole (cut at 488 bytes before)" \
   [ "$(LC_ALL=C grep -a -c "long\.dll!$ns::Unlock" "$tmp/e.pftrace")" -gt 0 ]
 
+# ---- 6. ETLKIT_LLVM_PDBUTIL naming no file: said, each PDB unread, never the llvm-pdbutil of PATH in its place.
+ETLKIT_LLVM_PDBUTIL="$tmp/no-such-tool" "$etlkit" profile "$tmp/t.etl" --json --symbols "$tmp/store" >"$tmp/x.json" \
+  2>"$tmp/x.err"
+expect "ETLKIT_LLVM_PDBUTIL naming no file: told, no name read by another tool" sh -c \
+  "grep -q 'no-such-tool could not be run' '$tmp/x.err' && ! grep -q 'long.dll!N' '$tmp/x.json'"
+
 echo "symbols_names: $passes passed, $fails failed"
 [ "$fails" = 0 ]
