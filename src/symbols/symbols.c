@@ -516,8 +516,11 @@ static enum mstate read_pdb(etl_symbols *s, const char *mod, const char *path, p
         const char *argv[] = {tool, "dump", "--summary", "--section-headers", "--publics", "--symbols", "-l", path,
                               NULL};
         etl_child *c = etl_spawn_read(argv, s->timeout_s * 1000u);
-        if (!c) { /* not there: the next name on PATH, but not in the place of the one ETLKIT_LLVM_PDBUTIL names */
-            if (!s->tool && errno == ENOENT && k > 0) continue;
+        if (!c) {
+            if (!s->tool && errno == ENOENT) {
+                if (k == 0) break; /* the one ETLKIT_LLVM_PDBUTIL names: no other stands in for it */
+                continue;
+            }
             snprintf(why, cap, "%s could not be run: %s", tool, strerror(errno));
             return M_BAD;
         }
@@ -534,8 +537,9 @@ static enum mstate read_pdb(etl_symbols *s, const char *mod, const char *path, p
             tell_pdb(s, ETL_E_IO, mod, path, r);
             return M_BAD;
         }
-        if (!s->tool && code == 127 && k > 0) { /* a shell's "not found" (Windows: a launcher) */
+        if (!s->tool && code == 127) { /* a shell's "not found" (Windows: a launcher) */
             pdb_table_free(t);
+            if (k == 0) break;
             continue;
         }
         s->tool = tool;
@@ -958,7 +962,11 @@ const char *etl_symbols_without(const etl_symbols *s, size_t i, const char **why
 etl_status etl_symbols_report(const etl_symbols *s, FILE *f)
 {
     int bad = 0;
-    if (s->tool_missing)
+    const char *env = etl_getenv("ETLKIT_LLVM_PDBUTIL");
+    if (s->tool_missing && env && *env)
+        bad |= fprintf(f, "etlkit: ETLKIT_LLVM_PDBUTIL names %s, which cannot be run (no other llvm-pdbutil stands in "
+                       "for it): frames stay module+offset\n", env) < 0;
+    else if (s->tool_missing)
         bad |= fprintf(f, "etlkit: symbols need the LLVM tools: llvm-pdbutil was not found (%s; or set "
                        "ETLKIT_LLVM_PDBUTIL): frames stay module+offset\n", etl_llvm_install_hint()) < 0;
     if (s->nwithout) {
