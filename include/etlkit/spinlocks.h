@@ -167,6 +167,13 @@ ETL_API void etl_spin_params_init(etl_spin_params *sp);
 ETL_API void etl_spin_params_for_trace(etl_spin_params *sp, const etl_logfile_header *h);
 /* A source's name as the outputs give it: "default", "given", "none before Windows 8.1". */
 ETL_API const char *etl_spin_param_source(unsigned src);
+/* Why a selection's bounds are wide (etl_spinlocks.bounds_selection), for people: one sentence, no final stop. */
+#define ETL_SPIN_SELECTION_NOTE                                                                                    \
+    "the bounds of a selection of threads are wide: a CPU's sampling counter counts every thread's acquisitions, " \
+    "so any acquisition not logged may have been the selection's (at least its events seen, at most the CPU's "   \
+    "maximum less the other threads' events seen)"
+/* What loses the bounds' maximum (etl_spinlocks.lost: ETL_SPIN_LOST_*), for people, into out[cap]; out. */
+ETL_API const char *etl_spin_lost_text(uint32_t lost, char *out, size_t cap);
 /* Whether any parameter is assumed rather than given. */
 ETL_API bool etl_spin_params_assumed(const etl_spin_params *sp);
 /*

@@ -19,6 +19,7 @@
  * pairs at ETL_SPIN_MAX_DISTINCT, the values at max_values; what does not fit is
  * counted (cells_dropped, distinct_dropped, values_dropped), the totals stay exact.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/sat.h"
@@ -709,4 +710,16 @@ unsigned etl_spin_top_shares(const uint64_t *h, unsigned n, uint64_t total, unsi
         pct[k] = div_round_sat((__int128)h[best] * 100, total);
     }
     return k;
+}
+
+const char *etl_spin_lost_text(uint32_t lost, char *out, size_t cap)
+{
+    snprintf(out, cap, "the trace lost events (%s%s%s%s%s): a lost event may have been a logged one, so the true "
+             "counts have no upper bound",
+             lost & ETL_SPIN_LOST_HEADER ? "EventsLost or BuffersLost in the header" : "",
+             lost & ETL_SPIN_LOST_HEADER && lost & ~ETL_SPIN_LOST_HEADER ? "; " : "",
+             lost & ETL_SPIN_LOST_FLAGGED ? "buffers flagged EVENTS_LOST or BUFFER_LOST" : "",
+             lost & ETL_SPIN_LOST_FLAGGED && lost & ETL_SPIN_LOST_DAMAGED ? "; " : "",
+             lost & ETL_SPIN_LOST_DAMAGED ? "buffers missing, damaged or cut" : "");
+    return out;
 }
