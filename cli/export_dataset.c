@@ -10,6 +10,7 @@
  * and the manifest lists the failures) or DS cannot be written; 64 a refusal of the
  * command line (two inputs with one trace ID).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "export_dataset.h"
@@ -21,6 +22,7 @@ typedef struct ds_tell {
     cli_progress bar;
     size_t done;
     uint64_t rows;
+    size_t earlier;           /* failed traces whose earlier export stays in DS */
 } ds_tell;
 
 static void on_trace(void *ctx, const etl_dataset_trace *t)
@@ -34,8 +36,13 @@ static void on_trace(void *ctx, const etl_dataset_trace *t)
         /* One line naming the file: the reason names it already, or it is put first. */
         const char *msg = t->msg;
         int named = strncmp(msg, t->path, n) == 0 && msg[n] == ':';
-        if (t->status != ETL_OK)
-            fprintf(stderr, "%s export: %s%s%s\n", prog, named ? "" : t->path, named ? "" : ": ", msg);
+        if (t->status != ETL_OK) {
+            s->earlier += t->earlier_kept;
+            /* a dataset reader still finds the ID's rows: of an earlier run, not of this file */
+            fprintf(stderr, "%s export: %s%s%s%s%s%s\n", prog, named ? "" : t->path, named ? "" : ": ", msg,
+                    t->earlier_kept ? " (the dataset keeps trace " : "", t->earlier_kept ? t->id : "",
+                    t->earlier_kept ? "'s earlier export, of another file or other options)" : "");
+        }
         else
             fprintf(stderr, "%s export: %s: warning: the input had damage (exported anyway; its anomalies and "
                     "diagnostics are in %s/_manifest.json)\n", prog, t->path, s->a->out);
@@ -68,6 +75,8 @@ int cli_export_dataset(const char *const *files, size_t n, const cli_dataset_arg
                              .on_trace = on_trace,
                              .ctx = &s,
                              .symbols = a->symbols && *a->symbols ? a->symbols : NULL};
+    size_t held = SIZE_MAX;
+    o.held = &held;
     etl_dataset_result res;
     etl_diag d;
     etl_status st = etl_dataset_export(a->out, files, n, &o, &res, &d);
@@ -77,10 +86,16 @@ int cli_export_dataset(const char *const *files, size_t n, const cli_dataset_arg
         fprintf(stderr, "%s export: %s\n", prog, d.msg);
         if (!res.failed) return EXIT_IO;
     }
-    if (!a->quiet || res.failed)
-        fprintf(stderr, "%s export: %s: %zu of %zu traces in the dataset (%zu exported, %zu kept from before, %zu "
-                "failed), %llu rows written\n", prog, a->out, res.exported + res.skipped, n, res.exported,
-                res.skipped, res.failed, (unsigned long long)s.rows);
+    /* Counts of the traces given; the dataset may hold others (earlier runs'), said apart. */
+    if (!a->quiet || res.failed) {
+        char extra[96] = "", all[64] = "";
+        if (s.earlier)
+            snprintf(extra, sizeof extra, ", %zu of them with an earlier export left in place", s.earlier);
+        if (held != SIZE_MAX) snprintf(all, sizeof all, "; it holds %zu trace%s", held, held == 1 ? "" : "s");
+        fprintf(stderr, "%s export: %s: %zu of %zu trace%s given in the dataset (%zu exported, %zu kept from before, "
+                "%zu failed%s)%s; %llu rows written\n", prog, a->out, res.exported + res.skipped, n, n == 1 ? "" : "s",
+                res.exported, res.skipped, res.failed, extra, all, (unsigned long long)s.rows);
+    }
     if (st != ETL_OK) return EXIT_IO;
     return res.damaged ? EXIT_DAMAGED : EXIT_OK;
 }

@@ -276,6 +276,11 @@ typedef struct etl_dataset_trace {
     char symbols_msg[320];
     /* Exported now: what the session lost while tracing (its logfile header's EventsLost, BuffersLost). */
     uint32_t events_lost, buffers_lost;
+    /*
+     * Failed, and DS keeps an earlier run's export of this ID (of another file, or other options): its
+     * partitions and record stay, among the manifest's traces, as a failed run leaves what it would replace.
+     */
+    bool earlier_kept;
 } etl_dataset_trace;
 
 typedef struct etl_dataset_options {
@@ -295,6 +300,8 @@ typedef struct etl_dataset_options {
      * that are not folders are passed over: check it first (etl_symbols_open_with) to refuse or tell them.
      */
     const char *symbols;
+    /* When the run ends with the manifest written: the traces DS holds (this run's and earlier runs'); NULL: not wanted. */
+    size_t *held;
 } etl_dataset_options;
 
 typedef struct etl_dataset_result {

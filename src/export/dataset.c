@@ -560,6 +560,13 @@ static void worker(void *p)
         etl_diag_keep_free(&j->diag); /* told in its record */
         if (j->out.status != ETL_OK && !j->out.msg[0])
             snprintf(j->out.msg, sizeof j->out.msg, "%s: %s", j->path, etl_status_str(j->out.status));
+        /* An earlier export of the ID stays (removed only once a new one is complete): the dataset still has it. */
+        if (j->out.status != ETL_OK) {
+            char *rec = join(R->dir, "_traces/", j->id, ".json");
+            etl_file_info fi;
+            j->out.earlier_kept = rec && etl_stat(rec, false, &fi) == 0;
+            free(rec);
+        }
         tell(R, j);
     }
 }
@@ -721,7 +728,7 @@ static etl_status write_manifest(run *R, etl_diag *diag)
             json_str(f, j->path);
             fprintf(f, ",\"error\":");
             json_str(f, j->out.msg);
-            fprintf(f, "}");
+            fprintf(f, ",\"earlier_export_kept\":%s}", j->out.earlier_kept ? "true" : "false");
         }
         fprintf(f, "]}\n");
         if (fflush(f) != 0 || ferror(f)) {
@@ -733,6 +740,7 @@ static etl_status write_manifest(run *R, etl_diag *diag)
             st = ETL_E_IO;
         }
         if (st == ETL_OK) st = etl_outfile_commit(&of, path, diag);
+        if (st == ETL_OK && R->o->held) *R->o->held = s.n;
     }
     etl_outfile_discard(&of);
     for (size_t i = 0; i < s.n; i++) free(s.v[i]);
