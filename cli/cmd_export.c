@@ -335,7 +335,7 @@ int cmd_export(int argc, char **argv)
          .need = "table names",
          .help = "sqlite, csv and parquet: fill only these tables (comma-separated); trace and enum_name are always written. "
                  "A view only when every table it reads is filled (cpu_by_thread: slice, thread, process; the others: slice)"},
-        CLI_STRING("trace-id", 0, "ID", "the trace_id of the rows (default: FILE's base name, .etl kept; a dataset's "
+        CLI_STRING("trace-id", 0, "ID", "the trace_id of the rows (default: FILE's base name, .etl kept; standard input's: sha256- and the first 16 hex digits of its bytes' SHA-256; a dataset's "
                    "ID drops it)", "a value", &trace_id),
         CLI_FLAG("dataset", 0, "write a dataset DS (as several FILEs do) even from one FILE", &dataset, 1),
         CLI_UINT("jobs", "N", "a dataset: traces exported at once (default: the CPUs available)", "a count, 1..256",
@@ -386,9 +386,9 @@ int cmd_export(int argc, char **argv)
     int to_stdout = strcmp(out, "-") == 0;
     if (to_stdout && (to == TO_SQLITE || to == TO_CSV || to == TO_PARQUET))
         return cli_usage_error("export", "--to %s needs a path, not standard output", to_name);
-    if (!trace_id) {
-        trace_id = etl_path_base(a.path);
-    }
+    /* Standard input has no name: its rows' trace_id comes from its bytes, once read (below). */
+    bool id_of_bytes = !trace_id && strcmp(a.path, "-") == 0;
+    if (!trace_id) trace_id = etl_path_base(a.path);
 
     out_path op;
     memset(&op, 0, sizeof op);
@@ -410,6 +410,27 @@ int cmd_export(int argc, char **argv)
         return rc;
     }
     x.model = run.model;
+    /*
+     * "-" as every stdin export's trace_id made one trace of a fleet's: the bytes' digest instead. OUT
+     * was checked before stdin was read (a refusal costs no input); the CSV and Parquet sinks, which
+     * hold the ID, are made again with it (nothing of them was created yet).
+     */
+    char content_id[32];
+    if (id_of_bytes && tabular) {
+        etl_export_content_id(run.in.reader, content_id, sizeof content_id);
+        trace_id = content_id;
+        if (op.csv || op.pq) {
+            out_discard(&op);
+            if ((rc = out_check("export", out, to, force, a.path, tables, trace_id, &op)) != EXIT_OK) {
+                etl_symbols_close(syms);
+                rep_run_close(&run);
+                return rc;
+            }
+        }
+        if (!a.quiet)
+            fprintf(stderr, "%s export: standard input: trace_id %s (from its bytes' SHA-256; --trace-id ID names "
+                    "it)\n", prog, trace_id);
+    }
     FILE *f = to_stdout ? stdout : NULL;
     if (!to_stdout && (rc = out_create("export", &op, to == TO_PERFETTO || to == TO_FTRACE ? &f : NULL)) != EXIT_OK) {
         etl_symbols_close(syms);

@@ -136,6 +136,12 @@ typedef struct etl_export_rows_stats {
 typedef struct etl_export_rows etl_export_rows;
 
 ETL_API etl_status etl_export_rows_open(const etl_clock *clock, const etl_export_rows_options *o, etl_export_rows **out);
+/*
+ * A trace_id from the trace's bytes, for a trace with no name (standard input): "sha256-" and the first 16
+ * hex digits of their SHA-256, as `sha256sum` prints it, so two traces never share one and the same trace
+ * always gets it. The length written (cap >= 24; 0 and "" when smaller).
+ */
+ETL_API size_t etl_export_content_id(const etl_reader *r, char *out, size_t cap);
 /* Every source event, before the model sees it (cswitch, spinlock, pmc rows). */
 ETL_API void etl_export_rows_event(etl_export_rows *x, const etl_sched_event *ev);
 /* Every model row (an etl_sched_row_fn): slice and thread_state rows. */

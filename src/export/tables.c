@@ -12,6 +12,8 @@
 #include "etlkit/export.h"
 #include "etlkit/schedstacks.h"
 #include "base/opts.h"
+#include "base/sha256.h"
+#include "container/reader_internal.h"
 
 #include "export/rows_internal.h"
 #include "export/schema_internal.h"
@@ -295,6 +297,22 @@ void etl_export_rows_ready(void *ctx, const etl_sched_ready *r)
     etl_rows_vi(x, 8, r->ready.adjust_increment);
     etl_rows_vi(x, 9, r->ready.flags);
     etl_rows_emit(x, ETL_TABLE_READY);
+}
+
+size_t etl_export_content_id(const etl_reader *r, char *out, size_t cap)
+{
+    if (!out || cap < 24) {
+        if (out && cap) *out = 0;
+        return 0;
+    }
+    etl_sha256 h;
+    uint8_t d[32];
+    char hex[65];
+    etl_sha256_init(&h);
+    if (r) etl_sha256_update(&h, r->data, r->size);
+    etl_sha256_final(&h, d);
+    etl_sha256_hex(d, hex);
+    return (size_t)snprintf(out, cap, "sha256-%.16s", hex);
 }
 
 /* ---- the end: thread, process, enum_name, trace --------------------------------------------- */
