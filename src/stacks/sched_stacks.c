@@ -302,17 +302,23 @@ static bool pending_at(const sst_run *R, unsigned cpu, uint64_t ts)
 
 /*
  * A walk on a CPU with a ReadyThread waiting there at its EventTimeStamp: that
- * ReadyThread is announced, its thread the walk's (unless the walk is the CSwitch's
- * of the same time, already announced).
+ * ReadyThread is announced, its thread the walk's (*announced), unless the walk is
+ * the CSwitch's of the same time and thread: the one switched in readied another in
+ * the CSwitch's clock tick (a coarse clock's: the system time's). Each walk follows its
+ * event, so the first kernel part is the CSwitch's and the one after it the ReadyThread's.
  */
-static etl_status ready_walked(sst_run *R, const etl_record *rec, uint64_t ts, uint32_t tid)
+static etl_status ready_walked(sst_run *R, const etl_record *rec, uint64_t ts, uint32_t tid, bool kernel,
+                               bool *announced)
 {
+    *announced = false;
     if (rec->cpu >= R->ncpu) return ETL_OK;
     uint64_t *p = &R->pending[(size_t)rec->cpu * PENDING];
+    const uint64_t *in = R->last_in[rec->cpu];
     for (unsigned k = 0; k < PENDING; k++) {
         if (p[k] != ts || !ts) continue;
-        if (R->last_in[rec->cpu][0] == ts && R->last_in[rec->cpu][1] == tid) return ETL_OK;
+        if (in[0] == ts && in[1] == tid && !(kernel && in[2])) return ETL_OK;
         p[k] = 0;
+        *announced = true;
         return announce(R, rec, KIND_READY, tid, ts);
     }
     return ETL_OK;
@@ -334,10 +340,10 @@ static etl_status pass2_walk(sst_run *R, const etl_record *rec, uint16_t hook, e
     if (!walk_of(R, rec, hook, &ts, &tid, &kernel) || rec->cpu >= R->ncpu)
         return etl_attach_walk(&R->at, rec, hook, pos); /* attach.c says what it makes of it */
     uint64_t *in = R->last_in[rec->cpu];
-    bool pend = pending_at(R, rec->cpu, ts), last = ts && in[0] == ts, the_last = last && in[1] == tid;
-    etl_status st = ready_walked(R, rec, ts, tid);
+    bool pend = pending_at(R, rec->cpu, ts), last = ts && in[0] == ts, the_last = last && in[1] == tid, readied;
+    etl_status st = ready_walked(R, rec, ts, tid, kernel, &readied);
     if (st != ETL_OK || !kernel) return st == ETL_OK ? etl_attach_walk(&R->at, rec, hook, pos) : st;
-    if (the_last) {
+    if (the_last && !readied) {
         if (in[2]) { /* the CSwitch's kernel part came already */
             R->s->st.walks_repeated++;
             return ETL_OK;
