@@ -619,6 +619,9 @@ static etl_status one_record(conv *c, const etl_record *r)
         c->st->records_dropped++;
         return ETL_OK;
     }
+    /* The input buffer's loss flags go with its CPU's records (spinlocks reads them: no upper bound). */
+    unsigned lost = etl_reader_buffer_flags(c->rd, r->buffer_index) & (ETL_BUFFER_FLAG_EVENTS_LOST | ETL_BUFFER_FLAG_BUFFER_LOST);
+    if (lost) etl_writer_buffer_lost(c->w, r->cpu, lost);
     uint32_t e = epoch_of(c, r->buffer_index, r->offset);
     /* A hole after the CPU's last switch, whose new thread is not known (the second writing's cut): that switch's
      * batch ends before it. Without a hole the batch goes on as the input's did. */

@@ -36,6 +36,7 @@ typedef struct cpu_buf {
     uint32_t used;     /* bytes of header + events */
     uint64_t last_ts;  /* newest event: the flush time */
     uint32_t epoch;    /* etl_writer_epoch: the holes its records come after */
+    uint16_t lost;     /* etl_writer_buffer_lost: the loss flags of the buffer being filled */
 } cpu_buf;
 
 /* A buffer written, when the numbering has holes: where its SequenceNumber lies, and its epoch. */
@@ -216,15 +217,16 @@ static etl_status flush_cpu(etl_writer *w, uint16_t cpu)
                                             w->zbuf + ETL_BUFFER_HEADER_SIZE, w->zcap - ETL_BUFFER_HEADER_SIZE, &zn);
         if (st != ETL_OK) return w->err = st;
         buffer_header(w->zbuf, (uint32_t)(ETL_BUFFER_HEADER_SIZE + zn), b->used, cpu, ETL_BUFFER_TYPE_GENERIC,
-                      ETL_BUFFER_FLAG_COMPRESSED, b->last_ts, w->seq++, BUFFER_STATE_FLUSH);
+                      (uint16_t)(ETL_BUFFER_FLAG_COMPRESSED | b->lost), b->last_ts, w->seq++, BUFFER_STATE_FLUSH);
         put(w, w->zbuf, ETL_BUFFER_HEADER_SIZE + zn);
     } else {
-        buffer_header(b->p, size, b->used, cpu, ETL_BUFFER_TYPE_GENERIC, 0, b->last_ts, w->seq++, BUFFER_STATE_FLUSH);
+        buffer_header(b->p, size, b->used, cpu, ETL_BUFFER_TYPE_GENERIC, b->lost, b->last_ts, w->seq++, BUFFER_STATE_FLUSH);
         memset(b->p + b->used, 0xFF, size - b->used);
         put(w, b->p, size);
     }
     w->buffers++;
     b->used = ETL_BUFFER_HEADER_SIZE;
+    b->lost = 0;
     return w->err;
 }
 
@@ -639,6 +641,11 @@ void etl_writer_lost(etl_writer *w, uint64_t events, uint64_t buffers)
 {
     w->hdr.events_lost = events > UINT32_MAX ? UINT32_MAX : (uint32_t)events;
     w->hdr.buffers_lost = buffers > UINT32_MAX ? UINT32_MAX : (uint32_t)buffers;
+}
+
+void etl_writer_buffer_lost(etl_writer *w, uint16_t cpu, unsigned flags)
+{
+    if (cpu < w->o.ncpu) w->cpus[cpu].lost |= (uint16_t)(flags & (ETL_BUFFER_FLAG_EVENTS_LOST | ETL_BUFFER_FLAG_BUFFER_LOST));
 }
 
 void etl_writer_group_mask(etl_writer *w, const etl_groupmask *gm) { w->o.group_mask = *gm; }

@@ -42,6 +42,11 @@ uint64_t etl_convert_missing(const etl_reader *rd);
 etl_status etl_writer_epoch(etl_writer *w, uint16_t cpu, uint32_t epoch);
 /* EventsLost and BuffersLost of the logfile header written at close (each at most UINT32_MAX). */
 void etl_writer_lost(etl_writer *w, uint64_t events, uint64_t buffers);
+/*
+ * The input's loss flags of a buffer (EVENTS_LOST, BUFFER_LOST; others ignored) on cpu's buffer being
+ * filled, written with it: a reader of the output finds that the CPU lost events there, as in the input.
+ */
+void etl_writer_buffer_lost(etl_writer *w, uint16_t cpu, unsigned flags);
 /* The header extension's group masks written at close (what the file turned out to hold). */
 void etl_writer_group_mask(etl_writer *w, const etl_groupmask *gm);
 /*
