@@ -325,10 +325,11 @@ int cmd_report(int argc, char **argv)
     if (pg.chain_model) etl_sched_close(pg.chain_model);
     cli_symbols_close(pg.syms);
     /* Damage only the page's own passes meet (as profile, pmc and spinlocks exit 3 on it): the profile's, an
-     * impossible PMC jump or sum, a spin lock released before it was acquired. */
+     * impossible PMC jump or sum, a spin lock released before it was acquired or of
+     * times no hold can have. */
     bool own_damage = (prof_st == ETL_OK && etl_stats_damaged(&prof.st)) ||
                       (c->have_p && (c->p.pmc_implausible || c->p.total.saturated)) ||
-                      (c->have_s && c->s.backwards_hold);
+                      (c->have_s && (c->s.backwards_hold || c->s.impossible_hold));
     etl_profile_free(&prof);
     etl_summary_free(&fa);
     free(by_ready);

@@ -156,11 +156,17 @@ int cmd_spinlocks(int argc, char **argv)
         fprintf(stderr, "%s spinlocks: %s: the first %u of %zu locks, %zu callers and %zu pairs listed (the most "
                 "waited on; --top N for more, 0 for all)\n", prog, run.in.path, SPIN_LIST_TOP, c.s.nlocks, c.s.ncallers,
                 c.s.npairs);
-    /* An event released before it was acquired is damage: said on stderr whatever the format, exit 3. */
-    int backwards = rc == EXIT_OK && c.s.backwards_hold;
-    if (backwards && !a.quiet) {
+    /* An event released before it was acquired, or with times no hold can have, is damage: said on stderr whatever
+     * the format, exit 3. */
+    int backwards = rc == EXIT_OK && (c.s.backwards_hold || c.s.impossible_hold);
+    if (rc == EXIT_OK && c.s.backwards_hold && !a.quiet) {
         fprintf(stderr, "%s spinlocks: %s: warning: ", prog, run.in.path);
         spinlocks_backwards_text(stderr, &c.s);
+        fprintf(stderr, "\n");
+    }
+    if (rc == EXIT_OK && c.s.impossible_hold && !a.quiet) {
+        fprintf(stderr, "%s spinlocks: %s: warning: ", prog, run.in.path);
+        spinlocks_impossible_text(stderr, &c.s);
         fprintf(stderr, "\n");
     }
     etl_spinlocks_free(&c.s);

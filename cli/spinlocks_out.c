@@ -314,6 +314,7 @@ static const col_def group_cols[] = {
     END,
     {"=IRQ skip", "irq_skipped", "irq_skipped", U(a.irq)},
     {NULL, NULL, "release_before_acquire", U(a.no_hold)},
+    {NULL, NULL, "hold_impossible", U(a.bad_hold)},
     {NULL, NULL, "irql", COL_COUNT, 0, g_irql, 0},
     {"IRQL", NULL, NULL, COL_TEXT, 0, g_irql_mix, 0},
     {NULL, NULL, "modes", COL_COUNT, 0, g_modes, 0},
@@ -421,6 +422,7 @@ void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const etl
     jw_u64(w, "irq_skipped", s->total.a.irq);
     jw_u64(w, "hold_at_threshold", s->hold_at_threshold);
     jw_u64(w, "release_before_acquire", s->backwards_hold);
+    jw_u64(w, "hold_impossible", s->impossible_hold);
     jw_u64(w, "cells_dropped", s->cells_dropped);
     jw_u64(w, "values_dropped", s->values_dropped);
     jw_u64(w, "distinct_dropped", s->distinct_dropped);
@@ -480,6 +482,21 @@ void spinlocks_backwards_text(FILE *f, const etl_spinlocks *s)
             (unsigned long long)s->backwards_hold, s->backwards_first_cpu, fmt_fixed(t, s->backwards_first_ns / 1000, 6));
 }
 
+/* The events whose times are no hold the kernel measured, why, and where the first lies. */
+void spinlocks_impossible_text(FILE *f, const etl_spinlocks *s)
+{
+    char t[32];
+    fprintf(f, "%llu SpinLock events whose AcquireTime and ReleaseTime are no hold the kernel measured (a time of 0, a "
+            "hold past %u s at %u MHz%s%s: hold_impossible), the first on CPU %u at %s s (AcquireTime %llu, "
+            "ReleaseTime %llu): no hold, left out of the hold figures",
+            (unsigned long long)s->impossible_hold, ETL_SPIN_MAX_HOLD_S, s->o.mhz ? s->o.mhz : ETL_SPIN_MAX_HOLD_MHZ,
+            s->o.mhz ? "" : " (the header has no CPU speed: no CPU counts faster)",
+            s->clock && s->clock->type == ETL_CLOCK_CPU_CYCLES ? ", or a ReleaseTime that is not the event's own time"
+                                                                : "",
+            s->impossible_first_cpu, fmt_fixed(t, s->impossible_first_ns / 1000, 6),
+            (unsigned long long)s->impossible_first_acquire, (unsigned long long)s->impossible_first_release);
+}
+
 void spinlocks_text(const rep_args *a, const rep_run *run, const etl_spinlocks *s, const etl_spin_params *sp)
 {
     const etl_spin_acc *t = &s->total.a;
@@ -494,6 +511,9 @@ void spinlocks_text(const rep_args *a, const rep_run *run, const etl_spinlocks *
     if (t->no_hold)
         printf("  and %llu more left out of hold figures (released before acquired: no hold)\n",
                (unsigned long long)t->no_hold);
+    if (t->bad_hold)
+        printf("  and %llu more left out of hold figures (times no hold can have: hold_impossible)\n",
+               (unsigned long long)t->bad_hold);
     printf("Estimated acquisitions %s\n  uncontended %s\n  contended %s\n",
            bound_text(b1, &s->acquisitions, s->lost), bound_text(b2, &s->uncontended, s->lost),
            bound_text(b3, &s->contended, s->lost));
@@ -527,6 +547,11 @@ void spinlocks_text(const rep_args *a, const rep_run *run, const etl_spinlocks *
     if (s->backwards_hold) {
         printf("note: ");
         spinlocks_backwards_text(stdout, s);
+        printf("\n");
+    }
+    if (s->impossible_hold) {
+        printf("note: ");
+        spinlocks_impossible_text(stdout, s);
         printf("\n");
     }
     if (s->hold_at_threshold)

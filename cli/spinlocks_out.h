@@ -14,5 +14,7 @@ void spinlocks_text(const rep_args *a, const rep_run *run, const etl_spinlocks *
 void spinlocks_csv(const rep_args *a, const etl_spinlocks *s);
 /* The events whose hold cannot be computed, and where the first lies (no newline). */
 void spinlocks_backwards_text(FILE *f, const etl_spinlocks *s);
+/* The events whose times are no hold the kernel measured, why, and where the first lies (no newline). */
+void spinlocks_impossible_text(FILE *f, const etl_spinlocks *s);
 
 #endif

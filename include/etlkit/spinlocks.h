@@ -41,6 +41,13 @@ typedef enum etl_spin_class {
 #define ETL_SPIN_MAX_DISTINCT (1u << 21)  /* (cell, thread) and (cell, CPU) pairs, for the distinct counts */
 #define ETL_SPIN_MAX_VALUES (1u << 26)    /* hold and wait values kept for the percentiles, by default */
 #define ETL_SPIN_UNKNOWN UINT64_MAX       /* a percentile of no value, a mean of a saturated sum (etl_spin_group) */
+/*
+ * The longest hold an event can report (Choice): a spin lock keeps its CPU at DISPATCH_LEVEL or above, where the DPC
+ * watchdog bug-checks the machine (DPC_WATCHDOG_VIOLATION) after 120 s. Past it at the nominal MHz (at 10 GHz when
+ * the header has none), the event's AcquireTime and ReleaseTime are no hold the kernel measured.
+ */
+#define ETL_SPIN_MAX_HOLD_S 120
+#define ETL_SPIN_MAX_HOLD_MHZ 10000       /* the rate assumed without CpuSpeedInMHz: no CPU counts faster */
 
 /*
  * Sums over a set of events. w is the event's weight (1, M, A, 1 by class).
@@ -65,6 +72,7 @@ typedef struct etl_spin_acc {
     uint64_t irql[ETL_SPIN_IRQLS];
     uint64_t mode[ETL_SPIN_MODES];
     bool saturated;
+    uint64_t bad_hold;        /* other events whose times are no hold (etl_spinlocks.impossible_hold): left out too */
 } etl_spin_acc;
 
 /* One row: a lock, a caller, a (lock, caller) pair, an AcquireMode, or the total. */
@@ -149,6 +157,18 @@ typedef struct etl_spinlocks {
     uint64_t backwards_hold;  /* ReleaseTime < AcquireTime: no hold (left out of the hold figures, as irq ones) */
     int64_t backwards_first_ns; /* the first one's time (canonical ns) and CPU, with backwards_hold */
     uint32_t backwards_first_cpu;
+    /*
+     * Events whose AcquireTime and ReleaseTime are no hold the kernel measured: either is 0 (the TSC reads 0 only at
+     * reset), the hold is past max_hold_cycles, or, on the CPU-cycle clock (where the event's timestamp is the
+     * TSC read just after the release), ReleaseTime is after the event's time or earlier by more than
+     * max_hold_cycles. Damage: no hold, left out of the hold figures, classed by their spins alone (as
+     * backwards_hold's are: rule 1 cannot be evaluated).
+     */
+    uint64_t impossible_hold;
+    int64_t impossible_first_ns;     /* the first one's time (canonical ns), CPU and times */
+    uint32_t impossible_first_cpu;
+    uint64_t impossible_first_acquire, impossible_first_release;
+    uint64_t max_hold_cycles;        /* ETL_SPIN_MAX_HOLD_S at o.mhz (ETL_SPIN_MAX_HOLD_MHZ when 0); set by init */
     struct etl_spinlocks_priv *priv;
 } etl_spinlocks;
 

@@ -78,9 +78,9 @@ static uint64_t sat_mul(etl_spin_acc *a, uint64_t x, uint64_t y)
     return r;
 }
 
-etl_spin_class etl_spin_classify(const etl_spinlock_info *p, const etl_spinlock *e, uint64_t *weight)
+/* The class under p of an event held hold cycles (0: no hold known, so never L). */
+static etl_spin_class classify(const etl_spinlock_info *p, const etl_spinlock *e, uint64_t hold, uint64_t *weight)
 {
-    uint64_t hold = etl_spinlock_hold_cycles(e);
     uint32_t h = p->has_hold_threshold ? p->spin_lock_hold_threshold : 0;
     uint32_t s = p->spin_lock_spin_threshold ? p->spin_lock_spin_threshold : 1;
     if (h && hold > h) {
@@ -97,6 +97,11 @@ etl_spin_class etl_spin_classify(const etl_spinlock_info *p, const etl_spinlock 
     }
     *weight = 1;
     return ETL_SPIN_X;
+}
+
+etl_spin_class etl_spin_classify(const etl_spinlock_info *p, const etl_spinlock *e, uint64_t *weight)
+{
+    return classify(p, e, etl_spinlock_hold_cycles(e), weight);
 }
 
 etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const etl_spinlocks_options *o)
@@ -119,6 +124,7 @@ etl_status etl_spinlocks_init(etl_spinlocks *s, const etl_clock *clock, const et
         return ETL_E_INVALID_ARG;
     }
     if (!s->o.max_values) s->o.max_values = ETL_SPIN_MAX_VALUES;
+    s->max_hold_cycles = (uint64_t)ETL_SPIN_MAX_HOLD_S * (s->o.mhz ? s->o.mhz : ETL_SPIN_MAX_HOLD_MHZ) * 1000000u;
     s->priv = calloc(1, sizeof *s->priv);
     if (!s->priv) return ETL_E_NOMEM;
     struct etl_spinlocks_priv *p = s->priv;
@@ -147,9 +153,11 @@ static uint32_t tab_get(addr_tab *t, uint64_t key)
     return (uint32_t)t->n++;
 }
 
-/* has_hold: ReleaseTime >= AcquireTime (else the hold cannot be computed: left out of the hold figures). */
-static void acc_add(etl_spin_acc *a, const etl_spinlock *e, etl_spin_class c, uint64_t w, uint64_t hold,
-                    bool has_hold)
+/* Whether an event's hold is known: released before acquired, or times no hold can have, are not. */
+enum { HOLD_OK, HOLD_BACKWARDS, HOLD_IMPOSSIBLE };
+
+/* hs: HOLD_* (a hold not known is left out of the hold figures, counted by why). */
+static void acc_add(etl_spin_acc *a, const etl_spinlock *e, etl_spin_class c, uint64_t w, uint64_t hold, unsigned hs)
 {
     bool cont = e->spin_count > 0, irq = e->interrupt_count > 0;
     a->events++;
@@ -165,8 +173,10 @@ static void acc_add(etl_spin_acc *a, const etl_spinlock *e, etl_spin_class c, ui
     }
     if (irq) {
         a->irq++;
-    } else if (!has_hold) {
+    } else if (hs == HOLD_BACKWARDS) {
         a->no_hold++;
+    } else if (hs == HOLD_IMPOSSIBLE) {
+        a->bad_hold++;
     } else {
         sat_add(a, &a->w_hold, sat_mul(a, w, hold));
         sat_add(a, &a->w_nonirq, w);
@@ -185,6 +195,7 @@ static void acc_merge(etl_spin_acc *d, const etl_spin_acc *x)
     d->contended += x->contended;
     d->irq += x->irq;
     d->no_hold += x->no_hold;
+    d->bad_hold += x->bad_hold;
     sat_add(d, &d->est_acq, x->est_acq);
     sat_add(d, &d->est_contended, x->est_contended);
     sat_add(d, &d->w_wait, x->w_wait);
@@ -293,6 +304,24 @@ static void cpu_count(etl_spinlocks *s, etl_spin_cpu **v, size_t *n, uint32_t cp
     }
 }
 
+/*
+ * Whether the event's times are a hold the kernel measured (etl_spinlocks.impossible_hold). AcquireTime and
+ * ReleaseTime are TSC readings: 0 is the reset's, and no hold lasts past the DPC watchdog. On the CPU-cycle clock
+ * the event's own timestamp is the TSC read as it is logged, just after the release, on the same CPU.
+ */
+static unsigned hold_state(const etl_spinlocks *s, const etl_sched_event *ev)
+{
+    const etl_spinlock *e = &ev->u.spinlock;
+    if (!e->acquire_time || !e->release_time) return HOLD_IMPOSSIBLE;
+    if (e->release_time < e->acquire_time) return HOLD_BACKWARDS;
+    if (e->release_time - e->acquire_time > s->max_hold_cycles) return HOLD_IMPOSSIBLE;
+    uint64_t ms = s->max_hold_cycles / (ETL_SPIN_MAX_HOLD_S * 1000u); /* a millisecond's slack after it */
+    if (s->clock && s->clock->type == ETL_CLOCK_CPU_CYCLES &&
+        (e->release_time > ev->ts ? e->release_time - ev->ts > ms : ev->ts - e->release_time > s->max_hold_cycles))
+        return HOLD_IMPOSSIBLE;
+    return HOLD_OK;
+}
+
 void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev)
 {
     if (ev->kind != ETL_SCHED_SPINLOCK || !s->priv) return;
@@ -304,8 +333,9 @@ void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev)
         return;
     }
     struct etl_spinlocks_priv *p = s->priv;
-    uint64_t w;
-    etl_spin_class c = etl_spin_classify(&s->o.params, e, &w);
+    unsigned hs = hold_state(s, ev);
+    uint64_t hold = hs == HOLD_OK ? e->release_time - e->acquire_time : 0, w;
+    etl_spin_class c = classify(&s->o.params, e, hold, &w);
     /* Per CPU, for the bounds: a CPU's sampling counter counts every thread's acquisitions. */
     if (s->o.select && !s->o.select(s->o.select_ctx, ev)) {
         s->filtered++;
@@ -313,16 +343,20 @@ void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev)
         return;
     }
     cpu_count(s, &s->cpus, &s->ncpus, ev->cpu, c, e);
-    uint64_t hold = etl_spinlock_hold_cycles(e);
-    bool has_hold = e->release_time >= e->acquire_time;
-    if (!has_hold && !s->backwards_hold++) {
+    if (hs == HOLD_BACKWARDS && !s->backwards_hold++) {
         s->backwards_first_ns = ns;
         s->backwards_first_cpu = ev->cpu;
     }
-    if (s->o.params.has_hold_threshold && s->o.params.spin_lock_hold_threshold &&
+    if (hs == HOLD_IMPOSSIBLE && !s->impossible_hold++) {
+        s->impossible_first_ns = ns;
+        s->impossible_first_cpu = ev->cpu;
+        s->impossible_first_acquire = e->acquire_time;
+        s->impossible_first_release = e->release_time;
+    }
+    if (hs == HOLD_OK && s->o.params.has_hold_threshold && s->o.params.spin_lock_hold_threshold &&
         hold == s->o.params.spin_lock_hold_threshold)
         s->hold_at_threshold++;
-    acc_add(&s->total.a, e, c, w, hold, has_hold);
+    acc_add(&s->total.a, e, c, w, hold, hs);
     seen_put(s, TOTAL_CELL, 0, e->thread_id);
     seen_put(s, TOTAL_CELL, 1, ev->cpu);
     cell *x = cell_of(s, e);
@@ -331,8 +365,8 @@ void etl_spinlocks_add(etl_spinlocks *s, const etl_sched_event *ev)
         s->values_dropped++;
         return;
     }
-    acc_add(&x->a, e, c, w, hold, has_hold);
-    if (!e->interrupt_count && has_hold) value_put(s, &x->hold, hold);
+    acc_add(&x->a, e, c, w, hold, hs);
+    if (!e->interrupt_count && hs == HOLD_OK) value_put(s, &x->hold, hold);
     value_put(s, &x->wait, e->wait_time_in_cycles);
     seen_put(s, (uint64_t)(x - p->cells), 0, e->thread_id);
     seen_put(s, (uint64_t)(x - p->cells), 1, ev->cpu);

@@ -83,6 +83,22 @@ expect "spinlocks release < acquire --json: hold without it" grep -q '"hold_cycl
 expect "spinlocks release < acquire --json: counted" grep -q '"irq_skipped":47,"release_before_acquire":1,' "$tmp/out"
 "$etlkit" report "$tmp/h.etl" -o "$tmp/h.html" >/dev/null 2>&1; check "report: release < acquire" 3 $?
 
+# H2: an AcquireTime of 0 (a TSC reads 0 only at reset) made a hold of 6 hours, printed as the lock's maximum, exit 0:
+# no hold the kernel measured, out of the hold figures, told with where and why, exit 3 (JSON, CSV, the page too).
+dmg "$a" "$tmp/z.etl" spinset 100 acquire 0
+"$etlkit" spinlocks "$tmp/z.etl" >"$tmp/out" 2>"$tmp/err"; check "spinlocks AcquireTime 0" 3 $?
+expect "spinlocks AcquireTime 0: warning" grep -q "warning: 1 SpinLock events whose AcquireTime and ReleaseTime are no hold the kernel measured (a time of 0, a hold past 120 s at 3000 MHz: hold_impossible), the first on CPU 2 at 0.11605. s (AcquireTime 0, ReleaseTime 66146547140100)" "$tmp/err"
+expect "spinlocks AcquireTime 0: note" grep -q "^note: 1 SpinLock events whose AcquireTime and ReleaseTime are no hold" "$tmp/out"
+expect "spinlocks AcquireTime 0: told beside the irq ones" grep -q "^  and 1 more left out of hold figures (times no hold can have: hold_impossible)" "$tmp/out"
+expect "spinlocks AcquireTime 0: no hold of hours" sh -c "! grep -v '^note: ' '$tmp/out' | grep -q 66146547140100"
+"$etlkit" spinlocks "$tmp/z.etl" --json >"$tmp/out" 2>/dev/null; check "spinlocks AcquireTime 0 --json" 3 $?
+expect "spinlocks AcquireTime 0 --json: hold without it" grep -q '"hold_cycles":{"total":295980215,"weight":65165,"mean":4542,"p50":2528,' "$tmp/out"
+expect "spinlocks AcquireTime 0 --json: counted" grep -q '"release_before_acquire":0,"hold_impossible":1,"cells_dropped"' "$tmp/out"
+"$etlkit" spinlocks "$tmp/z.etl" --csv >"$tmp/out" 2>"$tmp/err"; check "spinlocks AcquireTime 0 --csv" 3 $?
+expect "spinlocks AcquireTime 0 --csv: warning" grep -q "warning: 1 SpinLock events whose AcquireTime" "$tmp/err"
+expect "spinlocks AcquireTime 0 --csv: no hold of hours" sh -c "! grep -q 66146547140100 '$tmp/out'"
+"$etlkit" report "$tmp/z.etl" -o "$tmp/z.html" >/dev/null 2>&1; check "report: AcquireTime 0" 3 $?
+
 # E: events lost (a missing buffer: exit 3; EventsLost in the header: exit 0): the bounds keep their minimum, lose
 # their maximum, and say why (truth: 3188 contended, the missing buffer's file said 3106..3106).
 dmg "$a" "$tmp/drop.etl" dropbuf 20
