@@ -8,6 +8,7 @@
 #include "etlkit/wakeups.h"
 #include "etlkit/waitchain.h"
 #include "etlkit/schedstacks.h"
+#include "stacks/label_whole.h"
 #include "symbols_cli.h"
 #include "waits_stacks.h"
 
@@ -44,9 +45,7 @@ typedef struct out {
  */
 static char *frame_label(const out *o, const etl_profile_frame *f, char *buf, size_t cap)
 {
-    size_t n = etl_sched_stacks_frame_label(o->stk, f, buf, cap);
-    char *p = n >= cap ? malloc(n + 1) : NULL;
-    if (p) etl_sched_stacks_frame_label(o->stk, f, p, n + 1);
+    char *p = etl_sched_label_whole(o->stk, f, buf, cap, NULL);
     return p ? p : buf;
 }
 

@@ -61,13 +61,6 @@ bool etl_export_rows_damaged(const etl_export_rows *x)
     return x && (x->profile_damaged || (x->stacks && etl_stats_damaged(etl_sched_stacks_damage(x->stacks))));
 }
 
-/* etl_sched_stacks_frame_label as a labeler (etl_label_whole's). */
-static size_t sched_label(void *stacks, const etl_profile *p, const etl_profile_frame *f, char *out, size_t cap)
-{
-    (void)p;
-    return etl_sched_stacks_frame_label(stacks, f, out, cap);
-}
-
 etl_status etl_export_rows_sched_stacks(etl_export_rows *x)
 {
     if (!x->stacks || !etl_rows_want(x, ETL_TABLE_STACK)) return x->failed ? ETL_E_IO : ETL_OK;
@@ -85,7 +78,7 @@ etl_status etl_export_rows_sched_stacks(etl_export_rows *x)
             if (f[d].image != ETL_PROFILE_NONE) etl_rows_vi(x, 3, f[d].image);
             char *label = NULL; /* whole: two names cut alike would read as one function */
             if (x->o.symbols &&
-                !(label = etl_label_whole(sched_label, x->stacks, NULL, &f[d], sym, sizeof sym, NULL)))
+                !(label = etl_sched_label_whole(x->stacks, &f[d], sym, sizeof sym, NULL)))
                 return ETL_E_NOMEM;
             if (label) etl_rows_vs(x, 4, label);
             etl_rows_emit(x, ETL_TABLE_STACK);

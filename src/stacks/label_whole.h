@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include "etlkit/profile.h"
+#include "etlkit/schedstacks.h"
 
 /*
  * f's label by lab: in buf[cap] when it fits, else in memory of its own, which the caller
@@ -24,6 +25,40 @@ static inline char *etl_label_whole(etl_profile_labeler lab, void *ctx, const et
     }
     if (len) *len = n;
     return s;
+}
+
+/* A labeler of frames alone (etl_frame_label_fn, the scheduler stacks'), as etl_label_whole calls labelers. */
+typedef struct etl_frame_labeler {
+    etl_frame_label_fn fn;
+    void *ctx;
+} etl_frame_labeler;
+
+static inline size_t etl_frame_labeler_call(void *ctx, const etl_profile *p, const etl_profile_frame *f, char *out,
+                                            size_t cap)
+{
+    (void)p;
+    const etl_frame_labeler *l = ctx;
+    return l->fn(l->ctx, f, out, cap);
+}
+
+/* etl_label_whole for a labeler of frames alone. */
+static inline char *etl_frame_label_whole(etl_frame_label_fn fn, void *ctx, const etl_profile_frame *f, char *buf,
+                                          size_t cap, size_t *len)
+{
+    etl_frame_labeler l = {fn, ctx};
+    return etl_label_whole(etl_frame_labeler_call, &l, NULL, f, buf, cap, len);
+}
+
+static inline size_t etl_sched_stacks_labeler(void *s, const etl_profile_frame *f, char *out, size_t cap)
+{
+    return etl_sched_stacks_frame_label(s, f, out, cap);
+}
+
+/* etl_label_whole for a frame of s (etl_sched_stacks_frame_label: its symbols', or module+offset). */
+static inline char *etl_sched_label_whole(const etl_sched_stacks *s, const etl_profile_frame *f, char *buf,
+                                          size_t cap, size_t *len)
+{
+    return etl_frame_label_whole(etl_sched_stacks_labeler, (void *)s, f, buf, cap, len);
 }
 
 #endif

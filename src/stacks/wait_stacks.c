@@ -12,6 +12,7 @@
 #include "base/idmap.h"
 #include "base/sat.h"
 #include "base/sort.h"
+#include "stacks/label_whole.h"
 #include "stacks/seqtab.h"
 #include "stacks/strtab.h"
 
@@ -145,14 +146,10 @@ static uint32_t frame_label(etl_wait_stacks *w, const etl_profile_frame *f, etl_
     uint32_t *g = etl_grow(w->frame_label, &w->capfl, (size_t)id + 1, sizeof *g);
     if (!g) return *ok = false, 0;
     w->frame_label = g;
-    char buf[1200], *p = buf;
-    size_t len = label(ctx, f, buf, sizeof buf);
-    if (len >= sizeof buf) { /* a longer name (C++ templates) whole: two functions cut alike would be one node */
-        size_t cap = len + 1;
-        if (!(p = malloc(cap))) return *ok = false, 0;
-        len = label(ctx, f, p, cap);
-        if (len >= cap) len = cap - 1;
-    }
+    char buf[1200];
+    size_t len;
+    char *p = etl_frame_label_whole(label, ctx, f, buf, sizeof buf, &len); /* two functions cut alike: one node */
+    if (!p) return *ok = false, 0;
     etl_status st = etl_strtab_add(&w->labels, p, len, &off);
     if (p != buf) free(p);
     if (st != ETL_OK) return *ok = false, 0;
@@ -165,11 +162,6 @@ static void time_add(etl_wait_time *x, const etl_wait_time *y)
     add_sat(&x->ready_ns, y->ready_ns);
     x->waits += y->waits;
     x->readies += y->readies;
-}
-
-static size_t default_label(void *ctx, const etl_profile_frame *f, char *out, size_t cap)
-{
-    return etl_sched_stacks_frame_label(ctx, f, out, cap);
 }
 
 static int64_t weight(const etl_wait_time *x)
@@ -196,7 +188,7 @@ static int cmp_order(const void *a, const void *b)
 etl_status etl_wait_stacks_build(etl_wait_stacks *w, bool flat, etl_frame_label_fn label, void *ctx,
                                  const etl_wait_node **nodes, etl_wait_node *roots)
 {
-    if (!label) label = default_label, ctx = w->s;
+    if (!label) label = etl_sched_stacks_labeler, ctx = w->s;
     w->nn = 0;
     etl_idmap_clear(&w->child);
     /* Labels of this labeller only: another build may label otherwise. */
