@@ -41,13 +41,15 @@ typedef struct ident {
     uint32_t age;
     uint32_t pdb; /* the PDB's base name, in names */
     uint32_t tds; /* the TimeDateStamp its ImageID said (0: none) */
+    uint32_t several; /* a place without ImageID that named two files (another DLL loaded there later): used by none */
 } ident;
 
-enum mstate { M_UNREAD, M_OK, M_NO_IDENTITY, M_NO_PDB, M_MISMATCH, M_NO_TOOL, M_BAD, M_SEVERAL };
+enum mstate { M_UNREAD, M_OK, M_NO_IDENTITY, M_NO_PDB, M_MISMATCH, M_NO_TOOL, M_BAD, M_SEVERAL, M_IDENT_SEVERAL };
 
 /* Why a module has no symbols: no DbgID_RSDS event and no binary in the path; no PDB of its identity; ... */
 static const char *const why_text[] = {"", "", "no debug identity", "no PDB", "PDB mismatch", "no llvm-pdbutil",
-                                       "PDB unreadable", "several files of this name (a function row)"};
+                                       "PDB unreadable", "several files of this name (a function row)",
+                                       "several debug identities at its place (DbgID_RSDS events without ImageID)"};
 
 /* A name without symbols, and why (the first reason met). */
 typedef struct without {
@@ -60,6 +62,7 @@ typedef struct module {
     uint32_t name;          /* base name as logged, in names */
     uint32_t tds, size;
     bool has_ident;
+    bool ident_several;     /* its place's identity was ambiguous (ident.several): none taken */
     ident id;
     enum mstate state;
     pdb_table *table;
@@ -347,12 +350,20 @@ static etl_status add_ident(etl_symbols *s, uint32_t pid, uint64_t base, uint32_
     memcpy(id.guid, guid, 16);
     id.age = age;
     id.tds = tds;
+    id.several = 0;
     etl_status st = etl_strtab_add(&s->names, b, bn, &id.pdb);
     if (st != ETL_OK) return st;
     uint64_t k = at_key(pid, base, size);
     uint32_t i = etl_idmap_get(&s->rsds_at, k);
-    if (i != ETL_IDMAP_EMPTY) { /* the newest identity of a place and file wins */
-        s->rsds[i] = id;
+    if (i != ETL_IDMAP_EMPTY) {
+        ident *o = &s->rsds[i];
+        /*
+         * A place alone (no ImageID said the file) with another identity: two DLLs loaded there in turn,
+         * and which of them an image is cannot be told. The newest would lend its PDB to the other (wrong
+         * names): neither is used (the binary in the path may still say it). A place and file: the newest wins.
+         */
+        if (!size && (memcmp(o->guid, id.guid, 16) || o->age != id.age || o->pdb != id.pdb)) o->several = 1;
+        else if (!o->several) *o = id;
         return ETL_OK;
     }
     ident *v = etl_grow(s->rsds, &s->crsds, s->nrsds + 1, sizeof *v);
@@ -699,7 +710,8 @@ static void load_module(etl_symbols *s, uint32_t mi)
 {
     module *m = &s->mods[mi];
     if (m->state != M_UNREAD) return;
-    if (!m->has_ident && !find_binary(s, m)) m->state = M_NO_IDENTITY; /* the tool would not name it either */
+    if (!m->has_ident && !find_binary(s, m))
+        m->state = m->ident_several ? M_IDENT_SEVERAL : M_NO_IDENTITY; /* the tool would not name it either */
     else if (s->tool_missing) m->state = M_NO_TOOL;
     else m->state = find_pdb(s, m);
     if (m->state != M_OK) add_without(s, m->name, m->state);
@@ -735,6 +747,7 @@ static uint32_t module_of(etl_symbols *s, const etl_profile_image *img)
         return o->module;
     /* The identity: the trace's for (pid, base), kernel images under the logged pid, 0 or 4 */
     uint32_t size32 = img->size > UINT32_MAX ? 0 : (uint32_t)img->size, ri = ETL_IDMAP_EMPTY;
+    bool several = false;
     static const uint32_t kernel_pids[2] = {0, 4};
     for (int k2 = 0; k2 < 3 && ri == ETL_IDMAP_EMPTY; k2++) {
         if (k2 && !img->kernel) break;
@@ -744,6 +757,10 @@ static uint32_t module_of(etl_symbols *s, const etl_profile_image *img)
         if (ri == ETL_IDMAP_EMPTY) ri = etl_idmap_get(&s->rsds_at, at_key(pid, img->base, 0));
         if (ri != ETL_IDMAP_EMPTY && s->rsds[ri].tds && img->time_date_stamp && s->rsds[ri].tds != img->time_date_stamp)
             ri = ETL_IDMAP_EMPTY; /* another build at this place */
+        if (ri != ETL_IDMAP_EMPTY && s->rsds[ri].several) {
+            several = true;
+            ri = ETL_IDMAP_EMPTY;
+        }
     }
     uint64_t h = etl_hash_mix64(nh ^ ((uint64_t)img->time_date_stamp << 32 | (uint32_t)img->size));
     if (ri != ETL_IDMAP_EMPTY) h = etl_hash_mix64(h ^ etl_hash_bytes(&s->rsds[ri], sizeof s->rsds[ri]));
@@ -763,6 +780,7 @@ static uint32_t module_of(etl_symbols *s, const etl_profile_image *img)
             m->has_ident = true;
             m->id = s->rsds[ri];
         }
+        m->ident_several = several;
         mi = (uint32_t)s->nmods;
         if (!collided && etl_idmap_put(&s->mod_ix, h, mi) != ETL_OK) return UINT32_MAX;
         s->nmods++;
@@ -976,10 +994,10 @@ etl_status etl_symbols_report(const etl_symbols *s, FILE *f)
             bad |= fprintf(f, "%s %s", i ? "," : "", etl_symbols_without(s, i, NULL)) < 0;
         if (s->nwithout > SHOWN) bad |= fprintf(f, " and %zu more", s->nwithout - SHOWN) < 0;
         /* why, by reason: the first cause to fix */
-        size_t count[M_SEVERAL + 1] = {0};
+        size_t count[M_IDENT_SEVERAL + 1] = {0};
         for (size_t i = 0; i < s->nwithout; i++) count[s->without[i].why]++;
         const char *sep = " (";
-        for (int r = M_NO_IDENTITY; r <= M_SEVERAL; r++)
+        for (int r = M_NO_IDENTITY; r <= M_IDENT_SEVERAL; r++)
             if (count[r]) {
                 bad |= fprintf(f, "%s%s: %zu", sep, why_text[r], count[r]) < 0;
                 sep = "; ";

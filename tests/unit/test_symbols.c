@@ -628,6 +628,61 @@ static void test_symbols_damaged_sizes(void **state)
     unsetenv("ETLKIT_LLVM_PDBUTIL");
 }
 
+/* Every occurrence of from in s (in place; to as long as from). */
+static void replace_all(char *s, const char *from, const char *to)
+{
+    size_t n = strlen(from);
+    for (char *p = strstr(s, from); p; p = strstr(p + n, from)) memcpy(p, to, n);
+}
+
+/*
+ * Two DbgID_RSDS at one place (pid, base) without an ImageID before either (another DLL loaded there after
+ * the first was unloaded): which one an image is cannot be told, and the newest lent its PDB to both (a.dll
+ * named with b.pdb's functions). Now neither is used, and said; one identity logged twice still names it.
+ */
+static void test_symbols_place_two_identities(void **state)
+{
+    (void)state;
+    char tool[600], dir[700], ta[4096], tb[4096];
+    cat_tool(tool, sizeof tool);
+    setenv("ETLKIT_LLVM_PDBUTIL", tool, 1);
+    snprintf(dir, sizeof dir, "%s/twostore", tmpdir);
+    snprintf(ta, sizeof ta, layout_text, "29");
+    memcpy(tb, ta, sizeof tb);
+    replace_all(tb, "B6ECF9C5", "C6ECF9C5");
+    replace_all(tb, "`Pub", "`Oth");
+    store_put(dir, "a.pdb", "B6ECF9C55AF21A144C4C44205044422E1", ta);
+    store_put(dir, "b.pdb", "C6ECF9C55AF21A144C4C44205044422E1", tb);
+    const etl_guid ga = {0xB6ECF9C5, 0x5AF2, 0x1A14, {0x4C, 0x4C, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2E}};
+    const etl_guid gb = {0xC6ECF9C5, 0x5AF2, 0x1A14, {0x4C, 0x4C, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2E}};
+    etl_profile_image a = {.base = 0x180000000ull, .size = 0x4000, .pid = 8, .name = "a.dll"};
+    char out[128];
+    etl_symbols *s;
+    /* one identity, logged twice (a rundown at the start and at the end): named */
+    assert_int_equal(etl_symbols_open(dir, &s), ETL_OK);
+    assert_int_equal(etl_symbols_add_rsds(s, 8, 0x180000000ull, &ga, 1, "a.pdb"), ETL_OK);
+    assert_int_equal(etl_symbols_add_rsds(s, 8, 0x180000000ull, &ga, 1, "C:\\b\\a.pdb"), ETL_OK);
+    etl_symbols_label(s, &a, 0x180001000ull, ETL_SYMBOLS_OFFSET, out, sizeof out);
+    assert_string_equal(out, "a.dll!PubA+0x0");
+    etl_symbols_close(s);
+    /* two at one place: neither, and why */
+    assert_int_equal(etl_symbols_open(dir, &s), ETL_OK);
+    assert_int_equal(etl_symbols_add_rsds(s, 8, 0x180000000ull, &ga, 1, "a.pdb"), ETL_OK);
+    assert_int_equal(etl_symbols_add_rsds(s, 8, 0x180000000ull, &gb, 1, "b.pdb"), ETL_OK);
+    etl_symbols_label(s, &a, 0x180001000ull, ETL_SYMBOLS_OFFSET, out, sizeof out); /* was a.dll!OthA+0x0 */
+    assert_string_equal(out, "a.dll+0x1000");
+    const char *why = NULL;
+    assert_string_equal(etl_symbols_without(s, 0, &why), "a.dll");
+    assert_string_equal(why, "several debug identities at its place (DbgID_RSDS events without ImageID)");
+    /* another place of the process keeps its own */
+    assert_int_equal(etl_symbols_add_rsds(s, 8, 0x190000000ull, &gb, 1, "b.pdb"), ETL_OK);
+    etl_profile_image b = {.base = 0x190000000ull, .size = 0x4000, .pid = 8, .name = "b.dll"};
+    etl_symbols_label(s, &b, 0x190001000ull, ETL_SYMBOLS_OFFSET, out, sizeof out);
+    assert_string_equal(out, "b.dll!OthA+0x0");
+    etl_symbols_close(s);
+    unsetenv("ETLKIT_LLVM_PDBUTIL");
+}
+
 /*
  * A PDB found but not usable is told, one line each naming the module, the file and why
  * (h-explore9 F6: only "PDB unreadable: 1" after a list of every module without symbols):
@@ -907,6 +962,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_symbols_store),
         cmocka_unit_test(test_symbols_path_check),
         cmocka_unit_test(test_symbols_damaged_sizes),
+        cmocka_unit_test(test_symbols_place_two_identities),
         cmocka_unit_test(test_symbols_unusable_told),
 #endif
         cmocka_unit_test(test_symbols_timeout),
