@@ -78,7 +78,7 @@ static const col cols[] = {
 /* A frame's label is whole; the room made at the start fits stacks of labels up to this many bytes (more: it grows). */
 #define LABEL_MAX 256u
 #define STACK_CELL_MAX (2u * ETL_STACK_MAX_FRAMES * (6u * LABEL_MAX + 16u) + 64u)
-/* WPA's separator of a stack's frames in one CSV cell. */
+/* WPA's separator of a stack's frames in one CSV cell; a frame's own '/' (C++ operator/) and '%' are %2F and %25. */
 #define STACK_SEP '/'
 
 
@@ -121,8 +121,9 @@ static const cli_cmd switches_cmd = {
     "--csv writes WPA's column headers and units (UTF-8 BOM, CRLF); --json one object per line\n"
     "with times in ns since the trace start. When the trace walks stacks at its CSwitch and\n"
     "ReadyThread events, --csv and --json add WPA's New Thread Stack and Readying Thread\n"
-    "Stack (frames root first: joined by '/' in CSV, arrays in JSON; none for a compact\n"
-    "batch's switch), and a line on standard error counts the rows with each.\n",
+    "Stack (frames root first: joined by '/' in CSV, a frame's own '/' and '%' written\n"
+    "%2F and %25; arrays in JSON; none for a compact batch's switch), and a line on\n"
+    "standard error counts the rows with each.\n",
     {"FILE"}, 1, 1,
     "Exit status: 0 ok, 1 I/O error, 2 not an ETL file, 3 input damaged, 64 usage.\n"};
 
@@ -295,23 +296,59 @@ static char *pad(char *o, const ctx *c, unsigned i, unsigned w, int left)
     return o;
 }
 
-/* A stack's labels, whole (a C++ template's name may pass a kilobyte), into c->joined, each followed by sep. */
+/* c->joined with room for need bytes (it doubles at least), the bytes in it kept. */
+static bool joined_room(ctx *c, size_t need)
+{
+    if (need <= c->cjoined) return true;
+    size_t cap = c->cjoined * 2 > need ? c->cjoined * 2 : need;
+    char *g = realloc(c->joined, cap);
+    if (!g) return false;
+    c->joined = g;
+    c->cjoined = cap;
+    return true;
+}
+
+/*
+ * The label of m bytes at c->joined + k with its STACK_SEP and '%' percent-encoded (%2F, %25), so that a cell split
+ * at STACK_SEP gives the frames, each decoded as a URL's part is: the new length, or SIZE_MAX out of memory.
+ */
+static size_t escape_label(ctx *c, size_t k, size_t m)
+{
+    size_t e = 0;
+    for (size_t j = 0; j < m; j++) e += c->joined[k + j] == STACK_SEP || c->joined[k + j] == '%';
+    if (!e) return m;
+    if (!joined_room(c, k + m + 2 * e + 2)) return SIZE_MAX;
+    char *s = c->joined + k;
+    for (size_t j = m, o = m + 2 * e; j-- > 0;) { /* from the end: the bytes move right */
+        char ch = s[j];
+        if (ch != STACK_SEP && ch != '%') {
+            s[--o] = ch;
+            continue;
+        }
+        s[--o] = ch == '%' ? '5' : 'F';
+        s[--o] = '2';
+        s[--o] = '%';
+    }
+    return m + 2 * e;
+}
+
+/*
+ * A stack's labels, whole (a C++ template's name may pass a kilobyte), into c->joined, each followed by sep
+ * (STACK_SEP: CSV, each label escaped; NUL: JSON).
+ */
 static bool join_labels(ctx *c, const etl_profile_frame *f, uint32_t n, char sep, size_t *len)
 {
     size_t k = 0;
     for (uint32_t i = n; i-- > 0;) {
+        size_t m;
         for (;;) {
-            size_t room = c->cjoined - k, m = etl_sched_stacks_frame_label(c->stacks, &f[i], c->joined + k, room);
-            if (m < room) {
-                k += m;
-                break;
-            }
-            size_t cap = c->cjoined * 2 > k + m + 2 ? c->cjoined * 2 : k + m + 2;
-            char *g = realloc(c->joined, cap);
-            if (!g) return false;
-            c->joined = g;
-            c->cjoined = cap;
+            size_t room = c->cjoined - k;
+            m = etl_sched_stacks_frame_label(c->stacks, &f[i], c->joined + k, room);
+            if (m < room) break;
+            if (!joined_room(c, k + m + 2)) return false;
         }
+        if (sep == STACK_SEP && (m = escape_label(c, k, m)) == SIZE_MAX) return false;
+        k += m;
         c->joined[k++] = sep;
     }
     *len = k;
@@ -457,7 +494,7 @@ static void on_row(void *p, const etl_sched_row *r)
      */
     bool counted = full && r->si >= v0;
     num(c, 16, counted);
-    num(c, 17, counted && (r->flags & ETL_ROW_WAITED) ? 1 : 0);
+    if (!(r->flags & ETL_ROW_LOST) || (r->flags & ETL_ROW_PREV)) num(c, 17, counted && (r->flags & ETL_ROW_WAITED) ? 1 : 0);
     if (in && full && (in->known & ETL_CSW_NEW_PRIORITY) && !(r->flags & ETL_ROW_MISMATCH)) num(c, 18, in->new_priority);
     if (out && (out->known & ETL_CSW_OLD_PRIORITY)) num(c, 19, out->old_priority);
     if ((r->flags & ETL_ROW_PREV) && (r->prev_known & ETL_CSW_OLD_PRIORITY)) num(c, 20, r->prev_out_priority);
