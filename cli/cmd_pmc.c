@@ -547,7 +547,7 @@ int cmd_pmc(int argc, char **argv)
         jw_end(&w);
     } else if (rep_no_switches(&run, &a)) {
         if (a.format == FMT_CSV) threads_table(&a, &run, &c, 1);
-    } else if (!c.p.switches_pmc && !c.trace_pmc) { /* the trace's, not a selection's: one of no thread has none */
+    } else if (!c.p.counters) { /* the trace's, not a selection's or window's: one of no slice has none */
         if (a.format == FMT_TEXT)
             printf("%s: no PMC counters on the context switches in this trace (none configured, or compact "
                    "batches, which carry none): nothing to report\n",
@@ -569,7 +569,7 @@ int cmd_pmc(int argc, char **argv)
         print_text(&a, &run, &c);
     }
     /* Names past the slots the switches carry name nothing: said, not dropped silently. */
-    if (rc == EXIT_OK && c.named && c.p.switches_pmc && po.nkinds > c.p.counters && !a.quiet) {
+    if (rc == EXIT_OK && c.named && c.p.counters && po.nkinds > c.p.counters && !a.quiet) {
         fprintf(stderr, "%s pmc: %s: warning: --counters names %u slots, the switches carry %u counters: ", prog,
                 run.in.path, po.nkinds, c.p.counters);
         for (unsigned k = c.p.counters; k < po.nkinds; k++) {

@@ -264,7 +264,7 @@ void sec_locks_pmc(page *pg)
     }
     fputs("<h3>PMC counters per thread</h3>\n", f);
     const etl_pmc *p = &c->p;
-    if (!c->have_p || !p->switches_pmc) {
+    if (!c->have_p || !p->counters) { /* the trace's counters (switches_pmc is the window's) */
         note(f, "none", "This trace has no PMC counters on its context switches (none configured, or compact batches, "
                         "which carry none).");
     } else {

@@ -96,9 +96,9 @@ typedef struct etl_pmc {
     etl_pmc_sums *cpus;       /* per CPU; after finish with a model, every CPU of it (0 for one with no slice) */
     size_t ncpus;
     etl_pmc_sums total;
-    unsigned counters;        /* the most counters a switch carried */
-    uint64_t switches_pmc;    /* switch-ins with counters (rows' switch-ins) */
-    uint64_t switches_no_pmc; /* switch-ins without */
+    unsigned counters;        /* the most counters a switch carried (every row's, in the window or not) */
+    uint64_t switches_pmc;    /* switch-ins with counters (rows' switch-ins), in the window as the slices are */
+    uint64_t switches_no_pmc; /* switch-ins without, in the window */
     uint64_t slices_unpaired; /* rows in the window whose switch-in or switch-out lacks counters */
     uint64_t slices_unknown;  /* rows of no known thread (across a lost buffer): counted nowhere */
     uint64_t pmc_counter_reset;  /* slices dropped: a counter went backwards */

@@ -134,16 +134,13 @@ void etl_pmc_add(void *ctx, const etl_sched_row *row)
     etl_pmc *p = ctx;
     if (!p->priv) return;
     const etl_cswitch *in = row->in, *out = row->out;
-    if (in) {
-        if (in->known & ETL_CSW_PMC) {
-            p->switches_pmc++;
-            if (in->pmc_count > p->counters) p->counters = in->pmc_count;
-        } else {
-            p->switches_no_pmc++;
-        }
-    }
-    if (!in || !out) return; /* head and tail slices: no counter at one end */
+    /* The columns are every row's counters; the switches are counted over what the slices are: the window. */
+    if (in && (in->known & ETL_CSW_PMC) && in->pmc_count > p->counters) p->counters = in->pmc_count;
+    if (!in) return; /* the head slice: no switch-in */
     if (row->si < p->o.v0 || (p->o.v1 > p->o.v0 && row->si >= p->o.v1)) return;
+    if (in->known & ETL_CSW_PMC) p->switches_pmc++;
+    else p->switches_no_pmc++;
+    if (!out) return; /* the tail slice: no counter at its end */
     if (!(in->known & ETL_CSW_PMC) || !(out->known & ETL_CSW_PMC)) {
         p->slices_unpaired++;
         return;

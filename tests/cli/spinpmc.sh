@@ -124,6 +124,21 @@ t = j['total']
 sys.exit(not (t['slices'] == sum(x['slices'] for x in j['threads']) == sum(x['slices'] for x in j['cpus'])
               and t['cpu_ns'] == sum(x['cpu_ns'] for x in j['threads'])))" "$tmp/out"
 
+# K: every count is over the window the slices are: switches_with_pmc was the whole trace's (35982) beside a window's
+# 1984 slices, and 35982 beside a 0 ns window's none.
+"$etlkit" pmc "$a" --json --range 0.5 0.6 >"$tmp/out" 2>/dev/null; check "pmc --range" 0 $?
+expect "pmc --range: switches of the window" python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+n = j['total']['slices'] + j['slices_unpaired'] + j['pmc_counter_reset'] + j['pmc_count_mismatch'] + j['pmc_implausible']
+sys.exit(not (0 < n <= j['switches_with_pmc'] + j['switches_without_pmc'] <= n + 4))" "$tmp/out"
+"$etlkit" pmc "$a" --json --range 5 6 >"$tmp/out" 2>/dev/null; check "pmc --range past the end" 0 $?
+expect "pmc --range past the end: no switch" grep -q '"switches_with_pmc":0,"switches_without_pmc":0,' "$tmp/out"
+"$etlkit" pmc "$a" --range 5 6 >"$tmp/out" 2>/dev/null
+expect "pmc --range past the end: text" grep -q '^0 switches with counters, 0 without; 0 slices counted' "$tmp/out"
+"$etlkit" report "$a" --range 5 6 -o "$tmp/r56.html" >/dev/null 2>&1
+expect "report --range past the end: the trace has counters" sh -c "! grep -q 'This trace has no PMC counters' '$tmp/r56.html'"
+
 # J: --counters naming a kind twice is a usage error; names past the switches' counters are said.
 "$etlkit" pmc "$a" --counters instructions,instructions,llc >/dev/null 2>"$tmp/err"; check "pmc --counters twice" 64 $?
 expect "pmc --counters twice: why" grep -q "instructions named twice (slots 0 and 1)" "$tmp/err"
