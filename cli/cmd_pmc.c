@@ -377,6 +377,24 @@ static void saturated_text(FILE *f, const etl_pmc *p, const char (*labels)[32])
             "--counters names the kinds): not known, \"-\" where it is");
 }
 
+/* The cycles or instructions counter that never counted over the slices: its ratios are unknown, said why. */
+static void idle_counters_text(FILE *f, const char *lead, const etl_pmc *p)
+{
+    static const struct {
+        etl_pmc_kind k;
+        const char *name, *what;
+    } dead[] = {{ETL_PMC_CYCLES, "Cycles", "IPC, CPI and GHz"},
+                {ETL_PMC_INSTRUCTIONS, "Instructions", "IPC, CPI and the misses per 1,000 instructions"}};
+    for (unsigned i = 0; i < 2; i++) {
+        int k = etl_pmc_slot(p, dead[i].k);
+        if (k < 0 || (unsigned)k >= p->counters || !p->total.slices || p->total.delta[k] || p->total.saturated >> k & 1)
+            continue;
+        char d[32];
+        fprintf(f, "%sthe %s counter (slot %d) never counted (0 over %s of CPU time): %s cannot be computed\n", lead,
+                dead[i].name, k, fmt_dur(d, p->total.cpu_ns), dead[i].what);
+    }
+}
+
 static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
 {
     const etl_pmc *p = &c->p;
@@ -426,12 +444,7 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
     if (p->pmc_count_mismatch)
         printf("note: %llu slices dropped: their two switches carry different numbers of counters\n",
                (unsigned long long)p->pmc_count_mismatch);
-    int cy = etl_pmc_slot(p, ETL_PMC_CYCLES);
-    if (cy >= 0 && (unsigned)cy < p->counters && p->total.slices && !p->total.delta[cy]) {
-        char d[32];
-        printf("note: the Cycles counter (slot %d) never counted (0 over %s of CPU time): IPC, CPI and GHz cannot be "
-               "computed\n", cy, fmt_dur(d, p->total.cpu_ns));
-    }
+    idle_counters_text(stdout, "note: ", p);
     if (p->pmc_implausible) {
         printf("note: ");
         implausible_text(stdout, p, c->labels, c->named);
@@ -565,6 +578,11 @@ int cmd_pmc(int argc, char **argv)
         if (c.p.slices_unpaired && !a.quiet)
             fprintf(stderr, "%s pmc: %s: note: %llu slices not counted: without counters at one end (slices_unpaired)\n",
                     prog, run.in.path, (unsigned long long)c.p.slices_unpaired);
+        if (!a.quiet) {
+            char lead[600];
+            snprintf(lead, sizeof lead, "%s pmc: %s: note: ", prog, run.in.path);
+            idle_counters_text(stderr, lead, &c.p);
+        }
     } else {
         print_text(&a, &run, &c);
     }

@@ -56,8 +56,8 @@ typedef struct etl_pmc_sums {
 } etl_pmc_sums;
 
 /* Ratios from sums (spec §6), rounded to the nearest (a half up); each is -1 when its counters are not named or the
- * divisor is 0, and CPI and GHz are -1 too when ΣCycles is 0 (a cycles counter that did not count), or when a sum
- * it takes is saturated. */
+ * divisor is 0, CPI and GHz are -1 too when ΣCycles is 0 (a cycles counter that did not count), IPC when
+ * ΣInstructions is 0 (an instructions counter that did not count), and any when a sum it takes is saturated. */
 typedef struct etl_pmc_ratios {
     int64_t ipc_x1000;        /* ΣInstructions / ΣCycles */
     int64_t cpi_x1000;        /* ΣCycles / ΣInstructions */

@@ -382,7 +382,9 @@ void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *
     have_cy = have_cy && !(s->saturated >> cy & 1), have_in = have_in && !(s->saturated >> in & 1);
     have_llc = have_llc && !(s->saturated >> llc & 1), have_bm = have_bm && !(s->saturated >> bm & 1);
     have_br = have_br && !(s->saturated >> br & 1);
-    out->ipc_x1000 = have_cy && have_in ? ratio(s->delta[in], s->delta[cy], 1000) : -1;
+    /* No instruction over cycles that counted is an instructions counter that did not count (a switch alone retires
+     * thousands), not an IPC of 0; CPI and the misses per 1,000 instructions have it as divisor. */
+    out->ipc_x1000 = have_cy && have_in && s->delta[in] ? ratio(s->delta[in], s->delta[cy], 1000) : -1;
     /* CPI is 1/IPC (spec §6): none without cycles, as IPC; 0 cycles over any CPU time is a counter that
      * did not count (a PMU a VM does not run), not a CPU that did no cycle: no GHz either. */
     out->cpi_x1000 = have_cy && have_in && s->delta[cy] ? ratio(s->delta[cy], s->delta[in], 1000) : -1;

@@ -72,6 +72,20 @@ expect "pmc cycles 0 --json: null" grep -q '"ipc":null,"cpi":null,"llc_mpki":[0-
 "$etlkit" pmc "$tmp/pz0.etl" --csv >"$tmp/out" 2>&1; check "pmc cycles 0 --csv" 0 $?
 expect "pmc cycles 0 --csv: empty" grep -q '^0,Idle (0),,[0-9]*,[0-9]*,0,[0-9]*,[0-9]*,[0-9]*,,,[0-9.]*,[0-9.]*,,.\?$' "$tmp/out"
 
+# C2: an instructions counter that never counts: IPC was 0.000 (text, JSON 0.0, CSV) for every row; now "-", null,
+# empty, and said (the CSV's note on stderr, the cycles' one too).
+dmg "$tmp/pz.etl" "$tmp/pi0.etl" pmcall 1 0
+"$etlkit" pmc "$tmp/pi0.etl" --top 1 >"$tmp/out" 2>&1; check "pmc instructions 0" 0 $?
+expect "pmc instructions 0: no IPC of 0.000" sh -c "! grep -Eq ' 0\.000( |\$)' '$tmp/out'"
+expect "pmc instructions 0: said" grep -q "^note: the Instructions counter (slot 1) never counted (0 over .* of CPU time): IPC, CPI and the misses" "$tmp/out"
+"$etlkit" pmc "$tmp/pi0.etl" --json --top 1 >"$tmp/out" 2>&1; check "pmc instructions 0 --json" 0 $?
+expect "pmc instructions 0 --json: null" sh -c "grep -q '\"ipc\":null,\"cpi\":null,\"llc_mpki\":null,\"branch_mpki\":null,' '$tmp/out' && ! grep -q '\"ipc\":0' '$tmp/out'"
+"$etlkit" pmc "$tmp/pi0.etl" --csv >"$tmp/out" 2>"$tmp/err"; check "pmc instructions 0 --csv" 0 $?
+expect "pmc instructions 0 --csv: empty" sh -c "! grep -q ',0\.000,' '$tmp/out' && grep -q '^0,Idle (0),,[0-9]*,[0-9]*,[0-9]*,0,[0-9]*,[0-9]*,,,,,,[0-9.]*.\?\$' '$tmp/out'"
+expect "pmc instructions 0 --csv: said on stderr" grep -q "^etlkit pmc: .*pi0.etl: note: the Instructions counter (slot 1) never counted" "$tmp/err"
+"$etlkit" pmc "$tmp/pz0.etl" --csv >/dev/null 2>"$tmp/err"
+expect "pmc cycles 0 --csv: said on stderr" grep -q "^etlkit pmc: .*pz0.etl: note: the Cycles counter (slot 0) never counted" "$tmp/err"
+
 # H: a SpinLock released before it was acquired has no hold: out of the hold figures, told with where, exit 3.
 dmg "$a" "$tmp/h.etl" spinset 100 release 5
 "$etlkit" spinlocks "$tmp/h.etl" >"$tmp/out" 2>"$tmp/err"; check "spinlocks release < acquire" 3 $?

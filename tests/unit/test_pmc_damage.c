@@ -73,10 +73,38 @@ static void test_switches_in_window(void **state)
     etl_pmc_free(&p);
 }
 
+/* No instruction over cycles that counted: an instructions counter that did not count, no IPC of 0 (nor CPI, MPKI). */
+static void test_instructions_not_counted(void **state)
+{
+    (void)state;
+    etl_pmc p;
+    init(&p, 0, 0);
+    p.counters = 4;
+    etl_pmc_sums s;
+    memset(&s, 0, sizeof s);
+    s.slices = 10;
+    s.cpu_ns = 1000000;
+    s.delta[0] = 3000000; /* cycles */
+    s.delta[2] = 5;       /* LLC misses */
+    etl_pmc_ratios r;
+    etl_pmc_ratios_of(&p, &s, &r);
+    assert_int_equal(r.ipc_x1000, -1);
+    assert_int_equal(r.cpi_x1000, -1);
+    assert_int_equal(r.llc_mpki_x1000, -1);
+    assert_int_equal(r.branch_mpki_x1000, -1);
+    assert_int_equal(r.ghz_x1000, 3000);
+    s.delta[1] = 1500000; /* counted: 0.5 */
+    etl_pmc_ratios_of(&p, &s, &r);
+    assert_int_equal(r.ipc_x1000, 500);
+    assert_int_equal(r.cpi_x1000, 2000);
+    etl_pmc_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_switches_in_window),
+        cmocka_unit_test(test_instructions_not_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
