@@ -87,17 +87,17 @@ GETTER(g_cpu_ns)
     (void)col;
     cv_i64(v, S->cpu_ns);
 }
-/* The slot col->off's sum: null when it passed 2^64 (saturated: not the sum). */
+/* The slot col->off's sum: null when it passed 2^64 (saturated: not the sum) or is of some slices only (partial). */
 GETTER(g_delta)
 {
-    if (S->saturated >> col->off & 1) cv_null(v);
+    if ((S->saturated | S->partial) >> col->off & 1) cv_null(v);
     else cv_u64(v, S->delta[col->off]);
 }
 static void put_deltas(jw *w, const char *key, const void *cx, const void *row)
 {
     jw_arr(w, key);
     for (unsigned k = 0; k < C->p->counters; k++) {
-        if (S->saturated >> k & 1) jw_null(w, NULL);
+        if ((S->saturated | S->partial) >> k & 1) jw_null(w, NULL);
         else jw_u64(w, NULL, S->delta[k]);
     }
     jw_arr_end(w);
@@ -267,6 +267,14 @@ static void json_rows(jw *w, rows_ctx *rc, const char *key, const col_def *keys,
     jw_arr_end(w);
 }
 
+/* The slices counted whose switches carry fewer counters than the columns (their slots' sums are partial). */
+static uint64_t slices_short(const etl_pmc *p)
+{
+    uint64_t n = 0;
+    for (unsigned k = 0; k < p->counters && k <= ETL_PMC_MAX; k++) n += p->slices_by_count[k];
+    return n;
+}
+
 void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[32], int named, const rep_args *a)
 {
     rep_json_head(w, run, p->o.v0, p->o.v1, etl_sched_cpu_count(run->model));
@@ -287,6 +295,7 @@ void pmc_json(jw *w, const rep_run *run, const etl_pmc *p, const char (*labels)[
     jw_u64(w, "slices_unknown", p->slices_unknown);
     jw_u64(w, "pmc_counter_reset", p->pmc_counter_reset);
     jw_u64(w, "pmc_count_mismatch", p->pmc_count_mismatch);
+    jw_u64(w, "slices_short", slices_short(p));
     jw_u64(w, "pmc_implausible", p->pmc_implausible);
     if (p->pmc_implausible) {
         char b[48];
@@ -377,6 +386,15 @@ static void saturated_text(FILE *f, const etl_pmc *p, const char (*labels)[32])
             "--counters names the kinds): not known, \"-\" where it is");
 }
 
+static void short_text(FILE *f, const char *lead, const etl_pmc *p)
+{
+    uint64_t n = slices_short(p);
+    if (!n) return;
+    fprintf(f, "%s%llu slices counted carry fewer than the %u counters other switches carry (slices_short): a slot's "
+            "sum over slices some of which lack it is not known, \"-\" there, nor any ratio of it\n", lead,
+            (unsigned long long)n, p->counters);
+}
+
 /* The cycles or instructions counter that never counted over the slices: its ratios are unknown, said why. */
 static void idle_counters_text(FILE *f, const char *lead, const etl_pmc *p)
 {
@@ -445,6 +463,7 @@ static void print_text(const rep_args *a, const rep_run *run, const ctx *c)
         printf("note: %llu slices dropped: their two switches carry different numbers of counters\n",
                (unsigned long long)p->pmc_count_mismatch);
     idle_counters_text(stdout, "note: ", p);
+    short_text(stdout, "note: ", p);
     if (p->pmc_implausible) {
         printf("note: ");
         implausible_text(stdout, p, c->labels, c->named);
@@ -582,6 +601,7 @@ int cmd_pmc(int argc, char **argv)
             char lead[600];
             snprintf(lead, sizeof lead, "%s pmc: %s: note: ", prog, run.in.path);
             idle_counters_text(stderr, lead, &c.p);
+            short_text(stderr, lead, &c.p);
         }
     } else {
         print_text(&a, &run, &c);

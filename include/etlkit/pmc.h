@@ -53,10 +53,14 @@ typedef struct etl_pmc_sums {
        (a damaged trace: one CPU's counter that jumps up, back, and up again; several CPUs' jumps), in slots of
        other kinds (named kinds are checked: ETL_PMC_MAX_HZ). The total has every bit a thread, process or CPU has. */
     uint8_t saturated;
+    /* Bit k: a slice of these sums carried no slot k (its switches carried fewer counters: a damaged or hostile
+       trace whose CPUs' switches differ), so delta[k] is of some slices only: not known, nor any ratio of it. Bits
+       at or past etl_pmc.counters are of no column. */
+    uint8_t partial;
 } etl_pmc_sums;
 
-/* Ratios from sums (spec §6), rounded to the nearest (a half up); each is -1 when its counters are not named or the
- * divisor is 0, CPI and GHz are -1 too when ΣCycles is 0 (a cycles counter that did not count), IPC when
+/* Ratios from sums (spec §6), rounded to the nearest (a half up); each is -1 when its counters are not named, or
+ * partial, or the divisor is 0, CPI and GHz are -1 too when ΣCycles is 0 (a cycles counter that did not count), IPC when
  * ΣInstructions is 0 (an instructions counter that did not count), and any when a sum it takes is saturated. */
 typedef struct etl_pmc_ratios {
     int64_t ipc_x1000;        /* ΣInstructions / ΣCycles */
@@ -104,6 +108,8 @@ typedef struct etl_pmc {
     uint64_t pmc_counter_reset;  /* slices dropped: a counter went backwards */
     uint64_t pmc_count_mismatch; /* slices dropped: the two switches carry different counter counts */
     uint64_t pmc_implausible; /* slices dropped: a counter jumped more than a CPU can count (ETL_PMC_MAX_HZ) */
+    uint64_t slices_by_count[ETL_PMC_MAX + 1]; /* slices counted, by the counters their switches carry: those with
+                                                  fewer than counters make their slots' sums partial */
     struct {                  /* the first of them (the lowest switch-in time), with pmc_implausible */
         int64_t si, nso;      /* the slice, canonical ns */
         uint32_t cpu;

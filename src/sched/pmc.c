@@ -103,6 +103,7 @@ static void sums_add(etl_pmc_sums *d, const etl_pmc_sums *x, unsigned n)
     d->slices += x->slices;
     if (__builtin_add_overflow(d->cpu_ns, x->cpu_ns, &d->cpu_ns)) d->cpu_ns = INT64_MAX;
     d->saturated |= x->saturated;
+    d->partial |= x->partial;
     for (unsigned k = 0; k < n; k++)
         if (__builtin_add_overflow(d->delta[k], x->delta[k], &d->delta[k])) {
             d->delta[k] = UINT64_MAX; /* not the sum: said, so that it is not read as one */
@@ -184,6 +185,7 @@ void etl_pmc_add(void *ctx, const etl_sched_row *row)
     }
     one.slices = 1;
     one.cpu_ns = row->nso - row->si;
+    one.partial = (uint8_t)(0x7Fu & ~((1u << n) - 1)); /* the slots this slice has no count of */
     /* Out of memory fails finish: a total that is not the sum of its rows is not printed. */
     etl_pmc_sums *t = thread_sums(p, row->new_thread);
     if (!t) {
@@ -204,6 +206,7 @@ void etl_pmc_add(void *ctx, const etl_sched_row *row)
     sums_add(t, &one, n);
     sums_add(&p->cpus[row->cpu], &one, n);
     sums_add(&p->total, &one, n);
+    p->slices_by_count[n]++;
 }
 
 /* Adds what one thread of etl_sched_percpu_run gathered into into, from's index i as into's map[i]. */
@@ -234,6 +237,7 @@ static etl_status pmc_merge(etl_pmc *into, const etl_pmc *from, const uint32_t *
     into->slices_unknown += from->slices_unknown;
     into->pmc_counter_reset += from->pmc_counter_reset;
     into->pmc_count_mismatch += from->pmc_count_mismatch;
+    for (unsigned k = 0; k <= ETL_PMC_MAX; k++) into->slices_by_count[k] += from->slices_by_count[k];
     if (from->pmc_implausible && (!into->pmc_implausible || from->implausible_first.si < into->implausible_first.si))
         into->implausible_first = from->implausible_first;
     into->pmc_implausible += from->pmc_implausible;
@@ -378,10 +382,11 @@ void etl_pmc_ratios_of(const etl_pmc *p, const etl_pmc_sums *s, etl_pmc_ratios *
     bool have_cy = cy >= 0 && (unsigned)cy < p->counters, have_in = in >= 0 && (unsigned)in < p->counters;
     bool have_llc = llc >= 0 && (unsigned)llc < p->counters, have_bm = bm >= 0 && (unsigned)bm < p->counters;
     bool have_br = br >= 0 && (unsigned)br < p->counters;
-    /* A saturated sum is not known: no ratio of it. */
-    have_cy = have_cy && !(s->saturated >> cy & 1), have_in = have_in && !(s->saturated >> in & 1);
-    have_llc = have_llc && !(s->saturated >> llc & 1), have_bm = have_bm && !(s->saturated >> bm & 1);
-    have_br = have_br && !(s->saturated >> br & 1);
+    /* A saturated or partial sum is not known: no ratio of it. */
+    unsigned unknown = (unsigned)(s->saturated | s->partial);
+    have_cy = have_cy && !(unknown >> cy & 1), have_in = have_in && !(unknown >> in & 1);
+    have_llc = have_llc && !(unknown >> llc & 1), have_bm = have_bm && !(unknown >> bm & 1);
+    have_br = have_br && !(unknown >> br & 1);
     /* No instruction over cycles that counted is an instructions counter that did not count (a switch alone retires
      * thousands), not an IPC of 0; CPI and the misses per 1,000 instructions have it as divisor. */
     out->ipc_x1000 = have_cy && have_in && s->delta[in] ? ratio(s->delta[in], s->delta[cy], 1000) : -1;

@@ -100,11 +100,50 @@ static void test_instructions_not_counted(void **state)
     etl_pmc_free(&p);
 }
 
+/*
+ * CPU 1's switches carry 2 counters, CPU 0's 4 (a damaged or hostile trace): LLC and branch misses are counted on
+ * CPU 0 only. Their sums over both CPUs' slices were CPU 0's read as the whole, and the LLC MPKI divided CPU 0's
+ * misses by both CPUs' instructions (half the truth here); CPU 1's row read 0 misses. Now partial: unknown.
+ */
+static void test_slots_missing_on_a_cpu(void **state)
+{
+    (void)state;
+    static const uint64_t a[4] = {1000, 1000, 10, 10}, b[4] = {3001000, 2001000, 1010, 2010};
+    etl_pmc p;
+    init(&p, 0, 0);
+    row(&p, 0, 0, 1000000, 4, a, b);
+    row(&p, 1, 0, 1000000, 2, a, b);
+    assert_int_equal(etl_pmc_finish(&p, 2000000), ETL_OK);
+    assert_int_equal(p.counters, 4);
+    assert_int_equal(p.total.slices, 2);
+    assert_int_equal(p.slices_by_count[2], 1);
+    assert_int_equal(p.slices_by_count[4], 1);
+    etl_pmc_ratios r;
+    etl_pmc_ratios_of(&p, &p.total, &r);
+    assert_int_equal(r.ipc_x1000, 667); /* cycles and instructions: every slice has them */
+    assert_int_equal(r.llc_mpki_x1000, -1);
+    assert_int_equal(r.branch_mpki_x1000, -1);
+    assert_true(p.total.partial >> 2 & 1);
+    assert_true(p.total.partial >> 3 & 1);
+    assert_false(p.total.partial & 3);
+    assert_int_equal(p.threads[0].s.partial, p.total.partial);
+    /* CPU 0 whole, CPU 1 without slots 2 and 3 (not 0 misses). */
+    assert_false(p.cpus[0].partial & 0xF);
+    etl_pmc_ratios_of(&p, &p.cpus[0], &r);
+    assert_int_equal(r.llc_mpki_x1000, 500);
+    assert_int_equal(p.cpus[1].partial & 0xF, 0xC);
+    etl_pmc_ratios_of(&p, &p.cpus[1], &r);
+    assert_int_equal(r.llc_mpki_x1000, -1);
+    assert_int_equal(r.ipc_x1000, 667);
+    etl_pmc_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_switches_in_window),
         cmocka_unit_test(test_instructions_not_counted),
+        cmocka_unit_test(test_slots_missing_on_a_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
