@@ -184,6 +184,8 @@ void waits_json(jw *w, const rep_run *run, const etl_usage *u, const etl_usage_t
     jw_obj_end(w);
     /* false: every wait count and time below is null, and by_reason is empty (no Waits could be measured) */
     jw_bool(w, "waits_known", etl_usage_waits_known(u));
+    /* switch-ins of the trace whose Ready (and Waits) lost records made unknown: not in the numbers above */
+    jw_u64(w, "ready_lost", etl_sched_rows_lost(run->model));
     jw_arr(w, "threads");
     unsigned shown = 0;
     waits_ctx wc = {run, etl_usage_waits_known(u)};
@@ -257,9 +259,21 @@ static void print_intervals(const rep_run *run, const char *title, const etl_usa
     tbl_free(&t);
 }
 
-/* Why every wait is unknown (etl_usage_waits_known is false), in one line. */
-static const char *waits_unknown_why(const rep_args *a, uint64_t ready_events)
+/* The switch-ins lost records left without a Ready Time or a wait, which no number counts: a line, if any. */
+static void print_lost(const rep_run *run, FILE *f, const char *cmd)
 {
+    uint64_t n = etl_sched_rows_lost(run->model);
+    if (!n) return;
+    if (cmd) fprintf(f, "%s %s: ", prog, cmd);
+    fprintf(f, "note: %llu switch-in%s of the trace %s no known Ready or Waits: records lost since %s thread's "
+            "previous switch-in (the warnings say where) may have held its ReadyThread or switch-out\n",
+            (unsigned long long)n, n == 1 ? "" : "s", n == 1 ? "has" : "have", n == 1 ? "its" : "their");
+}
+
+/* Why every wait is unknown (etl_usage_waits_known is false), in one line. */
+static const char *waits_unknown_why(const rep_args *a, uint64_t ready_events, uint64_t lost)
+{
+    if (lost) return "Waits unknown: records were lost before the switch-ins (the warnings say where)";
     /* The trace has none, or none of them readied a switch-in of the window (of the selected threads). */
     if (!ready_events) return "Waits unknown: the trace has no ReadyThread events (the DISPATCHER flag was not on)";
     return a->process || a->thread >= 0
@@ -305,7 +319,7 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         }
         /* None known: the reason, not an empty table (which would read as no waits). */
         if (etl_usage_waits_known(u)) tbl_print_text(&t, stdout, "  ");
-        else printf("  %s\n", waits_unknown_why(a, ready_events));
+        else printf("  %s\n", waits_unknown_why(a, ready_events, etl_sched_rows_lost(run->model)));
         tbl_free(&t);
         printf("\nThreads by time not running (ready + waiting)\n");
     }
@@ -320,7 +334,7 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &wc, x);
     }
     if (csv && !wc.waits_known && u->nthreads && !a->quiet) /* blank cells: why, on stderr */
-        fprintf(stderr, "%s waits: note: %s: %s\n", prog, run->in.path, waits_unknown_why(a, ready_events));
+        fprintf(stderr, "%s waits: note: %s: %s\n", prog, run->in.path, waits_unknown_why(a, ready_events, etl_sched_rows_lost(run->model)));
     if (a->format == FMT_CSV) tbl_print_sheet(&t, stdout);
     else tbl_print_text(&t, stdout, "  ");
     tbl_free(&t);
@@ -328,6 +342,7 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         print_intervals(run, "Longest waits", u->longest_waits, u->n_longest_waits, 1);
         print_intervals(run, "Longest ready delays", u->longest_ready, u->n_longest_ready, 0);
         rep_print_anomalies(run, stdout);
+        print_lost(run, stdout, NULL);
     }
 }
 
@@ -518,6 +533,7 @@ int cmd_waits(int argc, char **argv)
     } else {
         print_table(&a, &run, &wr.u, wr.ready_events);
     }
+    if (a.format != FMT_TEXT && !a.quiet) print_lost(&run, stderr, "waits"); /* text: with the notes */
     etl_usage_free(&wr.u);
     free(sel.on);
     return rep_finish(&run, "waits");

@@ -139,8 +139,11 @@ enum {
     ETL_ROW_READIED = 1u << 4,     /* R present: readier, flags, adjust are valid */
     ETL_ROW_WAITED = 1u << 5,      /* Count: Waits = 1 (P waiting) */
     ETL_ROW_MISMATCH = 1u << 6,    /* the switch-in planned another thread (cswitch_chain_mismatch) */
-    ETL_ROW_OLD_SI_UNKNOWN = 1u << 7 /* prev_switch not known: the CPU's first switch (prev_switch = si), or the slice
+    ETL_ROW_OLD_SI_UNKNOWN = 1u << 7, /* prev_switch not known: the CPU's first switch (prev_switch = si), or the slice
                                         before it is of no known thread (lost switches may lie in it) */
+    ETL_ROW_LOST = 1u << 8         /* records of some CPU lost since X's previous switch-in may have held a later
+                                      ReadyThread or switch-out of X: R (and RT unless P is known runnable) not known,
+                                      and P not known when the loss may lie after it (then Count: Waits is unknown too) */
 };
 
 /* One "CPU Usage (Precise)" row: thread X switched in on cpu at SI, out at NSO. */
@@ -271,6 +274,8 @@ static inline void etl_window_clip(int64_t *v0, int64_t *v1, int64_t end_ns)
 ETL_API void etl_sched_close(etl_sched *m);
 
 ETL_API const etl_sched_stats *etl_sched_stats_get(const etl_sched *m);
+/* Rows so far whose Ready Time or previous switch-out lost records made unknown (ETL_ROW_LOST). */
+ETL_API uint64_t etl_sched_rows_lost(const etl_sched *m);
 ETL_API unsigned etl_sched_cpu_count(const etl_sched *m);
 /* The thread and process instances so far (indices are stable). */
 ETL_API const etl_sched_thread *etl_sched_threads(const etl_sched *m, size_t *n);

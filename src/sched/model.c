@@ -52,6 +52,9 @@ typedef struct mcpu {
     uint32_t head_tid;       /* before the first switch: the old thread it names (read ahead), UINT32_MAX unknown */
     bool gaps_read;          /* gaps: etl_reader_cpu_gaps's, read at the CPU's first switch */
     etl_gap_cursor gaps;
+    bool skip_valid;         /* skip_next: the first skip at prev's time or later, when skip_count were known */
+    uint64_t skip_next;
+    size_t skip_count;
 } mcpu;
 
 struct etl_sched {
@@ -77,6 +80,16 @@ struct etl_sched {
     uint64_t last_ts;
     bool restarts_new;       /* every Start of a started thread makes an instance (etl_sched_restarts_new) */
     bool gaps;               /* the file misses buffers (etl_sched_options.reader) */
+    /*
+     * Where any CPU's records may be lost, for a thread's P and R (lost_between): a missing
+     * buffer's spans on every CPU merged (allgaps), the earliest CPU end past which its records are
+     * lost (known_min), and the latest end of a slice that spanned records passed over (lost_hi).
+     */
+    etl_ts_span *allgaps;
+    size_t nallgaps;
+    uint64_t known_min;
+    uint64_t lost_hi;
+    uint64_t rows_lost;      /* etl_sched_rows_lost */
     char scratch[1024];
 };
 
@@ -299,6 +312,84 @@ static inline bool spans_gap(const etl_sched *m, mcpu *c, unsigned cpu, uint64_t
     return missing_in(m, c, cpu, si, t) || skipped(m, cpu, si, t);
 }
 
+/*
+ * Whether records of some CPU may have been lost in (a, b), b the model's time now: a switch of
+ * a thread or a ReadyThread of it among them. Which CPU a missing buffer was is not known and a
+ * thread runs on any CPU, so every CPU's losses count: its missing buffers' spans, its end when
+ * its last buffers are missing, the slices already closed across a loss (lost_hi), and the open
+ * slice of each CPU up to b.
+ */
+static bool lost_between(etl_sched *m, uint64_t a, uint64_t b)
+{
+    if (m->lost_hi > a) return true;
+    if (m->gaps) {
+        if (m->known_min < b) return true;
+        size_t lo = 0, hi = m->nallgaps; /* the first span that ends after a */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (m->allgaps[mid].hi <= a) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < m->nallgaps && m->allgaps[lo].lo < b) return true;
+    }
+    const etl_reader *r = m->opts.reader;
+    if (!r || !etl_reader_any_skipped(r)) return false;
+    if (atomic_load_explicit(&r->skips_lost, memory_order_relaxed)) return true;
+    size_t nskips = etl_reader_skip_count(r);
+    for (unsigned k = 0; k < m->ncpu; k++) {
+        mcpu *c = &m->cpus[k];
+        /* the first skip of its open slice, asked again when the slice or the skips known change */
+        if (!c->skip_valid || c->skip_count != nskips) {
+            c->skip_next = etl_reader_cpu_next_skip(r, k, c->has_prev ? c->prev.ts : 0);
+            c->skip_count = nskips;
+            c->skip_valid = true;
+        }
+        if (c->skip_next < b) return true;
+    }
+    return false;
+}
+
+static int span_by_lo(const void *a, const void *b)
+{
+    const etl_ts_span *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* allgaps and known_min of a file that misses buffers (ncpu: the header's CPUs). */
+static void gather_losses(etl_sched *m, unsigned ncpu)
+{
+    const etl_reader *r = m->opts.reader;
+    m->known_min = UINT64_MAX;
+    size_t total = 0, n;
+    for (unsigned k = 0; k < ncpu; k++) {
+        etl_reader_cpu_gaps(r, k, &n);
+        total += n;
+        uint64_t until = etl_reader_cpu_known_until(r, k);
+        if (until < m->known_min) m->known_min = until;
+    }
+    if (!total) return;
+    m->allgaps = malloc(total * sizeof *m->allgaps);
+    if (!m->allgaps) {
+        m->known_min = 0; /* where they are is not known: every time may have lost records */
+        return;
+    }
+    for (unsigned k = 0; k < ncpu; k++) {
+        const etl_ts_span *g = etl_reader_cpu_gaps(r, k, &n);
+        if (n) memcpy(m->allgaps + m->nallgaps, g, n * sizeof *g);
+        m->nallgaps += n;
+    }
+    qsort(m->allgaps, m->nallgaps, sizeof *m->allgaps, span_by_lo);
+    size_t w = 0; /* merged: each span's hi then only rises, for the search */
+    for (size_t i = 0; i < m->nallgaps; i++) {
+        if (w && m->allgaps[i].lo < m->allgaps[w - 1].hi) {
+            if (m->allgaps[i].hi > m->allgaps[w - 1].hi) m->allgaps[w - 1].hi = m->allgaps[i].hi;
+        } else {
+            m->allgaps[w++] = m->allgaps[i];
+        }
+    }
+    m->nallgaps = w;
+}
+
 /* A slice whose thread is not known: nor how it came in (its readying, its wait). */
 static void forget_thread(etl_sched_row *row)
 {
@@ -335,6 +426,20 @@ static void switch_in(etl_sched *m, etl_sched_row *row, uint32_t x, uint64_t t)
     if (l->has_in && ncand && l->r_ts <= l->in_ts) ncand = 0; /* I_prev < t(R) */
     if (ncand && l->r_ts > t) ncand = 0;                       /* t(R) <= SI, even out of order */
     if (l->has_out && l->out_ts > t) l->has_out = 0;           /* a switch-out after SI is no P */
+    /*
+     * Records lost since X's previous switch-in may have held a later ReadyThread of X, or a
+     * switch-in that makes the candidates stale: R is not known. Lost since P, a later switch-out
+     * of X: P is not known either (it would read as an older wait, or as ready all along).
+     */
+    uint64_t from_r = l->has_in ? l->in_ts : l->has_out ? l->out_ts : m->thr[x].start_ts;
+    bool lost_r = lost_between(m, from_r, t);
+    bool lost_p = lost_r && (!l->has_out || lost_between(m, l->out_ts, t));
+    if (lost_p) l->has_out = 0;
+    if (lost_r) ncand = 0;
+    if (lost_r && !(l->has_out && (l->out_known & ETL_CSW_STATE) && is_runnable(l->out_state))) {
+        row->flags |= ETL_ROW_LOST;
+        m->rows_lost++;
+    }
     if (l->has_out) {
         row->flags |= ETL_ROW_PREV;
         row->lso_ts = l->out_ts;
@@ -347,7 +452,9 @@ static void switch_in(etl_sched *m, etl_sched_row *row, uint32_t x, uint64_t t)
     }
     bool runnable = l->has_out && (l->out_known & ETL_CSW_STATE) && is_runnable(l->out_state);
     if (l->has_out && (l->out_known & ETL_CSW_STATE) && is_waiting(l->out_state)) row->flags |= ETL_ROW_WAITED;
-    if (runnable) {
+    if (lost_p || (lost_r && !runnable)) {
+        /* RT unknown: not counted as a wait or a latency */
+    } else if (runnable) {
         row->flags |= ETL_ROW_READY_TIME;
         row->rt_ts = l->out_ts;
         row->ready_while_runnable = ncand;
@@ -421,6 +528,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
         }
         if (spans_gap(m, c, e->cpu, row->si_ts, t)) forget_thread(row);
         prev_unknown = row->new_thread == ETL_SCHED_NONE && row->new_tid == UINT32_MAX;
+        if (prev_unknown && t > m->lost_hi) m->lost_hi = t; /* switches lost in it, of any thread */
         row->nso_ts = t;
         row->nso = ns_of(m, t);
         row->out = e;
@@ -436,6 +544,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
         bool lost = t >= m->clock.t0 && (missing_in(m, c, e->cpu, m->clock.t0, t) || skipped(m, e->cpu, 0, t));
         head.new_tid = old_known && !lost ? e->old_tid : UINT32_MAX;
         head.new_thread = lost ? ETL_SCHED_NONE : old;
+        if (lost && t > m->lost_hi) m->lost_hi = t;
         head.old_tid = UINT32_MAX;
         head.old_thread = ETL_SCHED_NONE;
         head.si_ts = m->clock.t0;
@@ -467,6 +576,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
     }
     etl_copy_small(&c->prev, e, sizeof c->prev);
     c->has_prev = true;
+    c->skip_valid = false;
 }
 
 static void on_ready(etl_sched *m, const etl_sched_event *ev)
@@ -477,6 +587,11 @@ static void on_ready(etl_sched *m, const etl_sched_event *ev)
     if (x == ETL_SCHED_NONE) return;
     mcpu *c = ev->cpu < m->ncpu ? &m->cpus[ev->cpu] : NULL;
     uint32_t rtid = UINT32_MAX, rthr = ETL_SCHED_NONE;
+    /* Its CPU's switches lost since the last one read: who ran there (readied) is not known. */
+    if (c && c->has_prev && spans_gap(m, c, ev->cpu, c->prev.ts, ev->ts)) c = NULL;
+    if (c && !c->has_prev && ev->ts >= m->clock.t0 &&
+        (missing_in(m, c, ev->cpu, m->clock.t0, ev->ts) || skipped(m, ev->cpu, 0, ev->ts)))
+        c = NULL;
     if (c && c->has_prev && c->row.new_thread != ETL_SCHED_NONE) {
         rtid = c->row.new_tid;
         rthr = c->row.new_thread;
@@ -677,6 +792,7 @@ etl_status etl_sched_open(const etl_clock *clock, unsigned ncpu, const etl_sched
     m->clock = *clock;
     etl_opts_take(&m->opts, sizeof m->opts, opts);
     m->gaps = m->opts.reader && etl_reader_buffers_missing(m->opts.reader);
+    if (m->gaps) gather_losses(m, m->opts.reader->ncpu);
     etl_idmap_init(&m->tid_map);
     etl_idmap_init(&m->pid_map);
     m->capnames = 4096;
@@ -757,6 +873,7 @@ void etl_sched_close(etl_sched *m)
     free(m->live);
     free(m->proc);
     free(m->names);
+    free(m->allgaps);
     etl_idmap_free(&m->tid_map);
     free(m->direct);
     etl_idmap_free(&m->pid_map);
@@ -764,6 +881,8 @@ void etl_sched_close(etl_sched *m)
 }
 
 const etl_sched_stats *etl_sched_stats_get(const etl_sched *m) { return &m->st; }
+
+uint64_t etl_sched_rows_lost(const etl_sched *m) { return m->rows_lost; }
 unsigned etl_sched_cpu_count(const etl_sched *m) { return m->ncpu; }
 
 const etl_sched_thread *etl_sched_threads(const etl_sched *m, size_t *n)

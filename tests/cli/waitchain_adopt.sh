@@ -66,19 +66,46 @@ PY
   expect "waitchain --process $p: the longest wait of waits --process $p ($got)" test "$got" = ok
 done
 
-# By name (--thread NAME and --process NAME), --at and --from: the same thread and end as the whole file gives (its
-# start may differ: a switch-out in the lost buffer).
+# lost_until FILE: where the lost buffer's records may end (its flush, from the warning), in ns
+lost_until() {
+  "$etlkit" info "$1" 2>&1 >/dev/null | sed -n 's/.*flushed between [0-9.]* s and \([0-9.]*\) s.*/\1/p' | head -1 |
+    python3 -c 'import sys; print(int(round(float(sys.stdin.read()) * 1e9)))'
+}
+# The same thread and end as the whole file gives, or, when the whole file's gap starts where the lost buffer's
+# records lie (a switch-out or ReadyThread of any thread may be among them: that gap's start is unknown in the cut
+# file, h4), each thread the cut file's chain names (the chain's, its readiers) is the whole file's thread of that
+# TID, of its process: the adoption is what these lines check.
+"$etlkit" cpu "$tmp/s.etl" --json >"$tmp/whole_cpu.json" 2>/dev/null; check "cpu, whole" 0 $?
+as_whole() { # as_whole WHOLE.json CUT.json LOST_UNTIL_NS [readiers]
+  python3 - "$tmp/whole_cpu.json" "$@" <<'PY'
+import json, sys
+cpu, a, b, until = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), json.load(open(sys.argv[3])), int(sys.argv[4])
+readiers = len(sys.argv) > 5
+def k(d):
+    if "chain" not in d: return d.get("error")
+    c = d["chain"]; who = lambda t: (t["tid"], t["pid"], t["process_label"], t["name"])
+    out = [who(c), d["at_ns"]]
+    if readiers: out += [who(s["readier"]) for s in c["segments"] if (s["readier"] or {}).get("kind") == "thread"]
+    return out
+if k(a) == k(b): print("ok"); sys.exit()
+if "chain" not in a or "chain" not in b or a.get("from_ns") is None or a["from_ns"] >= until:
+    print("%s vs the whole file %s" % (k(b), k(a))); sys.exit()
+who = lambda t: (t["tid"], t["pid"], t["process_label"], t["name"])
+threads = {t["tid"]: who(t) for t in cpu["threads"]}
+c = b["chain"]
+names = [c] + ([s["readier"] for s in c["segments"] if (s["readier"] or {}).get("kind") == "thread"] if readiers else [])
+wrong = [who(t) for t in names if threads.get(t["tid"]) != who(t)]
+print("ok" if not wrong else "%s not the whole file's %s" % (wrong, [threads.get(t[0]) for t in wrong]))
+PY
+}
+until=$(lost_until "$tmp/cut.etl"); expect "the lost buffer's flush ($until)" test -n "$until"
 "$etlkit" waitchain "$tmp/cut.etl" --thread svchost >"$tmp/out" 2>"$tmp/err"; check "waitchain --thread svchost" 3 $?
 expect "waitchain --thread svchost: no 'never switched in'" sh -c "! grep -q 'ever switched in' '$tmp/err'"
 for a in "--thread svchost" "--process svchost.exe" "--process 400" "--process 400 --at 0.5" \
          "--process 400 --from 0.3 --at 0.6" "--process svchost --range 0.2 0.4"; do
   "$etlkit" waitchain "$tmp/s.etl" $a --json >"$tmp/a.json" 2>/dev/null; check "waitchain whole $a" 0 $?
   "$etlkit" waitchain "$tmp/cut.etl" $a --json >"$tmp/b.json" 2>/dev/null; check "waitchain rundown lost $a" 3 $?
-  same=$(python3 -c '
-import json, sys
-a, b = (json.load(open(f)) for f in sys.argv[1:3])
-k = lambda d: (d["chain"]["tid"], d["chain"]["pid"], d["chain"]["process"], d["at_ns"]) if "chain" in d else d.get("error")
-print("ok" if k(a) == k(b) else "%s vs the whole file %s" % (k(b), k(a)))' "$tmp/a.json" "$tmp/b.json")
+  same=$(as_whole "$tmp/a.json" "$tmp/b.json" "$until")
   expect "waitchain $a: as on the whole file ($same)" test "$same" = ok
 done
 
@@ -89,15 +116,12 @@ n=$(cut "$tmp/l.etl" "$tmp/lcut.etl"); expect "3 s: the start rundown is in 1 bu
 check "waitchain early, whole" 0 $?
 "$etlkit" waitchain "$tmp/lcut.etl" --process 400 --range 0.1 0.5 --depth 0 --json >"$tmp/b.json" 2>/dev/null
 check "waitchain early, rundown lost" 3 $?
-same=$(python3 -c '
-import json, sys
-a, b = (json.load(open(f)) for f in sys.argv[1:3])
-def k(d):
-    if "chain" not in d: return d.get("error")
-    c = d["chain"]; who = lambda t: (t["tid"], t["pid"], t["process_label"], t["name"])
-    return [who(c), d["at_ns"]] + [who(s["readier"]) for s in c["segments"] if (s["readier"] or {}).get("kind") == "thread"]
-print("ok" if k(a) == k(b) and a["chain"]["pid"] == 400 else "%s vs the whole file %s" % (k(b), k(a)))' "$tmp/a.json" "$tmp/b.json")
+"$etlkit" cpu "$tmp/l.etl" --json >"$tmp/whole_cpu.json" 2>/dev/null; check "cpu, whole 3 s" 0 $?
+until=$(lost_until "$tmp/lcut.etl")
+same=$(as_whole "$tmp/a.json" "$tmp/b.json" "$until" readiers)
 expect "waitchain early: the thread, its readiers and their processes as on the whole file ($same)" test "$same" = ok
+pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["chain"]["pid"])' "$tmp/b.json")
+expect "waitchain early: a thread of process 400 ($pid)" test "$pid" = 400
 
 echo "waitchain_adopt.sh: $passes passed, $fails failed" >&2
 [ "$fails" -eq 0 ]
