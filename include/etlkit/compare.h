@@ -124,7 +124,8 @@ ETL_API int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64
  * is decided only when both ends of what it allows cross alike (its CPU time between the known and the known
  * plus the unknown time; a thread's plus at most the window; *delta is the known time's); a wait, switches or
  * ready gate on a damaged side with unknown time cannot be computed (nothing bounds what it held; a compact
- * trace's last slices hide no switch-in but their own, which every reading lacks alike). *undecided: the sides
+ * trace's last slices hide no switch-in but their own, which every reading lacks alike), and so is one whose value
+ * is unknown only on damaged sides with unknown time (their waits all lost with the records). *undecided: the sides
  * whose unknown time left the gate undecided (bit 0 BEFORE, bit 1 AFTER), 0 when it was decided or failed for
  * another reason. sides NULL: as etl_cmp_expr_eval, which judges the known values alone.
  */

@@ -539,11 +539,17 @@ static int eval_known(const etl_compare *c, const etl_cmp_side *s, const etl_cmp
                       int64_t *delta, unsigned *undecided)
 {
     *undecided = 0;
-    if (e->metric >= ETL_CMP_NMETRICS || !(r->known_before & BIT(e->metric)) || !(r->known_after & BIT(e->metric)))
+    if (e->metric >= ETL_CMP_NMETRICS) return -1;
+    unsigned sides = s ? (s[0].unknown_ns > 0 ? 1u : 0u) | (s[1].unknown_ns > 0 ? 2u : 0u) : 0;
+    unsigned lack = (r->known_before & BIT(e->metric) ? 0u : 1u) | (r->known_after & BIT(e->metric) ? 0u : 2u);
+    if (lack) {
+        /* Unknown on a damaged side alone (its waits all lost, say): what its lost records held, the damage's. */
+        unsigned damaged = s ? sides & ((s[0].damaged ? 1u : 0u) | (s[1].damaged ? 2u : 0u)) : 0;
+        if ((lack & damaged) == lack) *undecided = damaged;
         return -1;
+    }
     int64_t b = r->before[e->metric], a = r->after[e->metric];
     int v = cross(e, b, a, delta);
-    unsigned sides = s ? (s[0].unknown_ns > 0 ? 1u : 0u) | (s[1].unknown_ns > 0 ? 2u : 0u) : 0;
     if (!sides) return v;
     /* Waits, switch-ins and ready values the unknown time of a damaged side held are not seen, and nothing
      * bounds them. */
