@@ -52,6 +52,7 @@ typedef struct mcpu {
     uint32_t head_tid;       /* before the first switch: the old thread it names (read ahead), UINT32_MAX unknown */
     bool gaps_read;          /* gaps: etl_reader_cpu_gaps's, read at the CPU's first switch */
     etl_gap_cursor gaps;
+    bool dropped;            /* a switch of this CPU was dropped since prev (its time went back): who ran is lost */
     bool skip_valid;         /* skip_next: the first skip at prev's time or later, when skip_count were known */
     uint64_t skip_next;
     size_t skip_count;
@@ -90,6 +91,7 @@ struct etl_sched {
     uint64_t known_min;
     uint64_t lost_hi;
     uint64_t rows_lost;      /* etl_sched_rows_lost */
+    unsigned ndropped;       /* CPUs whose open slice lost a switch dropped for its time (mcpu.dropped) */
     char scratch[1024];
 };
 
@@ -321,7 +323,7 @@ static inline bool spans_gap(const etl_sched *m, mcpu *c, unsigned cpu, uint64_t
  */
 static bool lost_between(etl_sched *m, uint64_t a, uint64_t b)
 {
-    if (m->lost_hi > a) return true;
+    if (m->lost_hi > a || m->ndropped) return true;
     if (m->gaps) {
         if (m->known_min < b) return true;
         size_t lo = 0, hi = m->nallgaps; /* the first span that ends after a */
@@ -467,6 +469,8 @@ static void switch_in(etl_sched *m, etl_sched_row *row, uint32_t x, uint64_t t)
         row->readier_tid = l->r_readier_tid;
         row->readier_thread = l->r_readier_thread;
         row->first_readier_tid = l->first_readier_tid;
+        row->ready_ts = l->r_ts;
+        row->ready_ns = ns_of(m, l->r_ts);
     }
     if (row->flags & ETL_ROW_READY_TIME) row->rt = ns_of(m, row->rt_ts);
     l->ncand = 0;
@@ -526,7 +530,8 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
              * of them: the slice is unknown, as across a lost buffer, never this thread's.
              */
         }
-        if (spans_gap(m, c, e->cpu, row->si_ts, t)) forget_thread(row);
+        if (c->dropped) m->ndropped--;
+        if (c->dropped || spans_gap(m, c, e->cpu, row->si_ts, t)) forget_thread(row);
         prev_unknown = row->new_thread == ETL_SCHED_NONE && row->new_tid == UINT32_MAX;
         if (prev_unknown && t > m->lost_hi) m->lost_hi = t; /* switches lost in it, of any thread */
         row->nso_ts = t;
@@ -576,6 +581,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
     }
     etl_copy_small(&c->prev, e, sizeof c->prev);
     c->has_prev = true;
+    c->dropped = false;
     c->skip_valid = false;
 }
 
@@ -821,7 +827,13 @@ etl_status etl_sched_push(etl_sched *m, const etl_sched_event *ev)
 {
     if (ev->ts < m->last_ts) {
         m->st.time_backwards++;
-        if (ev->kind == ETL_SCHED_SWITCH && ev->u.sw.cpu < ETL_SCHED_MAX_CPUS && !etl_sched_takes(m, ev)) return ETL_OK;
+        if (ev->kind == ETL_SCHED_SWITCH && ev->u.sw.cpu < ETL_SCHED_MAX_CPUS && !etl_sched_takes(m, ev)) {
+            /* Its CPU's chain misses it: the slice it lies in is of no known thread, as across a lost record. */
+            mcpu *c = &m->cpus[ev->cpu];
+            if (!c->dropped) m->ndropped++;
+            c->dropped = true;
+            return ETL_OK;
+        }
     } else {
         m->last_ts = ev->ts;
     }
@@ -849,7 +861,8 @@ etl_status etl_sched_finish(etl_sched *m, uint64_t end_ts)
         row->nso_ts = end > row->si_ts ? end : row->si_ts;
         row->nso = ns_of(m, row->nso_ts);
         /* Records after its last switch lost (skipped ones: any after it, the end's own time too). */
-        if (missing_in(m, c, i, row->si_ts, row->nso_ts) || skipped(m, i, row->si_ts, UINT64_MAX)) forget_thread(row);
+        if (c->dropped || missing_in(m, c, i, row->si_ts, row->nso_ts) || skipped(m, i, row->si_ts, UINT64_MAX))
+            forget_thread(row);
         row->in = &c->prev;
         row->out = NULL;
         emit(m, row);

@@ -1,0 +1,93 @@
+/*
+ * test_model_lost.c - what the model cannot know after a switch it had to drop: a switch whose time is
+ * before its CPU's last one (a buffer whose times went back, taken by the reader at its CPU's time) is
+ * dropped, so the CPU's chain misses it. The slice it lay in is of no known thread (it was given to the
+ * next switch's old thread, switched in at a time nobody knows), and a thread that switched out before it
+ * has its next switch-in's previous switch-out and Ready unknown (it may have run in the lost slice).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "etlkit/sched.h"
+
+typedef struct seen {
+    etl_sched_row rows[16];
+    size_t n;
+} seen;
+
+static void on_row(void *ctx, const etl_sched_row *r)
+{
+    seen *s = ctx;
+    if (s->n < 16) s->rows[s->n++] = *r;
+}
+
+static void push_switch(etl_sched *m, uint16_t cpu, uint32_t new_tid, uint32_t old_tid, uint64_t ts)
+{
+    etl_sched_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = ETL_SCHED_SWITCH;
+    ev.cpu = cpu;
+    ev.ts = ts;
+    ev.u.sw.ts = ts;
+    ev.u.sw.cpu = cpu;
+    ev.u.sw.new_tid = new_tid;
+    ev.u.sw.old_tid = old_tid;
+    ev.u.sw.old_state = 5; /* Waiting */
+    ev.u.sw.known = ETL_CSW_NEW_TID | ETL_CSW_OLD_TID | ETL_CSW_STATE | ETL_CSW_TIME | ETL_CSW_CPU;
+    assert_int_equal(etl_sched_push(m, &ev), ETL_OK);
+}
+
+static const etl_sched_row *row_at(const seen *s, uint16_t cpu, uint64_t si_ts)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->rows[i].cpu == cpu && s->rows[i].si_ts == si_ts && !(s->rows[i].flags & ETL_ROW_HEAD)) return &s->rows[i];
+    fail_msg("no row of CPU %u at %llu", cpu, (unsigned long long)si_ts);
+    return NULL;
+}
+
+static void test_dropped_switch(void **state)
+{
+    (void)state;
+    etl_clock c;
+    memset(&c, 0, sizeof c);
+    c.ticks_per_sec = 10000000;
+    seen s = {.n = 0};
+    etl_sched_options o = {.sz = sizeof o, .on_row = on_row, .ctx = &s};
+    etl_sched *m;
+    assert_int_equal(etl_sched_open(&c, 2, &o, &m), ETL_OK);
+    push_switch(m, 0, 8, 0, 100);  /* CPU 0: 8 in */
+    push_switch(m, 0, 9, 8, 200);  /* 8 out (waiting), 9 in */
+    push_switch(m, 1, 7, 0, 250);  /* CPU 1 */
+    push_switch(m, 0, 10, 9, 150); /* CPU 0's time goes back: dropped (9 out, 10 in, at a time not known) */
+    assert_int_equal(etl_sched_stats_get(m)->time_backwards, 1);
+    push_switch(m, 0, 0, 10, 300); /* 10 out: it came in at the dropped switch */
+    push_switch(m, 1, 8, 7, 400);  /* 8 in again */
+    assert_int_equal(etl_sched_finish(m, 500), ETL_OK);
+
+    /* [200, 300) on CPU 0: 9 was planned, 10 went out; who ran from when is lost with the dropped switch. */
+    const etl_sched_row *r = row_at(&s, 0, 200);
+    assert_int_equal(r->new_tid, UINT32_MAX);
+    assert_int_equal(r->new_thread, ETL_SCHED_NONE);
+    /* 8 switched out at 200, before the lost switch: it may have run again in the lost slice. */
+    r = row_at(&s, 1, 400);
+    assert_int_equal(r->new_tid, 8);
+    assert_false(r->flags & ETL_ROW_PREV);
+    assert_false(r->flags & ETL_ROW_READY_TIME);
+    assert_true(r->flags & ETL_ROW_LOST);
+    assert_int_equal(etl_sched_rows_lost(m), 1);
+    /* Slices after it are known again. */
+    r = row_at(&s, 0, 300);
+    assert_int_equal(r->new_tid, 0);
+    etl_sched_close(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dropped_switch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
