@@ -170,6 +170,9 @@ typedef struct etl_sched_row {
     uint32_t prev_known;         /* ETL_CSW_* bits of P */
     const etl_cswitch *in;       /* e, the switch-in (NULL for a HEAD row) */
     const etl_cswitch *out;      /* N, the next switch-out (NULL for a TAIL row) */
+    /* With READIED: R's own time, raw and canonical ns; RT is later when R came before P (Waits 0). */
+    uint64_t ready_ts;
+    int64_t ready_ns;
 } etl_sched_row;
 
 typedef void (*etl_sched_row_fn)(void *ctx, const etl_sched_row *row);

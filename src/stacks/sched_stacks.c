@@ -623,7 +623,8 @@ uint32_t etl_sched_stacks_row_new(const etl_sched_stacks *s, const etl_sched_row
 uint32_t etl_sched_stacks_row_readying(const etl_sched_stacks *s, const etl_sched_row *row)
 {
     if (!(row->flags & ETL_ROW_READIED)) return ETL_SCHED_STACK_NONE;
-    return find(s, KIND_READY, row->ready_cpu, row->rt);
+    /* R's own time: the row's Ready Time is its previous switch-out when R came before it. */
+    return find(s, KIND_READY, row->ready_cpu, row->ready_ns);
 }
 
 const etl_profile_frame *etl_sched_stacks_frames(etl_sched_stacks *s, uint32_t stack, uint32_t *n)

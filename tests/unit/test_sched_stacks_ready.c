@@ -2,6 +2,10 @@
  * test_sched_stacks_ready.c - which Readying Thread Stack a row gets, on byte-built traces
  * (the writer's events, each walk where Windows logs it: after its event, on its CPU).
  *
+ *   - a race: X is readied (on another CPU) just before its own switch-out, so the row's
+ *     Ready Time is that switch-out (spec analyses §1, RT = max(t(R), LSO)), later than the
+ *     ReadyThread. The stack is the ReadyThread's walk, found by R's own time (the row's
+ *     ready_ns), not by RT (it was none: looked up at RT, where no ReadyThread is);
  *   - the readier readies and switches out at once, the ReadyThread's walk logged after that
  *     CSwitch: the walk is still the ReadyThread's;
  *   - a thread switched in readies another in the same clock tick: the second walk of that
@@ -185,9 +189,10 @@ static void test_readying_stack(void **state)
     while (etl_sched_source_next(src, &ev) == ETL_OK) etl_sched_push(m, &ev);
     etl_sched_finish(m, etl_sched_end_ts(r, etl_sched_source_stats_get(src)->last_ts));
     for (int k = 0; k < 3; k++) assert_true(x.seen[k]);
-    /* 1: readied by A */
+    /* 1: readied by A, Ready Time its switch-out; the walk at the ReadyThread (900) */
     assert_int_equal(x.readier[0], A);
     assert_int_equal(mark(x.s, x.stack[0][0]), 0x22);
+    assert_int_equal(mark(x.s, x.stack[0][1]), 0x11);
     /* 2: the ReadyThread's walk after the readier's switch-out */
     assert_int_equal(x.readier[1], A);
     assert_int_equal(mark(x.s, x.stack[1][1]), 0x33);
