@@ -92,6 +92,7 @@ struct etl_sched {
     uint64_t lost_hi;
     uint64_t rows_lost;      /* etl_sched_rows_lost */
     unsigned ndropped;       /* CPUs whose open slice lost a switch dropped for its time (mcpu.dropped) */
+    uint64_t readies;        /* ReadyThread events pushed: the trace logs them (could_run) */
     char scratch[1024];
 };
 
@@ -493,6 +494,20 @@ static void switch_out(etl_sched *m, uint32_t x, const etl_cswitch *e)
     l->out_priority = e->old_priority;
 }
 
+/*
+ * Whether thread y can have been running when a switch named it its old thread against the plan: not when it
+ * went out waiting and no ReadyThread readied it since (in a trace that logs them: a thread is readied before
+ * it runs again). A last-moment change switches in a ready thread; an OldThreadId that names a waiting one is
+ * damage, and its "switch-out" is no previous switch-out of y.
+ */
+static bool could_run(const etl_sched *m, uint32_t y)
+{
+    if (y == ETL_SCHED_IDLE || y == ETL_SCHED_NONE || !m->readies || y >= m->nlive) return true;
+    const mthr *l = &m->live[y];
+    bool readied = l->ncand && l->r_ts > l->out_ts;
+    return !(l->has_out && (l->out_known & ETL_CSW_STATE) && is_waiting(l->out_state) && !readied);
+}
+
 static void on_switch(etl_sched *m, const etl_cswitch *e)
 {
     mcpu *c = cpu_at(m, e->cpu);
@@ -504,6 +519,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
     uint64_t t = e->ts;
     bool old_known = (e->known & ETL_CSW_OLD_TID) != 0;
     bool prev_unknown = false; /* the slice this switch ends is of no known thread */
+    bool out_real = true;      /* e is a switch-out of its old thread (not one that cannot have run) */
     uint32_t old = ETL_SCHED_NONE;
     if (old_known) {
         /* Usually the thread going out is the one the last switch brought in, looked up then. */
@@ -520,6 +536,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
                 row->flags = (row->flags & ~(ETL_ROW_PREV | ETL_ROW_READY_TIME | ETL_ROW_READIED | ETL_ROW_WAITED)) |
                              ETL_ROW_MISMATCH;
                 m->st.cswitch_chain_mismatch++;
+                out_real = could_run(m, old);
                 /* In a file that misses buffers, most likely one of this CPU's: who ran is not known. */
                 row->new_tid = m->gaps ? UINT32_MAX : e->old_tid;
                 row->new_thread = m->gaps ? ETL_SCHED_NONE : old;
@@ -559,7 +576,7 @@ static void on_switch(etl_sched *m, const etl_cswitch *e)
         head.out = e;
         if (t >= m->clock.t0) emit(m, &head);
     }
-    switch_out(m, old, e);
+    if (out_real) switch_out(m, old, e);
 
     /* Open the row of the thread e switches in. */
     etl_sched_row *row = &c->row;
@@ -607,6 +624,7 @@ static void on_ready(etl_sched *m, const etl_sched_event *ev)
         rthr = thread_of(m, rtid, ev->ts);
         if (rthr == ETL_SCHED_NONE) rtid = UINT32_MAX;
     }
+    m->readies++;
     if (m->opts.on_ready) {
         etl_sched_ready r = {ev->ts, ns_of(m, ev->ts), ev->cpu, ev->u.ready, x, rtid, rthr};
         m->opts.on_ready(m->opts.ctx, &r);

@@ -14,14 +14,14 @@
 #include "etlkit/sched.h"
 
 typedef struct seen {
-    etl_sched_row rows[16];
+    etl_sched_row rows[32];
     size_t n;
 } seen;
 
 static void on_row(void *ctx, const etl_sched_row *r)
 {
     seen *s = ctx;
-    if (s->n < 16) s->rows[s->n++] = *r;
+    if (s->n < 32) s->rows[s->n++] = *r;
 }
 
 static void push_switch(etl_sched *m, uint16_t cpu, uint32_t new_tid, uint32_t old_tid, uint64_t ts)
@@ -84,10 +84,65 @@ static void test_dropped_switch(void **state)
     etl_sched_close(m);
 }
 
+static void push_ready(etl_sched *m, uint16_t cpu, uint32_t tid, uint64_t ts)
+{
+    etl_sched_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = ETL_SCHED_READY;
+    ev.cpu = cpu;
+    ev.ts = ts;
+    ev.u.ready.thread_id = tid;
+    assert_int_equal(etl_sched_push(m, &ev), ETL_OK);
+}
+
+/*
+ * A switch whose OldThreadId names a thread that cannot have been running (it went out waiting and nothing
+ * readied it): a damaged field, not a last-moment change. Its "switch-out" was taken
+ * as the thread's previous one, so its next switch-in waited from there (a 3.4 ms "ready" of a waiting thread,
+ * ready max 410 us -> 3.4 ms, exit 0, in a trace with one OldThreadId changed).
+ */
+static void test_impossible_old_thread(void **state)
+{
+    (void)state;
+    etl_clock c;
+    memset(&c, 0, sizeof c);
+    c.ticks_per_sec = 10000000;
+    seen s = {.n = 0};
+    etl_sched_options o = {.sz = sizeof o, .on_row = on_row, .ctx = &s};
+    etl_sched *m;
+    assert_int_equal(etl_sched_open(&c, 3, &o, &m), ETL_OK);
+    push_switch(m, 0, 8, 0, 100);
+    push_ready(m, 1, 9, 120);
+    push_switch(m, 1, 9, 0, 150);
+    push_switch(m, 0, 0, 8, 200);  /* 8 out, waiting */
+    push_switch(m, 0, 0, 8, 300);  /* planned idle, "8" out: 8 waits, unreadied */
+    push_ready(m, 1, 8, 400);      /* 8 readied */
+    push_switch(m, 1, 8, 9, 450);  /* 8 in */
+    /* A thread readied since its wait can be switched in at the last moment: its switch-out stands. */
+    push_ready(m, 1, 9, 460);
+    push_switch(m, 0, 0, 9, 480);  /* planned idle, 9 out (readied at 460) */
+    push_ready(m, 2, 9, 500);
+    push_switch(m, 2, 9, 0, 520);
+    assert_int_equal(etl_sched_finish(m, 700), ETL_OK);
+    assert_int_equal(etl_sched_stats_get(m)->cswitch_chain_mismatch, 2);
+    const etl_sched_row *r = row_at(&s, 1, 450);
+    assert_int_equal(r->new_tid, 8);
+    assert_true(r->flags & ETL_ROW_PREV);
+    assert_int_equal(r->lso_ts, 200); /* its real switch-out, not the damaged one at 300 */
+    assert_true(r->flags & ETL_ROW_READY_TIME);
+    assert_int_equal(r->rt_ts, 400);
+    r = row_at(&s, 2, 520);
+    assert_int_equal(r->new_tid, 9);
+    assert_true(r->flags & ETL_ROW_PREV);
+    assert_int_equal(r->lso_ts, 480);
+    etl_sched_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dropped_switch),
+        cmocka_unit_test(test_impossible_old_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
