@@ -211,12 +211,21 @@ etl_status etl_wait_stacks_build(etl_wait_stacks *w, bool flat, etl_frame_label_
             parent = i;
         }
     }
+    /*
+     * The nodes' and frames' lookups served the loop alone, and the view is made after the sort (which may take
+     * as much again as the keys): the peak of a trace of many distinct stacks is the nodes, the keys and the view.
+     */
+    etl_idmap_free(&w->child);
+    etl_idmap_init(&w->child);
+    etl_seqtab_free(&w->frames);
+    etl_seqtab_init(&w->frames);
+    free(w->frame_label);
+    w->frame_label = NULL;
+    w->capfl = 0;
     /* Sorted by (parent, time): each node's children are a run; the nodes are renumbered to their places. */
     order_key *k = malloc((w->nn ? w->nn : 1) * sizeof *k);
     uint32_t *place = malloc((w->nn ? w->nn : 1) * sizeof *place);
-    etl_wait_node *v = realloc(w->view, (w->nn ? w->nn : 1) * sizeof *v);
-    if (v) w->view = v;
-    if (!k || !place || !v) {
+    if (!k || !place) {
         free(k);
         free(place);
         return ETL_E_NOMEM;
@@ -225,6 +234,13 @@ etl_status etl_wait_stacks_build(etl_wait_stacks *w, bool flat, etl_frame_label_
         k[i] = (order_key){w->n[i].parent, i, weight(&w->n[i].t), etl_strtab_get(&w->labels, w->n[i].label)};
     etl_sort(k, w->nn, sizeof *k, cmp_order);
     for (uint32_t p = 0; p < w->nn; p++) place[k[p].i] = p;
+    etl_wait_node *v = realloc(w->view, (w->nn ? w->nn : 1) * sizeof *v);
+    if (!v) {
+        free(k);
+        free(place);
+        return ETL_E_NOMEM;
+    }
+    w->view = v;
     for (uint32_t p = 0; p < w->nn; p++) v[p] = (etl_wait_node){k[p].label, w->n[k[p].i].t, 0, 0};
     *roots = (etl_wait_node){NULL, w->total, 0, 0};
     for (uint32_t p = w->nn; p-- > 0;) {
