@@ -148,6 +148,12 @@ int cmd_spinlocks(int argc, char **argv)
                     "enabled): the table is empty\n", prog, run.in.path);
     } else if (a.format == FMT_CSV) {
         spinlocks_csv(&a, &c.s);
+        /* The text says it beside the rates; the CSV's rates need it said too. */
+        if (!a.quiet && spinlocks_cut(&c.s)) {
+            fprintf(stderr, "%s spinlocks: note: %s: ", prog, run.in.path);
+            spinlocks_known_text(stderr, &c.s);
+            fprintf(stderr, "\n");
+        }
     } else {
         spinlocks_text(&a, &run, &c.s, &sp);
     }

@@ -376,6 +376,25 @@ static void json_params(jw *w, const etl_spin_params *sp, uint32_t mhz)
     jw_obj_end(w);
 }
 
+/* The window's CPU time, |W|·NCPU: known_ns's whole (finish's CPU count). */
+static int64_t window_cpu_ns(const etl_spinlocks *s)
+{
+    unsigned ncpu = s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus;
+    int64_t w = s->o.v1 > s->o.v0 ? s->o.v1 - s->o.v0 : 0, r;
+    return __builtin_mul_overflow(w, (int64_t)(ncpu ? ncpu : 1), &r) ? INT64_MAX : r;
+}
+
+bool spinlocks_cut(const etl_spinlocks *s) { return s->known_ns < window_cpu_ns(s); }
+
+void spinlocks_known_text(FILE *f, const etl_spinlocks *s)
+{
+    int64_t whole = window_cpu_ns(s);
+    char k[32], w[32];
+    fprintf(f, "the file is cut short: the rates and %% CPU are over the %s s of CPU time it holds of the window's "
+            "%s s (each CPU until its last record; no event could be seen after it)",
+            fmt_fixed(k, s->known_ns / 1000, 6), fmt_fixed(w, whole / 1000, 6));
+}
+
 void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const etl_spin_params *sp, uint64_t filtered,
                     const rep_args *a)
 {
@@ -384,6 +403,9 @@ void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const etl
     jw_u64(w, "events", s->events);
     jw_u64(w, "events_outside_window", s->outside);
     jw_u64(w, "events_filtered", filtered);
+    /* The CPU time the rates and shares are over: less than the window's when the file is cut short. */
+    jw_i64(w, "window_cpu_ns", window_cpu_ns(s));
+    jw_i64(w, "known_cpu_ns", s->known_ns);
     jw_obj(w, "estimates");
     json_bounds(w, "acquisitions", &s->acquisitions);
     json_bounds(w, "uncontended", &s->uncontended);
@@ -527,14 +549,20 @@ void spinlocks_text(const rep_args *a, const rep_run *run, const etl_spinlocks *
         printf("CPU spent acquiring %s%% (contended %s%%); ", fmt_fixed(f1, s->total.acq_pct, 4),
                fmt_fixed(f2, s->total.cont_pct, 4));
     else
-        printf("CPU spent acquiring - (%s); ", !s->o.mhz ? "CPU speed unknown"
-                                               : s->o.v1 > s->o.v0 ? "a sum past 2^64"
-                                                                   : "a 0 ns window");
+        printf("CPU spent acquiring - (%s); ", !s->o.mhz               ? "CPU speed unknown"
+                                               : s->o.v1 <= s->o.v0     ? "a 0 ns window"
+                                               : s->known_ns <= 0       ? "the file holds none of the window"
+                                                                        : "a sum past 2^64");
     if (s->total.collision_pct >= 0)
         printf("collision %s%%; ", fmt_fixed(f3, div_round_sat(s->total.collision_pct, 100), 2));
     else
         printf("collision -; ");
     printf("%s acquisitions/s\n", s->total.acq_rate < 0 ? strcpy(b1, "-") : fmt_fixed(b1, s->total.acq_rate, 3));
+    if (spinlocks_cut(s)) {
+        printf("Note: ");
+        spinlocks_known_text(stdout, s);
+        printf(".\n");
+    }
     printf("Per lock and caller estimates have no bounds: a CPU's sampling counter is shared by all locks.\n");
     unsigned top = spinlocks_list_top(a) ? spinlocks_list_top(a) : UINT_MAX;
     text_table("Locks", s->locks, s->nlocks, K_LOCKS, top);

@@ -169,6 +169,12 @@ typedef struct etl_spinlocks {
     uint32_t impossible_first_cpu;
     uint64_t impossible_first_acquire, impossible_first_release;
     uint64_t max_hold_cycles;        /* ETL_SPIN_MAX_HOLD_S at o.mhz (ETL_SPIN_MAX_HOLD_MHZ when 0); set by init */
+    /*
+     * After finish: the CPU time (ns) of the window the file holds, Σ over the CPUs: |W|·NCPU, less each CPU's time
+     * after its last record when the file is cut short (etl_spinlocks_losses learns where). The rates (estimates·NCPU
+     * / known_ns) and the % CPU shares are over it: no event could be seen in the time after a cut.
+     */
+    int64_t known_ns;
     struct etl_spinlocks_priv *priv;
 } etl_spinlocks;
 

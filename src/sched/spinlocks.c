@@ -55,6 +55,8 @@ struct etl_spinlocks_priv {
     uint64_t values;                /* hold and wait values kept */
     etl_spin_cpu *others;           /* per CPU, the events o.select left out: for the bounds only */
     size_t nothers;
+    uint64_t *known_until;          /* per header CPU, etl_reader_cpu_known_until (losses; NULL: every CPU whole) */
+    unsigned nknown;
     bool oom;                       /* an allocation failed: finish fails (a cap is counted, memory is not) */
     bool finished;                  /* finish ran: a second call returns its status and changes nothing */
     etl_status finish_st;
@@ -445,10 +447,16 @@ static bool sum_known(const etl_spin_acc *a, uint64_t sum)
     return !a->saturated || sum != UINT64_MAX;
 }
 
+/*
+ * The rates and shares are over the CPU time the file holds (known_ns): |W|·NCPU, less each CPU's time after its
+ * last record in a file cut short, where no event could be seen. A rate is then estimates·NCPU / known_ns, the
+ * machine's rate over the time known of it (estimates / |W| when every CPU is whole).
+ */
 static void ratios(const etl_spinlocks *s, etl_spin_group *g, unsigned ncpu)
 {
     const etl_spin_acc *a = &g->a;
-    int64_t win = s->o.v1 - s->o.v0;
+    int64_t known = s->known_ns;
+    __int128 n = ncpu ? ncpu : 1;
     bool acq = sum_known(a, a->est_acq), cont = sum_known(a, a->est_contended), wait = sum_known(a, a->w_wait);
     bool wait_c = sum_known(a, a->w_wait_contended), spins = sum_known(a, a->w_spins);
     bool hold = sum_known(a, a->w_hold) && sum_known(a, a->w_nonirq);
@@ -458,14 +466,14 @@ static void ratios(const etl_spinlocks *s, etl_spin_group *g, unsigned ncpu)
                           : a->est_acq   ? (uint64_t)div_round_sat((__int128)a->w_spins * 1000, a->est_acq)
                                          : 0;
     /* cycles(W)·NCPU in thousandths of a cycle (ns x MHz), so the share is not cut twice */
-    __int128 mcyc = (__int128)(win > 0 ? win : 0) * s->o.mhz * (ncpu ? ncpu : 1);
+    __int128 mcyc = (__int128)(known > 0 ? known : 0) * s->o.mhz;
     g->acq_pct = mcyc > 0 && wait ? div_round_sat((__int128)a->w_wait * 1000000000, mcyc) : -1;
     g->cont_pct = mcyc > 0 && wait_c ? div_round_sat((__int128)a->w_wait_contended * 1000000000, mcyc) : -1;
     /* -1: unknown, as acq_pct: a share of no acquisition, a rate over a 0 ns window (never a 0 made up). */
     g->collision_pct = a->est_acq && acq && cont ? div_round_sat((__int128)a->est_contended * 1000000, a->est_acq) : -1;
-    g->acq_rate = win > 0 && acq ? div_round_sat((__int128)a->est_acq * 1000000000000, win) : -1;
-    g->cont_rate = win > 0 && cont ? div_round_sat((__int128)a->est_contended * 1000000000000, win) : -1;
-    g->spin_rate = win > 0 && spins ? div_round_sat((__int128)a->w_spins * 1000000000000, win) : -1;
+    g->acq_rate = known > 0 && acq ? div_round_sat((__int128)a->est_acq * 1000000000000 * n, known) : -1;
+    g->cont_rate = known > 0 && cont ? div_round_sat((__int128)a->est_contended * 1000000000000 * n, known) : -1;
+    g->spin_rate = known > 0 && spins ? div_round_sat((__int128)a->w_spins * 1000000000000 * n, known) : -1;
 }
 
 static int cmp_group(const void *pa, const void *pb)
@@ -621,6 +629,40 @@ void etl_spinlocks_losses(etl_spinlocks *s, const etl_reader *r, const etl_stats
         }
     if ((damage && etl_stats_damaged(damage)) || etl_stats_damaged(etl_reader_stats_get(r)))
         s->lost |= ETL_SPIN_LOST_DAMAGED;
+    /* A file cut short holds each CPU until its last record: the rates are over that time (ratios). */
+    struct etl_spinlocks_priv *p = s->priv;
+    unsigned ncpu = etl_reader_processors(r);
+    if (!p || p->known_until || !ncpu) return;
+    bool cut = false;
+    for (unsigned k = 0; k < ncpu && !cut; k++) cut = etl_reader_cpu_known_until(r, k) != UINT64_MAX;
+    if (!cut) return;
+    p->known_until = malloc(ncpu * sizeof *p->known_until);
+    if (!p->known_until) {
+        p->oom = true; /* finish fails rather than give rates over time the file does not hold */
+        return;
+    }
+    for (unsigned k = 0; k < ncpu; k++) p->known_until[k] = etl_reader_cpu_known_until(r, k);
+    p->nknown = ncpu;
+}
+
+/* Σ over CPUs of the window's time the file holds of each (etl_spinlocks.known_ns). */
+static int64_t known_cpu_ns(const etl_spinlocks *s, unsigned ncpu)
+{
+    const struct etl_spinlocks_priv *p = s->priv;
+    int64_t w = s->o.v1 - s->o.v0, sum = 0;
+    if (w < 0) w = 0;
+    if (!ncpu) ncpu = 1; /* as the shares were: no CPU named, one */
+    for (unsigned k = 0; k < ncpu; k++) {
+        int64_t t = w;
+        if (k < p->nknown && p->known_until[k] != UINT64_MAX) {
+            /* 0: no record of the CPU at all; else its last record's time, in the window or not */
+            int64_t e = p->known_until[k] ? etl_clock_ns(s->clock, p->known_until[k]) : s->o.v0;
+            t = e < s->o.v1 ? e - s->o.v0 : w;
+            if (t < 0) t = 0;
+        }
+        if (__builtin_add_overflow(sum, t, &sum)) return INT64_MAX;
+    }
+    return sum;
 }
 
 static etl_status spinlocks_finish(etl_spinlocks *s, int64_t end_ns);
@@ -641,6 +683,7 @@ static etl_status spinlocks_finish(etl_spinlocks *s, int64_t end_ns)
     struct etl_spinlocks_priv *p = s->priv;
     if (p->oom) return ETL_E_NOMEM;
     etl_window_clip(&s->o.v0, &s->o.v1, end_ns);
+    s->known_ns = known_cpu_ns(s, s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus);
     for (size_t i = 0; i < p->ncell; i++) {
         lat_sort(&p->cells[i].hold);
         lat_sort(&p->cells[i].wait);
@@ -682,6 +725,7 @@ void etl_spinlocks_free(etl_spinlocks *s)
         etl_idmap_free(&p->cell_map);
         etl_idmap_free(&p->seen);
         free(p->others);
+        free(p->known_until);
         for (unsigned i = 0; i < 5; i++) free(p->pools[i]);
         free(p);
     }
