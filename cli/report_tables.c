@@ -288,14 +288,17 @@ void sec_locks_pmc(page *pg)
             etl_pmc_ratios x;
             etl_pmc_ratios_of(p, &t->s, &x);
             snprintf(tid, sizeof tid, "%u", st ? st->tid : 0);
-            uint64_t cv = cyc >= 0 ? t->s.delta[cyc] : 0, iv = ins >= 0 ? t->s.delta[ins] : 0;
+            /* A slot's sum that passed 2^64 or is of some slices only is not the sum: "-", as `etlkit pmc` says. */
+            unsigned unknown = t->s.saturated | t->s.partial;
+            bool ck = cyc >= 0 && !(unknown >> cyc & 1), ik = ins >= 0 && !(unknown >> ins & 1);
+            uint64_t cv = ck ? t->s.delta[cyc] : 0, iv = ik ? t->s.delta[ins] : 0;
             fputs("<tr>", f);
             tdn(f, st ? st->tid : 0, tid);
             td(f, t->thread == ETL_SCHED_IDLE ? "Idle (0)" : rep_process_label(pg->run->model, t->thread, label));
             td(f, t->thread == ETL_SCHED_IDLE ? "Idle" : rep_thread_name(pg->run->model, t->thread));
             tdn(f, t->s.cpu_ns, fmt_dur(b[0], t->s.cpu_ns));
-            tdn(f, (int64_t)(cv > INT64_MAX ? INT64_MAX : cv), cyc >= 0 ? col_u64(b[1], cv) : "-");
-            tdn(f, (int64_t)(iv > INT64_MAX ? INT64_MAX : iv), ins >= 0 ? col_u64(b[2], iv) : "-");
+            tdn(f, ck ? (int64_t)(cv > INT64_MAX ? INT64_MAX : cv) : -1, ck ? col_u64(b[1], cv) : "-");
+            tdn(f, ik ? (int64_t)(iv > INT64_MAX ? INT64_MAX : iv) : -1, ik ? col_u64(b[2], iv) : "-");
             tdn(f, x.ipc_x1000, x.ipc_x1000 >= 0 ? fmt_fixed(b[3], x.ipc_x1000, 3) : "-");
             tdn(f, x.llc_mpki_x1000, x.llc_mpki_x1000 >= 0 ? fmt_fixed(b[4], x.llc_mpki_x1000, 3) : "-");
             tdn(f, x.branch_mpki_x1000, x.branch_mpki_x1000 >= 0 ? fmt_fixed(b[5], x.branch_mpki_x1000, 3) : "-");
