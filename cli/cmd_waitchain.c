@@ -411,8 +411,11 @@ static void explain(const rep_run *run, const rep_args *a, const etl_chain *c, c
         break;
     case ETL_CHAIN_WHY_NO_INTERVAL:
         snprintf(msg, sizeof msg, "%s",
-                 co->has_at ? "no switch-in of that thread covers --at (or --from is after it)"
-                            : "that thread has no off-CPU gap with a known start in the window");
+                 co->has_at && etl_chain_gap_lost(c)
+                     ? "the gap --at lies in has no known start: records were lost before the thread's switch-in "
+                       "after it (the warnings say where); --from gives it one"
+                 : co->has_at ? "no switch-in of that thread covers --at (or --from is after it)"
+                              : "that thread has no off-CPU gap with a known start in the window");
         break;
     case ETL_CHAIN_WHY_NONE_ASKED: /* --thread with a number no thread has: 0, or past 32 bits */
         if (etl_sched_id_arg(who, &n) && n == 0)

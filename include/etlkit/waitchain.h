@@ -216,6 +216,12 @@ typedef enum etl_chain_why {
     ETL_CHAIN_WHY_NOT_IN_TRACE     /* no such thread or process: f->near, the close matches */
 } etl_chain_why;
 
+/*
+ * With ETL_CHAIN_WHY_NO_INTERVAL, a tid and an --at: whether the thread's first switch-in after it has no known
+ * previous switch-out or Ready Time because records were lost before it (ETL_ROW_LOST): the gap --at lies in
+ * has no known start, and a --from gives it one.
+ */
+ETL_API bool etl_chain_gap_lost(const etl_chain *c);
 /* switches: the model's count over the whole trace (etl_sched_stats.switches). */
 ETL_API etl_chain_why etl_chain_why_empty(const etl_chain *c, const etl_sched *m, uint64_t switches,
                                           etl_sched_found *f);

@@ -76,7 +76,10 @@ struct etl_chain_priv {
     etl_idmap first;               /* thread -> its first request */
     uint32_t unlabelled;           /* a thread of the chain last found without its process, or NONE */
     bool nomem;
+    bool after_at, at_lost;        /* a row switched in after --at seen; the first one's gap start lost */
 };
+
+bool etl_chain_gap_lost(const etl_chain *c) { return c && c->priv && c->priv->at_lost; }
 
 const char *etl_chain_state_name(unsigned state)
 {
@@ -189,11 +192,18 @@ static void locate(etl_chain *c, const etl_sched_row *r)
     }
     uint64_t order = p->nrows++;
     int64_t gs = gap_start(r), start, end, score;
+    bool lost_gap = false; /* --at lies in the gap before this switch-in, whose start was lost: --from gives one */
+    if (c->o.has_at && c->o.tid && !p->after_at && r->si > c->o.at) {
+        /* the gap --at may lie in: its start unknown when records were lost before this switch-in */
+        p->after_at = true;
+        p->at_lost = (r->flags & ETL_ROW_LOST) && !(r->flags & (ETL_ROW_PREV | ETL_ROW_READY_TIME));
+        lost_gap = p->at_lost && c->o.has_from;
+    }
     if (c->o.has_at) {
-        if (gs > c->o.at || c->o.at > r->nso) return;
+        if ((gs > c->o.at && !lost_gap) || c->o.at > r->nso) return;
         end = c->o.at;
-        start = gs;
-        score = (r->si < end ? r->si : end) - gs;
+        start = lost_gap ? end : gs;
+        score = lost_gap ? 0 : (r->si < end ? r->si : end) - gs;
     } else {
         if (!(r->flags & ETL_ROW_PREV) || r->si <= r->lso) return;
         if (r->si < c->o.v0 || (c->o.v1 > c->o.v0 && r->si >= c->o.v1)) return;

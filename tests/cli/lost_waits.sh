@@ -92,5 +92,32 @@ for d in "remove 20" "remove 33" "zero 41" "rand 20 0.3" "rand 70 0.5" "cut 60 0
   msg=$(not_above "$tmp/c.waits" "$tmp/$name.waits" 2>&1) && passes=$((passes+1)) || bad "$d: waits: $msg"
 done
 
+# waitchain --at inside a gap whose start was lost: no chain, saying why (it was the older switch-out's gap); with
+# --from, the lost part is 'unknown'.
+pick=$(python3 - "$tmp/c.rows" "$tmp/remove_20.rows" <<'PY'
+import json, sys
+rows = lambda f: [json.loads(l) for l in open(f) if l.strip()]
+clean = {(r['cpu'], r.get('switch_in_ts')): r for r in rows(sys.argv[1]) if not r.get('head')}
+for r in rows(sys.argv[2]):
+    c = clean.get((r['cpu'], r.get('switch_in_ts')))
+    if c and not r.get('head') and r.get('new_tid') and 'last_switch_out_ns' in c and 'last_switch_out_ns' not in r \
+            and c['switch_in_ns'] - c['last_switch_out_ns'] > 2000:
+        print(r['new_tid'], (c['last_switch_out_ns'] + c['switch_in_ns']) // 2, c['last_switch_out_ns']); break
+PY
+)
+set -- $pick
+if [ $# = 3 ]; then
+  "$etlkit" waitchain "$tmp/c.etl" --thread "$1" --at "$2ns" >/dev/null 2>&1; rc=$?
+  [ $rc = 0 ] || bad "waitchain on the clean trace: exit $rc"
+  "$etlkit" waitchain "$tmp/remove_20.etl" --thread "$1" --at "$2ns" >/dev/null 2>"$tmp/wc.err"; rc=$?
+  [ $rc = 4 ] && grep -q "has no known start: records were lost" "$tmp/wc.err" && passes=$((passes+1)) ||
+    bad "waitchain --at in a gap of lost start: exit $rc, $(head -c 300 "$tmp/wc.err")"
+  "$etlkit" waitchain "$tmp/remove_20.etl" --thread "$1" --at "$2ns" --from "$3ns" --json >"$tmp/wc.json" 2>/dev/null; rc=$?
+  [ $rc = 3 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [s["state"] for s in d["chain"]["segments"]] == ["unknown"], d' \
+    "$tmp/wc.json" && passes=$((passes+1)) || bad "waitchain --from over a lost gap: exit $rc, $(head -c 300 "$tmp/wc.json")"
+else
+  bad "no row of a lost gap in remove 20"
+fi
+
 echo "lost_waits.sh: $passes passed, $fails failed" >&2
 [ "$fails" -eq 0 ]
