@@ -388,6 +388,7 @@ static size_t build_pe(uint8_t *b, size_t cap, uint32_t tds, uint32_t size_of_im
     return n;
 }
 
+static char *path0; /* PATH as the tests found it (setup), for restore_env */
 static char tmpdir[512];
 
 static void write_file(const char *path, const void *p, size_t n)
@@ -548,10 +549,7 @@ static void test_symbols_store(void **state)
     assert_string_equal(why, "PDB mismatch");
     etl_symbols_close(s);
 
-    /* no tool at all: said, and no names */
-    const char *p0 = getenv("PATH");
-    char *path0 = strdup(p0 ? p0 : "/usr/bin:/bin");
-    assert_non_null(path0);
+    /* no tool at all: said, and no names (PATH back by restore_env, whether this passes or not) */
     setenv("ETLKIT_LLVM_PDBUTIL", "/nonexistent/llvm-pdbutil", 1);
     setenv("PATH", "/nonexistent", 1);
     assert_int_equal(etl_symbols_open(sp, &s), ETL_OK);
@@ -561,9 +559,6 @@ static void test_symbols_store(void **state)
     etl_symbols_stats_get(s, &st);
     assert_true(st.tool_missing);
     etl_symbols_close(s);
-    unsetenv("ETLKIT_LLVM_PDBUTIL");
-    setenv("PATH", path0, 1);
-    free(path0);
 }
 
 /* on_diag's stand-in: every message, one a line, into a buffer of DIAGS bytes. */
@@ -816,6 +811,17 @@ static void set_env(const char *name, const char *value)
 }
 #endif
 
+#ifndef _WIN32
+/* A test's teardown: the environment it changed back, even when an assertion left it half way. */
+static int restore_env(void **state)
+{
+    (void)state;
+    set_env("PATH", path0);
+    set_env("ETLKIT_LLVM_PDBUTIL", NULL);
+    return 0;
+}
+#endif
+
 /*
  * The child modes (main's): "--child print" writes abc, then def 0.2 s later; "--child hang" writes x, then
  * nothing for 30 s; as llvm-pdbutil ("dump ..."), nothing for 30 s.
@@ -934,12 +940,15 @@ static void test_symbols_timeout(void **state)
 static int setup(void **state)
 {
     (void)state;
-    return tu_tmpdir_make(tmpdir, sizeof tmpdir, "symbols");
+    const char *p = getenv("PATH");
+    path0 = strdup(p ? p : "/usr/bin:/bin");
+    return path0 ? tu_tmpdir_make(tmpdir, sizeof tmpdir, "symbols") : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
+    free(path0);
     return tu_tmpdir_remove(tmpdir);
 }
 
@@ -959,7 +968,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_pe_debug),
         cmocka_unit_test(test_labels_without_pdb),
 #ifndef _WIN32
-        cmocka_unit_test(test_symbols_store),
+        cmocka_unit_test_teardown(test_symbols_store, restore_env),
         cmocka_unit_test(test_symbols_path_check),
         cmocka_unit_test(test_symbols_damaged_sizes),
         cmocka_unit_test(test_symbols_place_two_identities),
