@@ -18,7 +18,7 @@ expect() { n=$1; shift; if "$@"; then ok; else bad "$n"; fi; }
 cmake --install "$build" --prefix "$tmp/p" >/dev/null || { echo "FAIL: cmake --install"; exit 1; }
 libdir=$(cd "$tmp/p" && ls -d lib*/libetlkit.a | head -1 | xargs dirname)
 version=$("$tmp/p/bin/etlkit" --version | awk '{print $2}')
-major=${version%%.*}
+major=${version%.*} # the SONAME's number: 0.y before 1.0 (an ABI each)
 for f in bin/etlkit include/etlkit/etlkit.h include/etlkit/sched.h "$libdir/libetlkit.a" \
          "$libdir/libetlkit.so.$version" "$libdir/pkgconfig/etlkit.pc" "$libdir/cmake/etlkit/etlkitConfig.cmake" \
          "$libdir/cmake/etlkit/etlkitConfigVersion.cmake" "$libdir/cmake/etlkit/etlkitTargets.cmake" \
