@@ -149,11 +149,9 @@ int cmd_spinlocks(int argc, char **argv)
     } else if (a.format == FMT_CSV) {
         spinlocks_csv(&a, &c.s);
         /* The text says it beside the rates; the CSV's rates need it said too. */
-        if (!a.quiet && spinlocks_cut(&c.s)) {
-            fprintf(stderr, "%s spinlocks: note: %s: ", prog, run.in.path);
-            spinlocks_known_text(stderr, &c.s);
-            fprintf(stderr, "\n");
-        }
+        char cut[256];
+        if (!a.quiet && spinlocks_cut(&c.s))
+            fprintf(stderr, "%s spinlocks: note: %s: %s\n", prog, run.in.path, spinlocks_known_text(&c.s, cut, sizeof cut));
     } else {
         spinlocks_text(&a, &run, &c.s, &sp);
     }

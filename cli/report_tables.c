@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report_page.h"
+#include "spinlocks_out.h"
 
 
 /* log10(x) for x >= 1, close enough to draw (no libm): whole decades, then the atanh series of the rest. */
@@ -225,6 +226,13 @@ void sec_locks_pmc(page *pg)
             html_text(f, "none");
         html_text(f, " (as `etlkit spinlocks` assumes them).");
         fputs("</p>\n", f);
+        char cut[256];
+        if (spinlocks_cut(s)) { /* the % CPU column is over the time the file holds */
+            spinlocks_known_text(s, cut, sizeof cut);
+            cut[0] = 'T';
+            strcat(cut, ".");
+            note(f, "warn", cut);
+        }
         size_t nl = s->nlocks < 10 ? s->nlocks : 10;
         html_bar bars[10];
         char lab[10][32], txt[10][64];

@@ -386,13 +386,13 @@ static int64_t window_cpu_ns(const etl_spinlocks *s)
 
 bool spinlocks_cut(const etl_spinlocks *s) { return s->known_ns < window_cpu_ns(s); }
 
-void spinlocks_known_text(FILE *f, const etl_spinlocks *s)
+const char *spinlocks_known_text(const etl_spinlocks *s, char *out, size_t cap)
 {
-    int64_t whole = window_cpu_ns(s);
     char k[32], w[32];
-    fprintf(f, "the file is cut short: the rates and %% CPU are over the %s s of CPU time it holds of the window's "
-            "%s s (each CPU until its last record; no event could be seen after it)",
-            fmt_fixed(k, s->known_ns / 1000, 6), fmt_fixed(w, whole / 1000, 6));
+    snprintf(out, cap, "the file is cut short: the rates and %% CPU are over the %s s of CPU time it holds of the "
+             "window's %s s (each CPU until its last record; no event could be seen after it)",
+             fmt_fixed(k, s->known_ns / 1000, 6), fmt_fixed(w, window_cpu_ns(s) / 1000, 6));
+    return out;
 }
 
 void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const etl_spin_params *sp, uint64_t filtered,
@@ -558,11 +558,8 @@ void spinlocks_text(const rep_args *a, const rep_run *run, const etl_spinlocks *
     else
         printf("collision -; ");
     printf("%s acquisitions/s\n", s->total.acq_rate < 0 ? strcpy(b1, "-") : fmt_fixed(b1, s->total.acq_rate, 3));
-    if (spinlocks_cut(s)) {
-        printf("Note: ");
-        spinlocks_known_text(stdout, s);
-        printf(".\n");
-    }
+    char cut[256];
+    if (spinlocks_cut(s)) printf("Note: %s.\n", spinlocks_known_text(s, cut, sizeof cut));
     printf("Per lock and caller estimates have no bounds: a CPU's sampling counter is shared by all locks.\n");
     unsigned top = spinlocks_list_top(a) ? spinlocks_list_top(a) : UINT_MAX;
     text_table("Locks", s->locks, s->nlocks, K_LOCKS, top);

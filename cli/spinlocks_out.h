@@ -16,8 +16,8 @@ void spinlocks_csv(const rep_args *a, const etl_spinlocks *s);
 void spinlocks_backwards_text(FILE *f, const etl_spinlocks *s);
 /* The events whose times are no hold the kernel measured, why, and where the first lies (no newline). */
 void spinlocks_impossible_text(FILE *f, const etl_spinlocks *s);
-/* Whether the file holds less CPU time than the window's (cut short), and over what the rates then are (no newline). */
+/* Whether the file holds less CPU time than the window's (cut short), and over what the rates then are: out. */
 bool spinlocks_cut(const etl_spinlocks *s);
-void spinlocks_known_text(FILE *f, const etl_spinlocks *s);
+const char *spinlocks_known_text(const etl_spinlocks *s, char *out, size_t cap);
 
 #endif

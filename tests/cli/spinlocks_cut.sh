@@ -1,7 +1,7 @@
 #!/bin/sh
 # spinlocks_cut.sh ETLKIT - a file cut short holds each CPU only until its last record: spinlocks' rates and
 # % CPU are over that CPU time (JSON known_cpu_ns, less than window_cpu_ns), said in a note (text: stdout; CSV:
-# stderr), never over the window's whole time, where no event could be seen. A whole trace: known = window, no note.
+# stderr; the report page), never over the window's whole time, where no event could be seen. A whole trace: known = window, no note.
 set -u
 etlkit=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -32,6 +32,9 @@ PY
   "$etlkit" spinlocks --csv "$1" >/dev/null 2>"$tmp/e"
   n=$(grep -c 'note: .*the file is cut short: the rates' "$tmp/e")
   [ "$n" = "$3" ] || bad "spinlocks --csv $1: $n cut notes on stderr, expected $3"
+  "$etlkit" report "$1" -o "$tmp/r.html" --force >/dev/null 2>&1
+  n=$(grep -c '<p class="warn">The file is cut short: the rates and % CPU are over the' "$tmp/r.html")
+  [ "$n" = "$3" ] || bad "report $1: $n cut notes on the page, expected $3"
 }
 check "$tmp/s.etl" 0 0
 check "$tmp/cut.etl" 3 1
