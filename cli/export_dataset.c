@@ -41,7 +41,7 @@ static void on_trace(void *ctx, const etl_dataset_trace *t)
             /* a dataset reader still finds the ID's rows: of an earlier run, not of this file */
             fprintf(stderr, "%s export: %s%s%s%s%s%s\n", prog, named ? "" : t->path, named ? "" : ": ", msg,
                     t->earlier_kept ? " (the dataset keeps trace " : "", t->earlier_kept ? t->id : "",
-                    t->earlier_kept ? "'s earlier export, of another file or other options)" : "");
+                    t->earlier_kept ? "'s earlier export: this run did not replace it)" : "");
         }
         else
             fprintf(stderr, "%s export: %s: warning: the input had damage (exported anyway; its anomalies and "
