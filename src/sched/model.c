@@ -504,7 +504,9 @@ static bool could_run(const etl_sched *m, uint32_t y)
 {
     if (y == ETL_SCHED_IDLE || y == ETL_SCHED_NONE || !m->readies || y >= m->nlive) return true;
     const mthr *l = &m->live[y];
-    bool readied = l->ncand && l->r_ts > l->out_ts;
+    /* switch_in's rule (I_prev < t(R)): a ReadyThread before its own waiting switch-out, or in its tick, readies it
+     * too (RT = max(t(R), LSO)) */
+    bool readied = l->ncand && (!l->has_in || l->r_ts > l->in_ts);
     return !(l->has_out && (l->out_known & ETL_CSW_STATE) && is_waiting(l->out_state) && !readied);
 }
 

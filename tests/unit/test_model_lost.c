@@ -138,11 +138,49 @@ static void test_impossible_old_thread(void **state)
     etl_sched_close(m);
 }
 
+/*
+ * A thread readied before its own Waiting switch-out, or in the same tick (R <= P: spec analyses 1, RT = max(t(R),
+ * LSO)), is readied, as switch_in takes it: a later switch that names it its old thread against the plan is its
+ * real switch-out. could_run judged it by t(R) > LSO alone, dropped that switch-out, and its next switch-in waited
+ * from the older one.
+ */
+static void test_readied_before_own_switch_out(void **state)
+{
+    (void)state;
+    for (uint64_t r_ts = 440; r_ts <= 450; r_ts += 10) { /* before P, and in P's own tick */
+        etl_clock c;
+        memset(&c, 0, sizeof c);
+        c.ticks_per_sec = 10000000;
+        seen s = {.n = 0};
+        etl_sched_options o = {.sz = sizeof o, .on_row = on_row, .ctx = &s};
+        etl_sched *m;
+        assert_int_equal(etl_sched_open(&c, 3, &o, &m), ETL_OK);
+        push_ready(m, 1, 9, 120);
+        push_switch(m, 1, 9, 0, 150);  /* 9 in */
+        push_ready(m, 0, 9, r_ts);     /* 9 readied while still running */
+        push_switch(m, 1, 0, 9, 450);  /* 9 out, waiting: readied already (RT = 450) */
+        push_switch(m, 0, 0, 0, 460);
+        push_switch(m, 0, 0, 9, 480);  /* planned idle, 9 out: a last-moment change, 9 was ready */
+        push_ready(m, 2, 9, 500);
+        push_switch(m, 2, 9, 0, 520);
+        assert_int_equal(etl_sched_finish(m, 700), ETL_OK);
+        assert_int_equal(etl_sched_stats_get(m)->cswitch_chain_mismatch, 1);
+        const etl_sched_row *r = row_at(&s, 2, 520);
+        assert_int_equal(r->new_tid, 9);
+        assert_true(r->flags & ETL_ROW_PREV);
+        assert_int_equal(r->lso_ts, 480); /* its switch-out at 480 stands, not the one at 450 */
+        assert_true(r->flags & ETL_ROW_READY_TIME);
+        assert_int_equal(r->rt_ts, 500);
+        etl_sched_close(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dropped_switch),
         cmocka_unit_test(test_impossible_old_thread),
+        cmocka_unit_test(test_readied_before_own_switch_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
