@@ -70,10 +70,13 @@ ETL_API etl_status etl_compare_build(etl_compare *c, const etl_usage *before, co
  * in the window of no known thread (Σ etl_usage_cpu.unknown_ns: buffers lost, a file cut short, a compact CPU's
  * last slice) and its CPU time (busy + idle + unknown); damaged: its reading found records lost (the caller's
  * etl_stats_damaged). Amounts count the known time only; what the unknown time held could change them.
+ * no_ready: its trace has no ReadyThread event (etl_compare_sides sets it), so its waits are unknown for that,
+ * damage or not (a bool beside damaged: the struct's size and layout are 0.2's).
  */
 typedef struct etl_cmp_side {
     int64_t unknown_ns, cputime_ns;
     bool damaged;
+    bool no_ready;
 } etl_cmp_side;
 /* sides[0] BEFORE's, sides[1] AFTER's, from the results etl_compare_build matched (damaged false: set it). */
 ETL_API void etl_compare_sides(const etl_usage *before, const etl_usage *after, etl_cmp_side sides[2]);
@@ -125,7 +128,8 @@ ETL_API int etl_cmp_expr_eval(const etl_compare *c, const etl_cmp_expr *e, int64
  * plus the unknown time; a thread's plus at most the window; *delta is the known time's); a wait, switches or
  * ready gate on a damaged side with unknown time cannot be computed (nothing bounds what it held; a compact
  * trace's last slices hide no switch-in but their own, which every reading lacks alike), and so is one whose value
- * is unknown only on damaged sides with unknown time (their waits all lost with the records). *undecided: the sides
+ * is unknown only on damaged sides with unknown time (their waits all lost with the records; not a side whose trace
+ * has no ReadyThread, no_ready, whose waits are unknown undamaged: that gate fails). *undecided: the sides
  * whose unknown time left the gate undecided (bit 0 BEFORE, bit 1 AFTER), 0 when it was decided or failed for
  * another reason. sides NULL: as etl_cmp_expr_eval, which judges the known values alone.
  */

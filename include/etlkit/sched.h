@@ -369,6 +369,12 @@ typedef struct etl_sched_percpu_result {
 ETL_API etl_status etl_sched_percpu_run(etl_reader *r, const etl_sched_percpu_options *opts,
                                 const etl_sched_percpu_consumer *c, etl_sched_percpu_result *out);
 
+/*
+ * ReadyThread events pushed so far (of a thread it could name): 0 at the end, the trace logs none (the DISPATCHER
+ * flag was off), and no Waits or readier can be known, damage or not.
+ */
+ETL_API uint64_t etl_sched_ready_events(const etl_sched *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,6 +18,7 @@
 #include "base/sort.h"
 #include "out/num.h"
 #include "etlkit/compare.h"
+#include "etlkit/sched.h"
 
 int64_t etl_per_second(int64_t v, int64_t window_ns)
 {
@@ -521,7 +522,7 @@ void etl_compare_sides(const etl_usage *before, const etl_usage *after, etl_cmp_
             add_sat(&seen, u->cpus[c].idle_ns);
         }
         add_sat(&seen, unk);
-        sides[k] = (etl_cmp_side){unk, seen, false};
+        sides[k] = (etl_cmp_side){unk, seen, false, u->model && !etl_sched_ready_events(u->model)};
     }
 }
 
@@ -545,6 +546,16 @@ static int eval_known(const etl_compare *c, const etl_cmp_side *s, const etl_cmp
     if (lack) {
         /* Unknown on a damaged side alone (its waits all lost, say): what its lost records held, the damage's. */
         unsigned damaged = s ? sides & ((s[0].damaged ? 1u : 0u) | (s[1].damaged ? 2u : 0u)) : 0;
+        /*
+         * Not a side whose trace has no ReadyThread: its waits (a reason's switches too) are unknown undamaged, and
+         * so are its percentiles beside a side that has them (another population); two sides without both lack a
+         * percentile only for want of Ready values, which the damage may have taken.
+         */
+        unsigned nr = s ? (s[0].no_ready ? 1u : 0u) | (s[1].no_ready ? 2u : 0u) : 0;
+        if (e->metric == ETL_CMP_WAIT || e->scope == ETL_CMP_REASON) damaged &= ~nr;
+        else if (e->metric >= ETL_CMP_READY_P50 && nr != 3u) damaged &= ~nr;
+        /* every damaged side with unknown time, as a known value's gate names them: a side's known waits are
+         * short of what its unknown time held too */
         if ((lack & damaged) == lack) *undecided = damaged;
         return -1;
     }

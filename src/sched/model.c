@@ -916,6 +916,7 @@ void etl_sched_close(etl_sched *m)
 const etl_sched_stats *etl_sched_stats_get(const etl_sched *m) { return &m->st; }
 
 uint64_t etl_sched_rows_lost(const etl_sched *m) { return m->rows_lost; }
+uint64_t etl_sched_ready_events(const etl_sched *m) { return m->readies; }
 unsigned etl_sched_cpu_count(const etl_sched *m) { return m->ncpu; }
 
 const etl_sched_thread *etl_sched_threads(const etl_sched *m, size_t *n)
