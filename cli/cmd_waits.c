@@ -184,8 +184,9 @@ void waits_json(jw *w, const rep_run *run, const etl_usage *u, const etl_usage_t
     jw_obj_end(w);
     /* false: every wait count and time below is null, and by_reason is empty (no Waits could be measured) */
     jw_bool(w, "waits_known", etl_usage_waits_known(u));
-    /* switch-ins of the trace whose Ready (and Waits) lost records made unknown: not in the numbers above */
-    jw_u64(w, "ready_lost", etl_sched_rows_lost(run->model));
+    /* switch-ins in the window (of the selected threads) whose Ready (and Waits) lost records made unknown: not in
+     * the numbers above */
+    jw_u64(w, "ready_lost", etl_usage_ready_lost(u));
     jw_arr(w, "threads");
     unsigned shown = 0;
     waits_ctx wc = {run, etl_usage_waits_known(u)};
@@ -259,23 +260,34 @@ static void print_intervals(const rep_run *run, const char *title, const etl_usa
     tbl_free(&t);
 }
 
-/* The switch-ins lost records left without a Ready Time or a wait, which no number counts: a line, if any. */
-static void print_lost(const rep_run *run, FILE *f, const char *cmd)
+/*
+ * The switch-ins of the window (of the selected threads) lost records left without a Ready Time or a wait, which no
+ * number counts: a line, if any (cmd: on stderr, with the file). Without ReadyThread events no wait is known anyway:
+ * what was lost is a switch-out that would have given the Ready (etl_usage_ready_lost counts those).
+ */
+static void print_lost(const rep_run *run, const rep_args *a, const etl_usage *u, FILE *f, const char *cmd)
 {
-    uint64_t n = etl_sched_rows_lost(run->model);
+    uint64_t n = etl_usage_ready_lost(u);
     if (!n) return;
-    if (cmd) fprintf(f, "%s %s: ", prog, cmd);
-    fprintf(f, "note: %llu switch-in%s of the trace %s no known Ready or Waits: records lost since %s thread's "
-            "previous switch-in (the warnings say where) may have held its ReadyThread or switch-out\n",
-            (unsigned long long)n, n == 1 ? "" : "s", n == 1 ? "has" : "have", n == 1 ? "its" : "their");
+    if (cmd) fprintf(f, "%s %s: note: %s: ", prog, cmd, run->in.path);
+    else fputs("note: ", f);
+    bool one = n == 1, ready = etl_sched_ready_events(run->model) != 0;
+    fprintf(f, "%llu switch-in%s%s%s %s no known Ready%s: records lost since %s thread's previous switch-in (the "
+            "warnings say where) may have held %s\n",
+            (unsigned long long)n, one ? "" : "s", a->has_range ? " in the window" : "",
+            a->process || a->thread >= 0 ? " of the selected threads" : "", one ? "has" : "have",
+            ready ? " or Waits" : "", one ? "its" : "their",
+            ready ? "its ReadyThread or switch-out" : "its switch-out (a preempted one gives the Ready; the trace has no "
+            "ReadyThread events)");
 }
 
 /* Why every wait is unknown (etl_usage_waits_known is false), in one line. */
 static const char *waits_unknown_why(const rep_args *a, uint64_t ready_events, uint64_t lost)
 {
-    if (lost) return "Waits unknown: records were lost before the switch-ins (the warnings say where)";
-    /* The trace has none, or none of them readied a switch-in of the window (of the selected threads). */
+    /* The trace has none, or none of them readied a switch-in of the window (of the selected threads): the first,
+     * lost records or not, is why. */
     if (!ready_events) return "Waits unknown: the trace has no ReadyThread events (the DISPATCHER flag was not on)";
+    if (lost) return "Waits unknown: records were lost before the switch-ins (the warnings say where)";
     return a->process || a->thread >= 0
                ? "Waits unknown: no switch-in of the selected threads in the window was readied by a ReadyThread event"
                : "Waits unknown: no switch-in in the window was readied by a ReadyThread event";
@@ -319,7 +331,7 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         }
         /* None known: the reason, not an empty table (which would read as no waits). */
         if (etl_usage_waits_known(u)) tbl_print_text(&t, stdout, "  ");
-        else printf("  %s\n", waits_unknown_why(a, ready_events, etl_sched_rows_lost(run->model)));
+        else printf("  %s\n", waits_unknown_why(a, ready_events, etl_usage_ready_lost(u)));
         tbl_free(&t);
         printf("\nThreads by time not running (ready + waiting)\n");
     }
@@ -334,7 +346,8 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         cols_tbl_row(&t, thread_cols, NTHREAD_COLS, csv, &wc, x);
     }
     if (csv && !wc.waits_known && u->nthreads && !a->quiet) /* blank cells: why, on stderr */
-        fprintf(stderr, "%s waits: note: %s: %s\n", prog, run->in.path, waits_unknown_why(a, ready_events, etl_sched_rows_lost(run->model)));
+        fprintf(stderr, "%s waits: note: %s: %s\n", prog, run->in.path,
+                waits_unknown_why(a, ready_events, etl_usage_ready_lost(u)));
     if (a->format == FMT_CSV) tbl_print_sheet(&t, stdout);
     else tbl_print_text(&t, stdout, "  ");
     tbl_free(&t);
@@ -342,7 +355,7 @@ static void print_table(const rep_args *a, const rep_run *run, const etl_usage *
         print_intervals(run, "Longest waits", u->longest_waits, u->n_longest_waits, 1);
         print_intervals(run, "Longest ready delays", u->longest_ready, u->n_longest_ready, 0);
         rep_print_anomalies(run, stdout);
-        print_lost(run, stdout, NULL);
+        print_lost(run, a, u, stdout, NULL);
     }
 }
 
@@ -533,7 +546,7 @@ int cmd_waits(int argc, char **argv)
     } else {
         print_table(&a, &run, &wr.u, wr.ready_events);
     }
-    if (a.format != FMT_TEXT && !a.quiet) print_lost(&run, stderr, "waits"); /* text: with the notes */
+    if (a.format != FMT_TEXT && !a.quiet) print_lost(&run, &a, &wr.u, stderr, "waits"); /* text: with the notes */
     etl_usage_free(&wr.u);
     free(sel.on);
     return rep_finish(&run, "waits");

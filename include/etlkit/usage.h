@@ -218,6 +218,14 @@ static inline bool etl_usage_waits_known(const etl_usage *u)
     return false;
 }
 
+/*
+ * Switch-ins (of the selected threads) in the window whose Ready Time lost records made unknown (ETL_ROW_LOST),
+ * which no Ready value or wait counts. In a trace without ReadyThread events, those whose previous switch-out was
+ * lost alone (a preemption there would have given the Ready): the others lack it for want of ReadyThread events.
+ * Known once the rows are in (after etl_usage_finish); 0 for a usage gathered CPU by CPU (no rows, no Ready).
+ */
+ETL_API uint64_t etl_usage_ready_lost(const etl_usage *u);
+
 /* Nearest-rank percentile p/1000 (p = 500 for p50) of v[0..n) sorted ascending. */
 ETL_API int64_t etl_percentile_sorted(const int64_t *v, size_t n, unsigned per_mille);
 

@@ -30,6 +30,18 @@ static void usage_fail(struct etl_usage_priv *p, etl_status st)
     p->failed = st;
 }
 
+uint64_t etl_usage_ready_lost(const etl_usage *u)
+{
+    if (!u->priv) return 0;
+    /*
+     * Without a ReadyThread in the trace a switch-in's Ready is known only from a preempted previous switch-out:
+     * what the loss took is that switch-out (P unknown). One whose P is known (waiting) lacks its Ready for want of
+     * ReadyThread events, lost records or not.
+     */
+    if (u->model && !etl_sched_ready_events(u->model)) return u->priv->lost_prev;
+    return u->priv->lost;
+}
+
 const etl_diag *etl_usage_diag(const etl_usage *u)
 {
     return u->priv ? &u->priv->diag : NULL;
@@ -415,6 +427,10 @@ void etl_usage_add(void *ctx, const etl_sched_row *row)
     if (u->o.interval_ns > 0 && used > 0 && x == ETL_SCHED_IDLE && row->cpu < u->ncpus) add_idle_bucket(u, a, a + used, row->cpu);
     if (!t) return;
     if (head) return;
+    if ((row->flags & ETL_ROW_LOST) && usage_in_window(&u->o, row->si)) {
+        u->priv->lost++;
+        if (!(row->flags & ETL_ROW_PREV)) u->priv->lost_prev++;
+    }
     etl_usage_interval iv;
     memset(&iv, 0, sizeof iv);
     iv.thread = x;

@@ -34,6 +34,7 @@ struct etl_usage_priv {
     bool percpu;          /* gathered CPU by CPU: no intervals */
     etl_usage_select_fn select; /* the threads counted (etl_usage_select), NULL: all */
     void *select_ctx;
+    uint64_t lost, lost_prev; /* rows ETL_ROW_LOST with SI in the window (selected), and of those P unknown too */
 };
 
 /* The accumulators of thread instance i and of CPU c, grown on first use (NULL: out of memory). */

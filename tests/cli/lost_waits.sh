@@ -119,9 +119,59 @@ else
   bad "no row of a lost gap in remove 20"
 fi
 
-# A trace without ReadyThread events: its waits are unknown for that, lost records or not, and a wait gate on two
-# damaged such traces fails for that (exit 1), not as undecided for the damage (exit 3).
+# ready_lost counts the window's and the selection's switch-ins, as the numbers beside it do (it counted the whole
+# trace's: 15 in a window before the cut, and in --thread of a thread that lost none), and the stderr note names
+# the file ("etlkit waits: note: 46 ..." had no path).
+lost_of() { "$etlkit" waits --json --top 0 "$@" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["ready_lost"])'; }
+f=$tmp/cut_60_0_5.etl
+all=$(lost_of "$f"); early=$(lost_of "$f" --range 0 0.25); late=$(lost_of "$f" --range 0.25 1)
+[ "${all:-0}" -gt 0 ] && [ "$early" = 0 ] && [ "$((early + late))" = "$all" ] && passes=$((passes+1)) ||
+  bad "ready_lost over windows: whole $all, [0, 0.25) $early, [0.25, 1) $late"
+tids=$(python3 - "$tmp/c.rows" "$tmp/cut_60_0_5.rows" <<'PY'
+import json, sys
+rows = lambda f: [json.loads(l) for l in open(f) if l.strip()]
+clean = {(r['cpu'], r.get('switch_in_ts')): r for r in rows(sys.argv[1]) if not r.get('head')}
+lost, n = set(), {}
+for r in rows(sys.argv[2]):
+    c = clean.get((r['cpu'], r.get('switch_in_ts')))
+    if r.get('head') or not r.get('new_tid') or not c or c.get('new_tid') != r.get('new_tid'): continue
+    n[r['new_tid']] = n.get(r['new_tid'], 0) + 1
+    if 'ready_time_ns' in c and 'ready_time_ns' not in r: lost.add(r['new_tid'])
+kept = [t for t in sorted(n, key=lambda t: -n[t]) if t not in lost]
+if lost and kept: print(sorted(lost)[0], kept[0])
+PY
+)
+set -- $tids
+if [ $# = 2 ]; then
+  one=$(lost_of "$f" --thread "$1"); none=$(lost_of "$f" --thread "$2")
+  [ "${one:-0}" -gt 0 ] && [ "$one" -lt "$all" ] && [ "$none" = 0 ] && passes=$((passes+1)) ||
+    bad "ready_lost of --thread: $1 (lost some) $one, $2 (lost none) $none, whole $all"
+else
+  bad "no thread with lost rows and one without in cut 60 0.5"
+fi
+"$etlkit" waits --json "$f" 2>&1 >/dev/null | grep -q "^etlkit waits: note: $f: $all switch-ins have no known Ready or Waits" &&
+  passes=$((passes+1)) || bad "waits --json: the stderr note with the file: $("$etlkit" waits --json "$f" 2>&1 >/dev/null | grep switch-in)"
+"$etlkit" waits "$f" --range 0 0.25 2>/dev/null | grep -q "switch-ins.* no known Ready" &&
+  bad "waits --range before the loss: a note of lost switch-ins" || passes=$((passes+1))
+
+# A trace without ReadyThread events: its waits are unknown for that, lost records or not (it said "records were
+# lost before the switch-ins" and that they "may have held its ReadyThread"), and a wait gate on two damaged such
+# traces fails for that (exit 1), not as undecided for the damage (exit 3).
 "$etlkit" synth -q --seed 3 --duration 0.5 --buffer-size 4K --no-ready-thread -o "$tmp/nr.etl" || bad "synth --no-ready-thread"
+damage "$tmp/nr.etl" "$tmp/nrz.etl" zero 41
+"$etlkit" waits "$tmp/nrz.etl" >"$tmp/nrz.out" 2>/dev/null; rc=$?
+[ $rc = 3 ] && grep -q "Waits unknown: the trace has no ReadyThread events" "$tmp/nrz.out" &&
+  ! grep -q "may have held its ReadyThread" "$tmp/nrz.out" && passes=$((passes+1)) ||
+  bad "waits on a damaged trace without ReadyThread: exit $rc, $(grep -i "unknown\|switch-ins" "$tmp/nrz.out" | head -3)"
+nrl=$(lost_of "$tmp/nrz.etl")
+python3 - "$tmp/nrz.etl" "$nrl" "$etlkit" <<'PY' && passes=$((passes+1)) || bad "ready_lost without ReadyThread: $nrl"
+import json, subprocess, sys
+# without ReadyThread a switch-in's Ready is lost only with its previous switch-out: at most the rows without one
+rows = [json.loads(l) for l in subprocess.run([sys.argv[3], 'switches', '--json', sys.argv[1]], capture_output=True,
+                                              text=True).stdout.splitlines() if l.strip()]
+no_p = sum(1 for r in rows if not r.get('head') and r.get('new_tid') and 'last_switch_out_ns' not in r)
+sys.exit(0 if 0 < int(sys.argv[2]) <= no_p else 1)
+PY
 head -c 150000 "$tmp/nr.etl" >"$tmp/nrcut.etl"; cp "$tmp/nrcut.etl" "$tmp/nrcut2.etl"
 "$etlkit" compare "$tmp/nrcut.etl" "$tmp/nrcut2.etl" -q --fail-if 'wait(total) > +10%' >"$tmp/cmp.out" 2>&1; rc=$?
 [ $rc = 1 ] && grep -q "cannot be computed: no wait is known in .*nrcut.etl (no switch-in with a ReadyThread)" "$tmp/cmp.out" &&
