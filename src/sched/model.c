@@ -358,18 +358,60 @@ static int span_by_lo(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* allgaps and known_min of a file that misses buffers (ncpu: the header's CPUs). */
+/*
+ * Until when a CPU with no buffer in the file may have had records (UINT64_MAX: any time). They can lie only in
+ * missing buffers. When every one is between buffers found (no cut end, numbered), a CPU that logged after the
+ * latest flush beside them would have a later buffer (its last is flushed at the session's stop): found, which it
+ * has not, or missing, which none is. Buffers flushed at the stop need not be in SequenceNumber order: any found
+ * within a processor count after a missing one may be flushed as late, so the latest flush up to there bounds it.
+ * A CPU the trace never used has none: it no longer makes every time lost (288d01b's known_until 0).
+ */
+static uint64_t bufferless_until(const etl_reader *r)
+{
+    if (!r->nholes || r->missing_last == UINT64_MAX) return UINT64_MAX;
+    uint64_t top = 0, reach = 0, until = 0, slack = r->hdr.num_processors > r->ncpu ? r->hdr.num_processors : r->ncpu;
+    for (size_t i = 0; i < r->nbufs; i++)
+        if (!r->bufs[i].skip && r->bufs[i].seq > top) top = r->bufs[i].seq;
+    if (r->missing_last > top) return UINT64_MAX; /* a cut end: its buffers may be among the lost last ones */
+    for (size_t i = 0; i < r->nholes; i++)
+        if (r->holes[i].to + 1 + slack > reach) reach = r->holes[i].to + 1 + slack;
+    for (size_t i = 0; i < r->nbufs; i++) {
+        const etl_buf_ent *b = &r->bufs[i];
+        if (b->skip || b->seq > reach) continue;
+        uint64_t f = etl_buf_flush(r, b);
+        if (f == UINT64_MAX) return UINT64_MAX; /* a flush that is no session time bounds nothing */
+        if (f > until) until = f;
+    }
+    return until;
+}
+
+static bool has_buffer(const etl_reader *r, unsigned cpu)
+{
+    for (size_t i = 0; i < r->nbufs; i++)
+        if (!r->bufs[i].skip && r->bufs[i].cpu == cpu) return true;
+    return false;
+}
+
+/* allgaps and known_min of a file that misses buffers (ncpu: the CPUs its buffers name). */
 static void gather_losses(etl_sched *m, unsigned ncpu)
 {
     const etl_reader *r = m->opts.reader;
     m->known_min = UINT64_MAX;
     size_t total = 0, n;
+    bool bufferless = false; /* a CPU below the last one with buffers has none */
     for (unsigned k = 0; k < ncpu; k++) {
+        if (!has_buffer(r, k)) {
+            bufferless = true;
+            continue;
+        }
         etl_reader_cpu_gaps(r, k, &n);
         total += n;
         uint64_t until = etl_reader_cpu_known_until(r, k);
         if (until < m->known_min) m->known_min = until;
     }
+    uint64_t lost_to = bufferless ? bufferless_until(r) : 0;
+    if (lost_to == UINT64_MAX) m->known_min = 0; /* its records, if any, may lie anywhere */
+    else if (lost_to) total++;                    /* its records, if any, lie in (0, lost_to) */
     if (!total) return;
     m->allgaps = malloc(total * sizeof *m->allgaps);
     if (!m->allgaps) {
@@ -381,6 +423,7 @@ static void gather_losses(etl_sched *m, unsigned ncpu)
         if (n) memcpy(m->allgaps + m->nallgaps, g, n * sizeof *g);
         m->nallgaps += n;
     }
+    if (lost_to && lost_to != UINT64_MAX) m->allgaps[m->nallgaps++] = (etl_ts_span){0, lost_to};
     qsort(m->allgaps, m->nallgaps, sizeof *m->allgaps, span_by_lo);
     size_t w = 0; /* merged: each span's hi then only rises, for the search */
     for (size_t i = 0; i < m->nallgaps; i++) {
