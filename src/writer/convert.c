@@ -74,6 +74,13 @@ typedef struct rec_at {
     uint32_t buf, off;
 } rec_at;
 
+/* An input buffer flagged EVENTS_LOST or BUFFER_LOST: its CPU, place among the CPU's buffers and flags. */
+typedef struct lost_buf {
+    uint32_t cpu, index; /* index: in file order (its epoch: epoch_of) */
+    uint64_t order;
+    unsigned flags;
+} lost_buf;
+
 /* A record held back: its bytes live in the CPU's arena. */
 typedef struct held {
     uint64_t ts;
@@ -135,6 +142,8 @@ typedef struct conv {
     uint32_t epoch_buf;  /* the last buffer whose epoch was looked up (UINT32_MAX: none), and its epoch */
     uint32_t epoch_of_buf;
     size_t too_big;      /* a record did not fit an output buffer (ETL_E_RANGE): the input's largest, for the message */
+    lost_buf *lb;        /* the input's flagged buffers by CPU and place (lost_flags_init) */
+    size_t *lb_head, *lb_end; /* per CPU: its next one not yet given to the writer, and the end of its run */
 } conv;
 
 /* A CPU's last switch taken from batches, and the batch of its pending switch. */
@@ -612,16 +621,75 @@ static etl_status rewrite_group_mask(conv *c, const etl_record *r, const etl_gro
     return emit(c, r->cpu, r->ts, out, r->size);
 }
 
+static int by_cpu_place(const void *a, const void *b)
+{
+    const lost_buf *x = a, *y = b;
+    if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/*
+ * The input's buffers flagged EVENTS_LOST or BUFFER_LOST (the session lost events or a buffer before them), by
+ * CPU and place: each goes to the writer when its CPU's first record from it or a later buffer comes (lost_reached),
+ * whether that record is written, dropped or made into another, so that the output buffer holding the CPU's first
+ * record from that time on is flagged; one with no record after it, on an empty buffer after the CPU's last (the
+ * writer's close). A buffer never read (a processor the machine has not, a copy) has no CPU of the output: the
+ * output misses its number instead (leave_holes).
+ */
+static etl_status lost_flags_init(conv *c)
+{
+    const etl_reader *rd = c->rd;
+    const unsigned loss = ETL_BUFFER_FLAG_EVENTS_LOST | ETL_BUFFER_FLAG_BUFFER_LOST;
+    size_t n = 0;
+    for (size_t i = 0; i < rd->nbufs; i++) n += !rd->bufs[i].skip && (rd->bufs[i].flags & loss) && rd->bufs[i].cpu < c->ncpu;
+    if (!n) return ETL_OK;
+    c->lb = malloc(n * sizeof *c->lb);
+    c->lb_head = calloc(c->ncpu, sizeof *c->lb_head);
+    c->lb_end = calloc(c->ncpu, sizeof *c->lb_end);
+    if (!c->lb || !c->lb_head || !c->lb_end) return ETL_E_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < rd->nbufs; i++) {
+        const etl_buf_ent *b = &rd->bufs[i];
+        if (!b->skip && (b->flags & loss) && b->cpu < c->ncpu) c->lb[k++] = (lost_buf){b->cpu, b->index, b->order, b->flags & loss};
+    }
+    qsort(c->lb, n, sizeof *c->lb, by_cpu_place);
+    for (size_t i = n; i-- > 0;) c->lb_head[c->lb[i].cpu] = i;
+    for (size_t i = 0; i < n; i++) c->lb_end[c->lb[i].cpu] = i + 1;
+    return ETL_OK;
+}
+
+/* A record of input buffer b at ts: the flagged buffers of its CPU up to b lost events before it. */
+static etl_status lost_reached(conv *c, const etl_buf_ent *b, uint64_t ts)
+{
+    if (!c->lb || b->cpu >= c->ncpu) return ETL_OK;
+    size_t *h = &c->lb_head[b->cpu];
+    etl_status st = ETL_OK;
+    for (; st == ETL_OK && *h < c->lb_end[b->cpu] && c->lb[*h].order <= b->order; ++*h)
+        st = etl_writer_buffer_lost(c->w, (uint16_t)b->cpu, c->lb[*h].flags, ts, epoch_of(c, c->lb[*h].index, 0));
+    return st;
+}
+
+/* The end of the input: flagged buffers with no record after them on their CPU lost events after its last. */
+static etl_status lost_rest(conv *c)
+{
+    etl_status st = ETL_OK;
+    for (unsigned cpu = 0; c->lb && st == ETL_OK && cpu < c->ncpu; cpu++)
+        for (size_t *h = &c->lb_head[cpu]; st == ETL_OK && *h < c->lb_end[cpu]; ++*h)
+            st = etl_writer_buffer_lost(c->w, (uint16_t)cpu, c->lb[*h].flags, UINT64_MAX, epoch_of(c, c->lb[*h].index, 0));
+    return st;
+}
+
 static etl_status one_record(conv *c, const etl_record *r)
 {
     c->st->records_in++;
+    if (r->buffer_index < c->rd->nbufs) {
+        etl_status lst = lost_reached(c, &c->rd->bufs[r->buffer_index], r->ts);
+        if (lst != ETL_OK) return lst;
+    }
     if (r->cpu >= c->ncpu) {
         c->st->records_dropped++;
         return ETL_OK;
     }
-    /* The input buffer's loss flags go with its CPU's records (spinlocks reads them: no upper bound). */
-    unsigned lost = etl_reader_buffer_flags(c->rd, r->buffer_index) & (ETL_BUFFER_FLAG_EVENTS_LOST | ETL_BUFFER_FLAG_BUFFER_LOST);
-    if (lost) etl_writer_buffer_lost(c->w, r->cpu, lost);
     uint32_t e = epoch_of(c, r->buffer_index, r->offset);
     /* A hole after the CPU's last switch, whose new thread is not known (the second writing's cut): that switch's
      * batch ends before it. Without a hole the batch goes on as the input's did. */
@@ -822,6 +890,11 @@ static void cleanup(conv *c)
     free(c->retimed);
     free(c->cuts);
     c->cuts = NULL;
+    free(c->lb);
+    free(c->lb_head);
+    free(c->lb_end);
+    c->lb = NULL;
+    c->lb_head = c->lb_end = NULL;
     etl_idmap_free(&c->prio);
 }
 
@@ -856,6 +929,7 @@ static etl_status write_output(conv *c, FILE *f, const char *out_path, etl_write
     if (rc == ETL_OK) rc = etl_writer_open_stream(f, out_path, true, &wo, &c->w, diag);
     else fclose(f);
     if (rc == ETL_OK) rc = leave_holes(c);
+    if (rc == ETL_OK) rc = lost_flags_init(c);
     etl_iter *it = NULL;
     if (rc == ETL_OK) rc = etl_iter_open(rd, ETL_ORDER_TIME, &it);
     c->it = it;
@@ -873,6 +947,7 @@ static etl_status write_output(conv *c, FILE *f, const char *out_path, etl_write
             if (r.size > c->too_big) c->too_big = r.size;
     /* End of trace: the open batches, the open switches, what is still held (to compact: the events after the
      * last scheduler record, which the batches precede). */
+    if (rc == ETL_OK) rc = lost_rest(c);
     etl_ccswap_batch b;
     while (rc == ETL_OK && etl_ccswap_encoder_flush(&c->enc, &b) == ETL_OK) rc = write_batch(c, &b, b.last_time);
     etl_cswitch sw;

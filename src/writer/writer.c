@@ -9,7 +9,9 @@
  * CurrentOffset == Offset == bytes used, the flush time in TimeStamp and 0xFF
  * after the data. SequenceNumber counts buffers in the order they are flushed,
  * which is time order within each CPU; a file rewritten from one that misses
- * buffers misses the same numbers (etl_writer_holes: renumbered at close).
+ * buffers misses the same numbers (etl_writer_holes: renumbered at close),
+ * and one that lost events (etl_writer_buffer_lost) begins a buffer so flagged
+ * where they were lost.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -36,8 +38,17 @@ typedef struct cpu_buf {
     uint32_t used;     /* bytes of header + events */
     uint64_t last_ts;  /* newest event: the flush time */
     uint32_t epoch;    /* etl_writer_epoch: the holes its records come after */
-    uint16_t lost;     /* etl_writer_buffer_lost: the loss flags of the buffer being filled */
+    uint16_t lost;     /* the loss flags of the buffer being filled */
+    struct lost_at *lq; /* etl_writer_buffer_lost: losses waiting for the CPU's first event at their time */
+    size_t lq_head, lq_n, lq_cap;
 } cpu_buf;
+
+/* A loss before a CPU's event at ts, after the holes of epoch (etl_writer_buffer_lost). */
+typedef struct lost_at {
+    uint64_t ts;
+    uint32_t epoch;
+    uint16_t flags;
+} lost_at;
 
 /* A buffer written, when the numbering has holes: where its SequenceNumber lies, and its epoch. */
 typedef struct written_buf {
@@ -197,10 +208,14 @@ static void buffer_header(uint8_t *p, uint32_t disk_size, uint32_t used, uint16_
 }
 
 
-static etl_status flush_cpu(etl_writer *w, uint16_t cpu)
+/*
+ * Writes cpu's buffer, if it holds events; with empty, also when it holds none (a loss after the CPU's last
+ * event: etl_writer_buffer_lost).
+ */
+static etl_status write_cpu(etl_writer *w, uint16_t cpu, bool empty)
 {
     cpu_buf *b = &w->cpus[cpu];
-    if (!b->p || b->used <= ETL_BUFFER_HEADER_SIZE) return w->err;
+    if (!b->p || (b->used <= ETL_BUFFER_HEADER_SIZE && !empty)) return w->err;
     uint32_t size = w->o.buffer_size;
     if (w->nholes && !w->err) { /* renumbered at close: where its number lies */
         if (w->nwb == w->wb_cap) {
@@ -230,16 +245,61 @@ static etl_status flush_cpu(etl_writer *w, uint16_t cpu)
     return w->err;
 }
 
+static etl_status flush_cpu(etl_writer *w, uint16_t cpu) { return write_cpu(w, cpu, false); }
+
 /*
  * The CPU's buffer, allocated on its first event: a header may claim many more CPUs than log. Every CPU's
- * together fit ETL_WRITER_MEMORY (writer_open refuses more): each buffer is written when full, never early. (The
- * fullest was once written early past that memory: with more CPUs than it holds, nearly a buffer a record.)
+ * together fit ETL_WRITER_MEMORY (writer_open refuses more): each buffer is written when full, never early (but
+ * where a loss lies: lost_before). (The fullest was once written early past that memory: with more CPUs than it
+ * holds, nearly a buffer a record.)
  */
 static cpu_buf *cpu_buffer(etl_writer *w, uint16_t cpu)
 {
     cpu_buf *b = &w->cpus[cpu];
     if (!b->p && !(b->p = malloc(w->o.buffer_size))) w->err = ETL_E_NOMEM;
     return b->p ? b : NULL;
+}
+
+/*
+ * cpu's next event, at ts, in b (allocated): the losses before it (etl_writer_buffer_lost) start a buffer of their
+ * own, written early, so that its flag says where they lie (before its first event) and each loss flags one buffer:
+ * one whose event is the same as the next one's gets an empty buffer before it (as the input had no event between).
+ */
+static etl_status lost_before(etl_writer *w, uint16_t cpu, cpu_buf *b, uint64_t ts)
+{
+    if (b->lq_head == b->lq_n || b->lq[b->lq_head].ts > ts) return ETL_OK;
+    if (flush_cpu(w, cpu) != ETL_OK) return w->err;
+    for (;;) {
+        b->lost = b->lq[b->lq_head++].flags;
+        if (b->lq_head == b->lq_n || b->lq[b->lq_head].ts > ts) break;
+        b->last_ts = ts; /* its flush time: the event's, which is in the CPU's order (time_ok) */
+        if (write_cpu(w, cpu, true) != ETL_OK) return w->err;
+    }
+    b->lq_head = b->lq_n = 0;
+    return ETL_OK;
+}
+
+/*
+ * At close, the losses no event reached (the CPU wrote nothing at or after their time): each on an empty buffer
+ * of the CPU after its last, at the loss's time or the CPU's last event's, at most the file's newest event (the
+ * session's end stays).
+ */
+static etl_status lost_close(etl_writer *w)
+{
+    for (uint32_t c = 0; c < w->o.ncpu && !w->err; c++) {
+        cpu_buf *b = &w->cpus[c];
+        if (b->lq_head == b->lq_n) continue;
+        if (flush_cpu(w, (uint16_t)c) != ETL_OK || !cpu_buffer(w, (uint16_t)c)) break;
+        while (b->lq_head < b->lq_n && !w->err) {
+            const lost_at *l = &b->lq[b->lq_head++];
+            if (etl_writer_epoch(w, (uint16_t)c, l->epoch) != ETL_OK) break; /* numbered after the holes before it */
+            uint64_t ts = l->ts < w->newest ? l->ts : w->newest;
+            if (ts > b->last_ts) b->last_ts = ts;
+            b->lost = l->flags;
+            write_cpu(w, (uint16_t)c, true);
+        }
+    }
+    return w->err;
 }
 
 /* Buffer 0: the logfile header event and the header extension. */
@@ -495,7 +555,7 @@ static etl_status write_event(etl_writer *w, const etl_write_event *ev)
         if (st != ETL_OK) return st;
     }
     cpu_buf *b = cpu_buffer(w, ev->cpu);
-    if (!b) return w->err;
+    if (!b || lost_before(w, ev->cpu, b, ev->ts) != ETL_OK) return w->err;
     if (b->used + aligned > w->o.buffer_size && flush_cpu(w, ev->cpu) != ETL_OK) return w->err;
     uint8_t *p = b->p + b->used;
     encode_event(w, ev, p, size);
@@ -545,7 +605,7 @@ static etl_status write_record(etl_writer *w, uint16_t cpu, uint64_t ts, const u
         return refuse(w, ETL_E_INVALID_ARG, "time %llu on CPU %u: before its last, before the session's window "
                       "or past the clock's range", (unsigned long long)ts, cpu);
     cpu_buf *b = cpu_buffer(w, cpu);
-    if (!b) return w->err;
+    if (!b || lost_before(w, cpu, b, ts) != ETL_OK) return w->err;
     if (b->used + aligned > w->o.buffer_size && flush_cpu(w, cpu) != ETL_OK) return w->err;
     memcpy(b->p + b->used, rec, size);
     memset(b->p + b->used + size, 0, aligned - size);
@@ -643,9 +703,22 @@ void etl_writer_lost(etl_writer *w, uint64_t events, uint64_t buffers)
     w->hdr.buffers_lost = buffers > UINT32_MAX ? UINT32_MAX : (uint32_t)buffers;
 }
 
-void etl_writer_buffer_lost(etl_writer *w, uint16_t cpu, unsigned flags)
+etl_status etl_writer_buffer_lost(etl_writer *w, uint16_t cpu, unsigned flags, uint64_t ts, uint32_t epoch)
 {
-    if (cpu < w->o.ncpu) w->cpus[cpu].lost |= (uint16_t)(flags & (ETL_BUFFER_FLAG_EVENTS_LOST | ETL_BUFFER_FLAG_BUFFER_LOST));
+    flags &= ETL_BUFFER_FLAG_EVENTS_LOST | ETL_BUFFER_FLAG_BUFFER_LOST;
+    if (cpu >= w->o.ncpu) return ETL_E_INVALID_ARG;
+    if (!flags) return ETL_OK;
+    cpu_buf *b = &w->cpus[cpu];
+    if (b->lq_n == b->lq_cap) {
+        size_t cap = b->lq_cap ? b->lq_cap * 2 : 4;
+        lost_at *q = realloc(b->lq, cap * sizeof *q);
+        if (!q) return ETL_E_NOMEM;
+        b->lq = q, b->lq_cap = cap;
+    }
+    /* In time order: one given out of order waits for the later one before it (never on an earlier buffer). */
+    if (b->lq_n > b->lq_head && ts < b->lq[b->lq_n - 1].ts) ts = b->lq[b->lq_n - 1].ts;
+    b->lq[b->lq_n++] = (lost_at){ts, epoch, (uint16_t)flags};
+    return ETL_OK;
 }
 
 void etl_writer_group_mask(etl_writer *w, const etl_groupmask *gm) { w->o.group_mask = *gm; }
@@ -672,7 +745,8 @@ void etl_writer_diag(const etl_writer *w, etl_status st, etl_diag *diag)
 etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
 {
     if (!w) return ETL_OK; /* base.h: a cleanup path may close what it never made */
-    etl_status st = etl_writer_flush(w);
+    etl_status st = lost_close(w);
+    if (st == ETL_OK) st = etl_writer_flush(w);
     /*
      * An end before the start, or so far before an event written that the reader's window (the end plus 5 s or
      * 1 % of the session) would leave it out: refused, and the file completed with its newest event as the end,
@@ -716,7 +790,10 @@ etl_status etl_writer_close(etl_writer *w, uint64_t end_ts, etl_diag *diag)
         etl_diag_set(diag, st, UINT64_MAX, "%s: the end is before the start or long before an event written; "
                      "the file ends at its newest event", w->name);
     }
-    for (uint32_t c = 0; c < w->o.ncpu; c++) free(w->cpus[c].p);
+    for (uint32_t c = 0; c < w->o.ncpu; c++) {
+        free(w->cpus[c].p);
+        free(w->cpus[c].lq);
+    }
     free(w->cpus);
     free(w->zbuf);
     free(w->hole);

@@ -43,10 +43,15 @@ etl_status etl_writer_epoch(etl_writer *w, uint16_t cpu, uint32_t epoch);
 /* EventsLost and BuffersLost of the logfile header written at close (each at most UINT32_MAX). */
 void etl_writer_lost(etl_writer *w, uint64_t events, uint64_t buffers);
 /*
- * The input's loss flags of a buffer (EVENTS_LOST, BUFFER_LOST; others ignored) on cpu's buffer being
- * filled, written with it: a reader of the output finds that the CPU lost events there, as in the input.
+ * cpu lost events or a buffer before its event at ts (flags: EVENTS_LOST, BUFFER_LOST; others ignored): cpu's
+ * first event at ts or later written from now on starts a buffer (the one being filled is written early) that
+ * gets the flags, so that each call flags one buffer, which begins after the loss. Calls the same event reaches
+ * flag an empty buffer each before it, but the last; calls the CPU writes no event for, an empty buffer each at
+ * close, after the CPU's last (at ts or the CPU's last event's time, at most the file's newest event; of epoch,
+ * as etl_writer_epoch, when that is later than the CPU's). Out of time order, ts is taken as the last call's.
+ * ETL_E_INVALID_ARG for a CPU out of range; ETL_E_NOMEM.
  */
-void etl_writer_buffer_lost(etl_writer *w, uint16_t cpu, unsigned flags);
+etl_status etl_writer_buffer_lost(etl_writer *w, uint16_t cpu, unsigned flags, uint64_t ts, uint32_t epoch);
 /* The header extension's group masks written at close (what the file turned out to hold). */
 void etl_writer_group_mask(etl_writer *w, const etl_groupmask *gm);
 /*
