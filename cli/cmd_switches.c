@@ -572,7 +572,7 @@ int cmd_switches(int argc, char **argv)
     }
     /* The stack columns (CSV, JSON) when the trace walks stacks at its CSwitch or ReadyThread events. */
     if (a.format != FMT_TEXT) {
-        rc = cli_sched_stacks_open("switches", run.in.reader, a.threads, ETL_SYMBOLS_OFFSET, NULL, 0,
+        rc = cli_sched_stacks_open("switches", run.in.reader, a.threads, ETL_SYMBOLS_OFFSET, CLI_STACKS_BOTH, NULL, 0,
                                    &c->stacks, &sym);
         if (rc != EXIT_OK) {
             free(c);

@@ -646,7 +646,7 @@ int cmd_waitchain(int argc, char **argv)
         if (etl_chain_stack_events(&c, &want, &nwant) != ETL_OK)
             fprintf(stderr, "%s waitchain: %s: stacks: out of memory\n", prog, a.path);
         else
-            src = cli_sched_stacks_open("waitchain", run.in.reader, a.threads, ETL_SYMBOLS_OFFSET, want, nwant, &stk,
+            src = cli_sched_stacks_open("waitchain", run.in.reader, a.threads, ETL_SYMBOLS_OFFSET, CLI_STACKS_BOTH, want, nwant, &stk,
                                         &sym);
         free(want);
         if (src != EXIT_OK) status = src; /* told; the chain without stacks */

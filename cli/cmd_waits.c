@@ -446,7 +446,9 @@ static int waits_by_stack(const rep_args *a, int readying, int flat, const char 
     }
     etl_sched_stacks *s = NULL;
     /* A function's frames are one node with symbols (no offset): the tree and the list go by function. */
-    rc = cli_sched_stacks_open("waits", run.in.reader, a->threads, 0, NULL, 0, &s, &sym);
+    /* Only the kind the tree is of: the other's stacks would take memory (a third of the walks) for nothing. */
+    rc = cli_sched_stacks_open("waits", run.in.reader, a->threads, 0, readying ? CLI_STACKS_READYING : CLI_STACKS_NEW,
+                               NULL, 0, &s, &sym);
     if (rc == EXIT_OK && !(c.w = etl_wait_stacks_new(s, readying, a->v0, a->has_range ? a->v1 : a->v0))) {
         fprintf(stderr, "%s waits: %s: stacks: out of memory\n", prog, a->path);
         rc = EXIT_IO;

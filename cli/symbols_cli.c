@@ -57,7 +57,7 @@ int cli_symbols_scan(const char *cmd, etl_symbols *s, etl_reader *r)
     return EXIT_IO;
 }
 
-int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned threads, unsigned flags,
+int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned threads, unsigned flags, int kind,
                           const etl_sched_stacks_event *want, size_t nwant, etl_sched_stacks **out, etl_symbols **sym)
 {
     *out = NULL;
@@ -68,7 +68,9 @@ int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned threads, unsi
         *sym = NULL;
         return EXIT_OK;
     }
-    if (st == ETL_OK) st = etl_sched_stacks_build_only(r, threads, want, nwant, out);
+    if (st == ETL_OK)
+        st = kind != CLI_STACKS_BOTH && !want ? etl_sched_stacks_build_kind(r, threads, kind == CLI_STACKS_READYING, out)
+                                              : etl_sched_stacks_build_only(r, threads, want, nwant, out);
     int rc = EXIT_OK;
     if (st != ETL_OK) {
         fprintf(stderr, "%s %s: stacks: %s\n", prog, cmd, etl_status_str(st));

@@ -30,12 +30,14 @@ int cli_symbols_scan(const char *cmd, etl_symbols *s, etl_reader *r);
  * The scheduler's stacks of r (etlkit/schedstacks.h) when the trace walks them
  * (*out NULL otherwise: nothing read), their frames named through *sym (as
  * cli_symbols_open opened it; NULL: none), flags as etl_symbols_label takes them,
- * read on up to threads threads, keeping every walked event's stack (want NULL) or
- * those of want's nwant events (etl_sched_stacks_build_only). *sym is scanned here, or
+ * read on up to threads threads, keeping every walked event's stack (want NULL), those of one
+ * kind (want NULL, kind CLI_STACKS_NEW or _READYING: etl_sched_stacks_build_kind) or those of want's
+ * nwant events (etl_sched_stacks_build_only). *sym is scanned here, or
  * closed and NULL when there are no stacks or on failure. EXIT_OK, or the exit status
  * after one line on stderr.
  */
-int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned threads, unsigned flags,
+enum { CLI_STACKS_BOTH, CLI_STACKS_NEW, CLI_STACKS_READYING };
+int cli_sched_stacks_open(const char *cmd, etl_reader *r, unsigned threads, unsigned flags, int kind,
                           const etl_sched_stacks_event *want, size_t nwant, etl_sched_stacks **out, etl_symbols **sym);
 /*
  * What the scheduler's stacks lack (etl_sched_stacks_note), as profile tells its own: a note line on stderr

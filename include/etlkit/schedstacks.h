@@ -96,6 +96,13 @@ typedef struct etl_sched_stacks_event {
  */
 ETL_API etl_status etl_sched_stacks_build_only(etl_reader *r, unsigned threads, const etl_sched_stacks_event *want,
                                                size_t nwant, etl_sched_stacks **out);
+/*
+ * The same, keeping the stacks of one kind of event only (ready false: the CSwitches', New Thread Stack; true: the
+ * ReadyThreads', Readying Thread Stack), for a report of that one (waits --by stack or --by readying-stack): every
+ * walk is still attached and counted, but the other kind's stacks take no memory and rows have none of them
+ * (events_ambiguous counts the kept kind's).
+ */
+ETL_API etl_status etl_sched_stacks_build_kind(etl_reader *r, unsigned threads, bool ready, etl_sched_stacks **out);
 ETL_API void etl_sched_stacks_free(etl_sched_stacks *s);
 ETL_API const etl_sched_stacks_stats *etl_sched_stacks_stats_get(const etl_sched_stacks *s);
 /*

@@ -69,6 +69,7 @@ struct etl_sched_stacks {
     etl_stats damage;         /* what pass 1 met (etl_sched_stacks_damage) */
     sst_entry *want;          /* etl_sched_stacks_build_only's events, sorted (stack unused); NULL: every one */
     size_t nwant;
+    unsigned kinds;           /* 1 << KIND_*: the kinds whose stacks are kept (etl_sched_stacks_build_kind) */
 };
 
 /* ReadyThreads of a CPU waiting for their first walk (older ones go: no walk came for them). */
@@ -198,6 +199,7 @@ static int cmp_entry(const void *a, const void *b);
 /* Whether the event's stack is kept: every one, or those etl_sched_stacks_build_only asked for. */
 static bool wanted(const etl_sched_stacks *s, unsigned kind, unsigned cpu, int64_t ns)
 {
+    if (!(s->kinds >> kind & 1)) return false;
     if (!s->want) return true;
     sst_entry key = {ns, 0, (uint16_t)cpu, (uint16_t)kind}; /* stack 0, as every wanted one's */
     return s->nwant && bsearch(&key, s->want, s->nwant, sizeof *s->want, cmp_entry);
@@ -462,14 +464,29 @@ etl_status etl_sched_stacks_build_threads(etl_reader *r, unsigned threads, etl_s
     return etl_sched_stacks_build_only(r, threads, NULL, 0, out);
 }
 
+static etl_status build(etl_reader *r, unsigned threads, const etl_sched_stacks_event *want, size_t nwant,
+                        unsigned kinds, etl_sched_stacks **out);
+
 etl_status etl_sched_stacks_build_only(etl_reader *r, unsigned threads, const etl_sched_stacks_event *want, size_t nwant,
                                        etl_sched_stacks **out)
+{
+    return build(r, threads, want, nwant, 1u << KIND_CSWITCH | 1u << KIND_READY, out);
+}
+
+etl_status etl_sched_stacks_build_kind(etl_reader *r, unsigned threads, bool ready, etl_sched_stacks **out)
+{
+    return build(r, threads, NULL, 0, 1u << (ready ? KIND_READY : KIND_CSWITCH), out);
+}
+
+static etl_status build(etl_reader *r, unsigned threads, const etl_sched_stacks_event *want, size_t nwant,
+                        unsigned kinds, etl_sched_stacks **out)
 {
     if (!out) return ETL_E_INVALID_ARG;
     *out = NULL;
     if (!r || (nwant && !want)) return ETL_E_INVALID_ARG;
     etl_sched_stacks *s = calloc(1, sizeof *s);
     if (!s) return ETL_E_NOMEM;
+    s->kinds = kinds;
     if (want) { /* sorted as the entries are, for wanted()'s search */
         s->want = malloc((nwant ? nwant : 1) * sizeof *s->want);
         if (!s->want) {

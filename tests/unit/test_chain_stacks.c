@@ -6,7 +6,8 @@
  * the events it looks up (etl_chain_stack_events) and the table keeps those alone
  * (etl_sched_stacks_build_only). On a synthesized trace with stacks: every stack the
  * chain shows is the one the whole table gives, the walks are counted as before, and
- * the events the chain does not show have none.
+ * the events the chain does not show have none. The same for a table of one kind
+ * (etl_sched_stacks_build_kind: waits --by stack, --by readying-stack).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,8 +144,59 @@ static void test_only_the_chain(void **state)
     etl_chain_free(&c);
 }
 
+/* Whether kind's stacks (CSwitch: ready 0) of the truth's events in s equal all's, or, with none, s has none of them. */
+static unsigned compare_kind(etl_sched_stacks *all, etl_sched_stacks *s, int ready, int none)
+{
+    char fa[8192], fs[8192];
+    unsigned n = 0;
+    size_t count = ready ? T.nrd : T.nsw;
+    for (size_t i = 0; i < count; i++) {
+        uint16_t cpu = ready ? T.rd[i].cpu : T.sw[i].cpu;
+        int64_t ns = etl_clock_ns(etl_reader_clock(R), ready ? T.rd[i].time : T.sw[i].time);
+        uint32_t a = ready ? etl_sched_stacks_ready(all, cpu, ns) : etl_sched_stacks_cswitch(all, cpu, ns);
+        uint32_t b = ready ? etl_sched_stacks_ready(s, cpu, ns) : etl_sched_stacks_cswitch(s, cpu, ns);
+        if (none) {
+            assert_int_equal(b, ETL_SCHED_STACK_NONE);
+            continue;
+        }
+        frames_of(all, a, fa, sizeof fa);
+        frames_of(s, b, fs, sizeof fs);
+        assert_string_equal(fa, fs);
+        n += a != ETL_SCHED_STACK_NONE;
+    }
+    return n;
+}
+
+/* waits --by stack keeps the CSwitches' stacks alone, --by readying-stack the ReadyThreads': the same stacks, the
+   walks counted as before, and none of the other kind (which took a third of the memory for nothing). */
+static void test_one_kind(void **state)
+{
+    (void)state;
+    etl_sched_stacks *all, *sw, *rd;
+    assert_int_equal(etl_sched_stacks_build_threads(R, 2, &all), ETL_OK);
+    assert_int_equal(etl_sched_stacks_build_kind(R, 2, false, &sw), ETL_OK);
+    assert_int_equal(etl_sched_stacks_build_kind(R, 1, true, &rd), ETL_OK);
+    const etl_sched_stacks_stats *sa = etl_sched_stacks_stats_get(all);
+    for (int k = 0; k < 2; k++) {
+        const etl_sched_stacks_stats *sk = etl_sched_stacks_stats_get(k ? rd : sw);
+        assert_int_equal(sa->cswitch_walked, sk->cswitch_walked);
+        assert_int_equal(sa->ready_walked, sk->ready_walked);
+        assert_true(sk->stacks > 0 && sk->stacks < sa->stacks);
+    }
+    assert_true(compare_kind(all, sw, 0, 0) > 100);
+    assert_true(compare_kind(all, rd, 1, 0) > 100);
+    compare_kind(all, sw, 1, 1);
+    compare_kind(all, rd, 0, 1);
+    etl_sched_stacks *x = NULL;
+    assert_int_equal(etl_sched_stacks_build_kind(NULL, 1, false, &x), ETL_E_INVALID_ARG);
+    assert_null(x);
+    etl_sched_stacks_free(all);
+    etl_sched_stacks_free(sw);
+    etl_sched_stacks_free(rd);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_only_the_chain)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_only_the_chain), cmocka_unit_test(test_one_kind)};
     return cmocka_run_group_tests(tests, setup, teardown);
 }
