@@ -289,11 +289,11 @@ static void bad_time_why(etl_iter *it, cursor *c, size_t pos, uint64_t ts, const
 void etl_buf_tell_back(const etl_reader *r, etl_stats *st, const etl_buf_ent *b, size_t pos, uint64_t ts,
                        const char *what, uint64_t carry, const etl_buf_ent *pb)
 {
-    char t[32], why[176];
-    snprintf(why, sizeof why, "before the last record (%s s) of CPU %u's buffer %u at offset 0x%llx before it",
-             etl_reader_secs(r, carry, t), b->cpu, pb ? pb->index : 0u, (unsigned long long)(pb ? pb->file_off : 0));
-    time_why(r, st, b, pos, ts, what, why,
-             "taken (merged at its CPU's time): this buffer's or that one's CPU or SequenceNumber is wrong");
+    /* Short: a diag holds 255 characters, and a large file's offsets and times leave little room. */
+    char t[32], why[96];
+    snprintf(why, sizeof why, "before CPU %u's last record (%s s, buffer %u)", b->cpu, etl_reader_secs(r, carry, t),
+             pb ? pb->index : 0u);
+    time_why(r, st, b, pos, ts, what, why, "taken at its CPU's time: either's CPU or SequenceNumber is wrong");
 }
 
 /* A time outside the session window (etl_reader_time_window), or after its buffer's flush. */
@@ -357,9 +357,8 @@ static int judge_time(etl_iter *it, cursor *c, const uint8_t *p, size_t n, size_
         /* Its first records are all later: the TimeStamp, or the records, are not this buffer's; read to the window's end. */
         if (!it->quiet) {
             snprintf(why, sizeof why, "later than its buffer's flush TimeStamp (%s s), as %s",
-                     etl_reader_secs(it->r, c->flush, t), have_next ? "the record after it is" : "no record follows");
-            bad_time_why(it, c, pos, ts, what, why,
-                         "taken: the buffer's TimeStamp or its records are not its own (read up to the session's end)");
+                     etl_reader_secs(it->r, c->flush, t), have_next ? "the next is" : "no record follows");
+            bad_time_why(it, c, pos, ts, what, why, "taken (to the session's end): TimeStamp or records not its own");
         }
         c->flush = UINT64_MAX;
     } else if (!have_last && it->order == ETL_ORDER_TIME && ts < c->carry) {
@@ -1006,8 +1005,7 @@ void etl_walk_batch_back(const etl_walk *w, const uint8_t *rec)
     uint64_t at = etl_buf_record_where(b, pos, where);
     etl_reader_problem(it->r, &it->stats, ETL_E_RANGE, at,
                        "buffer %u at offset 0x%llx: record at +0x%zx (%s, hook 0x0525, a compact batch): its switch "
-                       "times go back before its CPU's switch ahead of them; those switches are passed over, as every "
-                       "reader passes them", b->index, (unsigned long long)b->file_off, pos, where);
+                       "times go back before its CPU's switch ahead of them: passed over (by every reader)", b->index, (unsigned long long)b->file_off, pos, where);
 }
 
 void etl_iter_switches_back(etl_iter *it, uint32_t buffer_index, uint32_t offset, uint64_t ts, uint64_t prev,

@@ -36,8 +36,10 @@ void etl_reader_problem(const etl_reader *r, etl_stats *st, etl_status status, u
     d.file_offset = file_off;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(d.msg, sizeof d.msg, fmt, ap);
+    int len = vsnprintf(d.msg, sizeof d.msg, fmt, ap);
     va_end(ap);
+    /* etl_diag's size is the ABI's: a text longer than it holds ends in "..." so the cut is seen. */
+    if (len >= (int)sizeof d.msg) memcpy(d.msg + sizeof d.msg - 4, "...", 4);
     stats_take_problem(st, file_off, d.msg);
     if (!r->opts.on_diag) return;
     etl_mutex_lock(r->diag_mu);

@@ -316,7 +316,7 @@ void etl_stacks_address_damage(const etl_reader *r, etl_stats *st, const etl_rec
                                uint64_t addr)
 {
     char w[160];
-    snprintf(w, sizeof w, "%s holding 0x%016llx, an address no x64 code can have (non-canonical)", what,
+    snprintf(w, sizeof w, "%s holding 0x%016llx, non-canonical: no x64 code's address", what,
              (unsigned long long)addr);
     etl_stacks_record_damage(r, st, rec, w, "kept, in no image (Unknown)");
 }

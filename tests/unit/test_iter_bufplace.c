@@ -25,7 +25,7 @@
 #define HDR 0x48u
 
 typedef struct diags {
-    int n, flushed, back;
+    int n, flushed, back, cut;
     char msg[64][512];
 } diags;
 
@@ -33,7 +33,10 @@ static void on_diag(void *ctx, const etl_diag *d)
 {
     diags *x = ctx;
     x->flushed += strstr(d->msg, "later than its buffer's flush TimeStamp") != NULL;
-    x->back += strstr(d->msg, "before the last record (") != NULL;
+    x->back += strstr(d->msg, "'s last record (") != NULL;
+    /* Every text whole: one that fills etl_diag's msg was cut (it once ended "... CPU or"). */
+    x->cut += strlen(d->msg) >= sizeof d->msg - 1;
+    if (strstr(d->msg, "'s last record (")) x->cut += strstr(d->msg, "SequenceNumber is wrong") == NULL;
     if (x->n < 64) snprintf(x->msg[x->n++], sizeof x->msg[0], "%s", d->msg);
 }
 
@@ -235,6 +238,8 @@ static void test_buffer_out_of_place(void **state)
         /* The later one starts before the CPU's last record ahead of it (the earlier one's): told, naming both;
          * info too, from every buffer's times after its walk in file order (it once read f2 clean, exit 0). */
         assert_int_equal(s3.d.back, 1);
+        assert_int_equal(s3.d.cut, 0);
+        assert_int_equal(s2.d.cut, 0);
         assert_true(told(&s3.d, at_c));
         assert_int_equal(s3.bad_times, 2);
         assert_int_equal(s3.bad_buffers, 2);
