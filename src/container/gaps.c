@@ -191,12 +191,13 @@ static bool skips_make(etl_reader *r)
 {
     size_t nb = r->nbufs ? r->nbufs : 1;
     r->skip_lo = malloc(nb * sizeof *r->skip_lo);
+    r->skip_hi = malloc(nb * sizeof *r->skip_hi);
     r->skip_at = calloc((size_t)r->ncpu + 1, sizeof *r->skip_at);
     r->skip_n = calloc((size_t)r->ncpu + 1, sizeof *r->skip_n);
     r->skip_seen = calloc(nb, 1);
-    if (!r->skip_lo || !r->skip_at || !r->skip_n || !r->skip_seen) {
-        free(r->skip_lo), free(r->skip_at), free(r->skip_n), free(r->skip_seen);
-        r->skip_lo = NULL, r->skip_at = r->skip_n = NULL, r->skip_seen = NULL;
+    if (!r->skip_lo || !r->skip_hi || !r->skip_at || !r->skip_n || !r->skip_seen) {
+        free(r->skip_lo), free(r->skip_hi), free(r->skip_at), free(r->skip_n), free(r->skip_seen);
+        r->skip_lo = r->skip_hi = NULL, r->skip_at = r->skip_n = NULL, r->skip_seen = NULL;
         return false;
     }
     /* Each CPU's room: as many as it has buffers (one skip ends a buffer's reading; records passed over grow it). */
@@ -206,28 +207,41 @@ static bool skips_make(etl_reader *r)
     return true;
 }
 
-/* Adds lo to CPU cpu's skips (in its order; a time it has already adds nothing), under skip_mu, the table made. */
-static void skip_insert(etl_reader *r, unsigned cpu, uint64_t lo)
+/*
+ * Adds (lo, hi) to CPU cpu's skips (in its order; a time it has already takes the later hi), under skip_mu, the
+ * table made.
+ */
+static void skip_insert(etl_reader *r, unsigned cpu, uint64_t lo, uint64_t hi)
 {
-    uint64_t *v = r->skip_lo + r->skip_at[cpu];
+    uint64_t *v = r->skip_lo + r->skip_at[cpu], *h = r->skip_hi + r->skip_at[cpu];
     size_t n = r->skip_n[cpu], i = n;
+    if (hi < lo) hi = lo;
     while (i && v[i - 1] > lo) i--; /* found in the CPU's order: at the end but where its times went back */
-    if (i && v[i - 1] == lo) return;
+    if (i && v[i - 1] == lo) {
+        if (h[i - 1] < hi) h[i - 1] = hi;
+        return;
+    }
     if (r->skip_at[cpu] + n == r->skip_at[cpu + 1]) { /* its room is full: the CPUs after it move up */
         size_t more = n + 4, all = r->skip_at[r->ncpu];
         uint64_t *g = realloc(r->skip_lo, (all + more) * sizeof *g);
-        if (!g) {
+        if (g) r->skip_lo = g;
+        uint64_t *gh = g ? realloc(r->skip_hi, (all + more) * sizeof *gh) : NULL;
+        if (!gh) {
             atomic_store(&r->skips_lost, true); /* which slices crossed it is not known: every one unknown */
             return;
         }
-        r->skip_lo = g;
+        r->skip_hi = gh;
         size_t end = r->skip_at[cpu + 1];
         memmove(g + end + more, g + end, (all - end) * sizeof *g);
+        memmove(gh + end + more, gh + end, (all - end) * sizeof *gh);
         for (unsigned c = cpu + 1; c <= r->ncpu; c++) r->skip_at[c] += more;
         v = g + r->skip_at[cpu];
+        h = gh + r->skip_at[cpu];
     }
     memmove(v + i + 1, v + i, (n - i) * sizeof *v);
+    memmove(h + i + 1, h + i, (n - i) * sizeof *h);
     v[i] = lo;
+    h[i] = hi;
     r->skip_n[cpu] = n + 1;
     atomic_fetch_add(&r->nskips, 1);
 }
@@ -238,24 +252,24 @@ static void skips_ready(etl_reader *r)
     if (!r->skip_seen && !atomic_load(&r->skips_lost) && !skips_make(r)) atomic_store(&r->skips_lost, true);
 }
 
-void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo)
+void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo, uint64_t hi)
 {
     if (b->cpu >= r->ncpu || b->index >= r->nbufs) return; /* no CPU's: a missing buffer's rule (etl_reader_cpu_gaps) */
     etl_mutex_lock(r->skip_mu);
     skips_ready(r);
     if (r->skip_seen && !(r->skip_seen[b->index] & ETL_SKIP_REST)) {
         r->skip_seen[b->index] |= ETL_SKIP_REST;
-        skip_insert(r, b->cpu, lo);
+        skip_insert(r, b->cpu, lo, hi);
     }
     etl_mutex_unlock(r->skip_mu);
 }
 
-void etl_reader_note_lost(etl_reader *r, const etl_buf_ent *b, uint64_t lo)
+void etl_reader_note_lost(etl_reader *r, const etl_buf_ent *b, uint64_t lo, uint64_t hi)
 {
     if (b->cpu >= r->ncpu || b->index >= r->nbufs) return;
     etl_mutex_lock(r->skip_mu);
     skips_ready(r);
-    if (r->skip_seen) skip_insert(r, b->cpu, lo); /* every iterator over the CPU finds it at the same lo: kept once */
+    if (r->skip_seen) skip_insert(r, b->cpu, lo, hi); /* every iterator over the CPU finds it at the same lo: kept once */
     etl_mutex_unlock(r->skip_mu);
 }
 
@@ -276,6 +290,13 @@ bool etl_reader_cpu_skipped(const etl_reader *r, unsigned cpu, uint64_t from, ui
 
 uint64_t etl_reader_cpu_next_skip(const etl_reader *r, unsigned cpu, uint64_t from)
 {
+    uint64_t hi;
+    return etl_reader_cpu_next_skip_span(r, cpu, from, &hi);
+}
+
+uint64_t etl_reader_cpu_next_skip_span(const etl_reader *r, unsigned cpu, uint64_t from, uint64_t *end)
+{
+    *end = UINT64_MAX;
     if (!atomic_load_explicit(&r->nskips, memory_order_relaxed) || cpu >= r->ncpu) return UINT64_MAX;
     etl_reader *w = (etl_reader *)r; /* the lock: the iterators note more while the timeline asks */
     etl_mutex_lock(w->skip_mu);
@@ -288,7 +309,7 @@ uint64_t etl_reader_cpu_next_skip(const etl_reader *r, unsigned cpu, uint64_t fr
             if (v[mid] < from) lo = mid + 1;
             else hi = mid;
         }
-        if (lo < r->skip_n[cpu]) at = v[lo];
+        if (lo < r->skip_n[cpu]) at = v[lo], *end = r->skip_hi[r->skip_at[cpu] + lo];
     }
     etl_mutex_unlock(w->skip_mu);
     return at;

@@ -186,9 +186,17 @@ static etl_status load_buffer(etl_iter *it, cursor *c, const etl_buf_ent *b)
  * the next one read: a gap of the CPU for the scheduler (etl_reader_cpu_skipped). A read-ahead walk notes it too:
  * whichever reader of the CPU gets there first. File order knows no CPU's time.
  */
-static void note_skip(etl_iter *it, const etl_buf_ent *b, uint64_t lo)
+static void note_skip(etl_iter *it, const etl_buf_ent *b, uint64_t lo, uint64_t hi)
 {
-    if (it->order == ETL_ORDER_TIME) etl_reader_note_skip(it->r, b, lo);
+    if (it->order == ETL_ORDER_TIME) etl_reader_note_skip(it->r, b, lo, hi);
+}
+
+/* The latest time the records of buffer b, not loaded, may have: its flush when that is a time of the session at or
+ * after lo (no record is later, container.md §2), else the session's end. */
+static uint64_t buf_hi(const etl_iter *it, const etl_buf_ent *b, uint64_t lo)
+{
+    uint64_t f = etl_buf_flush(it->r, b);
+    return f - it->t_lo <= it->t_span && f >= lo ? f : it->t_lo + it->t_span;
 }
 
 /* Time order: a record of buffer b passed over, or merged at its CPU's time, for convert to tell its output
@@ -206,9 +214,12 @@ static void note_passed(etl_iter *it, const etl_buf_ent *b)
  * (0x0532) is not: it is logged by the CPU that readied, whose switches are all read, and its loss is the readied
  * thread's wait (not matched to a readier), not CPU time. Nor are the other records (stacks, images).
  */
-static void note_lost(etl_iter *it, const etl_buf_ent *b, uint16_t hook, bool whole, uint64_t lo)
+static void note_lost(etl_iter *it, const etl_buf_ent *b, uint16_t hook, bool whole, uint64_t lo, uint64_t hi)
 {
-    if (it->order == ETL_ORDER_TIME && (whole || hook == 0x0524 || hook == 0x0525)) etl_reader_note_lost(it->r, b, lo);
+    /* A switch alone held no other record (a stack key's definition): its loss ends at lo for etl_stacks_lost_spans;
+     * a record passed over whole may have covered any records of its buffer. */
+    if (it->order == ETL_ORDER_TIME && (whole || hook == 0x0524 || hook == 0x0525))
+        etl_reader_note_lost(it->r, b, lo, whole ? hi : lo);
 }
 
 /* The latest record time of the cursor's CPU so far, the record at last (had: one was taken in this buffer) included. */
@@ -231,7 +242,7 @@ static etl_status cursor_load(etl_iter *it, cursor *c, const etl_buf_ent *b)
 {
     cursor_carry(c, c->have_last, c->lo); /* the buffer before's (have_last: until a load succeeds) */
     etl_status rc = load_buffer(it, c, b);
-    if (rc != ETL_OK && !b->skip) note_skip(it, b, c->carry); /* b->skip: no CPU's, etl_reader_cpu_gaps's */
+    if (rc != ETL_OK && !b->skip) note_skip(it, b, c->carry, buf_hi(it, b, c->carry)); /* b->skip: etl_reader_cpu_gaps's */
     return rc;
 }
 
@@ -449,7 +460,7 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
                     snprintf(what, sizeof what, "hook 0x%04x", k.hook);
                     passed = judge_time(it, c, c->data.p, c->data.n, c->pos, pos, k.ts, c->have_last, what, &c->lo,
                                         &c->span) == TIME_PASS;
-                    if (passed) note_lost(it, c->buf, k.hook, false, cursor_last(c, c->have_last, c->lo));
+                    if (passed) note_lost(it, c->buf, k.hook, false, cursor_last(c, c->have_last, c->lo), 0);
                     if (passed && !it->keep_bad_times) {
                         note_passed(it, c->buf);
                         c->pos = pos;
@@ -483,7 +494,7 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
                                        record_what(out, what), &c->lo, &c->span) == TIME_PASS))) {
                 /* Damage: its time moves nothing (it is merged where its CPU's time stood). */
                 note_lost(it, c->buf, (out->has & ETL_REC_HOOK) ? out->hook : 0, not_it,
-                          cursor_last(c, c->have_last, c->lo));
+                          cursor_last(c, c->have_last, c->lo), cursor_hi(it, c));
                 c->pos = next;
                 if (!it->keep_bad_times) {
                     note_passed(it, c->buf);
@@ -504,7 +515,7 @@ static etl_status cursor_advance(etl_iter *it, cursor *c, etl_record *out)
         }
         if (rc != ETL_END) {
             record_problem(it, c->buf, c->data, c->pos, rc);
-            note_skip(it, c->buf, cursor_last(c, c->have_last, c->lo));
+            note_skip(it, c->buf, cursor_last(c, c->have_last, c->lo), cursor_hi(it, c));
         }
         release_buffer(it, c->buf);
         c->buf = NULL;
@@ -909,7 +920,8 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
             if (rc == ETL_OK && (w->full.has & ETL_REC_BAD_SIZE)) {
                 /* A Size its layout contradicts: taken at the layout's size (k: its bytes here), or passed over. */
                 if (bad_size(it, c, w->pos, &w->full)) {
-                    note_lost(it, c->buf, w->full.hook, true, cursor_last(c, w->records != 0, w->t_lo));
+                    note_lost(it, c->buf, w->full.hook, true, cursor_last(c, w->records != 0, w->t_lo),
+                              cursor_hi(it, c));
                     w->pos = next;
                     continue;
                 }
@@ -930,7 +942,7 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
                 w->records++;
                 return ETL_WALK_KERNEL;
             }
-            note_lost(it, c->buf, k->hook, false, cursor_last(c, w->records != 0, w->t_lo));
+            note_lost(it, c->buf, k->hook, false, cursor_last(c, w->records != 0, w->t_lo), 0);
             w->pos = at;
             continue;
         }
@@ -943,7 +955,7 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
             if (rc == ETL_OK) rc = ETL_E_CORRUPT; /* cannot happen */
             if (rc != ETL_END) {
                 record_problem(it, c->buf, data, w->pos, rc);
-                note_skip(it, c->buf, cursor_last(c, w->records != 0, w->t_lo));
+                note_skip(it, c->buf, cursor_last(c, w->records != 0, w->t_lo), cursor_hi(it, c));
             }
             w->pos = w->n;
             return ETL_WALK_END;
@@ -953,7 +965,8 @@ int etl_walk_slow(etl_walk *w, etl_krec *k)
         if ((r->has & ETL_REC_TS) && r->ts - w->t_lo > w->t_span &&
             judge_time(it, c, w->p, w->n, w->pos, next, r->ts, w->records != 0, record_what(r, what), &w->t_lo,
                        &w->t_span) == TIME_PASS) {
-            note_lost(it, c->buf, (r->has & ETL_REC_HOOK) ? r->hook : 0, false, cursor_last(c, w->records != 0, w->t_lo));
+            note_lost(it, c->buf, (r->has & ETL_REC_HOOK) ? r->hook : 0, false, cursor_last(c, w->records != 0, w->t_lo),
+                      0);
             w->pos = next;
             continue;
         }

@@ -981,6 +981,7 @@ void etl_reader_close(etl_reader *r)
     etl_cond_free(r->walk_cv);
     etl_mutex_free(r->skip_mu);
     free(r->skip_lo);
+    free(r->skip_hi);
     free(r->skip_at);
     free(r->skip_n);
     free(r->skip_seen);

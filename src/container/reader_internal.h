@@ -62,7 +62,8 @@ struct etl_reader {
      * etl_reader_cpu_skipped: where the iterators passed over part of a CPU's records (a record that
      * does not frame, the rest of its buffer lost; a buffer that cannot be loaded), found as they
      * read; a scheduler record passed over alone (etl_reader_note_lost). Made at the first one: CPU c's
-     * times in skip_lo[skip_at[c] .. skip_at[c] + skip_n[c]), ascending, room up to skip_at[c + 1] (each of
+     * times in skip_lo[skip_at[c] .. skip_at[c] + skip_n[c]), ascending, and in skip_hi at the same places the
+     * latest time the records passed over there may have (lo itself: a switch alone, no other record), room up to skip_at[c + 1] (each of
      * its buffers', grown by note_lost); skip_seen[buffer]: ETL_SKIP_REST once a buffer's is
      * noted (every iterator over the CPU finds the same), ETL_SKIP_PASSED once the merged iterator in
      * time order passed over one of its records or merged one at its CPU's time (etl_reader_note_passed: for
@@ -71,7 +72,7 @@ struct etl_reader {
      * (every slice unknown).
      */
     etl_mutex *skip_mu;
-    uint64_t *skip_lo;
+    uint64_t *skip_lo, *skip_hi;
     size_t *skip_at, *skip_n;
     uint8_t *skip_seen;
     _Atomic size_t nskips;
@@ -150,16 +151,17 @@ static inline uint64_t etl_buf_flush(const etl_reader *r, const etl_buf_ent *b)
 bool etl_buf_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch, uint64_t *first, uint64_t *last);
 /*
  * The records of buffer b's CPU after its record at lo (0: before any) up to the CPU's next record read
- * were passed over (gaps.c, for etl_reader_cpu_skipped): the rest of b, or b whole. Once per buffer.
+ * were passed over (gaps.c, for etl_reader_cpu_skipped): the rest of b, or b whole; none later than hi
+ * (b's flush, or the session's end when that is not known). Once per buffer.
  */
-void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo);
+void etl_reader_note_skip(etl_reader *r, const etl_buf_ent *b, uint64_t lo, uint64_t hi);
 enum { ETL_SKIP_REST = 1, ETL_SKIP_PASSED = 2 }; /* etl_reader.skip_seen's bits */
 /*
  * A scheduler record of buffer b passed over alone (a context switch, a compact batch: its time, its Size), after
  * its CPU's record at lo: the CPU's switches from lo to its next record read are not known, a gap for the model as
  * etl_reader_note_skip's (etl_reader_cpu_skipped). Kept once per time; any number per buffer.
  */
-void etl_reader_note_lost(etl_reader *r, const etl_buf_ent *b, uint64_t lo);
+void etl_reader_note_lost(etl_reader *r, const etl_buf_ent *b, uint64_t lo, uint64_t hi);
 /* The merged iterator in time order passed over a record of buffer b (its time, its Size), or merged one at its CPU's
  * time (a buffer out of place): skip_seen's mark alone. */
 void etl_reader_note_passed(etl_reader *r, const etl_buf_ent *b);
@@ -195,6 +197,9 @@ uint64_t etl_buf_record_where(const etl_buf_ent *b, size_t pos, char where[48]);
  * CPU's record read last before them), UINT64_MAX when none is known yet; for the timelines' unknown spans.
  */
 uint64_t etl_reader_cpu_next_skip(const etl_reader *r, unsigned cpu, uint64_t from);
+/* The same, and the latest time the records passed over there may have (the skip's end, for the stack-key
+ * references that may have been misled across it: etl_stacks_lost_spans) in *end. */
+uint64_t etl_reader_cpu_next_skip_span(const etl_reader *r, unsigned cpu, uint64_t from, uint64_t *end);
 /* How many skips are known so far: a new one may move a CPU's next unknown span. */
 static inline size_t etl_reader_skip_count(const etl_reader *r) { return atomic_load_explicit(&r->nskips, memory_order_relaxed); }
 

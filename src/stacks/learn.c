@@ -379,10 +379,12 @@ etl_status etl_stacks_lost_spans(const etl_reader *r, etl_lost_spans *out)
         for (size_t i = 0; ok && i < ng; i++) ok = lost_add(&v, &n, &cap, g[i].lo, g[i].hi);
         uint64_t until = etl_reader_cpu_known_until(r, c); /* a file cut short: the rest of the CPU's time */
         if (ok && until != UINT64_MAX) ok = lost_add(&v, &n, &cap, until, UINT64_MAX);
-        /* Records passed over (the rest of a buffer, a buffer not loaded): the table knows where they begin, not
-         * where they end (the CPU's next record read), so the span is its beginning: a reference before it. */
-        for (uint64_t at = 0, s; ok && (s = etl_reader_cpu_next_skip(r, c, at)) != UINT64_MAX; at = s + 1) {
-            ok = lost_add(&v, &n, &cap, s, s);
+        /* Records passed over (the rest of a buffer, a buffer not loaded): lost after the CPU's record read before
+         * them up to the latest time they may have (their buffer's flush): a reference anywhere in it, on any CPU,
+         * may have lost its definition there, as one before it. */
+        uint64_t hi;
+        for (uint64_t at = 0, s; ok && (s = etl_reader_cpu_next_skip_span(r, c, at, &hi)) != UINT64_MAX; at = s + 1) {
+            ok = lost_add(&v, &n, &cap, s, hi);
             if (s == UINT64_MAX - 1) break;
         }
     }
