@@ -81,13 +81,26 @@ static int by_seq(const void *a, const void *b)
 /* A buffer's record times, read at most once: state 0 not yet, 1 read, 2 none (or unreadable). */
 typedef struct btimes {
     uint64_t first, last;
+    etl_buf_switch sw;
     uint8_t state;
 } btimes;
 
 static bool times_of(const etl_reader *r, const etl_buf_ent *b, btimes *t, uint8_t **scratch)
 {
-    if (!t->state) t->state = etl_buf_times(r, b, scratch, &t->first, &t->last) ? 1 : 2;
+    if (!t->state) t->state = etl_buf_times_sw(r, b, scratch, &t->first, &t->last, &t->sw) ? 1 : 2;
     return t->state == 1;
+}
+
+/*
+ * The CPU's latest switch told by its buffers v[floor..at] (newest first; each read at most once), else *prev (what
+ * the look before found, below floor): where its switches known before a gap end.
+ */
+static etl_buf_switch last_switch(const etl_reader *r, const etl_buf_ent **v, btimes *t, uint8_t **scratch,
+                                  size_t floor, size_t at, const etl_buf_switch *prev)
+{
+    for (size_t j = at + 1; j-- > floor;)
+        if (times_of(r, v[j], &t[j], scratch) && t[j].sw.any) return t[j].sw;
+    return *prev;
 }
 
 /* Appends span s of CPU cpu, merged into the CPU's last when they overlap (a side read further away). */
@@ -140,10 +153,11 @@ etl_status etl_reader_find_gaps(etl_reader *r)
      * to the CPU's nearest one that can, found by cursors that only move forward (ahead) or look
      * back no further than where they looked last (seen).
      */
-    size_t ok_before = SIZE_MAX, seen = 0, ahead = 0;
+    size_t ok_before = SIZE_MAX, seen = 0, ahead = 0, first_i = 0, sw_to = SIZE_MAX;
+    etl_buf_switch sw = {0};
     for (size_t i = 0; i < n && st == ETL_OK; i++) {
         bool same = i && v[i - 1]->cpu == v[i]->cpu;
-        if (!same) ok_before = SIZE_MAX, seen = i;
+        if (!same) ok_before = SIZE_MAX, seen = first_i = i, sw_to = SIZE_MAX, sw = (etl_buf_switch){0};
         uint64_t from = same ? v[i - 1]->order + 1 : 0;
         if (from >= v[i]->order || !missing_in(r, from, v[i]->order)) continue;
         for (size_t j = i; j-- > seen;) /* the CPU's newest buffer with times before i */
@@ -158,6 +172,17 @@ etl_status etl_reader_find_gaps(etl_reader *r)
                          ahead < n && v[ahead]->cpu == v[i]->cpu ? t[ahead].first : UINT64_MAX};
         /* The CPU's records run on across the gap, or it wrote through a lost buffer's time: none of its lost. */
         if (s.hi <= s.lo || !may_have_lost(r, from, v[i]->order, s.lo, s.hi, p, np)) continue;
+        /*
+         * Compact batches: a batch is logged after its switches, and the CPU's next one holds its switches from the
+         * last one's last on, some before the buffer's last record (a ReadyThread logged after them): when that next
+         * batch may be in the gap, the CPU's switches are lost from its last switch known, and who ran there is not.
+         */
+        if (ok_before != SIZE_MAX) {
+            if (sw_to != ok_before)
+                sw = last_switch(r, v, t, &scratch, sw_to != SIZE_MAX ? sw_to + 1 : first_i, ok_before, &sw);
+            sw_to = ok_before;
+            if (sw.any && sw.batch && sw.ts < s.lo) s.lo = sw.ts;
+        }
         st = add_span(r, v[i]->cpu, s, &ngaps, &cap);
     }
     /* gaps_at[c + 1] was set at c's last span: a CPU without spans ends where the one before it does. */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "etlkit/compress.h"
+#include "etlkit/ccswap.h" /* the kernel's batch walker, for the last switch a batch holds (etl_buf_times_sw) */
 #include "container/reader_internal.h"
 #include "base/bytes.h"
 #include "base/opts.h"
@@ -808,8 +809,36 @@ static etl_status missing_buffers(etl_reader *r)
 
 uint64_t etl_reader_buffers_missing(const etl_reader *r) { return r->missing; }
 
+/*
+ * The time of the last switch of the compact batch (hook 0x0525) whose payload is p and record time ts: the kernel's
+ * walker rebuilds the times (etlkit/ccswap.h); a switch later than ts is damage the expanders drop, and so are those
+ * after it. false when the batch holds none.
+ */
+static bool batch_last_switch(etl_span p, uint64_t ts, uint64_t *at)
+{
+    etl_ccswap_walker w;
+    if (etl_ccswap_open(&w, p) != ETL_OK) return false;
+    etl_ccswap_record c;
+    etl_status st;
+    bool any = false;
+    while ((st = etl_ccswap_next(&w, &c)) == ETL_OK || st == ETL_E_CORRUPT) {
+        if (c.time > ts) break;
+        *at = c.time;
+        any = true;
+    }
+    return any;
+}
+
 bool etl_buf_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch, uint64_t *first, uint64_t *last)
 {
+    etl_buf_switch sw;
+    return etl_buf_times_sw(r, b, scratch, first, last, &sw);
+}
+
+bool etl_buf_times_sw(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch, uint64_t *first, uint64_t *last,
+                      etl_buf_switch *sw)
+{
+    sw->any = sw->batch = false;
     if (b->compressed && !*scratch && !(*scratch = malloc(etl_reader_data_cap(r)))) return false;
     etl_span data;
     if (etl_reader_load_buffer(r, b, *scratch, etl_reader_data_cap(r), &data, NULL) != ETL_OK) return false;
@@ -821,6 +850,12 @@ bool etl_buf_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch,
     while (etl_record_frame(data, pos, &rec, &next) == ETL_OK) {
         pos = next;
         if (!(rec.has & ETL_REC_TS) || rec.ts - r->t_lo > r->t_span || rec.ts > flush) continue;
+        if ((rec.has & ETL_REC_HOOK) && (rec.hook == 0x0524 || (rec.hook == 0x0525 && rec.version == 2))) {
+            uint64_t t = rec.ts;
+            bool batch = rec.hook == 0x0525;
+            if ((!batch || batch_last_switch(rec.payload, rec.ts, &t)) && (!sw->any || t >= sw->ts))
+                sw->ts = t, sw->batch = batch, sw->any = true;
+        }
         if (!any || rec.ts < *first) *first = rec.ts;
         if (!any || rec.ts > *last) *last = rec.ts;
         any = true;

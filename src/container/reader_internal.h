@@ -149,6 +149,15 @@ static inline uint64_t etl_buf_flush(const etl_reader *r, const etl_buf_ent *b)
  * caller frees it); false when it holds none or cannot be read.
  */
 bool etl_buf_times(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch, uint64_t *first, uint64_t *last);
+/* The latest context switch a buffer tells of (any false: none): a CSwitch's time, or the last switch of a compact
+ * batch (batch true), which is logged after its switches: the CPU's switches after it are in its next batch. */
+typedef struct etl_buf_switch {
+    uint64_t ts;
+    bool any, batch;
+} etl_buf_switch;
+/* etl_buf_times, and the buffer's latest switch in *sw (of the records it takes). */
+bool etl_buf_times_sw(const etl_reader *r, const etl_buf_ent *b, uint8_t **scratch, uint64_t *first, uint64_t *last,
+                      etl_buf_switch *sw);
 /*
  * The records of buffer b's CPU after its record at lo (0: before any) up to the CPU's next record read
  * were passed over (gaps.c, for etl_reader_cpu_skipped): the rest of b, or b whole; none later than hi
