@@ -783,6 +783,15 @@ ETL_API const etl_stats *etl_iter_stats_get(const etl_iter *it);
 ETL_API uint64_t etl_iter_progress(const etl_iter *it);
 ETL_API void etl_iter_close(etl_iter *it);
 
+/*
+ * Compact batches (hook 0x0525) and the CPU losses above: a batch is logged after its switches,
+ * and a CPU's next batch holds its switches from its last batch's last switch on, some before
+ * records the CPU logged after that batch (a ReadyThread). So, for a CPU whose latest switch
+ * before a loss is a batch's, the span of etl_reader_cpu_gaps begins at that switch when it is
+ * earlier than the CPU's last record before the gap, and etl_reader_cpu_known_until is that
+ * switch's time when earlier than its last record: who ran on it after the switch is not known.
+ */
+
 #ifdef __cplusplus
 }
 #endif

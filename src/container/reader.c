@@ -876,7 +876,8 @@ uint64_t etl_reader_cpu_known_until(const etl_reader *r, unsigned cpu)
     if (!r->missing || (any && newest > r->missing_last)) return UINT64_MAX;
     uint8_t *scratch = NULL;
     uint64_t best = 0, below = UINT64_MAX; /* the buffers tried: SequenceNumbers below `below`, newest first */
-    for (int tries = 0; tries < 4 && !best; tries++) {
+    etl_buf_switch sw = {0};
+    for (int tries = 0; tries < 4 && !(best && sw.any); tries++) {
         const etl_buf_ent *b = NULL;
         for (size_t i = 0; i < r->nbufs; i++) {
             const etl_buf_ent *x = &r->bufs[i];
@@ -886,9 +887,16 @@ uint64_t etl_reader_cpu_known_until(const etl_reader *r, unsigned cpu)
         below = b->order;
         if (b->compressed && !scratch && !(scratch = malloc(etl_reader_data_cap(r)))) break;
         uint64_t first, last;
-        if (etl_buf_times(r, b, &scratch, &first, &last)) best = last;
+        etl_buf_switch bs;
+        if (etl_buf_times_sw(r, b, &scratch, &first, &last, &bs)) {
+            if (!best) best = last;
+            if (!sw.any) sw = bs;
+        }
     }
     free(scratch);
+    /* Compact batches: the CPU's switches after its last batch's last were in its next batch, which the file lost
+     * (etl_reader_cpu_gaps' rule): who ran after that switch is not known, whatever records follow it. */
+    if (sw.any && sw.batch && sw.ts < best) best = sw.ts;
     return best;
 }
 

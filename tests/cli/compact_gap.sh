@@ -3,7 +3,7 @@
 # carried the CPU's switches from its last batch's last switch on, some before the last record of the CPU's buffer
 # before the gap (a batch is logged after its switches). Those switches are lost, so the thread running there is
 # not known: a ReadyThread there has no known readier. Every value switches --json gives for such a trace is the
-# whole trace's (an unknown one is left out, or named Unknown).
+# whole trace's (an unknown one is left out, or named Unknown); and so for one cut short.
 set -u
 etlkit=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -45,6 +45,13 @@ for seed in 7 11; do
     zero "$tmp/z.etl" $b
     n=$(wrong "$tmp/c.etl" "$tmp/z.etl")
     expect "seed $seed, buffer $b zeroed: no switch row's value differs from the whole trace's ($n)" [ "$n" = 0 ]
+  done
+  # Cut short at a buffer boundary: each CPU's switches after its last batch's last switch went with the cut
+  # (etl_reader_cpu_known_until), though records of its last buffer follow.
+  for b in 30 31 60 63; do
+    head -c $((b * 4096)) "$tmp/c.etl" >"$tmp/cut.etl"
+    n=$(wrong "$tmp/c.etl" "$tmp/cut.etl")
+    expect "seed $seed, cut after $b buffers: no switch row's value differs from the whole trace's ($n)" [ "$n" = 0 ]
   done
 done
 
