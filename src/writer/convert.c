@@ -443,6 +443,22 @@ static bool switch_goes_back(conv *c, const etl_cswitch *sw, back_run *b)
 }
 
 /*
+ * Whether the input's reader finds cpu's records lost between its switch at ts and its record at t: a span there
+ * (etl_reader_cpu_gaps begins it at the CPU's last batch's last switch before the gap).
+ */
+static bool lost_after(conv *c, unsigned cpu, uint64_t ts, uint64_t t)
+{
+    size_t n, lo = 0, hi;
+    const etl_ts_span *g = etl_reader_cpu_gaps(c->rd, cpu, &n);
+    for (hi = n; lo < hi;) { /* the first span that begins at ts or later */
+        size_t mid = lo + (hi - lo) / 2;
+        if (g[mid].lo < ts) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && g[lo].hi <= t;
+}
+
+/*
  * A compact batch. To full: its switches are queued (each CPU's in time order: one that goes back is
  * passed over, as the model does) and what is now in order released. Else the batch is copied as it is,
  * and only judged, as every reader judges it: a switch after the buffer's flush, or before its CPU's
@@ -474,8 +490,16 @@ static etl_status expand_batch(conv *c, const etl_record *r)
         bool back = switch_goes_back(c, &sw, pending ? &prev : &cur);
         first = false;
         /* The pending switch is of its own batch's epoch, though its new thread is read from this one. */
-        if (to_full && !back)
+        if (to_full && !back) {
+            /*
+             * The pending switch paired across such a span: the batch the gap took held the CPU's switches from it
+             * on, so its new thread is not known (all ones), as a broken chain's. CSwitch events are read up to the
+             * CPU's last record before the hole, after it: with the new thread of the batch after the gap, that
+             * thread ran through the ReadyThreads logged there, their readier (the input's reader knows none).
+             */
+            if (pending && lost_after(c, sw.cpu, sw.ts, r->ts)) sw.known &= ~ETL_CSW_NEW_TID;
             st = queue_switch(c, &sw, pending ? epoch_of(c, prev.buf, prev.off) : epoch_of(c, r->buffer_index, r->offset));
+        }
     }
     if (r->cpu < c->ncpu) {
         c->order[r->cpu].buf = r->buffer_index;
