@@ -376,22 +376,14 @@ static void json_params(jw *w, const etl_spin_params *sp, uint32_t mhz)
     jw_obj_end(w);
 }
 
-/* The window's CPU time, |W|·NCPU: known_ns's whole (finish's CPU count). */
-static int64_t window_cpu_ns(const etl_spinlocks *s)
-{
-    unsigned ncpu = s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus;
-    int64_t w = s->o.v1 > s->o.v0 ? s->o.v1 - s->o.v0 : 0, r;
-    return __builtin_mul_overflow(w, (int64_t)(ncpu ? ncpu : 1), &r) ? INT64_MAX : r;
-}
-
-bool spinlocks_cut(const etl_spinlocks *s) { return s->known_ns < window_cpu_ns(s); }
+bool spinlocks_cut(const etl_spinlocks *s) { return s->known_ns < s->window_cpu_ns; }
 
 const char *spinlocks_known_text(const etl_spinlocks *s, char *out, size_t cap)
 {
     char k[32], w[32];
     snprintf(out, cap, "the file is cut short: the rates and %% CPU are over the %s s of CPU time it holds of the "
              "window's %s s (each CPU until its last record; no event could be seen after it)",
-             fmt_fixed(k, s->known_ns / 1000, 6), fmt_fixed(w, window_cpu_ns(s) / 1000, 6));
+             fmt_fixed(k, s->known_ns / 1000, 6), fmt_fixed(w, s->window_cpu_ns / 1000, 6));
     return out;
 }
 
@@ -404,7 +396,7 @@ void spinlocks_json(jw *w, const rep_run *run, const etl_spinlocks *s, const etl
     jw_u64(w, "events_outside_window", s->outside);
     jw_u64(w, "events_filtered", filtered);
     /* The CPU time the rates and shares are over: less than the window's when the file is cut short. */
-    jw_i64(w, "window_cpu_ns", window_cpu_ns(s));
+    jw_i64(w, "window_cpu_ns", s->window_cpu_ns);
     jw_i64(w, "known_cpu_ns", s->known_ns);
     jw_obj(w, "estimates");
     json_bounds(w, "acquisitions", &s->acquisitions);

@@ -175,6 +175,7 @@ typedef struct etl_spinlocks {
      * / known_ns) and the % CPU shares are over it: no event could be seen in the time after a cut.
      */
     int64_t known_ns;
+    int64_t window_cpu_ns;           /* after finish: |W|·NCPU, known_ns's whole (the file cut short when more) */
     struct etl_spinlocks_priv *priv;
 } etl_spinlocks;
 

@@ -447,6 +447,9 @@ static bool sum_known(const etl_spin_acc *a, uint64_t sum)
     return !a->saturated || sum != UINT64_MAX;
 }
 
+/* NCPU of the shares and rates: the trace's count, or more when events named more CPUs. */
+static unsigned ncpu_of(const etl_spinlocks *s) { return s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus; }
+
 /*
  * The rates and shares are over the CPU time the file holds (known_ns): |W|·NCPU, less each CPU's time after its
  * last record in a file cut short, where no event could be seen. A rate is then estimates·NCPU / known_ns, the
@@ -540,7 +543,7 @@ static etl_status fold(etl_spinlocks *s, unsigned kind, etl_spin_group **out, si
     }
     st = distinct(s, kind, g, ng);
     if (st != ETL_OK) goto out;
-    unsigned ncpu = s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus;
+    unsigned ncpu = ncpu_of(s);
     size_t n = 0;
     for (size_t i = 0; i < ng; i++) {
         if (!g[i].a.events) continue;
@@ -580,7 +583,7 @@ static void bounds(etl_spinlocks *s)
     uint64_t a = pr->spin_lock_acquire_sample_rate ? pr->spin_lock_acquire_sample_rate : 1;
     uint64_t m = pr->spin_lock_contention_sample_rate ? pr->spin_lock_contention_sample_rate : 1;
     bool s1 = pr->spin_lock_spin_threshold <= 1;
-    unsigned ncpu = s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus;
+    unsigned ncpu = ncpu_of(s);
     if (p->nothers > ncpu) ncpu = (unsigned)p->nothers;
     bool sel = s->filtered > 0;
     etl_spin_bounds u = {0, 0, 0, true}, c = {0, 0, 0, s1};
@@ -645,12 +648,13 @@ void etl_spinlocks_losses(etl_spinlocks *s, const etl_reader *r, const etl_stats
     p->nknown = ncpu;
 }
 
-/* Σ over CPUs of the window's time the file holds of each (etl_spinlocks.known_ns). */
-static int64_t known_cpu_ns(const etl_spinlocks *s, unsigned ncpu)
+/* Σ over CPUs of the window's time (etl_spinlocks.window_cpu_ns) and of what the file holds of it (known_ns). */
+static void known_cpu_ns(etl_spinlocks *s)
 {
     const struct etl_spinlocks_priv *p = s->priv;
-    int64_t w = s->o.v1 - s->o.v0, sum = 0;
+    int64_t w = s->o.v1 - s->o.v0, sum = 0, whole = 0;
     if (w < 0) w = 0;
+    unsigned ncpu = ncpu_of(s);
     if (!ncpu) ncpu = 1; /* as the shares were: no CPU named, one */
     for (unsigned k = 0; k < ncpu; k++) {
         int64_t t = w;
@@ -660,9 +664,11 @@ static int64_t known_cpu_ns(const etl_spinlocks *s, unsigned ncpu)
             t = e < s->o.v1 ? e - s->o.v0 : w;
             if (t < 0) t = 0;
         }
-        if (__builtin_add_overflow(sum, t, &sum)) return INT64_MAX;
+        if (__builtin_add_overflow(sum, t, &sum)) sum = INT64_MAX;
+        if (__builtin_add_overflow(whole, w, &whole)) whole = INT64_MAX;
     }
-    return sum;
+    s->known_ns = sum;
+    s->window_cpu_ns = whole;
 }
 
 static etl_status spinlocks_finish(etl_spinlocks *s, int64_t end_ns);
@@ -683,7 +689,7 @@ static etl_status spinlocks_finish(etl_spinlocks *s, int64_t end_ns)
     struct etl_spinlocks_priv *p = s->priv;
     if (p->oom) return ETL_E_NOMEM;
     etl_window_clip(&s->o.v0, &s->o.v1, end_ns);
-    s->known_ns = known_cpu_ns(s, s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus);
+    known_cpu_ns(s);
     for (size_t i = 0; i < p->ncell; i++) {
         lat_sort(&p->cells[i].hold);
         lat_sort(&p->cells[i].wait);
@@ -698,7 +704,7 @@ static etl_status spinlocks_finish(etl_spinlocks *s, int64_t end_ns)
         return st;
     if (nt) s->total = t[0];
     else {
-        unsigned ncpu = s->o.ncpu > s->ncpus ? s->o.ncpu : (unsigned)s->ncpus;
+        unsigned ncpu = ncpu_of(s);
         ratios(s, &s->total, ncpu);
         s->total.hold_p50 = s->total.hold_p99 = s->total.wait_p50 = s->total.wait_p99 = ETL_SPIN_UNKNOWN;
     }
